@@ -1,0 +1,223 @@
+import { type MessageEntity, parseHtml } from './html';
+import { BOT_USER, type ReplyMarkup, type SandboxChat, type SandboxMessage, type SandboxState } from './state';
+
+/** A Bot API answer: `result` on success, or Telegram's error shape. */
+export type ApiAnswer =
+  | { ok: true; result: unknown }
+  | { ok: false; error_code: number; description: string; parameters?: { retry_after?: number; migrate_to_chat_id?: number } };
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly description: string,
+    readonly parameters?: { retry_after?: number; migrate_to_chat_id?: number },
+  ) {
+    super(description);
+  }
+}
+
+const bad = (description: string, parameters?: ApiError['parameters']) => new ApiError(400, `Bad Request: ${description}`, parameters);
+
+const MAX_TEXT = 4096;
+const MAX_CALLBACK_DATA_BYTES = 64;
+
+function chatOf(state: SandboxState, raw: unknown): SandboxChat {
+  if (raw === undefined || raw === null || raw === '') throw bad('chat_id is empty');
+  const id = typeof raw === 'number' ? raw : /^-?\d+$/.test(String(raw)) ? Number(raw) : NaN;
+  const chat = state.chats.get(id);
+  if (!chat) throw bad('chat not found');
+  if (chat.migratedTo !== undefined) {
+    throw bad('group chat was upgraded to a supergroup chat', { migrate_to_chat_id: chat.migratedTo });
+  }
+  return chat;
+}
+
+function int(raw: unknown, name: string): number {
+  const n = typeof raw === 'number' ? raw : Number(raw);
+  if (!Number.isInteger(n)) throw bad(`${name} is invalid`);
+  return n;
+}
+
+function json<T>(raw: unknown): T | undefined {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (typeof raw === 'string') {
+    try {
+      return JSON.parse(raw) as T;
+    } catch {
+      throw bad("can't parse JSON object");
+    }
+  }
+  return raw as T;
+}
+
+function checkMarkup(raw: unknown): ReplyMarkup | undefined {
+  const markup = json<ReplyMarkup>(raw);
+  if (markup === undefined) return undefined;
+  if (!markup || !Array.isArray(markup.inline_keyboard)) throw bad("can't parse reply keyboard markup JSON object");
+  for (const row of markup.inline_keyboard) {
+    if (!Array.isArray(row)) throw bad('field "inline_keyboard" of the InlineKeyboardMarkup should be an Array of Arrays');
+    for (const button of row) {
+      if (!button || typeof button.text !== 'string' || button.text === '') throw bad('text buttons are unallowed in the inline keyboard');
+      if (button.callback_data !== undefined) {
+        const bytes = Buffer.byteLength(String(button.callback_data), 'utf8');
+        if (bytes < 1 || bytes > MAX_CALLBACK_DATA_BYTES) throw bad('BUTTON_DATA_INVALID');
+      } else if (button.url !== undefined) {
+        if (!/^(https?|tg):\/\/\S+$/.test(String(button.url))) throw bad(`inline keyboard button URL '${button.url}' is invalid`);
+      } else {
+        throw bad('can\'t find field "callback_data" or "url"');
+      }
+    }
+  }
+  return markup;
+}
+
+/** The message text and entities from `text` + `parse_mode` or `text` + `entities`, checked as Telegram does. */
+function readText(params: Record<string, unknown>): { text: string; entities: MessageEntity[] } {
+  if (typeof params.text !== 'string' && typeof params.text !== 'number') throw bad('message text is empty');
+  const raw = String(params.text);
+  let text = raw;
+  let entities: MessageEntity[] = [];
+  const mode = typeof params.parse_mode === 'string' ? params.parse_mode.toLowerCase() : '';
+  if (mode === 'html') {
+    const parsed = parseHtml(raw);
+    if (!parsed.ok) throw bad(parsed.error.replace(/^Bad Request: /, ''));
+    text = parsed.text;
+    entities = parsed.entities;
+  } else if (mode !== '') {
+    if (mode !== 'markdownv2' && mode !== 'markdown') throw bad(`unsupported parse_mode`);
+  } else if (params.entities !== undefined) {
+    entities = json<MessageEntity[]>(params.entities) ?? [];
+    if (!Array.isArray(entities)) throw bad("can't parse entities JSON object");
+    for (const e of entities) {
+      if (!Number.isInteger(e.offset) || !Number.isInteger(e.length) || e.offset < 0 || e.length < 1 || e.offset + e.length > text.length) {
+        throw bad("can't parse entities: entity beyond the end of the text");
+      }
+      if (e.type === 'text_link' && !/^(https?|tg):\/\/\S+$/.test(String(e.url))) throw bad("can't parse entities: wrong url");
+    }
+  }
+  if (text.trim() === '') throw bad('message text is empty');
+  if (text.length > MAX_TEXT) throw bad('message is too long');
+  return { text, entities };
+}
+
+function present(state: SandboxState, msg: SandboxMessage): Record<string, unknown> {
+  const chat = state.chats.get(msg.chat_id)!;
+  const out: Record<string, unknown> = {
+    message_id: msg.message_id,
+    from: msg.from,
+    chat: { id: chat.id, type: chat.type, title: chat.title },
+    date: msg.date,
+    text: msg.text,
+  };
+  if (msg.entities.length > 0) out.entities = msg.entities;
+  if (msg.reply_markup) out.reply_markup = msg.reply_markup;
+  if (msg.edit_date) out.edit_date = msg.edit_date;
+  if (msg.reply_to_message_id) {
+    const replied = state.message(msg.chat_id, msg.reply_to_message_id);
+    if (replied) out.reply_to_message = present(state, { ...replied, reply_to_message_id: undefined });
+  }
+  return out;
+}
+
+export { present as presentMessage };
+
+function replyTarget(state: SandboxState, chat: SandboxChat, params: Record<string, unknown>): number | undefined {
+  const reply = json<{ message_id?: number; allow_sending_without_reply?: boolean }>(params.reply_parameters);
+  const id = reply?.message_id ?? (params.reply_to_message_id !== undefined ? int(params.reply_to_message_id, 'reply_to_message_id') : undefined);
+  if (id === undefined) return undefined;
+  if (!state.message(chat.id, id)) {
+    if (reply?.allow_sending_without_reply || params.allow_sending_without_reply) return undefined;
+    throw bad('message to be replied not found');
+  }
+  return id;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** The Bot API methods the project calls. Each throws ApiError where Telegram would answer with an error. */
+export const METHODS: Record<string, (state: SandboxState, params: Record<string, unknown>) => unknown> = {
+  getMe: () => ({ ...BOT_USER, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }),
+  deleteWebhook: () => true,
+  setMyCommands: (state, params) => {
+    const commands = json<unknown[]>(params.commands);
+    if (!Array.isArray(commands)) throw bad('commands must be an array');
+    state.commands = commands;
+    state.changed();
+    return true;
+  },
+  getMyCommands: (state) => state.commands,
+  getChat: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    return { id: chat.id, type: chat.type, title: chat.title };
+  },
+  sendChatAction: (state, params) => {
+    chatOf(state, params.chat_id);
+    return true;
+  },
+  sendMessage: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    const { text, entities } = readText(params);
+    const reply_markup = checkMarkup(params.reply_markup);
+    const reply_to_message_id = replyTarget(state, chat, params);
+    const msg = state.addMessage({ chat_id: chat.id, date: now(), from: BOT_USER, text, entities, reply_markup, reply_to_message_id });
+    return present(state, msg);
+  },
+  editMessageText: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    const msg = state.message(chat.id, int(params.message_id, 'message_id'));
+    if (!msg) throw bad('message to edit not found');
+    if (msg.from.id !== BOT_USER.id) throw bad("message can't be edited");
+    const { text, entities } = readText(params);
+    const reply_markup = checkMarkup(params.reply_markup);
+    const same =
+      msg.text === text &&
+      JSON.stringify(msg.entities) === JSON.stringify(entities) &&
+      JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(reply_markup ?? null);
+    if (same) {
+      throw bad('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+    }
+    msg.history.push({ text: msg.text, entities: msg.entities, reply_markup: msg.reply_markup, edited_at: Date.now() });
+    msg.text = text;
+    msg.entities = entities;
+    msg.reply_markup = reply_markup;
+    msg.edit_date = now();
+    state.changed();
+    return present(state, msg);
+  },
+  editMessageReplyMarkup: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    const msg = state.message(chat.id, int(params.message_id, 'message_id'));
+    if (!msg) throw bad('message to edit not found');
+    const reply_markup = checkMarkup(params.reply_markup);
+    if (JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(reply_markup ?? null)) {
+      throw bad('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+    }
+    msg.history.push({ text: msg.text, entities: msg.entities, reply_markup: msg.reply_markup, edited_at: Date.now() });
+    msg.reply_markup = reply_markup;
+    msg.edit_date = now();
+    state.changed();
+    return present(state, msg);
+  },
+  deleteMessage: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    const list = state.messages.get(chat.id)!;
+    const index = list.findIndex((m) => m.message_id === int(params.message_id, 'message_id'));
+    if (index < 0) throw bad('message to delete not found');
+    list.splice(index, 1);
+    state.changed();
+    return true;
+  },
+  answerCallbackQuery: (state, params) => {
+    const id = String(params.callback_query_id ?? '');
+    if (!state.pendingCallbacks.has(id)) throw bad('query is too old and response timeout expired or query ID is invalid');
+    state.pendingCallbacks.delete(id);
+    state.callbackAnswers.push({
+      callback_query_id: id,
+      text: typeof params.text === 'string' ? params.text : undefined,
+      show_alert: params.show_alert === true || params.show_alert === 'true',
+      at: Date.now(),
+    });
+    state.changed();
+    return true;
+  },
+};

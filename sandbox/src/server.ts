@@ -1,0 +1,295 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiError, METHODS, presentMessage, type ApiAnswer } from './bot-api';
+import { renderPage } from './page';
+import { type Fault, type SandboxChat, SandboxState, type SandboxUser } from './state';
+
+export interface SandboxOptions {
+  port?: number;
+  host?: string;
+  /** The only token the sandbox accepts; calls with another get 401 as Telegram gives them. */
+  token?: string;
+  chats?: SandboxChat[];
+  /** Longest getUpdates long poll honoured, in seconds (Telegram allows 50). */
+  maxPollSeconds?: number;
+}
+
+export const DEFAULT_TOKEN = '123456789:sandbox-token';
+export const DEFAULT_USER: SandboxUser = { id: 501, is_bot: false, first_name: 'Мария', last_name: 'Менеджер', username: 'maria_manager' };
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readParams(req: IncomingMessage, url: URL): Promise<Record<string, unknown>> {
+  const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
+  if (req.method === 'GET' || req.method === 'HEAD') return params;
+  const body = await readBody(req);
+  if (body === '') return params;
+  const type = req.headers['content-type'] ?? '';
+  if (type.includes('application/json')) {
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    return { ...params, ...parsed };
+  }
+  if (type.includes('application/x-www-form-urlencoded')) return { ...params, ...Object.fromEntries(new URLSearchParams(body)) };
+  throw new ApiError(400, 'Bad Request: unsupported content type');
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.writableEnded || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** A local Telegram Bot API server: the methods this project calls, strict where Telegram is, with faults on demand. */
+export class TelegramSandbox {
+  readonly state: SandboxState;
+  readonly token: string;
+  private server: Server | null = null;
+  private readonly hanging = new Set<ServerResponse>();
+  private readonly maxPollSeconds: number;
+  private readonly options: SandboxOptions;
+  url = '';
+
+  constructor(options: SandboxOptions = {}) {
+    this.options = options;
+    this.token = options.token ?? DEFAULT_TOKEN;
+    this.state = new SandboxState(options.chats);
+    this.maxPollSeconds = options.maxPollSeconds ?? 50;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        const e = err instanceof ApiError ? err : new ApiError(500, `Internal Server Error: ${String(err)}`);
+        send(res, e.code, { ok: false, error_code: e.code, description: e.description });
+      });
+    });
+    this.server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve) => this.server!.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.url = `http://${this.options.host ?? '127.0.0.1'}:${port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+    this.state.emit('update');
+    this.state.emit('close');
+    if (!this.server) return;
+    const server = this.server;
+    this.server = null;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Answers the next `count` calls of `method` ("*": any but getUpdates) with a fault. */
+  inject(fault: Omit<Fault, 'remaining'> & { count?: number }): void {
+    const { count, ...rest } = fault;
+    this.state.faults.push({ ...rest, remaining: count ?? 1 });
+  }
+
+  clearFaults(): void {
+    this.state.faults = [];
+  }
+
+  /** Lets every call held by a `hang` fault go: each gets a 502, as a proxy in front of Telegram would give. */
+  releaseHanging(): void {
+    for (const res of this.hanging) send(res, 502, { ok: false, error_code: 502, description: 'Bad Gateway' });
+    this.hanging.clear();
+  }
+
+  /** A group member presses an inline button: the bot gets a callback_query update. */
+  press(chatId: number, messageId: number, data: string, from: SandboxUser = DEFAULT_USER): string {
+    const msg = this.state.message(chatId, messageId);
+    if (!msg) throw new Error(`no message ${messageId} in chat ${chatId}`);
+    const id = randomUUID().replace(/-/g, '').slice(0, 16);
+    this.state.pendingCallbacks.set(id, { chat_id: chatId, message_id: messageId, data });
+    this.state.pushUpdate({
+      callback_query: { id, from, message: presentMessage(this.state, msg), chat_instance: String(chatId), data },
+    });
+    return id;
+  }
+
+  /** A member writes in a chat (a command, say): the bot gets a message update. */
+  say(chatId: number, text: string, from: SandboxUser = DEFAULT_USER): number {
+    const chat = this.state.chats.get(chatId);
+    if (!chat) throw new Error(`no chat ${chatId}`);
+    const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
+    const entities = command ? [{ type: 'bot_command', offset: 0, length: command[0].length }] : [];
+    const msg = this.state.addMessage({ chat_id: chatId, date: Math.floor(Date.now() / 1000), from, text, entities });
+    this.state.pushUpdate({ message: presentMessage(this.state, msg) });
+    return msg.message_id;
+  }
+
+  /** The group is upgraded: sends to `oldId` answer 400 with migrate_to_chat_id, and `newId` is a chat. */
+  migrateChat(oldId: number, newId: number): void {
+    const chat = this.state.chats.get(oldId);
+    if (!chat) throw new Error(`no chat ${oldId}`);
+    this.state.addChat({ ...chat, id: newId, migratedTo: undefined });
+    chat.migratedTo = newId;
+    this.state.changed();
+  }
+
+  messages(chatId: number) {
+    return this.state.messages.get(chatId) ?? [];
+  }
+
+  callsOf(method: string) {
+    return this.state.calls.filter((c) => c.method === method);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const bot = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+    if (bot) return this.handleBotApi(bot[1], bot[2], req, res, url);
+    if (url.pathname.startsWith('/sandbox/api/')) return this.handleControl(url.pathname.slice('/sandbox/api/'.length), req, res, url);
+    if (url.pathname === '/' && req.method === 'GET') {
+      const html = renderPage();
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(html);
+      return;
+    }
+    send(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
+  }
+
+  private async handleBotApi(token: string, method: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    if (token !== this.token) return send(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+    let params: Record<string, unknown>;
+    try {
+      params = await readParams(req, url);
+    } catch (err) {
+      const e = err instanceof ApiError ? err : new ApiError(400, "Bad Request: can't parse JSON");
+      return send(res, e.code, { ok: false, error_code: e.code, description: e.description });
+    }
+    const call = { method, params, at: Date.now(), status: 0 } as { method: string; params: Record<string, unknown>; at: number; status: number; description?: string };
+    if (method !== 'getUpdates') this.state.calls.push(call);
+
+    const fault = this.state.takeFault(method);
+    if (fault) {
+      if (fault.kind === 'hang') {
+        this.hanging.add(res);
+        res.on('close', () => this.hanging.delete(res));
+        return;
+      }
+      const answer: ApiAnswer =
+        fault.kind === 'retry_after'
+          ? {
+              ok: false,
+              error_code: 429,
+              description: `Too Many Requests: retry after ${fault.retry_after ?? 5}`,
+              parameters: { retry_after: fault.retry_after ?? 5 },
+            }
+          : fault.kind === 'server_error'
+            ? { ok: false, error_code: fault.status ?? 500, description: fault.description ?? 'Internal Server Error' }
+            : { ok: false, error_code: 400, description: fault.description ?? 'Bad Request' };
+      call.status = answer.error_code;
+      call.description = answer.description;
+      return send(res, answer.error_code, answer);
+    }
+
+    if (method === 'getUpdates') return this.getUpdates(params, req, res);
+    const handler = METHODS[method];
+    if (!handler) return send(res, 404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
+    try {
+      const result = handler(this.state, params);
+      call.status = 200;
+      send(res, 200, { ok: true, result });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      call.status = err.code;
+      call.description = err.description;
+      const body: ApiAnswer = { ok: false, error_code: err.code, description: err.description };
+      if (err.parameters) body.parameters = err.parameters;
+      send(res, err.code, body);
+    }
+  }
+
+  /** Long polling as Telegram does it: answers at once when updates wait, else when one arrives or `timeout` passes. */
+  private getUpdates(params: Record<string, unknown>, req: IncomingMessage, res: ServerResponse): void {
+    const offset = Number(params.offset ?? 0);
+    const limit = Math.min(100, Math.max(1, Number(params.limit ?? 100)));
+    const timeout = Math.min(this.maxPollSeconds, Math.max(0, Number(params.timeout ?? 0)));
+    if (offset > 0) this.state.updates = this.state.updates.filter((u) => u.update_id >= offset);
+    const answer = () => {
+      cleanup();
+      send(res, 200, { ok: true, result: this.state.updates.slice(0, limit) });
+    };
+    const onUpdate = () => {
+      if (this.state.updates.length > 0 || !this.server) answer();
+    };
+    const timer = setTimeout(answer, timeout * 1000);
+    const cleanup = () => {
+      clearTimeout(timer);
+      this.state.off('update', onUpdate);
+    };
+    req.on('close', cleanup);
+    if (this.state.updates.length > 0 || timeout === 0) return answer();
+    this.state.on('update', onUpdate);
+  }
+
+  private async handleControl(path: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const body = req.method === 'POST' ? ((await readParams(req, url)) as Record<string, any>) : {};
+    try {
+      switch (`${req.method} ${path}`) {
+        case 'GET state':
+          return send(res, 200, this.state.snapshot());
+        case 'GET calls':
+          return send(res, 200, this.state.calls);
+        case 'GET events':
+          return this.events(req, res);
+        case 'POST press':
+          return send(res, 200, { callback_query_id: this.press(Number(body.chat_id), Number(body.message_id), String(body.data), body.from ?? DEFAULT_USER) });
+        case 'POST say':
+          return send(res, 200, { message_id: this.say(Number(body.chat_id), String(body.text), body.from ?? DEFAULT_USER) });
+        case 'POST faults':
+          this.inject({
+            method: String(body.method ?? '*'),
+            kind: body.kind,
+            count: body.count !== undefined ? Number(body.count) : 1,
+            retry_after: body.retry_after !== undefined ? Number(body.retry_after) : undefined,
+            status: body.status !== undefined ? Number(body.status) : undefined,
+            description: body.description,
+          });
+          return send(res, 200, { faults: this.state.faults });
+        case 'POST faults/clear':
+          this.clearFaults();
+          this.releaseHanging();
+          return send(res, 200, { faults: [] });
+        case 'POST migrate':
+          this.migrateChat(Number(body.chat_id), Number(body.new_chat_id));
+          return send(res, 200, { ok: true });
+        case 'POST reset':
+          this.state.reset();
+          return send(res, 200, { ok: true });
+        default:
+          return send(res, 404, { error: 'unknown sandbox call' });
+      }
+    } catch (err) {
+      return send(res, 400, { error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /** Server-sent events: the page redraws when anything changes. */
+  private events(req: IncomingMessage, res: ServerResponse): void {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+    const push = () => res.write(`data: ${JSON.stringify(this.state.snapshot())}\n\n`);
+    push();
+    this.state.on('change', push);
+    const close = () => {
+      this.state.off('change', push);
+      res.end();
+    };
+    req.on('close', close);
+    this.state.once('close', close);
+  }
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<TelegramSandbox> {
+  return new TelegramSandbox(options).start();
+}

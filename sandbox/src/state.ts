@@ -1,0 +1,159 @@
+import { EventEmitter } from 'node:events';
+import type { MessageEntity } from './html';
+
+export interface SandboxUser {
+  id: number;
+  is_bot: boolean;
+  first_name: string;
+  last_name?: string;
+  username?: string;
+}
+
+export interface SandboxChat {
+  id: number;
+  type: 'supergroup' | 'group' | 'private';
+  title: string;
+  /** Set when the group was upgraded: sends to this id answer 400 with migrate_to_chat_id. */
+  migratedTo?: number;
+}
+
+export interface InlineButton {
+  text: string;
+  callback_data?: string;
+  url?: string;
+}
+export interface ReplyMarkup {
+  inline_keyboard: InlineButton[][];
+}
+
+export interface SandboxMessage {
+  message_id: number;
+  chat_id: number;
+  date: number;
+  from: SandboxUser;
+  text: string;
+  entities: MessageEntity[];
+  reply_markup?: ReplyMarkup;
+  reply_to_message_id?: number;
+  /** Every earlier version of the message, oldest first. */
+  history: { text: string; entities: MessageEntity[]; reply_markup?: ReplyMarkup; edited_at: number }[];
+  edit_date?: number;
+}
+
+export interface ApiCall {
+  method: string;
+  params: Record<string, unknown>;
+  at: number;
+  /** HTTP status of the answer, or 0 while it hangs. */
+  status: number;
+  description?: string;
+}
+
+export type FaultKind = 'retry_after' | 'server_error' | 'hang' | 'bad_request';
+export interface Fault {
+  /** A Bot API method name, or "*" for every method but getUpdates. */
+  method: string;
+  kind: FaultKind;
+  /** How many calls it answers; then it is used up. */
+  remaining: number;
+  retry_after?: number;
+  status?: number;
+  description?: string;
+}
+
+export interface CallbackAnswer {
+  callback_query_id: string;
+  text?: string;
+  show_alert?: boolean;
+  at: number;
+}
+
+export const BOT_USER: SandboxUser = {
+  id: 7000000001,
+  is_bot: true,
+  first_name: 'Stickers Leads',
+  username: 'stickers_leads_bot',
+};
+
+export const DEFAULT_CHATS: SandboxChat[] = [
+  { id: -1001000000001, type: 'supergroup', title: 'Заявки Stickers' },
+  { id: -1001000000002, type: 'supergroup', title: 'Stickers — админы' },
+];
+
+/** Everything the sandbox knows; the HTTP layer and the page read and change it only through here. */
+export class SandboxState extends EventEmitter {
+  chats = new Map<number, SandboxChat>();
+  messages = new Map<number, SandboxMessage[]>();
+  nextMessageId = new Map<number, number>();
+  calls: ApiCall[] = [];
+  faults: Fault[] = [];
+  updates: { update_id: number; [k: string]: unknown }[] = [];
+  nextUpdateId = 1;
+  callbackAnswers: CallbackAnswer[] = [];
+  commands: unknown[] = [];
+  pendingCallbacks = new Map<string, { chat_id: number; message_id: number; data: string }>();
+
+  constructor(chats: SandboxChat[] = DEFAULT_CHATS) {
+    super();
+    this.setMaxListeners(100);
+    for (const chat of chats) this.addChat(chat);
+  }
+
+  addChat(chat: SandboxChat): void {
+    this.chats.set(chat.id, { ...chat });
+    if (!this.messages.has(chat.id)) this.messages.set(chat.id, []);
+  }
+
+  message(chatId: number, messageId: number): SandboxMessage | undefined {
+    return this.messages.get(chatId)?.find((m) => m.message_id === messageId);
+  }
+
+  addMessage(msg: Omit<SandboxMessage, 'message_id' | 'history'>): SandboxMessage {
+    const id = this.nextMessageId.get(msg.chat_id) ?? 1;
+    this.nextMessageId.set(msg.chat_id, id + 1);
+    const full: SandboxMessage = { ...msg, message_id: id, history: [] };
+    this.messages.get(msg.chat_id)!.push(full);
+    this.changed();
+    return full;
+  }
+
+  pushUpdate(update: Record<string, unknown>): number {
+    const update_id = this.nextUpdateId++;
+    this.updates.push({ update_id, ...update });
+    this.emit('update');
+    return update_id;
+  }
+
+  /** Takes the first matching fault, or null. */
+  takeFault(method: string): Fault | null {
+    const fault = this.faults.find((f) => f.remaining > 0 && (f.method === method || (f.method === '*' && method !== 'getUpdates')));
+    if (!fault) return null;
+    fault.remaining -= 1;
+    this.faults = this.faults.filter((f) => f.remaining > 0);
+    return fault;
+  }
+
+  changed(): void {
+    this.emit('change');
+  }
+
+  reset(): void {
+    for (const id of this.messages.keys()) this.messages.set(id, []);
+    this.nextMessageId.clear();
+    this.calls = [];
+    this.faults = [];
+    this.updates = [];
+    this.callbackAnswers = [];
+    this.pendingCallbacks.clear();
+    for (const chat of this.chats.values()) delete chat.migratedTo;
+    this.changed();
+  }
+
+  snapshot() {
+    return {
+      chats: [...this.chats.values()].map((chat) => ({ ...chat, messages: this.messages.get(chat.id) ?? [] })),
+      callbackAnswers: this.callbackAnswers,
+      commands: this.commands,
+    };
+  }
+}

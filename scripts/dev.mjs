@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// `npm run dev`: the Telegram sandbox and the leads server (watch mode) with development defaults, no secrets
+// needed, SQLite under ./data/. Variables already set in the environment win. Ctrl-C stops everything.
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+
+const root = new URL('..', import.meta.url).pathname;
+const SANDBOX_PORT = process.env.SANDBOX_PORT ?? '3002';
+const SERVER_PORT = process.env.PORT ?? '3000';
+const TOKEN = '123456789:sandbox-token';
+
+const devEnv = {
+  DATABASE_PATH: './data/leads.sqlite',
+  LEADS_SECRET: 'dev-secret-not-for-production',
+  LEADS_IP_SALT: 'dev-salt-not-for-production',
+  TELEGRAM_BOT_TOKEN: TOKEN,
+  TELEGRAM_API_ROOT: `http://127.0.0.1:${SANDBOX_PORT}`,
+  LEADS_CHAT_ID: '-1001000000001',
+  ADMIN_CHAT_ID: '-1001000000002',
+  SANDBOX_PORT,
+  PORT: SERVER_PORT,
+};
+const env = { ...devEnv, ...process.env };
+mkdirSync(`${root}/data`, { recursive: true });
+
+const children = [];
+function start(name, cmd, args, extraEnv = {}) {
+  const child = spawn(cmd, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const prefix = (line) => `[${name}] ${line}`;
+  for (const stream of [child.stdout, child.stderr]) {
+    let buf = '';
+    stream.on('data', (d) => {
+      buf += d;
+      const lines = buf.split('\n');
+      buf = lines.pop();
+      for (const l of lines) console.log(prefix(l));
+    });
+  }
+  child.on('exit', (code, signal) => {
+    console.log(prefix(`exited (${signal ?? code})`));
+    if (!stopping) stop(code ?? 1);
+  });
+  children.push(child);
+  return child;
+}
+
+let stopping = false;
+function stop(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 1500).unref();
+}
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
+
+start('sandbox', process.execPath, ['sandbox/dist/cli.js']);
+start('server', 'npx', ['nest', 'start', '--watch', '--preserveWatchOutput']);
+
+console.log(`
+  Stickers Leads (development)
+  - leads API:        http://localhost:${SERVER_PORT}/leads   (secret: ${env.LEADS_SECRET})
+  - Telegram sandbox: http://127.0.0.1:${SANDBOX_PORT}/
+  - database:         ${env.DATABASE_PATH}
+  Ctrl-C stops everything.
+`);

@@ -1,0 +1,47 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { TELEGRAM_API, type TelegramApi } from '../telegram/telegram.module';
+import { AlertThrottlesRepository } from './alert-throttles.repository';
+
+export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
+
+/** Messages to the admin chat (ADMIN_CHAT_ID) for ops; each kind throttled by a persisted interval. */
+@Injectable()
+export class AlertsService {
+  private readonly logger = new Logger('Alerts');
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    @Inject(TELEGRAM_API) private readonly telegram: TelegramApi,
+    private readonly throttles: AlertThrottlesRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Sends `text` unless alert `key` was sent less than `intervalMs` ago. Never throws: an alert must not break a request. */
+  async sendThrottled(key: string, intervalMs: number, text: string): Promise<AlertResult> {
+    try {
+      const { claimed, previous } = await this.throttles.claim(key, this.clock.now(), intervalMs);
+      if (!claimed) return 'throttled';
+      const chat = this.config.telegram.adminChatId;
+      if (!this.telegram || !chat) {
+        this.logger.warn(`alert ${key} not sent (no TELEGRAM_BOT_TOKEN or ADMIN_CHAT_ID): ${text}`);
+        return 'no_target';
+      }
+      try {
+        await this.telegram.sendMessage(chat, text);
+        this.logger.log(`alert ${key} sent`);
+        return 'sent';
+      } catch (err) {
+        // Give the throttle back so the next occurrence can try again.
+        await this.throttles.release(key, previous);
+        this.logger.error(`alert ${key} failed: ${err instanceof Error ? err.message : String(err)}`);
+        return 'failed';
+      }
+    } catch (err) {
+      this.logger.error(`alert ${key} failed: ${err instanceof Error ? err.message : String(err)}`);
+      return 'failed';
+    }
+  }
+}

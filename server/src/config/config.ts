@@ -1,0 +1,153 @@
+/**
+ * Server configuration from environment variables (CONTRACT section 2).
+ * Bad configuration fails at start with one line per problem, never later at the first request.
+ */
+
+export interface ServerConfig {
+  port: number;
+  databasePath: string;
+  leads: {
+    /** LEADS_ENABLED=1 and a non-empty LEADS_SECRET; otherwise `POST /leads` answers 404. */
+    enabled: boolean;
+    secret: string;
+    ipSalt: string;
+    ipLimit: number;
+    ipWindowSec: number;
+    hourlyLimit: number;
+    cardPii: boolean;
+  };
+  publishIntervalSec: number;
+  telegram: {
+    /** Null: leads are stored, publishing and alerts are paused (logged at start). */
+    token: string | null;
+    apiRoot: string;
+    leadsChatId: string | null;
+    adminChatId: string | null;
+    /** Null: every member of the leads group may press card buttons. */
+    managerIds: number[] | null;
+  };
+  timezone: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined ? undefined : v.trim();
+  }
+
+  string(name: string, fallback = ''): string {
+    return this.raw(name) || fallback;
+  }
+
+  int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+    const v = this.raw(name);
+    if (v === undefined || v === '') return fallback;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${v}")`);
+      return fallback;
+    }
+    return Number(v);
+  }
+
+  flag(name: string, fallback: boolean): boolean {
+    const v = this.raw(name)?.toLowerCase();
+    if (v === undefined || v === '') return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+    if (['0', 'false', 'no', 'off'].includes(v)) return false;
+    this.problems.push(`${name} must be 1 or 0 (got "${v}")`);
+    return fallback;
+  }
+
+  chatId(name: string): string | null {
+    const v = this.raw(name);
+    if (!v) return null;
+    if (!/^-?\d{1,20}$/.test(v) && !/^@[A-Za-z][A-Za-z0-9_]{4,31}$/.test(v)) {
+      this.problems.push(`${name} must be a numeric chat id like -1001234567890 or @channelname (got "${v}")`);
+      return null;
+    }
+    return v;
+  }
+}
+
+export function loadServerConfig(env: Env): ServerConfig {
+  const r = new Reader(env);
+  const secret = r.string('LEADS_SECRET');
+  const enabled = r.flag('LEADS_ENABLED', true) && secret !== '';
+  const ipSalt = r.string('LEADS_IP_SALT');
+  if (enabled && ipSalt === '') {
+    r.problems.push('LEADS_IP_SALT must be set when the leads module is enabled (LEADS_ENABLED=1 and LEADS_SECRET set)');
+  }
+  if (enabled && secret.length < 16) {
+    r.problems.push('LEADS_SECRET must be at least 16 characters long');
+  }
+
+  const token = r.string('TELEGRAM_BOT_TOKEN') || null;
+  if (token && !/^\d+:[A-Za-z0-9_-]+$/.test(token)) {
+    r.problems.push('TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)');
+  }
+  const apiRoot = r.string('TELEGRAM_API_ROOT', 'https://api.telegram.org');
+  try {
+    const url = new URL(apiRoot);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
+  }
+
+  let managerIds: number[] | null = null;
+  const managers = r.string('LEADS_MANAGER_IDS');
+  if (managers) {
+    const parts = managers.split(',').map((s) => s.trim()).filter(Boolean);
+    if (parts.every((p) => /^\d{1,20}$/.test(p))) managerIds = parts.map(Number);
+    else r.problems.push(`LEADS_MANAGER_IDS must be a comma-separated list of Telegram user ids (got "${managers}")`);
+  }
+
+  const timezone = r.string('LEADS_TIMEZONE', 'Europe/Moscow');
+  try {
+    new Intl.DateTimeFormat('ru-RU', { timeZone: timezone });
+  } catch {
+    r.problems.push(`LEADS_TIMEZONE must be an IANA time zone like Europe/Moscow (got "${timezone}")`);
+  }
+
+  const logLevel = r.string('LOG_LEVEL', 'info').toLowerCase();
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+    r.problems.push(`LOG_LEVEL must be debug, info, warn or error (got "${logLevel}")`);
+  }
+
+  const config: ServerConfig = {
+    port: r.int('PORT', 3000, 0, 65535),
+    databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'),
+    leads: {
+      enabled,
+      secret,
+      ipSalt,
+      ipLimit: r.int('LEADS_IP_LIMIT', 5, 1),
+      ipWindowSec: r.int('LEADS_IP_WINDOW_SEC', 600, 1),
+      hourlyLimit: r.int('LEADS_HOURLY_LIMIT', 60, 1),
+      cardPii: r.flag('LEADS_CARD_PII', true),
+    },
+    publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
+    telegram: {
+      token,
+      apiRoot,
+      leadsChatId: r.chatId('LEADS_CHAT_ID'),
+      adminChatId: r.chatId('ADMIN_CHAT_ID'),
+      managerIds,
+    },
+    timezone,
+    logLevel: logLevel as ServerConfig['logLevel'],
+  };
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}

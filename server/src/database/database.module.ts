@@ -1,0 +1,57 @@
+import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import type BetterSqlite3 from 'better-sqlite3';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { type LeadsDb, migrateToLatest, openDatabase } from './database';
+
+/** The open database: Kysely for queries, the raw handle for pragmas and checkpoints. */
+@Injectable()
+export class DatabaseHandle implements OnApplicationShutdown {
+  private readonly logger = new Logger('Database');
+  private closed = false;
+  constructor(
+    readonly db: LeadsDb,
+    readonly sqlite: BetterSqlite3.Database,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.db.destroy();
+    this.logger.log('database closed');
+  }
+}
+
+export const DB = Symbol('LeadsDb');
+
+/** Injects the Kysely instance into repositories. */
+export const InjectDb = () => Inject(DB);
+/** Runs a unit of work in one `BEGIN IMMEDIATE` transaction. Inside it, use the `trx` it gives, never the db. */
+@Injectable()
+export class Transactor {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  run<T>(work: (trx: LeadsDb) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(work);
+  }
+}
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: DatabaseHandle,
+      inject: [SERVER_CONFIG],
+      useFactory: async (config: ServerConfig) => {
+        const { db, sqlite } = openDatabase(config.databasePath);
+        const applied = await migrateToLatest(db);
+        if (applied.length > 0) new Logger('Database').log(`migrations applied: ${applied.join(', ')}`);
+        return new DatabaseHandle(db, sqlite);
+      },
+    },
+    { provide: DB, inject: [DatabaseHandle], useFactory: (h: DatabaseHandle) => h.db },
+    Transactor,
+  ],
+  exports: [DatabaseHandle, DB, Transactor],
+})
+export class DatabaseModule {}

@@ -1,0 +1,36 @@
+import type { FieldErrors, LeadField, LeadFields, RateLimitReason } from '@stickers/shared';
+import { LEAD_FIELDS } from '@stickers/shared';
+
+/** What the submit decision came to; the controller maps each to CONTRACT section 3. */
+export type SubmitOutcome =
+  | { kind: 'invalid'; errors: FieldErrors }
+  | { kind: 'created'; leadNumber: number }
+  | { kind: 'repeat'; leadNumber: number }
+  | { kind: 'duplicate'; leadNumber: number; repeat: boolean }
+  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret'>; retryAfterSec: number };
+
+export type LeadChanges = Partial<Record<LeadField, string>>;
+
+type StoredFields = { [K in LeadField]: string | null };
+
+/**
+ * CONTRACT section 5: "A repeat row keeps the fields that differ from the lead as first stored."
+ * A field the repeat leaves empty is not a change (the visitor simply did not repeat it), and a username that
+ * differs only in letter case is the same Telegram account.
+ */
+export function changedFields(stored: StoredFields, incoming: LeadFields): LeadChanges {
+  const changes: LeadChanges = {};
+  for (const field of LEAD_FIELDS) {
+    const next = incoming[field];
+    if (next === null) continue;
+    const before = stored[field];
+    const same = field === 'telegram' ? before?.toLowerCase() === next.toLowerCase() : before === next;
+    if (!same) changes[field] = next;
+  }
+  return changes;
+}
+
+/** Seconds for a `Retry-After` header: whole seconds, rounded up, at least 1. */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}

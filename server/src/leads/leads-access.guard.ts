@@ -1,0 +1,60 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import type { Request } from 'express';
+import { API_ERRORS, canonicalIp, SECRET_HEADER } from '@stickers/shared';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { RateEventsRepository } from '../rate-limits/rate-events.repository';
+import { retryAfterSeconds } from './lead-submission';
+import { LeadsApiError } from './leads-api.error';
+import { VisitorHasher } from './visitor-hasher';
+
+/** Seed: "5 wrong-secret attempts in 10 minutes" lock the caller out. */
+export const SECRET_FAILURE_LIMIT = 5;
+export const SECRET_FAILURE_WINDOW_MS = 10 * 60 * 1000;
+
+export function callerAddress(req: Request): string {
+  const raw = req.socket.remoteAddress ?? 'unknown';
+  return canonicalIp(raw) ?? raw;
+}
+
+/**
+ * Seed steps 1–3 of `POST /leads`, before the body is read: module off → 404; caller locked out after wrong
+ * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted.
+ */
+@Injectable()
+export class LeadsAccessGuard implements CanActivate {
+  private readonly logger = new Logger('LeadsAccess');
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly hasher: VisitorHasher,
+    private readonly rateEvents: RateEventsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (!this.config.leads.enabled) throw new LeadsApiError(404, { error: API_ERRORS.notFound });
+    const req = context.switchToHttp().getRequest<Request>();
+    const callerHash = this.hasher.caller(callerAddress(req));
+    const now = this.clock.now();
+    const wait = await this.rateEvents.msUntilRoom({
+      kind: 'secret_failure',
+      keyHash: callerHash,
+      limit: SECRET_FAILURE_LIMIT,
+      windowMs: SECRET_FAILURE_WINDOW_MS,
+      now,
+    });
+    if (wait !== null) {
+      const seconds = retryAfterSeconds(wait);
+      throw new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
+    }
+    const given = req.headers[SECRET_HEADER.toLowerCase()];
+    if (!this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) {
+      await this.rateEvents.record('secret_failure', callerHash, now);
+      this.logger.warn('wrong or missing secret header');
+      throw new LeadsApiError(401, { error: API_ERRORS.unauthorized });
+    }
+    return true;
+  }
+}

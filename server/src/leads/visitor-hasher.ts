@@ -1,0 +1,29 @@
+import { createHmac, timingSafeEqual, createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+
+/**
+ * The only place that sees a raw IP address. Seed: "`ip_hash` = HMAC-SHA256 with LEADS_IP_SALT. The raw IP is not
+ * stored." The wrong-secret lockout keys on the caller's address the same way, in its own namespace.
+ */
+@Injectable()
+export class VisitorHasher {
+  constructor(@Inject(SERVER_CONFIG) private readonly config: ServerConfig) {}
+
+  visitor(ip: string): string {
+    return createHmac('sha256', this.config.leads.ipSalt).update(ip).digest('hex');
+  }
+
+  caller(ip: string): string {
+    return createHmac('sha256', this.config.leads.ipSalt).update(`caller:${ip}`).digest('hex');
+  }
+
+  /** Seed: the secret header is "compared with hmac.compare_digest". Digests first, so lengths never leak. */
+  secretMatches(given: string | undefined): boolean {
+    if (given === undefined) return false;
+    const a = createHash('sha256').update(given).digest();
+    const b = createHash('sha256').update(this.config.leads.secret).digest();
+    return timingSafeEqual(a, b) && this.config.leads.secret !== '';
+  }
+}

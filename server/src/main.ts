@@ -1,0 +1,27 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app';
+import { ConfigError, loadServerConfig } from './config/config';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadServerConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) console.error(`config error: ${problem}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const app = await createApp(config);
+  await app.listen(config.port);
+  const logger = new Logger('Main');
+  logger.log(`leads server listening on http://localhost:${config.port} (database ${config.databasePath})`);
+  if (!config.leads.enabled) logger.warn('leads module is off (LEADS_ENABLED=0 or LEADS_SECRET empty): POST /leads answers 404');
+}
+
+main().catch((err) => {
+  console.error(`server failed to start: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  process.exit(1);
+});

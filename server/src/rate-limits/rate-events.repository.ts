@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+import type { RateEventKind } from '../database/schema';
+
+export interface WindowQuery {
+  kind: RateEventKind;
+  /** The key to count for; omitted, every event of the kind counts (the hourly limit). */
+  keyHash?: string;
+  limit: number;
+  windowMs: number;
+  now: number;
+}
+
+/** Sliding-window counters over the `rate_events` table. They live in SQLite, so they survive a restart. */
+@Injectable()
+export class RateEventsRepository {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /**
+   * The time until the window has room again, or null when it has room now. It reads at most `limit` rows
+   * (the limit-th newest event in the window), never counts the whole window.
+   */
+  async msUntilRoom(q: WindowQuery, ex: LeadsDb = this.db): Promise<number | null> {
+    let query = ex
+      .selectFrom('rate_events')
+      .select('at')
+      .where('kind', '=', q.kind)
+      .where('at', '>', q.now - q.windowMs);
+    if (q.keyHash !== undefined) query = query.where('key_hash', '=', q.keyHash);
+    const row = await query
+      .orderBy('at', 'desc')
+      .limit(1)
+      .offset(q.limit - 1)
+      .executeTakeFirst();
+    return row ? row.at + q.windowMs - q.now : null;
+  }
+
+  async record(kind: RateEventKind, keyHash: string, at: number, ex: LeadsDb = this.db): Promise<void> {
+    await ex.insertInto('rate_events').values({ kind, key_hash: keyHash, at }).execute();
+  }
+
+  /** Drops events older than any window can see (housekeeping). */
+  async pruneBefore(at: number, ex: LeadsDb = this.db): Promise<number> {
+    const result = await ex.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

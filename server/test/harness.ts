@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplication, LoggerService } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { DEFAULT_CHATS, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { SECRET_HEADER } from '@stickers/shared';
+import { AppModule } from '../src/app.module';
+import { configureApp } from '../src/app';
+import { Clock } from '../src/clock/clock';
+import { loadServerConfig, type ServerConfig } from '../src/config/config';
+import { DatabaseHandle } from '../src/database/database.module';
+
+export const SECRET = 'test-secret-0123456789abcdef';
+export const SALT = 'test-salt-for-ip-hashes';
+export const LEADS_CHAT = DEFAULT_CHATS[0].id;
+export const ADMIN_CHAT = DEFAULT_CHATS[1].id;
+
+/** A clock the test moves by hand. Starts at 2026-11-29 09:00 UTC. */
+export class FakeClock extends Clock {
+  constructor(public t = Date.UTC(2026, 10, 29, 9, 0, 0)) {
+    super();
+  }
+  override now(): number {
+    return this.t;
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+/** Keeps every log line, so tests can assert what was (and was not) logged. */
+export class CapturingLogger implements LoggerService {
+  readonly lines: string[] = [];
+  private push(level: string, message: unknown, rest: unknown[]) {
+    this.lines.push(`${level} ${[message, ...rest].map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join(' ')}`);
+  }
+  log(message: unknown, ...rest: unknown[]) {
+    this.push('log', message, rest);
+  }
+  error(message: unknown, ...rest: unknown[]) {
+    this.push('error', message, rest);
+  }
+  warn(message: unknown, ...rest: unknown[]) {
+    this.push('warn', message, rest);
+  }
+  debug(message: unknown, ...rest: unknown[]) {
+    this.push('debug', message, rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]) {
+    this.push('verbose', message, rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]) {
+    this.push('fatal', message, rest);
+  }
+}
+
+export function tempDir(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'leads-test-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TestServer {
+  app: INestApplication;
+  url: string;
+  config: ServerConfig;
+  clock: FakeClock;
+  logger: CapturingLogger;
+  db: DatabaseHandle;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  dbPath: string;
+  env?: Record<string, string>;
+  clock?: FakeClock;
+  sandbox?: TelegramSandbox;
+  logger?: CapturingLogger;
+}
+
+export function testEnv(options: StartOptions): Record<string, string> {
+  return {
+    DATABASE_PATH: options.dbPath,
+    LEADS_SECRET: SECRET,
+    LEADS_IP_SALT: SALT,
+    ...(options.sandbox
+      ? {
+          TELEGRAM_BOT_TOKEN: options.sandbox.token,
+          TELEGRAM_API_ROOT: options.sandbox.url,
+          LEADS_CHAT_ID: String(LEADS_CHAT),
+          ADMIN_CHAT_ID: String(ADMIN_CHAT),
+        }
+      : {}),
+    ...options.env,
+  };
+}
+
+/** The real app (every module, real SQLite file, real HTTP on loopback) with a fake clock. */
+export async function startServer(options: StartOptions): Promise<TestServer> {
+  const config = loadServerConfig(testEnv(options));
+  const clock = options.clock ?? new FakeClock();
+  const logger = options.logger ?? new CapturingLogger();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] })
+    .overrideProvider(Clock)
+    .useValue(clock)
+    .setLogger(logger)
+    .compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return { app, url, config, clock, logger, db: app.get(DatabaseHandle), close: () => app.close() };
+}
+
+export interface Answer {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+export async function postLead(server: { url: string }, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  const res = await fetch(`${server.url}/leads`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', [SECRET_HEADER]: SECRET, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* keep text */
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+let counter = 0;
+/** A valid lead with a fresh request_id and a contact nobody else uses. */
+export function lead(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  counter += 1;
+  const n = String(counter).padStart(4, '0');
+  return {
+    request_id: crypto.randomUUID(),
+    name: 'Анна Ким',
+    telegram: `@anna_${n}_${process.pid % 1000}`,
+    phone: `+7999${String(process.pid % 1000).padStart(3, '0')}${n}`,
+    date: '14 февраля',
+    guests: '30',
+    comment: 'Стикеры для свадьбы',
+    client_ip: `198.51.100.${counter % 250}`,
+    ...overrides,
+  };
+}
+
+export async function waitFor<T>(probe: () => T | undefined | null | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,29 @@
+/** Error codes on the wire (CONTRACT sections 3 and 4). Both sides import these; never spell them inline. */
+
+export const LEAD_FIELDS = ['name', 'telegram', 'phone', 'date', 'guests', 'comment'] as const;
+export type LeadField = (typeof LEAD_FIELDS)[number];
+
+/** Fields the server reads besides the visitor's own: the idempotency key and the visitor address. */
+export const SERVER_FIELDS = ['request_id', 'client_ip'] as const;
+export type ServerField = (typeof SERVER_FIELDS)[number];
+
+export type SubmissionField = LeadField | ServerField;
+
+export const FIELD_ERROR_CODES = ['required', 'too_short', 'too_long', 'invalid'] as const;
+export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
+
+export type FieldErrors<F extends string = SubmissionField> = Partial<Record<F, FieldErrorCode>>;
+
+export const API_ERRORS = {
+  unauthorized: 'unauthorized',
+  notFound: 'not_found',
+  payloadTooLarge: 'payload_too_large',
+  invalid: 'invalid',
+  invalidBody: 'invalid_body',
+  rateLimited: 'rate_limited',
+} as const;
+export type ApiErrorCode = (typeof API_ERRORS)[keyof typeof API_ERRORS];
+
+/** Why a 429 was given (CONTRACT section 3). */
+export const RATE_LIMIT_REASONS = ['secret', 'visitor', 'hourly'] as const;
+export type RateLimitReason = (typeof RATE_LIMIT_REASONS)[number];

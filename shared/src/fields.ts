@@ -1,0 +1,169 @@
+/**
+ * The field rules of CONTRACT section 4, in one place for the landing (browser and action) and the server.
+ * Every value is trimmed and normalised first; the normalised value is the one that is checked and stored.
+ */
+import {
+  COMMENT_MAX,
+  DATE_MAX,
+  GUESTS_MAX,
+  NAME_MAX,
+  NAME_MIN,
+  PHONE_DIGITS_MAX,
+  PHONE_DIGITS_MIN,
+  TELEGRAM_NAME_MAX,
+  TELEGRAM_NAME_MIN,
+} from './limits.js';
+import type { FieldErrorCode, FieldErrors, LeadField, SubmissionField } from './codes.js';
+import { canonicalIp } from './ip.js';
+import { normaliseLine, normaliseMultiline, visibleLength } from './text.js';
+
+export type FieldResult<T> = { ok: true; value: T } | { ok: false; code: FieldErrorCode };
+
+const ok = <T>(value: T): FieldResult<T> => ({ ok: true, value });
+const fail = (code: FieldErrorCode): FieldResult<never> => ({ ok: false, code });
+
+/**
+ * Reads a raw JSON value as text. `undefined`, `null` and text empty after trimming are "missing";
+ * any other JSON type (number, boolean, array, object) is a wrong type and gets `invalid`.
+ */
+function readText(raw: unknown, normalise: (s: string) => string): { missing: true } | { missing: false; text: string } | null {
+  if (raw === undefined || raw === null) return { missing: true };
+  if (typeof raw !== 'string') return null;
+  const text = normalise(raw);
+  return text === '' ? { missing: true } : { missing: false, text };
+}
+
+/** name: required, 2–80 characters. */
+export function checkName(raw: unknown): FieldResult<string> {
+  const t = readText(raw, normaliseLine);
+  if (!t) return fail('invalid');
+  if (t.missing) return fail('required');
+  const n = visibleLength(t.text);
+  if (n < NAME_MIN) return fail('too_short');
+  if (n > NAME_MAX) return fail('too_long');
+  return ok(t.text);
+}
+
+const TELEGRAM_NAME = new RegExp(`^[A-Za-z][A-Za-z0-9_]{${TELEGRAM_NAME_MIN - 1},${TELEGRAM_NAME_MAX - 1}}$`);
+// Accepted spellings: @name, name, t.me/name, https://t.me/name (also http://, www., telegram.me, a trailing slash).
+const TELEGRAM_LINK = /^(?:https?:\/\/)?(?:www\.)?(?:t|telegram)\.me\/([^/?#\s]+)\/?$/i;
+
+/** telegram: required; stored as `@name`; name 5–32 of `A-Za-z0-9_`, starting with a letter. */
+export function checkTelegram(raw: unknown): FieldResult<string> {
+  const t = readText(raw, normaliseLine);
+  if (!t) return fail('invalid');
+  if (t.missing) return fail('required');
+  let name = t.text;
+  const link = TELEGRAM_LINK.exec(name);
+  if (link) name = link[1];
+  else if (name.startsWith('@')) name = name.slice(1);
+  return TELEGRAM_NAME.test(name) ? ok(`@${name}`) : fail('invalid');
+}
+
+const PHONE = new RegExp(`^\\+\\d{${PHONE_DIGITS_MIN},${PHONE_DIGITS_MAX}}$`);
+
+/** phone: required; `+` then 7–15 digits; spaces, `-`, `(`, `)` are dropped. */
+export function checkPhone(raw: unknown): FieldResult<string> {
+  const t = readText(raw, normaliseLine);
+  if (!t) return fail('invalid');
+  if (t.missing) return fail('required');
+  const phone = t.text.replace(/[\s\-()]/g, '');
+  return PHONE.test(phone) ? ok(phone) : fail('invalid');
+}
+
+function optional(raw: unknown, max: number, normalise: (s: string) => string): FieldResult<string | null> {
+  const t = readText(raw, normalise);
+  if (!t) return fail('invalid');
+  if (t.missing) return ok(null);
+  return visibleLength(t.text) > max ? fail('too_long') : ok(t.text);
+}
+
+/** date: optional, ≤ 60 characters. */
+export const checkDate = (raw: unknown) => optional(raw, DATE_MAX, normaliseLine);
+/** guests: optional, ≤ 40 characters. */
+export const checkGuests = (raw: unknown) => optional(raw, GUESTS_MAX, normaliseLine);
+/** comment: optional, ≤ 1200 characters; line breaks are kept. */
+export const checkComment = (raw: unknown) => optional(raw, COMMENT_MAX, normaliseMultiline);
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+export function isUuidV4(value: unknown): value is string {
+  return typeof value === 'string' && UUID_V4.test(value);
+}
+
+/** request_id: required on the server, UUID v4; stored lower-case so that case does not make a second lead. */
+export function checkRequestId(raw: unknown): FieldResult<string> {
+  if (raw === undefined || raw === null) return fail('required');
+  if (typeof raw !== 'string') return fail('invalid');
+  const id = raw.trim().toLowerCase();
+  if (id === '') return fail('required');
+  return isUuidV4(id) ? ok(id) : fail('invalid');
+}
+
+/** client_ip: optional, IPv4 or IPv6; stored in canonical form (only ever as a hash on the server). */
+export function checkClientIp(raw: unknown): FieldResult<string | null> {
+  if (raw === undefined || raw === null) return ok(null);
+  if (typeof raw !== 'string') return fail('invalid');
+  if (raw.trim() === '') return ok(null);
+  const ip = canonicalIp(raw);
+  return ip ? ok(ip) : fail('invalid');
+}
+
+/** A lead as the visitor typed it, after normalisation. Optional fields are null when missing. */
+export interface LeadFields {
+  name: string;
+  telegram: string;
+  phone: string;
+  date: string | null;
+  guests: string | null;
+  comment: string | null;
+}
+
+/** What the server accepts: the lead plus its idempotency key and the visitor's address. */
+export interface LeadSubmission extends LeadFields {
+  request_id: string;
+  client_ip: string | null;
+}
+
+export type Validation<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
+
+const LEAD_CHECKS: { [K in LeadField]: (raw: unknown) => FieldResult<LeadFields[K]> } = {
+  name: checkName,
+  telegram: checkTelegram,
+  phone: checkPhone,
+  date: checkDate,
+  guests: checkGuests,
+  comment: checkComment,
+};
+
+function runChecks<T, F extends string>(
+  input: Record<string, unknown>,
+  checks: Record<F, (raw: unknown) => FieldResult<unknown>>,
+): Validation<T, F> {
+  const value: Record<string, unknown> = {};
+  const errors: FieldErrors<F> = {};
+  let failed = false;
+  for (const field of Object.keys(checks) as F[]) {
+    const result = checks[field](Object.prototype.hasOwnProperty.call(input, field) ? input[field] : undefined);
+    if (result.ok) value[field] = result.value;
+    else {
+      errors[field] = result.code;
+      failed = true;
+    }
+  }
+  return failed ? { ok: false, errors } : { ok: true, value: value as T };
+}
+
+/** The visitor's fields, as the landing checks them in the browser and in its action. Unknown keys are ignored. */
+export function validateLeadFields(input: Record<string, unknown>): Validation<LeadFields, LeadField> {
+  return runChecks<LeadFields, LeadField>(input, LEAD_CHECKS);
+}
+
+/** Everything `POST /leads` checks: the visitor's fields, `request_id` and `client_ip`. Every failing field is named. */
+export function validateSubmission(input: Record<string, unknown>): Validation<LeadSubmission, SubmissionField> {
+  return runChecks<LeadSubmission, SubmissionField>(input, {
+    ...LEAD_CHECKS,
+    request_id: checkRequestId,
+    client_ip: checkClientIp,
+  });
+}
