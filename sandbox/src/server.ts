@@ -170,7 +170,7 @@ export class TelegramSandbox {
     const call = { method, params, at: Date.now(), status: 0 } as { method: string; params: Record<string, unknown>; at: number; status: number; description?: string };
     if (method !== 'getUpdates') this.state.calls.push(call);
 
-    const fault = this.state.takeFault(method);
+    const fault = this.state.takeFault(method, params);
     if (fault) {
       if (fault.kind === 'hang') {
         this.hanging.add(res);
@@ -255,6 +255,7 @@ export class TelegramSandbox {
             retry_after: body.retry_after !== undefined ? Number(body.retry_after) : undefined,
             status: body.status !== undefined ? Number(body.status) : undefined,
             description: body.description,
+            chat_id: body.chat_id !== undefined ? Number(body.chat_id) : undefined,
           });
           return send(res, 200, { faults: this.state.faults });
         case 'POST faults/clear':

@@ -54,6 +54,8 @@ export interface Fault {
   /** A Bot API method name, or "*" for every method but getUpdates. */
   method: string;
   kind: FaultKind;
+  /** Only calls for this chat (by `chat_id`); any chat when absent. */
+  chat_id?: number;
   /** How many calls it answers; then it is used up. */
   remaining: number;
   retry_after?: number;
@@ -125,8 +127,13 @@ export class SandboxState extends EventEmitter {
   }
 
   /** Takes the first matching fault, or null. */
-  takeFault(method: string): Fault | null {
-    const fault = this.faults.find((f) => f.remaining > 0 && (f.method === method || (f.method === '*' && method !== 'getUpdates')));
+  takeFault(method: string, params: Record<string, unknown> = {}): Fault | null {
+    const fault = this.faults.find(
+      (f) =>
+        f.remaining > 0 &&
+        (f.method === method || (f.method === '*' && method !== 'getUpdates')) &&
+        (f.chat_id === undefined || String(f.chat_id) === String(params.chat_id)),
+    );
     if (!fault) return null;
     fault.remaining -= 1;
     this.faults = this.faults.filter((f) => f.remaining > 0);

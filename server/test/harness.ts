@@ -10,6 +10,8 @@ import { configureApp } from '../src/app';
 import { Clock } from '../src/clock/clock';
 import { loadServerConfig, type ServerConfig } from '../src/config/config';
 import { DatabaseHandle } from '../src/database/database.module';
+import { OutboxService } from '../src/outbox/outbox.service';
+import { SCHEDULED_JOBS } from '../src/outbox/outbox.scheduler';
 
 export const SECRET = 'test-secret-0123456789abcdef';
 export const SALT = 'test-salt-for-ip-hashes';
@@ -67,6 +69,7 @@ export interface TestServer {
   clock: FakeClock;
   logger: CapturingLogger;
   db: DatabaseHandle;
+  outbox: OutboxService;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,8 @@ export interface StartOptions {
   clock?: FakeClock;
   sandbox?: TelegramSandbox;
   logger?: CapturingLogger;
+  /** Run the outbox interval as production does. Off by default: tests call `outbox.tick()` with a fake clock. */
+  scheduled?: boolean;
 }
 
 export function testEnv(options: StartOptions): Record<string, string> {
@@ -89,6 +94,7 @@ export function testEnv(options: StartOptions): Record<string, string> {
           TELEGRAM_API_ROOT: options.sandbox.url,
           LEADS_CHAT_ID: String(LEADS_CHAT),
           ADMIN_CHAT_ID: String(ADMIN_CHAT),
+          TELEGRAM_TIMEOUT_MS: '500',
         }
       : {}),
     ...options.env,
@@ -103,13 +109,15 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] })
     .overrideProvider(Clock)
     .useValue(clock)
+    .overrideProvider(SCHEDULED_JOBS)
+    .useValue(options.scheduled ?? false)
     .setLogger(logger)
     .compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger });
   configureApp(app);
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  return { app, url, config, clock, logger, db: app.get(DatabaseHandle), close: () => app.close() };
+  return { app, url, config, clock, logger, db: app.get(DatabaseHandle), outbox: app.get(OutboxService), close: () => app.close() };
 }
 
 export interface Answer {

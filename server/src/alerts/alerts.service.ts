@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { TELEGRAM_API, type TelegramApi } from '../telegram/telegram.module';
+import { TELEGRAM_API, type TelegramApi } from '../telegram/telegram-api.token';
 import { AlertThrottlesRepository } from './alert-throttles.repository';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';

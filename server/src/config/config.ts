@@ -26,6 +26,8 @@ export interface ServerConfig {
     /** Null: every member of the leads group may press card buttons. */
     managerIds: number[] | null;
   };
+  /** How long one Bot API call may take before it counts as failed (a hanging Telegram must not stall the outbox). */
+  telegramTimeoutMs: number;
   timezone: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -145,6 +147,7 @@ export function loadServerConfig(env: Env): ServerConfig {
       adminChatId: r.chatId('ADMIN_CHAT_ID'),
       managerIds,
     },
+    telegramTimeoutMs: r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000),
     timezone,
     logLevel: logLevel as ServerConfig['logLevel'],
   };

@@ -28,6 +28,9 @@ export interface LeadsTable {
   next_attempt_at: number;
   last_error: string | null;
   anonymised_at: number | null;
+  card_format: 'html' | 'plain' | null;
+  status_changed_by: string | null;
+  status_changed_at: number | null;
 }
 
 export interface LeadRepeatsTable {
@@ -42,6 +45,15 @@ export interface LeadRepeatsTable {
   notify_attempts: Generated<number>;
   next_attempt_at: number;
   last_error: string | null;
+  notify_outcome: RepeatOutcome | null;
+}
+
+export type RepeatOutcome = 'pinged' | 'in_card' | 'skipped' | 'gave_up';
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+  updated_at: number;
 }
 
 /**
@@ -67,6 +79,7 @@ export interface Database {
   lead_repeats: LeadRepeatsTable;
   rate_events: RateEventsTable;
   alert_throttles: AlertThrottlesTable;
+  settings: SettingsTable;
 }
 
 export type Lead = Selectable<LeadsTable>;

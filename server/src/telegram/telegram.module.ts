@@ -2,13 +2,9 @@ import { Global, Logger, Module } from '@nestjs/common';
 import { Telegram } from 'telegraf';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import { TELEGRAM_API, type TelegramApi } from './telegram-api.token';
+import { TelegramGateway } from './telegram.gateway';
 
-/**
- * The Bot API client (telegraf's `Telegram`) pointed at TELEGRAM_API_ROOT, or null without TELEGRAM_BOT_TOKEN:
- * then leads are still stored and publishing waits (CONTRACT section 2).
- */
-export const TELEGRAM_API = Symbol('TelegramApi');
-export type TelegramApi = Telegram | null;
 
 @Global()
 @Module({
@@ -26,7 +22,8 @@ export type TelegramApi = Telegram | null;
         return new Telegram(token, { apiRoot: apiRoot.endsWith('/') ? apiRoot : `${apiRoot}/` });
       },
     },
+    TelegramGateway,
   ],
-  exports: [TELEGRAM_API],
+  exports: [TELEGRAM_API, TelegramGateway],
 })
 export class TelegramModule {}

@@ -1,0 +1,28 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import type { Lead, LeadRepeat } from '../database/schema';
+import { type Card, renderCard } from './card.renderer';
+
+/** The card of a lead as it should look now, from the lead and its repeats, with this deployment's options. */
+@Injectable()
+export class CardService {
+  constructor(@Inject(SERVER_CONFIG) private readonly config: ServerConfig) {}
+
+  cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Card {
+    return renderCard(
+      lead,
+      repeats.map((r) => ({ created_at: r.created_at, changes: parseChanges(r.changes) })),
+      { pii: this.config.leads.cardPii, timezone: this.config.timezone },
+    );
+  }
+}
+
+function parseChanges(json: string): Record<string, string> {
+  try {
+    const value = JSON.parse(json) as unknown;
+    return value && typeof value === 'object' ? (value as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,39 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { LeadsService } from '../leads/leads.service';
+import { OutboxService } from './outbox.service';
+
+/** False in tests that drive time themselves: then nothing runs on an interval and the test calls tick(). */
+export const SCHEDULED_JOBS = Symbol('ScheduledJobs');
+
+/** Thin: runs the outbox every PUBLISH_INTERVAL_SEC and right after each accepted lead. */
+@Injectable()
+export class OutboxScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Outbox');
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
+    private readonly outbox: OutboxService,
+    private readonly leads: LeadsService,
+    private readonly registry: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.leads.onLeadAccepted({ leadAccepted: () => this.outbox.publishSoon() });
+    if (!this.scheduled) return;
+    const interval = setInterval(() => void this.outbox.tick(), this.config.publishIntervalSec * 1000);
+    this.registry.addInterval('outbox', interval);
+    this.outbox.publishSoon();
+    this.logger.log(`outbox every ${this.config.publishIntervalSec} s`);
+  }
+
+  /** Graceful shutdown: no new pass starts; the running one finishes before the database closes. */
+  async onApplicationShutdown(): Promise<void> {
+    this.outbox.stop();
+    if (this.registry.doesExist('interval', 'outbox')) this.registry.deleteInterval('outbox');
+    await this.outbox.whenIdle();
+  }
+}

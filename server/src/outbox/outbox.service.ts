@@ -1,0 +1,246 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AlertsService } from '../alerts/alerts.service';
+import { CardService } from '../cards/card.service';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import type { Lead } from '../database/schema';
+import { SettingsRepository } from '../settings/settings.repository';
+import { TelegramGateway, type TelegramFailure } from '../telegram/telegram.gateway';
+import { OutboxRepository } from './outbox.repository';
+import {
+  ALERT_AFTER_FAILURES,
+  BATCH_SIZE,
+  PUBLISH_ALERT_INTERVAL_MS,
+  REPEAT_MAX_FAILURES,
+  retryDelayMs,
+} from './retry-schedule';
+
+export const LEADS_CHAT_SETTING = 'leads_chat_id';
+type Step = 'done' | 'flood' | 'stop';
+
+/**
+ * The outbox (seed: `publish_due`): publishes cards of stored leads and notifies repeats, with the seed's retry
+ * schedule, Telegram flood control, group migration and a plain-text fallback. Ticks never overlap.
+ */
+@Injectable()
+export class OutboxService {
+  private readonly logger = new Logger('Outbox');
+  private running: Promise<void> | null = null;
+  private rerun = false;
+  /** Flood control: no Bot API call before this time (Telegram's retry_after, obeyed exactly). */
+  private pausedUntil = 0;
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private pausedLogged = false;
+  private stopped = false;
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly repo: OutboxRepository,
+    private readonly cards: CardService,
+    private readonly telegram: TelegramGateway,
+    private readonly settings: SettingsRepository,
+    private readonly alerts: AlertsService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** One pass: due leads, then due repeats. A call while a pass runs returns that pass (no overlap). */
+  tick(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** After a commit: publish now rather than at the next interval; if a pass is running, one more follows it. */
+  publishSoon(): void {
+    if (this.stopped) return;
+    if (this.running) this.rerun = true;
+    else void this.tick();
+  }
+
+  /** Resolves when no pass is running (graceful shutdown, tests). */
+  async whenIdle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.rerun = false;
+      try {
+        if (await this.publishDue()) await this.notifyRepeats();
+      } catch (err) {
+        // A bug or a database error: logged, and the next tick tries again. Nothing is marked done.
+        this.logger.error(`outbox pass failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      }
+    } while (this.rerun && !this.stopped);
+  }
+
+  private async leadsChatId(): Promise<string | null> {
+    return (await this.settings.get(LEADS_CHAT_SETTING)) ?? this.config.telegram.leadsChatId;
+  }
+
+  private ready(): boolean {
+    if (!this.telegram.available) {
+      if (!this.pausedLogged) this.logger.warn('publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)');
+      this.pausedLogged = true;
+      return false;
+    }
+    return this.clock.now() >= this.pausedUntil;
+  }
+
+  /** Returns false when the pass must stop (flood control, no bot). */
+  private async publishDue(): Promise<boolean> {
+    if (!this.ready()) return false;
+    const chatId = await this.leadsChatId();
+    if (!chatId) {
+      if (!this.pausedLogged) this.logger.warn('publishing paused: LEADS_CHAT_ID is not set (leads are stored)');
+      this.pausedLogged = true;
+      return false;
+    }
+    const due = await this.repo.dueLeads(this.clock.now(), BATCH_SIZE);
+    for (const lead of due) {
+      if (this.stopped) return false;
+      const step = await this.publishLead(lead, (await this.leadsChatId()) ?? chatId, 0);
+      if (step !== 'done') return false; // flood control: the rest of the batch waits too
+    }
+    return true;
+  }
+
+  private async publishLead(lead: Lead, chatId: string, depth: number): Promise<Step> {
+    const repeats = await this.repo.repeatsOf(lead.id);
+    const card = this.cards.cardFor(lead, repeats);
+    const sent = await this.telegram.send({ chatId, text: card.html, html: true, keyboard: card.keyboard });
+    const repeatIds = repeats.map((r) => r.id);
+    if (sent.ok) {
+      await this.repo.markPublished({ leadId: lead.id, chatId, messageId: sent.value.message_id, format: 'html', repeatIds, now: this.clock.now() });
+      this.logger.log(`lead #${lead.id}: card published (message ${sent.value.message_id})`);
+      return 'done';
+    }
+    if (sent.kind === 'flood') return this.flood(sent.retryAfterSec, sent.description, () => this.repo.deferLead(lead.id, this.pausedUntil, sent.description));
+    if (sent.kind === 'migrated' && depth === 0) {
+      await this.migrated(chatId, sent.newChatId);
+      return this.publishLead(lead, sent.newChatId, depth + 1);
+    }
+    if (sent.kind === 'parse') {
+      // Telegram refused the HTML: the lead must not wait forever, so the card goes out as plain text, and ops hear.
+      const plain = await this.telegram.send({ chatId, text: card.plain, html: false, keyboard: card.keyboard });
+      if (plain.ok) {
+        await this.repo.markPublished({ leadId: lead.id, chatId, messageId: plain.value.message_id, format: 'plain', repeatIds, now: this.clock.now() });
+        this.logger.warn(`lead #${lead.id}: card published as plain text (${sent.description})`);
+        void this.alerts.sendThrottled(
+          `card_plain:${lead.id}`,
+          PUBLISH_ALERT_INTERVAL_MS,
+          `⚠️ Карточка заявки #${lead.id} отправлена простым текстом: Telegram не принял HTML (${sent.description}).`,
+        );
+        return 'done';
+      }
+      return this.publishFailed(lead, plain);
+    }
+    return this.publishFailed(lead, sent);
+  }
+
+  private async publishFailed(lead: Lead, failure: TelegramFailure): Promise<Step> {
+    if (failure.kind === 'flood') return this.flood(failure.retryAfterSec, failure.description, () => this.repo.deferLead(lead.id, this.pausedUntil, failure.description));
+    const attempts = lead.publish_attempts + 1;
+    const next = this.clock.now() + retryDelayMs(attempts);
+    await this.repo.markPublishFailed(lead.id, attempts, next, failure.description);
+    this.logger.warn(`lead #${lead.id}: publish attempt ${attempts} failed: ${failure.description}`);
+    if (attempts >= ALERT_AFTER_FAILURES) {
+      void this.alerts.sendThrottled(
+        'publish_failing',
+        PUBLISH_ALERT_INTERVAL_MS,
+        `🚨 Карточки не публикуются: заявка #${lead.id}, попыток: ${attempts}, последняя ошибка: ${failure.description}. Список: /stickers_new`,
+      );
+    }
+    return 'done';
+  }
+
+  /** Seed: on flood control wait exactly the time Telegram asks for; the rest of the batch waits too. */
+  private async flood(retryAfterSec: number, description: string, defer: () => Promise<void>): Promise<Step> {
+    this.pausedUntil = this.clock.now() + retryAfterSec * 1000;
+    await defer();
+    this.logger.warn(`flood control: Telegram asked to wait ${retryAfterSec} s (${description})`);
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeTimer = setTimeout(() => this.publishSoon(), retryAfterSec * 1000);
+    this.wakeTimer.unref();
+    return 'flood';
+  }
+
+  private async migrated(from: string, to: string): Promise<void> {
+    await this.settings.set(LEADS_CHAT_SETTING, to, this.clock.now());
+    await this.repo.moveChat(from, to);
+    this.logger.warn(`leads group migrated from ${from} to ${to}; publishing there from now on`);
+    void this.alerts.sendThrottled(
+      `chat_migrated:${to}`,
+      0,
+      `ℹ️ Группа заявок стала супергруппой: новый id ${to} (был ${from}). Карточки идут туда; обновите LEADS_CHAT_ID.`,
+    );
+  }
+
+  /** Seed, Branch 3: edit the card to add the repeat block, then a short ping as a reply with no personal data. */
+  private async notifyRepeats(): Promise<void> {
+    const due = await this.repo.dueRepeats(this.clock.now(), BATCH_SIZE);
+    for (const repeat of due) {
+      if (this.stopped || !this.ready()) return;
+      if (repeat.status === 'spam' || repeat.anonymised_at !== null) {
+        // "A repeat for a lead that became spam or was anonymised is only marked as handled."
+        await this.repo.markRepeatHandled(repeat.id, 'skipped', this.clock.now());
+        continue;
+      }
+      const lead = await this.repo.findLead(repeat.lead_id);
+      if (!lead || lead.chat_id === null || lead.message_id === null) continue;
+      const step = await this.notifyRepeat(repeat.id, repeat.notify_attempts, lead);
+      if (step === 'flood') return;
+    }
+  }
+
+  private async notifyRepeat(repeatId: number, attempts: number, lead: Lead): Promise<Step> {
+    const repeats = await this.repo.repeatsOf(lead.id);
+    const card = this.cards.cardFor(lead, repeats);
+    const html = lead.card_format !== 'plain';
+    const edited = await this.telegram.edit(lead.chat_id!, lead.message_id!, html ? card.html : card.plain, html, card.keyboard);
+    // "message is not modified" means the card already shows this repeat: success.
+    if (!edited.ok && edited.kind !== 'not_modified') {
+      if (edited.kind === 'gone') {
+        await this.repo.republish(lead.id, this.clock.now(), edited.description);
+        this.logger.warn(`lead #${lead.id}: card message is gone (${edited.description}); a new card will be published`);
+        return 'done';
+      }
+      if (edited.kind === 'migrated') {
+        await this.migrated(lead.chat_id!, edited.newChatId);
+        return 'done';
+      }
+      return this.repeatFailed(repeatId, attempts, lead.id, edited);
+    }
+    const ping = await this.telegram.send({
+      chatId: lead.chat_id!,
+      text: `🔁 Повторное обращение по заявке #${lead.id}`,
+      html: false,
+      replyTo: lead.message_id!,
+    });
+    if (!ping.ok) return this.repeatFailed(repeatId, attempts, lead.id, ping);
+    await this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
+    this.logger.log(`lead #${lead.id}: repeat notified`);
+    return 'done';
+  }
+
+  private async repeatFailed(repeatId: number, attempts: number, leadId: number, failure: TelegramFailure): Promise<Step> {
+    if (failure.kind === 'flood') return this.flood(failure.retryAfterSec, failure.description, async () => undefined);
+    const failures = attempts + 1;
+    if (failures >= REPEAT_MAX_FAILURES) {
+      await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), failure.description);
+      this.logger.warn(`lead #${leadId}: repeat notification given up after ${failures} failures: ${failure.description}`);
+      return 'done';
+    }
+    await this.repo.markRepeatFailed(repeatId, failures, this.clock.now() + retryDelayMs(failures), failure.description);
+    this.logger.warn(`lead #${leadId}: repeat notification attempt ${failures} failed: ${failure.description}`);
+    return 'done';
+  }
+}

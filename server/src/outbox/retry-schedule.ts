@@ -1,0 +1,15 @@
+/**
+ * Seed, "Outbox retry schedule": failure 1 → 5 s, 2 → 15 s, 3 → 60 s, 4 → 5 min, 5 and later → 15 min and an
+ * admin alert (at most once per 30 minutes). Repeat notifications use the same delays and give up after 5.
+ */
+export const RETRY_DELAYS_MS = [5_000, 15_000, 60_000, 5 * 60_000, 15 * 60_000] as const;
+export const ALERT_AFTER_FAILURES = 5;
+export const PUBLISH_ALERT_INTERVAL_MS = 30 * 60_000;
+export const REPEAT_MAX_FAILURES = 5;
+/** Seed: "The loop takes up to 10 due leads per pass". */
+export const BATCH_SIZE = 10;
+
+/** The delay before the next attempt after the `failures`-th failure (1-based). */
+export function retryDelayMs(failures: number): number {
+  return RETRY_DELAYS_MS[Math.min(Math.max(failures, 1), RETRY_DELAYS_MS.length) - 1];
+}

@@ -1,0 +1,373 @@
+/**
+ * The outbox publishing real cards through telegraf to the Telegram sandbox over loopback, with a fake clock.
+ * Seed: "Branch 1" loop, "Branch 3", "Outbox retry schedule"; CONTRACT sections 6 and 7.
+ */
+import { join } from 'node:path';
+import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+
+const SEC = 1000;
+const MIN = 60 * SEC;
+let tmp: ReturnType<typeof tempDir>;
+let sandbox: TelegramSandbox;
+let server: TestServer;
+let clock: FakeClock;
+let n = 0;
+
+async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `outbox-${++n}.sqlite`)) {
+  server = await startServer({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  return server;
+}
+
+/** Posts a lead and waits until the publish attempt it triggers is over. */
+async function submit(overrides: Record<string, unknown> = {}) {
+  const res = await postLead(server, lead(overrides));
+  expect([200, 201]).toContain(res.status);
+  await server.outbox.whenIdle();
+  return res.body.lead_number as number;
+}
+
+async function tickAt(ms: number) {
+  clock.advance(ms);
+  await server.outbox.tick();
+}
+
+const cards = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('🆕 Заявка'));
+const cardOf = (id: number) => cards().find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
+const sqlite = () => server.db.sqlite;
+
+beforeAll(async () => {
+  tmp = tempDir();
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox.stop();
+  tmp.remove();
+});
+beforeEach(() => {
+  clock = new FakeClock();
+});
+afterEach(async () => {
+  await server?.close();
+  sandbox.releaseHanging();
+  sandbox.state.reset();
+});
+
+describe('publishing a card', () => {
+  it('publishes at once after the 201 and stores published_at, chat_id, message_id', async () => {
+    await boot();
+    const id = await submit({ name: 'Анна Ким', telegram: '@anna_kim', phone: '+79991234567', date: '14 февраля', guests: '30', comment: 'Свадьба' });
+    const card = cardOf(id)!;
+    expect(card.text).toContain('Имя: Анна Ким');
+    expect(card.text).toContain('Telegram: @anna_kim');
+    expect(card.text).toContain('Телефон: +79991234567');
+    expect(card.text).toContain('Статус: 🆕 Новая');
+    expect(card.reply_markup!.inline_keyboard[0]).toEqual([
+      { text: 'В работу', callback_data: `lead:${id}:in_progress` },
+      { text: 'Спам', callback_data: `lead:${id}:spam` },
+    ]);
+    expect(card.reply_markup!.inline_keyboard[1]).toEqual([{ text: '✈️ Написать @anna_kim', url: 'https://t.me/anna_kim' }]);
+    expect(sqlite().prepare('select published_at, chat_id, message_id, card_format from leads where id = ?').get(id)).toEqual({
+      published_at: clock.now(),
+      chat_id: String(LEADS_CHAT),
+      message_id: card.message_id,
+      card_format: 'html',
+    });
+  });
+
+  it('escapes everything the visitor typed: <b>Tom & "Jerry"</b> arrives as text, not markup', async () => {
+    await boot();
+    const id = await submit({ name: '<b>Tom & "Jerry"</b>', comment: '<a href="x">click</a> & <script>' });
+    const card = cardOf(id)!;
+    expect(card.text).toContain('Имя: <b>Tom & "Jerry"</b>');
+    expect(card.text).toContain('<a href="x">click</a> & <script>');
+    // The only markup is ours: bold labels and header, never inside the visitor's values.
+    const nameOffset = card.text.indexOf('<b>Tom');
+    expect(card.entities.every((e) => e.type === 'bold' && (e.offset + e.length <= nameOffset || e.offset > nameOffset + 20))).toBe(true);
+    const sent = sandbox.callsOf('sendMessage').find((c) => String(c.params.text).includes('Tom'))!;
+    expect(sent.params.text).toContain('&lt;b&gt;Tom &amp; &quot;Jerry&quot;&lt;/b&gt;');
+  });
+
+  it('LEADS_CARD_PII=0 hides name, username, phone and comment (and the link button)', async () => {
+    await boot({ LEADS_CARD_PII: '0' });
+    const id = await submit({ name: 'Секретное Имя', telegram: '@secret_user', phone: '+79995550000', date: '1 мая', guests: '12', comment: 'секрет' });
+    const card = cardOf(id)!;
+    for (const hidden of ['Секретное Имя', 'secret_user', '+79995550000', 'секрет']) expect(card.text).not.toContain(hidden);
+    expect(card.text).toContain('Дата: 1 мая');
+    expect(card.text).toContain('Гостей: 12');
+    expect(card.reply_markup!.inline_keyboard).toHaveLength(1);
+  });
+
+  it('a card Telegram refuses as HTML goes out as plain text, with an admin alert', async () => {
+    await boot();
+    sandbox.inject({ method: 'sendMessage', kind: 'bad_request', description: "Bad Request: can't parse entities: Unsupported start tag", chat_id: LEADS_CHAT });
+    const id = await submit();
+    const card = cardOf(id)!;
+    expect(card.entities).toEqual([]);
+    expect(sqlite().prepare('select card_format from leads where id = ?').get(id)).toEqual({ card_format: 'plain' });
+    await waitFor(() => sandbox.messages(ADMIN_CHAT).some((m) => m.text.includes(`#${id}`) && m.text.includes('простым текстом')), 3000, 'the plain-text alert');
+  });
+
+  it('without TELEGRAM_BOT_TOKEN leads are stored and publishing waits, logged once', async () => {
+    server = await startServer({ dbPath: join(tmp.dir, `outbox-${++n}.sqlite`), clock });
+    await submit();
+    await submit();
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(0);
+    expect(server.logger.lines.filter((l) => l.includes('publishing paused'))).toHaveLength(1);
+    expect(sqlite().prepare('select count(*) as n from leads where published_at is null').get()).toEqual({ n: 2 });
+  });
+});
+
+describe('retry schedule', () => {
+  it('two 500s then success: attempts at 0 s, 5 s later, then 15 s later', async () => {
+    await boot();
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 2, chat_id: LEADS_CHAT });
+    const id = await submit();
+    expect(sqlite().prepare('select publish_attempts, next_attempt_at, last_error from leads where id = ?').get(id)).toMatchObject({
+      publish_attempts: 1,
+      next_attempt_at: clock.now() + 5 * SEC,
+      last_error: expect.stringContaining('500'),
+    });
+    await tickAt(5 * SEC - 1);
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
+    await tickAt(1);
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(2);
+    expect(sqlite().prepare('select publish_attempts, next_attempt_at from leads where id = ?').get(id)).toEqual({
+      publish_attempts: 2,
+      next_attempt_at: clock.now() + 15 * SEC,
+    });
+    await tickAt(15 * SEC - 1);
+    expect(cardOf(id)).toBeUndefined();
+    await tickAt(1);
+    expect(cardOf(id)).toBeDefined();
+    expect(sqlite().prepare('select last_error from leads where id = ?').get(id)).toEqual({ last_error: null });
+  });
+
+  it('follows 5 s, 15 s, 60 s, 5 min, then 15 min, with one admin alert per 30 min from the 5th failure', async () => {
+    await boot();
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 100, chat_id: LEADS_CHAT });
+    const id = await submit();
+    const delays = [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN, 15 * MIN, 15 * MIN, 15 * MIN];
+    for (const delay of delays) {
+      const before = sandbox.callsOf('sendMessage').filter((c) => String(c.params.chat_id) === String(LEADS_CHAT)).length;
+      await tickAt(delay - 1);
+      await tickAt(1);
+      expect(sandbox.callsOf('sendMessage').filter((c) => String(c.params.chat_id) === String(LEADS_CHAT))).toHaveLength(before + 1);
+    }
+    const row = sqlite().prepare('select publish_attempts, next_attempt_at from leads where id = ?').get(id) as any;
+    expect(row.publish_attempts).toBe(8);
+    expect(row.next_attempt_at).toBe(clock.now() + 15 * MIN);
+    await waitFor(() => sandbox.messages(ADMIN_CHAT).length >= 2, 3000, 'two alerts');
+    // Failures 5..8 happened over 45 min: one alert at the 5th, one 30 min later (the 7th).
+    expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes('Карточки не публикуются'))).toHaveLength(2);
+  });
+
+  it('a hanging Telegram times out (TELEGRAM_TIMEOUT_MS) and counts as a failure', async () => {
+    await boot({ TELEGRAM_TIMEOUT_MS: '300' });
+    sandbox.inject({ method: 'sendMessage', kind: 'hang', chat_id: LEADS_CHAT });
+    const id = await submit();
+    expect(sqlite().prepare('select publish_attempts, last_error from leads where id = ?').get(id)).toEqual({
+      publish_attempts: 1,
+      last_error: expect.stringMatching(/timeout/i),
+    });
+    await tickAt(5 * SEC);
+    expect(cardOf(id)).toBeDefined();
+  });
+
+  it('the publish alert throttle survives a restart', async () => {
+    const dbPath = join(tmp.dir, `outbox-${++n}.sqlite`);
+    await boot({}, dbPath);
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 100, chat_id: LEADS_CHAT });
+    await submit();
+    for (const d of [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN]) await tickAt(d);
+    await waitFor(() => sandbox.messages(ADMIN_CHAT).length === 1, 3000, 'the first alert');
+    await server.close();
+    await boot({}, dbPath);
+    await tickAt(15 * MIN);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
+    await tickAt(15 * MIN);
+    await waitFor(() => sandbox.messages(ADMIN_CHAT).length === 2, 3000, 'the alert 30 min later');
+  });
+});
+
+describe('flood control and batches', () => {
+  it('429 retry_after holds the whole batch for exactly that long', async () => {
+    await boot();
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 3, chat_id: LEADS_CHAT });
+    const ids = [await submit(), await submit(), await submit()];
+    sandbox.inject({ method: 'sendMessage', kind: 'retry_after', retry_after: 7, chat_id: LEADS_CHAT });
+    await tickAt(5 * SEC);
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(4); // 3 failures + the one that got 429; the others waited
+    await tickAt(7 * SEC - 1);
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(4);
+    expect(cards()).toHaveLength(0);
+    await tickAt(1);
+    expect(cards().map((c) => c.text.split('\n')[0])).toEqual(ids.map((id) => `🆕 Заявка #${id}`));
+    expect(sqlite().prepare('select max(publish_attempts) as n from leads').get()).toEqual({ n: 1 }); // 429 is not a failure
+  });
+
+  it('12 due leads go out in batches of at most 10 per pass', async () => {
+    await boot();
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 12, chat_id: LEADS_CHAT });
+    for (let i = 0; i < 12; i += 1) await submit();
+    expect(cards()).toHaveLength(0);
+    await tickAt(5 * SEC);
+    expect(cards()).toHaveLength(10);
+    await server.outbox.tick();
+    expect(cards()).toHaveLength(12);
+  });
+
+  it('no duplicate card over many ticks', async () => {
+    await boot();
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i += 1) ids.push(await submit());
+    for (let i = 0; i < 30; i += 1) await tickAt(2 * SEC);
+    expect(cards()).toHaveLength(5);
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(5);
+  });
+
+  it('a tick that takes longer than the interval is not re-entered', async () => {
+    await boot({ TELEGRAM_TIMEOUT_MS: '1500' });
+    sandbox.inject({ method: 'sendMessage', kind: 'hang', chat_id: LEADS_CHAT });
+    await postLead(server, lead());
+    const first = server.outbox.tick();
+    const second = server.outbox.tick();
+    expect(second).toBe(first);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
+    await first;
+  });
+
+  it('with the interval running, a lead stored while publishing was off is published by the interval', async () => {
+    await boot({ PUBLISH_INTERVAL_SEC: '1' });
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 1, chat_id: LEADS_CHAT });
+    const id = await submit();
+    await server.close();
+    clock.advance(5 * SEC);
+    server = await startServer({ dbPath: server.config.databasePath, sandbox, clock, scheduled: true, env: { PUBLISH_INTERVAL_SEC: '1' } });
+    await waitFor(() => cardOf(id), 5000, 'the card from the interval');
+  });
+});
+
+describe('group migration', () => {
+  it('a 400 with migrate_to_chat_id moves publishing to the new chat, persisted, with an alert', async () => {
+    const dbPath = join(tmp.dir, `outbox-${++n}.sqlite`);
+    await boot({}, dbPath);
+    const newChat = -1009999999999;
+    sandbox.migrateChat(LEADS_CHAT, newChat);
+    const id = await submit();
+    expect(sandbox.messages(newChat).some((m) => m.text.startsWith(`🆕 Заявка #${id}`))).toBe(true);
+    expect(sqlite().prepare('select chat_id from leads where id = ?').get(id)).toEqual({ chat_id: String(newChat) });
+    await waitFor(() => sandbox.messages(ADMIN_CHAT).some((m) => m.text.includes(String(newChat))), 3000, 'the migration alert');
+    await server.close();
+    await boot({}, dbPath);
+    const next = await submit();
+    expect(sandbox.messages(newChat).some((m) => m.text.startsWith(`🆕 Заявка #${next}`))).toBe(true);
+  });
+});
+
+describe('repeats', () => {
+  it('after publication: the card gains a repeat block and a reply ping without personal data', async () => {
+    await boot();
+    const first = lead({ telegram: '@rep_after', phone: '+79990001111', guests: '10' });
+    const id = (await postLead(server, first)).body.lead_number;
+    await server.outbox.whenIdle();
+    clock.advance(MIN);
+    await postLead(server, lead({ telegram: '@REP_AFTER', phone: '+79990002222', guests: '25', name: 'Аня' }));
+    await server.outbox.whenIdle();
+    const card = cardOf(id)!;
+    expect(card.history).toHaveLength(1);
+    expect(card.text).toMatch(/🔁 Повторное обращение: \d\d\.\d\d\.\d{4} \d\d:\d\d\nИмя: Аня\nТелефон: \+79990002222\nГостей: 25/);
+    const ping = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card.message_id)!;
+    expect(ping.text).toBe(`🔁 Повторное обращение по заявке #${id}`);
+    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'pinged' });
+  });
+
+  it('before publication: the repeat is in the first card and causes no ping', async () => {
+    await boot();
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 1, chat_id: LEADS_CHAT });
+    const first = lead({ phone: '+79990003333' });
+    const id = (await postLead(server, first)).body.lead_number;
+    await server.outbox.whenIdle();
+    await postLead(server, lead({ phone: '+79990003333', guests: '99' }));
+    await server.outbox.whenIdle();
+    await tickAt(5 * SEC);
+    const card = cardOf(id)!;
+    expect(card.text).toContain('Гостей: 99');
+    expect(card.history).toHaveLength(0);
+    expect(sandbox.messages(LEADS_CHAT)).toHaveLength(1);
+    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'in_card' });
+  });
+
+  it('the card shows up to 3 repeats, newest first', async () => {
+    await boot();
+    const first = lead({ phone: '+79990004444' });
+    const id = (await postLead(server, first)).body.lead_number;
+    for (let i = 1; i <= 4; i += 1) {
+      clock.advance(MIN);
+      await postLead(server, lead({ phone: '+79990004444', guests: `гостей ${i}` }));
+      await server.outbox.whenIdle();
+    }
+    await server.outbox.tick();
+    const text = cardOf(id)!.text;
+    expect(text.match(/🔁 Повторное обращение:/g)).toHaveLength(3);
+    expect(text.indexOf('гостей 4')).toBeLessThan(text.indexOf('гостей 3'));
+    expect(text).not.toContain('гостей 1');
+    expect(text).toContain('…и ещё повторных: 1');
+  });
+
+  it('a repeat of a lead that became spam is only marked handled', async () => {
+    await boot();
+    sandbox.inject({ method: 'editMessageText', kind: 'server_error', count: 1, chat_id: LEADS_CHAT });
+    const first = lead({ phone: '+79990005555' });
+    const id = (await postLead(server, first)).body.lead_number;
+    await server.outbox.whenIdle();
+    await postLead(server, lead({ phone: '+79990005555' }));
+    await server.outbox.whenIdle();
+    sqlite().prepare("update leads set status = 'spam' where id = ?").run(id);
+    await tickAt(5 * SEC);
+    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'skipped' });
+    expect(sandbox.messages(LEADS_CHAT)).toHaveLength(1);
+  });
+
+  it('"message is not modified" counts as success; 5 failures give up', async () => {
+    await boot();
+    const a = lead({ phone: '+79990006666' });
+    const id = (await postLead(server, a)).body.lead_number;
+    await server.outbox.whenIdle();
+    sandbox.inject({ method: 'editMessageText', kind: 'bad_request', description: 'Bad Request: message is not modified: specified new message content', chat_id: LEADS_CHAT });
+    await postLead(server, lead({ phone: '+79990006666' }));
+    await server.outbox.whenIdle();
+    expect(sqlite().prepare('select notify_outcome from lead_repeats order by id desc').get()).toEqual({ notify_outcome: 'pinged' });
+
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 10, chat_id: LEADS_CHAT });
+    clock.advance(MIN);
+    await postLead(server, lead({ phone: '+79990006666' }));
+    await server.outbox.whenIdle();
+    for (const d of [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN]) await tickAt(d);
+    expect(sqlite().prepare('select notify_outcome, notify_attempts, last_error from lead_repeats order by id desc').get()).toEqual({
+      notify_outcome: 'gave_up',
+      notify_attempts: 4,
+      last_error: expect.stringContaining('500'),
+    });
+    await tickAt(15 * MIN);
+    expect(cardOf(id)).toBeDefined();
+  });
+});
+
+describe('unpublished leads report', () => {
+  it('lists every lead without a card with its last error and next attempt, oldest first', async () => {
+    await boot();
+    const published = await submit();
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 2, chat_id: LEADS_CHAT, description: 'Bad Gateway', status: 502 });
+    const a = await submit();
+    clock.advance(SEC);
+    const b = await submit();
+    const { OutboxRepository } = await import('../src/outbox/outbox.repository');
+    const list = await server.app.get(OutboxRepository).listUnpublished(50);
+    expect(list.map((l) => l.id)).toEqual([a, b]);
+    expect(list.map((l) => l.id)).not.toContain(published);
+    expect(list[0]).toMatchObject({ publish_attempts: 1, last_error: '502: Bad Gateway', next_attempt_at: clock.now() - SEC + 5 * SEC });
+  });
+});
