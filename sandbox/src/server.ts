@@ -211,13 +211,14 @@ export class TelegramSandbox {
   }
 
   /** Long polling as Telegram does it: answers at once when updates wait, else when one arrives or `timeout` passes. */
-  private getUpdates(params: Record<string, unknown>, req: IncomingMessage, res: ServerResponse): void {
+  private getUpdates(params: Record<string, unknown>, _req: IncomingMessage, res: ServerResponse): void {
     const offset = Number(params.offset ?? 0);
     const limit = Math.min(100, Math.max(1, Number(params.limit ?? 100)));
     const timeout = Math.min(this.maxPollSeconds, Math.max(0, Number(params.timeout ?? 0)));
     if (offset > 0) this.state.updates = this.state.updates.filter((u) => u.update_id >= offset);
     const answer = () => {
       cleanup();
+      if (res.destroyed || res.writableEnded) return;
       send(res, 200, { ok: true, result: this.state.updates.slice(0, limit) });
     };
     const onUpdate = () => {
@@ -228,7 +229,8 @@ export class TelegramSandbox {
       clearTimeout(timer);
       this.state.off('update', onUpdate);
     };
-    req.on('close', cleanup);
+    // The response's close, not the request's: that one fires as soon as the body has been read.
+    res.on('close', cleanup);
     if (this.state.updates.length > 0 || timeout === 0) return answer();
     this.state.on('update', onUpdate);
   }

@@ -7,6 +7,9 @@ import { DatabaseModule } from './database/database.module';
 import { LeadsModule } from './leads/leads.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { SCHEDULED_JOBS } from './outbox/outbox.scheduler';
+import { BotModule } from './bot/bot.module';
+import { BOT_POLLING } from './bot/bot.launcher';
+import { OperationsModule } from './operations.module';
 import { TelegramModule } from './telegram/telegram.module';
 
 @Module({})
@@ -15,9 +18,23 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [ConfigModule.register(config), ClockModule, ScheduleModule.forRoot(), DatabaseModule, TelegramModule, LeadsModule, OutboxModule],
-      providers: [{ provide: SCHEDULED_JOBS, useValue: true }],
-      exports: [SCHEDULED_JOBS],
+      imports: [
+        ConfigModule.register(config),
+        ClockModule,
+        ScheduleModule.forRoot(),
+        DatabaseModule,
+        TelegramModule,
+        LeadsModule,
+        OutboxModule,
+        OperationsModule,
+        // Without a token there is no bot: leads are stored, cards wait (CONTRACT section 2).
+        ...(config.telegram.token ? [BotModule] : []),
+      ],
+      providers: [
+        { provide: SCHEDULED_JOBS, useValue: true },
+        { provide: BOT_POLLING, useValue: true },
+      ],
+      exports: [SCHEDULED_JOBS, BOT_POLLING],
     };
   }
 }

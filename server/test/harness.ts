@@ -12,6 +12,7 @@ import { loadServerConfig, type ServerConfig } from '../src/config/config';
 import { DatabaseHandle } from '../src/database/database.module';
 import { OutboxService } from '../src/outbox/outbox.service';
 import { SCHEDULED_JOBS } from '../src/outbox/outbox.scheduler';
+import { BOT_POLLING } from '../src/bot/bot.launcher';
 
 export const SECRET = 'test-secret-0123456789abcdef';
 export const SALT = 'test-salt-for-ip-hashes';
@@ -81,6 +82,8 @@ export interface StartOptions {
   logger?: CapturingLogger;
   /** Run the outbox interval as production does. Off by default: tests call `outbox.tick()` with a fake clock. */
   scheduled?: boolean;
+  /** Poll the sandbox for updates (button presses, commands). Off by default. */
+  polling?: boolean;
 }
 
 export function testEnv(options: StartOptions): Record<string, string> {
@@ -111,6 +114,8 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     .useValue(clock)
     .overrideProvider(SCHEDULED_JOBS)
     .useValue(options.scheduled ?? false)
+    .overrideProvider(BOT_POLLING)
+    .useValue(options.polling ?? false)
     .setLogger(logger)
     .compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger });

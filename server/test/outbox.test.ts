@@ -63,8 +63,8 @@ describe('publishing a card', () => {
     expect(card.text).toContain('Телефон: +79991234567');
     expect(card.text).toContain('Статус: 🆕 Новая');
     expect(card.reply_markup!.inline_keyboard[0]).toEqual([
-      { text: 'В работу', callback_data: `lead:${id}:in_progress` },
-      { text: 'Спам', callback_data: `lead:${id}:spam` },
+      { text: 'В работу', callback_data: `lead:${id}:new:in_progress` },
+      { text: 'Спам', callback_data: `lead:${id}:new:spam` },
     ]);
     expect(card.reply_markup!.inline_keyboard[1]).toEqual([{ text: '✈️ Написать @anna_kim', url: 'https://t.me/anna_kim' }]);
     expect(sqlite().prepare('select published_at, chat_id, message_id, card_format from leads where id = ?').get(id)).toEqual({

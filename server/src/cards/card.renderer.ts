@@ -151,7 +151,7 @@ export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardO
   // An anonymised lead keeps its card for the record but has no buttons: nothing about it changes any more.
   const buttons: InlineKeyboard['inline_keyboard'] =
     lead.anonymised_at === null
-      ? [STATUS_BUTTONS[lead.status].map((b) => ({ text: b.text, callback_data: statusCallbackData(lead.id, b.to) }))]
+      ? [STATUS_BUTTONS[lead.status].map((b) => ({ text: b.text, callback_data: statusCallbackData(lead.id, lead.status, b.to) }))]
       : [];
   if (options.pii && lead.anonymised_at === null && lead.telegram) {
     buttons.push([{ text: `✈️ Написать ${lead.telegram}`, url: `https://t.me/${lead.telegram.slice(1)}` }]);

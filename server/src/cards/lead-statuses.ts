@@ -24,9 +24,21 @@ export const STATUS_BUTTONS: Record<LeadStatus, { text: string; to: LeadStatus }
   spam: [{ text: 'Не спам', to: 'new' }],
 };
 
-/** A card button's callback_data: `lead:<number>:<status>` (well under Telegram's 64 bytes). */
-export function statusCallbackData(leadId: number, to: LeadStatus): string {
-  return `lead:${leadId}:${to}`;
+/**
+ * A card button's callback_data: `lead:<number>:<status shown on the card>:<status to set>` (at most 45 bytes,
+ * Telegram allows 64). Carrying the shown status makes a press a compare-and-set against what the presser saw.
+ */
+export function statusCallbackData(leadId: number, from: LeadStatus, to: LeadStatus): string {
+  return `lead:${leadId}:${from}:${to}`;
 }
 
-export const STATUS_CALLBACK = /^lead:(\d{1,15}):([a-z_]{1,20})$/;
+export const STATUS_CALLBACK = /^lead:(\d{1,15}):([a-z_]{1,20}):([a-z_]{1,20})$/;
+
+export function isLeadStatus(value: string): value is LeadStatus {
+  return Object.prototype.hasOwnProperty.call(STATUS_LABEL, value);
+}
+
+/** True when the card of a lead in `from` offers a button that sets `to`. */
+export function isTransition(from: LeadStatus, to: LeadStatus): boolean {
+  return STATUS_BUTTONS[from].some((b) => b.to === to);
+}

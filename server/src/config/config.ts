@@ -17,6 +17,14 @@ export interface ServerConfig {
     cardPii: boolean;
   };
   publishIntervalSec: number;
+  housekeeping: {
+    /** A card still `new` after this many minutes gets one reminder reply. */
+    remindAfterMin: number;
+    /** The daily digest's local time, minutes after midnight in LEADS_TIMEZONE. */
+    digestAtMin: number;
+    /** Leads older than this are anonymised. */
+    retentionDays: number;
+  };
   telegram: {
     /** Null: leads are stored, publishing and alerts are paused (logged at start). */
     token: string | null;
@@ -70,6 +78,18 @@ class Reader {
     if (['0', 'false', 'no', 'off'].includes(v)) return false;
     this.problems.push(`${name} must be 1 or 0 (got "${v}")`);
     return fallback;
+  }
+
+  /** `HH:MM` (24 h) as minutes after midnight. */
+  time(name: string, fallback: number): number {
+    const v = this.raw(name);
+    if (v === undefined || v === '') return fallback;
+    const m = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(v);
+    if (!m) {
+      this.problems.push(`${name} must be a time like 09:00 (got "${v}")`);
+      return fallback;
+    }
+    return Number(m[1]) * 60 + Number(m[2]);
   }
 
   chatId(name: string): string | null {
@@ -140,6 +160,11 @@ export function loadServerConfig(env: Env): ServerConfig {
       cardPii: r.flag('LEADS_CARD_PII', true),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
+    housekeeping: {
+      remindAfterMin: r.int('LEADS_REMIND_AFTER_MIN', 30, 1, 7 * 24 * 60),
+      digestAtMin: r.time('LEADS_DIGEST_AT', 9 * 60),
+      retentionDays: r.int('LEADS_RETENTION_DAYS', 180, 1, 36500),
+    },
     telegram: {
       token,
       apiRoot,

@@ -17,6 +17,8 @@ export function openDatabase(path: string): { db: LeadsDb; sqlite: BetterSqlite3
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  // Erased personal data is overwritten, not left in free pages (retention, /stickers_forget).
+  sqlite.pragma('secure_delete = ON');
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
   });
@@ -34,6 +36,14 @@ export async function migrateToLatest(db: LeadsDb): Promise<string[]> {
     throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Moves every WAL frame into the main file and truncates the WAL, so that erased values do not survive in old
+ * page images (after anonymisation).
+ */
+export function checkpointTruncate(sqlite: BetterSqlite3.Database): void {
+  sqlite.pragma('wal_checkpoint(TRUNCATE)');
 }
 
 /** True when every known migration has been applied (for readiness). */

@@ -31,6 +31,10 @@ export interface LeadsTable {
   card_format: 'html' | 'plain' | null;
   status_changed_by: string | null;
   status_changed_at: number | null;
+  card_dirty_at: number | null;
+  card_refresh_attempts: Generated<number>;
+  card_refresh_next_at: number | null;
+  reminded_at: number | null;
 }
 
 export interface LeadRepeatsTable {
@@ -74,12 +78,29 @@ export interface AlertThrottlesTable {
   last_sent_at: number;
 }
 
+export interface LeadStatusChangesTable {
+  id: Generated<number>;
+  lead_id: number;
+  from_status: LeadStatus;
+  to_status: LeadStatus;
+  user_id: number;
+  user_name: string;
+  at: number;
+}
+
+export interface JobRunsTable {
+  key: string;
+  at: number;
+}
+
 export interface Database {
   leads: LeadsTable;
   lead_repeats: LeadRepeatsTable;
   rate_events: RateEventsTable;
   alert_throttles: AlertThrottlesTable;
   settings: SettingsTable;
+  lead_status_changes: LeadStatusChangesTable;
+  job_runs: JobRunsTable;
 }
 
 export type Lead = Selectable<LeadsTable>;

@@ -37,13 +37,25 @@ export class OutboxRepository {
    * The card is in the group. Repeats that were in it are handled ("a repeat that arrives before the card is
    * published is included in the first version of the card and causes no ping").
    */
-  async markPublished(p: { leadId: number; chatId: string; messageId: number; format: 'html' | 'plain'; repeatIds: number[]; now: number }): Promise<void> {
+  async markPublished(p: {
+    leadId: number;
+    chatId: string;
+    messageId: number;
+    format: 'html' | 'plain';
+    repeatIds: number[];
+    /** The lead's card_dirty_at when the card was rendered: the new card shows that change. */
+    dirtyAt: number | null;
+    now: number;
+  }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .updateTable('leads')
         .set({ published_at: p.now, chat_id: p.chatId, message_id: p.messageId, card_format: p.format, last_error: null })
         .where('id', '=', p.leadId)
         .execute();
+      if (p.dirtyAt !== null) {
+        await trx.updateTable('leads').set({ card_dirty_at: null }).where('id', '=', p.leadId).where('card_dirty_at', '=', p.dirtyAt).execute();
+      }
       if (p.repeatIds.length > 0) {
         await trx
           .updateTable('lead_repeats')
@@ -109,6 +121,37 @@ export class OutboxRepository {
       .updateTable('lead_repeats')
       .set({ notify_attempts: attempts, next_attempt_at: nextAttemptAt, last_error: error })
       .where('id', '=', id)
+      .execute();
+  }
+
+  /** Published cards that must be rewritten (a status change, an anonymisation) and whose retry time has come. */
+  dirtyCards(now: number, limit: number): Promise<{ id: number }[]> {
+    return this.db
+      .selectFrom('leads')
+      .select('id')
+      .where('card_dirty_at', 'is not', null)
+      .where('published_at', 'is not', null)
+      .where('card_refresh_next_at', '<=', now)
+      .orderBy('card_refresh_next_at')
+      .limit(limit)
+      .execute();
+  }
+
+  /** The card shows the change seen at `dirtyAt`; a newer change keeps it dirty. */
+  async markCardRefreshed(leadId: number, dirtyAt: number): Promise<void> {
+    await this.db
+      .updateTable('leads')
+      .set({ card_dirty_at: null, card_refresh_attempts: 0, card_refresh_next_at: null })
+      .where('id', '=', leadId)
+      .where('card_dirty_at', '=', dirtyAt)
+      .execute();
+  }
+
+  async markCardRefreshFailed(leadId: number, attempts: number, nextAt: number, error: string): Promise<void> {
+    await this.db
+      .updateTable('leads')
+      .set({ card_refresh_attempts: attempts, card_refresh_next_at: nextAt, last_error: error })
+      .where('id', '=', leadId)
       .execute();
   }
 

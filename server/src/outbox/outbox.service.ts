@@ -74,7 +74,10 @@ export class OutboxService {
     do {
       this.rerun = false;
       try {
-        if (await this.publishDue()) await this.notifyRepeats();
+        if (await this.publishDue()) {
+          await this.refreshDirtyCards();
+          await this.notifyRepeats();
+        }
       } catch (err) {
         // A bug or a database error: logged, and the next tick tries again. Nothing is marked done.
         this.logger.error(`outbox pass failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -82,7 +85,8 @@ export class OutboxService {
     } while (this.rerun && !this.stopped);
   }
 
-  private async leadsChatId(): Promise<string | null> {
+  /** The leads group: the id learnt from a migration, else LEADS_CHAT_ID. */
+  async leadsChatId(): Promise<string | null> {
     return (await this.settings.get(LEADS_CHAT_SETTING)) ?? this.config.telegram.leadsChatId;
   }
 
@@ -118,8 +122,9 @@ export class OutboxService {
     const card = this.cards.cardFor(lead, repeats);
     const sent = await this.telegram.send({ chatId, text: card.html, html: true, keyboard: card.keyboard });
     const repeatIds = repeats.map((r) => r.id);
+    const dirtyAt = lead.card_dirty_at;
     if (sent.ok) {
-      await this.repo.markPublished({ leadId: lead.id, chatId, messageId: sent.value.message_id, format: 'html', repeatIds, now: this.clock.now() });
+      await this.repo.markPublished({ leadId: lead.id, chatId, messageId: sent.value.message_id, format: 'html', repeatIds, dirtyAt, now: this.clock.now() });
       this.logger.log(`lead #${lead.id}: card published (message ${sent.value.message_id})`);
       return 'done';
     }
@@ -132,7 +137,7 @@ export class OutboxService {
       // Telegram refused the HTML: the lead must not wait forever, so the card goes out as plain text, and ops hear.
       const plain = await this.telegram.send({ chatId, text: card.plain, html: false, keyboard: card.keyboard });
       if (plain.ok) {
-        await this.repo.markPublished({ leadId: lead.id, chatId, messageId: plain.value.message_id, format: 'plain', repeatIds, now: this.clock.now() });
+        await this.repo.markPublished({ leadId: lead.id, chatId, messageId: plain.value.message_id, format: 'plain', repeatIds, dirtyAt, now: this.clock.now() });
         this.logger.warn(`lead #${lead.id}: card published as plain text (${sent.description})`);
         void this.alerts.sendThrottled(
           `card_plain:${lead.id}`,
@@ -182,6 +187,43 @@ export class OutboxService {
       0,
       `ℹ️ Группа заявок стала супергруппой: новый id ${to} (был ${from}). Карточки идут туда; обновите LEADS_CHAT_ID.`,
     );
+  }
+
+  private async refreshDirtyCards(): Promise<void> {
+    for (const { id } of await this.repo.dirtyCards(this.clock.now(), BATCH_SIZE)) {
+      if (this.stopped || !this.ready()) return;
+      if ((await this.refreshCard(id)) === 'flood') return;
+    }
+  }
+
+  /**
+   * Rewrites a published card to show its lead as it is now (status line, buttons, anonymisation). A failure
+   * leaves the card marked, and the outbox tries again on the retry schedule.
+   */
+  async refreshCard(leadId: number): Promise<Step> {
+    const lead = await this.repo.findLead(leadId);
+    if (!lead || lead.card_dirty_at === null || lead.chat_id === null || lead.message_id === null) return 'done';
+    if (!this.ready()) return 'flood';
+    const card = this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
+    const html = lead.card_format !== 'plain';
+    const edited = await this.telegram.edit(lead.chat_id, lead.message_id, html ? card.html : card.plain, html, card.keyboard);
+    if (edited.ok || edited.kind === 'not_modified') {
+      await this.repo.markCardRefreshed(lead.id, lead.card_dirty_at);
+      return 'done';
+    }
+    if (edited.kind === 'flood') return this.flood(edited.retryAfterSec, edited.description, async () => undefined);
+    if (edited.kind === 'gone') {
+      await this.repo.republish(lead.id, this.clock.now(), edited.description);
+      return 'done';
+    }
+    if (edited.kind === 'migrated') {
+      await this.migrated(lead.chat_id, edited.newChatId);
+      return 'done';
+    }
+    const attempts = lead.card_refresh_attempts + 1;
+    await this.repo.markCardRefreshFailed(lead.id, attempts, this.clock.now() + retryDelayMs(attempts), edited.description);
+    this.logger.warn(`lead #${lead.id}: card rewrite attempt ${attempts} failed: ${edited.description}`);
+    return 'done';
   }
 
   /** Seed, Branch 3: edit the card to add the repeat block, then a short ping as a reply with no personal data. */

@@ -1,0 +1,51 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../clock/clock';
+import { DatabaseHandle } from '../database/database.module';
+import { checkpointTruncate } from '../database/database';
+import { OutboxService } from '../outbox/outbox.service';
+import { AnonymisationRepository, type AnonymiseResult } from './anonymisation.repository';
+
+/** CONTRACT section 8: anonymisation erases personal fields, rewrites the card, keeps the lead for statistics. */
+@Injectable()
+export class AnonymisationService {
+  private readonly logger = new Logger('Anonymisation');
+
+  constructor(
+    private readonly repo: AnonymisationRepository,
+    private readonly database: DatabaseHandle,
+    private readonly outbox: OutboxService,
+    private readonly clock: Clock,
+  ) {}
+
+  async forget(leadId: number): Promise<AnonymiseResult> {
+    const result = await this.repo.anonymise(leadId, this.clock.now());
+    if (result === 'done') {
+      this.afterErase();
+      this.logger.log(`lead #${leadId}: anonymised`);
+      await this.outbox.refreshCard(leadId);
+    }
+    return result;
+  }
+
+  /** Anonymises every lead older than the retention period, in batches; returns how many. */
+  async applyRetention(retentionDays: number): Promise<number> {
+    const cutoff = this.clock.now() - retentionDays * 24 * 60 * 60 * 1000;
+    let total = 0;
+    for (;;) {
+      const ids = await this.repo.expired(cutoff, 100);
+      if (ids.length === 0) break;
+      for (const id of ids) if ((await this.repo.anonymise(id, this.clock.now())) === 'done') total += 1;
+    }
+    if (total > 0) {
+      this.afterErase();
+      this.logger.log(`retention: ${total} lead(s) older than ${retentionDays} days anonymised`);
+      this.outbox.publishSoon();
+    }
+    return total;
+  }
+
+  /** Old page images in the WAL still hold the erased values until a truncating checkpoint. */
+  private afterErase(): void {
+    checkpointTruncate(this.database.sqlite);
+  }
+}

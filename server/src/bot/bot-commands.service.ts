@@ -1,0 +1,67 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AnonymisationService } from '../anonymisation/anonymisation.service';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { OutboxService } from '../outbox/outbox.service';
+import { ReportsService } from '../reports/reports.service';
+
+export const BOT_COMMANDS = [
+  { command: 'stickers_new', description: 'Заявки без карточки и всё ещё новые' },
+  { command: 'stickers_stats', description: 'Статистика заявок за 7 и 30 дней' },
+  { command: 'stickers_forget', description: 'Обезличить заявку: /stickers_forget 42' },
+] as const;
+export type BotCommand = 'stickers_new' | 'stickers_stats' | 'stickers_forget';
+
+export interface CommandCall {
+  command: BotCommand;
+  chatId: string;
+  userId: number;
+  /** The text after the command. */
+  args: string;
+}
+
+export const COMMAND_ANSWERS = {
+  wrongChat: 'Команды работают только в группе заявок и в чате админов.',
+  notManager: 'Обезличивать заявки могут только менеджеры.',
+  forgetUsage: 'Укажите номер заявки: /stickers_forget 42',
+} as const;
+
+/** Decides what each command answers; the update handler only passes the call in and the text out. */
+@Injectable()
+export class BotCommandsService {
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly reports: ReportsService,
+    private readonly anonymisation: AnonymisationService,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  async run(call: CommandCall): Promise<string> {
+    const allowed = [await this.outbox.leadsChatId(), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
+    if (!allowed.includes(call.chatId)) return COMMAND_ANSWERS.wrongChat;
+    switch (call.command) {
+      case 'stickers_new':
+        return this.reports.newLeads();
+      case 'stickers_stats':
+        return this.reports.stats();
+      case 'stickers_forget':
+        return this.forget(call);
+    }
+  }
+
+  private async forget(call: CommandCall): Promise<string> {
+    const managers = this.config.telegram.managerIds;
+    if (managers && !managers.includes(call.userId)) return COMMAND_ANSWERS.notManager;
+    const m = /^#?(\d{1,15})$/.exec(call.args.trim());
+    if (!m) return COMMAND_ANSWERS.forgetUsage;
+    const id = Number(m[1]);
+    switch (await this.anonymisation.forget(id)) {
+      case 'done':
+        return `🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`;
+      case 'already':
+        return `Заявка #${id} уже обезличена.`;
+      case 'unknown':
+        return `Заявки #${id} нет.`;
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { SCHEDULED_JOBS } from '../outbox/outbox.scheduler';
+import { HousekeepingService } from './housekeeping.service';
+
+/** Thin: runs housekeeping once a minute; a run never overlaps the previous one. */
+@Injectable()
+export class HousekeepingScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private running: Promise<unknown> | null = null;
+
+  constructor(
+    @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
+    private readonly housekeeping: HousekeepingService,
+    private readonly registry: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.scheduled) return;
+    this.registry.addInterval('housekeeping', setInterval(() => void this.tick(), 60_000));
+  }
+
+  tick(): Promise<unknown> {
+    this.running ??= this.housekeeping.run().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.registry.doesExist('interval', 'housekeeping')) this.registry.deleteInterval('housekeeping');
+    await this.running;
+  }
+}

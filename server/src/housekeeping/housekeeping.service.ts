@@ -1,0 +1,110 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AnonymisationService } from '../anonymisation/anonymisation.service';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { SECRET_FAILURE_WINDOW_MS } from '../leads/leads-access.guard';
+import { RateEventsRepository } from '../rate-limits/rate-events.repository';
+import { ReportsService } from '../reports/reports.service';
+import { TelegramGateway } from '../telegram/telegram.gateway';
+import { HousekeepingRepository } from './housekeeping.repository';
+
+const HOUR = 60 * 60 * 1000;
+
+/** Local date and minutes after midnight of `ms` in `timezone`. */
+export function localClock(ms: number, timezone: string): { date: string; minutes: number } {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, p.value]),
+  );
+  return { date: `${parts.year}-${parts.month}-${parts.day}`, minutes: Number(parts.hour) * 60 + Number(parts.minute) };
+}
+
+export interface HousekeepingReport {
+  reminders: number;
+  digest: boolean;
+  anonymised: number;
+  pruned: number;
+}
+
+/** CONTRACT section 8, once a minute: reminders, the daily digest, retention, pruning. Each job is idempotent. */
+@Injectable()
+export class HousekeepingService {
+  private readonly logger = new Logger('Housekeeping');
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly repo: HousekeepingRepository,
+    private readonly rateEvents: RateEventsRepository,
+    private readonly anonymisation: AnonymisationService,
+    private readonly reports: ReportsService,
+    private readonly telegram: TelegramGateway,
+    private readonly clock: Clock,
+  ) {}
+
+  async run(): Promise<HousekeepingReport> {
+    const report: HousekeepingReport = { reminders: 0, digest: false, anonymised: 0, pruned: 0 };
+    // Each job on its own: one failing does not stop the others.
+    const jobs: [string, () => Promise<void>][] = [
+      ['reminders', async () => void (report.reminders = await this.remind())],
+      ['digest', async () => void (report.digest = await this.digest())],
+      ['retention', async () => void (report.anonymised = await this.anonymisation.applyRetention(this.config.housekeeping.retentionDays))],
+      ['prune', async () => void (report.pruned = await this.prune())],
+    ];
+    for (const [name, job] of jobs) {
+      try {
+        await job();
+      } catch (err) {
+        this.logger.error(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return report;
+  }
+
+  /** One reminder reply on a card still `new` after LEADS_REMIND_AFTER_MIN, once per lead. */
+  async remind(): Promise<number> {
+    const { remindAfterMin } = this.config.housekeeping;
+    let sent = 0;
+    for (const lead of await this.repo.dueReminders(this.clock.now() - remindAfterMin * 60_000, 20)) {
+      if (!(await this.repo.claimReminder(lead.id, this.clock.now()))) continue;
+      const result = await this.telegram.send({
+        chatId: lead.chat_id!,
+        text: `⏰ Заявка #${lead.id} ждёт ответа больше ${remindAfterMin} мин. Возьмите её в работу.`,
+        html: false,
+        replyTo: lead.message_id!,
+      });
+      if (result.ok) sent += 1;
+      else {
+        await this.repo.releaseReminder(lead.id);
+        this.logger.warn(`lead #${lead.id}: reminder not sent (${result.description}); next minute tries again`);
+        if (result.kind === 'flood') break;
+      }
+    }
+    return sent;
+  }
+
+  /** The daily digest to the admin chat at LEADS_DIGEST_AT local time, once per local day even across restarts. */
+  async digest(): Promise<boolean> {
+    const chat = this.config.telegram.adminChatId;
+    if (!chat || !this.telegram.available) return false;
+    const { date, minutes } = localClock(this.clock.now(), this.config.timezone);
+    if (minutes < this.config.housekeeping.digestAtMin) return false;
+    const key = `digest:${date}`;
+    if (!(await this.repo.claimRun(key, this.clock.now()))) return false;
+    const result = await this.telegram.send({ chatId: chat, text: await this.reports.digest(), html: false });
+    if (!result.ok) {
+      await this.repo.releaseRun(key);
+      this.logger.warn(`digest not sent (${result.description}); next minute tries again`);
+      return false;
+    }
+    this.logger.log(`digest for ${date} sent`);
+    return true;
+  }
+
+  /** Drops limit and lockout records older than any window can see. */
+  async prune(): Promise<number> {
+    const widest = Math.max(this.config.leads.ipWindowSec * 1000, HOUR, SECRET_FAILURE_WINDOW_MS);
+    return this.rateEvents.pruneBefore(this.clock.now() - widest);
+  }
+}

@@ -1,0 +1,64 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { STATUS_CALLBACK, STATUS_LABEL, isLeadStatus, isTransition } from '../cards/lead-statuses';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { OutboxRepository } from '../outbox/outbox.repository';
+import { OutboxService } from '../outbox/outbox.service';
+import { LeadStatusRepository } from './lead-status.repository';
+
+export interface ButtonPress {
+  data: string;
+  /** The chat of the card whose button was pressed. */
+  chatId: string;
+  userId: number;
+  userName: string;
+}
+
+/** Short answers shown to the presser (Telegram shows at most 200 characters). */
+export const PRESS_ANSWERS = {
+  foreignChat: 'Кнопки карточек работают только в группе заявок.',
+  notManager: 'Менять статус заявки могут только менеджеры.',
+  malformed: 'Неизвестная кнопка.',
+  unknownLead: 'Заявка не найдена.',
+  anonymised: 'Заявка обезличена: статус больше не меняется.',
+} as const;
+
+/** CONTRACT section 6: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
+@Injectable()
+export class LeadStatusService {
+  private readonly logger = new Logger('LeadStatus');
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly statuses: LeadStatusRepository,
+    private readonly leads: OutboxRepository,
+    private readonly outbox: OutboxService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Decides a press and returns the text to answer the callback with. */
+  async press(p: ButtonPress): Promise<string> {
+    if (p.chatId !== (await this.outbox.leadsChatId())) return PRESS_ANSWERS.foreignChat;
+    const managers = this.config.telegram.managerIds;
+    if (managers && !managers.includes(p.userId)) return PRESS_ANSWERS.notManager;
+    const m = STATUS_CALLBACK.exec(p.data);
+    if (!m || !isLeadStatus(m[2]) || !isLeadStatus(m[3]) || !isTransition(m[2], m[3])) return PRESS_ANSWERS.malformed;
+    const [leadId, from, to] = [Number(m[1]), m[2], m[3]];
+    const lead = await this.leads.findLead(leadId);
+    if (!lead) return PRESS_ANSWERS.unknownLead;
+    if (lead.anonymised_at !== null) return PRESS_ANSWERS.anonymised;
+
+    const changed = await this.statuses.change({ leadId, from, to, userId: p.userId, userName: p.userName, at: this.clock.now() });
+    if (!changed) {
+      const now = await this.leads.findLead(leadId);
+      const who = now?.status_changed_by ? ` (${now.status_changed_by})` : '';
+      // The card may be stale if an earlier rewrite failed: rewrite it now so the presser sees the truth.
+      await this.outbox.refreshCard(leadId);
+      return `Статус уже изменён: ${now ? STATUS_LABEL[now.status] : '—'}${who}.`;
+    }
+    this.logger.log(`lead #${leadId}: ${from} → ${to} by user ${p.userId}`);
+    await this.outbox.refreshCard(leadId);
+    return `Готово: ${STATUS_LABEL[to]}`;
+  }
+}

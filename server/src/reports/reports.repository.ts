@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+import type { LeadStatus } from '../database/schema';
+
+/** Read-only queries for the bot's commands and the daily digest. */
+@Injectable()
+export class ReportsRepository {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /** Leads still `new` (published or not, not anonymised), oldest first. */
+  stillNew(limit: number) {
+    return this.db
+      .selectFrom('leads')
+      .select(['id', 'created_at', 'published_at'])
+      .where('status', '=', 'new')
+      .where('anonymised_at', 'is', null)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  async countStillNew(): Promise<number> {
+    const row = await this.db
+      .selectFrom('leads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'new')
+      .where('anonymised_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async statusCounts(since: number): Promise<Record<LeadStatus, number>> {
+    const rows = await this.db
+      .selectFrom('leads')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('created_at', '>=', since)
+      .groupBy('status')
+      .execute();
+    const counts: Record<LeadStatus, number> = { new: 0, in_progress: 0, won: 0, lost: 0, spam: 0 };
+    for (const r of rows) counts[r.status] = Number(r.n);
+    return counts;
+  }
+
+  async repeatsSince(since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('lead_repeats')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('created_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { STATUS_LABEL } from '../cards/lead-statuses';
+import { formatTime } from '../cards/card.renderer';
+import { Clock } from '../clock/clock';
+import { Inject } from '@nestjs/common';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { LEAD_STATUSES } from '../database/schema';
+import { OutboxRepository } from '../outbox/outbox.repository';
+import { ReportsRepository } from './reports.repository';
+
+const DAY = 24 * 60 * 60 * 1000;
+/** Lines per section of /stickers_new before "…and N more". */
+export const LIST_CAP = 15;
+
+function ago(ms: number): string {
+  const min = Math.max(0, Math.floor(ms / 60000));
+  if (min < 60) return `${min} мин`;
+  const h = Math.floor(min / 60);
+  if (h < 48) return `${h} ч ${min % 60} мин`;
+  return `${Math.floor(h / 24)} дн`;
+}
+
+/** The texts of /stickers_new, /stickers_stats and the daily digest. No personal data: numbers and lead numbers. */
+@Injectable()
+export class ReportsService {
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly reports: ReportsRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  private time(ms: number): string {
+    return formatTime(ms, this.config.timezone);
+  }
+
+  /** CONTRACT section 8: leads without a card (last error, next attempt) and leads still new, oldest first. */
+  async newLeads(): Promise<string> {
+    const now = this.clock.now();
+    const unpublished = await this.outbox.listUnpublished(LIST_CAP + 1);
+    const unpublishedTotal = await this.outbox.countUnpublished();
+    const stillNew = await this.reports.stillNew(LIST_CAP + 1);
+    const stillNewTotal = await this.reports.countStillNew();
+    const lines: string[] = [];
+    if (unpublishedTotal === 0) lines.push('✅ Все заявки опубликованы.');
+    else {
+      lines.push(`📭 Без карточки: ${unpublishedTotal}`);
+      for (const l of unpublished.slice(0, LIST_CAP)) {
+        const error = l.last_error ? `ошибка: ${l.last_error.slice(0, 120)}` : 'ещё не отправлялась';
+        lines.push(`#${l.id} · ${this.time(l.created_at)} · попыток ${l.publish_attempts} · ${error} · следующая попытка ${this.time(Math.max(l.next_attempt_at, now))}`);
+      }
+      if (unpublishedTotal > LIST_CAP) lines.push(`…и ещё ${unpublishedTotal - LIST_CAP}`);
+    }
+    lines.push('');
+    if (stillNewTotal === 0) lines.push('✅ Новых необработанных заявок нет.');
+    else {
+      lines.push(`🆕 В статусе «Новая»: ${stillNewTotal}`);
+      for (const l of stillNew.slice(0, LIST_CAP)) {
+        lines.push(`#${l.id} · ${this.time(l.created_at)} · ждёт ${ago(now - l.created_at)}${l.published_at === null ? ' · без карточки' : ''}`);
+      }
+      if (stillNewTotal > LIST_CAP) lines.push(`…и ещё ${stillNewTotal - LIST_CAP}`);
+    }
+    return lines.join('\n');
+  }
+
+  /** Counts by status for the last 7 and 30 days, repeats, unpublished. */
+  async stats(): Promise<string> {
+    const now = this.clock.now();
+    const lines = ['📊 Заявки'];
+    for (const days of [7, 30]) {
+      const counts = await this.reports.statusCounts(now - days * DAY);
+      const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
+      lines.push('', `За ${days} дней: ${total}`);
+      for (const s of LEAD_STATUSES) lines.push(`${STATUS_LABEL[s]}: ${counts[s]}`);
+      lines.push(`🔁 Повторных обращений: ${await this.reports.repeatsSince(now - days * DAY)}`);
+    }
+    lines.push('', `📭 Без карточки сейчас: ${await this.outbox.countUnpublished()}`);
+    return lines.join('\n');
+  }
+
+  /** The daily digest to the admin chat: the last 24 hours. */
+  async digest(): Promise<string> {
+    const now = this.clock.now();
+    const counts = await this.reports.statusCounts(now - DAY);
+    const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
+    return [
+      `🗓 Сводка за сутки: заявок ${total}`,
+      ...LEAD_STATUSES.map((s) => `${STATUS_LABEL[s]}: ${counts[s]}`),
+      `🔁 Повторных обращений: ${await this.reports.repeatsSince(now - DAY)}`,
+      `📭 Без карточки сейчас: ${await this.outbox.countUnpublished()}`,
+      `🕒 Всё ещё «Новая»: ${await this.reports.countStillNew()}`,
+    ].join('\n');
+  }
+}

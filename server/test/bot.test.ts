@@ -1,0 +1,284 @@
+/**
+ * The real bot (nestjs-telegraf, long polling) against the sandbox: presses and commands arrive as updates through
+ * getUpdates. CONTRACT sections 6 and 8; time-based jobs use the fake clock.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_USER, startSandbox, type SandboxUser, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
+import { HousekeepingScheduler } from '../src/housekeeping/housekeeping.scheduler';
+import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+
+const MIN = 60_000;
+const PRIVATE_CHAT = 777001;
+const OTHER: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег', username: 'oleg_mgr' };
+let tmp: ReturnType<typeof tempDir>;
+let sandbox: TelegramSandbox;
+let server: TestServer;
+let clock: FakeClock;
+let n = 0;
+
+async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `bot-${++n}.sqlite`)) {
+  server = await startServer({ dbPath, sandbox, clock, polling: true, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  await waitFor(() => sandbox.state.commands.length > 0, 5000, 'setMyCommands at launch');
+  return server;
+}
+
+async function newLead(overrides: Record<string, unknown> = {}) {
+  const res = await postLead(server, lead(overrides));
+  await server.outbox.whenIdle();
+  const id = res.body.lead_number as number;
+  return { id, card: () => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))! };
+}
+
+/** Presses a button as a member and waits for the bot's answer to that press. */
+async function press(chatId: number, messageId: number, data: string, from: SandboxUser = DEFAULT_USER): Promise<string> {
+  const id = sandbox.press(chatId, messageId, data, from);
+  const answer = await waitFor(() => sandbox.state.callbackAnswers.find((a) => a.callback_query_id === id), 5000, `answer to ${data}`);
+  return answer.text ?? '';
+}
+
+/** Sends a command as a member and waits for the bot's reply to it. */
+async function command(chatId: number, text: string, from: SandboxUser = DEFAULT_USER): Promise<string> {
+  const messageId = sandbox.say(chatId, text, from);
+  const reply = await waitFor(() => sandbox.messages(chatId).find((m) => m.reply_to_message_id === messageId && m.from.is_bot), 5000, `reply to ${text}`);
+  return reply.text;
+}
+
+const status = (id: number) => server.db.sqlite.prepare('select status from leads where id = ?').get(id) as { status: string };
+const buttons = (card: { reply_markup?: { inline_keyboard: { text: string; callback_data?: string }[][] } }) =>
+  card.reply_markup!.inline_keyboard[0].map((b) => b.text);
+
+beforeAll(async () => {
+  tmp = tempDir();
+  sandbox = await startSandbox();
+  sandbox.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' });
+});
+afterAll(async () => {
+  await sandbox.stop();
+  tmp.remove();
+});
+beforeEach(() => {
+  clock = new FakeClock();
+});
+afterEach(async () => {
+  await server?.close();
+  sandbox.state.reset();
+});
+
+describe('status buttons (CONTRACT section 6)', () => {
+  it('walks every transition of the table: status line names who and when, buttons follow, history recorded', async () => {
+    await boot();
+    const { id, card } = await newLead();
+    expect(buttons(card())).toEqual(['В работу', 'Спам']);
+    const steps: [string, string, string, string[]][] = [
+      ['new', 'in_progress', '🛠 В работе', ['Заказ', 'Отказ', 'Спам']],
+      ['in_progress', 'won', '✅ Заказ', ['Вернуть в работу']],
+      ['won', 'in_progress', '🛠 В работе', ['Заказ', 'Отказ', 'Спам']],
+      ['in_progress', 'lost', '❌ Отказ', ['Вернуть в работу']],
+      ['lost', 'in_progress', '🛠 В работе', ['Заказ', 'Отказ', 'Спам']],
+      ['in_progress', 'spam', '🚫 Спам', ['Не спам']],
+      ['spam', 'new', '🆕 Новая', ['В работу', 'Спам']],
+      ['new', 'spam', '🚫 Спам', ['Не спам']],
+    ];
+    for (const [from, to, label, next] of steps) {
+      clock.advance(MIN);
+      const answer = await press(LEADS_CHAT, card().message_id, `lead:${id}:${from}:${to}`);
+      expect(answer).toBe(`Готово: ${label}`);
+      expect(status(id)).toEqual({ status: to });
+      expect(card().text).toMatch(new RegExp(`Статус: ${label} — Мария Менеджер, \\d\\d\\.\\d\\d\\.\\d{4} \\d\\d:\\d\\d`));
+      expect(buttons(card())).toEqual(next);
+    }
+    const history = server.db.sqlite.prepare('select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ? order by id').all(id);
+    expect(history).toEqual(steps.map(([from, to]) => ({ from_status: from, to_status: to, user_id: DEFAULT_USER.id, user_name: 'Мария Менеджер' })));
+  });
+
+  it('two managers at once: one change, the other is told it already changed', async () => {
+    await boot();
+    const { id, card } = await newLead();
+    const [a, b] = await Promise.all([
+      press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, DEFAULT_USER),
+      press(LEADS_CHAT, card().message_id, `lead:${id}:new:spam`, OTHER),
+    ]);
+    const answers = [a, b].sort();
+    expect(answers[0]).toMatch(/^Готово: /);
+    expect(answers[1]).toMatch(/^Статус уже изменён: /);
+    expect(server.db.sqlite.prepare('select count(*) as n from lead_status_changes').get()).toEqual({ n: 1 });
+  });
+
+  it('refuses presses from another chat, from non-managers, with malformed data, for unknown or anonymised leads', async () => {
+    await boot({ LEADS_MANAGER_IDS: `${DEFAULT_USER.id}` });
+    const { id, card } = await newLead();
+    const foreign = await fetch(`${sandbox.url}/bot${sandbox.token}/sendMessage`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ chat_id: ADMIN_CHAT, text: 'копия', reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: `lead:${id}:new:in_progress` }]] } }),
+    }).then((r) => r.json() as Promise<{ result: { message_id: number } }>);
+    expect(await press(ADMIN_CHAT, foreign.result.message_id, `lead:${id}:new:in_progress`)).toBe('Кнопки карточек работают только в группе заявок.');
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, OTHER)).toBe('Менять статус заявки могут только менеджеры.');
+    for (const data of ['lead:abc', `lead:${id}:new:won`, `lead:${id}:new:bogus`, 'x'.repeat(64)]) {
+      expect(await press(LEADS_CHAT, card().message_id, data)).toBe('Неизвестная кнопка.');
+    }
+    expect(await press(LEADS_CHAT, card().message_id, 'lead:99999:new:in_progress')).toBe('Заявка не найдена.');
+    expect(status(id)).toEqual({ status: 'new' });
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toContain('обезличена');
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe('Заявка обезличена: статус больше не меняется.');
+    expect(server.db.sqlite.prepare('select count(*) as n from lead_status_changes').get()).toEqual({ n: 0 });
+  });
+
+  it('a lead marked spam by a button stops matching repeats', async () => {
+    await boot();
+    const first = lead({ phone: '+79995554433' });
+    const created = (await postLead(server, first)).body.lead_number;
+    await server.outbox.whenIdle();
+    const card = sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${created}\n`))!;
+    await press(LEADS_CHAT, card.message_id, `lead:${created}:new:spam`);
+    expect(await postLead(server, lead({ phone: '+79995554433' }))).toMatchObject({ status: 201 });
+  });
+});
+
+describe('commands (CONTRACT section 8)', () => {
+  it('are registered with setMyCommands', async () => {
+    await boot();
+    expect(sandbox.state.commands.map((c: any) => c.command)).toEqual(['stickers_new', 'stickers_stats', 'stickers_forget']);
+  });
+
+  it('/stickers_new lists leads without a card (error, next attempt) and leads still new, oldest first', async () => {
+    await boot();
+    const published = await newLead();
+    clock.advance(MIN);
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', status: 502, description: 'Bad Gateway', count: 1, chat_id: LEADS_CHAT });
+    const stuck = await newLead();
+    const reply = await command(ADMIN_CHAT, '/stickers_new');
+    const lines = reply.split('\n');
+    expect(lines[0]).toBe('📭 Без карточки: 1');
+    expect(lines[1]).toMatch(new RegExp(`^#${stuck.id} · .* · попыток 1 · ошибка: 502: Bad Gateway · следующая попытка `));
+    expect(reply).toContain('🆕 В статусе «Новая»: 2');
+    expect(reply.indexOf(`#${published.id} · `, reply.indexOf('«Новая»'))).toBeLessThan(reply.indexOf(`#${stuck.id} · `, reply.indexOf('«Новая»')));
+    expect(reply).toContain('без карточки');
+  });
+
+  it('/stickers_new caps each list with an "and N more" line', async () => {
+    await boot();
+    for (let i = 0; i < 17; i += 1) await newLead();
+    const reply = await command(LEADS_CHAT, '/stickers_new');
+    expect(reply).toContain('✅ Все заявки опубликованы.');
+    expect(reply).toContain('🆕 В статусе «Новая»: 17');
+    expect(reply).toContain('…и ещё 2');
+  });
+
+  it('/stickers_stats counts by status for 7 and 30 days, repeats and unpublished', async () => {
+    await boot();
+    const old = await newLead({ phone: '+79990000001' });
+    await press(LEADS_CHAT, old.card().message_id, `lead:${old.id}:new:in_progress`);
+    clock.advance(10 * 24 * 60 * MIN);
+    const fresh = await newLead({ phone: '+79990000002' });
+    await postLead(server, lead({ phone: '+79990000002' }));
+    const reply = await command(LEADS_CHAT, '/stickers_stats');
+    expect(reply).toContain('За 7 дней: 1\n🆕 Новая: 1\n🛠 В работе: 0');
+    expect(reply).toContain('За 30 дней: 2\n🆕 Новая: 1\n🛠 В работе: 1');
+    expect(reply).toMatch(/За 7 дней[\s\S]*🔁 Повторных обращений: 1/);
+    expect(reply).toContain('📭 Без карточки сейчас: 0');
+    expect(fresh.id).toBeGreaterThan(old.id);
+  });
+
+  it('/stickers_forget anonymises one lead: fields erased, card rewritten, statistics kept', async () => {
+    await boot();
+    const { id, card } = await newLead({ name: 'Зоя Секретная', telegram: '@zoya_secret', phone: '+79993332211', comment: 'тайна', guests: '12' });
+    expect(await command(LEADS_CHAT, '/stickers_forget #' + id)).toBe(`🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`);
+    expect(server.db.sqlite.prepare('select name, telegram, phone, comment, ip_hash, guests, status from leads where id = ?').get(id)).toEqual({
+      name: null, telegram: null, phone: null, comment: null, ip_hash: null, guests: '12', status: 'new',
+    });
+    expect(card().text).toContain('🗑 Личные данные удалены');
+    expect(card().text).not.toContain('Зоя');
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toBe(`Заявка #${id} уже обезличена.`);
+    expect(await command(LEADS_CHAT, '/stickers_forget 9999')).toBe('Заявки #9999 нет.');
+    expect(await command(LEADS_CHAT, '/stickers_forget')).toBe('Укажите номер заявки: /stickers_forget 42');
+    expect(await command(LEADS_CHAT, '/stickers_stats')).toContain('За 7 дней: 1');
+  });
+
+  it('answer only in the leads group or the admin chat', async () => {
+    await boot();
+    expect(await command(PRIVATE_CHAT, '/stickers_stats')).toBe('Команды работают только в группе заявок и в чате админов.');
+  });
+});
+
+describe('housekeeping (once a minute)', () => {
+  it('one reminder reply on a card still new after 30 minutes, once per lead, even with two runs at once', async () => {
+    await boot();
+    const waiting = await newLead();
+    const taken = await newLead();
+    await press(LEADS_CHAT, taken.card().message_id, `lead:${taken.id}:new:in_progress`);
+    const housekeeping = server.app.get(HousekeepingService);
+    clock.advance(30 * MIN - 1);
+    expect(await housekeeping.remind()).toBe(0);
+    clock.advance(1);
+    const [a, b] = await Promise.all([housekeeping.remind(), housekeeping.remind()]);
+    expect(a + b).toBe(1);
+    clock.advance(60 * MIN);
+    expect(await housekeeping.remind()).toBe(0);
+    const reminders = sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('⏰'));
+    expect(reminders).toHaveLength(1);
+    expect(reminders[0]).toMatchObject({ reply_to_message_id: waiting.card().message_id, text: `⏰ Заявка #${waiting.id} ждёт ответа больше 30 мин. Возьмите её в работу.` });
+  });
+
+  it('the daily digest goes to the admin chat at LEADS_DIGEST_AT, once per day even across a restart', async () => {
+    // 2026-11-29 05:59 UTC = 08:59 in Moscow.
+    clock = new FakeClock(Date.UTC(2026, 10, 29, 5, 59));
+    const dbPath = join(tmp.dir, `bot-${++n}.sqlite`);
+    await boot({}, dbPath);
+    await newLead();
+    const scheduler = server.app.get(HousekeepingScheduler);
+    await scheduler.tick();
+    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(0);
+    clock.advance(MIN);
+    await Promise.all([scheduler.tick(), scheduler.tick()]);
+    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
+    expect(sandbox.messages(ADMIN_CHAT)[0].text).toContain('🗓 Сводка за сутки: заявок 1');
+    await server.close();
+    clock.advance(3 * 60 * MIN);
+    await boot({}, dbPath);
+    await server.app.get(HousekeepingScheduler).tick();
+    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
+    clock.advance(21 * 60 * MIN);
+    await server.app.get(HousekeepingScheduler).tick();
+    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(2);
+  });
+
+  it('retention anonymises leads older than LEADS_RETENTION_DAYS: exactly the personal fields, gone from every database file', async () => {
+    const dbPath = join(tmp.dir, `retention-${++n}`, 'leads.sqlite');
+    await boot({ LEADS_RETENTION_DAYS: '30' }, dbPath);
+    const secrets = { name: 'Ульяна Удаляемая', telegram: '@uliana_erase', phone: '+79997776655', comment: 'Секретный комментарий', client_ip: '203.0.113.99' };
+    const old = await newLead({ ...secrets, date: '1 мая', guests: '15' });
+    await postLead(server, lead({ phone: secrets.phone, name: 'Ульяна Повтор', comment: 'Повторный секрет' }));
+    await server.outbox.whenIdle();
+    clock.advance(29 * 24 * 60 * MIN);
+    const recent = await newLead({ name: 'Свежая Заявка' });
+    clock.advance(1 * 24 * 60 * MIN + 1);
+    const report = await server.app.get(HousekeepingService).run();
+    expect(report.anonymised).toBe(1);
+    expect(server.db.sqlite.prepare('select name, telegram, telegram_key, phone, comment, ip_hash, date, guests from leads where id = ?').get(old.id)).toEqual({
+      name: null, telegram: null, telegram_key: null, phone: null, comment: null, ip_hash: null, date: '1 мая', guests: '15',
+    });
+    expect(server.db.sqlite.prepare('select name from leads where id = ?').get(recent.id)).toEqual({ name: 'Свежая Заявка' });
+    await server.outbox.tick();
+    expect(old.card().text).toContain('🗑 Личные данные удалены');
+    const dir = join(dbPath, '..');
+    const values = [secrets.name, secrets.telegram, secrets.telegram.toLowerCase(), secrets.phone, secrets.comment, 'Ульяна Повтор', 'Повторный секрет'];
+    for (const file of readdirSync(dir)) {
+      const bytes = readFileSync(join(dir, file));
+      for (const v of values) expect({ file, value: v, found: bytes.includes(Buffer.from(v)) }).toEqual({ file, value: v, found: false });
+    }
+  });
+
+  it('prunes limit and lockout records older than every window', async () => {
+    await boot();
+    await postLead(server, lead());
+    await postLead(server, lead(), { 'X-Stickers-Leads-Secret': 'wrong' });
+    const housekeeping = server.app.get(HousekeepingService);
+    clock.advance(60 * MIN - 1);
+    expect(await housekeeping.prune()).toBe(0);
+    clock.advance(1);
+    expect(await housekeeping.prune()).toBe(2);
+  });
+});
