@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run dev`: the Telegram sandbox and the leads server (watch mode) with development defaults, no secrets
+// `npm run dev`: the Telegram sandbox, the leads server (watch mode) and the landing (Vite, hot reload) with development defaults, no secrets
 // needed, SQLite under ./data/. Variables already set in the environment win. Ctrl-C stops everything.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 const root = new URL('..', import.meta.url).pathname;
 const SANDBOX_PORT = process.env.SANDBOX_PORT ?? '3002';
 const SERVER_PORT = process.env.PORT ?? '3000';
+const LANDING_PORT = process.env.LANDING_PORT ?? '3001';
 const TOKEN = '123456789:sandbox-token';
 
 const devEnv = {
@@ -25,7 +26,8 @@ mkdirSync(`${root}/data`, { recursive: true });
 
 const children = [];
 function start(name, cmd, args, extraEnv = {}) {
-  const child = spawn(cmd, args, { cwd: root, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const cwd = name === 'landing' ? `${root}/landing` : root;
+  const child = spawn(cmd, args, { cwd, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = (line) => `[${name}] ${line}`;
   for (const stream of [child.stdout, child.stderr]) {
     let buf = '';
@@ -56,9 +58,14 @@ process.on('SIGTERM', () => stop(0));
 
 start('sandbox', process.execPath, ['sandbox/dist/cli.js']);
 start('server', 'npx', ['nest', 'start', '--watch', '--preserveWatchOutput']);
+start('landing', process.execPath, ['server.mjs'], {
+  PORT: LANDING_PORT,
+  LEADS_ENDPOINT: process.env.LEADS_ENDPOINT ?? `http://127.0.0.1:${SERVER_PORT}/leads`,
+});
 
 console.log(`
   Stickers Leads (development)
+  - landing:          http://localhost:${LANDING_PORT}/
   - leads API:        http://localhost:${SERVER_PORT}/leads   (secret: ${env.LEADS_SECRET})
   - Telegram sandbox: http://127.0.0.1:${SANDBOX_PORT}/
   - database:         ${env.DATABASE_PATH}

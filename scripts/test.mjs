@@ -14,7 +14,21 @@ const only = process.argv.slice(2);
 const suites = [
   { name: 'shared', cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'shared.json')}`], cwd: 'shared' },
   { name: 'server', cmd: ['npx', 'jest', '--json', `--outputFile=${join(reports, 'server.json')}`], cwd: 'server' },
+  { name: 'landing', cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`], cwd: 'landing' },
+  {
+    name: 'e2e',
+    cmd: ['node', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${join(reports, 'e2e.tap')}`, 'e2e/'],
+    cwd: '.',
+    tap: true,
+  },
 ].filter((s) => only.length === 0 || only.includes(s.name));
+
+/** node:test's TAP summary ("# pass N", "# fail N") as the counts the JSON reporters give. */
+function readTap(file) {
+  const text = readFileSync(file, 'utf8');
+  const count = (what) => Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { numPassedTests: count('pass'), numFailedTests: count('fail') + count('cancelled'), numTotalTests: count('tests') };
+}
 
 let passed = 0;
 let failed = 0;
@@ -25,7 +39,7 @@ for (const suite of suites) {
   const run = spawnSync(suite.cmd[0], suite.cmd.slice(1), { cwd: join(root, suite.cwd), stdio: 'inherit', env: process.env });
   let report;
   try {
-    report = JSON.parse(readFileSync(join(reports, `${suite.name}.json`), 'utf8'));
+    report = suite.tap ? readTap(join(reports, `${suite.name}.tap`)) : JSON.parse(readFileSync(join(reports, `${suite.name}.json`), 'utf8'));
   } catch {
     report = null;
   }

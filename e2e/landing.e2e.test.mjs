@@ -1,0 +1,98 @@
+// The landing in headless Chromium (Debian's chromium, driven by playwright-core) against the built landing, the
+// real server and the Telegram sandbox: a person fills the form, with JavaScript and without.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, startStack, waitUntil } from './stack.mjs';
+
+let stack;
+let browser;
+
+before(async () => {
+  stack = await startStack({ minFillMs: 1500 });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function fillLikeAPerson(page, { name, telegram, phone, comment }) {
+  await page.getByLabel('Имя').pressSequentially(name, { delay: 20 });
+  await page.getByLabel('Ник в Telegram').pressSequentially(telegram, { delay: 20 });
+  await page.getByLabel('Телефон').pressSequentially(phone, { delay: 20 });
+  if (comment) await page.getByLabel('Что хотите получить').fill(comment);
+  // A person takes longer than MIN_FILL_MS to fill the form.
+  await page.waitForTimeout(1600);
+}
+
+describe('landing form in a browser', () => {
+  it('with JavaScript: sent, still sent after a reload, and the card is in the group', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await fillLikeAPerson(page, { name: 'Вера Браузерная', telegram: '@vera_browser', phone: '+7 999 555-11-22', comment: 'Стикеры для команды' });
+    await page.evaluate(() => (window.__samePage = true));
+    const button = page.getByRole('button', { name: 'Отправить заявку' });
+    await button.click();
+    // While the request is on its way the button shows progress and cannot be pressed again.
+    await page.getByRole('button', { name: 'Отправляем…' }).waitFor({ state: 'attached', timeout: 2000 }).catch(() => undefined);
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    assert.equal(await page.evaluate(() => window.__samePage), true, 'no page reload with JavaScript on');
+    await page.reload();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('form').count(), 0);
+    const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes('Вера Браузерная')), 10000, 'the card');
+    assert.match(card.text, /Telegram: @vera_browser/);
+    assert.match(card.text, /Телефон: \+79995551122/);
+    await context.close();
+  });
+
+  it('without JavaScript: a plain POST shows sent, and the card is in the group', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await fillLikeAPerson(page, { name: 'Глеб Безскриптов', telegram: 'gleb_nojs', phone: '+7 999 555-33-44' });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    await page.goto(stack.landingUrl);
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 5000 });
+    const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes('Глеб Безскриптов')), 10000, 'the card');
+    assert.match(card.text, /Telegram: @gleb_nojs/);
+    await context.close();
+  });
+
+  it('a field error is shown next to its field, in Russian, and the typed values stay (with and without JavaScript)', async () => {
+    for (const javaScriptEnabled of [true, false]) {
+      const context = await browser.newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      await page.goto(stack.landingUrl);
+      await fillLikeAPerson(page, { name: 'Пётр', telegram: '@petr_ok', phone: '12345' });
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      const error = page.locator('[data-error-for="phone"]');
+      await error.waitFor({ timeout: 5000 });
+      assert.equal(await error.textContent(), 'Телефон в формате +79991234567');
+      const phone = page.getByLabel('Телефон');
+      assert.equal(await phone.getAttribute('aria-invalid'), 'true');
+      assert.match(await phone.getAttribute('aria-describedby'), /phone-error/);
+      assert.equal(await page.getByLabel('Имя').inputValue(), 'Пётр');
+      assert.equal(await page.locator('[data-state="invalid"]').count(), 1);
+      await context.close();
+    }
+    assert.equal((await stack.cards()).some((c) => c.text.includes('Пётр')), false);
+  });
+
+  it('a bot that submits at once gets "sent" and nothing reaches the group', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await page.getByLabel('Имя').fill('Быстрый Бот');
+    await page.getByLabel('Ник в Telegram').fill('@fast_bot_x');
+    await page.getByLabel('Телефон').fill('+79990000999');
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 5000 });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await stack.cards()).some((c) => c.text.includes('Быстрый Бот')), false);
+    await context.close();
+  });
+});

@@ -1,0 +1,119 @@
+// Starts the real stack for end-to-end tests: the Telegram sandbox, the built server and the built landing, each
+// on a free loopback port, with a fresh SQLite file. Everything is stopped by stop().
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const root = new URL('..', import.meta.url).pathname;
+export const LEADS_CHAT = -1001000000001;
+export const SECRET = 'e2e-secret-0123456789abcdef';
+
+export async function freePort() {
+  const server = createServer();
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+async function waitForHttp(url, child, name, timeoutMs = 30000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${child.output}`);
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not come up at ${url}:\n${child.output}`);
+}
+
+function run(name, args, env, cwd = root) {
+  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.output = '';
+  child.stdout.on('data', (d) => (child.output += d));
+  child.stderr.on('data', (d) => (child.output += d));
+  return child;
+}
+
+export async function startStack({ minFillMs = 1500, serverEnv = {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
+  const [sandboxPort, serverPort, landingPort] = [await freePort(), await freePort(), await freePort()];
+  const token = '123456789:sandbox-token';
+  const sandbox = run('sandbox', ['sandbox/dist/cli.js'], { SANDBOX_PORT: String(sandboxPort) });
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  await waitForHttp(`${sandboxUrl}/sandbox/api/state`, sandbox, 'sandbox');
+  const server = run('server', ['server/dist/main.js'], {
+    PORT: String(serverPort),
+    DATABASE_PATH: join(dir, 'leads.sqlite'),
+    LEADS_SECRET: SECRET,
+    LEADS_IP_SALT: 'e2e-salt',
+    TELEGRAM_BOT_TOKEN: token,
+    TELEGRAM_API_ROOT: sandboxUrl,
+    LEADS_CHAT_ID: String(LEADS_CHAT),
+    ADMIN_CHAT_ID: '-1001000000002',
+    ...serverEnv,
+  });
+  const serverUrl = `http://127.0.0.1:${serverPort}`;
+  await waitForHttp(`${serverUrl}/leads`, server, 'server');
+  const landing = run('landing', ['server.mjs'], {
+    NODE_ENV: 'production',
+    PORT: String(landingPort),
+    HOST: '127.0.0.1',
+    LEADS_ENDPOINT: `${serverUrl}/leads`,
+    LEADS_SECRET: SECRET,
+    TELEGRAM_BOT_TOKEN: token,
+    TELEGRAM_API_ROOT: sandboxUrl,
+    LEADS_CHAT_ID: String(LEADS_CHAT),
+    MIN_FILL_MS: String(minFillMs),
+  }, join(root, 'landing'));
+  const landingUrl = `http://127.0.0.1:${landingPort}`;
+  await waitForHttp(`${landingUrl}/health`, landing, 'landing');
+
+  return {
+    sandboxUrl,
+    serverUrl,
+    landingUrl,
+    dbPath: join(dir, 'leads.sqlite'),
+    processes: { sandbox, server, landing },
+    async state() {
+      return (await fetch(`${sandboxUrl}/sandbox/api/state`)).json();
+    },
+    async cards() {
+      const state = await this.state();
+      return state.chats.find((c) => c.id === LEADS_CHAT).messages.filter((m) => m.text.startsWith('🆕 Заявка'));
+    },
+    async stop() {
+      for (const child of [landing, server, sandbox]) if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.all([landing, server, sandbox].map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export async function waitUntil(probe, timeoutMs = 10000, what = 'condition') {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,101 @@
+import { SECRET_HEADER, type LeadFields, type LeadRequestBody } from '@stickers/shared';
+import type { LandingEnv } from '../env.server';
+import { requestMessage, type TelegramText } from './request-message.server';
+
+/** CONTRACT section 9: where a request went. */
+export type DeliveryRoute = 'server' | 'server-throttled' | 'server-rejected' | 'fallback' | 'lost' | 'direct' | 'console';
+/** What the visitor sees for each route. */
+export type VisitorState = 'sent' | 'throttled' | 'error';
+
+export const ROUTE_STATE: Record<DeliveryRoute, VisitorState> = {
+  server: 'sent',
+  'server-throttled': 'throttled',
+  'server-rejected': 'error',
+  fallback: 'sent',
+  lost: 'error',
+  direct: 'sent',
+  console: 'sent',
+};
+
+export const SERVER_TIMEOUT_MS = 5000;
+export const TELEGRAM_TIMEOUT_MS = 10_000;
+
+export interface Delivery {
+  requestId: string;
+  lead: LeadFields;
+  clientIp: string;
+}
+
+export interface DeliveryResult {
+  route: DeliveryRoute;
+  /** The server's status, when it answered. */
+  status?: number;
+  detail?: string;
+}
+
+/** One `sendMessage` straight to the leads group (no buttons, no number: an admin handles it by hand). */
+async function sendToTelegram(telegram: NonNullable<LandingEnv['telegram']>, message: TelegramText): Promise<{ ok: boolean; detail: string }> {
+  try {
+    const res = await fetch(`${telegram.apiRoot}/bot${telegram.token}/sendMessage`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ chat_id: telegram.chatId, text: message.text, entities: message.entities, link_preview_options: { is_disabled: true } }),
+      signal: AbortSignal.timeout(TELEGRAM_TIMEOUT_MS),
+    });
+    const body = (await res.json().catch(() => ({}))) as { ok?: boolean; description?: string };
+    return res.ok && body.ok ? { ok: true, detail: 'telegram accepted' } : { ok: false, detail: `telegram ${res.status}: ${body.description ?? ''}` };
+  } catch (err) {
+    return { ok: false, detail: `telegram unreachable: ${err instanceof Error ? err.name : String(err)}` };
+  }
+}
+
+/**
+ * Seed, `deliverRequest.ts` and its status table: POST to the server with the secret and a 5 s timeout; 201/200
+ * sent; 429 and 422 never fall back; 401, 404, 413, 5xx, any other status, a timeout or a network error fall back
+ * to a direct Telegram message with the warning line. Without a server configured: straight to Telegram (no
+ * warning line), or to the console when Telegram is not configured either.
+ */
+export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promise<DeliveryResult> {
+  const { requestId, lead } = delivery;
+  if (!env.leadsEndpoint || !env.leadsSecret) {
+    if (!env.telegram) {
+      // The console route exists for local runs; the seed prints the request.
+      console.log(`[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false }).text}`);
+      return { route: 'console' };
+    }
+    const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: false }));
+    return { route: sent.ok ? 'direct' : 'lost', detail: sent.detail };
+  }
+
+  const body: LeadRequestBody = {
+    request_id: requestId,
+    name: lead.name,
+    telegram: lead.telegram,
+    phone: lead.phone,
+    ...(lead.date ? { date: lead.date } : {}),
+    ...(lead.guests ? { guests: lead.guests } : {}),
+    ...(lead.comment ? { comment: lead.comment } : {}),
+    client_ip: delivery.clientIp,
+  };
+  let status: number | undefined;
+  let detail: string;
+  try {
+    const res = await fetch(env.leadsEndpoint, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', [SECRET_HEADER]: env.leadsSecret },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+    });
+    status = res.status;
+    detail = (await res.text().catch(() => '')).slice(0, 300);
+    if (status === 201 || status === 200) return { route: 'server', status };
+    if (status === 429) return { route: 'server-throttled', status };
+    if (status === 422) return { route: 'server-rejected', status, detail };
+  } catch (err) {
+    detail = err instanceof Error && err.name === 'TimeoutError' ? 'server timeout (5 s)' : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;
+  }
+
+  if (!env.telegram) return { route: 'lost', status, detail: `${detail}; no Telegram fallback configured` };
+  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true }));
+  return { route: sent.ok ? 'fallback' : 'lost', status, detail: `${detail}; ${sent.detail}` };
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { fallbackWarning, requestMessage } from './request-message.server';
+import { LANDING_WINDOW_MS, RateLimiter, visitorIp } from './rate-limit.server';
+import { signStartedAt, verifyStartedAt } from './started-at.server';
+import { submitRequest, type SubmitContext } from './submit-request.server';
+import { markRequestSent, requestSentRecently, sentCookieRecent, SENT_TTL_MS } from './request-sent';
+import { LandingConfigError, loadLandingEnv } from '../env.server';
+
+const key = Buffer.alloc(32, 7);
+const NOW = 1_800_000_000_000;
+const valid = { name: 'Анна', telegram: '@anna_k', phone: '+79991234567' };
+
+function form(fields: Record<string, string | undefined>): FormData {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) f.set(k, v);
+  return f;
+}
+const ctx = (over: Partial<SubmitContext> = {}): SubmitContext => ({ ip: '203.0.113.1', now: NOW, minFillMs: 3000, signingKey: key, limiter: new RateLimiter(), ...over });
+const base = (over: Record<string, string | undefined> = {}) =>
+  form({ ...valid, company: '', startedAt: signStartedAt(NOW - 5000, key), requestId: '0f8fad5b-d9cb-469f-a165-70867728950e', ...over });
+
+describe('submitRequest: the seed order of checks', () => {
+  it('1. honeypot filled or missing → bot (quiet success), before anything else', () => {
+    expect(submitRequest(base({ company: 'ACME', name: '' }), ctx())).toMatchObject({ kind: 'bot', reason: 'honeypot' });
+    expect(submitRequest(base({ company: undefined }), ctx())).toMatchObject({ kind: 'bot', reason: 'honeypot' });
+  });
+  it('2. startedAt missing, forged or too recent → bot, before the schema', () => {
+    expect(submitRequest(base({ startedAt: undefined, name: '' }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: `${NOW - 60000}.${'A'.repeat(43)}` }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 2999, key) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 3000, key) }), ctx())).toMatchObject({ kind: 'ok' });
+    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 60000, Buffer.alloc(32, 8)) }), ctx())).toMatchObject({ kind: 'bot' });
+  });
+  it('3. schema → invalid with per-field codes, before the rate limit', () => {
+    const limiter = new RateLimiter(1);
+    limiter.take('203.0.113.1', NOW);
+    expect(submitRequest(base({ name: 'A', phone: '123' }), ctx({ limiter }))).toMatchObject({ kind: 'invalid', errors: { name: 'too_short', phone: 'invalid' } });
+  });
+  it('4. the per-IP limit → throttled, keeping the values', () => {
+    const c = ctx({ limiter: new RateLimiter(1) });
+    expect(submitRequest(base(), c).kind).toBe('ok');
+    expect(submitRequest(base(), c)).toMatchObject({ kind: 'throttled', values: { name: 'Анна' } });
+  });
+  it('keeps a valid UUID v4 requestId and makes one when it is missing or not v4', () => {
+    expect(submitRequest(base(), ctx()).requestId).toBe('0f8fad5b-d9cb-469f-a165-70867728950e');
+    expect(submitRequest(base({ requestId: '0F8FAD5B-D9CB-469F-A165-70867728950E' }), ctx()).requestId).toBe('0f8fad5b-d9cb-469f-a165-70867728950e');
+    for (const bad of [undefined, '', 'nope', '0f8fad5b-d9cb-169f-a165-70867728950e']) {
+      const id = submitRequest(base({ requestId: bad }), ctx()).requestId;
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(id).not.toBe('0f8fad5b-d9cb-169f-a165-70867728950e');
+    }
+  });
+});
+
+describe('rateLimit', () => {
+  it('allows 5 per IP per 10 minutes, the 6th is refused, and the window slides', () => {
+    const limiter = new RateLimiter();
+    for (let i = 0; i < 5; i += 1) expect(limiter.take('a', NOW + i * 1000)).toBe(true);
+    expect(limiter.take('a', NOW + 5000)).toBe(false);
+    expect(limiter.take('b', NOW + 5000)).toBe(true);
+    expect(limiter.take('a', NOW + LANDING_WINDOW_MS - 1)).toBe(false);
+    expect(limiter.take('a', NOW + LANDING_WINDOW_MS)).toBe(true);
+    expect(limiter.take('a', NOW + LANDING_WINDOW_MS + 1)).toBe(false);
+  });
+  it('a refused attempt does not extend the window', () => {
+    const limiter = new RateLimiter(1, 1000);
+    expect(limiter.take('a', 0)).toBe(true);
+    expect(limiter.take('a', 999)).toBe(false);
+    expect(limiter.take('a', 1000)).toBe(true);
+  });
+  it('the IP is the first x-forwarded-for value, else the socket address', () => {
+    expect(visitorIp(new Headers({ 'x-forwarded-for': ' 198.51.100.1 , 10.0.0.1' }), '127.0.0.1')).toBe('198.51.100.1');
+    expect(visitorIp(new Headers(), '127.0.0.1')).toBe('127.0.0.1');
+    expect(visitorIp(new Headers({ 'x-forwarded-for': '' }), undefined)).toBe('unknown');
+  });
+});
+
+describe('requestMessage', () => {
+  const lead = { ...valid, date: '14 февраля', guests: '30', comment: 'Свадьба 💍' };
+  it('fallback: the exact warning first line, then the request; username linked by a text_link entity', () => {
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const m = requestMessage(lead, id, { fallback: true });
+    expect(m.text.split('\n')[0]).toBe(`⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${id})`);
+    expect(fallbackWarning(id)).toBe(m.text.split('\n')[0]);
+    expect(m.entities).toHaveLength(1);
+    const e = m.entities[0];
+    expect(m.text.slice(e.offset, e.offset + e.length)).toBe('@anna_k');
+    expect(e.url).toBe('https://t.me/anna_k');
+  });
+  it('offsets count UTF-16 code units: Cyrillic and emoji (surrogate pairs) before the username', () => {
+    const m = requestMessage({ ...lead, name: '👩‍🎨 Аня 🎉' }, '0f8fad5b-d9cb-469f-a165-70867728950e', { fallback: true });
+    const e = m.entities[0];
+    // ⚠️ is 2 units; 👩‍🎨 is 5; 🎉 is 2: code points would give a smaller offset.
+    const codePoints = Array.from(m.text.slice(0, e.offset)).length;
+    expect(codePoints).toBeLessThan(e.offset);
+    const units = Array.from(new TextEncoder().encode(m.text)).length; // sanity: the text is not empty
+    expect(units).toBeGreaterThan(0);
+    const utf16 = [...m.text].map((c) => c.length).reduce((a, b) => a + b, 0);
+    expect(utf16).toBe(m.text.length);
+    expect(m.text.slice(e.offset, e.offset + e.length)).toBe('@anna_k');
+  });
+  it('direct mode has no warning line but names the request_id', () => {
+    const m = requestMessage(lead, 'x-id', { fallback: false });
+    expect(m.text).not.toContain('⚠️');
+    expect(m.text.split('\n')[0]).toBe('Заявка с сайта (request_id x-id)');
+  });
+});
+
+describe('startedAt signing', () => {
+  it('verifies what it signed and nothing else', () => {
+    expect(verifyStartedAt(signStartedAt(NOW, key), key)).toBe(NOW);
+    expect(verifyStartedAt(String(NOW), key)).toBeNull();
+    expect(verifyStartedAt(signStartedAt(NOW, key).replace(String(NOW), String(NOW - 10000)), key)).toBeNull();
+    expect(verifyStartedAt(undefined, key)).toBeNull();
+  });
+});
+
+describe('requestSent', () => {
+  it('remembers a success for 24 hours in localStorage and in the cookie', () => {
+    const store = new Map<string, string>();
+    const storage = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v), removeItem: (k: string) => void store.delete(k) };
+    expect(requestSentRecently(storage, NOW)).toBe(false);
+    markRequestSent(storage, NOW);
+    expect(requestSentRecently(storage, NOW + SENT_TTL_MS - 1)).toBe(true);
+    expect(requestSentRecently(storage, NOW + SENT_TTL_MS)).toBe(false);
+    expect(sentCookieRecent(`a=1; stickers_request_sent=${NOW}`, NOW + 1000)).toBe(true);
+    expect(sentCookieRecent(`stickers_request_sent=${NOW}`, NOW + SENT_TTL_MS)).toBe(false);
+    expect(sentCookieRecent(null, NOW)).toBe(false);
+  });
+});
+
+describe('landing env', () => {
+  it('lists every problem, one line each', () => {
+    try {
+      loadLandingEnv({ LEADS_ENDPOINT: 'ftp://x', MIN_FILL_MS: 'soon', TELEGRAM_BOT_TOKEN: '1:abc' });
+      expect.unreachable();
+    } catch (err) {
+      expect((err as LandingConfigError).problems).toEqual([
+        'LEADS_ENDPOINT must be the full http(s) URL of POST /leads (got "ftp://x")',
+        'LEADS_ENDPOINT and LEADS_SECRET must be set together (or both left empty for direct mode)',
+        'TELEGRAM_BOT_TOKEN and LEADS_CHAT_ID must be set together (the fallback needs both)',
+        'MIN_FILL_MS must be a whole number of milliseconds up to 600000 (got "soon")',
+      ]);
+    }
+  });
+  it('defaults: direct mode, 3000 ms fill time', () => {
+    expect(loadLandingEnv({})).toMatchObject({ leadsEndpoint: null, telegram: null, minFillMs: 3000, signingKeyIsRandom: true });
+  });
+});

@@ -1,0 +1,56 @@
+import { getEnv } from '../env.server';
+import { deliverRequest, ROUTE_STATE } from './deliver-request.server';
+import type { FormValues } from './form-fields';
+import { visitorIp, visitorLimiter } from './rate-limit.server';
+import { signStartedAt } from './started-at.server';
+import { submitRequest } from './submit-request.server';
+import type { FieldErrors, LeadField } from '@stickers/shared';
+
+export type FormState = 'sent' | 'throttled' | 'error' | 'invalid';
+
+export interface ActionResult {
+  state: FormState;
+  requestId: string;
+  values?: FormValues;
+  errors?: FieldErrors<LeadField>;
+}
+
+/** What the page needs to render a fresh form: a new request id and a signed start time. */
+export function freshForm(now = Date.now()): { requestId: string; startedAt: string } {
+  return { requestId: crypto.randomUUID(), startedAt: signStartedAt(now, getEnv().signingKey) };
+}
+
+/**
+ * The form's server action: checks (submitRequest), delivery (deliverRequest), one log line per request with the
+ * route and no personal data. Everything but "sent" hands back the typed values and the same request id.
+ */
+export async function handleLeadForm(request: Request, socketAddress: string | undefined, now = Date.now()): Promise<ActionResult> {
+  const env = getEnv();
+  const form = await request.formData();
+  const check = submitRequest(form, {
+    ip: visitorIp(request.headers, socketAddress),
+    now,
+    minFillMs: env.minFillMs,
+    signingKey: env.signingKey,
+    limiter: visitorLimiter,
+  });
+  switch (check.kind) {
+    case 'bot':
+      // Not a delivery route: a bot gets a quiet "sent" and nothing is sent anywhere.
+      console.log(`[request] ${check.requestId} → dropped (${check.reason})`);
+      return { state: 'sent', requestId: check.requestId };
+    case 'invalid':
+      console.log(`[request] ${check.requestId} → invalid (${Object.keys(check.errors).join(', ')})`);
+      return { state: 'invalid', requestId: check.requestId, values: check.values, errors: check.errors };
+    case 'throttled':
+      console.log(`[request] ${check.requestId} → throttled`);
+      return { state: 'throttled', requestId: check.requestId, values: check.values };
+    case 'ok': {
+      const result = await deliverRequest({ requestId: check.requestId, lead: check.lead, clientIp: visitorIp(request.headers, socketAddress) }, env);
+      const why = result.route === 'server-rejected' || result.route === 'lost' || result.route === 'fallback' ? ` (${result.status ?? '-'} ${(result.detail ?? '').replace(/\s+/g, ' ').slice(0, 200)})` : '';
+      console.log(`[request] ${check.requestId} → ${result.route}${why}`);
+      const state = ROUTE_STATE[result.route];
+      return state === 'sent' ? { state, requestId: check.requestId } : { state, requestId: check.requestId, values: check.values };
+    }
+  }
+}

@@ -1,0 +1,151 @@
+import { Form, Link, useNavigation } from '@remix-run/react';
+import { fieldErrorText, validateLeadFields, type FieldErrors, type LeadField } from '@stickers/shared';
+import { useEffect, useRef, useState } from 'react';
+import { HONEYPOT_FIELD, readValues } from './form-fields';
+import type { ActionResult } from './lead-form.server';
+import { forgetRequestSent, markRequestSent, requestSentRecently } from './request-sent';
+
+interface Props {
+  requestId: string;
+  startedAt: string;
+  /** The server saw the "sent" cookie. */
+  sentBefore: boolean;
+  result: ActionResult | undefined;
+}
+
+const FIELDS: { name: LeadField; label: string; type?: string; required?: boolean; hint?: string; autoComplete?: string }[] = [
+  { name: 'name', label: 'Имя', required: true, autoComplete: 'name' },
+  { name: 'telegram', label: 'Ник в Telegram', required: true, hint: '@name или ссылка t.me/name', autoComplete: 'off' },
+  { name: 'phone', label: 'Телефон', type: 'tel', required: true, hint: '+7 999 123-45-67', autoComplete: 'tel' },
+  { name: 'date', label: 'Дата события', hint: 'необязательно' },
+  { name: 'guests', label: 'Сколько гостей или героев', hint: 'необязательно' },
+];
+
+const STATE_TEXT = {
+  throttled: 'Слишком много заявок подряд. Попробуйте через несколько минут — всё введённое сохранено.',
+  error: 'Не получилось отправить заявку. Попробуйте ещё раз — всё введённое сохранено. Или напишите нам в Telegram.',
+  invalid: 'Проверьте поля, отмеченные ниже.',
+} as const;
+
+export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
+  const navigation = useNavigation();
+  const submitting = navigation.state === 'submitting';
+  const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField> | null>(null);
+  const [sentInBrowser, setSentInBrowser] = useState(false);
+  const formRef = useRef<HTMLFormElement>(null);
+
+  useEffect(() => {
+    if (result?.state === 'sent') markRequestSent(window.localStorage);
+  }, [result]);
+  useEffect(() => {
+    setSentInBrowser(requestSentRecently(window.localStorage));
+  }, []);
+
+  const sent = result ? result.state === 'sent' : sentBefore || sentInBrowser;
+  if (sent) {
+    return (
+      <div className="result" role="status" data-state="sent">
+        <p className="done">Заявка отправлена!</p>
+        <p>Мы напишем вам в Telegram в течение рабочего дня.</p>
+        <p>
+          <Link to="/?again" reloadDocument onClick={() => forgetRequestSent(window.localStorage)}>
+            Отправить ещё одну заявку
+          </Link>
+        </p>
+      </div>
+    );
+  }
+
+  const errors = clientErrors ?? result?.errors ?? {};
+  const values = result?.values;
+  const state = clientErrors && Object.keys(clientErrors).length > 0 ? 'invalid' : result?.state;
+  const id = result?.requestId ?? requestId;
+
+  return (
+    <Form
+      method="post"
+      ref={formRef}
+      noValidate
+      aria-describedby={state ? 'form-result' : undefined}
+      onSubmit={(event) => {
+        // The same shared rules as the server, before anything is sent.
+        const checked = validateLeadFields(readValues(new FormData(event.currentTarget)));
+        if (!checked.ok) {
+          event.preventDefault();
+          setClientErrors(checked.errors);
+          const first = Object.keys(checked.errors)[0];
+          formRef.current?.querySelector<HTMLElement>(`[name="${first}"]`)?.focus();
+        } else {
+          setClientErrors(null);
+        }
+      }}
+    >
+      {state && state !== 'sent' ? (
+        <div id="form-result" className={`result ${state}`} role="alert" data-state={state}>
+          {STATE_TEXT[state]}
+        </div>
+      ) : null}
+      <input type="hidden" name="requestId" value={id} />
+      <input type="hidden" name="startedAt" value={startedAt} />
+      <div className="trap" aria-hidden="true">
+        <label>
+          Компания
+          <input type="text" name={HONEYPOT_FIELD} tabIndex={-1} autoComplete="off" defaultValue="" />
+        </label>
+      </div>
+      {FIELDS.map((f) => (
+        <Field key={f.name} {...f} error={errors[f.name]} defaultValue={values?.[f.name]} />
+      ))}
+      <Field name="comment" label="Что хотите получить" hint="необязательно" multiline error={errors.comment} defaultValue={values?.comment} />
+      <button type="submit" disabled={submitting} aria-busy={submitting}>
+        {submitting ? 'Отправляем…' : 'Отправить заявку'}
+      </button>
+      <p className="fine">Нажимая кнопку, вы соглашаетесь на обработку контактов для ответа на заявку.</p>
+    </Form>
+  );
+}
+
+function Field(props: {
+  name: LeadField;
+  label: string;
+  type?: string;
+  required?: boolean;
+  hint?: string;
+  autoComplete?: string;
+  multiline?: boolean;
+  error?: string;
+  defaultValue?: string;
+}) {
+  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue } = props;
+  const errorId = `${name}-error`;
+  const hintId = `${name}-hint`;
+  const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
+  const common = {
+    id: name,
+    name,
+    required,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': describedBy,
+    defaultValue: defaultValue ?? '',
+    autoComplete,
+  };
+  return (
+    <div className={`field${error ? ' has-error' : ''}`}>
+      <label htmlFor={name}>
+        {label}
+        {required ? <span aria-hidden="true"> *</span> : null}
+      </label>
+      {multiline ? <textarea rows={4} {...common} /> : <input type={type ?? 'text'} {...common} />}
+      {hint ? (
+        <span className="hint" id={hintId}>
+          {hint}
+        </span>
+      ) : null}
+      {error ? (
+        <span className="error" id={errorId} data-error-for={name}>
+          {fieldErrorText(name, error as never)}
+        </span>
+      ) : null}
+    </div>
+  );
+}

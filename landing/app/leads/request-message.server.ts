@@ -1,0 +1,34 @@
+import type { LeadFields } from '@stickers/shared';
+
+/** CONTRACT section 9: the fallback's first line, exactly. */
+export function fallbackWarning(requestId: string): string {
+  return `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`;
+}
+
+export interface TelegramText {
+  text: string;
+  entities: { type: 'text_link'; offset: number; length: number; url: string }[];
+}
+
+/**
+ * Seed, `requestMessage.ts`: the request as plain text for a direct `sendMessage` (fallback or direct mode). The
+ * username is a link through an explicit `text_link` entity; offsets and lengths are UTF-16 code units, which is
+ * what a JavaScript string's length counts.
+ */
+export function requestMessage(lead: LeadFields, requestId: string, options: { fallback: boolean }): TelegramText {
+  const lines: string[] = [];
+  if (options.fallback) lines.push(fallbackWarning(requestId), '');
+  lines.push(options.fallback ? 'Заявка с сайта' : `Заявка с сайта (request_id ${requestId})`);
+  lines.push(`Имя: ${lead.name}`);
+  const telegramPrefix = 'Telegram: ';
+  const before = [...lines, ''].join('\n').length + telegramPrefix.length;
+  lines.push(`${telegramPrefix}${lead.telegram}`);
+  lines.push(`Телефон: ${lead.phone}`);
+  if (lead.date) lines.push(`Дата: ${lead.date}`);
+  if (lead.guests) lines.push(`Гостей: ${lead.guests}`);
+  if (lead.comment) lines.push(`Комментарий: ${lead.comment}`);
+  return {
+    text: lines.join('\n'),
+    entities: [{ type: 'text_link', offset: before, length: lead.telegram.length, url: `https://t.me/${lead.telegram.slice(1)}` }],
+  };
+}

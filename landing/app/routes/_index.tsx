@@ -1,0 +1,59 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
+import { data } from '@remix-run/node';
+import { useActionData, useLoaderData } from '@remix-run/react';
+import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
+import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
+import { LeadForm } from '~/leads/lead-form';
+
+export const meta: MetaFunction = () => [
+  { title: 'Стикеры с вашими героями — Stickers' },
+  { name: 'description', content: 'Нарисуем набор стикеров для Telegram по вашим фото: свадьба, команда, питомец, праздник.' },
+];
+
+interface LoadContext {
+  clientAddress?: string;
+}
+
+export async function loader({ request }: LoaderFunctionArgs) {
+  const url = new URL(request.url);
+  const again = url.searchParams.has('again');
+  const sent = !again && sentCookieRecent(request.headers.get('cookie'));
+  return data({ ...freshForm(), sent }, again ? { headers: { 'Set-Cookie': clearSentCookie } } : undefined);
+}
+
+export async function action({ request, context }: ActionFunctionArgs) {
+  const result = await handleLeadForm(request, (context as LoadContext).clientAddress);
+  return data(result, result.state === 'sent' ? { headers: { 'Set-Cookie': sentCookie() } } : undefined);
+}
+
+export default function Index() {
+  const page = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
+  return (
+    <main>
+      <section className="hero">
+        <p className="eyebrow">Stickers · стикерпаки на заказ</p>
+        <h1>Стикеры с вашими героями — за три дня</h1>
+        <p className="lead">
+          Пришлите несколько фото — нарисуем набор стикеров для Telegram в едином стиле: свадьба, команда, питомец или
+          праздник. Первые эскизы покажем бесплатно.
+        </p>
+        <ul className="points">
+          <li>
+            <strong>от 12 стикеров</strong> в наборе
+          </li>
+          <li>
+            <strong>3 дня</strong> до готового пака
+          </li>
+          <li>
+            <strong>правки</strong> до результата
+          </li>
+        </ul>
+      </section>
+      <section className="card" aria-labelledby="form-title">
+        <h2 id="form-title">Оставить заявку</h2>
+        <LeadForm requestId={page.requestId} startedAt={page.startedAt} sentBefore={page.sent} result={result} />
+      </section>
+    </main>
+  );
+}

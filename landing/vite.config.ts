@@ -1,0 +1,27 @@
+/// <reference types="vitest/config" />
+import { vitePlugin as remix } from '@remix-run/dev';
+import { defineConfig } from 'vite';
+
+declare module '@remix-run/node' {
+  interface Future {
+    v3_singleFetch: true;
+  }
+}
+
+export default defineConfig({
+  plugins: [
+    !process.env.VITEST &&
+      remix({
+        future: {
+          v3_fetcherPersist: true,
+          v3_relativeSplatPath: true,
+          v3_throwAbortReason: true,
+          v3_singleFetch: true,
+          v3_lazyRouteDiscovery: true,
+        },
+      }),
+  ],
+  resolve: { alias: { '~': new URL('./app', import.meta.url).pathname } },
+  server: { port: Number(process.env.PORT ?? 3001) },
+  test: { include: ['app/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 20000 },
+});
