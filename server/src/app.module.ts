@@ -10,6 +10,7 @@ import { SCHEDULED_JOBS } from './outbox/outbox.scheduler';
 import { BotModule } from './bot/bot.module';
 import { BOT_POLLING } from './bot/bot.launcher';
 import { OperationsModule } from './operations.module';
+import { ObservabilityCoreModule, ObservabilityModule } from './observability/observability.module';
 import { TelegramModule } from './telegram/telegram.module';
 
 @Module({})
@@ -23,10 +24,12 @@ export class AppModule {
         ClockModule,
         ScheduleModule.forRoot(),
         DatabaseModule,
+        ObservabilityCoreModule,
         TelegramModule,
         LeadsModule,
         OutboxModule,
         OperationsModule,
+        ObservabilityModule,
         // Without a token there is no bot: leads are stored, cards wait (CONTRACT section 2).
         ...(config.telegram.token ? [BotModule] : []),
       ],

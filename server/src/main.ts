@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app';
 import { ConfigError, loadServerConfig } from './config/config';
+import { JsonLogger } from './observability/json-logger';
 
 async function main(): Promise<void> {
   let config;
@@ -14,11 +15,13 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const app = await createApp(config);
+  const logger = new JsonLogger(config.logLevel);
+  const app = await createApp(config, { logger });
+  app.useLogger(logger);
   await app.listen(config.port);
-  const logger = new Logger('Main');
-  logger.log(`leads server listening on http://localhost:${config.port} (database ${config.databasePath})`);
-  if (!config.leads.enabled) logger.warn('leads module is off (LEADS_ENABLED=0 or LEADS_SECRET empty): POST /leads answers 404');
+  const main = new Logger('Main');
+  main.log(`leads server listening on http://localhost:${config.port} (database ${config.databasePath})`);
+  if (!config.leads.enabled) main.warn('leads module is off (LEADS_ENABLED=0 or LEADS_SECRET empty): POST /leads answers 404');
 }
 
 main().catch((err) => {

@@ -3,6 +3,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { TELEGRAM_API, type TelegramApi } from '../telegram/telegram-api.token';
+import { Metrics } from '../observability/metrics';
 import { AlertThrottlesRepository } from './alert-throttles.repository';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
@@ -17,6 +18,7 @@ export class AlertsService {
     @Inject(TELEGRAM_API) private readonly telegram: TelegramApi,
     private readonly throttles: AlertThrottlesRepository,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Sends `text` unless alert `key` was sent less than `intervalMs` ago. Never throws: an alert must not break a request. */
@@ -26,21 +28,22 @@ export class AlertsService {
       if (!claimed) return 'throttled';
       const chat = this.config.telegram.adminChatId;
       if (!this.telegram || !chat) {
-        this.logger.warn(`alert ${key} not sent (no TELEGRAM_BOT_TOKEN or ADMIN_CHAT_ID): ${text}`);
+        this.logger.warn({ msg: `alert ${key} not sent (no TELEGRAM_BOT_TOKEN or ADMIN_CHAT_ID)`, alert: key, text });
         return 'no_target';
       }
       try {
         await this.telegram.sendMessage(chat, text);
-        this.logger.log(`alert ${key} sent`);
+        this.metrics.inc('alerts_sent_total', { kind: key.split(':')[0] });
+        this.logger.log({ msg: `alert ${key} sent`, alert: key });
         return 'sent';
       } catch (err) {
         // Give the throttle back so the next occurrence can try again.
         await this.throttles.release(key, previous);
-        this.logger.error(`alert ${key} failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.logger.error({ msg: `alert ${key} failed`, alert: key, error: err instanceof Error ? err.message : String(err) });
         return 'failed';
       }
     } catch (err) {
-      this.logger.error(`alert ${key} failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.logger.error({ msg: `alert ${key} failed`, alert: key, error: err instanceof Error ? err.message : String(err) });
       return 'failed';
     }
   }

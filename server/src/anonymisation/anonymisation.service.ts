@@ -21,7 +21,7 @@ export class AnonymisationService {
     const result = await this.repo.anonymise(leadId, this.clock.now());
     if (result === 'done') {
       this.afterErase();
-      this.logger.log(`lead #${leadId}: anonymised`);
+      this.logger.log({ msg: 'lead anonymised', lead_number: leadId, reason: 'stickers_forget' });
       await this.outbox.refreshCard(leadId);
     }
     return result;
@@ -38,7 +38,7 @@ export class AnonymisationService {
     }
     if (total > 0) {
       this.afterErase();
-      this.logger.log(`retention: ${total} lead(s) older than ${retentionDays} days anonymised`);
+      this.logger.log({ msg: 'retention applied', anonymised: total, retention_days: retentionDays });
       this.outbox.publishSoon();
     }
     return total;

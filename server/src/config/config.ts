@@ -36,6 +36,8 @@ export interface ServerConfig {
   };
   /** How long one Bot API call may take before it counts as failed (a hanging Telegram must not stall the outbox). */
   telegramTimeoutMs: number;
+  /** GET /ready turns 503 when the oldest lead without a card is older than this. */
+  readyMaxOutboxAgeSec: number;
   timezone: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -173,6 +175,7 @@ export function loadServerConfig(env: Env): ServerConfig {
       managerIds,
     },
     telegramTimeoutMs: r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000),
+    readyMaxOutboxAgeSec: r.int('READY_MAX_OUTBOX_AGE_SEC', 600, 1),
     timezone,
     logLevel: logLevel as ServerConfig['logLevel'],
   };

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -9,10 +10,20 @@ import { type LeadsDb, migrateToLatest, openDatabase } from './database';
 export class DatabaseHandle implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');
   private closed = false;
+  /** The file's inode when it was opened: a different (or no) file at the path later means the database is gone. */
+  readonly inode: number | null;
+
   constructor(
     readonly db: LeadsDb,
     readonly sqlite: BetterSqlite3.Database,
-  ) {}
+    readonly path: string,
+  ) {
+    this.inode = path === ':memory:' ? null : statSync(path).ino;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.closed) return;
@@ -46,7 +57,7 @@ export class Transactor {
         const { db, sqlite } = openDatabase(config.databasePath);
         const applied = await migrateToLatest(db);
         if (applied.length > 0) new Logger('Database').log(`migrations applied: ${applied.join(', ')}`);
-        return new DatabaseHandle(db, sqlite);
+        return new DatabaseHandle(db, sqlite, config.databasePath);
       },
     },
     { provide: DB, inject: [DatabaseHandle], useFactory: (h: DatabaseHandle) => h.db },

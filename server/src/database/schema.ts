@@ -93,6 +93,31 @@ export interface JobRunsTable {
   at: number;
 }
 
+/** What happened to a lead, for its trace. No personal data in `detail`: errors, ids, statuses. */
+export type LeadEventKind =
+  | 'publish_failed'
+  | 'publish_deferred'
+  | 'published'
+  | 'published_plain'
+  | 'card_rewritten'
+  | 'card_rewrite_failed'
+  | 'card_gone'
+  | 'repeat_notified'
+  | 'repeat_notify_failed'
+  | 'repeat_gave_up'
+  | 'repeat_skipped'
+  | 'reminded'
+  | 'anonymised';
+
+export interface LeadEventsTable {
+  id: Generated<number>;
+  lead_id: number;
+  repeat_id: number | null;
+  kind: LeadEventKind;
+  at: number;
+  detail: string | null;
+}
+
 export interface Database {
   leads: LeadsTable;
   lead_repeats: LeadRepeatsTable;
@@ -101,6 +126,7 @@ export interface Database {
   settings: SettingsTable;
   lead_status_changes: LeadStatusChangesTable;
   job_runs: JobRunsTable;
+  lead_events: LeadEventsTable;
 }
 
 export type Lead = Selectable<LeadsTable>;

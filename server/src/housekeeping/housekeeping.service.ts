@@ -7,6 +7,7 @@ import { SECRET_FAILURE_WINDOW_MS } from '../leads/leads-access.guard';
 import { RateEventsRepository } from '../rate-limits/rate-events.repository';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import { LeadEventsRepository } from '../trace/lead-events.repository';
 import { HousekeepingRepository } from './housekeeping.repository';
 
 const HOUR = 60 * 60 * 1000;
@@ -40,6 +41,7 @@ export class HousekeepingService {
     private readonly anonymisation: AnonymisationService,
     private readonly reports: ReportsService,
     private readonly telegram: TelegramGateway,
+    private readonly events: LeadEventsRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -56,7 +58,7 @@ export class HousekeepingService {
       try {
         await job();
       } catch (err) {
-        this.logger.error(`${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.logger.error({ msg: `housekeeping ${name} failed`, error: err instanceof Error ? err.message : String(err) });
       }
     }
     return report;
@@ -74,10 +76,12 @@ export class HousekeepingService {
         html: false,
         replyTo: lead.message_id!,
       });
-      if (result.ok) sent += 1;
-      else {
+      if (result.ok) {
+        sent += 1;
+        await this.events.record(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min`);
+      } else {
         await this.repo.releaseReminder(lead.id);
-        this.logger.warn(`lead #${lead.id}: reminder not sent (${result.description}); next minute tries again`);
+        this.logger.warn({ msg: 'reminder not sent; next minute tries again', lead_number: lead.id, error: result.description });
         if (result.kind === 'flood') break;
       }
     }
@@ -95,10 +99,10 @@ export class HousekeepingService {
     const result = await this.telegram.send({ chatId: chat, text: await this.reports.digest(), html: false });
     if (!result.ok) {
       await this.repo.releaseRun(key);
-      this.logger.warn(`digest not sent (${result.description}); next minute tries again`);
+      this.logger.warn({ msg: 'digest not sent; next minute tries again', error: result.description });
       return false;
     }
-    this.logger.log(`digest for ${date} sent`);
+    this.logger.log({ msg: 'digest sent', date });
     return true;
   }
 

@@ -57,7 +57,7 @@ export class LeadStatusService {
       await this.outbox.refreshCard(leadId);
       return `Статус уже изменён: ${now ? STATUS_LABEL[now.status] : '—'}${who}.`;
     }
-    this.logger.log(`lead #${leadId}: ${from} → ${to} by user ${p.userId}`);
+    this.logger.log({ msg: 'status changed', lead_number: leadId, request_id: lead.request_id, from, to, user_id: p.userId });
     await this.outbox.refreshCard(leadId);
     return `Готово: ${STATUS_LABEL[to]}`;
   }

@@ -52,7 +52,7 @@ export class LeadsAccessGuard implements CanActivate {
     const given = req.headers[SECRET_HEADER.toLowerCase()];
     if (!this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) {
       await this.rateEvents.record('secret_failure', callerHash, now);
-      this.logger.warn('wrong or missing secret header');
+      this.logger.warn({ msg: 'wrong or missing secret header' });
       throw new LeadsApiError(401, { error: API_ERRORS.unauthorized });
     }
     return true;

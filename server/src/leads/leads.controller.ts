@@ -5,12 +5,16 @@ import { readJsonObject } from './json-body.reader';
 import { LeadsApiError, LeadsApiErrorFilter } from './leads-api.error';
 import { LeadsAccessGuard, callerAddress } from './leads-access.guard';
 import { LeadsService } from './leads.service';
+import { Metrics } from '../observability/metrics';
 
 /** `POST /leads` (CONTRACT section 3): read the body, ask the service, map the outcome to status and body. */
 @Controller('leads')
 @UseFilters(LeadsApiErrorFilter)
 export class LeadsController {
-  constructor(private readonly leads: LeadsService) {}
+  constructor(
+    private readonly leads: LeadsService,
+    private readonly metrics: Metrics,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -23,6 +27,9 @@ export class LeadsController {
       callerIp: callerAddress(req),
       idempotencyKey: typeof key === 'string' ? key : undefined,
     });
+    if (outcome.kind === 'created' || outcome.kind === 'repeat' || outcome.kind === 'duplicate') {
+      this.metrics.inc('leads_submissions_total', { result: outcome.kind });
+    }
     switch (outcome.kind) {
       case 'invalid':
         throw new LeadsApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });

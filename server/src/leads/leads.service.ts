@@ -122,14 +122,14 @@ export class LeadsService {
     switch (outcome.kind) {
       case 'created':
       case 'repeat':
-        this.logger.log(`request ${requestId}: ${outcome.kind} lead #${outcome.leadNumber}`);
+        this.logger.log({ msg: outcome.kind === 'created' ? 'lead created' : 'repeat recorded', request_id: requestId, lead_number: outcome.leadNumber });
         for (const l of this.listeners) l.leadAccepted(outcome.leadNumber);
         break;
       case 'duplicate':
-        this.logger.log(`request ${requestId}: duplicate of lead #${outcome.leadNumber}`);
+        this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: outcome.leadNumber });
         break;
       case 'limited':
-        this.logger.warn(`request ${requestId}: rate limited (${outcome.why})`);
+        this.logger.warn({ msg: 'rate limited', request_id: requestId, why: outcome.why });
         if (outcome.why === 'hourly') {
           // Seed: "429 (why: hourly) and an admin alert, at most once per hour". Not awaited: the answer does not wait.
           void this.alerts.sendThrottled(

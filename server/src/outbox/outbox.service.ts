@@ -6,7 +6,9 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { Lead } from '../database/schema';
 import { SettingsRepository } from '../settings/settings.repository';
+import { Metrics } from '../observability/metrics';
 import { TelegramGateway, type TelegramFailure } from '../telegram/telegram.gateway';
+import { LeadEventsRepository } from '../trace/lead-events.repository';
 import { OutboxRepository } from './outbox.repository';
 import {
   ALERT_AFTER_FAILURES,
@@ -41,6 +43,8 @@ export class OutboxService {
     private readonly telegram: TelegramGateway,
     private readonly settings: SettingsRepository,
     private readonly alerts: AlertsService,
+    private readonly events: LeadEventsRepository,
+    private readonly metrics: Metrics,
     private readonly clock: Clock,
   ) {}
 
@@ -80,7 +84,7 @@ export class OutboxService {
         }
       } catch (err) {
         // A bug or a database error: logged, and the next tick tries again. Nothing is marked done.
-        this.logger.error(`outbox pass failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        this.logger.error({ msg: 'outbox pass failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
       }
     } while (this.rerun && !this.stopped);
   }
@@ -92,7 +96,7 @@ export class OutboxService {
 
   private ready(): boolean {
     if (!this.telegram.available) {
-      if (!this.pausedLogged) this.logger.warn('publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)');
+      if (!this.pausedLogged) this.logger.warn({ msg: 'publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)' });
       this.pausedLogged = true;
       return false;
     }
@@ -104,7 +108,7 @@ export class OutboxService {
     if (!this.ready()) return false;
     const chatId = await this.leadsChatId();
     if (!chatId) {
-      if (!this.pausedLogged) this.logger.warn('publishing paused: LEADS_CHAT_ID is not set (leads are stored)');
+      if (!this.pausedLogged) this.logger.warn({ msg: 'publishing paused: LEADS_CHAT_ID is not set (leads are stored)' });
       this.pausedLogged = true;
       return false;
     }
@@ -120,15 +124,23 @@ export class OutboxService {
   private async publishLead(lead: Lead, chatId: string, depth: number): Promise<Step> {
     const repeats = await this.repo.repeatsOf(lead.id);
     const card = this.cards.cardFor(lead, repeats);
+    this.metrics.inc('outbox_publish_attempts_total');
     const sent = await this.telegram.send({ chatId, text: card.html, html: true, keyboard: card.keyboard });
     const repeatIds = repeats.map((r) => r.id);
     const dirtyAt = lead.card_dirty_at;
     if (sent.ok) {
       await this.repo.markPublished({ leadId: lead.id, chatId, messageId: sent.value.message_id, format: 'html', repeatIds, dirtyAt, now: this.clock.now() });
-      this.logger.log(`lead #${lead.id}: card published (message ${sent.value.message_id})`);
+      await this.events.record(lead.id, 'published', this.clock.now(), `chat ${chatId}, message ${sent.value.message_id}`);
+      this.metrics.inc('outbox_published_total');
+      this.logger.log({ msg: 'card published', lead_number: lead.id, request_id: lead.request_id, message_id: sent.value.message_id });
       return 'done';
     }
-    if (sent.kind === 'flood') return this.flood(sent.retryAfterSec, sent.description, () => this.repo.deferLead(lead.id, this.pausedUntil, sent.description));
+    if (sent.kind === 'flood') {
+      return this.flood(sent.retryAfterSec, sent.description, async () => {
+        await this.repo.deferLead(lead.id, this.pausedUntil, sent.description);
+        await this.events.record(lead.id, 'publish_deferred', this.clock.now(), `flood control: retry after ${sent.retryAfterSec} s`);
+      });
+    }
     if (sent.kind === 'migrated' && depth === 0) {
       await this.migrated(chatId, sent.newChatId);
       return this.publishLead(lead, sent.newChatId, depth + 1);
@@ -138,7 +150,9 @@ export class OutboxService {
       const plain = await this.telegram.send({ chatId, text: card.plain, html: false, keyboard: card.keyboard });
       if (plain.ok) {
         await this.repo.markPublished({ leadId: lead.id, chatId, messageId: plain.value.message_id, format: 'plain', repeatIds, dirtyAt, now: this.clock.now() });
-        this.logger.warn(`lead #${lead.id}: card published as plain text (${sent.description})`);
+        await this.events.record(lead.id, 'published_plain', this.clock.now(), `HTML refused (${sent.description}); chat ${chatId}, message ${plain.value.message_id}`);
+        this.metrics.inc('outbox_published_total');
+        this.logger.warn({ msg: 'card published as plain text', lead_number: lead.id, request_id: lead.request_id, error: sent.description });
         void this.alerts.sendThrottled(
           `card_plain:${lead.id}`,
           PUBLISH_ALERT_INTERVAL_MS,
@@ -156,7 +170,9 @@ export class OutboxService {
     const attempts = lead.publish_attempts + 1;
     const next = this.clock.now() + retryDelayMs(attempts);
     await this.repo.markPublishFailed(lead.id, attempts, next, failure.description);
-    this.logger.warn(`lead #${lead.id}: publish attempt ${attempts} failed: ${failure.description}`);
+    await this.events.record(lead.id, 'publish_failed', this.clock.now(), `attempt ${attempts}: ${failure.description}; next attempt at ${new Date(next).toISOString()}`);
+    this.metrics.inc('outbox_publish_failures_total');
+    this.logger.warn({ msg: 'publish attempt failed', lead_number: lead.id, request_id: lead.request_id, attempt: attempts, error: failure.description });
     if (attempts >= ALERT_AFTER_FAILURES) {
       void this.alerts.sendThrottled(
         'publish_failing',
@@ -170,8 +186,9 @@ export class OutboxService {
   /** Seed: on flood control wait exactly the time Telegram asks for; the rest of the batch waits too. */
   private async flood(retryAfterSec: number, description: string, defer: () => Promise<void>): Promise<Step> {
     this.pausedUntil = this.clock.now() + retryAfterSec * 1000;
+    this.metrics.inc('telegram_flood_total');
     await defer();
-    this.logger.warn(`flood control: Telegram asked to wait ${retryAfterSec} s (${description})`);
+    this.logger.warn({ msg: 'flood control', retry_after_sec: retryAfterSec, error: description });
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeTimer = setTimeout(() => this.publishSoon(), retryAfterSec * 1000);
     this.wakeTimer.unref();
@@ -181,7 +198,7 @@ export class OutboxService {
   private async migrated(from: string, to: string): Promise<void> {
     await this.settings.set(LEADS_CHAT_SETTING, to, this.clock.now());
     await this.repo.moveChat(from, to);
-    this.logger.warn(`leads group migrated from ${from} to ${to}; publishing there from now on`);
+    this.logger.warn({ msg: 'leads group migrated; publishing there from now on', from_chat: from, to_chat: to });
     void this.alerts.sendThrottled(
       `chat_migrated:${to}`,
       0,
@@ -209,6 +226,7 @@ export class OutboxService {
     const edited = await this.telegram.edit(lead.chat_id, lead.message_id, html ? card.html : card.plain, html, card.keyboard);
     if (edited.ok || edited.kind === 'not_modified') {
       await this.repo.markCardRefreshed(lead.id, lead.card_dirty_at);
+      await this.events.record(lead.id, 'card_rewritten', this.clock.now(), `status ${lead.status}${lead.anonymised_at !== null ? ', anonymised' : ''}`);
       return 'done';
     }
     if (edited.kind === 'flood') return this.flood(edited.retryAfterSec, edited.description, async () => undefined);
@@ -222,7 +240,8 @@ export class OutboxService {
     }
     const attempts = lead.card_refresh_attempts + 1;
     await this.repo.markCardRefreshFailed(lead.id, attempts, this.clock.now() + retryDelayMs(attempts), edited.description);
-    this.logger.warn(`lead #${lead.id}: card rewrite attempt ${attempts} failed: ${edited.description}`);
+    await this.events.record(lead.id, 'card_rewrite_failed', this.clock.now(), `attempt ${attempts}: ${edited.description}`);
+    this.logger.warn({ msg: 'card rewrite attempt failed', lead_number: lead.id, attempt: attempts, error: edited.description });
     return 'done';
   }
 
@@ -234,6 +253,7 @@ export class OutboxService {
       if (repeat.status === 'spam' || repeat.anonymised_at !== null) {
         // "A repeat for a lead that became spam or was anonymised is only marked as handled."
         await this.repo.markRepeatHandled(repeat.id, 'skipped', this.clock.now());
+        await this.events.record(repeat.lead_id, 'repeat_skipped', this.clock.now(), repeat.status === 'spam' ? 'lead is spam' : 'lead is anonymised', repeat.id);
         continue;
       }
       const lead = await this.repo.findLead(repeat.lead_id);
@@ -252,7 +272,8 @@ export class OutboxService {
     if (!edited.ok && edited.kind !== 'not_modified') {
       if (edited.kind === 'gone') {
         await this.repo.republish(lead.id, this.clock.now(), edited.description);
-        this.logger.warn(`lead #${lead.id}: card message is gone (${edited.description}); a new card will be published`);
+        await this.events.record(lead.id, 'card_gone', this.clock.now(), `${edited.description}; a new card will be published`);
+        this.logger.warn({ msg: 'card message is gone; a new card will be published', lead_number: lead.id, error: edited.description });
         return 'done';
       }
       if (edited.kind === 'migrated') {
@@ -269,7 +290,8 @@ export class OutboxService {
     });
     if (!ping.ok) return this.repeatFailed(repeatId, attempts, lead.id, ping);
     await this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
-    this.logger.log(`lead #${lead.id}: repeat notified`);
+    await this.events.record(lead.id, 'repeat_notified', this.clock.now(), `card edited, ping message ${ping.value.message_id}`, repeatId);
+    this.logger.log({ msg: 'repeat notified', lead_number: lead.id, request_id: lead.request_id });
     return 'done';
   }
 
@@ -278,11 +300,13 @@ export class OutboxService {
     const failures = attempts + 1;
     if (failures >= REPEAT_MAX_FAILURES) {
       await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), failure.description);
-      this.logger.warn(`lead #${leadId}: repeat notification given up after ${failures} failures: ${failure.description}`);
+      await this.events.record(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${failure.description}`, repeatId);
+      this.logger.warn({ msg: 'repeat notification given up', lead_number: leadId, failures, error: failure.description });
       return 'done';
     }
     await this.repo.markRepeatFailed(repeatId, failures, this.clock.now() + retryDelayMs(failures), failure.description);
-    this.logger.warn(`lead #${leadId}: repeat notification attempt ${failures} failed: ${failure.description}`);
+    await this.events.record(leadId, 'repeat_notify_failed', this.clock.now(), `attempt ${failures}: ${failure.description}`, repeatId);
+    this.logger.warn({ msg: 'repeat notification attempt failed', lead_number: leadId, attempt: failures, error: failure.description });
     return 'done';
   }
 }

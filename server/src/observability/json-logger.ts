@@ -1,0 +1,50 @@
+import type { LoggerService, LogLevel } from '@nestjs/common';
+
+const ORDER = ['debug', 'info', 'warn', 'error'] as const;
+export type JsonLevel = (typeof ORDER)[number];
+
+/** Nest's log levels for LOG_LEVEL, so Nest itself also skips what is below it. */
+export function nestLevels(level: JsonLevel): LogLevel[] {
+  const from = ORDER.indexOf(level);
+  const map: Record<JsonLevel, LogLevel[]> = { debug: ['debug', 'verbose'], info: ['log'], warn: ['warn'], error: ['error', 'fatal'] };
+  return ORDER.slice(from).flatMap((l) => map[l]);
+}
+
+/**
+ * One JSON object per line: `time`, `level`, `context`, `msg`, and the fields the caller gave — on every line about
+ * a lead, `request_id` and `lead_number`. Callers pass objects (`{ msg, lead_number, ... }`); no personal data.
+ */
+export class JsonLogger implements LoggerService {
+  constructor(
+    private readonly level: JsonLevel = 'info',
+    private readonly write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+  ) {}
+
+  private emit(level: JsonLevel, message: unknown, optional: unknown[]): void {
+    if (ORDER.indexOf(level) < ORDER.indexOf(this.level)) return;
+    const rest = [...optional];
+    const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    const fields = message !== null && typeof message === 'object' && !(message instanceof Error) ? (message as Record<string, unknown>) : { msg: message instanceof Error ? message.message : String(message) };
+    const stack = rest.find((r) => typeof r === 'string' && r.includes('\n    at '));
+    this.write(JSON.stringify({ time: new Date().toISOString(), level, ...(context ? { context } : {}), ...fields, ...(stack ? { stack } : {}) }));
+  }
+
+  log(message: unknown, ...optional: unknown[]) {
+    this.emit('info', message, optional);
+  }
+  error(message: unknown, ...optional: unknown[]) {
+    this.emit('error', message, optional);
+  }
+  warn(message: unknown, ...optional: unknown[]) {
+    this.emit('warn', message, optional);
+  }
+  debug(message: unknown, ...optional: unknown[]) {
+    this.emit('debug', message, optional);
+  }
+  verbose(message: unknown, ...optional: unknown[]) {
+    this.emit('debug', message, optional);
+  }
+  fatal(message: unknown, ...optional: unknown[]) {
+    this.emit('error', message, optional);
+  }
+}

@@ -1,0 +1,105 @@
+import {
+  API_ERRORS,
+  COMMENT_MAX,
+  DATE_MAX,
+  FIELD_ERROR_CODES,
+  GUESTS_MAX,
+  IDEMPOTENCY_HEADER,
+  LEAD_FIELDS,
+  MAX_BODY_BYTES,
+  NAME_MAX,
+  NAME_MIN,
+  RATE_LIMIT_REASONS,
+  SECRET_HEADER,
+  SERVER_FIELDS,
+} from '@stickers/shared';
+
+const error = (codes: string[], extra: Record<string, unknown> = {}, required: string[] = ['error']) => ({
+  type: 'object',
+  required,
+  properties: { error: { type: 'string', enum: codes }, ...extra },
+});
+const json = (schema: unknown, example?: unknown) => ({ content: { 'application/json': { schema, ...(example ? { example } : {}) } } });
+const accepted = {
+  type: 'object',
+  required: ['lead_number', 'duplicate', 'repeat'],
+  properties: { lead_number: { type: 'integer', minimum: 1 }, duplicate: { type: 'boolean' }, repeat: { type: 'boolean' } },
+};
+const fieldErrors = {
+  type: 'object',
+  description: 'Every failing field with its code',
+  propertyNames: { enum: [...LEAD_FIELDS, ...SERVER_FIELDS] },
+  additionalProperties: { type: 'string', enum: [...FIELD_ERROR_CODES] },
+};
+const retryAfter = { 'Retry-After': { description: 'Seconds until the window has room again', schema: { type: 'integer', minimum: 1 } } };
+
+/**
+ * The OpenAPI document of `POST /leads`, built from the same constants the code runs on (field names, limits,
+ * error codes, headers), so it cannot drift from the implementation.
+ */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Stickers Leads API',
+      version: '1',
+      description: 'Stores a lead exactly once; its card reaches the Telegram group through the outbox. See docs/api.md.',
+    },
+    components: {
+      securitySchemes: { leadsSecret: { type: 'apiKey', in: 'header', name: SECRET_HEADER } },
+      schemas: {
+        LeadRequest: {
+          type: 'object',
+          required: ['name', 'telegram', 'phone'],
+          description: `Unknown fields are ignored; request_id is required unless the ${IDEMPOTENCY_HEADER} header carries it.`,
+          properties: {
+            request_id: { type: 'string', format: 'uuid', description: 'UUID v4; the idempotency key' },
+            name: { type: 'string', minLength: NAME_MIN, maxLength: NAME_MAX },
+            telegram: { type: 'string', description: '@name, name, t.me/name or https://t.me/name; 5–32 of A-Za-z0-9_, starting with a letter' },
+            phone: { type: 'string', description: '+ then 7–15 digits; spaces, -, ( and ) are dropped' },
+            date: { type: 'string', maxLength: DATE_MAX },
+            guests: { type: 'string', maxLength: GUESTS_MAX },
+            comment: { type: 'string', maxLength: COMMENT_MAX },
+            client_ip: { type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' },
+          },
+        },
+        LeadAccepted: accepted,
+      },
+    },
+    security: [{ leadsSecret: [] }],
+    paths: {
+      '/leads': {
+        post: {
+          operationId: 'submitLead',
+          summary: 'Store a lead (idempotent by request_id)',
+          parameters: [{ name: IDEMPOTENCY_HEADER, in: 'header', required: false, schema: { type: 'string', format: 'uuid' } }],
+          requestBody: { required: true, description: `A JSON object of at most ${MAX_BODY_BYTES} bytes`, ...json({ $ref: '#/components/schemas/LeadRequest' }) },
+          responses: {
+            '201': { description: 'New lead stored', ...json(accepted, { lead_number: 42, duplicate: false, repeat: false }) },
+            '200': { description: 'Known request_id (duplicate), or a repeat of a lead from the last 24 h', ...json(accepted, { lead_number: 42, duplicate: true, repeat: true }) },
+            '401': { description: 'Wrong or missing secret', ...json(error([API_ERRORS.unauthorized])) },
+            '404': { description: 'Leads module switched off', ...json(error([API_ERRORS.notFound])) },
+            '413': { description: `Body over ${MAX_BODY_BYTES} bytes`, ...json(error([API_ERRORS.payloadTooLarge])) },
+            '422': {
+              description: 'Fields rejected, or the body is not a JSON object',
+              ...json({ oneOf: [error([API_ERRORS.invalid], { errors: fieldErrors }, ['error', 'errors']), error([API_ERRORS.invalidBody])] }),
+            },
+            '429': {
+              description: 'Wrong-secret lockout, per-visitor limit or hourly limit',
+              headers: retryAfter,
+              ...json(error([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...RATE_LIMIT_REASONS] } }, ['error', 'why'])),
+            },
+          },
+        },
+      },
+      '/leads/{request_id}/trace': {
+        get: {
+          operationId: 'traceLead',
+          summary: 'The story of a request: stored or not, card, repeats, status changes',
+          parameters: [{ name: 'request_id', in: 'path', required: true, schema: { type: 'string' }, description: 'request_id or lead number' }],
+          responses: { '200': { description: 'The trace (found true or false)' }, '401': { description: 'Wrong secret' }, '404': { description: 'Module off' } },
+        },
+      },
+    },
+  };
+}
