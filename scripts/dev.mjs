@@ -27,7 +27,8 @@ mkdirSync(`${root}/data`, { recursive: true });
 const children = [];
 function start(name, cmd, args, extraEnv = {}) {
   const cwd = name === 'landing' ? `${root}/landing` : root;
-  const child = spawn(cmd, args, { cwd, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Each child leads its own process group, so stopping it stops what it started (nest's watcher and its node).
+  const child = spawn(cmd, args, { cwd, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const prefix = (line) => `[${name}] ${line}`;
   for (const stream of [child.stdout, child.stderr]) {
     let buf = '';
@@ -50,8 +51,21 @@ let stopping = false;
 function stop(code = 0) {
   if (stopping) return;
   stopping = true;
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 1500).unref();
+  for (const c of children) {
+    if (c.exitCode !== null) continue;
+    try {
+      process.kill(-c.pid, 'SIGTERM');
+    } catch {
+      c.kill('SIGTERM');
+    }
+  }
+  const exit = () => process.exit(code);
+  const waiting = children.filter((c) => c.exitCode === null).map((c) => new Promise((r) => c.once('exit', r)));
+  Promise.all(waiting).then(exit);
+  setTimeout(() => {
+    for (const c of children) if (c.exitCode === null) try { process.kill(-c.pid, 'SIGKILL'); } catch { /* gone */ }
+    exit();
+  }, 8000).unref();
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));

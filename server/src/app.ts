@@ -25,5 +25,4 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
-  app.enableShutdownHooks();
 }

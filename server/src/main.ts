@@ -18,6 +18,21 @@ async function main(): Promise<void> {
   const logger = new JsonLogger(config.logLevel);
   const app = await createApp(config, { logger });
   app.useLogger(logger);
+  // SIGTERM/SIGINT: app.close() drains requests, lets the outbox pass finish, closes the database; then exit 0.
+  let closing = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (closing) return;
+      closing = true;
+      app.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+          process.exit(1);
+        },
+      );
+    });
+  }
   await app.listen(config.port);
   const main = new Logger('Main');
   main.log(`leads server listening on http://localhost:${config.port} (database ${config.databasePath})`);

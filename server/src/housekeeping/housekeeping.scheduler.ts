@@ -1,11 +1,11 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { SCHEDULED_JOBS } from '../outbox/outbox.scheduler';
 import { HousekeepingService } from './housekeeping.service';
 
 /** Thin: runs housekeeping once a minute; a run never overlaps the previous one. */
 @Injectable()
-export class HousekeepingScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private running: Promise<unknown> | null = null;
 
   constructor(
@@ -24,7 +24,7 @@ export class HousekeepingScheduler implements OnApplicationBootstrap, OnApplicat
     return this.running;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     if (this.registry.doesExist('interval', 'housekeeping')) this.registry.deleteInterval('housekeeping');
     await this.running;
   }

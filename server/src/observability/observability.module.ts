@@ -4,6 +4,7 @@ import { LeadEventsRepository } from '../trace/lead-events.repository';
 import { Metrics } from './metrics';
 import { ObservabilityController } from './observability.controller';
 import { ReadinessService } from './readiness.service';
+import { GracefulShutdown } from './graceful-shutdown';
 
 @Global()
 @Module({
@@ -12,5 +13,5 @@ import { ReadinessService } from './readiness.service';
 })
 export class ObservabilityCoreModule {}
 
-@Module({ imports: [OutboxModule], controllers: [ObservabilityController], providers: [ReadinessService] })
+@Module({ imports: [OutboxModule], controllers: [ObservabilityController], providers: [ReadinessService, GracefulShutdown] })
 export class ObservabilityModule {}

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -10,7 +10,7 @@ export const SCHEDULED_JOBS = Symbol('ScheduledJobs');
 
 /** Thin: runs the outbox every PUBLISH_INTERVAL_SEC and right after each accepted lead. */
 @Injectable()
-export class OutboxScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
 
   constructor(
@@ -31,7 +31,7 @@ export class OutboxScheduler implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /** Graceful shutdown: no new pass starts; the running one finishes before the database closes. */
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     this.outbox.stop();
     if (this.registry.doesExist('interval', 'outbox')) this.registry.deleteInterval('outbox');
     await this.outbox.whenIdle();

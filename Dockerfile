@@ -1,0 +1,49 @@
+# syntax=docker/dockerfile:1
+# Stickers Leads: one image, two roles. `docker run IMAGE server` (default) or `docker run IMAGE landing`;
+# `docker run IMAGE trace <request_id|number>` prints a lead's story from the database volume.
+ARG NODE_VERSION=20.20.2
+
+FROM node:${NODE_VERSION}-bookworm-slim AS base
+WORKDIR /app
+
+# better-sqlite3 compiles from source (no prebuilt binary can be downloaded): it needs a toolchain.
+FROM base AS deps
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+COPY shared/package.json shared/package.json
+COPY sandbox/package.json sandbox/package.json
+COPY server/package.json server/package.json
+COPY landing/package.json landing/package.json
+RUN npm ci --no-audit --no-fund
+
+FROM deps AS build
+COPY tsconfig.json nest-cli.json ./
+COPY shared shared
+COPY sandbox sandbox
+COPY server server
+COPY landing landing
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
+
+FROM base AS runtime
+ENV NODE_ENV=production \
+    DATABASE_PATH=/data/leads.sqlite
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/shared/package.json ./shared/package.json
+COPY --from=build /app/shared/dist ./shared/dist
+COPY --from=build /app/server/package.json ./server/package.json
+COPY --from=build /app/server/dist ./server/dist
+COPY --from=build /app/landing/package.json ./landing/package.json
+COPY --from=build /app/landing/server.mjs ./landing/server.mjs
+COPY --from=build /app/landing/build ./landing/build
+COPY scripts/container.sh scripts/healthcheck.mjs ./scripts/
+RUN mkdir -p /data && chown node:node /data && chmod +x scripts/container.sh
+VOLUME ["/data"]
+USER node
+EXPOSE 3000 3001
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["node", "scripts/healthcheck.mjs"]
+ENTRYPOINT ["scripts/container.sh"]
+CMD ["server"]

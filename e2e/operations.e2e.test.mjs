@@ -1,0 +1,148 @@
+// Run it like a product: graceful shutdown under load, the trace command, and `npm run dev` end to end.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, SECRET, freePort, root, startStack, waitUntil } from './stack.mjs';
+
+const stacks = [];
+after(async () => {
+  for (const s of stacks) await s.stop();
+});
+
+function leadBody(i) {
+  return {
+    request_id: crypto.randomUUID(),
+    name: 'Нагрузка Тест',
+    telegram: `@load_user_${i}`,
+    phone: `+7900${String(i).padStart(7, '0')}`,
+    client_ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+  };
+}
+
+describe('graceful shutdown', () => {
+  it('SIGTERM under load: the server drains, exits 0, and every acknowledged lead is in the database', async () => {
+    const stack = await startStack({ serverEnv: { LEADS_IP_LIMIT: '1000000', LEADS_HOURLY_LIMIT: '1000000' } });
+    stacks.push(stack);
+    const acknowledged = new Set();
+    let refused = 0;
+    let i = 0;
+    let stop = false;
+    const client = async () => {
+      while (!stop) {
+        const body = leadBody(++i);
+        try {
+          const res = await fetch(`${stack.serverUrl}/leads`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
+            body: JSON.stringify(body),
+          });
+          if (res.status === 201 || res.status === 200) acknowledged.add(body.request_id);
+          else assert.fail(`unexpected ${res.status}: ${await res.text()}`);
+        } catch {
+          refused += 1; // connection refused or reset once the server stopped listening
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, client);
+    await new Promise((r) => setTimeout(r, 1500));
+    const server = stack.processes.server;
+    const exited = new Promise((r) => server.once('exit', (code, signal) => r({ code, signal })));
+    server.kill('SIGTERM');
+    const result = await exited;
+    await new Promise((r) => setTimeout(r, 200));
+    stop = true;
+    await Promise.all(clients);
+    assert.deepEqual(result, { code: 0, signal: null }, server.output);
+    assert.ok(acknowledged.size > 100, `only ${acknowledged.size} leads acknowledged`);
+    const db = new Database(stack.dbPath, { readonly: true });
+    const stored = new Set(db.prepare('select request_id from leads').pluck().all());
+    db.close();
+    const lost = [...acknowledged].filter((id) => !stored.has(id));
+    assert.deepEqual(lost, [], `${lost.length} acknowledged leads missing`);
+    assert.doesNotMatch(server.output, /"level":"error"/);
+    console.log(`acknowledged ${acknowledged.size}, refused after SIGTERM ${refused}, stored ${stored.size}`);
+  });
+});
+
+describe('trace command', () => {
+  it('npm run leads -- trace prints the story, or says to check the fallback channel', async () => {
+    const stack = await startStack();
+    stacks.push(stack);
+    const body = leadBody(1);
+    const res = await fetch(`${stack.serverUrl}/leads`, { method: 'POST', headers: { 'X-Stickers-Leads-Secret': SECRET }, body: JSON.stringify(body) });
+    const { lead_number } = await res.json();
+    await waitUntil(async () => (await stack.cards()).length === 1, 5000, 'the card');
+    const run = (key) => spawnSync('npm', ['run', '--silent', 'leads', '--', 'trace', key], { cwd: root, env: { ...process.env, DATABASE_PATH: stack.dbPath }, encoding: 'utf8' });
+    const found = run(body.request_id);
+    assert.equal(found.status, 0, found.stderr);
+    assert.match(found.stdout, new RegExp(`lead #${lead_number}`));
+    assert.match(found.stdout, /card\s+published .* in chat -1001000000001, message 1/);
+    const missing = run(crypto.randomUUID());
+    assert.equal(missing.status, 1);
+    assert.match(missing.stdout, /not in the database: check the fallback channel/);
+  });
+});
+
+describe('npm run dev', () => {
+  it('starts sandbox, server and landing, takes a lead through the form to a card, and stops on Ctrl-C', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leads-dev-'));
+    const ports = { sandbox: await freePort(), server: await freePort(), landing: await freePort() };
+    const dev = spawn('npm', ['run', 'dev'], {
+      cwd: root,
+      detached: true,
+      env: {
+        ...process.env,
+        SANDBOX_PORT: String(ports.sandbox),
+        PORT: String(ports.server),
+        LANDING_PORT: String(ports.landing),
+        DATABASE_PATH: join(dir, 'leads.sqlite'),
+        MIN_FILL_MS: '500',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    dev.stdout.on('data', (d) => (output += d));
+    dev.stderr.on('data', (d) => (output += d));
+    const landingUrl = `http://127.0.0.1:${ports.landing}/`;
+    try {
+      await waitUntil(async () => output.includes(`landing:          http://localhost:${ports.landing}/`), 60000, 'the printed URLs');
+      await waitUntil(async () => output.includes('leads server listening'), 90000, `the server:\n${output}`);
+      await waitUntil(async () => (await fetch(landingUrl).catch(() => null))?.ok, 60000, 'the landing');
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      try {
+        const page = await browser.newPage();
+        await page.goto(landingUrl);
+        await page.getByLabel('Имя').fill('Дев Режим');
+        await page.getByLabel('Ник в Telegram').fill('@dev_mode_user');
+        await page.getByLabel('Телефон').fill('+79998887766');
+        await page.waitForTimeout(800);
+        await page.getByRole('button', { name: 'Отправить заявку' }).click();
+        await page.locator('[data-state="sent"]').waitFor({ timeout: 20000 });
+      } finally {
+        await browser.close();
+      }
+      const card = await waitUntil(async () => {
+        const state = await (await fetch(`http://127.0.0.1:${ports.sandbox}/sandbox/api/state`)).json();
+        return state.chats[0].messages.find((m) => m.text.includes('Дев Режим'));
+      }, 15000, 'the card on the sandbox');
+      assert.match(card.text, /^🆕 Заявка #1\n/);
+    } finally {
+      const exited = new Promise((r) => dev.once('exit', (code) => r(code)));
+      process.kill(-dev.pid, 'SIGINT');
+      const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 15000))]);
+      if (code === 'timeout') process.kill(-dev.pid, 'SIGKILL');
+      assert.notEqual(code, 'timeout', `npm run dev did not stop on Ctrl-C:\n${output}`);
+      for (const port of Object.values(ports)) {
+        const up = await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false);
+        assert.equal(up, false, `port ${port} still answers after Ctrl-C`);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
