@@ -37,6 +37,8 @@ COPY --from=build /app/shared/dist ./shared/dist
 COPY --from=build /app/server/package.json ./server/package.json
 COPY --from=build /app/server/dist ./server/dist
 COPY --from=build /app/landing/package.json ./landing/package.json
+# The landing's Express 4 stack is nested here (the root has Express 5, which Nest uses).
+COPY --from=build /app/landing/node_modules ./landing/node_modules
 COPY --from=build /app/landing/server.mjs ./landing/server.mjs
 COPY --from=build /app/landing/build ./landing/build
 COPY scripts/container.sh scripts/healthcheck.mjs ./scripts/

@@ -8,7 +8,18 @@ const vite = production
   ? undefined
   : await import('vite').then((v) => v.createServer({ root: new URL('.', import.meta.url).pathname, server: { middlewareMode: true } }));
 
-const build = vite ? () => vite.ssrLoadModule('virtual:remix/server-build') : await import('./build/server/index.js');
+// In production the build's entry checks the environment as it loads: a bad value stops the start here,
+// with one line per problem.
+let build;
+try {
+  build = vite ? () => vite.ssrLoadModule('virtual:remix/server-build') : await import('./build/server/index.js');
+} catch (err) {
+  if (Array.isArray(err?.problems)) {
+    for (const problem of err.problems) console.error(`config error: ${problem}`);
+    process.exit(1);
+  }
+  throw err;
+}
 
 const app = express();
 app.disable('x-powered-by');
