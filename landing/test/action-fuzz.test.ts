@@ -1,0 +1,84 @@
+/** Fuzzing the landing action: arbitrary form data never throws, never sends an invalid request, names real fields. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import { LEAD_FIELDS } from '@stickers/shared';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { getEnv, resetEnv } from '~/env.server';
+import { signStartedAt } from '~/leads/started-at.server';
+import { action } from '~/routes/_index';
+
+let stub: Server;
+const received: any[] = [];
+
+beforeAll(async () => {
+  stub = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push(JSON.parse(body));
+      res.writeHead(201, { 'Content-Type': 'application/json' }).end('{"lead_number":1,"duplicate":false,"repeat":false}');
+    });
+  });
+  await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+  for (const k of ['TELEGRAM_BOT_TOKEN', 'LEADS_CHAT_ID']) delete process.env[k];
+  process.env.LEADS_ENDPOINT = `http://127.0.0.1:${(stub.address() as AddressInfo).port}/leads`;
+  process.env.LEADS_SECRET = 'fuzz-secret-0123456789';
+  process.env.MIN_FILL_MS = '0';
+  resetEnv();
+});
+afterAll(async () => {
+  stub.closeAllConnections();
+  await new Promise((r) => stub.close(r));
+});
+
+const text = fc.oneof(fc.string({ maxLength: 100 }), fc.string({ unit: 'binary', maxLength: 100 }), fc.constantFrom('', ' ', '@anna_k', '+79991234567', 'Анна'));
+
+describe('fuzz the landing action', () => {
+  it('any form: a known state, errors only for real fields, nothing invalid delivered', async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    let ip = 0;
+    const states = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record(
+          {
+            name: fc.oneof({ arbitrary: fc.constant('Анна Ким'), weight: 3 }, text),
+            telegram: fc.oneof({ arbitrary: fc.constantFrom('@anna_k', 't.me/Anna_K', 'https://t.me/anna_k'), weight: 3 }, text),
+            phone: fc.oneof({ arbitrary: fc.constantFrom('+79991234567', '+7 (999) 123-45-67'), weight: 3 }, text),
+            date: text,
+            guests: text,
+            comment: text,
+            requestId: fc.oneof(fc.uuid({ version: 4 }), text),
+            junk: text,
+          },
+          { requiredKeys: [] },
+        ),
+        fc.boolean(),
+        async (fields, honest) => {
+          const form = new URLSearchParams();
+          for (const [k, v] of Object.entries(fields)) form.set(k, v);
+          form.set('company', honest ? '' : 'x');
+          form.set('startedAt', signStartedAt(Date.now() - 10, getEnv().signingKey));
+          const before = received.length;
+          const request = new Request('http://landing.test/?index', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': `198.18.${(++ip >> 8) & 255}.${ip & 255}` },
+            body: form,
+          });
+          const result = ((await action({ request, context: {}, params: {} } as never)) as { data: any }).data;
+          states.add(result.state);
+          expect(['sent', 'throttled', 'error', 'invalid']).toContain(result.state);
+          expect(result.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+          for (const field of Object.keys(result.errors ?? {})) expect(LEAD_FIELDS).toContain(field);
+          if (result.state === 'invalid' || !honest) expect(received.length).toBe(before);
+          for (const sent of received.slice(before)) expect(sent.telegram).toMatch(/^@[A-Za-z][A-Za-z0-9_]{4,31}$/);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(states.has('invalid')).toBe(true);
+    expect(states.has('sent')).toBe(true);
+    expect(received.length).toBeGreaterThan(10);
+  });
+});
