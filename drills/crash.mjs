@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// `npm run drill:crash`: under a steady load, SIGKILL the server at random moments 10 times, restarting it each
+// time. Clients retry a request with the same request_id until it is acknowledged, as the landing does. Then:
+// every acknowledged lead is in the database, every stored lead has exactly one card (at most one extra per kill),
+// and no request_id got two lead numbers. Prints the counts; exits 1 when a lead is lost or a rule is broken.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+const require = createRequire(import.meta.url);
+const { startSandbox } = require('../sandbox/dist/index.js');
+const root = new URL('..', import.meta.url).pathname;
+const KILLS = Number(process.env.DRILL_KILLS ?? 10);
+const SECRET = 'drill-secret-0123456789abcdef';
+const LEADS_CHAT = -1001000000001;
+const dir = mkdtempSync(join(tmpdir(), 'leads-crash-'));
+const dbPath = join(dir, 'leads.sqlite');
+const port = 21000 + Math.floor(Math.random() * 20000);
+const url = `http://127.0.0.1:${port}/leads`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const progress = (line) => process.stderr.write(`[drill] ${line}\n`);
+
+const sandbox = await startSandbox();
+let server = null;
+async function startServer() {
+  server = spawn(process.execPath, ['server/dist/main.js'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      DATABASE_PATH: dbPath,
+      LEADS_SECRET: SECRET,
+      LEADS_IP_SALT: 'drill-salt',
+      LEADS_IP_LIMIT: '1000000000',
+      LEADS_HOURLY_LIMIT: '1000000000',
+      TELEGRAM_BOT_TOKEN: sandbox.token,
+      TELEGRAM_API_ROOT: sandbox.url,
+      LEADS_CHAT_ID: String(LEADS_CHAT),
+      PUBLISH_INTERVAL_SEC: '1',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: 'ignore',
+  });
+  for (let i = 0; i < 300; i += 1) {
+    if (await fetch(url.replace('/leads', '/health')).then((r) => r.ok, () => false)) return;
+    await sleep(50);
+  }
+  throw new Error('server did not start');
+}
+
+const acks = new Map(); // request_id -> lead_number
+const violations = [];
+let sent = 0;
+let retries = 0;
+let stopping = false;
+let seq = 0;
+function body() {
+  seq += 1;
+  // Every 7th is a repeat of an earlier contact, to crash through repeat decisions too.
+  const contact = seq % 7 === 0 ? seq - 1 : seq;
+  return {
+    request_id: crypto.randomUUID(),
+    name: 'Краш Драйл',
+    telegram: `@crash_user_${contact}`,
+    phone: `+7911${String(contact).padStart(7, '0')}`,
+    client_ip: `10.1.${(seq >> 8) & 255}.${seq & 255}`,
+  };
+}
+async function client() {
+  while (!stopping) {
+    const lead = body();
+    sent += 1;
+    for (;;) {
+      try {
+        const res = await fetch(url, { method: 'POST', headers: { 'X-Stickers-Leads-Secret': SECRET }, body: JSON.stringify(lead), signal: AbortSignal.timeout(5000) });
+        if (res.status !== 201 && res.status !== 200) throw new Error(`status ${res.status}`);
+        const { lead_number } = await res.json();
+        const before = acks.get(lead.request_id);
+        if (before !== undefined && before !== lead_number) violations.push(`request_id ${lead.request_id} got lead numbers ${before} and ${lead_number}`);
+        acks.set(lead.request_id, lead_number);
+        await sleep(100); // a steady load, not a flood: the outbox publishes 10 cards per pass, as the seed says
+        break;
+      } catch {
+        retries += 1; // the server is down or was killed mid-request: retry the same request, as the landing does
+        await sleep(50);
+      }
+    }
+  }
+}
+
+await startServer();
+const clients = Array.from({ length: 4 }, client);
+for (let k = 0; k < KILLS; k += 1) {
+  await sleep(300 + Math.random() * 1200);
+  server.kill('SIGKILL');
+  await new Promise((r) => server.once('exit', r));
+  await sleep(Math.random() * 200);
+  await startServer();
+  progress(`kill ${k + 1}/${KILLS} done; acknowledged so far ${acks.size}`);
+}
+await sleep(1000);
+stopping = true;
+await Promise.all(clients);
+progress('load stopped; waiting for the outbox to drain');
+
+// Let the outbox publish everything that is left.
+const db = new Database(dbPath, { readonly: true });
+const unpublished = () => db.prepare('select count(*) as n from leads where published_at is null').get().n;
+for (let i = 0; i < 1200 && unpublished() > 0; i += 1) await sleep(100);
+const leads = db.prepare('select id, request_id from leads').all();
+const repeats = db.prepare('select lead_id, request_id from lead_repeats').all();
+const stored = new Map([...leads.map((l) => [l.request_id, l.id]), ...repeats.map((r) => [r.request_id, r.lead_id])]);
+const left = unpublished();
+db.close();
+progress(`drained (${left} left); stopping the server`);
+server.kill('SIGTERM');
+await new Promise((r) => server.once('exit', r));
+
+let lost = 0;
+for (const [requestId, number] of acks) {
+  if (!stored.has(requestId)) lost += 1;
+  else if (stored.get(requestId) !== number) violations.push(`request_id ${requestId} acknowledged as #${number} but stored as #${stored.get(requestId)}`);
+}
+const cardsPerLead = new Map();
+for (const m of sandbox.messages(LEADS_CHAT)) {
+  const n = /^🆕 Заявка #(\d+)\n/.exec(m.text);
+  if (n) cardsPerLead.set(Number(n[1]), (cardsPerLead.get(Number(n[1])) ?? 0) + 1);
+}
+const withoutCard = leads.filter((l) => !cardsPerLead.has(l.id)).length;
+const extraCards = [...cardsPerLead.values()].reduce((sum, c) => sum + (c - 1), 0);
+await sandbox.stop();
+rmSync(dir, { recursive: true, force: true });
+
+console.log(`crash drill: ${KILLS} SIGKILLs under load
+  requests sent ${sent}, retried after a failure ${retries}
+  acknowledged ${acks.size}, lost ${lost}
+  stored leads ${leads.length}, repeats ${repeats.length}, unpublished at the end ${left}
+  leads without a card ${withoutCard}, extra cards ${extraCards} (allowed: at most ${KILLS}, one per kill)
+  request_ids with two lead numbers ${violations.length}`);
+if (lost > 0 || withoutCard > 0 || left > 0 || extraCards > KILLS || violations.length > 0) {
+  for (const v of violations.slice(0, 10)) console.log(`  ! ${v}`);
+  console.log('FAILED');
+  process.exit(1);
+}
+console.log('OK');
