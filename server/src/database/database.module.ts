@@ -37,16 +37,6 @@ export const DB = Symbol('LeadsDb');
 
 /** Injects the Kysely instance into repositories. */
 export const InjectDb = () => Inject(DB);
-/** Runs a unit of work in one `BEGIN IMMEDIATE` transaction. Inside it, use the `trx` it gives, never the db. */
-@Injectable()
-export class Transactor {
-  constructor(@InjectDb() private readonly db: LeadsDb) {}
-
-  run<T>(work: (trx: LeadsDb) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(work);
-  }
-}
-
 @Global()
 @Module({
   providers: [
@@ -61,8 +51,7 @@ export class Transactor {
       },
     },
     { provide: DB, inject: [DatabaseHandle], useFactory: (h: DatabaseHandle) => h.db },
-    Transactor,
   ],
-  exports: [DatabaseHandle, DB, Transactor],
+  exports: [DatabaseHandle, DB],
 })
 export class DatabaseModule {}

@@ -1,17 +1,13 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { API_ERRORS, canonicalIp, SECRET_HEADER } from '@stickers/shared';
-import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { RateEventsRepository } from '../rate-limits/rate-events.repository';
-import { retryAfterSeconds } from './lead-submission';
 import { LeadsApiError } from './leads-api.error';
+import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
 
-/** Seed: "5 wrong-secret attempts in 10 minutes" lock the caller out. */
-export const SECRET_FAILURE_LIMIT = 5;
-export const SECRET_FAILURE_WINDOW_MS = 10 * 60 * 1000;
+export { SECRET_FAILURE_LIMIT, SECRET_FAILURE_WINDOW_MS } from './secret-lockout';
 
 export function callerAddress(req: Request): string {
   const raw = req.socket.remoteAddress ?? 'unknown';
@@ -29,29 +25,20 @@ export class LeadsAccessGuard implements CanActivate {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly hasher: VisitorHasher,
-    private readonly rateEvents: RateEventsRepository,
-    private readonly clock: Clock,
+    private readonly lockout: SecretLockout,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.config.leads.enabled) throw new LeadsApiError(404, { error: API_ERRORS.notFound });
     const req = context.switchToHttp().getRequest<Request>();
     const callerHash = this.hasher.caller(callerAddress(req));
-    const now = this.clock.now();
-    const wait = await this.rateEvents.msUntilRoom({
-      kind: 'secret_failure',
-      keyHash: callerHash,
-      limit: SECRET_FAILURE_LIMIT,
-      windowMs: SECRET_FAILURE_WINDOW_MS,
-      now,
-    });
-    if (wait !== null) {
-      const seconds = retryAfterSeconds(wait);
+    const seconds = await this.lockout.retryAfterSec(callerHash);
+    if (seconds !== null) {
       throw new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
     }
     const given = req.headers[SECRET_HEADER.toLowerCase()];
     if (!this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) {
-      await this.rateEvents.record('secret_failure', callerHash, now);
+      await this.lockout.recordFailure(callerHash);
       this.logger.warn({ msg: 'wrong or missing secret header' });
       throw new LeadsApiError(401, { error: API_ERRORS.unauthorized });
     }

@@ -4,14 +4,15 @@ import { RateLimitsModule } from '../rate-limits/rate-limits.module';
 import { LeadsAccessGuard } from './leads-access.guard';
 import { LeadsController } from './leads.controller';
 import { TraceController } from '../trace/trace.controller';
-import { LeadsRepository } from './leads.repository';
 import { LeadsService } from './leads.service';
 import { VisitorHasher } from './visitor-hasher';
+import { SecretLockout } from './secret-lockout';
+import { LeadSubmitRepository } from './lead-submit.repository';
 
 @Module({
   imports: [AlertsModule, RateLimitsModule],
   controllers: [LeadsController, TraceController],
-  providers: [LeadsService, LeadsRepository, LeadsAccessGuard, VisitorHasher],
-  exports: [LeadsService, LeadsRepository],
+  providers: [LeadsService, LeadsAccessGuard, VisitorHasher, SecretLockout, LeadSubmitRepository],
+  exports: [LeadsService],
 })
 export class LeadsModule {}

@@ -4,11 +4,8 @@ import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { Transactor } from '../database/database.module';
-import type { LeadsDb } from '../database/database';
-import { RateEventsRepository } from '../rate-limits/rate-events.repository';
 import { changedFields, retryAfterSeconds, type SubmitOutcome } from './lead-submission';
-import { LeadsRepository } from './leads.repository';
+import { LeadSubmitRepository, type SubmitQueries } from './lead-submit.repository';
 import { VisitorHasher } from './visitor-hasher';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -36,9 +33,7 @@ export class LeadsService {
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly leads: LeadsRepository,
-    private readonly rateEvents: RateEventsRepository,
-    private readonly transactor: Transactor,
+    private readonly submits: LeadSubmitRepository,
     private readonly hasher: VisitorHasher,
     private readonly alerts: AlertsService,
     private readonly clock: Clock,
@@ -60,61 +55,51 @@ export class LeadsService {
     const visitorIp = lead.client_ip ?? canonicalIp(request.callerIp) ?? request.callerIp;
     const ipHash = this.hasher.visitor(visitorIp);
 
-    const outcome = await this.transactor.run((trx) => this.decide(trx, lead, ipHash, this.clock.now()));
+    const now = this.clock.now();
+    const outcome = await this.submits.run((q) => this.decide(q, lead, ipHash, now));
     this.report(outcome, lead.request_id);
     return outcome;
   }
 
   /** Seed's `db.lead_submit`, with the limit checks inside the same BEGIN IMMEDIATE so that races cannot pass them. */
-  private async decide(trx: LeadsDb, lead: LeadSubmission, ipHash: string, now: number): Promise<SubmitOutcome> {
+  private decide(q: SubmitQueries, lead: LeadSubmission, ipHash: string, now: number): SubmitOutcome {
     // Known request_id first: a landing retry is never throttled.
-    const known = await this.leads.findRequest(lead.request_id, trx);
+    const known = q.findRequest(lead.request_id);
     if (known) return { kind: 'duplicate', leadNumber: known.leadId, repeat: known.repeat };
 
     const { ipLimit, ipWindowSec, hourlyLimit } = this.config.leads;
-    const visitorWait = await this.rateEvents.msUntilRoom(
-      { kind: 'accepted', keyHash: ipHash, limit: ipLimit, windowMs: ipWindowSec * 1000, now },
-      trx,
-    );
-    if (visitorWait !== null) return { kind: 'limited', why: 'visitor', retryAfterSec: retryAfterSeconds(visitorWait) };
-    const hourlyWait = await this.rateEvents.msUntilRoom({ kind: 'accepted', limit: hourlyLimit, windowMs: HOUR_MS, now }, trx);
-    if (hourlyWait !== null) return { kind: 'limited', why: 'hourly', retryAfterSec: retryAfterSeconds(hourlyWait) };
+    const visitorWindow = ipWindowSec * 1000;
+    const visitorNth = q.nthAccepted(ipHash, now - visitorWindow, ipLimit);
+    if (visitorNth !== null) return { kind: 'limited', why: 'visitor', retryAfterSec: retryAfterSeconds(visitorNth + visitorWindow - now) };
+    const hourlyNth = q.nthAccepted(null, now - HOUR_MS, hourlyLimit);
+    if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', retryAfterSec: retryAfterSeconds(hourlyNth + HOUR_MS - now) };
 
-    await this.rateEvents.record('accepted', ipHash, now, trx);
-    const target = await this.leads.findRepeatTarget(
-      { telegramKey: lead.telegram.toLowerCase(), phone: lead.phone, since: now - REPEAT_WINDOW_MS },
-      trx,
-    );
+    q.recordAccepted(ipHash, now);
+    const target = q.findRepeatTarget(lead.telegram.toLowerCase(), lead.phone, now - REPEAT_WINDOW_MS);
     if (target) {
-      await this.leads.insertRepeat(
-        {
-          lead_id: target.id,
-          request_id: lead.request_id,
-          created_at: now,
-          changes: JSON.stringify(changedFields(target, lead)),
-          ip_hash: ipHash,
-          next_attempt_at: now,
-        },
-        trx,
-      );
+      q.insertRepeat({
+        lead_id: target.id,
+        request_id: lead.request_id,
+        created_at: now,
+        changes: JSON.stringify(changedFields(target, lead)),
+        ip_hash: ipHash,
+        next_attempt_at: now,
+      });
       return { kind: 'repeat', leadNumber: target.id };
     }
-    const id = await this.leads.insertLead(
-      {
-        request_id: lead.request_id,
-        name: lead.name,
-        telegram: lead.telegram,
-        telegram_key: lead.telegram.toLowerCase(),
-        phone: lead.phone,
-        date: lead.date,
-        guests: lead.guests,
-        comment: lead.comment,
-        ip_hash: ipHash,
-        created_at: now,
-        next_attempt_at: now,
-      },
-      trx,
-    );
+    const id = q.insertLead({
+      request_id: lead.request_id,
+      name: lead.name,
+      telegram: lead.telegram,
+      telegram_key: lead.telegram.toLowerCase(),
+      phone: lead.phone,
+      date: lead.date,
+      guests: lead.guests,
+      comment: lead.comment,
+      ip_hash: ipHash,
+      created_at: now,
+      next_attempt_at: now,
+    });
     return { kind: 'created', leadNumber: id };
   }
 

@@ -40,6 +40,11 @@ export class RateEventsRepository {
     await ex.insertInto('rate_events').values({ kind, key_hash: keyHash, at }).execute();
   }
 
+  /** Events of a kind since `since` (to rebuild in-memory indexes at start). */
+  recent(kind: RateEventKind, since: number, ex: LeadsDb = this.db) {
+    return ex.selectFrom('rate_events').select(['key_hash', 'at']).where('kind', '=', kind).where('at', '>', since).execute();
+  }
+
   /** Drops events older than any window can see (housekeeping). */
   async pruneBefore(at: number, ex: LeadsDb = this.db): Promise<number> {
     const result = await ex.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
