@@ -82,6 +82,36 @@ describe('landing form in a browser', () => {
     assert.equal((await stack.cards()).some((c) => c.text.includes('Пётр')), false);
   });
 
+  it('keyboard only, on a 360 px screen: no horizontal scroll, every field reachable with Tab, Enter submits', async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'the page scrolls sideways at 360 px');
+    await page.getByLabel('Имя').focus();
+    await page.keyboard.type('Клава Табова', { delay: 10 });
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('@klava_tab', { delay: 10 });
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('+79990001234', { delay: 10 });
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'phone');
+    await page.waitForTimeout(1600);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    await waitUntil(async () => (await stack.cards()).some((c) => c.text.includes('Клава Табова')), 10000, 'the card');
+    await context.close();
+  });
+
+  it('on the sandbox page a developer presses a card button and watches the card change', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${stack.sandboxUrl}/`);
+    const card = page.locator('.msg', { hasText: 'Вера Браузерная' });
+    await card.getByRole('button', { name: 'В работу' }).click();
+    await card.getByRole('button', { name: 'Заказ' }).waitFor({ timeout: 10000 });
+    assert.match(await card.textContent(), /Статус: 🛠 В работе — Мария Менеджер/);
+    await context.close();
+  });
+
   it('a bot that submits at once gets "sent" and nothing reaches the group', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
