@@ -118,6 +118,9 @@ describe('npm run dev', () => {
       try {
         const page = await browser.newPage();
         await page.goto(landingUrl);
+        // Development mode: let Vite finish loading (and any first-run reload) before typing.
+        await page.waitForLoadState('networkidle');
+        await page.waitForTimeout(500);
         await page.getByLabel('Имя').fill('Дев Режим');
         await page.getByLabel('Ник в Telegram').fill('@dev_mode_user');
         await page.getByLabel('Телефон').fill('+79998887766');
