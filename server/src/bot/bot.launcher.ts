@@ -15,7 +15,6 @@ const RELAUNCH_MS = 5000;
 @Injectable()
 export class BotLauncher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Bot');
-  private running = false;
   private stopping = false;
   private retry: NodeJS.Timeout | null = null;
 
@@ -27,7 +26,6 @@ export class BotLauncher implements OnApplicationBootstrap, OnApplicationShutdow
     // (Telegraf keeps the polling loop in a private field; it is set once polling has started.)
     const stop = bot.stop.bind(bot);
     bot.stop = (reason?: string) => {
-      this.running = false;
       if ((bot as unknown as { polling?: unknown }).polling !== undefined) stop(reason);
     };
     bot.catch((err) => this.logger.error(`update failed: ${err instanceof Error ? err.message : String(err)}`));
@@ -46,14 +44,12 @@ export class BotLauncher implements OnApplicationBootstrap, OnApplicationShutdow
       this.bot.botInfo ??= await this.bot.telegram.getMe();
       await this.bot.telegram.deleteWebhook({ drop_pending_updates: false });
       if (this.stopping) return;
-      this.running = true;
       this.logger.log(`polling for updates as @${this.bot.botInfo.username}`);
       this.bot.telegram.setMyCommands([...BOT_COMMANDS]).catch((err: unknown) => this.logger.warn(`setMyCommands failed: ${String(err)}`));
       const polling = this.bot as unknown as { startPolling(allowed: string[]): Promise<void> };
       await polling.startPolling(['message', 'callback_query']);
     };
     run().catch((err: unknown) => {
-      this.running = false;
       if (this.stopping) return;
       this.logger.warn(`bot polling stopped: ${err instanceof Error ? err.message : String(err)}; retrying in ${RELAUNCH_MS / 1000} s`);
       this.retry = setTimeout(() => this.launch(), RELAUNCH_MS);
