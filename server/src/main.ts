@@ -17,7 +17,6 @@ async function main(): Promise<void> {
   }
   const logger = new JsonLogger(config.logLevel);
   const app = await createApp(config, { logger });
-  app.useLogger(logger);
   // SIGTERM/SIGINT: app.close() drains requests, lets the outbox pass finish, closes the database; then exit 0.
   let closing = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -27,8 +27,9 @@ export function freshForm(now = Date.now()): { requestId: string; startedAt: str
 export async function handleLeadForm(request: Request, socketAddress: string | undefined, now = Date.now()): Promise<ActionResult> {
   const env = getEnv();
   const form = await request.formData();
+  const ip = visitorIp(request.headers, socketAddress);
   const check = submitRequest(form, {
-    ip: visitorIp(request.headers, socketAddress),
+    ip,
     now,
     minFillMs: env.minFillMs,
     signingKey: env.signingKey,
@@ -46,7 +47,7 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       console.log(`[request] ${check.requestId} → throttled`);
       return { state: 'throttled', requestId: check.requestId, values: check.values };
     case 'ok': {
-      const result = await deliverRequest({ requestId: check.requestId, lead: check.lead, clientIp: visitorIp(request.headers, socketAddress) }, env);
+      const result = await deliverRequest({ requestId: check.requestId, lead: check.lead, clientIp: ip }, env);
       const why = result.route === 'server-rejected' || result.route === 'lost' || result.route === 'fallback' ? ` (${result.status ?? '-'} ${(result.detail ?? '').replace(/\s+/g, ' ').slice(0, 200)})` : '';
       console.log(`[request] ${check.requestId} → ${result.route}${why}`);
       const state = ROUTE_STATE[result.route];

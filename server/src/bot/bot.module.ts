@@ -5,6 +5,7 @@ import type { ServerConfig } from '../config/config';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { OperationsModule } from '../operations.module';
 import { OutboxModule } from '../outbox/outbox.module';
+import { telegrafApiRoot } from '../telegram/telegram-api.token';
 import { BotCommandsService } from './bot-commands.service';
 import { BotLauncher } from './bot.launcher';
 import { LeadsBotUpdate } from './leads-bot.update';
@@ -16,7 +17,7 @@ import { LeadsBotUpdate } from './leads-bot.update';
       inject: [SERVER_CONFIG],
       useFactory: (config: ServerConfig) => ({
         token: config.telegram.token!,
-        options: { telegram: { apiRoot: config.telegram.apiRoot.endsWith('/') ? config.telegram.apiRoot : `${config.telegram.apiRoot}/` } },
+        options: { telegram: { apiRoot: telegrafApiRoot(config.telegram.apiRoot) } },
         launchOptions: false,
       }),
     }),

@@ -3,7 +3,7 @@ import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { SECRET_FAILURE_WINDOW_MS } from '../leads/leads-access.guard';
+import { SECRET_FAILURE_WINDOW_MS } from '../leads/secret-lockout';
 import { RateEventsRepository } from '../rate-limits/rate-events.repository';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';

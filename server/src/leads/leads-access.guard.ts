@@ -7,8 +7,6 @@ import { LeadsApiError } from './leads-api.error';
 import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
 
-export { SECRET_FAILURE_LIMIT, SECRET_FAILURE_WINDOW_MS } from './secret-lockout';
-
 export function callerAddress(req: Request): string {
   const raw = req.socket.remoteAddress ?? 'unknown';
   return canonicalIp(raw) ?? raw;

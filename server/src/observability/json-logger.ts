@@ -1,14 +1,7 @@
-import type { LoggerService, LogLevel } from '@nestjs/common';
+import type { LoggerService } from '@nestjs/common';
 
 const ORDER = ['debug', 'info', 'warn', 'error'] as const;
 export type JsonLevel = (typeof ORDER)[number];
-
-/** Nest's log levels for LOG_LEVEL, so Nest itself also skips what is below it. */
-export function nestLevels(level: JsonLevel): LogLevel[] {
-  const from = ORDER.indexOf(level);
-  const map: Record<JsonLevel, LogLevel[]> = { debug: ['debug', 'verbose'], info: ['log'], warn: ['warn'], error: ['error', 'fatal'] };
-  return ORDER.slice(from).flatMap((l) => map[l]);
-}
 
 /**
  * One JSON object per line: `time`, `level`, `context`, `msg`, and the fields the caller gave — on every line about

@@ -31,8 +31,8 @@ export class ObservabilityController {
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   async prometheus(): Promise<string> {
     const pending = await this.outbox.countUnpublished();
-    const oldest = await this.outbox.listUnpublished(1);
-    const age = oldest.length ? Math.max(0, (this.clock.now() - oldest[0].created_at) / 1000) : 0;
+    const oldest = await this.outbox.oldestUnpublishedAt();
+    const age = oldest === null ? 0 : Math.max(0, (this.clock.now() - oldest) / 1000);
     return this.metrics.render({
       outbox_pending: ['Leads without a card', pending],
       outbox_oldest_age_seconds: ['Age of the oldest lead without a card', age],

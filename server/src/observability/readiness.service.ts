@@ -5,6 +5,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { DatabaseHandle } from '../database/database.module';
 import { migrationsCurrent } from '../database/database';
+import { OutboxRepository } from '../outbox/outbox.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
 export interface Check {
@@ -31,6 +32,7 @@ export class ReadinessService {
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly database: DatabaseHandle,
     private readonly telegram: TelegramGateway,
+    private readonly outbox: OutboxRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -63,13 +65,8 @@ export class ReadinessService {
   }
 
   private async checkOutbox(): Promise<Check & { oldest_unpublished_age_sec: number | null }> {
-    const row = await this.database.db
-      .selectFrom('leads')
-      .select((eb) => eb.fn.min('created_at').as('oldest'))
-      .where('published_at', 'is', null)
-      .executeTakeFirst();
-    const oldest = row?.oldest ?? null;
-    const age = oldest === null ? null : Math.floor((this.clock.now() - Number(oldest)) / 1000);
+    const oldest = await this.outbox.oldestUnpublishedAt();
+    const age = oldest === null ? null : Math.floor((this.clock.now() - oldest) / 1000);
     const max = this.config.readyMaxOutboxAgeSec;
     if (age !== null && age > max) return { ok: false, detail: `outbox stuck: oldest unpublished lead is ${age} s old (limit ${max} s)`, oldest_unpublished_age_sec: age };
     return { ok: true, detail: age === null ? 'nothing waiting' : `oldest unpublished lead ${age} s old`, oldest_unpublished_age_sec: age };

@@ -172,6 +172,16 @@ export class OutboxRepository {
       .execute();
   }
 
+  /** When the oldest lead without a card was stored, or null when every lead has one. */
+  async oldestUnpublishedAt(): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('leads')
+      .select((eb) => eb.fn.min<number>('created_at').as('oldest'))
+      .where('published_at', 'is', null)
+      .executeTakeFirst();
+    return row?.oldest ?? null;
+  }
+
   async countUnpublished(): Promise<number> {
     const row = await this.db.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('published_at', 'is', null).executeTakeFirstOrThrow();
     return Number(row.n);

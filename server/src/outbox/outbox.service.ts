@@ -34,6 +34,8 @@ export class OutboxService {
   private pausedUntil = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
   private pausedLogged = false;
+  /** The chat id learnt from a migration (settings), read once; undefined until then. */
+  private migratedChatId: string | null | undefined;
   private stopped = false;
 
   constructor(
@@ -91,7 +93,8 @@ export class OutboxService {
 
   /** The leads group: the id learnt from a migration, else LEADS_CHAT_ID. */
   async leadsChatId(): Promise<string | null> {
-    return (await this.settings.get(LEADS_CHAT_SETTING)) ?? this.config.telegram.leadsChatId;
+    if (this.migratedChatId === undefined) this.migratedChatId = await this.settings.get(LEADS_CHAT_SETTING);
+    return this.migratedChatId ?? this.config.telegram.leadsChatId;
   }
 
   private ready(): boolean {
@@ -197,6 +200,7 @@ export class OutboxService {
 
   private async migrated(from: string, to: string): Promise<void> {
     await this.settings.set(LEADS_CHAT_SETTING, to, this.clock.now());
+    this.migratedChatId = to;
     await this.repo.moveChat(from, to);
     this.logger.warn({ msg: 'leads group migrated; publishing there from now on', from_chat: from, to_chat: to });
     void this.alerts.sendThrottled(

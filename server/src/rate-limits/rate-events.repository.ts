@@ -5,8 +5,7 @@ import type { RateEventKind } from '../database/schema';
 
 export interface WindowQuery {
   kind: RateEventKind;
-  /** The key to count for; omitted, every event of the kind counts (the hourly limit). */
-  keyHash?: string;
+  keyHash: string;
   limit: number;
   windowMs: number;
   now: number;
@@ -22,13 +21,12 @@ export class RateEventsRepository {
    * (the limit-th newest event in the window), never counts the whole window.
    */
   async msUntilRoom(q: WindowQuery, ex: LeadsDb = this.db): Promise<number | null> {
-    let query = ex
+    const row = await ex
       .selectFrom('rate_events')
       .select('at')
       .where('kind', '=', q.kind)
-      .where('at', '>', q.now - q.windowMs);
-    if (q.keyHash !== undefined) query = query.where('key_hash', '=', q.keyHash);
-    const row = await query
+      .where('key_hash', '=', q.keyHash)
+      .where('at', '>', q.now - q.windowMs)
       .orderBy('at', 'desc')
       .limit(1)
       .offset(q.limit - 1)

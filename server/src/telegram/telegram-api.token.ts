@@ -6,3 +6,8 @@ import type { Telegram } from 'telegraf';
  */
 export const TELEGRAM_API = Symbol('TelegramApi');
 export type TelegramApi = Telegram | null;
+
+/** Telegraf drops a path prefix of apiRoot unless it ends with "/" (STACK.md): every telegraf client uses this. */
+export function telegrafApiRoot(apiRoot: string): string {
+  return apiRoot.endsWith('/') ? apiRoot : `${apiRoot}/`;
+}

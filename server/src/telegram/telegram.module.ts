@@ -2,7 +2,7 @@ import { Global, Logger, Module } from '@nestjs/common';
 import { Telegram } from 'telegraf';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { TELEGRAM_API, type TelegramApi } from './telegram-api.token';
+import { TELEGRAM_API, type TelegramApi, telegrafApiRoot } from './telegram-api.token';
 import { TelegramGateway } from './telegram.gateway';
 
 
@@ -18,8 +18,7 @@ import { TelegramGateway } from './telegram.gateway';
           new Logger('Telegram').warn('TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused');
           return null;
         }
-        // Telegraf drops a path prefix of apiRoot unless it ends with "/" (STACK.md).
-        return new Telegram(token, { apiRoot: apiRoot.endsWith('/') ? apiRoot : `${apiRoot}/` });
+        return new Telegram(token, { apiRoot: telegrafApiRoot(apiRoot) });
       },
     },
     TelegramGateway,
