@@ -2,39 +2,29 @@
 // `npm run bench`: POST /leads throughput and latency (ours vs a bare node:http + better-sqlite3 server doing the
 // same work), card latency through the sandbox, and memory and p99 with 100,000 stored leads. Prints figures only;
 // nothing here is a pass/fail test. Needs `npm run build` first (npm run bench does it).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { load, percentile } from './load.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
-const root = new URL('..', import.meta.url).pathname;
 const SECRET = 'bench-secret-0123456789abcdef';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number);
 const dir = mkdtempSync(join(tmpdir(), 'leads-bench-'));
 const children = [];
 
-/** Starts a server and resolves once `url` answers over HTTP. */
+/** Starts a server and resolves once its /health answers over HTTP. */
 async function start(name, args, env, url) {
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = run(name, args, env);
   children.push(child);
-  let out = '';
-  child.stdout.on('data', (d) => (out = (out + d).slice(-4000)));
-  child.stderr.on('data', (d) => (out = (out + d).slice(-4000)));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited ${child.exitCode}:\n${out}`);
-    if (await fetch(url.replace('/leads', '/health')).then(() => true, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${name} did not start:\n${out}`);
+  await waitForHttp(url.replace('/leads', '/health'), child, name);
+  return child;
 }
-const freePort = () => 20000 + Math.floor(Math.random() * 20000);
 async function stop(child) {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
@@ -71,12 +61,12 @@ const serverEnv = (db, extra = {}) => ({
 });
 
 async function startOurs(db, extra = {}) {
-  const port = freePort();
+  const port = await freePort();
   const url = `http://127.0.0.1:${port}/leads`;
   return { child: await start('server', ['server/dist/main.js'], serverEnv(db, { PORT: String(port), ...extra }), url), url };
 }
 async function startBare(db) {
-  const port = freePort();
+  const port = await freePort();
   const url = `http://127.0.0.1:${port}/leads`;
   return { child: await start('bare', ['bench/bare-server.mjs'], serverEnv(db, { PORT: String(port) }), url), url };
 }
@@ -94,7 +84,8 @@ async function main() {
   for (let i = 0; i < 200; i += 1) {
     const body = newLead();
     dupes.push(body);
-    await load({ url: ours.url, connections: 1, seconds: 0, warmupSeconds: 0, next: () => body, headers }).catch(() => null);
+    const res = await fetch(ours.url, { method: 'POST', headers, body });
+    if (res.status !== 201) throw new Error(`seeding a duplicate got ${res.status}`);
   }
   const { child: bareChild, url: bareUrl } = await startBare(join(dir, 'bare.sqlite'));
   console.log('\nPOST /leads');

@@ -3,22 +3,21 @@
 // time. Clients retry a request with the same request_id until it is acknowledged, as the landing does. Then:
 // every acknowledged lead is in the database, every stored lead has exactly one card (at most one extra per kill),
 // and no request_id got two lead numbers. Prints the counts; exits 1 when a lead is lost or a rule is broken.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
-const root = new URL('..', import.meta.url).pathname;
 const KILLS = Number(process.env.DRILL_KILLS ?? 10);
 const SECRET = 'drill-secret-0123456789abcdef';
 const LEADS_CHAT = -1001000000001;
 const dir = mkdtempSync(join(tmpdir(), 'leads-crash-'));
 const dbPath = join(dir, 'leads.sqlite');
-const port = 21000 + Math.floor(Math.random() * 20000);
+const port = await freePort();
 const url = `http://127.0.0.1:${port}/leads`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const progress = (line) => process.stderr.write(`[drill] ${line}\n`);
@@ -26,29 +25,20 @@ const progress = (line) => process.stderr.write(`[drill] ${line}\n`);
 const sandbox = await startSandbox();
 let server = null;
 async function startServer() {
-  server = spawn(process.execPath, ['server/dist/main.js'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      DATABASE_PATH: dbPath,
-      LEADS_SECRET: SECRET,
-      LEADS_IP_SALT: 'drill-salt',
-      LEADS_IP_LIMIT: '1000000000',
-      LEADS_HOURLY_LIMIT: '1000000000',
-      TELEGRAM_BOT_TOKEN: sandbox.token,
-      TELEGRAM_API_ROOT: sandbox.url,
-      LEADS_CHAT_ID: String(LEADS_CHAT),
-      PUBLISH_INTERVAL_SEC: '1',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: 'ignore',
+  server = run('server', ['server/dist/main.js'], {
+    PORT: String(port),
+    DATABASE_PATH: dbPath,
+    LEADS_SECRET: SECRET,
+    LEADS_IP_SALT: 'drill-salt',
+    LEADS_IP_LIMIT: '1000000000',
+    LEADS_HOURLY_LIMIT: '1000000000',
+    TELEGRAM_BOT_TOKEN: sandbox.token,
+    TELEGRAM_API_ROOT: sandbox.url,
+    LEADS_CHAT_ID: String(LEADS_CHAT),
+    PUBLISH_INTERVAL_SEC: '1',
+    LOG_LEVEL: 'warn',
   });
-  for (let i = 0; i < 300; i += 1) {
-    if (await fetch(url.replace('/leads', '/health')).then((r) => r.ok, () => false)) return;
-    await sleep(50);
-  }
-  throw new Error('server did not start');
+  await waitForHttp(url.replace('/leads', '/health'), server, 'server', 15000);
 }
 
 const acks = new Map(); // request_id -> lead_number

@@ -18,7 +18,8 @@ export async function freePort() {
   return port;
 }
 
-async function waitForHttp(url, child, name, timeoutMs = 30000) {
+/** Resolves once `url` answers (any status below 500); fails when `child` exits first. */
+export async function waitForHttp(url, child, name, timeoutMs = 30000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${child.output}`);
@@ -33,7 +34,8 @@ async function waitForHttp(url, child, name, timeoutMs = 30000) {
   throw new Error(`${name} did not come up at ${url}:\n${child.output}`);
 }
 
-function run(name, args, env, cwd = root) {
+/** Starts `node <args>` with only PATH and `env`; its output is kept on `child.output` for error messages. */
+export function run(name, args, env, cwd = root) {
   const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.output = '';
   child.stdout.on('data', (d) => (child.output += d));

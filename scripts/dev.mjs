@@ -25,8 +25,7 @@ const env = { ...devEnv, ...process.env };
 mkdirSync(`${root}/data`, { recursive: true });
 
 const children = [];
-function start(name, cmd, args, extraEnv = {}) {
-  const cwd = name === 'landing' ? `${root}/landing` : root;
+function start(name, cmd, args, extraEnv = {}, cwd = root) {
   // Each child leads its own process group, so stopping it stops what it started (nest's watcher and its node).
   const child = spawn(cmd, args, { cwd, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const prefix = (line) => `[${name}] ${line}`;
@@ -75,7 +74,7 @@ start('server', 'npx', ['nest', 'start', '--watch', '--preserveWatchOutput']);
 start('landing', process.execPath, ['server.mjs'], {
   PORT: LANDING_PORT,
   LEADS_ENDPOINT: process.env.LEADS_ENDPOINT ?? `http://127.0.0.1:${SERVER_PORT}/leads`,
-});
+}, `${root}/landing`);
 
 console.log(`
   Stickers Leads (development)
