@@ -4,22 +4,21 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_USER, startSandbox, type SandboxUser, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { HousekeepingScheduler } from '../src/housekeeping/housekeeping.scheduler';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
 
 const MIN = 60_000;
 const PRIVATE_CHAT = 777001;
 const OTHER: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег', username: 'oleg_mgr' };
-let tmp: ReturnType<typeof tempDir>;
-let sandbox: TelegramSandbox;
+const { tmp, sandbox, start } = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
 
 async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `bot-${++n}.sqlite`)) {
-  server = await startServer({ dbPath, sandbox, clock, polling: true, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  server = await start({ dbPath, sandbox, clock, polling: true, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
   await waitFor(() => sandbox.state.commands.length > 0, 5000, 'setMyCommands at launch');
   return server;
 }
@@ -49,21 +48,8 @@ const status = (id: number) => server.db.sqlite.prepare('select status from lead
 const buttons = (card: { reply_markup?: { inline_keyboard: { text: string; callback_data?: string }[][] } }) =>
   card.reply_markup!.inline_keyboard[0].map((b) => b.text);
 
-beforeAll(async () => {
-  tmp = tempDir();
-  sandbox = await startSandbox();
-  sandbox.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' });
-});
-afterAll(async () => {
-  await sandbox.stop();
-  tmp.remove();
-});
 beforeEach(() => {
   clock = new FakeClock();
-});
-afterEach(async () => {
-  await server?.close();
-  sandbox.state.reset();
 });
 
 describe('status buttons (CONTRACT section 6)', () => {

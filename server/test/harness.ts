@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DEFAULT_CHATS, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { DEFAULT_CHATS, TelegramSandbox } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/app';
@@ -122,7 +122,9 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
   configureApp(app);
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  return { app, url, config, clock, logger, db: app.get(DatabaseHandle), outbox: app.get(OutboxService), close: () => app.close() };
+  let closed: Promise<void> | null = null;
+  const close = () => (closed ??= app.close());
+  return { app, url, config, clock, logger, db: app.get(DatabaseHandle), outbox: app.get(OutboxService), close };
 }
 
 export interface Answer {
@@ -173,4 +175,32 @@ export async function waitFor<T>(probe: () => T | undefined | null | false, time
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * The lifecycle shared by suites that run the app against one Telegram sandbox: a temp dir and a sandbox per file;
+ * after each test the server it started is closed first (its last outbox pass finishes), then the sandbox is reset.
+ * `start` is `startServer` with this sandbox (pass `sandbox: undefined` for an app without Telegram).
+ */
+export function sandboxSuite(prepare?: (sandbox: TelegramSandbox) => void) {
+  const tmp = tempDir();
+  const sandbox = new TelegramSandbox();
+  prepare?.(sandbox);
+  let current: TestServer | undefined;
+  beforeAll(() => sandbox.start());
+  afterAll(async () => {
+    await sandbox.stop();
+    tmp.remove();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+    sandbox.releaseHanging();
+    sandbox.state.reset();
+  });
+  const start = async (options: Omit<StartOptions, 'sandbox'> & { sandbox?: TelegramSandbox }): Promise<TestServer> => {
+    current = await startServer({ sandbox, ...options });
+    return current;
+  };
+  return { tmp, sandbox, start };
 }

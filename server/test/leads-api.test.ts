@@ -5,18 +5,16 @@
 import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
-import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
 
 const MIN = 60_000;
-let tmp: ReturnType<typeof tempDir>;
-let sandbox: TelegramSandbox;
+const { tmp, sandbox, start } = sandboxSuite();
 let server: TestServer;
 let dbFile = 0;
 
 async function boot(env: Record<string, string> = {}, clock?: FakeClock) {
-  server = await startServer({
+  server = await start({
     dbPath: join(tmp.dir, `leads-${++dbFile}.sqlite`),
     sandbox,
     clock,
@@ -29,18 +27,6 @@ async function row(sql: string, ...params: unknown[]) {
   return server.db.sqlite.prepare(sql).get(...params) as Record<string, any> | undefined;
 }
 
-beforeAll(async () => {
-  tmp = tempDir();
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.stop();
-  tmp.remove();
-});
-afterEach(async () => {
-  await server?.close();
-  sandbox.state.reset();
-});
 
 describe('step 1: module switched off', () => {
   it('LEADS_ENABLED=0 answers 404 not_found', async () => {
@@ -94,7 +80,7 @@ describe('steps 2–3: secret and wrong-secret lockout', () => {
     for (let i = 0; i < 5; i += 1) await postLead(server, lead(), { [SECRET_HEADER]: 'wrong' });
     const dbPath = server.config.databasePath;
     await server.close();
-    server = await startServer({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000' } });
+    server = await start({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000' } });
     expect(await postLead(server, lead())).toMatchObject({ status: 429, body: { why: 'secret' } });
   });
 });
@@ -337,7 +323,7 @@ describe('step 9: hourly limit', () => {
     const dbPath = server.config.databasePath;
     await server.close();
     clock.advance(30 * MIN);
-    server = await startServer({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '3' } });
+    server = await start({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '3' } });
     expect((await postLead(server, lead())).status).toBe(429);
     await new Promise((r) => setTimeout(r, 200));
     expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);

@@ -1,22 +1,21 @@
 /** Run it like a product: trace, readiness, metrics, OpenAPI, structured logs. */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { JsonLogger } from '../src/observability/json-logger';
 import { formatTrace, NOT_IN_DATABASE } from '../src/trace/trace.repository';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
-import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
 
 const SEC = 1000;
-let tmp: ReturnType<typeof tempDir>;
-let sandbox: TelegramSandbox;
+const { tmp, sandbox, start } = sandboxSuite();
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
 
 async function boot(env: Record<string, string> = {}, polling = false) {
-  server = await startServer({ dbPath: join(tmp.dir, `ops-${++n}`, 'leads.sqlite'), sandbox, clock, polling, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  server = await start({ dbPath: join(tmp.dir, `ops-${++n}`, 'leads.sqlite'), sandbox, clock, polling, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
   return server;
 }
 const get = async (path: string, headers: Record<string, string> = {}) => {
@@ -32,20 +31,8 @@ const get = async (path: string, headers: Record<string, string> = {}) => {
 };
 const trace = (key: string) => get(`/leads/${encodeURIComponent(key)}/trace`, { 'X-Stickers-Leads-Secret': SECRET });
 
-beforeAll(async () => {
-  tmp = tempDir();
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.stop();
-  tmp.remove();
-});
 beforeEach(() => {
   clock = new FakeClock();
-});
-afterEach(async () => {
-  await server?.close();
-  sandbox.state.reset();
 });
 
 describe('trace', () => {

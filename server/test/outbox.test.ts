@@ -3,19 +3,17 @@
  * Seed: "Branch 1" loop, "Branch 3", "Outbox retry schedule"; CONTRACT sections 6 and 7.
  */
 import { join } from 'node:path';
-import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
-let tmp: ReturnType<typeof tempDir>;
-let sandbox: TelegramSandbox;
+const { tmp, sandbox, start } = sandboxSuite();
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
 
 async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `outbox-${++n}.sqlite`)) {
-  server = await startServer({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  server = await start({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
   return server;
 }
 
@@ -36,21 +34,8 @@ const cards = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith
 const cardOf = (id: number) => cards().find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
 const sqlite = () => server.db.sqlite;
 
-beforeAll(async () => {
-  tmp = tempDir();
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.stop();
-  tmp.remove();
-});
 beforeEach(() => {
   clock = new FakeClock();
-});
-afterEach(async () => {
-  await server?.close();
-  sandbox.releaseHanging();
-  sandbox.state.reset();
 });
 
 describe('publishing a card', () => {
@@ -109,7 +94,7 @@ describe('publishing a card', () => {
   });
 
   it('without TELEGRAM_BOT_TOKEN leads are stored and publishing waits, logged once', async () => {
-    server = await startServer({ dbPath: join(tmp.dir, `outbox-${++n}.sqlite`), clock });
+    server = await start({ dbPath: join(tmp.dir, `outbox-${++n}.sqlite`), clock, sandbox: undefined });
     await submit();
     await submit();
     expect(sandbox.callsOf('sendMessage')).toHaveLength(0);
@@ -245,7 +230,7 @@ describe('flood control and batches', () => {
     const id = await submit();
     await server.close();
     clock.advance(5 * SEC);
-    server = await startServer({ dbPath: server.config.databasePath, sandbox, clock, scheduled: true, env: { PUBLISH_INTERVAL_SEC: '1' } });
+    server = await start({ dbPath: server.config.databasePath, sandbox, clock, scheduled: true, env: { PUBLISH_INTERVAL_SEC: '1' } });
     await waitFor(() => cardOf(id), 5000, 'the card from the interval');
   });
 });
