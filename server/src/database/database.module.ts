@@ -4,6 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { type LeadsDb, migrateToLatest, openDatabase } from './database';
+import { WriteHealth } from './write-health';
 
 /** The open database: Kysely for queries, the raw handle for pragmas and checkpoints. */
 @Injectable()
@@ -51,7 +52,8 @@ export const InjectDb = () => Inject(DB);
       },
     },
     { provide: DB, inject: [DatabaseHandle], useFactory: (h: DatabaseHandle) => h.db },
+    WriteHealth,
   ],
-  exports: [DatabaseHandle, DB],
+  exports: [DatabaseHandle, DB, WriteHealth],
 })
 export class DatabaseModule {}
