@@ -1,7 +1,14 @@
 // The landing's HTTP server: Express with the Remix handler, so the action knows the visitor's socket address.
 // Development (default): Vite in middleware mode, with hot reload. Production (NODE_ENV=production): the build.
-import { createRequestHandler } from '@remix-run/express';
+import { createServer } from 'node:http';
+import { createRequestHandler, writeReadableStreamToWritable } from '@remix-run/node';
 import express from 'express';
+
+/**
+ * The largest request body the landing reads (the form is a few KiB at most). A larger declared Content-Length is
+ * refused before a byte is read; a chunked body is cut off as soon as it passes the limit.
+ */
+const BODY_LIMIT_BYTES = 64 * 1024;
 
 const production = process.env.NODE_ENV === 'production';
 const vite = production
@@ -21,6 +28,79 @@ try {
   throw err;
 }
 
+const declaredTooLarge = (req) => Number(req.headers['content-length']) > BODY_LIMIT_BYTES;
+
+function refuseTooLarge(res) {
+  // Closing the connection stops the rest of the body from being read at all.
+  res.writeHead(413, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+  res.end('Payload Too Large\n');
+}
+
+/**
+ * The request body, at most BODY_LIMIT_BYTES; null when it was refused (413 already sent) or the client went away.
+ * Buffered whole because it is small: the Remix action then reads it from memory.
+ */
+function readBody(req, res) {
+  if (declaredTooLarge(req)) {
+    refuseTooLarge(res);
+    return Promise.resolve(null);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    const done = (finish) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      finish();
+    };
+    const onData = (chunk) => {
+      size += chunk.length;
+      if (size <= BODY_LIMIT_BYTES) chunks.push(chunk);
+      else {
+        req.pause();
+        done(() => resolve(null));
+        refuseTooLarge(res);
+      }
+    };
+    const onEnd = () => done(() => resolve(Buffer.concat(chunks, size)));
+    const onError = (err) => done(() => reject(err));
+    const onClose = () => done(() => resolve(null));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
+}
+
+function remixHeaders(nodeHeaders) {
+  const headers = new Headers();
+  for (const [key, values] of Object.entries(nodeHeaders)) {
+    if (Array.isArray(values)) for (const value of values) headers.append(key, value);
+    else if (values) headers.set(key, values);
+  }
+  return headers;
+}
+
+// What @remix-run/express does, with the body read under the limit above instead of streamed without one.
+const handleRemix = createRequestHandler(build, process.env.NODE_ENV);
+async function remix(req, res, next) {
+  try {
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    const body = hasBody ? await readBody(req, res) : undefined;
+    if (body === null) return;
+    const controller = new AbortController();
+    // Abort loaders and actions when the response can no longer be written (`close` before `finish`).
+    res.on('close', () => res.writableFinished || controller.abort());
+    const url = new URL(`${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`);
+    const request = new Request(url.href, { method: req.method, headers: remixHeaders(req.headers), body, signal: controller.signal });
+    const response = await handleRemix(request, { clientAddress: req.socket.remoteAddress });
+    res.statusMessage = response.statusText;
+    res.status(response.status);
+    for (const [key, value] of response.headers.entries()) res.append(key, value);
+    if (/text\/event-stream/i.test(response.headers.get('Content-Type') ?? '')) res.flushHeaders();
+    if (response.body) await writeReadableStreamToWritable(response.body, res);
+    else res.end();
+  } catch (err) {
+    next(err);
+  }
+}
+
 const app = express();
 app.disable('x-powered-by');
 if (vite) app.use(vite.middlewares);
@@ -29,11 +109,18 @@ else {
   app.use(express.static(new URL('./build/client', import.meta.url).pathname, { maxAge: '1h' }));
 }
 app.get('/health', (_req, res) => res.json({ status: 'ok' }));
-app.all('*', createRequestHandler({ build, getLoadContext: (req) => ({ clientAddress: req.socket.remoteAddress }) }));
+app.all('*', remix);
 
 const port = Number(process.env.PORT ?? 3001);
 const host = process.env.HOST ?? '0.0.0.0';
-const server = app.listen(port, host, () => console.log(`landing on http://localhost:${port} (${production ? 'production' : 'development'})`));
+const server = createServer(app);
+// `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body before the client sends it.
+server.on('checkContinue', (req, res) => {
+  if (declaredTooLarge(req)) return refuseTooLarge(res);
+  res.writeContinue();
+  app(req, res);
+});
+server.listen(port, host, () => console.log(`landing on http://localhost:${port} (${production ? 'production' : 'development'})`));
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.on(signal, () => {
     server.close(() => process.exit(0));

@@ -3,6 +3,7 @@
  * Only names the browser may see would ever be handed to it, and it needs none.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { parseTrustProxy, type TrustProxy } from '@stickers/shared';
 
 export interface LandingEnv {
   /** Full URL of `POST /leads`; null with LEADS_SECRET also null means "no server configured" (direct mode). */
@@ -14,6 +15,10 @@ export interface LandingEnv {
   /** Key that signs the `startedAt` the page hands the form (derived from LEADS_SECRET, or random per process). */
   signingKey: Buffer;
   signingKeyIsRandom: boolean;
+  /** Which hops of X-Forwarded-For are our own proxies (TRUST_PROXY); none by default: the socket address counts. */
+  trustProxy: TrustProxy;
+  /** NODE_ENV=production: the console route does not exist there. */
+  production: boolean;
 }
 
 export class LandingConfigError extends Error {
@@ -58,6 +63,16 @@ export function loadLandingEnv(env: Record<string, string | undefined>): Landing
   const port = get('PORT');
   if (port && (!/^\d+$/.test(port) || Number(port) > 65535)) problems.push(`PORT must be a whole number from 0 to 65535 (got "${port}")`);
 
+  const trust = parseTrustProxy(env.TRUST_PROXY);
+  if (!trust.ok) problems.push(trust.error);
+
+  // Without a server and without Telegram a request goes nowhere but stdout: fine on a laptop, a silent loss of
+  // every lead (and personal data in the logs) in production.
+  const production = env.NODE_ENV?.trim() === 'production';
+  if (production && !leadsEndpoint && !leadsSecret && !token && !chatId) {
+    problems.push('in production set LEADS_ENDPOINT and LEADS_SECRET, or TELEGRAM_BOT_TOKEN and LEADS_CHAT_ID: requests would go nowhere');
+  }
+
   if (problems.length > 0) throw new LandingConfigError(problems);
   return {
     leadsEndpoint,
@@ -66,6 +81,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>): Landing
     minFillMs: Number(fill),
     signingKey: leadsSecret ? createHmac('sha256', leadsSecret).update('stickers-landing:startedAt').digest() : randomBytes(32),
     signingKeyIsRandom: !leadsSecret,
+    trustProxy: trust.ok ? trust.value : { mode: 'none' },
+    production,
   };
 }
 

@@ -25,6 +25,8 @@ beforeAll(async () => {
   process.env.LEADS_ENDPOINT = `http://127.0.0.1:${(stub.address() as AddressInfo).port}/leads`;
   process.env.LEADS_SECRET = 'fuzz-secret-0123456789';
   process.env.MIN_FILL_MS = '0';
+  // Each case comes from another visitor through one proxy that appends its address to X-Forwarded-For.
+  process.env.TRUST_PROXY = '1';
   resetEnv();
 });
 afterAll(async () => {
@@ -59,7 +61,7 @@ describe('fuzz the landing action', () => {
           const form = new URLSearchParams();
           for (const [k, v] of Object.entries(fields)) form.set(k, v);
           form.set('company', honest ? '' : 'x');
-          form.set('startedAt', signStartedAt(Date.now() - 10, getEnv().signingKey));
+          form.set('startedAt', signStartedAt(Date.now() - 10, (fields.requestId ?? '').trim().toLowerCase(), getEnv().signingKey));
           const before = received.length;
           const request = new Request('http://landing.test/?index', {
             method: 'POST',

@@ -20,7 +20,8 @@ let logs: string[] = [];
 let ipCounter = 0;
 
 function setEnv(env: Record<string, string | undefined>) {
-  for (const k of ['LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'LEADS_CHAT_ID', 'MIN_FILL_MS']) delete process.env[k];
+  const keys = ['LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'LEADS_CHAT_ID', 'MIN_FILL_MS', 'TRUST_PROXY'];
+  for (const k of keys) delete process.env[k];
   for (const [k, v] of Object.entries(env)) if (v !== undefined) process.env[k] = v;
   resetEnv();
 }
@@ -32,6 +33,8 @@ const fullEnv = () => ({
   TELEGRAM_API_ROOT: sandbox.url,
   LEADS_CHAT_ID: String(LEADS_CHAT),
   MIN_FILL_MS: '3000',
+  // The requests below come through one proxy that appends the visitor's address to X-Forwarded-For.
+  TRUST_PROXY: '1',
 });
 
 async function submit(fields: Record<string, string> = {}) {
@@ -44,7 +47,7 @@ async function submit(fields: Record<string, string> = {}) {
     guests: '30',
     comment: 'Свадьба',
     company: '',
-    startedAt: signStartedAt(Date.now() - 4000, getEnv().signingKey),
+    startedAt: signStartedAt(Date.now() - 4000, fields.requestId ?? requestId, getEnv().signingKey),
     requestId,
     ...fields,
   });
@@ -207,8 +210,9 @@ describe('checks before delivery', () => {
   });
 
   it('too fast or forged startedAt: quiet success, nothing sent', async () => {
-    for (const startedAt of [signStartedAt(Date.now() - 100, getEnv().signingKey), `${Date.now() - 60000}.forged`, '']) {
-      const { result } = await submit({ startedAt });
+    const requestId = crypto.randomUUID();
+    for (const startedAt of [signStartedAt(Date.now() - 100, requestId, getEnv().signingKey), `${Date.now() - 60000}.forged`, '']) {
+      const { result } = await submit({ requestId, startedAt });
       expect(result.state).toBe('sent');
     }
     expect(received).toHaveLength(0);

@@ -1,4 +1,4 @@
-import { SECRET_HEADER, type LeadFields, type LeadRequestBody } from '@stickers/shared';
+import { SECRET_HEADER, type LeadFields, type LeadRequestBody, type RateLimitedBody } from '@stickers/shared';
 import type { LandingEnv } from '../env.server';
 import { requestMessage, type TelegramText } from './request-message.server';
 
@@ -23,7 +23,8 @@ export const TELEGRAM_TIMEOUT_MS = 10_000;
 export interface Delivery {
   requestId: string;
   lead: LeadFields;
-  clientIp: string;
+  /** The visitor's canonical address; null when none could be derived (the server then sees none). */
+  clientIp: string | null;
 }
 
 export interface DeliveryResult {
@@ -31,6 +32,15 @@ export interface DeliveryResult {
   /** The server's status, when it answered. */
   status?: number;
   detail?: string;
+}
+
+/** The server's 429 for the landing itself: too many wrong secrets from its address. */
+function lockedOut(body: string): boolean {
+  try {
+    return (JSON.parse(body) as Partial<RateLimitedBody>)?.why === 'secret';
+  } catch {
+    return false;
+  }
 }
 
 /** One `sendMessage` straight to the leads group (no buttons, no number: an admin handles it by hand). */
@@ -52,14 +62,18 @@ async function sendToTelegram(telegram: NonNullable<LandingEnv['telegram']>, mes
 /**
  * Seed, `deliverRequest.ts` and its status table: POST to the server with the secret and a 5 s timeout; 201/200
  * sent; 429 and 422 never fall back; 401, 404, 413, 5xx, any other status, a timeout or a network error fall back
- * to a direct Telegram message with the warning line. Without a server configured: straight to Telegram (no
- * warning line), or to the console when Telegram is not configured either.
+ * to a direct Telegram message with the warning line. A 429 whose `why` is `secret` is the exception: the server
+ * has locked out the landing itself (wrong secrets from its address), which is a server-side failure like a 401,
+ * not a visitor sending too much. Without a server configured: straight to Telegram (no warning line), or, in
+ * development only, to the console when Telegram is not configured either.
  */
 export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promise<DeliveryResult> {
   const { requestId, lead } = delivery;
   if (!env.leadsEndpoint || !env.leadsSecret) {
     if (!env.telegram) {
-      // The console route exists for local runs; the seed prints the request.
+      // The console route exists for local runs: the request is printed. In production the configuration check
+      // refuses to start like this, and should this ever run there, the request is lost, not printed.
+      if (env.production) return { route: 'lost', detail: 'no server or Telegram configured' };
       console.log(`[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false }).text}`);
       return { route: 'console' };
     }
@@ -75,7 +89,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     ...(lead.date ? { date: lead.date } : {}),
     ...(lead.guests ? { guests: lead.guests } : {}),
     ...(lead.comment ? { comment: lead.comment } : {}),
-    client_ip: delivery.clientIp,
+    ...(delivery.clientIp ? { client_ip: delivery.clientIp } : {}),
   };
   let status: number | undefined;
   let detail: string;
@@ -89,7 +103,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     status = res.status;
     detail = (await res.text().catch(() => '')).slice(0, 300);
     if (status === 201 || status === 200) return { route: 'server', status };
-    if (status === 429) return { route: 'server-throttled', status };
+    if (status === 429 && !lockedOut(detail)) return { route: 'server-throttled', status };
     if (status === 422) return { route: 'server-rejected', status, detail };
   } catch (err) {
     detail = err instanceof Error && err.name === 'TimeoutError' ? 'server timeout (5 s)' : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { fallbackWarning, requestMessage } from './request-message.server';
 import { LANDING_WINDOW_MS, RateLimiter, visitorIp } from './rate-limit.server';
-import { signStartedAt, verifyStartedAt } from './started-at.server';
+import { FORM_TOKEN_MAX_AGE_MS, signStartedAt, verifyStartedAt } from './started-at.server';
 import { submitRequest, type SubmitContext } from './submit-request.server';
 import { markRequestSent, requestSentRecently, sentCookieRecent, SENT_TTL_MS } from './request-sent';
 import { LandingConfigError, loadLandingEnv } from '../env.server';
 
 const key = Buffer.alloc(32, 7);
 const NOW = 1_800_000_000_000;
+const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 const valid = { name: 'Анна', telegram: '@anna_k', phone: '+79991234567' };
 
 function form(fields: Record<string, string | undefined>): FormData {
@@ -17,7 +18,7 @@ function form(fields: Record<string, string | undefined>): FormData {
 }
 const ctx = (over: Partial<SubmitContext> = {}): SubmitContext => ({ ip: '203.0.113.1', now: NOW, minFillMs: 3000, signingKey: key, limiter: new RateLimiter(), ...over });
 const base = (over: Record<string, string | undefined> = {}) =>
-  form({ ...valid, company: '', startedAt: signStartedAt(NOW - 5000, key), requestId: '0f8fad5b-d9cb-469f-a165-70867728950e', ...over });
+  form({ ...valid, company: '', startedAt: signStartedAt(NOW - 5000, ID, key), requestId: ID, ...over });
 
 describe('submitRequest: the seed order of checks', () => {
   it('1. honeypot filled or missing → bot (quiet success), before anything else', () => {
@@ -27,9 +28,28 @@ describe('submitRequest: the seed order of checks', () => {
   it('2. startedAt missing, forged or too recent → bot, before the schema', () => {
     expect(submitRequest(base({ startedAt: undefined, name: '' }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
     expect(submitRequest(base({ startedAt: `${NOW - 60000}.${'A'.repeat(43)}` }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
-    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 2999, key) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
-    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 3000, key) }), ctx())).toMatchObject({ kind: 'ok' });
-    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 60000, Buffer.alloc(32, 8)) }), ctx())).toMatchObject({ kind: 'bot' });
+    const early = base({ startedAt: signStartedAt(NOW - 2999, ID, key) });
+    expect(submitRequest(early, ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 3000, ID, key) }), ctx())).toMatchObject({ kind: 'ok' });
+    expect(submitRequest(base({ startedAt: signStartedAt(NOW - 60000, ID, Buffer.alloc(32, 8)) }), ctx())).toMatchObject({ kind: 'bot' });
+  });
+  it('2. a token signed for another request id, or for none, fails the fill-time check', () => {
+    const other = 'a3bb189e-8bf9-4888-9912-ace4e6543002';
+    const foreign = base({ startedAt: signStartedAt(NOW - 60000, other, key) });
+    expect(submitRequest(foreign, ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ requestId: other }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast', requestId: other });
+    expect(submitRequest(base({ requestId: undefined }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+  });
+  it('2. an expired token fails it too, under its own reason', () => {
+    const old = base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, ID, key) });
+    expect(submitRequest(old, ctx())).toMatchObject({ kind: 'bot', reason: 'expired' });
+    const oldest = base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS, ID, key) });
+    expect(submitRequest(oldest, ctx())).toMatchObject({ kind: 'ok' });
+  });
+  it('past the checks the verified token is handed back for a retry', () => {
+    const token = signStartedAt(NOW - 5000, ID, key);
+    expect(submitRequest(base({ startedAt: token }), ctx())).toMatchObject({ kind: 'ok', startedAt: token });
+    expect(submitRequest(base({ startedAt: token, phone: '1' }), ctx())).toMatchObject({ kind: 'invalid', startedAt: token });
   });
   it('3. schema → invalid with per-field codes, before the rate limit', () => {
     const limiter = new RateLimiter(1);
@@ -43,7 +63,8 @@ describe('submitRequest: the seed order of checks', () => {
   });
   it('keeps a valid UUID v4 requestId and makes one when it is missing or not v4', () => {
     expect(submitRequest(base(), ctx()).requestId).toBe('0f8fad5b-d9cb-469f-a165-70867728950e');
-    expect(submitRequest(base({ requestId: '0F8FAD5B-D9CB-469F-A165-70867728950E' }), ctx()).requestId).toBe('0f8fad5b-d9cb-469f-a165-70867728950e');
+    const upper = submitRequest(base({ requestId: '0F8FAD5B-D9CB-469F-A165-70867728950E' }), ctx());
+    expect(upper).toMatchObject({ kind: 'ok', requestId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
     for (const bad of [undefined, '', 'nope', '0f8fad5b-d9cb-169f-a165-70867728950e']) {
       const id = submitRequest(base({ requestId: bad }), ctx()).requestId;
       expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -68,10 +89,25 @@ describe('rateLimit', () => {
     expect(limiter.take('a', 999)).toBe(false);
     expect(limiter.take('a', 1000)).toBe(true);
   });
-  it('the IP is the first x-forwarded-for value, else the socket address', () => {
-    expect(visitorIp(new Headers({ 'x-forwarded-for': ' 198.51.100.1 , 10.0.0.1' }), '127.0.0.1')).toBe('198.51.100.1');
-    expect(visitorIp(new Headers(), '127.0.0.1')).toBe('127.0.0.1');
-    expect(visitorIp(new Headers({ 'x-forwarded-for': '' }), undefined)).toBe('unknown');
+  it('release gives back the slot a failed delivery took', () => {
+    const limiter = new RateLimiter(2, 1000);
+    expect(limiter.take('a', 0)).toBe(true);
+    expect(limiter.take('a', 10)).toBe(true);
+    expect(limiter.take('a', 20)).toBe(false);
+    limiter.release('a', 10);
+    expect(limiter.take('a', 30)).toBe(true);
+    expect(limiter.take('a', 40)).toBe(false);
+    limiter.release('b', 40);
+    limiter.release('a', 999);
+    expect(limiter.take('a', 50)).toBe(false);
+  });
+  it('the IP is the socket address unless TRUST_PROXY names proxies; then the first untrusted hop from the right', () => {
+    const xff = new Headers({ 'x-forwarded-for': ' 203.0.113.66 , 198.51.100.1' });
+    expect(visitorIp(xff, '::ffff:127.0.0.1', { mode: 'none' })).toBe('127.0.0.1');
+    expect(visitorIp(xff, '127.0.0.1', { mode: 'hops', hops: 1 })).toBe('198.51.100.1');
+    expect(visitorIp(new Headers(), '127.0.0.1', { mode: 'hops', hops: 1 })).toBe('127.0.0.1');
+    expect(visitorIp(new Headers({ 'x-forwarded-for': 'unknown' }), '127.0.0.1', { mode: 'hops', hops: 1 })).toBeNull();
+    expect(visitorIp(new Headers(), undefined, { mode: 'none' })).toBeNull();
   });
 });
 
@@ -107,11 +143,19 @@ describe('requestMessage', () => {
 });
 
 describe('startedAt signing', () => {
-  it('verifies what it signed and nothing else', () => {
-    expect(verifyStartedAt(signStartedAt(NOW, key), key)).toBe(NOW);
-    expect(verifyStartedAt(String(NOW), key)).toBeNull();
-    expect(verifyStartedAt(signStartedAt(NOW, key).replace(String(NOW), String(NOW - 10000)), key)).toBeNull();
-    expect(verifyStartedAt(undefined, key)).toBeNull();
+  it('verifies what it signed, for the request id it signed, and nothing else', () => {
+    const token = signStartedAt(NOW, ID, key);
+    expect(verifyStartedAt(token, ID, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW });
+    expect(verifyStartedAt(token, 'a3bb189e-8bf9-4888-9912-ace4e6543002', key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyStartedAt(String(NOW), ID, key, NOW)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyStartedAt(token.replace(String(NOW), String(NOW - 10000)), ID, key, NOW)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyStartedAt(undefined, ID, key, NOW)).toEqual({ ok: false, reason: 'invalid' });
+  });
+  it('has a maximum age', () => {
+    const token = signStartedAt(NOW, ID, key);
+    expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS)).toEqual({ ok: true, startedAt: NOW });
+    expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired' });
+    expect(verifyStartedAt(token, ID, key, NOW + 2000, 1000)).toEqual({ ok: false, reason: 'expired' });
   });
 });
 
@@ -143,7 +187,40 @@ describe('landing env', () => {
       ]);
     }
   });
-  it('defaults: direct mode, 3000 ms fill time', () => {
-    expect(loadLandingEnv({})).toMatchObject({ leadsEndpoint: null, telegram: null, minFillMs: 3000, signingKeyIsRandom: true });
+  it('defaults: direct mode, 3000 ms fill time, no trusted proxy, development', () => {
+    expect(loadLandingEnv({})).toMatchObject({
+      leadsEndpoint: null,
+      telegram: null,
+      minFillMs: 3000,
+      signingKeyIsRandom: true,
+      trustProxy: { mode: 'none' },
+      production: false,
+    });
+  });
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadLandingEnv(env);
+      return [];
+    } catch (err) {
+      return (err as LandingConfigError).problems;
+    }
+  };
+  it('TRUST_PROXY: hops or proxy addresses; a bad value is one line', () => {
+    expect(loadLandingEnv({ TRUST_PROXY: '1' }).trustProxy).toEqual({ mode: 'hops', hops: 1 });
+    expect(loadLandingEnv({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy.mode).toBe('addresses');
+    expect(problemsOf({ TRUST_PROXY: 'true' })).toEqual([
+      'TRUST_PROXY must be 0/false, a number of proxy hops (1 behind one nginx or load balancer), or a comma list of proxy addresses, ' +
+        'CIDR ranges, loopback, linklocal, uniquelocal (not understood: true)',
+    ]);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/8,proxy.internal' })).toHaveLength(1);
+  });
+  it('production refuses to start with neither the server nor Telegram configured', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
+      'in production set LEADS_ENDPOINT and LEADS_SECRET, or TELEGRAM_BOT_TOKEN and LEADS_CHAT_ID: requests would go nowhere',
+    ]);
+    expect(problemsOf({ NODE_ENV: 'production', TELEGRAM_BOT_TOKEN: '1:abc', LEADS_CHAT_ID: '-100123' })).toEqual([]);
+    expect(problemsOf({ NODE_ENV: 'production', LEADS_ENDPOINT: 'http://127.0.0.1:3000/leads', LEADS_SECRET: 's' })).toEqual([]);
+    expect(loadLandingEnv({ NODE_ENV: 'production', LEADS_ENDPOINT: 'http://x/leads', LEADS_SECRET: 's' }).production).toBe(true);
+    expect(problemsOf({ NODE_ENV: 'development' })).toEqual([]);
   });
 });

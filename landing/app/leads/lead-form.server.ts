@@ -1,7 +1,7 @@
 import { getEnv } from '../env.server';
 import { deliverRequest, ROUTE_STATE } from './deliver-request.server';
 import type { FormValues } from './form-fields';
-import { visitorIp, visitorLimiter } from './rate-limit.server';
+import { UNKNOWN_VISITOR, visitorIp, visitorLimiter } from './rate-limit.server';
 import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
 import type { FieldErrors, LeadField } from '@stickers/shared';
@@ -11,25 +11,30 @@ export type FormState = 'sent' | 'throttled' | 'error' | 'invalid';
 export interface ActionResult {
   state: FormState;
   requestId: string;
+  /** The form token for `requestId`, so a retry of the same request passes the checks again. */
+  startedAt?: string;
   values?: FormValues;
   errors?: FieldErrors<LeadField>;
 }
 
-/** What the page needs to render a fresh form: a new request id and a signed start time. */
+/** What the page needs to render a fresh form: a new request id and a start time signed for it. */
 export function freshForm(now = Date.now()): { requestId: string; startedAt: string } {
-  return { requestId: crypto.randomUUID(), startedAt: signStartedAt(now, getEnv().signingKey) };
+  const requestId = crypto.randomUUID();
+  return { requestId, startedAt: signStartedAt(now, requestId, getEnv().signingKey) };
 }
 
 /**
  * The form's server action: checks (submitRequest), delivery (deliverRequest), one log line per request with the
- * route and no personal data. Everything but "sent" hands back the typed values and the same request id.
+ * route and no personal data. Everything but "sent" hands back the typed values, the same request id and its token.
+ * Only a delivered request keeps its slot in the visitor's limit.
  */
 export async function handleLeadForm(request: Request, socketAddress: string | undefined, now = Date.now()): Promise<ActionResult> {
   const env = getEnv();
   const form = await request.formData();
-  const ip = visitorIp(request.headers, socketAddress);
+  const ip = visitorIp(request.headers, socketAddress, env.trustProxy);
+  const limiterKey = ip ?? UNKNOWN_VISITOR;
   const check = submitRequest(form, {
-    ip,
+    ip: limiterKey,
     now,
     minFillMs: env.minFillMs,
     signingKey: env.signingKey,
@@ -42,16 +47,18 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       return { state: 'sent', requestId: check.requestId };
     case 'invalid':
       console.log(`[request] ${check.requestId} → invalid (${Object.keys(check.errors).join(', ')})`);
-      return { state: 'invalid', requestId: check.requestId, values: check.values, errors: check.errors };
+      return { state: 'invalid', requestId: check.requestId, startedAt: check.startedAt, values: check.values, errors: check.errors };
     case 'throttled':
       console.log(`[request] ${check.requestId} → throttled`);
-      return { state: 'throttled', requestId: check.requestId, values: check.values };
+      return { state: 'throttled', requestId: check.requestId, startedAt: check.startedAt, values: check.values };
     case 'ok': {
       const result = await deliverRequest({ requestId: check.requestId, lead: check.lead, clientIp: ip }, env);
       const why = result.route === 'server-rejected' || result.route === 'lost' || result.route === 'fallback' ? ` (${result.status ?? '-'} ${(result.detail ?? '').replace(/\s+/g, ' ').slice(0, 200)})` : '';
       console.log(`[request] ${check.requestId} → ${result.route}${why}`);
       const state = ROUTE_STATE[result.route];
-      return state === 'sent' ? { state, requestId: check.requestId } : { state, requestId: check.requestId, values: check.values };
+      if (state === 'sent') return { state, requestId: check.requestId };
+      visitorLimiter.release(limiterKey, now);
+      return { state, requestId: check.requestId, startedAt: check.startedAt, values: check.values };
     }
   }
 }

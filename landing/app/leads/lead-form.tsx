@@ -59,7 +59,9 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
   const errors = clientErrors ?? result?.errors ?? {};
   const values = result?.values;
   const state = clientErrors && Object.keys(clientErrors).length > 0 ? 'invalid' : result?.state;
+  // A retry keeps the request id and its token (the page's own token is for the page's fresh request id).
   const id = result?.requestId ?? requestId;
+  const token = result?.startedAt ?? startedAt;
 
   return (
     <Form
@@ -86,7 +88,7 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
         </div>
       ) : null}
       <input type="hidden" name="requestId" value={id} />
-      <input type="hidden" name="startedAt" value={startedAt} />
+      <input type="hidden" name="startedAt" value={token} />
       <div className="trap" aria-hidden="true">
         <label>
           Компания

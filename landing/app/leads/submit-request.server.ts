@@ -5,12 +5,13 @@ import { verifyStartedAt } from './started-at.server';
 
 export type SubmitCheck =
   /** Tripped by a bot: the visitor is told "sent", nothing is sent. */
-  | { kind: 'bot'; reason: 'honeypot' | 'too-fast'; requestId: string }
-  | { kind: 'invalid'; errors: FieldErrors<LeadField>; requestId: string; values: FormValues }
-  | { kind: 'throttled'; requestId: string; values: FormValues }
-  | { kind: 'ok'; lead: LeadFields; requestId: string; values: FormValues };
+  | { kind: 'bot'; reason: 'honeypot' | 'too-fast' | 'expired'; requestId: string }
+  | { kind: 'invalid'; errors: FieldErrors<LeadField>; requestId: string; values: FormValues; startedAt: string }
+  | { kind: 'throttled'; requestId: string; values: FormValues; startedAt: string }
+  | { kind: 'ok'; lead: LeadFields; requestId: string; values: FormValues; startedAt: string };
 
 export interface SubmitContext {
+  /** The limiter's key: the visitor's address as derived from the socket and trusted proxies. */
   ip: string;
   now: number;
   minFillMs: number;
@@ -20,7 +21,10 @@ export interface SubmitContext {
 
 /**
  * Seed, `submitRequest.ts`, in its order: 1 honeypot, 2 minimum fill time, 3 schema, 4 per-IP limit.
- * A missing honeypot field counts as tripped (a real form always sends it, empty).
+ * A missing honeypot field counts as tripped (a real form always sends it, empty). A `startedAt` signed for another
+ * request id, forged or missing fails the fill-time check like a fast bot; an expired one fails it too (the visitor
+ * sees the same quiet "sent"), under its own reason in the log. Past the checks, `startedAt` is the verified token,
+ * handed back so a retry of the same request id carries it.
  */
 export function submitRequest(form: FormData, ctx: SubmitContext): SubmitCheck {
   const rawId = form.get('requestId');
@@ -30,13 +34,16 @@ export function submitRequest(form: FormData, ctx: SubmitContext): SubmitCheck {
   const honeypot = form.get(HONEYPOT_FIELD);
   if (honeypot === null || (typeof honeypot === 'string' && honeypot !== '')) return { kind: 'bot', reason: 'honeypot', requestId };
 
-  const started = verifyStartedAt(form.get('startedAt'), ctx.signingKey);
-  if (started === null || ctx.now - started < ctx.minFillMs) return { kind: 'bot', reason: 'too-fast', requestId };
+  const token = form.get('startedAt');
+  const started = verifyStartedAt(token, requestId, ctx.signingKey, ctx.now);
+  if (!started.ok && started.reason === 'expired') return { kind: 'bot', reason: 'expired', requestId };
+  if (!started.ok || ctx.now - started.startedAt < ctx.minFillMs) return { kind: 'bot', reason: 'too-fast', requestId };
+  const startedAt = token as string;
 
   const values = readValues(form);
   const checked = validateLeadFields(values);
-  if (!checked.ok) return { kind: 'invalid', errors: checked.errors, requestId, values };
+  if (!checked.ok) return { kind: 'invalid', errors: checked.errors, requestId, values, startedAt };
 
-  if (!ctx.limiter.take(ctx.ip, ctx.now)) return { kind: 'throttled', requestId, values };
-  return { kind: 'ok', lead: checked.value, requestId, values };
+  if (!ctx.limiter.take(ctx.ip, ctx.now)) return { kind: 'throttled', requestId, values, startedAt };
+  return { kind: 'ok', lead: checked.value, requestId, values, startedAt };
 }

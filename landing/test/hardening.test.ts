@@ -1,0 +1,288 @@
+/**
+ * The landing's defences, through the route's action with real Requests, a real HTTP stand-in for POST /leads and
+ * the Telegram sandbox: which address counts as the visitor, the form token's binding and age, a locked-out
+ * landing, the per-visitor limit counting only delivered requests, and no console route in production.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { getEnv, loadLandingEnv, resetEnv } from '~/env.server';
+import { deliverRequest } from '~/leads/deliver-request.server';
+import { LANDING_LIMIT, resetProxyWarning } from '~/leads/rate-limit.server';
+import { FORM_TOKEN_MAX_AGE_MS, signStartedAt } from '~/leads/started-at.server';
+import { action } from '~/routes/_index';
+
+const LEADS_CHAT = -1001000000001;
+const ENV_KEYS = ['LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'LEADS_CHAT_ID', 'MIN_FILL_MS'];
+ENV_KEYS.push('TRUST_PROXY');
+let sandbox: TelegramSandbox;
+let stub: Server;
+let stubUrl = '';
+let answer: { status: number; body?: unknown } = { status: 201 };
+const received: any[] = [];
+let logs: string[] = [];
+// Every test uses its own socket addresses, so the process-wide limiter starts empty for each.
+let socketCounter = 0;
+const freshSocket = () => `192.0.2.${++socketCounter}`;
+
+function setEnv(env: Record<string, string | undefined>) {
+  for (const k of ENV_KEYS) delete process.env[k];
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) process.env[k] = v;
+  resetEnv();
+}
+
+const fullEnv = (over: Record<string, string | undefined> = {}) => ({
+  LEADS_ENDPOINT: `${stubUrl}/leads`,
+  LEADS_SECRET: 'landing-test-secret-123',
+  TELEGRAM_BOT_TOKEN: sandbox.token,
+  TELEGRAM_API_ROOT: sandbox.url,
+  LEADS_CHAT_ID: String(LEADS_CHAT),
+  MIN_FILL_MS: '3000',
+  ...over,
+});
+
+interface Post {
+  socket: string;
+  forwardedFor?: string;
+  requestId?: string;
+  startedAt?: string;
+  fields?: Record<string, string>;
+}
+
+async function post({ socket, forwardedFor, requestId = crypto.randomUUID(), startedAt, fields = {} }: Post) {
+  const form = new URLSearchParams({
+    name: 'Анна Ким',
+    telegram: '@anna_k',
+    phone: '+79991234567',
+    company: '',
+    startedAt: startedAt ?? signStartedAt(Date.now() - 4000, requestId, getEnv().signingKey),
+    requestId,
+    ...fields,
+  });
+  const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
+  if (forwardedFor !== undefined) headers['X-Forwarded-For'] = forwardedFor;
+  const request = new Request('http://landing.test/?index', { method: 'POST', headers, body: form });
+  const response = (await action({ request, context: { clientAddress: socket }, params: {} } as never)) as { data: any };
+  return { requestId, result: response.data };
+}
+
+const routeOf = (requestId: string) => logs.find((l) => l.startsWith(`[request] ${requestId} → `))?.split(' → ')[1];
+const fallbackMessages = () => sandbox.messages(LEADS_CHAT);
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  stub = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push(JSON.parse(body));
+      res.writeHead(answer.status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(answer.body ?? {}));
+    });
+  });
+  await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+  stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  stub.closeAllConnections();
+  await new Promise((r) => stub.close(r));
+  await sandbox.stop();
+  setEnv({});
+});
+beforeEach(() => {
+  setEnv(fullEnv());
+  answer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
+  logs = [];
+  received.length = 0;
+  sandbox.state.reset();
+  vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('the visitor address (TRUST_PROXY)', () => {
+  it('unset: a rotating X-Forwarded-For spends only the socket address quota, and client_ip is the socket address', async () => {
+    const socket = freshSocket();
+    const states: string[] = [];
+    for (let i = 1; i <= LANDING_LIMIT + 3; i += 1) {
+      states.push((await post({ socket: `::ffff:${socket}`, forwardedFor: `203.0.113.${i}` })).result.state);
+    }
+    expect(states).toEqual([...Array(LANDING_LIMIT).fill('sent'), 'throttled', 'throttled', 'throttled']);
+    expect(received).toHaveLength(LANDING_LIMIT);
+    for (const body of received) expect(body.client_ip).toBe(socket);
+  });
+
+  it('TRUST_PROXY=1: the right-most hop is the visitor; what the visitor wrote to the left of it does not count', async () => {
+    setEnv(fullEnv({ TRUST_PROXY: '1' }));
+    const proxy = freshSocket();
+    const states: string[] = [];
+    for (let i = 1; i <= LANDING_LIMIT + 1; i += 1) {
+      states.push((await post({ socket: proxy, forwardedFor: `203.0.113.${i}, 198.51.100.7` })).result.state);
+    }
+    expect(states).toEqual([...Array(LANDING_LIMIT).fill('sent'), 'throttled']);
+    expect(received.map((b) => b.client_ip)).toEqual(Array(LANDING_LIMIT).fill('198.51.100.7'));
+    // Another visitor behind the same proxy has a quota of their own.
+    expect((await post({ socket: proxy, forwardedFor: '198.51.100.8' })).result.state).toBe('sent');
+  });
+
+  it('unset while requests carry X-Forwarded-For: one warning per process that TRUST_PROXY may be missing', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    resetProxyWarning();
+    const socket = freshSocket();
+    await post({ socket });
+    expect(warn).not.toHaveBeenCalled();
+    await post({ socket, forwardedFor: '203.0.113.1' });
+    await post({ socket, forwardedFor: '203.0.113.2' });
+    expect(warn.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringMatching(/X-Forwarded-For but TRUST_PROXY is not set/)]);
+    setEnv(fullEnv({ TRUST_PROXY: '1' }));
+    resetProxyWarning();
+    await post({ socket, forwardedFor: '203.0.113.3' });
+    expect(warn).toHaveBeenCalledTimes(1);
+  });
+
+  it('TRUST_PROXY as proxy addresses: trusted hops are skipped from the right', async () => {
+    setEnv(fullEnv({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }));
+    await post({ socket: '127.0.0.1', forwardedFor: '203.0.113.9, 198.51.100.20, 10.1.2.3' });
+    expect(received[0].client_ip).toBe('198.51.100.20');
+  });
+
+  it.each([
+    ['1.2.3.4:5678', '1.2.3.4'],
+    ['[2001:db8::1]:443', '2001:db8::1'],
+    ['unknown', undefined],
+  ])('the proxy spelling %s gives client_ip %s (the request is still delivered)', async (hop, clientIp) => {
+    setEnv(fullEnv({ TRUST_PROXY: '1' }));
+    const { result } = await post({ socket: freshSocket(), forwardedFor: hop });
+    expect(result.state).toBe('sent');
+    expect(received).toHaveLength(1);
+    if (clientIp) expect(received[0].client_ip).toBe(clientIp);
+    else expect(received[0]).not.toHaveProperty('client_ip');
+  });
+});
+
+describe('the form token', () => {
+  it('reused with another request_id: refused like a fast bot (quiet "sent", nothing delivered)', async () => {
+    const socket = freshSocket();
+    const first = crypto.randomUUID();
+    const token = signStartedAt(Date.now() - 4000, first, getEnv().signingKey);
+    expect((await post({ socket, requestId: first, startedAt: token })).result.state).toBe('sent');
+    const { requestId, result } = await post({ socket, requestId: crypto.randomUUID(), startedAt: token });
+    expect(result).toEqual({ state: 'sent', requestId });
+    expect(routeOf(requestId)).toBe('dropped (too-fast)');
+    expect(received.map((b) => b.request_id)).toEqual([first]);
+  });
+
+  it('reused with its own request_id: only the same, idempotent request again', async () => {
+    const socket = freshSocket();
+    const requestId = crypto.randomUUID();
+    const token = signStartedAt(Date.now() - 4000, requestId, getEnv().signingKey);
+    await post({ socket, requestId, startedAt: token });
+    await post({ socket, requestId, startedAt: token, fields: { name: 'Другое Имя' } });
+    expect(received.map((b) => b.request_id)).toEqual([requestId, requestId]);
+  });
+
+  it('expired: refused like a fast bot, logged as expired', async () => {
+    const requestId = crypto.randomUUID();
+    const startedAt = signStartedAt(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000, requestId, getEnv().signingKey);
+    const { result } = await post({ socket: freshSocket(), requestId, startedAt });
+    expect(result).toEqual({ state: 'sent', requestId });
+    expect(routeOf(requestId)).toBe('dropped (expired)');
+    expect(received).toHaveLength(0);
+  });
+
+  it('after an error the action hands back the token, and a retry with it is delivered under the same request_id', async () => {
+    const socket = freshSocket();
+    answer = { status: 422, body: { error: 'invalid', errors: { phone: 'invalid' } } };
+    const first = await post({ socket });
+    expect(first.result).toMatchObject({ state: 'error', requestId: first.requestId, startedAt: expect.any(String) });
+    answer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
+    const retry = await post({ socket, requestId: first.result.requestId, startedAt: first.result.startedAt });
+    expect(retry.result.state).toBe('sent');
+    expect(received.map((b) => b.request_id)).toEqual([first.requestId, first.requestId]);
+  });
+});
+
+describe('the server locks out the landing (429, why: secret)', () => {
+  it('goes to the Telegram fallback with the exact warning message', async () => {
+    answer = { status: 429, body: { error: 'rate_limited', why: 'secret' } };
+    const { requestId, result } = await post({ socket: freshSocket() });
+    expect(result.state).toBe('sent');
+    expect(routeOf(requestId)).toMatch(/^fallback \(429 /);
+    expect(fallbackMessages().map((m) => m.text)).toEqual([
+      [
+        `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
+        '',
+        'Заявка с сайта',
+        'Имя: Анна Ким',
+        'Telegram: @anna_k',
+        'Телефон: +79991234567',
+      ].join('\n'),
+    ]);
+  });
+
+  it.each(['visitor', 'hourly'])('a 429 with why: %s is still "throttled", without fallback', async (why) => {
+    answer = { status: 429, body: { error: 'rate_limited', why } };
+    const { requestId, result } = await post({ socket: freshSocket() });
+    expect(routeOf(requestId)).toBe('server-throttled');
+    expect(result.state).toBe('throttled');
+    expect(fallbackMessages()).toHaveLength(0);
+  });
+});
+
+describe('the per-visitor limit counts delivered requests only', () => {
+  it('5 failed deliveries, then a 6th attempt is not throttled', async () => {
+    const socket = freshSocket();
+    answer = { status: 500 };
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: LANDING_LIMIT });
+    for (let i = 0; i < LANDING_LIMIT; i += 1) {
+      const { requestId, result } = await post({ socket });
+      expect(result.state).toBe('error');
+      expect(routeOf(requestId)).toMatch(/^lost/);
+    }
+    answer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
+    const { requestId, result } = await post({ socket });
+    expect(result.state).toBe('sent');
+    expect(routeOf(requestId)).toBe('server');
+  });
+
+  it('rejected and server-throttled requests do not count either', async () => {
+    const socket = freshSocket();
+    for (let i = 0; i < LANDING_LIMIT; i += 1) {
+      const rejected = { status: 422, body: { error: 'invalid', errors: { phone: 'invalid' } } };
+      answer = i % 2 ? rejected : { status: 429, body: { error: 'rate_limited', why: 'visitor' } };
+      expect((await post({ socket })).result.state).not.toBe('sent');
+    }
+    answer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
+    expect((await post({ socket })).result.state).toBe('sent');
+  });
+
+  it('5 delivered (to the server or through the fallback), then the 6th is throttled', async () => {
+    const socket = freshSocket();
+    for (let i = 0; i < LANDING_LIMIT; i += 1) {
+      answer = i % 2 ? { status: 503 } : { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
+      expect((await post({ socket })).result.state).toBe('sent');
+    }
+    answer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
+    const { requestId, result } = await post({ socket });
+    expect(result.state).toBe('throttled');
+    expect(routeOf(requestId)).toBe('throttled');
+    expect(received).toHaveLength(LANDING_LIMIT);
+  });
+});
+
+describe('no console route in production', () => {
+  it('a production landing never prints a request, even if the configuration check were bypassed', async () => {
+    const env = { ...loadLandingEnv({}), production: true };
+    const lead = { name: 'Анна Ким', telegram: '@anna_k', phone: '+79991234567', date: null, guests: null, comment: null };
+    const result = await deliverRequest({ requestId: crypto.randomUUID(), lead, clientIp: '198.51.100.1' }, env);
+    expect(result.route).toBe('lost');
+    for (const line of logs) expect(line).not.toContain('Анна');
+    const development = await deliverRequest({ requestId: crypto.randomUUID(), lead, clientIp: null },
+      { ...env, production: false },
+    );
+    expect(development.route).toBe('console');
+    expect(logs.some((l) => l.includes('Имя: Анна Ким'))).toBe(true);
+  });
+});
