@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LEAD_FIELDS } from './codes.js';
-import { validateLeadFields, validateSubmission } from './fields.js';
-import { normaliseLine, normaliseMultiline } from './text.js';
+import { FIELD_UNITS_MAX, validateLeadFields, validateSubmission } from './fields.js';
+import { COMBINING_MARKS_MAX, normaliseLine, normaliseMultiline } from './text.js';
 
 const RUNS = 2000;
 
@@ -15,7 +15,21 @@ const tricky = fc.string({
   maxLength: 90,
 });
 
-const fieldValue = fc.oneof(tricky, fc.jsonValue(), fc.constant(undefined));
+// What a hostile visitor sends: huge combining sequences, ZWJ chains, variation selectors, tag characters,
+// bidi and other invisible marks, lone surrogates, markup characters.
+const hostileUnit = fc.oneof(
+  fc.constantFrom('\u0301', '\u0344', '\u20E3', '\u200D', '\uFE0F', '\u2060', '\u061C', '\u00AD', '\u202E', '\u200F', '\u3164'),
+  fc.constantFrom('\u{E0041}', '\u{E007F}', '\uD83D', '\uDE00', '<', '>', '&', '"', '\n', ' ', '😀', '👨', '🏽', '❤', 'Я', 'a', '1'),
+  fc.integer({ min: 0, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp)),
+);
+const hostile = fc.oneof(
+  fc.string({ unit: hostileUnit, maxLength: 400 }),
+  fc
+    .tuple(fc.string({ unit: hostileUnit, maxLength: 3 }), fc.constantFrom('\u0301', '\u200D😀', '\uFE0F', '\u{E0041}'), fc.nat(3000))
+    .map(([head, unit, n]) => head + unit.repeat(n)),
+);
+
+const fieldValue = fc.oneof(tricky, hostile, fc.jsonValue(), fc.constant(undefined));
 /** Mostly plausible values (so the accepting branch is reached), sometimes anything at all. */
 const mostly = <T>(plausible: fc.Arbitrary<T>) =>
   fc.oneof({ arbitrary: plausible, weight: 4 }, { arbitrary: fieldValue, weight: 1 });
@@ -63,7 +77,7 @@ describe('field rules (properties)', () => {
 
   it('the text normalisers are idempotent', () => {
     fc.assert(
-      fc.property(tricky, (s) => {
+      fc.property(fc.oneof(tricky, hostile), (s) => {
         expect(normaliseLine(normaliseLine(s))).toBe(normaliseLine(s));
         expect(normaliseMultiline(normaliseMultiline(s))).toBe(normaliseMultiline(s));
       }),
@@ -83,6 +97,23 @@ describe('field rules (properties)', () => {
         }
       }),
       { numRuns: RUNS },
+    );
+  });
+
+  it('an accepted field is within its code unit bound, keeps no long mark run and no invisible character but emoji joiners', () => {
+    const longRun = new RegExp(`\\p{M}{${COMBINING_MARKS_MAX + 1}}`, 'u');
+    fc.assert(
+      fc.property(fc.record(Object.fromEntries(LEAD_FIELDS.map((f) => [f, hostile]))), (input) => {
+        for (const f of LEAD_FIELDS) {
+          const result = validateLeadFields({ ...input, name: 'Анна', telegram: '@anna_k', phone: '+79991234567', [f]: input[f] });
+          if (!result.ok) continue;
+          const value = result.value[f] ?? '';
+          expect(value.length).toBeLessThanOrEqual(FIELD_UNITS_MAX[f]);
+          expect(value).not.toMatch(longRun);
+          expect(value.replace(/[\u200D\uFE0F]/g, '')).not.toMatch(/\p{Default_Ignorable_Code_Point}/u);
+        }
+      }),
+      { numRuns: RUNS / 4 },
     );
   });
 });

@@ -33,14 +33,34 @@ function readText(raw: unknown, normalise: (s: string) => string): { missing: tr
   return text === '' ? { missing: true } : { missing: false, text };
 }
 
-/** name: required, 2–80 characters. */
+/**
+ * Each field's bound in UTF-16 code units (what JavaScript's `length` and Telegram count), besides the character
+ * bound: one character as a person sees it can be many code units (an emoji ZWJ sequence, a letter with marks).
+ * Four units per character for the one-line fields (an emoji with a skin tone is four), two for the comment (1200
+ * simple emoji still fit), so that a whole lead — every field at its bound, with labels — stays well inside one
+ * Telegram message of 4096 units. `telegram` and `phone` are bounded by their patterns (`@` + 32, `+` + 15).
+ */
+export const FIELD_UNITS_MAX: Readonly<Record<LeadField, number>> = {
+  name: 4 * NAME_MAX,
+  telegram: 1 + TELEGRAM_NAME_MAX,
+  phone: 1 + PHONE_DIGITS_MAX,
+  date: 4 * DATE_MAX,
+  guests: 4 * GUESTS_MAX,
+  comment: 2 * COMMENT_MAX,
+};
+
+/** Over the character bound or the code unit bound: `too_long` either way (the visitor sees the character bound). */
+function tooLong(text: string, field: LeadField, max: number): boolean {
+  return text.length > FIELD_UNITS_MAX[field] || visibleLength(text) > max;
+}
+
+/** name: required, 2–80 characters (≤ 320 UTF-16 units). */
 export function checkName(raw: unknown): FieldResult<string> {
   const t = readText(raw, normaliseLine);
   if (!t) return fail('invalid');
   if (t.missing) return fail('required');
-  const n = visibleLength(t.text);
-  if (n < NAME_MIN) return fail('too_short');
-  if (n > NAME_MAX) return fail('too_long');
+  if (tooLong(t.text, 'name', NAME_MAX)) return fail('too_long');
+  if (visibleLength(t.text) < NAME_MIN) return fail('too_short');
   return ok(t.text);
 }
 
@@ -71,19 +91,19 @@ export function checkPhone(raw: unknown): FieldResult<string> {
   return PHONE.test(phone) ? ok(phone) : fail('invalid');
 }
 
-function optional(raw: unknown, max: number, normalise: (s: string) => string): FieldResult<string | null> {
+function optional(raw: unknown, field: LeadField, max: number, normalise: (s: string) => string): FieldResult<string | null> {
   const t = readText(raw, normalise);
   if (!t) return fail('invalid');
   if (t.missing) return ok(null);
-  return visibleLength(t.text) > max ? fail('too_long') : ok(t.text);
+  return tooLong(t.text, field, max) ? fail('too_long') : ok(t.text);
 }
 
-/** date: optional, ≤ 60 characters. */
-export const checkDate = (raw: unknown) => optional(raw, DATE_MAX, normaliseLine);
-/** guests: optional, ≤ 40 characters. */
-export const checkGuests = (raw: unknown) => optional(raw, GUESTS_MAX, normaliseLine);
-/** comment: optional, ≤ 1200 characters; line breaks are kept. */
-export const checkComment = (raw: unknown) => optional(raw, COMMENT_MAX, normaliseMultiline);
+/** date: optional, ≤ 60 characters (≤ 240 UTF-16 units). */
+export const checkDate = (raw: unknown) => optional(raw, 'date', DATE_MAX, normaliseLine);
+/** guests: optional, ≤ 40 characters (≤ 160 UTF-16 units). */
+export const checkGuests = (raw: unknown) => optional(raw, 'guests', GUESTS_MAX, normaliseLine);
+/** comment: optional, ≤ 1200 characters (≤ 2400 UTF-16 units); line breaks are kept. */
+export const checkComment = (raw: unknown) => optional(raw, 'comment', COMMENT_MAX, normaliseMultiline);
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

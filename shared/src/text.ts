@@ -13,14 +13,60 @@ export function visibleLength(value: string): number {
   return n;
 }
 
-// C0/C1 control characters except tab and newline, and the zero-width/bidi marks people never type on purpose.
-const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B\u200E\u200F\u202A-\u202E\u2066-\u2069\uFEFF]/g;
+// C0/C1 control characters except tab and newline: never typed on purpose, and they break the card and the logs.
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
+// Every Default_Ignorable_Code_Point: zero-width and bidi marks, U+2060, U+061C, soft hyphen, Hangul fillers,
+// variation selectors, tag characters. They are invisible, so they can only hide or spoof text.
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+const EMOJI_MODIFIER = /[\u{1F3FB}-\u{1F3FF}]/u;
+const ZWJ = '\u200D';
+const VS16 = '\uFE0F';
 // A lone surrogate cannot be stored as UTF-8 or shown; it is dropped.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** At most this many combining marks in a row are kept; the rest are dropped (see `capCombiningMarks`). */
+export const COMBINING_MARKS_MAX = 4;
+const MARK_RUN = new RegExp(`(\\p{M}{${COMBINING_MARKS_MAX}})\\p{M}+`, 'gu');
+
+/** The code point that ends just before `index` (a surrogate pair counts as one). */
+function codePointBefore(s: string, index: number): string {
+  if (index <= 0) return '';
+  const low = s.charCodeAt(index - 1);
+  return low >= 0xdc00 && low <= 0xdfff && index >= 2 ? s.slice(index - 2, index) : s.slice(index - 1, index);
+}
+
+/**
+ * Two invisible characters are kept because emoji need them: U+FE0F right after an emoji (emoji presentation),
+ * and U+200D between two emoji (a ZWJ sequence such as 👨‍👩‍👧; the first may carry a skin tone or U+FE0F).
+ * Everywhere else they are dropped like every other default-ignorable character.
+ */
+function keepIgnorable(ch: string, index: number, s: string): boolean {
+  if (ch === VS16) return PICTOGRAPHIC.test(codePointBefore(s, index));
+  if (ch !== ZWJ) return false;
+  let before = codePointBefore(s, index);
+  if (before === VS16 || EMOJI_MODIFIER.test(before)) before = codePointBefore(s, index - before.length);
+  const after = String.fromCodePoint(s.codePointAt(index + 1) ?? 0x20);
+  return PICTOGRAPHIC.test(before) && PICTOGRAPHIC.test(after);
+}
+
+/**
+ * One letter with thousands of accents ("Зa" + 7000 × U+0301) is one character as a person counts it; more than
+ * `COMBINING_MARKS_MAX` marks in a row are dropped rather than the field refused, so that real writing (Vietnamese
+ * tones, Hebrew points, Devanagari signs: up to three or four marks) is accepted unchanged and only the excess of
+ * "zalgo" text goes.
+ */
+export function capCombiningMarks(value: string): string {
+  return value.replace(MARK_RUN, '$1');
+}
 
 function clean(value: string): string {
+  const visible = value
+    .replace(LONE_SURROGATE, '')
+    .replace(CONTROL, '')
+    .replace(IGNORABLE, (ch: string, index: number, s: string) => (keepIgnorable(ch, index, s) ? ch : ''));
   // Invisible characters go before NFC, so that what they separated can compose and a second pass changes nothing.
-  return value.replace(LONE_SURROGATE, '').replace(INVISIBLE, '').normalize('NFC');
+  // NFC runs again after the mark cap: a cut run may compose further, never grow.
+  return capCombiningMarks(visible.normalize('NFC')).normalize('NFC');
 }
 
 /** A one-line field: invisible characters dropped, every run of whitespace one space, trimmed. */

@@ -1,7 +1,20 @@
+import { FIELD_UNITS_MAX } from '@stickers/shared';
 import { parseHtml } from '@stickers/telegram-sandbox';
 import { LEAD_STATUSES } from '../database/schema';
-import { type CardLead, renderCard } from './card.renderer';
-import { STATUS_BUTTONS } from './lead-statuses';
+import {
+  type CardLead,
+  type CardRepeat,
+  MINIMAL_CARD_NOTE,
+  QUOTE_BAR,
+  REPEAT_BY_PHONE_WARNING,
+  REPEAT_BY_USERNAME_WARNING,
+  renderCard,
+  renderCardWithin,
+  renderMinimalCard,
+  shorten,
+} from './card.renderer';
+import { STATUS_BUTTONS, STATUS_LABEL } from './lead-statuses';
+import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
 const lead: CardLead = {
   id: 42,
@@ -66,5 +79,172 @@ describe('renderCard (CONTRACT section 6)', () => {
       expect(parsed.text.length).toBeLessThanOrEqual(4096);
       expect(parsed.text).toBe(card.plain);
     }
+  });
+});
+
+describe('renderMinimalCard', () => {
+  it.each(LEAD_STATUSES)('status %s: number, status line, the note, the same status buttons, no personal data', (status) => {
+    const full = renderCard({ ...lead, status }, [], options);
+    const card = renderMinimalCard({ ...lead, status }, options);
+    expect(card.plain.split('\n')).toEqual(['🆕 Заявка #42', `Статус: ${STATUS_LABEL[status]}`, `⚠️ ${MINIMAL_CARD_NOTE}`]);
+    expect(MINIMAL_CARD_NOTE).toBe('текст слишком длинный — см. trace');
+    expect(card.keyboard.inline_keyboard).toEqual([full.keyboard.inline_keyboard[0]]);
+    for (const pii of [lead.name, lead.telegram, lead.phone, lead.comment, lead.date, lead.guests] as string[]) {
+      expect(card.html).not.toContain(pii);
+      expect(JSON.stringify(card.keyboard)).not.toContain(pii);
+    }
+    const parsed = parseHtml(card.html);
+    expect(parsed.ok && parsed.text).toBe(card.plain);
+  });
+});
+
+describe('shorten', () => {
+  it('never returns more than max units; 0 gives nothing, 1 gives the ellipsis', () => {
+    expect(shorten('Свадьба', 0)).toBe('');
+    expect(shorten('Свадьба', 1)).toBe('…');
+    expect(shorten('Свадьба', 4)).toBe('Сва…');
+    expect(shorten('Свадьба', 7)).toBe('Свадьба');
+  });
+  it('cuts between characters, never inside an emoji or a letter with its marks', () => {
+    expect(shorten('😀😀😀', 4)).toBe('😀…');
+    expect(shorten('👨‍👩‍👧👨‍👩‍👧', 10)).toBe('👨‍👩‍👧…');
+    expect(shorten('Зa' + '\u0301'.repeat(7000), 100)).toBe('З…');
+  });
+});
+
+describe('telegramTextLength', () => {
+  it('counts UTF-16 units of the text after entity parsing', () => {
+    expect(telegramTextLength('<b>a&amp;b</b> &lt;&gt;&quot;')).toBe(7);
+    expect(telegramTextLength('😀&#128512;&#x1F600;')).toBe(6);
+    expect(telegramTextLength('a & b')).toBe(5);
+    const card = renderCard(lead, [{ created_at: lead.created_at + 1, changes: { comment: '<&>"' } }], options);
+    const parsed = parseHtml(card.html);
+    expect(parsed.ok && parsed.text.length).toBe(telegramTextLength(card.html));
+  });
+});
+
+/** Bold is the only markup; tags are balanced and not nested. */
+function expectOnlyBold(html: string): void {
+  const tags = html.match(/<[^>]*>/g) ?? [];
+  tags.forEach((tag, i) => expect(tag).toBe(i % 2 === 0 ? '<b>' : '</b>'));
+}
+
+describe('the card can not be faked by a visitor', () => {
+  it('the status line and repeat headers are bold in HTML', () => {
+    const card = renderCard(lead, [{ created_at: lead.created_at + 1, changes: { guests: '40' } }], options);
+    expect(card.html).toContain('<b>Статус: 🆕 Новая</b>');
+    const changed = renderCard({ ...lead, status: 'won', status_changed_by: 'Мария', status_changed_at: lead.created_at }, [], options);
+    expect(changed.html).toContain('<b>Статус: ✅ Заказ — Мария, 29.11.2026 12:00</b>');
+    expect(card.html).toMatch(/<b>🔁 Повторное обращение: [\d.: ]+<\/b>/);
+    expectOnlyBold(card.html);
+  });
+  it('every line of a multi-line value starts with the bar, so typed lines never pass for the card own lines', () => {
+    const comment = 'Привет\nСтатус: ✅ Заказ\n\n🔁 Повторное обращение: 29.11.2026 12:00';
+    // The name bypasses the normaliser here, as if stored by an older version: the renderer does not trust it.
+    const name = 'Анна\u2028Статус: ❌ Отказ';
+    const card = renderCard({ ...lead, comment, name }, [{ created_at: lead.created_at + 1, changes: { comment } }], options);
+    const lines = card.plain.split('\n');
+    expect(lines.filter((l) => l.startsWith('Статус:'))).toEqual(['Статус: 🆕 Новая']);
+    expect(lines.filter((l) => l.startsWith('🔁'))).toHaveLength(1);
+    expect(card.plain).toContain(`Комментарий:\n${QUOTE_BAR} Привет\n${QUOTE_BAR} Статус: ✅ Заказ\n${QUOTE_BAR}\n${QUOTE_BAR} 🔁 Повторное`);
+    expect(card.plain).toContain(`Имя:\n${QUOTE_BAR} Анна\n${QUOTE_BAR} Статус: ❌ Отказ`);
+    const parsed = parseHtml(card.html);
+    expect(parsed.ok && parsed.text).toBe(card.plain);
+  });
+  it('a repeat that brings a different phone (so only the username matched) carries a bold warning, with PII on and off', () => {
+    const repeats = [{ created_at: lead.created_at + 1, changes: { phone: '+70000000000', comment: 'звоните сюда' } }];
+    for (const pii of [true, false]) {
+      const card = renderCard(lead, repeats, { ...options, pii });
+      expect(card.html).toContain(`<b>${REPEAT_BY_USERNAME_WARNING}</b>`);
+      expect(card.html).not.toContain(REPEAT_BY_PHONE_WARNING);
+    }
+  });
+  it('a repeat that brings a different username (so only the phone matched) carries the other warning', () => {
+    const card = renderCard(lead, [{ created_at: lead.created_at + 1, changes: { telegram: '@other_one' } }], options);
+    expect(card.html).toContain(`<b>${REPEAT_BY_PHONE_WARNING}</b>`);
+    expect(card.html).not.toContain(REPEAT_BY_USERNAME_WARNING);
+  });
+  it('a repeat with the same contacts carries no warning', () => {
+    const card = renderCard(lead, [{ created_at: lead.created_at + 1, changes: { guests: '40', name: 'Аня' } }], options);
+    expect(card.plain).not.toContain('⚠️');
+  });
+  it('the write button is only offered for a well-formed username', () => {
+    const buttonOf = (telegram: string) => renderCard({ ...lead, telegram }, [], options).keyboard.inline_keyboard[1];
+    expect(buttonOf('@anna_k')).toEqual([{ text: '✈️ Написать @anna_k', url: 'https://t.me/anna_k' }]);
+    expect(buttonOf('@anna k/../x')).toBeUndefined();
+  });
+});
+
+describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)', () => {
+  const emojiHeavy = (units: number) => '👨‍👩‍👧'.repeat(Math.floor(units / 8)).padEnd(units, 'ж');
+  const maxLead: CardLead = {
+    ...lead,
+    name: emojiHeavy(FIELD_UNITS_MAX.name),
+    telegram: '@' + 'a'.repeat(32),
+    phone: '+123456789012345',
+    date: emojiHeavy(FIELD_UNITS_MAX.date),
+    guests: emojiHeavy(FIELD_UNITS_MAX.guests),
+    comment: '&<>"'.repeat(FIELD_UNITS_MAX.comment / 4),
+    status: 'in_progress',
+    status_changed_by: 'Мария Менеджер',
+    status_changed_at: lead.created_at + 5,
+  };
+  const emojiRepeat = (i: number): CardRepeat => ({
+    created_at: lead.created_at + 1000 * (i + 1),
+    changes: {
+      name: emojiHeavy(FIELD_UNITS_MAX.name),
+      telegram: '@' + 'b'.repeat(32),
+      phone: '+' + String(i).repeat(15),
+      date: emojiHeavy(FIELD_UNITS_MAX.date),
+      guests: emojiHeavy(FIELD_UNITS_MAX.guests),
+      comment: `${i}\n` + '🧑🏽‍🚀'.repeat(FIELD_UNITS_MAX.comment / 7),
+    },
+  });
+
+  it('red team: every field at its bound and three emoji-heavy repeats: all three repeats shown, newest first, within 4096', () => {
+    const card = renderCard(maxLead, [0, 1, 2].map(emojiRepeat), options);
+    expect(telegramTextLength(card.html)).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
+    expect(card.plain.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
+    const parsed = parseHtml(card.html);
+    expect(parsed.ok && parsed.text).toBe(card.plain);
+    expect(card.plain.match(/🔁 Повторное обращение/g)).toHaveLength(3);
+    expect(card.plain.indexOf(`${QUOTE_BAR} 2`)).toBeLessThan(card.plain.indexOf(`${QUOTE_BAR} 1`));
+    expect(card.plain).toContain('Статус: 🛠 В работе — Мария Менеджер');
+    expect(card.plain).toContain('…');
+    expectOnlyBold(card.html);
+  });
+
+  it('red team: a raw name of "Зa" + 7000 combining marks (as if it bypassed the field rules) fits', () => {
+    const name = 'Зa' + '\u0301'.repeat(7000);
+    const card = renderCard({ ...lead, name }, [{ created_at: lead.created_at + 1, changes: { name } }], options);
+    expect(telegramTextLength(card.html)).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
+    expect(card.plain).toContain('Имя: З…');
+    expect(card.plain).toContain('Гостей: 30');
+  });
+
+  it('short values stay whole while the longest one is cut', () => {
+    const card = renderCard({ ...lead, comment: 'к'.repeat(10000) }, [], options);
+    expect(card.plain.length).toBe(TELEGRAM_TEXT_MAX);
+    expect(card.plain).toContain('Имя: Анна\nTelegram: @anna_k\nТелефон: +79991234567\nДата: 14 февраля\nГостей: 30\n');
+    expect(card.plain).toMatch(/Комментарий: к+…\n/);
+  });
+
+  it('when the fixed text alone is too long, older repeats give way, then the minimal card', () => {
+    const repeats = [0, 1, 2].map(emojiRepeat);
+    const full = renderCardWithin(maxLead, repeats, options, 4096);
+    expect(full.plain.match(/🔁/g)).toHaveLength(3);
+    const tight = renderCardWithin(maxLead, repeats, options, 700);
+    expect(tight.plain.length).toBeLessThanOrEqual(700);
+    expect(tight.plain.match(/🔁/g)!.length).toBeLessThan(3);
+    expect(tight.plain).toContain(`${QUOTE_BAR} 2`);
+    expect(tight.plain).toMatch(/…и ещё повторных: [12]$/);
+    expect(renderCardWithin(maxLead, repeats, options, 40)).toEqual(renderMinimalCard(maxLead, options));
+  });
+
+  it('the fullest layout has its fixed text within a fifth of the limit, so values always have room', () => {
+    const fullest = { ...maxLead, status_changed_by: 'M'.repeat(500) };
+    const repeats = [0, 1, 2].map(emojiRepeat).map((r) => ({ ...r, changes: { ...r.changes, comment: 'к\n'.repeat(500) } }));
+    const card = renderCardWithin(fullest, repeats, options, Math.floor(TELEGRAM_TEXT_MAX / 5));
+    expect(card.plain.match(/🔁/g)).toHaveLength(3);
   });
 });

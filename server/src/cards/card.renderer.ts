@@ -1,6 +1,7 @@
 import type { LeadField } from '@stickers/shared';
 import type { LeadStatus } from '../database/schema';
 import { STATUS_BUTTONS, STATUS_LABEL, statusCallbackData } from './lead-statuses';
+import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
 /** What a card shows of a lead. Personal fields are null once the lead is anonymised. */
 export interface CardLead {
@@ -45,6 +46,7 @@ export interface Card {
 /** CONTRACT section 6: "up to 3 repeat blocks newest first". */
 export const CARD_REPEATS = 3;
 const PII_FIELDS: LeadField[] = ['name', 'telegram', 'phone', 'comment'];
+const FIELD_ORDER: LeadField[] = ['name', 'telegram', 'phone', 'date', 'guests', 'comment'];
 const LABEL: Record<LeadField, string> = {
   name: 'Имя',
   telegram: 'Telegram',
@@ -53,9 +55,20 @@ const LABEL: Record<LeadField, string> = {
   guests: 'Гостей',
   comment: 'Комментарий',
 };
-/** Telegram allows 4096 characters; these keep the longest possible card well inside it. */
+/** A repeat block is a summary: its values are cut here even when the card has room (UTF-16 units). */
 const REPEAT_VALUE_MAX = 300;
-const TEXT_MAX = 4000;
+/** The manager's name on the status line comes from Telegram; it is cut here (UTF-16 units). */
+const WHO_MAX = 64;
+/**
+ * Every line of a multi-line value starts with this bar, in both the HTML and the plain card: a line a visitor
+ * types can never start at the left edge, so it cannot pass for the card's own status or repeat line.
+ */
+export const QUOTE_BAR = '│';
+export const REPEAT_BY_USERNAME_WARNING = '⚠️ другой телефон — совпал только ник в Telegram';
+export const REPEAT_BY_PHONE_WARNING = '⚠️ другой Telegram — совпал только телефон';
+const TELEGRAM_USERNAME = /^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 export function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -74,87 +87,198 @@ export function formatTime(ms: number, timezone: string): string {
     .replace(',', '');
 }
 
-function shorten(value: string, max: number): string {
-  const chars = Array.from(value);
-  return chars.length <= max ? value : `${chars.slice(0, max - 1).join('')}…`;
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * `value` in at most `max` UTF-16 code units, cut between characters (never inside an emoji or a surrogate pair)
+ * and ended with "…" when cut. `max` ≤ 0 gives the empty string.
+ */
+export function shorten(value: string, max: number): string {
+  if (value.length <= max) return value;
+  if (max <= 0) return '';
+  let end = 0;
+  for (const { index, segment } of graphemes.segment(value)) {
+    if (index + segment.length > max - 1) break;
+    end = index + segment.length;
+  }
+  return `${value.slice(0, end).trimEnd()}…`;
 }
 
-/** A card line: bold label plus a user value (escaped in HTML), or a fixed text. */
-type Line = { label?: string; value?: string; text?: string; bold?: boolean };
+/** A piece of a line: fixed text, or the value in slot `slot`, shortened to what the card has room for. */
+type Segment = { text: string; bold?: boolean } | { slot: number; bold?: boolean };
+type Line = Segment[];
 
-function renderLines(lines: Line[], html: boolean): string {
-  const esc = html ? escapeHtml : (s: string) => s;
-  const b = (s: string) => (html ? `<b>${s}</b>` : s);
-  return lines
-    .map((l) => {
-      if (l.text !== undefined) return l.bold ? b(esc(l.text)) : esc(l.text);
-      const value = l.value ?? '';
-      const multiline = value.includes('\n');
-      return `${b(`${esc(l.label ?? '')}:`)}${multiline ? '\n' : ' '}${esc(value)}`;
-    })
-    .join('\n');
+/** The card before it is fitted: its lines, the values they show and how long each value may be at most. */
+interface Draft {
+  lines: Line[];
+  values: string[];
+  caps: number[];
 }
 
-function fieldLines(values: Partial<Record<LeadField, string | null>>, pii: boolean, maxValue?: number): Line[] {
+function addValue(draft: Draft, value: string, cap: number): number {
+  draft.values.push(value.replace(LONE_SURROGATE, '\uFFFD'));
+  draft.caps.push(cap);
+  return draft.values.length - 1;
+}
+
+/** `Label: value`, or for a multi-line value the label alone and the value below it, each line behind the bar. */
+function fieldLine(draft: Draft, field: LeadField, value: string, cap: number): Line {
+  const lines = value.split(LINE_BREAK);
+  if (lines.length === 1) return [{ text: `${LABEL[field]}:`, bold: true }, { text: ' ' }, { slot: addValue(draft, value, cap) }];
+  const quoted = lines.map((l) => (l === '' ? QUOTE_BAR : `${QUOTE_BAR} ${l}`)).join('\n');
+  return [{ text: `${LABEL[field]}:`, bold: true }, { text: '\n' }, { slot: addValue(draft, quoted, cap) }];
+}
+
+function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, pii: boolean, cap: number): Line[] {
   const lines: Line[] = [];
-  for (const field of ['name', 'telegram', 'phone', 'date', 'guests', 'comment'] as LeadField[]) {
+  for (const field of FIELD_ORDER) {
     const value = values[field];
-    if (!value || (!pii && PII_FIELDS.includes(field))) continue;
-    lines.push({ label: LABEL[field], value: maxValue ? shorten(value, maxValue) : value });
+    if (typeof value !== 'string' || value === '' || (!pii && PII_FIELDS.includes(field))) continue;
+    lines.push(fieldLine(draft, field, value, cap));
   }
   return lines;
 }
 
-function statusLine(lead: CardLead, timezone: string): string {
-  const who = lead.status_changed_by && lead.status_changed_at
-    ? ` — ${lead.status_changed_by}, ${formatTime(lead.status_changed_at, timezone)}`
-    : '';
-  return `Статус: ${STATUS_LABEL[lead.status]}${who}`;
+function statusLine(draft: Draft, lead: CardLead, timezone: string): Line {
+  const line: Line = [{ text: `Статус: ${STATUS_LABEL[lead.status]}`, bold: true }];
+  if (lead.status_changed_by && lead.status_changed_at) {
+    const who = lead.status_changed_by.split(LINE_BREAK).join(' ');
+    line.push({ text: ' — ', bold: true }, { slot: addValue(draft, who, WHO_MAX), bold: true });
+    line.push({ text: `, ${formatTime(lead.status_changed_at, timezone)}`, bold: true });
+  }
+  return line;
 }
 
-function buildLines(lead: CardLead, repeats: CardRepeat[], options: CardOptions, commentMax: number): Line[] {
-  const lines: Line[] = [
-    { text: `🆕 Заявка #${lead.id}`, bold: true },
-    { text: `🕒 ${formatTime(lead.created_at, options.timezone)}` },
-  ];
+function repeatBlock(draft: Draft, lead: CardLead, repeat: CardRepeat, options: CardOptions): Line[] {
+  const lines: Line[] = [[], [{ text: `🔁 Повторное обращение: ${formatTime(repeat.created_at, options.timezone)}`, bold: true }]];
+  if (lead.anonymised_at !== null) return lines;
+  const changes = repeat.changes;
+  const shown = fieldLines(draft, changes, options.pii, REPEAT_VALUE_MAX);
+  const hiddenChanged = !options.pii && PII_FIELDS.some((f) => changes[f]);
+  lines.push(...shown);
+  if (hiddenChanged) lines.push([{ text: 'Изменились контакты (скрыты)' }]);
+  if (shown.length === 0 && !hiddenChanged) lines.push([{ text: 'Те же данные' }]);
+  // A repeat is matched by username or by phone, and `changes` holds what differs from the lead: a different phone
+  // means only the username matched, which anyone who knows a public @username can send.
+  if (changes.phone) lines.push([{ text: REPEAT_BY_USERNAME_WARNING, bold: true }]);
+  if (changes.telegram) lines.push([{ text: REPEAT_BY_PHONE_WARNING, bold: true }]);
+  return lines;
+}
+
+function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options: CardOptions): Draft {
+  const draft: Draft = { lines: [], values: [], caps: [] };
+  const lines = draft.lines;
+  lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone)}` }]);
   if (lead.anonymised_at !== null) {
-    lines.push({ text: '🗑 Личные данные удалены' });
+    lines.push([{ text: '🗑 Личные данные удалены' }]);
   } else {
-    lines.push(...fieldLines({ ...lead, comment: lead.comment ? shorten(lead.comment, commentMax) : null }, options.pii));
-    if (!options.pii) lines.push({ text: '🔒 Контакты скрыты (LEADS_CARD_PII=0)' });
+    lines.push(...fieldLines(draft, lead, options.pii, Infinity));
+    if (!options.pii) lines.push([{ text: '🔒 Контакты скрыты (LEADS_CARD_PII=0)' }]);
   }
-  lines.push({ text: '' }, { text: statusLine(lead, options.timezone) });
-
-  const newest = [...repeats].sort((a, b) => b.created_at - a.created_at);
-  for (const repeat of newest.slice(0, CARD_REPEATS)) {
-    lines.push({ text: '' }, { text: `🔁 Повторное обращение: ${formatTime(repeat.created_at, options.timezone)}`, bold: true });
-    if (lead.anonymised_at !== null) continue;
-    const shown = fieldLines(repeat.changes, options.pii, REPEAT_VALUE_MAX);
-    const hiddenChanged = !options.pii && PII_FIELDS.some((f) => repeat.changes[f]);
-    if (shown.length > 0) lines.push(...shown);
-    if (hiddenChanged) lines.push({ text: 'Изменились контакты (скрыты)' });
-    if (shown.length === 0 && !hiddenChanged) lines.push({ text: 'Те же данные' });
-  }
-  if (newest.length > CARD_REPEATS) lines.push({ text: `…и ещё повторных: ${newest.length - CARD_REPEATS}` });
-  return lines;
+  lines.push([], statusLine(draft, lead, options.timezone));
+  for (const repeat of newest.slice(0, shown)) lines.push(...repeatBlock(draft, lead, repeat, options));
+  if (newest.length > shown) lines.push([{ text: `…и ещё повторных: ${newest.length - shown}` }]);
+  return draft;
 }
 
-/** The card of CONTRACT section 6: header, fields, status line, up to 3 repeat blocks, status buttons. */
-export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardOptions): Card {
-  let commentMax = 1200;
-  let lines = buildLines(lead, repeats, options, commentMax);
-  // A card near Telegram's limit gives up comment length first.
-  while (renderLines(lines, false).length > TEXT_MAX && commentMax > 100) {
-    commentMax -= 200;
-    lines = buildLines(lead, repeats, options, commentMax);
+function renderLines(draft: Draft, caps: number[], html: boolean): string {
+  const esc = html ? escapeHtml : (s: string) => s;
+  const renderLine = (line: Line) => {
+    // Neighbouring bold pieces share one <b>, so the status line is one bold run, not four.
+    const runs: { bold: boolean; text: string }[] = [];
+    for (const seg of line) {
+      const text = esc('slot' in seg ? shorten(draft.values[seg.slot], caps[seg.slot]) : seg.text);
+      const bold = seg.bold === true;
+      if (runs.length > 0 && runs[runs.length - 1].bold === bold) runs[runs.length - 1].text += text;
+      else runs.push({ bold, text });
+    }
+    return runs.map((r) => (html && r.bold && r.text !== '' ? `<b>${r.text}</b>` : r.text)).join('');
+  };
+  return draft.lines.map(renderLine).join('\n');
+}
+
+/**
+ * The largest cap that, applied to every value on top of its own cap, keeps the values within `budget` units
+ * (water-filling: short values stay whole, the longest ones are cut to the same length). Null when even empty
+ * values do not fit.
+ */
+function fairCap(lengths: number[], budget: number): number | null {
+  if (budget < 0) return null;
+  const total = (cap: number) => lengths.reduce((sum, n) => sum + Math.min(n, cap), 0);
+  let low = 0;
+  let high = Math.max(0, ...lengths);
+  if (total(high) <= budget) return high;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (total(mid) <= budget) low = mid;
+    else high = mid - 1;
   }
-  // An anonymised lead keeps its card for the record but has no buttons: nothing about it changes any more.
-  const buttons: InlineKeyboard['inline_keyboard'] =
-    lead.anonymised_at === null
-      ? [STATUS_BUTTONS[lead.status].map((b) => ({ text: b.text, callback_data: statusCallbackData(lead.id, lead.status, b.to) }))]
-      : [];
-  if (options.pii && lead.anonymised_at === null && lead.telegram) {
+  return low;
+}
+
+/** The card's text fitted to `max` units, or null when even empty values leave it too long. */
+function fit(draft: Draft, max: number): { html: string; plain: string } | null {
+  const fixed = renderLines(draft, draft.caps.map(() => 0), false).length;
+  const lengths = draft.values.map((v, i) => Math.min(v.length, draft.caps[i]));
+  const cap = fairCap(lengths, max - fixed);
+  if (cap === null) return null;
+  const caps = lengths.map((n) => Math.min(n, cap));
+  const html = renderLines(draft, caps, true);
+  const plain = renderLines(draft, caps, false);
+  // Measured again the way Telegram measures, so that the guarantee does not rest on the arithmetic above.
+  return telegramTextLength(html) <= max && plain.length <= max ? { html, plain } : null;
+}
+
+/**
+ * The card of CONTRACT section 6: header, fields, status line, up to 3 repeat blocks, status buttons. For any
+ * input its text stays within Telegram's 4096 UTF-16 units (see `renderCardWithin`).
+ */
+export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardOptions): Card {
+  return renderCardWithin(lead, repeats, options, TELEGRAM_TEXT_MAX);
+}
+
+/**
+ * The card in at most `max` units of text, in both forms: every value shortens (the longest first, to a common
+ * length); if the fixed text alone is too long, older repeat blocks give way to "…и ещё повторных: N"; if even
+ * that is not enough, the minimal card. With today's layout the fixed text of the fullest card is under a fifth
+ * of Telegram's limit, so only values ever shorten there; the other steps keep the guarantee if the layout grows.
+ */
+export function renderCardWithin(lead: CardLead, repeats: CardRepeat[], options: CardOptions, max: number): Card {
+  const newest = [...repeats].sort((a, b) => b.created_at - a.created_at);
+  let text: { html: string; plain: string } | null = null;
+  for (let shown = Math.min(CARD_REPEATS, newest.length); shown >= 0 && !text; shown -= 1) {
+    text = fit(draftCard(lead, newest, shown, options), max);
+  }
+  if (!text) return renderMinimalCard(lead, options);
+  const buttons = statusButtons(lead);
+  if (options.pii && lead.anonymised_at === null && lead.telegram && TELEGRAM_USERNAME.test(lead.telegram)) {
     buttons.push([{ text: `✈️ Написать ${lead.telegram}`, url: `https://t.me/${lead.telegram.slice(1)}` }]);
   }
-  return { html: renderLines(lines, true), plain: renderLines(lines, false), keyboard: { inline_keyboard: buttons } };
+  return { ...text, keyboard: { inline_keyboard: buttons } };
+}
+
+/** An anonymised lead keeps its card for the record but has no buttons: nothing about it changes any more. */
+function statusButtons(lead: CardLead): InlineKeyboard['inline_keyboard'] {
+  if (lead.anonymised_at !== null) return [];
+  return [STATUS_BUTTONS[lead.status].map((b) => ({ text: b.text, callback_data: statusCallbackData(lead.id, lead.status, b.to) }))];
+}
+
+export const MINIMAL_CARD_NOTE = 'текст слишком длинный — см. trace';
+
+/**
+ * The card sent when Telegram refuses the full one as too long: number, status line, status buttons and a note.
+ * It carries no personal data, so it also leaves out the "write to @username" button.
+ */
+export function renderMinimalCard(lead: CardLead, options: Pick<CardOptions, 'timezone'>): Card {
+  const draft: Draft = { lines: [], values: [], caps: [] };
+  draft.lines.push(
+    [{ text: `🆕 Заявка #${lead.id}`, bold: true }],
+    statusLine(draft, lead, options.timezone),
+    [{ text: `⚠️ ${MINIMAL_CARD_NOTE}` }],
+  );
+  return {
+    html: renderLines(draft, draft.caps, true),
+    plain: renderLines(draft, draft.caps, false),
+    keyboard: { inline_keyboard: statusButtons(lead) },
+  };
 }

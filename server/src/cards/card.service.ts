@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { Lead, LeadRepeat } from '../database/schema';
-import { type Card, renderCard } from './card.renderer';
+import { type Card, renderCard, renderMinimalCard } from './card.renderer';
 
 /** The card of a lead as it should look now, from the lead and its repeats, with this deployment's options. */
 @Injectable()
@@ -15,6 +15,11 @@ export class CardService {
       repeats.map((r) => ({ created_at: r.created_at, changes: parseChanges(r.changes) })),
       { pii: this.config.leads.cardPii, timezone: this.config.timezone },
     );
+  }
+
+  /** The fallback when Telegram refuses the full card as too long: number, status, buttons, no personal data. */
+  minimalCardFor(lead: Lead): Card {
+    return renderMinimalCard(lead, { timezone: this.config.timezone });
   }
 }
 

@@ -1,0 +1,61 @@
+import { loadServerConfig } from '../config/config';
+import type { Lead } from '../database/schema';
+import { MINIMAL_CARD_NOTE } from './card.renderer';
+import { CardService } from './card.service';
+import { TELEGRAM_TEXT_MAX } from './telegram-text';
+
+const lead: Lead = {
+  id: 7,
+  request_id: '0f8fad5b-d9cb-469f-a165-70867728950e',
+  name: 'Зa' + '\u0301'.repeat(7000),
+  telegram: '@anna_k',
+  telegram_key: '@anna_k',
+  phone: '+79991234567',
+  date: null,
+  guests: '30',
+  comment: '😀'.repeat(3000),
+  ip_hash: null,
+  status: 'in_progress',
+  created_at: Date.UTC(2026, 10, 29, 9, 0),
+  published_at: null,
+  chat_id: null,
+  message_id: null,
+  publish_attempts: 3,
+  next_attempt_at: 0,
+  last_error: 'Bad Request: message is too long',
+  anonymised_at: null,
+  card_format: null,
+  status_changed_by: 'Мария',
+  status_changed_at: Date.UTC(2026, 10, 29, 10, 30),
+  card_dirty_at: null,
+  card_refresh_attempts: 0,
+  card_refresh_next_at: null,
+  reminded_at: null,
+};
+
+describe('CardService', () => {
+  const cards = new CardService(loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '1' }));
+
+  it('minimalCardFor: number, status in LEADS_TIMEZONE, the note and the status buttons, nothing personal', () => {
+    const card = cards.minimalCardFor(lead);
+    expect(card.plain).toBe(`🆕 Заявка #7\nСтатус: 🛠 В работе — Мария, 29.11.2026 10:30\n⚠️ ${MINIMAL_CARD_NOTE}`);
+    expect(card.html).toBe(`<b>🆕 Заявка #7</b>\n<b>Статус: 🛠 В работе — Мария, 29.11.2026 10:30</b>\n⚠️ ${MINIMAL_CARD_NOTE}`);
+    expect(card.keyboard).toEqual({
+      inline_keyboard: [
+        [
+          { text: 'Заказ', callback_data: 'lead:7:in_progress:won' },
+          { text: 'Отказ', callback_data: 'lead:7:in_progress:lost' },
+          { text: 'Спам', callback_data: 'lead:7:in_progress:spam' },
+        ],
+      ],
+    });
+  });
+
+  it('cardFor: the full card of a lead with a huge name and comment stays within the limit', () => {
+    const card = cards.cardFor(lead, [{ created_at: lead.created_at + 1, changes: JSON.stringify({ phone: '+70000000000' }) }]);
+    expect(card.plain.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
+    expect(card.plain).toContain('Имя: З…');
+    expect(card.plain).toContain('⚠️ другой телефон');
+    expect(card.keyboard.inline_keyboard[0]).toEqual(cards.minimalCardFor(lead).keyboard.inline_keyboard[0]);
+  });
+});
