@@ -1,5 +1,5 @@
 import { type MessageEntity, parseHtml } from './html';
-import { BOT_USER, type ReplyMarkup, type SandboxChat, type SandboxMessage, type SandboxState } from './state';
+import { BOT_USER, type ChatMember, type ReplyMarkup, type SandboxChat, type SandboxMessage, type SandboxState } from './state';
 
 /** A Bot API answer: `result` on success, or Telegram's error shape. */
 export type ApiAnswer =
@@ -18,7 +18,9 @@ export class ApiError extends Error {
 
 const bad = (description: string, parameters?: ApiError['parameters']) => new ApiError(400, `Bad Request: ${description}`, parameters);
 
+/** Telegram's limits, in UTF-16 code units of the text after entity parsing (what `String.length` counts). */
 const MAX_TEXT = 4096;
+const MAX_CALLBACK_ANSWER = 200;
 const MAX_CALLBACK_DATA_BYTES = 64;
 
 function chatOf(state: SandboxState, raw: unknown): SandboxChat {
@@ -134,6 +136,33 @@ function replyTarget(state: SandboxState, chat: SandboxChat, params: Record<stri
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** A ChatMember object as Telegram gives it: the fields depend on the status. */
+function presentMember(m: ChatMember): Record<string, unknown> {
+  switch (m.status) {
+    case 'creator':
+      return { status: m.status, user: m.user, is_anonymous: false };
+    case 'administrator':
+      return {
+        status: m.status,
+        user: m.user,
+        can_be_edited: false,
+        is_anonymous: false,
+        can_manage_chat: true,
+        can_delete_messages: true,
+        can_manage_video_chats: true,
+        can_restrict_members: true,
+        can_promote_members: false,
+        can_change_info: true,
+        can_invite_users: true,
+        can_pin_messages: true,
+      };
+    case 'kicked':
+      return { status: m.status, user: m.user, until_date: 0 };
+    default:
+      return { status: m.status, user: m.user };
+  }
+}
+
 /** The Bot API methods the project calls. Each throws ApiError where Telegram would answer with an error. */
 export const METHODS: Record<string, (state: SandboxState, params: Record<string, unknown>) => unknown> = {
   getMe: () => ({ ...BOT_USER, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }),
@@ -149,6 +178,22 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
   getChat: (state, params) => {
     const chat = chatOf(state, params.chat_id);
     return { id: chat.id, type: chat.type, title: chat.title };
+  },
+  getChatMember: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    const userId = int(params.user_id, 'user_id');
+    const member = state.member(chat.id, userId);
+    if (member) return presentMember(member);
+    // Someone the bot has seen elsewhere but who is not in this chat; nobody at all is an error.
+    const user = state.knownUser(userId);
+    if (!user) throw bad('user not found');
+    return presentMember({ user, status: 'left' });
+  },
+  getChatAdministrators: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    if (chat.type === 'private') throw bad('there are no administrators in the private chat');
+    const roster = [...(state.members.get(chat.id)?.values() ?? [])];
+    return roster.filter((m) => m.status === 'creator' || m.status === 'administrator').map(presentMember);
   },
   sendChatAction: (state, params) => {
     chatOf(state, params.chat_id);
@@ -210,6 +255,8 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
   answerCallbackQuery: (state, params) => {
     const id = String(params.callback_query_id ?? '');
     if (!state.pendingCallbacks.has(id)) throw bad('query is too old and response timeout expired or query ID is invalid');
+    // Refused before the query is used up: a shorter answer to the same query still goes through, as in Telegram.
+    if (typeof params.text === 'string' && params.text.length > MAX_CALLBACK_ANSWER) throw bad('MESSAGE_TOO_LONG');
     state.pendingCallbacks.delete(id);
     state.callbackAnswers.push({
       callback_query_id: id,

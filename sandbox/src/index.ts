@@ -1,3 +1,13 @@
 export { TelegramSandbox, startSandbox, DEFAULT_TOKEN, DEFAULT_USER, type SandboxOptions } from './server';
-export { SandboxState, BOT_USER, DEFAULT_CHATS, type SandboxMessage, type SandboxChat, type SandboxUser, type Fault } from './state';
+export {
+  SandboxState,
+  BOT_USER,
+  DEFAULT_CHATS,
+  type SandboxMessage,
+  type SandboxChat,
+  type SandboxUser,
+  type Fault,
+  type ChatMember,
+  type MemberStatus,
+} from './state';
 export { parseHtml } from './html';

@@ -84,7 +84,11 @@ function draw(state) {
         + '<div class="meta">' + esc(m.from.first_name) + ' · #' + m.message_id + ' · ' + time(m.date)
         + (m.edit_date ? ' · изменено ' + time(m.edit_date) + ' (' + m.history.length + ')' : '') + '</div></div>';
     }).join('');
-    return '<section><h2>' + esc(chat.title) + ' <small>' + chat.id + '</small></h2><div class="log" data-chat="' + chat.id + '">' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
+    const admins = (chat.members || []).filter((m) => !m.user.is_bot && (m.status === 'creator' || m.status === 'administrator'))
+      .map((m) => esc(m.user.first_name) + (m.status === 'creator' ? ' (владелец)' : ' (админ)')).join(', ');
+    const subtitle = chat.id + (admins ? ' · админы: ' + admins : '');
+    return '<section><h2>' + esc(chat.title) + ' <small>' + subtitle + '</small></h2>'
+      + '<div class="log" data-chat="' + chat.id + '">' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
       + '<form class="compose" data-chat="' + chat.id + '"><input name="text" placeholder="Написать как участник, например /stickers_new" autocomplete="off"><button>Отправить</button></form></section>';
   }).join('');
   root.querySelectorAll('.log').forEach((l) => { if (scroll[l.dataset.chat] !== false) l.scrollTop = l.scrollHeight; });

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ApiError, METHODS, presentMessage, type ApiAnswer } from './bot-api';
 import { renderPage } from './page';
-import { type Fault, type SandboxChat, SandboxState, type SandboxUser } from './state';
+import { DEFAULT_USER, type Fault, type MemberStatus, type SandboxChat, SandboxState, type SandboxUser } from './state';
 
 export interface SandboxOptions {
   port?: number;
@@ -16,7 +16,8 @@ export interface SandboxOptions {
 }
 
 export const DEFAULT_TOKEN = '123456789:sandbox-token';
-export const DEFAULT_USER: SandboxUser = { id: 501, is_bot: false, first_name: 'Мария', last_name: 'Менеджер', username: 'maria_manager' };
+export { DEFAULT_USER };
+const MEMBER_STATUSES: MemberStatus[] = ['creator', 'administrator', 'member', 'restricted', 'left', 'kicked'];
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -109,6 +110,7 @@ export class TelegramSandbox {
     const msg = this.state.message(chatId, messageId);
     if (!msg) throw new Error(`no message ${messageId} in chat ${chatId}`);
     const id = randomUUID().replace(/-/g, '').slice(0, 16);
+    this.state.join(chatId, from);
     this.state.pendingCallbacks.set(id, { chat_id: chatId, message_id: messageId, data });
     this.state.pushUpdate({
       callback_query: { id, from, message: presentMessage(this.state, msg), chat_instance: String(chatId), data },
@@ -120,6 +122,7 @@ export class TelegramSandbox {
   say(chatId: number, text: string, from: SandboxUser = DEFAULT_USER): number {
     const chat = this.state.chats.get(chatId);
     if (!chat) throw new Error(`no chat ${chatId}`);
+    this.state.join(chatId, from);
     const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
     const entities = command ? [{ type: 'bot_command', offset: 0, length: command[0].length }] : [];
     const msg = this.state.addMessage({ chat_id: chatId, date: Math.floor(Date.now() / 1000), from, text, entities });
@@ -132,8 +135,18 @@ export class TelegramSandbox {
     const chat = this.state.chats.get(oldId);
     if (!chat) throw new Error(`no chat ${oldId}`);
     this.state.addChat({ ...chat, id: newId, migratedTo: undefined });
+    this.state.members.set(newId, new Map(this.state.members.get(oldId)));
     chat.migratedTo = newId;
     this.state.changed();
+  }
+
+  /**
+   * Gives a user a status in a chat, as the group's owner would in Telegram: `administrator` to promote,
+   * `member` to demote, `left` or `kicked` to remove. Unknown statuses are refused.
+   */
+  setMember(chatId: number, user: SandboxUser, status: MemberStatus): void {
+    if (!MEMBER_STATUSES.includes(status)) throw new Error(`unknown member status ${String(status)}`);
+    this.state.setMember(chatId, user, status);
   }
 
   messages(chatId: number) {
@@ -264,6 +277,12 @@ export class TelegramSandbox {
           this.clearFaults();
           this.releaseHanging();
           return send(res, 200, { faults: [] });
+        case 'POST members': {
+          const user: SandboxUser | undefined = body.user ?? this.state.knownUser(Number(body.user_id));
+          if (!user) throw new Error('give "user" (a Telegram user object) or the "user_id" of a user the sandbox has seen');
+          this.setMember(Number(body.chat_id), user, body.status);
+          return send(res, 200, { members: [...(this.state.members.get(Number(body.chat_id))?.values() ?? [])] });
+        }
         case 'POST migrate':
           this.migrateChat(Number(body.chat_id), Number(body.new_chat_id));
           return send(res, 200, { ok: true });

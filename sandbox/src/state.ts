@@ -9,6 +9,13 @@ export interface SandboxUser {
   username?: string;
 }
 
+/** A member's status as Telegram's ChatMember gives it. */
+export type MemberStatus = 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked';
+export interface ChatMember {
+  user: SandboxUser;
+  status: MemberStatus;
+}
+
 export interface SandboxChat {
   id: number;
   type: 'supergroup' | 'group' | 'private';
@@ -77,6 +84,9 @@ export const BOT_USER: SandboxUser = {
   username: 'stickers_leads_bot',
 };
 
+/** "You" on the sandbox page and the default presser in tests: the creator of every group, so every command works. */
+export const DEFAULT_USER: SandboxUser = { id: 501, is_bot: false, first_name: 'Мария', last_name: 'Менеджер', username: 'maria_manager' };
+
 export const DEFAULT_CHATS: SandboxChat[] = [
   { id: -1001000000001, type: 'supergroup', title: 'Заявки Stickers' },
   { id: -1001000000002, type: 'supergroup', title: 'Stickers — админы' },
@@ -94,6 +104,8 @@ export class SandboxState extends EventEmitter {
   callbackAnswers: CallbackAnswer[] = [];
   commands: unknown[] = [];
   pendingCallbacks = new Map<string, { chat_id: number; message_id: number; data: string }>();
+  /** Per chat, who is in it and with what status (getChatMember, getChatAdministrators). */
+  members = new Map<number, Map<number, ChatMember>>();
 
   constructor(chats: SandboxChat[] = DEFAULT_CHATS) {
     super();
@@ -104,6 +116,44 @@ export class SandboxState extends EventEmitter {
   addChat(chat: SandboxChat): void {
     this.chats.set(chat.id, { ...chat });
     if (!this.messages.has(chat.id)) this.messages.set(chat.id, []);
+    if (!this.members.has(chat.id)) this.seedMembers(chat.id);
+  }
+
+  /** A group starts with DEFAULT_USER as its creator and the bot as an administrator; a private chat with nobody. */
+  private seedMembers(chatId: number): void {
+    const roster = new Map<number, ChatMember>();
+    if (this.chats.get(chatId)?.type !== 'private') {
+      roster.set(DEFAULT_USER.id, { user: DEFAULT_USER, status: 'creator' });
+      roster.set(BOT_USER.id, { user: BOT_USER, status: 'administrator' });
+    }
+    this.members.set(chatId, roster);
+  }
+
+  member(chatId: number, userId: number): ChatMember | undefined {
+    return this.members.get(chatId)?.get(userId);
+  }
+
+  /** Sets a user's status in a chat (an administrator, a plain member, left...). */
+  setMember(chatId: number, user: SandboxUser, status: MemberStatus): void {
+    if (!this.chats.has(chatId)) throw new Error(`no chat ${chatId}`);
+    if (!this.members.has(chatId)) this.members.set(chatId, new Map());
+    this.members.get(chatId)!.set(user.id, { user: { ...user }, status });
+    this.changed();
+  }
+
+  /** Someone who writes or presses in a group is in it: a plain member unless they already have a status. */
+  join(chatId: number, user: SandboxUser): void {
+    if (this.chats.get(chatId)?.type === 'private' || this.member(chatId, user.id)) return;
+    this.members.get(chatId)?.set(user.id, { user: { ...user }, status: 'member' });
+  }
+
+  /** Any chat's record of this user (the sandbox has "seen" them), or undefined. */
+  knownUser(userId: number): SandboxUser | undefined {
+    for (const roster of this.members.values()) {
+      const found = roster.get(userId);
+      if (found) return found.user;
+    }
+    return undefined;
   }
 
   message(chatId: number, messageId: number): SandboxMessage | undefined {
@@ -153,12 +203,17 @@ export class SandboxState extends EventEmitter {
     this.callbackAnswers = [];
     this.pendingCallbacks.clear();
     for (const chat of this.chats.values()) delete chat.migratedTo;
+    for (const id of this.chats.keys()) this.seedMembers(id);
     this.changed();
   }
 
   snapshot() {
     return {
-      chats: [...this.chats.values()].map((chat) => ({ ...chat, messages: this.messages.get(chat.id) ?? [] })),
+      chats: [...this.chats.values()].map((chat) => ({
+        ...chat,
+        messages: this.messages.get(chat.id) ?? [],
+        members: [...(this.members.get(chat.id)?.values() ?? [])],
+      })),
       callbackAnswers: this.callbackAnswers,
       commands: this.commands,
     };

@@ -1,5 +1,5 @@
 /** The Telegram sandbox is as strict as Telegram where it matters, so tests against it mean something. */
-import { BOT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { BOT_USER, DEFAULT_USER, startSandbox, type SandboxUser, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import { Telegraf } from 'telegraf';
 
 let sandbox: TelegramSandbox;
@@ -42,6 +42,75 @@ describe('Telegram sandbox', () => {
     expect((await call('sendMessage', { chat_id: CHAT, text: 'x', reply_markup: markup })).body.description).toBe('Bad Request: BUTTON_DATA_INVALID');
     expect((await call('sendMessage', { chat_id: 5, text: 'x' })).body.description).toBe('Bad Request: chat not found');
     expect((await call('editMessageText', { chat_id: CHAT, message_id: 99, text: 'x' })).body.description).toBe('Bad Request: message to edit not found');
+  });
+
+  it('measures length as Telegram does: UTF-16 code units of the text after entity parsing', async () => {
+    const tooLong = 'Bad Request: message is too long';
+    // Tags and entities do not count: 4096 characters of text inside markup is fine.
+    const html = await call('sendMessage', { chat_id: CHAT, text: `<b>${'&amp;'.repeat(4000)}</b>${'x'.repeat(96)}`, parse_mode: 'HTML' });
+    expect(html.status).toBe(200);
+    expect(html.body.result.text).toHaveLength(4096);
+    const overHtml = await call('sendMessage', { chat_id: CHAT, text: `<b>${'&lt;'.repeat(4097)}</b>`, parse_mode: 'HTML' });
+    expect(overHtml.body.description).toBe(tooLong);
+    // An emoji outside the Basic Multilingual Plane is two code units: 2048 of them fill the message.
+    const emoji = await call('sendMessage', { chat_id: CHAT, text: '🎉'.repeat(2048) });
+    expect(emoji.status).toBe(200);
+    const over = await call('sendMessage', { chat_id: CHAT, text: '🎉'.repeat(2048) + 'x' });
+    expect(over.body).toEqual({ ok: false, error_code: 400, description: tooLong });
+    const id = emoji.body.result.message_id;
+    const edit = (text: string) => call('editMessageText', { chat_id: CHAT, message_id: id, text });
+    expect((await edit(`${'🎉'.repeat(2048)}!`)).body.description).toBe(tooLong);
+    expect((await edit(`${'🎉'.repeat(2047)}!!`)).status).toBe(200);
+
+    // callback_data: 64 bytes of UTF-8.
+    const markup = (data: string) => ({ inline_keyboard: [[{ text: 'b', callback_data: data }]] });
+    expect((await call('sendMessage', { chat_id: CHAT, text: 'x', reply_markup: markup('я'.repeat(32)) })).status).toBe(200);
+    expect((await call('sendMessage', { chat_id: CHAT, text: 'x', reply_markup: markup(`${'я'.repeat(32)}1`) })).body.description).toBe(
+      'Bad Request: BUTTON_DATA_INVALID',
+    );
+
+    // A callback answer: 200 characters; a longer one is refused and the query can still be answered.
+    const query = sandbox.press(CHAT, id, 'lead:1:new:in_progress');
+    const long = await call('answerCallbackQuery', { callback_query_id: query, text: '🎉'.repeat(100) + 'x' });
+    expect(long.body).toEqual({ ok: false, error_code: 400, description: 'Bad Request: MESSAGE_TOO_LONG' });
+    expect((await call('answerCallbackQuery', { callback_query_id: query, text: '🎉'.repeat(100) })).status).toBe(200);
+    expect(sandbox.state.callbackAnswers).toEqual([expect.objectContaining({ callback_query_id: query, text: '🎉'.repeat(100) })]);
+  });
+
+  it('knows who is in a group: getChatMember, getChatAdministrators, and a knob to promote or demote', async () => {
+    const member = (userId: number, chat = CHAT) => call('getChatMember', { chat_id: chat, user_id: userId });
+    // By default "you" (the page's user, the tests' presser) own every group, and the bot administers it.
+    expect((await member(DEFAULT_USER.id)).body.result).toMatchObject({ status: 'creator', user: DEFAULT_USER });
+    expect((await member(BOT_USER.id)).body.result).toMatchObject({ status: 'administrator', user: BOT_USER });
+    const oleg: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег' };
+    expect((await member(oleg.id)).body).toEqual({ ok: false, error_code: 400, description: 'Bad Request: user not found' });
+
+    // Whoever writes in a group is a plain member of it, and known elsewhere as having left.
+    sandbox.say(CHAT, 'привет', oleg);
+    expect((await member(oleg.id)).body.result).toEqual({ status: 'member', user: oleg });
+    expect((await member(oleg.id, -1001000000002)).body.result).toEqual({ status: 'left', user: oleg });
+
+    sandbox.setMember(CHAT, oleg, 'administrator');
+    expect((await member(oleg.id)).body.result).toMatchObject({ status: 'administrator', user: oleg, can_manage_chat: true });
+    const admins = await call('getChatAdministrators', { chat_id: CHAT });
+    expect(admins.body.result.map((m: { user: { id: number }; status: string }) => [m.user.id, m.status])).toEqual([
+      [DEFAULT_USER.id, 'creator'],
+      [BOT_USER.id, 'administrator'],
+      [oleg.id, 'administrator'],
+    ]);
+
+    // The same knob over HTTP, for the page and the end-to-end tests; reset brings the defaults back.
+    const demote = await fetch(`${sandbox.url}/sandbox/api/members`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ chat_id: CHAT, user_id: oleg.id, status: 'member' }),
+    });
+    expect(demote.status).toBe(200);
+    expect((await member(oleg.id)).body.result.status).toBe('member');
+    sandbox.state.reset();
+    expect((await member(oleg.id)).body.description).toBe('Bad Request: user not found');
+    expect((await member(DEFAULT_USER.id)).body.result.status).toBe('creator');
+    expect((await call('getChatMember', { chat_id: 5, user_id: DEFAULT_USER.id })).body.description).toBe('Bad Request: chat not found');
   });
 
   it('an edit that changes nothing is 400 "message is not modified"', async () => {

@@ -1,9 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { OutboxService } from '../outbox/outbox.service';
 import { ReportsService } from '../reports/reports.service';
+import { TelegramGateway } from '../telegram/telegram.gateway';
 
 export const BOT_COMMANDS = [
   { command: 'stickers_new', description: 'Заявки без карточки и всё ещё новые' },
@@ -23,17 +24,22 @@ export interface CommandCall {
 export const COMMAND_ANSWERS = {
   wrongChat: 'Команды работают только в группе заявок и в чате админов.',
   notManager: 'Обезличивать заявки могут только менеджеры.',
+  notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
+  adminUnknown: 'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
   forgetUsage: 'Укажите номер заявки: /stickers_forget 42',
 } as const;
 
 /** Decides what each command answers; the update handler only passes the call in and the text out. */
 @Injectable()
 export class BotCommandsService {
+  private readonly logger = new Logger('Bot');
+
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly reports: ReportsService,
     private readonly anonymisation: AnonymisationService,
     private readonly outbox: OutboxService,
+    private readonly telegram: TelegramGateway,
   ) {}
 
   async run(call: CommandCall): Promise<string> {
@@ -50,8 +56,8 @@ export class BotCommandsService {
   }
 
   private async forget(call: CommandCall): Promise<string> {
-    const managers = this.config.telegram.managerIds;
-    if (managers && !managers.includes(call.userId)) return COMMAND_ANSWERS.notManager;
+    const refusal = await this.mayForget(call.userId);
+    if (refusal) return refusal;
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
     if (!m) return COMMAND_ANSWERS.forgetUsage;
     const id = Number(m[1]);
@@ -63,5 +69,24 @@ export class BotCommandsService {
       case 'unknown':
         return `Заявки #${id} нет.`;
     }
+  }
+
+  /**
+   * Anonymisation cannot be undone, so it is not for every member: the manager list decides when it is set, else
+   * Telegram is asked whether the user administers the leads group. When Telegram cannot tell, the answer is no.
+   * Returns the refusal, or null when allowed.
+   */
+  private async mayForget(userId: number): Promise<string | null> {
+    const managers = this.config.telegram.managerIds;
+    if (managers) return managers.includes(userId) ? null : COMMAND_ANSWERS.notManager;
+    const leadsChat = await this.outbox.leadsChatId();
+    // The configuration requires the leads group when a bot runs; without one there is nobody to be its administrator.
+    if (!leadsChat) return COMMAND_ANSWERS.notAdmin;
+    const member = await this.telegram.getChatMember(leadsChat, userId);
+    if (!member.ok) {
+      this.logger.warn({ msg: 'administrator check failed; /stickers_forget refused', user_id: userId, error: member.description });
+      return COMMAND_ANSWERS.adminUnknown;
+    }
+    return member.value.status === 'creator' || member.value.status === 'administrator' ? null : COMMAND_ANSWERS.notAdmin;
   }
 }

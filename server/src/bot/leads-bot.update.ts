@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Update } from 'nestjs-telegraf';
 import type { Context } from 'telegraf';
 import { LeadStatusService } from '../lead-status/lead-status.service';
+import { TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, type BotCommand } from './bot-commands.service';
 
 function displayName(user: { first_name: string; last_name?: string; username?: string }): string {
@@ -9,7 +10,7 @@ function displayName(user: { first_name: string; last_name?: string; username?: 
   return full || (user.username ? `@${user.username}` : 'без имени');
 }
 
-/** Thin bot handlers: read the update, call a service, answer. */
+/** Thin bot handlers: read the update, call a service, answer (through the gateway, like every Bot API call). */
 @Update()
 export class LeadsBotUpdate {
   private readonly logger = new Logger('Bot');
@@ -17,15 +18,19 @@ export class LeadsBotUpdate {
   constructor(
     private readonly statuses: LeadStatusService,
     private readonly commands: BotCommandsService,
+    private readonly telegram: TelegramGateway,
   ) {}
 
   @On('callback_query')
   async onButton(@Ctx() ctx: Context): Promise<void> {
     const query = ctx.callbackQuery!;
     const data = 'data' in query ? query.data : '';
+    // A press from an inline message has no message: it is no card of ours, and the service refuses it by its chat.
     const chatId = query.message ? String(query.message.chat.id) : '';
-    const answer = await this.statuses.press({ data, chatId, userId: query.from.id, userName: displayName(query.from) });
-    await ctx.answerCbQuery(answer).catch((err: unknown) => this.logger.warn(`callback not answered: ${String(err)}`));
+    const messageId = query.message?.message_id ?? 0;
+    const answer = await this.statuses.press({ data, chatId, messageId, userId: query.from.id, userName: displayName(query.from) });
+    const answered = await this.telegram.answerCallback(query.id, answer);
+    if (!answered.ok) this.logger.warn(`callback not answered: ${answered.description}`);
   }
 
   @Command('stickers_new')
@@ -46,9 +51,9 @@ export class LeadsBotUpdate {
   private async command(ctx: Context, command: BotCommand): Promise<void> {
     const text = ctx.message && 'text' in ctx.message ? ctx.message.text : '';
     const args = text.replace(/^\/\S+\s*/, '');
-    const reply = await this.commands.run({ command, chatId: String(ctx.chat?.id ?? ''), userId: ctx.from?.id ?? 0, args });
-    await ctx.reply(reply, { reply_parameters: { message_id: ctx.message!.message_id, allow_sending_without_reply: true } }).catch((err: unknown) =>
-      this.logger.warn(`command reply failed: ${String(err)}`),
-    );
+    const chatId = String(ctx.chat?.id ?? '');
+    const reply = await this.commands.run({ command, chatId, userId: ctx.from?.id ?? 0, args });
+    const sent = await this.telegram.send({ chatId, text: reply, html: false, replyTo: ctx.message!.message_id });
+    if (!sent.ok) this.logger.warn(`command reply failed: ${sent.description}`);
   }
 }

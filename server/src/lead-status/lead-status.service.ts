@@ -4,13 +4,14 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { OutboxRepository } from '../outbox/outbox.repository';
-import { OutboxService } from '../outbox/outbox.service';
+import { OutboxService, type CardRefresh } from '../outbox/outbox.service';
 import { LeadStatusRepository } from './lead-status.repository';
 
 export interface ButtonPress {
   data: string;
-  /** The chat of the card whose button was pressed. */
+  /** The chat and message of the card whose button was pressed. */
   chatId: string;
+  messageId: number;
   userId: number;
   userName: string;
 }
@@ -21,8 +22,16 @@ export const PRESS_ANSWERS = {
   notManager: 'Менять статус заявки могут только менеджеры.',
   malformed: 'Неизвестная кнопка.',
   unknownLead: 'Заявка не найдена.',
+  staleCard: 'Эта карточка устарела: её кнопки больше не меняют статус.',
   anonymised: 'Заявка обезличена: статус больше не меняется.',
+  /** Appended when the card could not be rewritten yet (the outbox keeps trying). */
+  cardLater: 'Карточка обновится чуть позже.',
 } as const;
+
+/** "Готово" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
+function withCard(text: string, card: CardRefresh): string {
+  return card === 'shown' ? text : `${text}. ${PRESS_ANSWERS.cardLater}`;
+}
 
 /** CONTRACT section 6: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
 @Injectable()
@@ -47,6 +56,9 @@ export class LeadStatusService {
     const [leadId, from, to] = [Number(m[1]), m[2], m[3]];
     const lead = await this.leads.findLead(leadId);
     if (!lead) return PRESS_ANSWERS.unknownLead;
+    // The button must be on this lead's card: an old card (say, from before a database was replaced, numbering
+    // started again) carries the same lead number for another lead.
+    if (lead.chat_id !== p.chatId || lead.message_id !== p.messageId) return PRESS_ANSWERS.staleCard;
     if (lead.anonymised_at !== null) return PRESS_ANSWERS.anonymised;
 
     const changed = await this.statuses.change({ leadId, from, to, userId: p.userId, userName: p.userName, at: this.clock.now() });
@@ -54,11 +66,11 @@ export class LeadStatusService {
       const now = await this.leads.findLead(leadId);
       const who = now?.status_changed_by ? ` (${now.status_changed_by})` : '';
       // The card may be stale if an earlier rewrite failed: rewrite it now so the presser sees the truth.
-      await this.outbox.refreshCard(leadId);
-      return `Статус уже изменён: ${now ? STATUS_LABEL[now.status] : '—'}${who}.`;
+      const card = await this.outbox.refreshCard(leadId);
+      const text = `Статус уже изменён: ${now ? STATUS_LABEL[now.status] : '—'}${who}`;
+      return card === 'shown' ? `${text}.` : withCard(text, card);
     }
     this.logger.log({ msg: 'status changed', lead_number: leadId, request_id: lead.request_id, from, to, user_id: p.userId });
-    await this.outbox.refreshCard(leadId);
-    return `Готово: ${STATUS_LABEL[to]}`;
+    return withCard(`Готово: ${STATUS_LABEL[to]}`, await this.outbox.refreshCard(leadId));
   }
 }

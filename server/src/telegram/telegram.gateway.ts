@@ -13,6 +13,8 @@ export type TelegramResult<T> =
   | { ok: false; kind: 'flood'; retryAfterSec: number; description: string }
   | { ok: false; kind: 'migrated'; newChatId: string; description: string }
   | { ok: false; kind: 'parse'; description: string }
+  /** The text is over Telegram's limit (4096 UTF-16 code units after entity parsing; 200 for a callback answer). */
+  | { ok: false; kind: 'too_long'; description: string }
   | { ok: false; kind: 'not_modified'; description: string }
   | { ok: false; kind: 'gone'; description: string }
   | { ok: false; kind: 'failed'; description: string }
@@ -34,11 +36,24 @@ export function classifyTelegramError(err: unknown): TelegramFailure {
   const params = e?.response?.parameters;
   if (code === 429) return { ok: false, kind: 'flood', retryAfterSec: params?.retry_after ?? 5, description };
   if (params?.migrate_to_chat_id !== undefined) return { ok: false, kind: 'migrated', newChatId: String(params.migrate_to_chat_id), description };
-  if (code === 400 && /can't parse entities|message is too long|BUTTON_DATA_INVALID/i.test(description)) return { ok: false, kind: 'parse', description };
+  const tooLong = /message is too long|MESSAGE_TOO_LONG|text is too long/i;
+  if (code === 400 && tooLong.test(description)) return { ok: false, kind: 'too_long', description };
+  if (code === 400 && /can't parse entities|BUTTON_DATA_INVALID/i.test(description)) return { ok: false, kind: 'parse', description };
   if (code === 400 && /message is not modified/i.test(description)) return { ok: false, kind: 'not_modified', description };
   if (code === 400 && /message to edit not found|message can't be edited/i.test(description)) return { ok: false, kind: 'gone', description };
   if (e?.name === 'AbortError' || /aborted/i.test(description)) return { ok: false, kind: 'failed', description: 'timeout: Telegram did not answer in time' };
   return { ok: false, kind: 'failed', description: code ? `${code}: ${description}` : description };
+}
+
+/** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
+export const CALLBACK_ANSWER_MAX = 200;
+
+/** At most `max` UTF-16 code units, ending with "…" when cut, never splitting a surrogate pair. */
+export function cutTo(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end -= 1;
+  return `${text.slice(0, end)}…`;
 }
 
 export interface OutgoingMessage {
@@ -94,8 +109,14 @@ export class TelegramGateway {
     });
   }
 
+  /** Telegram refuses a longer answer outright and the presser sees nothing: cut it instead. */
   async answerCallback(id: string, text: string): Promise<TelegramResult<unknown>> {
-    return this.call('answerCallbackQuery', { callback_query_id: id, text });
+    return this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
+  }
+
+  /** A user's status in a chat ('creator', 'administrator', 'member', 'restricted', 'left', 'kicked'). */
+  async getChatMember(chatId: string, userId: number): Promise<TelegramResult<{ status: string }>> {
+    return this.call('getChatMember', { chat_id: chatId, user_id: userId });
   }
 
   async getMe(): Promise<TelegramResult<{ username?: string }>> {
