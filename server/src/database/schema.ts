@@ -99,6 +99,7 @@ export type LeadEventKind =
   | 'publish_deferred'
   | 'published'
   | 'published_plain'
+  | 'published_minimal'
   | 'card_rewritten'
   | 'card_rewrite_failed'
   | 'card_gone'

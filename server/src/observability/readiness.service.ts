@@ -1,84 +1,169 @@
 import { existsSync, statSync } from 'node:fs';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { DatabaseHandle } from '../database/database.module';
 import { migrationsCurrent } from '../database/database';
+import { isStorageError, WriteHealth } from '../database/write-health';
 import { OutboxRepository } from '../outbox/outbox.repository';
+import { OutboxService } from '../outbox/outbox.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
 export interface Check {
   ok: boolean;
   detail: string;
 }
+export type OutboxCheck = Check & { oldest_unpublished_age_sec: number | null; last_card_age_sec: number | null };
 export interface Readiness {
   ready: boolean;
-  checks: { database: Check; migrations: Check; outbox: Check & { oldest_unpublished_age_sec: number | null }; telegram: Check };
+  checks: { database: Check; migrations: Check; outbox: OutboxCheck; telegram: Check };
+}
+type CheckName = keyof Readiness['checks'];
+
+/** A check as computed: `reason` (paths, error texts) goes to the log only, never to the public answer. */
+interface Outcome<C extends Check = Check> {
+  check: C;
+  reason?: string;
 }
 
+/**
+ * `/ready` is public and polled hard: one answer serves every call for this long (the probe write is fsync'd).
+ * Short enough for an orchestrator's probe period; the fake clock of the tests moves it.
+ */
+export const READY_CACHE_MS = 1000;
 const TELEGRAM_CACHE_MS = 30_000;
 
 /**
- * `GET /ready`: the database is the file we opened and takes a write, migrations are current, and the outbox is not
- * stuck (oldest unpublished lead younger than READY_MAX_OUTBOX_AGE_SEC). Telegram is reported but does not make the
- * server unready: leads are still stored while Telegram is down, and that is the point of the outbox.
+ * `GET /ready`: the database is the file we opened and takes a write, the submit path and the outbox are not failing
+ * on storage errors, migrations are current, and the outbox is not stuck. Stuck means a lead has waited for its card
+ * longer than READY_MAX_OUTBOX_AGE_SEC and no card at all went out in that time: one poison lead next to cards
+ * that go out is the retry schedule's business, not a reason to take the server out of rotation. Telegram is
+ * reported but does not make the server unready on its own: leads are still stored while it is down.
  */
 @Injectable()
 export class ReadinessService {
-  private telegramCache: { at: number; check: Check } | null = null;
+  private readonly logger = new Logger('Readiness');
+  private telegramCache: { at: number; outcome: Outcome } | null = null;
+  private cached: { at: number; readiness: Readiness } | null = null;
+  private inflight: Promise<Readiness> | null = null;
+  /** The last logged state of each check, so that a state is logged once when it changes. */
+  private readonly logged = new Map<CheckName, string>();
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly database: DatabaseHandle,
     private readonly telegram: TelegramGateway,
-    private readonly outbox: OutboxRepository,
+    private readonly outboxRepo: OutboxRepository,
+    private readonly outbox: OutboxService,
+    private readonly writeHealth: WriteHealth,
     private readonly clock: Clock,
   ) {}
 
   async check(): Promise<Readiness> {
-    const database = await this.checkDatabase();
-    const migrations = database.ok ? await this.checkMigrations() : { ok: false, detail: 'database unavailable' };
-    const outbox = database.ok ? await this.checkOutbox() : { ok: false, detail: 'database unavailable', oldest_unpublished_age_sec: null };
-    const telegram = await this.checkTelegram();
-    return { ready: database.ok && migrations.ok && outbox.ok, checks: { database, migrations, outbox, telegram } };
+    const now = this.clock.now();
+    if (this.cached && now >= this.cached.at && now - this.cached.at < READY_CACHE_MS) return this.cached.readiness;
+    // Calls that arrive while a check runs share it.
+    this.inflight ??= this.compute(now).finally(() => {
+      this.inflight = null;
+    });
+    return this.inflight;
   }
 
-  private async checkDatabase(): Promise<Check> {
+  private async compute(now: number): Promise<Readiness> {
+    const { outcome: database, readable } = await this.checkDatabase();
+    const unavailable = { ok: false, detail: 'database unavailable' };
+    const migrations: Outcome = readable ? await this.checkMigrations() : { check: unavailable };
+    const outbox: Outcome<OutboxCheck> = readable
+      ? await this.checkOutbox()
+      : { check: { ...unavailable, oldest_unpublished_age_sec: null, last_card_age_sec: null } };
+    const telegram = await this.checkTelegram();
+    const outcomes = { database, migrations, outbox, telegram };
+    for (const [name, outcome] of Object.entries(outcomes) as [CheckName, Outcome][]) this.logChange(name, outcome);
+    const readiness: Readiness = {
+      ready: database.check.ok && migrations.check.ok && outbox.check.ok,
+      checks: { database: database.check, migrations: migrations.check, outbox: outbox.check, telegram: telegram.check },
+    };
+    this.cached = { at: now, readiness };
+    return readiness;
+  }
+
+  /** Logs a check's state (with its reason) when it differs from the last logged one; a first "ok" is not news. */
+  private logChange(name: CheckName, { check, reason }: Outcome): void {
+    const state = `${check.ok}|${check.ok ? '' : check.detail}`;
+    const previous = this.logged.get(name);
+    if (state === previous || (previous === undefined && check.ok)) {
+      this.logged.set(name, state);
+      return;
+    }
+    this.logged.set(name, state);
+    if (check.ok) this.logger.log({ msg: `readiness check ${name} ok again`, check: name, detail: check.detail });
+    else this.logger.warn({ msg: `readiness check ${name} failing`, check: name, detail: check.detail, reason: reason ?? check.detail });
+  }
+
+  /** `readable`: the file is still ours, so the other checks can read it even if writes fail. */
+  private async checkDatabase(): Promise<{ outcome: Outcome; readable: boolean }> {
     const { path, inode } = this.database;
-    if (this.database.isClosed) return { ok: false, detail: 'database is closed' };
-    if (inode !== null && (!existsSync(path) || statSync(path).ino !== inode)) return { ok: false, detail: `database file ${path} is gone or was replaced` };
+    if (this.database.isClosed) return { outcome: { check: { ok: false, detail: 'database is closed' } }, readable: false };
+    if (inode !== null && (!existsSync(path) || statSync(path).ino !== inode)) {
+      const check = { ok: false, detail: 'database file is gone or was replaced' };
+      return { outcome: { check, reason: `database file ${path} is gone or was replaced` }, readable: false };
+    }
     try {
       await this.database.db
         .insertInto('settings')
         .values({ key: 'ready_probe', value: 'ok', updated_at: this.clock.now() })
         .onConflict((oc) => oc.column('key').doUpdateSet({ updated_at: this.clock.now() }))
         .execute();
-      return { ok: true, detail: 'writable' };
     } catch (err) {
-      return { ok: false, detail: `write failed: ${err instanceof Error ? err.message : String(err)}` };
+      const reason = `probe write to ${path} failed: ${err instanceof Error ? err.message : String(err)}`;
+      return { outcome: { check: { ok: false, detail: 'write failed' }, reason }, readable: true };
     }
+    // A full disk still takes the probe's tiny upsert (it fits in a page that exists) while every new lead fails:
+    // what the submit path and the outbox last saw counts.
+    const submit = this.writeHealth.failing('submit');
+    if (submit && isStorageError(submit)) {
+      const reason = `the last write on the submit path failed with ${submit.code} at ${new Date(submit.at).toISOString()}`;
+      return { outcome: { check: { ok: false, detail: 'storage error on the submit path' }, reason }, readable: true };
+    }
+    const outbox = this.writeHealth.failing('outbox');
+    if (outbox && isStorageError(outbox)) {
+      const reason = `the last outbox pass failed with ${outbox.code} at ${new Date(outbox.at).toISOString()}`;
+      return { outcome: { check: { ok: false, detail: 'storage error in the outbox' }, reason }, readable: true };
+    }
+    return { outcome: { check: { ok: true, detail: 'writable' } }, readable: true };
   }
 
-  private async checkMigrations(): Promise<Check> {
-    return (await migrationsCurrent(this.database.db)) ? { ok: true, detail: 'current' } : { ok: false, detail: 'pending migrations' };
+  private async checkMigrations(): Promise<Outcome> {
+    const current = await migrationsCurrent(this.database.db);
+    return { check: current ? { ok: true, detail: 'current' } : { ok: false, detail: 'pending migrations' } };
   }
 
-  private async checkOutbox(): Promise<Check & { oldest_unpublished_age_sec: number | null }> {
-    const oldest = await this.outbox.oldestUnpublishedAt();
-    const age = oldest === null ? null : Math.floor((this.clock.now() - oldest) / 1000);
+  private async checkOutbox(): Promise<Outcome<OutboxCheck>> {
+    const now = this.clock.now();
+    const ageSec = (t: number | null) => (t === null ? null : Math.floor((now - t) / 1000));
+    const oldest = ageSec(await this.outboxRepo.oldestUnpublishedAt());
+    const lastCard = ageSec(await this.outbox.lastCardPublishedAt());
     const max = this.config.readyMaxOutboxAgeSec;
-    if (age !== null && age > max) return { ok: false, detail: `outbox stuck: oldest unpublished lead is ${age} s old (limit ${max} s)`, oldest_unpublished_age_sec: age };
-    return { ok: true, detail: age === null ? 'nothing waiting' : `oldest unpublished lead ${age} s old`, oldest_unpublished_age_sec: age };
+    const ages = { oldest_unpublished_age_sec: oldest, last_card_age_sec: lastCard };
+    if (oldest === null) return { check: { ok: true, detail: 'nothing waiting', ...ages } };
+    const progressing = lastCard !== null && lastCard <= max;
+    if (oldest > max && !progressing) {
+      return { check: { ok: false, detail: `outbox stuck: a lead has waited over ${max} s and no card went out in that time`, ...ages } };
+    }
+    const detail = oldest > max ? `oldest unpublished lead ${oldest} s old; cards still go out` : `oldest unpublished lead ${oldest} s old`;
+    return { check: { ok: true, detail, ...ages } };
   }
 
-  private async checkTelegram(): Promise<Check> {
-    if (!this.telegram.available) return { ok: false, detail: 'no TELEGRAM_BOT_TOKEN: publishing paused' };
+  private async checkTelegram(): Promise<Outcome> {
+    if (!this.telegram.available) return { check: { ok: false, detail: 'no TELEGRAM_BOT_TOKEN: publishing paused' } };
     const now = Date.now();
-    if (this.telegramCache && now - this.telegramCache.at < TELEGRAM_CACHE_MS) return this.telegramCache.check;
+    if (this.telegramCache && now - this.telegramCache.at < TELEGRAM_CACHE_MS) return this.telegramCache.outcome;
     const me = await this.telegram.getMe();
-    const check = me.ok ? { ok: true, detail: `reachable as @${me.value.username ?? '?'}` } : { ok: false, detail: `unreachable: ${me.description}` };
-    this.telegramCache = { at: now, check };
-    return check;
+    const outcome: Outcome = me.ok
+      ? { check: { ok: true, detail: `reachable as @${me.value.username ?? '?'}` } }
+      : { check: { ok: false, detail: 'unreachable' }, reason: `getMe failed: ${me.description}` };
+    this.telegramCache = { at: now, outcome };
+    return outcome;
   }
 }

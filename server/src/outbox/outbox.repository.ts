@@ -30,7 +30,13 @@ export class OutboxRepository {
 
   /** Every repeat of a lead, newest first. */
   repeatsOf(leadId: number): Promise<LeadRepeat[]> {
-    return this.db.selectFrom('lead_repeats').selectAll().where('lead_id', '=', leadId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return this.db
+      .selectFrom('lead_repeats')
+      .selectAll()
+      .where('lead_id', '=', leadId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
   }
 
   /**
@@ -54,7 +60,12 @@ export class OutboxRepository {
         .where('id', '=', p.leadId)
         .execute();
       if (p.dirtyAt !== null) {
-        await trx.updateTable('leads').set({ card_dirty_at: null }).where('id', '=', p.leadId).where('card_dirty_at', '=', p.dirtyAt).execute();
+        await trx
+          .updateTable('leads')
+          .set({ card_dirty_at: null })
+          .where('id', '=', p.leadId)
+          .where('card_dirty_at', '=', p.dirtyAt)
+          .execute();
       }
       if (p.repeatIds.length > 0) {
         await trx
@@ -182,8 +193,21 @@ export class OutboxRepository {
     return row?.oldest ?? null;
   }
 
+  /** When the newest card went out (null: none yet). Read once at start; the outbox keeps it up to date after that. */
+  async lastPublishedAt(): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('leads')
+      .select((eb) => eb.fn.max<number>('published_at').as('last'))
+      .executeTakeFirst();
+    return row?.last ?? null;
+  }
+
   async countUnpublished(): Promise<number> {
-    const row = await this.db.selectFrom('leads').select((eb) => eb.fn.countAll<number>().as('n')).where('published_at', 'is', null).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('leads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('published_at', 'is', null)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 }

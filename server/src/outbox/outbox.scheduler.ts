@@ -35,5 +35,6 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
     this.outbox.stop();
     if (this.registry.doesExist('interval', 'outbox')) this.registry.deleteInterval('outbox');
     await this.outbox.whenIdle();
+    await this.outbox.recordSentBeforeShutdown();
   }
 }

@@ -13,3 +13,16 @@ export const BATCH_SIZE = 10;
 export function retryDelayMs(failures: number): number {
   return RETRY_DELAYS_MS[Math.min(Math.max(failures, 1), RETRY_DELAYS_MS.length) - 1];
 }
+
+/**
+ * A failed outbox pass (a database error, a bug) waits before the next: 5 s, 15 s, then 60 s at most. Shorter than
+ * the lead schedule's 15 min: once the disk has room again, cards should follow within a minute.
+ */
+export const PASS_BACKOFF_MS = [5_000, 15_000, 60_000] as const;
+
+export function passBackoffMs(failures: number): number {
+  return PASS_BACKOFF_MS[Math.min(Math.max(failures, 1), PASS_BACKOFF_MS.length) - 1];
+}
+
+/** The "card too long, minimal card sent" alert: once per lead (a year is "never again" for a lead). */
+export const MINIMAL_CARD_ALERT_INTERVAL_MS = 365 * 24 * 60 * 60_000;

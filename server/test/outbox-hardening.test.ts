@@ -1,0 +1,287 @@
+/**
+ * The outbox when the database refuses writes and when Telegram refuses a card as too long: a message Telegram took
+ * is never sent again because its recording failed, failed passes back off, readiness hears of it, and a card that
+ * is too long goes out (or is rewritten) in the minimal form with one alert.
+ */
+import { join } from 'node:path';
+import Database, { SqliteError } from 'better-sqlite3';
+import { AlertsService } from '../src/alerts/alerts.service';
+import { MINIMAL_CARD_NOTE } from '../src/cards/card.renderer';
+import { CardService } from '../src/cards/card.service';
+import type { Lead } from '../src/database/schema';
+import { WriteHealth } from '../src/database/write-health';
+import { READY_CACHE_MS } from '../src/observability/readiness.service';
+import { OutboxRepository } from '../src/outbox/outbox.repository';
+import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, type TestServer, sandboxSuite } from './harness';
+
+const SEC = 1000;
+const MIN = 60 * SEC;
+const { tmp, sandbox, start } = sandboxSuite();
+let server: TestServer;
+let clock: FakeClock;
+let n = 0;
+
+async function boot(env: Record<string, string> = {}) {
+  const dbPath = join(tmp.dir, `hardening-${++n}.sqlite`);
+  server = await start({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  return server;
+}
+
+async function submit(overrides: Record<string, unknown> = {}): Promise<number> {
+  const res = await postLead(server, lead(overrides));
+  expect([200, 201]).toContain(res.status);
+  await server.outbox.whenIdle();
+  return res.body.lead_number as number;
+}
+
+async function tickAt(ms: number) {
+  clock.advance(ms);
+  await server.outbox.tick();
+}
+
+async function ready(): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.url}/ready`);
+  return { status: res.status, body: await res.json() };
+}
+
+const sqlite = () => server.db.sqlite;
+const cards = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('🆕 Заявка'));
+const cardsOf = (id: number) => cards().filter((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
+const pingsOf = (id: number) => sandbox.messages(LEADS_CHAT).filter((m) => m.text === `🔁 Повторное обращение по заявке #${id}`);
+const row = (id: number) => sqlite().prepare('select * from leads where id = ?').get(id) as Lead;
+const eventsOf = (id: number) =>
+  sqlite().prepare('select kind, detail from lead_events where lead_id = ? order by id').all(id) as { kind: string; detail: string }[];
+/** The lead as the status service leaves it after a press: a new status, the card marked for rewriting. */
+const setStatus = (id: number, status: string, dirtyAt = clock.now()) =>
+  sqlite()
+    .prepare('update leads set status = ?, card_dirty_at = ?, card_refresh_next_at = ? where id = ?')
+    .run(status, dirtyAt, clock.now(), id);
+/** Telegram answers the next call of `method` to the leads chat with a 400. */
+const refuse = (method: string, description: string) => sandbox.inject({ method, kind: 'bad_request', description, chat_id: LEADS_CHAT });
+
+/**
+ * The database starts refusing writes (SQLITE_READONLY, as a file system remounted read-only does) at the moment the
+ * sandbox takes a message matching `when`: after Telegram accepted it, before the outbox records it.
+ */
+function refuseWritesOnceSandboxHas(when: () => boolean): void {
+  const listener = () => {
+    if (!when()) return;
+    sandbox.state.off('change', listener);
+    sqlite().pragma('query_only = 1');
+  };
+  sandbox.state.on('change', listener);
+}
+
+/** Alerts sent through AlertsService, with what each came to once its (not awaited) promise settles. */
+function watchAlerts() {
+  const spy = jest.spyOn(server.app.get(AlertsService), 'sendThrottled');
+  return async () =>
+    Promise.all(spy.mock.calls.map(async ([key], i) => ({ key, result: await (spy.mock.results[i].value as Promise<string>) })));
+}
+
+beforeEach(() => {
+  clock = new FakeClock();
+});
+
+afterEach(() => {
+  jest.restoreAllMocks();
+});
+
+describe('a message Telegram took is never sent again because the database did not record it', () => {
+  it('writes refused after the send: one card over many ticks, passes back off 5 s, 15 s, 60 s, the sent id recorded later', async () => {
+    await boot();
+    const record = jest.spyOn(server.app.get(OutboxRepository), 'markPublished');
+    refuseWritesOnceSandboxHas(() => cards().length > 0);
+    const sentAt = clock.now();
+    const id = await submit();
+    expect(cardsOf(id)).toHaveLength(1);
+    const sent = cardsOf(id)[0];
+    expect(row(id).published_at).toBeNull();
+    expect(record).toHaveBeenCalledTimes(1);
+    expect(server.app.get(WriteHealth).failing('outbox')).toMatchObject({ code: 'SQLITE_READONLY' });
+
+    // Every second for 30 s: the recording is retried at 5 s and 20 s only, and no tick sends the card again.
+    const attemptsAt: number[] = [];
+    for (let s = 1; s <= 30; s++) {
+      const before = record.mock.calls.length;
+      await tickAt(SEC);
+      if (record.mock.calls.length > before) attemptsAt.push(s);
+      expect(cardsOf(id)).toHaveLength(1);
+    }
+    expect(attemptsAt).toEqual([5, 20]);
+    expect(sandbox.callsOf('sendMessage').filter((c) => String(c.params.chat_id) === String(LEADS_CHAT))).toHaveLength(1);
+    expect(server.logger.lines.filter((l) => l.includes('outbox pass failed'))).toHaveLength(3);
+
+    // Writes work again: the next pass (60 s after the third failure) records the message that was sent.
+    sqlite().pragma('query_only = 0');
+    await tickAt(49 * SEC);
+    expect(row(id).published_at).toBeNull();
+    await tickAt(1 * SEC);
+    expect(row(id)).toMatchObject({ published_at: sentAt, chat_id: String(LEADS_CHAT), message_id: sent.message_id, card_format: 'html' });
+    expect(cardsOf(id)).toHaveLength(1);
+    expect(eventsOf(id).map((e) => e.kind)).toEqual(['published']);
+    expect(server.app.get(WriteHealth).failing('outbox')).toBeNull();
+  });
+
+  it('disk full while the probe write still fits: /ready is 503, leads stored meanwhile wait, each card goes out once', async () => {
+    await boot();
+    // A real SQLITE_FULL cannot be aimed at exactly this write: PRAGMA max_page_count stops writes that need a new
+    // page, and marking a lead published rewrites its row in place. So the repository throws SQLite's own error for
+    // two calls, as it does when the disk is full.
+    const full = () => new SqliteError('database or disk is full', 'SQLITE_FULL');
+    const record = jest.spyOn(server.app.get(OutboxRepository), 'markPublished');
+    record.mockRejectedValueOnce(full()).mockRejectedValueOnce(full());
+    const first = await submit();
+    expect(cardsOf(first)).toHaveLength(1);
+
+    const res = await ready();
+    expect(res.status).toBe(503);
+    expect(res.body.checks.database).toEqual({ ok: false, detail: 'storage error in the outbox' });
+
+    // A lead stored during the back-off waits for the next pass, which records the first card before anything else.
+    const second = await submit();
+    expect(cardsOf(second)).toHaveLength(0);
+    await tickAt(5 * SEC);
+    expect(record).toHaveBeenCalledTimes(2);
+    expect(cardsOf(second)).toHaveLength(0);
+    await tickAt(15 * SEC);
+    expect(cardsOf(first)).toHaveLength(1);
+    expect(cardsOf(second)).toHaveLength(1);
+    expect(row(first).message_id).toBe(cardsOf(first)[0].message_id);
+    expect(row(second).message_id).toBe(cardsOf(second)[0].message_id);
+
+    clock.advance(READY_CACHE_MS);
+    expect((await ready()).status).toBe(200);
+  });
+
+  it('a graceful shutdown tries once more to record what was sent, so the next start does not send it again', async () => {
+    await boot();
+    refuseWritesOnceSandboxHas(() => cards().length > 0);
+    const id = await submit();
+    const sent = cardsOf(id)[0];
+    expect(row(id).message_id).toBeNull();
+    sqlite().pragma('query_only = 0');
+    await server.close();
+    const db = new Database(server.config.databasePath, { readonly: true });
+    try {
+      expect(db.prepare('select message_id from leads where id = ?').get(id)).toEqual({ message_id: sent.message_id });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a repeat ping Telegram took but the database did not record is not sent again', async () => {
+    await boot();
+    const id = await submit({ phone: '+79990005555' });
+    clock.advance(MIN);
+    refuseWritesOnceSandboxHas(() => pingsOf(id).length > 0);
+    await submit({ phone: '+79990005555', guests: '77' });
+    expect(pingsOf(id)).toHaveLength(1);
+    for (let s = 1; s <= 30; s++) await tickAt(SEC);
+    expect(pingsOf(id)).toHaveLength(1);
+
+    sqlite().pragma('query_only = 0');
+    await tickAt(MIN);
+    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'pinged' });
+    expect(pingsOf(id)).toHaveLength(1);
+    expect(eventsOf(id).map((e) => e.kind)).toEqual(['published', 'repeat_notified']);
+  });
+});
+
+describe('a card Telegram refuses as too long', () => {
+  const minimalText = (id: number, status: string) => `🆕 Заявка #${id}\nСтатус: ${status}\n⚠️ ${MINIMAL_CARD_NOTE}`;
+
+  it('goes out in the minimal form (number, status, buttons, the note) with one alert', async () => {
+    await boot();
+    const alerts = watchAlerts();
+    refuse('sendMessage', 'Bad Request: message is too long');
+    const id = await submit({ name: 'Очень Длинное Имя' });
+    const [card] = cardsOf(id);
+    expect(card.text).toBe(minimalText(id, '🆕 Новая'));
+    expect(card.text).not.toContain('Очень Длинное Имя');
+    expect(card.reply_markup!.inline_keyboard).toEqual([
+      [
+        { text: 'В работу', callback_data: `lead:${id}:new:in_progress` },
+        { text: 'Спам', callback_data: `lead:${id}:new:spam` },
+      ],
+    ]);
+    expect(row(id)).toMatchObject({ message_id: card.message_id, card_format: 'html' });
+    expect(row(id).published_at).not.toBeNull();
+    expect(eventsOf(id)).toEqual([{ kind: 'published_minimal', detail: expect.stringContaining('message is too long') }]);
+    expect(await alerts()).toEqual([{ key: `card_minimal:${id}`, result: 'sent' }]);
+    expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes(`#${id}`))).toHaveLength(1);
+  });
+
+  it('HTML refused, then the plain text refused as too long: the minimal card, and only its alert', async () => {
+    await boot();
+    const alerts = watchAlerts();
+    refuse('sendMessage', "Bad Request: can't parse entities: Unsupported start tag");
+    refuse('sendMessage', 'Bad Request: message is too long');
+    const id = await submit();
+    expect(cardsOf(id).map((c) => c.text)).toEqual([minimalText(id, '🆕 Новая')]);
+    expect(await alerts()).toEqual([{ key: `card_minimal:${id}`, result: 'sent' }]);
+  });
+
+  it('a rewrite refused as too long (status change) becomes the minimal card with working buttons; still one alert per lead', async () => {
+    await boot();
+    const alerts = watchAlerts();
+    const id = await submit();
+    const [card] = cardsOf(id);
+    setStatus(id, 'in_progress');
+    refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
+    expect(await server.outbox.refreshCard(id)).toBe('shown');
+    const edited = sandbox.state.message(LEADS_CHAT, card.message_id)!;
+    expect(edited.text).toBe(minimalText(id, '🛠 В работе'));
+    expect(edited.reply_markup).toEqual(server.app.get(CardService).minimalCardFor(row(id)).keyboard);
+    expect(edited.reply_markup!.inline_keyboard[0].length).toBeGreaterThan(0);
+    expect(row(id).card_dirty_at).toBeNull();
+    expect(eventsOf(id).at(-1)).toEqual({ kind: 'card_rewritten', detail: expect.stringContaining('minimal card') });
+
+    // The next change is refused as too long too: rewritten again, no second alert.
+    setStatus(id, 'won', clock.now() + 1);
+    refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
+    await server.outbox.tick();
+    expect(sandbox.state.message(LEADS_CHAT, card.message_id)!.text).toContain('Статус: ');
+    expect(row(id).card_dirty_at).toBeNull();
+    expect(await alerts()).toEqual([
+      { key: `card_minimal:${id}`, result: 'sent' },
+      { key: `card_minimal:${id}`, result: 'throttled' },
+    ]);
+  });
+
+  it('a repeat whose card edit is refused as too long: the minimal card, then the ping', async () => {
+    await boot();
+    const id = await submit({ phone: '+79990006666' });
+    clock.advance(MIN);
+    refuse('editMessageText', 'Bad Request: message is too long');
+    await submit({ phone: '+79990006666', guests: '88' });
+    expect(cardsOf(id).map((c) => c.text)).toEqual([minimalText(id, '🆕 Новая')]);
+    expect(pingsOf(id)).toHaveLength(1);
+    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'pinged' });
+  });
+});
+
+describe('refreshCard tells its caller whether the card shows the lead as stored', () => {
+  it("'shown' after an edit or when nothing is to rewrite; 'later' when not published, on flood control, on failure", async () => {
+    await boot();
+
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', chat_id: LEADS_CHAT });
+    const unpublished = await submit();
+    setStatus(unpublished, 'in_progress');
+    expect(await server.outbox.refreshCard(unpublished)).toBe('later');
+
+    const id = await submit();
+    expect(await server.outbox.refreshCard(id)).toBe('shown');
+
+    setStatus(id, 'in_progress');
+    sandbox.inject({ method: 'editMessageText', kind: 'server_error', chat_id: LEADS_CHAT });
+    expect(await server.outbox.refreshCard(id)).toBe('later');
+    sandbox.inject({ method: 'editMessageText', kind: 'retry_after', retry_after: 3, chat_id: LEADS_CHAT });
+    clock.advance(5 * MIN);
+    expect(await server.outbox.refreshCard(id)).toBe('later');
+    expect(await server.outbox.refreshCard(id)).toBe('later'); // still paused: no call at all
+    clock.advance(3 * SEC);
+    expect(await server.outbox.refreshCard(id)).toBe('shown');
+    expect(cardsOf(id)[0].text).toContain('В работе');
+  });
+});
