@@ -8,6 +8,7 @@ import { migrationsCurrent } from '../database/database';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { OutboxRepository } from '../outbox/outbox.repository';
 import { OutboxService } from '../outbox/outbox.service';
+import { SettingsRepository } from '../settings/settings.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
 export interface Check {
@@ -33,6 +34,8 @@ interface Outcome<C extends Check = Check> {
  */
 export const READY_CACHE_MS = 1000;
 const TELEGRAM_CACHE_MS = 30_000;
+/** Bigger than a page (4 KiB) several times over, so the probe must allocate pages as a new lead does. */
+const GROWTH_PROBE_BYTES = 32 * 1024;
 
 /**
  * `GET /ready`: the database is the file we opened and takes a write, the submit path and the outbox are not failing
@@ -57,6 +60,7 @@ export class ReadinessService {
     private readonly outboxRepo: OutboxRepository,
     private readonly outbox: OutboxService,
     private readonly writeHealth: WriteHealth,
+    private readonly settings: SettingsRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -110,18 +114,14 @@ export class ReadinessService {
       return { outcome: { check, reason: `database file ${path} is gone or was replaced` }, readable: false };
     }
     try {
-      await this.database.db
-        .insertInto('settings')
-        .values({ key: 'ready_probe', value: 'ok', updated_at: this.clock.now() })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ updated_at: this.clock.now() }))
-        .execute();
+      await this.settings.probeWrite(this.clock.now());
     } catch (err) {
       const reason = `probe write to ${path} failed: ${err instanceof Error ? err.message : String(err)}`;
       return { outcome: { check: { ok: false, detail: 'write failed' }, reason }, readable: true };
     }
     // A full disk still takes the probe's tiny upsert (it fits in a page that exists) while every new lead fails:
     // what the submit path and the outbox last saw counts.
-    const submit = this.writeHealth.failing('submit');
+    const submit = (await this.submitStillFailing()) ? this.writeHealth.failing('submit') : null;
     if (submit && isStorageError(submit)) {
       const reason = `the last write on the submit path failed with ${submit.code} at ${new Date(submit.at).toISOString()}`;
       return { outcome: { check: { ok: false, detail: 'storage error on the submit path' }, reason }, readable: true };
@@ -132,6 +132,22 @@ export class ReadinessService {
       return { outcome: { check: { ok: false, detail: 'storage error in the outbox' }, reason }, readable: true };
     }
     return { outcome: { check: { ok: true, detail: 'writable' } }, readable: true };
+  }
+
+  /**
+   * After a storage failure of the submit path, a load balancer stops sending leads on our 503, so no lead can clear
+   * the flag: a write that grows the file as a lead would tells whether there is room again.
+   */
+  private async submitStillFailing(): Promise<boolean> {
+    const failure = this.writeHealth.failing('submit');
+    if (!failure || !isStorageError(failure)) return false;
+    try {
+      await this.settings.probeGrowth(GROWTH_PROBE_BYTES, this.clock.now());
+    } catch {
+      return true;
+    }
+    this.writeHealth.recordSuccess('submit');
+    return false;
   }
 
   private async checkMigrations(): Promise<Outcome> {
