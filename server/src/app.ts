@@ -1,8 +1,11 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { type INestApplication, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
-import type { ServerConfig } from './config/config';
+import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
+import { databasePathProblem } from './database/database';
 
 export interface CreateAppOptions {
   logger?: LoggerService | false;
@@ -16,6 +19,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,
     logger: options.logger,
+    // A failing start must reach main's one-line report, not process.abort().
+    abortOnError: false,
   });
   configureApp(app);
   return app;
@@ -25,4 +30,35 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
+}
+
+export interface StartedServer {
+  app: INestApplication;
+  config: ServerConfig;
+  /** The address actually bound (HOST, or every interface; the port PORT or, for 0, the one chosen). */
+  address: AddressInfo;
+}
+
+/**
+ * What `main.ts` does, minus the process: read the environment (ConfigError lists every problem), check that
+ * DATABASE_PATH opens (a ConfigError naming the variable, not SQLite's bare message), build the app and listen
+ * on PORT, on HOST when it is set (every interface otherwise).
+ */
+export async function startFromEnv(
+  env: Record<string, string | undefined>,
+  options: { logger?: (config: ServerConfig) => LoggerService | false } = {},
+): Promise<StartedServer> {
+  const config = loadServerConfig(env);
+  const problem = databasePathProblem(config.databasePath);
+  if (problem) throw new ConfigError([problem]);
+  const app = await createApp(config, { logger: options.logger?.(config) });
+  try {
+    if (config.host === null) await app.listen(config.port);
+    else await app.listen(config.port, config.host);
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  const address = (app.getHttpServer() as Server).address() as AddressInfo;
+  return { app, config, address };
 }

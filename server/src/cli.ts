@@ -1,34 +1,47 @@
 #!/usr/bin/env node
 /**
- * `npm run leads -- trace <request_id | lead number>`: the whole story of a request, read from the SQLite file
- * (DATABASE_PATH, default ./data/leads.sqlite) without starting the server.
+ * Ops commands, run beside the server on the same SQLite file (DATABASE_PATH, default ./data/leads.sqlite):
+ *   npm run leads -- trace <request_id | lead number> [--json]   the whole story of a request
+ *   npm run leads -- backup <file>                               a consistent copy of the live database
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { backupDatabase } from './database/backup';
 import type { Database } from './database/schema';
 import { formatTrace, readTrace } from './trace/trace.repository';
 
-async function main(argv: string[]): Promise<number> {
-  const [command, key, ...rest] = argv;
-  const json = rest.includes('--json');
-  if (command !== 'trace' || !key) {
-    console.error('usage: npm run leads -- trace <request_id | lead number> [--json]');
-    return 2;
-  }
-  const path = process.env.DATABASE_PATH || './data/leads.sqlite';
+const USAGE = ['usage: npm run leads -- trace <request_id | lead number> [--json]', '       npm run leads -- backup <file>'].join('\n');
+
+async function trace(path: string, key: string, json: boolean): Promise<number> {
   if (!existsSync(path)) {
     console.error(`no database at ${path} (set DATABASE_PATH)`);
     return 2;
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path, { readonly: true, fileMustExist: true }) }) });
+  const database = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   try {
-    const trace = await readTrace(db, key);
-    console.log(json ? JSON.stringify(trace, null, 2) : formatTrace(trace));
-    return trace.found ? 0 : 1;
+    const result = await readTrace(db, key);
+    console.log(json ? JSON.stringify(result, null, 2) : formatTrace(result));
+    return result.found ? 0 : 1;
   } finally {
     await db.destroy();
   }
+}
+
+async function backup(path: string, target: string): Promise<number> {
+  const result = await backupDatabase(path, target);
+  console.log(`backup written: ${result.target} (${result.leads} leads, ${result.bytes} bytes, integrity ok)`);
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, arg, ...rest] = argv;
+  const path = process.env.DATABASE_PATH || './data/leads.sqlite';
+  if (command === 'trace' && arg) return trace(path, arg, rest.includes('--json'));
+  if (command === 'backup' && arg && rest.length === 0) return backup(path, arg);
+  console.error(USAGE);
+  return 2;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createApp } from './app';
-import { ConfigError, loadServerConfig } from './config/config';
+import { startFromEnv } from './app';
+import { ConfigError } from './config/config';
 import { JsonLogger } from './observability/json-logger';
 
 async function main(): Promise<void> {
-  let config;
+  let started;
   try {
-    config = loadServerConfig(process.env);
+    started = await startFromEnv(process.env, { logger: (config) => new JsonLogger(config.logLevel) });
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const problem of err.problems) console.error(`config error: ${problem}`);
@@ -15,8 +15,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = new JsonLogger(config.logLevel);
-  const app = await createApp(config, { logger });
+  const { app, config, address } = started;
   // SIGTERM/SIGINT: app.close() drains requests, lets the outbox pass finish, closes the database; then exit 0.
   let closing = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -32,9 +31,9 @@ async function main(): Promise<void> {
       );
     });
   }
-  await app.listen(config.port);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const main = new Logger('Main');
-  main.log(`leads server listening on http://localhost:${config.port} (database ${config.databasePath})`);
+  main.log(`leads server listening on http://${host}:${address.port} (database ${config.databasePath})`);
   if (!config.leads.enabled) main.warn('leads module is off (LEADS_ENABLED=0 or LEADS_SECRET empty): POST /leads answers 404');
 }
 

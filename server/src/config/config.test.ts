@@ -58,7 +58,49 @@ describe('server configuration (CONTRACT section 2)', () => {
 
   it('rejects a short secret and a malformed token', () => {
     expect(problems({ LEADS_SECRET: 'short', LEADS_IP_SALT: 's' })).toEqual(['LEADS_SECRET must be at least 16 characters long']);
-    expect(problems({ ...base, TELEGRAM_BOT_TOKEN: 'nope' })).toEqual(['TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)']);
+    expect(problems({ ...base, TELEGRAM_BOT_TOKEN: 'nope', LEADS_CHAT_ID: '-1001' })).toEqual([
+      'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)',
+    ]);
+  });
+
+  it('refuses a bot token without LEADS_CHAT_ID (it would never publish); no token at all still starts', () => {
+    expect(problems({ ...base, TELEGRAM_BOT_TOKEN: '123:abc' })).toEqual([
+      'LEADS_CHAT_ID must be set when TELEGRAM_BOT_TOKEN is set (cards would never be published)',
+    ]);
+    expect(problems({ ...base, TELEGRAM_BOT_TOKEN: '123:abc', LEADS_CHAT_ID: '  ' })).toHaveLength(1);
+    const both = loadServerConfig({ ...base, TELEGRAM_BOT_TOKEN: '123:abc', LEADS_CHAT_ID: '-1001' });
+    expect(both.telegram).toMatchObject({ token: '123:abc', leadsChatId: '-1001' });
+    expect(loadServerConfig({ ...base, LEADS_CHAT_ID: '' }).telegram).toMatchObject({ token: null, leadsChatId: null });
+  });
+
+  it('refuses LEADS_ENABLED=1 with an empty or blank secret; unset or 0 with no secret is the 404 mode', () => {
+    const refusal = 'LEADS_SECRET must be set when LEADS_ENABLED=1 (or set LEADS_ENABLED=0 to switch POST /leads off)';
+    for (const on of ['1', 'true', ' yes ', 'ON']) {
+      expect(problems({ LEADS_ENABLED: on, LEADS_IP_SALT: 'salt' })).toEqual([refusal]);
+      expect(problems({ LEADS_ENABLED: on, LEADS_SECRET: '   ', LEADS_IP_SALT: 'salt' })).toEqual([refusal]);
+    }
+    for (const env of [{}, { LEADS_ENABLED: '' }, { LEADS_ENABLED: '0' }, { LEADS_ENABLED: '0', LEADS_SECRET: ' ' }]) {
+      expect(loadServerConfig(env).leads.enabled).toBe(false);
+    }
+    expect(loadServerConfig({ ...base, LEADS_ENABLED: '1' }).leads.enabled).toBe(true);
+  });
+
+  it('HOST: unset listens on every interface; an address or host name is kept; anything else is refused', () => {
+    expect(loadServerConfig(base).host).toBeNull();
+    expect(loadServerConfig({ ...base, HOST: '127.0.0.1' }).host).toBe('127.0.0.1');
+    expect(loadServerConfig({ ...base, HOST: '::1' }).host).toBe('::1');
+    expect(loadServerConfig({ ...base, HOST: 'localhost' }).host).toBe('localhost');
+    expect(problems({ ...base, HOST: 'http://127.0.0.1' })).toEqual([
+      'HOST must be an IP address like 127.0.0.1 or a host name (got "http://127.0.0.1")',
+    ]);
+  });
+
+  it('DATABASE_BUSY_TIMEOUT_MS: 3 s by default, 0 to 600000', () => {
+    expect(loadServerConfig(base).databaseBusyTimeoutMs).toBe(3000);
+    expect(loadServerConfig({ ...base, DATABASE_BUSY_TIMEOUT_MS: '250' }).databaseBusyTimeoutMs).toBe(250);
+    expect(problems({ ...base, DATABASE_BUSY_TIMEOUT_MS: '-1' })).toEqual([
+      'DATABASE_BUSY_TIMEOUT_MS must be a whole number from 0 to 600000 (got "-1")',
+    ]);
   });
 
   it('reads manager ids and chat ids', () => {

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Server configuration from environment variables (CONTRACT section 2).
  * Bad configuration fails at start with one line per problem, never later at the first request.
@@ -5,9 +7,19 @@
 
 export interface ServerConfig {
   port: number;
+  /** Null: every interface, as Node's default listen does. */
+  host: string | null;
   databasePath: string;
+  /**
+   * How long a database operation waits, asynchronously, for a lock another connection holds (a backup tool, a
+   * maintenance shell) before it fails; the submit path then answers 503. SQLite itself waits only a few ms.
+   */
+  databaseBusyTimeoutMs: number;
   leads: {
-    /** LEADS_ENABLED=1 and a non-empty LEADS_SECRET; otherwise `POST /leads` answers 404. */
+    /**
+     * A non-empty LEADS_SECRET and LEADS_ENABLED not 0; otherwise `POST /leads` answers 404. LEADS_ENABLED=1 said
+     * explicitly with an empty secret is a configuration error, not a silent 404.
+     */
     enabled: boolean;
     secret: string;
     ipSalt: string;
@@ -108,7 +120,12 @@ class Reader {
 export function loadServerConfig(env: Env): ServerConfig {
   const r = new Reader(env);
   const secret = r.string('LEADS_SECRET');
-  const enabled = r.flag('LEADS_ENABLED', true) && secret !== '';
+  const enabledSaid = r.raw('LEADS_ENABLED') ? r.flag('LEADS_ENABLED', true) : null;
+  // Said on purpose and not usable: every lead would get 404 and go to the landing's fallback, unnoticed.
+  if (enabledSaid === true && secret === '') {
+    r.problems.push('LEADS_SECRET must be set when LEADS_ENABLED=1 (or set LEADS_ENABLED=0 to switch POST /leads off)');
+  }
+  const enabled = enabledSaid !== false && secret !== '';
   const ipSalt = r.string('LEADS_IP_SALT');
   if (enabled && ipSalt === '') {
     r.problems.push('LEADS_IP_SALT must be set when the leads module is enabled (LEADS_ENABLED=1 and LEADS_SECRET set)');
@@ -120,6 +137,10 @@ export function loadServerConfig(env: Env): ServerConfig {
   const token = r.string('TELEGRAM_BOT_TOKEN') || null;
   if (token && !/^\d+:[A-Za-z0-9_-]+$/.test(token)) {
     r.problems.push('TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)');
+  }
+  // A token without a group would start, store leads and never publish one.
+  if (token && !r.raw('LEADS_CHAT_ID')) {
+    r.problems.push('LEADS_CHAT_ID must be set when TELEGRAM_BOT_TOKEN is set (cards would never be published)');
   }
   const apiRoot = r.string('TELEGRAM_API_ROOT', 'https://api.telegram.org');
   try {
@@ -149,9 +170,16 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`LOG_LEVEL must be debug, info, warn or error (got "${logLevel}")`);
   }
 
+  const host = r.string('HOST') || null;
+  if (host !== null && isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/.test(host)) {
+    r.problems.push(`HOST must be an IP address like 127.0.0.1 or a host name (got "${host}")`);
+  }
+
   const config: ServerConfig = {
     port: r.int('PORT', 3000, 0, 65535),
+    host,
     databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'),
+    databaseBusyTimeoutMs: r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000),
     leads: {
       enabled,
       secret,

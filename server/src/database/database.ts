@@ -2,27 +2,73 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type MigrationProvider } from 'kysely';
-import { ImmediateSqliteDialect, withStatementCache } from './immediate-sqlite-dialect';
+import {
+  type BusyPolicy,
+  ImmediateSqliteDialect,
+  isBusyError,
+  SQLITE_BUSY_TIMEOUT_MS,
+  withStatementCache,
+} from './immediate-sqlite-dialect';
 import { MIGRATIONS } from './migrations';
 import type { Database } from './schema';
 
 export type LeadsDb = Kysely<Database>;
 
-/** Opens the SQLite file in WAL mode with a busy timeout and foreign keys on. */
-export function openDatabase(path: string): { db: LeadsDb; sqlite: BetterSqlite3.Database } {
+/** The busy policy of an open database, with a count of the waits it caused (tests and ops read it). */
+export interface BusyState extends BusyPolicy {
+  waits: number;
+}
+
+export interface OpenOptions {
+  /** DATABASE_BUSY_TIMEOUT_MS: how long an operation waits (asynchronously) for another connection's lock. */
+  busyTimeoutMs?: number;
+}
+
+/** Opens the SQLite file in WAL mode with a short busy timeout and foreign keys on. */
+export function openDatabase(path: string, options: OpenOptions = {}): { db: LeadsDb; sqlite: BetterSqlite3.Database; busy: BusyState } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
   // FULL: an acknowledged lead survives a power cut, not only a process crash ("never loses one").
   sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('busy_timeout = 5000');
+  // A few ms at most inside SQLite (it blocks the event loop); longer waits are asynchronous retries (whileBusy).
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
   // Erased personal data is overwritten, not left in free pages (retention, /stickers_forget).
   sqlite.pragma('secure_delete = ON');
+  const busy: BusyState = { timeoutMs: options.busyTimeoutMs ?? 3000, waits: 0, onWait: () => void (busy.waits += 1) };
   const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, busy),
   });
-  return { db, sqlite };
+  return { db, sqlite, busy };
+}
+
+/**
+ * Checks at start that DATABASE_PATH can be opened as a writable SQLite database, and says why not in one line
+ * (`DATABASE_PATH=<path>: cannot open: <reason>`) instead of a bare SQLite message deep in the app's start.
+ */
+export function databasePathProblem(path: string): string | null {
+  if (path === ':memory:') return null;
+  let sqlite: BetterSqlite3.Database | undefined;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    sqlite = new BetterSqlite3(path);
+    sqlite.pragma('busy_timeout = 1000');
+    sqlite.pragma('journal_mode = WAL');
+    // Reads the schema (a file that is not a database fails here) and takes the write lock for a moment.
+    sqlite.prepare('begin immediate').run();
+    sqlite.prepare('select count(*) from sqlite_master').get();
+    sqlite.prepare('rollback').run();
+    return null;
+  } catch (err) {
+    // Locked by another connection (a backup running): the file is a database; the app waits for locks itself.
+    if (isBusyError(err)) return null;
+    const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
+    const reason = typeof message === 'string' ? message : String(err);
+    return `DATABASE_PATH=${path}: cannot open: ${reason}${typeof code === 'string' && !reason.includes(code) ? ` (${code})` : ''}`;
+  } finally {
+    sqlite?.close();
+  }
 }
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -40,10 +86,12 @@ export async function migrateToLatest(db: LeadsDb): Promise<string[]> {
 
 /**
  * Moves every WAL frame into the main file and truncates the WAL, so that erased values do not survive in old
- * page images (after anonymisation).
+ * page images (after anonymisation). False when another connection (a backup, a reader) kept it from finishing
+ * within the short busy timeout: the caller should try again later.
  */
-export function checkpointTruncate(sqlite: BetterSqlite3.Database): void {
-  sqlite.pragma('wal_checkpoint(TRUNCATE)');
+export function checkpointTruncate(sqlite: BetterSqlite3.Database): boolean {
+  const [result] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+  return result?.busy === 0;
 }
 
 /** True when every known migration has been applied (for readiness). */

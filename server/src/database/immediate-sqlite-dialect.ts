@@ -1,24 +1,100 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
-import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely';
+
+/**
+ * How long SQLite itself may block the event loop waiting for a lock (`PRAGMA busy_timeout`). Kept to a few ms:
+ * every longer wait happens in `whileBusy`, asynchronously, so `/health` and every other request keep answering
+ * while a backup tool holds the database.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 5;
+
+export interface BusyPolicy {
+  /** Total time one operation may wait for a lock before its SQLITE_BUSY is thrown to the caller. */
+  timeoutMs: number;
+  /** Told each time an operation found the database locked and waits to try again. */
+  onWait?: () => void;
+}
+
+/** True for SQLITE_BUSY and its extended codes (another connection holds the lock). */
+export function isBusyError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/**
+ * Runs `work` and, while it fails with SQLITE_BUSY, runs it again after a growing pause (2 ms doubling to 50 ms)
+ * until `policy.timeoutMs` has passed; then the last SQLITE_BUSY is thrown. `work` must be all-or-nothing (a single
+ * statement outside a transaction, or a whole transaction): a busy failure then changed nothing.
+ */
+export async function whileBusy<T>(work: () => T | Promise<T>, policy: BusyPolicy): Promise<T> {
+  const deadline = performance.now() + policy.timeoutMs;
+  let pause = 2;
+  for (;;) {
+    try {
+      return await work();
+    } catch (err) {
+      if (!isBusyError(err) || performance.now() + pause > deadline) throw err;
+      policy.onWait?.();
+      await sleep(pause);
+      pause = Math.min(pause * 2, 50);
+    }
+  }
+}
 
 /**
  * Kysely's SQLite driver opens transactions with a plain `begin`, which takes the write lock only at the first
  * write: a second writer can slip in between our reads and writes. Every transaction here is `begin immediate`,
  * as the seed's `db.lead_submit` requires (STACK.md, "BEGIN IMMEDIATE through Kysely").
+ *
+ * A locked database (SQLITE_BUSY) is waited for asynchronously: `begin immediate` and every statement outside a
+ * transaction are tried again by `whileBusy`. A statement inside a transaction is not (the transaction already holds
+ * the write lock, and its caller decides what a failure means).
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly sqlite: SqliteDatabase,
+    private readonly busy: BusyPolicy,
+  ) {
+    super(config);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    const { sqlite, busy } = this;
+    return {
+      executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        if (sqlite.inTransaction) return connection.executeQuery<R>(query);
+        return whileBusy(() => connection.executeQuery<R>(query), busy);
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
 
 export class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly dialectConfig: SqliteDialectConfig) {
+  constructor(
+    private readonly dialectConfig: SqliteDialectConfig & { database: SqliteDatabase },
+    private readonly busy: BusyPolicy = { timeoutMs: 0 },
+  ) {
     super(dialectConfig);
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.dialectConfig);
+    return new ImmediateSqliteDriver(this.dialectConfig, this.dialectConfig.database, this.busy);
   }
 }
 

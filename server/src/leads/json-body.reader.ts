@@ -1,19 +1,34 @@
 import type { IncomingMessage } from 'node:http';
 import { API_ERRORS, MAX_BODY_BYTES } from '@stickers/shared';
 import { LeadsApiError } from './leads-api.error';
+import { lingerAfterAnswer } from './linger';
 
-const tooLarge = () => new LeadsApiError(413, { error: API_ERRORS.payloadTooLarge }, { Connection: 'close' });
 const invalidBody = () => new LeadsApiError(422, { error: API_ERRORS.invalidBody });
+
+/** The 413 ends the connection; the rest of the upload is read and discarded first, so the client reads its 413. */
+function tooLarge(req: IncomingMessage): LeadsApiError {
+  lingerAfterAnswer(req);
+  return new LeadsApiError(413, { error: API_ERRORS.payloadTooLarge }, { Connection: 'close' });
+}
+
+/** The client went away before its body was read: nobody is left to answer, and it is not a server error. */
+export class UploadAbortedError extends Error {
+  constructor(readonly received: number) {
+    super('upload aborted by the client');
+  }
+}
 
 /**
  * Reads `POST /leads` body as a JSON object, after the secret guard (so a wrong secret with a large body is a 401).
  * Seed: "Body larger than 16 KB → 413. Not a JSON object → 422". A declared Content-Length over the limit is
  * refused before a byte is read; a chunked body is refused as soon as it passes the limit, and the rest of the
- * upload is never buffered (the connection is closed after the answer).
+ * upload is never buffered (read and discarded for a bounded time, then the connection is closed: linger.ts).
  */
 export async function readJsonObject(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(req);
+  // The connection closed while the guard ran: no events will come.
+  if (req.destroyed) throw new UploadAbortedError(0);
 
   const chunks: Buffer[] = [];
   let size = 0;
@@ -22,8 +37,7 @@ export async function readJsonObject(req: IncomingMessage, limit = MAX_BODY_BYTE
       size += chunk.length;
       if (size > limit) {
         cleanup();
-        req.pause();
-        reject(tooLarge());
+        reject(tooLarge(req));
         return;
       }
       chunks.push(chunk);
@@ -32,18 +46,21 @@ export async function readJsonObject(req: IncomingMessage, limit = MAX_BODY_BYTE
       cleanup();
       resolve();
     };
-    const onError = (err: Error) => {
+    // Every failure of the request stream here is the client's connection going away (reset, or closed early).
+    const onAbort = () => {
       cleanup();
-      reject(err);
+      reject(new UploadAbortedError(size));
     };
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
+      req.off('error', onAbort);
+      req.off('close', onAbort);
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('error', onAbort);
+    req.on('close', onAbort);
   });
 
   let text: string;

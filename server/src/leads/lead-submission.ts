@@ -7,7 +7,9 @@ export type SubmitOutcome =
   | { kind: 'created'; leadNumber: number }
   | { kind: 'repeat'; leadNumber: number }
   | { kind: 'duplicate'; leadNumber: number; repeat: boolean }
-  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret'>; retryAfterSec: number };
+  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret'>; retryAfterSec: number }
+  /** The database could not take the decision (file gone, locked too long, disk full): nothing was stored. */
+  | { kind: 'unavailable' };
 
 export type LeadChanges = Partial<Record<LeadField, string>>;
 

@@ -64,8 +64,20 @@ export class LeadSubmitRepository {
     };
   }
 
-  /** Runs `decide` in one BEGIN IMMEDIATE transaction, after any Kysely work on the connection has finished. */
+  /**
+   * Runs `decide` in one BEGIN IMMEDIATE transaction, after any Kysely work on the connection has finished.
+   * Refuses (DatabaseGoneError) when the file at DATABASE_PATH is no longer the one opened: the commit would land
+   * in a deleted or replaced file and the acknowledged lead would be lost at the next start. While another
+   * connection holds the lock the whole transaction is tried again, asynchronously, within DATABASE_BUSY_TIMEOUT_MS
+   * (the connection is released between tries, so the event loop and other queries go on).
+   */
   run<T>(decide: (q: SubmitQueries) => T): Promise<T> {
-    return this.database.db.connection().execute(async () => this.database.sqlite.transaction(() => decide(this.queries)).immediate());
+    const { db, sqlite } = this.database;
+    return this.database.whileBusy(() =>
+      db.connection().execute(async () => {
+        this.database.assertFileCurrent();
+        return sqlite.transaction(() => decide(this.queries)).immediate();
+      }),
+    );
   }
 }

@@ -2,27 +2,49 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, Injectable } from '@ne
 import type { Request, Response } from 'express';
 import { Metrics } from '../observability/metrics';
 import type { LeadErrorBody } from '@stickers/shared';
+import { UploadAbortedError } from './json-body.reader';
+import { SubmitProblemsLog } from './submit-problems.log';
+
+/**
+ * 503 of `POST /leads`: the database cannot take the lead right now (its file is gone or replaced, it is locked
+ * longer than DATABASE_BUSY_TIMEOUT_MS, the disk is full). Nothing was stored; the landing's fallback takes over.
+ * Server-only until the shared error list has it.
+ */
+export const UNAVAILABLE = 'unavailable';
+export type ServerErrorBody = LeadErrorBody | { error: typeof UNAVAILABLE };
 
 /** An answer of CONTRACT section 3 that is not a success: its status, its exact body, and any headers. */
 export class LeadsApiError extends Error {
   constructor(
     readonly status: number,
-    readonly body: LeadErrorBody,
+    readonly body: ServerErrorBody,
     readonly headers: Record<string, string> = {},
   ) {
     super(`${status} ${body.error}`);
   }
 }
 
-/** Writes a LeadsApiError as the contract's JSON body, so no Nest-shaped error ever reaches an integrator. */
-@Catch(LeadsApiError)
+/**
+ * Writes a LeadsApiError as the contract's JSON body, so no Nest-shaped error ever reaches an integrator. An upload
+ * the client aborted has nobody to answer: it is counted and logged (throttled, warn), not reported as a 500.
+ */
+@Catch(LeadsApiError, UploadAbortedError)
 @Injectable()
 export class LeadsApiErrorFilter implements ExceptionFilter {
-  constructor(private readonly metrics: Metrics) {}
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly problems: SubmitProblemsLog,
+  ) {}
 
-  catch(error: LeadsApiError, host: ArgumentsHost): void {
+  catch(error: LeadsApiError | UploadAbortedError, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const req = host.switchToHttp().getRequest<Request>();
+    if (error instanceof UploadAbortedError) {
+      this.metrics.inc('leads_submissions_total', { result: 'aborted' });
+      this.problems.uploadAborted();
+      if (!res.headersSent) res.destroy();
+      return;
+    }
     if (req.method === 'POST') this.metrics.inc('leads_submissions_total', submissionLabels(error));
     for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
     res.status(error.status).json(error.body);

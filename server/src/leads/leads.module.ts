@@ -8,11 +8,12 @@ import { LeadsService } from './leads.service';
 import { VisitorHasher } from './visitor-hasher';
 import { SecretLockout } from './secret-lockout';
 import { LeadSubmitRepository } from './lead-submit.repository';
+import { SubmitProblemsLog } from './submit-problems.log';
 
 @Module({
   imports: [AlertsModule, RateLimitsModule],
   controllers: [LeadsController, TraceController],
-  providers: [LeadsService, LeadsAccessGuard, VisitorHasher, SecretLockout, LeadSubmitRepository],
+  providers: [LeadsService, LeadsAccessGuard, VisitorHasher, SecretLockout, LeadSubmitRepository, SubmitProblemsLog],
   exports: [LeadsService],
 })
 export class LeadsModule {}

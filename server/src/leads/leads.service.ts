@@ -4,8 +4,11 @@ import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import { DatabaseGoneError } from '../database/database.module';
+import { isStorageError, WriteHealth } from '../database/write-health';
 import { changedFields, retryAfterSeconds, type SubmitOutcome } from './lead-submission';
 import { LeadSubmitRepository, type SubmitQueries } from './lead-submit.repository';
+import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -37,6 +40,8 @@ export class LeadsService {
     private readonly hasher: VisitorHasher,
     private readonly alerts: AlertsService,
     private readonly clock: Clock,
+    private readonly writeHealth: WriteHealth,
+    private readonly problems: SubmitProblemsLog,
   ) {}
 
   onLeadAccepted(listener: LeadAcceptedListener): void {
@@ -56,7 +61,17 @@ export class LeadsService {
     const ipHash = this.hasher.visitor(visitorIp);
 
     const now = this.clock.now();
-    const outcome = await this.submits.run((q) => this.decide(q, lead, ipHash, now));
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await this.submits.run((q) => this.decide(q, lead, ipHash, now));
+      this.writeHealth.recordSuccess('submit');
+    } catch (err) {
+      // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
+      if (!(err instanceof DatabaseGoneError) && !isStorageError(err)) throw err;
+      this.writeHealth.recordFailure('submit', err, this.clock.now());
+      this.problems.submitRefused((err as { code: string }).code, lead.request_id);
+      return { kind: 'unavailable' };
+    }
     this.report(outcome, lead.request_id);
     return outcome;
   }

@@ -1,4 +1,5 @@
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { RateEventsRepository } from '../rate-limits/rate-events.repository';
 import { retryAfterSeconds } from './lead-submission';
@@ -7,24 +8,44 @@ import { retryAfterSeconds } from './lead-submission';
 export const SECRET_FAILURE_LIMIT = 5;
 export const SECRET_FAILURE_WINDOW_MS = 10 * 60 * 1000;
 
+/** The lockout alert: one per caller per hour at most (a landing with a stale secret locks itself out every 10 min). */
+export const SECRET_LOCKOUT_ALERT = 'secret_lockout';
+export const SECRET_LOCKOUT_ALERT_INTERVAL_MS = 60 * 60 * 1000;
+
+/** How a caller is named in alerts and logs: the start of its address HMAC, never the address. */
+export function callerLabel(callerHash: string): string {
+  return callerHash.slice(0, 10);
+}
+
 /**
  * The wrong-secret lockout. Failures live in SQLite (they survive a restart); this keeps, in memory, which callers
  * failed within the window (loaded from SQLite at start), so the common case — a caller that never sent a wrong
  * secret — costs no query. The profile of `npm run bench` showed that query on every request.
+ *
+ * When a caller's failure starts a lockout, ops are told in the admin chat: the usual caller is the landing's
+ * server, and a landing locked out sends every visitor to its fallback until the window passes.
  */
 @Injectable()
-export class SecretLockout implements OnApplicationBootstrap {
+export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('LeadsAccess');
   private readonly lastFailure = new Map<string, number>();
+  private readonly alertsInFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly rateEvents: RateEventsRepository,
     private readonly clock: Clock,
+    private readonly alerts: AlertsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     for (const f of await this.rateEvents.recent('secret_failure', this.clock.now() - SECRET_FAILURE_WINDOW_MS)) {
       this.lastFailure.set(f.key_hash, Math.max(f.at, this.lastFailure.get(f.key_hash) ?? 0));
     }
+  }
+
+  /** An alert still being sent belongs to this app: it finishes before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.alertsInFlight]);
   }
 
   /** Seconds until the caller may try again, or null when it is not locked out. */
@@ -36,13 +57,43 @@ export class SecretLockout implements OnApplicationBootstrap {
       this.lastFailure.delete(callerHash);
       return null;
     }
-    const wait = await this.rateEvents.msUntilRoom({ kind: 'secret_failure', keyHash: callerHash, limit: SECRET_FAILURE_LIMIT, windowMs: SECRET_FAILURE_WINDOW_MS, now });
+    const wait = await this.waitMs(callerHash, now);
     return wait === null ? null : retryAfterSeconds(wait);
   }
 
+  /** Counts a wrong secret; when it is the one that locks the caller out, alerts ops (not awaited by the answer). */
   async recordFailure(callerHash: string): Promise<void> {
     const now = this.clock.now();
     await this.rateEvents.record('secret_failure', callerHash, now);
     this.lastFailure.set(callerHash, now);
+    // A locked-out caller is refused before its secret is looked at, so a full window here means this failure
+    // started the lockout.
+    const wait = await this.waitMs(callerHash, now);
+    if (wait !== null) this.alertLockout(callerHash, retryAfterSeconds(wait));
+  }
+
+  private waitMs(callerHash: string, now: number): Promise<number | null> {
+    return this.rateEvents.msUntilRoom({
+      kind: 'secret_failure',
+      keyHash: callerHash,
+      limit: SECRET_FAILURE_LIMIT,
+      windowMs: SECRET_FAILURE_WINDOW_MS,
+      now,
+    });
+  }
+
+  private alertLockout(callerHash: string, seconds: number): void {
+    const caller = callerLabel(callerHash);
+    const minutes = Math.ceil(seconds / 60);
+    const text =
+      `🔒 ${SECRET_FAILURE_LIMIT} неверных секретов за ${SECRET_FAILURE_WINDOW_MS / 60_000} минут ` +
+      `от одного адреса (${caller}): POST /leads с него отклоняется (429), даже с верным секретом, ещё ~${minutes} мин. ` +
+      'Если это сервер лендинга — заявки сейчас уходят в запасной канал; ' +
+      'проверьте, что LEADS_SECRET совпадает на обеих сторонах.';
+    const sending = this.alerts
+      .sendThrottled(`${SECRET_LOCKOUT_ALERT}:${caller}`, SECRET_LOCKOUT_ALERT_INTERVAL_MS, text)
+      .then((alert) => this.logger.warn({ msg: 'caller locked out after wrong secrets', caller, retry_after_sec: seconds, alert }))
+      .finally(() => this.alertsInFlight.delete(sending));
+    this.alertsInFlight.add(sending);
   }
 }

@@ -1,0 +1,50 @@
+import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+
+export interface BackupResult {
+  target: string;
+  bytes: number;
+  leads: number;
+}
+
+/** The backup API copies in steps; this many pages per step is "all of them", so one step is one snapshot. */
+const ALL_PAGES = 0x7fffffff;
+
+/**
+ * `npm run leads -- backup <file>`: a consistent copy of the live database through SQLite's online backup API,
+ * safe while the server runs (WAL: the copy reads a snapshot and never blocks the server's writes). The copy is
+ * written beside the target as `<file>.partial`, checked (`integrity_check`, leads counted), then renamed, so a
+ * file at `<file>` is always a complete backup. An existing `<file>` is never overwritten.
+ */
+export async function backupDatabase(source: string, target: string): Promise<BackupResult> {
+  if (!existsSync(source)) throw new Error(`no database at ${source} (set DATABASE_PATH)`);
+  if (existsSync(target)) throw new Error(`${target} already exists: choose a new file name (a backup never overwrites)`);
+  if (resolve(source) === resolve(target)) throw new Error('the backup file must not be the database itself');
+  const partial = `${target}.partial`;
+  rmSync(partial, { force: true });
+  const db = new BetterSqlite3(source, { fileMustExist: true });
+  try {
+    // This process may wait for locks as long as it likes: it is not serving requests.
+    db.pragma('busy_timeout = 10000');
+    await db.backup(partial, { progress: () => ALL_PAGES });
+  } finally {
+    db.close();
+  }
+  try {
+    const copy = new BetterSqlite3(partial, { readonly: true, fileMustExist: true });
+    let leads: number;
+    try {
+      const check = copy.pragma('integrity_check', { simple: true });
+      if (check !== 'ok') throw new Error(`the copy failed its integrity check: ${String(check)}`);
+      leads = (copy.prepare('select count(*) as n from leads').get() as { n: number }).n;
+    } finally {
+      copy.close();
+    }
+    renameSync(partial, target);
+    return { target, bytes: statSync(target).size, leads };
+  } catch (err) {
+    rmSync(partial, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,55 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+
+export interface LingerBounds {
+  /** Close when the client has sent nothing for this long. */
+  idleMs: number;
+  /** Close after this long in any case. */
+  totalMs: number;
+  /** Close after discarding this many body bytes. */
+  maxBytes: number;
+}
+
+/** nginx's lingering close, with its idle timeout (5 s), a 30 s cap (its lingering_time) and 64 MB. */
+export const LINGER_BOUNDS: LingerBounds = { idleMs: 5_000, totalMs: 30_000, maxBytes: 64 * 1024 * 1024 };
+
+const lingering = new WeakSet<Socket>();
+
+/**
+ * Prepares a lingering close for a request answered (with `Connection: close`) before its body was read, as the
+ * 413 is. Node closes such a connection as soon as the answer is written; a client still sending then gets a TCP
+ * reset, and the reset can arrive before the client has read its answer (ECONNRESET instead of the 413 it was
+ * owed). Here the close only ends our side (FIN after the answer); the rest of the body is read and thrown away
+ * until the client stops (or closes), within `bounds`; only then is the socket closed.
+ */
+export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = LINGER_BOUNDS): void {
+  const socket = req.socket;
+  if (lingering.has(socket)) return;
+  lingering.add(socket);
+  let discarded = 0;
+  let idle: NodeJS.Timeout | undefined;
+  let total: NodeJS.Timeout | undefined;
+  const close = () => {
+    clearTimeout(idle);
+    clearTimeout(total);
+    socket.destroy();
+  };
+  // The client going away now is expected, not an error of this request.
+  req.on('error', () => undefined);
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    idle?.refresh();
+    if (discarded > bounds.maxBytes) close();
+  });
+  req.resume();
+  // Node's HTTP server calls destroySoon() once the `Connection: close` answer is written.
+  socket.destroySoon = () => {
+    if (socket.writable) socket.end();
+    idle = setTimeout(close, bounds.idleMs).unref();
+    total = setTimeout(close, bounds.totalMs).unref();
+    socket.once('close', () => {
+      clearTimeout(idle);
+      clearTimeout(total);
+    });
+  };
+}
