@@ -1,14 +1,18 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { DatabaseHandle } from '../database/database.module';
 import { checkpointTruncate } from '../database/database';
 import { OutboxService } from '../outbox/outbox.service';
 import { AnonymisationRepository, type AnonymiseResult } from './anonymisation.repository';
 
+const CHECKPOINT_RETRY_MS = 1000;
+
 /** CONTRACT section 8: anonymisation erases personal fields, rewrites the card, keeps the lead for statistics. */
 @Injectable()
-export class AnonymisationService {
+export class AnonymisationService implements OnApplicationShutdown {
   private readonly logger = new Logger('Anonymisation');
+  /** A truncating checkpoint that a reader (an online backup) held off, tried again until it goes through. */
+  private checkpointRetry: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly repo: AnonymisationRepository,
@@ -44,8 +48,30 @@ export class AnonymisationService {
     return total;
   }
 
-  /** Old page images in the WAL still hold the erased values until a truncating checkpoint. */
+  /**
+   * Old page images in the WAL still hold the erased values until a truncating checkpoint. A reader (an online
+   * backup, another process) can hold it off: then it is tried again every second until it goes through, so the
+   * values never outlive the reader.
+   */
   private afterErase(): void {
-    checkpointTruncate(this.database.sqlite);
+    if (this.database.isClosed || checkpointTruncate(this.database.sqlite)) return;
+    if (this.checkpointRetry) return;
+    this.logger.warn({ msg: 'checkpoint after anonymisation held off by a reader; trying again every second' });
+    this.checkpointRetry = setInterval(() => {
+      if (this.database.isClosed || !checkpointTruncate(this.database.sqlite)) return;
+      this.stopRetry();
+      this.logger.log({ msg: 'checkpoint after anonymisation done' });
+    }, CHECKPOINT_RETRY_MS);
+    this.checkpointRetry.unref();
+  }
+
+  private stopRetry(): void {
+    if (this.checkpointRetry) clearInterval(this.checkpointRetry);
+    this.checkpointRetry = null;
+  }
+
+  onApplicationShutdown(): void {
+    // The database closes after this; closing it checkpoints the WAL anyway when no reader is left.
+    this.stopRetry();
   }
 }
