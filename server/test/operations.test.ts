@@ -184,7 +184,8 @@ describe('OpenAPI', () => {
     await boot();
     const doc = (await get('/openapi.json')).body;
     const post = doc.paths['/leads'].post;
-    expect(Object.keys(post.responses).sort()).toEqual(['200', '201', '401', '404', '413', '422', '429']);
+    expect(Object.keys(post.responses).sort()).toEqual(['200', '201', '401', '404', '413', '422', '429', '503']);
+    expect(post.responses['503'].content['application/json'].schema.properties.error.enum).toEqual(['unavailable']);
     expect(post.responses['429'].headers['Retry-After']).toBeDefined();
     expect(post.responses['429'].content['application/json'].schema.properties.why.enum).toEqual(['secret', 'visitor', 'hourly']);
     expect(Object.keys(doc.components.schemas.LeadRequest.properties)).toEqual(['request_id', 'name', 'telegram', 'phone', 'date', 'guests', 'comment', 'client_ip']);

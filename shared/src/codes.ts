@@ -21,6 +21,8 @@ export const API_ERRORS = {
   invalid: 'invalid',
   invalidBody: 'invalid_body',
   rateLimited: 'rate_limited',
+  /** 503: the database cannot take the lead right now (file replaced, locked too long, disk full); nothing stored. */
+  unavailable: 'unavailable',
 } as const;
 export type ApiErrorCode = (typeof API_ERRORS)[keyof typeof API_ERRORS];
 

@@ -5,19 +5,11 @@ import type { LeadErrorBody } from '@stickers/shared';
 import { UploadAbortedError } from './json-body.reader';
 import { SubmitProblemsLog } from './submit-problems.log';
 
-/**
- * 503 of `POST /leads`: the database cannot take the lead right now (its file is gone or replaced, it is locked
- * longer than DATABASE_BUSY_TIMEOUT_MS, the disk is full). Nothing was stored; the landing's fallback takes over.
- * Server-only until the shared error list has it.
- */
-export const UNAVAILABLE = 'unavailable';
-export type ServerErrorBody = LeadErrorBody | { error: typeof UNAVAILABLE };
-
 /** An answer of CONTRACT section 3 that is not a success: its status, its exact body, and any headers. */
 export class LeadsApiError extends Error {
   constructor(
     readonly status: number,
-    readonly body: ServerErrorBody,
+    readonly body: LeadErrorBody,
     readonly headers: Record<string, string> = {},
   ) {
     super(`${status} ${body.error}`);

@@ -2,7 +2,7 @@ import { Controller, HttpCode, Post, Req, Res, UseFilters, UseGuards } from '@ne
 import type { Request, Response } from 'express';
 import { API_ERRORS, IDEMPOTENCY_HEADER, type LeadAcceptedBody } from '@stickers/shared';
 import { readJsonObject } from './json-body.reader';
-import { LeadsApiError, LeadsApiErrorFilter, UNAVAILABLE } from './leads-api.error';
+import { LeadsApiError, LeadsApiErrorFilter } from './leads-api.error';
 import { LeadsAccessGuard, callerAddress } from './leads-access.guard';
 import { LeadsService } from './leads.service';
 import { Metrics } from '../observability/metrics';
@@ -34,7 +34,7 @@ export class LeadsController {
       case 'invalid':
         throw new LeadsApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });
       case 'unavailable':
-        throw new LeadsApiError(503, { error: UNAVAILABLE });
+        throw new LeadsApiError(503, { error: API_ERRORS.unavailable });
       case 'limited':
         throw new LeadsApiError(
           429,

@@ -89,6 +89,10 @@ export function openApiDocument(): Record<string, unknown> {
               headers: retryAfter,
               ...json(error([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...RATE_LIMIT_REASONS] } }, ['error', 'why'])),
             },
+            '503': {
+              description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
+              ...json(error([API_ERRORS.unavailable])),
+            },
           },
         },
       },

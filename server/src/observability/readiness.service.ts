@@ -1,4 +1,3 @@
-import { existsSync, statSync } from 'node:fs';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -107,9 +106,9 @@ export class ReadinessService {
 
   /** `readable`: the file is still ours, so the other checks can read it even if writes fail. */
   private async checkDatabase(): Promise<{ outcome: Outcome; readable: boolean }> {
-    const { path, inode } = this.database;
+    const { path } = this.database;
     if (this.database.isClosed) return { outcome: { check: { ok: false, detail: 'database is closed' } }, readable: false };
-    if (inode !== null && (!existsSync(path) || statSync(path).ino !== inode)) {
+    if (!this.database.fileIsCurrent()) {
       const check = { ok: false, detail: 'database file is gone or was replaced' };
       return { outcome: { check, reason: `database file ${path} is gone or was replaced` }, readable: false };
     }
