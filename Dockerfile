@@ -1,6 +1,6 @@
-# syntax=docker/dockerfile:1
 # Stickers Leads: one image, two roles. `docker run IMAGE server` (default) or `docker run IMAGE landing`;
 # `docker run IMAGE trace <request_id|number>` prints a lead's story from the database volume.
+# No `# syntax=` line on purpose: it makes BuildKit pull a frontend image, which fails offline or behind a mirror.
 ARG NODE_VERSION=20.20.2
 
 FROM node:${NODE_VERSION}-bookworm-slim AS base
@@ -11,6 +11,8 @@ FROM base AS deps
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+# node-gyp builds against the headers of the image's own Node instead of downloading them.
+ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/package.json
 COPY sandbox/package.json sandbox/package.json
@@ -18,14 +20,23 @@ COPY server/package.json server/package.json
 COPY landing/package.json landing/package.json
 RUN npm ci --no-audit --no-fund
 
+# Only what runs in production is built (the Telegram sandbox is for development and tests). After the prune:
+# TypeScript stays only as nestjs-telegraf's peer (nothing loads it at run time), the sandbox's workspace link points
+# at a folder the runtime does not have, and better-sqlite3 keeps its sources and objects beside the one addon it loads.
 FROM deps AS build
 COPY tsconfig.json nest-cli.json ./
 COPY shared shared
-COPY sandbox sandbox
 COPY server server
 COPY landing landing
-RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build -w shared && npm run build -w server && npm run build -w landing \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
+      node_modules/@stickers/telegram-sandbox node_modules/.bin/telegram-sandbox \
+ && cd node_modules/better-sqlite3 \
+ && mv build/Release/better_sqlite3.node /tmp/ \
+ && rm -rf build deps src binding.gyp \
+ && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
+ && cd /app && if find -L node_modules landing/node_modules -type l | grep .; then echo 'dangling links' >&2; exit 1; fi
 
 FROM base AS runtime
 ENV NODE_ENV=production \
@@ -46,6 +57,7 @@ RUN mkdir -p /data && chown node:node /data && chmod +x scripts/container.sh
 VOLUME ["/data"]
 USER node
 EXPOSE 3000 3001
+# Probes only this container's own role, on its own port (scripts/healthcheck.mjs says how it knows).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["node", "scripts/healthcheck.mjs"]
 ENTRYPOINT ["scripts/container.sh"]
 CMD ["server"]
