@@ -24,12 +24,18 @@ db.exec(`
   create index if not exists hits_ip on hits (ip_hash, at);
   create index if not exists hits_at on hits (at);
 `);
-const known = db.prepare('select id as lead_id, 0 as rep from leads where request_id = ? union all select lead_id, 1 from lead_repeats where request_id = ? limit 1');
+const known = db.prepare(
+  'select id as lead_id, 0 as rep from leads where request_id = ? union all select lead_id, 1 from lead_repeats where request_id = ? limit 1',
+);
 const visitorNth = db.prepare('select at from hits where ip_hash = ? and at > ? order by at desc limit 1 offset ?');
 const hourlyNth = db.prepare('select at from hits where at > ? order by at desc limit 1 offset ?');
 const hit = db.prepare('insert into hits (ip_hash, at) values (?, ?)');
-const target = db.prepare(`select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and status != 'spam' order by created_at desc limit 1`);
-const insertLead = db.prepare('insert into leads (request_id, name, telegram, telegram_key, phone, date, guests, comment, ip_hash, created_at) values (?,?,?,?,?,?,?,?,?,?)');
+const target = db.prepare(
+  `select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and status != 'spam' order by created_at desc limit 1`,
+);
+const insertLead = db.prepare(
+  'insert into leads (request_id, name, telegram, telegram_key, phone, date, guests, comment, ip_hash, created_at) values (?,?,?,?,?,?,?,?,?,?)',
+);
 const insertRepeat = db.prepare('insert into lead_repeats (lead_id, request_id, created_at, changes) values (?,?,?,?)');
 const ipLimit = Number(LEADS_IP_LIMIT);
 const hourly = Number(LEADS_HOURLY_LIMIT);
@@ -43,11 +49,23 @@ const submit = db.transaction((lead, ipHash, now) => {
   const t = target.get(lead.telegram.toLowerCase(), lead.phone, now - REPEAT_WINDOW_MS);
   if (t) {
     const changes = {};
-    for (const f of ['name', 'telegram', 'phone', 'date', 'guests', 'comment']) if (lead[f] !== null && lead[f] !== t[f]) changes[f] = lead[f];
+    for (const f of ['name', 'telegram', 'phone', 'date', 'guests', 'comment'])
+      if (lead[f] !== null && lead[f] !== t[f]) changes[f] = lead[f];
     insertRepeat.run(t.id, lead.request_id, now, JSON.stringify(changes));
     return [200, { lead_number: t.id, duplicate: true, repeat: true }];
   }
-  const r = insertLead.run(lead.request_id, lead.name, lead.telegram, lead.telegram.toLowerCase(), lead.phone, lead.date, lead.guests, lead.comment, ipHash, now);
+  const r = insertLead.run(
+    lead.request_id,
+    lead.name,
+    lead.telegram,
+    lead.telegram.toLowerCase(),
+    lead.phone,
+    lead.date,
+    lead.guests,
+    lead.comment,
+    ipHash,
+    now,
+  );
   return [201, { lead_number: Number(r.lastInsertRowid), duplicate: false, repeat: false }];
 });
 
@@ -60,7 +78,9 @@ const reply = (res, status, body) => {
 
 const server = createServer((req, res) => {
   if (req.method !== 'POST' || req.url !== '/leads') return reply(res, 404, { error: 'not_found' });
-  const given = createHash('sha256').update(String(req.headers['x-stickers-leads-secret'] ?? '')).digest();
+  const given = createHash('sha256')
+    .update(String(req.headers['x-stickers-leads-secret'] ?? ''))
+    .digest();
   if (!timingSafeEqual(given, secretDigest)) return reply(res, 401, { error: 'unauthorized' });
   if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return reply(res, 413, { error: 'payload_too_large' });
   const chunks = [];

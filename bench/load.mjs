@@ -10,10 +10,14 @@ export function percentile(sorted, p) {
 function post(agent, url, body, headers) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const req = request(url, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -46,5 +50,12 @@ export async function load({ url, connections, seconds, next, headers = {}, warm
   await Promise.all(Array.from({ length: connections }, loop));
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count: latencies.length, statuses, errors };
+  return {
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    count: latencies.length,
+    statuses,
+    errors,
+  };
 }

@@ -71,10 +71,17 @@ async function startBare(db) {
   return { child: await start('bare', ['bench/bare-server.mjs'], serverEnv(db, { PORT: String(port) }), url), url };
 }
 
-const fmt = (r) => `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  (${Object.entries(r.statuses).map(([s, n]) => `${s}×${n}`).join(' ')}${r.errors ? `, ${r.errors} errors` : ''})`;
+const fmt = (r) =>
+  `${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  (${Object.entries(
+    r.statuses,
+  )
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ')}${r.errors ? `, ${r.errors} errors` : ''})`;
 
 async function main() {
-  console.log(`machine: ${cpus().length} × ${cpus()[0].model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}; ${SECONDS} s per run`);
+  console.log(
+    `machine: ${cpus().length} × ${cpus()[0].model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}; ${SECONDS} s per run`,
+  );
   const headers = { 'X-Stickers-Leads-Secret': SECRET };
   const results = [];
 
@@ -98,7 +105,9 @@ async function main() {
     console.log(`  ${String(c).padStart(2)} conn  new (ours)  ${fmt(oursNew)}`);
     console.log(`  ${String(c).padStart(2)} conn  duplicate   ${fmt(oursDup)}`);
     console.log(`  ${String(c).padStart(2)} conn  422         ${fmt(ours422)}`);
-    console.log(`  ${String(c).padStart(2)} conn  ours/bare   throughput ${(oursNew.rps / bare.rps).toFixed(2)}×, p99 ${(oursNew.p99 / bare.p99).toFixed(2)}×`);
+    console.log(
+      `  ${String(c).padStart(2)} conn  ours/bare   throughput ${(oursNew.rps / bare.rps).toFixed(2)}×, p99 ${(oursNew.p99 / bare.p99).toFixed(2)}×`,
+    );
     results.push({ c, bare, oursNew, oursDup, ours422 });
   }
   const ours16 = results.find((r) => r.c === 16)?.oursNew;
@@ -127,7 +136,9 @@ async function main() {
     if (m && acked.has(Number(m[1]))) latencies.push(Math.max(0, call.at - acked.get(Number(m[1]))));
   }
   latencies.sort((a, b) => a - b);
-  console.log(`\ncard latency (201 → sandbox sendMessage), ${latencies.length} of 200 cards: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`);
+  console.log(
+    `\ncard latency (201 → sandbox sendMessage), ${latencies.length} of 200 cards: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`,
+  );
   await stop(withBot.child);
   await sandbox.stop();
 
@@ -135,7 +146,8 @@ async function main() {
   const bigDb = join(dir, 'ours.sqlite');
   const db = new Database(bigDb);
   const have = db.prepare('select count(*) as n from leads').get().n;
-  const insert = db.prepare(`insert into leads (request_id, name, telegram, telegram_key, phone, ip_hash, created_at, next_attempt_at, published_at, chat_id, message_id)
+  const insert =
+    db.prepare(`insert into leads (request_id, name, telegram, telegram_key, phone, ip_hash, created_at, next_attempt_at, published_at, chat_id, message_id)
     values (?, 'Старый Лид', ?, ?, ?, 'x', ?, ?, ?, '-1001000000001', ?)`);
   const now = Date.now();
   db.transaction(() => {
@@ -151,7 +163,10 @@ async function main() {
   const rssAfter = rssMb(big.child.pid);
   console.log(`\n100,000 stored leads: RSS ${rssIdle.toFixed(0)} MB idle, ${rssAfter.toFixed(0)} MB after load`);
   console.log(`  16 conn new leads ${fmt(bigRun)}`);
-  if (ours16) console.log(`  p99 at 100k vs fresh: ${(bigRun.p99 / ours16.p99).toFixed(2)}× (${bigRun.p99.toFixed(1)} vs ${ours16.p99.toFixed(1)} ms)`);
+  if (ours16)
+    console.log(
+      `  p99 at 100k vs fresh: ${(bigRun.p99 / ours16.p99).toFixed(2)}× (${bigRun.p99.toFixed(1)} vs ${ours16.p99.toFixed(1)} ms)`,
+    );
   await stop(big.child);
 }
 

@@ -65,11 +65,17 @@ async function client() {
     sent += 1;
     for (;;) {
       try {
-        const res = await fetch(url, { method: 'POST', headers: { 'X-Stickers-Leads-Secret': SECRET }, body: JSON.stringify(lead), signal: AbortSignal.timeout(5000) });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'X-Stickers-Leads-Secret': SECRET },
+          body: JSON.stringify(lead),
+          signal: AbortSignal.timeout(5000),
+        });
         if (res.status !== 201 && res.status !== 200) throw new Error(`status ${res.status}`);
         const { lead_number } = await res.json();
         const before = acks.get(lead.request_id);
-        if (before !== undefined && before !== lead_number) violations.push(`request_id ${lead.request_id} got lead numbers ${before} and ${lead_number}`);
+        if (before !== undefined && before !== lead_number)
+          violations.push(`request_id ${lead.request_id} got lead numbers ${before} and ${lead_number}`);
         acks.set(lead.request_id, lead_number);
         await sleep(100); // a steady load, not a flood: the outbox publishes 10 cards per pass, as the seed says
         break;
@@ -112,7 +118,8 @@ await new Promise((r) => server.once('exit', r));
 let lost = 0;
 for (const [requestId, number] of acks) {
   if (!stored.has(requestId)) lost += 1;
-  else if (stored.get(requestId) !== number) violations.push(`request_id ${requestId} acknowledged as #${number} but stored as #${stored.get(requestId)}`);
+  else if (stored.get(requestId) !== number)
+    violations.push(`request_id ${requestId} acknowledged as #${number} but stored as #${stored.get(requestId)}`);
 }
 const cardsPerLead = new Map();
 for (const m of sandbox.messages(LEADS_CHAT)) {

@@ -39,7 +39,7 @@ const clock = new SimulatedClock();
 const alertTimes = [];
 const logger = {
   log: (m) => {
-    const text = typeof m === 'string' ? m : m?.msg ?? '';
+    const text = typeof m === 'string' ? m : (m?.msg ?? '');
     if (text === 'alert publish_failing sent') alertTimes.push(clock.now());
   },
   error: () => undefined,
@@ -88,14 +88,26 @@ async function runFor(ms, onTick = () => undefined) {
 }
 
 // Phase 1: 5xx for 2 simulated hours; the leads arrive during the first 10 minutes.
-sandbox.inject({ method: 'sendMessage', kind: 'server_error', status: 502, description: 'Bad Gateway', count: 1_000_000, chat_id: LEADS_CHAT });
+sandbox.inject({
+  method: 'sendMessage',
+  kind: 'server_error',
+  status: 502,
+  description: 'Bad Gateway',
+  count: 1_000_000,
+  chat_id: LEADS_CHAT,
+});
 let submitted = 0;
 const phase1Start = clock.now();
 await runFor(2 * 60 * MIN, async () => {
   if (submitted < LEADS && clock.now() - phase1Start >= submitted * 20 * SEC) {
     submitted += 1;
     await leads.submit({
-      body: { request_id: crypto.randomUUID(), name: 'Простой Телеграма', telegram: `@outage_${submitted}`, phone: `+7922${String(submitted).padStart(7, '0')}` },
+      body: {
+        request_id: crypto.randomUUID(),
+        name: 'Простой Телеграма',
+        telegram: `@outage_${submitted}`,
+        phone: `+7922${String(submitted).padStart(7, '0')}`,
+      },
       callerIp: `10.2.0.${submitted}`,
     });
   }
@@ -135,7 +147,11 @@ if (gaps.some((g) => g < 30 * MIN)) problems.push(`alerts closer than 30 minutes
 // The schedule: after the k-th failure the next attempt comes after RETRY_DELAYS_MS[k-1] (15 min from the 5th on),
 // at most one tick later; a 429 defers without counting as a failure.
 let checkedGaps = 0;
-const events = sqlite.prepare("select lead_id, kind, at from lead_events where kind in ('publish_failed', 'publish_deferred', 'published') order by lead_id, id").all();
+const events = sqlite
+  .prepare(
+    "select lead_id, kind, at from lead_events where kind in ('publish_failed', 'publish_deferred', 'published') order by lead_id, id",
+  )
+  .all();
 const byLead = new Map();
 for (const e of events) byLead.set(e.lead_id, [...(byLead.get(e.lead_id) ?? []), e]);
 for (const [leadId, list] of byLead) {
@@ -150,7 +166,8 @@ for (const [leadId, list] of byLead) {
     if (a.at + want >= floodStart) continue;
     const got = b.at - a.at;
     checkedGaps += 1;
-    if (got < want || got > want + TICK) problems.push(`lead #${leadId}: attempt ${failures + 1} came ${got / SEC} s after failure ${failures}, expected ${want / SEC} s`);
+    if (got < want || got > want + TICK)
+      problems.push(`lead #${leadId}: attempt ${failures + 1} came ${got / SEC} s after failure ${failures}, expected ${want / SEC} s`);
   }
 }
 const floods = sandbox.callsOf('sendMessage').filter((c) => c.status === 429).length;

@@ -31,12 +31,20 @@ describe('landing form in a browser', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(stack.landingUrl);
-    await fillLikeAPerson(page, { name: 'Вера Браузерная', telegram: '@vera_browser', phone: '+7 999 555-11-22', comment: 'Стикеры для команды' });
+    await fillLikeAPerson(page, {
+      name: 'Вера Браузерная',
+      telegram: '@vera_browser',
+      phone: '+7 999 555-11-22',
+      comment: 'Стикеры для команды',
+    });
     await page.evaluate(() => (window.__samePage = true));
     const button = page.getByRole('button', { name: 'Отправить заявку' });
     await button.click();
     // While the request is on its way the button shows progress and cannot be pressed again.
-    await page.getByRole('button', { name: 'Отправляем…' }).waitFor({ state: 'attached', timeout: 2000 }).catch(() => undefined);
+    await page
+      .getByRole('button', { name: 'Отправляем…' })
+      .waitFor({ state: 'attached', timeout: 2000 })
+      .catch(() => undefined);
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
     assert.equal(await page.evaluate(() => window.__samePage), true, 'no page reload with JavaScript on');
     await page.reload();
@@ -79,7 +87,10 @@ describe('landing form in a browser', () => {
       assert.equal(await page.locator('[data-state="invalid"]').count(), 1);
       await context.close();
     }
-    assert.equal((await stack.cards()).some((c) => c.text.includes('Пётр')), false);
+    assert.equal(
+      (await stack.cards()).some((c) => c.text.includes('Пётр')),
+      false,
+    );
   });
 
   it('keyboard only, on a 360 px screen: no horizontal scroll, every field reachable with Tab, Enter submits', async () => {
@@ -122,7 +133,10 @@ describe('landing form in a browser', () => {
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor({ timeout: 5000 });
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal((await stack.cards()).some((c) => c.text.includes('Быстрый Бот')), false);
+    assert.equal(
+      (await stack.cards()).some((c) => c.text.includes('Быстрый Бот')),
+      false,
+    );
     await context.close();
   });
 });

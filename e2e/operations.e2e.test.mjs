@@ -75,10 +75,19 @@ describe('trace command', () => {
     const stack = await startStack();
     stacks.push(stack);
     const body = leadBody(1);
-    const res = await fetch(`${stack.serverUrl}/leads`, { method: 'POST', headers: { 'X-Stickers-Leads-Secret': SECRET }, body: JSON.stringify(body) });
+    const res = await fetch(`${stack.serverUrl}/leads`, {
+      method: 'POST',
+      headers: { 'X-Stickers-Leads-Secret': SECRET },
+      body: JSON.stringify(body),
+    });
     const { lead_number } = await res.json();
     await waitUntil(async () => (await stack.cards()).length === 1, 5000, 'the card');
-    const run = (key) => spawnSync('npm', ['run', '--silent', 'leads', '--', 'trace', key], { cwd: root, env: { ...process.env, DATABASE_PATH: stack.dbPath }, encoding: 'utf8' });
+    const run = (key) =>
+      spawnSync('npm', ['run', '--silent', 'leads', '--', 'trace', key], {
+        cwd: root,
+        env: { ...process.env, DATABASE_PATH: stack.dbPath },
+        encoding: 'utf8',
+      });
     const found = run(body.request_id);
     assert.equal(found.status, 0, found.stderr);
     assert.match(found.stdout, new RegExp(`lead #${lead_number}`));
@@ -130,10 +139,14 @@ describe('npm run dev', () => {
       } finally {
         await browser.close();
       }
-      const card = await waitUntil(async () => {
-        const state = await (await fetch(`http://127.0.0.1:${ports.sandbox}/sandbox/api/state`)).json();
-        return state.chats[0].messages.find((m) => m.text.includes('Дев Режим'));
-      }, 15000, 'the card on the sandbox');
+      const card = await waitUntil(
+        async () => {
+          const state = await (await fetch(`http://127.0.0.1:${ports.sandbox}/sandbox/api/state`)).json();
+          return state.chats[0].messages.find((m) => m.text.includes('Дев Режим'));
+        },
+        15000,
+        'the card on the sandbox',
+      );
       assert.match(card.text, /^🆕 Заявка #1\n/);
     } finally {
       const exited = new Promise((r) => dev.once('exit', (code) => r(code)));
@@ -142,7 +155,10 @@ describe('npm run dev', () => {
       if (code === 'timeout') process.kill(-dev.pid, 'SIGKILL');
       assert.notEqual(code, 'timeout', `npm run dev did not stop on Ctrl-C:\n${output}`);
       for (const port of Object.values(ports)) {
-        const up = await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false);
+        const up = await fetch(`http://127.0.0.1:${port}/`).then(
+          () => true,
+          () => false,
+        );
         assert.equal(up, false, `port ${port} still answers after Ctrl-C`);
       }
       rmSync(dir, { recursive: true, force: true });

@@ -63,17 +63,22 @@ export async function startStack({ minFillMs = 1500, serverEnv = {} } = {}) {
   });
   const serverUrl = `http://127.0.0.1:${serverPort}`;
   await waitForHttp(`${serverUrl}/leads`, server, 'server');
-  const landing = run('landing', ['server.mjs'], {
-    NODE_ENV: 'production',
-    PORT: String(landingPort),
-    HOST: '127.0.0.1',
-    LEADS_ENDPOINT: `${serverUrl}/leads`,
-    LEADS_SECRET: SECRET,
-    TELEGRAM_BOT_TOKEN: token,
-    TELEGRAM_API_ROOT: sandboxUrl,
-    LEADS_CHAT_ID: String(LEADS_CHAT),
-    MIN_FILL_MS: String(minFillMs),
-  }, join(root, 'landing'));
+  const landing = run(
+    'landing',
+    ['server.mjs'],
+    {
+      NODE_ENV: 'production',
+      PORT: String(landingPort),
+      HOST: '127.0.0.1',
+      LEADS_ENDPOINT: `${serverUrl}/leads`,
+      LEADS_SECRET: SECRET,
+      TELEGRAM_BOT_TOKEN: token,
+      TELEGRAM_API_ROOT: sandboxUrl,
+      LEADS_CHAT_ID: String(LEADS_CHAT),
+      MIN_FILL_MS: String(minFillMs),
+    },
+    join(root, 'landing'),
+  );
   const landingUrl = `http://127.0.0.1:${landingPort}`;
   await waitForHttp(`${landingUrl}/health`, landing, 'landing');
 

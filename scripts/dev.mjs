@@ -62,7 +62,13 @@ function stop(code = 0) {
   const waiting = children.filter((c) => c.exitCode === null).map((c) => new Promise((r) => c.once('exit', r)));
   Promise.all(waiting).then(exit);
   setTimeout(() => {
-    for (const c of children) if (c.exitCode === null) try { process.kill(-c.pid, 'SIGKILL'); } catch { /* gone */ }
+    for (const c of children)
+      if (c.exitCode === null)
+        try {
+          process.kill(-c.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
     exit();
   }, 8000).unref();
 }
@@ -71,10 +77,16 @@ process.on('SIGTERM', () => stop(0));
 
 start('sandbox', process.execPath, ['sandbox/dist/cli.js']);
 start('server', 'npx', ['nest', 'start', '--watch', '--preserveWatchOutput']);
-start('landing', process.execPath, ['server.mjs'], {
-  PORT: LANDING_PORT,
-  LEADS_ENDPOINT: process.env.LEADS_ENDPOINT ?? `http://127.0.0.1:${SERVER_PORT}/leads`,
-}, `${root}/landing`);
+start(
+  'landing',
+  process.execPath,
+  ['server.mjs'],
+  {
+    PORT: LANDING_PORT,
+    LEADS_ENDPOINT: process.env.LEADS_ENDPOINT ?? `http://127.0.0.1:${SERVER_PORT}/leads`,
+  },
+  `${root}/landing`,
+);
 
 console.log(`
   Stickers Leads (development)

@@ -23,7 +23,10 @@ function environOf(pid) {
 function roleEnv() {
   const first = environOf(1);
   if (first?.STICKERS_ROLE) return first;
-  const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).sort((a, b) => a - b);
+  const pids = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .sort((a, b) => a - b);
   for (const pid of pids) {
     if (pid === process.pid) continue;
     const env = environOf(pid);

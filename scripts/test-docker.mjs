@@ -11,7 +11,7 @@
 //   node scripts/test-docker.mjs              build, then test
 //   node scripts/test-docker.mjs --no-build   test the image already tagged (STICKERS_IMAGE, default stickers-leads)
 import { spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,7 +151,7 @@ async function main() {
     );
     if (!ok) return finish();
     // The build stage is kept in the builder's cache; node-gyp records there where the Node headers came from.
-    await check('better-sqlite3 compiled against the image\'s own Node headers (no header download)', () => {
+    await check("better-sqlite3 compiled against the image's own Node headers (no header download)", () => {
       const deps = `${IMAGE}-deps-${id}`;
       const r = spawnSync('docker', ['build', '--network', 'host', '--target', 'deps', '-q', '-t', deps, '.'], {
         cwd: root,
@@ -160,8 +160,16 @@ async function main() {
       });
       assert(r.status === 0, `docker build --target deps → ${r.status}: ${r.stderr}`);
       try {
-        const gypi = docker(['run', '--rm', '--network', 'none', '--entrypoint', 'cat', deps,
-          'node_modules/better-sqlite3/build/config.gypi']);
+        const gypi = docker([
+          'run',
+          '--rm',
+          '--network',
+          'none',
+          '--entrypoint',
+          'cat',
+          deps,
+          'node_modules/better-sqlite3/build/config.gypi',
+        ]);
         const nodedir = /"nodedir": "([^"]*)"/.exec(gypi.out)?.[1];
         assert(nodedir === '/usr/local', `nodedir ${nodedir ?? 'not found'} ${gypi.err}`);
         return `nodedir ${nodedir}`;
@@ -195,15 +203,29 @@ async function main() {
     const r = inImage(
       'cd node_modules/better-sqlite3 && test -f build/Release/better_sqlite3.node && ' +
         'test -z "$(ls -d build/Release/obj* build/deps deps src 2>/dev/null)" && ' +
-        'node -e "new (require(\'better-sqlite3\'))(\':memory:\').prepare(\'select 1\').get()"',
+        "node -e \"new (require('better-sqlite3'))(':memory:').prepare('select 1').get()\"",
     );
     assert(r.code === 0, r.out || r.err || 'leftovers found');
   });
 
   // Under `--init` the role's process is not PID 1: the healthcheck must still find it (no volume: an anonymous one).
   await check('healthy under docker run --init as well', async () => {
-    must(['run', '-d', '--init', '--name', INIT, '--network', 'none', '--health-interval', '1s',
-      '-e', `LEADS_SECRET=${SECRET}`, '-e', `LEADS_IP_SALT=${SALT}`, IMAGE]);
+    must([
+      'run',
+      '-d',
+      '--init',
+      '--name',
+      INIT,
+      '--network',
+      'none',
+      '--health-interval',
+      '1s',
+      '-e',
+      `LEADS_SECRET=${SECRET}`,
+      '-e',
+      `LEADS_IP_SALT=${SALT}`,
+      IMAGE,
+    ]);
     try {
       await waitForHealth(INIT, 'healthy');
     } finally {
@@ -214,18 +236,48 @@ async function main() {
   must(['network', 'create', NET]);
   must(['volume', 'create', VOL]);
   const common = ['--health-interval', '1s', '--health-start-period', '60s'];
-  must(['run', '-d', '--name', SERVER, '--network', NET, '-p', '127.0.0.1::3001', '-v', `${VOL}:/data`,
-    '-e', `LEADS_SECRET=${SECRET}`, '-e', `LEADS_IP_SALT=${SALT}`, ...common, IMAGE]);
+  must([
+    'run',
+    '-d',
+    '--name',
+    SERVER,
+    '--network',
+    NET,
+    '-p',
+    '127.0.0.1::3001',
+    '-v',
+    `${VOL}:/data`,
+    '-e',
+    `LEADS_SECRET=${SECRET}`,
+    '-e',
+    `LEADS_IP_SALT=${SALT}`,
+    ...common,
+    IMAGE,
+  ]);
   const serverUp = await check('server container healthy (image HEALTHCHECK)', () =>
     timed('server healthy', () => waitForHealth(SERVER, 'healthy')),
   );
   if (!serverUp) return finish();
 
   // MIN_FILL_MS=0: this script posts the form at once; the bot filter is the landing's own tests' business.
-  must(['run', '-d', '--name', LANDING, '--network', `container:${SERVER}`,
-    '-e', 'LEADS_ENDPOINT=http://127.0.0.1:3000/leads', '-e', `LEADS_SECRET=${SECRET}`, '-e', 'MIN_FILL_MS=0',
-    ...common, IMAGE, 'landing']);
-  const landingUp = await check('landing container healthy (sharing the server\'s network)', () =>
+  must([
+    'run',
+    '-d',
+    '--name',
+    LANDING,
+    '--network',
+    `container:${SERVER}`,
+    '-e',
+    'LEADS_ENDPOINT=http://127.0.0.1:3000/leads',
+    '-e',
+    `LEADS_SECRET=${SECRET}`,
+    '-e',
+    'MIN_FILL_MS=0',
+    ...common,
+    IMAGE,
+    'landing',
+  ]);
+  const landingUp = await check("landing container healthy (sharing the server's network)", () =>
     timed('landing healthy', () => waitForHealth(LANDING, 'healthy')),
   );
 

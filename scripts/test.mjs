@@ -12,12 +12,28 @@ mkdirSync(reports, { recursive: true });
 
 const only = process.argv.slice(2);
 const suites = [
-  { name: 'shared', cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'shared.json')}`], cwd: 'shared' },
+  {
+    name: 'shared',
+    cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'shared.json')}`],
+    cwd: 'shared',
+  },
   { name: 'server', cmd: ['npx', 'jest', '--json', `--outputFile=${join(reports, 'server.json')}`], cwd: 'server' },
-  { name: 'landing', cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`], cwd: 'landing' },
+  {
+    name: 'landing',
+    cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`],
+    cwd: 'landing',
+  },
   {
     name: 'e2e',
-    cmd: ['node', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${join(reports, 'e2e.tap')}`, 'e2e/'],
+    cmd: [
+      'node',
+      '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${join(reports, 'e2e.tap')}`,
+      'e2e/',
+    ],
     cwd: '.',
     tap: true,
   },
@@ -39,7 +55,9 @@ for (const suite of suites) {
   const run = spawnSync(suite.cmd[0], suite.cmd.slice(1), { cwd: join(root, suite.cwd), stdio: 'inherit', env: process.env });
   let report;
   try {
-    report = suite.tap ? readTap(join(reports, `${suite.name}.tap`)) : JSON.parse(readFileSync(join(reports, `${suite.name}.json`), 'utf8'));
+    report = suite.tap
+      ? readTap(join(reports, `${suite.name}.tap`))
+      : JSON.parse(readFileSync(join(reports, `${suite.name}.json`), 'utf8'));
   } catch {
     report = null;
   }

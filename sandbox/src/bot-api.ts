@@ -25,7 +25,7 @@ const MAX_CALLBACK_DATA_BYTES = 64;
 
 function chatOf(state: SandboxState, raw: unknown): SandboxChat {
   if (raw === undefined || raw === null || raw === '') throw bad('chat_id is empty');
-  const id = typeof raw === 'number' ? raw : /^-?\d+$/.test(String(raw)) ? Number(raw) : NaN;
+  const id = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
   const chat = state.chats.get(id);
   if (!chat) throw bad('chat not found');
   if (chat.migratedTo !== undefined) {
@@ -125,7 +125,8 @@ export { present as presentMessage };
 
 function replyTarget(state: SandboxState, chat: SandboxChat, params: Record<string, unknown>): number | undefined {
   const reply = json<{ message_id?: number; allow_sending_without_reply?: boolean }>(params.reply_parameters);
-  const id = reply?.message_id ?? (params.reply_to_message_id !== undefined ? int(params.reply_to_message_id, 'reply_to_message_id') : undefined);
+  const id =
+    reply?.message_id ?? (params.reply_to_message_id !== undefined ? int(params.reply_to_message_id, 'reply_to_message_id') : undefined);
   if (id === undefined) return undefined;
   if (!state.message(chat.id, id)) {
     if (reply?.allow_sending_without_reply || params.allow_sending_without_reply) return undefined;
@@ -219,7 +220,9 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
       JSON.stringify(msg.entities) === JSON.stringify(entities) &&
       JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(reply_markup ?? null);
     if (same) {
-      throw bad('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+      throw bad(
+        'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+      );
     }
     msg.history.push({ text: msg.text, entities: msg.entities, reply_markup: msg.reply_markup, edited_at: Date.now() });
     msg.text = text;
@@ -235,7 +238,9 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     if (!msg) throw bad('message to edit not found');
     const reply_markup = checkMarkup(params.reply_markup);
     if (JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(reply_markup ?? null)) {
-      throw bad('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+      throw bad(
+        'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+      );
     }
     msg.history.push({ text: msg.text, entities: msg.entities, reply_markup: msg.reply_markup, edited_at: Date.now() });
     msg.reply_markup = reply_markup;
@@ -253,7 +258,8 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     return true;
   },
   answerCallbackQuery: (state, params) => {
-    const id = String(params.callback_query_id ?? '');
+    const raw = params.callback_query_id;
+    const id = typeof raw === 'string' || typeof raw === 'number' ? String(raw) : '';
     if (!state.pendingCallbacks.has(id)) throw bad('query is too old and response timeout expired or query ID is invalid');
     // Refused before the query is used up: a shorter answer to the same query still goes through, as in Telegram.
     if (typeof params.text === 'string' && params.text.length > MAX_CALLBACK_ANSWER) throw bad('MESSAGE_TOO_LONG');

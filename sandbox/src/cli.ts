@@ -5,7 +5,11 @@ import { startSandbox } from './server';
 /** `telegram-sandbox`: runs the local Bot API on SANDBOX_PORT (3002) with the token TELEGRAM_BOT_TOKEN (or the default). */
 async function main(): Promise<void> {
   const port = Number(process.env.SANDBOX_PORT ?? 3002);
-  const sandbox = await startSandbox({ port, token: process.env.TELEGRAM_BOT_TOKEN || undefined, host: process.env.SANDBOX_HOST ?? '127.0.0.1' });
+  const sandbox = await startSandbox({
+    port,
+    token: process.env.TELEGRAM_BOT_TOKEN || undefined,
+    host: process.env.SANDBOX_HOST ?? '127.0.0.1',
+  });
   console.log(`telegram sandbox on ${sandbox.url} (page: ${sandbox.url}/, token ${sandbox.token})`);
   console.log(`chats: ${DEFAULT_CHATS.map((c) => `${c.title} ${c.id}`).join(', ')}`);
   const stop = () => {

@@ -180,7 +180,13 @@ export class TelegramSandbox {
       const e = err instanceof ApiError ? err : new ApiError(400, "Bad Request: can't parse JSON");
       return send(res, e.code, { ok: false, error_code: e.code, description: e.description });
     }
-    const call = { method, params, at: Date.now(), status: 0 } as { method: string; params: Record<string, unknown>; at: number; status: number; description?: string };
+    const call = { method, params, at: Date.now(), status: 0 } as {
+      method: string;
+      params: Record<string, unknown>;
+      at: number;
+      status: number;
+      description?: string;
+    };
     if (method !== 'getUpdates') this.state.calls.push(call);
 
     const fault = this.state.takeFault(method, params);
@@ -248,6 +254,8 @@ export class TelegramSandbox {
     this.state.on('update', onUpdate);
   }
 
+  // The control API's body is loose JSON from tests and the page; each field is converted where it is used.
+  /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment */
   private async handleControl(path: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const body = req.method === 'POST' ? ((await readParams(req, url)) as Record<string, any>) : {};
     try {
@@ -259,7 +267,9 @@ export class TelegramSandbox {
         case 'GET events':
           return this.events(req, res);
         case 'POST press':
-          return send(res, 200, { callback_query_id: this.press(Number(body.chat_id), Number(body.message_id), String(body.data), body.from ?? DEFAULT_USER) });
+          return send(res, 200, {
+            callback_query_id: this.press(Number(body.chat_id), Number(body.message_id), String(body.data), body.from ?? DEFAULT_USER),
+          });
         case 'POST say':
           return send(res, 200, { message_id: this.say(Number(body.chat_id), String(body.text), body.from ?? DEFAULT_USER) });
         case 'POST faults':

@@ -38,6 +38,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`server failed to start: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  console.error(`server failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   process.exit(1);
 });

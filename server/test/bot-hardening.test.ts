@@ -35,7 +35,11 @@ async function newLead(overrides: Record<string, unknown> = {}) {
   await server.outbox.whenIdle();
   const id = res.body.lead_number as number;
   // The newest card with this number: after a database is replaced, an older card may carry the same one.
-  const card = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith(`🆕 Заявка #${id}\n`)).at(-1)!;
+  const card = () =>
+    sandbox
+      .messages(LEADS_CHAT)
+      .filter((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))
+      .at(-1)!;
   await waitFor(() => card(), 5000, `card of #${id}`);
   return { id, card };
 }
@@ -108,7 +112,7 @@ describe('a press is answered "Готово" only when the card shows it', () =>
   });
 });
 
-describe('a press acts only through the lead\'s own card', () => {
+describe("a press acts only through the lead's own card", () => {
   it('after the database is replaced, an old card with the same lead number is refused and changes nothing', async () => {
     await boot();
     const before = await newLead();
@@ -126,7 +130,7 @@ describe('a press acts only through the lead\'s own card', () => {
     expect(await press(LEADS_CHAT, after.card().message_id, `lead:${after.id}:new:in_progress`)).toBe('Готово: 🛠 В работе');
   });
 
-  it('a button naming lead #1 on another message (another lead\'s card, a member\'s message) is refused', async () => {
+  it("a button naming lead #1 on another message (another lead's card, a member's message) is refused", async () => {
     await boot();
     const first = await newLead();
     const second = await newLead();
@@ -197,7 +201,7 @@ describe('/stickers_forget with LEADS_MANAGER_IDS: the list decides, as before',
   });
 });
 
-describe('the gateway and Telegram\'s length limits', () => {
+describe("the gateway and Telegram's length limits", () => {
   it('a message over 4096 characters is a "too_long" failure, apart from HTML that Telegram cannot parse', async () => {
     server = await start({ dbPath: join(tmp.dir, `hardening-${++n}.sqlite`), clock });
     const gateway = server.app.get(TelegramGateway);

@@ -40,7 +40,11 @@ async function press(chatId: number, messageId: number, data: string, from: Sand
 /** Sends a command as a member and waits for the bot's reply to it. */
 async function command(chatId: number, text: string, from: SandboxUser = DEFAULT_USER): Promise<string> {
   const messageId = sandbox.say(chatId, text, from);
-  const reply = await waitFor(() => sandbox.messages(chatId).find((m) => m.reply_to_message_id === messageId && m.from.is_bot), 5000, `reply to ${text}`);
+  const reply = await waitFor(
+    () => sandbox.messages(chatId).find((m) => m.reply_to_message_id === messageId && m.from.is_bot),
+    5000,
+    `reply to ${text}`,
+  );
   return reply.text;
 }
 
@@ -75,8 +79,12 @@ describe('status buttons (CONTRACT section 6)', () => {
       expect(card().text).toMatch(new RegExp(`Статус: ${label} — Мария Менеджер, \\d\\d\\.\\d\\d\\.\\d{4} \\d\\d:\\d\\d`));
       expect(buttons(card())).toEqual(next);
     }
-    const history = server.db.sqlite.prepare('select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ? order by id').all(id);
-    expect(history).toEqual(steps.map(([from, to]) => ({ from_status: from, to_status: to, user_id: DEFAULT_USER.id, user_name: 'Мария Менеджер' })));
+    const history = server.db.sqlite
+      .prepare('select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ? order by id')
+      .all(id);
+    expect(history).toEqual(
+      steps.map(([from, to]) => ({ from_status: from, to_status: to, user_id: DEFAULT_USER.id, user_name: 'Мария Менеджер' })),
+    );
   });
 
   it('two managers at once: one change, the other is told it already changed', async () => {
@@ -98,10 +106,18 @@ describe('status buttons (CONTRACT section 6)', () => {
     const foreign = await fetch(`${sandbox.url}/bot${sandbox.token}/sendMessage`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ chat_id: ADMIN_CHAT, text: 'копия', reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: `lead:${id}:new:in_progress` }]] } }),
+      body: JSON.stringify({
+        chat_id: ADMIN_CHAT,
+        text: 'копия',
+        reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: `lead:${id}:new:in_progress` }]] },
+      }),
     }).then((r) => r.json() as Promise<{ result: { message_id: number } }>);
-    expect(await press(ADMIN_CHAT, foreign.result.message_id, `lead:${id}:new:in_progress`)).toBe('Кнопки карточек работают только в группе заявок.');
-    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, OTHER)).toBe('Менять статус заявки могут только менеджеры.');
+    expect(await press(ADMIN_CHAT, foreign.result.message_id, `lead:${id}:new:in_progress`)).toBe(
+      'Кнопки карточек работают только в группе заявок.',
+    );
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, OTHER)).toBe(
+      'Менять статус заявки могут только менеджеры.',
+    );
     for (const data of ['lead:abc', `lead:${id}:new:won`, `lead:${id}:new:bogus`, 'x'.repeat(64)]) {
       expect(await press(LEADS_CHAT, card().message_id, data)).toBe('Неизвестная кнопка.');
     }
@@ -140,7 +156,9 @@ describe('commands (CONTRACT section 8)', () => {
     expect(lines[0]).toBe('📭 Без карточки: 1');
     expect(lines[1]).toMatch(new RegExp(`^#${stuck.id} · .* · попыток 1 · ошибка: 502: Bad Gateway · следующая попытка `));
     expect(reply).toContain('🆕 В статусе «Новая»: 2');
-    expect(reply.indexOf(`#${published.id} · `, reply.indexOf('«Новая»'))).toBeLessThan(reply.indexOf(`#${stuck.id} · `, reply.indexOf('«Новая»')));
+    expect(reply.indexOf(`#${published.id} · `, reply.indexOf('«Новая»'))).toBeLessThan(
+      reply.indexOf(`#${stuck.id} · `, reply.indexOf('«Новая»')),
+    );
     expect(reply).toContain('без карточки');
   });
 
@@ -170,10 +188,26 @@ describe('commands (CONTRACT section 8)', () => {
 
   it('/stickers_forget anonymises one lead: fields erased, card rewritten, statistics kept', async () => {
     await boot();
-    const { id, card } = await newLead({ name: 'Зоя Секретная', telegram: '@zoya_secret', phone: '+79993332211', comment: 'тайна', guests: '12' });
-    expect(await command(LEADS_CHAT, '/stickers_forget #' + id)).toBe(`🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`);
-    expect(server.db.sqlite.prepare('select name, telegram, phone, comment, ip_hash, guests, status from leads where id = ?').get(id)).toEqual({
-      name: null, telegram: null, phone: null, comment: null, ip_hash: null, guests: '12', status: 'new',
+    const { id, card } = await newLead({
+      name: 'Зоя Секретная',
+      telegram: '@zoya_secret',
+      phone: '+79993332211',
+      comment: 'тайна',
+      guests: '12',
+    });
+    expect(await command(LEADS_CHAT, '/stickers_forget #' + id)).toBe(
+      `🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`,
+    );
+    expect(
+      server.db.sqlite.prepare('select name, telegram, phone, comment, ip_hash, guests, status from leads where id = ?').get(id),
+    ).toEqual({
+      name: null,
+      telegram: null,
+      phone: null,
+      comment: null,
+      ip_hash: null,
+      guests: '12',
+      status: 'new',
     });
     expect(card().text).toContain('🗑 Личные данные удалены');
     expect(card().text).not.toContain('Зоя');
@@ -205,7 +239,10 @@ describe('housekeeping (once a minute)', () => {
     expect(await housekeeping.remind()).toBe(0);
     const reminders = sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('⏰'));
     expect(reminders).toHaveLength(1);
-    expect(reminders[0]).toMatchObject({ reply_to_message_id: waiting.card().message_id, text: `⏰ Заявка #${waiting.id} ждёт ответа больше 30 мин. Возьмите её в работу.` });
+    expect(reminders[0]).toMatchObject({
+      reply_to_message_id: waiting.card().message_id,
+      text: `⏰ Заявка #${waiting.id} ждёт ответа больше 30 мин. Возьмите её в работу.`,
+    });
   });
 
   it('the daily digest goes to the admin chat at LEADS_DIGEST_AT, once per day even across a restart', async () => {
@@ -234,7 +271,13 @@ describe('housekeeping (once a minute)', () => {
   it('retention anonymises leads older than LEADS_RETENTION_DAYS: exactly the personal fields, gone from every database file', async () => {
     const dbPath = join(tmp.dir, `retention-${++n}`, 'leads.sqlite');
     await boot({ LEADS_RETENTION_DAYS: '30' }, dbPath);
-    const secrets = { name: 'Ульяна Удаляемая', telegram: '@uliana_erase', phone: '+79997776655', comment: 'Секретный комментарий', client_ip: '203.0.113.99' };
+    const secrets = {
+      name: 'Ульяна Удаляемая',
+      telegram: '@uliana_erase',
+      phone: '+79997776655',
+      comment: 'Секретный комментарий',
+      client_ip: '203.0.113.99',
+    };
     const old = await newLead({ ...secrets, date: '1 мая', guests: '15' });
     await postLead(server, lead({ phone: secrets.phone, name: 'Ульяна Повтор', comment: 'Повторный секрет' }));
     await server.outbox.whenIdle();
@@ -243,14 +286,33 @@ describe('housekeeping (once a minute)', () => {
     clock.advance(1 * 24 * 60 * MIN + 1);
     const report = await server.app.get(HousekeepingService).run();
     expect(report.anonymised).toBe(1);
-    expect(server.db.sqlite.prepare('select name, telegram, telegram_key, phone, comment, ip_hash, date, guests from leads where id = ?').get(old.id)).toEqual({
-      name: null, telegram: null, telegram_key: null, phone: null, comment: null, ip_hash: null, date: '1 мая', guests: '15',
+    expect(
+      server.db.sqlite
+        .prepare('select name, telegram, telegram_key, phone, comment, ip_hash, date, guests from leads where id = ?')
+        .get(old.id),
+    ).toEqual({
+      name: null,
+      telegram: null,
+      telegram_key: null,
+      phone: null,
+      comment: null,
+      ip_hash: null,
+      date: '1 мая',
+      guests: '15',
     });
     expect(server.db.sqlite.prepare('select name from leads where id = ?').get(recent.id)).toEqual({ name: 'Свежая Заявка' });
     await server.outbox.tick();
     expect(old.card().text).toContain('🗑 Личные данные удалены');
     const dir = join(dbPath, '..');
-    const values = [secrets.name, secrets.telegram, secrets.telegram.toLowerCase(), secrets.phone, secrets.comment, 'Ульяна Повтор', 'Повторный секрет'];
+    const values = [
+      secrets.name,
+      secrets.telegram,
+      secrets.telegram.toLowerCase(),
+      secrets.phone,
+      secrets.comment,
+      'Ульяна Повтор',
+      'Повторный секрет',
+    ];
     for (const file of readdirSync(dir)) {
       const bytes = readFileSync(join(dir, file));
       for (const v of values) expect({ file, value: v, found: bytes.includes(Buffer.from(v)) }).toEqual({ file, value: v, found: false });

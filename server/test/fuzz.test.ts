@@ -24,12 +24,21 @@ afterAll(async () => {
 function send(body: Buffer, headers: Record<string, string>): Promise<{ status: number; text: string }> {
   const url = new URL(`${server.url}/leads`);
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: '/leads', method: 'POST', headers: { ...headers, 'Content-Length': String(body.length) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: '/leads',
+        method: 'POST',
+        headers: { ...headers, 'Content-Length': String(body.length) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -45,7 +54,9 @@ const validLead = fc.record({
 const anyJson = fc.oneof(
   fc.jsonValue(),
   fc.dictionary(fc.oneof(fc.constantFrom(...KNOWN_FIELDS), fc.string()), fc.jsonValue()),
-  validLead.chain((l) => fc.record({ ...Object.fromEntries(Object.entries(l).map(([k, v]) => [k, fc.oneof(fc.constant(v), fc.jsonValue())])) })),
+  validLead.chain((l) =>
+    fc.record({ ...Object.fromEntries(Object.entries(l).map(([k, v]) => [k, fc.oneof(fc.constant(v), fc.jsonValue())])) }),
+  ),
 );
 const bodyBytes = fc.oneof(
   validLead.map((v) => Buffer.from(JSON.stringify(v))),
@@ -57,7 +68,14 @@ const bodyBytes = fc.oneof(
 );
 const headers = fc.record(
   {
-    'Content-Type': fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', ''),
+    'Content-Type': fc.constantFrom(
+      'application/json',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=latin1',
+      '',
+    ),
     'Content-Encoding': fc.constantFrom('gzip', 'identity', 'br'),
     'Idempotency-Key': fc.oneof(fc.uuid({ version: 4 }), fc.string({ maxLength: 60 })),
     [SECRET_HEADER]: fc.oneof({ arbitrary: fc.constant(SECRET), weight: 9 }, { arbitrary: fc.string({ maxLength: 40 }), weight: 1 }),
@@ -70,15 +88,21 @@ describe('fuzz POST /leads', () => {
     const seen = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(bodyBytes, headers, async (body, hdrs) => {
-        const clean = Object.fromEntries(Object.entries(hdrs).filter(([, v]) => typeof v === 'string' && /^[\t\x20-\x7e]*$/.test(v))) as Record<string, string>;
-        const before = server.db.sqlite.prepare('select (select count(*) from leads) + (select count(*) from lead_repeats) as n').get() as { n: number };
+        const clean = Object.fromEntries(
+          Object.entries(hdrs).filter(([, v]) => typeof v === 'string' && /^[\t\x20-\x7e]*$/.test(v)),
+        ) as Record<string, string>;
+        const before = server.db.sqlite.prepare('select (select count(*) from leads) + (select count(*) from lead_repeats) as n').get() as {
+          n: number;
+        };
         // Wrong secrets lock the caller out for 10 minutes; each input starts after the last window closed.
         server.clock.advance(11 * 60 * 1000);
         const res = await send(body, clean);
         seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
         expect([200, 201, 401, 413, 422, 429]).toContain(res.status);
         const parsed = JSON.parse(res.text) as { error?: string; errors?: Record<string, string> };
-        const after = server.db.sqlite.prepare('select (select count(*) from leads) + (select count(*) from lead_repeats) as n').get() as { n: number };
+        const after = server.db.sqlite.prepare('select (select count(*) from leads) + (select count(*) from lead_repeats) as n').get() as {
+          n: number;
+        };
         if (res.status >= 400) expect(after.n).toBe(before.n);
         if (res.status === 422 && parsed.error === 'invalid') {
           expect(Object.keys(parsed.errors ?? {}).length).toBeGreaterThan(0);

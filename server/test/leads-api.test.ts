@@ -23,10 +23,9 @@ async function boot(env: Record<string, string> = {}, clock?: FakeClock) {
   return server;
 }
 
-async function row(sql: string, ...params: unknown[]) {
+function row(sql: string, ...params: unknown[]) {
   return server.db.sqlite.prepare(sql).get(...params) as Record<string, any> | undefined;
 }
-
 
 describe('step 1: module switched off', () => {
   it('LEADS_ENABLED=0 answers 404 not_found', async () => {
@@ -49,7 +48,7 @@ describe('steps 2–3: secret and wrong-secret lockout', () => {
     expect(await postLead(server, lead(), { [SECRET_HEADER]: 'wrong' })).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
     const res = await fetch(`${server.url}/leads`, { method: 'POST', body: JSON.stringify(lead()) });
     expect(res.status).toBe(401);
-    expect(await row('select count(*) as n from leads')).toEqual({ n: 0 });
+    expect(row('select count(*) as n from leads')).toEqual({ n: 0 });
   });
 
   it('after 5 wrong secrets in 10 minutes the caller gets 429 (why: secret), even with the right secret, until the window passes', async () => {
@@ -109,7 +108,7 @@ describe('step 4: size and JSON', () => {
       headers: { [SECRET_HEADER]: SECRET, 'Content-Type': 'application/json' },
       body: new Blob([body]).stream(),
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(res.status).toBe(413);
   });
 
@@ -173,7 +172,16 @@ describe('step 4: size and JSON', () => {
 describe('step 5: fields (CONTRACT section 4)', () => {
   it('names every failing field with its code', async () => {
     await boot();
-    const res = await postLead(server, { request_id: 'nope', name: 'A', telegram: '@ab', phone: '123', date: 'д'.repeat(61), guests: 7, comment: 'к'.repeat(1201), client_ip: '999.1.1.1' });
+    const res = await postLead(server, {
+      request_id: 'nope',
+      name: 'A',
+      telegram: '@ab',
+      phone: '123',
+      date: 'д'.repeat(61),
+      guests: 7,
+      comment: 'к'.repeat(1201),
+      client_ip: '999.1.1.1',
+    });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       error: 'invalid',
@@ -193,15 +201,24 @@ describe('step 5: fields (CONTRACT section 4)', () => {
   it('missing required fields are "required"', async () => {
     await boot();
     const res = await postLead(server, { name: '  ', telegram: null });
-    expect(res.body).toEqual({ error: 'invalid', errors: { name: 'required', telegram: 'required', phone: 'required', request_id: 'required' } });
+    expect(res.body).toEqual({
+      error: 'invalid',
+      errors: { name: 'required', telegram: 'required', phone: 'required', request_id: 'required' },
+    });
   });
 
   it('stores the normalised values and ignores unknown fields', async () => {
     await boot();
-    const body = lead({ name: '  Анна   Ким ', telegram: 'https://t.me/Anna_Kim', phone: '+7 (999) 123-45-67', date: '', extra: { nested: true } });
+    const body = lead({
+      name: '  Анна   Ким ',
+      telegram: 'https://t.me/Anna_Kim',
+      phone: '+7 (999) 123-45-67',
+      date: '',
+      extra: { nested: true },
+    });
     const res = await postLead(server, body);
     expect(res.status).toBe(201);
-    expect(await row('select name, telegram, telegram_key, phone, date from leads where id = ?', res.body.lead_number)).toEqual({
+    expect(row('select name, telegram, telegram_key, phone, date from leads where id = ?', res.body.lead_number)).toEqual({
       name: 'Анна Ким',
       telegram: '@Anna_Kim',
       telegram_key: '@anna_kim',
@@ -226,7 +243,7 @@ describe('step 6: known request_id', () => {
     const again = await postLead(server, { ...body, name: 'Другое имя' });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: false });
-    expect(await row('select count(*) as n from leads')).toEqual({ n: 1 });
+    expect(row('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 
   it('request_id case does not make a second lead', async () => {
@@ -251,13 +268,23 @@ describe('step 6: known request_id', () => {
     const key = crypto.randomUUID();
     const first = await postLead(server, body, { 'Idempotency-Key': key });
     expect(first.status).toBe(201);
-    expect(await row('select request_id from leads where id = ?', first.body.lead_number)).toEqual({ request_id: key });
-    expect(await postLead(server, body, { 'Idempotency-Key': key })).toMatchObject({ status: 200, body: { lead_number: first.body.lead_number, duplicate: true } });
+    expect(row('select request_id from leads where id = ?', first.body.lead_number)).toEqual({ request_id: key });
+    expect(await postLead(server, body, { 'Idempotency-Key': key })).toMatchObject({
+      status: 200,
+      body: { lead_number: first.body.lead_number, duplicate: true },
+    });
     const own = crypto.randomUUID();
-    const second = await postLead(server, { ...body, request_id: own, telegram: '@other_user', phone: '+15550001111' }, { 'Idempotency-Key': key });
+    const second = await postLead(
+      server,
+      { ...body, request_id: own, telegram: '@other_user', phone: '+15550001111' },
+      { 'Idempotency-Key': key },
+    );
     expect(second.status).toBe(201);
-    expect(await row('select request_id from leads where id = ?', second.body.lead_number)).toEqual({ request_id: own });
-    expect(await postLead(server, body, { 'Idempotency-Key': 'not-a-uuid' })).toMatchObject({ status: 422, body: { errors: { request_id: 'invalid' } } });
+    expect(row('select request_id from leads where id = ?', second.body.lead_number)).toEqual({ request_id: own });
+    expect(await postLead(server, body, { 'Idempotency-Key': 'not-a-uuid' })).toMatchObject({
+      status: 422,
+      body: { errors: { request_id: 'invalid' } },
+    });
   });
 });
 
@@ -266,10 +293,10 @@ describe('step 7: ip_hash', () => {
     await boot();
     const withIp = await postLead(server, lead({ client_ip: '203.0.113.7' }));
     const hmac = (ip: string) => createHmac('sha256', SALT).update(ip).digest('hex');
-    expect(await row('select ip_hash from leads where id = ?', withIp.body.lead_number)).toEqual({ ip_hash: hmac('203.0.113.7') });
+    expect(row('select ip_hash from leads where id = ?', withIp.body.lead_number)).toEqual({ ip_hash: hmac('203.0.113.7') });
     const { client_ip: _none, ...noIp } = lead();
     const withoutIp = await postLead(server, noIp);
-    expect(await row('select ip_hash from leads where id = ?', withoutIp.body.lead_number)).toEqual({ ip_hash: hmac('127.0.0.1') });
+    expect(row('select ip_hash from leads where id = ?', withoutIp.body.lead_number)).toEqual({ ip_hash: hmac('127.0.0.1') });
   });
 });
 
@@ -337,7 +364,11 @@ describe('step 9: hourly limit', () => {
     await postLead(server, lead());
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 1, chat_id: ADMIN_CHAT });
     await postLead(server, lead());
-    await waitFor(() => sandbox.callsOf('sendMessage').some((c) => String(c.params.chat_id) === String(ADMIN_CHAT)), 5000, 'the failed alert');
+    await waitFor(
+      () => sandbox.callsOf('sendMessage').some((c) => String(c.params.chat_id) === String(ADMIN_CHAT)),
+      5000,
+      'the failed alert',
+    );
     await waitFor(() => server.logger.lines.some((l) => l.includes('alert hourly_limit failed')), 5000, 'the failure log');
     await postLead(server, lead());
     await waitFor(() => sandbox.messages(ADMIN_CHAT).length === 1, 5000, 'the retried alert');
@@ -357,12 +388,15 @@ describe('step 10: the submit transaction', () => {
     await boot();
     const first = lead({ telegram: '@Repeat_User', guests: '30', date: null });
     const created = await postLead(server, first);
-    const again = await postLead(server, lead({ telegram: 'repeat_user', phone: first.phone, name: first.name, guests: '45', date: '1 марта', comment: first.comment }));
+    const again = await postLead(
+      server,
+      lead({ telegram: 'repeat_user', phone: first.phone, name: first.name, guests: '45', date: '1 марта', comment: first.comment }),
+    );
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ lead_number: created.body.lead_number, duplicate: true, repeat: true });
-    const stored = await row('select changes from lead_repeats where lead_id = ?', created.body.lead_number);
+    const stored = row('select changes from lead_repeats where lead_id = ?', created.body.lead_number);
     expect(JSON.parse(stored!.changes)).toEqual({ guests: '45', date: '1 марта' });
-    expect(await row('select count(*) as n from leads')).toEqual({ n: 1 });
+    expect(row('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 
   it('the same phone within 24 h is a repeat; after 24 h it is a new lead', async () => {
@@ -371,7 +405,10 @@ describe('step 10: the submit transaction', () => {
     const first = lead({ phone: '+15551234567' });
     const created = await postLead(server, first);
     clock.advance(24 * 60 * MIN - 1);
-    expect((await postLead(server, lead({ phone: '+1 555 123 4567' }))).body).toMatchObject({ lead_number: created.body.lead_number, repeat: true });
+    expect((await postLead(server, lead({ phone: '+1 555 123 4567' }))).body).toMatchObject({
+      lead_number: created.body.lead_number,
+      repeat: true,
+    });
     clock.advance(1);
     expect(await postLead(server, lead({ phone: '+15551234567' }))).toMatchObject({ status: 201 });
   });
@@ -382,8 +419,11 @@ describe('step 10: the submit transaction', () => {
     const created = await postLead(server, first);
     const repeat = lead({ phone: first.phone });
     await postLead(server, repeat);
-    expect(await postLead(server, repeat)).toMatchObject({ status: 200, body: { lead_number: created.body.lead_number, duplicate: true, repeat: true } });
-    expect(await row('select count(*) as n from lead_repeats')).toEqual({ n: 1 });
+    expect(await postLead(server, repeat)).toMatchObject({
+      status: 200,
+      body: { lead_number: created.body.lead_number, duplicate: true, repeat: true },
+    });
+    expect(row('select count(*) as n from lead_repeats')).toEqual({ n: 1 });
   });
 
   it('a spam or anonymised lead is not matched: the contact makes a new lead', async () => {
@@ -395,7 +435,9 @@ describe('step 10: the submit transaction', () => {
 
     const gone = lead();
     const goneLead = await postLead(server, gone);
-    server.db.sqlite.prepare('update leads set anonymised_at = 1, phone = null, telegram = null, telegram_key = null where id = ?').run(goneLead.body.lead_number);
+    server.db.sqlite
+      .prepare('update leads set anonymised_at = 1, phone = null, telegram = null, telegram_key = null where id = ?')
+      .run(goneLead.body.lead_number);
     expect((await postLead(server, lead({ phone: gone.phone }))).status).toBe(201);
   });
 

@@ -65,7 +65,10 @@ describe('restart', () => {
     server = await startServer({ dbPath: dbPath(), clock, env });
     expect(await postLead(server, first)).toMatchObject({ status: 200, body: { lead_number: created.body.lead_number, duplicate: true } });
     expect(await postLead(server, lead({ client_ip: '192.0.2.10' }))).toMatchObject({ status: 429, body: { why: 'visitor' } });
-    expect(await postLead(server, lead({ phone: first.phone, client_ip: '192.0.2.11' }))).toMatchObject({ status: 200, body: { repeat: true } });
+    expect(await postLead(server, lead({ phone: first.phone, client_ip: '192.0.2.11' }))).toMatchObject({
+      status: 200,
+      body: { repeat: true },
+    });
     expect(server.db.sqlite.prepare('select count(*) as n from leads').get()).toEqual({ n: 2 });
   });
 });

@@ -15,7 +15,13 @@ let clock: FakeClock;
 let n = 0;
 
 async function boot(env: Record<string, string> = {}, polling = false) {
-  server = await start({ dbPath: join(tmp.dir, `ops-${++n}`, 'leads.sqlite'), sandbox, clock, polling, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  server = await start({
+    dbPath: join(tmp.dir, `ops-${++n}`, 'leads.sqlite'),
+    sandbox,
+    clock,
+    polling,
+    env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env },
+  });
   return server;
 }
 const get = async (path: string, headers: Record<string, string> = {}) => {
@@ -58,7 +64,13 @@ describe('trace', () => {
     const created = await postLead(server, first);
     await server.outbox.whenIdle();
     const pending = await trace(first.request_id as string);
-    expect(pending.body.lead).toMatchObject({ lead_number: created.body.lead_number, published_at: null, publish_attempts: 1, last_error: '502: Bad Gateway', next_attempt_at: clock.now() + 5 * SEC });
+    expect(pending.body.lead).toMatchObject({
+      lead_number: created.body.lead_number,
+      published_at: null,
+      publish_attempts: 1,
+      last_error: '502: Bad Gateway',
+      next_attempt_at: clock.now() + 5 * SEC,
+    });
 
     clock.advance(5 * SEC);
     await server.outbox.tick();
@@ -73,11 +85,27 @@ describe('trace', () => {
     const viaRepeat = await trace(repeat.request_id as string);
     expect(viaRepeat.body.matched).toBe('repeat');
     const story = viaRepeat.body;
-    expect(story.lead).toMatchObject({ lead_number: created.body.lead_number, status: 'in_progress', chat_id: String(LEADS_CHAT), message_id: card.message_id });
+    expect(story.lead).toMatchObject({
+      lead_number: created.body.lead_number,
+      status: 'in_progress',
+      chat_id: String(LEADS_CHAT),
+      message_id: card.message_id,
+    });
     expect(story.lead.anonymised_at).not.toBeNull();
-    expect(story.repeats).toEqual([expect.objectContaining({ request_id: repeat.request_id, changed_fields: ['guests'], notify_outcome: 'pinged' })]);
-    expect(story.status_history).toEqual([expect.objectContaining({ from: 'new', to: 'in_progress', by: 'Мария Менеджер', user_id: DEFAULT_USER.id })]);
-    expect(story.events.map((e: any) => e.kind)).toEqual(['publish_failed', 'published', 'repeat_notified', 'card_rewritten', 'anonymised', 'card_rewritten']);
+    expect(story.repeats).toEqual([
+      expect.objectContaining({ request_id: repeat.request_id, changed_fields: ['guests'], notify_outcome: 'pinged' }),
+    ]);
+    expect(story.status_history).toEqual([
+      expect.objectContaining({ from: 'new', to: 'in_progress', by: 'Мария Менеджер', user_id: DEFAULT_USER.id }),
+    ]);
+    expect(story.events.map((e: any) => e.kind)).toEqual([
+      'publish_failed',
+      'published',
+      'repeat_notified',
+      'card_rewritten',
+      'anonymised',
+      'card_rewritten',
+    ]);
     expect(story.events[0].detail).toContain('attempt 1: 502: Bad Gateway');
     expect(story.events[2].repeat_request_id).toBe(repeat.request_id);
 
@@ -109,7 +137,12 @@ describe('health and readiness', () => {
     expect(await get('/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
     const ready = await get('/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body.checks).toMatchObject({ database: { ok: true }, migrations: { ok: true, detail: 'current' }, outbox: { ok: true }, telegram: { ok: true } });
+    expect(ready.body.checks).toMatchObject({
+      database: { ok: true },
+      migrations: { ok: true, detail: 'current' },
+      outbox: { ok: true },
+      telegram: { ok: true },
+    });
   });
 
   it('/ready is 503 when the outbox is stuck (oldest unpublished lead older than READY_MAX_OUTBOX_AGE_SEC)', async () => {
@@ -188,7 +221,16 @@ describe('OpenAPI', () => {
     expect(post.responses['503'].content['application/json'].schema.properties.error.enum).toEqual(['unavailable']);
     expect(post.responses['429'].headers['Retry-After']).toBeDefined();
     expect(post.responses['429'].content['application/json'].schema.properties.why.enum).toEqual(['secret', 'visitor', 'hourly']);
-    expect(Object.keys(doc.components.schemas.LeadRequest.properties)).toEqual(['request_id', 'name', 'telegram', 'phone', 'date', 'guests', 'comment', 'client_ip']);
+    expect(Object.keys(doc.components.schemas.LeadRequest.properties)).toEqual([
+      'request_id',
+      'name',
+      'telegram',
+      'phone',
+      'date',
+      'guests',
+      'comment',
+      'client_ip',
+    ]);
     expect(doc.components.securitySchemes.leadsSecret.name).toBe('X-Stickers-Leads-Secret');
   });
 });
@@ -201,7 +243,13 @@ describe('structured logs', () => {
     logger.warn({ msg: 'publish attempt failed', request_id: 'abc', lead_number: 7, error: '502' }, 'Outbox');
     logger.error('plain text', 'Main');
     expect(lines).toHaveLength(2);
-    expect(JSON.parse(lines[0])).toMatchObject({ level: 'warn', context: 'Outbox', msg: 'publish attempt failed', request_id: 'abc', lead_number: 7 });
+    expect(JSON.parse(lines[0])).toMatchObject({
+      level: 'warn',
+      context: 'Outbox',
+      msg: 'publish attempt failed',
+      request_id: 'abc',
+      lead_number: 7,
+    });
     expect(JSON.parse(lines[1])).toMatchObject({ level: 'error', context: 'Main', msg: 'plain text' });
   });
 
@@ -213,8 +261,8 @@ describe('structured logs', () => {
     const about = server.logger.lines.filter((line) => line.includes('lead created') || line.includes('card published'));
     expect(about).toHaveLength(2);
     for (const line of about) {
-      expect(line).toContain(`"request_id":"${l.request_id}"`);
-      expect(line).toContain(`"lead_number":${res.body.lead_number}`);
+      expect(line).toContain(`"request_id":"${String(l.request_id)}"`);
+      expect(line).toContain(`"lead_number":${String(res.body.lead_number)}`);
     }
   });
 });

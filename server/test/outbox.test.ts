@@ -41,7 +41,14 @@ beforeEach(() => {
 describe('publishing a card', () => {
   it('publishes at once after the 201 and stores published_at, chat_id, message_id', async () => {
     await boot();
-    const id = await submit({ name: 'Анна Ким', telegram: '@anna_kim', phone: '+79991234567', date: '14 февраля', guests: '30', comment: 'Свадьба' });
+    const id = await submit({
+      name: 'Анна Ким',
+      telegram: '@anna_kim',
+      phone: '+79991234567',
+      date: '14 февраля',
+      guests: '30',
+      comment: 'Свадьба',
+    });
     const card = cardOf(id)!;
     expect(card.text).toContain('Имя: Анна Ким');
     expect(card.text).toContain('Telegram: @anna_kim');
@@ -75,7 +82,14 @@ describe('publishing a card', () => {
 
   it('LEADS_CARD_PII=0 hides name, username, phone and comment (and the link button)', async () => {
     await boot({ LEADS_CARD_PII: '0' });
-    const id = await submit({ name: 'Секретное Имя', telegram: '@secret_user', phone: '+79995550000', date: '1 мая', guests: '12', comment: 'секрет' });
+    const id = await submit({
+      name: 'Секретное Имя',
+      telegram: '@secret_user',
+      phone: '+79995550000',
+      date: '1 мая',
+      guests: '12',
+      comment: 'секрет',
+    });
     const card = cardOf(id)!;
     for (const hidden of ['Секретное Имя', 'secret_user', '+79995550000', 'секрет']) expect(card.text).not.toContain(hidden);
     expect(card.text).toContain('Дата: 1 мая');
@@ -85,12 +99,21 @@ describe('publishing a card', () => {
 
   it('a card Telegram refuses as HTML goes out as plain text, with an admin alert', async () => {
     await boot();
-    sandbox.inject({ method: 'sendMessage', kind: 'bad_request', description: "Bad Request: can't parse entities: Unsupported start tag", chat_id: LEADS_CHAT });
+    sandbox.inject({
+      method: 'sendMessage',
+      kind: 'bad_request',
+      description: "Bad Request: can't parse entities: Unsupported start tag",
+      chat_id: LEADS_CHAT,
+    });
     const id = await submit();
     const card = cardOf(id)!;
     expect(card.entities).toEqual([]);
     expect(sqlite().prepare('select card_format from leads where id = ?').get(id)).toEqual({ card_format: 'plain' });
-    await waitFor(() => sandbox.messages(ADMIN_CHAT).some((m) => m.text.includes(`#${id}`) && m.text.includes('простым текстом')), 3000, 'the plain-text alert');
+    await waitFor(
+      () => sandbox.messages(ADMIN_CHAT).some((m) => m.text.includes(`#${id}`) && m.text.includes('простым текстом')),
+      3000,
+      'the plain-text alert',
+    );
   });
 
   it('without TELEGRAM_BOT_TOKEN leads are stored and publishing waits, logged once', async () => {
@@ -321,7 +344,12 @@ describe('repeats', () => {
     const a = lead({ phone: '+79990006666' });
     const id = (await postLead(server, a)).body.lead_number;
     await server.outbox.whenIdle();
-    sandbox.inject({ method: 'editMessageText', kind: 'bad_request', description: 'Bad Request: message is not modified: specified new message content', chat_id: LEADS_CHAT });
+    sandbox.inject({
+      method: 'editMessageText',
+      kind: 'bad_request',
+      description: 'Bad Request: message is not modified: specified new message content',
+      chat_id: LEADS_CHAT,
+    });
     await postLead(server, lead({ phone: '+79990006666' }));
     await server.outbox.whenIdle();
     expect(sqlite().prepare('select notify_outcome from lead_repeats order by id desc').get()).toEqual({ notify_outcome: 'pinged' });

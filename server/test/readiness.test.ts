@@ -48,11 +48,13 @@ async function submit(): Promise<number> {
 class PoisonLead {
   readonly id: number;
   constructor() {
-    this.id = (server.db.sqlite
-      .prepare(
-        `insert into leads (request_id, name, status, created_at, next_attempt_at) values (?, 'Отравленная', 'new', ?, ?) returning id`,
-      )
-      .get(crypto.randomUUID(), clock.now(), clock.now()) as { id: number }).id;
+    this.id = (
+      server.db.sqlite
+        .prepare(
+          `insert into leads (request_id, name, status, created_at, next_attempt_at) values (?, 'Отравленная', 'new', ?, ?) returning id`,
+        )
+        .get(crypto.randomUUID(), clock.now(), clock.now()) as { id: number }
+    ).id;
   }
 
   /** Arms the refusal if the next pass will try the lead. */

@@ -28,7 +28,11 @@ describe('Telegram sandbox', () => {
       expect(res.status).toBe(400);
       expect(res.body.description).toMatch(/^Bad Request: can't parse entities/);
     }
-    const ok = await call('sendMessage', { chat_id: CHAT, text: '<b>Заявка</b> &lt;x&gt; &amp; <a href="https://t.me/x">ссылка</a>', parse_mode: 'HTML' });
+    const ok = await call('sendMessage', {
+      chat_id: CHAT,
+      text: '<b>Заявка</b> &lt;x&gt; &amp; <a href="https://t.me/x">ссылка</a>',
+      parse_mode: 'HTML',
+    });
     expect(ok.body.result.text).toBe('Заявка <x> & ссылка');
     expect(ok.body.result.entities).toEqual([
       { type: 'bold', offset: 0, length: 6 },
@@ -37,11 +41,17 @@ describe('Telegram sandbox', () => {
   });
 
   it('refuses over 4096 characters, callback_data over 64 bytes, unknown chats and unknown messages', async () => {
-    expect((await call('sendMessage', { chat_id: CHAT, text: 'x'.repeat(4097) })).body.description).toBe('Bad Request: message is too long');
+    expect((await call('sendMessage', { chat_id: CHAT, text: 'x'.repeat(4097) })).body.description).toBe(
+      'Bad Request: message is too long',
+    );
     const markup = { inline_keyboard: [[{ text: 'b', callback_data: 'я'.repeat(33) }]] };
-    expect((await call('sendMessage', { chat_id: CHAT, text: 'x', reply_markup: markup })).body.description).toBe('Bad Request: BUTTON_DATA_INVALID');
+    expect((await call('sendMessage', { chat_id: CHAT, text: 'x', reply_markup: markup })).body.description).toBe(
+      'Bad Request: BUTTON_DATA_INVALID',
+    );
     expect((await call('sendMessage', { chat_id: 5, text: 'x' })).body.description).toBe('Bad Request: chat not found');
-    expect((await call('editMessageText', { chat_id: CHAT, message_id: 99, text: 'x' })).body.description).toBe('Bad Request: message to edit not found');
+    expect((await call('editMessageText', { chat_id: CHAT, message_id: 99, text: 'x' })).body.description).toBe(
+      'Bad Request: message to edit not found',
+    );
   });
 
   it('measures length as Telegram does: UTF-16 code units of the text after entity parsing', async () => {
@@ -153,7 +163,9 @@ describe('Telegram sandbox', () => {
       await ctx.answerCbQuery('готово');
     });
     void bot.launch({ dropPendingUpdates: false });
-    const sent = await bot.telegram.sendMessage(CHAT, 'карточка', { reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: 'lead:1:in_progress' }]] } });
+    const sent = await bot.telegram.sendMessage(CHAT, 'карточка', {
+      reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: 'lead:1:in_progress' }]] },
+    });
     expect(sent.from?.id).toBe(BOT_USER.id);
     const id = sandbox.press(CHAT, sent.message_id, 'lead:1:in_progress');
     const deadline = Date.now() + 5000;

@@ -9,7 +9,30 @@ const RUNS = 2000;
 // Strings that look like what people type, with the characters that make normalisation hard.
 const tricky = fc.string({
   unit: fc.oneof(
-    fc.constantFrom(' ', '\t', '\n', '\r', '\u00A0', '\u200B', '\u0301', 'e', '@', '+', '-', '(', ')', '/', '.', ':', '_', '7', '😀', '\uD83D', 'Я', 't'),
+    fc.constantFrom(
+      ' ',
+      '\t',
+      '\n',
+      '\r',
+      '\u00A0',
+      '\u200B',
+      '\u0301',
+      'e',
+      '@',
+      '+',
+      '-',
+      '(',
+      ')',
+      '/',
+      '.',
+      ':',
+      '_',
+      '7',
+      '😀',
+      '\uD83D',
+      'Я',
+      't',
+    ),
     fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
   ),
   maxLength: 90,
@@ -31,8 +54,7 @@ const hostile = fc.oneof(
 
 const fieldValue = fc.oneof(tricky, hostile, fc.jsonValue(), fc.constant(undefined));
 /** Mostly plausible values (so the accepting branch is reached), sometimes anything at all. */
-const mostly = <T>(plausible: fc.Arbitrary<T>) =>
-  fc.oneof({ arbitrary: plausible, weight: 4 }, { arbitrary: fieldValue, weight: 1 });
+const mostly = <T>(plausible: fc.Arbitrary<T>) => fc.oneof({ arbitrary: plausible, weight: 4 }, { arbitrary: fieldValue, weight: 1 });
 const body = fc.record({
   request_id: mostly(fc.uuid({ version: 4 })),
   name: mostly(fc.string({ unit: 'grapheme', minLength: 2, maxLength: 40 })),
@@ -48,7 +70,7 @@ describe('field rules (properties)', () => {
   it('normalising never throws on any JSON value, and only names known fields', () => {
     fc.assert(
       fc.property(fc.oneof(body, fc.dictionary(fc.string(), fc.jsonValue())), (input) => {
-        const result = validateSubmission(input as Record<string, unknown>);
+        const result = validateSubmission(input);
         if (!result.ok) {
           for (const field of Object.keys(result.errors)) {
             expect([...LEAD_FIELDS, 'request_id', 'client_ip']).toContain(field);
@@ -63,7 +85,7 @@ describe('field rules (properties)', () => {
     let accepted = 0;
     fc.assert(
       fc.property(body, (input) => {
-        const first = validateSubmission(input as Record<string, unknown>);
+        const first = validateSubmission(input);
         if (!first.ok) return;
         accepted += 1;
         const second = validateSubmission({ ...first.value });
@@ -88,9 +110,9 @@ describe('field rules (properties)', () => {
   it('whatever the server accepts, the landing accepts too (same rules, same values)', () => {
     fc.assert(
       fc.property(body, (input) => {
-        const server = validateSubmission(input as Record<string, unknown>);
+        const server = validateSubmission(input);
         if (!server.ok) return;
-        const landing = validateLeadFields(input as Record<string, unknown>);
+        const landing = validateLeadFields(input);
         expect(landing.ok).toBe(true);
         if (landing.ok) {
           for (const f of LEAD_FIELDS) expect(landing.value[f]).toEqual(server.value[f]);
@@ -110,7 +132,7 @@ describe('field rules (properties)', () => {
           const value = result.value[f] ?? '';
           expect(value.length).toBeLessThanOrEqual(FIELD_UNITS_MAX[f]);
           expect(value).not.toMatch(longRun);
-          expect(value.replace(/[\u200D\uFE0F]/g, '')).not.toMatch(/\p{Default_Ignorable_Code_Point}/u);
+          expect(value.replace(/\u200D|\uFE0F/g, '')).not.toMatch(/\p{Default_Ignorable_Code_Point}/u);
         }
       }),
       { numRuns: RUNS / 4 },

@@ -1,9 +1,7 @@
 /** Text helpers for the field rules: lengths as a person counts them, and whitespace normalisation. */
 
 const segmenter: { segment(s: string): Iterable<unknown> } | null =
-  typeof Intl !== 'undefined' && 'Segmenter' in Intl
-    ? new Intl.Segmenter(undefined, { granularity: 'grapheme' })
-    : null;
+  typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
 
 /** CONTRACT section 4: "Lengths count characters as a person sees them (an emoji is one)". */
 export function visibleLength(value: string): number {
@@ -14,6 +12,7 @@ export function visibleLength(value: string): number {
 }
 
 // C0/C1 control characters except tab and newline: never typed on purpose, and they break the card and the logs.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 // Every Default_Ignorable_Code_Point: zero-width and bidi marks, U+2060, U+061C, soft hyphen, Hangul fillers,
 // variation selectors, tag characters. They are invisible, so they can only hide or spoof text.

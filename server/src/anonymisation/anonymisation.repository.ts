@@ -52,7 +52,10 @@ export class AnonymisationRepository {
           .where('id', '=', r.id)
           .execute();
       }
-      await trx.insertInto('lead_events').values({ lead_id: leadId, kind: 'anonymised', at: now, detail: 'personal fields erased' }).execute();
+      await trx
+        .insertInto('lead_events')
+        .values({ lead_id: leadId, kind: 'anonymised', at: now, detail: 'personal fields erased' })
+        .execute();
       return 'done';
     });
   }

@@ -48,7 +48,7 @@ const repeat: fc.Arbitrary<CardRepeat> = fc.record({
   created_at: fc.integer({ min: 0, max: 4102444800000 }),
   changes: fc.record(Object.fromEntries(LEAD_FIELDS.map((f) => [f, field(f === 'comment').map((v) => v ?? undefined)])), {
     requiredKeys: [],
-  }) as fc.Arbitrary<CardRepeat['changes']>,
+  }),
 });
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

@@ -47,19 +47,30 @@ describe('renderCard (CONTRACT section 6)', () => {
   });
 
   it('names who changed the status and when', () => {
-    const card = renderCard({ ...lead, status: 'in_progress', status_changed_by: 'Мария', status_changed_at: Date.UTC(2026, 10, 29, 10, 30) }, [], options);
+    const card = renderCard(
+      { ...lead, status: 'in_progress', status_changed_by: 'Мария', status_changed_at: Date.UTC(2026, 10, 29, 10, 30) },
+      [],
+      options,
+    );
     expect(card.plain).toContain('Статус: 🛠 В работе — Мария, 29.11.2026 13:30');
   });
 
   it('with PII off, repeat blocks do not show changed contacts either', () => {
-    const card = renderCard(lead, [{ created_at: lead.created_at + 1000, changes: { phone: '+70000000000', guests: '40' } }], { ...options, pii: false });
+    const card = renderCard(lead, [{ created_at: lead.created_at + 1000, changes: { phone: '+70000000000', guests: '40' } }], {
+      ...options,
+      pii: false,
+    });
     expect(card.plain).not.toContain('+70000000000');
     expect(card.plain).toContain('Гостей: 40');
     expect(card.plain).toContain('Изменились контакты (скрыты)');
   });
 
   it('an anonymised lead shows no personal data and no buttons', () => {
-    const card = renderCard({ ...lead, name: null, telegram: null, phone: null, comment: null, anonymised_at: 1 }, [{ created_at: 5, changes: { name: 'X' } }], options);
+    const card = renderCard(
+      { ...lead, name: null, telegram: null, phone: null, comment: null, anonymised_at: 1 },
+      [{ created_at: 5, changes: { name: 'X' } }],
+      options,
+    );
     expect(card.plain).toContain('🗑 Личные данные удалены');
     expect(card.plain).not.toContain('Имя: X');
     expect(card.keyboard.inline_keyboard).toEqual([]);
@@ -70,7 +81,14 @@ describe('renderCard (CONTRACT section 6)', () => {
     const longLead = { ...lead, name: 'Я'.repeat(80), comment: worst, date: 'д'.repeat(60), guests: 'г'.repeat(40) };
     const repeats = Array.from({ length: 5 }, (_, i) => ({
       created_at: lead.created_at + i,
-      changes: { name: 'Ж'.repeat(80), comment: worst, date: 'д'.repeat(60), guests: 'г'.repeat(40), phone: '+123456789012345', telegram: '@' + 'a'.repeat(32) },
+      changes: {
+        name: 'Ж'.repeat(80),
+        comment: worst,
+        date: 'д'.repeat(60),
+        guests: 'г'.repeat(40),
+        phone: '+123456789012345',
+        telegram: '@' + 'a'.repeat(32),
+      },
     }));
     const card = renderCard(longLead, repeats, options);
     const parsed = parseHtml(card.html);
@@ -146,7 +164,9 @@ describe('the card can not be faked by a visitor', () => {
     const lines = card.plain.split('\n');
     expect(lines.filter((l) => l.startsWith('Статус:'))).toEqual(['Статус: 🆕 Новая']);
     expect(lines.filter((l) => l.startsWith('🔁'))).toHaveLength(1);
-    expect(card.plain).toContain(`Комментарий:\n${QUOTE_BAR} Привет\n${QUOTE_BAR} Статус: ✅ Заказ\n${QUOTE_BAR}\n${QUOTE_BAR} 🔁 Повторное`);
+    expect(card.plain).toContain(
+      `Комментарий:\n${QUOTE_BAR} Привет\n${QUOTE_BAR} Статус: ✅ Заказ\n${QUOTE_BAR}\n${QUOTE_BAR} 🔁 Повторное`,
+    );
     expect(card.plain).toContain(`Имя:\n${QUOTE_BAR} Анна\n${QUOTE_BAR} Статус: ❌ Отказ`);
     const parsed = parseHtml(card.html);
     expect(parsed.ok && parsed.text).toBe(card.plain);

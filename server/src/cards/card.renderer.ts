@@ -218,7 +218,11 @@ function fairCap(lengths: number[], budget: number): number | null {
 
 /** The card's text fitted to `max` units, or null when even empty values leave it too long. */
 function fit(draft: Draft, max: number): { html: string; plain: string } | null {
-  const fixed = renderLines(draft, draft.caps.map(() => 0), false).length;
+  const fixed = renderLines(
+    draft,
+    draft.caps.map(() => 0),
+    false,
+  ).length;
   const lengths = draft.values.map((v, i) => Math.min(v.length, draft.caps[i]));
   const cap = fairCap(lengths, max - fixed);
   if (cap === null) return null;
@@ -271,11 +275,9 @@ export const MINIMAL_CARD_NOTE = 'текст слишком длинный — �
  */
 export function renderMinimalCard(lead: CardLead, options: Pick<CardOptions, 'timezone'>): Card {
   const draft: Draft = { lines: [], values: [], caps: [] };
-  draft.lines.push(
-    [{ text: `🆕 Заявка #${lead.id}`, bold: true }],
-    statusLine(draft, lead, options.timezone),
-    [{ text: `⚠️ ${MINIMAL_CARD_NOTE}` }],
-  );
+  draft.lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], statusLine(draft, lead, options.timezone), [
+    { text: `⚠️ ${MINIMAL_CARD_NOTE}` },
+  ]);
   return {
     html: renderLines(draft, draft.caps, true),
     plain: renderLines(draft, draft.caps, false),

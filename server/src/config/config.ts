@@ -153,7 +153,10 @@ export function loadServerConfig(env: Env): ServerConfig {
   let managerIds: number[] | null = null;
   const managers = r.string('LEADS_MANAGER_IDS');
   if (managers) {
-    const parts = managers.split(',').map((s) => s.trim()).filter(Boolean);
+    const parts = managers
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (parts.every((p) => /^\d{1,20}$/.test(p))) managerIds = parts.map(Number);
     else r.problems.push(`LEADS_MANAGER_IDS must be a comma-separated list of Telegram user ids (got "${managers}")`);
   }

@@ -71,7 +71,7 @@ export function databasePathProblem(path: string): string | null {
   }
 }
 
-const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };
 
 /** Runs pending migrations; throws with the failing migration's name. */
 export async function migrateToLatest(db: LeadsDb): Promise<string[]> {
@@ -79,7 +79,7 @@ export async function migrateToLatest(db: LeadsDb): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`);
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -116,8 +116,8 @@ export function withStatementCache(db: SqliteDatabase, max = 500): SqliteDatabas
   return new Proxy(db, {
     get(target, prop, receiver) {
       if (prop === 'prepare') return prepare;
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

@@ -23,7 +23,12 @@ export class HousekeepingRepository {
 
   /** Takes the one reminder of a lead; of two runs at once, one gets it. */
   async claimReminder(leadId: number, now: number): Promise<boolean> {
-    const r = await this.db.updateTable('leads').set({ reminded_at: now }).where('id', '=', leadId).where('reminded_at', 'is', null).executeTakeFirst();
+    const r = await this.db
+      .updateTable('leads')
+      .set({ reminded_at: now })
+      .where('id', '=', leadId)
+      .where('reminded_at', 'is', null)
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
@@ -33,7 +38,11 @@ export class HousekeepingRepository {
 
   /** Takes a once-per-period job (`digest:2026-11-29`); false when it already ran. */
   async claimRun(key: string, now: number): Promise<boolean> {
-    const r = await this.db.insertInto('job_runs').values({ key, at: now }).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
+    const r = await this.db
+      .insertInto('job_runs')
+      .values({ key, at: now })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 

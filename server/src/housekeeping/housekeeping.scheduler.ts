@@ -16,7 +16,10 @@ export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeAppl
 
   onApplicationBootstrap(): void {
     if (!this.scheduled) return;
-    this.registry.addInterval('housekeeping', setInterval(() => void this.tick(), 60_000));
+    this.registry.addInterval(
+      'housekeeping',
+      setInterval(() => void this.tick(), 60_000),
+    );
   }
 
   tick(): Promise<unknown> {

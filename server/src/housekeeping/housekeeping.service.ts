@@ -15,7 +15,15 @@ const HOUR = 60 * 60 * 1000;
 /** Local date and minutes after midnight of `ms` in `timezone`. */
 export function localClock(ms: number, timezone: string): { date: string; minutes: number } {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
       .formatToParts(new Date(ms))
       .map((p) => [p.type, p.value]),
   );

@@ -24,7 +24,14 @@ export class LeadStatusRepository {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('leads')
-        .set({ status: c.to, status_changed_by: c.userName, status_changed_at: c.at, card_dirty_at: c.at, card_refresh_attempts: 0, card_refresh_next_at: c.at })
+        .set({
+          status: c.to,
+          status_changed_by: c.userName,
+          status_changed_at: c.at,
+          card_dirty_at: c.at,
+          card_refresh_attempts: 0,
+          card_refresh_next_at: c.at,
+        })
         .where('id', '=', c.leadId)
         .where('status', '=', c.from)
         .where('anonymised_at', 'is', null)

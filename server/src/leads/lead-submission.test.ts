@@ -4,7 +4,14 @@ describe('changedFields (CONTRACT section 5: a repeat keeps the fields that diff
   const stored = { name: 'Анна', telegram: '@Anna_K', phone: '+79991234567', date: null, guests: '30', comment: 'свадьба' };
   it('keeps only differing, non-empty fields', () => {
     expect(
-      changedFields(stored, { name: 'Анна', telegram: '@anna_k', phone: '+79990000000', date: '1 марта', guests: null, comment: 'свадьба' }),
+      changedFields(stored, {
+        name: 'Анна',
+        telegram: '@anna_k',
+        phone: '+79990000000',
+        date: '1 марта',
+        guests: null,
+        comment: 'свадьба',
+      }),
     ).toEqual({ phone: '+79990000000', date: '1 марта' });
   });
   it('is empty for the same request again', () => {

@@ -33,8 +33,12 @@ export class LeadSubmitRepository {
   constructor(private readonly database: DatabaseHandle) {
     const s = database.sqlite;
     this.statements = {
-      findRequest: s.prepare('select id as lead_id, 0 as repeat from leads where request_id = ? union all select lead_id, 1 from lead_repeats where request_id = ? limit 1'),
-      visitorNth: s.prepare("select at from rate_events where kind = 'accepted' and key_hash = ? and at > ? order by at desc limit 1 offset ?"),
+      findRequest: s.prepare(
+        'select id as lead_id, 0 as repeat from leads where request_id = ? union all select lead_id, 1 from lead_repeats where request_id = ? limit 1',
+      ),
+      visitorNth: s.prepare(
+        "select at from rate_events where kind = 'accepted' and key_hash = ? and at > ? order by at desc limit 1 offset ?",
+      ),
       hourlyNth: s.prepare("select at from rate_events where kind = 'accepted' and at > ? order by at desc limit 1 offset ?"),
       record: s.prepare("insert into rate_events (kind, key_hash, at) values ('accepted', ?, ?)"),
       repeatTarget: s.prepare(
@@ -54,7 +58,8 @@ export class LeadSubmitRepository {
         return row ? { leadId: row.lead_id, repeat: row.repeat === 1 } : undefined;
       },
       nthAccepted: (keyHash, since, limit) => {
-        const row = (keyHash === null ? st.hourlyNth.get(since, limit - 1) : st.visitorNth.get(keyHash, since, limit - 1)) as { at: number } | undefined;
+        const row = (keyHash === null ? st.hourlyNth.get(since, limit - 1) : st.visitorNth.get(keyHash, since, limit - 1)) as
+          { at: number } | undefined;
         return row ? row.at : null;
       },
       recordAccepted: (keyHash, at) => void st.record.run(keyHash, at),
@@ -74,9 +79,10 @@ export class LeadSubmitRepository {
   run<T>(decide: (q: SubmitQueries) => T): Promise<T> {
     const { db, sqlite } = this.database;
     return this.database.whileBusy(() =>
-      db.connection().execute(async () => {
+      db.connection().execute(() => {
         this.database.assertFileCurrent();
-        return sqlite.transaction(() => decide(this.queries)).immediate();
+        // A promise for Kysely's connection API; the work itself is synchronous, inside the mutex.
+        return Promise.resolve(sqlite.transaction(() => decide(this.queries)).immediate());
       }),
     );
   }

@@ -47,6 +47,7 @@ export class LeadsApiErrorFilter implements ExceptionFilter {
 function submissionLabels(error: LeadsApiError): Record<string, string> {
   const body = error.body;
   if (body.error === 'rate_limited') return { result: 'throttled', why: body.why };
-  if (body.error === 'invalid' || body.error === 'invalid_body' || body.error === 'payload_too_large') return { result: 'rejected', reason: body.error };
+  if (body.error === 'invalid' || body.error === 'invalid_body' || body.error === 'payload_too_large')
+    return { result: 'rejected', reason: body.error };
   return { result: body.error };
 }

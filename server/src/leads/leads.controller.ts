@@ -36,11 +36,7 @@ export class LeadsController {
       case 'unavailable':
         throw new LeadsApiError(503, { error: API_ERRORS.unavailable });
       case 'limited':
-        throw new LeadsApiError(
-          429,
-          { error: API_ERRORS.rateLimited, why: outcome.why },
-          { 'Retry-After': String(outcome.retryAfterSec) },
-        );
+        throw new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
       case 'created':
         res.status(201).json({ lead_number: outcome.leadNumber, duplicate: false, repeat: false } satisfies LeadAcceptedBody);
         return;
@@ -48,9 +44,7 @@ export class LeadsController {
         res.status(200).json({ lead_number: outcome.leadNumber, duplicate: true, repeat: true } satisfies LeadAcceptedBody);
         return;
       case 'duplicate':
-        res
-          .status(200)
-          .json({ lead_number: outcome.leadNumber, duplicate: true, repeat: outcome.repeat } satisfies LeadAcceptedBody);
+        res.status(200).json({ lead_number: outcome.leadNumber, duplicate: true, repeat: outcome.repeat } satisfies LeadAcceptedBody);
         return;
     }
   }

@@ -122,7 +122,11 @@ export class LeadsService {
     switch (outcome.kind) {
       case 'created':
       case 'repeat':
-        this.logger.log({ msg: outcome.kind === 'created' ? 'lead created' : 'repeat recorded', request_id: requestId, lead_number: outcome.leadNumber });
+        this.logger.log({
+          msg: outcome.kind === 'created' ? 'lead created' : 'repeat recorded',
+          request_id: requestId,
+          lead_number: outcome.leadNumber,
+        });
         for (const l of this.listeners) l.leadAccepted(outcome.leadNumber);
         break;
       case 'duplicate':

@@ -17,9 +17,14 @@ export class JsonLogger implements LoggerService {
     if (ORDER.indexOf(level) < ORDER.indexOf(this.level)) return;
     const rest = [...optional];
     const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
-    const fields = message !== null && typeof message === 'object' && !(message instanceof Error) ? (message as Record<string, unknown>) : { msg: message instanceof Error ? message.message : String(message) };
+    const fields =
+      message !== null && typeof message === 'object' && !(message instanceof Error)
+        ? (message as Record<string, unknown>)
+        : { msg: message instanceof Error ? message.message : String(message) };
     const stack = rest.find((r) => typeof r === 'string' && r.includes('\n    at '));
-    this.write(JSON.stringify({ time: new Date().toISOString(), level, ...(context ? { context } : {}), ...fields, ...(stack ? { stack } : {}) }));
+    this.write(
+      JSON.stringify({ time: new Date().toISOString(), level, ...(context ? { context } : {}), ...fields, ...(stack ? { stack } : {}) }),
+    );
   }
 
   log(message: unknown, ...optional: unknown[]) {

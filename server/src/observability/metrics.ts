@@ -53,7 +53,8 @@ export class Metrics {
     for (const [name, samples] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(`# HELP ${name} ${HELP[name] ?? name}`, `# TYPE ${name} counter`, ...samples.sort());
     }
-    for (const [name, [help, value]] of Object.entries(gauges)) lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
+    for (const [name, [help, value]] of Object.entries(gauges))
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
     return `${lines.join('\n')}\n`;
   }
 }

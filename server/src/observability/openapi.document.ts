@@ -55,7 +55,10 @@ export function openApiDocument(): Record<string, unknown> {
           properties: {
             request_id: { type: 'string', format: 'uuid', description: 'UUID v4; the idempotency key' },
             name: { type: 'string', minLength: NAME_MIN, maxLength: NAME_MAX },
-            telegram: { type: 'string', description: '@name, name, t.me/name or https://t.me/name; 5–32 of A-Za-z0-9_, starting with a letter' },
+            telegram: {
+              type: 'string',
+              description: '@name, name, t.me/name or https://t.me/name; 5–32 of A-Za-z0-9_, starting with a letter',
+            },
             phone: { type: 'string', description: '+ then 7–15 digits; spaces, -, ( and ) are dropped' },
             date: { type: 'string', maxLength: DATE_MAX },
             guests: { type: 'string', maxLength: GUESTS_MAX },
@@ -73,16 +76,25 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: 'submitLead',
           summary: 'Store a lead (idempotent by request_id)',
           parameters: [{ name: IDEMPOTENCY_HEADER, in: 'header', required: false, schema: { type: 'string', format: 'uuid' } }],
-          requestBody: { required: true, description: `A JSON object of at most ${MAX_BODY_BYTES} bytes`, ...json({ $ref: '#/components/schemas/LeadRequest' }) },
+          requestBody: {
+            required: true,
+            description: `A JSON object of at most ${MAX_BODY_BYTES} bytes`,
+            ...json({ $ref: '#/components/schemas/LeadRequest' }),
+          },
           responses: {
             '201': { description: 'New lead stored', ...json(accepted, { lead_number: 42, duplicate: false, repeat: false }) },
-            '200': { description: 'Known request_id (duplicate), or a repeat of a lead from the last 24 h', ...json(accepted, { lead_number: 42, duplicate: true, repeat: true }) },
+            '200': {
+              description: 'Known request_id (duplicate), or a repeat of a lead from the last 24 h',
+              ...json(accepted, { lead_number: 42, duplicate: true, repeat: true }),
+            },
             '401': { description: 'Wrong or missing secret', ...json(error([API_ERRORS.unauthorized])) },
             '404': { description: 'Leads module switched off', ...json(error([API_ERRORS.notFound])) },
             '413': { description: `Body over ${MAX_BODY_BYTES} bytes`, ...json(error([API_ERRORS.payloadTooLarge])) },
             '422': {
               description: 'Fields rejected, or the body is not a JSON object',
-              ...json({ oneOf: [error([API_ERRORS.invalid], { errors: fieldErrors }, ['error', 'errors']), error([API_ERRORS.invalidBody])] }),
+              ...json({
+                oneOf: [error([API_ERRORS.invalid], { errors: fieldErrors }, ['error', 'errors']), error([API_ERRORS.invalidBody])],
+              }),
             },
             '429': {
               description: 'Wrong-secret lockout, per-visitor limit or hourly limit',
@@ -90,7 +102,8 @@ export function openApiDocument(): Record<string, unknown> {
               ...json(error([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...RATE_LIMIT_REASONS] } }, ['error', 'why'])),
             },
             '503': {
-              description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
+              description:
+                'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
               ...json(error([API_ERRORS.unavailable])),
             },
           },
@@ -100,8 +113,14 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           operationId: 'traceLead',
           summary: 'The story of a request: stored or not, card, repeats, status changes',
-          parameters: [{ name: 'request_id', in: 'path', required: true, schema: { type: 'string' }, description: 'request_id or lead number' }],
-          responses: { '200': { description: 'The trace (found true or false)' }, '401': { description: 'Wrong secret' }, '404': { description: 'Module off' } },
+          parameters: [
+            { name: 'request_id', in: 'path', required: true, schema: { type: 'string' }, description: 'request_id or lead number' },
+          ],
+          responses: {
+            '200': { description: 'The trace (found true or false)' },
+            '401': { description: 'Wrong secret' },
+            '404': { description: 'Module off' },
+          },
         },
       },
     },

@@ -435,7 +435,7 @@ export class OutboxService {
       return 'shown';
     }
     if (edited.kind === 'flood') {
-      await this.flood(edited.retryAfterSec, edited.description, async () => undefined);
+      await this.flood(edited.retryAfterSec, edited.description, () => Promise.resolve());
       return 'flood';
     }
     if (edited.kind === 'gone') {
@@ -516,7 +516,7 @@ export class OutboxService {
   }
 
   private async repeatFailed(repeatId: number, attempts: number, leadId: number, failure: TelegramFailure): Promise<Step> {
-    if (failure.kind === 'flood') return this.flood(failure.retryAfterSec, failure.description, async () => undefined);
+    if (failure.kind === 'flood') return this.flood(failure.retryAfterSec, failure.description, () => Promise.resolve());
     const failures = attempts + 1;
     if (failures >= REPEAT_MAX_FAILURES) {
       await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), failure.description);

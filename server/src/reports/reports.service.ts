@@ -48,7 +48,9 @@ export class ReportsService {
       lines.push(`📭 Без карточки: ${unpublishedTotal}`);
       for (const l of unpublished.slice(0, LIST_CAP)) {
         const error = l.last_error ? `ошибка: ${l.last_error.slice(0, 120)}` : 'ещё не отправлялась';
-        lines.push(`#${l.id} · ${this.time(l.created_at)} · попыток ${l.publish_attempts} · ${error} · следующая попытка ${this.time(Math.max(l.next_attempt_at, now))}`);
+        lines.push(
+          `#${l.id} · ${this.time(l.created_at)} · попыток ${l.publish_attempts} · ${error} · следующая попытка ${this.time(Math.max(l.next_attempt_at, now))}`,
+        );
       }
       if (unpublishedTotal > LIST_CAP) lines.push(`…и ещё ${unpublishedTotal - LIST_CAP}`);
     }
@@ -57,7 +59,9 @@ export class ReportsService {
     else {
       lines.push(`🆕 В статусе «Новая»: ${stillNewTotal}`);
       for (const l of stillNew.slice(0, LIST_CAP)) {
-        lines.push(`#${l.id} · ${this.time(l.created_at)} · ждёт ${ago(now - l.created_at)}${l.published_at === null ? ' · без карточки' : ''}`);
+        lines.push(
+          `#${l.id} · ${this.time(l.created_at)} · ждёт ${ago(now - l.created_at)}${l.published_at === null ? ' · без карточки' : ''}`,
+        );
       }
       if (stillNewTotal > LIST_CAP) lines.push(`…и ещё ${stillNewTotal - LIST_CAP}`);
     }

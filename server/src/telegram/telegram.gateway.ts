@@ -35,13 +35,16 @@ export function classifyTelegramError(err: unknown): TelegramFailure {
   const description = e?.response?.description ?? e?.message ?? String(err);
   const params = e?.response?.parameters;
   if (code === 429) return { ok: false, kind: 'flood', retryAfterSec: params?.retry_after ?? 5, description };
-  if (params?.migrate_to_chat_id !== undefined) return { ok: false, kind: 'migrated', newChatId: String(params.migrate_to_chat_id), description };
+  if (params?.migrate_to_chat_id !== undefined)
+    return { ok: false, kind: 'migrated', newChatId: String(params.migrate_to_chat_id), description };
   const tooLong = /message is too long|MESSAGE_TOO_LONG|text is too long/i;
   if (code === 400 && tooLong.test(description)) return { ok: false, kind: 'too_long', description };
   if (code === 400 && /can't parse entities|BUTTON_DATA_INVALID/i.test(description)) return { ok: false, kind: 'parse', description };
   if (code === 400 && /message is not modified/i.test(description)) return { ok: false, kind: 'not_modified', description };
-  if (code === 400 && /message to edit not found|message can't be edited/i.test(description)) return { ok: false, kind: 'gone', description };
-  if (e?.name === 'AbortError' || /aborted/i.test(description)) return { ok: false, kind: 'failed', description: 'timeout: Telegram did not answer in time' };
+  if (code === 400 && /message to edit not found|message can't be edited/i.test(description))
+    return { ok: false, kind: 'gone', description };
+  if (e?.name === 'AbortError' || /aborted/i.test(description))
+    return { ok: false, kind: 'failed', description: 'timeout: Telegram did not answer in time' };
   return { ok: false, kind: 'failed', description: code ? `${code}: ${description}` : description };
 }
 

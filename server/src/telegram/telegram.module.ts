@@ -5,7 +5,6 @@ import type { ServerConfig } from '../config/config';
 import { TELEGRAM_API, type TelegramApi, telegrafApiRoot } from './telegram-api.token';
 import { TelegramGateway } from './telegram.gateway';
 
-
 @Global()
 @Module({
   providers: [

@@ -8,7 +8,13 @@ import type { LeadEventKind } from '../database/schema';
 export class LeadEventsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  async record(leadId: number, kind: LeadEventKind, at: number, detail: string | null = null, repeatId: number | null = null): Promise<void> {
+  async record(
+    leadId: number,
+    kind: LeadEventKind,
+    at: number,
+    detail: string | null = null,
+    repeatId: number | null = null,
+  ): Promise<void> {
     await this.db.insertInto('lead_events').values({ lead_id: leadId, kind, at, detail, repeat_id: repeatId }).execute();
   }
 }

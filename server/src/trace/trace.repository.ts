@@ -68,9 +68,21 @@ export async function readTrace(db: LeadsDb, rawKey: string): Promise<LeadTrace 
   const lead = leadId === undefined ? undefined : await db.selectFrom('leads').selectAll().where('id', '=', leadId).executeTakeFirst();
   if (!lead) return { found: false, key: rawKey, message: NOT_IN_DATABASE };
 
-  const repeats = await db.selectFrom('lead_repeats').selectAll().where('lead_id', '=', lead.id).orderBy('created_at').orderBy('id').execute();
+  const repeats = await db
+    .selectFrom('lead_repeats')
+    .selectAll()
+    .where('lead_id', '=', lead.id)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   const requestOf = new Map(repeats.map((r) => [r.id, r.request_id]));
-  const history = await db.selectFrom('lead_status_changes').selectAll().where('lead_id', '=', lead.id).orderBy('at').orderBy('id').execute();
+  const history = await db
+    .selectFrom('lead_status_changes')
+    .selectAll()
+    .where('lead_id', '=', lead.id)
+    .orderBy('at')
+    .orderBy('id')
+    .execute();
   const events = await db.selectFrom('lead_events').selectAll().where('lead_id', '=', lead.id).orderBy('id').execute();
   return {
     found: true,
@@ -101,7 +113,12 @@ export async function readTrace(db: LeadsDb, rawKey: string): Promise<LeadTrace 
       last_error: r.last_error,
     })),
     status_history: history.map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, by: h.user_name, user_id: h.user_id })),
-    events: events.map((e) => ({ at: e.at, kind: e.kind, detail: e.detail, repeat_request_id: e.repeat_id !== null ? (requestOf.get(e.repeat_id) ?? null) : null })),
+    events: events.map((e) => ({
+      at: e.at,
+      kind: e.kind,
+      detail: e.detail,
+      repeat_request_id: e.repeat_id !== null ? (requestOf.get(e.repeat_id) ?? null) : null,
+    })),
   };
 }
 
@@ -131,6 +148,9 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
   lines.push(`  status changes ${trace.status_history.length}`);
   for (const h of trace.status_history) lines.push(`    ${iso(h.at)} ${h.from} → ${h.to} by ${h.by} (${h.user_id})`);
   lines.push(`  events`);
-  for (const e of trace.events) lines.push(`    ${iso(e.at)} ${e.kind}${e.repeat_request_id ? ` [repeat ${e.repeat_request_id}]` : ''}${e.detail ? `: ${e.detail}` : ''}`);
+  for (const e of trace.events)
+    lines.push(
+      `    ${iso(e.at)} ${e.kind}${e.repeat_request_id ? ` [repeat ${e.repeat_request_id}]` : ''}${e.detail ? `: ${e.detail}` : ''}`,
+    );
   return lines.join('\n');
 }

@@ -4,7 +4,10 @@ import { type Kysely, sql } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   // A change that the card must show (status, anonymisation): set when it happens, cleared once the card shows it.
   await db.schema.alterTable('leads').addColumn('card_dirty_at', 'integer').execute();
-  await db.schema.alterTable('leads').addColumn('card_refresh_attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('leads')
+    .addColumn('card_refresh_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('leads').addColumn('card_refresh_next_at', 'integer').execute();
   // The "still new after 30 min" reminder, once per lead.
   await db.schema.alterTable('leads').addColumn('reminded_at', 'integer').execute();
