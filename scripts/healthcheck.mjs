@@ -42,8 +42,8 @@ if (!role || !(role in DEFAULT_PORT)) {
   process.exit(1);
 }
 const port = env.PORT || DEFAULT_PORT[role];
-// The landing may be bound to one address (HOST); the server always listens on every interface.
-const host = role === 'landing' && env.HOST && !['0.0.0.0', '::'].includes(env.HOST) ? env.HOST : '127.0.0.1';
+// Either role may be bound to one address (HOST); bound to every interface, loopback reaches it.
+const host = env.HOST && !['0.0.0.0', '::'].includes(env.HOST) ? env.HOST : '127.0.0.1';
 const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/health`;
 try {
   const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
