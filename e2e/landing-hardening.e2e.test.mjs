@@ -1,6 +1,8 @@
 // The built landing as a process, over real HTTP, with a stand-in for POST /leads: which address it sends as the
-// visitor's (TRUST_PROXY), the request body limit, and the configurations it refuses to start with.
+// visitor's (TRUST_PROXY), the request body limit, a retry after an error and a page whose form token is too old or
+// from before the deploy (in a browser), and the configurations it refuses to start with.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -174,6 +176,104 @@ describe('a retry after an error, in a browser', () => {
       await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
       await waitUntil(() => received.length === 2, 5000, 'the retry to reach the server');
       assert.equal(received[1].request_id, received[0].request_id);
+      await context.close();
+    });
+  }
+});
+
+/** The landing's form-token key, as it derives it from LEADS_SECRET. */
+const FORM_KEY = createHmac('sha256', SECRET).update('stickers-landing:startedAt').digest();
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** The format pages carried before tokens were bound to the request id: the HMAC of the time alone. */
+const preDeployToken = (t) => `${t}.${createHmac('sha256', FORM_KEY).update(String(t)).digest('base64url')}`;
+const OLD_TOKENS = {
+  // Signed by the landing's key for the page's request id, but older than the maximum age (24 h).
+  'an expired token': (requestId) => {
+    const t = Date.now() - DAY_MS - 60_000;
+    return `${t}.${createHmac('sha256', FORM_KEY).update(`${t}.${requestId}`).digest('base64url')}`;
+  },
+  'a pre-deploy token past the maximum age': () => preDeployToken(Date.now() - DAY_MS - 60_000),
+};
+
+/** Opens the landing in a new browser context with the page's form token replaced by `oldToken(requestId)`. */
+let visitor = 0;
+async function openWithToken(browser, url, javaScriptEnabled, oldToken) {
+  // Each browser is another visitor (behind one trusted proxy), so the per-visitor limit never gets in the way.
+  const extraHTTPHeaders = { 'X-Forwarded-For': `198.51.100.${++visitor}` };
+  const context = await browser.newContext({ javaScriptEnabled, extraHTTPHeaders });
+  const page = await context.newPage();
+  const seen = {};
+  // The page as it was rendered long ago: its token (in the form and in the page's data) replaced by an old one.
+  await page.route(`${url}/`, async (route) => {
+    const response = await route.fetch();
+    const html = await response.text();
+    seen.requestId = /name="requestId" value="([^"]+)"/.exec(html)[1];
+    const token = /name="startedAt" value="([^"]+)"/.exec(html)[1];
+    seen.token = oldToken(seen.requestId);
+    await route.fulfill({ response, body: html.replaceAll(token, seen.token) });
+  });
+  await page.goto(url);
+  assert.equal(await page.locator('input[name="startedAt"]').inputValue(), seen.token);
+  return { context, page, requestId: seen.requestId };
+}
+
+describe('a page whose form token is too old or from before the deploy, in a browser', () => {
+  let browser;
+  let landing;
+  before(async () => {
+    // A minimum fill time of a minute: sending again at once passes only because the fresh token accounts for it.
+    landing = await startConfiguredLanding({ MIN_FILL_MS: '60000', TRUST_PROXY: '1' });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  for (const [kind, oldToken] of Object.entries(OLD_TOKENS)) {
+    for (const javaScriptEnabled of [true, false]) {
+      it(`${kind}: the visitor is asked to send again, values kept, and the request is delivered once (JavaScript ${javaScriptEnabled ? 'on' : 'off'})`, async () => {
+        const { context, page, requestId: pageRequestId } = await openWithToken(browser, landing.url, javaScriptEnabled, oldToken);
+        await page.getByLabel('Имя').fill('Вера Долгова');
+        await page.getByLabel('Ник в Telegram').fill('@vera_later');
+        await page.getByLabel('Телефон').fill('+79990003344');
+        await page.getByLabel('Что хотите получить').fill('Открыла вчера, отправляю сегодня');
+        received.length = 0;
+        await page.getByRole('button', { name: 'Отправить заявку' }).click();
+
+        const message = page.locator('[data-state="expired"]');
+        await message.waitFor({ timeout: 10000 });
+        assert.equal(await message.getAttribute('role'), 'alert');
+        assert.equal((await message.textContent()).trim(), 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.');
+        // Next to the button: the message is the element right before it.
+        assert.equal(await page.locator('[data-state="expired"] + button[type="submit"]').count(), 1);
+        assert.equal(await page.getByLabel('Имя').inputValue(), 'Вера Долгова');
+        assert.equal(await page.getByLabel('Что хотите получить').inputValue(), 'Открыла вчера, отправляю сегодня');
+        assert.equal(await page.locator('input[name="requestId"]').inputValue(), pageRequestId);
+        assert.equal(received.length, 0, 'nothing is delivered with the old token');
+
+        await page.getByRole('button', { name: 'Отправить заявку' }).click();
+        await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+        await waitUntil(() => received.length >= 1, 5000, 'the request to reach the server');
+        assert.deepEqual(
+          received.map((b) => [b.request_id, b.name, b.comment]),
+          [[pageRequestId, 'Вера Долгова', 'Открыла вчера, отправляю сегодня']],
+        );
+        await context.close();
+      });
+    }
+  }
+
+  for (const javaScriptEnabled of [true, false]) {
+    it(`a pre-deploy token within the maximum age: delivered at the first press, as before the deploy (JavaScript ${javaScriptEnabled ? 'on' : 'off'})`, async () => {
+      const { context, page, requestId } = await openWithToken(browser, landing.url, javaScriptEnabled, () => preDeployToken(Date.now() - 60_000));
+      await page.getByLabel('Имя').fill('Ольга Раньшева');
+      await page.getByLabel('Ник в Telegram').fill('@olga_before');
+      await page.getByLabel('Телефон').fill('+79990007788');
+      received.length = 0;
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+      await waitUntil(() => received.length >= 1, 5000, 'the request to reach the server');
+      assert.deepEqual(received.map((b) => [b.request_id, b.name]), [[requestId, 'Ольга Раньшева']]);
       await context.close();
     });
   }

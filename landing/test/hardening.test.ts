@@ -1,8 +1,10 @@
 /**
  * The landing's defences, through the route's action with real Requests, a real HTTP stand-in for POST /leads and
- * the Telegram sandbox: which address counts as the visitor, the form token's binding and age, a locked-out
- * landing, the per-visitor limit counting only delivered requests, and no console route in production.
+ * the Telegram sandbox: which address counts as the visitor, the form token's binding and age (an expired token
+ * asks the visitor to send again; a pre-deploy one still works), a locked-out landing, the per-visitor limit counting
+ * only delivered requests, and no console route in production.
  */
+import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
@@ -183,12 +185,55 @@ describe('the form token', () => {
     expect(received.map((b) => b.request_id)).toEqual([requestId, requestId]);
   });
 
-  it('expired: refused like a fast bot, logged as expired', async () => {
+  const expiredToken = (requestId: string) => signStartedAt(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000, requestId, getEnv().signingKey);
+  // What pages rendered before tokens were bound to the request id carry: the HMAC of the time alone, same key.
+  const preDeployToken = (t = Date.now() - 60_000, key = getEnv().signingKey) => `${t}.${createHmac('sha256', key).update(String(t)).digest('base64url')}`;
+
+  it.each([
+    ['expired (a tab left open for more than the maximum age)', expiredToken],
+    ['in the old format and past the maximum age', () => preDeployToken(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000)],
+  ])('%s: not a bot; asked to send again with the values and a fresh token, then delivered once', async (_, token) => {
+    setEnv(fullEnv({ MIN_FILL_MS: '60000' }));
+    const socket = freshSocket();
     const requestId = crypto.randomUUID();
-    const startedAt = signStartedAt(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000, requestId, getEnv().signingKey);
-    const { result } = await post({ socket: freshSocket(), requestId, startedAt });
+    const fields = { comment: 'Свадьба в июне' };
+    const first = await post({ socket, requestId, startedAt: token(requestId), fields });
+    expect(first.result).toEqual({
+      state: 'expired',
+      requestId,
+      startedAt: expect.any(String),
+      values: { name: 'Анна Ким', telegram: '@anna_k', phone: '+79991234567', date: '', guests: '', comment: 'Свадьба в июне' },
+    });
+    expect(routeOf(requestId)).toBe('expired (asked to resend)');
+    expect(received).toHaveLength(0);
+    // The fresh token is bound to the same request id: useless for any other one.
+    const foreign = await post({ socket, startedAt: first.result.startedAt });
+    expect(foreign.result).toEqual({ state: 'sent', requestId: foreign.requestId });
+    expect(routeOf(foreign.requestId)).toBe('dropped (too-fast)');
+    // Sent again at once (a minimum fill time of a minute): delivered, under the same request id, once.
+    const again = await post({ socket, requestId, startedAt: first.result.startedAt, fields });
+    expect(again.result).toEqual({ state: 'sent', requestId });
+    expect(received.map((b) => [b.request_id, b.comment])).toEqual([[requestId, 'Свадьба в июне']]);
+  });
+
+  it('from a page rendered before the deploy (old format, within the maximum age): delivered at once, as before the deploy', async () => {
+    const requestId = crypto.randomUUID();
+    const { result } = await post({ socket: freshSocket(), requestId, startedAt: preDeployToken() });
     expect(result).toEqual({ state: 'sent', requestId });
-    expect(routeOf(requestId)).toBe('dropped (expired)');
+    expect(routeOf(requestId)).toBe('server');
+    expect(received.map((b) => b.request_id)).toEqual([requestId]);
+  });
+
+  it.each([
+    ['an expired token signed with another key', (id: string) => signStartedAt(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000, id, Buffer.alloc(32, 9))],
+    ['an expired token signed for another request_id', () => expiredToken(crypto.randomUUID())],
+    ['an old-format token signed with another key', () => preDeployToken(Date.now() - 60_000, Buffer.alloc(32, 9))],
+    ['an old-format time with a garbage signature', () => `${Date.now() - 60_000}.${'A'.repeat(43)}`],
+  ])('%s: still a quiet bot drop', async (_, token) => {
+    const requestId = crypto.randomUUID();
+    const { result } = await post({ socket: freshSocket(), requestId, startedAt: token(requestId) });
+    expect(result).toEqual({ state: 'sent', requestId });
+    expect(routeOf(requestId)).toBe('dropped (too-fast)');
     expect(received).toHaveLength(0);
   });
 

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fallbackWarning, requestMessage } from './request-message.server';
 import { LANDING_WINDOW_MS, RateLimiter, visitorIp } from './rate-limit.server';
@@ -20,7 +21,7 @@ const ctx = (over: Partial<SubmitContext> = {}): SubmitContext => ({ ip: '203.0.
 const base = (over: Record<string, string | undefined> = {}) =>
   form({ ...valid, company: '', startedAt: signStartedAt(NOW - 5000, ID, key), requestId: ID, ...over });
 
-describe('submitRequest: the seed order of checks', () => {
+describe('submitRequest: the order of checks', () => {
   it('1. honeypot filled or missing → bot (quiet success), before anything else', () => {
     expect(submitRequest(base({ company: 'ACME', name: '' }), ctx())).toMatchObject({ kind: 'bot', reason: 'honeypot' });
     expect(submitRequest(base({ company: undefined }), ctx())).toMatchObject({ kind: 'bot', reason: 'honeypot' });
@@ -40,11 +41,36 @@ describe('submitRequest: the seed order of checks', () => {
     expect(submitRequest(base({ requestId: other }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast', requestId: other });
     expect(submitRequest(base({ requestId: undefined }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
   });
-  it('2. an expired token fails it too, under its own reason', () => {
-    const old = base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, ID, key) });
-    expect(submitRequest(old, ctx())).toMatchObject({ kind: 'bot', reason: 'expired' });
+  it('2. an expired token is a real visitor: expired, the values and a fresh token for the same request id', () => {
+    const old = base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, ID, key), comment: 'к юбилею' });
+    const check = submitRequest(old, ctx());
+    expect(check).toMatchObject({ kind: 'expired', requestId: ID, values: { ...valid, comment: 'к юбилею' } });
+    if (check.kind !== 'expired') throw new Error(check.kind);
+    // Signed as if opened `minFillMs` ago: sent again at once, it passes the fill-time check, for this request id only.
+    expect(check.startedAt).toBe(signStartedAt(NOW - 3000, ID, key));
+    expect(submitRequest(base({ startedAt: check.startedAt }), ctx())).toMatchObject({ kind: 'ok', requestId: ID });
+    expect(verifyStartedAt(check.startedAt, 'a3bb189e-8bf9-4888-9912-ace4e6543002', key, NOW)).toEqual({ ok: false, reason: 'invalid' });
     const oldest = base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS, ID, key) });
     expect(submitRequest(oldest, ctx())).toMatchObject({ kind: 'ok' });
+  });
+  it('2. a token from a page rendered before tokens were bound (HMAC of the time alone): valid within the maximum age, then expired', () => {
+    const preDeploy = (t: number, k = key) => `${t}.${createHmac('sha256', k).update(String(t)).digest('base64url')}`;
+    // Such a page still runs the old build's JavaScript, which cannot handle "send again": the request goes through.
+    expect(submitRequest(base({ startedAt: preDeploy(NOW - 60_000) }), ctx())).toMatchObject({ kind: 'ok', requestId: ID });
+    // The fill time and the maximum age apply as to any token.
+    expect(submitRequest(base({ startedAt: preDeploy(NOW - 10) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    const old = submitRequest(base({ startedAt: preDeploy(NOW - FORM_TOKEN_MAX_AGE_MS - 60_000), comment: 'к юбилею' }), ctx());
+    expect(old).toMatchObject({ kind: 'expired', requestId: ID, values: { ...valid, comment: 'к юбилею' }, startedAt: signStartedAt(NOW - 3000, ID, key) });
+    // Under another key, or with the honeypot filled, it is still a bot.
+    expect(submitRequest(base({ startedAt: preDeploy(NOW - 60_000, Buffer.alloc(32, 8)) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: preDeploy(NOW - 60_000), company: 'ACME' }), ctx())).toMatchObject({ kind: 'bot', reason: 'honeypot' });
+  });
+  it('2. an expired token that is forged or signed for another request id is still a bot', () => {
+    const other = 'a3bb189e-8bf9-4888-9912-ace4e6543002';
+    expect(submitRequest(base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, other, key) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    const forged = signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, ID, Buffer.alloc(32, 8));
+    expect(submitRequest(base({ startedAt: forged }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: `${NOW - FORM_TOKEN_MAX_AGE_MS - 1}.${'A'.repeat(43)}` }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
   });
   it('past the checks the verified token is handed back for a retry', () => {
     const token = signStartedAt(NOW - 5000, ID, key);
@@ -156,6 +182,14 @@ describe('startedAt signing', () => {
     expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS)).toEqual({ ok: true, startedAt: NOW });
     expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired' });
     expect(verifyStartedAt(token, ID, key, NOW + 2000, 1000)).toEqual({ ok: false, reason: 'expired' });
+  });
+  it('accepts a token signed under the scheme from before the binding (same key), for any request id, with the same maximum age', () => {
+    const unbound = `${NOW}.${createHmac('sha256', key).update(String(NOW)).digest('base64url')}`;
+    expect(verifyStartedAt(unbound, ID, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW });
+    expect(verifyStartedAt(unbound, 'a3bb189e-8bf9-4888-9912-ace4e6543002', key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW });
+    expect(verifyStartedAt(unbound, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired' });
+    expect(verifyStartedAt(unbound.replace(String(NOW), String(NOW - 1)), ID, key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyStartedAt(unbound, ID, Buffer.alloc(32, 8), NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
   });
 });
 

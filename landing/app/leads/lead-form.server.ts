@@ -6,7 +6,8 @@ import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
 import type { FieldErrors, LeadField } from '@stickers/shared';
 
-export type FormState = 'sent' | 'throttled' | 'error' | 'invalid';
+/** `expired`: the page's form token was past its maximum age; nothing sent, the visitor is asked to send again. */
+export type FormState = 'sent' | 'throttled' | 'error' | 'invalid' | 'expired';
 
 export interface ActionResult {
   state: FormState;
@@ -25,7 +26,8 @@ export function freshForm(now = Date.now()): { requestId: string; startedAt: str
 
 /**
  * The form's server action: checks (submitRequest), delivery (deliverRequest), one log line per request with the
- * route and no personal data. Everything but "sent" hands back the typed values, the same request id and its token.
+ * route and no personal data. Everything but "sent" hands back the typed values, the same request id and its token
+ * (for `expired`, a fresh token for that request id).
  * Only a delivered request keeps its slot in the visitor's limit.
  */
 export async function handleLeadForm(request: Request, socketAddress: string | undefined, now = Date.now()): Promise<ActionResult> {
@@ -45,6 +47,10 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       // Not a delivery route: a bot gets a quiet "sent" and nothing is sent anywhere.
       console.log(`[request] ${check.requestId} → dropped (${check.reason})`);
       return { state: 'sent', requestId: check.requestId };
+    case 'expired':
+      // A real visitor's old page, not a bot: nothing is delivered now; the fresh token lets them send it again.
+      console.log(`[request] ${check.requestId} → expired (asked to resend)`);
+      return { state: 'expired', requestId: check.requestId, startedAt: check.startedAt, values: check.values };
     case 'invalid':
       console.log(`[request] ${check.requestId} → invalid (${Object.keys(check.errors).join(', ')})`);
       return { state: 'invalid', requestId: check.requestId, startedAt: check.startedAt, values: check.values, errors: check.errors };

@@ -25,6 +25,7 @@ const STATE_TEXT = {
   throttled: 'Слишком много заявок подряд. Попробуйте через несколько минут — всё введённое сохранено.',
   error: 'Не получилось отправить заявку. Попробуйте ещё раз — всё введённое сохранено. Или напишите нам в Telegram.',
   invalid: 'Проверьте поля, отмеченные ниже.',
+  expired: 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
 } as const;
 
 export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
@@ -59,9 +60,17 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
   const errors = clientErrors ?? result?.errors ?? {};
   const values = result?.values;
   const state = clientErrors && Object.keys(clientErrors).length > 0 ? 'invalid' : result?.state;
-  // A retry keeps the request id and its token (the page's own token is for the page's fresh request id).
+  // A retry keeps the request id and its token (the page's own token is for the page's fresh request id); after
+  // `expired` the token is a fresh one the action signed for that same request id.
   const id = result?.requestId ?? requestId;
   const token = result?.startedAt ?? startedAt;
+
+  const message =
+    state && state !== 'sent' ? (
+      <div id="form-result" className={`result ${state}`} role="alert" data-state={state}>
+        {STATE_TEXT[state]}
+      </div>
+    ) : null;
 
   return (
     <Form
@@ -82,11 +91,7 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
         }
       }}
     >
-      {state && state !== 'sent' ? (
-        <div id="form-result" className={`result ${state}`} role="alert" data-state={state}>
-          {STATE_TEXT[state]}
-        </div>
-      ) : null}
+      {state !== 'expired' ? message : null}
       <input type="hidden" name="requestId" value={id} />
       <input type="hidden" name="startedAt" value={token} />
       <div className="trap" aria-hidden="true">
@@ -99,6 +104,8 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
         <Field key={f.name} {...f} error={errors[f.name]} defaultValue={values?.[f.name]} />
       ))}
       <Field name="comment" label="Что хотите получить" hint="необязательно" multiline error={errors.comment} defaultValue={values?.comment} />
+      {/* "Send again" is about the button, so it stands next to it; the other messages head the form. */}
+      {state === 'expired' ? message : null}
       <button type="submit" disabled={submitting} aria-busy={submitting}>
         {submitting ? 'Отправляем…' : 'Отправить заявку'}
       </button>

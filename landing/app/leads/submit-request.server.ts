@@ -1,11 +1,16 @@
 import { isUuidV4, validateLeadFields, type FieldErrors, type LeadField, type LeadFields } from '@stickers/shared';
 import { HONEYPOT_FIELD, readValues, type FormValues } from './form-fields';
 import type { RateLimiter } from './rate-limit.server';
-import { verifyStartedAt } from './started-at.server';
+import { signStartedAt, verifyStartedAt } from './started-at.server';
 
 export type SubmitCheck =
   /** Tripped by a bot: the visitor is told "sent", nothing is sent. */
-  | { kind: 'bot'; reason: 'honeypot' | 'too-fast' | 'expired'; requestId: string }
+  | { kind: 'bot'; reason: 'honeypot' | 'too-fast'; requestId: string }
+  /**
+   * A real page's token past its maximum age: nothing is sent, the visitor is asked to send again, with the values,
+   * the same request id and a fresh token for it (`startedAt`).
+   */
+  | { kind: 'expired'; requestId: string; values: FormValues; startedAt: string }
   | { kind: 'invalid'; errors: FieldErrors<LeadField>; requestId: string; values: FormValues; startedAt: string }
   | { kind: 'throttled'; requestId: string; values: FormValues; startedAt: string }
   | { kind: 'ok'; lead: LeadFields; requestId: string; values: FormValues; startedAt: string };
@@ -20,11 +25,12 @@ export interface SubmitContext {
 }
 
 /**
- * Seed, `submitRequest.ts`, in its order: 1 honeypot, 2 minimum fill time, 3 schema, 4 per-IP limit.
+ * The checks, in this order: 1 honeypot, 2 minimum fill time, 3 schema, 4 per-IP limit.
  * A missing honeypot field counts as tripped (a real form always sends it, empty). A `startedAt` signed for another
- * request id, forged or missing fails the fill-time check like a fast bot; an expired one fails it too (the visitor
- * sees the same quiet "sent"), under its own reason in the log. Past the checks, `startedAt` is the verified token,
- * handed back so a retry of the same request id carries it.
+ * request id, forged or missing fails the fill-time check like a fast bot. One that we signed but that is past its
+ * maximum age is a real visitor's page: `expired`, nothing delivered, asked to send again (a token from a page
+ * rendered before tokens were bound counts as signed, see `verifyStartedAt`). Past the checks, `startedAt` is the
+ * verified token, handed back so a retry of the same request id carries it.
  */
 export function submitRequest(form: FormData, ctx: SubmitContext): SubmitCheck {
   const rawId = form.get('requestId');
@@ -36,7 +42,12 @@ export function submitRequest(form: FormData, ctx: SubmitContext): SubmitCheck {
 
   const token = form.get('startedAt');
   const started = verifyStartedAt(token, requestId, ctx.signingKey, ctx.now);
-  if (!started.ok && started.reason === 'expired') return { kind: 'bot', reason: 'expired', requestId };
+  if (!started.ok && started.reason === 'expired') {
+    // Signed as if the form had been opened `minFillMs` ago: the visitor already spent their fill time on this form,
+    // so the immediate resubmit must not be taken for a fast bot.
+    const fresh = signStartedAt(ctx.now - ctx.minFillMs, requestId, ctx.signingKey);
+    return { kind: 'expired', requestId, values: readValues(form), startedAt: fresh };
+  }
   if (!started.ok || ctx.now - started.startedAt < ctx.minFillMs) return { kind: 'bot', reason: 'too-fast', requestId };
   const startedAt = token as string;
 
