@@ -100,7 +100,10 @@ describe('the visitor address', () => {
     const states = [];
     for (let i = 1; i <= 7; i += 1) states.push((await submitForm(landing.url, `203.0.113.${i}`)).state);
     assert.deepEqual(states, ['sent', 'sent', 'sent', 'sent', 'sent', 'throttled', 'throttled']);
-    assert.deepEqual(received.map((b) => b.client_ip), Array(5).fill('127.0.0.1'));
+    assert.deepEqual(
+      received.map((b) => b.client_ip),
+      Array(5).fill('127.0.0.1'),
+    );
   });
 
   it('TRUST_PROXY=1: the hop our proxy appended is the visitor, in the spellings proxies use, or no client_ip', async () => {
@@ -109,7 +112,10 @@ describe('the visitor address', () => {
     for (const hop of ['6.6.6.6, 198.51.100.7:5678', '[2001:db8::1]:443', 'unknown']) {
       assert.equal((await submitForm(landing.url, hop)).state, 'sent');
     }
-    assert.deepEqual(received.map((b) => b.client_ip), ['198.51.100.7', '2001:db8::1', undefined]);
+    assert.deepEqual(
+      received.map((b) => b.client_ip),
+      ['198.51.100.7', '2001:db8::1', undefined],
+    );
   });
 });
 
@@ -243,7 +249,10 @@ describe('a page whose form token is too old or from before the deploy, in a bro
         const message = page.locator('[data-state="expired"]');
         await message.waitFor({ timeout: 10000 });
         assert.equal(await message.getAttribute('role'), 'alert');
-        assert.equal((await message.textContent()).trim(), 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.');
+        assert.equal(
+          (await message.textContent()).trim(),
+          'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
+        );
         // Next to the button: the message is the element right before it.
         assert.equal(await page.locator('[data-state="expired"] + button[type="submit"]').count(), 1);
         assert.equal(await page.getByLabel('Имя').inputValue(), 'Вера Долгова');
@@ -265,7 +274,9 @@ describe('a page whose form token is too old or from before the deploy, in a bro
 
   for (const javaScriptEnabled of [true, false]) {
     it(`a pre-deploy token within the maximum age: delivered at the first press, as before the deploy (JavaScript ${javaScriptEnabled ? 'on' : 'off'})`, async () => {
-      const { context, page, requestId } = await openWithToken(browser, landing.url, javaScriptEnabled, () => preDeployToken(Date.now() - 60_000));
+      const { context, page, requestId } = await openWithToken(browser, landing.url, javaScriptEnabled, () =>
+        preDeployToken(Date.now() - 60_000),
+      );
       await page.getByLabel('Имя').fill('Ольга Раньшева');
       await page.getByLabel('Ник в Telegram').fill('@olga_before');
       await page.getByLabel('Телефон').fill('+79990007788');
@@ -273,7 +284,10 @@ describe('a page whose form token is too old or from before the deploy, in a bro
       await page.getByRole('button', { name: 'Отправить заявку' }).click();
       await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
       await waitUntil(() => received.length >= 1, 5000, 'the request to reach the server');
-      assert.deepEqual(received.map((b) => [b.request_id, b.name]), [[requestId, 'Ольга Раньшева']]);
+      assert.deepEqual(
+        received.map((b) => [b.request_id, b.name]),
+        [[requestId, 'Ольга Раньшева']],
+      );
       await context.close();
     });
   }

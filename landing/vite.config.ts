@@ -22,7 +22,17 @@ export default defineConfig({
       }),
   ],
   // Declared up front: otherwise, on a fresh machine, Vite discovers these on the first page load and reloads it.
-  optimizeDeps: { include: ['@remix-run/node', '@remix-run/react', 'react', 'react-dom', 'react-dom/client', 'react/jsx-runtime', 'react/jsx-dev-runtime'] },
+  optimizeDeps: {
+    include: [
+      '@remix-run/node',
+      '@remix-run/react',
+      'react',
+      'react-dom',
+      'react-dom/client',
+      'react/jsx-runtime',
+      'react/jsx-dev-runtime',
+    ],
+  },
   resolve: { alias: { '~': new URL('./app', import.meta.url).pathname } },
   server: { port: Number(process.env.PORT ?? 3001) },
   test: { include: ['app/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 20000 },

@@ -25,7 +25,7 @@ export default function handleRequest(request: Request, responseStatusCode: numb
         pipe(body);
       },
       onShellError(error: unknown) {
-        reject(error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       },
       onError(error: unknown) {
         responseStatusCode = 500;

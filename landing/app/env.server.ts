@@ -41,7 +41,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>): Landing
       problems.push(`LEADS_ENDPOINT must be the full http(s) URL of POST /leads (got "${leadsEndpoint}")`);
     }
   }
-  if (!!leadsEndpoint !== !!leadsSecret) problems.push('LEADS_ENDPOINT and LEADS_SECRET must be set together (or both left empty for direct mode)');
+  if (!!leadsEndpoint !== !!leadsSecret)
+    problems.push('LEADS_ENDPOINT and LEADS_SECRET must be set together (or both left empty for direct mode)');
 
   const token = get('TELEGRAM_BOT_TOKEN');
   const chatId = get('LEADS_CHAT_ID');
@@ -59,7 +60,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>): Landing
   }
 
   const fill = get('MIN_FILL_MS') ?? '3000';
-  if (!/^\d+$/.test(fill) || Number(fill) > 600_000) problems.push(`MIN_FILL_MS must be a whole number of milliseconds up to 600000 (got "${fill}")`);
+  if (!/^\d+$/.test(fill) || Number(fill) > 600_000)
+    problems.push(`MIN_FILL_MS must be a whole number of milliseconds up to 600000 (got "${fill}")`);
   const port = get('PORT');
   if (port && (!/^\d+$/.test(port) || Number(port) > 65535)) problems.push(`PORT must be a whole number from 0 to 65535 (got "${port}")`);
 

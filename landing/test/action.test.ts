@@ -56,7 +56,10 @@ async function submit(fields: Record<string, string> = {}) {
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': `198.51.100.${++ipCounter}` },
     body: form,
   });
-  const response = (await action({ request, context: { clientAddress: '127.0.0.1' }, params: {} } as never)) as { data: any; init?: { headers?: Record<string, string> } };
+  const response = (await action({ request, context: { clientAddress: '127.0.0.1' }, params: {} })) as {
+    data: any;
+    init?: { headers?: Record<string, string> };
+  };
   return { requestId: form.get('requestId')!, result: response.data, headers: response.init?.headers ?? {} };
 }
 
@@ -131,28 +134,33 @@ describe('status mapping (seed table)', () => {
     });
   });
 
-  it.each([401, 404, 413, 500, 503, 302])('%i → fallback: the exact warning message goes to the group, visitor sees sent', async (status) => {
-    answer = { status };
-    const { requestId, result } = await submit();
-    expect(routeOf(requestId)).toMatch(/^fallback/);
-    expect(result.state).toBe('sent');
-    const [message] = fallbackMessages();
-    expect(message.text).toBe(
-      [
-        `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
-        '',
-        'Заявка с сайта',
-        'Имя: Анна Ким',
-        'Telegram: @anna_k',
-        'Телефон: +79991234567',
-        'Дата: 14 февраля',
-        'Гостей: 30',
-        'Комментарий: Свадьба',
-      ].join('\n'),
-    );
-    expect(message.entities).toEqual([{ type: 'text_link', offset: message.text.indexOf('@anna_k'), length: 7, url: 'https://t.me/anna_k' }]);
-    expect(message.reply_markup).toBeUndefined();
-  });
+  it.each([401, 404, 413, 500, 503, 302])(
+    '%i → fallback: the exact warning message goes to the group, visitor sees sent',
+    async (status) => {
+      answer = { status };
+      const { requestId, result } = await submit();
+      expect(routeOf(requestId)).toMatch(/^fallback/);
+      expect(result.state).toBe('sent');
+      const [message] = fallbackMessages();
+      expect(message.text).toBe(
+        [
+          `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
+          '',
+          'Заявка с сайта',
+          'Имя: Анна Ким',
+          'Telegram: @anna_k',
+          'Телефон: +79991234567',
+          'Дата: 14 февраля',
+          'Гостей: 30',
+          'Комментарий: Свадьба',
+        ].join('\n'),
+      );
+      expect(message.entities).toEqual([
+        { type: 'text_link', offset: message.text.indexOf('@anna_k'), length: 7, url: 'https://t.me/anna_k' },
+      ]);
+      expect(message.reply_markup).toBeUndefined();
+    },
+  );
 
   it('a server that hangs past 5 s → fallback', async () => {
     answer = { status: 201, hang: true };
@@ -235,10 +243,14 @@ describe('checks before delivery', () => {
 
 describe('loader', () => {
   it('hands the form a fresh request id and a signed start time; the sent cookie shows the sent screen', async () => {
-    const fresh = (await loader({ request: new Request('http://landing.test/'), context: {}, params: {} } as never)) as any;
+    const fresh = loader({ request: new Request('http://landing.test/'), context: {}, params: {} }) as any;
     expect(fresh.data.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(fresh.data.sent).toBe(false);
-    const again = (await loader({ request: new Request('http://landing.test/', { headers: { Cookie: `stickers_request_sent=${Date.now()}` } }), context: {}, params: {} } as never)) as any;
+    const again = loader({
+      request: new Request('http://landing.test/', { headers: { Cookie: `stickers_request_sent=${Date.now()}` } }),
+      context: {},
+      params: {},
+    }) as any;
     expect(again.data.sent).toBe(true);
   });
 });

@@ -65,7 +65,7 @@ async function post({ socket, forwardedFor, requestId = crypto.randomUUID(), sta
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
   if (forwardedFor !== undefined) headers['X-Forwarded-For'] = forwardedFor;
   const request = new Request('http://landing.test/?index', { method: 'POST', headers, body: form });
-  const response = (await action({ request, context: { clientAddress: socket }, params: {} } as never)) as { data: any };
+  const response = (await action({ request, context: { clientAddress: socket }, params: {} })) as { data: any };
   return { requestId, result: response.data };
 }
 
@@ -187,7 +187,8 @@ describe('the form token', () => {
 
   const expiredToken = (requestId: string) => signStartedAt(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000, requestId, getEnv().signingKey);
   // What pages rendered before tokens were bound to the request id carry: the HMAC of the time alone, same key.
-  const preDeployToken = (t = Date.now() - 60_000, key = getEnv().signingKey) => `${t}.${createHmac('sha256', key).update(String(t)).digest('base64url')}`;
+  const preDeployToken = (t = Date.now() - 60_000, key = getEnv().signingKey) =>
+    `${t}.${createHmac('sha256', key).update(String(t)).digest('base64url')}`;
 
   it.each([
     ['expired (a tab left open for more than the maximum age)', expiredToken],
@@ -225,7 +226,10 @@ describe('the form token', () => {
   });
 
   it.each([
-    ['an expired token signed with another key', (id: string) => signStartedAt(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000, id, Buffer.alloc(32, 9))],
+    [
+      'an expired token signed with another key',
+      (id: string) => signStartedAt(Date.now() - FORM_TOKEN_MAX_AGE_MS - 60_000, id, Buffer.alloc(32, 9)),
+    ],
     ['an expired token signed for another request_id', () => expiredToken(crypto.randomUUID())],
     ['an old-format token signed with another key', () => preDeployToken(Date.now() - 60_000, Buffer.alloc(32, 9))],
     ['an old-format time with a garbage signature', () => `${Date.now() - 60_000}.${'A'.repeat(43)}`],
@@ -324,9 +328,7 @@ describe('no console route in production', () => {
     const result = await deliverRequest({ requestId: crypto.randomUUID(), lead, clientIp: '198.51.100.1' }, env);
     expect(result.route).toBe('lost');
     for (const line of logs) expect(line).not.toContain('Анна');
-    const development = await deliverRequest({ requestId: crypto.randomUUID(), lead, clientIp: null },
-      { ...env, production: false },
-    );
+    const development = await deliverRequest({ requestId: crypto.randomUUID(), lead, clientIp: null }, { ...env, production: false });
     expect(development.route).toBe('console');
     expect(logs.some((l) => l.includes('Имя: Анна Ким'))).toBe(true);
   });

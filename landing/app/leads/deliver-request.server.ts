@@ -44,16 +44,26 @@ function lockedOut(body: string): boolean {
 }
 
 /** One `sendMessage` straight to the leads group (no buttons, no number: an admin handles it by hand). */
-async function sendToTelegram(telegram: NonNullable<LandingEnv['telegram']>, message: TelegramText): Promise<{ ok: boolean; detail: string }> {
+async function sendToTelegram(
+  telegram: NonNullable<LandingEnv['telegram']>,
+  message: TelegramText,
+): Promise<{ ok: boolean; detail: string }> {
   try {
     const res = await fetch(`${telegram.apiRoot}/bot${telegram.token}/sendMessage`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ chat_id: telegram.chatId, text: message.text, entities: message.entities, link_preview_options: { is_disabled: true } }),
+      body: JSON.stringify({
+        chat_id: telegram.chatId,
+        text: message.text,
+        entities: message.entities,
+        link_preview_options: { is_disabled: true },
+      }),
       signal: AbortSignal.timeout(TELEGRAM_TIMEOUT_MS),
     });
     const body = (await res.json().catch(() => ({}))) as { ok?: boolean; description?: string };
-    return res.ok && body.ok ? { ok: true, detail: 'telegram accepted' } : { ok: false, detail: `telegram ${res.status}: ${body.description ?? ''}` };
+    return res.ok && body.ok
+      ? { ok: true, detail: 'telegram accepted' }
+      : { ok: false, detail: `telegram ${res.status}: ${body.description ?? ''}` };
   } catch (err) {
     return { ok: false, detail: `telegram unreachable: ${err instanceof Error ? err.name : String(err)}` };
   }
@@ -74,7 +84,9 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
       // The console route exists for local runs: the request is printed. In production the configuration check
       // refuses to start like this, and should this ever run there, the request is lost, not printed.
       if (env.production) return { route: 'lost', detail: 'no server or Telegram configured' };
-      console.log(`[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false }).text}`);
+      console.log(
+        `[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false }).text}`,
+      );
       return { route: 'console' };
     }
     const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: false }));
@@ -106,7 +118,10 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     if (status === 429 && !lockedOut(detail)) return { route: 'server-throttled', status };
     if (status === 422) return { route: 'server-rejected', status, detail };
   } catch (err) {
-    detail = err instanceof Error && err.name === 'TimeoutError' ? 'server timeout (5 s)' : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;
+    detail =
+      err instanceof Error && err.name === 'TimeoutError'
+        ? 'server timeout (5 s)'
+        : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;
   }
 
   if (!env.telegram) return { route: 'lost', status, detail: `${detail}; no Telegram fallback configured` };

@@ -17,7 +17,14 @@ function form(fields: Record<string, string | undefined>): FormData {
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) f.set(k, v);
   return f;
 }
-const ctx = (over: Partial<SubmitContext> = {}): SubmitContext => ({ ip: '203.0.113.1', now: NOW, minFillMs: 3000, signingKey: key, limiter: new RateLimiter(), ...over });
+const ctx = (over: Partial<SubmitContext> = {}): SubmitContext => ({
+  ip: '203.0.113.1',
+  now: NOW,
+  minFillMs: 3000,
+  signingKey: key,
+  limiter: new RateLimiter(),
+  ...over,
+});
 const base = (over: Record<string, string | undefined> = {}) =>
   form({ ...valid, company: '', startedAt: signStartedAt(NOW - 5000, ID, key), requestId: ID, ...over });
 
@@ -28,7 +35,10 @@ describe('submitRequest: the order of checks', () => {
   });
   it('2. startedAt missing, forged or too recent → bot, before the schema', () => {
     expect(submitRequest(base({ startedAt: undefined, name: '' }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
-    expect(submitRequest(base({ startedAt: `${NOW - 60000}.${'A'.repeat(43)}` }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: `${NOW - 60000}.${'A'.repeat(43)}` }), ctx())).toMatchObject({
+      kind: 'bot',
+      reason: 'too-fast',
+    });
     const early = base({ startedAt: signStartedAt(NOW - 2999, ID, key) });
     expect(submitRequest(early, ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
     expect(submitRequest(base({ startedAt: signStartedAt(NOW - 3000, ID, key) }), ctx())).toMatchObject({ kind: 'ok' });
@@ -60,17 +70,34 @@ describe('submitRequest: the order of checks', () => {
     // The fill time and the maximum age apply as to any token.
     expect(submitRequest(base({ startedAt: preDeploy(NOW - 10) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
     const old = submitRequest(base({ startedAt: preDeploy(NOW - FORM_TOKEN_MAX_AGE_MS - 60_000), comment: 'к юбилею' }), ctx());
-    expect(old).toMatchObject({ kind: 'expired', requestId: ID, values: { ...valid, comment: 'к юбилею' }, startedAt: signStartedAt(NOW - 3000, ID, key) });
+    expect(old).toMatchObject({
+      kind: 'expired',
+      requestId: ID,
+      values: { ...valid, comment: 'к юбилею' },
+      startedAt: signStartedAt(NOW - 3000, ID, key),
+    });
     // Under another key, or with the honeypot filled, it is still a bot.
-    expect(submitRequest(base({ startedAt: preDeploy(NOW - 60_000, Buffer.alloc(32, 8)) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
-    expect(submitRequest(base({ startedAt: preDeploy(NOW - 60_000), company: 'ACME' }), ctx())).toMatchObject({ kind: 'bot', reason: 'honeypot' });
+    expect(submitRequest(base({ startedAt: preDeploy(NOW - 60_000, Buffer.alloc(32, 8)) }), ctx())).toMatchObject({
+      kind: 'bot',
+      reason: 'too-fast',
+    });
+    expect(submitRequest(base({ startedAt: preDeploy(NOW - 60_000), company: 'ACME' }), ctx())).toMatchObject({
+      kind: 'bot',
+      reason: 'honeypot',
+    });
   });
   it('2. an expired token that is forged or signed for another request id is still a bot', () => {
     const other = 'a3bb189e-8bf9-4888-9912-ace4e6543002';
-    expect(submitRequest(base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, other, key) }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, other, key) }), ctx())).toMatchObject({
+      kind: 'bot',
+      reason: 'too-fast',
+    });
     const forged = signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, ID, Buffer.alloc(32, 8));
     expect(submitRequest(base({ startedAt: forged }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
-    expect(submitRequest(base({ startedAt: `${NOW - FORM_TOKEN_MAX_AGE_MS - 1}.${'A'.repeat(43)}` }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(submitRequest(base({ startedAt: `${NOW - FORM_TOKEN_MAX_AGE_MS - 1}.${'A'.repeat(43)}` }), ctx())).toMatchObject({
+      kind: 'bot',
+      reason: 'too-fast',
+    });
   });
   it('past the checks the verified token is handed back for a retry', () => {
     const token = signStartedAt(NOW - 5000, ID, key);
@@ -80,7 +107,10 @@ describe('submitRequest: the order of checks', () => {
   it('3. schema → invalid with per-field codes, before the rate limit', () => {
     const limiter = new RateLimiter(1);
     limiter.take('203.0.113.1', NOW);
-    expect(submitRequest(base({ name: 'A', phone: '123' }), ctx({ limiter }))).toMatchObject({ kind: 'invalid', errors: { name: 'too_short', phone: 'invalid' } });
+    expect(submitRequest(base({ name: 'A', phone: '123' }), ctx({ limiter }))).toMatchObject({
+      kind: 'invalid',
+      errors: { name: 'too_short', phone: 'invalid' },
+    });
   });
   it('4. the per-IP limit → throttled, keeping the values', () => {
     const c = ctx({ limiter: new RateLimiter(1) });
@@ -196,7 +226,11 @@ describe('startedAt signing', () => {
 describe('requestSent', () => {
   it('remembers a success for 24 hours in localStorage and in the cookie', () => {
     const store = new Map<string, string>();
-    const storage = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => void store.set(k, v), removeItem: (k: string) => void store.delete(k) };
+    const storage = {
+      getItem: (k: string) => store.get(k) ?? null,
+      setItem: (k: string, v: string) => void store.set(k, v),
+      removeItem: (k: string) => void store.delete(k),
+    };
     expect(requestSentRecently(storage, NOW)).toBe(false);
     markRequestSent(storage, NOW);
     expect(requestSentRecently(storage, NOW + SENT_TTL_MS - 1)).toBe(true);

@@ -59,7 +59,10 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       return { state: 'throttled', requestId: check.requestId, startedAt: check.startedAt, values: check.values };
     case 'ok': {
       const result = await deliverRequest({ requestId: check.requestId, lead: check.lead, clientIp: ip }, env);
-      const why = result.route === 'server-rejected' || result.route === 'lost' || result.route === 'fallback' ? ` (${result.status ?? '-'} ${(result.detail ?? '').replace(/\s+/g, ' ').slice(0, 200)})` : '';
+      const why =
+        result.route === 'server-rejected' || result.route === 'lost' || result.route === 'fallback'
+          ? ` (${result.status ?? '-'} ${(result.detail ?? '').replace(/\s+/g, ' ').slice(0, 200)})`
+          : '';
       console.log(`[request] ${check.requestId} → ${result.route}${why}`);
       const state = ROUTE_STATE[result.route];
       if (state === 'sent') return { state, requestId: check.requestId };

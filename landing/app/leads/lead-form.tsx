@@ -103,7 +103,14 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
       {FIELDS.map((f) => (
         <Field key={f.name} {...f} error={errors[f.name]} defaultValue={values?.[f.name]} />
       ))}
-      <Field name="comment" label="Что хотите получить" hint="необязательно" multiline error={errors.comment} defaultValue={values?.comment} />
+      <Field
+        name="comment"
+        label="Что хотите получить"
+        hint="необязательно"
+        multiline
+        error={errors.comment}
+        defaultValue={values?.comment}
+      />
       {/* "Send again" is about the button, so it stands next to it; the other messages head the form. */}
       {state === 'expired' ? message : null}
       <button type="submit" disabled={submitting} aria-busy={submitting}>

@@ -20,7 +20,7 @@ export function visitorIp(headers: Headers, socketAddress: string | undefined, t
   if (forwardedFor !== null && trust.mode === 'none' && !warnedAboutProxy) {
     warnedAboutProxy = true;
     console.warn(
-      '[landing] requests carry X-Forwarded-For but TRUST_PROXY is not set: the proxy\'s address counts as the visitor ' +
+      "[landing] requests carry X-Forwarded-For but TRUST_PROXY is not set: the proxy's address counts as the visitor " +
         '(all visitors behind it share one limit). Behind your own proxy, set TRUST_PROXY.',
     );
   }

@@ -14,7 +14,7 @@ interface LoadContext {
   clientAddress?: string;
 }
 
-export async function loader({ request }: LoaderFunctionArgs) {
+export function loader({ request }: LoaderFunctionArgs) {
   const url = new URL(request.url);
   const again = url.searchParams.has('again');
   const sent = !again && sentCookieRecent(request.headers.get('cookie'));
@@ -35,8 +35,8 @@ export default function Index() {
         <p className="eyebrow">Stickers · стикерпаки на заказ</p>
         <h1>Стикеры с вашими героями — за три дня</h1>
         <p className="lead">
-          Пришлите несколько фото — нарисуем набор стикеров для Telegram в едином стиле: свадьба, команда, питомец или
-          праздник. Первые эскизы покажем бесплатно.
+          Пришлите несколько фото — нарисуем набор стикеров для Telegram в едином стиле: свадьба, команда, питомец или праздник. Первые
+          эскизы покажем бесплатно.
         </p>
         <ul className="points">
           <li>
