@@ -242,7 +242,7 @@ describe('checks before delivery', () => {
 });
 
 describe('loader', () => {
-  it('hands the form a fresh request id and a signed start time; the sent cookie shows the sent screen', async () => {
+  it('hands the form a fresh request id and a signed start time; the sent cookie shows the sent screen', () => {
     const fresh = loader({ request: new Request('http://landing.test/'), context: {}, params: {} }) as any;
     expect(fresh.data.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(fresh.data.sent).toBe(false);
