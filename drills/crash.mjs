@@ -77,7 +77,7 @@ async function client() {
         if (before !== undefined && before !== lead_number)
           violations.push(`request_id ${lead.request_id} got lead numbers ${before} and ${lead_number}`);
         acks.set(lead.request_id, lead_number);
-        await sleep(100); // a steady load, not a flood: the outbox publishes 10 cards per pass, as the seed says
+        await sleep(100); // a steady load, not a flood: the outbox publishes 10 cards per pass (docs/requirements.md §4.1)
         break;
       } catch {
         retries += 1; // the server is down or was killed mid-request: retry the same request, as the landing does

@@ -2,7 +2,7 @@
 // `npm run drill:outage`: Telegram answers 5xx for 2 hours, then hangs for 1 hour, then gives 429s for 30 minutes —
 // on a simulated clock (the outbox runs on the server's own code, in-process; time moves 2 s per tick). Afterwards:
 // every card is delivered exactly once, the "cards are not published" alert came at most once per 30 simulated
-// minutes, and every retry followed the seed's schedule. Prints the counts; exits 1 when a rule is broken.
+// minutes, and every retry followed docs/requirements.md §4.2. Prints the counts; exits 1 when a rule is broken.
 import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,9 +13,8 @@ require('reflect-metadata');
 const { Test } = require('@nestjs/testing');
 const { startSandbox } = require('../sandbox/dist/index.js');
 const { AppModule } = require('../server/dist/app.module.js');
-const { Clock } = require('../server/dist/clock/clock.js');
+const { Clock, SCHEDULED_JOBS } = require('../server/dist/clock/clock.js');
 const { loadServerConfig } = require('../server/dist/config/config.js');
-const { SCHEDULED_JOBS } = require('../server/dist/outbox/outbox.scheduler.js');
 const { BOT_POLLING } = require('../server/dist/bot/bot.launcher.js');
 const { OutboxService } = require('../server/dist/outbox/outbox.service.js');
 const { LeadsService } = require('../server/dist/leads/leads.service.js');
@@ -162,7 +161,7 @@ for (const [leadId, list] of byLead) {
     failures += 1;
     if (b.kind === 'publish_deferred' || list.slice(0, i).some((e) => e.kind === 'publish_deferred')) continue;
     const want = RETRY_DELAYS_MS[Math.min(failures, RETRY_DELAYS_MS.length) - 1];
-    // An attempt that came due during flood control waits with the whole batch (the seed's rule): not a schedule gap.
+    // An attempt that came due during flood control waits with the whole batch (docs/requirements.md §4.3): not a schedule gap.
     if (a.at + want >= floodStart) continue;
     const got = b.at - a.at;
     checkedGaps += 1;

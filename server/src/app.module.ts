@@ -1,43 +1,42 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ScheduleModule } from '@nestjs/schedule';
-import { ClockModule } from './clock/clock';
+import { BotModule } from './bot/bot.module';
+import { ClockModule } from './clock/clock.module';
 import { ConfigModule } from './config/config.module';
 import type { ServerConfig } from './config/config';
 import { DatabaseModule } from './database/database.module';
+import { HousekeepingModule } from './housekeeping/housekeeping.module';
 import { LeadsModule } from './leads/leads.module';
+import { ObservabilityModule } from './observability/observability.module';
 import { OutboxModule } from './outbox/outbox.module';
-import { SCHEDULED_JOBS } from './outbox/outbox.scheduler';
-import { BotModule } from './bot/bot.module';
-import { BOT_POLLING } from './bot/bot.launcher';
-import { OperationsModule } from './operations.module';
-import { ObservabilityCoreModule, ObservabilityModule } from './observability/observability.module';
 import { TelegramModule } from './telegram/telegram.module';
+import { TraceModule } from './trace/trace.module';
 
+/**
+ * The app: the app-wide modules (config, clock, database), then the features that face the outside — HTTP doors,
+ * interval jobs, the bot. Every other feature module comes in through the imports of these.
+ */
 @Module({})
 export class AppModule {
   static register(config: ServerConfig): DynamicModule {
     return {
       module: AppModule,
-      global: true,
       imports: [
         ConfigModule.register(config),
         ClockModule,
         ScheduleModule.forRoot(),
+        EventEmitterModule.forRoot(),
         DatabaseModule,
-        ObservabilityCoreModule,
-        TelegramModule,
+        TelegramModule.forRoot(config),
         LeadsModule,
+        TraceModule,
         OutboxModule,
-        OperationsModule,
+        HousekeepingModule,
         ObservabilityModule,
-        // Without a token there is no bot: leads are stored, cards wait (CONTRACT section 2).
+        // Without a token there is no bot: leads are stored, cards wait (docs/requirements.md §10.1).
         ...(config.telegram.token ? [BotModule] : []),
       ],
-      providers: [
-        { provide: SCHEDULED_JOBS, useValue: true },
-        { provide: BOT_POLLING, useValue: true },
-      ],
-      exports: [SCHEDULED_JOBS, BOT_POLLING],
     };
   }
 }

@@ -9,7 +9,9 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { backupDatabase } from './database/backup';
 import type { Database } from './database/schema';
-import { formatTrace, readTrace } from './trace/trace.repository';
+import { TraceRepository } from './repositories/trace.repository';
+import { formatTrace } from './trace/trace-format';
+import { TraceService } from './trace/trace.service';
 
 const USAGE = ['usage: npm run leads -- trace <request_id | lead number> [--json]', '       npm run leads -- backup <file>'].join('\n');
 
@@ -21,7 +23,7 @@ async function trace(path: string, key: string, json: boolean): Promise<number> 
   const database = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   try {
-    const result = await readTrace(db, key);
+    const result = await new TraceService(new TraceRepository(db)).read(key);
     console.log(json ? JSON.stringify(result, null, 2) : formatTrace(result));
     return result.found ? 0 : 1;
   } finally {

@@ -84,7 +84,7 @@ const headers = fc.record(
 );
 
 describe('fuzz POST /leads', () => {
-  it('answers every input with a contract status, stores only valid leads, names only real fields', async () => {
+  it('answers every input with a status of requirements §1.2, stores only valid leads, names only real fields', async () => {
     const seen = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(bodyBytes, headers, async (body, hdrs) => {

@@ -7,12 +7,12 @@ import { DEFAULT_CHATS, TelegramSandbox } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/app';
-import { Clock } from '../src/clock/clock';
+import { Clock, SCHEDULED_JOBS } from '../src/clock/clock';
 import { loadServerConfig, type ServerConfig } from '../src/config/config';
 import { DatabaseHandle } from '../src/database/database.module';
 import { OutboxService } from '../src/outbox/outbox.service';
-import { SCHEDULED_JOBS } from '../src/outbox/outbox.scheduler';
 import { BOT_POLLING } from '../src/bot/bot.launcher';
+import { AlertsService } from '../src/alerts/alerts.service';
 
 export const SECRET = 'test-secret-0123456789abcdef';
 export const SALT = 'test-salt-for-ip-hashes';
@@ -203,4 +203,14 @@ export function sandboxSuite(prepare?: (sandbox: TelegramSandbox) => void) {
     return current;
   };
   return { tmp, sandbox, start };
+}
+
+/**
+ * Watches every alert the app decides on from now: the returned function waits until each decision is made and says
+ * what it came to (`sent`, `throttled`, `failed`, …). Tests count alerts after that, never after a sleep.
+ */
+export function watchAlerts(server: { app: INestApplication }): () => Promise<{ key: string; result: string }[]> {
+  const spy = jest.spyOn(server.app.get(AlertsService), 'sendThrottled');
+  return async () =>
+    Promise.all(spy.mock.calls.map(async ([key], i) => ({ key, result: await (spy.mock.results[i].value as Promise<string>) })));
 }

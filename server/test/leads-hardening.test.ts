@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
 import { WriteHealth } from '../src/database/write-health';
 import { Metrics } from '../src/observability/metrics';
-import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
+import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite, watchAlerts } from './harness';
 
 const MIN = 60_000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -44,8 +44,10 @@ describe('wrong-secret lockout alert', () => {
     expect(alert.text).not.toContain('127.0.0.1');
 
     // During the lockout: a 6th wrong secret and the right one are both refused, and alert nobody.
+    const alerts = watchAlerts(server);
     expect(await postLead(server, lead(), { [SECRET_HEADER]: 'wrong-6' })).toMatchObject({ status: 429, body: { why: 'secret' } });
     expect((await postLead(server, lead())).status).toBe(429);
+    expect(await alerts()).toEqual([]);
     expect(count("select count(*) as n from alert_throttles where key like 'secret_lockout:%'")).toBe(1);
     expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
 

@@ -3,7 +3,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { JsonLogger } from '../src/observability/json-logger';
-import { formatTrace, NOT_IN_DATABASE } from '../src/trace/trace.repository';
+import { formatTrace } from '../src/trace/trace-format';
+import { NOT_IN_DATABASE } from '../src/trace/trace.service';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
@@ -213,7 +214,7 @@ describe('metrics', () => {
 });
 
 describe('OpenAPI', () => {
-  it('documents POST /leads with every status of CONTRACT section 3', async () => {
+  it('documents POST /leads with every status of requirements §1.2', async () => {
     await boot();
     const doc = (await get('/openapi.json')).body;
     const post = doc.paths['/leads'].post;

@@ -5,14 +5,13 @@
  */
 import { join } from 'node:path';
 import Database, { SqliteError } from 'better-sqlite3';
-import { AlertsService } from '../src/alerts/alerts.service';
 import { MINIMAL_CARD_NOTE } from '../src/cards/card.renderer';
 import { CardService } from '../src/cards/card.service';
 import type { Lead } from '../src/database/schema';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
-import { OutboxRepository } from '../src/outbox/outbox.repository';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, type TestServer, sandboxSuite } from './harness';
+import { LeadsRepository } from '../src/repositories/leads.repository';
+import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, type TestServer, sandboxSuite, watchAlerts } from './harness';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -72,13 +71,6 @@ function refuseWritesOnceSandboxHas(when: () => boolean): void {
   sandbox.state.on('change', listener);
 }
 
-/** Alerts sent through AlertsService, with what each came to once its (not awaited) promise settles. */
-function watchAlerts() {
-  const spy = jest.spyOn(server.app.get(AlertsService), 'sendThrottled');
-  return async () =>
-    Promise.all(spy.mock.calls.map(async ([key], i) => ({ key, result: await (spy.mock.results[i].value as Promise<string>) })));
-}
-
 beforeEach(() => {
   clock = new FakeClock();
 });
@@ -90,7 +82,7 @@ afterEach(() => {
 describe('a message Telegram took is never sent again because the database did not record it', () => {
   it('writes refused after the send: one card over many ticks, passes back off 5 s, 15 s, 60 s, the sent id recorded later', async () => {
     await boot();
-    const record = jest.spyOn(server.app.get(OutboxRepository), 'markPublished');
+    const record = jest.spyOn(server.app.get(LeadsRepository), 'markPublished');
     refuseWritesOnceSandboxHas(() => cards().length > 0);
     const sentAt = clock.now();
     const id = await submit();
@@ -129,7 +121,7 @@ describe('a message Telegram took is never sent again because the database did n
     // page, and marking a lead published rewrites its row in place. So the repository throws SQLite's own error for
     // two calls, as it does when the disk is full.
     const full = () => new SqliteError('database or disk is full', 'SQLITE_FULL');
-    const record = jest.spyOn(server.app.get(OutboxRepository), 'markPublished');
+    const record = jest.spyOn(server.app.get(LeadsRepository), 'markPublished');
     record.mockRejectedValueOnce(full()).mockRejectedValueOnce(full());
     const first = await submit();
     expect(cardsOf(first)).toHaveLength(1);
@@ -193,7 +185,7 @@ describe('a card Telegram refuses as too long', () => {
 
   it('goes out in the minimal form (number, status, buttons, the note) with one alert', async () => {
     await boot();
-    const alerts = watchAlerts();
+    const alerts = watchAlerts(server);
     refuse('sendMessage', 'Bad Request: message is too long');
     const id = await submit({ name: 'Очень Длинное Имя' });
     const [card] = cardsOf(id);
@@ -214,7 +206,7 @@ describe('a card Telegram refuses as too long', () => {
 
   it('HTML refused, then the plain text refused as too long: the minimal card, and only its alert', async () => {
     await boot();
-    const alerts = watchAlerts();
+    const alerts = watchAlerts(server);
     refuse('sendMessage', "Bad Request: can't parse entities: Unsupported start tag");
     refuse('sendMessage', 'Bad Request: message is too long');
     const id = await submit();
@@ -224,7 +216,7 @@ describe('a card Telegram refuses as too long', () => {
 
   it('a rewrite refused as too long (status change) becomes the minimal card with working buttons; still one alert per lead', async () => {
     await boot();
-    const alerts = watchAlerts();
+    const alerts = watchAlerts(server);
     const id = await submit();
     const [card] = cardsOf(id);
     setStatus(id, 'in_progress');

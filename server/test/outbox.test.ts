@@ -1,9 +1,9 @@
 /**
  * The outbox publishing real cards through telegraf to the Telegram sandbox over loopback, with a fake clock.
- * Seed: "Branch 1" loop, "Branch 3", "Outbox retry schedule"; CONTRACT sections 6 and 7.
+ * docs/requirements.md §4.1 (passes), §4.2 (retry schedule), §4.3 (flood control), §4.6 (repeats), §4.8–§4.9 (the card).
  */
 import { join } from 'node:path';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
+import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, waitFor, type TestServer, sandboxSuite, watchAlerts } from './harness';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -36,6 +36,10 @@ const sqlite = () => server.db.sqlite;
 
 beforeEach(() => {
   clock = new FakeClock();
+});
+
+afterEach(() => {
+  jest.restoreAllMocks();
 });
 
 describe('publishing a card', () => {
@@ -153,6 +157,7 @@ describe('retry schedule', () => {
 
   it('follows 5 s, 15 s, 60 s, 5 min, then 15 min, with one admin alert per 30 min from the 5th failure', async () => {
     await boot();
+    const alerts = watchAlerts(server);
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 100, chat_id: LEADS_CHAT });
     const id = await submit();
     const delays = [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN, 15 * MIN, 15 * MIN, 15 * MIN];
@@ -165,8 +170,13 @@ describe('retry schedule', () => {
     const row = sqlite().prepare('select publish_attempts, next_attempt_at from leads where id = ?').get(id) as any;
     expect(row.publish_attempts).toBe(8);
     expect(row.next_attempt_at).toBe(clock.now() + 15 * MIN);
-    await waitFor(() => sandbox.messages(ADMIN_CHAT).length >= 2, 3000, 'two alerts');
     // Failures 5..8 happened over 45 min: one alert at the 5th, one 30 min later (the 7th).
+    expect((await alerts()).map((a) => `${a.key} ${a.result}`)).toEqual([
+      'publish_failing sent',
+      'publish_failing throttled',
+      'publish_failing sent',
+      'publish_failing throttled',
+    ]);
     expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes('Карточки не публикуются'))).toHaveLength(2);
   });
 
@@ -185,17 +195,25 @@ describe('retry schedule', () => {
   it('the publish alert throttle survives a restart', async () => {
     const dbPath = join(tmp.dir, `outbox-${++n}.sqlite`);
     await boot({}, dbPath);
+    let alerts = watchAlerts(server);
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 100, chat_id: LEADS_CHAT });
     await submit();
     for (const d of [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN]) await tickAt(d);
-    await waitFor(() => sandbox.messages(ADMIN_CHAT).length === 1, 3000, 'the first alert');
+    expect(await alerts()).toEqual([{ key: 'publish_failing', result: 'sent' }]);
+    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
     await server.close();
     await boot({}, dbPath);
+    alerts = watchAlerts(server);
     await tickAt(15 * MIN);
-    await new Promise((r) => setTimeout(r, 100));
+    // Waits for the decision instead of sleeping: a throttle lost in the restart would come to 'sent', a second alert.
+    expect(await alerts()).toEqual([{ key: 'publish_failing', result: 'throttled' }]);
     expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
     await tickAt(15 * MIN);
-    await waitFor(() => sandbox.messages(ADMIN_CHAT).length === 2, 3000, 'the alert 30 min later');
+    expect(await alerts()).toEqual([
+      { key: 'publish_failing', result: 'throttled' },
+      { key: 'publish_failing', result: 'sent' },
+    ]);
+    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(2);
   });
 });
 
@@ -236,15 +254,23 @@ describe('flood control and batches', () => {
   });
 
   it('a tick that takes longer than the interval is not re-entered', async () => {
-    await boot({ TELEGRAM_TIMEOUT_MS: '1500' });
+    await boot({ TELEGRAM_TIMEOUT_MS: '5000' });
     sandbox.inject({ method: 'sendMessage', kind: 'hang', chat_id: LEADS_CHAT });
-    await postLead(server, lead());
+    const id = (await postLead(server, lead())).body.lead_number as number;
+    // The pass started by the commit is inside Telegram: its sendMessage hangs.
+    await waitFor(() => sandbox.callsOf('sendMessage').length === 1, 5000, 'the hanging sendMessage');
     const first = server.outbox.tick();
     const second = server.outbox.tick();
     expect(second).toBe(first);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
+    // The hang ends in a 502; once the pass is over, a second pass run meanwhile would have sent the still-due lead again.
+    sandbox.releaseHanging();
     await first;
+    await server.outbox.whenIdle();
+    expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
+    expect(sqlite().prepare('select publish_attempts, last_error from leads where id = ?').get(id)).toEqual({
+      publish_attempts: 1,
+      last_error: expect.stringContaining('502'),
+    });
   });
 
   it('with the interval running, a lead stored while publishing was off is published by the interval', async () => {
@@ -377,7 +403,7 @@ describe('unpublished leads report', () => {
     const a = await submit();
     clock.advance(SEC);
     const b = await submit();
-    const { OutboxRepository } = await import('../src/outbox/outbox.repository');
+    const { LeadsRepository: OutboxRepository } = await import('../src/repositories/leads.repository');
     const list = await server.app.get(OutboxRepository).listUnpublished(50);
     expect(list.map((l) => l.id)).toEqual([a, b]);
     expect(list.map((l) => l.id)).not.toContain(published);

@@ -1,6 +1,7 @@
 /** The Telegram sandbox is as strict as Telegram where it matters, so tests against it mean something. */
 import { BOT_USER, DEFAULT_USER, startSandbox, type SandboxUser, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import { Telegraf } from 'telegraf';
+import { waitFor } from './harness';
 
 let sandbox: TelegramSandbox;
 const CHAT = -1001000000001;
@@ -147,9 +148,15 @@ describe('Telegram sandbox', () => {
     });
     expect((await call('sendMessage', { chat_id: CHAT, text: 'x' })).status).toBe(502);
     sandbox.inject({ method: 'getMe', kind: 'hang' });
-    const hanging = call('getMe', {});
-    const raced = await Promise.race([hanging.then(() => 'answered'), new Promise((r) => setTimeout(() => r('hanging'), 200))]);
-    expect(raced).toBe('hanging');
+    let answered = false;
+    const hanging = call('getMe', {}).then((res) => {
+      answered = true;
+      return res;
+    });
+    // The call has reached the sandbox and is held: nothing has answered it before the release.
+    await waitFor(() => sandbox.callsOf('getMe').length === 1, 5000, 'the held getMe');
+    await call('getChat', { chat_id: CHAT });
+    expect(answered).toBe(false);
     sandbox.releaseHanging();
     expect((await hanging).status).toBe(502);
     expect((await call('sendMessage', { chat_id: CHAT, text: 'x' })).status).toBe(200);

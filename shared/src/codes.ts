@@ -1,4 +1,4 @@
-/** Error codes on the wire (CONTRACT sections 3 and 4). Both sides import these; never spell them inline. */
+/** Error codes on the wire (docs/requirements.md §1.2, §2.2). Both sides import these; never spell them inline. */
 
 export const LEAD_FIELDS = ['name', 'telegram', 'phone', 'date', 'guests', 'comment'] as const;
 export type LeadField = (typeof LEAD_FIELDS)[number];
@@ -26,6 +26,6 @@ export const API_ERRORS = {
 } as const;
 export type ApiErrorCode = (typeof API_ERRORS)[keyof typeof API_ERRORS];
 
-/** Why a 429 was given (CONTRACT section 3). */
+/** Why a 429 was given (docs/requirements.md §1.2, §3). */
 export const RATE_LIMIT_REASONS = ['secret', 'visitor', 'hourly'] as const;
 export type RateLimitReason = (typeof RATE_LIMIT_REASONS)[number];

@@ -1,5 +1,5 @@
 /**
- * The field rules of CONTRACT section 4, in one place for the landing (browser and action) and the server.
+ * The field rules of docs/requirements.md §2, in one place for the landing (browser and action) and the server.
  * Every value is trimmed and normalised first; the normalised value is the one that is checked and stored.
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * IP address rules for `client_ip` (CONTRACT section 4: "optional, IPv4 or IPv6").
+ * IP address rules for `client_ip` (docs/requirements.md §2.2: optional, IPv4 or IPv6) and proxy hops (§12.1).
  * Written without `node:net` so the browser bundle can use it too.
  */
 

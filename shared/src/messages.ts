@@ -1,7 +1,7 @@
 import type { FieldErrorCode, LeadField } from './codes.js';
 import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX, NAME_MIN } from './limits.js';
 
-/** Russian texts shown next to a field for each error code (CONTRACT section 9: "in Russian, from the shared codes"). */
+/** Russian texts shown next to a field for each error code (docs/requirements.md §2.3). */
 export const FIELD_ERROR_TEXT: Record<LeadField, Partial<Record<FieldErrorCode, string>>> = {
   name: {
     required: 'Укажите имя',

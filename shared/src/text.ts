@@ -3,7 +3,7 @@
 const segmenter: { segment(s: string): Iterable<unknown> } | null =
   typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
 
-/** CONTRACT section 4: "Lengths count characters as a person sees them (an emoji is one)". */
+/** Lengths count characters as a person sees them, an emoji is one (docs/requirements.md §2.2). */
 export function visibleLength(value: string): number {
   if (!segmenter) return Array.from(value).length;
   let n = 0;

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
-import { AlertThrottlesRepository } from './alert-throttles.repository';
+import { MetricsModule } from '../observability/metrics.module';
+import { RepositoriesModule } from '../repositories/repositories.module';
+import { TelegramModule } from '../telegram/telegram.module';
 import { AlertsService } from './alerts.service';
 
-@Module({ providers: [AlertsService, AlertThrottlesRepository], exports: [AlertsService] })
+@Module({ imports: [RepositoriesModule, TelegramModule, MetricsModule], providers: [AlertsService], exports: [AlertsService] })
 export class AlertsModule {}

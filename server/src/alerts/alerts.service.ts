@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { TELEGRAM_API, type TelegramApi } from '../telegram/telegram-api.token';
+import { TelegramGateway } from '../telegram/telegram.gateway';
 import { Metrics } from '../observability/metrics';
-import { AlertThrottlesRepository } from './alert-throttles.repository';
+import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
 
@@ -15,7 +15,7 @@ export class AlertsService {
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    @Inject(TELEGRAM_API) private readonly telegram: TelegramApi,
+    private readonly telegram: TelegramGateway,
     private readonly throttles: AlertThrottlesRepository,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
@@ -27,21 +27,27 @@ export class AlertsService {
       const { claimed, previous } = await this.throttles.claim(key, this.clock.now(), intervalMs);
       if (!claimed) return 'throttled';
       const chat = this.config.telegram.adminChatId;
-      if (!this.telegram || !chat) {
+      if (!this.telegram.available || !chat) {
         this.logger.warn({ msg: `alert ${key} not sent (no TELEGRAM_BOT_TOKEN or ADMIN_CHAT_ID)`, alert: key, text });
         return 'no_target';
       }
-      try {
-        await this.telegram.sendMessage(chat, text);
+      // Through the gateway: a hanging Telegram is cut off after TELEGRAM_TIMEOUT_MS instead of holding the caller.
+      const sent = await this.telegram.send({ chatId: chat, text, html: false });
+      if (sent.ok) {
         this.metrics.inc('alerts_sent_total', { kind: key.split(':')[0] });
         this.logger.log({ msg: `alert ${key} sent`, alert: key });
         return 'sent';
-      } catch (err) {
-        // Give the throttle back so the next occurrence can try again.
-        await this.throttles.release(key, previous);
-        this.logger.error({ msg: `alert ${key} failed`, alert: key, error: err instanceof Error ? err.message : String(err) });
-        return 'failed';
       }
+      // Give the throttle back so the next occurrence can try again.
+      await this.throttles.release(key, previous);
+      this.logger.error({
+        msg: `alert ${key} failed`,
+        alert: key,
+        error: sent.description,
+        kind: sent.kind,
+        ...(sent.kind === 'flood' ? { retry_after_sec: sent.retryAfterSec } : {}),
+      });
+      return 'failed';
     } catch (err) {
       this.logger.error({ msg: `alert ${key} failed`, alert: key, error: err instanceof Error ? err.message : String(err) });
       return 'failed';

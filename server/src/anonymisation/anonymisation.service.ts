@@ -1,13 +1,14 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Clock } from '../clock/clock';
-import { DatabaseHandle } from '../database/database.module';
-import { checkpointTruncate } from '../database/database';
 import { OutboxService } from '../outbox/outbox.service';
-import { AnonymisationRepository, type AnonymiseResult } from './anonymisation.repository';
+import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
+import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository, type AnonymiseResult } from '../repositories/leads.repository';
+import { Transactor } from '../repositories/transactor';
 
 const CHECKPOINT_RETRY_MS = 1000;
 
-/** CONTRACT section 8: anonymisation erases personal fields, rewrites the card, keeps the lead for statistics. */
+/** docs/requirements.md §7.4: anonymisation erases personal fields, rewrites the card, keeps the lead for statistics. */
 @Injectable()
 export class AnonymisationService implements OnApplicationShutdown {
   private readonly logger = new Logger('Anonymisation');
@@ -15,14 +16,16 @@ export class AnonymisationService implements OnApplicationShutdown {
   private checkpointRetry: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly repo: AnonymisationRepository,
-    private readonly database: DatabaseHandle,
+    private readonly leads: LeadsRepository,
+    private readonly events: LeadEventsRepository,
+    private readonly transactor: Transactor,
+    private readonly maintenance: DatabaseMaintenanceRepository,
     private readonly outbox: OutboxService,
     private readonly clock: Clock,
   ) {}
 
   async forget(leadId: number): Promise<AnonymiseResult> {
-    const result = await this.repo.anonymise(leadId, this.clock.now());
+    const result = await this.anonymise(leadId);
     if (result === 'done') {
       this.afterErase();
       this.logger.log({ msg: 'lead anonymised', lead_number: leadId, reason: 'stickers_forget' });
@@ -36,9 +39,9 @@ export class AnonymisationService implements OnApplicationShutdown {
     const cutoff = this.clock.now() - retentionDays * 24 * 60 * 60 * 1000;
     let total = 0;
     for (;;) {
-      const ids = await this.repo.expired(cutoff, 100);
+      const ids = await this.leads.expired(cutoff, 100);
       if (ids.length === 0) break;
-      for (const id of ids) if ((await this.repo.anonymise(id, this.clock.now())) === 'done') total += 1;
+      for (const id of ids) if ((await this.anonymise(id)) === 'done') total += 1;
     }
     if (total > 0) {
       this.afterErase();
@@ -48,17 +51,27 @@ export class AnonymisationService implements OnApplicationShutdown {
     return total;
   }
 
+  /** The erase and the lead's `anonymised` event commit together: the trace shows an erase exactly when it happened. */
+  private anonymise(leadId: number): Promise<AnonymiseResult> {
+    const now = this.clock.now();
+    return this.transactor.run(async (trx) => {
+      const result = await this.leads.anonymise(leadId, now, trx);
+      if (result === 'done') await this.events.record(leadId, 'anonymised', now, 'personal fields erased', null, trx);
+      return result;
+    });
+  }
+
   /**
    * Old page images in the WAL still hold the erased values until a truncating checkpoint. A reader (an online
    * backup, another process) can hold it off: then it is tried again every second until it goes through, so the
    * values never outlive the reader.
    */
   private afterErase(): void {
-    if (this.database.isClosed || checkpointTruncate(this.database.sqlite)) return;
+    if (this.maintenance.isClosed || this.maintenance.checkpointTruncate()) return;
     if (this.checkpointRetry) return;
     this.logger.warn({ msg: 'checkpoint after anonymisation held off by a reader; trying again every second' });
     this.checkpointRetry = setInterval(() => {
-      if (this.database.isClosed || !checkpointTruncate(this.database.sqlite)) return;
+      if (this.maintenance.isClosed || !this.maintenance.checkpointTruncate()) return;
       this.stopRetry();
       this.logger.log({ msg: 'checkpoint after anonymisation done' });
     }, CHECKPOINT_RETRY_MS);

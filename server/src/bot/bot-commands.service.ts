@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
+import { LeadsChatService } from '../chats/leads-chat.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { OutboxService } from '../outbox/outbox.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
@@ -38,12 +38,12 @@ export class BotCommandsService {
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly reports: ReportsService,
     private readonly anonymisation: AnonymisationService,
-    private readonly outbox: OutboxService,
+    private readonly chats: LeadsChatService,
     private readonly telegram: TelegramGateway,
   ) {}
 
   async run(call: CommandCall): Promise<string> {
-    const allowed = [await this.outbox.leadsChatId(), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
+    const allowed = [await this.chats.leadsChatId(), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
     if (!allowed.includes(call.chatId)) return COMMAND_ANSWERS.wrongChat;
     switch (call.command) {
       case 'stickers_new':
@@ -79,7 +79,7 @@ export class BotCommandsService {
   private async mayForget(userId: number): Promise<string | null> {
     const managers = this.config.telegram.managerIds;
     if (managers) return managers.includes(userId) ? null : COMMAND_ANSWERS.notManager;
-    const leadsChat = await this.outbox.leadsChatId();
+    const leadsChat = await this.chats.leadsChatId();
     // The configuration requires the leads group when a bot runs; without one there is nobody to be its administrator.
     if (!leadsChat) return COMMAND_ANSWERS.notAdmin;
     const member = await this.telegram.getChatMember(leadsChat, userId);

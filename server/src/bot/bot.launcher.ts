@@ -1,65 +1,96 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectBot } from 'nestjs-telegraf';
-import type { Telegraf } from 'telegraf';
+import { TelegramGateway, type UpdateKind } from '../telegram/telegram.gateway';
 import { BOT_COMMANDS } from './bot-commands.service';
 
 /** False where updates are fed by hand (or no bot should poll); long polling otherwise. */
 export const BOT_POLLING = Symbol('BotPolling');
-const RELAUNCH_MS = 5000;
+/** How long after a failed start (or an end of polling) the next try comes; tests shorten it. */
+export const BOT_RETRY_MS = Symbol('BotRetryMs');
+export const BOT_RETRY_DEFAULT_MS = 5000;
+/**
+ * telegraf reports a launch before its first getUpdates; a conflict (409) or a revoked token (401) ends the launch at
+ * once. A launch that still polls this long after is counted as polling, so a lasting fault logs nothing per try.
+ */
+const POLLING_CONFIRM_MS = 1000;
+const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /**
- * Starts long polling ourselves instead of letting nestjs-telegraf do it: its launch is neither awaited nor caught,
- * so a Telegram that is down at start would crash the process. Here a failed launch is logged and retried, and
- * the leads API keeps storing leads meanwhile.
+ * Starts long polling (nestjs-telegraf's own launch is neither awaited nor caught, so a Telegram that is down at start
+ * would crash the process). A failed start, or polling that fails later, is tried again every BOT_RETRY_MS while the
+ * leads API keeps storing leads. Logged once per change between polling and failing, not per try.
  */
 @Injectable()
 export class BotLauncher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Bot');
   private stopping = false;
   private retry: NodeJS.Timeout | null = null;
+  private state: 'starting' | 'polling' | 'failing' = 'starting';
+  private failedTries = 0;
+  private commandsRegistered = false;
 
   constructor(
-    @InjectBot() private readonly bot: Telegraf,
+    private readonly telegram: TelegramGateway,
     @Inject(BOT_POLLING) private readonly polling: boolean,
+    @Inject(BOT_RETRY_MS) private readonly retryMs: number,
   ) {
-    // nestjs-telegraf stops the bot at shutdown; telegraf throws "Bot is not running!" if it never started.
-    // (Telegraf keeps the polling loop in a private field; it is set once polling has started.)
-    const stop = bot.stop.bind(bot);
-    bot.stop = (reason?: string) => {
-      if ((bot as unknown as { polling?: unknown }).polling !== undefined) stop(reason);
-    };
-    bot.catch((err) => this.logger.error(`update failed: ${err instanceof Error ? err.message : String(err)}`));
+    telegram.onUpdateError((err) => this.logger.error(`update failed: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   onApplicationBootstrap(): void {
     if (this.polling) this.launch();
   }
 
-  /**
-   * telegraf's own launch() does getMe, deleteWebhook, then starts polling; a shutdown between those steps would
-   * leave a bot polling after the app closed. The same steps here, with a check for shutdown before polling starts.
-   */
   private launch(): void {
-    const run = async () => {
-      this.bot.botInfo ??= await this.bot.telegram.getMe();
-      await this.bot.telegram.deleteWebhook({ drop_pending_updates: false });
-      if (this.stopping) return;
-      this.logger.log(`polling for updates as @${this.bot.botInfo.username}`);
-      this.bot.telegram.setMyCommands([...BOT_COMMANDS]).catch((err: unknown) => this.logger.warn(`setMyCommands failed: ${String(err)}`));
-      const polling = this.bot as unknown as { startPolling(allowed: string[]): Promise<void> };
-      await polling.startPolling(['message', 'callback_query']);
-    };
-    run().catch((err: unknown) => {
-      if (this.stopping) return;
-      this.logger.warn(`bot polling stopped: ${err instanceof Error ? err.message : String(err)}; retrying in ${RELAUNCH_MS / 1000} s`);
-      this.retry = setTimeout(() => this.launch(), RELAUNCH_MS);
-      this.retry.unref();
+    this.retry = null;
+    let confirm: NodeJS.Timeout | null = null;
+    const run = this.telegram.poll(UPDATES, (username) => {
+      this.registerCommands();
+      confirm = setTimeout(() => this.polled(username), POLLING_CONFIRM_MS);
+      confirm.unref();
+    });
+    void run.then((result) => {
+      if (confirm) clearTimeout(confirm);
+      // ok: polling was stopped, by this shutdown or by nestjs-telegraf's.
+      if (this.stopping || result.ok) return;
+      this.failed(result.description);
+    });
+  }
+
+  private polled(username: string): void {
+    if (this.state === 'polling') return;
+    const after = this.state === 'failing' ? ` after ${this.failedTries} failed ${this.failedTries === 1 ? 'try' : 'tries'}` : '';
+    this.state = 'polling';
+    this.failedTries = 0;
+    this.logger.log(`polling for updates as @${username}${after}`);
+  }
+
+  private failed(error: string): void {
+    this.failedTries += 1;
+    if (this.state !== 'failing') {
+      this.state = 'failing';
+      this.logger.warn(`bot polling failed: ${error}; trying again every ${this.retryMs / 1000} s`);
+    } else {
+      this.logger.debug(`bot polling failed again: ${error}`);
+    }
+    this.retry = setTimeout(() => this.launch(), this.retryMs);
+    this.retry.unref();
+  }
+
+  /** At the first launch, and at the next one while it fails; a failure is only logged (commands work without the menu). */
+  private registerCommands(): void {
+    if (this.commandsRegistered) return;
+    this.commandsRegistered = true;
+    void this.telegram.setMyCommands(BOT_COMMANDS).then((result) => {
+      if (!result.ok) {
+        this.commandsRegistered = false;
+        this.logger.warn(`setMyCommands failed: ${result.description}`);
+      }
     });
   }
 
   onApplicationShutdown(): void {
     this.stopping = true;
     if (this.retry) clearTimeout(this.retry);
-    this.bot.stop('shutdown');
+    this.telegram.stopPolling();
   }
 }

@@ -1,30 +1,26 @@
 import { Module } from '@nestjs/common';
-import { TelegrafModule } from 'nestjs-telegraf';
-import { SERVER_CONFIG } from '../config/config.module';
-import type { ServerConfig } from '../config/config';
+import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
-import { OperationsModule } from '../operations.module';
 import { OutboxModule } from '../outbox/outbox.module';
-import { telegrafApiRoot } from '../telegram/telegram-api.token';
+import { ReportsModule } from '../reports/reports.module';
+import { TelegramModule } from '../telegram/telegram.module';
 import { BotCommandsService } from './bot-commands.service';
-import { BotLauncher } from './bot.launcher';
+import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS, BotLauncher } from './bot.launcher';
 import { LeadsBotUpdate } from './leads-bot.update';
 
-/** The Telegram bot: card buttons and commands. Only in the app when TELEGRAM_BOT_TOKEN is set. */
+/**
+ * The Telegram bot: card buttons and commands, and the launcher of its long polling. Only in the app when
+ * TELEGRAM_BOT_TOKEN is set; the bot itself (telegraf's, one per app) comes from TelegramModule.forRoot.
+ */
 @Module({
-  imports: [
-    TelegrafModule.forRootAsync({
-      inject: [SERVER_CONFIG],
-      useFactory: (config: ServerConfig) => ({
-        token: config.telegram.token!,
-        options: { telegram: { apiRoot: telegrafApiRoot(config.telegram.apiRoot) } },
-        launchOptions: false,
-      }),
-    }),
-    LeadStatusModule,
-    OperationsModule,
-    OutboxModule,
+  imports: [TelegramModule, LeadStatusModule, AnonymisationModule, ReportsModule, OutboxModule],
+  // True in production; tests that feed updates by hand override it.
+  providers: [
+    LeadsBotUpdate,
+    BotCommandsService,
+    BotLauncher,
+    { provide: BOT_POLLING, useValue: true },
+    { provide: BOT_RETRY_MS, useValue: BOT_RETRY_DEFAULT_MS },
   ],
-  providers: [LeadsBotUpdate, BotCommandsService, BotLauncher],
 })
 export class BotModule {}

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Update } from 'nestjs-telegraf';
-import type { Context } from 'telegraf';
 import { LeadStatusService } from '../lead-status/lead-status.service';
+import type { BotContext } from '../telegram/telegraf';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, type BotCommand } from './bot-commands.service';
 
@@ -22,7 +22,7 @@ export class LeadsBotUpdate {
   ) {}
 
   @On('callback_query')
-  async onButton(@Ctx() ctx: Context): Promise<void> {
+  async onButton(@Ctx() ctx: BotContext): Promise<void> {
     const query = ctx.callbackQuery!;
     const data = 'data' in query ? query.data : '';
     // A press from an inline message has no message: it is no card of ours, and the service refuses it by its chat.
@@ -34,21 +34,21 @@ export class LeadsBotUpdate {
   }
 
   @Command('stickers_new')
-  onNew(@Ctx() ctx: Context) {
+  onNew(@Ctx() ctx: BotContext) {
     return this.command(ctx, 'stickers_new');
   }
 
   @Command('stickers_stats')
-  onStats(@Ctx() ctx: Context) {
+  onStats(@Ctx() ctx: BotContext) {
     return this.command(ctx, 'stickers_stats');
   }
 
   @Command('stickers_forget')
-  onForget(@Ctx() ctx: Context) {
+  onForget(@Ctx() ctx: BotContext) {
     return this.command(ctx, 'stickers_forget');
   }
 
-  private async command(ctx: Context, command: BotCommand): Promise<void> {
+  private async command(ctx: BotContext, command: BotCommand): Promise<void> {
     const text = ctx.message && 'text' in ctx.message ? ctx.message.text : '';
     const args = text.replace(/^\/\S+\s*/, '');
     const chatId = String(ctx.chat?.id ?? '');

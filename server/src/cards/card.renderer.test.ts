@@ -30,7 +30,7 @@ const lead: CardLead = {
 };
 const options = { pii: true, timezone: 'Europe/Moscow' };
 
-describe('renderCard (CONTRACT section 6)', () => {
+describe('renderCard (requirements §4.8, §4.9)', () => {
   it('starts with the header and shows the time in LEADS_TIMEZONE', () => {
     const { plain } = renderCard(lead, [], options);
     expect(plain.split('\n').slice(0, 2)).toEqual(['🆕 Заявка #42', '🕒 29.11.2026 12:00']);

@@ -43,7 +43,7 @@ export interface Card {
   keyboard: InlineKeyboard;
 }
 
-/** CONTRACT section 6: "up to 3 repeat blocks newest first". */
+/** Up to 3 repeat blocks, newest first (docs/requirements.md §4.8). */
 export const CARD_REPEATS = 3;
 const PII_FIELDS: LeadField[] = ['name', 'telegram', 'phone', 'comment'];
 const FIELD_ORDER: LeadField[] = ['name', 'telegram', 'phone', 'date', 'guests', 'comment'];
@@ -234,7 +234,7 @@ function fit(draft: Draft, max: number): { html: string; plain: string } | null 
 }
 
 /**
- * The card of CONTRACT section 6: header, fields, status line, up to 3 repeat blocks, status buttons. For any
+ * The card of docs/requirements.md §4.8–§4.9: header, fields, status line, up to 3 repeat blocks, status buttons. For any
  * input its text stays within Telegram's 4096 UTF-16 units (see `renderCardWithin`).
  */
 export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardOptions): Card {

@@ -1,6 +1,6 @@
 import type { LeadStatus } from '../database/schema';
 
-/** CONTRACT section 6: how each status is shown and which status each of its card buttons sets. */
+/** How each status is shown and which status each of its card buttons sets (docs/requirements.md §5.1, §5.2). */
 export const STATUS_LABEL: Record<LeadStatus, string> = {
   new: '🆕 Новая',
   in_progress: '🛠 В работе',

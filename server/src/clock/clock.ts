@@ -1,4 +1,4 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 
 /** The time source. Every rule with a window or a delay reads it, so tests can move time instead of sleeping. */
 @Injectable()
@@ -8,6 +8,8 @@ export class Clock {
   }
 }
 
-@Global()
-@Module({ providers: [Clock], exports: [Clock] })
-export class ClockModule {}
+/**
+ * Whether interval-driven work (the outbox pass, housekeeping) runs by itself. False where the clock is moved by
+ * hand (tests, the outage drill): nothing runs on an interval and the caller ticks.
+ */
+export const SCHEDULED_JOBS = Symbol('ScheduledJobs');

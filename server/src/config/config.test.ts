@@ -12,7 +12,7 @@ function problems(env: Record<string, string>): string[] {
   return [];
 }
 
-describe('server configuration (CONTRACT section 2)', () => {
+describe('server configuration (requirements §10.1)', () => {
   it('has the documented defaults', () => {
     const c = loadServerConfig(base);
     expect(c).toMatchObject({

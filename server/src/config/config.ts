@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 
 /**
- * Server configuration from environment variables (CONTRACT section 2).
+ * Server configuration from environment variables (docs/requirements.md §10.1).
  * Bad configuration fails at start with one line per problem, never later at the first request.
  */
 

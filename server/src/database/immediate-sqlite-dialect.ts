@@ -53,7 +53,7 @@ export async function whileBusy<T>(work: () => T | Promise<T>, policy: BusyPolic
 /**
  * Kysely's SQLite driver opens transactions with a plain `begin`, which takes the write lock only at the first
  * write: a second writer can slip in between our reads and writes. Every transaction here is `begin immediate`,
- * as the seed's `db.lead_submit` requires (STACK.md, "BEGIN IMMEDIATE through Kysely").
+ * as the submit decision requires (docs/requirements.md §1.5).
  *
  * A locked database (SQLITE_BUSY) is waited for asynchronously: `begin immediate` and every statement outside a
  * transaction are tried again by `whileBusy`. A statement inside a transaction is not (the transaction already holds

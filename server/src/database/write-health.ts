@@ -10,8 +10,8 @@ export interface WriteFailure {
   code: string;
 }
 
-/** Error codes that mean storage cannot take writes (as opposed to a constraint or a bug). */
-const STORAGE_CODES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL)/;
+/** Error codes that mean storage cannot take writes (as opposed to a constraint or a bug); DatabaseGoneError's too. */
+const STORAGE_CODES = /^(SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL)|DATABASE_FILE_GONE)/;
 
 /** True when an error says the database cannot be written right now (disk full, file gone, locked, I/O). */
 export function isStorageError(err: unknown): boolean {

@@ -1,6 +1,6 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { SCHEDULED_JOBS } from '../outbox/outbox.scheduler';
+import { SCHEDULED_JOBS } from '../clock/clock';
 import { HousekeepingService } from './housekeeping.service';
 
 /** Thin: runs housekeeping once a minute; a run never overlaps the previous one. */

@@ -4,11 +4,12 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { SECRET_FAILURE_WINDOW_MS } from '../leads/secret-lockout';
-import { RateEventsRepository } from '../rate-limits/rate-events.repository';
+import { JobRunsRepository } from '../repositories/job-runs.repository';
+import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
+import { RateEventsRepository } from '../repositories/rate-events.repository';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
-import { LeadEventsRepository } from '../trace/lead-events.repository';
-import { HousekeepingRepository } from './housekeeping.repository';
 
 const HOUR = 60 * 60 * 1000;
 
@@ -37,14 +38,15 @@ export interface HousekeepingReport {
   pruned: number;
 }
 
-/** CONTRACT section 8, once a minute: reminders, the daily digest, retention, pruning. Each job is idempotent. */
+/** docs/requirements.md §7, once a minute: reminders, the daily digest, retention, pruning. Each job is idempotent. */
 @Injectable()
 export class HousekeepingService {
   private readonly logger = new Logger('Housekeeping');
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly repo: HousekeepingRepository,
+    private readonly leads: LeadsRepository,
+    private readonly jobRuns: JobRunsRepository,
     private readonly rateEvents: RateEventsRepository,
     private readonly anonymisation: AnonymisationService,
     private readonly reports: ReportsService,
@@ -76,8 +78,8 @@ export class HousekeepingService {
   async remind(): Promise<number> {
     const { remindAfterMin } = this.config.housekeeping;
     let sent = 0;
-    for (const lead of await this.repo.dueReminders(this.clock.now() - remindAfterMin * 60_000, 20)) {
-      if (!(await this.repo.claimReminder(lead.id, this.clock.now()))) continue;
+    for (const lead of await this.leads.dueReminders(this.clock.now() - remindAfterMin * 60_000, 20)) {
+      if (!(await this.leads.claimReminder(lead.id, this.clock.now()))) continue;
       const result = await this.telegram.send({
         chatId: lead.chat_id!,
         text: `⏰ Заявка #${lead.id} ждёт ответа больше ${remindAfterMin} мин. Возьмите её в работу.`,
@@ -88,7 +90,7 @@ export class HousekeepingService {
         sent += 1;
         await this.events.record(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min`);
       } else {
-        await this.repo.releaseReminder(lead.id);
+        await this.leads.releaseReminder(lead.id);
         this.logger.warn({ msg: 'reminder not sent; next minute tries again', lead_number: lead.id, error: result.description });
         if (result.kind === 'flood') break;
       }
@@ -103,10 +105,10 @@ export class HousekeepingService {
     const { date, minutes } = localClock(this.clock.now(), this.config.timezone);
     if (minutes < this.config.housekeeping.digestAtMin) return false;
     const key = `digest:${date}`;
-    if (!(await this.repo.claimRun(key, this.clock.now()))) return false;
+    if (!(await this.jobRuns.claimRun(key, this.clock.now()))) return false;
     const result = await this.telegram.send({ chatId: chat, text: await this.reports.digest(), html: false });
     if (!result.ok) {
-      await this.repo.releaseRun(key);
+      await this.jobRuns.releaseRun(key);
       this.logger.warn({ msg: 'digest not sent; next minute tries again', error: result.description });
       return false;
     }

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { OutboxModule } from '../outbox/outbox.module';
-import { LeadStatusRepository } from './lead-status.repository';
+import { RepositoriesModule } from '../repositories/repositories.module';
 import { LeadStatusService } from './lead-status.service';
 
 @Module({
-  imports: [OutboxModule],
-  providers: [LeadStatusService, LeadStatusRepository],
-  exports: [LeadStatusService, LeadStatusRepository],
+  imports: [RepositoriesModule, OutboxModule],
+  providers: [LeadStatusService],
+  exports: [LeadStatusService],
 })
 export class LeadStatusModule {}

@@ -1,11 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { STATUS_CALLBACK, STATUS_LABEL, isLeadStatus, isTransition } from '../cards/lead-statuses';
+import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { OutboxRepository } from '../outbox/outbox.repository';
 import { OutboxService, type CardRefresh } from '../outbox/outbox.service';
-import { LeadStatusRepository } from './lead-status.repository';
+import { LeadStatusChangesRepository } from '../repositories/lead-status-changes.repository';
+import { LeadsRepository, type StatusChange } from '../repositories/leads.repository';
+import { Transactor } from '../repositories/transactor';
 
 export interface ButtonPress {
   data: string;
@@ -33,22 +35,24 @@ function withCard(text: string, card: CardRefresh): string {
   return card === 'shown' ? text : `${text}. ${PRESS_ANSWERS.cardLater}`;
 }
 
-/** CONTRACT section 6: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
+/** docs/requirements.md §5.3: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
 @Injectable()
 export class LeadStatusService {
   private readonly logger = new Logger('LeadStatus');
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly statuses: LeadStatusRepository,
-    private readonly leads: OutboxRepository,
+    private readonly leads: LeadsRepository,
+    private readonly statusChanges: LeadStatusChangesRepository,
+    private readonly transactor: Transactor,
     private readonly outbox: OutboxService,
+    private readonly chats: LeadsChatService,
     private readonly clock: Clock,
   ) {}
 
   /** Decides a press and returns the text to answer the callback with. */
   async press(p: ButtonPress): Promise<string> {
-    if (p.chatId !== (await this.outbox.leadsChatId())) return PRESS_ANSWERS.foreignChat;
+    if (p.chatId !== (await this.chats.leadsChatId())) return PRESS_ANSWERS.foreignChat;
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(p.userId)) return PRESS_ANSWERS.notManager;
     const m = STATUS_CALLBACK.exec(p.data);
@@ -61,7 +65,7 @@ export class LeadStatusService {
     if (lead.chat_id !== p.chatId || lead.message_id !== p.messageId) return PRESS_ANSWERS.staleCard;
     if (lead.anonymised_at !== null) return PRESS_ANSWERS.anonymised;
 
-    const changed = await this.statuses.change({ leadId, from, to, userId: p.userId, userName: p.userName, at: this.clock.now() });
+    const changed = await this.change({ leadId, from, to, userId: p.userId, userName: p.userName, at: this.clock.now() });
     if (!changed) {
       const now = await this.leads.findLead(leadId);
       const who = now?.status_changed_by ? ` (${now.status_changed_by})` : '';
@@ -72,5 +76,14 @@ export class LeadStatusService {
     }
     this.logger.log({ msg: 'status changed', lead_number: leadId, request_id: lead.request_id, from, to, user_id: p.userId });
     return withCard(`Готово: ${STATUS_LABEL[to]}`, await this.outbox.refreshCard(leadId));
+  }
+
+  /** The compare-and-set and its history row commit together: false (and no row) when someone was first. */
+  private change(c: StatusChange): Promise<boolean> {
+    return this.transactor.run(async (trx) => {
+      if (!(await this.leads.changeStatus(c, trx))) return false;
+      await this.statusChanges.record(c, trx);
+      return true;
+    });
   }
 }

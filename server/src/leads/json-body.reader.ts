@@ -20,7 +20,7 @@ export class UploadAbortedError extends Error {
 
 /**
  * Reads `POST /leads` body as a JSON object, after the secret guard (so a wrong secret with a large body is a 401).
- * Seed: "Body larger than 16 KB → 413. Not a JSON object → 422". A declared Content-Length over the limit is
+ * docs/requirements.md §1.1 step 4: over the limit → 413, not a JSON object → 422. A declared Content-Length over the limit is
  * refused before a byte is read; a chunked body is refused as soon as it passes the limit, and the rest of the
  * upload is never buffered (read and discarded for a bounded time, then the connection is closed: linger.ts).
  */

@@ -1,6 +1,6 @@
 import { changedFields, retryAfterSeconds } from './lead-submission';
 
-describe('changedFields (CONTRACT section 5: a repeat keeps the fields that differ)', () => {
+describe('changedFields (requirements §1.4: a repeat keeps the fields that differ)', () => {
   const stored = { name: 'Анна', telegram: '@Anna_K', phone: '+79991234567', date: null, guests: '30', comment: 'свадьба' };
   it('keeps only differing, non-empty fields', () => {
     expect(

@@ -1,7 +1,7 @@
 import type { FieldErrors, LeadField, LeadFields, RateLimitReason } from '@stickers/shared';
 import { LEAD_FIELDS } from '@stickers/shared';
 
-/** What the submit decision came to; the controller maps each to CONTRACT section 3. */
+/** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
 export type SubmitOutcome =
   | { kind: 'invalid'; errors: FieldErrors }
   | { kind: 'created'; leadNumber: number }
@@ -16,7 +16,7 @@ export type LeadChanges = Partial<Record<LeadField, string>>;
 type StoredFields = { [K in LeadField]: string | null };
 
 /**
- * CONTRACT section 5: "A repeat row keeps the fields that differ from the lead as first stored."
+ * A repeat row keeps only the fields that differ from the lead as first stored (docs/requirements.md §1.4).
  * A field the repeat leaves empty is not a change (the visitor simply did not repeat it), and a username that
  * differs only in letter case is the same Telegram account.
  */

@@ -13,7 +13,7 @@ export function callerAddress(req: Request): string {
 }
 
 /**
- * Seed steps 1–3 of `POST /leads`, before the body is read: module off → 404; caller locked out after wrong
+ * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; caller locked out after wrong
  * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted.
  */
 @Injectable()

@@ -5,7 +5,7 @@ import type { LeadErrorBody } from '@stickers/shared';
 import { UploadAbortedError } from './json-body.reader';
 import { SubmitProblemsLog } from './submit-problems.log';
 
-/** An answer of CONTRACT section 3 that is not a success: its status, its exact body, and any headers. */
+/** An answer of docs/requirements.md §1.2 that is not a success: its status, its exact body, and any headers. */
 export class LeadsApiError extends Error {
   constructor(
     readonly status: number,
@@ -17,7 +17,7 @@ export class LeadsApiError extends Error {
 }
 
 /**
- * Writes a LeadsApiError as the contract's JSON body, so no Nest-shaped error ever reaches an integrator. An upload
+ * Writes a LeadsApiError as the API's JSON body (docs/requirements.md §1.2), so no Nest-shaped error reaches a caller. An upload
  * the client aborted has nobody to answer: it is counted and logged (throttled, warn), not reported as a 500.
  */
 @Catch(LeadsApiError, UploadAbortedError)

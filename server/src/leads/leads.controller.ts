@@ -7,7 +7,7 @@ import { LeadsAccessGuard, callerAddress } from './leads-access.guard';
 import { LeadsService } from './leads.service';
 import { Metrics } from '../observability/metrics';
 
-/** `POST /leads` (CONTRACT section 3): read the body, ask the service, map the outcome to status and body. */
+/** `POST /leads` (docs/requirements.md §1.2): read the body, ask the service, map the outcome to status and body. */
 @Controller('leads')
 @UseFilters(LeadsApiErrorFilter)
 export class LeadsController {

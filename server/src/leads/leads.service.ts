@@ -1,24 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { canonicalIp, REPEAT_WINDOW_MS, validateSubmission, type LeadSubmission } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { DatabaseGoneError } from '../database/database.module';
 import { isStorageError, WriteHealth } from '../database/write-health';
+import { LEAD_ACCEPTED, LeadAcceptedEvent } from './lead-accepted.event';
 import { changedFields, retryAfterSeconds, type SubmitOutcome } from './lead-submission';
-import { LeadSubmitRepository, type SubmitQueries } from './lead-submit.repository';
+import { LeadSubmitRepository, type SubmitQueries } from '../repositories/lead-submit.repository';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
 
 const HOUR_MS = 60 * 60 * 1000;
 export const HOURLY_LIMIT_ALERT = 'hourly_limit';
-
-/** Listeners told after a lead or repeat is committed (the outbox publishes at once instead of at the next tick). */
-export const LEAD_ACCEPTED_LISTENERS = Symbol('LeadAcceptedListeners');
-export interface LeadAcceptedListener {
-  leadAccepted(leadNumber: number): void;
-}
 
 export interface SubmitRequest {
   body: Record<string, unknown>;
@@ -28,11 +23,10 @@ export interface SubmitRequest {
   idempotencyKey?: string;
 }
 
-/** Seed steps 5–10 of `POST /leads`: fields, known request_id, limits, and the submit transaction. */
+/** Steps 5–10 of `POST /leads` (docs/requirements.md §1.1): fields, known request_id, limits, and the submit transaction. */
 @Injectable()
 export class LeadsService {
   private readonly logger = new Logger('Leads');
-  private readonly listeners: LeadAcceptedListener[] = [];
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
@@ -42,11 +36,8 @@ export class LeadsService {
     private readonly clock: Clock,
     private readonly writeHealth: WriteHealth,
     private readonly problems: SubmitProblemsLog,
+    private readonly events: EventEmitter2,
   ) {}
-
-  onLeadAccepted(listener: LeadAcceptedListener): void {
-    this.listeners.push(listener);
-  }
 
   async submit(request: SubmitRequest): Promise<SubmitOutcome> {
     const body = { ...request.body };
@@ -67,7 +58,7 @@ export class LeadsService {
       this.writeHealth.recordSuccess('submit');
     } catch (err) {
       // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
-      if (!(err instanceof DatabaseGoneError) && !isStorageError(err)) throw err;
+      if (!isStorageError(err)) throw err;
       this.writeHealth.recordFailure('submit', err, this.clock.now());
       this.problems.submitRefused((err as { code: string }).code, lead.request_id);
       return { kind: 'unavailable' };
@@ -76,7 +67,7 @@ export class LeadsService {
     return outcome;
   }
 
-  /** Seed's `db.lead_submit`, with the limit checks inside the same BEGIN IMMEDIATE so that races cannot pass them. */
+  /** Step 10 (docs/requirements.md §1.1), with the limit checks inside the same BEGIN IMMEDIATE so that races cannot pass them. */
   private decide(q: SubmitQueries, lead: LeadSubmission, ipHash: string, now: number): SubmitOutcome {
     // Known request_id first: a landing retry is never throttled.
     const known = q.findRequest(lead.request_id);
@@ -127,7 +118,8 @@ export class LeadsService {
           request_id: requestId,
           lead_number: outcome.leadNumber,
         });
-        for (const l of this.listeners) l.leadAccepted(outcome.leadNumber);
+        // After the commit: the outbox publishes at once instead of at its next interval.
+        this.events.emit(LEAD_ACCEPTED, new LeadAcceptedEvent(outcome.leadNumber, requestId, outcome.kind === 'repeat'));
         break;
       case 'duplicate':
         this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: outcome.leadNumber });
@@ -135,7 +127,7 @@ export class LeadsService {
       case 'limited':
         this.logger.warn({ msg: 'rate limited', request_id: requestId, why: outcome.why });
         if (outcome.why === 'hourly') {
-          // Seed: "429 (why: hourly) and an admin alert, at most once per hour". Not awaited: the answer does not wait.
+          // docs/requirements.md §3.2: 429 (why: hourly) and an admin alert, at most once an hour. Not awaited: the answer does not wait.
           void this.alerts.sendThrottled(
             HOURLY_LIMIT_ALERT,
             HOUR_MS,

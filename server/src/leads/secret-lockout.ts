@@ -1,10 +1,10 @@
 import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
-import { RateEventsRepository } from '../rate-limits/rate-events.repository';
+import { RateEventsRepository } from '../repositories/rate-events.repository';
 import { retryAfterSeconds } from './lead-submission';
 
-/** Seed: "5 wrong-secret attempts in 10 minutes" lock the caller out. */
+/** docs/requirements.md §3.3: 5 wrong-secret attempts in 10 minutes lock the caller out. */
 export const SECRET_FAILURE_LIMIT = 5;
 export const SECRET_FAILURE_WINDOW_MS = 10 * 60 * 1000;
 

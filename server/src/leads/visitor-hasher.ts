@@ -4,8 +4,8 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 
 /**
- * The only place that sees a raw IP address. Seed: "`ip_hash` = HMAC-SHA256 with LEADS_IP_SALT. The raw IP is not
- * stored." The wrong-secret lockout keys on the caller's address the same way, in its own namespace.
+ * The only place that sees a raw IP address: `ip_hash` is HMAC-SHA256 keyed with LEADS_IP_SALT, the raw IP is never
+ * stored (docs/requirements.md §1.5). The wrong-secret lockout keys on the caller's address the same way, in its own namespace.
  */
 @Injectable()
 export class VisitorHasher {
@@ -19,7 +19,7 @@ export class VisitorHasher {
     return createHmac('sha256', this.config.leads.ipSalt).update(`caller:${ip}`).digest('hex');
   }
 
-  /** Seed: the secret header is "compared with hmac.compare_digest". Digests first, so lengths never leak. */
+  /** The secret is compared in constant time (docs/requirements.md §1.1 step 3). Digests first, so lengths never leak. */
   secretMatches(given: string | undefined): boolean {
     if (given === undefined) return false;
     const a = createHash('sha256').update(given).digest();

@@ -20,7 +20,7 @@ function key(name: string, labels: Labels): string {
 
 /**
  * In-process counters in the Prometheus text format. Small on purpose: a handful of counters needs no client
- * library. Gauges that live in the database (outbox backlog) are read at scrape time by the metrics controller.
+ * library. Gauges that live in the database (outbox backlog) are read at scrape time by MetricsService.
  */
 @Injectable()
 export class Metrics {

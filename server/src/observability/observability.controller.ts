@@ -1,8 +1,6 @@
 import { Controller, Get, Header, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { OutboxRepository } from '../outbox/outbox.repository';
-import { Clock } from '../clock/clock';
-import { Metrics } from './metrics';
+import { MetricsService } from './metrics.service';
 import { openApiDocument } from './openapi.document';
 import { ReadinessService } from './readiness.service';
 
@@ -11,9 +9,7 @@ import { ReadinessService } from './readiness.service';
 export class ObservabilityController {
   constructor(
     private readonly readiness: ReadinessService,
-    private readonly metrics: Metrics,
-    private readonly outbox: OutboxRepository,
-    private readonly clock: Clock,
+    private readonly metrics: MetricsService,
   ) {}
 
   @Get('health')
@@ -29,14 +25,8 @@ export class ObservabilityController {
 
   @Get('metrics')
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
-  async prometheus(): Promise<string> {
-    const pending = await this.outbox.countUnpublished();
-    const oldest = await this.outbox.oldestUnpublishedAt();
-    const age = oldest === null ? 0 : Math.max(0, (this.clock.now() - oldest) / 1000);
-    return this.metrics.render({
-      outbox_pending: ['Leads without a card', pending],
-      outbox_oldest_age_seconds: ['Age of the oldest lead without a card', age],
-    });
+  prometheus(): Promise<string> {
+    return this.metrics.render();
   }
 
   @Get('openapi.json')

@@ -1,17 +1,20 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { OutboxModule } from '../outbox/outbox.module';
-import { LeadEventsRepository } from '../trace/lead-events.repository';
-import { Metrics } from './metrics';
+import { RepositoriesModule } from '../repositories/repositories.module';
+import { TelegramModule } from '../telegram/telegram.module';
+import { GracefulShutdown } from './graceful-shutdown';
+import { MetricsModule } from './metrics.module';
+import { MetricsService } from './metrics.service';
 import { ObservabilityController } from './observability.controller';
 import { ReadinessService } from './readiness.service';
-import { GracefulShutdown } from './graceful-shutdown';
 
-@Global()
+/**
+ * The ops doors (health, readiness, metrics, the API document) and the graceful shutdown. The counters registry is
+ * MetricsModule, apart, because the modules that count (leads, outbox, alerts) are below this one.
+ */
 @Module({
-  providers: [Metrics, LeadEventsRepository],
-  exports: [Metrics, LeadEventsRepository],
+  imports: [RepositoriesModule, OutboxModule, MetricsModule, TelegramModule],
+  controllers: [ObservabilityController],
+  providers: [ReadinessService, MetricsService, GracefulShutdown],
 })
-export class ObservabilityCoreModule {}
-
-@Module({ imports: [OutboxModule], controllers: [ObservabilityController], providers: [ReadinessService, GracefulShutdown] })
 export class ObservabilityModule {}

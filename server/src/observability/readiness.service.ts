@@ -2,12 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { DatabaseHandle } from '../database/database.module';
-import { migrationsCurrent } from '../database/database';
 import { isStorageError, WriteHealth } from '../database/write-health';
-import { OutboxRepository } from '../outbox/outbox.repository';
 import { OutboxService } from '../outbox/outbox.service';
-import { SettingsRepository } from '../settings/settings.repository';
+import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
+import { SettingsRepository } from '../repositories/settings.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
 export interface Check {
@@ -54,9 +53,9 @@ export class ReadinessService {
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly database: DatabaseHandle,
+    private readonly database: DatabaseMaintenanceRepository,
     private readonly telegram: TelegramGateway,
-    private readonly outboxRepo: OutboxRepository,
+    private readonly leads: LeadsRepository,
     private readonly outbox: OutboxService,
     private readonly writeHealth: WriteHealth,
     private readonly settings: SettingsRepository,
@@ -150,14 +149,14 @@ export class ReadinessService {
   }
 
   private async checkMigrations(): Promise<Outcome> {
-    const current = await migrationsCurrent(this.database.db);
+    const current = await this.database.migrationsCurrent();
     return { check: current ? { ok: true, detail: 'current' } : { ok: false, detail: 'pending migrations' } };
   }
 
   private async checkOutbox(): Promise<Outcome<OutboxCheck>> {
     const now = this.clock.now();
     const ageSec = (t: number | null) => (t === null ? null : Math.floor((now - t) / 1000));
-    const oldest = ageSec(await this.outboxRepo.oldestUnpublishedAt());
+    const oldest = ageSec(await this.leads.oldestUnpublishedAt());
     const lastCard = ageSec(await this.outbox.lastCardPublishedAt());
     const max = this.config.readyMaxOutboxAgeSec;
     const ages = { oldest_unpublished_age_sec: oldest, last_card_age_sec: lastCard };

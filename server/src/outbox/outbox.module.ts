@@ -1,15 +1,25 @@
 import { Module } from '@nestjs/common';
 import { AlertsModule } from '../alerts/alerts.module';
-import { CardService } from '../cards/card.service';
-import { LeadsModule } from '../leads/leads.module';
-import { SettingsRepository } from '../settings/settings.repository';
-import { OutboxRepository } from './outbox.repository';
+import { CardsModule } from '../cards/cards.module';
+import { ChatsModule } from '../chats/chats.module';
+import { MetricsModule } from '../observability/metrics.module';
+import { RepositoriesModule } from '../repositories/repositories.module';
+import { TelegramModule } from '../telegram/telegram.module';
+import { CardPublisher } from './card-publisher';
+import { CardRewriter } from './card-rewriter';
+import { OutboxAlerts } from './outbox-alerts';
+import { OutboxGate } from './outbox-gate';
 import { OutboxScheduler } from './outbox.scheduler';
 import { OutboxService } from './outbox.service';
+import { RepeatNotifier } from './repeat-notifier';
 
+/**
+ * docs/requirements.md §4. New leads are heard through the `lead.accepted` event, so this module does not import the
+ * leads feature. ChatsModule is passed on: whoever uses the outbox's cards asks it which chat is the leads group.
+ */
 @Module({
-  imports: [AlertsModule, LeadsModule],
-  providers: [OutboxService, OutboxRepository, OutboxScheduler, CardService, SettingsRepository],
-  exports: [OutboxService, OutboxRepository, CardService, SettingsRepository],
+  imports: [RepositoriesModule, AlertsModule, CardsModule, ChatsModule, MetricsModule, TelegramModule],
+  providers: [OutboxService, OutboxScheduler, OutboxGate, OutboxAlerts, CardPublisher, CardRewriter, RepeatNotifier],
+  exports: [OutboxService, ChatsModule],
 })
 export class OutboxModule {}

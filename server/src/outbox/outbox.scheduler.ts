@@ -1,12 +1,11 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LeadsService } from '../leads/leads.service';
+import { LEAD_ACCEPTED } from '../leads/lead-accepted.event';
 import { OutboxService } from './outbox.service';
-
-/** False in tests that drive time themselves: then nothing runs on an interval and the test calls tick(). */
-export const SCHEDULED_JOBS = Symbol('ScheduledJobs');
 
 /** Thin: runs the outbox every PUBLISH_INTERVAL_SEC and right after each accepted lead. */
 @Injectable()
@@ -17,12 +16,16 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
     private readonly outbox: OutboxService,
-    private readonly leads: LeadsService,
     private readonly registry: SchedulerRegistry,
   ) {}
 
+  /** Also where the clock is moved by hand (tests, drills): a committed lead is published without waiting for a tick. */
+  @OnEvent(LEAD_ACCEPTED)
+  leadAccepted(): void {
+    this.outbox.publishSoon();
+  }
+
   onApplicationBootstrap(): void {
-    this.leads.onLeadAccepted({ leadAccepted: () => this.outbox.publishSoon() });
     if (!this.scheduled) return;
     const interval = setInterval(() => void this.outbox.tick(), this.config.publishIntervalSec * 1000);
     this.registry.addInterval('outbox', interval);

@@ -1,12 +1,12 @@
 /**
- * Seed, "Outbox retry schedule": failure 1 → 5 s, 2 → 15 s, 3 → 60 s, 4 → 5 min, 5 and later → 15 min and an
+ * docs/requirements.md §4.2: failure 1 → 5 s, 2 → 15 s, 3 → 60 s, 4 → 5 min, 5 and later → 15 min and an
  * admin alert (at most once per 30 minutes). Repeat notifications use the same delays and give up after 5.
  */
 export const RETRY_DELAYS_MS = [5_000, 15_000, 60_000, 5 * 60_000, 15 * 60_000] as const;
 export const ALERT_AFTER_FAILURES = 5;
 export const PUBLISH_ALERT_INTERVAL_MS = 30 * 60_000;
 export const REPEAT_MAX_FAILURES = 5;
-/** Seed: "The loop takes up to 10 due leads per pass". */
+/** docs/requirements.md §4.1: a pass takes up to 10 due leads, 10 marked cards and 10 due repeats. */
 export const BATCH_SIZE = 10;
 
 /** The delay before the next attempt after the `failures`-th failure (1-based). */

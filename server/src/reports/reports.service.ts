@@ -6,8 +6,8 @@ import { Inject } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES } from '../database/schema';
-import { OutboxRepository } from '../outbox/outbox.repository';
-import { ReportsRepository } from './reports.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
+import { ReportsRepository } from '../repositories/reports.repository';
 
 const DAY = 24 * 60 * 60 * 1000;
 /** Lines per section of /stickers_new before "…and N more". */
@@ -27,7 +27,7 @@ export class ReportsService {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly reports: ReportsRepository,
-    private readonly outbox: OutboxRepository,
+    private readonly leads: LeadsRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -35,11 +35,11 @@ export class ReportsService {
     return formatTime(ms, this.config.timezone);
   }
 
-  /** CONTRACT section 8: leads without a card (last error, next attempt) and leads still new, oldest first. */
+  /** docs/requirements.md §6.2: leads without a card (last error, next attempt) and leads still new, oldest first. */
   async newLeads(): Promise<string> {
     const now = this.clock.now();
-    const unpublished = await this.outbox.listUnpublished(LIST_CAP + 1);
-    const unpublishedTotal = await this.outbox.countUnpublished();
+    const unpublished = await this.leads.listUnpublished(LIST_CAP + 1);
+    const unpublishedTotal = await this.leads.countUnpublished();
     const stillNew = await this.reports.stillNew(LIST_CAP + 1);
     const stillNewTotal = await this.reports.countStillNew();
     const lines: string[] = [];
@@ -79,7 +79,7 @@ export class ReportsService {
       for (const s of LEAD_STATUSES) lines.push(`${STATUS_LABEL[s]}: ${counts[s]}`);
       lines.push(`🔁 Повторных обращений: ${await this.reports.repeatsSince(now - days * DAY)}`);
     }
-    lines.push('', `📭 Без карточки сейчас: ${await this.outbox.countUnpublished()}`);
+    lines.push('', `📭 Без карточки сейчас: ${await this.leads.countUnpublished()}`);
     return lines.join('\n');
   }
 
@@ -92,7 +92,7 @@ export class ReportsService {
       `🗓 Сводка за сутки: заявок ${total}`,
       ...LEAD_STATUSES.map((s) => `${STATUS_LABEL[s]}: ${counts[s]}`),
       `🔁 Повторных обращений: ${await this.reports.repeatsSince(now - DAY)}`,
-      `📭 Без карточки сейчас: ${await this.outbox.countUnpublished()}`,
+      `📭 Без карточки сейчас: ${await this.leads.countUnpublished()}`,
       `🕒 Всё ещё «Новая»: ${await this.reports.countStillNew()}`,
     ].join('\n');
   }

@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { InjectBot } from 'nestjs-telegraf';
+import type { Telegraf, Telegram } from 'telegraf';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { InlineKeyboard } from '../cards/card.renderer';
-import { TELEGRAM_API, type TelegramApi } from './telegram-api.token';
 
 /**
  * What a Bot API call came to, as a value: the outbox decides on it (retry schedule, flood control, migration,
@@ -21,6 +22,8 @@ export type TelegramResult<T> =
   | { ok: false; kind: 'no_bot'; description: string };
 
 export type TelegramFailure = Exclude<TelegramResult<unknown>, { ok: true }>;
+
+const STOP_REPEAT_MS = 20;
 
 interface TelegramErrorLike {
   response?: { error_code?: number; description?: string; parameters?: { retry_after?: number; migrate_to_chat_id?: number } };
@@ -67,16 +70,65 @@ export interface OutgoingMessage {
   replyTo?: number;
 }
 
-/** The Bot API calls the outbox and the bot make, each with a timeout so a hanging Telegram cannot stall a tick. */
+/** The update kinds the bot asks getUpdates for. */
+export type UpdateKind = 'message' | 'callback_query';
+
+export interface BotCommandEntry {
+  command: string;
+  description: string;
+}
+
+type BotInfo = NonNullable<Telegraf['botInfo']>;
+
+function isNotRunning(err: unknown): boolean {
+  return err instanceof Error && err.message === 'Bot is not running!';
+}
+
+/**
+ * Every Bot API call of the app, each with a timeout so a hanging Telegram cannot stall a tick, a request or an alert.
+ * It wraps the one telegraf bot nestjs-telegraf creates (none without TELEGRAM_BOT_TOKEN: then `available` is false,
+ * leads are stored and publishing and alerts wait, docs/requirements.md §10.1), and starts and stops its long polling.
+ */
 @Injectable()
 export class TelegramGateway {
+  private readonly logger = new Logger('Telegram');
+  private readonly telegram: Telegram | null;
+  /** telegraf's own stop(), which throws "Bot is not running!" when nothing polls. */
+  private readonly stopBot: ((reason?: string) => void) | null = null;
+  /** The launch() in progress: it settles only when polling ends. */
+  private launched: Promise<void> | null = null;
+  private stopRequested = false;
+
   constructor(
-    @Inject(TELEGRAM_API) private readonly telegram: TelegramApi,
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-  ) {}
+    @Optional() @InjectBot() private readonly bot?: Telegraf,
+  ) {
+    this.telegram = bot?.telegram ?? null;
+    if (!bot) {
+      this.logger.warn('TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused');
+      return;
+    }
+    // nestjs-telegraf stops the bot at shutdown, and telegraf throws when it never polled (BOT_POLLING off, a
+    // launch that failed): that must not fail the app's close.
+    const stop = bot.stop.bind(bot);
+    this.stopBot = stop;
+    bot.stop = (reason?: string) => {
+      this.stopRequested = true;
+      try {
+        stop(reason);
+      } catch (err) {
+        if (!isNotRunning(err)) throw err;
+      }
+    };
+  }
 
   get available(): boolean {
     return this.telegram !== null;
+  }
+
+  /** The telegraf client every call goes through: the bot's own (tests check that the app has only this one). */
+  get client(): Telegram | null {
+    return this.telegram;
   }
 
   private async call<T>(method: string, payload: Record<string, unknown>): Promise<TelegramResult<T>> {
@@ -124,5 +176,66 @@ export class TelegramGateway {
 
   async getMe(): Promise<TelegramResult<{ username?: string }>> {
     return this.call('getMe', {});
+  }
+
+  async setMyCommands(commands: readonly BotCommandEntry[]): Promise<TelegramResult<unknown>> {
+    return this.call('setMyCommands', { commands });
+  }
+
+  /** Where a failing update handler is reported (telegraf's default sets a failure exit code and rethrows). */
+  onUpdateError(handler: (err: unknown) => void): void {
+    this.bot?.catch((err) => handler(err));
+  }
+
+  /**
+   * One run of long polling through telegraf's launch(). getMe goes first through `call` (the timeout; launch() then
+   * skips its own, and updates know the bot's name); `onLaunched` runs once it has answered, as launch() goes on to
+   * deleteWebhook and getUpdates. Resolves when polling ends: ok when it was stopped (`stopPolling`, or nestjs-telegraf
+   * at shutdown), else why it failed (getMe, deleteWebhook, or a getUpdates answer telegraf does not retry itself:
+   * 409 another instance polls, 401). Retrying is the caller's business.
+   */
+  async poll(updates: readonly UpdateKind[], onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
+    const bot = this.bot;
+    if (!bot) return { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' };
+    if (this.launched) throw new Error('already polling');
+    if (!bot.botInfo) {
+      const me = await this.call<BotInfo>('getMe', {});
+      if (!me.ok) return me;
+      bot.botInfo = me.value;
+    }
+    const { username } = bot.botInfo;
+    if (this.stopRequested) return { ok: true, value: undefined };
+    const launched = bot.launch({ allowedUpdates: [...updates], dropPendingUpdates: false }, () => onLaunched(username));
+    this.launched = launched;
+    try {
+      await launched;
+      return { ok: true, value: undefined };
+    } catch (err) {
+      return classifyTelegramError(err);
+    } finally {
+      this.launched = null;
+    }
+  }
+
+  /**
+   * Ends polling for good. launch() cannot be cancelled, and stop() reaches only the poller that exists: while
+   * launch() still waits for deleteWebhook, stop() refuses ("Bot is not running!") or stops the previous, finished
+   * poller. So stop() is repeated until that launch() has ended, and no bot polls after the app closed.
+   */
+  stopPolling(): void {
+    this.stopRequested = true;
+    const launched = this.launched;
+    if (!launched || !this.stopBot) return;
+    const stop = this.stopBot;
+    const again = () => {
+      if (this.launched !== launched) return;
+      try {
+        stop('shutdown');
+      } catch (err) {
+        if (!isNotRunning(err)) this.logger.error(`stopping the bot failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      setTimeout(again, STOP_REPEAT_MS).unref();
+    };
+    again();
   }
 }

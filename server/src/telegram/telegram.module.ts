@@ -1,27 +1,30 @@
-import { Global, Logger, Module } from '@nestjs/common';
-import { Telegram } from 'telegraf';
-import { SERVER_CONFIG } from '../config/config.module';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TelegrafModule } from 'nestjs-telegraf';
 import type { ServerConfig } from '../config/config';
-import { TELEGRAM_API, type TelegramApi, telegrafApiRoot } from './telegram-api.token';
+import { telegrafApiRoot } from './telegraf';
 import { TelegramGateway } from './telegram.gateway';
 
-@Global()
-@Module({
-  providers: [
-    {
-      provide: TELEGRAM_API,
-      inject: [SERVER_CONFIG],
-      useFactory: (config: ServerConfig): TelegramApi => {
-        const { token, apiRoot } = config.telegram;
-        if (!token) {
-          new Logger('Telegram').warn('TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused');
-          return null;
-        }
-        return new Telegram(token, { apiRoot: telegrafApiRoot(apiRoot) });
-      },
-    },
-    TelegramGateway,
-  ],
-  exports: [TELEGRAM_API, TelegramGateway],
-})
-export class TelegramModule {}
+/** forRoot's own module: were it TelegramModule itself, Nest would build a second module, and a second gateway. */
+@Module({})
+class TelegramRootModule {}
+
+/** The gateway, for every module that calls Telegram: imported where needed, one instance per app. */
+@Module({ providers: [TelegramGateway], exports: [TelegramGateway] })
+export class TelegramModule {
+  /**
+   * The root's import, once per app: the one telegraf bot, created by nestjs-telegraf when TELEGRAM_BOT_TOKEN is set
+   * (none without it: docs/requirements.md §10.1), and the gateway that wraps it. nestjs-telegraf does not launch
+   * it: BotLauncher starts polling, with its own retries.
+   */
+  static forRoot(config: ServerConfig): DynamicModule {
+    const { token, apiRoot } = config.telegram;
+    const bot = token
+      ? [
+          TelegrafModule.forRootAsync({
+            useFactory: () => ({ token, options: { telegram: { apiRoot: telegrafApiRoot(apiRoot) } }, launchOptions: false as const }),
+          }),
+        ]
+      : [];
+    return { module: TelegramRootModule, imports: [...bot, TelegramModule], exports: [TelegramModule] };
+  }
+}

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { Lead, LeadRepeat, RepeatOutcome } from '../database/schema';
+import type { Lead, LeadRepeat, LeadStatus, RepeatOutcome } from '../database/schema';
+import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
   id: number;
@@ -11,9 +13,30 @@ export interface UnpublishedLead {
   next_attempt_at: number;
 }
 
-/** Every query of the outbox: due leads and repeats, and what happened to each attempt. */
+/** A press decided by the lead-status service: the status goes from `from` to `to` if nobody was first. */
+export interface StatusChange {
+  leadId: number;
+  from: LeadStatus;
+  to: LeadStatus;
+  userId: number;
+  userName: string;
+  at: number;
+}
+
+/** The visitor's personal fields: erased on anonymisation. Date and guests stay for statistics. */
+export const PERSONAL_FIELDS = ['name', 'telegram', 'phone', 'comment'] as const;
+const KEPT_FIELDS = LEAD_FIELDS.filter((f) => !(PERSONAL_FIELDS as readonly string[]).includes(f));
+
+export type AnonymiseResult = 'done' | 'already' | 'unknown';
+
+/**
+ * Every query on `leads` and `lead_repeats`: the outbox's (due leads and repeats, what happened to each attempt), the
+ * status compare-and-set, reminders, anonymisation, and the backlog figures of reports, readiness and metrics. Three
+ * kinds live elsewhere on purpose: the submit decision (LeadSubmitRepository, prepared statements on the hot path),
+ * the reports' aggregations (ReportsRepository) and the trace's reads (TraceRepository).
+ */
 @Injectable()
-export class OutboxRepository {
+export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
   /** Leads without a card whose retry time has come, oldest lead first (cards appear in the order leads came). */
@@ -209,5 +232,117 @@ export class OutboxRepository {
       .where('published_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  /**
+   * Status compare-and-set: the status changes only if it is still `from` and the lead is not anonymised, and the
+   * card is marked for rewriting. False when someone was first. Takes the transaction that records the change in
+   * `lead_status_changes`, so that a status never changes without its history row (and no row claims a change).
+   */
+  async changeStatus(c: StatusChange, trx: Tx): Promise<boolean> {
+    const result = await trx
+      .updateTable('leads')
+      .set({
+        status: c.to,
+        status_changed_by: c.userName,
+        status_changed_at: c.at,
+        card_dirty_at: c.at,
+        card_refresh_attempts: 0,
+        card_refresh_next_at: c.at,
+      })
+      .where('id', '=', c.leadId)
+      .where('status', '=', c.from)
+      .where('anonymised_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Published cards still `new`, created before `cutoff`, never reminded. */
+  dueReminders(cutoff: number, limit: number) {
+    return this.db
+      .selectFrom('leads')
+      .select(['id', 'chat_id', 'message_id', 'created_at'])
+      .where('status', '=', 'new')
+      .where('published_at', 'is not', null)
+      .where('reminded_at', 'is', null)
+      .where('anonymised_at', 'is', null)
+      .where('created_at', '<=', cutoff)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Takes the one reminder of a lead; of two runs at once, one gets it. */
+  async claimReminder(leadId: number, now: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('leads')
+      .set({ reminded_at: now })
+      .where('id', '=', leadId)
+      .where('reminded_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async releaseReminder(leadId: number): Promise<void> {
+    await this.db.updateTable('leads').set({ reminded_at: null }).where('id', '=', leadId).execute();
+  }
+
+  /**
+   * Erases a lead's personal fields and ip_hash (and those of its repeats), keeps the lead for statistics, and
+   * marks the card for rewriting. Pending repeat notifications become handled: there is nothing left to show.
+   * Without `trx` it is a transaction of its own; the anonymisation service passes the one that also writes the
+   * lead's `anonymised` event, so the trace shows an erase exactly when it committed.
+   */
+  anonymise(leadId: number, now: number, trx?: Tx): Promise<AnonymiseResult> {
+    const erase = async (ex: LeadsDb): Promise<AnonymiseResult> => {
+      const lead = await ex.selectFrom('leads').select(['id', 'anonymised_at']).where('id', '=', leadId).executeTakeFirst();
+      if (!lead) return 'unknown';
+      if (lead.anonymised_at !== null) return 'already';
+      await ex
+        .updateTable('leads')
+        .set({
+          name: null,
+          telegram: null,
+          telegram_key: null,
+          phone: null,
+          comment: null,
+          ip_hash: null,
+          anonymised_at: now,
+          card_dirty_at: now,
+          card_refresh_attempts: 0,
+          card_refresh_next_at: now,
+        })
+        .where('id', '=', leadId)
+        .execute();
+      const repeats = await ex.selectFrom('lead_repeats').select(['id', 'changes', 'notified_at']).where('lead_id', '=', leadId).execute();
+      for (const r of repeats) {
+        const changes = JSON.parse(r.changes) as Record<string, string>;
+        const kept = Object.fromEntries(Object.entries(changes).filter(([k]) => (KEPT_FIELDS as string[]).includes(k)));
+        await ex
+          .updateTable('lead_repeats')
+          .set({
+            changes: JSON.stringify(kept),
+            ip_hash: null,
+            ...(r.notified_at === null ? { notified_at: now, notify_outcome: 'skipped' as const } : {}),
+          })
+          .where('id', '=', r.id)
+          .execute();
+      }
+      return 'done';
+    };
+    return trx ? erase(trx) : this.db.transaction().execute(erase);
+  }
+
+  /** Leads created before `cutoff` and not yet anonymised (retention). */
+  async expired(cutoff: number, limit: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('leads')
+      .select('id')
+      .where('created_at', '<', cutoff)
+      .where('anonymised_at', 'is', null)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   }
 }

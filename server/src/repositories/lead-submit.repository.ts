@@ -20,10 +20,10 @@ export interface SubmitQueries {
 }
 
 /**
- * The hot path of `POST /leads` as prepared better-sqlite3 statements in one synchronous `BEGIN IMMEDIATE`.
- * `npm run bench` showed the async query path costing more than the SQL itself (docs/performance.md). The
- * transaction is entered through Kysely's connection mutex, so it never runs inside an open Kysely transaction
- * (where better-sqlite3 would silently turn it into a savepoint, STACK.md).
+ * The hot path of `POST /leads` as prepared better-sqlite3 statements in one synchronous `BEGIN IMMEDIATE`
+ * (docs/requirements.md §1.1, steps 6–10). `npm run bench` showed the async query path costing more than the SQL
+ * itself (docs/performance.md). The transaction is entered through Kysely's connection mutex, so it never runs inside
+ * an open Kysely transaction (where better-sqlite3 would silently turn it into a savepoint, docs/performance.md).
  */
 @Injectable()
 export class LeadSubmitRepository {

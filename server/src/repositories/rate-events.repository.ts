@@ -20,8 +20,8 @@ export class RateEventsRepository {
    * The time until the window has room again, or null when it has room now. It reads at most `limit` rows
    * (the limit-th newest event in the window), never counts the whole window.
    */
-  async msUntilRoom(q: WindowQuery, ex: LeadsDb = this.db): Promise<number | null> {
-    const row = await ex
+  async msUntilRoom(q: WindowQuery): Promise<number | null> {
+    const row = await this.db
       .selectFrom('rate_events')
       .select('at')
       .where('kind', '=', q.kind)
@@ -34,18 +34,18 @@ export class RateEventsRepository {
     return row ? row.at + q.windowMs - q.now : null;
   }
 
-  async record(kind: RateEventKind, keyHash: string, at: number, ex: LeadsDb = this.db): Promise<void> {
-    await ex.insertInto('rate_events').values({ kind, key_hash: keyHash, at }).execute();
+  async record(kind: RateEventKind, keyHash: string, at: number): Promise<void> {
+    await this.db.insertInto('rate_events').values({ kind, key_hash: keyHash, at }).execute();
   }
 
   /** Events of a kind since `since` (to rebuild in-memory indexes at start). */
-  recent(kind: RateEventKind, since: number, ex: LeadsDb = this.db) {
-    return ex.selectFrom('rate_events').select(['key_hash', 'at']).where('kind', '=', kind).where('at', '>', since).execute();
+  recent(kind: RateEventKind, since: number) {
+    return this.db.selectFrom('rate_events').select(['key_hash', 'at']).where('kind', '=', kind).where('at', '>', since).execute();
   }
 
   /** Drops events older than any window can see (housekeeping). */
-  async pruneBefore(at: number, ex: LeadsDb = this.db): Promise<number> {
-    const result = await ex.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
+  async pruneBefore(at: number): Promise<number> {
+    const result = await this.db.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { AnonymisationModule } from '../anonymisation/anonymisation.module';
+import { RepositoriesModule } from '../repositories/repositories.module';
+import { ReportsModule } from '../reports/reports.module';
+import { TelegramModule } from '../telegram/telegram.module';
+import { HousekeepingScheduler } from './housekeeping.scheduler';
+import { HousekeepingService } from './housekeeping.service';
+
+/** The once-a-minute jobs: reminders, the daily digest, retention, pruning. */
+@Module({
+  imports: [RepositoriesModule, AnonymisationModule, ReportsModule, TelegramModule],
+  providers: [HousekeepingService, HousekeepingScheduler],
+})
+export class HousekeepingModule {}

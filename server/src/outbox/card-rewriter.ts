@@ -1,0 +1,114 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Card } from '../cards/card.renderer';
+import { CardService } from '../cards/card.service';
+import { LeadsChatService } from '../chats/leads-chat.service';
+import { Clock } from '../clock/clock';
+import type { Lead } from '../database/schema';
+import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
+import { TelegramGateway, type TelegramResult } from '../telegram/telegram.gateway';
+import { OutboxAlerts } from './outbox-alerts';
+import { OutboxGate } from './outbox-gate';
+import { BATCH_SIZE } from './retry-schedule';
+import { type EditCall, type EditStep, type MinimalCard, nextStep } from './telegram-answer.policy';
+
+/**
+ * What a card rewrite came to, for the caller: 'shown' when the card in Telegram now shows the lead as stored
+ * (edited, already showing it, or nothing to rewrite); 'later' when the outbox will try again (flood pause,
+ * failure, message gone, card not published yet).
+ */
+export type CardRefresh = 'shown' | 'later';
+
+/** An edit of a published card, as the answer policy reads it. */
+export interface CardEdit {
+  answer: TelegramResult<unknown>;
+  next: Exclude<EditStep, MinimalCard>;
+  /** Telegram's refusal of the full card when the minimal card took its place (docs/requirements.md §12.5), else null. */
+  minimal: string | null;
+}
+
+/**
+ * Rewrites published cards to show their lead as stored (docs/requirements.md §4.7): the cards marked by a status
+ * change or an anonymisation, on the retry schedule; and the edit itself, shared with the repeat notifications.
+ */
+@Injectable()
+export class CardRewriter {
+  private readonly logger = new Logger('Outbox');
+
+  constructor(
+    private readonly repo: LeadsRepository,
+    private readonly cards: CardService,
+    private readonly telegram: TelegramGateway,
+    private readonly chats: LeadsChatService,
+    private readonly alerts: OutboxAlerts,
+    private readonly events: LeadEventsRepository,
+    private readonly clock: Clock,
+    private readonly gate: OutboxGate,
+  ) {}
+
+  /**
+   * Edits a published card to `card`. When the policy says it is too long, the minimal card takes its place, so the
+   * status buttons keep working (§12.5). `failuresSoFar` counts what the edit is for: the card's or the repeat's.
+   */
+  async editCard(action: EditCall['action'], lead: Lead, card: Card, failuresSoFar: number): Promise<CardEdit> {
+    const full = await this.edit(lead, card);
+    const first = nextStep({ action, form: 'full' }, full, failuresSoFar);
+    if (first.step !== 'minimal_card') return { answer: full, next: first, minimal: null };
+    const refused = full.ok ? '' : full.description;
+    const answer = await this.edit(lead, this.cards.minimalCardFor(lead));
+    const next = nextStep({ action, form: 'minimal' }, answer, failuresSoFar);
+    if (next.step === 'success') {
+      this.logger.warn({ msg: 'card rewritten in minimal form: the full card is too long', lead_number: lead.id, error: refused });
+      this.alerts.minimalCard(lead.id, refused);
+    }
+    return { answer, next, minimal: refused };
+  }
+
+  private edit(lead: Lead, card: Card): Promise<TelegramResult<unknown>> {
+    // Every later rewrite of a card that went out as plain text stays plain (§4.4).
+    const html = lead.card_format !== 'plain';
+    return this.telegram.edit(lead.chat_id!, lead.message_id!, html ? card.html : card.plain, html, card.keyboard);
+  }
+
+  /** Up to 10 marked cards whose retry time has come; a flood pause ends the step. */
+  async rewriteDirty(): Promise<void> {
+    for (const { id } of await this.repo.dirtyCards(this.clock.now(), BATCH_SIZE)) {
+      if (this.gate.stopped || !this.gate.ready()) return;
+      if ((await this.rewrite(id)) === 'flood') return;
+    }
+  }
+
+  /** The card of `leadId` as the lead is now; a failure leaves the card marked for the next attempt. */
+  async rewrite(leadId: number): Promise<CardRefresh | 'flood'> {
+    const lead = await this.repo.findLead(leadId);
+    if (!lead) return 'later';
+    if (lead.card_dirty_at === null) return lead.published_at !== null ? 'shown' : 'later';
+    if (lead.chat_id === null || lead.message_id === null) return 'later';
+    if (!this.gate.ready()) return 'flood';
+    const card = this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
+    const { answer, next, minimal } = await this.editCard('rewrite', lead, card, lead.card_refresh_attempts);
+    const description = answer.ok ? '' : answer.description;
+    switch (next.step) {
+      case 'success': {
+        await this.repo.markCardRefreshed(lead.id, lead.card_dirty_at);
+        const anonymised = lead.anonymised_at !== null ? ', anonymised' : '';
+        const detail = `status ${lead.status}${anonymised}${minimal ? `; minimal card (${minimal})` : ''}`;
+        await this.events.record(lead.id, 'card_rewritten', this.clock.now(), detail);
+        return 'shown';
+      }
+      case 'flood_pause':
+        return this.gate.flood(next.pauseMs, description);
+      case 'republish':
+        await this.repo.republish(lead.id, this.clock.now(), description);
+        return 'later';
+      case 'follow_migration':
+        await this.chats.migrated(lead.chat_id, next.newChatId);
+        return 'later';
+      case 'retry':
+        await this.repo.markCardRefreshFailed(lead.id, next.failures, this.clock.now() + next.delayMs, description);
+        await this.events.record(lead.id, 'card_rewrite_failed', this.clock.now(), `attempt ${next.failures}: ${description}`);
+        this.logger.warn({ msg: 'card rewrite attempt failed', lead_number: lead.id, attempt: next.failures, error: description });
+        return 'later';
+    }
+  }
+}

@@ -1,0 +1,233 @@
+// Fast tier: the outbox's decisions with a fake Telegram and a hand-moved clock, on an in-memory SQLite through the real
+// repositories. No HTTP, no sandbox (docs/requirements.md §4.1–§4.3, §12.7).
+import { Logger } from '@nestjs/common';
+import { AlertsService } from '../alerts/alerts.service';
+import { CardService } from '../cards/card.service';
+import { LeadsChatService } from '../chats/leads-chat.service';
+import { Clock } from '../clock/clock';
+import { loadServerConfig } from '../config/config';
+import { type LeadsDb, migrateToLatest, openDatabase } from '../database/database';
+import { WriteHealth } from '../database/write-health';
+import { Metrics } from '../observability/metrics';
+import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
+import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
+import { SettingsRepository } from '../repositories/settings.repository';
+import type { OutgoingMessage, TelegramGateway, TelegramResult } from '../telegram/telegram.gateway';
+import { CardPublisher } from './card-publisher';
+import { CardRewriter } from './card-rewriter';
+import { OutboxAlerts } from './outbox-alerts';
+import { OutboxGate } from './outbox-gate';
+import { OutboxService } from './outbox.service';
+import { RepeatNotifier } from './repeat-notifier';
+
+const LEADS_CHAT = '-1001';
+const ADMIN_CHAT = '-1002';
+const SEC = 1000;
+const MIN = 60 * SEC;
+
+class HandClock extends Clock {
+  t = Date.UTC(2026, 10, 29, 9, 0, 0);
+  override now(): number {
+    return this.t;
+  }
+}
+
+type Answer = TelegramResult<{ message_id: number }>;
+
+/** Telegram as the outbox sees it: every call kept; the leads chat answers from a queue (then ok), the admin chat ok. */
+class FakeTelegram {
+  available = true;
+  readonly sends: OutgoingMessage[] = [];
+  readonly edits: { chatId: string; messageId: number; text: string }[] = [];
+  readonly answers: Answer[] = [];
+  private messageId = 100;
+
+  send(message: OutgoingMessage): Promise<Answer> {
+    this.sends.push(message);
+    const queued = message.chatId === ADMIN_CHAT ? undefined : this.answers.shift();
+    return Promise.resolve(queued ?? { ok: true, value: { message_id: ++this.messageId } });
+  }
+
+  edit(chatId: string, messageId: number, text: string): Promise<TelegramResult<unknown>> {
+    this.edits.push({ chatId, messageId, text });
+    return Promise.resolve({ ok: true, value: true });
+  }
+
+  cards(): OutgoingMessage[] {
+    return this.sends.filter((m) => m.chatId !== ADMIN_CHAT);
+  }
+
+  alerts(): string[] {
+    return this.sends.filter((m) => m.chatId === ADMIN_CHAT).map((m) => m.text);
+  }
+}
+
+const BAD_GATEWAY: Answer = { ok: false, kind: 'failed', description: '502: Bad Gateway' };
+
+/** Lets the alerts the outbox does not await reach the fake Telegram. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
+function build() {
+  const config = loadServerConfig({
+    LEADS_SECRET: 'a-long-enough-secret',
+    LEADS_IP_SALT: 'salt',
+    TELEGRAM_BOT_TOKEN: '123:abc',
+    LEADS_CHAT_ID: LEADS_CHAT,
+    ADMIN_CHAT_ID: ADMIN_CHAT,
+  });
+  const { db } = openDatabase(':memory:');
+  const clock = new HandClock();
+  const telegram = new FakeTelegram();
+  const gateway = telegram as unknown as TelegramGateway;
+  const metrics = new Metrics();
+  const leads = new LeadsRepository(db);
+  const events = new LeadEventsRepository(db);
+  const cards = new CardService(config);
+  const adminAlerts = new AlertsService(config, gateway, new AlertThrottlesRepository(db), clock, metrics);
+  const alerts = new OutboxAlerts(adminAlerts);
+  const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock);
+  const gate = new OutboxGate(gateway, clock, metrics);
+  const publisher = new CardPublisher(leads, cards, gateway, chats, alerts, events, metrics, clock, gate);
+  const rewriter = new CardRewriter(leads, cards, gateway, chats, alerts, events, clock, gate);
+  const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate);
+  const outbox = new OutboxService(publisher, rewriter, notifier, gate, clock, new WriteHealth());
+  return { db, clock, telegram, leads, outbox };
+}
+
+async function storeLead(db: LeadsDb, now: number): Promise<number> {
+  const row = await db
+    .insertInto('leads')
+    .values({
+      request_id: crypto.randomUUID(),
+      name: 'Анна',
+      telegram: '@anna',
+      telegram_key: '@anna',
+      phone: '+79991234567',
+      date: null,
+      guests: '30',
+      comment: null,
+      ip_hash: null,
+      created_at: now,
+      next_attempt_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+async function trace(db: LeadsDb, leadId: number): Promise<string[]> {
+  const rows = await db.selectFrom('lead_events').select('kind').where('lead_id', '=', leadId).orderBy('id').execute();
+  return rows.map((r) => r.kind);
+}
+
+describe('outbox with a fake Telegram', () => {
+  let t: ReturnType<typeof build>;
+
+  beforeAll(() => Logger.overrideLogger(false));
+  beforeEach(async () => {
+    t = build();
+    await migrateToLatest(t.db);
+  });
+  afterEach(async () => {
+    t.outbox.stop();
+    await t.outbox.whenIdle();
+    await t.db.destroy();
+  });
+
+  it('publishes a due lead and records its message', async () => {
+    const id = await storeLead(t.db, t.clock.now());
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(1);
+    expect(t.telegram.cards()[0]).toMatchObject({ chatId: LEADS_CHAT, html: true });
+    expect(t.telegram.cards()[0].text).toContain(`Заявка #${id}`);
+    expect(await t.leads.findLead(id)).toMatchObject({
+      published_at: t.clock.now(),
+      chat_id: LEADS_CHAT,
+      message_id: 101,
+      card_format: 'html',
+    });
+    expect(await trace(t.db, id)).toEqual(['published']);
+    expect(await t.outbox.lastCardPublishedAt()).toBe(t.clock.now());
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(1);
+  });
+
+  it('a 5xx schedules the next attempt 5 s, 15 s, 60 s, 5 min, then 15 min later, and nothing goes out before', async () => {
+    const id = await storeLead(t.db, t.clock.now());
+    const delays = [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN, 15 * MIN, 15 * MIN];
+    for (const [i, delay] of delays.entries()) {
+      t.telegram.answers.push(BAD_GATEWAY);
+      await t.outbox.tick();
+      expect(t.telegram.cards()).toHaveLength(i + 1);
+      const lead = await t.leads.findLead(id);
+      expect(lead).toMatchObject({ published_at: null, publish_attempts: i + 1, last_error: '502: Bad Gateway' });
+      expect(lead!.next_attempt_at - t.clock.now()).toBe(delay);
+      t.clock.t += delay - 1;
+      await t.outbox.tick();
+      expect(t.telegram.cards()).toHaveLength(i + 1);
+      t.clock.t += 1;
+    }
+    await t.outbox.tick();
+    expect(await t.leads.findLead(id)).toMatchObject({ publish_attempts: 6, published_at: t.clock.now(), last_error: null });
+  });
+
+  it('the 5th failure raises the alert, at most once per 30 minutes', async () => {
+    await storeLead(t.db, t.clock.now());
+    const failOnce = async () => {
+      t.telegram.answers.push(BAD_GATEWAY);
+      t.clock.t = (await t.leads.dueLeads(Number.MAX_SAFE_INTEGER, 1))[0].next_attempt_at;
+      await t.outbox.tick();
+      await settle();
+    };
+    for (let i = 0; i < 4; i += 1) await failOnce();
+    expect(t.telegram.alerts()).toEqual([]);
+    await failOnce(); // the 5th
+    const fifthAt = t.clock.now();
+    expect(t.telegram.alerts()).toHaveLength(1);
+    expect(t.telegram.alerts()[0]).toContain('Карточки не публикуются');
+    expect(t.telegram.alerts()[0]).toContain('попыток: 5');
+    await failOnce(); // the 6th, 15 min later: throttled
+    expect(t.clock.now() - fifthAt).toBe(15 * MIN);
+    expect(t.telegram.alerts()).toHaveLength(1);
+    await failOnce(); // the 7th, 30 min after the 5th: the alert again
+    expect(t.clock.now() - fifthAt).toBe(30 * MIN);
+    expect(t.telegram.alerts()).toHaveLength(2);
+    expect(t.telegram.alerts()[1]).toContain('попыток: 7');
+  });
+
+  it('flood control: no call for exactly retry_after, the lead keeps its failure count', async () => {
+    const id = await storeLead(t.db, t.clock.now());
+    await storeLead(t.db, t.clock.now());
+    t.telegram.answers.push({ ok: false, kind: 'flood', retryAfterSec: 7, description: 'Too Many Requests: retry after 7' });
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(1); // the second lead waits too
+    expect(await t.leads.findLead(id)).toMatchObject({ publish_attempts: 0, next_attempt_at: t.clock.now() + 7 * SEC });
+    t.clock.t += 7 * SEC - 1;
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(1);
+    t.clock.t += 1;
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(3);
+  });
+
+  it('a card sent but not recorded is recorded by a later pass, never sent again', async () => {
+    const id = await storeLead(t.db, t.clock.now());
+    const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    const markPublished = jest.spyOn(t.leads, 'markPublished').mockRejectedValueOnce(full);
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(1);
+    expect(await t.leads.findLead(id)).toMatchObject({ published_at: null });
+    // The failed pass backs off: 5 s later the next pass records the card first.
+    t.clock.t += 5 * SEC;
+    await t.outbox.tick();
+    expect(markPublished).toHaveBeenCalledTimes(2);
+    expect(t.telegram.cards()).toHaveLength(1);
+    expect(await t.leads.findLead(id)).toMatchObject({ message_id: 101, chat_id: LEADS_CHAT });
+    expect(await trace(t.db, id)).toEqual(['published']);
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,116 @@
+import type { TelegramFailure, TelegramResult } from '../telegram/telegram.gateway';
+import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
+
+/**
+ * What the outbox was doing when Telegram answered.
+ * - `publish`: sending a lead's card — the full HTML card, the same card as plain text (docs/requirements.md §4.4),
+ *   the minimal card (§12.5). `afterMigration`: the card already followed one group migration (§4.5).
+ * - `rewrite`: editing a published card to show its lead as stored (§4.7) — the full card, then the minimal one.
+ * - `ping`: telling the group about a repeat (§4.6) — the card's edit (full, then minimal), then the reply.
+ */
+export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean };
+export type EditCall = { action: 'rewrite' | 'ping'; form: 'full' | 'minimal' };
+export type ReplyCall = { action: 'ping'; form: 'reply' };
+export type OutboxCall = PublishCall | EditCall | ReplyCall;
+
+export type Success = { step: 'success' };
+/** Flood control (§4.3): no Bot API call of the outbox for exactly `pauseMs`; not the card's failure. */
+export type FloodPause = { step: 'flood_pause'; pauseMs: number };
+/** The group became a supergroup (§4.5): the new chat is the leads group from now on. */
+export type FollowMigration = { step: 'follow_migration'; newChatId: string };
+/** The card's message is gone (§4.7): the lead is published again as a new card. */
+export type Republish = { step: 'republish' };
+/** Too long for Telegram (§12.5): the minimal card instead. */
+export type MinimalCard = { step: 'minimal_card' };
+/** The HTML was refused (§4.4): the same card as plain text. */
+export type PlainText = { step: 'plain_text' };
+/**
+ * A failure that counts (§4.2): the `failures`-th, the next attempt after `delayMs`; `alert` for a card that keeps
+ * failing (the alert itself is throttled), `giveUp` for a repeat notification at its last failure.
+ */
+export type Retry = { step: 'retry'; failures: number; delayMs: number; alert: boolean; giveUp: boolean };
+
+export type NextStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | PlainText | Retry;
+export type PublishFailureStep = FloodPause | FollowMigration | MinimalCard | PlainText | Retry;
+export type EditStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | Retry;
+export type ReplyFailureStep = FloodPause | Retry;
+
+type Fallback = 'success' | 'follow_migration' | 'republish' | 'minimal_card' | 'plain_text';
+type AnswerKind = TelegramFailure['kind'];
+
+const EDIT_FULL: Partial<Record<AnswerKind, Fallback>> = {
+  // "Message is not modified": the card already shows the lead as it is.
+  not_modified: 'success',
+  too_long: 'minimal_card',
+  gone: 'republish',
+  migrated: 'follow_migration',
+};
+const EDIT_MINIMAL: Partial<Record<AnswerKind, Fallback>> = { not_modified: 'success', gone: 'republish', migrated: 'follow_migration' };
+
+type CallKey = `publish:${PublishCall['form']}` | `${EditCall['action']}:${EditCall['form']}` | 'ping:reply';
+
+/**
+ * The answers that do not simply count as a failure, for each call. Everywhere `ok` is success and a 429 is a flood
+ * pause; an answer not listed is a failure on the retry schedule. A fallback form is tried once: a plain card
+ * refused again is a failure (unless too long), a minimal card refused is a failure, a second migration too.
+ */
+const TABLE: Record<CallKey, Partial<Record<AnswerKind, Fallback>>> = {
+  // Telegram counts the text after parsing the markup: a card too long as HTML is as long as plain text.
+  'publish:html': { migrated: 'follow_migration', too_long: 'minimal_card', parse: 'plain_text' },
+  'publish:plain': { too_long: 'minimal_card' },
+  'publish:minimal': {},
+  'rewrite:full': EDIT_FULL,
+  'rewrite:minimal': EDIT_MINIMAL,
+  'ping:full': EDIT_FULL,
+  'ping:minimal': EDIT_MINIMAL,
+  'ping:reply': {},
+};
+
+/** Telegram's "text over 4096 characters", also when only its description says so (§12.5). */
+const TOO_LONG = /message is too long|MESSAGE_TOO_LONG/i;
+
+function answerKind(answer: TelegramFailure): AnswerKind {
+  if (answer.kind !== 'flood' && answer.kind !== 'migrated' && TOO_LONG.test(answer.description)) return 'too_long';
+  return answer.kind;
+}
+
+function retry(call: OutboxCall, failuresSoFar: number): Retry {
+  const failures = failuresSoFar + 1;
+  return {
+    step: 'retry',
+    failures,
+    delayMs: retryDelayMs(failures),
+    alert: call.action === 'publish' && failures >= ALERT_AFTER_FAILURES,
+    giveUp: call.action === 'ping' && failures >= REPEAT_MAX_FAILURES,
+  };
+}
+
+/**
+ * The one policy for Telegram's answers to the outbox: what comes next after `answer` to `call`, where
+ * `failuresSoFar` counts the earlier failures of what is being done (a lead's publish attempts, a card's rewrite
+ * attempts, a repeat's notify attempts). Pure: the outbox does the bookkeeping each step needs.
+ * A send's success is the message it returns, so its callers look at `ok` first and ask only about failures.
+ */
+export function nextStep(call: PublishCall, answer: TelegramFailure, failuresSoFar: number): PublishFailureStep;
+export function nextStep(call: EditCall & { form: 'full' }, answer: TelegramResult<unknown>, failuresSoFar: number): EditStep;
+export function nextStep(
+  call: EditCall & { form: 'minimal' },
+  answer: TelegramResult<unknown>,
+  failuresSoFar: number,
+): Exclude<EditStep, MinimalCard>;
+export function nextStep(call: ReplyCall, answer: TelegramFailure, failuresSoFar: number): ReplyFailureStep;
+export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, failuresSoFar: number): NextStep;
+export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, failuresSoFar: number): NextStep {
+  if (answer.ok) return { step: 'success' };
+  if (answer.kind === 'flood') return { step: 'flood_pause', pauseMs: answer.retryAfterSec * 1000 };
+  const fallback = TABLE[`${call.action}:${call.form}` as CallKey][answerKind(answer)];
+  switch (fallback) {
+    case 'follow_migration':
+      if (answer.kind !== 'migrated' || (call.action === 'publish' && call.afterMigration)) return retry(call, failuresSoFar);
+      return { step: 'follow_migration', newChatId: answer.newChatId };
+    case undefined:
+      return retry(call, failuresSoFar);
+    default:
+      return { step: fallback };
+  }
+}

@@ -1,0 +1,35 @@
+import { Module } from '@nestjs/common';
+import { AlertThrottlesRepository } from './alert-throttles.repository';
+import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
+import { JobRunsRepository } from './job-runs.repository';
+import { LeadEventsRepository } from './lead-events.repository';
+import { LeadStatusChangesRepository } from './lead-status-changes.repository';
+import { LeadSubmitRepository } from './lead-submit.repository';
+import { LeadsRepository } from './leads.repository';
+import { RateEventsRepository } from './rate-events.repository';
+import { ReportsRepository } from './reports.repository';
+import { SettingsRepository } from './settings.repository';
+import { TraceRepository } from './trace.repository';
+import { Transactor } from './transactor';
+
+const REPOSITORIES = [
+  AlertThrottlesRepository,
+  DatabaseMaintenanceRepository,
+  JobRunsRepository,
+  LeadEventsRepository,
+  LeadStatusChangesRepository,
+  LeadSubmitRepository,
+  LeadsRepository,
+  RateEventsRepository,
+  ReportsRepository,
+  SettingsRepository,
+  TraceRepository,
+  Transactor,
+];
+
+/**
+ * The data layer: one class per table or aggregate, one method per query; services reach the database only through
+ * these. Not global: a feature module that needs a repository imports this module (one instance of each for the app).
+ */
+@Module({ providers: REPOSITORIES, exports: REPOSITORIES })
+export class RepositoriesModule {}

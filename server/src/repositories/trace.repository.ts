@@ -1,0 +1,40 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+
+/**
+ * The reads of a lead's whole story (the trace): the lead, its repeats, its status changes and its events. Read-only,
+ * so the CLI builds it on a read-only connection beside the running server.
+ */
+@Injectable()
+export class TraceRepository {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  async leadIdOfRequest(requestId: string): Promise<number | undefined> {
+    const row = await this.db.selectFrom('leads').select('id').where('request_id', '=', requestId).executeTakeFirst();
+    return row?.id;
+  }
+
+  /** The lead a repeat's request_id was attached to. */
+  async leadIdOfRepeat(requestId: string): Promise<number | undefined> {
+    const row = await this.db.selectFrom('lead_repeats').select('lead_id').where('request_id', '=', requestId).executeTakeFirst();
+    return row?.lead_id;
+  }
+
+  lead(id: number) {
+    return this.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Oldest first, as they came. */
+  repeats(leadId: number) {
+    return this.db.selectFrom('lead_repeats').selectAll().where('lead_id', '=', leadId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  statusChanges(leadId: number) {
+    return this.db.selectFrom('lead_status_changes').selectAll().where('lead_id', '=', leadId).orderBy('at').orderBy('id').execute();
+  }
+
+  events(leadId: number) {
+    return this.db.selectFrom('lead_events').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
+  }
+}

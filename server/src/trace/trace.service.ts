@@ -1,0 +1,114 @@
+import { Injectable } from '@nestjs/common';
+import { TraceRepository } from '../repositories/trace.repository';
+
+export interface LeadTrace {
+  found: true;
+  /** What was asked for, and whether it named the lead itself or one of its repeats. */
+  key: string;
+  matched: 'lead' | 'repeat' | 'lead_number';
+  lead: {
+    lead_number: number;
+    request_id: string;
+    created_at: number;
+    status: string;
+    published_at: number | null;
+    chat_id: string | null;
+    message_id: number | null;
+    card_format: string | null;
+    publish_attempts: number;
+    last_error: string | null;
+    next_attempt_at: number | null;
+    reminded_at: number | null;
+    anonymised_at: number | null;
+  };
+  repeats: {
+    request_id: string;
+    created_at: number;
+    changed_fields: string[];
+    notified_at: number | null;
+    notify_outcome: string | null;
+    notify_attempts: number;
+    last_error: string | null;
+  }[];
+  status_history: { at: number; from: string; to: string; by: string; user_id: number }[];
+  events: { at: number; kind: string; detail: string | null; repeat_request_id: string | null }[];
+}
+
+export interface MissingTrace {
+  found: false;
+  key: string;
+  message: string;
+}
+
+export const NOT_IN_DATABASE =
+  'not in the database: check the fallback channel (a message in the leads group starting with "⚠️ Запасной канал" and this request_id)';
+
+/**
+ * The whole story of a request from the database, without personal data: the lead, its repeats, every publish
+ * attempt and notification, status changes, anonymisation. Used by the CLI and `GET /leads/:request_id/trace`.
+ */
+@Injectable()
+export class TraceService {
+  constructor(private readonly trace: TraceRepository) {}
+
+  /** `rawKey`: a request_id (of the lead or of one of its repeats), or a lead number (`42`, `#42`). */
+  async read(rawKey: string): Promise<LeadTrace | MissingTrace> {
+    const key = rawKey.trim().toLowerCase();
+    let leadId: number | undefined;
+    let matched: LeadTrace['matched'] = 'lead';
+    const number = /^#?(\d{1,15})$/.exec(key);
+    if (number) {
+      leadId = Number(number[1]);
+      matched = 'lead_number';
+    } else {
+      leadId = await this.trace.leadIdOfRequest(key);
+      if (leadId === undefined) {
+        leadId = await this.trace.leadIdOfRepeat(key);
+        if (leadId !== undefined) matched = 'repeat';
+      }
+    }
+    const lead = leadId === undefined ? undefined : await this.trace.lead(leadId);
+    if (!lead) return { found: false, key: rawKey, message: NOT_IN_DATABASE };
+
+    const repeats = await this.trace.repeats(lead.id);
+    const requestOf = new Map(repeats.map((r) => [r.id, r.request_id]));
+    const history = await this.trace.statusChanges(lead.id);
+    const events = await this.trace.events(lead.id);
+    return {
+      found: true,
+      key: rawKey,
+      matched,
+      lead: {
+        lead_number: lead.id,
+        request_id: lead.request_id,
+        created_at: lead.created_at,
+        status: lead.status,
+        published_at: lead.published_at,
+        chat_id: lead.chat_id,
+        message_id: lead.message_id,
+        card_format: lead.card_format,
+        publish_attempts: lead.publish_attempts,
+        last_error: lead.last_error,
+        next_attempt_at: lead.published_at === null ? lead.next_attempt_at : null,
+        reminded_at: lead.reminded_at,
+        anonymised_at: lead.anonymised_at,
+      },
+      repeats: repeats.map((r) => ({
+        request_id: r.request_id,
+        created_at: r.created_at,
+        changed_fields: Object.keys(JSON.parse(r.changes) as object),
+        notified_at: r.notified_at,
+        notify_outcome: r.notify_outcome,
+        notify_attempts: r.notify_attempts,
+        last_error: r.last_error,
+      })),
+      status_history: history.map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, by: h.user_name, user_id: h.user_id })),
+      events: events.map((e) => ({
+        at: e.at,
+        kind: e.kind,
+        detail: e.detail,
+        repeat_request_id: e.repeat_id !== null ? (requestOf.get(e.repeat_id) ?? null) : null,
+      })),
+    };
+  }
+}
