@@ -1,6 +1,6 @@
 /**
  * The route's action, called with a real Request (Epic Stack style), against a real HTTP server standing in for
- * POST /leads and the Telegram sandbox: each row of the seed's status-code mapping.
+ * POST /leads and the Telegram sandbox: each row of the status mapping in docs/requirements.md §8.3.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -97,7 +97,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('status mapping (seed table)', () => {
+describe('status mapping (requirements §8.3)', () => {
   it.each([
     [201, 'server', 'sent'],
     [200, 'server', 'sent'],
@@ -234,9 +234,12 @@ describe('checks before delivery', () => {
 
   it('logs carry no personal data outside the console route', async () => {
     answer = { status: 500 };
-    await submit();
+    const fallback = await submit();
     answer = { status: 422, body: { error: 'invalid', errors: { phone: 'invalid' } } };
-    await submit();
+    const rejected = await submit();
+    // Both requests were logged (with the server's answer), so the check below reads real lines.
+    expect(routeOf(fallback.requestId)).toMatch(/^fallback \(500 /);
+    expect(routeOf(rejected.requestId)).toMatch(/^server-rejected \(422 /);
     for (const line of logs) for (const pii of ['Анна', 'anna_k', '999', '198.51.100']) expect(line).not.toContain(pii);
   });
 });
