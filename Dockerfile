@@ -40,7 +40,8 @@ RUN npm run build -w shared && npm run build -w server && npm run build -w landi
 
 FROM base AS runtime
 ENV NODE_ENV=production \
-    DATABASE_PATH=/data/leads.sqlite
+    DATABASE_PATH=/data/leads.sqlite \
+    LANDING_SPOOL_DIR=/data/landing-spool
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/shared/package.json ./shared/package.json

@@ -34,13 +34,25 @@ export async function waitForHttp(url, child, name, timeoutMs = 30000) {
   throw new Error(`${name} did not come up at ${url}:\n${child.output}`);
 }
 
-/** Starts `node <args>` with only PATH and `env`; its output is kept on `child.output` for error messages. */
+/**
+ * Starts `node <args>` with only PATH and `env`; its output is kept on `child.output` for error messages.
+ * A landing (`server.mjs`) started without LANDING_SPOOL_DIR gets a fresh spool directory of its own, removed when it
+ * exits: landings started side by side must not share one (the second would refuse to start), nor the working copy's.
+ */
 export function run(name, args, env, cwd = root) {
-  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ownSpool = args[0] === 'server.mjs' && env.LANDING_SPOOL_DIR === undefined ? tempSpoolDir() : null;
+  const fullEnv = { PATH: process.env.PATH, ...(ownSpool ? { LANDING_SPOOL_DIR: ownSpool } : {}), ...env };
+  const child = spawn(process.execPath, args, { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (ownSpool) child.once('exit', () => rmSync(ownSpool, { recursive: true, force: true }));
   child.output = '';
   child.stdout.on('data', (d) => (child.output += d));
   child.stderr.on('data', (d) => (child.output += d));
   return child;
+}
+
+/** A new, empty directory for a landing's spool (LANDING_SPOOL_DIR); the caller removes it. */
+export function tempSpoolDir() {
+  return mkdtempSync(join(tmpdir(), 'landing-spool-e2e-'));
 }
 
 export async function startStack({ minFillMs = 1500, serverEnv = {} } = {}) {

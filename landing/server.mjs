@@ -15,17 +15,28 @@ const vite = production
   ? undefined
   : await import('vite').then((v) => v.createServer({ root: new URL('.', import.meta.url).pathname, server: { middlewareMode: true } }));
 
-// In production the build's entry checks the environment as it loads: a bad value stops the start here,
-// with one line per problem.
+// The build's entry checks the environment as it loads: a bad value stops the start here, with one line per problem.
+// It is loaded now in both modes (in development through Vite, which reloads it for requests after an edit), so that
+// the configuration is checked and the spool's replay runs from the start, not from the first visitor on.
 let build;
+let entry;
 try {
   build = vite ? () => vite.ssrLoadModule('virtual:remix/server-build') : await import('./build/server/index.js');
+  entry = (vite ? await build() : build).entry.module;
 } catch (err) {
   if (Array.isArray(err?.problems)) {
     for (const problem of err.problems) console.error(`config error: ${problem}`);
     process.exit(1);
   }
   throw err;
+}
+
+// The spool (requests the server's database did not get) is replayed by this process, which holds its lock: a second
+// landing on the same LANDING_SPOOL_DIR does not start.
+const spool = await entry.startSpoolReplay();
+if (!spool.ok) {
+  console.error(`spool error: ${spool.problem}`);
+  process.exit(1);
 }
 
 const declaredTooLarge = (req) => Number(req.headers['content-length']) > BODY_LIMIT_BYTES;
@@ -109,6 +120,13 @@ else {
   app.use(express.static(new URL('./build/client', import.meta.url).pathname, { maxAge: '1h' }));
 }
 app.get('/health', (_req, res) => res.json({ status: 'ok' }));
+app.get('/metrics', async (_req, res, next) => {
+  try {
+    res.type('text/plain; version=0.0.4; charset=utf-8').send(await entry.spoolMetrics());
+  } catch (err) {
+    next(err);
+  }
+});
 app.all('*', remix);
 
 const port = Number(process.env.PORT ?? 3001);
@@ -123,7 +141,11 @@ server.on('checkContinue', (req, res) => {
 server.listen(port, host, () => console.log(`landing on http://localhost:${port} (${production ? 'production' : 'development'})`));
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.on(signal, () => {
-    server.close(() => process.exit(0));
+    // A stop we were asked for is a clean exit, also when Vite's own SIGTERM handler (development) ends the process.
+    process.exitCode = 0;
+    // The replay stops at once (an in-flight one is abandoned, its entry stays); the lock goes at the latest on exit.
+    const stopped = spool.stop().catch((err) => console.error(`[spool] stop: ${err?.message ?? err}`));
+    server.close(() => stopped.then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();
   });
 }

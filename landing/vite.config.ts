@@ -35,5 +35,5 @@ export default defineConfig({
   },
   resolve: { alias: { '~': new URL('./app', import.meta.url).pathname } },
   server: { port: Number(process.env.PORT ?? 3001) },
-  test: { include: ['app/**/*.test.ts', 'test/**/*.test.ts'], testTimeout: 20000 },
+  test: { include: ['app/**/*.test.ts', 'test/**/*.test.ts'], setupFiles: ['test/spool-setup.ts'], testTimeout: 20000 },
 });

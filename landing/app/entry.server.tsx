@@ -35,3 +35,6 @@ export default function handleRequest(request: Request, responseStatusCode: numb
     setTimeout(abort, ABORT_DELAY);
   });
 }
+
+// For server.mjs, which loads this build at start in production and in development: the spool's replay and metrics.
+export { spoolMetrics, startSpoolReplay } from './leads/spool-replay.server';

@@ -3,7 +3,24 @@
  * Only names the browser may see would ever be handed to it, and it needs none.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, constants, mkdirSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseTrustProxy, type TrustProxy } from '@stickers/shared';
+
+/** Where the spool lives unless LANDING_SPOOL_DIR says otherwise (relative to the landing's working directory). */
+export const DEFAULT_SPOOL_DIR = './data/landing-spool';
+export const DEFAULT_SPOOL_MAX_AGE_DAYS = 7;
+/** The server refuses a replay whose `late.submitted_at` is older than 30 days: keeping entries longer is pointless. */
+export const MAX_SPOOL_MAX_AGE_DAYS = 30;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The durable spool of requests that did not reach the server's database (issue 12). */
+export interface SpoolConfig {
+  /** Absolute path of LANDING_SPOOL_DIR. */
+  dir: string;
+  /** LANDING_SPOOL_MAX_AGE_DAYS in milliseconds: older entries are dropped. */
+  maxAgeMs: number;
+}
 
 export interface LandingEnv {
   /** Full URL of `POST /leads`; null with LEADS_SECRET also null means "no server configured" (direct mode). */
@@ -19,6 +36,10 @@ export interface LandingEnv {
   trustProxy: TrustProxy;
   /** NODE_ENV=production: the console route does not exist there. */
   production: boolean;
+  /** The spool; null without a server configured (nothing to replay to). */
+  spool: SpoolConfig | null;
+  /** ADMIN_CHAT_ID: where the spool's alerts go (through the fallback's bot); null: alerts are only logged. */
+  adminChatId: string | null;
 }
 
 export class LandingConfigError extends Error {
@@ -27,7 +48,31 @@ export class LandingConfigError extends Error {
   }
 }
 
-export function loadLandingEnv(env: Record<string, string | undefined>): LandingEnv {
+/**
+ * Creates the spool directory (and its `rejected/`) readable by the landing's user only, and checks that it can
+ * write there. Null when it can; otherwise the problem, as one line.
+ */
+export function checkSpoolDir(dir: string): string | null {
+  try {
+    for (const d of [dir, resolve(dir, 'rejected')]) {
+      mkdirSync(d, { recursive: true, mode: 0o700 });
+      if (!statSync(d).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+      // It holds personal data: nobody but the landing's user reads it, whatever the umask or an earlier mkdir said.
+      if ((statSync(d).mode & 0o077) !== 0) chmodSync(d, 0o700);
+      accessSync(d, constants.R_OK | constants.W_OK | constants.X_OK);
+    }
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+    return `LANDING_SPOOL_DIR must be a directory the landing can create and write (got "${dir}": ${code})`;
+  }
+}
+
+/**
+ * The environment as values, one line per problem. `checkSpoolDir`: also create and check the spool directory (at
+ * start; the unit tests of the parsing leave the disk alone).
+ */
+export function loadLandingEnv(env: Record<string, string | undefined>, options: { checkSpoolDir?: boolean } = {}): LandingEnv {
   const problems: string[] = [];
   const get = (name: string) => env[name]?.trim() || null;
 
@@ -68,6 +113,21 @@ export function loadLandingEnv(env: Record<string, string | undefined>): Landing
   const trust = parseTrustProxy(env.TRUST_PROXY);
   if (!trust.ok) problems.push(trust.error);
 
+  const adminChatId = get('ADMIN_CHAT_ID');
+  if (adminChatId && !/^-?\d{1,20}$/.test(adminChatId) && !/^@[A-Za-z][A-Za-z0-9_]{4,31}$/.test(adminChatId)) {
+    problems.push(`ADMIN_CHAT_ID must be a numeric chat id like -1001234567890 (got "${adminChatId}")`);
+  }
+  const maxAge = get('LANDING_SPOOL_MAX_AGE_DAYS') ?? String(DEFAULT_SPOOL_MAX_AGE_DAYS);
+  if (!/^\d+(\.\d+)?$/.test(maxAge) || !(Number(maxAge) > 0) || Number(maxAge) > MAX_SPOOL_MAX_AGE_DAYS) {
+    problems.push(`LANDING_SPOOL_MAX_AGE_DAYS must be a positive number of days, up to ${MAX_SPOOL_MAX_AGE_DAYS} (got "${maxAge}")`);
+  }
+  // The spool exists only with a server to replay to; without one there is nothing to create or check.
+  const spoolDir = resolve(get('LANDING_SPOOL_DIR') ?? DEFAULT_SPOOL_DIR);
+  if (leadsEndpoint && leadsSecret && options.checkSpoolDir) {
+    const problem = checkSpoolDir(spoolDir);
+    if (problem) problems.push(problem);
+  }
+
   // Without a server and without Telegram a request goes nowhere but stdout: fine on a laptop, a silent loss of
   // every lead (and personal data in the logs) in production.
   const production = env.NODE_ENV?.trim() === 'production';
@@ -85,6 +145,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>): Landing
     signingKeyIsRandom: !leadsSecret,
     trustProxy: trust.ok ? trust.value : { mode: 'none' },
     production,
+    spool: leadsEndpoint && leadsSecret ? { dir: spoolDir, maxAgeMs: Number(maxAge) * DAY_MS } : null,
+    adminChatId,
   };
 }
 
@@ -92,7 +154,7 @@ let cached: LandingEnv | null = null;
 
 /** The environment, loaded on first use (at start in production: entry.server imports it). */
 export function getEnv(): LandingEnv {
-  cached ??= loadLandingEnv(process.env);
+  cached ??= loadLandingEnv(process.env, { checkSpoolDir: true });
   return cached;
 }
 

@@ -27,11 +27,28 @@ export interface Delivery {
   clientIp: string | null;
 }
 
+/** The fallback message Telegram accepted: where it is and when it was sent (the spool hands it to the server). */
+export interface FallbackMessage {
+  chatId: string;
+  messageId: number;
+  /** ISO 8601 UTC, ms. */
+  sentAt: string;
+}
+
 export interface DeliveryResult {
   route: DeliveryRoute;
   /** The server's status, when it answered. */
   status?: number;
   detail?: string;
+  /**
+   * Why the server did not take it, in short, when it did not: the status (`"503"`, `"429 secret"`), `"timeout"` or
+   * `"network"`.
+   */
+  reason?: string;
+  /** The fallback message, when Telegram accepted it (route `fallback`). */
+  fallback?: FallbackMessage;
+  /** The body sent to the server (route server*, fallback, lost with a server configured): what the spool replays. */
+  body?: LeadRequestBody;
 }
 
 /** The server's 429 for the landing itself: too many wrong secrets from its address. */
@@ -43,30 +60,70 @@ function lockedOut(body: string): boolean {
   }
 }
 
-/** One `sendMessage` straight to the leads group (no buttons, no number: an admin handles it by hand). */
-async function sendToTelegram(
+export interface TelegramSent {
+  ok: boolean;
+  detail: string;
+  /** Where Telegram put the message, when it accepted it. */
+  message?: FallbackMessage;
+}
+
+/**
+ * One `sendMessage` of plain text (with its entities) to `chatId` through the landing's bot: the fallback and direct
+ * messages go to the leads group, the spool's alerts to the admin chat.
+ */
+export async function sendTelegramMessage(
   telegram: NonNullable<LandingEnv['telegram']>,
+  chatId: string,
   message: TelegramText,
-): Promise<{ ok: boolean; detail: string }> {
+): Promise<TelegramSent> {
   try {
     const res = await fetch(`${telegram.apiRoot}/bot${telegram.token}/sendMessage`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({
-        chat_id: telegram.chatId,
+        chat_id: chatId,
         text: message.text,
-        entities: message.entities,
+        ...(message.entities.length ? { entities: message.entities } : {}),
         link_preview_options: { is_disabled: true },
       }),
       signal: AbortSignal.timeout(TELEGRAM_TIMEOUT_MS),
     });
-    const body = (await res.json().catch(() => ({}))) as { ok?: boolean; description?: string };
-    return res.ok && body.ok
-      ? { ok: true, detail: 'telegram accepted' }
-      : { ok: false, detail: `telegram ${res.status}: ${body.description ?? ''}` };
+    const body = (await res.json().catch(() => ({}))) as {
+      ok?: boolean;
+      description?: string;
+      result?: { message_id?: unknown; chat?: { id?: unknown } };
+    };
+    if (!res.ok || !body.ok) return { ok: false, detail: `telegram ${res.status}: ${body.description ?? ''}` };
+    const messageId = body.result?.message_id;
+    const chat = body.result?.chat?.id;
+    const where =
+      typeof messageId === 'number' && (typeof chat === 'number' || typeof chat === 'string')
+        ? { chatId: String(chat), messageId, sentAt: new Date().toISOString() }
+        : undefined;
+    return { ok: true, detail: 'telegram accepted', ...(where ? { message: where } : {}) };
   } catch (err) {
     return { ok: false, detail: `telegram unreachable: ${err instanceof Error ? err.name : String(err)}` };
   }
+}
+
+/** One `sendMessage` straight to the leads group (no buttons, no number: an admin handles it by hand). */
+function sendToTelegram(telegram: NonNullable<LandingEnv['telegram']>, message: TelegramText): Promise<TelegramSent> {
+  return sendTelegramMessage(telegram, telegram.chatId, message);
+}
+
+/** The body of `POST /leads` for a delivery: the normalised fields, and the visitor's address when there is one. */
+export function leadRequestBody(delivery: Delivery): LeadRequestBody {
+  const { requestId, lead } = delivery;
+  return {
+    request_id: requestId,
+    name: lead.name,
+    telegram: lead.telegram,
+    phone: lead.phone,
+    ...(lead.date ? { date: lead.date } : {}),
+    ...(lead.guests ? { guests: lead.guests } : {}),
+    ...(lead.comment ? { comment: lead.comment } : {}),
+    ...(delivery.clientIp ? { client_ip: delivery.clientIp } : {}),
+  };
 }
 
 /**
@@ -93,18 +150,10 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     return { route: sent.ok ? 'direct' : 'lost', detail: sent.detail };
   }
 
-  const body: LeadRequestBody = {
-    request_id: requestId,
-    name: lead.name,
-    telegram: lead.telegram,
-    phone: lead.phone,
-    ...(lead.date ? { date: lead.date } : {}),
-    ...(lead.guests ? { guests: lead.guests } : {}),
-    ...(lead.comment ? { comment: lead.comment } : {}),
-    ...(delivery.clientIp ? { client_ip: delivery.clientIp } : {}),
-  };
+  const body = leadRequestBody(delivery);
   let status: number | undefined;
   let detail: string;
+  let reason: string;
   try {
     const res = await fetch(env.leadsEndpoint, {
       method: 'POST',
@@ -114,17 +163,24 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     });
     status = res.status;
     detail = (await res.text().catch(() => '')).slice(0, 300);
-    if (status === 201 || status === 200) return { route: 'server', status };
-    if (status === 429 && !lockedOut(detail)) return { route: 'server-throttled', status };
-    if (status === 422) return { route: 'server-rejected', status, detail };
+    if (status === 201 || status === 200) return { route: 'server', status, body };
+    if (status === 429 && !lockedOut(detail)) return { route: 'server-throttled', status, body };
+    if (status === 422) return { route: 'server-rejected', status, detail, body };
+    reason = status === 429 ? '429 secret' : String(status);
   } catch (err) {
-    detail =
-      err instanceof Error && err.name === 'TimeoutError'
-        ? 'server timeout (5 s)'
-        : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;
+    const timedOut = err instanceof Error && err.name === 'TimeoutError';
+    reason = timedOut ? 'timeout' : 'network';
+    detail = timedOut ? 'server timeout (5 s)' : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;
   }
 
-  if (!env.telegram) return { route: 'lost', status, detail: `${detail}; no Telegram fallback configured` };
+  if (!env.telegram) return { route: 'lost', status, reason, body, detail: `${detail}; no Telegram fallback configured` };
   const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true }));
-  return { route: sent.ok ? 'fallback' : 'lost', status, detail: `${detail}; ${sent.detail}` };
+  return {
+    route: sent.ok ? 'fallback' : 'lost',
+    status,
+    reason,
+    body,
+    detail: `${detail}; ${sent.detail}`,
+    ...(sent.ok && sent.message ? { fallback: sent.message } : {}),
+  };
 }

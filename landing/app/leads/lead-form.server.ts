@@ -2,6 +2,7 @@ import { getEnv } from '../env.server';
 import { deliverRequest, ROUTE_STATE } from './deliver-request.server';
 import type { FormValues } from './form-fields';
 import { UNKNOWN_VISITOR, visitorIp, visitorLimiter } from './rate-limit.server';
+import { spoolDelivery } from './spool.server';
 import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
 import type { FieldErrors, LeadField } from '@stickers/shared';
@@ -25,9 +26,10 @@ export function freshForm(now = Date.now()): { requestId: string; startedAt: str
 }
 
 /**
- * The form's server action: checks (submitRequest), delivery (deliverRequest), one log line per request with the
- * route and no personal data. Everything but "sent" hands back the typed values, the same request id and its token
- * (for `expired`, a fresh token for that request id).
+ * The form's server action: checks (submitRequest), delivery (deliverRequest), the spool for a request that did not
+ * reach the server's database (spoolDelivery), one log line per request with the route and no personal data.
+ * Everything but "sent" hands back the typed values, the same request id and its token (for `expired`, a fresh token
+ * for that request id).
  * Only a delivered request keeps its slot in the visitor's limit.
  */
 export async function handleLeadForm(request: Request, socketAddress: string | undefined, now = Date.now()): Promise<ActionResult> {
@@ -59,6 +61,8 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       return { state: 'throttled', requestId: check.requestId, startedAt: check.startedAt, values: check.values };
     case 'ok': {
       const result = await deliverRequest({ requestId: check.requestId, lead: check.lead, clientIp: ip }, env);
+      // On disk before the visitor gets the answer: a request the server's database did not get is replayed later.
+      await spoolDelivery(env, check.requestId, result, now);
       const why =
         result.route === 'server-rejected' || result.route === 'lost' || result.route === 'fallback'
           ? ` (${result.status ?? '-'} ${(result.detail ?? '').replace(/\s+/g, ' ').slice(0, 200)})`

@@ -1,0 +1,381 @@
+/**
+ * The landing's durable spool (issue 12): a request that did not reach the server's database (route `fallback` or
+ * `lost`) is written to LANDING_SPOOL_DIR before the visitor gets the answer, and replayed to the server later
+ * (spool-replay.server.ts). One JSON file per request_id, named `<submitted ms, 13 digits>-<request_id>.json` so that
+ * the directory listing is the replay order; mode 0600 in a 0700 directory (it holds personal data); every write is
+ * atomic and durable: a temporary file in the same directory, fsync, rename, fsync of the directory.
+ * Entries the server refused with 422 move to `rejected/` and stay there until ops deal with them.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import type { LeadRequestBody } from '@stickers/shared';
+import type { LandingEnv } from '../env.server';
+import type { DeliveryResult, FallbackMessage } from './deliver-request.server';
+
+/** The landing's route when the visitor's request was handled (`server-rejected` is a 422: never spooled). */
+export type SpoolRoute = 'fallback' | 'lost';
+
+/** Where the fallback message is, as the server reads it. */
+export interface LateFallback {
+  chat_id: string;
+  message_id: number;
+  sent_at: string;
+}
+
+/** The `late` object of a replayed `POST /leads` (the wire contract with the server, issue 12). */
+export interface LateDelivery {
+  /** When the landing first handled the visitor's request (ISO 8601 UTC, ms). */
+  submitted_at: string;
+  route: SpoolRoute;
+  /** The server's status (`"503"`, `"429 secret"`), `"timeout"` or `"network"`. */
+  reason: string;
+  /** Only when Telegram accepted the fallback message. */
+  fallback?: LateFallback;
+}
+
+/** A replayed `POST /leads` body: the normal body (same request_id, fields, client_ip) plus `late`. */
+export type LateLeadRequestBody = LeadRequestBody & { late: LateDelivery };
+
+/** One spool file. */
+export interface SpoolEntry {
+  version: 1;
+  request_id: string;
+  submitted_at: string;
+  route: SpoolRoute;
+  reason: string;
+  fallback?: LateFallback;
+  /** What the form path sent (or tried to send) to the server. */
+  body: LeadRequestBody;
+  /** Failed replays so far (they set the backoff). */
+  attempts: number;
+  next_attempt_at: string;
+  /** Bumped by every submission that writes the entry: a replay of an older revision does not delete a newer one. */
+  revision: number;
+  /** The last replay's failure (status, `timeout`, `network`), without personal data. */
+  last_error?: string;
+  updated_at: string;
+}
+
+export interface SpoolFile {
+  name: string;
+  requestId: string;
+  submittedMs: number;
+}
+
+/** The first replay of a new entry: as long as the first step of the backoff. */
+export const FIRST_REPLAY_DELAY_MS = 5_000;
+export const REJECTED_DIR = 'rejected';
+const ENTRY_NAME = /^(\d{13})-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/;
+
+export function entryName(submittedMs: number, requestId: string): string {
+  return `${String(Math.max(0, Math.trunc(submittedMs))).padStart(13, '0')}-${requestId}.json`;
+}
+
+export function parseEntryName(name: string): SpoolFile | null {
+  const m = ENTRY_NAME.exec(name);
+  return m ? { name, requestId: m[2], submittedMs: Number(m[1]) } : null;
+}
+
+/** The body a replay sends: the normal body plus `late`. */
+export function lateBody(entry: SpoolEntry): LateLeadRequestBody {
+  return {
+    ...entry.body,
+    late: {
+      submitted_at: entry.submitted_at,
+      route: entry.route,
+      reason: entry.reason,
+      ...(entry.fallback ? { fallback: entry.fallback } : {}),
+    },
+  };
+}
+
+/**
+ * What the spool shares within the process, per directory: a lock for its file operations, the counters and the
+ * replay loop's wake-up. Kept on globalThis because in development Vite can load the server modules more than once.
+ */
+interface SpoolShared {
+  tail: Promise<unknown>;
+  lastDepth: number | null;
+  dropped: number;
+  replayed: number;
+  wake: (() => void) | null;
+}
+
+const SHARED_KEY = Symbol.for('stickers.landing.spool');
+
+export function spoolShared(dir: string): SpoolShared {
+  const registry = ((globalThis as Record<symbol, unknown>)[SHARED_KEY] ??= new Map<string, SpoolShared>()) as Map<string, SpoolShared>;
+  let state = registry.get(dir);
+  if (!state) {
+    state = { tail: Promise.resolve(), lastDepth: null, dropped: 0, replayed: 0, wake: null };
+    registry.set(dir, state);
+  }
+  return state;
+}
+
+/** Fsyncs a directory, so that a rename or unlink in it survives a crash. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `name` in `dir` atomically and durably, mode 0600: temporary file, fsync, rename, fsync of the directory. */
+export async function writeDurably(dir: string, name: string, data: string): Promise<void> {
+  const tmp = join(dir, `.tmp-${name}-${randomBytes(4).toString('hex')}`);
+  const handle = await fsp.open(tmp, 'wx', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fsp.rename(tmp, join(dir, name));
+  } catch (err) {
+    await fsp.rm(tmp, { force: true });
+    throw err;
+  }
+  await syncDir(dir);
+}
+
+const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000));
+
+/** The spool directory's entries and file operations. Every change goes through `exclusive` (one at a time). */
+export class SpoolStore {
+  readonly rejectedDir: string;
+
+  constructor(readonly dir: string) {
+    this.rejectedDir = join(dir, REJECTED_DIR);
+  }
+
+  /** Runs `fn` after every other file operation of this process on this spool has finished. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const shared = spoolShared(this.dir);
+    const run = shared.tail.then(fn, fn);
+    shared.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The entries waiting for replay, oldest first (by name: the submitted time). */
+  async files(): Promise<SpoolFile[]> {
+    let names: string[];
+    try {
+      names = await fsp.readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    return names
+      .sort()
+      .map(parseEntryName)
+      .filter((f): f is SpoolFile => f !== null);
+  }
+
+  async rejectedFiles(): Promise<SpoolFile[]> {
+    const names = await fsp.readdir(this.rejectedDir).catch(() => [] as string[]);
+    return names
+      .sort()
+      .map(parseEntryName)
+      .filter((f): f is SpoolFile => f !== null);
+  }
+
+  /** Files in the directory that are not entries, locks or temporary files (a hand-made copy, garbage). */
+  async strays(): Promise<string[]> {
+    const names = await fsp.readdir(this.dir).catch(() => [] as string[]);
+    return names.filter((n) => !n.startsWith('.') && n !== REJECTED_DIR && parseEntryName(n) === null);
+  }
+
+  async read(name: string): Promise<SpoolEntry | null> {
+    try {
+      return JSON.parse(await fsp.readFile(join(this.dir, name), 'utf8')) as SpoolEntry;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async find(requestId: string): Promise<SpoolFile | null> {
+    return (await this.files()).find((f) => f.requestId === requestId) ?? null;
+  }
+
+  /**
+   * Keeps a request that did not reach the server's database. A second submission of the same request_id rewrites
+   * its entry: the first `submitted_at` stays (and with it the file name), the newest route, reason, fields and
+   * fallback message are taken — but a fallback message already in the group is never forgotten (a later `lost`
+   * keeps the earlier `fallback`), so the server can still adopt it.
+   */
+  async keep(input: {
+    requestId: string;
+    body: LeadRequestBody;
+    submittedAt: number;
+    route: SpoolRoute;
+    reason: string;
+    fallback?: FallbackMessage;
+    now: number;
+  }): Promise<SpoolEntry> {
+    const entry = await this.exclusive(async () => {
+      const existing = await this.find(input.requestId);
+      const previous = existing ? await this.read(existing.name) : null;
+      const fallback: LateFallback | undefined = input.fallback
+        ? { chat_id: input.fallback.chatId, message_id: input.fallback.messageId, sent_at: input.fallback.sentAt }
+        : previous?.fallback;
+      const attempts = previous?.attempts ?? 0;
+      const written: SpoolEntry = {
+        version: 1,
+        request_id: input.requestId,
+        submitted_at: previous?.submitted_at ?? new Date(input.submittedAt).toISOString(),
+        route: fallback ? 'fallback' : input.route,
+        reason: input.reason,
+        ...(fallback ? { fallback } : {}),
+        body: input.body,
+        attempts,
+        next_attempt_at: new Date(input.now + FIRST_REPLAY_DELAY_MS).toISOString(),
+        revision: (previous?.revision ?? 0) + 1,
+        ...(previous?.last_error ? { last_error: previous.last_error } : {}),
+        updated_at: new Date(input.now).toISOString(),
+      };
+      const name = existing?.name ?? entryName(input.submittedAt, input.requestId);
+      await writeDurably(this.dir, name, `${JSON.stringify(written, null, 2)}\n`);
+      return written;
+    });
+    const again = entry.revision > 1 ? `, rewritten (submission ${entry.revision})` : '';
+    console.log(`[spool] ${input.requestId} kept for replay (${entry.route} ${input.reason}${again})`);
+    await this.noteDepth(input.now);
+    spoolShared(this.dir).wake?.();
+    return entry;
+  }
+
+  /**
+   * The form path delivered this request_id to the server after all (the visitor sent it again): its entry is done,
+   * unless a fallback message of it is in the group: then the replay still tells the server about that message.
+   */
+  async settle(requestId: string, now: number): Promise<boolean> {
+    const removed = await this.exclusive(async () => {
+      const file = await this.find(requestId);
+      const entry = file ? await this.read(file.name) : null;
+      if (!file || !entry || entry.fallback) return false;
+      await fsp.rm(join(this.dir, file.name), { force: true });
+      await syncDir(this.dir);
+      return true;
+    });
+    if (removed) {
+      console.log(`[spool] ${requestId} delivered by the form (sent again): entry removed`);
+      await this.noteDepth(now);
+    }
+    return removed;
+  }
+
+  /** Rewrites an entry in place (the replay's attempts), unless it is gone. */
+  async update(name: string, change: (entry: SpoolEntry) => SpoolEntry): Promise<SpoolEntry | null> {
+    return this.exclusive(async () => {
+      const entry = await this.read(name);
+      if (!entry) return null;
+      const next = change(entry);
+      await writeDurably(this.dir, name, `${JSON.stringify(next, null, 2)}\n`);
+      return next;
+    });
+  }
+
+  /** Deletes an entry the server has; false when a newer submission rewrote it meanwhile (it is replayed again). */
+  async remove(name: string, revision?: number): Promise<boolean> {
+    return this.exclusive(async () => {
+      if (revision !== undefined) {
+        const entry = await this.read(name);
+        if (entry && entry.revision !== revision) return false;
+      }
+      await fsp.rm(join(this.dir, name), { force: true });
+      await syncDir(this.dir);
+      return true;
+    });
+  }
+
+  /** Moves an entry to `rejected/` (never retried, never deleted automatically). */
+  async reject(name: string): Promise<void> {
+    await this.exclusive(async () => {
+      await fsp.mkdir(this.rejectedDir, { recursive: true, mode: 0o700 });
+      await fsp.rename(join(this.dir, name), join(this.rejectedDir, name));
+      await syncDir(this.rejectedDir);
+      await syncDir(this.dir);
+    });
+  }
+
+  /** Removes temporary files a crash left behind (older than a minute: a write in progress is never older). */
+  async sweepTemporary(now: number): Promise<void> {
+    const names = await fsp.readdir(this.dir).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.startsWith('.tmp-'))) {
+      const stat = await fsp.stat(join(this.dir, name)).catch(() => null);
+      if (stat && now - stat.mtimeMs > 60_000) await fsp.rm(join(this.dir, name), { force: true });
+    }
+  }
+
+  async stats(now: number): Promise<{ depth: number; oldestAgeSeconds: number; rejected: number }> {
+    const files = await this.files();
+    return {
+      depth: files.length,
+      oldestAgeSeconds: files.length ? seconds(now - files[0].submittedMs) : 0,
+      rejected: (await this.rejectedFiles()).length,
+    };
+  }
+
+  /** One log line each time the number of waiting entries changes. */
+  async noteDepth(now: number): Promise<void> {
+    try {
+      const { depth, oldestAgeSeconds } = await this.stats(now);
+      const shared = spoolShared(this.dir);
+      if (shared.lastDepth === depth) return;
+      shared.lastDepth = depth;
+      console.log(`[spool] depth ${depth}${depth ? ` (oldest ${oldestAgeSeconds} s)` : ''}`);
+    } catch {
+      /* the depth line is informative only */
+    }
+  }
+}
+
+/**
+ * The form path's part, before the visitor gets the answer: a `fallback` or `lost` request with a server configured
+ * is kept for replay; a `server` delivery settles an entry of the same request_id. A failure is logged at error
+ * level and changes nothing for the visitor (the fallback message is then the only trace).
+ */
+export async function spoolDelivery(env: LandingEnv, requestId: string, result: DeliveryResult, submittedAt: number): Promise<void> {
+  if (!env.spool || !result.body) return;
+  const store = new SpoolStore(env.spool.dir);
+  const now = Date.now();
+  try {
+    if (result.route === 'fallback' || result.route === 'lost') {
+      await store.keep({
+        requestId,
+        body: result.body,
+        submittedAt,
+        route: result.route,
+        reason: result.reason ?? (result.status ? String(result.status) : 'network'),
+        fallback: result.fallback,
+        now,
+      });
+    } else if (result.route === 'server') {
+      await store.settle(requestId, now);
+    }
+  } catch (err) {
+    const why = err instanceof Error ? `${(err as NodeJS.ErrnoException).code ?? err.name}: ${err.message}` : String(err);
+    console.error(`[spool] ${requestId} NOT written to the spool (${result.route}): ${why.slice(0, 300)}`);
+  }
+}
+
+/** The spool's metrics in the Prometheus text format. */
+export async function spoolMetricsText(env: LandingEnv, now = Date.now()): Promise<string> {
+  const stats = env.spool ? await new SpoolStore(env.spool.dir).stats(now) : { depth: 0, oldestAgeSeconds: 0, rejected: 0 };
+  const shared = env.spool ? spoolShared(env.spool.dir) : { dropped: 0, replayed: 0 };
+  const metric = (name: string, type: string, help: string, value: number) =>
+    `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`;
+  return [
+    metric('landing_spool_depth', 'gauge', 'Requests in the spool waiting to be replayed to the server.', stats.depth),
+    metric('landing_spool_oldest_age_seconds', 'gauge', 'Age of the oldest waiting request (0 when none).', stats.oldestAgeSeconds),
+    metric('landing_spool_rejected', 'gauge', 'Requests the server refused with 422, kept in rejected/ for ops.', stats.rejected),
+    metric('landing_spool_dropped_total', 'counter', 'Requests dropped past LANDING_SPOOL_MAX_AGE_DAYS.', shared.dropped),
+    metric('landing_spool_replayed_total', 'counter', 'Requests the replay delivered to the server (201/200).', shared.replayed),
+  ].join('');
+}

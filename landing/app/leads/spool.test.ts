@@ -1,0 +1,553 @@
+/**
+ * The spool's replay, alerts, lock and metrics (issue 12), on real files in a temporary directory, against a real HTTP
+ * stand-in for POST /leads and the Telegram sandbox for the admin chat. Time is a test clock: each `step()` is one
+ * pass of the loop at the clock's time, so the backoff is checked to the millisecond without waiting for it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, promises as fsp, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { acquireSpoolLock, LOCK_FILE, LOCK_STALE_MS, lockRefusal } from './spool-lock.server';
+import { ALERT_INTERVAL_MS, realClock, SpoolReplayer, type ReplayClock, type ReplayEnv } from './spool-replay.server';
+import { entryName, spoolMetricsText, spoolShared, SpoolStore, type SpoolEntry } from './spool.server';
+
+const ADMIN_CHAT = -1001000000002;
+const T0 = Date.UTC(2026, 11, 1, 10, 15, 30, 123);
+const SEC = 1000;
+const MIN = 60 * SEC;
+const DAY = 24 * 60 * MIN;
+
+interface Answer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  hang?: boolean;
+}
+
+let sandbox: TelegramSandbox;
+let stand: Server;
+let standUrl = '';
+let answers: Answer[] = [];
+let fallbackAnswer: Answer = { status: 503 };
+let onRequest: ((body: any) => Promise<void>) | null = null;
+const received: { headers: Record<string, unknown>; body: any }[] = [];
+const hanging = new Set<import('node:http').ServerResponse>();
+let logs: string[] = [];
+let dir = '';
+let clock: ReplayClock & { t: number };
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  stand = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const parsed = JSON.parse(body);
+      received.push({ headers: req.headers, body: parsed });
+      const answer = answers.shift() ?? fallbackAnswer;
+      void (async () => {
+        await onRequest?.(parsed);
+        if (answer.hang) return void hanging.add(res);
+        res.writeHead(answer.status, { 'Content-Type': 'application/json', ...answer.headers });
+        res.end(JSON.stringify(answer.body ?? {}));
+      })();
+    });
+  });
+  await new Promise<void>((r) => stand.listen(0, '127.0.0.1', r));
+  standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  stand.closeAllConnections();
+  await new Promise((r) => stand.close(r));
+  await sandbox.stop();
+});
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'spool-unit-'));
+  answers = [];
+  fallbackAnswer = { status: 503 };
+  onRequest = null;
+  received.length = 0;
+  logs = [];
+  sandbox.state.reset();
+  clock = { t: T0, now: () => clock.t, sleep: () => Promise.resolve() };
+  for (const level of ['log', 'warn', 'error'] as const) {
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(`${level}: ${args.map(String).join(' ')}`));
+  }
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const res of hanging) res.destroy();
+  hanging.clear();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const env = (over: Partial<ReplayEnv> = {}): ReplayEnv => ({
+  spool: { dir, maxAgeMs: 7 * DAY },
+  leadsEndpoint: `${standUrl}/leads`,
+  leadsSecret: 'spool-test-secret-123',
+  telegram: { token: sandbox.token, apiRoot: sandbox.url, chatId: '-1001000000001' },
+  adminChatId: String(ADMIN_CHAT),
+  ...over,
+});
+
+const body = (requestId: string) => ({
+  request_id: requestId,
+  name: 'Анна Ким',
+  telegram: '@anna_k',
+  phone: '+79991234567',
+  comment: 'Свадьба',
+  client_ip: '198.51.100.7',
+});
+
+/** A request the landing handled at `submittedAt` (the clock's time by default) and spooled. */
+async function spooled(options: { submittedAt?: number; fallback?: boolean; requestId?: string } = {}) {
+  const requestId = options.requestId ?? crypto.randomUUID();
+  const submittedAt = options.submittedAt ?? clock.t;
+  await new SpoolStore(dir).keep({
+    requestId,
+    body: body(requestId),
+    submittedAt,
+    route: options.fallback === false ? 'lost' : 'fallback',
+    reason: '503',
+    fallback:
+      options.fallback === false
+        ? undefined
+        : { chatId: '-1001000000001', messageId: 4711, sentAt: new Date(submittedAt + 878).toISOString() },
+    now: submittedAt,
+  });
+  return { requestId, name: entryName(submittedAt, requestId) };
+}
+
+const entries = () => readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+const rejected = () => readdirSync(join(dir, 'rejected'));
+const readEntry = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as SpoolEntry;
+const adminMessages = () => sandbox.messages(ADMIN_CHAT);
+
+async function waitUntil<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('the replayed request', () => {
+  it('is the normal body plus `late`, with the secret, to POST /leads', async () => {
+    const { requestId } = await spooled();
+    clock.t = T0 + 5 * SEC;
+    answers.push({ status: 201, body: { lead_number: 7, duplicate: false, repeat: false } });
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(received).toHaveLength(1);
+    expect(received[0].headers['x-stickers-leads-secret']).toBe('spool-test-secret-123');
+    expect(received[0].body).toEqual({
+      request_id: requestId,
+      name: 'Анна Ким',
+      telegram: '@anna_k',
+      phone: '+79991234567',
+      comment: 'Свадьба',
+      client_ip: '198.51.100.7',
+      late: {
+        submitted_at: '2026-12-01T10:15:30.123Z',
+        route: 'fallback',
+        reason: '503',
+        fallback: { chat_id: '-1001000000001', message_id: 4711, sent_at: '2026-12-01T10:15:31.001Z' },
+      },
+    });
+  });
+
+  it('without a fallback message (route lost): no `fallback` in `late`', async () => {
+    await spooled({ fallback: false });
+    clock.t = T0 + 5 * SEC;
+    answers.push({ status: 201 });
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(received[0].body.late).toEqual({ submitted_at: '2026-12-01T10:15:30.123Z', route: 'lost', reason: '503' });
+  });
+});
+
+describe('201/200: the entry is done', () => {
+  it.each([201, 200])('%i → the file is deleted, one log line, counted', async (status) => {
+    const { requestId, name } = await spooled();
+    expect(entries()).toEqual([name]);
+    const replayedBefore = spoolShared(dir).replayed;
+    clock.t = T0 + 5 * SEC;
+    answers.push({ status, body: { lead_number: 7, duplicate: status === 200, repeat: false } });
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(entries()).toEqual([]);
+    expect(logs.filter((l) => l.includes(`${requestId} replayed → ${status}`))).toHaveLength(1);
+    expect(spoolShared(dir).replayed).toBe(replayedBefore + 1);
+    expect(logs).toContain('log: [spool] depth 0');
+  });
+
+  it('an entry sent again by the visitor while its replay was on its way is replayed again, then deleted', async () => {
+    const { requestId, name } = await spooled({ fallback: false });
+    clock.t = T0 + 5 * SEC;
+    // The visitor sends the form again while the server is handling the replay: the entry is rewritten meanwhile.
+    onRequest = async () => {
+      onRequest = null;
+      await new SpoolStore(dir).keep({
+        requestId,
+        body: { ...body(requestId), comment: 'Свадьба, 40 гостей' },
+        submittedAt: clock.t,
+        route: 'fallback',
+        reason: '503',
+        fallback: { chatId: '-1001000000001', messageId: 4712, sentAt: new Date(clock.t).toISOString() },
+        now: clock.t,
+      });
+    };
+    answers.push({ status: 201 }, { status: 200 });
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+    expect(entries()).toEqual([name]);
+    expect(readEntry(name)).toMatchObject({ revision: 2, route: 'fallback', submitted_at: '2026-12-01T10:15:30.123Z' });
+    await replayer.step();
+    expect(received.map((r) => [r.body.request_id, r.body.late.fallback?.message_id])).toEqual([
+      [requestId, undefined],
+      [requestId, 4712],
+    ]);
+    expect(entries()).toEqual([]);
+  });
+});
+
+describe('the backoff', () => {
+  it('first replay 5 s after the submission, then 15 s, 60 s, then every 5 minutes; attempts are kept in the entry', async () => {
+    const { name } = await spooled();
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    const sentAt: number[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const due = Date.parse(readEntry(name).next_attempt_at);
+      clock.t = due - 1;
+      expect(await replayer.step()).toBe(1);
+      expect(received).toHaveLength(i);
+      clock.t = due;
+      await replayer.step();
+      expect(received).toHaveLength(i + 1);
+      sentAt.push(clock.t);
+      expect(readEntry(name)).toMatchObject({ attempts: i + 1, last_error: '503' });
+    }
+    const gaps = [sentAt[0] - T0, ...sentAt.slice(1).map((t, i) => t - sentAt[i])];
+    expect(gaps).toEqual([5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN, 5 * MIN, 5 * MIN]);
+    expect(logs.filter((l) => l.startsWith('warn: [spool]') && l.includes('replay failed (503)'))).toHaveLength(6);
+  });
+
+  it.each([
+    ['a timeout', { status: 201, hang: true }, 'timeout'],
+    ['a 401', { status: 401 }, '401'],
+    ['a 500', { status: 500 }, '500'],
+  ] as const)(
+    '%s counts as a failed attempt',
+    async (_, answer, error) => {
+      const { name } = await spooled();
+      clock.t = T0 + 5 * SEC;
+      answers.push(answer);
+      await new SpoolReplayer({ env: env(), clock }).step();
+      expect(readEntry(name)).toMatchObject({ attempts: 1, last_error: error, next_attempt_at: new Date(T0 + 20 * SEC).toISOString() });
+    },
+    15_000,
+  );
+
+  it('oldest first, one at a time', async () => {
+    const older = await spooled({ submittedAt: T0 - 2 * SEC });
+    const newer = await spooled({ submittedAt: T0 - SEC });
+    clock.t = T0 + 10 * SEC;
+    fallbackAnswer = { status: 201 };
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id)).toEqual([older.requestId]);
+    expect(entries()).toEqual([newer.name]);
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id)).toEqual([older.requestId, newer.requestId]);
+  });
+});
+
+describe('422: kept aside, never retried, reported', () => {
+  it('moved to rejected/ (not deleted), logged at error level, one alert for two rejections', async () => {
+    const first = await spooled({ submittedAt: T0 - 2 * SEC });
+    const second = await spooled({ submittedAt: T0 - SEC });
+    clock.t = T0 + 10 * SEC;
+    fallbackAnswer = { status: 422, body: { error: 'invalid', errors: { phone: 'invalid' } } };
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+    await replayer.step();
+    expect(entries()).toEqual([]);
+    expect(rejected()).toEqual([first.name, second.name]);
+    expect(statSync(join(dir, 'rejected', first.name)).mode & 0o777).toBe(0o600);
+    expect(logs.filter((l) => l.startsWith('error: [spool]') && l.includes('REJECTED') && l.includes('422: phone invalid'))).toHaveLength(
+      2,
+    );
+    await waitUntil(() => adminMessages().length === 1, 'the alert');
+    expect(adminMessages()[0].text).toContain(first.requestId);
+    expect(adminMessages()[0].text).toContain('422');
+    // Never retried: later passes send nothing more.
+    clock.t += 10 * MIN;
+    expect(await replayer.step()).toBeGreaterThan(0);
+    expect(received).toHaveLength(2);
+    // No personal data in the alert or the log lines.
+    for (const line of [...logs, adminMessages()[0].text])
+      for (const pii of ['Анна', 'anna_k', '999', '198.51.100']) expect(line).not.toContain(pii);
+  });
+
+  it('without ADMIN_CHAT_ID the alert is logged only', async () => {
+    await spooled();
+    clock.t = T0 + 5 * SEC;
+    answers.push({ status: 422, body: { error: 'invalid', errors: { name: 'too_short' } } });
+    await new SpoolReplayer({ env: env({ adminChatId: null }), clock }).step();
+    expect(logs.filter((l) => l.includes('alert rejected not sent (no ADMIN_CHAT_ID'))).toHaveLength(1);
+    expect(adminMessages()).toHaveLength(0);
+  });
+});
+
+describe('429: every replay waits for Retry-After', () => {
+  it('no replay of any entry before Retry-After has passed; then oldest first again', async () => {
+    const older = await spooled({ submittedAt: T0 - 2 * SEC });
+    await spooled({ submittedAt: T0 - SEC });
+    clock.t = T0 + 10 * SEC;
+    answers.push({ status: 429, body: { error: 'rate_limited', why: 'hourly' }, headers: { 'Retry-After': '30' } });
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+    expect(received).toHaveLength(1);
+    clock.t = T0 + 39 * SEC;
+    expect(await replayer.step()).toBe(SEC);
+    expect(received).toHaveLength(1);
+    clock.t = T0 + 40 * SEC;
+    answers.push({ status: 201 });
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id)).toEqual([older.requestId, older.requestId]);
+    expect(logs.some((l) => l.includes('replay → 429 hourly: every replay waits 30 s'))).toBe(true);
+  });
+
+  it('without Retry-After: a minute', async () => {
+    await spooled();
+    clock.t = T0 + 5 * SEC;
+    answers.push({ status: 429, body: { error: 'rate_limited', why: 'secret' } });
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+    expect(await replayer.step()).toBe(60 * SEC);
+  });
+});
+
+describe('maximum age', () => {
+  it('an entry older than LANDING_SPOOL_MAX_AGE_DAYS is dropped, logged (id, age, route; no personal data) and counted', async () => {
+    const old = await spooled({ submittedAt: T0 - 8 * DAY });
+    const young = await spooled({ submittedAt: T0 - 6 * DAY });
+    const droppedBefore = spoolShared(dir).dropped;
+    clock.t = T0;
+    fallbackAnswer = { status: 503 };
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(entries()).toEqual([young.name]);
+    const line = logs.find((l) => l.includes(`${old.requestId} dropped`));
+    expect(line).toMatch(
+      /^error: \[spool\] .* dropped: older than LANDING_SPOOL_MAX_AGE_DAYS=7 \(age 8\.0 d, route fallback, 0 failed replays\)$/,
+    );
+    for (const pii of ['Анна', 'anna_k', '999', '198.51.100']) expect(line).not.toContain(pii);
+    expect(spoolShared(dir).dropped).toBe(droppedBefore + 1);
+    expect(received.map((r) => r.body.request_id)).toEqual([young.requestId]);
+    expect(await spoolMetricsText({ spool: { dir, maxAgeMs: 7 * DAY } } as never, T0)).toContain(
+      `landing_spool_dropped_total ${droppedBefore + 1}\n`,
+    );
+  });
+
+  it('rejected entries are not dropped automatically', async () => {
+    const { name } = await spooled({ submittedAt: T0 - 8 * DAY });
+    await new SpoolStore(dir).reject(name);
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(rejected()).toEqual([name]);
+  });
+});
+
+describe('the "older than an hour" alert', () => {
+  it('once per 30 minutes, and the throttle survives a restart (a new replayer on the same directory)', async () => {
+    await spooled({ submittedAt: T0 - 61 * MIN });
+    fallbackAnswer = { status: 503 };
+    await new SpoolReplayer({ env: env(), clock }).step();
+    await waitUntil(() => adminMessages().length === 1, 'the first alert');
+    expect(adminMessages()[0].text).toMatch(/дольше часа.*В очереди: 1/);
+    clock.t = T0 + 20 * MIN;
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(adminMessages()).toHaveLength(1);
+    clock.t = T0 + ALERT_INTERVAL_MS;
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(adminMessages()).toHaveLength(2);
+  });
+
+  it('an alert Telegram did not take is tried again at the next pass', async () => {
+    await spooled({ submittedAt: T0 - 61 * MIN });
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error' });
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+    expect(adminMessages()).toHaveLength(0);
+    clock.t += SEC;
+    await replayer.step();
+    expect(adminMessages()).toHaveLength(1);
+  });
+});
+
+describe('the loop', () => {
+  it('runs on its own: a due entry is replayed and its file disappears', async () => {
+    const { name } = await spooled({ submittedAt: Date.now() - 10 * SEC });
+    expect(entries()).toEqual([name]);
+    fallbackAnswer = { status: 201 };
+    const replayer = new SpoolReplayer({ env: env(), clock: realClock });
+    replayer.start();
+    try {
+      await waitUntil(() => entries().length === 0, 'the entry to be replayed and deleted');
+    } finally {
+      await replayer.stop();
+    }
+    expect(received).toHaveLength(1);
+  });
+
+  it('a new entry wakes it up: replayed 5 s after it was written', async () => {
+    fallbackAnswer = { status: 201 };
+    const replayer = new SpoolReplayer({ env: env(), clock: realClock });
+    replayer.start();
+    try {
+      const { requestId } = await spooled({ submittedAt: Date.now() });
+      const written = Date.now();
+      await waitUntil(() => received.length === 1, 'the replay', 15_000);
+      expect(Date.now() - written).toBeGreaterThanOrEqual(4_900);
+      expect(received[0].body.request_id).toBe(requestId);
+    } finally {
+      await replayer.stop();
+    }
+  }, 20_000);
+
+  it('stop(): an in-flight replay is abandoned and its entry stays as it was', async () => {
+    const { name } = await spooled({ submittedAt: Date.now() - 10 * SEC });
+    fallbackAnswer = { status: 201, hang: true };
+    const replayer = new SpoolReplayer({ env: env(), clock: realClock });
+    replayer.start();
+    await waitUntil(() => received.length === 1, 'the replay to be on its way');
+    await replayer.stop();
+    expect(entries()).toEqual([name]);
+    expect(readEntry(name)).toMatchObject({ attempts: 0 });
+    expect(logs.some((l) => l.includes('replay abandoned (stopping): the entry stays'))).toBe(true);
+  });
+});
+
+describe('the lock: one replaying landing per directory', () => {
+  let child: ChildProcess | null = null;
+  afterEach(() => {
+    child?.kill('SIGKILL');
+    child = null;
+  });
+  const writeLock = (pid: number, host = hostname()) =>
+    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid, host, token: 'other', started_at: new Date().toISOString() }));
+
+  it('another live process holds it: refused, with one clear line; once that process is dead, taken over', async () => {
+    child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    const pid = child.pid!;
+    writeLock(pid);
+    const refused = await acquireSpoolLock(dir);
+    expect(refused).toMatchObject({ ok: false, holder: { pid } });
+    if (refused.ok) throw new Error('unreachable');
+    expect(lockRefusal(dir, refused.holder)).toBe(
+      `LANDING_SPOOL_DIR ${dir} is in use by another landing process (pid ${pid}): give each landing its own spool directory, ` +
+        'or stop the other one (a lock left by a dead process is taken over)',
+    );
+    const exited = new Promise((r) => child!.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    const taken = await acquireSpoolLock(dir);
+    expect(taken).toMatchObject({ ok: true, tookOver: { pid } });
+    expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
+    expect(statSync(join(dir, LOCK_FILE)).mode & 0o777).toBe(0o600);
+  });
+
+  it('a lock its live holder stopped refreshing (a reused pid, another host) is taken over; the old holder sees it lost it', async () => {
+    const first = await acquireSpoolLock(dir);
+    if (!first.ok) throw new Error('not taken');
+    writeLock(process.ppid, 'another-host');
+    const fresh = await acquireSpoolLock(dir);
+    expect(fresh).toMatchObject({ ok: false, holder: { pid: process.ppid, host: 'another-host' } });
+    const old = new Date(Date.now() - LOCK_STALE_MS - SEC);
+    utimesSync(join(dir, LOCK_FILE), old, old);
+    const taken = await acquireSpoolLock(dir);
+    expect(taken.ok).toBe(true);
+    expect(await first.lock.owned()).toBe(false);
+    if (taken.ok) {
+      expect(await taken.lock.owned()).toBe(true);
+      await taken.lock.release();
+    }
+    expect(readdirSync(dir)).not.toContain(LOCK_FILE);
+  });
+
+  it('a replayer whose lock was taken over stops replaying', async () => {
+    await spooled();
+    const mine = await acquireSpoolLock(dir);
+    if (!mine.ok) throw new Error('not taken');
+    writeLock(process.ppid);
+    clock.t = T0 + 5 * SEC;
+    await new SpoolReplayer({ env: env(), clock, lock: mine.lock }).step();
+    expect(received).toHaveLength(0);
+    expect(logs.some((l) => l.includes("is not this process's any more: replay stopped"))).toBe(true);
+  });
+});
+
+describe('metrics', () => {
+  it('depth, oldest age, rejected, dropped and replayed in the Prometheus text format', async () => {
+    await spooled({ submittedAt: T0 - 90 * SEC });
+    await spooled({ submittedAt: T0 - 30 * SEC });
+    const aside = await spooled({ submittedAt: T0 - 10 * SEC });
+    await new SpoolStore(dir).reject(aside.name);
+    const shared = spoolShared(dir);
+    shared.dropped = 3;
+    shared.replayed = 5;
+    const text = await spoolMetricsText({ spool: { dir, maxAgeMs: 7 * DAY } } as never, T0);
+    expect(text.split('\n').filter((l) => !l.startsWith('#'))).toEqual([
+      'landing_spool_depth 2',
+      'landing_spool_oldest_age_seconds 90',
+      'landing_spool_rejected 1',
+      'landing_spool_dropped_total 3',
+      'landing_spool_replayed_total 5',
+      '',
+    ]);
+    expect(text).toContain('# TYPE landing_spool_depth gauge\n');
+    expect(text).toContain('# TYPE landing_spool_replayed_total counter\n');
+    expect(await spoolMetricsText({ spool: null } as never, T0)).toContain('landing_spool_depth 0\n');
+  });
+
+  it('a log line on each change of depth', async () => {
+    const a = await spooled({ submittedAt: T0 - 2 * SEC });
+    await spooled({ submittedAt: T0 - SEC });
+    await new SpoolStore(dir).remove(a.name);
+    await new SpoolStore(dir).noteDepth(T0);
+    await new SpoolStore(dir).noteDepth(T0);
+    expect(logs.filter((l) => l.includes('[spool] depth'))).toEqual([
+      'log: [spool] depth 1 (oldest 0 s)',
+      'log: [spool] depth 2 (oldest 1 s)',
+      'log: [spool] depth 1 (oldest 1 s)',
+    ]);
+  });
+});
+
+describe('the files', () => {
+  it('named by the submitted time (13 digits) and request id, mode 0600, in a directory; no temporary file left', async () => {
+    const { name, requestId } = await spooled();
+    expect(name).toBe(`${T0}-${requestId}.json`);
+    expect(entryName(5, requestId)).toBe(`0000000000005-${requestId}.json`);
+    expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+    expect(readEntry(name)).toMatchObject({ version: 1, request_id: requestId, attempts: 0, revision: 1 });
+  });
+
+  it('written through a temporary file, fsync, rename, fsync of the directory', async () => {
+    const probe = await fsp.open(join(dir, 'probe'), 'w');
+    const handleProto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+    await probe.close();
+    const sync = vi.spyOn(handleProto, 'sync');
+    const rename = vi.spyOn(fsp, 'rename');
+    const { name } = await spooled();
+    expect(rename).toHaveBeenCalledTimes(1);
+    expect(rename.mock.calls[0][0]).toMatch(new RegExp(`/\\.tmp-${name}-[0-9a-f]{8}$`));
+    expect(rename.mock.calls[0][1]).toBe(join(dir, name));
+    const renamedAt = rename.mock.invocationCallOrder[0];
+    expect(sync.mock.invocationCallOrder.filter((o) => o < renamedAt)).toHaveLength(1);
+    expect(sync.mock.invocationCallOrder.filter((o) => o > renamedAt)).toHaveLength(1);
+  });
+});
