@@ -1,5 +1,5 @@
 /**
- * The landing's environment (CONTRACT section 2), checked once; a bad value is one line per problem, at start.
+ * The landing's environment (docs/requirements.md §10.2), checked once; a bad value is one line per problem, at start.
  * Only names the browser may see would ever be handed to it, and it needs none.
  */
 import { createHmac, randomBytes } from 'node:crypto';

@@ -2,7 +2,7 @@ import { SECRET_HEADER, type LeadFields, type LeadRequestBody, type RateLimitedB
 import type { LandingEnv } from '../env.server';
 import { requestMessage, type TelegramText } from './request-message.server';
 
-/** CONTRACT section 9: where a request went. */
+/** Where a request went (docs/requirements.md §8.3). */
 export type DeliveryRoute = 'server' | 'server-throttled' | 'server-rejected' | 'fallback' | 'lost' | 'direct' | 'console';
 /** What the visitor sees for each route. */
 export type VisitorState = 'sent' | 'throttled' | 'error';
@@ -127,7 +127,7 @@ export function leadRequestBody(delivery: Delivery): LeadRequestBody {
 }
 
 /**
- * Seed, `deliverRequest.ts` and its status table: POST to the server with the secret and a 5 s timeout; 201/200
+ * The status mapping of docs/requirements.md §8.3: POST to the server with the secret and a 5 s timeout; 201/200
  * sent; 429 and 422 never fall back; 401, 404, 413, 5xx, any other status, a timeout or a network error fall back
  * to a direct Telegram message with the warning line. A 429 whose `why` is `secret` is the exception: the server
  * has locked out the landing itself (wrong secrets from its address), which is a server-side failure like a 401,

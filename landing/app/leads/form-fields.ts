@@ -1,6 +1,6 @@
 import { LEAD_FIELDS, type LeadField } from '@stickers/shared';
 
-/** The form's own names (CONTRACT section 9): the visitor's fields, the honeypot, the signed start, the id. */
+/** The form's own names (docs/requirements.md §8.1): the visitor's fields, the honeypot, the signed start, the id. */
 export const HONEYPOT_FIELD = 'company';
 export type FormValues = Record<LeadField, string>;
 

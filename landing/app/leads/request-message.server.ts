@@ -1,6 +1,6 @@
 import type { LeadFields } from '@stickers/shared';
 
-/** CONTRACT section 9: the fallback's first line, exactly. */
+/** The fallback's first line, exactly (docs/requirements.md §8.4). */
 export function fallbackWarning(requestId: string): string {
   return `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`;
 }
@@ -11,7 +11,7 @@ export interface TelegramText {
 }
 
 /**
- * Seed, `requestMessage.ts`: the request as plain text for a direct `sendMessage` (fallback or direct mode). The
+ * The request as plain text for a direct `sendMessage` (fallback or direct route, docs/requirements.md §8.4). The
  * username is a link through an explicit `text_link` entity; offsets and lengths are UTF-16 code units, which is
  * what a JavaScript string's length counts.
  */

@@ -1,5 +1,5 @@
 /**
- * Seed, `requestSent.ts` (browser): after a success the browser remembers it and shows the "sent" screen instead
+ * Sent memory (docs/requirements.md §8.7): after a success the browser remembers it and shows the "sent" screen instead
  * of the form for 24 hours. A convenience, not a control. The server sets a cookie with the same meaning so the
  * screen also survives a reload without JavaScript.
  */

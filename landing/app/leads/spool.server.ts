@@ -23,7 +23,7 @@ export interface LateFallback {
   sent_at: string;
 }
 
-/** The `late` object of a replayed `POST /leads` (the wire contract with the server, issue 12). */
+/** The `late` object of a replayed `POST /leads` (the body the server reads for a late lead, docs/api.md). */
 export interface LateDelivery {
   /** When the landing first handled the visitor's request (ISO 8601 UTC, ms). */
   submitted_at: string;
