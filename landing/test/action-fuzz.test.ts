@@ -1,38 +1,29 @@
 /** Fuzzing the landing action: arbitrary form data never throws, never sends an invalid request, names real fields. */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { LEAD_FIELDS } from '@stickers/shared';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getEnv, resetEnv } from '~/env.server';
 import { signStartedAt } from '~/leads/started-at.server';
 import { action } from '~/routes/_index';
+import { LeadsStandIn } from './support';
 
-let stub: Server;
 const received: any[] = [];
+const leads = new LeadsStandIn(({ body }) => {
+  received.push(body);
+  return { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
+});
 
 beforeAll(async () => {
-  stub = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(201, { 'Content-Type': 'application/json' }).end('{"lead_number":1,"duplicate":false,"repeat":false}');
-    });
-  });
-  await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+  await leads.start();
   for (const k of ['TELEGRAM_BOT_TOKEN', 'LEADS_CHAT_ID']) delete process.env[k];
-  process.env.LEADS_ENDPOINT = `http://127.0.0.1:${(stub.address() as AddressInfo).port}/leads`;
+  process.env.LEADS_ENDPOINT = `${leads.url}/leads`;
   process.env.LEADS_SECRET = 'fuzz-secret-0123456789';
   process.env.MIN_FILL_MS = '0';
   // Each case comes from another visitor through one proxy that appends its address to X-Forwarded-For.
   process.env.TRUST_PROXY = '1';
   resetEnv();
 });
-afterAll(async () => {
-  stub.closeAllConnections();
-  await new Promise((r) => stub.close(r));
-});
+afterAll(() => leads.stop());
 
 const text = fc.oneof(
   fc.string({ maxLength: 100 }),

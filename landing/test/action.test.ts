@@ -2,96 +2,55 @@
  * The route's action, called with a real Request (Epic Stack style), against a real HTTP server standing in for
  * POST /leads and the Telegram sandbox: each row of the status mapping in docs/requirements.md §8.3.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { resetEnv, getEnv } from '~/env.server';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { getEnv } from '~/env.server';
 import { signStartedAt } from '~/leads/started-at.server';
-import { action, loader } from '~/routes/_index';
+import { loader } from '~/routes/_index';
+import { postForm } from './post-form';
+import {
+  LEADS_CHAT,
+  captureConsole,
+  closedPort,
+  configuredEnv,
+  fallbackText,
+  setEnv,
+  standIns,
+  type StandInAnswer,
+  type StandInRequest,
+} from './support';
 
-const LEADS_CHAT = -1001000000001;
-let sandbox: TelegramSandbox;
-let stub: Server;
-let stubUrl = '';
-let answer: { status: number; body?: unknown; hang?: boolean } = { status: 201 };
-const received: { headers: Record<string, unknown>; body: any }[] = [];
+let answer: StandInAnswer = { status: 201 };
+const received: StandInRequest[] = [];
 let logs: string[] = [];
 let ipCounter = 0;
-
-function setEnv(env: Record<string, string | undefined>) {
-  const keys = ['LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'LEADS_CHAT_ID', 'MIN_FILL_MS', 'TRUST_PROXY'];
-  for (const k of keys) delete process.env[k];
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) process.env[k] = v;
-  resetEnv();
-}
-
-const fullEnv = () => ({
-  LEADS_ENDPOINT: `${stubUrl}/leads`,
-  LEADS_SECRET: 'landing-test-secret-123',
-  TELEGRAM_BOT_TOKEN: sandbox.token,
-  TELEGRAM_API_ROOT: sandbox.url,
-  LEADS_CHAT_ID: String(LEADS_CHAT),
-  MIN_FILL_MS: '3000',
-  // The requests below come through one proxy that appends the visitor's address to X-Forwarded-For.
-  TRUST_PROXY: '1',
+const { sandbox, leads } = standIns((request) => {
+  received.push(request);
+  return answer;
 });
 
-async function submit(fields: Record<string, string> = {}) {
-  const requestId = crypto.randomUUID();
-  const form = new URLSearchParams({
-    name: 'Анна Ким',
-    telegram: 't.me/anna_k',
-    phone: '+7 999 123-45-67',
-    date: '14 февраля',
-    guests: '30',
-    comment: 'Свадьба',
-    company: '',
-    startedAt: signStartedAt(Date.now() - 4000, fields.requestId ?? requestId, getEnv().signingKey),
-    requestId,
-    ...fields,
+const fullEnv = () =>
+  configuredEnv(leads.url, sandbox, {
+    // The requests below come through one proxy that appends the visitor's address to X-Forwarded-For.
+    TRUST_PROXY: '1',
   });
-  const request = new Request('http://landing.test/?index', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': `198.51.100.${++ipCounter}` },
-    body: form,
-  });
-  const response = (await action({ request, context: { clientAddress: '127.0.0.1' }, params: {} })) as {
-    data: any;
-    init?: { headers?: Record<string, string> };
-  };
-  return { requestId: form.get('requestId')!, result: response.data, headers: response.init?.headers ?? {} };
-}
+
+const VISITOR = {
+  name: 'Анна Ким',
+  telegram: 't.me/anna_k',
+  phone: '+7 999 123-45-67',
+  date: '14 февраля',
+  guests: '30',
+  comment: 'Свадьба',
+};
+const submit = (fields: Record<string, string> = {}) => postForm({ values: VISITOR, fields, forwardedFor: `198.51.100.${++ipCounter}` });
 
 const fallbackMessages = () => sandbox.messages(LEADS_CHAT);
 const routeOf = (requestId: string) => logs.find((l) => l.startsWith(`[request] ${requestId} → `))?.split(' → ')[1];
 
-beforeAll(async () => {
-  sandbox = await startSandbox();
-  stub = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: body ? JSON.parse(body) : null });
-      if (answer.hang) return; // never answers
-      res.writeHead(answer.status, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(answer.body ?? {}));
-    });
-  });
-  await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
-  stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  stub.closeAllConnections();
-  await new Promise((r) => stub.close(r));
-  await sandbox.stop();
-});
 beforeEach(() => {
   setEnv(fullEnv());
-  logs = [];
+  logs = captureConsole('log');
   received.length = 0;
-  sandbox.state.reset();
-  vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -143,17 +102,14 @@ describe('status mapping (requirements §8.3)', () => {
       expect(result.state).toBe('sent');
       const [message] = fallbackMessages();
       expect(message.text).toBe(
-        [
-          `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
-          '',
-          'Заявка с сайта',
+        fallbackText(requestId, [
           'Имя: Анна Ким',
           'Telegram: @anna_k',
           'Телефон: +79991234567',
           'Дата: 14 февраля',
           'Гостей: 30',
           'Комментарий: Свадьба',
-        ].join('\n'),
+        ]),
       );
       expect(message.entities).toEqual([
         { type: 'text_link', offset: message.text.indexOf('@anna_k'), length: 7, url: 'https://t.me/anna_k' },
@@ -173,10 +129,7 @@ describe('status mapping (requirements §8.3)', () => {
   }, 15000);
 
   it('a closed port (network error) → fallback', async () => {
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const port = await closedPort();
     setEnv({ ...fullEnv(), LEADS_ENDPOINT: `http://127.0.0.1:${port}/leads` });
     const { requestId, result } = await submit();
     expect(routeOf(requestId)).toMatch(/^fallback/);

@@ -5,100 +5,41 @@
  * only delivered requests, and no console route in production.
  */
 import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { getEnv, loadLandingEnv, resetEnv } from '~/env.server';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { getEnv, loadLandingEnv } from '~/env.server';
 import { deliverRequest } from '~/leads/deliver-request.server';
 import { LANDING_LIMIT, resetProxyWarning } from '~/leads/rate-limit.server';
 import { FORM_TOKEN_MAX_AGE_MS, signStartedAt } from '~/leads/started-at.server';
-import { action } from '~/routes/_index';
+import { postForm, type FormPost } from './post-form';
+import { LEADS_CHAT, captureConsole, configuredEnv, fallbackText, setEnv, standIns, type StandInAnswer } from './support';
 
-const LEADS_CHAT = -1001000000001;
-const ENV_KEYS = ['LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'LEADS_CHAT_ID', 'MIN_FILL_MS'];
-ENV_KEYS.push('TRUST_PROXY');
-let sandbox: TelegramSandbox;
-let stub: Server;
-let stubUrl = '';
-let answer: { status: number; body?: unknown } = { status: 201 };
+let answer: StandInAnswer = { status: 201 };
 const received: any[] = [];
 let logs: string[] = [];
 // Every test uses its own socket addresses, so the process-wide limiter starts empty for each.
 let socketCounter = 0;
 const freshSocket = () => `192.0.2.${++socketCounter}`;
-
-function setEnv(env: Record<string, string | undefined>) {
-  for (const k of ENV_KEYS) delete process.env[k];
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) process.env[k] = v;
-  resetEnv();
-}
-
-const fullEnv = (over: Record<string, string | undefined> = {}) => ({
-  LEADS_ENDPOINT: `${stubUrl}/leads`,
-  LEADS_SECRET: 'landing-test-secret-123',
-  TELEGRAM_BOT_TOKEN: sandbox.token,
-  TELEGRAM_API_ROOT: sandbox.url,
-  LEADS_CHAT_ID: String(LEADS_CHAT),
-  MIN_FILL_MS: '3000',
-  ...over,
+const { sandbox, leads } = standIns(({ body }) => {
+  received.push(body);
+  return answer;
 });
 
-interface Post {
-  socket: string;
-  forwardedFor?: string;
-  requestId?: string;
-  startedAt?: string;
-  fields?: Record<string, string>;
-}
+const fullEnv = (over: Record<string, string | undefined> = {}) => configuredEnv(leads.url, sandbox, over);
 
-async function post({ socket, forwardedFor, requestId = crypto.randomUUID(), startedAt, fields = {} }: Post) {
-  const form = new URLSearchParams({
-    name: 'Анна Ким',
-    telegram: '@anna_k',
-    phone: '+79991234567',
-    company: '',
-    startedAt: startedAt ?? signStartedAt(Date.now() - 4000, requestId, getEnv().signingKey),
-    requestId,
-    ...fields,
-  });
-  const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
-  if (forwardedFor !== undefined) headers['X-Forwarded-For'] = forwardedFor;
-  const request = new Request('http://landing.test/?index', { method: 'POST', headers, body: form });
-  const response = (await action({ request, context: { clientAddress: socket }, params: {} })) as { data: any };
-  return { requestId, result: response.data };
-}
+const VISITOR = { name: 'Анна Ким', telegram: '@anna_k', phone: '+79991234567' };
+const post = (options: Omit<FormPost, 'values'> & { socket: string }) => postForm({ values: VISITOR, ...options });
 
 const routeOf = (requestId: string) => logs.find((l) => l.startsWith(`[request] ${requestId} → `))?.split(' → ')[1];
 const fallbackMessages = () => sandbox.messages(LEADS_CHAT);
 
-beforeAll(async () => {
-  sandbox = await startSandbox();
-  stub = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(answer.status, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(answer.body ?? {}));
-    });
-  });
-  await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
-  stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  stub.closeAllConnections();
-  await new Promise((r) => stub.close(r));
-  await sandbox.stop();
+afterAll(() => {
   setEnv({});
 });
 beforeEach(() => {
   setEnv(fullEnv());
   answer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
-  logs = [];
+  logs = captureConsole('log');
   received.length = 0;
-  sandbox.state.reset();
-  vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -260,14 +201,7 @@ describe('the server locks out the landing (429, why: secret)', () => {
     expect(result.state).toBe('sent');
     expect(routeOf(requestId)).toMatch(/^fallback \(429 /);
     expect(fallbackMessages().map((m) => m.text)).toEqual([
-      [
-        `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
-        '',
-        'Заявка с сайта',
-        'Имя: Анна Ким',
-        'Telegram: @anna_k',
-        'Телефон: +79991234567',
-      ].join('\n'),
+      fallbackText(requestId, ['Имя: Анна Ким', 'Telegram: @anna_k', 'Телефон: +79991234567']),
     ]);
   });
 

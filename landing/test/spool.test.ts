@@ -4,71 +4,48 @@
  * holds, a resubmission, and a spool that cannot be written (the visitor sees the same).
  */
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { getEnv, loadLandingEnv, resetEnv } from '~/env.server';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { getEnv, loadLandingEnv } from '~/env.server';
 import { SpoolReplayer } from '~/leads/spool-replay.server';
 import type { SpoolEntry } from '~/leads/spool.server';
-import { signStartedAt } from '~/leads/started-at.server';
-import { action } from '~/routes/_index';
+import { postForm } from './post-form';
+import {
+  ENV_KEYS,
+  LEADS_CHAT,
+  captureConsole,
+  closedPort,
+  configuredEnv,
+  setEnv as setLandingEnv,
+  standIns,
+  type StandInAnswer,
+} from './support';
 
-const LEADS_CHAT = -1001000000001;
-const ENV_KEYS = ['LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'LEADS_CHAT_ID', 'MIN_FILL_MS'];
-ENV_KEYS.push('TRUST_PROXY', 'LANDING_SPOOL_DIR', 'LANDING_SPOOL_MAX_AGE_DAYS', 'ADMIN_CHAT_ID');
+const SPOOL_ENV_KEYS = [...ENV_KEYS, 'LANDING_SPOOL_DIR', 'LANDING_SPOOL_MAX_AGE_DAYS', 'ADMIN_CHAT_ID'];
 const spoolDirBefore = process.env.LANDING_SPOOL_DIR;
 
-let sandbox: TelegramSandbox;
-let stand: Server;
-let standUrl = '';
-let answer: { status: number; body?: unknown; hang?: boolean } = { status: 201 };
+let answer: StandInAnswer = { status: 201 };
 const received: any[] = [];
 let logs: string[] = [];
 let errors: string[] = [];
 let root = '';
 let dir = '';
 let visitor = 0;
-
-function setEnv(env: Record<string, string | undefined>) {
-  for (const k of ENV_KEYS) delete process.env[k];
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) process.env[k] = v;
-  resetEnv();
-}
-
-const fullEnv = (over: Record<string, string | undefined> = {}) => ({
-  LEADS_ENDPOINT: `${standUrl}/leads`,
-  LEADS_SECRET: 'landing-test-secret-123',
-  TELEGRAM_BOT_TOKEN: sandbox.token,
-  TELEGRAM_API_ROOT: sandbox.url,
-  LEADS_CHAT_ID: String(LEADS_CHAT),
-  MIN_FILL_MS: '3000',
-  TRUST_PROXY: '1',
-  LANDING_SPOOL_DIR: dir,
-  ...over,
+const { sandbox, leads } = standIns(({ body }) => {
+  received.push(body);
+  return answer;
 });
 
+const setEnv = (env: Record<string, string | undefined>) => setLandingEnv(env, SPOOL_ENV_KEYS);
+const fullEnv = (over: Record<string, string | undefined> = {}) =>
+  configuredEnv(leads.url, sandbox, { TRUST_PROXY: '1', LANDING_SPOOL_DIR: dir, ...over });
+
+const VISITOR = { name: 'Анна Ким', telegram: 't.me/anna_k', phone: '+7 999 123-45-67', comment: 'Свадьба' };
 async function submit(requestId: string = crypto.randomUUID(), fields: Record<string, string> = {}) {
-  const form = new URLSearchParams({
-    name: 'Анна Ким',
-    telegram: 't.me/anna_k',
-    phone: '+7 999 123-45-67',
-    comment: 'Свадьба',
-    company: '',
-    startedAt: signStartedAt(Date.now() - 4000, requestId, getEnv().signingKey),
-    requestId,
-    ...fields,
-  });
-  const request = new Request('http://landing.test/?index', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': `198.51.100.${++visitor}` },
-    body: form,
-  });
-  const before = Date.now();
-  const response = (await action({ request, context: { clientAddress: '127.0.0.1' }, params: {} })) as { data: any };
-  return { requestId, result: response.data, before, ip: `198.51.100.${visitor}` };
+  const ip = `198.51.100.${++visitor}`;
+  const { result, before } = await postForm({ values: VISITOR, fields, requestId, forwardedFor: ip });
+  return { requestId, result, before, ip };
 }
 
 const entryFiles = () => readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
@@ -77,25 +54,7 @@ const entryOf = (requestId: string) => {
   return name ? { name, entry: JSON.parse(readFileSync(join(dir, name), 'utf8')) as SpoolEntry } : null;
 };
 
-beforeAll(async () => {
-  sandbox = await startSandbox();
-  stand = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      if (answer.hang) return;
-      res.writeHead(answer.status, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(answer.body ?? {}));
-    });
-  });
-  await new Promise<void>((r) => stand.listen(0, '127.0.0.1', r));
-  standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  stand.closeAllConnections();
-  await new Promise((r) => stand.close(r));
-  await sandbox.stop();
+afterAll(() => {
   setEnv({ LANDING_SPOOL_DIR: spoolDirBefore });
 });
 beforeEach(() => {
@@ -104,11 +63,8 @@ beforeEach(() => {
   setEnv(fullEnv());
   answer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
   received.length = 0;
-  logs = [];
-  errors = [];
-  sandbox.state.reset();
-  vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
-  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args.map(String).join(' ')));
+  logs = captureConsole('log');
+  errors = captureConsole('error');
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -177,10 +133,7 @@ describe('written before the action answers, on every route that did not reach t
   });
 
   it('a closed port: reason network', async () => {
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const port = await closedPort();
     setEnv(fullEnv({ LEADS_ENDPOINT: `http://127.0.0.1:${port}/leads` }));
     const { requestId } = await submit();
     expect(entryOf(requestId)?.entry).toMatchObject({ route: 'fallback', reason: 'network' });

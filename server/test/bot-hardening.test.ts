@@ -5,7 +5,18 @@
 import { join } from 'node:path';
 import { DEFAULT_USER, type Fault, type SandboxUser } from '@stickers/telegram-sandbox';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
+import {
+  ADMIN_CHAT,
+  FakeClock,
+  LEADS_CHAT,
+  NO_RATE_LIMITS,
+  botLaunched,
+  memberActions,
+  publishLead,
+  waitFor,
+  type TestServer,
+  sandboxSuite,
+} from './harness';
 
 const MIN = 60_000;
 const OTHER: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег', username: 'oleg_member' };
@@ -20,20 +31,19 @@ const EDIT_FAILS: Omit<Fault, 'remaining'> = {
   chat_id: LEADS_CHAT,
 };
 const { tmp, sandbox, start } = sandboxSuite();
+const { press, command } = memberActions(sandbox);
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
 
 async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `hardening-${++n}.sqlite`)) {
-  server = await start({ dbPath, sandbox, clock, polling: true, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
-  await waitFor(() => sandbox.state.commands.length > 0, 5000, 'setMyCommands at launch');
+  server = await start({ dbPath, sandbox, clock, polling: true, env: { ...NO_RATE_LIMITS, ...env } });
+  await botLaunched(sandbox);
   return server;
 }
 
 async function newLead(overrides: Record<string, unknown> = {}) {
-  const res = await postLead(server, lead(overrides));
-  await server.outbox.whenIdle();
-  const id = res.body.lead_number as number;
+  const id = (await publishLead(server, overrides)).body.lead_number as number;
   // The newest card with this number: after a database is replaced, an older card may carry the same one.
   const card = () =>
     sandbox
@@ -42,24 +52,6 @@ async function newLead(overrides: Record<string, unknown> = {}) {
       .at(-1)!;
   await waitFor(() => card(), 5000, `card of #${id}`);
   return { id, card };
-}
-
-/** Presses a button as a member and waits for the bot's answer to that press. */
-async function press(chatId: number, messageId: number, data: string, from: SandboxUser = DEFAULT_USER): Promise<string> {
-  const id = sandbox.press(chatId, messageId, data, from);
-  const answer = await waitFor(() => sandbox.state.callbackAnswers.find((a) => a.callback_query_id === id), 5000, `answer to ${data}`);
-  return answer.text ?? '';
-}
-
-/** Sends a command as a member and waits for the bot's reply to it. */
-async function command(chatId: number, text: string, from: SandboxUser = DEFAULT_USER): Promise<string> {
-  const messageId = sandbox.say(chatId, text, from);
-  const reply = await waitFor(
-    () => sandbox.messages(chatId).find((m) => m.reply_to_message_id === messageId && m.from.is_bot),
-    5000,
-    `reply to ${text}`,
-  );
-  return reply.text;
 }
 
 const row = (id: number) =>

@@ -7,45 +7,39 @@ import { join } from 'node:path';
 import { DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { HousekeepingScheduler } from '../src/housekeeping/housekeeping.scheduler';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
+import {
+  ADMIN_CHAT,
+  FakeClock,
+  LEADS_CHAT,
+  NO_RATE_LIMITS,
+  botLaunched,
+  callBotApi,
+  lead,
+  memberActions,
+  postLead,
+  publishLead,
+  type TestServer,
+  sandboxSuite,
+} from './harness';
 
 const MIN = 60_000;
 const PRIVATE_CHAT = 777001;
 const OTHER: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег', username: 'oleg_mgr' };
 const { tmp, sandbox, start } = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
+const { press, command } = memberActions(sandbox);
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
 
 async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `bot-${++n}.sqlite`)) {
-  server = await start({ dbPath, sandbox, clock, polling: true, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
-  await waitFor(() => sandbox.state.commands.length > 0, 5000, 'setMyCommands at launch');
+  server = await start({ dbPath, sandbox, clock, polling: true, env: { ...NO_RATE_LIMITS, ...env } });
+  await botLaunched(sandbox);
   return server;
 }
 
 async function newLead(overrides: Record<string, unknown> = {}) {
-  const res = await postLead(server, lead(overrides));
-  await server.outbox.whenIdle();
-  const id = res.body.lead_number as number;
+  const id = (await publishLead(server, overrides)).body.lead_number as number;
   return { id, card: () => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))! };
-}
-
-/** Presses a button as a member and waits for the bot's answer to that press. */
-async function press(chatId: number, messageId: number, data: string, from: SandboxUser = DEFAULT_USER): Promise<string> {
-  const id = sandbox.press(chatId, messageId, data, from);
-  const answer = await waitFor(() => sandbox.state.callbackAnswers.find((a) => a.callback_query_id === id), 5000, `answer to ${data}`);
-  return answer.text ?? '';
-}
-
-/** Sends a command as a member and waits for the bot's reply to it. */
-async function command(chatId: number, text: string, from: SandboxUser = DEFAULT_USER): Promise<string> {
-  const messageId = sandbox.say(chatId, text, from);
-  const reply = await waitFor(
-    () => sandbox.messages(chatId).find((m) => m.reply_to_message_id === messageId && m.from.is_bot),
-    5000,
-    `reply to ${text}`,
-  );
-  return reply.text;
 }
 
 const status = (id: number) => server.db.sqlite.prepare('select status from leads where id = ?').get(id) as { status: string };
@@ -103,16 +97,12 @@ describe('status buttons (requirements §5)', () => {
   it('refuses presses from another chat, from non-managers, with malformed data, for unknown or anonymised leads', async () => {
     await boot({ LEADS_MANAGER_IDS: `${DEFAULT_USER.id}` });
     const { id, card } = await newLead();
-    const foreign = await fetch(`${sandbox.url}/bot${sandbox.token}/sendMessage`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        chat_id: ADMIN_CHAT,
-        text: 'копия',
-        reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: `lead:${id}:new:in_progress` }]] },
-      }),
-    }).then((r) => r.json() as Promise<{ result: { message_id: number } }>);
-    expect(await press(ADMIN_CHAT, foreign.result.message_id, `lead:${id}:new:in_progress`)).toBe(
+    const foreign = await callBotApi<{ message_id: number }>(sandbox, 'sendMessage', {
+      chat_id: ADMIN_CHAT,
+      text: 'копия',
+      reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: `lead:${id}:new:in_progress` }]] },
+    });
+    expect(await press(ADMIN_CHAT, foreign.message_id, `lead:${id}:new:in_progress`)).toBe(
       'Кнопки карточек работают только в группе заявок.',
     );
     expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, OTHER)).toBe(

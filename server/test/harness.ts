@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DEFAULT_CHATS, TelegramSandbox } from '@stickers/telegram-sandbox';
+import { DEFAULT_CHATS, DEFAULT_USER, TelegramSandbox, type SandboxUser } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/app';
@@ -11,13 +11,15 @@ import { Clock, SCHEDULED_JOBS } from '../src/clock/clock';
 import { loadServerConfig, type ServerConfig } from '../src/config/config';
 import { DatabaseHandle } from '../src/database/database.module';
 import { OutboxService } from '../src/outbox/outbox.service';
-import { BOT_POLLING } from '../src/bot/bot.launcher';
+import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS } from '../src/bot/bot.launcher';
 import { AlertsService } from '../src/alerts/alerts.service';
 
 export const SECRET = 'test-secret-0123456789abcdef';
 export const SALT = 'test-salt-for-ip-hashes';
 export const LEADS_CHAT = DEFAULT_CHATS[0].id;
 export const ADMIN_CHAT = DEFAULT_CHATS[1].id;
+/** Rate limits no test reaches unless it sets its own. */
+export const NO_RATE_LIMITS = { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000' };
 
 /** A clock the test moves by hand. Starts at 2026-11-29 09:00 UTC. */
 export class FakeClock extends Clock {
@@ -84,6 +86,8 @@ export interface StartOptions {
   scheduled?: boolean;
   /** Poll the sandbox for updates (button presses, commands). Off by default. */
   polling?: boolean;
+  /** The bot launcher's delay between tries to start polling. Production's by default. */
+  botRetryMs?: number;
 }
 
 export function testEnv(options: StartOptions): Record<string, string> {
@@ -116,6 +120,8 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     .useValue(options.scheduled ?? false)
     .overrideProvider(BOT_POLLING)
     .useValue(options.polling ?? false)
+    .overrideProvider(BOT_RETRY_MS)
+    .useValue(options.botRetryMs ?? BOT_RETRY_DEFAULT_MS)
     .setLogger(logger)
     .compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger });
@@ -147,6 +153,27 @@ export async function postLead(server: { url: string }, body: unknown, headers: 
     /* keep text */
   }
   return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** Posts a lead and waits until the publish attempt it triggers is over. */
+export async function publishLead(server: TestServer, overrides: Record<string, unknown> = {}): Promise<Answer> {
+  const res = await postLead(server, lead(overrides));
+  await server.outbox.whenIdle();
+  return res;
+}
+
+/** Posts a lead that must be stored (200 or 201), waits until the publish attempt it triggers is over; its number. */
+export async function submitLead(server: TestServer, overrides: Record<string, unknown> = {}): Promise<number> {
+  const res = await postLead(server, lead(overrides));
+  expect([200, 201]).toContain(res.status);
+  await server.outbox.whenIdle();
+  return res.body.lead_number as number;
+}
+
+/** Moves the server's clock on by `ms`, then runs one outbox pass. */
+export async function advanceAndTick(server: TestServer, ms: number): Promise<void> {
+  server.clock.advance(ms);
+  await server.outbox.tick();
 }
 
 let counter = 0;
@@ -213,4 +240,41 @@ export function watchAlerts(server: { app: INestApplication }): () => Promise<{ 
   const spy = jest.spyOn(server.app.get(AlertsService), 'sendThrottled');
   return async () =>
     Promise.all(spy.mock.calls.map(async ([key], i) => ({ key, result: await (spy.mock.results[i].value as Promise<string>) })));
+}
+
+/** Waits until the bot has launched (it sets its commands at launch). */
+export function botLaunched(sandbox: TelegramSandbox): Promise<boolean> {
+  return waitFor(() => sandbox.state.commands.length > 0, 5000, 'setMyCommands at launch');
+}
+
+/** What a member does in the sandbox's chats; each resolves with what the bot answered. */
+export function memberActions(sandbox: TelegramSandbox) {
+  return {
+    /** Presses a button as a member and waits for the bot's answer to that press. */
+    press: async (chatId: number, messageId: number, data: string, from: SandboxUser = DEFAULT_USER): Promise<string> => {
+      const id = sandbox.press(chatId, messageId, data, from);
+      const answer = await waitFor(() => sandbox.state.callbackAnswers.find((a) => a.callback_query_id === id), 5000, `answer to ${data}`);
+      return answer.text ?? '';
+    },
+    /** Sends a command as a member and waits for the bot's reply to it. */
+    command: async (chatId: number, text: string, from: SandboxUser = DEFAULT_USER): Promise<string> => {
+      const messageId = sandbox.say(chatId, text, from);
+      const reply = await waitFor(
+        () => sandbox.messages(chatId).find((m) => m.reply_to_message_id === messageId && m.from.is_bot),
+        5000,
+        `reply to ${text}`,
+      );
+      return reply.text;
+    },
+  };
+}
+
+/** Calls the sandbox's Bot API with the bot's token, as the app would (for a message the app did not send); its `result`. */
+export async function callBotApi<T>(sandbox: TelegramSandbox, method: string, params: Record<string, unknown>): Promise<T> {
+  const res = await fetch(`${sandbox.url}/bot${sandbox.token}/${method}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(params),
+  });
+  return ((await res.json()) as { result: T }).result;
 }

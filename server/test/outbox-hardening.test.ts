@@ -11,7 +11,17 @@ import type { Lead } from '../src/database/schema';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
 import { LeadsRepository } from '../src/repositories/leads.repository';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, type TestServer, sandboxSuite, watchAlerts } from './harness';
+import {
+  ADMIN_CHAT,
+  FakeClock,
+  LEADS_CHAT,
+  NO_RATE_LIMITS,
+  advanceAndTick,
+  submitLead,
+  type TestServer,
+  sandboxSuite,
+  watchAlerts,
+} from './harness';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -22,21 +32,12 @@ let n = 0;
 
 async function boot(env: Record<string, string> = {}) {
   const dbPath = join(tmp.dir, `hardening-${++n}.sqlite`);
-  server = await start({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  server = await start({ dbPath, sandbox, clock, env: { ...NO_RATE_LIMITS, ...env } });
   return server;
 }
 
-async function submit(overrides: Record<string, unknown> = {}): Promise<number> {
-  const res = await postLead(server, lead(overrides));
-  expect([200, 201]).toContain(res.status);
-  await server.outbox.whenIdle();
-  return res.body.lead_number as number;
-}
-
-async function tickAt(ms: number) {
-  clock.advance(ms);
-  await server.outbox.tick();
-}
+const submit = (overrides: Record<string, unknown> = {}) => submitLead(server, overrides);
+const tickAt = (ms: number) => advanceAndTick(server, ms);
 
 async function ready(): Promise<{ status: number; body: any }> {
   const res = await fetch(`${server.url}/ready`);

@@ -3,7 +3,20 @@
  * docs/requirements.md §4.1 (passes), §4.2 (retry schedule), §4.3 (flood control), §4.6 (repeats), §4.8–§4.9 (the card).
  */
 import { join } from 'node:path';
-import { ADMIN_CHAT, FakeClock, LEADS_CHAT, lead, postLead, waitFor, type TestServer, sandboxSuite, watchAlerts } from './harness';
+import {
+  ADMIN_CHAT,
+  FakeClock,
+  LEADS_CHAT,
+  NO_RATE_LIMITS,
+  advanceAndTick,
+  lead,
+  postLead,
+  submitLead,
+  waitFor,
+  type TestServer,
+  sandboxSuite,
+  watchAlerts,
+} from './harness';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -13,22 +26,12 @@ let clock: FakeClock;
 let n = 0;
 
 async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `outbox-${++n}.sqlite`)) {
-  server = await start({ dbPath, sandbox, clock, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
+  server = await start({ dbPath, sandbox, clock, env: { ...NO_RATE_LIMITS, ...env } });
   return server;
 }
 
-/** Posts a lead and waits until the publish attempt it triggers is over. */
-async function submit(overrides: Record<string, unknown> = {}) {
-  const res = await postLead(server, lead(overrides));
-  expect([200, 201]).toContain(res.status);
-  await server.outbox.whenIdle();
-  return res.body.lead_number as number;
-}
-
-async function tickAt(ms: number) {
-  clock.advance(ms);
-  await server.outbox.tick();
-}
+const submit = (overrides: Record<string, unknown> = {}) => submitLead(server, overrides);
+const tickAt = (ms: number) => advanceAndTick(server, ms);
 
 const cards = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('🆕 Заявка'));
 const cardOf = (id: number) => cards().find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));

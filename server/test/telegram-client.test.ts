@@ -3,64 +3,27 @@
  * public launch() with the launcher's own retries (docs/requirements.md §9, §10.1).
  */
 import { join } from 'node:path';
-import { Test } from '@nestjs/testing';
 import { getBotToken } from 'nestjs-telegraf';
 import type { Telegraf } from 'telegraf';
-import { TelegramSandbox } from '@stickers/telegram-sandbox';
 import { AlertsService } from '../src/alerts/alerts.service';
-import { configureApp } from '../src/app';
-import { AppModule } from '../src/app.module';
-import { BOT_POLLING, BOT_RETRY_MS } from '../src/bot/bot.launcher';
-import { Clock, SCHEDULED_JOBS } from '../src/clock/clock';
-import { loadServerConfig } from '../src/config/config';
-import { OutboxService } from '../src/outbox/outbox.service';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
-import { ADMIN_CHAT, CapturingLogger, FakeClock, LEADS_CHAT, lead, postLead, tempDir, testEnv, waitFor } from './harness';
+import { ADMIN_CHAT, LEADS_CHAT, callBotApi, memberActions, publishLead, sandboxSuite, waitFor } from './harness';
 
 const RETRY_MS = 100;
 const CONFLICT = 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running';
-const tmp = tempDir();
-const sandbox = new TelegramSandbox();
+const { tmp, sandbox, start } = sandboxSuite();
+const { press } = memberActions(sandbox);
 let n = 0;
-let closeApp: (() => Promise<void>) | null = null;
 
-beforeAll(() => sandbox.start());
-afterAll(async () => {
-  await sandbox.stop();
-  tmp.remove();
-});
-afterEach(async () => {
-  await closeApp?.();
-  closeApp = null;
-  sandbox.releaseHanging();
-  sandbox.state.reset();
-});
-
-/** The real app as the harness builds it, with the launcher's retry delay shortened so retries take no seconds. */
+/** The real app as the harness starts it, with the launcher's retry delay shortened so retries take no seconds. */
 async function boot(options: { polling?: boolean; telegram?: boolean } = {}) {
-  const config = loadServerConfig(
-    testEnv({ dbPath: join(tmp.dir, `client-${++n}.sqlite`), sandbox: options.telegram === false ? undefined : sandbox }),
-  );
-  const logger = new CapturingLogger();
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] })
-    .overrideProvider(Clock)
-    .useValue(new FakeClock())
-    .overrideProvider(SCHEDULED_JOBS)
-    .useValue(false)
-    .overrideProvider(BOT_POLLING)
-    .useValue(options.polling ?? false)
-    .overrideProvider(BOT_RETRY_MS)
-    .useValue(RETRY_MS)
-    .setLogger(logger)
-    .compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger });
-  configureApp(app);
-  await app.listen(0, '127.0.0.1');
-  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  let closed: Promise<void> | null = null;
-  const close = () => (closed ??= app.close());
-  closeApp = close;
-  return { app, url, logger, close, gateway: app.get(TelegramGateway), outbox: app.get(OutboxService) };
+  const server = await start({
+    dbPath: join(tmp.dir, `client-${++n}.sqlite`),
+    sandbox: options.telegram === false ? undefined : sandbox,
+    polling: options.polling ?? false,
+    botRetryMs: RETRY_MS,
+  });
+  return { ...server, gateway: server.app.get(TelegramGateway) };
 }
 type Server = Awaited<ReturnType<typeof boot>>;
 
@@ -68,13 +31,9 @@ const lines = (server: Server, text: string, level = '') => server.logger.lines.
 
 /** A published card, pressed "В работу" by a member: resolves with the bot's answer once it has come. */
 async function pressNewCard(server: Server): Promise<string> {
-  const res = await postLead(server, lead());
-  await server.outbox.whenIdle();
-  const id = res.body.lead_number as number;
+  const id = (await publishLead(server)).body.lead_number as number;
   const card = sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))!;
-  const pressed = sandbox.press(LEADS_CHAT, card.message_id, `lead:${id}:new:in_progress`);
-  const answer = await waitFor(() => sandbox.state.callbackAnswers.find((a) => a.callback_query_id === pressed), 5000, 'the answer');
-  return answer.text ?? '';
+  return press(LEADS_CHAT, card.message_id, `lead:${id}:new:in_progress`);
 }
 
 describe('one telegraf client', () => {
@@ -171,16 +130,12 @@ describe('long polling through launch(), with retries', () => {
     await waitFor(() => lines(polling, 'polling for updates').length > 0, 10_000, 'polling');
     await polling.close();
     // A press after the close reaches no bot: nobody answers it.
-    const res = await fetch(`${sandbox.url}/bot${sandbox.token}/sendMessage`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        chat_id: LEADS_CHAT,
-        text: 'карточка',
-        reply_markup: { inline_keyboard: [[{ text: 'x', callback_data: 'x' }]] },
-      }),
-    }).then((r) => r.json() as Promise<{ result: { message_id: number } }>);
-    sandbox.press(LEADS_CHAT, res.result.message_id, 'x');
+    const sent = await callBotApi<{ message_id: number }>(sandbox, 'sendMessage', {
+      chat_id: LEADS_CHAT,
+      text: 'карточка',
+      reply_markup: { inline_keyboard: [[{ text: 'x', callback_data: 'x' }]] },
+    });
+    sandbox.press(LEADS_CHAT, sent.message_id, 'x');
     await new Promise((r) => setTimeout(r, 300));
     expect(sandbox.state.callbackAnswers).toHaveLength(0);
     expect(polling.logger.lines.filter((l) => l.startsWith('error') || l.startsWith('warn'))).toEqual([]);

@@ -5,12 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, promises as fsp, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { standIns, type StandInAnswer, type StandInRequest } from '../../test/support';
 import { acquireSpoolLock, LOCK_FILE, LOCK_STALE_MS, lockRefusal } from './spool-lock.server';
 import { ALERT_INTERVAL_MS, realClock, SpoolReplayer, type ReplayClock, type ReplayEnv } from './spool-replay.server';
 import { entryName, spoolMetricsText, spoolShared, SpoolStore, type SpoolEntry } from './spool.server';
@@ -21,49 +19,18 @@ const SEC = 1000;
 const MIN = 60 * SEC;
 const DAY = 24 * 60 * MIN;
 
-interface Answer {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  hang?: boolean;
-}
-
-let sandbox: TelegramSandbox;
-let stand: Server;
-let standUrl = '';
-let answers: Answer[] = [];
-let fallbackAnswer: Answer = { status: 503 };
+let answers: StandInAnswer[] = [];
+let fallbackAnswer: StandInAnswer = { status: 503 };
 let onRequest: ((body: any) => Promise<void>) | null = null;
-const received: { headers: Record<string, unknown>; body: any }[] = [];
-const hanging = new Set<import('node:http').ServerResponse>();
+const received: StandInRequest[] = [];
 let logs: string[] = [];
 let dir = '';
 let clock: ReplayClock & { t: number };
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-  stand = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const parsed = JSON.parse(body);
-      received.push({ headers: req.headers, body: parsed });
-      const answer = answers.shift() ?? fallbackAnswer;
-      void (async () => {
-        await onRequest?.(parsed);
-        if (answer.hang) return void hanging.add(res);
-        res.writeHead(answer.status, { 'Content-Type': 'application/json', ...answer.headers });
-        res.end(JSON.stringify(answer.body ?? {}));
-      })();
-    });
-  });
-  await new Promise<void>((r) => stand.listen(0, '127.0.0.1', r));
-  standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  stand.closeAllConnections();
-  await new Promise((r) => stand.close(r));
-  await sandbox.stop();
+const { sandbox, leads } = standIns(async (request) => {
+  received.push(request);
+  const answer = answers.shift() ?? fallbackAnswer;
+  await onRequest?.(request.body);
+  return answer;
 });
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'spool-unit-'));
@@ -72,7 +39,6 @@ beforeEach(() => {
   onRequest = null;
   received.length = 0;
   logs = [];
-  sandbox.state.reset();
   clock = { t: T0, now: () => clock.t, sleep: () => Promise.resolve() };
   for (const level of ['log', 'warn', 'error'] as const) {
     vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(`${level}: ${args.map(String).join(' ')}`));
@@ -80,14 +46,13 @@ beforeEach(() => {
 });
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const res of hanging) res.destroy();
-  hanging.clear();
+  leads.releaseHanging();
   rmSync(dir, { recursive: true, force: true });
 });
 
 const env = (over: Partial<ReplayEnv> = {}): ReplayEnv => ({
   spool: { dir, maxAgeMs: 7 * DAY },
-  leadsEndpoint: `${standUrl}/leads`,
+  leadsEndpoint: `${leads.url}/leads`,
   leadsSecret: 'spool-test-secret-123',
   telegram: { token: sandbox.token, apiRoot: sandbox.url, chatId: '-1001000000001' },
   adminChatId: String(ADMIN_CHAT),
@@ -146,12 +111,7 @@ describe('the replayed request', () => {
     expect(received).toHaveLength(1);
     expect(received[0].headers['x-stickers-leads-secret']).toBe('spool-test-secret-123');
     expect(received[0].body).toEqual({
-      request_id: requestId,
-      name: 'Анна Ким',
-      telegram: '@anna_k',
-      phone: '+79991234567',
-      comment: 'Свадьба',
-      client_ip: '198.51.100.7',
+      ...body(requestId),
       late: {
         submitted_at: '2026-12-01T10:15:30.123Z',
         route: 'fallback',
