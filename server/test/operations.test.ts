@@ -231,7 +231,17 @@ describe('OpenAPI', () => {
       'guests',
       'comment',
       'client_ip',
+      'late',
     ]);
+    // Issue 12: the replayed request's `late` object, every field described; `late` is a field a 422 can name.
+    const late = doc.components.schemas.LeadRequest.properties.late;
+    expect(Object.keys(late.properties)).toEqual(['submitted_at', 'route', 'reason', 'fallback']);
+    expect(Object.keys(late.properties.fallback.properties)).toEqual(['chat_id', 'message_id', 'sent_at']);
+    for (const field of [late, ...Object.values(late.properties), ...Object.values(late.properties.fallback.properties)] as any[]) {
+      expect(field.description).toEqual(expect.any(String));
+    }
+    const invalid = post.responses['422'].content['application/json'].schema.oneOf[0];
+    expect(invalid.properties.errors.propertyNames.enum).toContain('late');
     expect(doc.components.securitySchemes.leadsSecret.name).toBe('X-Stickers-Leads-Secret');
   });
 });

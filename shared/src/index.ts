@@ -5,3 +5,4 @@ export * from './ip.js';
 export * from './text.js';
 export * from './messages.js';
 export * from './wire.js';
+export * from './late.js';

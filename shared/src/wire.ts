@@ -17,6 +17,23 @@ export interface LeadRequestBody {
   client_ip?: string;
 }
 
+/** The `late` object on the wire: times as ISO 8601 text (`2026-12-01T10:15:30.123Z`). Checked by `validateLate`. */
+export interface LateDeliveryBody {
+  /** When the landing first handled the visitor's request. */
+  submitted_at: string;
+  /** The landing's route then: `fallback` (the fallback message went to Telegram), `lost`, or another route word. */
+  route: string;
+  /** Why the server did not take it then: its status (`503`, `429 secret`), `timeout` or `network`. */
+  reason: string;
+  /** The fallback message, only when Telegram accepted it. */
+  fallback?: { chat_id: string; message_id: number; sent_at: string };
+}
+
+/** A request the landing replays from its spool (issue 12): the normal body, the same request_id, plus `late`. */
+export interface ReplayedLeadRequestBody extends LeadRequestBody {
+  late: LateDeliveryBody;
+}
+
 /** 201 (new lead) or 200 (known request_id, or a repeat). */
 export interface LeadAcceptedBody {
   lead_number: number;

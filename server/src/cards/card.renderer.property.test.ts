@@ -43,6 +43,10 @@ const lead: fc.Arbitrary<CardLead> = fc.record({
   anonymised_at: fc.option(fc.nat(), { freq: 5 }),
   status_changed_by: fc.option(hostile),
   status_changed_at: fc.option(fc.integer({ min: 1, max: 4102444800000 })),
+  // A late lead's line (issue 12), through the fallback or not.
+  fallback_sent_at: fc.option(fc.integer({ min: 0, max: 4102444800000 })),
+  late_route: fc.option(fc.constantFrom('fallback', 'lost')),
+  received_at: fc.option(fc.integer({ min: 0, max: 4102444800000 })),
 });
 const repeat: fc.Arbitrary<CardRepeat> = fc.record({
   created_at: fc.integer({ min: 0, max: 4102444800000 }),

@@ -76,6 +76,29 @@ describe('renderCard (requirements §4.8, §4.9)', () => {
     expect(card.keyboard.inline_keyboard).toEqual([]);
   });
 
+  it('a late lead (issue 12): a line under the time says it came through the fallback, or late, in LEADS_TIMEZONE', () => {
+    const sentAt = lead.created_at + 1500;
+    const viaFallback = renderCard(
+      { ...lead, late_route: 'fallback', fallback_sent_at: sentAt, received_at: lead.created_at + 3600_000 },
+      [],
+      options,
+    );
+    expect(viaFallback.plain.split('\n').slice(0, 3)).toEqual([
+      '🆕 Заявка #42',
+      '🕒 29.11.2026 12:00',
+      '📨 Пришла через резервный канал в 12:00',
+    ]);
+    expect(viaFallback.html.split('\n')[2]).toBe('📨 Пришла через резервный канал в 12:00');
+    const lost = renderCard({ ...lead, late_route: 'lost', received_at: lead.created_at + 2 * 3600_000 + 15 * 60_000 }, [], options);
+    expect(lost.plain.split('\n')[2]).toBe('⏳ Пришла с опозданием (сервер заявок не отвечал): в базе с 14:15');
+    // On another local day the date is named too.
+    const nextDay = renderCard({ ...lead, late_route: 'lost', received_at: lead.created_at + 24 * 3600_000 }, [], options);
+    expect(nextDay.plain.split('\n')[2]).toBe('⏳ Пришла с опозданием (сервер заявок не отвечал): в базе с 30.11.2026 12:00');
+    // A lead that came in time has no such line.
+    expect(renderCard({ ...lead, received_at: lead.created_at }, [], options).plain.split('\n')[2]).toBe('Имя: Анна');
+    expect(parseHtml(viaFallback.html)).toMatchObject({ ok: true, text: viaFallback.plain });
+  });
+
   it('the longest possible card is valid Telegram HTML within 4096 characters', () => {
     const worst = '&<>"'.repeat(300);
     const longLead = { ...lead, name: 'Я'.repeat(80), comment: worst, date: 'д'.repeat(60), guests: 'г'.repeat(40) };

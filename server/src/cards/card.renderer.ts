@@ -18,6 +18,13 @@ export interface CardLead {
   /** Who set the current status and when (absent while it is the initial "new"). */
   status_changed_by?: string | null;
   status_changed_at?: number | null;
+  /**
+   * A late lead (issue 12: replayed from the landing's spool). `fallback_sent_at`: when the landing's fallback message
+   * reached the group; `late_route` and `received_at`: it came late, and when the server got it.
+   */
+  fallback_sent_at?: number | null;
+  late_route?: string | null;
+  received_at?: number | null;
 }
 
 export interface CardRepeat {
@@ -85,6 +92,27 @@ export function formatTime(ms: number, timezone: string): string {
   })
     .format(new Date(ms))
     .replace(',', '');
+}
+
+/** `HH:MM` when `ms` falls on the same local day as `day`, else the whole `dd.mm.yyyy HH:MM`. */
+function timeAfter(ms: number, day: number, timezone: string): string {
+  const full = formatTime(ms, timezone);
+  return full.slice(0, 10) === formatTime(day, timezone).slice(0, 10) ? full.slice(11) : full;
+}
+
+export const FALLBACK_LINE = '📨 Пришла через резервный канал в';
+export const LATE_LINE = '⏳ Пришла с опозданием (сервер заявок не отвечал): в базе с';
+
+/**
+ * The line of a late lead under its time: it went through the landing's fallback message (whose text the card may
+ * now have replaced), or it reached the database only later, so the card appears after its time.
+ */
+function lateLine(lead: CardLead, timezone: string): Line[] {
+  if (lead.fallback_sent_at != null) return [[{ text: `${FALLBACK_LINE} ${timeAfter(lead.fallback_sent_at, lead.created_at, timezone)}` }]];
+  if (lead.late_route != null && lead.received_at != null) {
+    return [[{ text: `${LATE_LINE} ${timeAfter(lead.received_at, lead.created_at, timezone)}` }]];
+  }
+  return [];
 }
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
@@ -169,6 +197,7 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
   const draft: Draft = { lines: [], values: [], caps: [] };
   const lines = draft.lines;
   lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone)}` }]);
+  lines.push(...lateLine(lead, options.timezone));
   if (lead.anonymised_at !== null) {
     lines.push([{ text: '🗑 Личные данные удалены' }]);
   } else {

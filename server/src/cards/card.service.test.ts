@@ -31,6 +31,15 @@ const lead: Lead = {
   card_refresh_attempts: 0,
   card_refresh_next_at: null,
   reminded_at: null,
+  received_at: Date.UTC(2026, 10, 29, 9, 0),
+  late_route: null,
+  late_reason: null,
+  fallback_chat_id: null,
+  fallback_message_id: null,
+  fallback_sent_at: null,
+  fallback_state: null,
+  fallback_attempts: 0,
+  fallback_next_at: null,
 };
 
 describe('CardService', () => {

@@ -5,7 +5,7 @@ export const LEAD_STATUSES = ['new', 'in_progress', 'won', 'lost', 'spam'] as co
 export type LeadStatus = (typeof LEAD_STATUSES)[number];
 
 /** Times are milliseconds since the epoch (UTC) throughout. */
-export interface LeadsTable {
+export interface LeadsTable extends LateColumns {
   id: Generated<number>;
   request_id: string;
   /** Personal fields: null once the lead is anonymised. */
@@ -37,7 +37,33 @@ export interface LeadsTable {
   reminded_at: number | null;
 }
 
-export interface LeadRepeatsTable {
+/**
+ * What the outbox does with a late lead's fallback message (issue 12): `pending` — not looked at yet (a lead's may
+ * become its card); `adopted` — it is the lead's card now; `answer` — it gets a reply saying the lead is in the
+ * database (the card went out as a new message, or it is a repeat's); `answered` — replied; `gone` — deleted, nothing
+ * to reply to; `refused` — Telegram refused the reply (another chat the bot cannot write in); `gave_up` — the reply
+ * failed 5 times.
+ */
+export const FALLBACK_STATES = ['pending', 'adopted', 'answer', 'answered', 'gone', 'refused', 'gave_up'] as const;
+export type FallbackState = (typeof FALLBACK_STATES)[number];
+
+/** A late lead's or repeat's arrival and its fallback message (migration 2026-12-01-0005). */
+export interface LateColumns {
+  /** When the server got it: created_at for every request that came in time, later for one replayed from the spool. */
+  received_at: number | null;
+  /** The landing's route and its reason when the request did not reach the database (`fallback` / `503`); else null. */
+  late_route: string | null;
+  late_reason: string | null;
+  fallback_chat_id: string | null;
+  fallback_message_id: number | null;
+  fallback_sent_at: number | null;
+  fallback_state: FallbackState | null;
+  /** Failed replies to the fallback message, and when the next is due (state `answer`). */
+  fallback_attempts: Generated<number>;
+  fallback_next_at: number | null;
+}
+
+export interface LeadRepeatsTable extends LateColumns {
   id: Generated<number>;
   lead_id: number;
   request_id: string;
@@ -108,7 +134,18 @@ export type LeadEventKind =
   | 'repeat_gave_up'
   | 'repeat_skipped'
   | 'reminded'
-  | 'anonymised';
+  | 'anonymised'
+  /** Issue 12: stored from the landing's spool (its route, reason and fallback message in the detail). */
+  | 'received_late'
+  /** The fallback message was edited into the lead's card. */
+  | 'fallback_adopted'
+  /** It could not be (another bot's, deleted, another chat, refused): the card went out as a new message. */
+  | 'fallback_not_adopted'
+  /** The fallback message got its reply `✅ Заявка в базе: …`. */
+  | 'fallback_answered'
+  | 'fallback_answer_failed'
+  /** No reply: the message is deleted, Telegram refused, or 5 failures. */
+  | 'fallback_left';
 
 export interface LeadEventsTable {
   id: Generated<number>;

@@ -1,12 +1,14 @@
-import type { FieldErrors, LeadField, LeadFields, RateLimitReason } from '@stickers/shared';
+import type { FieldErrors, LeadField, LeadFields, RateLimitReason, ReportedField } from '@stickers/shared';
 import { LEAD_FIELDS } from '@stickers/shared';
 
 /** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
 export type SubmitOutcome =
-  | { kind: 'invalid'; errors: FieldErrors }
-  | { kind: 'created'; leadNumber: number }
-  | { kind: 'repeat'; leadNumber: number }
-  | { kind: 'duplicate'; leadNumber: number; repeat: boolean }
+  | { kind: 'invalid'; errors: FieldErrors<ReportedField> }
+  /** `late`: replayed from the landing's spool (issue 12). */
+  | { kind: 'created'; leadNumber: number; late?: boolean }
+  | { kind: 'repeat'; leadNumber: number; late?: boolean }
+  /** `fallbackNoted`: a replay told of a fallback message of this request, recorded now (the outbox has work). */
+  | { kind: 'duplicate'; leadNumber: number; repeat: boolean; fallbackNoted?: boolean }
   | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret'>; retryAfterSec: number }
   /** The database could not take the decision (file gone, locked too long, disk full): nothing was stored. */
   | { kind: 'unavailable' };

@@ -5,13 +5,14 @@ import {
   FIELD_ERROR_CODES,
   GUESTS_MAX,
   IDEMPOTENCY_HEADER,
-  LEAD_FIELDS,
   MAX_BODY_BYTES,
   NAME_MAX,
   NAME_MIN,
+  LATE_FUTURE_SKEW_MS,
+  LATE_MAX_AGE_MS,
   RATE_LIMIT_REASONS,
+  REPORTED_FIELDS,
   SECRET_HEADER,
-  SERVER_FIELDS,
 } from '@stickers/shared';
 
 const error = (codes: string[], extra: Record<string, unknown> = {}, required: string[] = ['error']) => ({
@@ -28,8 +29,48 @@ const accepted = {
 const fieldErrors = {
   type: 'object',
   description: 'Every failing field with its code',
-  propertyNames: { enum: [...LEAD_FIELDS, ...SERVER_FIELDS] },
+  propertyNames: { enum: [...REPORTED_FIELDS] },
   additionalProperties: { type: 'string', enum: [...FIELD_ERROR_CODES] },
+};
+const isoTime = (what: string) => ({
+  type: 'string',
+  format: 'date-time',
+  description:
+    `${what}: ISO 8601 with a time zone (\`2026-12-01T10:15:30.123Z\`), at most ${LATE_FUTURE_SKEW_MS / 60_000} minutes ahead of ` +
+    `the server's clock and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
+});
+/** Issue 12: the object a landing adds when it replays a request from its spool. */
+const late = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['submitted_at', 'route', 'reason'],
+  description:
+    "Only on a request the landing replays from its spool: the server could not take it when the visitor sent it. Such a lead keeps submitted_at as its time (the arrival is stored too), is matched for repeats from that time, is never refused by the per-visitor or hourly limit (it is still counted, at that time), and its fallback message, when it is in the leads group and the bot's own, becomes its card; otherwise the message gets the reply '✅ Заявка в базе: #<n>'. A known request_id still answers 200 (its fallback message, when none was known, is recorded and answered). Anything but this exact shape is 422 with errors.late = invalid.",
+  properties: {
+    submitted_at: isoTime("When the landing first handled the visitor's request"),
+    route: {
+      type: 'string',
+      pattern: '^[a-z][a-z0-9_-]{0,31}$',
+      description:
+        "The landing's route then: fallback (the fallback message went to Telegram), lost (neither took it), or another route word",
+    },
+    reason: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9 ._:()/-]{0,59}$',
+      description: 'Why the server did not take it then: its status (503, 401, 429 secret), timeout or network',
+    },
+    fallback: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['chat_id', 'message_id', 'sent_at'],
+      description: 'The fallback message, only when Telegram accepted it',
+      properties: {
+        chat_id: { type: 'string', description: 'The chat Telegram put it in, as text: an integer (-1001234567890) or @name' },
+        message_id: { type: 'integer', minimum: 1, description: "Telegram's message_id of the fallback message" },
+        sent_at: isoTime('When Telegram accepted it'),
+      },
+    },
+  },
 };
 const retryAfter = { 'Retry-After': { description: 'Seconds until the window has room again', schema: { type: 'integer', minimum: 1 } } };
 
@@ -51,7 +92,7 @@ export function openApiDocument(): Record<string, unknown> {
         LeadRequest: {
           type: 'object',
           required: ['name', 'telegram', 'phone'],
-          description: `Unknown fields are ignored; request_id is required unless the ${IDEMPOTENCY_HEADER} header carries it.`,
+          description: `Unknown fields are ignored; request_id is required unless the ${IDEMPOTENCY_HEADER} header carries it. late only on a replay.`,
           properties: {
             request_id: { type: 'string', format: 'uuid', description: 'UUID v4; the idempotency key' },
             name: { type: 'string', minLength: NAME_MIN, maxLength: NAME_MAX },
@@ -64,6 +105,7 @@ export function openApiDocument(): Record<string, unknown> {
             guests: { type: 'string', maxLength: GUESTS_MAX },
             comment: { type: 'string', maxLength: COMMENT_MAX },
             client_ip: { type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' },
+            late,
           },
         },
         LeadAccepted: accepted,

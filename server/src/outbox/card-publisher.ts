@@ -11,7 +11,7 @@ import { TelegramGateway, type TelegramFailure } from '../telegram/telegram.gate
 import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
 import { BATCH_SIZE } from './retry-schedule';
-import { nextStep, type PublishCall, type PublishFailureStep, type Retry } from './telegram-answer.policy';
+import { type AdoptCall, type AdoptStep, nextStep, type PublishCall, type PublishFailureStep, type Retry } from './telegram-answer.policy';
 
 /** 'flood': Telegram asked to wait, and the rest of the pass waits too. */
 export type Step = 'done' | 'flood';
@@ -32,6 +32,8 @@ export interface UnrecordedCard {
   detail: string;
   /** What Telegram refused before this fallback card went out. */
   refused?: string;
+  /** The card is the late lead's fallback message, edited into it (issue 12). */
+  adopted?: boolean;
 }
 
 const EVENT: Record<PublishForm, UnrecordedCard['kind']> = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' };
@@ -98,6 +100,11 @@ export class CardPublisher {
       await this.record(unrecorded);
       return 'done';
     }
+    if (lead.fallback_state === 'pending') {
+      const adopted = await this.adopt(lead, chatId);
+      if (adopted !== 'publish_new') return adopted;
+      lead = { ...lead, fallback_state: 'answer' };
+    }
     const repeats = await this.repo.repeatsOf(lead.id);
     const card = this.cards.cardFor(lead, repeats);
     const base = { leadId: lead.id, requestId: lead.request_id, chatId, repeatIds: repeats.map((r) => r.id), dirtyAt: lead.card_dirty_at };
@@ -110,14 +117,7 @@ export class CardPublisher {
       const next: PublishFailureStep = nextStep({ action: 'publish', form, afterMigration }, sent, lead.publish_attempts);
       switch (next.step) {
         case 'flood_pause':
-          return this.gate.flood(next.pauseMs, sent.description, async () => {
-            await this.repo.deferLead(lead.id, this.gate.pauseEndsAt, sent.description);
-            // The trace tells of a pause on the card's first send; a fallback's pause only moves the lead's time.
-            if (form === 'html') {
-              const detail = `flood control: retry after ${next.pauseMs / 1000} s`;
-              await this.events.record(lead.id, 'publish_deferred', this.clock.now(), detail);
-            }
-          });
+          return this.flood(lead, next.pauseMs, sent.description, form === 'html');
         case 'follow_migration':
           await this.chats.migrated(chatId, next.newChatId);
           return this.publish(lead, next.newChatId, true);
@@ -133,6 +133,74 @@ export class CardPublisher {
     }
   }
 
+  /**
+   * Issue 12: a late lead whose fallback message is in the leads group gets that very message as its card — edited
+   * into the full card (else plain text, else the minimal card, as a publication), so the group keeps one message
+   * for it. 'publish_new' when the message cannot be the card (another chat, another bot's, deleted, refused): then
+   * the card goes out as a new message and the message waits for its reply. A 5xx or a timeout is a failure on the
+   * card's schedule, and the next attempt tries the edit again.
+   */
+  private async adopt(lead: Lead, chatId: string): Promise<Step | 'publish_new'> {
+    const messageId = lead.fallback_message_id!;
+    if (lead.fallback_chat_id !== chatId) {
+      await this.notAdopted(lead, `the fallback message is in chat ${lead.fallback_chat_id}, the cards go to chat ${chatId}`);
+      return 'publish_new';
+    }
+    // Only the secret's holders send `late`, but a wrong message id must never take another lead's card away.
+    const owner = await this.repo.cardAt(chatId, messageId);
+    if (owner !== undefined && owner !== lead.id) {
+      await this.notAdopted(lead, `message ${messageId} is the card of lead #${owner}, not a fallback message`, 'refused');
+      return 'publish_new';
+    }
+    const repeats = await this.repo.repeatsOf(lead.id);
+    const card = this.cards.cardFor(lead, repeats);
+    const base = { leadId: lead.id, requestId: lead.request_id, chatId, repeatIds: repeats.map((r) => r.id), dirtyAt: lead.card_dirty_at };
+    this.metrics.inc('outbox_publish_attempts_total');
+    let form: AdoptCall['form'] = 'html';
+    let refused: string | undefined;
+    for (;;) {
+      const shown = form === 'minimal' ? this.cards.minimalCardFor(lead) : card;
+      const plain = form === 'plain';
+      const answer = await this.telegram.edit(chatId, messageId, plain ? shown.plain : shown.html, !plain, shown.keyboard);
+      const next: AdoptStep = nextStep({ action: 'adopt', form }, answer, lead.publish_attempts);
+      const description = answer.ok ? '' : answer.description;
+      switch (next.step) {
+        case 'success':
+          return this.sent({ ...base, form, messageId, refused, adopted: true });
+        case 'flood_pause':
+          return this.flood(lead, next.pauseMs, description, form === 'html');
+        case 'plain_text':
+        case 'minimal_card':
+          form = next.step === 'plain_text' ? 'plain' : 'minimal';
+          refused = description;
+          break;
+        case 'publish_new':
+          await this.notAdopted(lead, `Telegram refused to edit the fallback message (${description})`);
+          return 'publish_new';
+        case 'retry':
+          return this.failed(lead, { ok: false, kind: 'failed', description }, next);
+      }
+    }
+  }
+
+  private async notAdopted(lead: Lead, why: string, next: 'answer' | 'refused' = 'answer'): Promise<void> {
+    await this.repo.fallbackNotAdopted(lead.id, this.clock.now(), next);
+    const after = next === 'answer' ? ', and the fallback message gets a reply' : '; that message is left alone';
+    const detail = `${why}: the card goes out as a new message${after}`;
+    await this.events.record(lead.id, 'fallback_not_adopted', this.clock.now(), detail);
+    this.logger.warn({ msg: 'fallback message not adopted as the card', lead_number: lead.id, request_id: lead.request_id, why });
+  }
+
+  /** Flood control: the lead keeps its place and waits for the pause; the trace tells of a pause on the card's first try. */
+  private flood(lead: Lead, pauseMs: number, description: string, firstTry: boolean): Promise<'flood'> {
+    return this.gate.flood(pauseMs, description, async () => {
+      await this.repo.deferLead(lead.id, this.gate.pauseEndsAt, description);
+      // A fallback form's pause only moves the lead's time.
+      if (firstTry)
+        await this.events.record(lead.id, 'publish_deferred', this.clock.now(), `flood control: retry after ${pauseMs / 1000} s`);
+    });
+  }
+
   private send(chatId: string, form: PublishForm, card: Card) {
     const plain = form === 'plain';
     return this.telegram.send({ chatId, text: plain ? card.plain : card.html, html: !plain, keyboard: card.keyboard });
@@ -142,11 +210,13 @@ export class CardPublisher {
   private async sent(card: Omit<UnrecordedCard, 'sentAt' | 'kind' | 'format' | 'detail'> & { form: PublishForm }): Promise<Step> {
     const { form, ...rest } = card;
     const where = `chat ${card.chatId}, message ${card.messageId}`;
-    const detail = {
-      html: where,
-      plain: `HTML refused (${card.refused}); ${where}`,
-      minimal: `card refused (${card.refused}); minimal card in ${where}`,
-    }[form];
+    const detail =
+      (card.adopted ? 'the fallback message is the card now: ' : '') +
+      {
+        html: where,
+        plain: `HTML refused (${card.refused}); ${where}`,
+        minimal: `card refused (${card.refused}); minimal card in ${where}`,
+      }[form];
     const entry: UnrecordedCard = {
       ...rest,
       format: form === 'plain' ? 'plain' : 'html',
@@ -160,13 +230,13 @@ export class CardPublisher {
   }
 
   private async record(card: UnrecordedCard): Promise<void> {
-    const { leadId, chatId, messageId, format, repeatIds, dirtyAt } = card;
-    await this.repo.markPublished({ leadId, chatId, messageId, format, repeatIds, dirtyAt, now: card.sentAt });
+    const { leadId, chatId, messageId, format, repeatIds, dirtyAt, adopted } = card;
+    await this.repo.markPublished({ leadId, chatId, messageId, format, repeatIds, dirtyAt, now: card.sentAt, adopted });
     this.unrecorded.delete(leadId);
     this.lastCardAt = Math.max(this.lastCardAt ?? 0, card.sentAt);
     this.metrics.inc('outbox_published_total');
     const log = { lead_number: leadId, request_id: card.requestId, message_id: messageId };
-    if (card.kind === 'published') this.logger.log({ msg: 'card published', ...log });
+    if (card.kind === 'published') this.logger.log({ msg: adopted ? 'fallback message adopted as the card' : 'card published', ...log });
     if (card.kind === 'published_plain') {
       this.logger.warn({ msg: 'card published as plain text', ...log, error: card.refused });
       this.alerts.plainCard(leadId, card.refused ?? '');
@@ -175,7 +245,7 @@ export class CardPublisher {
       this.logger.warn({ msg: 'card published in minimal form: the full card is too long', ...log, error: card.refused });
       this.alerts.minimalCard(leadId, card.refused ?? '');
     }
-    await this.events.record(leadId, card.kind, this.clock.now(), card.detail);
+    await this.events.record(leadId, adopted ? 'fallback_adopted' : card.kind, this.clock.now(), card.detail);
   }
 
   private async failed(lead: Lead, failure: TelegramFailure, next: Retry): Promise<Step> {

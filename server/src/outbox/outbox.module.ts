@@ -7,6 +7,7 @@ import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { CardPublisher } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
+import { FallbackAnswerer } from './fallback-answerer';
 import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
 import { OutboxScheduler } from './outbox.scheduler';
@@ -19,7 +20,7 @@ import { RepeatNotifier } from './repeat-notifier';
  */
 @Module({
   imports: [RepositoriesModule, AlertsModule, CardsModule, ChatsModule, MetricsModule, TelegramModule],
-  providers: [OutboxService, OutboxScheduler, OutboxGate, OutboxAlerts, CardPublisher, CardRewriter, RepeatNotifier],
+  providers: [OutboxService, OutboxScheduler, OutboxGate, OutboxAlerts, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer],
   exports: [OutboxService, ChatsModule],
 })
 export class OutboxModule {}

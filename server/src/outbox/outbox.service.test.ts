@@ -20,6 +20,7 @@ import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
+import { FallbackAnswerer } from './fallback-answerer';
 
 const LEADS_CHAT = '-1001';
 const ADMIN_CHAT = '-1002';
@@ -93,7 +94,8 @@ function build() {
   const publisher = new CardPublisher(leads, cards, gateway, chats, alerts, events, metrics, clock, gate);
   const rewriter = new CardRewriter(leads, cards, gateway, chats, alerts, events, clock, gate);
   const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate);
-  const outbox = new OutboxService(publisher, rewriter, notifier, gate, clock, new WriteHealth());
+  const answerer = new FallbackAnswerer(leads, gateway, events, clock, gate);
+  const outbox = new OutboxService(publisher, rewriter, notifier, answerer, gate, clock, new WriteHealth());
   return { db, clock, telegram, leads, outbox };
 }
 

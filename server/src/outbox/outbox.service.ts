@@ -3,6 +3,7 @@ import { Clock } from '../clock/clock';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { CardPublisher } from './card-publisher';
 import { type CardRefresh, CardRewriter } from './card-rewriter';
+import { FallbackAnswerer } from './fallback-answerer';
 import { OutboxGate } from './outbox-gate';
 import { RepeatNotifier } from './repeat-notifier';
 import { passBackoffMs } from './retry-schedule';
@@ -17,7 +18,8 @@ function errorText(err: unknown): string {
  * The outbox's runner (docs/requirements.md §4.1, §12.7): passes that never overlap — sends recorded late first, then
  * due cards, marked cards, due repeats —, one more pass when asked during one, a pass when a flood pause ends, the
  * back-off after a failed pass, and the shutdown. What a pass does with each lead is the work's: CardPublisher,
- * CardRewriter, RepeatNotifier. Other features call this class only.
+ * CardRewriter, RepeatNotifier, FallbackAnswerer (the replies on late leads' fallback messages, issue 12). Other
+ * features call this class only.
  */
 @Injectable()
 export class OutboxService {
@@ -32,6 +34,7 @@ export class OutboxService {
     private readonly publisher: CardPublisher,
     private readonly rewriter: CardRewriter,
     private readonly notifier: RepeatNotifier,
+    private readonly answerer: FallbackAnswerer,
     private readonly gate: OutboxGate,
     private readonly clock: Clock,
     private readonly writeHealth: WriteHealth,
@@ -91,7 +94,8 @@ export class OutboxService {
   async recordSentBeforeShutdown(): Promise<void> {
     const cards = this.publisher.unrecordedCards();
     const pings = this.notifier.unrecordedPings();
-    if (cards.length === 0 && pings.length === 0) return;
+    const answers = this.answerer.unrecordedAnswers();
+    if (cards.length === 0 && pings.length === 0 && answers.length === 0) return;
     try {
       await this.recordUnrecorded();
     } catch (err) {
@@ -99,6 +103,7 @@ export class OutboxService {
         msg: 'sent messages not recorded at shutdown: the next start publishes these cards again',
         cards: this.publisher.unrecordedCards().map((c) => ({ lead_number: c.leadId, chat_id: c.chatId, message_id: c.messageId })),
         pings: this.notifier.unrecordedPings().map((p) => ({ lead_number: p.leadId, repeat_id: p.repeatId, message_id: p.messageId })),
+        fallback_replies: this.answerer.unrecordedAnswers().map((a) => ({ lead_number: a.leadId, detail: a.detail })),
         error: errorText(err),
       });
     }
@@ -114,6 +119,7 @@ export class OutboxService {
         if (await this.publisher.publishDue()) {
           await this.rewriter.rewriteDirty();
           await this.notifier.notifyDue();
+          await this.answerer.answerDue();
         }
         this.passSucceeded();
       } catch (err) {
@@ -126,6 +132,7 @@ export class OutboxService {
   private async recordUnrecorded(): Promise<void> {
     await this.publisher.recordUnrecorded();
     await this.notifier.recordUnrecorded();
+    await this.answerer.recordUnrecorded();
   }
 
   private passSucceeded(): void {
@@ -148,6 +155,7 @@ export class OutboxService {
       next_pass_in_sec: backoff / 1000,
       unrecorded_cards: this.publisher.unrecordedCards().length,
       unrecorded_pings: this.notifier.unrecordedPings().length,
+      unrecorded_fallback_replies: this.answerer.unrecordedAnswers().length,
       error: errorText(err),
     });
   }

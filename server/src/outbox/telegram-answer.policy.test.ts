@@ -16,6 +16,7 @@ const ANSWERS: Record<string, TelegramResult<unknown>> = {
   too_long: { ok: false, kind: 'too_long', description: 'Bad Request: message is too long' },
   parse: { ok: false, kind: 'parse', description: "Bad Request: can't parse entities" },
   failed: { ok: false, kind: 'failed', description: '502: Bad Gateway' },
+  refused: { ok: false, kind: 'refused', description: 'Bad Request: chat not found' },
   no_bot: { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' },
 };
 
@@ -29,9 +30,13 @@ const CALLS: Record<string, OutboxCall> = {
   'ping card': { action: 'ping', form: 'full' },
   'ping minimal card': { action: 'ping', form: 'minimal' },
   'ping reply': { action: 'ping', form: 'reply' },
+  'adopt html': { action: 'adopt', form: 'html' },
+  'adopt plain': { action: 'adopt', form: 'plain' },
+  'adopt minimal': { action: 'adopt', form: 'minimal' },
+  'answer reply': { action: 'answer', form: 'reply' },
 };
 
-type Short = 'success' | 'pause 7000' | 'follow -1009876' | 'republish' | 'minimal' | 'plain' | 'retry';
+type Short = 'success' | 'pause 7000' | 'follow -1009876' | 'republish' | 'minimal' | 'plain' | 'new' | 'leave' | 'retry';
 
 function short(step: NextStep): Short {
   switch (step.step) {
@@ -43,23 +48,30 @@ function short(step: NextStep): Short {
       return 'minimal';
     case 'plain_text':
       return 'plain';
+    case 'publish_new':
+      return 'new';
     default:
       return step.step;
   }
 }
 
-// Columns: ok, not_modified, flood, migrated, gone, too_long, parse, failed (5xx, timeout), no_bot.
-const KINDS = ['ok', 'not_modified', 'flood', 'migrated', 'gone', 'too_long', 'parse', 'failed', 'no_bot'] as const;
+// Columns: ok, not_modified, flood, migrated, gone, too_long, parse, failed (5xx, timeout), refused (other 4xx), no_bot.
+const KINDS = ['ok', 'not_modified', 'flood', 'migrated', 'gone', 'too_long', 'parse', 'failed', 'refused', 'no_bot'] as const;
 const TABLE: Record<string, Short[]> = {
-  'publish html': ['success', 'retry', 'pause 7000', 'follow -1009876', 'retry', 'minimal', 'plain', 'retry', 'retry'],
-  'publish html after a migration': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'minimal', 'plain', 'retry', 'retry'],
-  'publish plain': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'minimal', 'retry', 'retry', 'retry'],
-  'publish minimal': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry'],
-  'rewrite full': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'minimal', 'retry', 'retry', 'retry'],
-  'rewrite minimal': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'retry', 'retry', 'retry', 'retry'],
-  'ping card': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'minimal', 'retry', 'retry', 'retry'],
-  'ping minimal card': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'retry', 'retry', 'retry', 'retry'],
-  'ping reply': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry'],
+  'publish html': ['success', 'retry', 'pause 7000', 'follow -1009876', 'retry', 'minimal', 'plain', 'retry', 'retry', 'retry'],
+  'publish html after a migration': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'minimal', 'plain', 'retry', 'retry', 'retry'],
+  'publish plain': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'minimal', 'retry', 'retry', 'retry', 'retry'],
+  'publish minimal': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry'],
+  'rewrite full': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'minimal', 'retry', 'retry', 'retry', 'retry'],
+  'rewrite minimal': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'retry', 'retry', 'retry', 'retry', 'retry'],
+  'ping card': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'minimal', 'retry', 'retry', 'retry', 'retry'],
+  'ping minimal card': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'retry', 'retry', 'retry', 'retry', 'retry'],
+  'ping reply': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry'],
+  // Issue 12: the fallback message becomes the card unless Telegram refuses the edit for good; then a new card.
+  'adopt html': ['success', 'success', 'pause 7000', 'new', 'new', 'minimal', 'plain', 'retry', 'new', 'retry'],
+  'adopt plain': ['success', 'success', 'pause 7000', 'new', 'new', 'minimal', 'retry', 'retry', 'new', 'retry'],
+  'adopt minimal': ['success', 'success', 'pause 7000', 'new', 'new', 'retry', 'retry', 'retry', 'new', 'retry'],
+  'answer reply': ['success', 'retry', 'pause 7000', 'leave', 'leave', 'retry', 'retry', 'retry', 'leave', 'retry'],
 };
 
 describe('Telegram answer policy', () => {
@@ -96,9 +108,12 @@ describe('Telegram answer policy', () => {
     expect(retry(publish, 3)).toMatchObject({ step: 'retry', failures: 4, alert: false, giveUp: false });
     expect(retry(publish, 4)).toMatchObject({ step: 'retry', failures: 5, alert: true, giveUp: false });
     expect(retry(publish, 7)).toMatchObject({ step: 'retry', failures: 8, alert: true, giveUp: false });
+    // Adopting the fallback message is the card's publication: the same alert.
+    expect(retry({ action: 'adopt', form: 'html' }, 4)).toMatchObject({ step: 'retry', failures: 5, alert: true, giveUp: false });
     for (const ping of [
       { action: 'ping', form: 'full' },
       { action: 'ping', form: 'reply' },
+      { action: 'answer', form: 'reply' },
     ] as OutboxCall[]) {
       expect(retry(ping, 3)).toMatchObject({ step: 'retry', failures: 4, delayMs: 300_000, alert: false, giveUp: false });
       expect(retry(ping, 4)).toMatchObject({ step: 'retry', failures: 5, alert: false, giveUp: true });

@@ -7,11 +7,15 @@ import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry
  *   the minimal card (§12.5). `afterMigration`: the card already followed one group migration (§4.5).
  * - `rewrite`: editing a published card to show its lead as stored (§4.7) — the full card, then the minimal one.
  * - `ping`: telling the group about a repeat (§4.6) — the card's edit (full, then minimal), then the reply.
+ * - `adopt`: editing a late lead's fallback message into its card (issue 12) — HTML, plain text, minimal, as `publish`.
+ * - `answer`: the reply to a fallback message that did not become the card (`✅ Заявка в базе: #<n>`).
  */
 export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean };
 export type EditCall = { action: 'rewrite' | 'ping'; form: 'full' | 'minimal' };
 export type ReplyCall = { action: 'ping'; form: 'reply' };
-export type OutboxCall = PublishCall | EditCall | ReplyCall;
+export type AdoptCall = { action: 'adopt'; form: 'html' | 'plain' | 'minimal' };
+export type AnswerCall = { action: 'answer'; form: 'reply' };
+export type OutboxCall = PublishCall | EditCall | ReplyCall | AdoptCall | AnswerCall;
 
 export type Success = { step: 'success' };
 /** Flood control (§4.3): no Bot API call of the outbox for exactly `pauseMs`; not the card's failure. */
@@ -25,17 +29,26 @@ export type MinimalCard = { step: 'minimal_card' };
 /** The HTML was refused (§4.4): the same card as plain text. */
 export type PlainText = { step: 'plain_text' };
 /**
+ * The fallback message cannot become the card (another bot's, deleted, refused, its group migrated): the card goes
+ * out as a new message and the fallback message gets the reply.
+ */
+export type PublishNew = { step: 'publish_new' };
+/** The fallback message cannot be answered (deleted, refused, its group migrated): it is left as it is. */
+export type Leave = { step: 'leave' };
+/**
  * A failure that counts (§4.2): the `failures`-th, the next attempt after `delayMs`; `alert` for a card that keeps
  * failing (the alert itself is throttled), `giveUp` for a repeat notification at its last failure.
  */
 export type Retry = { step: 'retry'; failures: number; delayMs: number; alert: boolean; giveUp: boolean };
 
-export type NextStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | PlainText | Retry;
+export type NextStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | PlainText | PublishNew | Leave | Retry;
 export type PublishFailureStep = FloodPause | FollowMigration | MinimalCard | PlainText | Retry;
 export type EditStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | Retry;
 export type ReplyFailureStep = FloodPause | Retry;
+export type AdoptStep = Success | FloodPause | MinimalCard | PlainText | PublishNew | Retry;
+export type AnswerFailureStep = FloodPause | Leave | Retry;
 
-type Fallback = 'success' | 'follow_migration' | 'republish' | 'minimal_card' | 'plain_text';
+type Fallback = 'success' | 'follow_migration' | 'republish' | 'minimal_card' | 'plain_text' | 'publish_new' | 'leave';
 type AnswerKind = TelegramFailure['kind'];
 
 const EDIT_FULL: Partial<Record<AnswerKind, Fallback>> = {
@@ -47,7 +60,20 @@ const EDIT_FULL: Partial<Record<AnswerKind, Fallback>> = {
 };
 const EDIT_MINIMAL: Partial<Record<AnswerKind, Fallback>> = { not_modified: 'success', gone: 'republish', migrated: 'follow_migration' };
 
-type CallKey = `publish:${PublishCall['form']}` | `${EditCall['action']}:${EditCall['form']}` | 'ping:reply';
+// The fallback message already showing the card is a card adopted before its record was written (a crash).
+const ADOPT_ANY: Partial<Record<AnswerKind, Fallback>> = {
+  not_modified: 'success',
+  gone: 'publish_new',
+  refused: 'publish_new',
+  migrated: 'publish_new',
+};
+
+type CallKey =
+  | `publish:${PublishCall['form']}`
+  | `${EditCall['action']}:${EditCall['form']}`
+  | 'ping:reply'
+  | `adopt:${AdoptCall['form']}`
+  | 'answer:reply';
 
 /**
  * The answers that do not simply count as a failure, for each call. Everywhere `ok` is success and a 429 is a flood
@@ -64,6 +90,11 @@ const TABLE: Record<CallKey, Partial<Record<AnswerKind, Fallback>>> = {
   'ping:full': EDIT_FULL,
   'ping:minimal': EDIT_MINIMAL,
   'ping:reply': {},
+  // A 5xx or a timeout is retried on the schedule as any card; a refusal does not keep the lead without a card.
+  'adopt:html': { ...ADOPT_ANY, too_long: 'minimal_card', parse: 'plain_text' },
+  'adopt:plain': { ...ADOPT_ANY, too_long: 'minimal_card' },
+  'adopt:minimal': ADOPT_ANY,
+  'answer:reply': { gone: 'leave', refused: 'leave', migrated: 'leave' },
 };
 
 /** Telegram's "text over 4096 characters", also when only its description says so (§12.5). */
@@ -80,8 +111,8 @@ function retry(call: OutboxCall, failuresSoFar: number): Retry {
     step: 'retry',
     failures,
     delayMs: retryDelayMs(failures),
-    alert: call.action === 'publish' && failures >= ALERT_AFTER_FAILURES,
-    giveUp: call.action === 'ping' && failures >= REPEAT_MAX_FAILURES,
+    alert: (call.action === 'publish' || call.action === 'adopt') && failures >= ALERT_AFTER_FAILURES,
+    giveUp: (call.action === 'ping' || call.action === 'answer') && failures >= REPEAT_MAX_FAILURES,
   };
 }
 
@@ -99,6 +130,8 @@ export function nextStep(
   failuresSoFar: number,
 ): Exclude<EditStep, MinimalCard>;
 export function nextStep(call: ReplyCall, answer: TelegramFailure, failuresSoFar: number): ReplyFailureStep;
+export function nextStep(call: AdoptCall, answer: TelegramResult<unknown>, failuresSoFar: number): AdoptStep;
+export function nextStep(call: AnswerCall, answer: TelegramFailure, failuresSoFar: number): AnswerFailureStep;
 export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, failuresSoFar: number): NextStep;
 export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, failuresSoFar: number): NextStep {
   if (answer.ok) return { step: 'success' };

@@ -1,12 +1,39 @@
 import { Injectable } from '@nestjs/common';
 import type { Statement } from 'better-sqlite3';
 import { DatabaseHandle } from '../database/database.module';
-import type { Lead, NewLead, NewLeadRepeat } from '../database/schema';
+import type { Lead, LeadEventKind, NewLead, NewLeadRepeat } from '../database/schema';
 
 export interface KnownRequest {
   leadId: number;
   repeat: boolean;
+  /** The row of the request: the lead's id, or the repeat's. */
+  rowId: number;
+  /** Whether a fallback message of this request is recorded already. */
+  hasFallback: boolean;
 }
+
+/** A fallback message reported for a request already stored (issue 12). */
+export interface ReportedFallback {
+  chatId: string;
+  messageId: number;
+  sentAt: number;
+  now: number;
+}
+
+const LATE_FIELDS = [
+  'received_at',
+  'late_route',
+  'late_reason',
+  'fallback_chat_id',
+  'fallback_message_id',
+  'fallback_sent_at',
+  'fallback_state',
+  'fallback_next_at',
+] as const;
+const LATE_COLUMNS = LATE_FIELDS.join(', ');
+const LATE_VALUES = LATE_FIELDS.map((f) => `@${f}`).join(', ');
+/** A request that came in time: no route, no fallback message. */
+const NO_LATE = Object.fromEntries(LATE_FIELDS.map((f) => [f, null]));
 
 /** The queries of the submit decision, synchronous, inside one BEGIN IMMEDIATE. */
 export interface SubmitQueries {
@@ -14,9 +41,17 @@ export interface SubmitQueries {
   /** The `limit`-th newest accepted submission inside the window (of one visitor, or of all), if any. */
   nthAccepted(keyHash: string | null, since: number, limit: number): number | null;
   recordAccepted(keyHash: string, at: number): void;
-  findRepeatTarget(telegramKey: string, phone: string, since: number): Lead | undefined;
+  /** The newest lead of this username or phone created in (since, until]. */
+  findRepeatTarget(telegramKey: string, phone: string, since: number, until: number): Lead | undefined;
   insertLead(lead: NewLead): number;
   insertRepeat(repeat: NewLeadRepeat): number;
+  /**
+   * Records a fallback message for a stored request that has none: a lead without a card yet may still adopt it,
+   * else (and for a repeat) it gets its reply. False when one was recorded meanwhile.
+   */
+  reportFallback(known: KnownRequest, fallback: ReportedFallback): boolean;
+  /** An event of the lead's story, committed with the decision. */
+  recordEvent(event: { leadId: number; repeatId: number | null; kind: LeadEventKind; at: number; detail: string }): void;
 }
 
 /**
@@ -34,7 +69,8 @@ export class LeadSubmitRepository {
     const s = database.sqlite;
     this.statements = {
       findRequest: s.prepare(
-        'select id as lead_id, 0 as repeat from leads where request_id = ? union all select lead_id, 1 from lead_repeats where request_id = ? limit 1',
+        'select id as lead_id, 0 as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ? ' +
+          'union all select lead_id, 1, id, fallback_message_id is not null from lead_repeats where request_id = ? limit 1',
       ),
       visitorNth: s.prepare(
         "select at from rate_events where kind = 'accepted' and key_hash = ? and at > ? order by at desc limit 1 offset ?",
@@ -42,20 +78,36 @@ export class LeadSubmitRepository {
       hourlyNth: s.prepare("select at from rate_events where kind = 'accepted' and at > ? order by at desc limit 1 offset ?"),
       record: s.prepare("insert into rate_events (kind, key_hash, at) values ('accepted', ?, ?)"),
       repeatTarget: s.prepare(
-        "select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and status != 'spam' and anonymised_at is null order by created_at desc, id desc limit 1",
+        'select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and created_at <= ? ' +
+          "and status != 'spam' and anonymised_at is null order by created_at desc, id desc limit 1",
       ),
       insertLead: s.prepare(
-        'insert into leads (request_id, name, telegram, telegram_key, phone, date, guests, comment, ip_hash, created_at, next_attempt_at) values (@request_id, @name, @telegram, @telegram_key, @phone, @date, @guests, @comment, @ip_hash, @created_at, @next_attempt_at)',
+        `insert into leads (request_id, name, telegram, telegram_key, phone, date, guests, comment, ip_hash, created_at, next_attempt_at, ${LATE_COLUMNS}) ` +
+          `values (@request_id, @name, @telegram, @telegram_key, @phone, @date, @guests, @comment, @ip_hash, @created_at, @next_attempt_at, ${LATE_VALUES})`,
       ),
       insertRepeat: s.prepare(
-        'insert into lead_repeats (lead_id, request_id, created_at, changes, ip_hash, next_attempt_at) values (@lead_id, @request_id, @created_at, @changes, @ip_hash, @next_attempt_at)',
+        `insert into lead_repeats (lead_id, request_id, created_at, changes, ip_hash, next_attempt_at, ${LATE_COLUMNS}) ` +
+          `values (@lead_id, @request_id, @created_at, @changes, @ip_hash, @next_attempt_at, ${LATE_VALUES})`,
+      ),
+      // A lead that has no card yet can still take the message as its card; a published one, or a repeat, answers it.
+      reportLeadFallback: s.prepare(
+        'update leads set fallback_chat_id = @chat_id, fallback_message_id = @message_id, fallback_sent_at = @sent_at, ' +
+          "fallback_state = case when published_at is null then 'pending' else 'answer' end, fallback_next_at = @now " +
+          'where id = @id and fallback_message_id is null',
+      ),
+      reportRepeatFallback: s.prepare(
+        'update lead_repeats set fallback_chat_id = @chat_id, fallback_message_id = @message_id, fallback_sent_at = @sent_at, ' +
+          "fallback_state = 'answer', fallback_next_at = @now where id = @id and fallback_message_id is null",
+      ),
+      recordEvent: s.prepare(
+        'insert into lead_events (lead_id, repeat_id, kind, at, detail) values (@leadId, @repeatId, @kind, @at, @detail)',
       ),
     };
     const st = this.statements;
     this.queries = {
       findRequest: (id) => {
-        const row = st.findRequest.get(id, id) as { lead_id: number; repeat: number } | undefined;
-        return row ? { leadId: row.lead_id, repeat: row.repeat === 1 } : undefined;
+        const row = st.findRequest.get(id, id) as { lead_id: number; repeat: number; row_id: number; has_fallback: number } | undefined;
+        return row ? { leadId: row.lead_id, repeat: row.repeat === 1, rowId: row.row_id, hasFallback: row.has_fallback === 1 } : undefined;
       },
       nthAccepted: (keyHash, since, limit) => {
         const row = (keyHash === null ? st.hourlyNth.get(since, limit - 1) : st.visitorNth.get(keyHash, since, limit - 1)) as
@@ -63,9 +115,18 @@ export class LeadSubmitRepository {
         return row ? row.at : null;
       },
       recordAccepted: (keyHash, at) => void st.record.run(keyHash, at),
-      findRepeatTarget: (key, phone, since) => st.repeatTarget.get(key, phone, since) as Lead | undefined,
-      insertLead: (lead) => Number(st.insertLead.run({ date: null, guests: null, comment: null, ...lead }).lastInsertRowid),
-      insertRepeat: (repeat) => Number(st.insertRepeat.run({ ip_hash: null, ...repeat }).lastInsertRowid),
+      findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
+      insertLead: (lead) =>
+        Number(
+          st.insertLead.run({ date: null, guests: null, comment: null, ...NO_LATE, received_at: lead.created_at, ...lead }).lastInsertRowid,
+        ),
+      insertRepeat: (repeat) =>
+        Number(st.insertRepeat.run({ ip_hash: null, ...NO_LATE, received_at: repeat.created_at, ...repeat }).lastInsertRowid),
+      reportFallback: (known, f) => {
+        const params = { id: known.rowId, chat_id: f.chatId, message_id: f.messageId, sent_at: f.sentAt, now: f.now };
+        return (known.repeat ? st.reportRepeatFallback : st.reportLeadFallback).run(params).changes === 1;
+      },
+      recordEvent: (event) => void st.recordEvent.run(event),
     };
   }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { Lead, LeadRepeat, LeadStatus, RepeatOutcome } from '../database/schema';
+import type { FallbackState, Lead, LeadRepeat, LeadStatus, RepeatOutcome } from '../database/schema';
 import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
@@ -28,6 +28,22 @@ export const PERSONAL_FIELDS = ['name', 'telegram', 'phone', 'comment'] as const
 const KEPT_FIELDS = LEAD_FIELDS.filter((f) => !(PERSONAL_FIELDS as readonly string[]).includes(f));
 
 export type AnonymiseResult = 'done' | 'already' | 'unknown';
+
+/** A fallback message waiting for its reply (issue 12): a late lead's whose card went out anew, or a late repeat's. */
+export interface FallbackToAnswer {
+  /** `lead`: the row is the lead's; `repeat`: a repeat's (the reply names the lead it repeats). */
+  of: 'lead' | 'repeat';
+  /** The lead's id, or the repeat's. */
+  id: number;
+  leadId: number;
+  requestId: string;
+  chatId: string;
+  messageId: number;
+  attempts: number;
+}
+
+/** What became of a fallback message's reply: sent, or given up for good. */
+export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
 /**
  * Every query on `leads` and `lead_repeats`: the outbox's (due leads and repeats, what happened to each attempt), the
@@ -75,11 +91,20 @@ export class LeadsRepository {
     /** The lead's card_dirty_at when the card was rendered: the new card shows that change. */
     dirtyAt: number | null;
     now: number;
+    /** The card is the late lead's fallback message, edited (issue 12). */
+    adopted?: boolean;
   }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .updateTable('leads')
-        .set({ published_at: p.now, chat_id: p.chatId, message_id: p.messageId, card_format: p.format, last_error: null })
+        .set({
+          published_at: p.now,
+          chat_id: p.chatId,
+          message_id: p.messageId,
+          card_format: p.format,
+          last_error: null,
+          ...(p.adopted ? { fallback_state: 'adopted' as const } : {}),
+        })
         .where('id', '=', p.leadId)
         .execute();
       if (p.dirtyAt !== null) {
@@ -120,6 +145,84 @@ export class LeadsRepository {
       .updateTable('leads')
       .set({ published_at: null, message_id: null, next_attempt_at: now, last_error: error })
       .where('id', '=', leadId)
+      .execute();
+  }
+
+  /** The lead whose card is that message, if any. */
+  async cardAt(chatId: string, messageId: number): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('leads')
+      .select('id')
+      .where('chat_id', '=', chatId)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
+    return row?.id;
+  }
+
+  /**
+   * The fallback message cannot be the card: the card goes out anew and the message waits for its reply (`answer`),
+   * or, when it is no fallback message at all (another lead's card), it is left alone (`refused`).
+   */
+  async fallbackNotAdopted(leadId: number, now: number, next: Extract<FallbackState, 'answer' | 'refused'> = 'answer'): Promise<void> {
+    await this.db
+      .updateTable('leads')
+      .set({ fallback_state: next, fallback_attempts: 0, fallback_next_at: next === 'answer' ? now : null })
+      .where('id', '=', leadId)
+      .where('fallback_state', '=', 'pending')
+      .execute();
+  }
+
+  /**
+   * Fallback messages whose reply is due, leads before repeats, each once its lead's card is in the group (the reply
+   * names its number).
+   */
+  async dueFallbackAnswers(now: number, limit: number): Promise<FallbackToAnswer[]> {
+    const leads = await this.db
+      .selectFrom('leads')
+      .select(['id', 'request_id', 'fallback_chat_id', 'fallback_message_id', 'fallback_attempts'])
+      .where('fallback_state', '=', 'answer')
+      .where('fallback_next_at', '<=', now)
+      .where('published_at', 'is not', null)
+      .orderBy('fallback_next_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    const repeats = await this.db
+      .selectFrom('lead_repeats as r')
+      .innerJoin('leads as l', 'l.id', 'r.lead_id')
+      .select(['r.id', 'r.lead_id', 'r.request_id', 'r.fallback_chat_id', 'r.fallback_message_id', 'r.fallback_attempts'])
+      .where('r.fallback_state', '=', 'answer')
+      .where('r.fallback_next_at', '<=', now)
+      .where('l.published_at', 'is not', null)
+      .orderBy('r.fallback_next_at')
+      .orderBy('r.id')
+      .limit(limit)
+      .execute();
+    const row = (of: FallbackToAnswer['of'], r: (typeof leads)[number], leadId: number): FallbackToAnswer => ({
+      of,
+      id: r.id,
+      leadId,
+      requestId: r.request_id,
+      chatId: r.fallback_chat_id!,
+      messageId: r.fallback_message_id!,
+      attempts: r.fallback_attempts,
+    });
+    return [...leads.map((r) => row('lead', r, r.id)), ...repeats.map((r) => row('repeat', r, r.lead_id))].slice(0, limit);
+  }
+
+  async markFallbackAnswered(of: FallbackToAnswer['of'], id: number, end: FallbackAnswerEnd): Promise<void> {
+    await this.db
+      .updateTable(of === 'lead' ? 'leads' : 'lead_repeats')
+      .set({ fallback_state: end, fallback_next_at: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async markFallbackAnswerFailed(of: FallbackToAnswer['of'], id: number, attempts: number, nextAt: number): Promise<void> {
+    await this.db
+      .updateTable(of === 'lead' ? 'leads' : 'lead_repeats')
+      .set({ fallback_attempts: attempts, fallback_next_at: nextAt })
+      .where('id', '=', id)
       .execute();
   }
 
@@ -206,11 +309,14 @@ export class LeadsRepository {
       .execute();
   }
 
-  /** When the oldest lead without a card was stored, or null when every lead has one. */
+  /**
+   * When the oldest lead without a card reached the server, or null when every lead has one. Its arrival, not its
+   * creation: a late lead replayed from the landing's spool has waited for its card only since it arrived.
+   */
   async oldestUnpublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')
-      .select((eb) => eb.fn.min<number>('created_at').as('oldest'))
+      .select((eb) => eb.fn.min<number>(eb.fn.coalesce('received_at', 'created_at')).as('oldest'))
       .where('published_at', 'is', null)
       .executeTakeFirst();
     return row?.oldest ?? null;
@@ -257,7 +363,10 @@ export class LeadsRepository {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /** Published cards still `new`, created before `cutoff`, never reminded. */
+  /**
+   * Published cards still `new`, that reached the server before `cutoff` (a late lead's card gets its reminder as long
+   * after its arrival as any other: the group has seen it only since then), never reminded.
+   */
   dueReminders(cutoff: number, limit: number) {
     return this.db
       .selectFrom('leads')
@@ -266,7 +375,7 @@ export class LeadsRepository {
       .where('published_at', 'is not', null)
       .where('reminded_at', 'is', null)
       .where('anonymised_at', 'is', null)
-      .where('created_at', '<=', cutoff)
+      .where((eb) => eb(eb.fn.coalesce('received_at', 'created_at'), '<=', cutoff))
       .orderBy('id')
       .limit(limit)
       .execute();

@@ -18,7 +18,10 @@ export type TelegramResult<T> =
   | { ok: false; kind: 'too_long'; description: string }
   | { ok: false; kind: 'not_modified'; description: string }
   | { ok: false; kind: 'gone'; description: string }
+  /** A 5xx, a timeout, a network error: Telegram may take the same call later. */
   | { ok: false; kind: 'failed'; description: string }
+  /** Any other 4xx (not 429): Telegram will refuse the same call again (a chat the bot is not in, a bad id). */
+  | { ok: false; kind: 'refused'; description: string }
   | { ok: false; kind: 'no_bot'; description: string };
 
 export type TelegramFailure = Exclude<TelegramResult<unknown>, { ok: true }>;
@@ -44,10 +47,11 @@ export function classifyTelegramError(err: unknown): TelegramFailure {
   if (code === 400 && tooLong.test(description)) return { ok: false, kind: 'too_long', description };
   if (code === 400 && /can't parse entities|BUTTON_DATA_INVALID/i.test(description)) return { ok: false, kind: 'parse', description };
   if (code === 400 && /message is not modified/i.test(description)) return { ok: false, kind: 'not_modified', description };
-  if (code === 400 && /message to edit not found|message can't be edited/i.test(description))
+  if (code === 400 && /message to edit not found|message can't be edited|message to be replied not found/i.test(description))
     return { ok: false, kind: 'gone', description };
   if (e?.name === 'AbortError' || /aborted/i.test(description))
     return { ok: false, kind: 'failed', description: 'timeout: Telegram did not answer in time' };
+  if (code !== undefined && code >= 400 && code < 500) return { ok: false, kind: 'refused', description: `${code}: ${description}` };
   return { ok: false, kind: 'failed', description: code ? `${code}: ${description}` : description };
 }
 
@@ -68,6 +72,11 @@ export interface OutgoingMessage {
   html: boolean;
   keyboard?: InlineKeyboard;
   replyTo?: number;
+  /**
+   * Only as a reply: when the message replied to is gone, Telegram refuses ("message to be replied not found", kind
+   * `gone`) instead of sending it on its own. For a reply that means nothing without its message.
+   */
+  replyOnly?: boolean;
 }
 
 /** The update kinds the bot asks getUpdates for. */
@@ -148,7 +157,9 @@ export class TelegramGateway {
       text: message.text,
       ...(message.html ? { parse_mode: 'HTML' } : {}),
       ...(message.keyboard ? { reply_markup: message.keyboard } : {}),
-      ...(message.replyTo ? { reply_parameters: { message_id: message.replyTo, allow_sending_without_reply: true } } : {}),
+      ...(message.replyTo
+        ? { reply_parameters: { message_id: message.replyTo, allow_sending_without_reply: message.replyOnly !== true } }
+        : {}),
       link_preview_options: { is_disabled: true },
     });
   }

@@ -1,6 +1,36 @@
-import type { LeadTrace, MissingTrace } from './trace.service';
+import type { FallbackTrace, LateTrace, LeadTrace, MissingTrace } from './trace.service';
 
 const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
+
+const FALLBACK_STATE: Record<string, string> = {
+  pending: 'not looked at yet (it may become the card)',
+  adopted: 'edited into the card (one message in the group)',
+  answer: 'waiting for its reply "✅ Заявка в базе"',
+  answered: 'answered with a reply "✅ Заявка в базе"',
+  gone: 'deleted in the group: no reply',
+  refused: 'Telegram refused the reply: left as it is',
+  gave_up: 'the reply failed 5 times: left as it is',
+};
+
+/** The lines of a late request (issue 12): where the landing sent it, when the server got it, its fallback message. */
+function lateLines(late: LateTrace | null, fallback: FallbackTrace | null, indent: string): string[] {
+  const lines: string[] = [];
+  if (late) {
+    const after = late.received_at === null ? '' : ` (${Math.round((late.received_at - late.submitted_at) / 1000)} s later)`;
+    lines.push(
+      `${indent}late          submitted on the landing ${iso(late.submitted_at)}, route ${late.route}${late.reason ? ` (${late.reason})` : ''}; ` +
+        `replayed from the landing's spool, received ${iso(late.received_at)}${after}`,
+    );
+  }
+  if (fallback) {
+    const retries = fallback.reply_attempts > 0 ? `, ${fallback.reply_attempts} failed reply attempt(s)` : '';
+    lines.push(
+      `${indent}fallback msg  chat ${fallback.chat_id}, message ${fallback.message_id}, sent ${iso(fallback.sent_at)}: ` +
+        `${FALLBACK_STATE[fallback.state ?? ''] ?? fallback.state ?? '—'}${retries}`,
+    );
+  }
+  return lines;
+}
 
 /** The trace as lines a person reads in a terminal. */
 export function formatTrace(trace: LeadTrace | MissingTrace): string {
@@ -9,6 +39,7 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
   const lines = [
     `request ${trace.key}: ${trace.matched === 'repeat' ? `a repeat of lead #${lead.lead_number}` : `lead #${lead.lead_number}`}`,
     `  stored        ${iso(lead.created_at)} (request_id ${lead.request_id})`,
+    ...lateLines(lead.late, lead.fallback, '  '),
     `  status        ${lead.status}`,
     lead.published_at === null
       ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${iso(lead.next_attempt_at)}`
@@ -22,6 +53,7 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
       `    ${iso(r.created_at)} request_id ${r.request_id}, changed: ${r.changed_fields.join(', ') || 'nothing'}, ` +
         `notification: ${r.notify_outcome ?? `pending (${r.notify_attempts} failed attempt(s)${r.last_error ? `, last error: ${r.last_error}` : ''})`}`,
     );
+    lines.push(...lateLines(r.late, r.fallback, '      '));
   }
   lines.push(`  status changes ${trace.status_history.length}`);
   for (const h of trace.status_history) lines.push(`    ${iso(h.at)} ${h.from} → ${h.to} by ${h.by} (${h.user_id})`);

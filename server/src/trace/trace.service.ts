@@ -1,5 +1,23 @@
 import { Injectable } from '@nestjs/common';
+import type { LateColumns } from '../database/schema';
 import { TraceRepository } from '../repositories/trace.repository';
+
+/** How a late request came (issue 12): the landing's route then, and when the server got it. Null for the others. */
+export interface LateTrace {
+  route: string;
+  reason: string | null;
+  submitted_at: number;
+  received_at: number | null;
+}
+
+/** The landing's fallback message of the request, and what the outbox did with it. */
+export interface FallbackTrace {
+  chat_id: string;
+  message_id: number;
+  sent_at: number | null;
+  state: string | null;
+  reply_attempts: number;
+}
 
 export interface LeadTrace {
   found: true;
@@ -20,6 +38,9 @@ export interface LeadTrace {
     next_attempt_at: number | null;
     reminded_at: number | null;
     anonymised_at: number | null;
+    received_at: number | null;
+    late: LateTrace | null;
+    fallback: FallbackTrace | null;
   };
   repeats: {
     request_id: string;
@@ -29,6 +50,8 @@ export interface LeadTrace {
     notify_outcome: string | null;
     notify_attempts: number;
     last_error: string | null;
+    late: LateTrace | null;
+    fallback: FallbackTrace | null;
   }[];
   status_history: { at: number; from: string; to: string; by: string; user_id: number }[];
   events: { at: number; kind: string; detail: string | null; repeat_request_id: string | null }[];
@@ -41,7 +64,8 @@ export interface MissingTrace {
 }
 
 export const NOT_IN_DATABASE =
-  'not in the database: check the fallback channel (a message in the leads group starting with "⚠️ Запасной канал" and this request_id)';
+  'not in the database: check the fallback channel (a message in the leads group starting with "⚠️ Запасной канал" and this request_id); ' +
+  "it may still wait in the landing's spool (LANDING_SPOOL_DIR; the landing replays it once the server takes it)";
 
 /**
  * The whole story of a request from the database, without personal data: the lead, its repeats, every publish
@@ -92,6 +116,9 @@ export class TraceService {
         next_attempt_at: lead.published_at === null ? lead.next_attempt_at : null,
         reminded_at: lead.reminded_at,
         anonymised_at: lead.anonymised_at,
+        received_at: lead.received_at,
+        late: lateOf(lead),
+        fallback: fallbackOf(lead),
       },
       repeats: repeats.map((r) => ({
         request_id: r.request_id,
@@ -101,6 +128,8 @@ export class TraceService {
         notify_outcome: r.notify_outcome,
         notify_attempts: r.notify_attempts,
         last_error: r.last_error,
+        late: lateOf(r),
+        fallback: fallbackOf(r),
       })),
       status_history: history.map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, by: h.user_name, user_id: h.user_id })),
       events: events.map((e) => ({
@@ -111,4 +140,29 @@ export class TraceService {
       })),
     };
   }
+}
+
+type LateRow = Pick<LateColumns, 'late_route' | 'late_reason' | 'received_at'> & { created_at: number };
+type FallbackRow = Pick<LateColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at' | 'fallback_state'> & {
+  fallback_attempts: number;
+};
+
+// `?? null` and `== null`: the CLI may read a database the new columns have not reached yet (the server not restarted).
+function lateOf(row: LateRow): LateTrace | null {
+  const route = row.late_route ?? null;
+  if (route === null) return null;
+  return { route, reason: row.late_reason ?? null, submitted_at: row.created_at, received_at: row.received_at ?? null };
+}
+
+function fallbackOf(row: FallbackRow): FallbackTrace | null {
+  const chatId = row.fallback_chat_id ?? null;
+  const messageId = row.fallback_message_id ?? null;
+  if (chatId === null || messageId === null) return null;
+  return {
+    chat_id: chatId,
+    message_id: messageId,
+    sent_at: row.fallback_sent_at,
+    state: row.fallback_state,
+    reply_attempts: row.fallback_attempts,
+  };
 }

@@ -3,6 +3,7 @@ import * as initial from './2026-11-29-0001-initial';
 import * as outbox from './2026-11-29-0002-outbox';
 import * as botHousekeeping from './2026-11-29-0003-bot-housekeeping';
 import * as leadEvents from './2026-11-29-0004-lead-events';
+import * as lateLeads from './2026-12-01-0005-late-leads';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29-0002-outbox': outbox,
   '2026-11-29-0003-bot-housekeeping': botHousekeeping,
   '2026-11-29-0004-lead-events': leadEvents,
+  '2026-12-01-0005-late-leads': lateLeads,
 };
