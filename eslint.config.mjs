@@ -56,9 +56,7 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          patterns: [
-            { regex: '^telegraf(/.*)?$', message: 'Only server/src/telegram/ talks to telegraf: call TelegramGateway.' },
-          ],
+          patterns: [{ regex: '^telegraf(/.*)?$', message: 'Only server/src/telegram/ talks to telegraf: call TelegramGateway.' }],
         },
       ],
     },
