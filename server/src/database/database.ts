@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, type MigrationProvider, PostgresDialect } from 'kysely';
+import { Pool, TypeOverrides, types as pgTypes } from 'pg';
 import {
   type BusyPolicy,
   ImmediateSqliteDialect,
@@ -69,6 +70,39 @@ export function databasePathProblem(path: string): string | null {
   } finally {
     sqlite?.close();
   }
+}
+
+/**
+ * How `bigint` (int8) values are read from PostgreSQL: as numbers, as SQLite gives its 64-bit integers, so the same
+ * code and types (`number`) serve both. pg reads int8 as a string by default because a JavaScript number is exact only
+ * up to 2^53 - 1; every int8 here is far below that (times in ms, ids, Telegram ids, counts), and a value beyond it is
+ * refused with an error rather than rounded. (`numeric`, e.g. `sum()` of a bigint, still comes back as a string.)
+ */
+export function parseInt8(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`bigint ${value} is beyond Number.MAX_SAFE_INTEGER: refusing to round it`);
+  return n;
+}
+
+export interface PostgresOptions {
+  /** Connections in the pool (pg's default: 10). */
+  max?: number;
+}
+
+/**
+ * Opens a PostgreSQL database (issue 13): Kysely's Postgres dialect over a `pg` pool whose int8 values are numbers
+ * (`parseInt8`). NOT wired into the app yet: the server still runs on SQLite only; the tests use this to run the
+ * migrations against PostgreSQL (test/postgres-migrations.test.ts). Migrations: `migrateToLatest(db)` as for SQLite.
+ */
+export function openPostgres(url: string, options: PostgresOptions = {}): { db: LeadsDb; pool: Pool } {
+  const types = new TypeOverrides(pgTypes);
+  types.setTypeParser(pgTypes.builtins.INT8, parseInt8);
+  const pool = new Pool({ connectionString: url, max: options.max, types });
+  // An idle connection that breaks (the server restarted) is dropped by the pool and the next query opens another;
+  // without a listener its 'error' event would end the process. A query that fails is rejected to its caller.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, pool };
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -1,16 +1,18 @@
 import { type Kysely, sql } from 'kysely';
+import { autoIncrementPrimaryKey, int64 } from '../dialect-sql';
 
-// Frozen once released: a change to the schema is a new migration.
+// Frozen once released: a change to the schema is a new migration. (Where SQLite and PostgreSQL differ, the helpers
+// of dialect-sql.ts give each its SQL; on SQLite exactly the SQL this migration always had.)
 export async function up(db: Kysely<any>): Promise<void> {
   // A change that the card must show (status, anonymisation): set when it happens, cleared once the card shows it.
-  await db.schema.alterTable('leads').addColumn('card_dirty_at', 'integer').execute();
+  await db.schema.alterTable('leads').addColumn('card_dirty_at', int64(db)).execute();
   await db.schema
     .alterTable('leads')
     .addColumn('card_refresh_attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
-  await db.schema.alterTable('leads').addColumn('card_refresh_next_at', 'integer').execute();
+  await db.schema.alterTable('leads').addColumn('card_refresh_next_at', int64(db)).execute();
   // The "still new after 30 min" reminder, once per lead.
-  await db.schema.alterTable('leads').addColumn('reminded_at', 'integer').execute();
+  await db.schema.alterTable('leads').addColumn('reminded_at', int64(db)).execute();
   await db.schema
     .createIndex('leads_card_dirty')
     .on('leads')
@@ -21,13 +23,13 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('lead_status_changes')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-    .addColumn('lead_id', 'integer', (c) => c.notNull().references('leads.id').onDelete('cascade'))
+    .addColumn('id', int64(db), autoIncrementPrimaryKey(db))
+    .addColumn('lead_id', int64(db), (c) => c.notNull().references('leads.id').onDelete('cascade'))
     .addColumn('from_status', 'text', (c) => c.notNull())
     .addColumn('to_status', 'text', (c) => c.notNull())
-    .addColumn('user_id', 'integer', (c) => c.notNull())
+    .addColumn('user_id', int64(db), (c) => c.notNull())
     .addColumn('user_name', 'text', (c) => c.notNull())
-    .addColumn('at', 'integer', (c) => c.notNull())
+    .addColumn('at', int64(db), (c) => c.notNull())
     .execute();
   await db.schema.createIndex('lead_status_changes_lead').on('lead_status_changes').columns(['lead_id', 'at']).execute();
 
@@ -35,7 +37,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('job_runs')
     .addColumn('key', 'text', (c) => c.primaryKey())
-    .addColumn('at', 'integer', (c) => c.notNull())
+    .addColumn('at', int64(db), (c) => c.notNull())
     .execute();
 }
 
