@@ -111,6 +111,11 @@ function present(state: SandboxState, msg: SandboxMessage): Record<string, unkno
     date: msg.date,
     text: msg.text,
   };
+  if (msg.document) {
+    out.document = msg.document;
+    if (msg.text) out.caption = msg.text;
+    if (msg.text) delete out.text;
+  }
   if (msg.entities.length > 0) out.entities = msg.entities;
   if (msg.reply_markup) out.reply_markup = msg.reply_markup;
   if (msg.edit_date) out.edit_date = msg.edit_date;
@@ -206,6 +211,27 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     const reply_markup = checkMarkup(params.reply_markup);
     const reply_to_message_id = replyTarget(state, chat, params);
     const msg = state.addMessage({ chat_id: chat.id, date: now(), from: BOT_USER, text, entities, reply_markup, reply_to_message_id });
+    return present(state, msg);
+  },
+  sendDocument: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    const file = params.document as { filename?: string; content?: unknown; contentType?: string } | undefined;
+    if (!file || typeof file !== 'object' || !Buffer.isBuffer(file.content)) throw bad('there is no document in the request');
+    if (file.content.length === 0) throw bad('file must be non-empty');
+    const caption = typeof params.caption === 'string' ? params.caption : '';
+    if (caption.length > 1024) throw bad('message caption is too long');
+    const file_id = `doc-${state.documents.size + 1}-${Date.now()}`;
+    state.documents.set(file_id, file.content);
+    const reply_to_message_id = replyTarget(state, chat, params);
+    const msg = state.addMessage({
+      chat_id: chat.id,
+      date: now(),
+      from: BOT_USER,
+      text: caption,
+      entities: [],
+      reply_to_message_id,
+      document: { file_id, file_name: file.filename ?? 'document', file_size: file.content.length, mime_type: file.contentType },
+    });
     return present(state, msg);
   },
   editMessageText: (state, params) => {

@@ -79,6 +79,7 @@ function draw(state) {
         : '<button data-chat="' + chat.id + '" data-msg="' + m.message_id + '" data-cb="' + esc(b.callback_data) + '">' + esc(b.text) + '</button>').join('') + '</div>').join('');
       return '<div class="msg' + (m.from.is_bot ? '' : ' user') + '" data-message-id="' + m.message_id + '">'
         + (reply ? '<div class="reply">↩ ' + esc(reply.text.split('\\n')[0]) + '</div>' : '')
+        + (m.document ? '<div class="doc">📎 ' + esc(m.document.file_name) + ' · ' + m.document.file_size + ' Б</div>' : '')
         + render(m.text, m.entities)
         + (kb ? '<div class="kb">' + kb + '</div>' : '')
         + '<div class="meta">' + esc(m.from.first_name) + ' · #' + m.message_id + ' · ' + time(m.date)

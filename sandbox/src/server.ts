@@ -19,18 +19,55 @@ export const DEFAULT_TOKEN = '123456789:sandbox-token';
 export { DEFAULT_USER };
 const MEMBER_STATUSES: MemberStatus[] = ['creator', 'administrator', 'member', 'restricted', 'left', 'kicked'];
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** A file part of a multipart/form-data body (sendDocument). */
+export interface UploadedFile {
+  filename: string;
+  content: Buffer;
+  contentType?: string;
+}
+
+/** multipart/form-data as telegraf sends it: text fields as strings, file parts as UploadedFile. */
+function parseMultipart(body: Buffer, boundary: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const delimiter = Buffer.from(`--${boundary}`);
+  let start = body.indexOf(delimiter);
+  while (start >= 0) {
+    const partStart = start + delimiter.length;
+    if (body.subarray(partStart, partStart + 2).toString() === '--') break;
+    const next = body.indexOf(delimiter, partStart);
+    if (next < 0) break;
+    // Each part: CRLF, headers, CRLF CRLF, content, CRLF before the next delimiter.
+    const part = body.subarray(partStart + 2, next - 2);
+    const split = part.indexOf('\r\n\r\n');
+    if (split >= 0) {
+      const headers = part.subarray(0, split).toString('utf8');
+      const content = part.subarray(split + 4);
+      const name = /name="([^"]*)"/i.exec(headers)?.[1];
+      const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
+      const contentType = /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1];
+      if (name !== undefined)
+        out[name] = filename !== undefined ? { filename, content: Buffer.from(content), contentType } : content.toString('utf8');
+    }
+    start = next;
+  }
+  return out;
 }
 
 async function readParams(req: IncomingMessage, url: URL): Promise<Record<string, unknown>> {
   const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
   if (req.method === 'GET' || req.method === 'HEAD') return params;
-  const body = await readBody(req);
-  if (body === '') return params;
+  const bytes = await readBytes(req);
+  if (bytes.length === 0) return params;
   const type = req.headers['content-type'] ?? '';
+  const boundary = /^multipart\/form-data;.*boundary=("?)([^";]+)\1/i.exec(type)?.[2];
+  if (boundary) return { ...params, ...parseMultipart(bytes, boundary) };
+  const body = bytes.toString('utf8');
   if (type.includes('application/json')) {
     const parsed = JSON.parse(body) as Record<string, unknown>;
     return { ...params, ...parsed };

@@ -42,6 +42,8 @@ export interface SandboxMessage {
   entities: MessageEntity[];
   reply_markup?: ReplyMarkup;
   reply_to_message_id?: number;
+  /** A document (sendDocument): its name and size; its bytes are in `SandboxState.documents` by file_id. */
+  document?: { file_id: string; file_name: string; file_size: number; mime_type?: string };
   /** Every earlier version of the message, oldest first. */
   history: { text: string; entities: MessageEntity[]; reply_markup?: ReplyMarkup; edited_at: number }[];
   edit_date?: number;
@@ -106,6 +108,8 @@ export class SandboxState extends EventEmitter {
   pendingCallbacks = new Map<string, { chat_id: number; message_id: number; data: string }>();
   /** Per chat, who is in it and with what status (getChatMember, getChatAdministrators). */
   members = new Map<number, Map<number, ChatMember>>();
+  /** The content of every document sent (sendDocument), by file_id: tests read the files here. */
+  documents = new Map<string, Buffer>();
 
   constructor(chats: SandboxChat[] = DEFAULT_CHATS) {
     super();
@@ -201,6 +205,7 @@ export class SandboxState extends EventEmitter {
     this.faults = [];
     this.updates = [];
     this.callbackAnswers = [];
+    this.documents.clear();
     this.pendingCallbacks.clear();
     for (const chat of this.chats.values()) delete chat.migratedTo;
     for (const id of this.chats.keys()) this.seedMembers(id);

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
+import { ExportModule } from './export/export.module';
 import { ScheduleModule } from '@nestjs/schedule';
 import { BotModule } from './bot/bot.module';
 import { ClockModule } from './clock/clock.module';
@@ -31,6 +32,7 @@ export class AppModule {
         TelegramModule.forRoot(config),
         LeadsModule,
         TraceModule,
+        ExportModule,
         OutboxModule,
         HousekeepingModule,
         ObservabilityModule,

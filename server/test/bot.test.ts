@@ -132,7 +132,12 @@ describe('status buttons (requirements §5)', () => {
 describe('commands (requirements §6)', () => {
   it('are registered with setMyCommands', async () => {
     await boot();
-    expect(sandbox.state.commands.map((c: any) => c.command)).toEqual(['stickers_new', 'stickers_stats', 'stickers_forget']);
+    expect(sandbox.state.commands.map((c: any) => c.command)).toEqual([
+      'stickers_new',
+      'stickers_stats',
+      'stickers_forget',
+      'stickers_export',
+    ]);
   });
 
   it('/stickers_new lists leads without a card (error, next attempt) and leads still new, oldest first', async () => {

@@ -1,10 +1,13 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Clock } from '../clock/clock';
 import { OutboxService } from '../outbox/outbox.service';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository, type AnonymiseResult } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
+import { ContactEraser, type Contact } from './contact';
+import { LEAD_ANONYMISED, LeadAnonymisedEvent } from './lead-anonymised.event';
 
 const CHECKPOINT_RETRY_MS = 1000;
 
@@ -22,13 +25,34 @@ export class AnonymisationService implements OnApplicationShutdown {
     private readonly maintenance: DatabaseMaintenanceRepository,
     private readonly outbox: OutboxService,
     private readonly clock: Clock,
+    private readonly emitter: EventEmitter2,
   ) {}
+
+  /**
+   * Issue 14: erases every lead (and every repeat) of a phone or a username, rewrites their cards; the numbers of the
+   * leads erased, oldest first (none when nobody was found).
+   */
+  async forgetContact(contact: Contact): Promise<number[]> {
+    const now = this.clock.now();
+    const erased = await new ContactEraser(this.leads, this.events, this.transactor).erase(contact, now);
+    if (erased.length === 0) return erased;
+    this.afterErase();
+    this.logger.log({ msg: 'contact anonymised', lead_numbers: erased, by: contact.kind, reason: 'stickers_forget' });
+    for (const id of erased) this.announce(id, 'contact', now);
+    for (const id of erased) await this.outbox.refreshCard(id);
+    return erased;
+  }
+
+  private announce(leadId: number, reason: LeadAnonymisedEvent['reason'], at: number): void {
+    this.emitter.emit(LEAD_ANONYMISED, new LeadAnonymisedEvent(leadId, reason, at));
+  }
 
   async forget(leadId: number): Promise<AnonymiseResult> {
     const result = await this.anonymise(leadId);
     if (result === 'done') {
       this.afterErase();
       this.logger.log({ msg: 'lead anonymised', lead_number: leadId, reason: 'stickers_forget' });
+      this.announce(leadId, 'number', this.clock.now());
       await this.outbox.refreshCard(leadId);
     }
     return result;
@@ -41,7 +65,11 @@ export class AnonymisationService implements OnApplicationShutdown {
     for (;;) {
       const ids = await this.leads.expired(cutoff, 100);
       if (ids.length === 0) break;
-      for (const id of ids) if ((await this.anonymise(id)) === 'done') total += 1;
+      for (const id of ids) {
+        if ((await this.anonymise(id)) !== 'done') continue;
+        total += 1;
+        this.announce(id, 'retention', this.clock.now());
+      }
     }
     if (total > 0) {
       this.afterErase();

@@ -3,15 +3,22 @@ import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import { parseContact, showContact } from '../anonymisation/contact';
+import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
 export const BOT_COMMANDS = [
   { command: 'stickers_new', description: 'Заявки без карточки и всё ещё новые' },
   { command: 'stickers_stats', description: 'Статистика заявок за 7 и 30 дней' },
-  { command: 'stickers_forget', description: 'Обезличить заявку: /stickers_forget 42' },
+  { command: 'stickers_forget', description: 'Обезличить: /stickers_forget 42, @ник или +7… (все заявки человека)' },
+  { command: 'stickers_export', description: 'CSV заявок в чат админов: /stickers_export 30 (дней)' },
 ] as const;
-export type BotCommand = 'stickers_new' | 'stickers_stats' | 'stickers_forget';
+export type BotCommand = 'stickers_new' | 'stickers_stats' | 'stickers_forget' | 'stickers_export';
+
+/** `/stickers_export [days]`: 7 days unless told, at most a year. */
+export const EXPORT_DAYS_DEFAULT = 7;
+export const EXPORT_DAYS_MAX = 365;
 
 export interface CommandCall {
   command: BotCommand;
@@ -27,6 +34,11 @@ export const COMMAND_ANSWERS = {
   notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
   adminUnknown: 'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
   forgetUsage: 'Укажите номер заявки: /stickers_forget 42',
+  exportWrongChat: 'Выгрузка приходит только в чат админов.',
+  exportNotManager: 'Выгружать заявки могут только менеджеры.',
+  exportNotAdmin: 'Выгружать заявки могут только администраторы группы заявок.',
+  exportUsage: `Укажите число дней от 1 до ${EXPORT_DAYS_MAX}: /stickers_export 30`,
+  exportFailed: 'Не удалось отправить файл выгрузки. Попробуйте позже.',
 } as const;
 
 /** Decides what each command answers; the update handler only passes the call in and the text out. */
@@ -40,6 +52,7 @@ export class BotCommandsService {
     private readonly anonymisation: AnonymisationService,
     private readonly chats: LeadsChatService,
     private readonly telegram: TelegramGateway,
+    private readonly exports: ExportService,
   ) {}
 
   async run(call: CommandCall): Promise<string> {
@@ -52,12 +65,47 @@ export class BotCommandsService {
         return this.reports.stats();
       case 'stickers_forget':
         return this.forget(call);
+      case 'stickers_export':
+        return this.export(call);
     }
+  }
+
+  /** Issue 14: the CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */
+  private async export(call: CommandCall): Promise<string> {
+    if (call.chatId !== this.config.telegram.adminChatId) return COMMAND_ANSWERS.exportWrongChat;
+    const refusal = await this.mayForget(call.userId);
+    if (refusal) {
+      if (refusal === COMMAND_ANSWERS.notManager) return COMMAND_ANSWERS.exportNotManager;
+      if (refusal === COMMAND_ANSWERS.notAdmin) return COMMAND_ANSWERS.exportNotAdmin;
+      return refusal;
+    }
+    const arg = call.args.trim();
+    const days = arg === '' ? EXPORT_DAYS_DEFAULT : /^\d{1,3}$/.test(arg) ? Number(arg) : NaN;
+    if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return COMMAND_ANSWERS.exportUsage;
+    const { content, rows } = await this.exports.csvOfDays(days);
+    const sent = await this.telegram.sendDocument({
+      chatId: call.chatId,
+      filename: `leads-${days}d.csv`,
+      content,
+      caption: `Заявки за ${days} дн.: ${rows}`,
+    });
+    if (!sent.ok) {
+      this.logger.warn({ msg: 'export document not sent', error: sent.description });
+      return COMMAND_ANSWERS.exportFailed;
+    }
+    this.logger.log({ msg: 'leads exported', user_id: call.userId, days, rows });
+    return `📎 Выгрузка за ${days} дн.: ${rows} заявок (файл выше).`;
   }
 
   private async forget(call: CommandCall): Promise<string> {
     const refusal = await this.mayForget(call.userId);
     if (refusal) return refusal;
+    const contact = parseContact(call.args);
+    if (contact) {
+      const erased = await this.anonymisation.forgetContact(contact);
+      if (erased.length === 0) return `Заявок с контактом ${showContact(contact)} не найдено: никто не обезличен.`;
+      return `🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}): имя, ник, телефон и комментарий удалены, карточки обновлены.`;
+    }
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
     if (!m) return COMMAND_ANSWERS.forgetUsage;
     const id = Number(m[1]);

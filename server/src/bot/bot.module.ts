@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
+import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { ReportsModule } from '../reports/reports.module';
@@ -13,7 +14,7 @@ import { LeadsBotUpdate } from './leads-bot.update';
  * TELEGRAM_BOT_TOKEN is set; the bot itself (telegraf's, one per app) comes from TelegramModule.forRoot.
  */
 @Module({
-  imports: [TelegramModule, LeadStatusModule, AnonymisationModule, ReportsModule, OutboxModule],
+  imports: [TelegramModule, ExportModule, LeadStatusModule, AnonymisationModule, ReportsModule, OutboxModule],
   // True in production; tests that feed updates by hand override it.
   providers: [
     LeadsBotUpdate,

@@ -48,6 +48,11 @@ export class LeadsBotUpdate {
     return this.command(ctx, 'stickers_forget');
   }
 
+  @Command('stickers_export')
+  onExport(@Ctx() ctx: BotContext) {
+    return this.command(ctx, 'stickers_export');
+  }
+
   private async command(ctx: BotContext, command: BotCommand): Promise<void> {
     const text = ctx.message && 'text' in ctx.message ? ctx.message.text : '';
     const args = text.replace(/^\/\S+\s*/, '');

@@ -29,6 +29,36 @@ const KEPT_FIELDS = LEAD_FIELDS.filter((f) => !(PERSONAL_FIELDS as readonly stri
 
 export type AnonymiseResult = 'done' | 'already' | 'unknown';
 
+/** A page of the export (issue 14): filters on the creation time and the status, and the id paging goes below. */
+export interface ExportQuery {
+  since: number | null;
+  until: number | null;
+  status: LeadStatus | null;
+  /** Only leads with a smaller id (the cursor); null for the first page. */
+  beforeId: number | null;
+  limit: number;
+}
+
+/** A lead as the export reads it: its columns and how many repeats it has. */
+export interface ExportRow {
+  id: number;
+  request_id: string;
+  name: string | null;
+  telegram: string | null;
+  phone: string | null;
+  date: string | null;
+  guests: string | null;
+  comment: string | null;
+  status: LeadStatus;
+  status_changed_by: string | null;
+  status_changed_at: number | null;
+  created_at: number;
+  received_at: number | null;
+  published_at: number | null;
+  anonymised_at: number | null;
+  repeats: number;
+}
+
 /** A fallback message waiting for its reply (issue 12): a late lead's whose card went out anew, or a late repeat's. */
 export interface FallbackToAnswer {
   /** `lead`: the row is the lead's; `repeat`: a repeat's (the reply names the lead it repeats). */
@@ -453,5 +483,82 @@ export class LeadsRepository {
       .limit(limit)
       .execute();
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Issue 14, export: one page of leads, newest first by arrival (the id: a lead stored later always has a greater
+   * one, so paging "older than the cursor" neither repeats nor skips while leads keep coming), filtered by the
+   * creation time (since inclusive, until exclusive) and the status, each with its count of repeats.
+   */
+  exportPage(q: ExportQuery): Promise<ExportRow[]> {
+    let query = this.db
+      .selectFrom('leads as l')
+      .select([
+        'l.id',
+        'l.request_id',
+        'l.name',
+        'l.telegram',
+        'l.phone',
+        'l.date',
+        'l.guests',
+        'l.comment',
+        'l.status',
+        'l.status_changed_by',
+        'l.status_changed_at',
+        'l.created_at',
+        'l.received_at',
+        'l.published_at',
+        'l.anonymised_at',
+      ])
+      .select((eb) =>
+        eb
+          .selectFrom('lead_repeats as r')
+          .select((e) => e.fn.countAll<number>().as('n'))
+          .whereRef('r.lead_id', '=', 'l.id')
+          .as('repeats'),
+      );
+    if (q.since !== null) query = query.where('l.created_at', '>=', q.since);
+    if (q.until !== null) query = query.where('l.created_at', '<', q.until);
+    if (q.status !== null) query = query.where('l.status', '=', q.status);
+    if (q.beforeId !== null) query = query.where('l.id', '<', q.beforeId);
+    return query.orderBy('l.id', 'desc').limit(q.limit).execute() as Promise<ExportRow[]>;
+  }
+
+  /**
+   * Issue 14, erasure by contact: the leads not yet anonymised whose phone is `phone` or whose lower-cased username is
+   * `telegramKey`, and those with a repeat that carried that phone or username in its changes. Oldest first.
+   */
+  async leadsOfContact(c: { phone: string | null; telegramKey: string | null }): Promise<number[]> {
+    const direct = await this.db
+      .selectFrom('leads')
+      .select('id')
+      .where('anonymised_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          ...(c.phone !== null ? [eb('phone', '=', c.phone)] : []),
+          ...(c.telegramKey !== null ? [eb('telegram_key', '=', c.telegramKey)] : []),
+        ]),
+      )
+      .execute();
+    const needle = c.phone ?? c.telegramKey ?? '';
+    const repeats = needle
+      ? await this.db
+          .selectFrom('lead_repeats as r')
+          .innerJoin('leads as l', 'l.id', 'r.lead_id')
+          .select(['r.lead_id', 'r.changes'])
+          .where('l.anonymised_at', 'is', null)
+          // A prefilter (lower() on both sides, as PostgreSQL's LIKE minds case; `_` in a username matches any
+          // character): the exact match is below.
+          .where((eb) => eb(eb.fn<string>('lower', ['r.changes']), 'like', `%${needle.toLowerCase()}%`))
+          .execute()
+      : [];
+    const ids = new Set(direct.map((r) => r.id));
+    for (const r of repeats) {
+      const changes = JSON.parse(r.changes) as Record<string, unknown>;
+      const phone = typeof changes.phone === 'string' ? changes.phone : null;
+      const key = typeof changes.telegram === 'string' ? changes.telegram.toLowerCase() : null;
+      if ((c.phone !== null && phone === c.phone) || (c.telegramKey !== null && key === c.telegramKey)) ids.add(r.lead_id);
+    }
+    return [...ids].sort((a, b) => a - b);
   }
 }

@@ -175,6 +175,23 @@ export class TelegramGateway {
     });
   }
 
+  /**
+   * Issue 14: a file as a document (multipart: telegraf uploads a `{ source: Buffer, filename }`), with a short caption.
+   * Plain values only beside the file: every field of a multipart call goes as a string.
+   */
+  async sendDocument(d: {
+    chatId: string;
+    filename: string;
+    content: Buffer;
+    caption?: string;
+  }): Promise<TelegramResult<{ message_id: number }>> {
+    return this.call('sendDocument', {
+      chat_id: d.chatId,
+      document: { source: d.content, filename: d.filename },
+      ...(d.caption ? { caption: d.caption } : {}),
+    });
+  }
+
   /** Telegram refuses a longer answer outright and the presser sees nothing: cut it instead. */
   async answerCallback(id: string, text: string): Promise<TelegramResult<unknown>> {
     return this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });

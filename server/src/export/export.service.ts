@@ -1,0 +1,221 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { LEAD_STATUSES, type LeadStatus } from '../database/schema';
+import { LeadsRepository, type ExportRow } from '../repositories/leads.repository';
+import { CSV_BOM, csvRow } from './csv.writer';
+
+export const EXPORT_LIMIT_DEFAULT = 50;
+export const EXPORT_LIMIT_MAX = 200;
+const CSV_PAGE = 200;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The filters of `GET /leads` and `GET /leads/export.csv`, checked. */
+export interface ExportFilter {
+  since: number | null;
+  until: number | null;
+  status: LeadStatus | null;
+}
+
+/** A bad query parameter: answered 422 with every problem by name. */
+export class ExportQueryError extends Error {
+  constructor(readonly problems: Record<string, string>) {
+    super(`invalid query: ${Object.keys(problems).join(', ')}`);
+  }
+}
+
+/** A lead as `GET /leads` shows it; personal fields are null once anonymised. Times are ISO 8601 (UTC). */
+export interface ExportedLead {
+  lead_number: number;
+  request_id: string;
+  status: LeadStatus;
+  status_changed_by: string | null;
+  status_changed_at: string | null;
+  created_at: string;
+  received_at: string;
+  published_at: string | null;
+  anonymised_at: string | null;
+  name: string | null;
+  telegram: string | null;
+  phone: string | null;
+  date: string | null;
+  guests: string | null;
+  comment: string | null;
+  repeats: number;
+}
+
+export interface ExportPage {
+  leads: ExportedLead[];
+  /** Pass it back as `cursor` for the next (older) page; null on the last page. */
+  next_cursor: string | null;
+}
+
+export const CSV_COLUMNS = [
+  'number',
+  'created_at',
+  'created_local',
+  'received_at',
+  'received_local',
+  'status',
+  'status_changed_by',
+  'name',
+  'telegram',
+  'phone',
+  'date',
+  'guests',
+  'comment',
+  'repeats',
+] as const;
+
+type Query = Record<string, unknown>;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** An ISO date or date-time, or milliseconds since the epoch; null when absent; undefined when invalid. */
+function parseTime(raw: unknown): number | null | undefined {
+  if (raw === undefined || raw === '') return null;
+  if (typeof raw !== 'string') return undefined;
+  if (/^\d{1,15}$/.test(raw)) return Number(raw);
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw)) return undefined;
+  const ms = Date.parse(raw);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** The opaque cursor: base64url of `{"id": n}`, the last lead of the page read. */
+export function encodeCursor(id: number): string {
+  return Buffer.from(JSON.stringify({ id })).toString('base64url');
+}
+
+function decodeCursor(raw: string): number | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { id?: unknown };
+    return typeof value?.id === 'number' && Number.isInteger(value.id) && value.id > 0 ? value.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Issue 14: leads out of the database, as JSON pages and as CSV, for integrators and for `/stickers_export`. */
+@Injectable()
+export class ExportService {
+  private readonly local: Intl.DateTimeFormat;
+
+  constructor(
+    @Inject(SERVER_CONFIG) config: ServerConfig,
+    private readonly leads: LeadsRepository,
+    private readonly clock: Clock,
+  ) {
+    this.local = new Intl.DateTimeFormat('sv-SE', {
+      timeZone: config.timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+  }
+
+  /** Reads since, until and status; throws ExportQueryError with every problem. */
+  filter(query: Query, problems: Record<string, string> = {}): ExportFilter {
+    const since = parseTime(query.since);
+    const until = parseTime(query.until);
+    if (since === undefined) problems.since = 'must be an ISO 8601 date or time, or milliseconds since the epoch';
+    if (until === undefined) problems.until = 'must be an ISO 8601 date or time, or milliseconds since the epoch';
+    const rawStatus = query.status;
+    const status = rawStatus === undefined || rawStatus === '' ? null : rawStatus;
+    if (status !== null && !(LEAD_STATUSES as readonly unknown[]).includes(status))
+      problems.status = `must be one of ${LEAD_STATUSES.join(', ')}`;
+    if (typeof since === 'number' && typeof until === 'number' && since >= until) problems.until = 'must be after since';
+    if (Object.keys(problems).length > 0) throw new ExportQueryError(problems);
+    return { since: since!, until: until!, status: status as LeadStatus | null };
+  }
+
+  /** `GET /leads`: one page, newest first. */
+  async page(query: Query): Promise<ExportPage> {
+    const problems: Record<string, string> = {};
+    let limit = EXPORT_LIMIT_DEFAULT;
+    if (query.limit !== undefined) {
+      limit = typeof query.limit === 'string' && /^\d{1,4}$/.test(query.limit) ? Number(query.limit) : NaN;
+      if (!(limit >= 1 && limit <= EXPORT_LIMIT_MAX)) problems.limit = `must be an integer from 1 to ${EXPORT_LIMIT_MAX}`;
+    }
+    let beforeId: number | null = null;
+    if (query.cursor !== undefined) {
+      const id = typeof query.cursor === 'string' ? decodeCursor(query.cursor) : undefined;
+      if (id === undefined) problems.cursor = 'is not a cursor this API gave';
+      else beforeId = id;
+    }
+    const filter = this.filter(query, problems);
+    const rows = await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
+    const more = rows.length > limit;
+    const page = rows.slice(0, limit);
+    return { leads: page.map(toJson), next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+  }
+
+  /** The CSV, row by row (BOM and header first), read from the database a page at a time. */
+  async *csv(filter: ExportFilter): AsyncGenerator<string> {
+    yield CSV_BOM + csvRow(CSV_COLUMNS);
+    let beforeId: number | null = null;
+    for (;;) {
+      const rows = await this.leads.exportPage({ ...filter, beforeId, limit: CSV_PAGE });
+      for (const row of rows) yield this.csvLine(row);
+      if (rows.length < CSV_PAGE) return;
+      beforeId = rows[rows.length - 1].id;
+    }
+  }
+
+  /** The CSV of the leads created in the last `days` days, whole (for the bot's document), and how many rows. */
+  async csvOfDays(days: number): Promise<{ content: Buffer; rows: number }> {
+    const parts: string[] = [];
+    for await (const part of this.csv({ since: this.clock.now() - days * DAY_MS, until: null, status: null })) parts.push(part);
+    return { content: Buffer.from(parts.join(''), 'utf8'), rows: parts.length - 1 };
+  }
+
+  private csvLine(r: ExportRow): string {
+    const received = r.received_at ?? r.created_at;
+    return csvRow([
+      r.id,
+      iso(r.created_at),
+      this.localTime(r.created_at),
+      iso(received),
+      this.localTime(received),
+      r.status,
+      r.status_changed_by,
+      r.name,
+      r.telegram,
+      r.phone,
+      r.date,
+      r.guests,
+      r.comment,
+      Number(r.repeats),
+    ]);
+  }
+
+  /** `2026-11-29 12:00:00` in LEADS_TIMEZONE. */
+  private localTime(ms: number): string {
+    return this.local.format(new Date(ms));
+  }
+}
+
+function toJson(r: ExportRow): ExportedLead {
+  return {
+    lead_number: r.id,
+    request_id: r.request_id,
+    status: r.status,
+    status_changed_by: r.status_changed_by,
+    status_changed_at: iso(r.status_changed_at),
+    created_at: iso(r.created_at)!,
+    received_at: iso(r.received_at ?? r.created_at)!,
+    published_at: iso(r.published_at),
+    anonymised_at: iso(r.anonymised_at),
+    name: r.name,
+    telegram: r.telegram,
+    phone: r.phone,
+    date: r.date,
+    guests: r.guests,
+    comment: r.comment,
+    repeats: Number(r.repeats),
+  };
+}

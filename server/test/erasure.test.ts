@@ -1,0 +1,137 @@
+/**
+ * Issue 14, erasure by contact: `/stickers_forget +7…` / `@name` and `npm run leads -- forget` erase every lead and
+ * repeat of one person and nobody else's, with the values gone from every database file and the cards rewritten.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../src/anonymisation/lead-anonymised.event';
+import { forget } from '../src/cli';
+import {
+  FakeClock,
+  LEADS_CHAT,
+  NO_RATE_LIMITS,
+  botLaunched,
+  lead,
+  memberActions,
+  postLead,
+  sandboxSuite,
+  type TestServer,
+} from './harness';
+
+const DAY = 24 * 60 * 60 * 1000;
+const { tmp, sandbox, start } = sandboxSuite();
+const { command } = memberActions(sandbox);
+let n = 0;
+
+async function boot(dbPath: string): Promise<TestServer> {
+  const server = await start({ dbPath, clock: new FakeClock(), polling: true, env: NO_RATE_LIMITS });
+  await botLaunched(sandbox);
+  return server;
+}
+
+async function store(server: TestServer, overrides: Record<string, unknown>): Promise<number> {
+  const res = await postLead(server, lead(overrides));
+  expect([200, 201]).toContain(res.status);
+  await server.outbox.whenIdle();
+  return res.body.lead_number as number;
+}
+
+const row = (server: TestServer, id: number) =>
+  server.db.sqlite
+    .prepare('select name, telegram, telegram_key, phone, comment, ip_hash, guests, anonymised_at from leads where id = ?')
+    .get(id) as Record<string, unknown>;
+const card = (id: number) => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))!;
+
+function expectNowhere(dir: string, values: string[]): void {
+  for (const file of readdirSync(dir)) {
+    const bytes = readFileSync(join(dir, file));
+    for (const v of values) expect({ file, value: v, found: bytes.includes(Buffer.from(v)) }).toEqual({ file, value: v, found: false });
+  }
+}
+
+/** Three leads of one person (days apart, so none is a repeat), a repeat of the last one, and someone else's lead. */
+async function person(server: TestServer, phone: string, telegram: string) {
+  const ids: number[] = [];
+  ids.push(await store(server, { phone, telegram, name: 'Пётр Стираемый', comment: 'первый секрет' }));
+  server.clock.advance(2 * DAY);
+  ids.push(await store(server, { phone, name: 'Пётр Второй', comment: 'второй секрет' }));
+  server.clock.advance(2 * DAY);
+  ids.push(await store(server, { phone: '+79990000001', telegram, name: 'Пётр Третий', comment: 'третий секрет' }));
+  // A repeat of the third lead (same username within 24 h) that carries the phone in its changes.
+  expect(await store(server, { phone, telegram, name: 'Пётр Повтор', comment: 'секрет повтора' })).toBe(ids[2]);
+  const other = await store(server, { name: 'Чужая Заявка', comment: 'чужой комментарий' });
+  return { ids, other };
+}
+
+describe('erasure by contact', () => {
+  it('/stickers_forget +7… erases the three leads of one person and their repeat, nobody else, in every database file', async () => {
+    const dbPath = join(tmp.dir, `erase-${++n}`, 'leads.sqlite');
+    const server = await boot(dbPath);
+    const events: LeadAnonymisedEvent[] = [];
+    server.app.get(EventEmitter2).on(LEAD_ANONYMISED, (e: LeadAnonymisedEvent) => events.push(e));
+    const phone = '+79995554433';
+    const { ids, other } = await person(server, phone, '@Petr_Erase');
+    const reply = await command(LEADS_CHAT, '/stickers_forget +7 (999) 555-44-33');
+    expect(reply).toBe(`🗑 Обезличено заявок: 3 (#${ids.join(', #')}): имя, ник, телефон и комментарий удалены, карточки обновлены.`);
+    for (const id of ids) {
+      expect(row(server, id)).toMatchObject({
+        name: null,
+        telegram: null,
+        telegram_key: null,
+        phone: null,
+        comment: null,
+        ip_hash: null,
+        guests: '30',
+      });
+      expect(card(id).text).toContain('🗑 Личные данные удалены');
+    }
+    expect(row(server, other)).toMatchObject({ name: 'Чужая Заявка', comment: 'чужой комментарий', anonymised_at: null });
+    expect(events.map((e) => [e.leadNumber, e.reason])).toEqual(ids.map((id) => [id, 'contact']));
+    expectNowhere(join(dbPath, '..'), [
+      phone,
+      'Пётр Стираемый',
+      'Пётр Второй',
+      'Пётр Третий',
+      'Пётр Повтор',
+      'секрет повтора',
+      '@Petr_Erase',
+      '@petr_erase',
+    ]);
+    expect(await command(LEADS_CHAT, `/stickers_forget ${phone}`)).toBe(`Заявок с контактом ${phone} не найдено: никто не обезличен.`);
+  });
+
+  it('/stickers_forget @username erases by the lower-cased username; the number form keeps working', async () => {
+    const server = await boot(join(tmp.dir, `erase-${++n}.sqlite`));
+    const { ids, other } = await person(server, '+79995554400', '@Petr_Name');
+    const reply = await command(LEADS_CHAT, '/stickers_forget @petr_NAME');
+    // The second lead has another username and no repeat with this one: it is not matched by the username.
+    expect(reply).toBe(`🗑 Обезличено заявок: 2 (#${ids[0]}, #${ids[2]}): имя, ник, телефон и комментарий удалены, карточки обновлены.`);
+    expect(row(server, ids[1])).toMatchObject({ name: 'Пётр Второй' });
+    expect(row(server, other).name).toBe('Чужая Заявка');
+    expect(await command(LEADS_CHAT, '/stickers_forget @nobody_here')).toBe(
+      'Заявок с контактом @nobody_here не найдено: никто не обезличен.',
+    );
+    expect(await command(LEADS_CHAT, `/stickers_forget ${ids[1]}`)).toContain('обезличена');
+  });
+
+  it('npm run leads -- forget --phone erases beside the running server; its outbox rewrites the cards', async () => {
+    const dbPath = join(tmp.dir, `erase-${++n}`, 'leads.sqlite');
+    const server = await boot(dbPath);
+    const phone = '+79995554411';
+    const { ids, other } = await person(server, phone, '@Petr_Cli');
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      expect(await forget(dbPath, '--phone', '+7 999 555 44 11', server.clock.now())).toBe(0);
+      expect(log.mock.calls.flat().join(' ')).toContain('Обезличено заявок: 3');
+      expect(await forget(dbPath, '--telegram', 'petr_cli', server.clock.now())).toBe(1);
+    } finally {
+      log.mockRestore();
+    }
+    for (const id of ids) expect(row(server, id)).toMatchObject({ name: null, phone: null, comment: null });
+    expect(row(server, other).name).toBe('Чужая Заявка');
+    await server.outbox.tick();
+    for (const id of ids) expect(card(id).text).toContain('🗑 Личные данные удалены');
+    expectNowhere(join(dbPath, '..'), [phone, 'Пётр Стираемый', 'Пётр Повтор', 'секрет повтора']);
+  });
+});
