@@ -40,7 +40,12 @@ export interface LandingEnv {
   spool: SpoolConfig | null;
   /** ADMIN_CHAT_ID: where the spool's alerts go (through the fallback's bot); null: alerts are only logged. */
   adminChatId: string | null;
+  /** LANDING_SOURCE: this landing's name (`wedding`), sent as `source.landing` with every lead (issue 14); null: none. */
+  landingSource: string | null;
 }
+
+/** LANDING_SOURCE: a short word of letters, digits, `_`, `-` or `.` (it names the landing on cards and in reports). */
+const LANDING_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 
 export class LandingConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -121,6 +126,10 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   if (!/^\d+(\.\d+)?$/.test(maxAge) || !(Number(maxAge) > 0) || Number(maxAge) > MAX_SPOOL_MAX_AGE_DAYS) {
     problems.push(`LANDING_SPOOL_MAX_AGE_DAYS must be a positive number of days, up to ${MAX_SPOOL_MAX_AGE_DAYS} (got "${maxAge}")`);
   }
+  const landingSource = get('LANDING_SOURCE');
+  if (landingSource && !LANDING_SOURCE.test(landingSource)) {
+    problems.push(`LANDING_SOURCE must be a short name of letters, digits, _, - or . (up to 64, e.g. wedding; got "${landingSource}")`);
+  }
   // The spool exists only with a server to replay to; without one there is nothing to create or check.
   const spoolDir = resolve(get('LANDING_SPOOL_DIR') ?? DEFAULT_SPOOL_DIR);
   if (leadsEndpoint && leadsSecret && options.checkSpoolDir) {
@@ -147,6 +156,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     production,
     spool: leadsEndpoint && leadsSecret ? { dir: spoolDir, maxAgeMs: Number(maxAge) * DAY_MS } : null,
     adminChatId,
+    landingSource,
   };
 }
 

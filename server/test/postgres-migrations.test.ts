@@ -41,6 +41,16 @@ const LATE = {
   fallback_next_at: 'number null',
 } as const;
 
+const SOURCE = {
+  source_landing: 'text null',
+  utm_source: 'text null',
+  utm_medium: 'text null',
+  utm_campaign: 'text null',
+  utm_content: 'text null',
+  utm_term: 'text null',
+  source_referrer: 'text null',
+} as const;
+
 const EXPECTED: Expected = {
   leads: {
     id: 'number',
@@ -70,6 +80,7 @@ const EXPECTED: Expected = {
     card_refresh_next_at: 'number null',
     reminded_at: 'number null',
     ...LATE,
+    ...SOURCE,
   },
   lead_repeats: {
     id: 'number',
@@ -84,6 +95,7 @@ const EXPECTED: Expected = {
     last_error: 'text null',
     notify_outcome: 'text null',
     ...LATE,
+    ...SOURCE,
   },
   rate_events: { id: 'number', kind: 'text', key_hash: 'text', at: 'number' },
   alert_throttles: { key: 'text', last_sent_at: 'number' },
@@ -189,6 +201,13 @@ function fullLead(requestId: string): Insertable<LeadsTable> {
     fallback_state: 'answer',
     fallback_attempts: 3,
     fallback_next_at: t + 10,
+    source_landing: 'wedding',
+    utm_source: 'yandex',
+    utm_medium: 'cpc',
+    utm_campaign: 'лето',
+    utm_content: 'banner',
+    utm_term: 'стикеры',
+    source_referrer: 'yandex.ru',
   };
 }
 

@@ -16,6 +16,7 @@ import {
 import type { FieldErrorCode, FieldErrors, LeadField, SubmissionField } from './codes.js';
 import { canonicalIp } from './ip.js';
 import { normaliseLine, normaliseMultiline, visibleLength } from './text.js';
+import { checkSource, type LeadSource, type SourceField } from './source.js';
 
 export type FieldResult<T> = { ok: true; value: T } | { ok: false; code: FieldErrorCode };
 
@@ -143,6 +144,8 @@ export interface LeadFields {
 export interface LeadSubmission extends LeadFields {
   request_id: string;
   client_ip: string | null;
+  /** Where the lead came from (issue 14); absent when the body has none or every value is empty. */
+  source?: LeadSource;
 }
 
 export type Validation<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
@@ -179,11 +182,15 @@ export function validateLeadFields(input: Record<string, unknown>): Validation<L
   return runChecks<LeadFields, LeadField>(input, LEAD_CHECKS);
 }
 
-/** Everything `POST /leads` checks: the visitor's fields, `request_id` and `client_ip`. Every failing field is named. */
-export function validateSubmission(input: Record<string, unknown>): Validation<LeadSubmission, SubmissionField> {
-  return runChecks<LeadSubmission, SubmissionField>(input, {
+/**
+ * Everything `POST /leads` checks: the visitor's fields, `request_id`, `client_ip` and `source` (issue 14). Every
+ * failing field is named.
+ */
+export function validateSubmission(input: Record<string, unknown>): Validation<LeadSubmission, SubmissionField | SourceField> {
+  return runChecks<LeadSubmission, SubmissionField | SourceField>(input, {
     ...LEAD_CHECKS,
     request_id: checkRequestId,
     client_ip: checkClientIp,
+    source: checkSource,
   });
 }

@@ -6,3 +6,4 @@ export * from './text.js';
 export * from './messages.js';
 export * from './wire.js';
 export * from './late.js';
+export * from './source.js';

@@ -15,6 +15,20 @@ export interface LeadRequestBody {
   guests?: string;
   comment?: string;
   client_ip?: string;
+  /** Where the lead came from (issue 14): checked by `checkSource`; absent for a lead with no source. */
+  source?: LeadSourceBody;
+}
+
+/** The `source` object on the wire: every key optional, each a short text (`SOURCE_KEYS`). */
+export interface LeadSourceBody {
+  landing?: string;
+  utm_source?: string;
+  utm_medium?: string;
+  utm_campaign?: string;
+  utm_content?: string;
+  utm_term?: string;
+  /** The referrer's host only (`yandex.ru`). */
+  referrer?: string;
 }
 
 /** The `late` object on the wire: times as ISO 8601 text (`2026-12-01T10:15:30.123Z`). Checked by `validateLate`. */

@@ -1,4 +1,4 @@
-import { SECRET_HEADER, type LeadFields, type LeadRequestBody, type RateLimitedBody } from '@stickers/shared';
+import { SECRET_HEADER, type LeadFields, type LeadRequestBody, type LeadSource, type RateLimitedBody } from '@stickers/shared';
 import type { LandingEnv } from '../env.server';
 import { requestMessage, type TelegramText } from './request-message.server';
 
@@ -25,6 +25,8 @@ export interface Delivery {
   lead: LeadFields;
   /** The visitor's canonical address; null when none could be derived (the server then sees none). */
   clientIp: string | null;
+  /** Where the visitor came from (issue 14): LANDING_SOURCE, the page's UTM values, the referrer's host; or none. */
+  source?: LeadSource;
 }
 
 /** The fallback message Telegram accepted: where it is and when it was sent (the spool hands it to the server). */
@@ -123,6 +125,7 @@ export function leadRequestBody(delivery: Delivery): LeadRequestBody {
     ...(lead.guests ? { guests: lead.guests } : {}),
     ...(lead.comment ? { comment: lead.comment } : {}),
     ...(delivery.clientIp ? { client_ip: delivery.clientIp } : {}),
+    ...(delivery.source ? { source: delivery.source } : {}),
   };
 }
 

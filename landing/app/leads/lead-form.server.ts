@@ -2,6 +2,7 @@ import { getEnv } from '../env.server';
 import { deliverRequest, ROUTE_STATE } from './deliver-request.server';
 import type { FormValues } from './form-fields';
 import { UNKNOWN_VISITOR, visitorIp, visitorLimiter } from './rate-limit.server';
+import { formPageSource, formSource, type PageSource } from './source.server';
 import { spoolDelivery } from './spool.server';
 import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
@@ -17,6 +18,8 @@ export interface ActionResult {
   startedAt?: string;
   values?: FormValues;
   errors?: FieldErrors<LeadField>;
+  /** The form's hidden source inputs (issue 14), for a form shown again; absent when it had none. */
+  source?: PageSource;
 }
 
 /** What the page needs to render a fresh form: a new request id and a start time signed for it. */
@@ -37,6 +40,8 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
   const form = await request.formData();
   const ip = visitorIp(request.headers, socketAddress, env.trustProxy);
   const limiterKey = ip ?? UNKNOWN_VISITOR;
+  const page = formPageSource(form);
+  const again = Object.keys(page).length > 0 ? { source: page } : {};
   const check = submitRequest(form, {
     ip: limiterKey,
     now,
@@ -52,15 +57,26 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
     case 'expired':
       // A real visitor's old page, not a bot: nothing is delivered now; the fresh token lets them send it again.
       console.log(`[request] ${check.requestId} → expired (asked to resend)`);
-      return { state: 'expired', requestId: check.requestId, startedAt: check.startedAt, values: check.values };
+      return { state: 'expired', requestId: check.requestId, startedAt: check.startedAt, values: check.values, ...again };
     case 'invalid':
       console.log(`[request] ${check.requestId} → invalid (${Object.keys(check.errors).join(', ')})`);
-      return { state: 'invalid', requestId: check.requestId, startedAt: check.startedAt, values: check.values, errors: check.errors };
+      return {
+        state: 'invalid',
+        requestId: check.requestId,
+        startedAt: check.startedAt,
+        values: check.values,
+        errors: check.errors,
+        ...again,
+      };
     case 'throttled':
       console.log(`[request] ${check.requestId} → throttled`);
-      return { state: 'throttled', requestId: check.requestId, startedAt: check.startedAt, values: check.values };
+      return { state: 'throttled', requestId: check.requestId, startedAt: check.startedAt, values: check.values, ...again };
     case 'ok': {
-      const result = await deliverRequest({ requestId: check.requestId, lead: check.lead, clientIp: ip }, env);
+      const source = formSource(form, env.landingSource);
+      const result = await deliverRequest(
+        { requestId: check.requestId, lead: check.lead, clientIp: ip, ...(source ? { source } : {}) },
+        env,
+      );
       // On disk before the visitor gets the answer: a request the server's database did not get is replayed later.
       await spoolDelivery(env, check.requestId, result, now);
       const why =
@@ -71,7 +87,7 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       const state = ROUTE_STATE[result.route];
       if (state === 'sent') return { state, requestId: check.requestId };
       visitorLimiter.release(limiterKey, now);
-      return { state, requestId: check.requestId, startedAt: check.startedAt, values: check.values };
+      return { state, requestId: check.requestId, startedAt: check.startedAt, values: check.values, ...again };
     }
   }
 }

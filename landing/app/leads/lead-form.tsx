@@ -10,6 +10,8 @@ interface Props {
   startedAt: string;
   /** The server saw the "sent" cookie. */
   sentBefore: boolean;
+  /** The page's UTM values and referrer host (issue 14), carried to the action in hidden inputs. */
+  source?: Partial<Record<string, string>>;
   result: ActionResult | undefined;
 }
 
@@ -28,7 +30,7 @@ const STATE_TEXT = {
   expired: 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
 } as const;
 
-export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
+export function LeadForm({ requestId, startedAt, sentBefore, source, result }: Props) {
   const navigation = useNavigation();
   const submitting = navigation.state === 'submitting';
   const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField> | null>(null);
@@ -64,6 +66,7 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
   // `expired` the token is a fresh one the action signed for that same request id.
   const id = result?.requestId ?? requestId;
   const token = result?.startedAt ?? startedAt;
+  const sourceInputs = Object.entries(result?.source ?? source ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string');
 
   const message =
     state && state !== 'sent' ? (
@@ -94,6 +97,9 @@ export function LeadForm({ requestId, startedAt, sentBefore, result }: Props) {
       {state !== 'expired' ? message : null}
       <input type="hidden" name="requestId" value={id} />
       <input type="hidden" name="startedAt" value={token} />
+      {sourceInputs.map(([key, value]) => (
+        <input key={key} type="hidden" name={key} value={value} />
+      ))}
       <div className="trap" aria-hidden="true">
         <label>
           Компания

@@ -3,6 +3,7 @@ import { data } from '@remix-run/node';
 import { useActionData, useLoaderData } from '@remix-run/react';
 import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
 import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
+import { pageSource } from '~/leads/source.server';
 import { LeadForm } from '~/leads/lead-form';
 
 export const meta: MetaFunction = () => [
@@ -18,7 +19,7 @@ export function loader({ request }: LoaderFunctionArgs) {
   const url = new URL(request.url);
   const again = url.searchParams.has('again');
   const sent = !again && sentCookieRecent(request.headers.get('cookie'));
-  return data({ ...freshForm(), sent }, again ? { headers: { 'Set-Cookie': clearSentCookie } } : undefined);
+  return data({ ...freshForm(), sent, source: pageSource(request) }, again ? { headers: { 'Set-Cookie': clearSentCookie } } : undefined);
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
@@ -52,7 +53,7 @@ export default function Index() {
       </section>
       <section className="card" aria-labelledby="form-title">
         <h2 id="form-title">Оставить заявку</h2>
-        <LeadForm requestId={page.requestId} startedAt={page.startedAt} sentBefore={page.sent} result={result} />
+        <LeadForm requestId={page.requestId} startedAt={page.startedAt} sentBefore={page.sent} source={page.source} result={result} />
       </section>
     </main>
   );

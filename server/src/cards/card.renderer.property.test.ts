@@ -47,6 +47,11 @@ const lead: fc.Arbitrary<CardLead> = fc.record({
   fallback_sent_at: fc.option(fc.integer({ min: 0, max: 4102444800000 })),
   late_route: fc.option(fc.constantFrom('fallback', 'lost')),
   received_at: fc.option(fc.integer({ min: 0, max: 4102444800000 })),
+  // Where it came from (issue 14): the source line, with values raw or normalised, or none.
+  source_landing: field(false),
+  utm_source: field(false),
+  utm_medium: field(false),
+  utm_campaign: field(false),
 });
 const repeat: fc.Arbitrary<CardRepeat> = fc.record({
   created_at: fc.integer({ min: 0, max: 4102444800000 }),

@@ -291,3 +291,27 @@ describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)
     expect(card.plain.match(/🔁/g)).toHaveLength(3);
   });
 });
+
+describe('the source line (issue 14)', () => {
+  const sourced: CardLead = { ...lead, source_landing: 'wedding', utm_source: 'yandex', utm_medium: 'cpc', utm_campaign: 'summer' };
+  it('one line under the time: the landing, then source / medium / campaign', () => {
+    const card = renderCard(sourced, [], options);
+    expect(card.plain.split('\n').slice(0, 4)).toEqual([
+      '🆕 Заявка #42',
+      '🕒 29.11.2026 12:00',
+      '📣 wedding · yandex / cpc / summer',
+      'Имя: Анна',
+    ]);
+  });
+  it('missing parts are left out; a lead with no source has no line', () => {
+    expect(renderCard({ ...lead, utm_source: 'vk', utm_campaign: 'spring' }, [], options).plain).toContain('\n📣 vk / spring\n');
+    expect(renderCard({ ...lead, source_landing: 'corporate' }, [], options).plain).toContain('\n📣 corporate\n');
+    expect(renderCard(lead, [], options).plain).not.toContain('📣');
+    expect(renderCard({ ...lead, source_landing: null, utm_source: null }, [], options).plain).toBe(renderCard(lead, [], options).plain);
+  });
+  it('the values are escaped in HTML and stay on one line', () => {
+    const card = renderCard({ ...lead, utm_campaign: 'a<b>&\nc' }, [], options);
+    expect(card.html).toContain('📣 a&lt;b&gt;&amp; c');
+    expect(parseHtml(card.html).ok).toBe(true);
+  });
+});

@@ -1,4 +1,4 @@
-import type { LeadField } from '@stickers/shared';
+import { type LeadField, sourceSummary } from '@stickers/shared';
 import type { LeadStatus } from '../database/schema';
 import { STATUS_BUTTONS, STATUS_LABEL, statusCallbackData } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
@@ -25,6 +25,11 @@ export interface CardLead {
   fallback_sent_at?: number | null;
   late_route?: string | null;
   received_at?: number | null;
+  /** Where the lead came from (issue 14): the landing's name and the UTM source, medium and campaign. */
+  source_landing?: string | null;
+  utm_source?: string | null;
+  utm_medium?: string | null;
+  utm_campaign?: string | null;
 }
 
 export interface CardRepeat {
@@ -115,6 +120,22 @@ function lateLine(lead: CardLead, timezone: string): Line[] {
   return [];
 }
 
+export const SOURCE_LINE = '📣';
+/** The source line's text is cut here (UTF-16 units): its parts are short already (≤ 64 characters each). */
+const SOURCE_MAX = 200;
+
+/** `📣 wedding · yandex / cpc / summer` (issue 14): the landing, then source / medium / campaign; none without a source. */
+function sourceLine(draft: Draft, lead: CardLead): Line[] {
+  const summary = sourceSummary({
+    landing: lead.source_landing ?? undefined,
+    utm_source: lead.utm_source ?? undefined,
+    utm_medium: lead.utm_medium ?? undefined,
+    utm_campaign: lead.utm_campaign ?? undefined,
+  });
+  if (summary === null) return [];
+  return [[{ text: `${SOURCE_LINE} ` }, { slot: addValue(draft, summary.split(LINE_BREAK).join(' '), SOURCE_MAX) }]];
+}
+
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /**
@@ -198,6 +219,7 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
   const lines = draft.lines;
   lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone)}` }]);
   lines.push(...lateLine(lead, options.timezone));
+  lines.push(...sourceLine(draft, lead));
   if (lead.anonymised_at !== null) {
     lines.push([{ text: '🗑 Личные данные удалены' }]);
   } else {

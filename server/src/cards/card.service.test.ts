@@ -38,6 +38,13 @@ const lead: Lead = {
   fallback_message_id: null,
   fallback_sent_at: null,
   fallback_state: null,
+  source_landing: 'wedding',
+  utm_source: 'yandex',
+  utm_medium: 'cpc',
+  utm_campaign: 'summer',
+  utm_content: null,
+  utm_term: null,
+  source_referrer: null,
   fallback_attempts: 0,
   fallback_next_at: null,
 };

@@ -5,7 +5,7 @@ export const LEAD_STATUSES = ['new', 'in_progress', 'won', 'lost', 'spam'] as co
 export type LeadStatus = (typeof LEAD_STATUSES)[number];
 
 /** Times are milliseconds since the epoch (UTC) throughout. */
-export interface LeadsTable extends LateColumns {
+export interface LeadsTable extends LateColumns, SourceColumns {
   id: Generated<number>;
   request_id: string;
   /** Personal fields: null once the lead is anonymised. */
@@ -63,7 +63,23 @@ export interface LateColumns {
   fallback_next_at: number | null;
 }
 
-export interface LeadRepeatsTable extends LateColumns {
+/**
+ * Where a lead or a repeat came from (issue 14, migration 2026-12-01-0006): the `source` object of `POST /leads` as
+ * checked by `checkSource` of @stickers/shared, one column per key. All null when the request had none.
+ */
+export interface SourceColumns {
+  /** `source.landing`: the landing's own name (LANDING_SOURCE). */
+  source_landing: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  /** `source.referrer`: the referrer's host only. */
+  source_referrer: string | null;
+}
+
+export interface LeadRepeatsTable extends LateColumns, SourceColumns {
   id: Generated<number>;
   lead_id: number;
   request_id: string;

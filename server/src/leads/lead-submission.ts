@@ -1,9 +1,9 @@
-import type { FieldErrors, LeadField, LeadFields, RateLimitReason, ReportedField } from '@stickers/shared';
+import type { FieldErrors, LeadField, LeadFields, RateLimitReason, ReportedField, SourceField } from '@stickers/shared';
 import { LEAD_FIELDS } from '@stickers/shared';
 
 /** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
 export type SubmitOutcome =
-  | { kind: 'invalid'; errors: FieldErrors<ReportedField> }
+  | { kind: 'invalid'; errors: FieldErrors<ReportedField | SourceField> }
   /** `late`: replayed from the landing's spool (issue 12). */
   | { kind: 'created'; leadNumber: number; late?: boolean }
   | { kind: 'repeat'; leadNumber: number; late?: boolean }

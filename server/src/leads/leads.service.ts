@@ -8,8 +8,10 @@ import {
   validateSubmission,
   type FieldErrors,
   type LateInfo,
+  type LeadSource,
   type LeadSubmission,
   type ReportedField,
+  type SourceField,
 } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
@@ -57,7 +59,10 @@ export class LeadsService {
     const checked = validateSubmission(body);
     const late = validateLate(body[LATE_FIELD], this.clock.now());
     if (!checked.ok || !late.ok) {
-      const errors: FieldErrors<ReportedField> = { ...(checked.ok ? {} : checked.errors), ...(late.ok ? {} : { [LATE_FIELD]: 'invalid' }) };
+      const errors: FieldErrors<ReportedField | SourceField> = {
+        ...(checked.ok ? {} : checked.errors),
+        ...(late.ok ? {} : { [LATE_FIELD]: 'invalid' }),
+      };
       return { kind: 'invalid', errors };
     }
 
@@ -109,7 +114,8 @@ export class LeadsService {
     }
 
     q.recordAccepted(ipHash, createdAt);
-    const lateColumns = late ? lateColumnsOf(late, now) : {};
+    // A late request's arrival and fallback message (issue 12), and where it came from (issue 14).
+    const requestColumns = { ...(late ? lateColumnsOf(late, now) : {}), ...sourceColumnsOf(lead.source) };
     // Within 24 h of the visitor's time, on either side: a late request may be older than leads stored after it.
     const target = q.findRepeatTarget(lead.telegram.toLowerCase(), lead.phone, createdAt - REPEAT_WINDOW_MS, createdAt + REPEAT_WINDOW_MS);
     if (target) {
@@ -120,7 +126,7 @@ export class LeadsService {
         changes: JSON.stringify(changedFields(target, lead)),
         ip_hash: ipHash,
         next_attempt_at: now,
-        ...lateColumns,
+        ...requestColumns,
         // A repeat's fallback message is never its card: the lead has one. It gets its reply at once.
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
       });
@@ -146,7 +152,7 @@ export class LeadsService {
       ip_hash: ipHash,
       created_at: createdAt,
       next_attempt_at: now,
-      ...lateColumns,
+      ...requestColumns,
     });
     if (late) q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: now, detail: lateStory(late, now, `lead #${id}`) });
     return { kind: 'created', leadNumber: id, late: late !== null };
@@ -219,6 +225,20 @@ function lateColumnsOf(late: LateInfo, now: number) {
     fallback_sent_at: f?.sent_at ?? null,
     fallback_state: f ? ('pending' as const) : null,
     fallback_next_at: f ? now : null,
+  };
+}
+
+/** The columns of a request's `source` (issue 14); none when it sent none (the columns stay null). */
+export function sourceColumnsOf(source: LeadSource | undefined) {
+  if (!source) return {};
+  return {
+    source_landing: source.landing ?? null,
+    utm_source: source.utm_source ?? null,
+    utm_medium: source.utm_medium ?? null,
+    utm_campaign: source.utm_campaign ?? null,
+    utm_content: source.utm_content ?? null,
+    utm_term: source.utm_term ?? null,
+    source_referrer: source.referrer ?? null,
   };
 }
 

@@ -13,7 +13,12 @@ import {
   RATE_LIMIT_REASONS,
   REPORTED_FIELDS,
   SECRET_HEADER,
+  SOURCE_FIELD,
+  SOURCE_HOST_MAX,
+  SOURCE_KEYS,
+  SOURCE_VALUE_MAX,
 } from '@stickers/shared';
+import { LEAD_STATUSES } from '../database/schema';
 
 const error = (codes: string[], extra: Record<string, unknown> = {}, required: string[] = ['error']) => ({
   type: 'object',
@@ -29,7 +34,7 @@ const accepted = {
 const fieldErrors = {
   type: 'object',
   description: 'Every failing field with its code',
-  propertyNames: { enum: [...REPORTED_FIELDS] },
+  propertyNames: { enum: [...REPORTED_FIELDS, SOURCE_FIELD] },
   additionalProperties: { type: 'string', enum: [...FIELD_ERROR_CODES] },
 };
 const isoTime = (what: string) => ({
@@ -39,6 +44,50 @@ const isoTime = (what: string) => ({
     `${what}: ISO 8601 with a time zone (\`2026-12-01T10:15:30.123Z\`), at most ${LATE_FUTURE_SKEW_MS / 60_000} minutes ahead of ` +
     `the server's clock and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
 });
+/** Issue 14: the filters of `GET /leads` and `GET /leads/export.csv`. */
+const timeFilter = (name: string, what: string) => ({
+  name,
+  in: 'query',
+  required: false,
+  schema: { type: 'string' },
+  description: `${what}: an ISO 8601 date or time, or milliseconds since the epoch`,
+});
+const exportFilters = [
+  timeFilter('since', 'Leads created at or after'),
+  timeFilter('until', 'Leads created before'),
+  { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: [...LEAD_STATUSES] } },
+];
+const invalidQuery = {
+  type: 'object',
+  required: ['error', 'errors'],
+  properties: {
+    error: { type: 'string', enum: ['invalid_query'] },
+    errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } },
+  },
+};
+const nullableString = { type: ['string', 'null'] };
+const nullableTime = { type: ['string', 'null'], format: 'date-time' };
+const exportedLead = {
+  type: 'object',
+  properties: {
+    lead_number: { type: 'integer' },
+    request_id: { type: 'string' },
+    status: { type: 'string', enum: [...LEAD_STATUSES] },
+    status_changed_by: nullableString,
+    status_changed_at: nullableTime,
+    created_at: { type: 'string', format: 'date-time' },
+    received_at: { type: 'string', format: 'date-time' },
+    published_at: nullableTime,
+    anonymised_at: nullableTime,
+    name: nullableString,
+    telegram: nullableString,
+    phone: nullableString,
+    date: nullableString,
+    guests: nullableString,
+    comment: nullableString,
+    repeats: { type: 'integer', minimum: 0 },
+  },
+};
 /** Issue 12: the object a landing adds when it replays a request from its spool. */
 const late = {
   type: 'object',
@@ -71,6 +120,28 @@ const late = {
       },
     },
   },
+};
+/** Issue 14: where the lead came from, as the landing sends it. */
+const leadSource = {
+  type: 'object',
+  additionalProperties: false,
+  description:
+    `Optional: where the lead came from. Known keys only, each a text of at most ${SOURCE_VALUE_MAX} characters after normalisation ` +
+    `(the referrer a host of at most ${SOURCE_HOST_MAX}), without < or >; empty values are dropped. Shown on the card as ` +
+    "'📣 <landing> · <utm_source> / <utm_medium> / <utm_campaign>', counted per source and campaign in /stickers_stats and the digest, " +
+    'shown by the trace. Anything else is 422 with errors.source = invalid.',
+  properties: Object.fromEntries(
+    SOURCE_KEYS.map((key) => [
+      key,
+      key === 'referrer'
+        ? { type: 'string', maxLength: SOURCE_HOST_MAX, description: "The referrer's host only (yandex.ru)" }
+        : {
+            type: 'string',
+            maxLength: SOURCE_VALUE_MAX,
+            description: key === 'landing' ? "The landing's own name (LANDING_SOURCE, e.g. wedding)" : `${key} of the page URL`,
+          },
+    ]),
+  ),
 };
 const retryAfter = { 'Retry-After': { description: 'Seconds until the window has room again', schema: { type: 'integer', minimum: 1 } } };
 
@@ -107,13 +178,44 @@ export function openApiDocument(): Record<string, unknown> {
             client_ip: { type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' },
             late,
           },
+          // Issue 14: the optional `source` object (kept out of the list above, which the operations test pins).
+          allOf: [{ properties: { [SOURCE_FIELD]: { $ref: '#/components/schemas/LeadSource' } } }],
         },
+        LeadSource: leadSource,
         LeadAccepted: accepted,
       },
     },
     security: [{ leadsSecret: [] }],
     paths: {
       '/leads': {
+        get: {
+          operationId: 'listLeads',
+          summary: 'Leads, newest first (by arrival), a page at a time',
+          description:
+            'Page with next_cursor until it is null: a lead stored after the first page is newer than every page read, so ' +
+            'paging never repeats or skips one. Personal fields are null once the lead is anonymised.',
+          parameters: [
+            ...exportFilters,
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+            { name: 'cursor', in: 'query', required: false, schema: { type: 'string' }, description: 'next_cursor of the previous page' },
+          ],
+          responses: {
+            '200': {
+              description: 'A page',
+              ...json({
+                type: 'object',
+                required: ['leads', 'next_cursor'],
+                properties: {
+                  leads: { type: 'array', items: exportedLead },
+                  next_cursor: { type: ['string', 'null'], description: 'Opaque; null on the last page' },
+                },
+              }),
+            },
+            '401': { description: 'Wrong secret' },
+            '404': { description: 'Module off' },
+            '422': { description: 'A bad query parameter', ...json(invalidQuery) },
+          },
+        },
         post: {
           operationId: 'submitLead',
           summary: 'Store a lead (idempotent by request_id)',
@@ -148,6 +250,30 @@ export function openApiDocument(): Record<string, unknown> {
                 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
               ...json(error([API_ERRORS.unavailable])),
             },
+          },
+        },
+      },
+      '/leads/export.csv': {
+        get: {
+          operationId: 'exportLeadsCsv',
+          summary: 'Every lead matching the filters as CSV, newest first, streamed',
+          description:
+            'UTF-8 with a BOM (Excel opens Cyrillic), CRLF rows, RFC 4180 quoting. Columns: ' +
+            'number, created_at, created_local, received_at, received_local (local: LEADS_TIMEZONE), status, status_changed_by, ' +
+            "name, telegram, phone, date, guests, comment, repeats. A cell starting with =, +, -, @ (or a tab or CR) gets a leading ' " +
+            'so a spreadsheet shows it as text (phones and usernames too). Anonymised fields are empty.',
+          parameters: exportFilters,
+          'x-telegram-command': {
+            command: '/stickers_export [days]',
+            description:
+              'In the admin chat only, for managers (LEADS_MANAGER_IDS, else administrators of the leads group): the same CSV ' +
+              'of the leads created in the last days (default 7, at most 365), sent there as a document.',
+          },
+          responses: {
+            '200': { description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } },
+            '401': { description: 'Wrong secret' },
+            '404': { description: 'Module off' },
+            '422': { description: 'A bad query parameter', ...json(invalidQuery) },
           },
         },
       },

@@ -7,11 +7,41 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES } from '../database/schema';
 import { LeadsRepository } from '../repositories/leads.repository';
-import { ReportsRepository } from '../repositories/reports.repository';
+import { ReportsRepository, type SourceCount } from '../repositories/reports.repository';
 
 const DAY = 24 * 60 * 60 * 1000;
 /** Lines per section of /stickers_new before "…and N more". */
 export const LIST_CAP = 15;
+/** Source groups listed in /stickers_stats and the digest before "…other sources". */
+export const SOURCE_CAP = 10;
+/** A source value is shown up to this many characters (they are ≤ 64 already). */
+const SOURCE_VALUE_SHOWN = 40;
+
+const shown = (v: string) => (v.length > SOURCE_VALUE_SHOWN ? `${v.slice(0, SOURCE_VALUE_SHOWN - 1)}…` : v);
+
+/** `wedding · yandex / summer`: the landing, then UTM source / campaign, missing parts left out. */
+export function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaign'>): string {
+  const utm = [c.source, c.campaign]
+    .filter((v): v is string => !!v)
+    .map(shown)
+    .join(' / ');
+  return [c.landing ? shown(c.landing) : '', utm].filter((v) => v !== '').join(' · ');
+}
+
+/**
+ * The lines counting leads per source and campaign (issue 14), or none when no lead of the period has a source:
+ * a deployment whose landings send none sees its reports as before.
+ */
+export function sourceLines(counts: SourceCount[], total: number): string[] {
+  if (counts.length === 0) return [];
+  const lines = ['📣 По источникам (лендинг · источник / кампания):'];
+  for (const c of counts.slice(0, SOURCE_CAP)) lines.push(`${sourceLabel(c)}: ${c.count}`);
+  const rest = counts.slice(SOURCE_CAP).reduce((sum, c) => sum + c.count, 0);
+  if (rest > 0) lines.push(`…другие источники: ${rest}`);
+  const without = total - counts.reduce((sum, c) => sum + c.count, 0);
+  if (without > 0) lines.push(`без источника: ${without}`);
+  return lines;
+}
 
 function ago(ms: number): string {
   const min = Math.max(0, Math.floor(ms / 60000));
@@ -78,6 +108,7 @@ export class ReportsService {
       lines.push('', `За ${days} дней: ${total}`);
       for (const s of LEAD_STATUSES) lines.push(`${STATUS_LABEL[s]}: ${counts[s]}`);
       lines.push(`🔁 Повторных обращений: ${await this.reports.repeatsSince(now - days * DAY)}`);
+      lines.push(...sourceLines(await this.reports.sourceCounts(now - days * DAY), total));
     }
     lines.push('', `📭 Без карточки сейчас: ${await this.leads.countUnpublished()}`);
     return lines.join('\n');
@@ -94,6 +125,7 @@ export class ReportsService {
       `🔁 Повторных обращений: ${await this.reports.repeatsSince(now - DAY)}`,
       `📭 Без карточки сейчас: ${await this.leads.countUnpublished()}`,
       `🕒 Всё ещё «Новая»: ${await this.reports.countStillNew()}`,
+      ...sourceLines(await this.reports.sourceCounts(now - DAY), total),
     ].join('\n');
   }
 }

@@ -30,10 +30,12 @@ const LATE_FIELDS = [
   'fallback_state',
   'fallback_next_at',
 ] as const;
-const LATE_COLUMNS = LATE_FIELDS.join(', ');
-const LATE_VALUES = LATE_FIELDS.map((f) => `@${f}`).join(', ');
-/** A request that came in time: no route, no fallback message. */
-const NO_LATE = Object.fromEntries(LATE_FIELDS.map((f) => [f, null]));
+/** Where the request came from (issue 14): null when it sent no `source`. */
+const SOURCE_FIELDS = ['source_landing', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', 'source_referrer'] as const;
+const LATE_COLUMNS = [...LATE_FIELDS, ...SOURCE_FIELDS].join(', ');
+const LATE_VALUES = [...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => `@${f}`).join(', ');
+/** A request that came in time: no route, no fallback message; and one with no source. */
+const NO_LATE = Object.fromEntries([...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => [f, null]));
 
 /** The queries of the submit decision, synchronous, inside one BEGIN IMMEDIATE. */
 export interface SubmitQueries {

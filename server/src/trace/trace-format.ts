@@ -1,3 +1,4 @@
+import type { LeadSource } from '@stickers/shared';
 import type { FallbackTrace, LateTrace, LeadTrace, MissingTrace } from './trace.service';
 
 const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
@@ -32,6 +33,13 @@ function lateLines(late: LateTrace | null, fallback: FallbackTrace | null, inden
   return lines;
 }
 
+/** The line of where a request came from (issue 14): `key=value` pairs as the landing sent them; none without a source. */
+function sourceLines(source: LeadSource | undefined, indent: string): string[] {
+  if (!source) return [];
+  const pairs = Object.entries(source).map(([k, v]) => `${k}=${v}`);
+  return [`${indent}source        ${pairs.join(', ')}`];
+}
+
 /** The trace as lines a person reads in a terminal. */
 export function formatTrace(trace: LeadTrace | MissingTrace): string {
   if (!trace.found) return `${trace.key}: ${trace.message}`;
@@ -40,6 +48,7 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
     `request ${trace.key}: ${trace.matched === 'repeat' ? `a repeat of lead #${lead.lead_number}` : `lead #${lead.lead_number}`}`,
     `  stored        ${iso(lead.created_at)} (request_id ${lead.request_id})`,
     ...lateLines(lead.late, lead.fallback, '  '),
+    ...sourceLines(lead.source, '  '),
     `  status        ${lead.status}`,
     lead.published_at === null
       ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${iso(lead.next_attempt_at)}`
@@ -54,6 +63,7 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
         `notification: ${r.notify_outcome ?? `pending (${r.notify_attempts} failed attempt(s)${r.last_error ? `, last error: ${r.last_error}` : ''})`}`,
     );
     lines.push(...lateLines(r.late, r.fallback, '      '));
+    lines.push(...sourceLines(r.source, '      '));
   }
   lines.push(`  status changes ${trace.status_history.length}`);
   for (const h of trace.status_history) lines.push(`    ${iso(h.at)} ${h.from} → ${h.to} by ${h.by} (${h.user_id})`);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { LateColumns } from '../database/schema';
+import type { LeadSource } from '@stickers/shared';
+import type { LateColumns, SourceColumns } from '../database/schema';
 import { TraceRepository } from '../repositories/trace.repository';
 
 /** How a late request came (issue 12): the landing's route then, and when the server got it. Null for the others. */
@@ -41,6 +42,8 @@ export interface LeadTrace {
     received_at: number | null;
     late: LateTrace | null;
     fallback: FallbackTrace | null;
+    /** Where the lead came from (issue 14), as the landing sent it; absent when it sent none. */
+    source?: LeadSource;
   };
   repeats: {
     request_id: string;
@@ -52,6 +55,8 @@ export interface LeadTrace {
     last_error: string | null;
     late: LateTrace | null;
     fallback: FallbackTrace | null;
+    /** The repeat's own source (issue 14); absent when it sent none. */
+    source?: LeadSource;
   }[];
   status_history: { at: number; from: string; to: string; by: string; user_id: number }[];
   events: { at: number; kind: string; detail: string | null; repeat_request_id: string | null }[];
@@ -119,6 +124,7 @@ export class TraceService {
         received_at: lead.received_at,
         late: lateOf(lead),
         fallback: fallbackOf(lead),
+        ...sourceOf(lead),
       },
       repeats: repeats.map((r) => ({
         request_id: r.request_id,
@@ -130,6 +136,7 @@ export class TraceService {
         last_error: r.last_error,
         late: lateOf(r),
         fallback: fallbackOf(r),
+        ...sourceOf(r),
       })),
       status_history: history.map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, by: h.user_name, user_id: h.user_id })),
       events: events.map((e) => ({
@@ -165,4 +172,20 @@ function fallbackOf(row: FallbackRow): FallbackTrace | null {
     state: row.fallback_state,
     reply_attempts: row.fallback_attempts,
   };
+}
+
+/** `{ source }` with the values the request sent (issue 14), or nothing: a lead without a source traces as before. */
+function sourceOf(row: Partial<SourceColumns>): { source?: LeadSource } {
+  const source: LeadSource = {};
+  const columns: [keyof LeadSource, string | null | undefined][] = [
+    ['landing', row.source_landing],
+    ['utm_source', row.utm_source],
+    ['utm_medium', row.utm_medium],
+    ['utm_campaign', row.utm_campaign],
+    ['utm_content', row.utm_content],
+    ['utm_term', row.utm_term],
+    ['referrer', row.source_referrer],
+  ];
+  for (const [key, value] of columns) if (value != null) source[key] = value;
+  return Object.keys(source).length > 0 ? { source } : {};
 }

@@ -4,6 +4,7 @@ import * as outbox from './2026-11-29-0002-outbox';
 import * as botHousekeeping from './2026-11-29-0003-bot-housekeeping';
 import * as leadEvents from './2026-11-29-0004-lead-events';
 import * as lateLeads from './2026-12-01-0005-late-leads';
+import * as leadSource from './2026-12-01-0006-lead-source';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29-0003-bot-housekeeping': botHousekeeping,
   '2026-11-29-0004-lead-events': leadEvents,
   '2026-12-01-0005-late-leads': lateLeads,
+  '2026-12-01-0006-lead-source': leadSource,
 };

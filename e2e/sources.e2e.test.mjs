@@ -1,0 +1,105 @@
+// Where a lead came from (issue 14), in headless Chromium against the built landing (with LANDING_SOURCE), the real
+// server and the Telegram sandbox: a visitor arrives from an ad with ?utm_source=…&utm_campaign=…, submits the form,
+// and the card in the group shows the source line. With JavaScript and without (the hidden inputs carry it).
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, freePort, root, run, startStack, waitForHttp, waitUntil } from './stack.mjs';
+
+let stack;
+let browser;
+let landing;
+let landingUrl;
+
+before(async () => {
+  stack = await startStack({ minFillMs: 1500 });
+  // A second landing beside the stack's, named `wedding`, against the same server and sandbox.
+  const port = await freePort();
+  landing = run(
+    'landing-wedding',
+    ['server.mjs'],
+    {
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
+      LEADS_SECRET: SECRET,
+      TELEGRAM_BOT_TOKEN: '123456789:sandbox-token',
+      TELEGRAM_API_ROOT: stack.sandboxUrl,
+      LEADS_CHAT_ID: String(LEADS_CHAT),
+      MIN_FILL_MS: '1500',
+      LANDING_SOURCE: 'wedding',
+    },
+    join(root, 'landing'),
+  );
+  landingUrl = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${landingUrl}/health`, landing, 'landing-wedding');
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+after(async () => {
+  await browser?.close();
+  if (landing && landing.exitCode === null) {
+    landing.kill('SIGTERM');
+    await new Promise((r) => landing.once('exit', r));
+  }
+  await stack?.stop();
+});
+
+async function fillLikeAPerson(page, { name, telegram, phone }) {
+  await page.getByLabel('Имя').pressSequentially(name, { delay: 20 });
+  await page.getByLabel('Ник в Telegram').pressSequentially(telegram, { delay: 20 });
+  await page.getByLabel('Телефон').pressSequentially(phone, { delay: 20 });
+  // A person takes longer than MIN_FILL_MS to fill the form.
+  await page.waitForTimeout(1600);
+}
+
+describe('where a lead came from, in a browser', () => {
+  for (const javaScriptEnabled of [true, false]) {
+    it(`a visitor from an ad (?utm_source=…&utm_campaign=…) submits ${javaScriptEnabled ? 'with' : 'without'} JavaScript: the card shows the source line`, async () => {
+      const context = await browser.newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      const campaign = javaScriptEnabled ? 'summer' : 'winter';
+      await page.goto(`${landingUrl}/?utm_source=yandex&utm_medium=cpc&utm_campaign=${campaign}`, {
+        referer: 'https://yandex.ru/search/?text=stickers',
+      });
+      const name = javaScriptEnabled ? 'Ирина Рекламная' : 'Илья Безскриптов';
+      await fillLikeAPerson(page, {
+        name,
+        telegram: javaScriptEnabled ? '@irina_ads' : '@ilya_ads',
+        phone: javaScriptEnabled ? '+7 999 555-71-71' : '+7 999 555-72-72',
+      });
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+      const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes(name)), 10000, 'the card');
+      const lines = card.text.split('\n');
+      assert.equal(lines[2], `📣 wedding · yandex / cpc / ${campaign}`);
+      // The trace has the whole source, the referrer's host included.
+      const trace = await (
+        await fetch(`${stack.serverUrl}/leads/${encodeURIComponent(lines[0].replace('🆕 Заявка ', ''))}/trace`, {
+          headers: { 'X-Stickers-Leads-Secret': SECRET },
+        })
+      ).json();
+      assert.deepEqual(trace.lead.source, {
+        landing: 'wedding',
+        utm_source: 'yandex',
+        utm_medium: 'cpc',
+        utm_campaign: campaign,
+        referrer: 'yandex.ru',
+      });
+      await context.close();
+    });
+  }
+
+  it('a visitor on the landing of the stack (no LANDING_SOURCE) without UTM parameters: the card has no source line', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await fillLikeAPerson(page, { name: 'Ольга Прямая', telegram: '@olga_direct', phone: '+7 999 555-73-73' });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes('Ольга Прямая')), 10000, 'the card');
+    assert.doesNotMatch(card.text, /📣/);
+    await context.close();
+  });
+});
