@@ -98,7 +98,7 @@ describe('erasure by contact', () => {
       '@Petr_Erase',
       '@petr_erase',
     ]);
-    expect(await command(LEADS_CHAT, `/stickers_forget ${phone}`)).toBe(`Заявок с контактом ${phone} не найдено: никто не обезличен.`);
+    expect(await command(LEADS_CHAT, `/stickers_forget ${phone}`)).toBe('Заявок с таким контактом не найдено: никто не обезличен.');
   });
 
   it('/stickers_forget @username erases by the lower-cased username; the number form keeps working', async () => {
@@ -110,7 +110,7 @@ describe('erasure by contact', () => {
     expect(row(server, ids[1])).toMatchObject({ name: 'Пётр Второй' });
     expect(row(server, other).name).toBe('Чужая Заявка');
     expect(await command(LEADS_CHAT, '/stickers_forget @nobody_here')).toBe(
-      'Заявок с контактом @nobody_here не найдено: никто не обезличен.',
+      'Заявок с таким контактом не найдено: никто не обезличен.',
     );
     expect(await command(LEADS_CHAT, `/stickers_forget ${ids[1]}`)).toContain('обезличена');
   });

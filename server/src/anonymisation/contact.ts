@@ -20,11 +20,6 @@ export function parseContact(raw: string): Contact | null {
   return null;
 }
 
-/** The contact as the answer shows it. */
-export function showContact(c: Contact): string {
-  return c.kind === 'phone' ? c.phone : c.telegram;
-}
-
 /**
  * Erases every lead of a contact and every repeat of those leads, each lead in its own commit with its `anonymised`
  * event (as the anonymisation by number does). Used by the app's service and by the CLI on the same database file;

@@ -3,7 +3,7 @@ import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { parseContact, showContact } from '../anonymisation/contact';
+import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
@@ -103,7 +103,8 @@ export class BotCommandsService {
     const contact = parseContact(call.args);
     if (contact) {
       const erased = await this.anonymisation.forgetContact(contact);
-      if (erased.length === 0) return `Заявок с контактом ${showContact(contact)} не найдено: никто не обезличен.`;
+      // The answer does not repeat the contact: command answers carry no personal data (docs/requirements.md §6.1).
+      if (erased.length === 0) return 'Заявок с таким контактом не найдено: никто не обезличен.';
       return `🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}): имя, ник, телефон и комментарий удалены, карточки обновлены.`;
     }
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
