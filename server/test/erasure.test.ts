@@ -109,9 +109,7 @@ describe('erasure by contact', () => {
     expect(reply).toBe(`🗑 Обезличено заявок: 2 (#${ids[0]}, #${ids[2]}): имя, ник, телефон и комментарий удалены, карточки обновлены.`);
     expect(row(server, ids[1])).toMatchObject({ name: 'Пётр Второй' });
     expect(row(server, other).name).toBe('Чужая Заявка');
-    expect(await command(LEADS_CHAT, '/stickers_forget @nobody_here')).toBe(
-      'Заявок с таким контактом не найдено: никто не обезличен.',
-    );
+    expect(await command(LEADS_CHAT, '/stickers_forget @nobody_here')).toBe('Заявок с таким контактом не найдено: никто не обезличен.');
     expect(await command(LEADS_CHAT, `/stickers_forget ${ids[1]}`)).toContain('обезличена');
   });
 
