@@ -5,10 +5,9 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, freePort, root, run, waitForHttp, waitUntil } from './stack.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, startLanding as startStackLanding, waitForHttp, waitUntil } from './stack.mjs';
 
 const SECRET = 'hardening-secret-0123456789';
 const LIMIT = 64 * 1024;
@@ -41,12 +40,7 @@ after(async () => {
 });
 
 function startLanding(env) {
-  return freePort().then((port) => {
-    const processEnv = { NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', ...env };
-    const child = run('landing', ['server.mjs'], processEnv, join(root, 'landing'));
-    landings.push(child);
-    return { child, url: `http://127.0.0.1:${port}`, port };
-  });
+  return startStackLanding(env, { wait: false, onStart: (child) => landings.push(child) });
 }
 
 async function startConfiguredLanding(env = {}) {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { freePort, LEADS_CHAT, root, run, SECRET, waitForHttp, waitUntil } from './stack.mjs';
+import { freePort, LEADS_CHAT, root, run, SECRET, startLanding as startStackLanding, waitForHttp, waitUntil } from './stack.mjs';
 
 const TOKEN = '123456789:sandbox-token';
 const ADMIN_CHAT = -1001000000002;
@@ -32,11 +32,15 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(name, args, env, cwd) {
-  const child = run(name, args, env, cwd);
+/** Every process this file started and that still runs, for the cleanup. */
+function track(child) {
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
+}
+
+function start(name, args, env, cwd) {
+  return track(run(name, args, env, cwd));
 }
 
 function stop(child, signal = 'SIGTERM') {
@@ -65,28 +69,17 @@ async function startServer(port, dbPath) {
 }
 
 /** The built landing, replaying its spool at `spoolDir` to `endpoint` with `secret`. */
-async function startLanding(endpoint, spoolDir, secret = SECRET) {
-  const port = await freePort();
-  const child = start(
-    'landing',
-    ['server.mjs'],
-    {
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LEADS_ENDPOINT: endpoint,
-      LEADS_SECRET: secret,
-      TELEGRAM_BOT_TOKEN: TOKEN,
-      TELEGRAM_API_ROOT: sandboxUrl,
-      LEADS_CHAT_ID: String(LEADS_CHAT),
-      MIN_FILL_MS: '0',
-      LANDING_SPOOL_DIR: spoolDir,
-    },
-    join(root, 'landing'),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/health`, child, 'landing');
-  return { child, url };
+function startLanding(endpoint, spoolDir, secret = SECRET) {
+  const env = {
+    LEADS_ENDPOINT: endpoint,
+    LEADS_SECRET: secret,
+    TELEGRAM_BOT_TOKEN: TOKEN,
+    TELEGRAM_API_ROOT: sandboxUrl,
+    LEADS_CHAT_ID: String(LEADS_CHAT),
+    MIN_FILL_MS: '0',
+    LANDING_SPOOL_DIR: spoolDir,
+  };
+  return startStackLanding(env, { onStart: track });
 }
 
 /** A fresh server (started, then stopped when `down`), a database, a spool directory and a landing for one case. */

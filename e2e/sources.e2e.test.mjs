@@ -2,10 +2,9 @@
 // server and the Telegram sandbox: a visitor arrives from an ad with ?utm_source=…&utm_campaign=…, submits the form,
 // and the card in the group shows the source line. With JavaScript and without (the hidden inputs carry it).
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, freePort, root, run, startStack, waitForHttp, waitUntil } from './stack.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, startLanding, startStack, waitUntil } from './stack.mjs';
 
 let stack;
 let browser;
@@ -15,14 +14,8 @@ let landingUrl;
 before(async () => {
   stack = await startStack({ minFillMs: 1500 });
   // A second landing beside the stack's, named `wedding`, against the same server and sandbox.
-  const port = await freePort();
-  landing = run(
-    'landing-wedding',
-    ['server.mjs'],
+  ({ child: landing, url: landingUrl } = await startLanding(
     {
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
       LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
       LEADS_SECRET: SECRET,
       TELEGRAM_BOT_TOKEN: '123456789:sandbox-token',
@@ -31,10 +24,8 @@ before(async () => {
       MIN_FILL_MS: '1500',
       LANDING_SOURCE: 'wedding',
     },
-    join(root, 'landing'),
-  );
-  landingUrl = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${landingUrl}/health`, landing, 'landing-wedding');
+    { name: 'landing-wedding' },
+  ));
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePort, LEADS_CHAT, root, run, tempSpoolDir, waitForHttp, waitUntil } from './stack.mjs';
+import { freePort, LEADS_CHAT, run, startLanding as startStackLanding, tempSpoolDir, waitForHttp, waitUntil } from './stack.mjs';
 
 const SECRET = 'spool-e2e-secret-0123456789';
 const TOKEN = '123456789:sandbox-token';
@@ -57,29 +57,17 @@ function newSpoolDir() {
 }
 
 /** The built landing on a free port, with the server at `${standUrl}${path}` and the sandbox as Telegram. */
-async function startLanding(path, spoolDir, { wait = true } = {}) {
-  const port = await freePort();
-  const child = run(
-    'landing',
-    ['server.mjs'],
-    {
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LEADS_ENDPOINT: `${standUrl}${path}`,
-      LEADS_SECRET: SECRET,
-      TELEGRAM_BOT_TOKEN: TOKEN,
-      TELEGRAM_API_ROOT: sandboxUrl,
-      LEADS_CHAT_ID: String(LEADS_CHAT),
-      MIN_FILL_MS: '0',
-      LANDING_SPOOL_DIR: spoolDir,
-    },
-    join(root, 'landing'),
-  );
-  children.push(child);
-  const url = `http://127.0.0.1:${port}`;
-  if (wait) await waitForHttp(`${url}/health`, child, 'landing');
-  return { child, url };
+function startLanding(path, spoolDir, { wait = true } = {}) {
+  const env = {
+    LEADS_ENDPOINT: `${standUrl}${path}`,
+    LEADS_SECRET: SECRET,
+    TELEGRAM_BOT_TOKEN: TOKEN,
+    TELEGRAM_API_ROOT: sandboxUrl,
+    LEADS_CHAT_ID: String(LEADS_CHAT),
+    MIN_FILL_MS: '0',
+    LANDING_SPOOL_DIR: spoolDir,
+  };
+  return startStackLanding(env, { wait, onStart: (child) => children.push(child) });
 }
 
 /** A person's submission without JavaScript: the page, then its form posted back. */

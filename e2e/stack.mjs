@@ -55,9 +55,23 @@ export function tempSpoolDir() {
   return mkdtempSync(join(tmpdir(), 'landing-spool-e2e-'));
 }
 
+/**
+ * The built landing in production mode on a free loopback port, started from `landing/`. Waits for its /health unless
+ * `wait` is false (a test that expects it to refuse the start); `onStart` hands the child to the caller's cleanup.
+ */
+export async function startLanding(env, { name = 'landing', wait = true, onStart } = {}) {
+  const port = await freePort();
+  const processEnv = { NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', ...env };
+  const child = run(name, ['server.mjs'], processEnv, join(root, 'landing'));
+  onStart?.(child);
+  const url = `http://127.0.0.1:${port}`;
+  if (wait) await waitForHttp(`${url}/health`, child, name);
+  return { child, url, port };
+}
+
 export async function startStack({ minFillMs = 1500, serverEnv = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
-  const [sandboxPort, serverPort, landingPort] = [await freePort(), await freePort(), await freePort()];
+  const [sandboxPort, serverPort] = [await freePort(), await freePort()];
   const token = '123456789:sandbox-token';
   const sandbox = run('sandbox', ['sandbox/dist/cli.js'], { SANDBOX_PORT: String(sandboxPort) });
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
@@ -75,24 +89,14 @@ export async function startStack({ minFillMs = 1500, serverEnv = {} } = {}) {
   });
   const serverUrl = `http://127.0.0.1:${serverPort}`;
   await waitForHttp(`${serverUrl}/leads`, server, 'server');
-  const landing = run(
-    'landing',
-    ['server.mjs'],
-    {
-      NODE_ENV: 'production',
-      PORT: String(landingPort),
-      HOST: '127.0.0.1',
-      LEADS_ENDPOINT: `${serverUrl}/leads`,
-      LEADS_SECRET: SECRET,
-      TELEGRAM_BOT_TOKEN: token,
-      TELEGRAM_API_ROOT: sandboxUrl,
-      LEADS_CHAT_ID: String(LEADS_CHAT),
-      MIN_FILL_MS: String(minFillMs),
-    },
-    join(root, 'landing'),
-  );
-  const landingUrl = `http://127.0.0.1:${landingPort}`;
-  await waitForHttp(`${landingUrl}/health`, landing, 'landing');
+  const { child: landing, url: landingUrl } = await startLanding({
+    LEADS_ENDPOINT: `${serverUrl}/leads`,
+    LEADS_SECRET: SECRET,
+    TELEGRAM_BOT_TOKEN: token,
+    TELEGRAM_API_ROOT: sandboxUrl,
+    LEADS_CHAT_ID: String(LEADS_CHAT),
+    MIN_FILL_MS: String(minFillMs),
+  });
 
   return {
     sandboxUrl,
