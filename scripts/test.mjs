@@ -18,6 +18,14 @@ const suites = [
     cwd: 'shared',
   },
   { name: 'server', cmd: ['npx', 'jest', '--json', `--outputFile=${join(reports, 'server.json')}`], cwd: 'server' },
+  // The same server tests on PostgreSQL (issue 13): the harness gives each test a database on one throwaway server.
+  // Only test/: the unit tests under src/ use fakes, not a database, and ran above.
+  {
+    name: 'server-postgres',
+    cmd: ['npx', 'jest', '--json', `--outputFile=${join(reports, 'server-postgres.json')}`, 'test/'],
+    cwd: 'server',
+    env: { LEADS_TEST_DATABASE: 'postgres' },
+  },
   {
     name: 'landing',
     cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`],
@@ -52,7 +60,11 @@ let broken = [];
 for (const suite of suites) {
   console.log(`\n=== ${suite.name} tests ===`);
   const started = Date.now();
-  const run = spawnSync(suite.cmd[0], suite.cmd.slice(1), { cwd: join(root, suite.cwd), stdio: 'inherit', env: process.env });
+  const run = spawnSync(suite.cmd[0], suite.cmd.slice(1), {
+    cwd: join(root, suite.cwd),
+    stdio: 'inherit',
+    env: { ...process.env, ...suite.env },
+  });
   let report;
   try {
     report = suite.tap

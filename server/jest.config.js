@@ -1,4 +1,4 @@
-/** Server tests: small (services with fakes) and medium (the real app on a temp SQLite file, real HTTP). */
+/** Server tests: small (services with fakes) and medium (the real app on a temp SQLite file, or PostgreSQL with LEADS_TEST_DATABASE=postgres, real HTTP). */
 module.exports = {
   testEnvironment: 'node',
   rootDir: '.',
@@ -14,4 +14,7 @@ module.exports = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   setupFilesAfterEnv: ['<rootDir>/test/setup.ts'],
+  // LEADS_TEST_DATABASE=postgres: one throwaway PostgreSQL for the run (test/support/test-database.ts).
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
 };

@@ -37,7 +37,7 @@ export class AppModule {
         HousekeepingModule,
         ObservabilityModule,
         // Without a token there is no bot: leads are stored, cards wait (docs/requirements.md §10.1).
-        ...(config.telegram.token ? [BotModule] : []),
+        ...(config.telegram.token ? [BotModule.register(config)] : []),
       ],
     };
   }

@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
-import { databasePathProblem } from './database/database';
+import { databasePathProblem, databaseUrlProblem } from './database/database';
 
 export interface CreateAppOptions {
   logger?: LoggerService | false;
@@ -41,7 +41,7 @@ export interface StartedServer {
 
 /**
  * What `main.ts` does, minus the process: read the environment (ConfigError lists every problem), check that
- * DATABASE_PATH opens (a ConfigError naming the variable, not SQLite's bare message), build the app and listen
+ * the database opens (DATABASE_URL's PostgreSQL or DATABASE_PATH's file: a ConfigError naming the variable, not the bare driver message), build the app and listen
  * on PORT, on HOST when it is set (every interface otherwise).
  */
 export async function startFromEnv(
@@ -49,7 +49,7 @@ export async function startFromEnv(
   options: { logger?: (config: ServerConfig) => LoggerService | false } = {},
 ): Promise<StartedServer> {
   const config = loadServerConfig(env);
-  const problem = databasePathProblem(config.databasePath);
+  const problem = config.databaseUrl ? await databaseUrlProblem(config.databaseUrl) : databasePathProblem(config.databasePath);
   if (problem) throw new ConfigError([problem]);
   const app = await createApp(config, { logger: options.logger?.(config) });
   try {

@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 /**
- * Ops commands, run beside the server on the same SQLite file (DATABASE_PATH, default ./data/leads.sqlite):
+ * Ops commands, run beside the server on the same database: PostgreSQL when DATABASE_URL is set, else the SQLite file
+ * (DATABASE_PATH, default ./data/leads.sqlite):
  *   npm run leads -- trace <request_id | lead number> [--json]   the whole story of a request
- *   npm run leads -- backup <file>                               a consistent copy of the live database
+ *   npm run leads -- backup <file>                               a consistent copy of the live database (SQLite)
  *   npm run leads -- forget --phone <+7…> | --telegram <@name>   erase every lead and repeat of a person (issue 14)
+ *   npm run leads -- migrate-to-postgres [postgres://…]          copy the SQLite file into an empty PostgreSQL (issue 13)
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { ContactEraser, parseContact } from './anonymisation/contact';
 import { backupDatabase } from './database/backup';
-import { checkpointTruncate, openDatabase } from './database/database';
+import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } from './database/database';
+import { moveToPostgres } from './database/move-to-postgres';
 import type { Database } from './database/schema';
 import { LeadEventsRepository } from './repositories/lead-events.repository';
 import { LeadsRepository } from './repositories/leads.repository';
@@ -23,7 +26,28 @@ const USAGE = [
   'usage: npm run leads -- trace <request_id | lead number> [--json]',
   '       npm run leads -- backup <file>',
   '       npm run leads -- forget --phone <+7…> | --telegram <@name>',
+  '       npm run leads -- migrate-to-postgres [postgres://…]   (default: DATABASE_URL; from DATABASE_PATH)',
+  'The database: DATABASE_URL (PostgreSQL) when set, else DATABASE_PATH (SQLite, default ./data/leads.sqlite).',
 ].join('\n');
+
+/** A PostgreSQL URL rather than a SQLite file path. */
+function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** Opens the database at `location` (a SQLite path, or a PostgreSQL URL) for a command; null (said why) when absent. */
+function openLocation(location: string): { db: Kysely<Database>; afterErase: () => boolean } | null {
+  if (isPostgresUrl(location)) {
+    const { db } = openPostgres(location, { max: 2 });
+    return { db, afterErase: () => true };
+  }
+  if (!existsSync(location)) {
+    console.error(`no database at ${location} (set DATABASE_PATH, or DATABASE_URL for PostgreSQL)`);
+    return null;
+  }
+  const { db, sqlite } = openDatabase(location);
+  return { db, afterErase: () => checkpointTruncate(sqlite) };
+}
 
 /**
  * Issue 14: erases every lead (and repeat) of a phone or a username in the database file, beside a running server:
@@ -31,20 +55,18 @@ const USAGE = [
  * takes the values out of the WAL (tried again for a few seconds while a reader holds it off). Exit 0 when some were
  * erased, 1 when nobody was found.
  */
-export async function forget(path: string, option: string, value: string, now = Date.now()): Promise<number> {
+export async function forget(location: string, option: string, value: string, now = Date.now()): Promise<number> {
   const contact = parseContact(option === '--telegram' && !/^(@|https?:|t\.me|telegram\.me)/i.test(value) ? `@${value}` : value);
   if (!contact || (option === '--phone') !== (contact.kind === 'phone')) {
     console.error(option === '--phone' ? 'not a phone: + then 7–15 digits' : 'not a Telegram username: @name');
     return 2;
   }
-  if (!existsSync(path)) {
-    console.error(`no database at ${path} (set DATABASE_PATH)`);
-    return 2;
-  }
-  const { db, sqlite } = openDatabase(path);
+  const opened = openLocation(location);
+  if (!opened) return 2;
+  const { db, afterErase } = opened;
   try {
     const erased = await new ContactEraser(new LeadsRepository(db), new LeadEventsRepository(db), new Transactor(db)).erase(contact, now);
-    for (let i = 0; erased.length > 0 && !checkpointTruncate(sqlite) && i < 50; i += 1) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; erased.length > 0 && !afterErase() && i < 50; i += 1) await new Promise((r) => setTimeout(r, 100));
     if (erased.length === 0) console.log('no leads of that contact: nobody erased');
     else
       console.log(`🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}); cards are rewritten by the server`);
@@ -54,13 +76,19 @@ export async function forget(path: string, option: string, value: string, now = 
   }
 }
 
-async function trace(path: string, key: string, json: boolean): Promise<number> {
-  if (!existsSync(path)) {
-    console.error(`no database at ${path} (set DATABASE_PATH)`);
-    return 2;
+/** The trace of a request or lead; `location` a SQLite path (opened read-only) or a PostgreSQL URL. */
+export async function trace(location: string, key: string, json: boolean): Promise<number> {
+  let db: Kysely<Database>;
+  if (isPostgresUrl(location)) {
+    db = openPostgres(location, { max: 1 }).db;
+  } else {
+    if (!existsSync(location)) {
+      console.error(`no database at ${location} (set DATABASE_PATH, or DATABASE_URL for PostgreSQL)`);
+      return 2;
+    }
+    const database = new BetterSqlite3(location, { readonly: true, fileMustExist: true });
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   }
-  const database = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   try {
     const result = await new TraceService(new TraceRepository(db)).read(key);
     console.log(json ? JSON.stringify(result, null, 2) : formatTrace(result));
@@ -76,12 +104,45 @@ async function backup(path: string, target: string): Promise<number> {
   return 0;
 }
 
+/**
+ * Issue 13: copies the SQLite file into an empty PostgreSQL database (refuses one that holds any row), ids and all,
+ * in one transaction; the lead numbering goes on where it stopped. Stop the server (or keep it from taking leads)
+ * first: rows written after the copy's snapshot are not moved.
+ */
+export async function migrateToPostgres(path: string, url: string | undefined): Promise<number> {
+  if (!url || !isPostgresUrl(url)) {
+    console.error('migrate-to-postgres needs a PostgreSQL URL: npm run leads -- migrate-to-postgres postgres://… (or set DATABASE_URL)');
+    return 2;
+  }
+  try {
+    const report = await moveToPostgres(path, url, { log: (line) => console.log(line) });
+    const leads = report.tables.find((t) => t.table === 'leads');
+    console.log(
+      `moved ${report.tables.reduce((n, t) => n + t.rows, 0)} rows in ${report.tables.length} tables to ${describeDatabaseUrl(url)}: ` +
+        `${leads?.rows ?? 0} leads, the next lead is #${leads?.nextId ?? 1}. Set DATABASE_URL and start the server.`,
+    );
+    return 0;
+  } catch (err) {
+    console.error(`migrate-to-postgres: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, arg, ...rest] = argv;
   const path = process.env.DATABASE_PATH || './data/leads.sqlite';
-  if (command === 'trace' && arg) return trace(path, arg, rest.includes('--json'));
-  if (command === 'backup' && arg && rest.length === 0) return backup(path, arg);
-  if (command === 'forget' && (arg === '--phone' || arg === '--telegram') && rest.length === 1) return forget(path, arg, rest[0]);
+  const url = process.env.DATABASE_URL || undefined;
+  const location = url ?? path;
+  if (command === 'trace' && arg) return trace(location, arg, rest.includes('--json'));
+  if (command === 'backup' && arg && rest.length === 0) {
+    if (url) {
+      console.error('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
+      return 2;
+    }
+    return backup(path, arg);
+  }
+  if (command === 'forget' && (arg === '--phone' || arg === '--telegram') && rest.length === 1) return forget(location, arg, rest[0]);
+  if (command === 'migrate-to-postgres' && rest.length === 0) return migrateToPostgres(path, arg ?? url);
   console.error(USAGE);
   return 2;
 }

@@ -1,20 +1,23 @@
 /**
  * The database connection under ops conditions: another connection holding the write lock (a backup tool), an
- * online backup of the live file, a DATABASE_PATH that cannot be opened, and the listen address (HOST).
+ * online backup of the live file, a DATABASE_PATH (or DATABASE_URL) that cannot be opened, and the listen address (HOST).
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import Database from 'better-sqlite3';
+import { Client } from 'pg';
 import { startFromEnv } from '../src/app';
 import { ConfigError } from '../src/config/config';
 import { backupDatabase } from '../src/database/backup';
 import { WriteHealth } from '../src/database/write-health';
 import { CapturingLogger, SALT, SECRET, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+import { describePostgresOnly, describeSqliteOnly, itSqliteOnly, onPostgres, postgresDatabaseFor, sqlRow } from './support/test-database';
 
 let tmp: ReturnType<typeof tempDir>;
 let server: TestServer | undefined;
 let other: Database.Database | undefined;
+let otherPg: Client | undefined;
 let started: INestApplication | undefined;
 beforeEach(() => {
   tmp = tempDir();
@@ -23,6 +26,9 @@ afterEach(async () => {
   if (other?.inTransaction) other.prepare('rollback').run();
   other?.close();
   other = undefined;
+  await otherPg?.query('rollback').catch(() => undefined);
+  await otherPg?.end();
+  otherPg = undefined;
   await server?.close();
   server = undefined;
   await started?.close();
@@ -39,7 +45,7 @@ function holdExclusiveLock(path: string): Database.Database {
   return other;
 }
 
-describe('a lock held by another connection', () => {
+describeSqliteOnly('a lock held by another connection (SQLite only: the file lock of another SQLite connection)', () => {
   it('keeps the event loop free: /health answers while the lock is held; a lead sent meanwhile is stored after the release', async () => {
     server = await startServer({ dbPath: dbPath(), env: { DATABASE_BUSY_TIMEOUT_MS: '600000' } });
     const lock = holdExclusiveLock(dbPath());
@@ -55,7 +61,7 @@ describe('a lock held by another connection', () => {
     lock.prepare('commit').run();
     const res = await pending;
     expect(res).toMatchObject({ status: 201, body: { duplicate: false } });
-    expect(server.db.sqlite.prepare('select count(*) as n from leads where request_id = ?').get(body.request_id)).toEqual({ n: 1 });
+    expect(await sqlRow(server.db, 'select count(*) as n from leads where request_id = ?', body.request_id)).toEqual({ n: 1 });
     expect(server.app.get(WriteHealth).failing('submit')).toBeNull();
   });
 
@@ -85,11 +91,77 @@ describe('a lock held by another connection', () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     lock.prepare('commit').run();
     await write;
-    expect(server.db.sqlite.prepare("select value from settings where key = 'probe'").get()).toEqual({ value: 'x' });
+    expect(await sqlRow(server.db, "select value from settings where key = 'probe'")).toEqual({ value: 'x' });
   });
 });
 
-describe('online backup (npm run leads -- backup <file>)', () => {
+/** A second PostgreSQL session on the server's database that takes `table`'s strongest lock and keeps it. */
+async function holdTableLock(url: string, table: string): Promise<Client> {
+  otherPg = new Client({ connectionString: url });
+  await otherPg.connect();
+  await otherPg.query('begin');
+  await otherPg.query(`lock table ${table} in access exclusive mode`);
+  return otherPg;
+}
+
+/** Waits until some session of the server's database waits for a lock (pg_locks: a lock not granted). */
+async function someoneWaitsForALock(test: TestServer): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  const waiting =
+    'select count(*) as n from pg_locks l join pg_database d on d.oid = l.database where not l.granted and d.datname = current_database()';
+  while ((await sqlRow<{ n: number }>(test.db, waiting))!.n === 0) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a session to wait for a lock');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describePostgresOnly('a lock held by another PostgreSQL session', () => {
+  it('keeps the event loop free: /health answers while the lock is held; a lead sent meanwhile is stored after the release', async () => {
+    server = await startServer({ dbPath: dbPath(), env: { DATABASE_BUSY_TIMEOUT_MS: '600000' } });
+    const lock = await holdTableLock(server.config.databaseUrl!, 'leads');
+    const body = lead();
+    const pending = postLead(server, body);
+    await someoneWaitsForALock(server);
+
+    const health = await fetch(`${server.url}/health`);
+    expect(health.status).toBe(200);
+
+    await lock.query('commit');
+    const res = await pending;
+    expect(res).toMatchObject({ status: 201, body: { duplicate: false } });
+    expect(await sqlRow(server.db, 'select count(*) as n from leads where request_id = ?', body.request_id)).toEqual({ n: 1 });
+    expect(server.app.get(WriteHealth).failing('submit')).toBeNull();
+  });
+
+  it('answers 503 unavailable when the lock outlasts DATABASE_BUSY_TIMEOUT_MS (lock_timeout, 55P03), records the failure, recovers after release', async () => {
+    server = await startServer({ dbPath: dbPath(), env: { DATABASE_BUSY_TIMEOUT_MS: '50' } });
+    const lock = await holdTableLock(server.config.databaseUrl!, 'leads');
+    const body = lead();
+    const res = await postLead(server, body);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: 'unavailable' });
+    expect(server.app.get(WriteHealth).failing('submit')).toMatchObject({ site: 'submit', code: '55P03' });
+    const refusal = (l: string) => l.startsWith('error ') && l.includes('submit refused with 503') && l.includes('"count":1');
+    expect(server.logger.lines.some(refusal)).toBe(true);
+
+    await lock.query('commit');
+    expect((await postLead(server, body)).status).toBe(201);
+    expect(server.app.get(WriteHealth).failing('submit')).toBeNull();
+  });
+
+  it('Kysely queries wait for the lock too instead of failing at once', async () => {
+    server = await startServer({ dbPath: dbPath(), env: { DATABASE_BUSY_TIMEOUT_MS: '600000' } });
+    const lock = await holdTableLock(server.config.databaseUrl!, 'settings');
+    const write = server.db.db.insertInto('settings').values({ key: 'probe', value: 'x', updated_at: 1 }).execute();
+    await someoneWaitsForALock(server);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    await lock.query('commit');
+    await write;
+    expect(await sqlRow(server.db, "select value from settings where key = 'probe'")).toEqual({ value: 'x' });
+  });
+});
+
+describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only: a copy of the database file)', () => {
   it('copies the live database while the server takes leads: the copy opens, passes its check, holds every lead', async () => {
     server = await startServer({ dbPath: dbPath() });
     const before = Array.from({ length: 30 }, () => lead());
@@ -141,29 +213,48 @@ describe('starting (the function main uses)', () => {
     return [];
   }
 
-  it('an unusable DATABASE_PATH is one config line naming the variable, the path and the reason', async () => {
-    const file = join(tmp.dir, 'plain-file');
-    writeFileSync(file, 'not a directory');
-    const under = join(file, 'leads.sqlite');
-    expect(await startProblems({ DATABASE_PATH: under })).toEqual([
-      `DATABASE_PATH=${under}: cannot open: EEXIST: file already exists, mkdir '${file}'`,
-    ]);
+  itSqliteOnly(
+    'an unusable DATABASE_PATH is one config line naming the variable, the path and the reason (SQLite only: the file)',
+    async () => {
+      const file = join(tmp.dir, 'plain-file');
+      writeFileSync(file, 'not a directory');
+      const under = join(file, 'leads.sqlite');
+      expect(await startProblems({ DATABASE_PATH: under })).toEqual([
+        `DATABASE_PATH=${under}: cannot open: EEXIST: file already exists, mkdir '${file}'`,
+      ]);
 
-    const notDb = join(tmp.dir, 'notes.txt');
-    writeFileSync(notDb, 'this is not a database, just some text that is long enough to fill a header page. '.repeat(20));
-    expect(await startProblems({ DATABASE_PATH: notDb })).toEqual([
-      `DATABASE_PATH=${notDb}: cannot open: file is not a database (SQLITE_NOTADB)`,
-    ]);
-  });
+      const notDb = join(tmp.dir, 'notes.txt');
+      writeFileSync(notDb, 'this is not a database, just some text that is long enough to fill a header page. '.repeat(20));
+      expect(await startProblems({ DATABASE_PATH: notDb })).toEqual([
+        `DATABASE_PATH=${notDb}: cannot open: file is not a database (SQLITE_NOTADB)`,
+      ]);
+    },
+  );
+
+  (onPostgres ? it : it.skip)(
+    'an unusable DATABASE_URL is one config line naming the variable, the URL without its password and the reason (PostgreSQL only)',
+    async () => {
+      const url = new URL(await postgresDatabaseFor(dbPath()));
+      url.password = 'secret-pw';
+      url.pathname = '/no_such_database';
+      const [problem, ...more] = await startProblems({ DATABASE_URL: url.toString() });
+      expect(more).toEqual([]);
+      url.password = '';
+      expect(problem).toBe(`DATABASE_URL=${url.toString().replace(/:@/, '@')}: cannot connect: database "no_such_database" does not exist`);
+      expect(problem).not.toContain('secret-pw');
+    },
+  );
 
   it('HOST=127.0.0.1 binds loopback only; without HOST every interface, as before', async () => {
-    const loopback = await startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '127.0.0.1' }), { logger });
+    // On PostgreSQL the app runs on the database that stands for the file, as startServer's do.
+    const database: Record<string, string> = onPostgres ? { DATABASE_URL: await postgresDatabaseFor(dbPath()) } : {};
+    const loopback = await startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '127.0.0.1', ...database }), { logger });
     started = loopback.app;
     expect(loopback.address.address).toBe('127.0.0.1');
     expect((await fetch(`http://127.0.0.1:${loopback.address.port}/health`)).status).toBe(200);
     await started.close();
 
-    const every = await startFromEnv(env({ DATABASE_PATH: dbPath() }), { logger });
+    const every = await startFromEnv(env({ DATABASE_PATH: dbPath(), ...database }), { logger });
     started = every.app;
     expect(['::', '0.0.0.0']).toContain(every.address.address);
   });

@@ -18,6 +18,7 @@ import {
   sandboxSuite,
   type TestServer,
 } from './harness';
+import { onPostgres, sqlRow, sqlRows } from './support/test-database';
 
 const DAY = 24 * 60 * 60 * 1000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -37,13 +38,32 @@ async function store(server: TestServer, overrides: Record<string, unknown>): Pr
   return res.body.lead_number as number;
 }
 
-const row = (server: TestServer, id: number) =>
-  server.db.sqlite
-    .prepare('select name, telegram, telegram_key, phone, comment, ip_hash, guests, anonymised_at from leads where id = ?')
-    .get(id) as Record<string, unknown>;
+const row = async (server: TestServer, id: number) =>
+  (await sqlRow(
+    server.db,
+    'select name, telegram, telegram_key, phone, comment, ip_hash, guests, anonymised_at from leads where id = ?',
+    id,
+  ))!;
 const card = (id: number) => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))!;
 
-function expectNowhere(dir: string, values: string[]): void {
+/**
+ * The values are in no database file in `dir` (SQLite: the file and its WAL). On PostgreSQL, where the files are the
+ * server's own, in no row of any table.
+ */
+async function expectNowhere(server: TestServer, dir: string, values: string[]): Promise<void> {
+  if (onPostgres) {
+    const tables = await sqlRows<{ table_name: string }>(
+      server.db,
+      "select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name",
+    );
+    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['leads', 'lead_repeats', 'lead_events']));
+    for (const { table_name: table } of tables) {
+      for (const { r } of await sqlRows<{ r: string }>(server.db, `select t::text as r from "${table}" t`)) {
+        for (const v of values) expect({ table, value: v, found: r.includes(v) }).toEqual({ table, value: v, found: false });
+      }
+    }
+    return;
+  }
   for (const file of readdirSync(dir)) {
     const bytes = readFileSync(join(dir, file));
     for (const v of values) expect({ file, value: v, found: bytes.includes(Buffer.from(v)) }).toEqual({ file, value: v, found: false });
@@ -75,7 +95,7 @@ describe('erasure by contact', () => {
     const reply = await command(LEADS_CHAT, '/stickers_forget +7 (999) 555-44-33');
     expect(reply).toBe(`🗑 Обезличено заявок: 3 (#${ids.join(', #')}): имя, ник, телефон и комментарий удалены, карточки обновлены.`);
     for (const id of ids) {
-      expect(row(server, id)).toMatchObject({
+      expect(await row(server, id)).toMatchObject({
         name: null,
         telegram: null,
         telegram_key: null,
@@ -86,9 +106,9 @@ describe('erasure by contact', () => {
       });
       expect(card(id).text).toContain('🗑 Личные данные удалены');
     }
-    expect(row(server, other)).toMatchObject({ name: 'Чужая Заявка', comment: 'чужой комментарий', anonymised_at: null });
+    expect(await row(server, other)).toMatchObject({ name: 'Чужая Заявка', comment: 'чужой комментарий', anonymised_at: null });
     expect(events.map((e) => [e.leadNumber, e.reason])).toEqual(ids.map((id) => [id, 'contact']));
-    expectNowhere(join(dbPath, '..'), [
+    await expectNowhere(server, join(dbPath, '..'), [
       phone,
       'Пётр Стираемый',
       'Пётр Второй',
@@ -107,8 +127,8 @@ describe('erasure by contact', () => {
     const reply = await command(LEADS_CHAT, '/stickers_forget @petr_NAME');
     // The second lead has another username and no repeat with this one: it is not matched by the username.
     expect(reply).toBe(`🗑 Обезличено заявок: 2 (#${ids[0]}, #${ids[2]}): имя, ник, телефон и комментарий удалены, карточки обновлены.`);
-    expect(row(server, ids[1])).toMatchObject({ name: 'Пётр Второй' });
-    expect(row(server, other).name).toBe('Чужая Заявка');
+    expect(await row(server, ids[1])).toMatchObject({ name: 'Пётр Второй' });
+    expect((await row(server, other)).name).toBe('Чужая Заявка');
     expect(await command(LEADS_CHAT, '/stickers_forget @nobody_here')).toBe('Заявок с таким контактом не найдено: никто не обезличен.');
     expect(await command(LEADS_CHAT, `/stickers_forget ${ids[1]}`)).toContain('обезличена');
   });
@@ -118,18 +138,20 @@ describe('erasure by contact', () => {
     const server = await boot(dbPath);
     const phone = '+79995554411';
     const { ids, other } = await person(server, phone, '@Petr_Cli');
+    // The server's database: the file, or the PostgreSQL database (DATABASE_URL) that stands for it.
+    const location = server.config.databaseUrl ?? dbPath;
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
-      expect(await forget(dbPath, '--phone', '+7 999 555 44 11', server.clock.now())).toBe(0);
+      expect(await forget(location, '--phone', '+7 999 555 44 11', server.clock.now())).toBe(0);
       expect(log.mock.calls.flat().join(' ')).toContain('Обезличено заявок: 3');
-      expect(await forget(dbPath, '--telegram', 'petr_cli', server.clock.now())).toBe(1);
+      expect(await forget(location, '--telegram', 'petr_cli', server.clock.now())).toBe(1);
     } finally {
       log.mockRestore();
     }
-    for (const id of ids) expect(row(server, id)).toMatchObject({ name: null, phone: null, comment: null });
-    expect(row(server, other).name).toBe('Чужая Заявка');
+    for (const id of ids) expect(await row(server, id)).toMatchObject({ name: null, phone: null, comment: null });
+    expect((await row(server, other)).name).toBe('Чужая Заявка');
     await server.outbox.tick();
     for (const id of ids) expect(card(id).text).toContain('🗑 Личные данные удалены');
-    expectNowhere(join(dbPath, '..'), [phone, 'Пётр Стираемый', 'Пётр Повтор', 'секрет повтора']);
+    await expectNowhere(server, join(dbPath, '..'), [phone, 'Пётр Стираемый', 'Пётр Повтор', 'секрет повтора']);
   });
 });

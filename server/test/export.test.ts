@@ -18,6 +18,7 @@ import {
   sandboxSuite,
   type TestServer,
 } from './harness';
+import { sqlRun } from './support/test-database';
 
 const HOUR = 60 * 60 * 1000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -133,8 +134,8 @@ describe('GET /leads', () => {
     const b = await store(server, { name: 'Вторая Заявка' });
     server.clock.advance(2 * HOUR);
     const c = await store(server, { name: 'Третья Заявка' });
-    server.db.sqlite.prepare("update leads set status = 'won' where id = ?").run(b);
-    server.db.sqlite.prepare('update leads set name = null, phone = null, anonymised_at = ? where id = ?').run(t0, c);
+    await sqlRun(server.db, "update leads set status = 'won' where id = ?", b);
+    await sqlRun(server.db, 'update leads set name = null, phone = null, anonymised_at = ? where id = ?', t0, c);
     const numbers = async (q: string) =>
       ((await get(server, `/leads${q}`)).body.leads as { lead_number: number }[]).map((l) => l.lead_number);
     expect(await numbers('')).toEqual([c, b, a]);

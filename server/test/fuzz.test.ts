@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { LEAD_FIELDS, SERVER_FIELDS, SECRET_HEADER } from '@stickers/shared';
 import { SECRET, startServer, tempDir, type TestServer } from './harness';
+import { sqlRow } from './support/test-database';
 
 let tmp: ReturnType<typeof tempDir>;
 let server: TestServer;
@@ -91,18 +92,20 @@ describe('fuzz POST /leads', () => {
         const clean = Object.fromEntries(
           Object.entries(hdrs).filter(([, v]) => typeof v === 'string' && /^[\t\x20-\x7e]*$/.test(v)),
         ) as Record<string, string>;
-        const before = server.db.sqlite.prepare('select (select count(*) from leads) + (select count(*) from lead_repeats) as n').get() as {
-          n: number;
-        };
+        const before = (await sqlRow<{ n: number }>(
+          server.db,
+          'select (select count(*) from leads) + (select count(*) from lead_repeats) as n',
+        ))!;
         // Wrong secrets lock the caller out for 10 minutes; each input starts after the last window closed.
         server.clock.advance(11 * 60 * 1000);
         const res = await send(body, clean);
         seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
         expect([200, 201, 401, 413, 422, 429]).toContain(res.status);
         const parsed = JSON.parse(res.text) as { error?: string; errors?: Record<string, string> };
-        const after = server.db.sqlite.prepare('select (select count(*) from leads) + (select count(*) from lead_repeats) as n').get() as {
-          n: number;
-        };
+        const after = (await sqlRow<{ n: number }>(
+          server.db,
+          'select (select count(*) from leads) + (select count(*) from lead_repeats) as n',
+        ))!;
         if (res.status >= 400) expect(after.n).toBe(before.n);
         if (res.status === 422 && parsed.error === 'invalid') {
           expect(Object.keys(parsed.errors ?? {}).length).toBeGreaterThan(0);

@@ -13,6 +13,8 @@ import { DatabaseHandle } from '../src/database/database.module';
 import { OutboxService } from '../src/outbox/outbox.service';
 import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS } from '../src/bot/bot.launcher';
 import { AlertsService } from '../src/alerts/alerts.service';
+import { DEFAULT_LEASE_TIMINGS, LEASE_TIMINGS, type LeaseTimings } from '../src/cluster/lease.service';
+import { onPostgres, postgresDatabaseFor } from './support/test-database';
 
 export const SECRET = 'test-secret-0123456789abcdef';
 export const SALT = 'test-salt-for-ip-hashes';
@@ -88,6 +90,8 @@ export interface StartOptions {
   polling?: boolean;
   /** The bot launcher's delay between tries to start polling. Production's by default. */
   botRetryMs?: number;
+  /** How long leases of once-at-a-time jobs last and how often they are renewed (issue 13). Production's by default. */
+  leaseTimings?: LeaseTimings;
 }
 
 export function testEnv(options: StartOptions): Record<string, string> {
@@ -108,9 +112,14 @@ export function testEnv(options: StartOptions): Record<string, string> {
   };
 }
 
-/** The real app (every module, real SQLite file, real HTTP on loopback) with a fake clock. */
+/**
+ * The real app (every module, real SQLite file — or, with LEADS_TEST_DATABASE=postgres, a real PostgreSQL database
+ * that stands for that file — real HTTP on loopback) with a fake clock.
+ */
 export async function startServer(options: StartOptions): Promise<TestServer> {
-  const config = loadServerConfig(testEnv(options));
+  const env = testEnv(options);
+  if (onPostgres && !env.DATABASE_URL) env.DATABASE_URL = await postgresDatabaseFor(options.dbPath);
+  const config = loadServerConfig(env);
   const clock = options.clock ?? new FakeClock();
   const logger = options.logger ?? new CapturingLogger();
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] })
@@ -122,6 +131,8 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     .useValue(options.polling ?? false)
     .overrideProvider(BOT_RETRY_MS)
     .useValue(options.botRetryMs ?? BOT_RETRY_DEFAULT_MS)
+    .overrideProvider(LEASE_TIMINGS)
+    .useValue(options.leaseTimings ?? DEFAULT_LEASE_TIMINGS)
     .setLogger(logger)
     .compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger });

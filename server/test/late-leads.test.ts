@@ -22,6 +22,7 @@ import {
   sandboxSuite,
   type TestServer,
 } from './harness';
+import { sqlRow, sqlRows, sqlRun } from './support/test-database';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -84,11 +85,11 @@ async function pass(): Promise<void> {
   await server.outbox.tick();
 }
 
-const row = (id: number) => server.db.sqlite.prepare('select * from leads where id = ?').get(id) as Record<string, any>;
+const row = async (id: number) => (await sqlRow<Record<string, any>>(server.db, 'select * from leads where id = ?', id))!;
 const messages = () => sandbox.messages(LEADS_CHAT);
 const message = (id: number, chat: number = LEADS_CHAT) => sandbox.messages(chat).find((m) => m.message_id === id)!;
 const repliesTo = (id: number, chat: number = LEADS_CHAT) => sandbox.messages(chat).filter((m) => m.reply_to_message_id === id);
-const leadCount = () => (server.db.sqlite.prepare('select count(*) as n from leads').get() as { n: number }).n;
+const leadCount = async () => (await sqlRow<{ n: number }>(server.db, 'select count(*) as n from leads'))!.n;
 const trace = async (key: string) => (await server.app.get(TraceService).read(key)) as LeadTrace;
 const kinds = (t: LeadTrace) => t.events.map((e) => (e.repeat_request_id ? `${e.kind} [repeat]` : e.kind));
 
@@ -116,7 +117,7 @@ describe('a late lead with its fallback message in the leads group (issue 12)', 
     const res = await postLead(server, late(body, { submittedAt, fallback: { chatId: LEADS_CHAT, messageId: fallbackId } }));
     expect(res.status).toBe(201);
     const id = res.body.lead_number as number;
-    expect(row(id)).toMatchObject({
+    expect(await row(id)).toMatchObject({
       created_at: submittedAt,
       received_at: clock.now(),
       late_route: 'fallback',
@@ -126,7 +127,7 @@ describe('a late lead with its fallback message in the leads group (issue 12)', 
       fallback_sent_at: submittedAt + 800,
     });
     // Counted, at the visitor's time: the accepted events of this visitor are the first lead's and this one.
-    const accepted = server.db.sqlite.prepare("select at from rate_events where kind = 'accepted' order by id").all();
+    const accepted = await sqlRows(server.db, "select at from rate_events where kind = 'accepted' order by id");
     expect(accepted).toEqual([{ at: clock.now() - 30 * SEC }, { at: submittedAt }]);
     expect(server.logger.lines.filter((l) => l.includes('lead created') && l.includes('"late":true'))).toHaveLength(1);
     // Still full for the next visitor request that comes in time.
@@ -149,7 +150,7 @@ describe('a late lead with its fallback message in the leads group (issue 12)', 
     // One message for it in the group: the fallback message itself, edited; nothing was sent.
     expect(messages()).toHaveLength(before + 1);
     expect(messages().filter((m) => m.text.includes('Вера Поздняя'))).toEqual([card]);
-    expect(row(id)).toMatchObject({
+    expect(await row(id)).toMatchObject({
       published_at: clock.now(),
       chat_id: String(LEADS_CHAT),
       message_id: fallbackId,
@@ -183,7 +184,7 @@ describe('a late lead with its fallback message in the leads group (issue 12)', 
       await postLead(server, late(body, { submittedAt: clock.now() - MIN, fallback: { chatId: LEADS_CHAT, messageId: fallbackId } }))
     ).body.lead_number as number;
     await server.outbox.whenIdle();
-    expect(row(id)).toMatchObject({
+    expect(await row(id)).toMatchObject({
       published_at: null,
       publish_attempts: 1,
       next_attempt_at: clock.now() + 5 * SEC,
@@ -194,10 +195,10 @@ describe('a late lead with its fallback message in the leads group (issue 12)', 
     sandbox.inject({ method: 'editMessageText', kind: 'retry_after', retry_after: 7, chat_id: LEADS_CHAT });
     clock.advance(5 * SEC);
     await server.outbox.tick();
-    expect(row(id)).toMatchObject({ published_at: null, publish_attempts: 1, next_attempt_at: clock.now() + 7 * SEC });
+    expect(await row(id)).toMatchObject({ published_at: null, publish_attempts: 1, next_attempt_at: clock.now() + 7 * SEC });
     clock.advance(7 * SEC);
     await server.outbox.tick();
-    expect(row(id)).toMatchObject({ message_id: fallbackId, fallback_state: 'adopted' });
+    expect(await row(id)).toMatchObject({ message_id: fallbackId, fallback_state: 'adopted' });
     expect(messages()).toHaveLength(1);
     expect(message(fallbackId).text).toMatch(new RegExp(`^🆕 Заявка #${id}\\n`));
     expect(kinds(await trace(String(id)))).toEqual(['received_late', 'publish_failed', 'publish_deferred', 'fallback_adopted']);
@@ -212,9 +213,11 @@ describe('a late lead with its fallback message in the leads group (issue 12)', 
     ).body.lead_number as number;
     await server.outbox.whenIdle();
     // As if the process had died between Telegram's answer and the write: the record is not there.
-    server.db.sqlite
-      .prepare("update leads set published_at = null, chat_id = null, message_id = null, fallback_state = 'pending' where id = ?")
-      .run(id);
+    await sqlRun(
+      server.db,
+      "update leads set published_at = null, chat_id = null, message_id = null, fallback_state = 'pending' where id = ?",
+      id,
+    );
     const edits = sandbox.callsOf('editMessageText').length;
     await server.outbox.tick();
     expect(
@@ -223,7 +226,7 @@ describe('a late lead with its fallback message in the leads group (issue 12)', 
         .slice(edits)
         .map((c) => c.description),
     ).toEqual([expect.stringMatching(/message is not modified/)]);
-    expect(row(id)).toMatchObject({ message_id: fallbackId, fallback_state: 'adopted' });
+    expect(await row(id)).toMatchObject({ message_id: fallbackId, fallback_state: 'adopted' });
     expect(sandbox.callsOf('sendMessage').filter((c) => c.params.chat_id === LEADS_CHAT)).toHaveLength(1);
     expect(messages()).toHaveLength(1);
   });
@@ -249,7 +252,7 @@ describe('a fallback message that cannot become the card', () => {
     expect(card.text).toContain('📨 Пришла через резервный канал в 11:55');
     expect(card.reply_markup!.inline_keyboard[0][0]).toEqual({ text: 'В работу', callback_data: `lead:${id}:new:in_progress` });
     expect(repliesTo(fallbackId).map((m) => m.text)).toEqual([`✅ Заявка в базе: #${id}`]);
-    expect(row(id)).toMatchObject({ message_id: card.message_id, fallback_state: 'answered' });
+    expect(await row(id)).toMatchObject({ message_id: card.message_id, fallback_state: 'answered' });
     const story = await trace(body.request_id as string);
     expect(kinds(story)).toEqual(['received_late', 'fallback_not_adopted', 'published', 'fallback_answered']);
     expect(story.events[1].detail).toContain("message can't be edited");
@@ -266,7 +269,7 @@ describe('a fallback message that cannot become the card', () => {
     ).body.lead_number as number;
     await pass();
     expect(messages().map((m) => m.text.split('\n')[0])).toEqual([`🆕 Заявка #${id}`]);
-    expect(row(id)).toMatchObject({ fallback_state: 'gone', published_at: clock.now() });
+    expect(await row(id)).toMatchObject({ fallback_state: 'gone', published_at: clock.now() });
     const story = await trace(String(id));
     expect(kinds(story)).toEqual(['received_late', 'fallback_not_adopted', 'published', 'fallback_left']);
     expect(story.events[1].detail).toContain('message to edit not found');
@@ -295,7 +298,7 @@ describe('a fallback message that cannot become the card', () => {
     ).body.lead_number as number;
     await pass();
     await server.outbox.tick();
-    expect(row(id)).toMatchObject({ fallback_state: 'refused', published_at: clock.now() });
+    expect(await row(id)).toMatchObject({ fallback_state: 'refused', published_at: clock.now() });
     expect(sandbox.callsOf('sendMessage').filter((c) => c.params.chat_id === '-1009999999999')).toHaveLength(1);
     const story = await trace(String(id));
     expect(kinds(story)).toEqual(['received_late', 'fallback_not_adopted', 'published', 'fallback_left']);
@@ -316,7 +319,7 @@ describe('a fallback message that cannot become the card', () => {
     expect(message(card.message_id).text).toContain('Первая Карточка');
     expect(repliesTo(card.message_id)).toHaveLength(0);
     expect(messages().map((m) => m.text.split('\n')[0])).toEqual([`🆕 Заявка #${other}`, `🆕 Заявка #${id}`]);
-    expect(row(id)).toMatchObject({ fallback_state: 'refused' });
+    expect(await row(id)).toMatchObject({ fallback_state: 'refused' });
     expect((await trace(String(id))).events[1].detail).toContain(`is the card of lead #${other}, not a fallback message`);
   });
 
@@ -330,13 +333,13 @@ describe('a fallback message that cannot become the card', () => {
       await postLead(server, late(body, { submittedAt: clock.now() - MIN, fallback: { chatId: ADMIN_CHAT, messageId: fallbackId } }))
     ).body.lead_number as number;
     await server.outbox.whenIdle();
-    expect(row(id)).toMatchObject({ fallback_state: 'answer', fallback_attempts: 1, fallback_next_at: clock.now() + 5 * SEC });
+    expect(await row(id)).toMatchObject({ fallback_state: 'answer', fallback_attempts: 1, fallback_next_at: clock.now() + 5 * SEC });
     await server.outbox.tick();
     expect(repliesTo(fallbackId, ADMIN_CHAT)).toHaveLength(0);
     sandbox.inject({ method: 'sendMessage', kind: 'retry_after', retry_after: 3, chat_id: ADMIN_CHAT });
     clock.advance(5 * SEC);
     await server.outbox.tick();
-    expect(row(id)).toMatchObject({ fallback_state: 'answer', fallback_attempts: 1 });
+    expect(await row(id)).toMatchObject({ fallback_state: 'answer', fallback_attempts: 1 });
     clock.advance(3 * SEC);
     await server.outbox.tick();
     expect(repliesTo(fallbackId, ADMIN_CHAT).map((m) => m.text)).toEqual([`✅ Заявка в базе: #${id}`]);
@@ -362,7 +365,7 @@ describe('a fallback message that cannot become the card', () => {
       clock.advance(wait * SEC);
       await server.outbox.tick();
     }
-    expect(row(id)).toMatchObject({ fallback_state: 'gave_up', fallback_attempts: 4 });
+    expect(await row(id)).toMatchObject({ fallback_state: 'gave_up', fallback_attempts: 4 });
     clock.advance(HOUR);
     await server.outbox.tick();
     expect(repliesTo(fallbackId, ADMIN_CHAT)).toHaveLength(0);
@@ -390,16 +393,13 @@ describe('repeats, known requests and what the server refuses', () => {
     );
     expect(res).toMatchObject({ status: 200, body: { lead_number: original, duplicate: true, repeat: true } });
     await pass();
-    expect(leadCount()).toBe(1);
+    expect(await leadCount()).toBe(1);
     expect(message(card.message_id).text).toContain('🔁 Повторное обращение: 29.11.2026 12:50');
     expect(message(card.message_id).text).toContain('Гостей: 45');
     expect(repliesTo(card.message_id).map((m) => m.text)).toEqual([`🔁 Повторное обращение по заявке #${original}`]);
     expect(message(fallbackId).text).toBe(fallbackText);
     expect(repliesTo(fallbackId).map((m) => m.text)).toEqual([`✅ Заявка в базе: повтор заявки #${original}`]);
-    const repeat = server.db.sqlite.prepare('select * from lead_repeats where request_id = ?').get(again.request_id) as Record<
-      string,
-      unknown
-    >;
+    const repeat = await sqlRow(server.db, 'select * from lead_repeats where request_id = ?', again.request_id);
     expect(repeat).toMatchObject({
       created_at: clock.now() - 10 * MIN,
       received_at: clock.now(),
@@ -451,7 +451,7 @@ describe('repeats, known requests and what the server refuses', () => {
       '🕒 29.11.2026 09:00',
       '⏳ Пришла с опозданием (сервер заявок не отвечал): в базе с 12:00',
     ]);
-    expect(row(id)).toMatchObject({
+    expect(await row(id)).toMatchObject({
       created_at: submittedAt,
       received_at: clock.now(),
       late_route: 'lost',
@@ -479,7 +479,7 @@ describe('repeats, known requests and what the server refuses', () => {
     await pass();
     expect(JSON.stringify(await trace(body.request_id as string))).toBe(story);
     expect(JSON.stringify(messages())).toBe(chat);
-    expect(leadCount()).toBe(1);
+    expect(await leadCount()).toBe(1);
   });
 
   it('the server stored it but the landing gave up waiting (a card and a fallback message): the replay gets the message answered', async () => {
@@ -511,7 +511,7 @@ describe('repeats, known requests and what the server refuses', () => {
     expect((await postLead(server, future)).body).toEqual({ error: 'invalid', errors: { late: 'invalid' } });
     const both = { ...late(body, { submittedAt: clock.now(), fallback: { chatId: LEADS_CHAT, messageId: 0 } }), phone: '12' };
     expect((await postLead(server, both)).body).toEqual({ error: 'invalid', errors: { phone: 'invalid', late: 'invalid' } });
-    expect(leadCount()).toBe(0);
+    expect(await leadCount()).toBe(0);
   });
 
   it('only a caller with the secret gets as far as late', async () => {
@@ -520,7 +520,7 @@ describe('repeats, known requests and what the server refuses', () => {
       'X-Stickers-Leads-Secret': 'wrong-secret-0123456789',
     });
     expect(res).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
-    expect(leadCount()).toBe(0);
+    expect(await leadCount()).toBe(0);
   });
 
   it('a late card is reminded 30 min after it arrived, not at once for its old time', async () => {

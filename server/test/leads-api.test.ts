@@ -7,6 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
 import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, type TestServer, sandboxSuite, watchAlerts } from './harness';
+import { sqlRow, sqlRun } from './support/test-database';
 
 const MIN = 60_000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -24,7 +25,7 @@ async function boot(env: Record<string, string> = {}, clock?: FakeClock) {
 }
 
 function row(sql: string, ...params: unknown[]) {
-  return server.db.sqlite.prepare(sql).get(...params) as Record<string, any> | undefined;
+  return sqlRow<Record<string, any>>(server.db, sql, ...params);
 }
 
 afterEach(() => {
@@ -52,7 +53,7 @@ describe('steps 2–3: secret and wrong-secret lockout', () => {
     expect(await postLead(server, lead(), { [SECRET_HEADER]: 'wrong' })).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
     const res = await fetch(`${server.url}/leads`, { method: 'POST', body: JSON.stringify(lead()) });
     expect(res.status).toBe(401);
-    expect(row('select count(*) as n from leads')).toEqual({ n: 0 });
+    expect(await row('select count(*) as n from leads')).toEqual({ n: 0 });
   });
 
   it('after 5 wrong secrets in 10 minutes the caller gets 429 (why: secret), even with the right secret, until the window passes', async () => {
@@ -222,7 +223,7 @@ describe('step 5: fields (requirements §2)', () => {
     });
     const res = await postLead(server, body);
     expect(res.status).toBe(201);
-    expect(row('select name, telegram, telegram_key, phone, date from leads where id = ?', res.body.lead_number)).toEqual({
+    expect(await row('select name, telegram, telegram_key, phone, date from leads where id = ?', res.body.lead_number)).toEqual({
       name: 'Анна Ким',
       telegram: '@Anna_Kim',
       telegram_key: '@anna_kim',
@@ -247,7 +248,7 @@ describe('step 6: known request_id', () => {
     const again = await postLead(server, { ...body, name: 'Другое имя' });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: false });
-    expect(row('select count(*) as n from leads')).toEqual({ n: 1 });
+    expect(await row('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 
   it('request_id case does not make a second lead', async () => {
@@ -272,7 +273,7 @@ describe('step 6: known request_id', () => {
     const key = crypto.randomUUID();
     const first = await postLead(server, body, { 'Idempotency-Key': key });
     expect(first.status).toBe(201);
-    expect(row('select request_id from leads where id = ?', first.body.lead_number)).toEqual({ request_id: key });
+    expect(await row('select request_id from leads where id = ?', first.body.lead_number)).toEqual({ request_id: key });
     expect(await postLead(server, body, { 'Idempotency-Key': key })).toMatchObject({
       status: 200,
       body: { lead_number: first.body.lead_number, duplicate: true },
@@ -284,7 +285,7 @@ describe('step 6: known request_id', () => {
       { 'Idempotency-Key': key },
     );
     expect(second.status).toBe(201);
-    expect(row('select request_id from leads where id = ?', second.body.lead_number)).toEqual({ request_id: own });
+    expect(await row('select request_id from leads where id = ?', second.body.lead_number)).toEqual({ request_id: own });
     expect(await postLead(server, body, { 'Idempotency-Key': 'not-a-uuid' })).toMatchObject({
       status: 422,
       body: { errors: { request_id: 'invalid' } },
@@ -297,10 +298,10 @@ describe('step 7: ip_hash', () => {
     await boot();
     const withIp = await postLead(server, lead({ client_ip: '203.0.113.7' }));
     const hmac = (ip: string) => createHmac('sha256', SALT).update(ip).digest('hex');
-    expect(row('select ip_hash from leads where id = ?', withIp.body.lead_number)).toEqual({ ip_hash: hmac('203.0.113.7') });
+    expect(await row('select ip_hash from leads where id = ?', withIp.body.lead_number)).toEqual({ ip_hash: hmac('203.0.113.7') });
     const { client_ip: _none, ...noIp } = lead();
     const withoutIp = await postLead(server, noIp);
-    expect(row('select ip_hash from leads where id = ?', withoutIp.body.lead_number)).toEqual({ ip_hash: hmac('127.0.0.1') });
+    expect(await row('select ip_hash from leads where id = ?', withoutIp.body.lead_number)).toEqual({ ip_hash: hmac('127.0.0.1') });
   });
 });
 
@@ -409,9 +410,9 @@ describe('step 10: the submit transaction', () => {
     );
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ lead_number: created.body.lead_number, duplicate: true, repeat: true });
-    const stored = row('select changes from lead_repeats where lead_id = ?', created.body.lead_number);
+    const stored = await row('select changes from lead_repeats where lead_id = ?', created.body.lead_number);
     expect(JSON.parse(stored!.changes)).toEqual({ guests: '45', date: '1 марта' });
-    expect(row('select count(*) as n from leads')).toEqual({ n: 1 });
+    expect(await row('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 
   it('the same phone within 24 h is a repeat; after 24 h it is a new lead', async () => {
@@ -438,21 +439,23 @@ describe('step 10: the submit transaction', () => {
       status: 200,
       body: { lead_number: created.body.lead_number, duplicate: true, repeat: true },
     });
-    expect(row('select count(*) as n from lead_repeats')).toEqual({ n: 1 });
+    expect(await row('select count(*) as n from lead_repeats')).toEqual({ n: 1 });
   });
 
   it('a spam or anonymised lead is not matched: the contact makes a new lead', async () => {
     await boot();
     const spam = lead();
     const spamLead = await postLead(server, spam);
-    server.db.sqlite.prepare("update leads set status = 'spam' where id = ?").run(spamLead.body.lead_number);
+    await sqlRun(server.db, "update leads set status = 'spam' where id = ?", spamLead.body.lead_number);
     expect((await postLead(server, lead({ telegram: spam.telegram }))).status).toBe(201);
 
     const gone = lead();
     const goneLead = await postLead(server, gone);
-    server.db.sqlite
-      .prepare('update leads set anonymised_at = 1, phone = null, telegram = null, telegram_key = null where id = ?')
-      .run(goneLead.body.lead_number);
+    await sqlRun(
+      server.db,
+      'update leads set anonymised_at = 1, phone = null, telegram = null, telegram_key = null where id = ?',
+      goneLead.body.lead_number,
+    );
     expect((await postLead(server, lead({ phone: gone.phone }))).status).toBe(201);
   });
 

@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeClock, lead, postLead, startServer, tempDir, type TestServer } from './harness';
+import { describePostgresOnly, itSqliteOnly, sqlRow, sqlRows } from './support/test-database';
 
 let tmp: ReturnType<typeof tempDir>;
 let server: TestServer | undefined;
@@ -15,6 +16,7 @@ afterEach(async () => {
 });
 
 const dbPath = () => join(tmp.dir, 'leads.sqlite');
+const count = async (sql: string) => sqlRow(server!.db, sql);
 
 describe('races', () => {
   it('50 parallel posts with one request_id: one 201 and 49 × 200 with the same lead number', async () => {
@@ -27,7 +29,7 @@ describe('races', () => {
     expect(dupes).toHaveLength(49);
     const number = created[0].body.lead_number;
     for (const d of dupes) expect(d.body).toEqual({ lead_number: number, duplicate: true, repeat: false });
-    expect(server.db.sqlite.prepare('select count(*) as n from leads').get()).toEqual({ n: 1 });
+    expect(await count('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 
   it('20 parallel posts, distinct request_ids, one phone: one 201 and 19 repeats of that number', async () => {
@@ -41,7 +43,7 @@ describe('races', () => {
     const repeats = answers.filter((a) => a.status === 200);
     expect(repeats).toHaveLength(19);
     for (const r of repeats) expect(r.body).toEqual({ lead_number: created[0].body.lead_number, duplicate: true, repeat: true });
-    expect(server.db.sqlite.prepare('select count(*) as n from lead_repeats').get()).toEqual({ n: 19 });
+    expect(await count('select count(*) as n from lead_repeats')).toEqual({ n: 19 });
   });
 
   it('parallel posts from one visitor cannot pass the visitor limit together', async () => {
@@ -69,12 +71,39 @@ describe('restart', () => {
       status: 200,
       body: { repeat: true },
     });
-    expect(server.db.sqlite.prepare('select count(*) as n from leads').get()).toEqual({ n: 2 });
+    expect(await count('select count(*) as n from leads')).toEqual({ n: 2 });
   });
 });
 
 describe('privacy', () => {
-  it('the raw client_ip appears in no database file (WAL included) and in no log line', async () => {
+  itSqliteOnly(
+    'the raw client_ip appears in no database file (WAL included) and in no log line (SQLite only: the file and its WAL)',
+    async () => {
+      server = await startServer({ dbPath: dbPath(), env: { LEADS_IP_LIMIT: '3', LEADS_HOURLY_LIMIT: '6' } });
+      const ips = ['203.0.113.77', '2001:db8::7777'];
+      for (const ip of ips) {
+        for (let i = 0; i < 4; i += 1) await postLead(server, lead({ client_ip: ip }));
+      }
+      // Also the rejected ones: a bad field next to a good ip, and a wrong secret.
+      await postLead(server, lead({ client_ip: ips[0], phone: 'bad' }));
+      await postLead(server, lead({ client_ip: ips[0] }), { 'X-Stickers-Leads-Secret': 'wrong' });
+      const files = readdirSync(tmp.dir).filter((f) => f.startsWith('leads.sqlite'));
+      expect(files).toEqual(expect.arrayContaining(['leads.sqlite', 'leads.sqlite-wal']));
+      for (const file of files) {
+        const bytes = readFileSync(join(tmp.dir, file));
+        for (const ip of ips) {
+          expect(bytes.includes(Buffer.from(ip))).toBe(false);
+          expect(bytes.includes(Buffer.from(ip, 'utf16le'))).toBe(false);
+        }
+      }
+      expect(server.logger.lines.length).toBeGreaterThan(0);
+      for (const line of server.logger.lines) for (const ip of ips) expect(line).not.toContain(ip);
+    },
+  );
+});
+
+describePostgresOnly('privacy on PostgreSQL', () => {
+  it('the raw client_ip appears in no row of any table and in no log line', async () => {
     server = await startServer({ dbPath: dbPath(), env: { LEADS_IP_LIMIT: '3', LEADS_HOURLY_LIMIT: '6' } });
     const ips = ['203.0.113.77', '2001:db8::7777'];
     for (const ip of ips) {
@@ -83,15 +112,19 @@ describe('privacy', () => {
     // Also the rejected ones: a bad field next to a good ip, and a wrong secret.
     await postLead(server, lead({ client_ip: ips[0], phone: 'bad' }));
     await postLead(server, lead({ client_ip: ips[0] }), { 'X-Stickers-Leads-Secret': 'wrong' });
-    const files = readdirSync(tmp.dir).filter((f) => f.startsWith('leads.sqlite'));
-    expect(files).toEqual(expect.arrayContaining(['leads.sqlite', 'leads.sqlite-wal']));
-    for (const file of files) {
-      const bytes = readFileSync(join(tmp.dir, file));
-      for (const ip of ips) {
-        expect(bytes.includes(Buffer.from(ip))).toBe(false);
-        expect(bytes.includes(Buffer.from(ip, 'utf16le'))).toBe(false);
+    const tables = await sqlRows<{ table_name: string }>(
+      server.db,
+      "select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name",
+    );
+    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['leads', 'lead_repeats', 'rate_events']));
+    let rows = 0;
+    for (const { table_name } of tables) {
+      for (const row of await sqlRows<{ r: string }>(server.db, `select t::text as r from "${table_name}" t`)) {
+        rows += 1;
+        for (const ip of ips) expect(row.r).not.toContain(ip);
       }
     }
+    expect(rows).toBeGreaterThan(0);
     expect(server.logger.lines.length).toBeGreaterThan(0);
     for (const line of server.logger.lines) for (const ip of ips) expect(line).not.toContain(ip);
   });

@@ -10,6 +10,7 @@ import { SECRET_HEADER } from '@stickers/shared';
 import { WriteHealth } from '../src/database/write-health';
 import { Metrics } from '../src/observability/metrics';
 import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite, watchAlerts } from './harness';
+import { describeSqliteOnly, sqlRow } from './support/test-database';
 
 const MIN = 60_000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -26,7 +27,7 @@ async function boot(options: { env?: Record<string, string>; clock?: FakeClock; 
   return server;
 }
 
-const count = (sql: string, ...params: unknown[]) => (server.db.sqlite.prepare(sql).get(...params) as { n: number }).n;
+const count = async (sql: string, ...params: unknown[]) => (await sqlRow<{ n: number }>(server.db, sql, ...params))!.n;
 
 describe('wrong-secret lockout alert', () => {
   it('the 5th wrong secret from one address sends one admin alert, naming the address by its hash only; no second one', async () => {
@@ -48,7 +49,7 @@ describe('wrong-secret lockout alert', () => {
     expect(await postLead(server, lead(), { [SECRET_HEADER]: 'wrong-6' })).toMatchObject({ status: 429, body: { why: 'secret' } });
     expect((await postLead(server, lead())).status).toBe(429);
     expect(await alerts()).toEqual([]);
-    expect(count("select count(*) as n from alert_throttles where key like 'secret_lockout:%'")).toBe(1);
+    expect(await count("select count(*) as n from alert_throttles where key like 'secret_lockout:%'")).toBe(1);
     expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
 
     // The first failure leaves the window: one more wrong secret starts a new lockout, inside the alert's throttle.
@@ -61,7 +62,7 @@ describe('wrong-secret lockout alert', () => {
   });
 });
 
-describe('the database file under a running server', () => {
+describeSqliteOnly('the database file under a running server (SQLite only: the file at DATABASE_PATH)', () => {
   it('deleted: POST /leads answers 503 unavailable and stores nothing; /health stays 200; readiness learns the submit failed', async () => {
     await boot({ telegram: false });
     expect((await postLead(server, lead())).status).toBe(201);
@@ -71,8 +72,8 @@ describe('the database file under a running server', () => {
     const res = await postLead(server, refused);
     expect(res).toMatchObject({ status: 503, body: { error: 'unavailable' } });
     expect(res.body).toEqual({ error: 'unavailable' });
-    expect(count('select count(*) as n from leads where request_id = ?', refused.request_id)).toBe(0);
-    expect(count('select count(*) as n from leads')).toBe(1);
+    expect(await count('select count(*) as n from leads where request_id = ?', refused.request_id)).toBe(0);
+    expect(await count('select count(*) as n from leads')).toBe(1);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     expect(server.app.get(WriteHealth).failing('submit')).toMatchObject({ site: 'submit', code: 'DATABASE_FILE_GONE' });
     expect(server.app.get(Metrics).value('leads_submissions_total', { result: 'unavailable' })).toBe(1);
@@ -88,7 +89,7 @@ describe('the database file under a running server', () => {
     renameSync(`${path}.copy`, path);
     const refused = lead();
     expect(await postLead(server, refused)).toMatchObject({ status: 503, body: { error: 'unavailable' } });
-    expect(count('select count(*) as n from leads where request_id = ?', refused.request_id)).toBe(0);
+    expect(await count('select count(*) as n from leads where request_id = ?', refused.request_id)).toBe(0);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   });
 });

@@ -111,6 +111,7 @@ const EXPECTED: Expected = {
   },
   job_runs: { key: 'text', at: 'number' },
   lead_events: { id: 'number', lead_id: 'number', repeat_id: 'number null', kind: 'text', at: 'number', detail: 'text null' },
+  leases: { name: 'text', holder: 'text', until: 'number' },
 };
 
 /** table → column → `<type> null|not null`, as each database names its types. */

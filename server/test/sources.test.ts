@@ -20,6 +20,7 @@ import {
   type TestServer,
   sandboxSuite,
 } from './harness';
+import { sqlRow } from './support/test-database';
 
 const DAY = 24 * 60 * 60_000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -52,11 +53,11 @@ describe('source on the card', () => {
     const id = res.body.lead_number as number;
     const card = cardOf(id)!;
     expect(card.text.split('\n').slice(1, 3)).toEqual(['🕒 29.11.2026 12:00', '📣 wedding · yandex / cpc / summer']);
-    const row = server.db.sqlite
-      .prepare(
-        'select source_landing, utm_source, utm_medium, utm_campaign, utm_content, utm_term, source_referrer from leads where id = ?',
-      )
-      .get(id);
+    const row = await sqlRow(
+      server.db,
+      'select source_landing, utm_source, utm_medium, utm_campaign, utm_content, utm_term, source_referrer from leads where id = ?',
+      id,
+    );
     expect(row).toEqual({
       source_landing: 'wedding',
       utm_source: 'yandex',
@@ -91,13 +92,11 @@ describe('source on the card', () => {
     );
     expect(again.body).toMatchObject({ lead_number: id, repeat: true });
     await server.outbox.whenIdle();
-    expect(server.db.sqlite.prepare('select source_landing, utm_source, utm_campaign from lead_repeats where lead_id = ?').get(id)).toEqual(
-      {
-        source_landing: null,
-        utm_source: 'vk',
-        utm_campaign: 'spring',
-      },
-    );
+    expect(await sqlRow(server.db, 'select source_landing, utm_source, utm_campaign from lead_repeats where lead_id = ?', id)).toEqual({
+      source_landing: null,
+      utm_source: 'vk',
+      utm_campaign: 'spring',
+    });
     expect(cardOf(id)!.text).toContain('📣 wedding · yandex / cpc / summer');
   });
 });
@@ -115,7 +114,7 @@ describe('an invalid source', () => {
     const res = await postLead(server, lead({ source }));
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: 'invalid', errors: { source: 'invalid' } });
-    expect(server.db.sqlite.prepare('select count(*) as n from leads').get()).toEqual({ n: 0 });
+    expect(await sqlRow(server.db, 'select count(*) as n from leads')).toEqual({ n: 0 });
   });
 
   it('is named beside the other failing fields', async () => {

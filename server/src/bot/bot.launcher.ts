@@ -1,8 +1,18 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { LeaseService } from '../cluster/lease.service';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
 import { TelegramGateway, type UpdateKind } from '../telegram/telegram.gateway';
 import { BOT_COMMANDS } from './bot-commands.service';
 
-/** False where updates are fed by hand (or no bot should poll); long polling otherwise. */
+/** False where updates are fed by hand (no polling, no webhook set); true in production. */
 export const BOT_POLLING = Symbol('BotPolling');
 /** How long after a failed start (or an end of polling) the next try comes; tests shorten it. */
 export const BOT_RETRY_MS = Symbol('BotRetryMs');
@@ -15,21 +25,34 @@ const POLLING_CONFIRM_MS = 1000;
 const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /**
- * Starts long polling (nestjs-telegraf's own launch is neither awaited nor caught, so a Telegram that is down at start
- * would crash the process). A failed start, or polling that fails later, is tried again every BOT_RETRY_MS while the
+ * How the bot gets its updates (issue 13). With TELEGRAM_WEBHOOK_URL: sets the webhook at start (tried again every
+ * BOT_RETRY_MS until Telegram takes it), and any instance takes the updates Telegram posts (TelegramWebhookController).
+ * Without: long polling, by one instance at a time, the holder of the `telegram-polling` lease; every instance asks
+ * for it at each renewal, so when the poller dies another polls within a minute, and two never poll at once (Telegram
+ * would answer one of them 409).
+ *
+ * Polling itself: nestjs-telegraf's own launch is neither awaited nor caught, so a Telegram that is down at start
+ * would crash the process. A failed start, or polling that fails later, is tried again every BOT_RETRY_MS while the
  * leads API keeps storing leads. Logged once per change between polling and failing, not per try.
  */
 @Injectable()
-export class BotLauncher implements OnApplicationBootstrap, OnApplicationShutdown {
+export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Bot');
   private stopping = false;
   private retry: NodeJS.Timeout | null = null;
   private state: 'starting' | 'polling' | 'failing' = 'starting';
   private failedTries = 0;
   private commandsRegistered = false;
+  /** This instance holds the polling lease and polls (or is starting to). */
+  private leading = false;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  /** The current run of polling: it settles when polling has ended. */
+  private pollRun: Promise<unknown> | null = null;
 
   constructor(
     private readonly telegram: TelegramGateway,
+    private readonly leases: LeaseService,
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(BOT_POLLING) private readonly polling: boolean,
     @Inject(BOT_RETRY_MS) private readonly retryMs: number,
   ) {
@@ -37,21 +60,72 @@ export class BotLauncher implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   onApplicationBootstrap(): void {
-    if (this.polling) this.launch();
+    if (!this.polling) return;
+    if (this.config.telegram.webhook) void this.setWebhook();
+    else void this.contendForPolling();
+  }
+
+  /** Webhook mode: tell Telegram where to post; tried again until it answers ok (logged once while it fails). */
+  private async setWebhook(): Promise<void> {
+    this.retry = null;
+    const { url, secret } = this.config.telegram.webhook!;
+    const result = await this.telegram.setWebhook(url, secret, UPDATES);
+    if (this.stopping) return;
+    if (result.ok) {
+      this.logger.log(`webhook set: Telegram posts updates to ${url}`);
+      this.registerCommands();
+      this.state = 'polling';
+      return;
+    }
+    if (this.state !== 'failing') this.logger.warn(`setWebhook failed: ${result.description}; trying again every ${this.retryMs / 1000} s`);
+    this.state = 'failing';
+    this.retry = setTimeout(() => void this.setWebhook(), this.retryMs);
+    this.retry.unref();
+  }
+
+  /**
+   * Takes or renews the polling lease, and polls while this instance holds it; stops polling when another instance
+   * got it (this one could not renew in time). A database error keeps the current state until the lease runs out.
+   */
+  private async contendForPolling(): Promise<void> {
+    this.leaseTimer = null;
+    if (this.stopping) return;
+    let held: boolean;
+    try {
+      held = await this.leases.take('telegram-polling');
+    } catch (err) {
+      held = this.leases.holds('telegram-polling');
+      this.logger.warn(`polling lease not renewed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (this.stopping) return;
+    if (held && !this.leading) {
+      this.leading = true;
+      this.logger.log(`this instance polls for updates (${this.leases.instanceId})`);
+      this.launch();
+    } else if (!held && this.leading) {
+      this.leading = false;
+      this.logger.log('another instance polls for updates now: this one stops');
+      if (this.retry) clearTimeout(this.retry);
+      this.retry = null;
+      this.telegram.pausePolling();
+    }
+    this.leaseTimer = setTimeout(() => void this.contendForPolling(), this.leases.timings.renewMs);
+    this.leaseTimer.unref();
   }
 
   private launch(): void {
     this.retry = null;
+    if (!this.leading || this.stopping) return;
     let confirm: NodeJS.Timeout | null = null;
-    const run = this.telegram.poll(UPDATES, (username) => {
+    const run = (this.pollRun = this.telegram.poll(UPDATES, (username) => {
       this.registerCommands();
       confirm = setTimeout(() => this.polled(username), POLLING_CONFIRM_MS);
       confirm.unref();
-    });
+    }));
     void run.then((result) => {
       if (confirm) clearTimeout(confirm);
-      // ok: polling was stopped, by this shutdown or by nestjs-telegraf's.
-      if (this.stopping || result.ok) return;
+      // ok: polling was stopped, by this shutdown, by nestjs-telegraf's, or because another instance polls now.
+      if (this.stopping || result.ok || !this.leading) return;
       this.failed(result.description);
     });
   }
@@ -86,6 +160,20 @@ export class BotLauncher implements OnApplicationBootstrap, OnApplicationShutdow
         this.logger.warn(`setMyCommands failed: ${result.description}`);
       }
     });
+  }
+
+  /** Before the database closes: hand the polling lease over at once rather than after it runs out. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    if (this.retry) clearTimeout(this.retry);
+    this.telegram.stopPolling();
+    if (this.leading) {
+      this.leading = false;
+      // Only once this instance's last getUpdates has ended: the next poller's first one must not overlap it.
+      await Promise.race([this.pollRun, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      await this.leases.release('telegram-polling').catch(() => undefined);
+    }
   }
 
   onApplicationShutdown(): void {

@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { ClusterModule } from '../cluster/cluster.module';
+import type { ServerConfig } from '../config/config';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
@@ -8,13 +10,15 @@ import { TelegramModule } from '../telegram/telegram.module';
 import { BotCommandsService } from './bot-commands.service';
 import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS, BotLauncher } from './bot.launcher';
 import { LeadsBotUpdate } from './leads-bot.update';
+import { telegramWebhookController } from './telegram-webhook.controller';
 
 /**
- * The Telegram bot: card buttons and commands, and the launcher of its long polling. Only in the app when
- * TELEGRAM_BOT_TOKEN is set; the bot itself (telegraf's, one per app) comes from TelegramModule.forRoot.
+ * The Telegram bot: card buttons and commands, the launcher of its long polling (or its webhook), and the webhook's
+ * route when TELEGRAM_WEBHOOK_URL is set. Only in the app when TELEGRAM_BOT_TOKEN is set; the bot itself (telegraf's,
+ * one per app) comes from TelegramModule.forRoot.
  */
 @Module({
-  imports: [TelegramModule, ExportModule, LeadStatusModule, AnonymisationModule, ReportsModule, OutboxModule],
+  imports: [TelegramModule, ExportModule, LeadStatusModule, AnonymisationModule, ReportsModule, OutboxModule, ClusterModule],
   // True in production; tests that feed updates by hand override it.
   providers: [
     LeadsBotUpdate,
@@ -24,4 +28,9 @@ import { LeadsBotUpdate } from './leads-bot.update';
     { provide: BOT_RETRY_MS, useValue: BOT_RETRY_DEFAULT_MS },
   ],
 })
-export class BotModule {}
+export class BotModule {
+  static register(config: ServerConfig): DynamicModule {
+    const webhook = config.telegram.webhook;
+    return { module: BotModule, controllers: webhook ? [telegramWebhookController(webhook.path)] : [] };
+  }
+}

@@ -11,6 +11,13 @@ export interface ServerConfig {
   host: string | null;
   databasePath: string;
   /**
+   * DATABASE_URL (postgres://…): the server stores leads in that PostgreSQL database instead of the SQLite file at
+   * DATABASE_PATH (issue 13; several instances may share it). Null: SQLite, the embedded default.
+   */
+  databaseUrl: string | null;
+  /** DATABASE_POOL_MAX: connections each instance keeps to PostgreSQL at most. */
+  databasePoolMax: number;
+  /**
    * How long a database operation waits, asynchronously, for a lock another connection holds (a backup tool, a
    * maintenance shell) before it fails; the submit path then answers 503. SQLite itself waits only a few ms.
    */
@@ -45,6 +52,11 @@ export interface ServerConfig {
     adminChatId: string | null;
     /** Null: every member of the leads group may press card buttons. */
     managerIds: number[] | null;
+    /**
+     * TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET (issue 13): Telegram posts updates to this URL (any instance
+     * behind the load balancer takes them) with the secret in its header. Null: long polling, by one instance at a time.
+     */
+    webhook: { url: string; path: string; secret: string } | null;
   };
   /** How long one Bot API call may take before it counts as failed (a hanging Telegram must not stall the outbox). */
   telegramTimeoutMs: number;
@@ -150,6 +162,33 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
   }
 
+  const webhookUrl = r.string('TELEGRAM_WEBHOOK_URL') || null;
+  const webhookSecret = r.string('TELEGRAM_WEBHOOK_SECRET') || null;
+  let webhook: ServerConfig['telegram']['webhook'] = null;
+  if (webhookUrl !== null) {
+    let url: URL | null = null;
+    try {
+      url = new URL(webhookUrl);
+    } catch {
+      /* reported below */
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      r.problems.push(`TELEGRAM_WEBHOOK_URL must be the https URL Telegram posts updates to (got "${webhookUrl}")`);
+    } else if (!token) {
+      r.problems.push('TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not (no bot to take updates for)');
+    } else if (webhookSecret === null) {
+      r.problems.push('TELEGRAM_WEBHOOK_SECRET must be set with TELEGRAM_WEBHOOK_URL (anyone could post updates otherwise)');
+    } else {
+      webhook = { url: url.toString(), path: url.pathname, secret: webhookSecret };
+    }
+  } else if (webhookSecret !== null) {
+    r.problems.push('TELEGRAM_WEBHOOK_SECRET is set but TELEGRAM_WEBHOOK_URL is not (set both for webhook mode, neither for polling)');
+  }
+  // Telegram's own rule for secret_token: 1–256 of A–Z, a–z, 0–9, _ and -.
+  if (webhookSecret !== null && !/^[A-Za-z0-9_-]{16,256}$/.test(webhookSecret)) {
+    r.problems.push('TELEGRAM_WEBHOOK_SECRET must be 16–256 characters of A–Z, a–z, 0–9, _ and - (as Telegram allows)');
+  }
+
   let managerIds: number[] | null = null;
   const managers = r.string('LEADS_MANAGER_IDS');
   if (managers) {
@@ -178,11 +217,27 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`HOST must be an IP address like 127.0.0.1 or a host name (got "${host}")`);
   }
 
+  const databaseUrl = r.string('DATABASE_URL') || null;
+  if (databaseUrl !== null) {
+    let url: URL | null = null;
+    try {
+      url = new URL(databaseUrl);
+    } catch {
+      /* reported below */
+    }
+    if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || (!url.hostname && !url.searchParams.get('host'))) {
+      // The value may hold a password: the line names the variable and the expected form, not what was given.
+      r.problems.push('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/leads (or unset for SQLite)');
+    }
+  }
+
   const config: ServerConfig = {
     port: r.int('PORT', 3000, 0, 65535),
     host,
     databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'),
     databaseBusyTimeoutMs: r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000),
+    databaseUrl,
+    databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1000),
     leads: {
       enabled,
       secret,
@@ -201,6 +256,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     telegram: {
       token,
       apiRoot,
+      webhook,
       leadsChatId: r.chatId('LEADS_CHAT_ID'),
       adminChatId: r.chatId('ADMIN_CHAT_ID'),
       managerIds,

@@ -3,7 +3,8 @@ import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown 
 import type BetterSqlite3 from 'better-sqlite3';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { type BusyState, type LeadsDb, migrateToLatest, openDatabase } from './database';
+import { Pool } from 'pg';
+import { type BusyState, describeDatabaseUrl, type LeadsDb, migrateToLatest, openDatabase, openPostgres } from './database';
 import { whileBusy } from './immediate-sqlite-dialect';
 import { WriteHealth } from './write-health';
 
@@ -18,7 +19,14 @@ export class DatabaseGoneError extends Error {
   }
 }
 
-/** The open database: Kysely for queries, the raw handle for pragmas and checkpoints. */
+/** Which database the server runs on: the SQLite file (the default) or PostgreSQL (DATABASE_URL, issue 13). */
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+/**
+ * The open database: Kysely for queries, and the raw handle of the engine underneath for what Kysely does not do
+ * (SQLite's pragmas, checkpoints and synchronous transactions; PostgreSQL's pool). Only the repositories and this
+ * folder look at `kind`.
+ */
 @Injectable()
 export class DatabaseHandle implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');
@@ -29,17 +37,33 @@ export class DatabaseHandle implements OnApplicationShutdown {
   readonly device: number | null;
   /** The lock-wait policy shared with the Kysely driver; `busy.waits` counts the waits. */
   readonly busy: BusyState;
+  readonly kind: DatabaseKind;
+  /** PostgreSQL's pool; null on SQLite. */
+  readonly pool: Pool | null;
+  private readonly rawSqlite: BetterSqlite3.Database | null;
 
+  /**
+   * @param path where the data lives, for log lines: the SQLite file, or the PostgreSQL URL without its password.
+   */
   constructor(
     readonly db: LeadsDb,
-    readonly sqlite: BetterSqlite3.Database,
+    engine: BetterSqlite3.Database | Pool,
     readonly path: string,
     busy?: BusyState,
   ) {
-    const stat = path === ':memory:' ? null : statSync(path);
+    this.kind = engine instanceof Pool ? 'postgres' : 'sqlite';
+    this.pool = engine instanceof Pool ? engine : null;
+    this.rawSqlite = engine instanceof Pool ? null : engine;
+    const stat = this.kind === 'postgres' || path === ':memory:' ? null : statSync(path);
     this.inode = stat?.ino ?? null;
     this.device = stat?.dev ?? null;
     this.busy = busy ?? { timeoutMs: 0, waits: 0 };
+  }
+
+  /** SQLite's raw handle. Only on SQLite: code that needs it is SQLite's path (a test that needs it says so). */
+  get sqlite(): BetterSqlite3.Database {
+    if (!this.rawSqlite) throw new Error('the database is PostgreSQL: there is no SQLite handle');
+    return this.rawSqlite;
   }
 
   get isClosed(): boolean {
@@ -48,7 +72,7 @@ export class DatabaseHandle implements OnApplicationShutdown {
 
   /**
    * True while the file at the path is still the one opened (same device and inode). One `stat` costs about
-   * 1.5 µs here, cheap enough to run before every submit.
+   * 1.5 µs here, cheap enough to run before every submit. Always true on PostgreSQL (no file of ours).
    */
   fileIsCurrent(): boolean {
     if (this.inode === null) return true;
@@ -61,7 +85,10 @@ export class DatabaseHandle implements OnApplicationShutdown {
     if (!this.fileIsCurrent()) throw new DatabaseGoneError(this.path);
   }
 
-  /** Runs an all-or-nothing `work` again while the database is locked by another connection, within the bound. */
+  /**
+   * Runs an all-or-nothing `work` again while the database is locked by another connection, within the bound
+   * (SQLite; PostgreSQL waits for its locks itself, up to the same bound, see LeadSubmitRepository).
+   */
   whileBusy<T>(work: () => T | Promise<T>): Promise<T> {
     return whileBusy(work, this.busy);
   }
@@ -72,6 +99,17 @@ export class DatabaseHandle implements OnApplicationShutdown {
     await this.db.destroy();
     this.logger.log('database closed');
   }
+}
+
+/** Opens the database the configuration names: PostgreSQL when DATABASE_URL is set, else the SQLite file. */
+export function openHandle(config: ServerConfig): DatabaseHandle {
+  const busy: BusyState = { timeoutMs: config.databaseBusyTimeoutMs, waits: 0 };
+  if (config.databaseUrl) {
+    const { db, pool } = openPostgres(config.databaseUrl, { max: config.databasePoolMax });
+    return new DatabaseHandle(db, pool, describeDatabaseUrl(config.databaseUrl), busy);
+  }
+  const opened = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
+  return new DatabaseHandle(opened.db, opened.sqlite, config.databasePath, opened.busy);
 }
 
 export const DB = Symbol('LeadsDb');
@@ -85,10 +123,16 @@ export const InjectDb = () => Inject(DB);
       provide: DatabaseHandle,
       inject: [SERVER_CONFIG],
       useFactory: async (config: ServerConfig) => {
-        const { db, sqlite, busy } = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
-        const applied = await migrateToLatest(db);
-        if (applied.length > 0) new Logger('Database').log(`migrations applied: ${applied.join(', ')}`);
-        return new DatabaseHandle(db, sqlite, config.databasePath, busy);
+        const handle = openHandle(config);
+        try {
+          // Several instances starting at once on PostgreSQL: Kysely's migrator takes a lock, one migrates, the others wait.
+          const applied = await migrateToLatest(handle.db);
+          if (applied.length > 0) new Logger('Database').log(`migrations applied: ${applied.join(', ')}`);
+        } catch (err) {
+          await handle.db.destroy();
+          throw err;
+        }
+        return handle;
       },
     },
     { provide: DB, inject: [DatabaseHandle], useFactory: (h: DatabaseHandle) => h.db },

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, type MigrationProvider, PostgresDialect } from 'kysely';
+import { Kysely, Migrator, type MigrationProvider, PostgresDialect, sql } from 'kysely';
 import { Pool, TypeOverrides, types as pgTypes } from 'pg';
 import {
   type BusyPolicy,
@@ -85,24 +85,52 @@ export function parseInt8(value: string): number {
 }
 
 export interface PostgresOptions {
-  /** Connections in the pool (pg's default: 10). */
+  /** Connections in the pool (pg's default: 10; DATABASE_POOL_MAX in the server). */
   max?: number;
 }
 
 /**
- * Opens a PostgreSQL database (issue 13): Kysely's Postgres dialect over a `pg` pool whose int8 values are numbers
- * (`parseInt8`). NOT wired into the app yet: the server still runs on SQLite only; the tests use this to run the
- * migrations against PostgreSQL (test/postgres-migrations.test.ts). Migrations: `migrateToLatest(db)` as for SQLite.
+ * Opens a PostgreSQL database (issue 13, DATABASE_URL): Kysely's Postgres dialect over a `pg` pool whose int8 values
+ * are numbers (`parseInt8`). Migrations: `migrateToLatest(db)` as for SQLite.
  */
 export function openPostgres(url: string, options: PostgresOptions = {}): { db: LeadsDb; pool: Pool } {
   const types = new TypeOverrides(pgTypes);
   types.setTypeParser(pgTypes.builtins.INT8, parseInt8);
-  const pool = new Pool({ connectionString: url, max: options.max, types });
+  const pool = new Pool({ connectionString: url, max: options.max, types, connectionTimeoutMillis: 10_000 });
   // An idle connection that breaks (the server restarted) is dropped by the pool and the next query opens another;
   // without a listener its 'error' event would end the process. A query that fails is rejected to its caller.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
+}
+
+/** The URL without its password, for logs and error lines (`postgres://leads@db:5432/leads`). */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '';
+    return u.toString().replace(/:@/, '@');
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/**
+ * Checks at start that DATABASE_URL reaches a PostgreSQL server that lets us create tables, and says why not in one
+ * line (`DATABASE_URL=postgres://leads@db/leads: cannot connect: <reason>`), never with the password.
+ */
+export async function databaseUrlProblem(url: string): Promise<string | null> {
+  const { db, pool } = openPostgres(url, { max: 1 });
+  try {
+    await sql`select 1`.execute(db);
+    return null;
+  } catch (err) {
+    const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
+    const reason = typeof message === 'string' && message ? message : typeof code === 'string' ? code : String(err);
+    return `DATABASE_URL=${describeDatabaseUrl(url)}: cannot connect: ${reason}`;
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

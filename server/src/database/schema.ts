@@ -172,6 +172,15 @@ export interface LeadEventsTable {
   detail: string | null;
 }
 
+/** Who does a once-across-instances job for now (issue 13): the outbox, housekeeping, polling. */
+export interface LeasesTable {
+  name: string;
+  /** The instance's id (host, pid, random). */
+  holder: string;
+  /** ms since the epoch; after it any instance may take the lease. */
+  until: number;
+}
+
 export interface Database {
   leads: LeadsTable;
   lead_repeats: LeadRepeatsTable;
@@ -181,6 +190,7 @@ export interface Database {
   lead_status_changes: LeadStatusChangesTable;
   job_runs: JobRunsTable;
   lead_events: LeadEventsTable;
+  leases: LeasesTable;
 }
 
 export type Lead = Selectable<LeadsTable>;

@@ -10,13 +10,23 @@ export interface WriteFailure {
   code: string;
 }
 
-/** Error codes that mean storage cannot take writes (as opposed to a constraint or a bug); DatabaseGoneError's too. */
-const STORAGE_CODES = /^(SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL)|DATABASE_FILE_GONE)/;
+/**
+ * Error codes that mean storage cannot take writes (as opposed to a constraint or a bug); DatabaseGoneError's too.
+ * SQLite's, and PostgreSQL's SQLSTATEs (issue 13): 08… connection exceptions, 25006 a read-only server (a standby
+ * after a failover), 53… insufficient resources (53100 disk full), 55P03 a lock not granted in time (lock_timeout),
+ * 57P01–57P03 the server shutting down or not accepting connections yet, 58… system I/O errors; and the network errors
+ * of a connection to it.
+ */
+const STORAGE_CODES =
+  /^(SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL)|DATABASE_FILE_GONE|08[0-9A-Z]{3}$|25006$|53[0-9A-Z]{3}$|55P03$|57P0[123]$|58[0-9A-Z]{3}$|ECONNREFUSED$|ECONNRESET$|ETIMEDOUT$|EPIPE$|ENOTFOUND$|EAI_AGAIN$)/;
+/** pg's own errors when a connection breaks or cannot be had carry no code, only these messages. */
+const CONNECTION_LOST = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
 
-/** True when an error says the database cannot be written right now (disk full, file gone, locked, I/O). */
+/** True when an error says the database cannot be written right now (disk full, file gone, locked, I/O, unreachable). */
 export function isStorageError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && STORAGE_CODES.test(code);
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') return STORAGE_CODES.test(code);
+  return typeof message === 'string' && CONNECTION_LOST.test(message);
 }
 
 /**
@@ -29,7 +39,8 @@ export class WriteHealth {
 
   recordFailure(site: WriteSite, err: unknown, at: number): void {
     const code = (err as { code?: unknown } | null)?.code;
-    this.failures.set(site, { site, at, code: typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown' });
+    const lost = err instanceof Error && CONNECTION_LOST.test(err.message) ? 'CONNECTION_LOST' : null;
+    this.failures.set(site, { site, at, code: typeof code === 'string' ? code : (lost ?? (err instanceof Error ? err.name : 'unknown')) });
   }
 
   recordSuccess(site: WriteSite): void {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
+import { ClusterModule } from '../cluster/cluster.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { ReportsModule } from '../reports/reports.module';
 import { TelegramModule } from '../telegram/telegram.module';
@@ -8,7 +9,7 @@ import { HousekeepingService } from './housekeeping.service';
 
 /** The once-a-minute jobs: reminders, the daily digest, retention, pruning. */
 @Module({
-  imports: [RepositoriesModule, AnonymisationModule, ReportsModule, TelegramModule],
+  imports: [RepositoriesModule, AnonymisationModule, ClusterModule, ReportsModule, TelegramModule],
   providers: [HousekeepingService, HousekeepingScheduler],
 })
 export class HousekeepingModule {}

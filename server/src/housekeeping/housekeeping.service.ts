@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { Clock } from '../clock/clock';
+import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { SECRET_FAILURE_WINDOW_MS } from '../leads/secret-lockout';
@@ -36,6 +37,8 @@ export interface HousekeepingReport {
   digest: boolean;
   anonymised: number;
   pruned: number;
+  /** False when another instance holds housekeeping now (issue 13): nothing was done here. */
+  ran: boolean;
 }
 
 /** docs/requirements.md §7, once a minute: reminders, the daily digest, retention, pruning. Each job is idempotent. */
@@ -53,10 +56,20 @@ export class HousekeepingService {
     private readonly telegram: TelegramGateway,
     private readonly events: LeadEventsRepository,
     private readonly clock: Clock,
+    private readonly leases: LeaseService,
   ) {}
 
   async run(): Promise<HousekeepingReport> {
-    const report: HousekeepingReport = { reminders: 0, digest: false, anonymised: 0, pruned: 0 };
+    const report: HousekeepingReport = { reminders: 0, digest: false, anonymised: 0, pruned: 0, ran: false };
+    // Several instances on one database (issue 13): one runs the jobs at a time (each job is also safe to run twice:
+    // reminders are claimed per lead, the digest per day, retention and pruning only touch what is still due).
+    try {
+      if (!(await this.leases.take('housekeeping'))) return report;
+    } catch (err) {
+      this.logger.error({ msg: 'housekeeping skipped: lease not taken', error: err instanceof Error ? err.message : String(err) });
+      return report;
+    }
+    report.ran = true;
     // Each job on its own: one failing does not stop the others.
     const jobs: [string, () => Promise<void>][] = [
       ['reminders', async () => void (report.reminders = await this.remind())],

@@ -20,7 +20,7 @@ import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, LeadAcceptedEvent } from './lead-accepted.event';
 import { changedFields, retryAfterSeconds, type SubmitOutcome } from './lead-submission';
-import { type KnownRequest, LeadSubmitRepository, type SubmitQueries } from '../repositories/lead-submit.repository';
+import { type Decision, type KnownRequest, LeadSubmitRepository, type SubmitSteps } from '../repositories/lead-submit.repository';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
 
@@ -93,11 +93,11 @@ export class LeadsService {
    * it is still counted, at that time, so that a burst of replays after an outage does not lock out the visitors who
    * come after it.
    */
-  private decide(q: SubmitQueries, lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number): SubmitOutcome {
+  private *decide(q: SubmitSteps, lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number): Decision<SubmitOutcome> {
     // Known request_id first: a landing retry is never throttled.
-    const known = q.findRequest(lead.request_id);
+    const known = yield* q.findRequest(lead.request_id);
     if (known) {
-      const fallbackNoted = late?.fallback ? this.noteFallback(q, known, late, now) : false;
+      const fallbackNoted = late?.fallback ? yield* this.noteFallback(q, known, late, now) : false;
       return { kind: 'duplicate', leadNumber: known.leadId, repeat: known.repeat, fallbackNoted };
     }
 
@@ -106,20 +106,25 @@ export class LeadsService {
     if (!late) {
       const { ipLimit, ipWindowSec, hourlyLimit } = this.config.leads;
       const visitorWindow = ipWindowSec * 1000;
-      const visitorNth = q.nthAccepted(ipHash, now - visitorWindow, ipLimit);
+      const visitorNth = yield* q.nthAccepted(ipHash, now - visitorWindow, ipLimit);
       if (visitorNth !== null)
         return { kind: 'limited', why: 'visitor', retryAfterSec: retryAfterSeconds(visitorNth + visitorWindow - now) };
-      const hourlyNth = q.nthAccepted(null, now - HOUR_MS, hourlyLimit);
+      const hourlyNth = yield* q.nthAccepted(null, now - HOUR_MS, hourlyLimit);
       if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', retryAfterSec: retryAfterSeconds(hourlyNth + HOUR_MS - now) };
     }
 
-    q.recordAccepted(ipHash, createdAt);
+    yield* q.recordAccepted(ipHash, createdAt);
     // A late request's arrival and fallback message (issue 12), and where it came from (issue 14).
     const requestColumns = { ...(late ? lateColumnsOf(late, now) : {}), ...sourceColumnsOf(lead.source) };
     // Within 24 h of the visitor's time, on either side: a late request may be older than leads stored after it.
-    const target = q.findRepeatTarget(lead.telegram.toLowerCase(), lead.phone, createdAt - REPEAT_WINDOW_MS, createdAt + REPEAT_WINDOW_MS);
+    const target = yield* q.findRepeatTarget(
+      lead.telegram.toLowerCase(),
+      lead.phone,
+      createdAt - REPEAT_WINDOW_MS,
+      createdAt + REPEAT_WINDOW_MS,
+    );
     if (target) {
-      const repeatId = q.insertRepeat({
+      const repeatId = yield* q.insertRepeat({
         lead_id: target.id,
         request_id: lead.request_id,
         created_at: createdAt,
@@ -131,7 +136,7 @@ export class LeadsService {
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
       });
       if (late)
-        q.recordEvent({
+        yield* q.recordEvent({
           leadId: target.id,
           repeatId,
           kind: 'received_late',
@@ -140,7 +145,7 @@ export class LeadsService {
         });
       return { kind: 'repeat', leadNumber: target.id, late: late !== null };
     }
-    const id = q.insertLead({
+    const id = yield* q.insertLead({
       request_id: lead.request_id,
       name: lead.name,
       telegram: lead.telegram,
@@ -154,7 +159,8 @@ export class LeadsService {
       next_attempt_at: now,
       ...requestColumns,
     });
-    if (late) q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: now, detail: lateStory(late, now, `lead #${id}`) });
+    if (late)
+      yield* q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: now, detail: lateStory(late, now, `lead #${id}`) });
     return { kind: 'created', leadNumber: id, late: late !== null };
   }
 
@@ -163,12 +169,12 @@ export class LeadsService {
    * also got the fallback message, docs/requirements.md §8.3): the answer stays a plain 200, and that message is
    * recorded once, so that the outbox adopts it (no card yet) or answers it with the lead's number.
    */
-  private noteFallback(q: SubmitQueries, known: KnownRequest, late: LateInfo, now: number): boolean {
+  private *noteFallback(q: SubmitSteps, known: KnownRequest, late: LateInfo, now: number): Decision<boolean> {
     const f = late.fallback;
     if (!f || known.hasFallback) return false;
-    if (!q.reportFallback(known, { chatId: f.chat_id, messageId: f.message_id, sentAt: f.sent_at, now })) return false;
+    if (!(yield* q.reportFallback(known, { chatId: f.chat_id, messageId: f.message_id, sentAt: f.sent_at, now }))) return false;
     const what = known.repeat ? `a repeat of #${known.leadId}, stored before` : `lead #${known.leadId}, stored before`;
-    q.recordEvent({
+    yield* q.recordEvent({
       leadId: known.leadId,
       repeatId: known.repeat ? known.rowId : null,
       kind: 'received_late',

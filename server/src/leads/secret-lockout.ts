@@ -22,6 +22,9 @@ export function callerLabel(callerHash: string): string {
  * failed within the window (loaded from SQLite at start), so the common case — a caller that never sent a wrong
  * secret — costs no query. The profile of `npm run bench` showed that query on every request.
  *
+ * With several instances on PostgreSQL (issue 13) the memory index is not enough (another instance may have counted
+ * failures): there every request asks the table, one indexed read of at most five rows.
+ *
  * When a caller's failure starts a lockout, ops are told in the admin chat: the usual caller is the landing's
  * server, and a landing locked out sends every visitor to its fallback until the window passes.
  */
@@ -51,6 +54,11 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
   /** Seconds until the caller may try again, or null when it is not locked out. */
   async retryAfterSec(callerHash: string): Promise<number | null> {
     const now = this.clock.now();
+    // Several instances (PostgreSQL): failures another instance counted are only in the table.
+    if (this.rateEvents.sharedAcrossInstances) {
+      const shared = await this.waitMs(callerHash, now);
+      return shared === null ? null : retryAfterSeconds(shared);
+    }
     const last = this.lastFailure.get(callerHash);
     if (last === undefined) return null;
     if (now - last >= SECRET_FAILURE_WINDOW_MS) {

@@ -1,7 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { Metrics } from '../observability/metrics';
+import { SettingsRepository } from '../repositories/settings.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+
+/** The settings row that shares a flood pause between instances (issue 13): Telegram's limits are per bot token. */
+export const FLOOD_UNTIL_SETTING = 'telegram_flood_until';
 
 /**
  * Whether the outbox may call Telegram now, shared by the runner and the work it runs: not without a bot, not
@@ -23,6 +27,7 @@ export class OutboxGate {
     private readonly telegram: TelegramGateway,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
+    private readonly settings: SettingsRepository,
   ) {}
 
   get stopped(): boolean {
@@ -54,16 +59,42 @@ export class OutboxGate {
     this.pausedLogged = true;
   }
 
-  /** Telegram asked to wait: every call of the outbox waits exactly `pauseMs`; `defer` notes it first (the lead's time). */
+  /**
+   * Telegram asked to wait: every call of the outbox waits exactly `pauseMs`, on every instance (the pause is written
+   * to the database, and each instance reads it before a pass: `syncFlood`); `defer` notes it first (the lead's time).
+   */
   async flood(pauseMs: number, description: string, defer: () => Promise<void> = () => Promise.resolve()): Promise<'flood'> {
-    this.pausedUntil = this.clock.now() + pauseMs;
+    const now = this.clock.now();
+    this.pauseUntil(now + pauseMs);
     this.metrics.inc('telegram_flood_total');
     await defer();
     this.logger.warn({ msg: 'flood control', retry_after_sec: pauseMs / 1000, error: description });
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeTimer = setTimeout(() => this.wake(), pauseMs);
-    this.wakeTimer.unref();
+    try {
+      await this.settings.set(FLOOD_UNTIL_SETTING, String(this.pausedUntil), now);
+    } catch (err) {
+      // This instance still waits; the others learn of the pause from their own 429 instead.
+      this.logger.warn({ msg: 'flood pause not shared', error: err instanceof Error ? err.message : String(err) });
+    }
     return 'flood';
+  }
+
+  /** Adopts a flood pause another instance got (issue 13). Database errors propagate (the pass fails and backs off). */
+  async syncFlood(): Promise<void> {
+    const shared = Number(await this.settings.get(FLOOD_UNTIL_SETTING));
+    if (Number.isFinite(shared) && shared > this.pausedUntil && shared > this.clock.now()) {
+      this.logger.warn({
+        msg: 'flood control (another instance got a 429)',
+        retry_after_sec: Math.ceil((shared - this.clock.now()) / 1000),
+      });
+      this.pauseUntil(shared);
+    }
+  }
+
+  private pauseUntil(until: number): void {
+    this.pausedUntil = until;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeTimer = setTimeout(() => this.wake(), Math.max(0, until - this.clock.now()));
+    this.wakeTimer.unref();
   }
 
   stop(): void {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AlertsModule } from '../alerts/alerts.module';
 import { CardsModule } from '../cards/cards.module';
 import { ChatsModule } from '../chats/chats.module';
+import { ClusterModule } from '../cluster/cluster.module';
 import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
@@ -19,7 +20,7 @@ import { RepeatNotifier } from './repeat-notifier';
  * leads feature. ChatsModule is passed on: whoever uses the outbox's cards asks it which chat is the leads group.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, CardsModule, ChatsModule, MetricsModule, TelegramModule],
+  imports: [RepositoriesModule, AlertsModule, CardsModule, ChatsModule, ClusterModule, MetricsModule, TelegramModule],
   providers: [OutboxService, OutboxScheduler, OutboxGate, OutboxAlerts, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer],
   exports: [OutboxService, ChatsModule],
 })

@@ -5,6 +5,7 @@ import { SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_ACCEPTED } from '../leads/lead-accepted.event';
+import { LeaseService } from '../cluster/lease.service';
 import { OutboxService } from './outbox.service';
 
 /** Thin: runs the outbox every PUBLISH_INTERVAL_SEC and right after each accepted lead. */
@@ -17,6 +18,7 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
     private readonly outbox: OutboxService,
     private readonly registry: SchedulerRegistry,
+    private readonly leases: LeaseService,
   ) {}
 
   /** Also where the clock is moved by hand (tests, drills): a committed lead is published without waiting for a tick. */
@@ -39,5 +41,7 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
     if (this.registry.doesExist('interval', 'outbox')) this.registry.deleteInterval('outbox');
     await this.outbox.whenIdle();
     await this.outbox.recordSentBeforeShutdown();
+    // After the last pass: another instance (or this one restarted) takes the outbox at once.
+    await this.leases.release('outbox').catch(() => undefined);
   }
 }

@@ -11,6 +11,8 @@ import { WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
 import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
+import { LeasesRepository } from '../repositories/leases.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
 import type { OutgoingMessage, TelegramGateway, TelegramResult } from '../telegram/telegram.gateway';
@@ -90,12 +92,13 @@ function build() {
   const adminAlerts = new AlertsService(config, gateway, new AlertThrottlesRepository(db), clock, metrics);
   const alerts = new OutboxAlerts(adminAlerts);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock);
-  const gate = new OutboxGate(gateway, clock, metrics);
+  const gate = new OutboxGate(gateway, clock, metrics, new SettingsRepository(db));
   const publisher = new CardPublisher(leads, cards, gateway, chats, alerts, events, metrics, clock, gate);
   const rewriter = new CardRewriter(leads, cards, gateway, chats, alerts, events, clock, gate);
   const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate);
   const answerer = new FallbackAnswerer(leads, gateway, events, clock, gate);
-  const outbox = new OutboxService(publisher, rewriter, notifier, answerer, gate, clock, new WriteHealth());
+  const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS);
+  const outbox = new OutboxService(publisher, rewriter, notifier, answerer, gate, clock, new WriteHealth(), leases);
   return { db, clock, telegram, leads, outbox };
 }
 

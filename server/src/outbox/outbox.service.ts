@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { LeaseService } from '../cluster/lease.service';
 import { Clock } from '../clock/clock';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { CardPublisher } from './card-publisher';
@@ -38,6 +39,7 @@ export class OutboxService {
     private readonly gate: OutboxGate,
     private readonly clock: Clock,
     private readonly writeHealth: WriteHealth,
+    private readonly leases: LeaseService,
   ) {
     gate.onPauseEnd(() => this.publishSoon());
   }
@@ -82,6 +84,7 @@ export class OutboxService {
    */
   async refreshCard(leadId: number): Promise<CardRefresh> {
     try {
+      await this.gate.syncFlood();
       return (await this.rewriter.rewrite(leadId)) === 'shown' ? 'shown' : 'later';
     } catch (err) {
       if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
@@ -114,8 +117,16 @@ export class OutboxService {
       this.rerun = false;
       // After a failed pass the outbox waits (the database is full, locked, gone) instead of hammering it each tick.
       if (this.clock.now() < this.backoffUntil) return;
+      let renewal: NodeJS.Timeout | null = null;
       try {
+        // Sent but not recorded is this instance's own memory: recorded whoever holds the outbox.
         await this.recordUnrecorded();
+        // Several instances on one database (issue 13): one runs passes at a time, the others leave the work to it
+        // (and take it over within a minute when it dies). Its lease is renewed while a long pass goes on.
+        if (!(await this.leases.take('outbox'))) return this.passSucceeded();
+        renewal = setInterval(() => void this.leases.take('outbox').catch(() => undefined), this.leases.timings.renewMs);
+        renewal.unref();
+        await this.gate.syncFlood();
         if (await this.publisher.publishDue()) {
           await this.rewriter.rewriteDirty();
           await this.notifier.notifyDue();
@@ -124,6 +135,8 @@ export class OutboxService {
         this.passSucceeded();
       } catch (err) {
         this.passFailed(err);
+      } finally {
+        if (renewal) clearInterval(renewal);
       }
     } while (this.rerun && !this.gate.stopped);
   }

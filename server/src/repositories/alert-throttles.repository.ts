@@ -15,12 +15,20 @@ export class AlertThrottlesRepository {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('alert_throttles').select('last_sent_at').where('key', '=', key).executeTakeFirst();
       if (row && now - row.last_sent_at < intervalMs) return { claimed: false, previous: row.last_sent_at };
-      await trx
+      // The claim itself is one conditional upsert: on PostgreSQL two instances may both have read the old time
+      // above (READ COMMITTED), and only one of them updates the row (issue 13).
+      const claimed = await trx
         .insertInto('alert_throttles')
         .values({ key, last_sent_at: now })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ last_sent_at: now }))
-        .execute();
-      return { claimed: true, previous: row?.last_sent_at ?? null };
+        .onConflict((oc) =>
+          oc
+            .column('key')
+            .doUpdateSet({ last_sent_at: now })
+            .where('alert_throttles.last_sent_at', '<=', now - intervalMs),
+        )
+        .returning('last_sent_at')
+        .executeTakeFirst();
+      return { claimed: claimed !== undefined, previous: row?.last_sent_at ?? null };
     });
   }
 

@@ -30,9 +30,11 @@ export class DatabaseMaintenanceRepository {
 
   /**
    * Moves every WAL frame into the main file and truncates the WAL (after an erase). False when a reader held it off
-   * and it must be tried again. Only on an open database: ask `isClosed` first.
+   * and it must be tried again. Only on an open database: ask `isClosed` first. On PostgreSQL there is nothing of ours
+   * to truncate: true (dead row versions go at the next vacuum, docs/deployment.md says what that means for erasure).
    */
   checkpointTruncate(): boolean {
+    if (this.database.kind === 'postgres') return true;
     return checkpointTruncate(this.database.sqlite);
   }
 }

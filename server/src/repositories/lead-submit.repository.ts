@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Statement } from 'better-sqlite3';
+import { sql, type Transaction } from 'kysely';
 import { DatabaseHandle } from '../database/database.module';
-import type { Lead, LeadEventKind, NewLead, NewLeadRepeat } from '../database/schema';
+import type { Database, Lead, LeadEventKind, NewLead, NewLeadRepeat } from '../database/schema';
 
 export interface KnownRequest {
   leadId: number;
@@ -37,7 +38,7 @@ const LATE_VALUES = [...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => `@${f}`).join(
 /** A request that came in time: no route, no fallback message; and one with no source. */
 const NO_LATE = Object.fromEntries([...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => [f, null]));
 
-/** The queries of the submit decision, synchronous, inside one BEGIN IMMEDIATE. */
+/** The queries of the submit decision, inside one transaction that no other decision runs beside. */
 export interface SubmitQueries {
   findRequest(requestId: string): KnownRequest | undefined;
   /** The `limit`-th newest accepted submission inside the window (of one visitor, or of all), if any. */
@@ -56,6 +57,56 @@ export interface SubmitQueries {
   recordEvent(event: { leadId: number; repeatId: number | null; kind: LeadEventKind; at: number; detail: string }): void;
 }
 
+/** One query of a decision, as the decision asks for it: the runner of the database underneath answers it. */
+export type SubmitCall = { [K in keyof SubmitQueries]: { name: K; args: Parameters<SubmitQueries[K]> } }[keyof SubmitQueries];
+
+/**
+ * A submit decision written once for both databases: a generator that yields each query (`yield* q.findRequest(id)`)
+ * and gets its answer back. On SQLite the runner answers synchronously inside one BEGIN IMMEDIATE (no promise, no
+ * other work in between); on PostgreSQL it awaits each query inside one transaction.
+ */
+export type Decision<T> = Generator<SubmitCall, T, unknown>;
+
+/** What a decision calls: each query as a step to `yield*`, typed as the query. */
+export type SubmitSteps = {
+  [K in keyof SubmitQueries]: (...args: Parameters<SubmitQueries[K]>) => Generator<SubmitCall, ReturnType<SubmitQueries[K]>, unknown>;
+};
+
+const QUERY_NAMES: (keyof SubmitQueries)[] = [
+  'findRequest',
+  'nthAccepted',
+  'recordAccepted',
+  'findRepeatTarget',
+  'insertLead',
+  'insertRepeat',
+  'reportFallback',
+  'recordEvent',
+];
+
+const STEPS = Object.fromEntries(
+  QUERY_NAMES.map((name) => [
+    name,
+    function* (...args: unknown[]): Generator<SubmitCall, unknown, unknown> {
+      return yield { name, args } as SubmitCall;
+    },
+  ]),
+) as unknown as SubmitSteps;
+
+/** Answers one yielded call with `queries` (a value on SQLite, a promise on PostgreSQL). */
+function answer(queries: SubmitQueries | AsyncSubmitQueries, call: SubmitCall): unknown {
+  return (queries[call.name] as (...args: unknown[]) => unknown)(...call.args);
+}
+
+type AsyncSubmitQueries = { [K in keyof SubmitQueries]: (...args: Parameters<SubmitQueries[K]>) => Promise<ReturnType<SubmitQueries[K]>> };
+
+/**
+ * The key of the PostgreSQL advisory lock every submit decision takes first (`pg_advisory_xact_lock`): decisions run
+ * one at a time across every instance, as they do on SQLite under BEGIN IMMEDIATE. The hourly limit counts every
+ * visitor's leads, so any two decisions depend on each other and a narrower lock would not be exact
+ * (docs/decisions.md, issue 13). An arbitrary constant that no other lock of this app uses.
+ */
+export const SUBMIT_LOCK_KEY = 7_291_000_113;
+
 /**
  * The hot path of `POST /leads` as prepared better-sqlite3 statements in one synchronous `BEGIN IMMEDIATE`
  * (docs/requirements.md §1.1, steps 6–10). `npm run bench` showed the async query path costing more than the SQL
@@ -64,12 +115,15 @@ export interface SubmitQueries {
  */
 @Injectable()
 export class LeadSubmitRepository {
-  private readonly statements: Record<string, Statement>;
-  private readonly queries: SubmitQueries;
+  private prepared: SubmitQueries | null = null;
 
-  constructor(private readonly database: DatabaseHandle) {
-    const s = database.sqlite;
-    this.statements = {
+  constructor(private readonly database: DatabaseHandle) {}
+
+  /** The queries as prepared statements, prepared once on first use (SQLite only). */
+  private sqliteQueries(): SubmitQueries {
+    if (this.prepared) return this.prepared;
+    const s = this.database.sqlite;
+    const st: Record<string, Statement> = {
       findRequest: s.prepare(
         'select id as lead_id, 0 as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ? ' +
           'union all select lead_id, 1, id, fallback_message_id is not null from lead_repeats where request_id = ? limit 1',
@@ -105,8 +159,7 @@ export class LeadSubmitRepository {
         'insert into lead_events (lead_id, repeat_id, kind, at, detail) values (@leadId, @repeatId, @kind, @at, @detail)',
       ),
     };
-    const st = this.statements;
-    this.queries = {
+    this.prepared = {
       findRequest: (id) => {
         const row = st.findRequest.get(id, id) as { lead_id: number; repeat: number; row_id: number; has_fallback: number } | undefined;
         return row ? { leadId: row.lead_id, repeat: row.repeat === 1, rowId: row.row_id, hasFallback: row.has_fallback === 1 } : undefined;
@@ -130,23 +183,144 @@ export class LeadSubmitRepository {
       },
       recordEvent: (event) => void st.recordEvent.run(event),
     };
+    return this.prepared;
   }
 
   /**
-   * Runs `decide` in one BEGIN IMMEDIATE transaction, after any Kysely work on the connection has finished.
+   * Runs the decision alone: on SQLite in one BEGIN IMMEDIATE, on PostgreSQL in one transaction holding the submit lock.
+   */
+  run<T>(decide: (q: SubmitSteps) => Decision<T>): Promise<T> {
+    return this.database.kind === 'postgres' ? this.runPostgres(decide) : this.runSqlite(decide);
+  }
+
+  /**
+   * PostgreSQL: READ COMMITTED, the submit lock first (each later statement sees every decision committed before it
+   * was granted). The lock and every statement wait at most DATABASE_BUSY_TIMEOUT_MS (`lock_timeout`), then fail
+   * with 55P03, a storage error (503), as SQLite's busy wait does.
+   */
+  private runPostgres<T>(decide: (q: SubmitSteps) => Decision<T>): Promise<T> {
+    return this.database.db.transaction().execute(async (trx) => {
+      await sql`select set_config('lock_timeout', ${`${this.database.busy.timeoutMs}ms`}, true), pg_advisory_xact_lock(${SUBMIT_LOCK_KEY}::bigint)`.execute(
+        trx,
+      );
+      const queries = postgresQueries(trx);
+      const decision = decide(STEPS);
+      let step = decision.next();
+      while (!step.done) step = decision.next(await answer(queries, step.value));
+      return step.value;
+    });
+  }
+
+  /**
+   * SQLite: runs the decision in one BEGIN IMMEDIATE transaction, after any Kysely work on the connection has finished.
    * Refuses (DatabaseGoneError) when the file at DATABASE_PATH is no longer the one opened: the commit would land
    * in a deleted or replaced file and the acknowledged lead would be lost at the next start. While another
    * connection holds the lock the whole transaction is tried again, asynchronously, within DATABASE_BUSY_TIMEOUT_MS
    * (the connection is released between tries, so the event loop and other queries go on).
    */
-  run<T>(decide: (q: SubmitQueries) => T): Promise<T> {
+  private runSqlite<T>(decide: (q: SubmitSteps) => Decision<T>): Promise<T> {
     const { db, sqlite } = this.database;
+    const queries = this.sqliteQueries();
+    const decideNow = (): T => {
+      const decision = decide(STEPS);
+      let step = decision.next();
+      while (!step.done) step = decision.next(answer(queries, step.value));
+      return step.value;
+    };
     return this.database.whileBusy(() =>
       db.connection().execute(() => {
         this.database.assertFileCurrent();
         // A promise for Kysely's connection API; the work itself is synchronous, inside the mutex.
-        return Promise.resolve(sqlite.transaction(() => decide(this.queries)).immediate());
+        return Promise.resolve(sqlite.transaction(decideNow).immediate());
       }),
     );
   }
+}
+
+/** The same queries as Kysely statements on a PostgreSQL transaction. */
+function postgresQueries(trx: Transaction<Database>): AsyncSubmitQueries {
+  return {
+    findRequest: async (id) => {
+      const { rows } = await sql<{ lead_id: number; repeat: boolean; row_id: number; has_fallback: boolean }>`
+        select id as lead_id, false as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ${id}
+        union all
+        select lead_id, true, id, fallback_message_id is not null from lead_repeats where request_id = ${id}
+        limit 1`.execute(trx);
+      const row = rows[0];
+      return row ? { leadId: row.lead_id, repeat: row.repeat, rowId: row.row_id, hasFallback: row.has_fallback } : undefined;
+    },
+    nthAccepted: async (keyHash, since, limit) => {
+      let query = trx.selectFrom('rate_events').select('at').where('kind', '=', 'accepted').where('at', '>', since);
+      if (keyHash !== null) query = query.where('key_hash', '=', keyHash);
+      const row = await query
+        .orderBy('at', 'desc')
+        .limit(1)
+        .offset(limit - 1)
+        .executeTakeFirst();
+      return row ? row.at : null;
+    },
+    recordAccepted: async (keyHash, at) => {
+      await trx.insertInto('rate_events').values({ kind: 'accepted', key_hash: keyHash, at }).execute();
+    },
+    findRepeatTarget: (key, phone, since, until) =>
+      trx
+        .selectFrom('leads')
+        .selectAll()
+        .where((eb) => eb.or([eb('telegram_key', '=', key), eb('phone', '=', phone)]))
+        .where('created_at', '>', since)
+        .where('created_at', '<=', until)
+        .where('status', '!=', 'spam')
+        .where('anonymised_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst(),
+    insertLead: async (lead) => {
+      const row = await trx
+        .insertInto('leads')
+        .values({ received_at: lead.created_at, ...lead })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    },
+    insertRepeat: async (repeat) => {
+      const row = await trx
+        .insertInto('lead_repeats')
+        .values({ received_at: repeat.created_at, ...repeat })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    },
+    reportFallback: async (known, f) => {
+      const set = { fallback_chat_id: f.chatId, fallback_message_id: f.messageId, fallback_sent_at: f.sentAt, fallback_next_at: f.now };
+      const result = known.repeat
+        ? await trx
+            .updateTable('lead_repeats')
+            .set({ ...set, fallback_state: 'answer' })
+            .where('id', '=', known.rowId)
+            .where('fallback_message_id', 'is', null)
+            .executeTakeFirst()
+        : await trx
+            .updateTable('leads')
+            .set((eb) => ({
+              ...set,
+              fallback_state: eb
+                .case()
+                .when('published_at', 'is', null)
+                .then(sql.lit<'pending' | 'answer'>('pending'))
+                .else(sql.lit<'pending' | 'answer'>('answer'))
+                .end(),
+            }))
+            .where('id', '=', known.rowId)
+            .where('fallback_message_id', 'is', null)
+            .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    recordEvent: async (event) => {
+      await trx
+        .insertInto('lead_events')
+        .values({ lead_id: event.leadId, repeat_id: event.repeatId, kind: event.kind, at: event.at, detail: event.detail })
+        .execute();
+    },
+  };
 }

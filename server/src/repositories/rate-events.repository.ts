@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import type { Kysely } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { RateEventKind } from '../database/schema';
+import { dialectOf } from '../database/dialect-sql';
 
 export interface WindowQuery {
   kind: RateEventKind;
@@ -14,7 +16,15 @@ export interface WindowQuery {
 /** Sliding-window counters over the `rate_events` table. They live in SQLite, so they survive a restart. */
 @Injectable()
 export class RateEventsRepository {
-  constructor(@InjectDb() private readonly db: LeadsDb) {}
+  /**
+   * Whether other instances may write these events too (PostgreSQL, issue 13): then an index of them kept in one
+   * instance's memory is incomplete, and the table must be asked.
+   */
+  readonly sharedAcrossInstances: boolean;
+
+  constructor(@InjectDb() private readonly db: LeadsDb) {
+    this.sharedAcrossInstances = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+  }
 
   /**
    * The time until the window has room again, or null when it has room now. It reads at most `limit` rows

@@ -6,6 +6,7 @@ import { LeadEventsRepository } from './lead-events.repository';
 import { LeadStatusChangesRepository } from './lead-status-changes.repository';
 import { LeadSubmitRepository } from './lead-submit.repository';
 import { LeadsRepository } from './leads.repository';
+import { LeasesRepository } from './leases.repository';
 import { RateEventsRepository } from './rate-events.repository';
 import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
@@ -20,6 +21,7 @@ const REPOSITORIES = [
   LeadStatusChangesRepository,
   LeadSubmitRepository,
   LeadsRepository,
+  LeasesRepository,
   RateEventsRepository,
   ReportsRepository,
   SettingsRepository,

@@ -252,6 +252,18 @@ export class TelegramGateway {
    */
   stopPolling(): void {
     this.stopRequested = true;
+    this.endLaunch();
+  }
+
+  /**
+   * Ends the current run of polling only (issue 13: another instance polls now); `poll()` may start again later.
+   * The run's promise resolves ok, as for a stop.
+   */
+  pausePolling(): void {
+    this.endLaunch();
+  }
+
+  private endLaunch(): void {
     const launched = this.launched;
     if (!launched || !this.stopBot) return;
     const stop = this.stopBot;
@@ -265,5 +277,19 @@ export class TelegramGateway {
       setTimeout(again, STOP_REPEAT_MS).unref();
     };
     again();
+  }
+
+  /**
+   * Webhook mode (issue 13): Telegram posts every update of `updates` to `url`, with `secret` in the
+   * X-Telegram-Bot-Api-Secret-Token header. Updates that waited meanwhile are kept (a restart loses no press).
+   */
+  async setWebhook(url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> {
+    return this.call('setWebhook', { url, secret_token: secret, allowed_updates: [...updates], drop_pending_updates: false });
+  }
+
+  /** One update that came by webhook, through the same handlers polling feeds (errors go to `onUpdateError`). */
+  async handleUpdate(update: unknown): Promise<void> {
+    if (!this.bot) return;
+    await this.bot.handleUpdate(update as Parameters<Telegraf['handleUpdate']>[0]);
   }
 }

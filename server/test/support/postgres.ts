@@ -139,7 +139,7 @@ function startWatchdog(server: Running): ChildProcess {
 }
 
 /** Starts a fresh PostgreSQL server; see the top of this file. Throws a clear error when PostgreSQL is not installed. */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: { maxConnections?: number } = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   const owner = runAs();
   const dir = mkdtempSync(join(tmpdir(), 'leads-pg-'));
@@ -211,6 +211,8 @@ export async function startPostgres(): Promise<TestPostgres> {
         'synchronous_commit=off',
         '-c',
         'full_page_writes=off',
+        '-c',
+        `max_connections=${options.maxConnections ?? 100}`,
       ]);
       const started = spawn(postgres, args, { cwd: dir, stdio: ['ignore', fd, fd] });
       closeSync(fd);

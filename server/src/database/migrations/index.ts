@@ -5,6 +5,7 @@ import * as botHousekeeping from './2026-11-29-0003-bot-housekeeping';
 import * as leadEvents from './2026-11-29-0004-lead-events';
 import * as lateLeads from './2026-12-01-0005-late-leads';
 import * as leadSource from './2026-12-01-0006-lead-source';
+import * as leases from './2026-12-01-0007-leases';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29-0004-lead-events': leadEvents,
   '2026-12-01-0005-late-leads': lateLeads,
   '2026-12-01-0006-lead-source': leadSource,
+  '2026-12-01-0007-leases': leases,
 };

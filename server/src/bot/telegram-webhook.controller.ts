@@ -1,0 +1,79 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Controller, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { TelegramGateway } from '../telegram/telegram.gateway';
+
+/** The header Telegram sends the webhook's `secret_token` in. */
+export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
+/** An update is a few KB; Telegram's largest (a long message with entities) stays far below this. */
+const MAX_UPDATE_BYTES = 1024 * 1024;
+
+/** Equal in constant time: both sides hashed first, so neither the length nor a common prefix shows in the timing. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+async function readUpdate(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_UPDATE_BYTES) throw new RangeError('update too large');
+    chunks.push(chunk as Buffer);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+}
+
+/**
+ * The webhook's route (issue 13), at the path of TELEGRAM_WEBHOOK_URL, on every instance: Telegram posts each update
+ * here, the secret header is compared in constant time before the body is read, and anything without it is refused
+ * with a bare 401 (no body: nothing to learn). The update runs through the same handlers as polling; the answer (200)
+ * comes after it has been handled, so Telegram sends the next one only then, and sends this one again if the instance
+ * died meanwhile.
+ */
+export function telegramWebhookController(path: string): Type {
+  @Controller()
+  class TelegramWebhookController {
+    private readonly logger = new Logger('Bot');
+
+    constructor(
+      private readonly telegram: TelegramGateway,
+      @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    ) {}
+
+    @Post(path)
+    async receive(@Req() req: Request, @Res() res: Response): Promise<void> {
+      const given = req.headers[TELEGRAM_SECRET_HEADER];
+      if (typeof given !== 'string' || !sameSecret(given, this.config.telegram.webhook!.secret)) {
+        res.status(401).end();
+        req.resume();
+        return;
+      }
+      let update: unknown;
+      try {
+        update = await readUpdate(req);
+      } catch (err) {
+        const tooLarge = err instanceof RangeError;
+        res.status(tooLarge ? 413 : 400).end();
+        if (tooLarge) req.destroy();
+        return;
+      }
+      if (typeof update !== 'object' || update === null || typeof (update as { update_id?: unknown }).update_id !== 'number') {
+        res.status(400).end();
+        return;
+      }
+      try {
+        await this.telegram.handleUpdate(update);
+      } catch (err) {
+        // Handlers report their own failures; one that escapes must not make Telegram resend the update forever.
+        this.logger.error(`webhook update failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      res.status(200).end();
+    }
+  }
+  return TelegramWebhookController;
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable } from '@nestjs/common';
+import { LeasesRepository } from '../repositories/leases.repository';
+
+/** How long a lease lasts and how often its holder renews it; tests shorten both. */
+export interface LeaseTimings {
+  ttlMs: number;
+  renewMs: number;
+}
+export const LEASE_TIMINGS = Symbol('LeaseTimings');
+/**
+ * 45 s, renewed every 15 s: a holder that dies is replaced within a minute (a follower asks every 15 s, and the
+ * lease runs out 45 s after the last renewal at most), and a holder survives two failed renewals in a row.
+ */
+export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { ttlMs: 45_000, renewMs: 15_000 };
+
+/** The jobs that run on one instance at a time. */
+export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling';
+
+/**
+ * Leases of the jobs that must run on one instance at a time when several share a database (issue 13): the outbox's
+ * passes, housekeeping, long polling. Wall-clock time (not the app's Clock, which tests move by hand): a lease is about
+ * whether a process is alive, not about the leads' times. On a single instance every lease is simply always granted.
+ */
+@Injectable()
+export class LeaseService {
+  /**
+   * This app, as lease holders are named: host, pid, when the process started, and a random part (two apps in one
+   * process — tests — are two instances too).
+   */
+  readonly instanceId = `${hostname()}:${process.pid}:${PROCESS_STARTED}:${randomBytes(3).toString('hex')}`;
+  /** Until when this instance holds each lease, as of its last successful take. */
+  private readonly heldUntil = new Map<LeaseName, number>();
+
+  constructor(
+    private readonly leases: LeasesRepository,
+    @Inject(LEASE_TIMINGS) readonly timings: LeaseTimings,
+  ) {}
+
+  /** Takes or renews `name` for this instance; false while another live instance holds it. Database errors propagate. */
+  async take(name: LeaseName): Promise<boolean> {
+    const now = Date.now();
+    const until = now + this.timings.ttlMs;
+    let granted = await this.leases.acquire(name, this.instanceId, now, until);
+    if (!granted) {
+      // A holder on this host whose process is gone (killed, and restarted as this one): no need to wait for its lease.
+      const current = await this.leases.holderOf(name);
+      if (current && holderIsDead(current.holder, this.instanceId))
+        granted = await this.leases.takeOver(name, current.holder, this.instanceId, until);
+    }
+    if (granted) this.heldUntil.set(name, until);
+    else this.heldUntil.delete(name);
+    return granted;
+  }
+
+  /**
+   * Whether this instance still holds `name` by its own reckoning, with a margin of one renewal period: past that,
+   * another instance may take it any moment, so work under it stops before it does.
+   */
+  holds(name: LeaseName): boolean {
+    return Date.now() < (this.heldUntil.get(name) ?? 0) - this.timings.renewMs;
+  }
+
+  /** Gives `name` up (a clean shutdown, polling handed over), so another instance takes it without waiting. */
+  async release(name: LeaseName): Promise<void> {
+    this.heldUntil.delete(name);
+    await this.leases.release(name, this.instanceId);
+  }
+}
+
+/** When this process started, in ms since the epoch: with the pid, it tells this process from an earlier one of that pid. */
+const PROCESS_STARTED = Math.round(Date.now() - process.uptime() * 1000);
+
+/**
+ * True when `holder` (host:pid:started:random) names a process of this host that no longer runs: it has our pid but
+ * started at another time (an earlier process of that pid, e.g. pid 1 in a restarted container), or no process has
+ * its pid. Another host's holder is never judged: only its lease running out frees it.
+ */
+export function holderIsDead(holder: string, self: string): boolean {
+  const [host, pid, started] = holder.split(':');
+  const [ownHost, ownPid, ownStarted] = self.split(':');
+  if (host !== ownHost || !/^\d+$/.test(pid ?? '')) return false;
+  // Our pid: an earlier process if it started more than a moment apart from this one (uptime is read with jitter).
+  if (pid === ownPid) return Math.abs(Number(started) - Number(ownStarted)) > 1000;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

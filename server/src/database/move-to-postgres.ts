@@ -1,0 +1,268 @@
+import { existsSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { sql, type Transaction } from 'kysely';
+import { migrateToLatest, openDatabase, openPostgres } from './database';
+import type { Database } from './schema';
+
+export interface MoveOptions {
+  /** Progress, one line at a time (the CLI prints them). */
+  log?: (line: string) => void;
+  /** Rows per multi-row insert (default 500); lowered for a wide table to stay within PostgreSQL's bind parameters. */
+  batchSize?: number;
+}
+
+export interface MovedTable {
+  table: string;
+  rows: number;
+  /** The id the table's identity gives next on PostgreSQL; null for a table without one (keyed by text). */
+  nextId: number | null;
+}
+
+export interface MoveReport {
+  /** Every data table, in the order copied (a referenced table before the tables that reference it). */
+  tables: MovedTable[];
+  /** The migrations this move applied first, on each side (empty when both were current). */
+  migrated: { sqlite: string[]; postgres: string[] };
+}
+
+const DEFAULT_BATCH_SIZE = 500;
+/** PostgreSQL's protocol numbers bind parameters with 16 bits: a statement takes at most 65535. */
+const MAX_BIND_PARAMETERS = 65535;
+/**
+ * Not copied: Kysely's bookkeeping (each side keeps its own, both are migrated to latest), and the leases of running
+ * instances (who runs the outbox now: a lease of the SQLite server means nothing to the PostgreSQL ones).
+ */
+const NOT_COPIED = ['kysely_migration', 'kysely_migration_lock', 'leases'];
+
+/** A data table as read from the SQLite snapshot. */
+interface SourceTable {
+  name: string;
+  columns: string[];
+  /** The tables its foreign keys reference. */
+  parents: string[];
+  rows: number;
+  /** sqlite_sequence's value for an AUTOINCREMENT table: the highest id ever given, even if that row is gone since. */
+  sequence: number;
+}
+
+/**
+ * `npm run leads -- migrate-to-postgres`: copies the SQLite database at `sqlitePath` into the empty PostgreSQL
+ * database at `postgresUrl`, every data table with its ids unchanged, all or nothing. Both are migrated to latest
+ * first (as the server does at start). Refuses a missing SQLite file and a PostgreSQL database that holds any row in
+ * any table: a move never merges into or overwrites a live database.
+ *
+ * The copy is of one SQLite snapshot (one read transaction), so it is consistent even while the server runs; but
+ * what the server writes after the snapshot is not copied: stop the server (or keep it in maintenance) for the move.
+ */
+export async function moveToPostgres(sqlitePath: string, postgresUrl: string, options: MoveOptions = {}): Promise<MoveReport> {
+  const log = options.log ?? (() => undefined);
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new Error(`batch size must be a positive integer, not ${batchSize}`);
+  // openDatabase would create an empty database at a wrong path, and the move would then copy nothing.
+  if (!existsSync(sqlitePath)) throw new Error(`no SQLite database at ${sqlitePath} (set DATABASE_PATH): nothing to move`);
+
+  const lite = openDatabase(sqlitePath, { busyTimeoutMs: 10_000 });
+  let sqliteMigrated: string[];
+  try {
+    sqliteMigrated = await migrateToLatest(lite.db);
+  } finally {
+    await lite.db.destroy();
+  }
+  log(`SQLite ${sqlitePath}: ${describeMigrations(sqliteMigrated)}`);
+
+  const { db: pg } = openPostgres(postgresUrl);
+  const sqlite = new BetterSqlite3(sqlitePath, { fileMustExist: true });
+  try {
+    const postgresMigrated = await migrateToLatest(pg);
+    log(`PostgreSQL: ${describeMigrations(postgresMigrated)}`);
+    // This process may wait for another connection's lock as long as it likes: it serves no requests.
+    sqlite.pragma('busy_timeout = 10000');
+    sqlite.prepare('begin').run();
+    // The snapshot starts with this first read: the tables, their rows and counts below all come from it.
+    const tables = readSourceTables(sqlite);
+    const moved = await pg.transaction().execute(async (trx) => {
+      await checkTarget(trx, tables);
+      const report: MovedTable[] = [];
+      for (const table of tables) {
+        const rows = await copyTable(sqlite, trx, table, batchSize);
+        const counted = await countRows(trx, table.name);
+        if (rows !== table.rows || counted !== table.rows) {
+          throw new Error(`${table.name}: ${table.rows} rows in SQLite, ${rows} copied, ${counted} in PostgreSQL: nothing was moved`);
+        }
+        const nextId = await continueIdentity(trx, table);
+        report.push({ table: table.name, rows, nextId });
+        log(`${table.name}: ${rows} rows${nextId === null ? '' : `, next id ${nextId}`}`);
+      }
+      return report;
+    });
+    return { tables: moved, migrated: { sqlite: sqliteMigrated, postgres: postgresMigrated } };
+  } finally {
+    // Ends the read transaction (nothing was written on this connection).
+    sqlite.close();
+    await pg.destroy();
+  }
+}
+
+function describeMigrations(applied: string[]): string {
+  return applied.length === 0 ? 'migrations current' : `migrated (${applied.join(', ')})`;
+}
+
+/** Every data table of the SQLite schema, ordered so that a table comes after the tables its foreign keys reference. */
+function readSourceTables(sqlite: BetterSqlite3.Database): SourceTable[] {
+  const names = (
+    sqlite
+      .prepare(`select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name`)
+      .all() as {
+      name: string;
+    }[]
+  )
+    .map((r) => r.name)
+    .filter((name) => !NOT_COPIED.includes(name));
+  const hasSequence = sqlite.prepare(`select 1 from sqlite_master where type = 'table' and name = 'sqlite_sequence'`).get() !== undefined;
+  const tables = names.map((name): SourceTable => {
+    const columns = (sqlite.prepare('select name from pragma_table_info(?) order by cid').all(name) as { name: string }[]).map(
+      (c) => c.name,
+    );
+    const parents = (sqlite.prepare('select distinct "table" as parent from pragma_foreign_key_list(?)').all(name) as { parent: string }[])
+      .map((r) => r.parent)
+      .filter((parent) => parent !== name);
+    const { n } = sqlite.prepare(`select count(*) as n from ${quote(name)}`).get() as { n: number };
+    const seq = hasSequence
+      ? (sqlite.prepare('select seq from sqlite_sequence where name = ?').get(name) as { seq: number } | undefined)
+      : undefined;
+    return { name, columns, parents, rows: n, sequence: seq?.seq ?? 0 };
+  });
+
+  // Kahn's order, alphabetical among the tables that are ready, so that the order does not depend on chance.
+  const ordered: SourceTable[] = [];
+  const pending = new Map(tables.map((t) => [t.name, t]));
+  while (pending.size > 0) {
+    const ready = [...pending.values()].find((t) => t.parents.every((parent) => !pending.has(parent)));
+    if (!ready) throw new Error(`the foreign keys of ${[...pending.keys()].join(', ')} form a cycle: no order to copy them in`);
+    ordered.push(ready);
+    pending.delete(ready.name);
+  }
+  return ordered;
+}
+
+/**
+ * Fails unless every SQLite table has a PostgreSQL table with the same columns, and unless every PostgreSQL table is
+ * empty. The tables are locked first (writes wait until the move commits), so that no row can arrive between this
+ * check and the copy.
+ */
+async function checkTarget(trx: Transaction<Database>, tables: SourceTable[]): Promise<void> {
+  const { rows: described } = await sql<{ table_name: string; column_name: string }>`
+    select c.table_name, c.column_name
+    from information_schema.columns c
+    join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
+    where c.table_schema = current_schema() and t.table_type = 'BASE TABLE'
+  `.execute(trx);
+  const target = new Map<string, Set<string>>();
+  for (const { table_name, column_name } of described) {
+    if (NOT_COPIED.includes(table_name)) continue;
+    target.set(table_name, (target.get(table_name) ?? new Set()).add(column_name));
+  }
+
+  for (const table of tables) {
+    const columns = target.get(table.name);
+    if (!columns) throw new Error(`the PostgreSQL database has no table ${table.name} (a table of the SQLite database): nothing was moved`);
+    const onlySqlite = table.columns.filter((c) => !columns.has(c));
+    const onlyPostgres = [...columns].filter((c) => !table.columns.includes(c));
+    if (onlySqlite.length > 0 || onlyPostgres.length > 0) {
+      throw new Error(
+        `the columns of ${table.name} differ: only in SQLite: ${onlySqlite.join(', ') || 'none'}; ` +
+          `only in PostgreSQL: ${onlyPostgres.join(', ') || 'none'}: nothing was moved`,
+      );
+    }
+  }
+
+  const names = [...target.keys()].sort();
+  if (names.length === 0) return;
+  await sql`lock table ${sql.join(names.map((name) => sql.table(name)))} in exclusive mode`.execute(trx);
+  const holding: string[] = [];
+  for (const name of names) {
+    const { rows } = await sql<{ found: boolean }>`select exists (select 1 from ${sql.table(name)}) as found`.execute(trx);
+    if (rows[0]?.found) holding.push(name);
+  }
+  if (holding.length > 0) {
+    throw new Error(`the PostgreSQL database already holds rows (in ${holding.join(', ')}): refusing to merge into or overwrite it`);
+  }
+}
+
+/** Copies a table's rows from the snapshot in multi-row inserts; gives the number of rows copied. */
+async function copyTable(
+  sqlite: BetterSqlite3.Database,
+  trx: Transaction<Database>,
+  table: SourceTable,
+  batchSize: number,
+): Promise<number> {
+  const perInsert = Math.max(1, Math.min(batchSize, Math.floor(MAX_BIND_PARAMETERS / table.columns.length)));
+  const columnList = sql.join(table.columns.map((c) => sql.id(c)));
+  const insert = (batch: unknown[][]) =>
+    sql`insert into ${sql.table(table.name)} (${columnList}) values ${sql.join(batch.map((values) => sql`(${sql.join(values)})`))}`.execute(
+      trx,
+    );
+  // Integers as BigInt, so that one beyond 2^53 is refused below instead of being read rounded.
+  const select = sqlite
+    .prepare(`select ${table.columns.map(quote).join(', ')} from ${quote(table.name)}`)
+    .raw(true)
+    .safeIntegers(true);
+  let copied = 0;
+  let batch: unknown[][] = [];
+  for (const row of select.iterate() as IterableIterator<unknown[]>) {
+    batch.push(row.map((value, i) => toPostgres(value, table, table.columns[i])));
+    if (batch.length === perInsert) {
+      await insert(batch);
+      copied += batch.length;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) {
+    await insert(batch);
+    copied += batch.length;
+  }
+  return copied;
+}
+
+/** SQLite integers become numbers (bigint on PostgreSQL); text, nulls and anything else go as they are. */
+function toPostgres(value: unknown, table: SourceTable, column: string): unknown {
+  if (typeof value !== 'bigint') return value;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new Error(`${table.name}.${column} = ${value} is beyond Number.MAX_SAFE_INTEGER: nothing was moved`);
+  return n;
+}
+
+async function countRows(trx: Transaction<Database>, table: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(trx);
+  return rows[0].n;
+}
+
+/**
+ * Sets each identity of the table past every id SQLite ever gave, so that new rows continue the numbering (a lead's
+ * number is its id and never repeats): past the highest id copied, and past sqlite_sequence's value, which is higher
+ * when the last rows were deleted (rate events are pruned). Gives the next id, or null for a table without identity.
+ */
+async function continueIdentity(trx: Transaction<Database>, table: SourceTable): Promise<number | null> {
+  const { rows: identities } = await sql<{ column_name: string }>`
+    select column_name from information_schema.columns
+    where table_schema = current_schema() and table_name = ${table.name} and is_identity = 'YES'
+  `.execute(trx);
+  if (identities.length === 0) return null;
+  if (identities.length > 1) throw new Error(`${table.name} has ${identities.length} identity columns in PostgreSQL: expected one`);
+  const column = identities[0].column_name;
+  const { rows } = await sql<{ copied: number | null; used: number | null }>`
+    select
+      (select max(${sql.id(column)}) from ${sql.table(table.name)}) as copied,
+      pg_sequence_last_value(pg_get_serial_sequence(${quote(table.name)}, ${column})::regclass) as used
+  `.execute(trx);
+  const last = Math.max(rows[0].copied ?? 0, rows[0].used ?? 0, table.sequence);
+  // An empty table whose sequence was never used: its first id is 1 as it stands.
+  if (last === 0) return 1;
+  await sql`select setval(pg_get_serial_sequence(${quote(table.name)}, ${column}), ${last})`.execute(trx);
+  return last + 1;
+}
+
+/** A double-quoted identifier, for SQLite statements and for pg_get_serial_sequence (which parses its argument). */
+function quote(identifier: string): string {
+  return `"${identifier.replace(/"/g, '""')}"`;
+}

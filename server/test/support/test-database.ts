@@ -1,0 +1,79 @@
+// Which database the server tests run on (issue 13): SQLite by default, PostgreSQL when LEADS_TEST_DATABASE=postgres
+// (`npm test` runs the server suite once on each). On PostgreSQL one throwaway server serves the whole run
+// (test/global-setup.ts starts it and passes its URL in LEADS_TEST_POSTGRES_URL); each SQLite file path a test
+// names maps to its own database on it, so a test that restarts its server on the same path finds its data again.
+import { createHash } from 'node:crypto';
+import { Client } from 'pg';
+import type { DatabaseHandle } from '../../src/database/database.module';
+
+export type TestDatabaseKind = 'sqlite' | 'postgres';
+
+export const TEST_DATABASE: TestDatabaseKind = process.env.LEADS_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
+export const onPostgres = TEST_DATABASE === 'postgres';
+
+/**
+ * `describe` for a block that only makes sense on SQLite (its file, pragmas, WAL, SQLITE_FULL): on PostgreSQL it is
+ * reported as skipped, by name, with the reason in the block's title.
+ */
+export const describeSqliteOnly: jest.Describe = onPostgres ? describe.skip : describe;
+export const itSqliteOnly: jest.It = onPostgres ? it.skip : it;
+export const describePostgresOnly: jest.Describe = onPostgres ? describe : describe.skip;
+
+/** The URL of the PostgreSQL database that stands for the SQLite file `dbPath`, created on first use. */
+export async function postgresDatabaseFor(dbPath: string): Promise<string> {
+  const admin = process.env.LEADS_TEST_POSTGRES_URL;
+  if (!admin) throw new Error('LEADS_TEST_DATABASE=postgres needs the server of test/global-setup.ts (LEADS_TEST_POSTGRES_URL)');
+  const name = `leads_${createHash('sha256').update(dbPath).digest('hex').slice(0, 24)}`;
+  const client = new Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } catch (err) {
+    // 42P04: it exists already (the test restarts its server on the same path).
+    if ((err as { code?: string }).code !== '42P04') throw err;
+  } finally {
+    await client.end();
+  }
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** `?` placeholders as PostgreSQL's `$1, $2, …` (outside quoted strings). */
+function numbered(text: string): string {
+  let n = 0;
+  let quoted = false;
+  let out = '';
+  for (const ch of text) {
+    if (ch === "'") quoted = !quoted;
+    out += ch === '?' && !quoted ? `$${++n}` : ch;
+  }
+  return out;
+}
+
+/**
+ * Runs one SQL statement on the test server's database, SQLite or PostgreSQL alike, with `?` placeholders; the rows
+ * it returns (a write returns none). Tests write the SQL both accept.
+ */
+export async function sqlRows<T = Record<string, unknown>>(db: DatabaseHandle, text: string, ...params: unknown[]): Promise<T[]> {
+  if (db.kind === 'sqlite') {
+    const statement = db.sqlite.prepare(text);
+    if (statement.reader) return statement.all(...params) as T[];
+    statement.run(...params);
+    return [];
+  }
+  const result = await db.pool!.query(numbered(text), params);
+  return result.rows as T[];
+}
+
+/** The first row of `sqlRows`, or undefined. */
+export async function sqlRow<T = Record<string, unknown>>(db: DatabaseHandle, text: string, ...params: unknown[]): Promise<T | undefined> {
+  return (await sqlRows<T>(db, text, ...params))[0];
+}
+
+/** Runs a write; the number of rows it changed. */
+export async function sqlRun(db: DatabaseHandle, text: string, ...params: unknown[]): Promise<number> {
+  if (db.kind === 'sqlite') return db.sqlite.prepare(text).run(...params).changes;
+  const result = await db.pool!.query(numbered(text), params);
+  return result.rowCount ?? 0;
+}
