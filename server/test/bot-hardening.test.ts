@@ -17,6 +17,7 @@ import {
   type TestServer,
   sandboxSuite,
 } from './harness';
+import { sqlRow } from './support/test-database';
 
 const MIN = 60_000;
 const OTHER: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег', username: 'oleg_member' };
@@ -54,14 +55,13 @@ async function newLead(overrides: Record<string, unknown> = {}) {
   return { id, card };
 }
 
-const row = (id: number) =>
-  server.db.sqlite.prepare('select status, name, phone, anonymised_at from leads where id = ?').get(id) as {
-    status: string;
-    name: string | null;
-    phone: string | null;
-    anonymised_at: number | null;
-  };
-const changes = () => (server.db.sqlite.prepare('select count(*) as n from lead_status_changes').get() as { n: number }).n;
+const row = async (id: number) =>
+  (await sqlRow<{ status: string; name: string | null; phone: string | null; anonymised_at: number | null }>(
+    server.db,
+    'select status, name, phone, anonymised_at from leads where id = ?',
+    id,
+  ))!;
+const changes = async () => (await sqlRow<{ n: number }>(server.db, 'select count(*) as n from lead_status_changes'))!.n;
 
 beforeEach(() => {
   clock = new FakeClock();
@@ -75,7 +75,7 @@ describe('a press is answered "Готово" only when the card shows it', () =>
     const answer = await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`);
     expect(answer).toBe('Готово: 🛠 В работе. Карточка обновится чуть позже.');
     expect(answer.length).toBeLessThanOrEqual(200);
-    expect(row(id).status).toBe('in_progress');
+    expect((await row(id)).status).toBe('in_progress');
     expect(card().text).toContain('Статус: 🆕 Новая');
 
     // The outbox keeps trying: at the next due pass the card catches up.
@@ -98,7 +98,7 @@ describe('a press is answered "Готово" only when the card shows it', () =>
     expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:spam`)).toBe(
       'Статус уже изменён: 🛠 В работе (Мария Менеджер). Карточка обновится чуть позже.',
     );
-    expect(row(id).status).toBe('in_progress');
+    expect((await row(id)).status).toBe('in_progress');
     expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:spam`)).toBe('Статус уже изменён: 🛠 В работе (Мария Менеджер).');
     expect(card().text).toContain('Статус: 🛠 В работе');
   });
@@ -117,8 +117,8 @@ describe("a press acts only through the lead's own card", () => {
     expect(after.card().message_id).not.toBe(oldCard.message_id);
 
     expect(await press(LEADS_CHAT, oldCard.message_id, `lead:${before.id}:new:spam`)).toBe(STALE);
-    expect(row(after.id).status).toBe('new');
-    expect(changes()).toBe(0);
+    expect((await row(after.id)).status).toBe('new');
+    expect(await changes()).toBe(0);
     expect(await press(LEADS_CHAT, after.card().message_id, `lead:${after.id}:new:in_progress`)).toBe('Готово: 🛠 В работе');
   });
 
@@ -130,9 +130,9 @@ describe("a press acts only through the lead's own card", () => {
     for (const messageId of [second.card().message_id, memberMessage]) {
       expect(await press(LEADS_CHAT, messageId, `lead:${first.id}:new:in_progress`)).toBe(STALE);
     }
-    expect(row(first.id).status).toBe('new');
-    expect(row(second.id).status).toBe('new');
-    expect(changes()).toBe(0);
+    expect((await row(first.id)).status).toBe('new');
+    expect((await row(second.id)).status).toBe('new');
+    expect(await changes()).toBe(0);
   });
 });
 
@@ -141,14 +141,14 @@ describe('/stickers_forget without LEADS_MANAGER_IDS: only administrators of the
     await boot();
     const { id, card } = await newLead({ name: 'Пётр Тайный', phone: '+79991112233' });
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toBe(NOT_ADMIN);
-    expect(row(id)).toMatchObject({ name: 'Пётр Тайный', phone: '+79991112233', anonymised_at: null });
+    expect(await row(id)).toMatchObject({ name: 'Пётр Тайный', phone: '+79991112233', anonymised_at: null });
     expect(card().text).toContain('Пётр Тайный');
 
     sandbox.setMember(LEADS_CHAT, OTHER, 'administrator');
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toBe(
       `🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`,
     );
-    expect(row(id)).toMatchObject({ name: null, phone: null });
+    expect(await row(id)).toMatchObject({ name: null, phone: null });
     expect(card().text).not.toContain('Пётр Тайный');
   });
 
@@ -157,7 +157,7 @@ describe('/stickers_forget without LEADS_MANAGER_IDS: only administrators of the
     const { id } = await newLead();
     sandbox.setMember(ADMIN_CHAT, THIRD, 'administrator');
     expect(await command(ADMIN_CHAT, `/stickers_forget ${id}`, THIRD)).toBe(NOT_ADMIN);
-    expect(row(id).anonymised_at).toBeNull();
+    expect((await row(id)).anonymised_at).toBeNull();
     // The group's creator may, from either chat.
     expect(await command(ADMIN_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toContain('обезличена');
   });
@@ -169,7 +169,7 @@ describe('/stickers_forget without LEADS_MANAGER_IDS: only administrators of the
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toBe(
       'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
     );
-    expect(row(id).anonymised_at).toBeNull();
+    expect((await row(id)).anonymised_at).toBeNull();
     expect(server.logger.lines.some((l) => l.startsWith('warn') && l.includes('administrator check failed'))).toBe(true);
   });
 
@@ -187,7 +187,7 @@ describe('/stickers_forget with LEADS_MANAGER_IDS: the list decides, as before',
     sandbox.setMember(LEADS_CHAT, THIRD, 'administrator');
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, THIRD)).toBe('Обезличивать заявки могут только менеджеры.');
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toBe('Обезличивать заявки могут только менеджеры.');
-    expect(row(id).anonymised_at).toBeNull();
+    expect((await row(id)).anonymised_at).toBeNull();
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toContain('обезличена');
     expect(sandbox.callsOf('getChatMember')).toHaveLength(0);
   });

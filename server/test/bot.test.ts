@@ -21,6 +21,7 @@ import {
   type TestServer,
   sandboxSuite,
 } from './harness';
+import { itSqliteOnly, onPostgres, sqlRow, sqlRows } from './support/test-database';
 
 const MIN = 60_000;
 const PRIVATE_CHAT = 777001;
@@ -42,7 +43,7 @@ async function newLead(overrides: Record<string, unknown> = {}) {
   return { id, card: () => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))! };
 }
 
-const status = (id: number) => server.db.sqlite.prepare('select status from leads where id = ?').get(id) as { status: string };
+const status = (id: number) => sqlRow<{ status: string }>(server.db, 'select status from leads where id = ?', id);
 const buttons = (card: { reply_markup?: { inline_keyboard: { text: string; callback_data?: string }[][] } }) =>
   card.reply_markup!.inline_keyboard[0].map((b) => b.text);
 
@@ -69,13 +70,15 @@ describe('status buttons (requirements §5)', () => {
       clock.advance(MIN);
       const answer = await press(LEADS_CHAT, card().message_id, `lead:${id}:${from}:${to}`);
       expect(answer).toBe(`Готово: ${label}`);
-      expect(status(id)).toEqual({ status: to });
+      expect(await status(id)).toEqual({ status: to });
       expect(card().text).toMatch(new RegExp(`Статус: ${label} — Мария Менеджер, \\d\\d\\.\\d\\d\\.\\d{4} \\d\\d:\\d\\d`));
       expect(buttons(card())).toEqual(next);
     }
-    const history = server.db.sqlite
-      .prepare('select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ? order by id')
-      .all(id);
+    const history = await sqlRows(
+      server.db,
+      'select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ? order by id',
+      id,
+    );
     expect(history).toEqual(
       steps.map(([from, to]) => ({ from_status: from, to_status: to, user_id: DEFAULT_USER.id, user_name: 'Мария Менеджер' })),
     );
@@ -91,7 +94,7 @@ describe('status buttons (requirements §5)', () => {
     const answers = [a, b].sort();
     expect(answers[0]).toMatch(/^Готово: /);
     expect(answers[1]).toMatch(/^Статус уже изменён: /);
-    expect(server.db.sqlite.prepare('select count(*) as n from lead_status_changes').get()).toEqual({ n: 1 });
+    expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 1 });
   });
 
   it('refuses presses from another chat, from non-managers, with malformed data, for unknown or anonymised leads', async () => {
@@ -112,10 +115,10 @@ describe('status buttons (requirements §5)', () => {
       expect(await press(LEADS_CHAT, card().message_id, data)).toBe('Неизвестная кнопка.');
     }
     expect(await press(LEADS_CHAT, card().message_id, 'lead:99999:new:in_progress')).toBe('Заявка не найдена.');
-    expect(status(id)).toEqual({ status: 'new' });
+    expect(await status(id)).toEqual({ status: 'new' });
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toContain('обезличена');
     expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe('Заявка обезличена: статус больше не меняется.');
-    expect(server.db.sqlite.prepare('select count(*) as n from lead_status_changes').get()).toEqual({ n: 0 });
+    expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
   });
 
   it('a lead marked spam by a button stops matching repeats', async () => {
@@ -179,7 +182,7 @@ describe('commands (requirements §6)', () => {
     expect(reply).toMatch(/За 7 дней[\s\S]*🔁 Повторных обращений: 1/);
     expect(reply).toContain('📭 Без карточки сейчас: 0');
     // The repeat counted in the last 7 days is the one of the fresh lead.
-    expect(server.db.sqlite.prepare('select lead_id from lead_repeats').all()).toEqual([{ lead_id: fresh.id }]);
+    expect(await sqlRows(server.db, 'select lead_id from lead_repeats order by id')).toEqual([{ lead_id: fresh.id }]);
   });
 
   it('/stickers_forget anonymises one lead: fields erased, card rewritten, statistics kept', async () => {
@@ -194,9 +197,7 @@ describe('commands (requirements §6)', () => {
     expect(await command(LEADS_CHAT, '/stickers_forget #' + id)).toBe(
       `🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`,
     );
-    expect(
-      server.db.sqlite.prepare('select name, telegram, phone, comment, ip_hash, guests, status from leads where id = ?').get(id),
-    ).toEqual({
+    expect(await sqlRow(server.db, 'select name, telegram, phone, comment, ip_hash, guests, status from leads where id = ?', id)).toEqual({
       name: null,
       telegram: null,
       phone: null,
@@ -264,7 +265,8 @@ describe('housekeeping (once a minute)', () => {
     expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(2);
   });
 
-  it('retention anonymises leads older than LEADS_RETENTION_DAYS: exactly the personal fields, gone from every database file', async () => {
+  /** Two leads (one with a repeat) 30 days old and one 1 day old; housekeeping runs once retention is due. */
+  async function retentionRun() {
     const dbPath = join(tmp.dir, `retention-${++n}`, 'leads.sqlite');
     await boot({ LEADS_RETENTION_DAYS: '30' }, dbPath);
     const secrets = {
@@ -281,11 +283,23 @@ describe('housekeeping (once a minute)', () => {
     const recent = await newLead({ name: 'Свежая Заявка' });
     clock.advance(1 * 24 * 60 * MIN + 1);
     const report = await server.app.get(HousekeepingService).run();
+    const values = [
+      secrets.name,
+      secrets.telegram,
+      secrets.telegram.toLowerCase(),
+      secrets.phone,
+      secrets.comment,
+      'Ульяна Повтор',
+      'Повторный секрет',
+    ];
+    return { dbPath, values, old, recent, report };
+  }
+
+  it('retention anonymises leads older than LEADS_RETENTION_DAYS: exactly the personal fields, gone from every table', async () => {
+    const { values, old, recent, report } = await retentionRun();
     expect(report.anonymised).toBe(1);
     expect(
-      server.db.sqlite
-        .prepare('select name, telegram, telegram_key, phone, comment, ip_hash, date, guests from leads where id = ?')
-        .get(old.id),
+      await sqlRow(server.db, 'select name, telegram, telegram_key, phone, comment, ip_hash, date, guests from leads where id = ?', old.id),
     ).toEqual({
       name: null,
       telegram: null,
@@ -296,19 +310,28 @@ describe('housekeeping (once a minute)', () => {
       date: '1 мая',
       guests: '15',
     });
-    expect(server.db.sqlite.prepare('select name from leads where id = ?').get(recent.id)).toEqual({ name: 'Свежая Заявка' });
+    expect(await sqlRow(server.db, 'select name from leads where id = ?', recent.id)).toEqual({ name: 'Свежая Заявка' });
+    await server.outbox.tick();
+    expect(old.card().text).toContain('🗑 Личные данные удалены');
+    const tables = await sqlRows<{ name: string }>(
+      server.db,
+      onPostgres
+        ? 'select tablename as name from pg_tables where schemaname = current_schema() order by tablename'
+        : "select name from sqlite_master where type = 'table' order by name",
+    );
+    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['leads', 'lead_repeats', 'lead_events']));
+    for (const { name } of tables) {
+      const text = JSON.stringify(await sqlRows(server.db, `select * from ${name}`));
+      for (const v of values) expect({ table: name, value: v, found: text.includes(v) }).toEqual({ table: name, value: v, found: false });
+    }
+  });
+
+  itSqliteOnly('retention leaves the personal values in no database file (SQLite only: the bytes of the file and its WAL)', async () => {
+    const { dbPath, values, old, report } = await retentionRun();
+    expect(report.anonymised).toBe(1);
     await server.outbox.tick();
     expect(old.card().text).toContain('🗑 Личные данные удалены');
     const dir = join(dbPath, '..');
-    const values = [
-      secrets.name,
-      secrets.telegram,
-      secrets.telegram.toLowerCase(),
-      secrets.phone,
-      secrets.comment,
-      'Ульяна Повтор',
-      'Повторный секрет',
-    ];
     for (const file of readdirSync(dir)) {
       const bytes = readFileSync(join(dir, file));
       for (const v of values) expect({ file, value: v, found: bytes.includes(Buffer.from(v)) }).toEqual({ file, value: v, found: false });

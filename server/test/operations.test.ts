@@ -8,6 +8,7 @@ import { NOT_IN_DATABASE } from '../src/trace/trace.service';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
+import { itSqliteOnly } from './support/test-database';
 
 const SEC = 1000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -159,7 +160,7 @@ describe('health and readiness', () => {
     expect(res.body.checks.outbox).toMatchObject({ ok: false, oldest_unpublished_age_sec: 61 });
   });
 
-  it('/ready is 503 when the database file is gone', async () => {
+  itSqliteOnly('/ready is 503 when the database file is gone (SQLite only: the database is a file)', async () => {
     await boot();
     rmSync(server.config.databasePath);
     const res = await get('/ready');

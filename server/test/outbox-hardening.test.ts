@@ -5,12 +5,14 @@
  */
 import { join } from 'node:path';
 import Database, { SqliteError } from 'better-sqlite3';
+import { Client, DatabaseError, types } from 'pg';
 import { MINIMAL_CARD_NOTE } from '../src/cards/card.renderer';
 import { CardService } from '../src/cards/card.service';
 import type { Lead } from '../src/database/schema';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
 import { LeadsRepository } from '../src/repositories/leads.repository';
+import { TelegramGateway } from '../src/telegram/telegram.gateway';
 import {
   ADMIN_CHAT,
   FakeClock,
@@ -22,6 +24,7 @@ import {
   sandboxSuite,
   watchAlerts,
 } from './harness';
+import { onPostgres, sqlRow, sqlRows, sqlRun } from './support/test-database';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -44,32 +47,126 @@ async function ready(): Promise<{ status: number; body: any }> {
   return { status: res.status, body: await res.json() };
 }
 
-const sqlite = () => server.db.sqlite;
 const cards = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('🆕 Заявка'));
 const cardsOf = (id: number) => cards().filter((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
 const pingsOf = (id: number) => sandbox.messages(LEADS_CHAT).filter((m) => m.text === `🔁 Повторное обращение по заявке #${id}`);
-const row = (id: number) => sqlite().prepare('select * from leads where id = ?').get(id) as Lead;
+const row = async (id: number) => (await sqlRow<Lead>(server.db, 'select * from leads where id = ?', id))!;
 const eventsOf = (id: number) =>
-  sqlite().prepare('select kind, detail from lead_events where lead_id = ? order by id').all(id) as { kind: string; detail: string }[];
+  sqlRows<{ kind: string; detail: string }>(server.db, 'select kind, detail from lead_events where lead_id = ? order by id', id);
 /** The lead as the status service leaves it after a press: a new status, the card marked for rewriting. */
 const setStatus = (id: number, status: string, dirtyAt = clock.now()) =>
-  sqlite()
-    .prepare('update leads set status = ?, card_dirty_at = ?, card_refresh_next_at = ? where id = ?')
-    .run(status, dirtyAt, clock.now(), id);
+  sqlRun(
+    server.db,
+    'update leads set status = ?, card_dirty_at = ?, card_refresh_next_at = ? where id = ?',
+    status,
+    dirtyAt,
+    clock.now(),
+    id,
+  );
 /** Telegram answers the next call of `method` to the leads chat with a 400. */
 const refuse = (method: string, description: string) => sandbox.inject({ method, kind: 'bad_request', description, chat_id: LEADS_CHAT });
 
+/** The error code of a write the database refuses as read-only. */
+const READONLY_CODE = onPostgres ? '25006' : 'SQLITE_READONLY';
+
 /**
- * The database starts refusing writes (SQLITE_READONLY, as a file system remounted read-only does) at the moment the
- * sandbox takes a message matching `when`: after Telegram accepted it, before the outbox records it.
+ * The database refuses every write from now on: on SQLite with SQLITE_READONLY (query_only), as a file system
+ * remounted read-only does; on PostgreSQL with its own read-only error (25006, as a primary turned standby gives),
+ * raised by a trigger on every table of the app, since the pool's open sessions cannot be switched to read-only.
+ */
+async function refuseWrites(): Promise<void> {
+  if (!onPostgres) {
+    server.db.sqlite.pragma('query_only = 1');
+    return;
+  }
+  await sqlRun(
+    server.db,
+    `create or replace function test_refuse_writes() returns trigger language plpgsql as $$
+     begin
+       raise exception 'cannot execute % in a read-only transaction', tg_op using errcode = 'read_only_sql_transaction';
+     end $$`,
+  );
+  await sqlRun(
+    server.db,
+    `do $$ declare t text;
+     begin
+       for t in select tablename from pg_tables where schemaname = current_schema() and tablename not like 'kysely%' loop
+         execute format('create trigger test_refuse_writes before insert or update or delete on %I for each statement execute function test_refuse_writes()', t);
+       end loop;
+     end $$`,
+  );
+}
+
+/** Writes work again. */
+async function allowWrites(): Promise<void> {
+  if (!onPostgres) {
+    server.db.sqlite.pragma('query_only = 0');
+    return;
+  }
+  await sqlRun(
+    server.db,
+    `do $$ declare t text;
+     begin
+       for t in select tablename from pg_tables where schemaname = current_schema() loop
+         execute format('drop trigger if exists test_refuse_writes on %I', t);
+       end loop;
+     end $$`,
+  );
+}
+
+/**
+ * The database starts refusing writes at the moment Telegram has taken a message matching `when` (the sandbox holds
+ * it): after Telegram accepted it, before the outbox records it.
  */
 function refuseWritesOnceSandboxHas(when: () => boolean): void {
-  const listener = () => {
-    if (!when()) return;
-    sandbox.state.off('change', listener);
-    sqlite().pragma('query_only = 1');
-  };
-  sandbox.state.on('change', listener);
+  const gateway = server.app.get(TelegramGateway);
+  const send = gateway.send.bind(gateway);
+  let armed = true;
+  jest.spyOn(gateway, 'send').mockImplementation(async (message) => {
+    const answer = await send(message);
+    if (armed && when()) {
+      armed = false;
+      await refuseWrites();
+    }
+    return answer;
+  });
+}
+
+/** What the database says when the disk is full: SQLITE_FULL, or PostgreSQL's disk_full (53100). */
+function diskFull(): Error {
+  if (!onPostgres) return new SqliteError('database or disk is full', 'SQLITE_FULL');
+  return Object.assign(new DatabaseError('could not extend file "base/16384/16385": No space left on device', 0, 'error'), {
+    code: '53100',
+  });
+}
+
+/** The first row of a query on a connection of its own (the server's is closed): the SQLite file, or the PostgreSQL database. */
+async function readAfterClose(text: string, ...params: unknown[]): Promise<unknown> {
+  if (!onPostgres) {
+    const db = new Database(server.config.databasePath, { readonly: true });
+    try {
+      return db.prepare(text).get(...params);
+    } finally {
+      db.close();
+    }
+  }
+  // int8 as a number, as the app's pool reads it.
+  const client = new Client({
+    connectionString: server.config.databaseUrl!,
+    types: { getTypeParser: (oid: number, format?: any) => (oid === 20 ? Number : types.getTypeParser(oid, format)) },
+  });
+  await client.connect();
+  try {
+    let i = 0;
+    return (
+      await client.query(
+        text.replace(/\?/g, () => `$${++i}`),
+        params,
+      )
+    ).rows[0];
+  } finally {
+    await client.end();
+  }
 }
 
 beforeEach(() => {
@@ -89,9 +186,9 @@ describe('a message Telegram took is never sent again because the database did n
     const id = await submit();
     expect(cardsOf(id)).toHaveLength(1);
     const sent = cardsOf(id)[0];
-    expect(row(id).published_at).toBeNull();
+    expect((await row(id)).published_at).toBeNull();
     expect(record).toHaveBeenCalledTimes(1);
-    expect(server.app.get(WriteHealth).failing('outbox')).toMatchObject({ code: 'SQLITE_READONLY' });
+    expect(server.app.get(WriteHealth).failing('outbox')).toMatchObject({ code: READONLY_CODE });
 
     // Every second for 30 s: the recording is retried at 5 s and 20 s only, and no tick sends the card again.
     const attemptsAt: number[] = [];
@@ -106,22 +203,27 @@ describe('a message Telegram took is never sent again because the database did n
     expect(server.logger.lines.filter((l) => l.includes('outbox pass failed'))).toHaveLength(3);
 
     // Writes work again: the next pass (60 s after the third failure) records the message that was sent.
-    sqlite().pragma('query_only = 0');
+    await allowWrites();
     await tickAt(49 * SEC);
-    expect(row(id).published_at).toBeNull();
+    expect((await row(id)).published_at).toBeNull();
     await tickAt(1 * SEC);
-    expect(row(id)).toMatchObject({ published_at: sentAt, chat_id: String(LEADS_CHAT), message_id: sent.message_id, card_format: 'html' });
+    expect(await row(id)).toMatchObject({
+      published_at: sentAt,
+      chat_id: String(LEADS_CHAT),
+      message_id: sent.message_id,
+      card_format: 'html',
+    });
     expect(cardsOf(id)).toHaveLength(1);
-    expect(eventsOf(id).map((e) => e.kind)).toEqual(['published']);
+    expect((await eventsOf(id)).map((e) => e.kind)).toEqual(['published']);
     expect(server.app.get(WriteHealth).failing('outbox')).toBeNull();
   });
 
   it('disk full while the probe write still fits: /ready is 503, leads stored meanwhile wait, each card goes out once', async () => {
     await boot();
     // A real SQLITE_FULL cannot be aimed at exactly this write: PRAGMA max_page_count stops writes that need a new
-    // page, and marking a lead published rewrites its row in place. So the repository throws SQLite's own error for
-    // two calls, as it does when the disk is full.
-    const full = () => new SqliteError('database or disk is full', 'SQLITE_FULL');
+    // page, and marking a lead published rewrites its row in place. So the repository throws the database's own error
+    // for two calls, as it does when the disk is full (PostgreSQL's disk_full on PostgreSQL).
+    const full = diskFull;
     const record = jest.spyOn(server.app.get(LeadsRepository), 'markPublished');
     record.mockRejectedValueOnce(full()).mockRejectedValueOnce(full());
     const first = await submit();
@@ -140,8 +242,8 @@ describe('a message Telegram took is never sent again because the database did n
     await tickAt(15 * SEC);
     expect(cardsOf(first)).toHaveLength(1);
     expect(cardsOf(second)).toHaveLength(1);
-    expect(row(first).message_id).toBe(cardsOf(first)[0].message_id);
-    expect(row(second).message_id).toBe(cardsOf(second)[0].message_id);
+    expect((await row(first)).message_id).toBe(cardsOf(first)[0].message_id);
+    expect((await row(second)).message_id).toBe(cardsOf(second)[0].message_id);
 
     clock.advance(READY_CACHE_MS);
     expect((await ready()).status).toBe(200);
@@ -152,15 +254,11 @@ describe('a message Telegram took is never sent again because the database did n
     refuseWritesOnceSandboxHas(() => cards().length > 0);
     const id = await submit();
     const sent = cardsOf(id)[0];
-    expect(row(id).message_id).toBeNull();
-    sqlite().pragma('query_only = 0');
+    expect((await row(id)).message_id).toBeNull();
+    await allowWrites();
     await server.close();
-    const db = new Database(server.config.databasePath, { readonly: true });
-    try {
-      expect(db.prepare('select message_id from leads where id = ?').get(id)).toEqual({ message_id: sent.message_id });
-    } finally {
-      db.close();
-    }
+    // A connection of its own: the server's is closed.
+    expect(await readAfterClose('select message_id from leads where id = ?', id)).toEqual({ message_id: sent.message_id });
   });
 
   it('a repeat ping Telegram took but the database did not record is not sent again', async () => {
@@ -173,11 +271,11 @@ describe('a message Telegram took is never sent again because the database did n
     for (let s = 1; s <= 30; s++) await tickAt(SEC);
     expect(pingsOf(id)).toHaveLength(1);
 
-    sqlite().pragma('query_only = 0');
+    await allowWrites();
     await tickAt(MIN);
-    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'pinged' });
+    expect(await sqlRow(server.db, 'select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });
     expect(pingsOf(id)).toHaveLength(1);
-    expect(eventsOf(id).map((e) => e.kind)).toEqual(['published', 'repeat_notified']);
+    expect((await eventsOf(id)).map((e) => e.kind)).toEqual(['published', 'repeat_notified']);
   });
 });
 
@@ -198,9 +296,9 @@ describe('a card Telegram refuses as too long', () => {
         { text: 'Спам', callback_data: `lead:${id}:new:spam` },
       ],
     ]);
-    expect(row(id)).toMatchObject({ message_id: card.message_id, card_format: 'html' });
-    expect(row(id).published_at).not.toBeNull();
-    expect(eventsOf(id)).toEqual([{ kind: 'published_minimal', detail: expect.stringContaining('message is too long') }]);
+    expect(await row(id)).toMatchObject({ message_id: card.message_id, card_format: 'html' });
+    expect((await row(id)).published_at).not.toBeNull();
+    expect(await eventsOf(id)).toEqual([{ kind: 'published_minimal', detail: expect.stringContaining('message is too long') }]);
     expect(await alerts()).toEqual([{ key: `card_minimal:${id}`, result: 'sent' }]);
     expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes(`#${id}`))).toHaveLength(1);
   });
@@ -220,22 +318,22 @@ describe('a card Telegram refuses as too long', () => {
     const alerts = watchAlerts(server);
     const id = await submit();
     const [card] = cardsOf(id);
-    setStatus(id, 'in_progress');
+    await setStatus(id, 'in_progress');
     refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
     expect(await server.outbox.refreshCard(id)).toBe('shown');
     const edited = sandbox.state.message(LEADS_CHAT, card.message_id)!;
     expect(edited.text).toBe(minimalText(id, '🛠 В работе'));
-    expect(edited.reply_markup).toEqual(server.app.get(CardService).minimalCardFor(row(id)).keyboard);
+    expect(edited.reply_markup).toEqual(server.app.get(CardService).minimalCardFor(await row(id)).keyboard);
     expect(edited.reply_markup!.inline_keyboard[0].length).toBeGreaterThan(0);
-    expect(row(id).card_dirty_at).toBeNull();
-    expect(eventsOf(id).at(-1)).toEqual({ kind: 'card_rewritten', detail: expect.stringContaining('minimal card') });
+    expect((await row(id)).card_dirty_at).toBeNull();
+    expect((await eventsOf(id)).at(-1)).toEqual({ kind: 'card_rewritten', detail: expect.stringContaining('minimal card') });
 
     // The next change is refused as too long too: rewritten again, no second alert.
-    setStatus(id, 'won', clock.now() + 1);
+    await setStatus(id, 'won', clock.now() + 1);
     refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
     await server.outbox.tick();
     expect(sandbox.state.message(LEADS_CHAT, card.message_id)!.text).toContain('Статус: ');
-    expect(row(id).card_dirty_at).toBeNull();
+    expect((await row(id)).card_dirty_at).toBeNull();
     expect(await alerts()).toEqual([
       { key: `card_minimal:${id}`, result: 'sent' },
       { key: `card_minimal:${id}`, result: 'throttled' },
@@ -250,7 +348,7 @@ describe('a card Telegram refuses as too long', () => {
     await submit({ phone: '+79990006666', guests: '88' });
     expect(cardsOf(id).map((c) => c.text)).toEqual([minimalText(id, '🆕 Новая')]);
     expect(pingsOf(id)).toHaveLength(1);
-    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'pinged' });
+    expect(await sqlRow(server.db, 'select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });
   });
 });
 
@@ -260,13 +358,13 @@ describe('refreshCard tells its caller whether the card shows the lead as stored
 
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', chat_id: LEADS_CHAT });
     const unpublished = await submit();
-    setStatus(unpublished, 'in_progress');
+    await setStatus(unpublished, 'in_progress');
     expect(await server.outbox.refreshCard(unpublished)).toBe('later');
 
     const id = await submit();
     expect(await server.outbox.refreshCard(id)).toBe('shown');
 
-    setStatus(id, 'in_progress');
+    await setStatus(id, 'in_progress');
     sandbox.inject({ method: 'editMessageText', kind: 'server_error', chat_id: LEADS_CHAT });
     expect(await server.outbox.refreshCard(id)).toBe('later');
     sandbox.inject({ method: 'editMessageText', kind: 'retry_after', retry_after: 3, chat_id: LEADS_CHAT });

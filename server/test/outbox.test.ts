@@ -17,6 +17,7 @@ import {
   sandboxSuite,
   watchAlerts,
 } from './harness';
+import { sqlRow, sqlRun } from './support/test-database';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -35,7 +36,8 @@ const tickAt = (ms: number) => advanceAndTick(server, ms);
 
 const cards = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('🆕 Заявка'));
 const cardOf = (id: number) => cards().find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
-const sqlite = () => server.db.sqlite;
+/** The first row the query returns, on SQLite or PostgreSQL. */
+const row = (sql: string, ...params: unknown[]) => sqlRow(server.db, sql, ...params);
 
 beforeEach(() => {
   clock = new FakeClock();
@@ -66,7 +68,7 @@ describe('publishing a card', () => {
       { text: 'Спам', callback_data: `lead:${id}:new:spam` },
     ]);
     expect(card.reply_markup!.inline_keyboard[1]).toEqual([{ text: '✈️ Написать @anna_kim', url: 'https://t.me/anna_kim' }]);
-    expect(sqlite().prepare('select published_at, chat_id, message_id, card_format from leads where id = ?').get(id)).toEqual({
+    expect(await row('select published_at, chat_id, message_id, card_format from leads where id = ?', id)).toEqual({
       published_at: clock.now(),
       chat_id: String(LEADS_CHAT),
       message_id: card.message_id,
@@ -115,7 +117,7 @@ describe('publishing a card', () => {
     const id = await submit();
     const card = cardOf(id)!;
     expect(card.entities).toEqual([]);
-    expect(sqlite().prepare('select card_format from leads where id = ?').get(id)).toEqual({ card_format: 'plain' });
+    expect(await row('select card_format from leads where id = ?', id)).toEqual({ card_format: 'plain' });
     await waitFor(
       () => sandbox.messages(ADMIN_CHAT).some((m) => m.text.includes(`#${id}`) && m.text.includes('простым текстом')),
       3000,
@@ -129,7 +131,7 @@ describe('publishing a card', () => {
     await submit();
     expect(sandbox.callsOf('sendMessage')).toHaveLength(0);
     expect(server.logger.lines.filter((l) => l.includes('publishing paused'))).toHaveLength(1);
-    expect(sqlite().prepare('select count(*) as n from leads where published_at is null').get()).toEqual({ n: 2 });
+    expect(await row('select count(*) as n from leads where published_at is null')).toEqual({ n: 2 });
   });
 });
 
@@ -138,7 +140,7 @@ describe('retry schedule', () => {
     await boot();
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 2, chat_id: LEADS_CHAT });
     const id = await submit();
-    expect(sqlite().prepare('select publish_attempts, next_attempt_at, last_error from leads where id = ?').get(id)).toMatchObject({
+    expect(await row('select publish_attempts, next_attempt_at, last_error from leads where id = ?', id)).toMatchObject({
       publish_attempts: 1,
       next_attempt_at: clock.now() + 5 * SEC,
       last_error: expect.stringContaining('500'),
@@ -147,7 +149,7 @@ describe('retry schedule', () => {
     expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
     await tickAt(1);
     expect(sandbox.callsOf('sendMessage')).toHaveLength(2);
-    expect(sqlite().prepare('select publish_attempts, next_attempt_at from leads where id = ?').get(id)).toEqual({
+    expect(await row('select publish_attempts, next_attempt_at from leads where id = ?', id)).toEqual({
       publish_attempts: 2,
       next_attempt_at: clock.now() + 15 * SEC,
     });
@@ -155,7 +157,7 @@ describe('retry schedule', () => {
     expect(cardOf(id)).toBeUndefined();
     await tickAt(1);
     expect(cardOf(id)).toBeDefined();
-    expect(sqlite().prepare('select last_error from leads where id = ?').get(id)).toEqual({ last_error: null });
+    expect(await row('select last_error from leads where id = ?', id)).toEqual({ last_error: null });
   });
 
   it('follows 5 s, 15 s, 60 s, 5 min, then 15 min, with one admin alert per 30 min from the 5th failure', async () => {
@@ -170,9 +172,9 @@ describe('retry schedule', () => {
       await tickAt(1);
       expect(sandbox.callsOf('sendMessage').filter((c) => String(c.params.chat_id) === String(LEADS_CHAT))).toHaveLength(before + 1);
     }
-    const row = sqlite().prepare('select publish_attempts, next_attempt_at from leads where id = ?').get(id) as any;
-    expect(row.publish_attempts).toBe(8);
-    expect(row.next_attempt_at).toBe(clock.now() + 15 * MIN);
+    const attempts = (await row('select publish_attempts, next_attempt_at from leads where id = ?', id)) as any;
+    expect(attempts.publish_attempts).toBe(8);
+    expect(attempts.next_attempt_at).toBe(clock.now() + 15 * MIN);
     // Failures 5..8 happened over 45 min: one alert at the 5th, one 30 min later (the 7th).
     expect((await alerts()).map((a) => `${a.key} ${a.result}`)).toEqual([
       'publish_failing sent',
@@ -187,7 +189,7 @@ describe('retry schedule', () => {
     await boot({ TELEGRAM_TIMEOUT_MS: '300' });
     sandbox.inject({ method: 'sendMessage', kind: 'hang', chat_id: LEADS_CHAT });
     const id = await submit();
-    expect(sqlite().prepare('select publish_attempts, last_error from leads where id = ?').get(id)).toEqual({
+    expect(await row('select publish_attempts, last_error from leads where id = ?', id)).toEqual({
       publish_attempts: 1,
       last_error: expect.stringMatching(/timeout/i),
     });
@@ -233,7 +235,7 @@ describe('flood control and batches', () => {
     expect(cards()).toHaveLength(0);
     await tickAt(1);
     expect(cards().map((c) => c.text.split('\n')[0])).toEqual(ids.map((id) => `🆕 Заявка #${id}`));
-    expect(sqlite().prepare('select max(publish_attempts) as n from leads').get()).toEqual({ n: 1 }); // 429 is not a failure
+    expect(await row('select max(publish_attempts) as n from leads')).toEqual({ n: 1 }); // 429 is not a failure
   });
 
   it('12 due leads go out in batches of at most 10 per pass', async () => {
@@ -270,7 +272,7 @@ describe('flood control and batches', () => {
     await first;
     await server.outbox.whenIdle();
     expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
-    expect(sqlite().prepare('select publish_attempts, last_error from leads where id = ?').get(id)).toEqual({
+    expect(await row('select publish_attempts, last_error from leads where id = ?', id)).toEqual({
       publish_attempts: 1,
       last_error: expect.stringContaining('502'),
     });
@@ -295,7 +297,7 @@ describe('group migration', () => {
     sandbox.migrateChat(LEADS_CHAT, newChat);
     const id = await submit();
     expect(sandbox.messages(newChat).some((m) => m.text.startsWith(`🆕 Заявка #${id}`))).toBe(true);
-    expect(sqlite().prepare('select chat_id from leads where id = ?').get(id)).toEqual({ chat_id: String(newChat) });
+    expect(await row('select chat_id from leads where id = ?', id)).toEqual({ chat_id: String(newChat) });
     await waitFor(() => sandbox.messages(ADMIN_CHAT).some((m) => m.text.includes(String(newChat))), 3000, 'the migration alert');
     await server.close();
     await boot({}, dbPath);
@@ -318,7 +320,7 @@ describe('repeats', () => {
     expect(card.text).toMatch(/🔁 Повторное обращение: \d\d\.\d\d\.\d{4} \d\d:\d\d\nИмя: Аня\nТелефон: \+79990002222\nГостей: 25/);
     const ping = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card.message_id)!;
     expect(ping.text).toBe(`🔁 Повторное обращение по заявке #${id}`);
-    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'pinged' });
+    expect(await row('select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });
   });
 
   it('before publication: the repeat is in the first card and causes no ping', async () => {
@@ -334,7 +336,7 @@ describe('repeats', () => {
     expect(card.text).toContain('Гостей: 99');
     expect(card.history).toHaveLength(0);
     expect(sandbox.messages(LEADS_CHAT)).toHaveLength(1);
-    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'in_card' });
+    expect(await row('select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'in_card' });
   });
 
   it('the card shows up to 3 repeats, newest first', async () => {
@@ -362,9 +364,9 @@ describe('repeats', () => {
     await server.outbox.whenIdle();
     await postLead(server, lead({ phone: '+79990005555' }));
     await server.outbox.whenIdle();
-    sqlite().prepare("update leads set status = 'spam' where id = ?").run(id);
+    await sqlRun(server.db, "update leads set status = 'spam' where id = ?", id);
     await tickAt(5 * SEC);
-    expect(sqlite().prepare('select notify_outcome from lead_repeats').get()).toEqual({ notify_outcome: 'skipped' });
+    expect(await row('select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'skipped' });
     expect(sandbox.messages(LEADS_CHAT)).toHaveLength(1);
   });
 
@@ -381,14 +383,14 @@ describe('repeats', () => {
     });
     await postLead(server, lead({ phone: '+79990006666' }));
     await server.outbox.whenIdle();
-    expect(sqlite().prepare('select notify_outcome from lead_repeats order by id desc').get()).toEqual({ notify_outcome: 'pinged' });
+    expect(await row('select notify_outcome from lead_repeats order by id desc')).toEqual({ notify_outcome: 'pinged' });
 
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 10, chat_id: LEADS_CHAT });
     clock.advance(MIN);
     await postLead(server, lead({ phone: '+79990006666' }));
     await server.outbox.whenIdle();
     for (const d of [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN]) await tickAt(d);
-    expect(sqlite().prepare('select notify_outcome, notify_attempts, last_error from lead_repeats order by id desc').get()).toEqual({
+    expect(await row('select notify_outcome, notify_attempts, last_error from lead_repeats order by id desc')).toEqual({
       notify_outcome: 'gave_up',
       notify_attempts: 4,
       last_error: expect.stringContaining('500'),

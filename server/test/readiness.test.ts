@@ -6,9 +6,11 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteError } from 'better-sqlite3';
+import { DatabaseError } from 'pg';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
 import { FakeClock, LEADS_CHAT, lead, postLead, type TestServer, sandboxSuite } from './harness';
+import { describePostgresOnly, itSqliteOnly, onPostgres, sqlRow, sqlRun } from './support/test-database';
 
 const SEC = 1000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -46,28 +48,75 @@ async function submit(): Promise<number> {
  * which the lead is due. It is the oldest lead, and a pass takes due leads oldest first, so the refusal is its own.
  */
 class PoisonLead {
-  readonly id: number;
-  constructor() {
-    this.id = (
-      server.db.sqlite
-        .prepare(
-          `insert into leads (request_id, name, status, created_at, next_attempt_at) values (?, 'Отравленная', 'new', ?, ?) returning id`,
-        )
-        .get(crypto.randomUUID(), clock.now(), clock.now()) as { id: number }
-    ).id;
+  private constructor(readonly id: number) {}
+
+  static async store(): Promise<PoisonLead> {
+    const stored = await sqlRow<{ id: number }>(
+      server.db,
+      `insert into leads (request_id, name, status, created_at, next_attempt_at) values (?, 'Отравленная', 'new', ?, ?) returning id`,
+      crypto.randomUUID(),
+      clock.now(),
+      clock.now(),
+    );
+    return new PoisonLead(stored!.id);
   }
 
   /** Arms the refusal if the next pass will try the lead. */
-  arm(): void {
-    if (value<number>('select next_attempt_at as v from leads where id = ?', this.id)! > clock.now()) return;
+  async arm(): Promise<void> {
+    if ((await value<number>('select next_attempt_at as v from leads where id = ?', this.id))! > clock.now()) return;
     sandbox.inject({ method: 'sendMessage', kind: 'bad_request', description: 'Bad Request: BUTTON_USER_INVALID', chat_id: LEADS_CHAT });
   }
 }
 
 /** The column `v` of the first row, or undefined when there is none. */
-const value = <T>(sql: string, ...params: unknown[]) => (server.db.sqlite.prepare(sql).get(...params) as { v: T } | undefined)?.v;
+const value = async <T>(sql: string, ...params: unknown[]) => (await sqlRow<{ v: T }>(server.db, sql, ...params))?.v;
 const publishedAt = (id: number) => value<number | null>('select published_at as v from leads where id = ?', id);
 const probeWrites = () => value<number>("select updated_at as v from settings where key = 'ready_probe'");
+
+/**
+ * The database refuses every write from now on: on SQLite with SQLITE_READONLY (query_only); on PostgreSQL with its
+ * own read-only error (25006, as a primary turned standby gives), raised by a trigger on every table of the app, since
+ * the pool's open sessions cannot be switched to read-only.
+ */
+async function refuseWrites(): Promise<void> {
+  if (!onPostgres) {
+    server.db.sqlite.pragma('query_only = 1');
+    return;
+  }
+  await sqlRun(
+    server.db,
+    `create or replace function test_refuse_writes() returns trigger language plpgsql as $$
+     begin
+       raise exception 'cannot execute % in a read-only transaction', tg_op using errcode = 'read_only_sql_transaction';
+     end $$`,
+  );
+  await sqlRun(
+    server.db,
+    `do $$ declare t text;
+     begin
+       for t in select tablename from pg_tables where schemaname = current_schema() and tablename not like 'kysely%' loop
+         execute format('create trigger test_refuse_writes before insert or update or delete on %I for each statement execute function test_refuse_writes()', t);
+       end loop;
+     end $$`,
+  );
+}
+
+/** Writes work again. */
+async function allowWrites(): Promise<void> {
+  if (!onPostgres) {
+    server.db.sqlite.pragma('query_only = 0');
+    return;
+  }
+  await sqlRun(
+    server.db,
+    `do $$ declare t text;
+     begin
+       for t in select tablename from pg_tables where schemaname = current_schema() loop
+         execute format('drop trigger if exists test_refuse_writes on %I', t);
+       end loop;
+     end $$`,
+  );
+}
 
 beforeEach(() => {
   clock = new FakeClock();
@@ -79,47 +128,51 @@ describe('readiness answers cheaply', () => {
     const first = await ready();
     expect(first.status).toBe(200);
     const probedAt = clock.now();
-    expect(probeWrites()).toBe(probedAt);
+    expect(await probeWrites()).toBe(probedAt);
 
     clock.advance(READY_CACHE_MS - 1);
     const burst = await Promise.all(Array.from({ length: 20 }, () => ready()));
     expect(burst.every((r) => r.status === 200)).toBe(true);
-    expect(probeWrites()).toBe(probedAt);
+    expect(await probeWrites()).toBe(probedAt);
 
     clock.advance(1);
     expect((await ready()).status).toBe(200);
-    expect(probeWrites()).toBe(clock.now());
+    expect(await probeWrites()).toBe(clock.now());
   });
 });
 
 describe('readiness says what, the log says where and why', () => {
-  it('a replaced database file: generic detail in the answer, the path in the log once per change', async () => {
-    await boot();
-    expect((await ready()).status).toBe(200);
-    rmSync(server.config.databasePath);
-    const answers = [await freshReady(), await freshReady(), await freshReady()];
-    for (const res of answers) {
-      expect(res.status).toBe(503);
-      expect(res.body.status).toBe('not_ready');
-      expect(res.body.checks.database).toEqual({ ok: false, detail: 'database file is gone or was replaced' });
-      expect(JSON.stringify(res.body)).not.toContain(server.config.databasePath);
-    }
-    const logged = server.logger.lines.filter((l) => l.includes('readiness check database failing'));
-    expect(logged).toHaveLength(1);
-    expect(logged[0]).toContain(server.config.databasePath);
-  });
+  itSqliteOnly(
+    'a replaced database file: generic detail in the answer, the path in the log once per change (SQLite only: the database is a file)',
+    async () => {
+      await boot();
+      expect((await ready()).status).toBe(200);
+      rmSync(server.config.databasePath);
+      const answers = [await freshReady(), await freshReady(), await freshReady()];
+      for (const res of answers) {
+        expect(res.status).toBe(503);
+        expect(res.body.status).toBe('not_ready');
+        expect(res.body.checks.database).toEqual({ ok: false, detail: 'database file is gone or was replaced' });
+        expect(JSON.stringify(res.body)).not.toContain(server.config.databasePath);
+      }
+      const logged = server.logger.lines.filter((l) => l.includes('readiness check database failing'));
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toContain(server.config.databasePath);
+    },
+  );
 
-  it('a write the probe cannot make: "write failed", the SQLite error text only in the log', async () => {
+  it('a write the probe cannot make: "write failed", the database\'s error text only in the log', async () => {
     await boot();
-    server.db.sqlite.pragma('query_only = 1');
+    await refuseWrites();
     try {
       const res = await ready();
       expect(res.status).toBe(503);
       expect(res.body.checks.database).toEqual({ ok: false, detail: 'write failed' });
-      expect(JSON.stringify(res.body)).not.toMatch(/readonly|sqlite/i);
-      expect(server.logger.lines.some((l) => l.includes('readiness check database failing') && l.includes('readonly database'))).toBe(true);
+      expect(JSON.stringify(res.body)).not.toMatch(/readonly|read-only|sqlite|postgres/i);
+      const errorText = onPostgres ? 'in a read-only transaction' : 'readonly database';
+      expect(server.logger.lines.some((l) => l.includes('readiness check database failing') && l.includes(errorText))).toBe(true);
     } finally {
-      server.db.sqlite.pragma('query_only = 0');
+      await allowWrites();
     }
     const back = await freshReady();
     expect(back.status).toBe(200);
@@ -138,56 +191,108 @@ describe('readiness says what, the log says where and why', () => {
 });
 
 describe('storage errors where the probe write does not see them', () => {
-  it('a full disk: POST /leads refused while the probe write still fits makes /ready 503; room again makes it 200 with no lead sent', async () => {
-    // No Telegram: only the submit path writes.
-    await boot({}, undefined);
-    expect((await ready()).status).toBe(200);
-    // The database may not grow: a write that needs a new page fails with SQLITE_FULL, as on a full disk.
-    const pages = server.db.sqlite.pragma('page_count', { simple: true }) as number;
-    server.db.sqlite.pragma(`max_page_count = ${pages}`);
-    let refused = false;
-    for (let i = 0; i < 500 && !refused; i++) refused = (await postLead(server, lead())).status === 503;
-    expect(refused).toBe(true);
-    const res = await freshReady();
-    expect(res.status).toBe(503);
-    expect(res.body.checks.database).toEqual({ ok: false, detail: 'storage error on the submit path' });
-    expect(server.logger.lines.some((l) => l.includes('readiness check database failing') && l.includes('SQLITE_FULL'))).toBe(true);
+  itSqliteOnly(
+    'a full disk: POST /leads refused while the probe write still fits makes /ready 503; room again makes it 200 with no lead sent (SQLite only: max_page_count caps the file; PostgreSQL: below)',
+    async () => {
+      // No Telegram: only the submit path writes.
+      await boot({}, undefined);
+      expect((await ready()).status).toBe(200);
+      // The database may not grow: a write that needs a new page fails with SQLITE_FULL, as on a full disk.
+      const pages = server.db.sqlite.pragma('page_count', { simple: true }) as number;
+      server.db.sqlite.pragma(`max_page_count = ${pages}`);
+      let refused = false;
+      for (let i = 0; i < 500 && !refused; i++) refused = (await postLead(server, lead())).status === 503;
+      expect(refused).toBe(true);
+      const res = await freshReady();
+      expect(res.status).toBe(503);
+      expect(res.body.checks.database).toEqual({ ok: false, detail: 'storage error on the submit path' });
+      expect(server.logger.lines.some((l) => l.includes('readiness check database failing') && l.includes('SQLITE_FULL'))).toBe(true);
 
-    // Room again: /ready finds out by itself (a load balancer sends no lead to a server that answers 503).
-    server.db.sqlite.pragma('max_page_count = 1000000');
-    expect((await freshReady()).status).toBe(200);
-    expect([200, 201]).toContain((await postLead(server, lead())).status);
-  });
+      // Room again: /ready finds out by itself (a load balancer sends no lead to a server that answers 503).
+      server.db.sqlite.pragma('max_page_count = 1000000');
+      expect((await freshReady()).status).toBe(200);
+      expect([200, 201]).toContain((await postLead(server, lead())).status);
+    },
+  );
 
   it('a failure of the submit path that is not about storage (a bug, a constraint) does not', async () => {
     await boot();
-    const constraint = new SqliteError('UNIQUE constraint failed: leads.request_id', 'SQLITE_CONSTRAINT_UNIQUE');
+    const constraint = onPostgres
+      ? Object.assign(new DatabaseError('duplicate key value violates unique constraint "leads_request_id_unique"', 0, 'error'), {
+          code: '23505',
+        })
+      : new SqliteError('UNIQUE constraint failed: leads.request_id', 'SQLITE_CONSTRAINT_UNIQUE');
     server.app.get(WriteHealth).recordFailure('submit', constraint, clock.now());
     expect((await ready()).status).toBe(200);
+  });
+});
+
+describePostgresOnly('storage errors where the probe write does not see them, on PostgreSQL', () => {
+  /**
+   * PostgreSQL's full disk: a write that needs a new page fails with 53100 disk_full, while the probe's small upsert
+   * still fits in a page that exists. No test can cap one database's size, so triggers raise PostgreSQL's own error
+   * on the writes that need room: a new lead, and readiness's growth probe.
+   */
+  async function fillDisk(): Promise<void> {
+    await sqlRun(
+      server.db,
+      `create or replace function test_disk_full() returns trigger language plpgsql as $$
+       begin
+         raise exception 'could not extend file "base/16384/16385": No space left on device' using errcode = 'disk_full';
+       end $$`,
+    );
+    await sqlRun(server.db, 'create trigger test_disk_full before insert on leads for each row execute function test_disk_full()');
+    await sqlRun(
+      server.db,
+      `create trigger test_disk_full before insert or update on settings for each row
+       when (new.key = 'ready_growth_probe') execute function test_disk_full()`,
+    );
+  }
+
+  async function makeRoom(): Promise<void> {
+    await sqlRun(server.db, 'drop trigger test_disk_full on leads');
+    await sqlRun(server.db, 'drop trigger test_disk_full on settings');
+  }
+
+  it('a full disk (53100): POST /leads refused while the probe write still fits makes /ready 503; room again makes it 200 with no lead sent', async () => {
+    // No Telegram: only the submit path writes.
+    await boot({}, undefined);
+    expect((await ready()).status).toBe(200);
+    await fillDisk();
+    expect((await postLead(server, lead())).status).toBe(503);
+    const res = await freshReady();
+    expect(res.status).toBe(503);
+    expect(res.body.checks.database).toEqual({ ok: false, detail: 'storage error on the submit path' });
+    expect(server.logger.lines.some((l) => l.includes('readiness check database failing') && l.includes('53100'))).toBe(true);
+
+    // Room again: /ready finds out by itself (a load balancer sends no lead to a server that answers 503).
+    await makeRoom();
+    expect((await freshReady()).status).toBe(200);
+    expect([200, 201]).toContain((await postLead(server, lead())).status);
   });
 });
 
 describe('the outbox progress rule', () => {
   it('a poison lead next to cards that go out keeps /ready at 200; Telegram down for longer than the limit makes it 503', async () => {
     await boot({ READY_MAX_OUTBOX_AGE_SEC: '60' });
-    const poison = new PoisonLead();
-    poison.arm();
+    const poison = await PoisonLead.store();
+    await poison.arm();
     await server.outbox.tick();
-    expect(server.db.sqlite.prepare('select last_error from leads where id = ?').get(poison.id)).toEqual({
+    expect(await sqlRow(server.db, 'select last_error from leads where id = ?', poison.id)).toEqual({
       last_error: '400: Bad Request: BUTTON_USER_INVALID',
     });
 
     // Two minutes and more: the poison lead keeps failing on its retry schedule, other leads get their cards.
     for (let i = 0; i < 13; i++) {
       clock.advance(10 * SEC);
-      poison.arm();
+      await poison.arm();
       const id = await submit();
       await server.outbox.tick();
-      expect(publishedAt(id)).toBe(clock.now());
+      expect(await publishedAt(id)).toBe(clock.now());
       const res = await ready();
       expect(res.status).toBe(200);
     }
-    expect(publishedAt(poison.id)).toBeNull();
+    expect(await publishedAt(poison.id)).toBeNull();
     const res = await ready();
     expect(res.body.checks.outbox).toMatchObject({ ok: true, oldest_unpublished_age_sec: 130, last_card_age_sec: 0 });
 
@@ -208,10 +313,10 @@ describe('the outbox progress rule', () => {
     // Telegram back: the waiting lead gets its card, and the server is ready though the poison lead still waits.
     sandbox.clearFaults();
     clock.advance(15 * 60 * SEC);
-    poison.arm();
+    await poison.arm();
     await server.outbox.tick();
     const back = await ready();
     expect(back.status).toBe(200);
-    expect(publishedAt(poison.id)).toBeNull();
+    expect(await publishedAt(poison.id)).toBeNull();
   });
 });
