@@ -12,6 +12,9 @@ import { type LeadsDb, migrateToLatest, openDatabase, openPostgres } from '../sr
 import { MIGRATIONS } from '../src/database/migrations';
 import { moveToPostgres } from '../src/database/move-to-postgres';
 import { startPostgres, type TestPostgres } from './support/postgres';
+import { migrateToPostgres } from '../src/cli';
+import { TraceRepository } from '../src/repositories/trace.repository';
+import { TraceService } from '../src/trace/trace.service';
 
 const T = 1_764_000_000_000;
 /** Every data table of the schema, each with the column its rows are ordered by. */
@@ -274,6 +277,16 @@ describe('moveToPostgres', () => {
     // Identical, column by column: integers as numbers (beyond 32 bits too), text (JSON included) as text, nulls as nulls.
     expect(await dumpPostgres(db)).toEqual(source);
 
+    // The story of every moved lead reads the same from either database (`npm run leads -- trace`).
+    const sqliteDb = openDatabase(path).db;
+    opened.push(sqliteDb);
+    for (const lead of source.leads) {
+      const key = String(lead.id);
+      expect(await new TraceService(new TraceRepository(db)).read(key)).toEqual(
+        await new TraceService(new TraceRepository(sqliteDb)).read(key),
+      );
+    }
+
     // The next lead takes the next number; the next rate event does not reuse the pruned one's id.
     const { id } = await db
       .insertInto('leads')
@@ -339,6 +352,22 @@ describe('moveToPostgres', () => {
 
     expect(await dumpPostgres(db)).toEqual(snapshot);
     expect(dumpSqlite(path).leads).toHaveLength(snapshot.leads.length + 1);
+  });
+
+  it('npm run leads -- migrate-to-postgres: moves the file, prints one line per table and the next lead number', async () => {
+    const path = await buildSqlite('cli.sqlite');
+    const { url } = await target('cli');
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      expect(await migrateToPostgres(path, url)).toBe(0);
+      const printed = log.mock.calls.map((c) => String(c[0]));
+      expect(printed).toContain('leads: 4 rows, next id 6');
+      expect(printed.at(-1)).toMatch(
+        /^moved \d+ rows in 8 tables to postgres:\/\/postgres@127\.0\.0\.1:\d+\/[a-z_0-9]+: 4 leads, the next lead is #6\./,
+      );
+    } finally {
+      log.mockRestore();
+    }
   });
 
   it('refuses a missing SQLite file, and does not create it', async () => {
