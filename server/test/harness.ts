@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication, LoggerService } from '@nestjs/common';
@@ -90,6 +91,8 @@ export interface StartOptions {
   polling?: boolean;
   /** The bot launcher's delay between tries to start polling. Production's by default. */
   botRetryMs?: number;
+  /** The HTTP port (0: any free one), e.g. for a webhook URL that must be known before the start. */
+  port?: number;
   /** How long leases of once-at-a-time jobs last and how often they are renewed (issue 13). Production's by default. */
   leaseTimings?: LeaseTimings;
 }
@@ -137,7 +140,7 @@ export async function startServer(options: StartOptions): Promise<TestServer> {
     .compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger });
   configureApp(app);
-  await app.listen(0, '127.0.0.1');
+  await app.listen(options.port ?? 0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   let closed: Promise<void> | null = null;
   const close = () => (closed ??= app.close());
@@ -288,4 +291,16 @@ export async function callBotApi<T>(sandbox: TelegramSandbox, method: string, pa
     body: JSON.stringify(params),
   });
   return ((await res.json()) as { result: T }).result;
+}
+
+/** A port that is free now (for a URL the app must know before it listens). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
