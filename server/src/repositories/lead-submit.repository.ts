@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import { DatabaseHandle } from '../database/database.module';
@@ -107,6 +108,17 @@ type AsyncSubmitQueries = { [K in keyof SubmitQueries]: (...args: Parameters<Sub
  */
 export const SUBMIT_LOCK_KEY = 7_291_000_113;
 
+/** At most this many decisions share one SQLite commit (issue 15): bounds the time the write lock is held. */
+export const MAX_BATCH = 64;
+
+interface Waiting {
+  decide: (q: SubmitSteps) => Decision<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
  * The hot path of `POST /leads` as prepared better-sqlite3 statements in one synchronous `BEGIN IMMEDIATE`
  * (docs/requirements.md §1.1, steps 6–10). `npm run bench` showed the async query path costing more than the SQL
@@ -116,6 +128,13 @@ export const SUBMIT_LOCK_KEY = 7_291_000_113;
 @Injectable()
 export class LeadSubmitRepository {
   private prepared: SubmitQueries | null = null;
+  private transactions: { inBatch: BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> } | null = null;
+  /** Decisions waiting for the next group commit (SQLite). */
+  private readonly waiting: Waiting[] = [];
+  private flushScheduled = false;
+  private flushing = false;
+  /** Group commits so far and the decisions they held (tests and the bench read them). */
+  readonly stats = { commits: 0, decisions: 0 };
 
   constructor(private readonly database: DatabaseHandle) {}
 
@@ -212,28 +231,88 @@ export class LeadSubmitRepository {
   }
 
   /**
-   * SQLite: runs the decision in one BEGIN IMMEDIATE transaction, after any Kysely work on the connection has finished.
-   * Refuses (DatabaseGoneError) when the file at DATABASE_PATH is no longer the one opened: the commit would land
-   * in a deleted or replaced file and the acknowledged lead would be lost at the next start. While another
-   * connection holds the lock the whole transaction is tried again, asynchronously, within DATABASE_BUSY_TIMEOUT_MS
-   * (the connection is released between tries, so the event loop and other queries go on).
+   * SQLite, with group commit (issue 15): decisions asked for in the same turn of the event loop wait for that turn's
+   * end (`setImmediate`), then run one after another, each exactly as alone, inside ONE `BEGIN IMMEDIATE … COMMIT`, so
+   * they share one fsync (`synchronous=FULL`). Each decision is a savepoint: one that throws (a constraint, a bug) is
+   * rolled back alone and rejected, the others commit. No decision is answered before the commit that holds it has
+   * returned; a failed commit (disk full, the file gone, a lock held past DATABASE_BUSY_TIMEOUT_MS) rejects the whole
+   * batch, and nothing of it was stored. At most MAX_BATCH decisions per commit; more wait for the next one.
    */
   private runSqlite<T>(decide: (q: SubmitSteps) => Decision<T>): Promise<T> {
-    const { db, sqlite } = this.database;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ decide, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  /** Commits every waiting decision, MAX_BATCH at a time, one batch after another (never two at once). */
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0, MAX_BATCH);
+        let outcomes: Outcome[];
+        try {
+          outcomes = await this.commitBatch(batch);
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+          continue;
+        }
+        batch.forEach((w, i) => (outcomes[i].ok ? w.resolve(outcomes[i].value) : w.reject(outcomes[i].error)));
+      }
+    } finally {
+      this.flushing = false;
+      this.flushScheduled = false;
+    }
+  }
+
+  /**
+   * One BEGIN IMMEDIATE for the batch, entered through Kysely's connection mutex (never inside an open Kysely
+   * transaction, where better-sqlite3 would make it a savepoint); tried again as a whole while another connection
+   * holds the lock, within DATABASE_BUSY_TIMEOUT_MS. Refuses (DatabaseGoneError) when the file at DATABASE_PATH is no
+   * longer the one opened: the commit would land in a deleted or replaced file.
+   */
+  private commitBatch(batch: Waiting[]): Promise<Outcome[]> {
+    const { db } = this.database;
+    const { inBatch } = this.sqliteTransactions();
+    return this.database.whileBusy(() =>
+      db.connection().execute(() => {
+        this.database.assertFileCurrent();
+        const outcomes = inBatch.immediate(batch);
+        this.stats.commits += 1;
+        this.stats.decisions += batch.length;
+        // A promise for Kysely's connection API; the work itself is synchronous, inside the mutex.
+        return Promise.resolve(outcomes);
+      }),
+    );
+  }
+
+  /** The batch's transaction and each decision's savepoint (better-sqlite3 nests a transaction as a savepoint). */
+  private sqliteTransactions(): { inBatch: BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> } {
+    if (this.transactions) return this.transactions;
+    const { sqlite } = this.database;
     const queries = this.sqliteQueries();
-    const decideNow = (): T => {
+    const alone = sqlite.transaction((decide: Waiting['decide']): unknown => {
       const decision = decide(STEPS);
       let step = decision.next();
       while (!step.done) step = decision.next(answer(queries, step.value));
       return step.value;
-    };
-    return this.database.whileBusy(() =>
-      db.connection().execute(() => {
-        this.database.assertFileCurrent();
-        // A promise for Kysely's connection API; the work itself is synchronous, inside the mutex.
-        return Promise.resolve(sqlite.transaction(decideNow).immediate());
+    });
+    const inBatch = sqlite.transaction((batch: Waiting[]): Outcome[] =>
+      batch.map((w) => {
+        try {
+          return { ok: true, value: alone(w.decide) };
+        } catch (error) {
+          return { ok: false, error };
+        }
       }),
     );
+    this.transactions = { inBatch };
+    return this.transactions;
   }
 }
 

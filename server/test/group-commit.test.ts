@@ -1,0 +1,122 @@
+/**
+ * Group commit (issue 15): submit decisions asked for in the same turn of the event loop share one SQLite commit, each
+ * decided exactly as alone, in order. SQLite only: on PostgreSQL each decision is its own transaction under the
+ * submit lock (docs/decisions.md), and the server's fsync is PostgreSQL's own business.
+ */
+import { LeadsService, type SubmitRequest } from '../src/leads/leads.service';
+import { LeadSubmitRepository } from '../src/repositories/lead-submit.repository';
+import { lead, startServer, type TestServer, tempDir } from './harness';
+import { describeSqliteOnly, sqlRow } from './support/test-database';
+
+describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL commits each decision under its lock)', () => {
+  const tmp = tempDir();
+  let n = 0;
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    tmp.remove();
+  });
+
+  async function boot(env: Record<string, string>) {
+    const server = await startServer({ dbPath: `${tmp.dir}/group-${++n}.sqlite`, env });
+    servers.push(server);
+    return { server, service: server.app.get(LeadsService), repository: server.app.get(LeadSubmitRepository) };
+  }
+
+  const request = (body: Record<string, unknown>): SubmitRequest => ({ body, callerIp: '192.0.2.1' });
+
+  /**
+   * A mixed batch: new leads, a duplicate of one of them, a repeat (same phone), a visitor over its limit of 2, an
+   * invalid body, and between them a decision the database refuses (a request_id stored already, past the decision's
+   * own check: the unique index).
+   */
+  function mixedBatch() {
+    const first = lead({ client_ip: '203.0.113.1' });
+    const phone = lead({ client_ip: '203.0.113.2' }).phone as string;
+    return [
+      first,
+      { ...first },
+      lead({ client_ip: '203.0.113.2', phone }),
+      'refused by the database',
+      lead({ client_ip: '203.0.113.3', phone }),
+      lead({ client_ip: '203.0.113.9' }),
+      lead({ client_ip: '203.0.113.9' }),
+      lead({ client_ip: '203.0.113.9' }),
+      { ...lead(), phone: 'not a phone' },
+      lead({ client_ip: '203.0.113.4' }),
+    ] as const;
+  }
+
+  async function runAll(
+    service: LeadsService,
+    repository: LeadSubmitRepository,
+    batch: ReturnType<typeof mixedBatch>,
+    together: boolean,
+  ): Promise<unknown[]> {
+    const one = (item: (typeof batch)[number]): Promise<unknown> =>
+      typeof item === 'string'
+        ? repository
+            .run(function* (q) {
+              // The first lead's request_id again, past the decision's own check: the unique index refuses it.
+              return yield* q.insertLead({
+                request_id: batch[0].request_id as string,
+                name: 'x',
+                telegram: '@x',
+                telegram_key: '@x',
+                phone: '+70000000000',
+                ip_hash: 'x',
+                created_at: 1,
+                next_attempt_at: 1,
+              });
+            })
+            .then(
+              () => 'stored',
+              (err: { code?: string; message?: string }) => `refused: ${err.code ?? err.message}`,
+            )
+        : service.submit(request(item));
+    if (together) return Promise.all(batch.map(one));
+    const answers: unknown[] = [];
+    for (const item of batch) answers.push(await one(item));
+    return answers;
+  }
+
+  it('decisions of one turn share one commit, and each gets the answer it would get alone', async () => {
+    const env = { LEADS_IP_LIMIT: '2', LEADS_HOURLY_LIMIT: '100000' };
+    const batch = mixedBatch();
+    const alone = await boot(env);
+    const oneByOne = await runAll(alone.service, alone.repository, batch, false);
+    expect(alone.repository.stats.commits).toBe(batch.length - 1); // the invalid body never reaches the database
+
+    const grouped = await boot(env);
+    const before = { ...grouped.repository.stats };
+    const together = await runAll(grouped.service, grouped.repository, batch, true);
+    expect(grouped.repository.stats.commits - before.commits).toBe(1);
+    expect(grouped.repository.stats.decisions - before.decisions).toBe(batch.length - 1);
+
+    expect(together).toEqual(oneByOne);
+    expect(together.map((a) => (typeof a === 'string' ? a : (a as { kind: string }).kind))).toEqual([
+      'created',
+      'duplicate',
+      'created',
+      'refused: SQLITE_CONSTRAINT_UNIQUE',
+      'repeat',
+      'created',
+      'created',
+      'limited',
+      'invalid',
+      'created',
+    ]);
+    // The refused decision was rolled back alone: every other lead is stored.
+    expect(await sqlRow(grouped.server.db, 'select count(*) as n from leads')).toEqual({ n: 5 });
+    expect(await sqlRow(grouped.server.db, 'select count(*) as n from lead_repeats')).toEqual({ n: 1 });
+  });
+
+  it('a batch is bounded: more decisions than fit in one commit take more commits, none lost', async () => {
+    const { service, repository, server } = await boot({ LEADS_IP_LIMIT: '100000', LEADS_HOURLY_LIMIT: '100000' });
+    const before = repository.stats.commits;
+    const answers = await Promise.all(Array.from({ length: 150 }, () => service.submit(request(lead()))));
+    expect(answers.every((a) => a.kind === 'created')).toBe(true);
+    expect(repository.stats.commits - before).toBe(3); // 64 + 64 + 22
+    expect(await sqlRow(server.db, 'select count(*) as n from leads')).toEqual({ n: 150 });
+  });
+});
