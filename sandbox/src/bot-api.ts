@@ -1,5 +1,13 @@
 import { type MessageEntity, parseHtml } from './html';
-import { BOT_USER, type ChatMember, type ReplyMarkup, type SandboxChat, type SandboxMessage, type SandboxState } from './state';
+import {
+  BOT_USER,
+  type ChatMember,
+  type ReplyMarkup,
+  type SandboxChat,
+  type SandboxMessage,
+  type SandboxState,
+  type Webhook,
+} from './state';
 
 /** A Bot API answer: `result` on success, or Telegram's error shape. */
 export type ApiAnswer =
@@ -142,6 +150,37 @@ function replyTarget(state: SandboxState, chat: SandboxChat, params: Record<stri
 
 const now = () => Math.floor(Date.now() / 1000);
 
+const flag = (raw: unknown) => raw === true || raw === 'true';
+
+const MAX_SECRET_TOKEN = 256;
+
+/**
+ * setWebhook's parameters, refused as Telegram refuses them, or null for an empty url (which removes the webhook in
+ * Telegram). Telegram wants https; the sandbox takes http too, since the bots it serves listen on loopback.
+ */
+function readWebhook(state: SandboxState, params: Record<string, unknown>): Webhook | null {
+  const raw = params.url;
+  if (raw === undefined || raw === null || raw === '') return null;
+  if (typeof raw !== 'string' || !URL.canParse(raw) || !['https:', 'http:'].includes(new URL(raw).protocol)) {
+    throw bad('bad webhook: An HTTPS URL must be provided for webhook');
+  }
+  // An empty secret token is none.
+  const token = params.secret_token ?? '';
+  if (typeof token !== 'string' && typeof token !== 'number') throw bad('secret token contains unallowed characters');
+  const secret = String(token);
+  if (secret.length > MAX_SECRET_TOKEN) throw bad('secret token is too long');
+  if (secret !== '' && !/^[A-Za-z0-9_-]+$/.test(secret)) throw bad('secret token contains unallowed characters');
+  const webhook: Webhook = { url: raw };
+  if (secret !== '') webhook.secret_token = secret;
+  // Left out, allowed_updates keeps the previous setting; an empty list means every type.
+  const allowed = params.allowed_updates === undefined ? state.webhook?.allowed_updates : json<unknown>(params.allowed_updates);
+  if (allowed !== undefined && (!Array.isArray(allowed) || allowed.some((t) => typeof t !== 'string'))) {
+    throw bad('allowed updates must be an array of strings');
+  }
+  if (allowed && allowed.length > 0) webhook.allowed_updates = allowed as string[];
+  return webhook;
+}
+
 /** A ChatMember object as Telegram gives it: the fields depend on the status. */
 function presentMember(m: ChatMember): Record<string, unknown> {
   switch (m.status) {
@@ -172,7 +211,17 @@ function presentMember(m: ChatMember): Record<string, unknown> {
 /** The Bot API methods the project calls. Each throws ApiError where Telegram would answer with an error. */
 export const METHODS: Record<string, (state: SandboxState, params: Record<string, unknown>) => unknown> = {
   getMe: () => ({ ...BOT_USER, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }),
-  deleteWebhook: () => true,
+  setWebhook: (state, params) => {
+    const webhook = readWebhook(state, params);
+    if (webhook) state.setWebhook(webhook, flag(params.drop_pending_updates));
+    else state.deleteWebhook(flag(params.drop_pending_updates));
+    return true;
+  },
+  deleteWebhook: (state, params) => {
+    state.deleteWebhook(flag(params.drop_pending_updates));
+    return true;
+  },
+  getWebhookInfo: (state) => state.webhookInfo(),
   setMyCommands: (state, params) => {
     const commands = json<unknown[]>(params.commands);
     if (!Array.isArray(commands)) throw bad('commands must be an array');
@@ -293,7 +342,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     state.callbackAnswers.push({
       callback_query_id: id,
       text: typeof params.text === 'string' ? params.text : undefined,
-      show_alert: params.show_alert === true || params.show_alert === 'true',
+      show_alert: flag(params.show_alert),
       at: Date.now(),
     });
     state.changed();

@@ -9,5 +9,9 @@ export {
   type Fault,
   type ChatMember,
   type MemberStatus,
+  type ApiCall,
+  type Poll,
+  type Webhook,
+  type WebhookDelivery,
 } from './state';
 export { parseHtml } from './html';

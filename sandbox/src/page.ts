@@ -43,6 +43,7 @@ export function renderPage(): string {
   <button data-fault="hang">зависнуть</button>
   <button data-clear>сбросить сбои</button>
   <label id="status">подключение…</label>
+  <label id="updates"></label>
 </header>
 <main id="chats"></main>
 <div id="toast" role="status"></div>
@@ -67,7 +68,18 @@ function render(text, entities) {
   return out;
 }
 const time = (s) => new Date(s * 1000).toLocaleTimeString('ru-RU', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+// How the bot gets its updates: a webhook (where, how many wait, the last failure) or getUpdates.
+function drawUpdates(state) {
+  const hook = state.webhook;
+  let line = hook.url
+    ? 'webhook: ' + hook.url + ' · в очереди: ' + hook.pending_update_count
+      + (hook.last_error_message ? ' · последняя ошибка: ' + hook.last_error_message + ' (' + time(hook.last_error_date) + ')' : '')
+    : 'webhook не задан (getUpdates)';
+  if (state.pollConflicts > 0) line += ' · конфликтов getUpdates: ' + state.pollConflicts;
+  document.getElementById('updates').textContent = line;
+}
 function draw(state) {
+  drawUpdates(state);
   const root = document.getElementById('chats');
   const scroll = {};
   root.querySelectorAll('.log').forEach((l) => (scroll[l.dataset.chat] = l.scrollHeight - l.scrollTop - l.clientHeight < 40));

@@ -3,7 +3,18 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ApiError, METHODS, presentMessage, type ApiAnswer } from './bot-api';
 import { renderPage } from './page';
-import { DEFAULT_USER, type Fault, type MemberStatus, type SandboxChat, SandboxState, type SandboxUser } from './state';
+import {
+  type ApiCall,
+  DEFAULT_USER,
+  type Fault,
+  type MemberStatus,
+  type Poll,
+  type SandboxChat,
+  SandboxState,
+  type SandboxUser,
+  type WebhookDelivery,
+} from './state';
+import { WebhookSender } from './webhook';
 
 export interface SandboxOptions {
   port?: number;
@@ -13,11 +24,25 @@ export interface SandboxOptions {
   chats?: SandboxChat[];
   /** Longest getUpdates long poll honoured, in seconds (Telegram allows 50). */
   maxPollSeconds?: number;
+  /** How long a webhook has to answer a delivery before it counts as failed (10 000 ms). */
+  webhookTimeoutMs?: number;
+  /** The wait before a failed webhook delivery is tried again (1000 ms). */
+  webhookRetryMs?: number;
 }
 
 export const DEFAULT_TOKEN = '123456789:sandbox-token';
 export { DEFAULT_USER };
 const MEMBER_STATUSES: MemberStatus[] = ['creator', 'administrator', 'member', 'restricted', 'left', 'kicked'];
+const WEBHOOK_ACTIVE = "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first";
+const TERMINATED_BY_POLL = 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running';
+const TERMINATED_BY_WEBHOOK = 'Conflict: terminated by setWebhook request';
+const conflict = (description: string): ApiAnswer => ({ ok: false, error_code: 409, description });
+/**
+ * How long a poll a newer one ends may take to show it was abandoned. A bot that stops polling (telegraf's stop())
+ * aborts its long poll and at once sends a getUpdates to confirm its offset; the new request can be read before the
+ * old connection's close, and that is no second instance. Telegram too answers a conflict late.
+ */
+const SUPERSEDED_POLL_GRACE_MS = 100;
 
 async function readBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -88,6 +113,7 @@ export class TelegramSandbox {
   readonly state: SandboxState;
   readonly token: string;
   private server: Server | null = null;
+  private webhookSender: WebhookSender | null = null;
   private readonly hanging = new Set<ServerResponse>();
   private readonly maxPollSeconds: number;
   private readonly options: SandboxOptions;
@@ -111,10 +137,17 @@ export class TelegramSandbox {
     await new Promise<void>((resolve) => this.server!.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve));
     const { port } = this.server.address() as AddressInfo;
     this.url = `http://${this.options.host ?? '127.0.0.1'}:${port}`;
+    this.webhookSender = new WebhookSender(this.state, {
+      timeoutMs: this.options.webhookTimeoutMs ?? 10_000,
+      retryMs: this.options.webhookRetryMs ?? 1000,
+      reply: (method, params) => this.replyCall(method, params),
+    });
     return this;
   }
 
   async stop(): Promise<void> {
+    this.webhookSender?.close();
+    this.webhookSender = null;
     for (const res of this.hanging) res.destroy();
     this.hanging.clear();
     this.state.emit('update');
@@ -194,6 +227,21 @@ export class TelegramSandbox {
     return this.state.calls.filter((c) => c.method === method);
   }
 
+  /** Every attempt to deliver an update to the webhook, oldest first (the last 1000). */
+  get webhookDeliveries(): WebhookDelivery[] {
+    return this.state.webhookDeliveries;
+  }
+
+  /** Every getUpdates long poll since the start (or the last reset), oldest first. */
+  get polls(): Poll[] {
+    return this.state.polls;
+  }
+
+  /** How many getUpdates polls a newer one ended: 0 unless two pollers overlapped, as two bot instances would. */
+  get pollConflicts(): number {
+    return this.state.pollConflicts;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const bot = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
@@ -217,13 +265,7 @@ export class TelegramSandbox {
       const e = err instanceof ApiError ? err : new ApiError(400, "Bad Request: can't parse JSON");
       return send(res, e.code, { ok: false, error_code: e.code, description: e.description });
     }
-    const call = { method, params, at: Date.now(), status: 0 } as {
-      method: string;
-      params: Record<string, unknown>;
-      at: number;
-      status: number;
-      description?: string;
-    };
+    const call: ApiCall = { method, params, at: Date.now(), status: 0 };
     if (method !== 'getUpdates') this.state.calls.push(call);
 
     const fault = this.state.takeFault(method, params);
@@ -249,46 +291,106 @@ export class TelegramSandbox {
       return send(res, answer.error_code, answer);
     }
 
-    if (method === 'getUpdates') return this.getUpdates(params, req, res);
-    const handler = METHODS[method];
-    if (!handler) return send(res, 404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
+    if (method === 'getUpdates') return this.getUpdates(params, res);
+    const answer = this.invoke(call);
+    send(res, answer.ok ? 200 : answer.error_code, answer);
+  }
+
+  /** Runs a recorded call on the state; notes its status on the call and gives Telegram's answer. */
+  private invoke(call: ApiCall): ApiAnswer {
+    const handler = METHODS[call.method];
+    if (!handler) {
+      call.status = 404;
+      return { ok: false, error_code: 404, description: 'Not Found: method not found' };
+    }
     try {
-      const result = handler(this.state, params);
+      const result = handler(this.state, call.params);
       call.status = 200;
-      send(res, 200, { ok: true, result });
+      return { ok: true, result };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       call.status = err.code;
       call.description = err.description;
       const body: ApiAnswer = { ok: false, error_code: err.code, description: err.description };
       if (err.parameters) body.parameters = err.parameters;
-      send(res, err.code, body);
+      return body;
     }
   }
 
-  /** Long polling as Telegram does it: answers at once when updates wait, else when one arrives or `timeout` passes. */
-  private getUpdates(params: Record<string, unknown>, _req: IncomingMessage, res: ServerResponse): void {
+  /** A call the bot made in its answer to a webhook delivery. Telegram tells nobody how it went; `calls` does. */
+  private replyCall(method: string, params: Record<string, unknown>): void {
+    const call: ApiCall = { method, params, at: Date.now(), status: 0, via: 'webhook' };
+    this.state.calls.push(call);
+    // A handler's bug answers 500 over HTTP; here it must not escape into the delivery loop.
+    try {
+      this.invoke(call);
+    } catch (err) {
+      call.status = 500;
+      call.description = `Internal Server Error: ${String(err)}`;
+    }
+  }
+
+  /**
+   * Long polling as Telegram does it: answers at once when updates wait, else when one arrives or `timeout` passes.
+   * Refused while a webhook is set. One poll waits at a time: a newer one (a second bot instance) ends the waiting one
+   * with 409, and so does setWebhook.
+   */
+  private getUpdates(params: Record<string, unknown>, res: ServerResponse): void {
     const offset = Number(params.offset ?? 0);
     const limit = Math.min(100, Math.max(1, Number(params.limit ?? 100)));
     const timeout = Math.min(this.maxPollSeconds, Math.max(0, Number(params.timeout ?? 0)));
-    if (offset > 0) this.state.updates = this.state.updates.filter((u) => u.update_id >= offset);
-    const answer = () => {
-      cleanup();
+    const poll: Poll = { at: Date.now(), offset, timeout, status: 0 };
+    this.state.polls.push(poll);
+    const reply = (answer: ApiAnswer) => {
       if (res.destroyed || res.writableEnded) return;
-      send(res, 200, { ok: true, result: this.state.updates.slice(0, limit) });
+      const status = answer.ok ? 200 : answer.error_code;
+      poll.status = status;
+      if (answer.ok) poll.updates = (answer.result as unknown[]).length;
+      else poll.description = answer.description;
+      send(res, status, answer);
+    };
+    if (this.state.webhook) return reply(conflict(WEBHOOK_ACTIVE));
+    this.state.emit('poll');
+
+    if (offset > 0) this.state.updates = this.state.updates.filter((u) => u.update_id >= offset);
+    const updates = (): ApiAnswer => ({ ok: true, result: this.state.updates.slice(0, limit) });
+    if (this.state.updates.length > 0 || timeout === 0) return reply(updates());
+
+    const finish = (answer: ApiAnswer) => {
+      cleanup();
+      reply(answer);
     };
     const onUpdate = () => {
-      if (this.state.updates.length > 0 || !this.server) answer();
+      if (this.state.updates.length > 0 || !this.server) finish(updates());
     };
-    const timer = setTimeout(answer, timeout * 1000);
+    let grace: NodeJS.Timeout | undefined;
+    const onPoll = () => {
+      cleanup();
+      grace = setTimeout(() => {
+        if (res.destroyed) return;
+        this.state.pollConflicts += 1;
+        reply(conflict(TERMINATED_BY_POLL));
+      }, SUPERSEDED_POLL_GRACE_MS);
+    };
+    const onWebhook = () => {
+      if (this.state.webhook) finish(conflict(TERMINATED_BY_WEBHOOK));
+    };
+    const timer = setTimeout(() => finish(updates()), timeout * 1000);
     const cleanup = () => {
       clearTimeout(timer);
       this.state.off('update', onUpdate);
+      this.state.off('poll', onPoll);
+      this.state.off('webhook', onWebhook);
     };
     // The response's close, not the request's: that one fires as soon as the body has been read.
-    res.on('close', cleanup);
-    if (this.state.updates.length > 0 || timeout === 0) return answer();
+    res.on('close', () => {
+      cleanup();
+      clearTimeout(grace);
+      if (poll.status === 0) poll.description = 'the bot hung up before the answer';
+    });
     this.state.on('update', onUpdate);
+    this.state.on('poll', onPoll);
+    this.state.on('webhook', onWebhook);
   }
 
   // The control API's body is loose JSON from tests and the page; each field is converted where it is used.
@@ -298,7 +400,12 @@ export class TelegramSandbox {
     try {
       switch (`${req.method} ${path}`) {
         case 'GET state':
-          return send(res, 200, this.state.snapshot());
+          // The page's snapshot, with the logs the page has no use for.
+          return send(res, 200, {
+            ...this.state.snapshot(),
+            webhookDeliveries: this.state.webhookDeliveries,
+            polls: this.state.polls,
+          });
         case 'GET calls':
           return send(res, 200, this.state.calls);
         case 'GET events':

@@ -56,7 +56,51 @@ export interface ApiCall {
   /** HTTP status of the answer, or 0 while it hangs. */
   status: number;
   description?: string;
+  /** Set when the bot made the call in its answer to a webhook delivery (telegraf's webhookReply). */
+  via?: 'webhook';
 }
+
+/** One getUpdates long poll, kept apart from `calls`: a polling bot makes one after another, all day. */
+export interface Poll {
+  at: number;
+  offset: number;
+  timeout: number;
+  /** HTTP status of the answer, or 0 while it waits (and when the bot hung up first). */
+  status: number;
+  description?: string;
+  /** How many updates the answer carried. */
+  updates?: number;
+}
+
+/** A webhook as setWebhook sets it. Each setWebhook makes a new one, so a delivery can tell whether its webhook still stands. */
+export interface Webhook {
+  url: string;
+  secret_token?: string;
+  /** The update types delivered (the update's key: `message`, `callback_query`...); absent: every type. */
+  allowed_updates?: string[];
+  /** Unix time of the last failed delivery, and why, as getWebhookInfo reports them. */
+  last_error_date?: number;
+  last_error_message?: string;
+}
+
+/** One attempt to deliver an update to the webhook. */
+export interface WebhookDelivery {
+  url: string;
+  update_id: number;
+  at: number;
+  /** The webhook's HTTP status; 0 while the request is in flight or when no answer came. */
+  status: number;
+  /** Why the attempt failed (getWebhookInfo's last_error_message); absent when the webhook took the update. */
+  error?: string;
+}
+
+/** Attempts kept in `webhookDeliveries`: a webhook that is down is retried every second or so, for as long as it is set. */
+const MAX_DELIVERIES_KEPT = 1000;
+
+export type Update = { update_id: number; [k: string]: unknown };
+
+/** An update's type, as allowed_updates names it: its one key besides update_id. */
+const updateType = (update: Update): string | undefined => Object.keys(update).find((k) => k !== 'update_id');
 
 export type FaultKind = 'retry_after' | 'server_error' | 'hang' | 'bad_request';
 export interface Fault {
@@ -94,14 +138,19 @@ export const DEFAULT_CHATS: SandboxChat[] = [
   { id: -1001000000002, type: 'supergroup', title: 'Stickers — админы' },
 ];
 
-/** Everything the sandbox knows; the HTTP layer and the page read and change it only through here. */
+/**
+ * Everything the sandbox knows; the HTTP layer and the page read and change it only through here. Its events: `update`
+ * (an update was queued), `change` (something the page shows), `webhook` (set, changed or deleted, reset included),
+ * `poll` (a getUpdates arrived, so a waiting one ends), `close` (the sandbox stops).
+ */
 export class SandboxState extends EventEmitter {
   chats = new Map<number, SandboxChat>();
   messages = new Map<number, SandboxMessage[]>();
   nextMessageId = new Map<number, number>();
   calls: ApiCall[] = [];
   faults: Fault[] = [];
-  updates: { update_id: number; [k: string]: unknown }[] = [];
+  /** Updates the bot has not yet taken: not yet confirmed by a getUpdates offset, or not yet taken by the webhook. */
+  updates: Update[] = [];
   nextUpdateId = 1;
   callbackAnswers: CallbackAnswer[] = [];
   commands: unknown[] = [];
@@ -110,6 +159,12 @@ export class SandboxState extends EventEmitter {
   members = new Map<number, Map<number, ChatMember>>();
   /** The content of every document sent (sendDocument), by file_id: tests read the files here. */
   documents = new Map<string, Buffer>();
+  /** Set by setWebhook: updates go there, and getUpdates is refused. */
+  webhook: Webhook | null = null;
+  webhookDeliveries: WebhookDelivery[] = [];
+  polls: Poll[] = [];
+  /** getUpdates polls ended by a newer one ("terminated by other getUpdates request"): two bot instances polling. */
+  pollConflicts = 0;
 
   constructor(chats: SandboxChat[] = DEFAULT_CHATS) {
     super();
@@ -175,9 +230,62 @@ export class SandboxState extends EventEmitter {
 
   pushUpdate(update: Record<string, unknown>): number {
     const update_id = this.nextUpdateId++;
-    this.updates.push({ update_id, ...update });
+    const full: Update = { update_id, ...update };
+    // Telegram does not even queue an update the webhook's allowed_updates leave out.
+    if (!this.allows(full)) return update_id;
+    this.updates.push(full);
     this.emit('update');
     return update_id;
+  }
+
+  private allows(update: Update): boolean {
+    const allowed = this.webhook?.allowed_updates;
+    return !allowed || allowed.includes(updateType(update) ?? '');
+  }
+
+  setWebhook(webhook: Webhook, dropPending: boolean): void {
+    this.webhook = webhook;
+    this.updates = dropPending ? [] : this.updates.filter((u) => this.allows(u));
+    this.emit('webhook');
+    this.changed();
+  }
+
+  deleteWebhook(dropPending: boolean): void {
+    this.webhook = null;
+    if (dropPending) this.updates = [];
+    this.emit('webhook');
+    this.changed();
+  }
+
+  /** getWebhookInfo's answer. The secret token is not in it: Telegram never gives it back. */
+  webhookInfo(): Record<string, unknown> {
+    const hook = this.webhook;
+    if (!hook) return { url: '', has_custom_certificate: false, pending_update_count: this.updates.length };
+    return {
+      url: hook.url,
+      has_custom_certificate: false,
+      pending_update_count: this.updates.length,
+      ...(hook.allowed_updates && { allowed_updates: hook.allowed_updates }),
+      ...(hook.last_error_date !== undefined && { last_error_date: hook.last_error_date, last_error_message: hook.last_error_message }),
+      max_connections: 40,
+    };
+  }
+
+  /** The webhook took the update: it leaves the queue. */
+  delivered(updateId: number): void {
+    this.updates = this.updates.filter((u) => u.update_id !== updateId);
+    this.changed();
+  }
+
+  webhookFailed(hook: Webhook, message: string): void {
+    hook.last_error_date = Math.floor(Date.now() / 1000);
+    hook.last_error_message = message;
+    this.changed();
+  }
+
+  recordDelivery(delivery: WebhookDelivery): void {
+    this.webhookDeliveries.push(delivery);
+    if (this.webhookDeliveries.length > MAX_DELIVERIES_KEPT) this.webhookDeliveries.shift();
   }
 
   /** Takes the first matching fault, or null. */
@@ -207,8 +315,13 @@ export class SandboxState extends EventEmitter {
     this.callbackAnswers = [];
     this.documents.clear();
     this.pendingCallbacks.clear();
+    this.webhook = null;
+    this.webhookDeliveries = [];
+    this.polls = [];
+    this.pollConflicts = 0;
     for (const chat of this.chats.values()) delete chat.migratedTo;
     for (const id of this.chats.keys()) this.seedMembers(id);
+    this.emit('webhook');
     this.changed();
   }
 
@@ -221,6 +334,8 @@ export class SandboxState extends EventEmitter {
       })),
       callbackAnswers: this.callbackAnswers,
       commands: this.commands,
+      webhook: this.webhookInfo(),
+      pollConflicts: this.pollConflicts,
     };
   }
 }
