@@ -24,9 +24,13 @@ const TABLES: Record<string, string> = {
   lead_events: 'id',
   lead_status_changes: 'id',
   rate_events: 'id',
+  rate_minutes: 'minute',
   settings: 'key',
   job_runs: 'key',
   alert_throttles: 'key',
+  webhook_sources: 'type',
+  webhook_events: 'id',
+  webhook_deliveries: 'id',
 };
 
 let pg: TestPostgres | undefined;
@@ -195,6 +199,7 @@ async function buildSqlite(file: string): Promise<string> {
     insert(sqlite, 'lead_events', { lead_id: 5, kind: 'received_late', at: T + 3_600_000, detail: JSON.stringify({ route: 'fallback' }) });
     for (let i = 0; i < 4; i += 1) insert(sqlite, 'rate_events', { kind: 'accepted', key_hash: `k${i % 2}`, at: T + i });
     insert(sqlite, 'rate_events', { kind: 'secret_failure', key_hash: 'x', at: T + 9 });
+    insert(sqlite, 'rate_minutes', { kind: 'accepted', minute: Math.floor(T / 60_000), n: 4 });
     // Pruned: the newest rate event is gone, but its id (5) was given and is never given again.
     sqlite.prepare('delete from rate_events where id = 5').run();
     insert(sqlite, 'settings', { key: 'digest_chat', value: '-1001234567890', updated_at: T });
@@ -202,6 +207,48 @@ async function buildSqlite(file: string): Promise<string> {
     insert(sqlite, 'job_runs', { key: 'digest:2026-12-01', at: T });
     insert(sqlite, 'alert_throttles', { key: 'outbox_failing', last_sent_at: T });
     insert(sqlite, 'alert_throttles', { key: 'disk_low', last_sent_at: T + 5 });
+    // Webhooks (issue 14): where announcements start, two events, a delivered delivery and two still waiting.
+    for (const [type, since_id] of [
+      ['lead.created', 0],
+      ['lead.repeat', 0],
+      ['lead.status_changed', 0],
+      ['lead.anonymised', 2],
+    ] as const)
+      insert(sqlite, 'webhook_sources', { type, since_id, created_at: T });
+    insert(sqlite, 'webhook_events', {
+      public_id: `evt_${'1'.repeat(32)}`,
+      lead_id: 1,
+      type: 'lead.created',
+      source_id: 1,
+      at: T,
+      data: '{}',
+    });
+    insert(sqlite, 'webhook_events', {
+      public_id: `evt_${'2'.repeat(32)}`,
+      lead_id: 2,
+      type: 'lead.anonymised',
+      source_id: 3,
+      at: T + 86_400_000,
+      data: JSON.stringify({ reason: 'retention' }),
+    });
+    const delivery = { lead_id: 1, event_id: 1, created_at: T, next_attempt_at: T };
+    insert(sqlite, 'webhook_deliveries', { ...delivery, endpoint: 'https://crm.example.com/hooks', attempts: 1, delivered_at: T + 1 });
+    insert(sqlite, 'webhook_deliveries', {
+      ...delivery,
+      endpoint: 'https://backup.example.com/hooks',
+      attempts: 5,
+      next_attempt_at: T + 900_000,
+      first_failed_at: T,
+      last_error: 'HTTP 503',
+    });
+    insert(sqlite, 'webhook_deliveries', {
+      lead_id: 2,
+      event_id: 2,
+      endpoint: 'https://crm.example.com/hooks',
+      created_at: T,
+      next_attempt_at: T,
+      replayed_at: T,
+    });
   } finally {
     await db.destroy();
   }
@@ -249,7 +296,11 @@ describe('moveToPostgres', () => {
       'lead_repeats',
       'lead_status_changes',
       'rate_events',
+      'rate_minutes',
       'settings',
+      'webhook_events',
+      'webhook_deliveries',
+      'webhook_sources',
     ]);
     expect(Object.fromEntries(report.tables.map((t) => [t.table, [t.rows, t.nextId]]))).toEqual({
       leads: [4, 6],
@@ -257,9 +308,13 @@ describe('moveToPostgres', () => {
       lead_events: [5, 6],
       lead_status_changes: [2, 3],
       rate_events: [4, 6],
+      rate_minutes: [1, null],
       settings: [2, null],
       job_runs: [1, null],
       alert_throttles: [2, null],
+      webhook_events: [2, 3],
+      webhook_deliveries: [3, 4],
+      webhook_sources: [4, null],
     });
     expect(lines).toEqual([
       `SQLite ${path}: migrations current`,
@@ -271,7 +326,11 @@ describe('moveToPostgres', () => {
       'lead_repeats: 2 rows, next id 3',
       'lead_status_changes: 2 rows, next id 3',
       'rate_events: 4 rows, next id 6',
+      'rate_minutes: 1 rows',
       'settings: 2 rows',
+      'webhook_events: 2 rows, next id 3',
+      'webhook_deliveries: 3 rows, next id 4',
+      'webhook_sources: 4 rows',
     ]);
 
     // Identical, column by column: integers as numbers (beyond 32 bits too), text (JSON included) as text, nulls as nulls.
@@ -280,7 +339,7 @@ describe('moveToPostgres', () => {
     // The story of every moved lead reads the same from either database (`npm run leads -- trace`).
     const sqliteDb = openDatabase(path).db;
     opened.push(sqliteDb);
-    for (const lead of source.leads) {
+    for (const lead of source.leads as { id: number }[]) {
       const key = String(lead.id);
       expect(await new TraceService(new TraceRepository(db)).read(key)).toEqual(
         await new TraceService(new TraceRepository(sqliteDb)).read(key),
@@ -305,7 +364,7 @@ describe('moveToPostgres', () => {
     const before = await dumpPostgres(db);
     await expect(moveToPostgres(path, url)).rejects.toThrow(
       'the PostgreSQL database already holds rows (in alert_throttles, job_runs, lead_events, lead_repeats, lead_status_changes, ' +
-        'leads, rate_events, settings): refusing to merge into or overwrite it',
+        'leads, rate_events, rate_minutes, settings, webhook_deliveries, webhook_events, webhook_sources): refusing to merge into or overwrite it',
     );
     expect(await dumpPostgres(db)).toEqual(before);
   });
@@ -363,7 +422,9 @@ describe('moveToPostgres', () => {
       const printed = log.mock.calls.map((c) => String(c[0]));
       expect(printed).toContain('leads: 4 rows, next id 6');
       expect(printed.at(-1)).toMatch(
-        /^moved \d+ rows in 8 tables to postgres:\/\/postgres@127\.0\.0\.1:\d+\/[a-z_0-9]+: 4 leads, the next lead is #6\./,
+        new RegExp(
+          `^moved \\d+ rows in ${Object.keys(TABLES).length} tables to postgres://postgres@127\\.0\\.0\\.1:\\d+/[a-z_0-9]+: 4 leads, the next lead is #6\\.`,
+        ),
       );
     } finally {
       log.mockRestore();

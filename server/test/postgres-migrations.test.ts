@@ -68,6 +68,7 @@ const EXPECTED: Expected = {
     published_at: 'number null',
     chat_id: 'text null',
     message_id: 'number null',
+    card_thread_id: 'number null',
     publish_attempts: 'number',
     next_attempt_at: 'number',
     last_error: 'text null',
@@ -112,6 +113,22 @@ const EXPECTED: Expected = {
   job_runs: { key: 'text', at: 'number' },
   lead_events: { id: 'number', lead_id: 'number', repeat_id: 'number null', kind: 'text', at: 'number', detail: 'text null' },
   leases: { name: 'text', holder: 'text', until: 'number' },
+  rate_minutes: { kind: 'text', minute: 'number', n: 'number' },
+  webhook_sources: { type: 'text', since_id: 'number', created_at: 'number' },
+  webhook_events: { id: 'number', public_id: 'text', lead_id: 'number', type: 'text', source_id: 'number', at: 'number', data: 'text' },
+  webhook_deliveries: {
+    id: 'number',
+    event_id: 'number',
+    lead_id: 'number',
+    endpoint: 'text',
+    replayed_at: 'number null',
+    created_at: 'number',
+    attempts: 'number',
+    next_attempt_at: 'number',
+    first_failed_at: 'number null',
+    last_error: 'text null',
+    delivered_at: 'number null',
+  },
 };
 
 /** table → column → `<type> null|not null`, as each database names its types. */
@@ -182,6 +199,7 @@ function fullLead(requestId: string): Insertable<LeadsTable> {
     published_at: t + 1,
     chat_id: '-1001234567890',
     message_id: 2_147_483_648,
+    card_thread_id: 12,
     publish_attempts: 2,
     next_attempt_at: t + 2,
     last_error: '429: retry after 3',

@@ -24,6 +24,11 @@ export interface LeadsTable extends LateColumns, SourceColumns {
   published_at: number | null;
   chat_id: string | null;
   message_id: number | null;
+  /**
+   * Issue 14 (migration 2026-12-01-0009): the forum topic (`message_thread_id`) the card went into, null for the
+   * chat's General topic (or a chat without topics). Replies to the card (repeat pings, reminders) go there too.
+   */
+  card_thread_id: number | null;
   publish_attempts: Generated<number>;
   next_attempt_at: number;
   last_error: string | null;
@@ -114,6 +119,14 @@ export interface RateEventsTable {
   at: number;
 }
 
+/** Accepted submissions per minute (issue 15): the hourly limit's bounded read. */
+export interface RateMinutesTable {
+  kind: RateEventKind;
+  /** ms since the epoch / 60000, rounded down. */
+  minute: number;
+  n: number;
+}
+
 /** When each throttled admin alert was last sent, so throttles survive a restart. */
 export interface AlertThrottlesTable {
   key: string;
@@ -161,7 +174,13 @@ export type LeadEventKind =
   | 'fallback_answered'
   | 'fallback_answer_failed'
   /** No reply: the message is deleted, Telegram refused, or 5 failures. */
-  | 'fallback_left';
+  | 'fallback_left'
+  /** Issue 14, signed webhooks: an endpoint answered 2xx to a delivery of one of the lead's events. */
+  | 'webhook_sent'
+  /** A delivery attempt failed (not 2xx, a network error, 10 s without an answer); the next attempt's time in the detail. */
+  | 'webhook_failed'
+  /** `npm run leads -- webhooks replay` queued an event of the lead again. */
+  | 'webhook_replayed';
 
 export interface LeadEventsTable {
   id: Generated<number>;
@@ -191,6 +210,10 @@ export interface Database {
   job_runs: JobRunsTable;
   lead_events: LeadEventsTable;
   leases: LeasesTable;
+  rate_minutes: RateMinutesTable;
+  webhook_sources: WebhookSourcesTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type Lead = Selectable<LeadsTable>;
@@ -198,3 +221,54 @@ export type NewLead = Insertable<LeadsTable>;
 export type LeadUpdate = Updateable<LeadsTable>;
 export type LeadRepeat = Selectable<LeadRepeatsTable>;
 export type NewLeadRepeat = Insertable<LeadRepeatsTable>;
+
+/** Issue 14, signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */
+export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/**
+ * Where each event type's announcements start (migration 2026-12-01-0008): the rows of its source table (`leads`,
+ * `lead_repeats`, `lead_status_changes`, `lead_events` of kind `anonymised`) with an id above `since_id` are
+ * announced; `since_id` is the highest id when webhooks were first configured, so history is never announced.
+ */
+export interface WebhookSourcesTable {
+  type: WebhookEventType;
+  since_id: number;
+  created_at: number;
+}
+
+/**
+ * One event, announced to every endpoint configured when it was recorded. `source_id` is the id of the row that
+ * records the change (a lead, a repeat, a status change, an `anonymised` lead event): one event per row at most.
+ * `data` is JSON of the event's own facts, never personal data (the lead is read when a delivery is sent).
+ */
+export interface WebhookEventsTable {
+  id: Generated<number>;
+  /** The body's `id` (`evt_` and 32 hex digits). */
+  public_id: string;
+  lead_id: number;
+  type: WebhookEventType;
+  source_id: number;
+  /** When the change happened (ms); the body's `created_at`. */
+  at: number;
+  data: string;
+}
+
+/** One event to one endpoint: the durable outbox of the webhooks, retried on the cards' schedule until a 2xx. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  event_id: number;
+  /** Copied from the event: a delivery waits while an earlier one of the same lead and endpoint is not delivered. */
+  lead_id: number;
+  /** The endpoint's URL as configured (LEADS_WEBHOOK_URL); its secret comes from the configuration. */
+  endpoint: string;
+  /** Set when `npm run leads -- webhooks replay` queued this delivery again; null for the first one. */
+  replayed_at: number | null;
+  created_at: number;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  /** The first failed attempt of this delivery: the alert is raised once it has failed for 30 minutes. */
+  first_failed_at: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+}

@@ -6,6 +6,9 @@ import * as leadEvents from './2026-11-29-0004-lead-events';
 import * as lateLeads from './2026-12-01-0005-late-leads';
 import * as leadSource from './2026-12-01-0006-lead-source';
 import * as leases from './2026-12-01-0007-leases';
+import * as webhooks from './2026-12-01-0008-webhooks';
+import * as cardThread from './2026-12-01-0009-card-thread';
+import * as rateMinutes from './2026-12-01-0010-rate-minutes';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -16,4 +19,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0005-late-leads': lateLeads,
   '2026-12-01-0006-lead-source': leadSource,
   '2026-12-01-0007-leases': leases,
+  '2026-12-01-0008-webhooks': webhooks,
+  '2026-12-01-0009-card-thread': cardThread,
+  '2026-12-01-0010-rate-minutes': rateMinutes,
 };
