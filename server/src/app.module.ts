@@ -13,6 +13,7 @@ import { ObservabilityModule } from './observability/observability.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { TelegramModule } from './telegram/telegram.module';
 import { TraceModule } from './trace/trace.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The app: the app-wide modules (config, clock, database), then the features that face the outside — HTTP doors,
@@ -36,6 +37,7 @@ export class AppModule {
         OutboxModule,
         HousekeepingModule,
         ObservabilityModule,
+        WebhooksModule,
         // Without a token there is no bot: leads are stored, cards wait (docs/requirements.md §10.1).
         ...(config.telegram.token ? [BotModule.register(config)] : []),
       ],

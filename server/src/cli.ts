@@ -6,6 +6,7 @@
  *   npm run leads -- backup <file>                               a consistent copy of the live database (SQLite)
  *   npm run leads -- forget --phone <+7…> | --telegram <@name>   erase every lead and repeat of a person (issue 14)
  *   npm run leads -- migrate-to-postgres [postgres://…]          copy the SQLite file into an empty PostgreSQL (issue 13)
+ *   npm run leads -- webhooks replay <event id | lead number>    send webhook events again (issue 14)
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
@@ -21,12 +22,15 @@ import { TraceRepository } from './repositories/trace.repository';
 import { Transactor } from './repositories/transactor';
 import { formatTrace } from './trace/trace-format';
 import { TraceService } from './trace/trace.service';
+import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository';
+import { parseReplayKey, replayWebhooks } from './webhooks/webhook-replay';
 
 const USAGE = [
   'usage: npm run leads -- trace <request_id | lead number> [--json]',
   '       npm run leads -- backup <file>',
   '       npm run leads -- forget --phone <+7…> | --telegram <@name>',
   '       npm run leads -- migrate-to-postgres [postgres://…]   (default: DATABASE_URL; from DATABASE_PATH)',
+  '       npm run leads -- webhooks replay <event id (evt_…) | lead number>',
   'The database: DATABASE_URL (PostgreSQL) when set, else DATABASE_PATH (SQLite, default ./data/leads.sqlite).',
 ].join('\n');
 
@@ -128,6 +132,45 @@ export async function migrateToPostgres(path: string, url: string | undefined): 
   }
 }
 
+/**
+ * Issue 14: queues a webhook event (by its id) or every event of a lead (by its number) again, for the running
+ * server's next pass to send. Exit 0 when something was queued, 1 when there was nothing to queue.
+ */
+export async function webhooksReplay(location: string, key: string, now = Date.now()): Promise<number> {
+  const parsed = parseReplayKey(key);
+  if (!parsed) {
+    console.error('not an event id (evt_ and 32 hex digits) or a lead number');
+    return 2;
+  }
+  const opened = openLocation(location);
+  if (!opened) return 2;
+  const { db } = opened;
+  try {
+    const { events, deliveries } = await replayWebhooks(
+      new WebhookDeliveriesRepository(db),
+      new LeadEventsRepository(db),
+      new Transactor(db),
+      parsed,
+      now,
+    );
+    if (deliveries === 0) {
+      console.log(
+        'leadId' in parsed
+          ? `no webhook events of lead #${parsed.leadId}: nothing queued`
+          : `no webhook event ${parsed.publicId}: nothing queued`,
+      );
+      return 1;
+    }
+    console.log(
+      `queued again: ${deliveries} deliveries of ${events.length} event(s) (${events.map((e) => `${e.type} ${e.public_id}`).join(', ')}); ` +
+        'the server sends them at its next pass',
+    );
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, arg, ...rest] = argv;
   const path = process.env.DATABASE_PATH || './data/leads.sqlite';
@@ -143,6 +186,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'forget' && (arg === '--phone' || arg === '--telegram') && rest.length === 1) return forget(location, arg, rest[0]);
   if (command === 'migrate-to-postgres' && rest.length === 0) return migrateToPostgres(path, arg ?? url);
+  if (command === 'webhooks' && arg === 'replay' && rest.length === 1) return webhooksReplay(location, rest[0]);
   console.error(USAGE);
   return 2;
 }

@@ -16,7 +16,7 @@ export const LEASE_TIMINGS = Symbol('LeaseTimings');
 export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { ttlMs: 45_000, renewMs: 15_000 };
 
 /** The jobs that run on one instance at a time. */
-export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling';
+export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling' | 'webhooks';
 
 /**
  * Leases of the jobs that must run on one instance at a time when several share a database (issue 13): the outbox's

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { STATUS_CALLBACK, STATUS_LABEL, isLeadStatus, isTransition } from '../cards/lead-statuses';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
@@ -8,6 +9,7 @@ import { OutboxService, type CardRefresh } from '../outbox/outbox.service';
 import { LeadStatusChangesRepository } from '../repositories/lead-status-changes.repository';
 import { LeadsRepository, type StatusChange } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
+import { LEAD_STATUS_CHANGED, LeadStatusChangedEvent } from './lead-status-changed.event';
 
 export interface ButtonPress {
   data: string;
@@ -48,11 +50,13 @@ export class LeadStatusService {
     private readonly outbox: OutboxService,
     private readonly chats: LeadsChatService,
     private readonly clock: Clock,
+    private readonly emitter: EventEmitter2,
   ) {}
 
   /** Decides a press and returns the text to answer the callback with. */
   async press(p: ButtonPress): Promise<string> {
-    if (p.chatId !== (await this.chats.leadsChatId())) return PRESS_ANSWERS.foreignChat;
+    // Any leads chat: LEADS_CHAT_ID or one of LEADS_ROUTES (issue 14); the card check below names the lead's own.
+    if (!(await this.chats.isLeadsChat(p.chatId))) return PRESS_ANSWERS.foreignChat;
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(p.userId)) return PRESS_ANSWERS.notManager;
     const m = STATUS_CALLBACK.exec(p.data);
@@ -65,7 +69,8 @@ export class LeadStatusService {
     if (lead.chat_id !== p.chatId || lead.message_id !== p.messageId) return PRESS_ANSWERS.staleCard;
     if (lead.anonymised_at !== null) return PRESS_ANSWERS.anonymised;
 
-    const changed = await this.change({ leadId, from, to, userId: p.userId, userName: p.userName, at: this.clock.now() });
+    const change: StatusChange = { leadId, from, to, userId: p.userId, userName: p.userName, at: this.clock.now() };
+    const changed = await this.change(change);
     if (!changed) {
       const now = await this.leads.findLead(leadId);
       const who = now?.status_changed_by ? ` (${now.status_changed_by})` : '';
@@ -75,6 +80,8 @@ export class LeadStatusService {
       return card === 'shown' ? `${text}.` : withCard(text, card);
     }
     this.logger.log({ msg: 'status changed', lead_number: leadId, request_id: lead.request_id, from, to, user_id: p.userId });
+    // After the commit (issue 14): the webhooks announce it now; their outbox reads the committed history row.
+    this.emitter.emit(LEAD_STATUS_CHANGED, new LeadStatusChangedEvent(leadId, from, to, change.userId, change.userName, change.at));
     return withCard(`Готово: ${STATUS_LABEL[to]}`, await this.outbox.refreshCard(leadId));
   }
 

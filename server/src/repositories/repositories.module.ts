@@ -12,6 +12,7 @@ import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
 import { TraceRepository } from './trace.repository';
 import { Transactor } from './transactor';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 
 const REPOSITORIES = [
   AlertThrottlesRepository,
@@ -27,6 +28,7 @@ const REPOSITORIES = [
   SettingsRepository,
   TraceRepository,
   Transactor,
+  WebhookDeliveriesRepository,
 ];
 
 /**

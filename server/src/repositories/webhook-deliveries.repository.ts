@@ -1,0 +1,324 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+import type { LeadStatus, WebhookEventType } from '../database/schema';
+import type { Tx } from './transactor';
+
+/** A stored change not announced yet: the row that records it (`source_id`), its lead and when it happened. */
+export interface ChangeRow {
+  source_id: number;
+  lead_id: number;
+  at: number;
+}
+
+export interface RepeatRow extends ChangeRow {
+  request_id: string;
+  /** JSON object of the fields that differ from the lead (their names are announced, never their values). */
+  changes: string;
+}
+
+export interface StatusChangeRow extends ChangeRow {
+  from_status: LeadStatus;
+  to_status: LeadStatus;
+  user_id: number;
+  user_name: string;
+}
+
+export interface AnonymisedRow extends ChangeRow {
+  detail: string | null;
+  /** The lead's own created_at: an erasure past the retention period is retention's. */
+  lead_created_at: number;
+}
+
+/** An event to record, with one delivery per endpoint. */
+export interface NewWebhookEvent {
+  public_id: string;
+  lead_id: number;
+  type: WebhookEventType;
+  source_id: number;
+  at: number;
+  data: string;
+}
+
+/** A delivery whose time has come and whose lead has no earlier delivery waiting on that endpoint. */
+export interface DueDelivery {
+  id: number;
+  lead_id: number;
+  endpoint: string;
+  attempts: number;
+  first_failed_at: number | null;
+  replayed_at: number | null;
+  public_id: string;
+  type: WebhookEventType;
+  at: number;
+  data: string;
+}
+
+/** An event found for `webhooks replay`, with the endpoints it was addressed to. */
+export interface StoredWebhookEvent {
+  id: number;
+  public_id: string;
+  lead_id: number;
+  type: WebhookEventType;
+  endpoints: string[];
+}
+
+/**
+ * Issue 14, signed webhooks: their outbox (`webhook_sources`, `webhook_events`, `webhook_deliveries`) and the reads
+ * of the four tables whose rows are the changes they announce (leads, lead_repeats, lead_status_changes, lead_events
+ * of kind `anonymised`): "rows above an id that have no event yet".
+ */
+@Injectable()
+export class WebhookDeliveriesRepository {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /**
+   * Where announcements start, once per type: the highest id of its source table now (history is never announced).
+   * A type that has its row keeps it (insert or nothing: two instances starting together agree on the first).
+   */
+  async startSources(now: number): Promise<void> {
+    const max = (table: 'leads' | 'lead_repeats' | 'lead_status_changes' | 'lead_events') =>
+      this.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirst()
+        .then((r) => Number(r?.id ?? 0));
+    const since: Record<WebhookEventType, number> = {
+      'lead.created': await max('leads'),
+      'lead.repeat': await max('lead_repeats'),
+      'lead.status_changed': await max('lead_status_changes'),
+      'lead.anonymised': await max('lead_events'),
+    };
+    await this.db
+      .insertInto('webhook_sources')
+      .values(Object.entries(since).map(([type, since_id]) => ({ type: type as WebhookEventType, since_id, created_at: now })))
+      .onConflict((oc) => oc.column('type').doNothing())
+      .execute();
+  }
+
+  /** Each type's starting id (a type without a row announces nothing). */
+  async sinceIds(): Promise<Map<WebhookEventType, number>> {
+    const rows = await this.db.selectFrom('webhook_sources').select(['type', 'since_id']).execute();
+    return new Map(rows.map((r) => [r.type, r.since_id]));
+  }
+
+  /** The highest source id announced for `type` (null: none yet). */
+  async lastAnnounced(type: WebhookEventType): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('webhook_events')
+      .select((eb) => eb.fn.max('source_id').as('id'))
+      .where('type', '=', type)
+      .executeTakeFirst();
+    return row?.id === null || row?.id === undefined ? null : Number(row.id);
+  }
+
+  /** Leads with an id above `after` and no `lead.created` event, lowest first. */
+  newLeads(after: number, limit: number): Promise<ChangeRow[]> {
+    return this.db
+      .selectFrom('leads as l')
+      .select(['l.id as source_id', 'l.id as lead_id'])
+      .select((eb) => eb.fn.coalesce('l.received_at', 'l.created_at').as('at'))
+      .where('l.id', '>', after)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb.selectFrom('webhook_events as e').select('e.id').where('e.type', '=', 'lead.created').whereRef('e.source_id', '=', 'l.id'),
+          ),
+        ),
+      )
+      .orderBy('l.id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Repeats with an id above `after` and no `lead.repeat` event, lowest first. */
+  newRepeats(after: number, limit: number): Promise<RepeatRow[]> {
+    return this.db
+      .selectFrom('lead_repeats as r')
+      .select(['r.id as source_id', 'r.lead_id', 'r.request_id', 'r.changes'])
+      .select((eb) => eb.fn.coalesce('r.received_at', 'r.created_at').as('at'))
+      .where('r.id', '>', after)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb.selectFrom('webhook_events as e').select('e.id').where('e.type', '=', 'lead.repeat').whereRef('e.source_id', '=', 'r.id'),
+          ),
+        ),
+      )
+      .orderBy('r.id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Status changes with an id above `after` and no `lead.status_changed` event, lowest first. */
+  newStatusChanges(after: number, limit: number): Promise<StatusChangeRow[]> {
+    return this.db
+      .selectFrom('lead_status_changes as s')
+      .select(['s.id as source_id', 's.lead_id', 's.at', 's.from_status', 's.to_status', 's.user_id', 's.user_name'])
+      .where('s.id', '>', after)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_events as e')
+              .select('e.id')
+              .where('e.type', '=', 'lead.status_changed')
+              .whereRef('e.source_id', '=', 's.id'),
+          ),
+        ),
+      )
+      .orderBy('s.id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** `anonymised` lead events (the server's erasures and the CLI's) with an id above `after` and no event, lowest first. */
+  newAnonymisations(after: number, limit: number): Promise<AnonymisedRow[]> {
+    return this.db
+      .selectFrom('lead_events as v')
+      .innerJoin('leads as l', 'l.id', 'v.lead_id')
+      .select(['v.id as source_id', 'v.lead_id', 'v.at', 'v.detail', 'l.created_at as lead_created_at'])
+      .where('v.id', '>', after)
+      .where('v.kind', '=', 'anonymised')
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_events as e')
+              .select('e.id')
+              .where('e.type', '=', 'lead.anonymised')
+              .whereRef('e.source_id', '=', 'v.id'),
+          ),
+        ),
+      )
+      .orderBy('v.id')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Records an event and its deliveries (due at once) in `trx`; false when that change was announced already (the
+   * event exists: another pass, another instance).
+   */
+  async recordEvent(event: NewWebhookEvent, endpoints: string[], now: number, trx: Tx): Promise<boolean> {
+    const inserted = await trx
+      .insertInto('webhook_events')
+      .values(event)
+      .onConflict((oc) => oc.columns(['type', 'source_id']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!inserted) return false;
+    if (endpoints.length > 0) {
+      await trx
+        .insertInto('webhook_deliveries')
+        .values(
+          endpoints.map((endpoint) => ({ event_id: inserted.id, lead_id: event.lead_id, endpoint, created_at: now, next_attempt_at: now })),
+        )
+        .execute();
+    }
+    return true;
+  }
+
+  /**
+   * Up to `limit` deliveries to `endpoint` not delivered, due by `now`, with no earlier delivery of the same lead to
+   * the same endpoint still waiting (the order per lead), oldest first.
+   */
+  dueDeliveries(endpoint: string, now: number, limit: number): Promise<DueDelivery[]> {
+    return this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+      .select([
+        'd.id',
+        'd.lead_id',
+        'd.endpoint',
+        'd.attempts',
+        'd.first_failed_at',
+        'd.replayed_at',
+        'e.public_id',
+        'e.type',
+        'e.at',
+        'e.data',
+      ])
+      .where('d.endpoint', '=', endpoint)
+      .where('d.delivered_at', 'is', null)
+      .where('d.next_attempt_at', '<=', now)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries as p')
+              .select('p.id')
+              .whereRef('p.lead_id', '=', 'd.lead_id')
+              .whereRef('p.endpoint', '=', 'd.endpoint')
+              .where('p.delivered_at', 'is', null)
+              .whereRef('p.id', '<', 'd.id'),
+          ),
+        ),
+      )
+      .orderBy('d.id')
+      .limit(limit)
+      .execute();
+  }
+
+  async markDelivered(id: number, attempts: number, now: number, trx: Tx): Promise<void> {
+    await trx.updateTable('webhook_deliveries').set({ delivered_at: now, attempts, last_error: null }).where('id', '=', id).execute();
+  }
+
+  async markFailed(
+    id: number,
+    failure: { attempts: number; nextAt: number; firstFailedAt: number; error: string },
+    trx: Tx,
+  ): Promise<void> {
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        attempts: failure.attempts,
+        next_attempt_at: failure.nextAt,
+        first_failed_at: failure.firstFailedAt,
+        last_error: failure.error,
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** The event with this public id, or every event of a lead (oldest first), each with the endpoints it went to. */
+  async findEvents(key: { publicId: string } | { leadId: number }): Promise<StoredWebhookEvent[]> {
+    let query = this.db.selectFrom('webhook_events').select(['id', 'public_id', 'lead_id', 'type']);
+    query = 'publicId' in key ? query.where('public_id', '=', key.publicId) : query.where('lead_id', '=', key.leadId);
+    const events = await query.orderBy('id').execute();
+    if (events.length === 0) return [];
+    const deliveries = await this.db
+      .selectFrom('webhook_deliveries')
+      .select(['event_id', 'endpoint'])
+      .where(
+        'event_id',
+        'in',
+        events.map((e) => e.id),
+      )
+      .orderBy('id')
+      .execute();
+    return events.map((e) => ({
+      ...e,
+      endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.endpoint))],
+    }));
+  }
+
+  /** A new delivery of an event already sent (or not): it goes after every delivery of its lead already waiting. */
+  async requeue(event: StoredWebhookEvent, endpoint: string, now: number, trx: Tx): Promise<void> {
+    await trx
+      .insertInto('webhook_deliveries')
+      .values({ event_id: event.id, lead_id: event.lead_id, endpoint, replayed_at: now, created_at: now, next_attempt_at: now })
+      .execute();
+  }
+
+  /** How many deliveries wait for endpoints not configured any more (they are never sent: their secret is gone). */
+  async waitingForOtherEndpoints(endpoints: string[]): Promise<number> {
+    let query = this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('delivered_at', 'is', null);
+    if (endpoints.length > 0) query = query.where('endpoint', 'not in', endpoints);
+    const row = await query.executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import type { WebhookEventType } from '../database/schema';
+import { Transactor } from '../repositories/transactor';
+import { type AnonymisedRow, type NewWebhookEvent, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository';
+
+/** Why a lead was anonymised, as `lead.anonymised` says it (null: the server could not tell). */
+export type AnonymisedReason = 'number' | 'contact' | 'retention';
+
+/** Rows read per type and pass; the rest follow at the next pass. */
+const BATCH = 100;
+/**
+ * How far below the highest row announced a pass looks again for rows without an event. On PostgreSQL ids are taken
+ * when a row is inserted, not when it commits: a change that commits after a later one (two presses on two instances)
+ * has a lower id than rows announced already, and is found by this look back.
+ */
+export const LOOK_BACK_IDS = 1000;
+/** When the same instant holds several changes of one lead, they are announced in this order. */
+const TYPE_ORDER: Record<WebhookEventType, number> = {
+  'lead.created': 0,
+  'lead.repeat': 1,
+  'lead.status_changed': 2,
+  'lead.anonymised': 3,
+};
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Turns stored changes into webhook events (issue 14). The change itself is the durable record, committed in the same
+ * transaction as the change because it is the change: a lead row, a repeat row, a status history row, an `anonymised`
+ * lead event — also one the CLI's `forget` wrote. Each pass records an event (and a delivery per endpoint) for every
+ * such row above the type's starting id that has none yet, in one commit; the unique (type, source row) of
+ * `webhook_events` makes that idempotent, whoever runs it and however often. Nest events only make it run sooner.
+ */
+@Injectable()
+export class WebhookRecorder {
+  private readonly logger = new Logger('Webhooks');
+  /** Reasons heard from `lead.anonymised` Nest events, until the erase is announced. */
+  private readonly reasons = new Map<number, AnonymisedReason>();
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly repo: WebhookDeliveriesRepository,
+    private readonly transactor: Transactor,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Where announcements start, for the types that have no start yet: the rows stored from now on. */
+  start(): Promise<void> {
+    return this.repo.startSources(this.clock.now());
+  }
+
+  /** The server's anonymisation said why (the `anonymised` row does not tell a number from retention). */
+  noteAnonymised(leadId: number, reason: AnonymisedReason): void {
+    this.reasons.set(leadId, reason);
+  }
+
+  /** Records the events of changes not announced yet; how many. */
+  async recordNew(): Promise<number> {
+    const since = await this.repo.sinceIds();
+    const from = async (type: WebhookEventType): Promise<number | null> => {
+      const start = since.get(type);
+      if (start === undefined) return null;
+      return Math.max(start, ((await this.repo.lastAnnounced(type)) ?? 0) - LOOK_BACK_IDS);
+    };
+    const events: NewWebhookEvent[] = [];
+    const event = (type: WebhookEventType, row: { source_id: number; lead_id: number; at: number }, data: object) =>
+      events.push({
+        public_id: `evt_${randomUUID().replace(/-/g, '')}`,
+        type,
+        lead_id: row.lead_id,
+        source_id: row.source_id,
+        at: row.at,
+        data: JSON.stringify(data),
+      });
+
+    const created = await from('lead.created');
+    if (created !== null) for (const row of await this.repo.newLeads(created, BATCH)) event('lead.created', row, {});
+    const repeat = await from('lead.repeat');
+    if (repeat !== null)
+      for (const row of await this.repo.newRepeats(repeat, BATCH))
+        event('lead.repeat', row, {
+          repeat: {
+            request_id: row.request_id,
+            received_at: new Date(row.at).toISOString(),
+            changed_fields: Object.keys(parseObject(row.changes)),
+          },
+        });
+    const status = await from('lead.status_changed');
+    if (status !== null)
+      for (const row of await this.repo.newStatusChanges(status, BATCH))
+        event('lead.status_changed', row, {
+          from: row.from_status,
+          to: row.to_status,
+          by: { telegram_user_id: row.user_id, name: row.user_name },
+        });
+    const anonymised = await from('lead.anonymised');
+    if (anonymised !== null)
+      for (const row of await this.repo.newAnonymisations(anonymised, BATCH)) event('lead.anonymised', row, { reason: this.reasonOf(row) });
+    if (events.length === 0) return 0;
+
+    // Changes of one lead in the order they happened (a pass after an outage reads many at once).
+    events.sort((a, b) => a.at - b.at || TYPE_ORDER[a.type] - TYPE_ORDER[b.type] || a.source_id - b.source_id);
+    const endpoints = this.config.webhooks.map((e) => e.url);
+    const now = this.clock.now();
+    let recorded = 0;
+    await this.transactor.run(async (trx) => {
+      for (const e of events) if (await this.repo.recordEvent(e, endpoints, now, trx)) recorded += 1;
+    });
+    for (const e of events) if (e.type === 'lead.anonymised') this.reasons.delete(e.lead_id);
+    this.logger.log({ msg: 'webhook events recorded', events: recorded });
+    return recorded;
+  }
+
+  /**
+   * The reason of an erase: as the server's Nest event said; else `contact` when the row says so (the CLI's `forget`
+   * erases by contact); else retention when the lead was older than the retention period, a number otherwise.
+   */
+  private reasonOf(row: AnonymisedRow): AnonymisedReason {
+    const heard = this.reasons.get(row.lead_id);
+    if (heard) return heard;
+    if (row.detail?.includes('by contact')) return 'contact';
+    return row.lead_created_at <= row.at - this.config.housekeeping.retentionDays * DAY_MS ? 'retention' : 'number';
+  }
+}
+
+function parseObject(json: string): object {
+  try {
+    const value: unknown = JSON.parse(json);
+    return value !== null && typeof value === 'object' ? value : {};
+  } catch {
+    return {};
+  }
+}

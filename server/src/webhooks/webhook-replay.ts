@@ -1,0 +1,51 @@
+import type { LeadEventsRepository } from '../repositories/lead-events.repository';
+import type { Transactor } from '../repositories/transactor';
+import type { StoredWebhookEvent, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository';
+import { endpointOrigin } from './webhook-alerts';
+
+/** What `webhooks replay` was given: an event's id (`evt_…`) or a lead number (`42`, `#42`). Null: neither. */
+export function parseReplayKey(raw: string): { publicId: string } | { leadId: number } | null {
+  const key = raw.trim();
+  if (/^evt_[0-9a-f]{32}$/.test(key)) return { publicId: key };
+  const number = /^#?(\d{1,15})$/.exec(key);
+  return number && Number(number[1]) > 0 ? { leadId: Number(number[1]) } : null;
+}
+
+export interface ReplayResult {
+  events: StoredWebhookEvent[];
+  deliveries: number;
+}
+
+/**
+ * `npm run leads -- webhooks replay <event id | lead number>` (issue 14): queues the event — or every event of the
+ * lead, oldest first — again, to each endpoint it was addressed to, in one commit, with a `webhook_replayed` row in
+ * the lead's trace. The running server's next pass sends them (same event id, a fresh signature), after whatever of
+ * that lead still waits. The CLI never calls an endpoint itself.
+ */
+export async function replayWebhooks(
+  repo: WebhookDeliveriesRepository,
+  leadEvents: LeadEventsRepository,
+  transactor: Transactor,
+  key: { publicId: string } | { leadId: number },
+  now: number,
+): Promise<ReplayResult> {
+  const events = await repo.findEvents(key);
+  let deliveries = 0;
+  await transactor.run(async (trx) => {
+    for (const event of events) {
+      for (const endpoint of event.endpoints) {
+        await repo.requeue(event, endpoint, now, trx);
+        await leadEvents.record(
+          event.lead_id,
+          'webhook_replayed',
+          now,
+          `${event.type} ${event.public_id} to ${endpointOrigin(endpoint)} queued again`,
+          null,
+          trx,
+        );
+        deliveries += 1;
+      }
+    }
+  });
+  return { events, deliveries };
+}

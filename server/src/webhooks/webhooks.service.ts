@@ -1,0 +1,130 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { LeaseService } from '../cluster/lease.service';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { passBackoffMs } from '../outbox/retry-schedule';
+import { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository';
+import { endpointOrigin } from './webhook-alerts';
+import { WebhookDeliverer } from './webhook-deliverer';
+import { type AnonymisedReason, WebhookRecorder } from './webhook-recorder';
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}
+
+/**
+ * Signed webhooks (issue 14, docs/requirements.md §14.8): the runner of their outbox. A pass records the events of
+ * changes stored since the last one, then sends the due deliveries. Passes never overlap; one asked for during a pass
+ * follows it; a failed pass (a database error) backs off 5 s, 15 s, then 60 s. With several instances on one database
+ * only the holder of the `webhooks` lease runs passes (its own lease: a Telegram outage or flood pause, which stops
+ * the outbox's passes, never holds webhooks back). Without LEADS_WEBHOOK_URL nothing runs.
+ */
+@Injectable()
+export class WebhooksService {
+  private readonly logger = new Logger('Webhooks');
+  private running: Promise<void> | null = null;
+  private rerun = false;
+  private stopped = false;
+  private failedPasses = 0;
+  private backoffUntil = 0;
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly recorder: WebhookRecorder,
+    private readonly deliverer: WebhookDeliverer,
+    private readonly repo: WebhookDeliveriesRepository,
+    private readonly leases: LeaseService,
+    private readonly clock: Clock,
+  ) {}
+
+  get enabled(): boolean {
+    return this.config.webhooks.length > 0;
+  }
+
+  /** At start: where announcements begin (first configuration only), and what waits for an endpoint no longer set. */
+  async start(): Promise<void> {
+    if (!this.enabled) return;
+    await this.recorder.start();
+    const endpoints = this.config.webhooks.map((e) => e.url);
+    this.logger.log({ msg: `webhooks to ${endpoints.length} endpoint(s)`, endpoints: endpoints.map(endpointOrigin) });
+    const orphaned = await this.repo.waitingForOtherEndpoints(endpoints);
+    if (orphaned > 0)
+      this.logger.warn({
+        msg: 'webhook deliveries wait for endpoints no longer in LEADS_WEBHOOK_URL: they are not sent',
+        deliveries: orphaned,
+      });
+  }
+
+  /** One pass (a call while one runs returns that pass). */
+  tick(): Promise<void> {
+    if (!this.enabled) return Promise.resolve();
+    if (this.running) return this.running;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** After a commit: a pass now rather than at the next interval; during a pass, one more follows it. */
+  soon(): void {
+    if (!this.enabled || this.stopped) return;
+    if (this.running) this.rerun = true;
+    else void this.tick();
+  }
+
+  /** The server erased a lead and said why: `lead.anonymised` carries the reason. */
+  anonymised(leadId: number, reason: AnonymisedReason): void {
+    if (!this.enabled) return;
+    this.recorder.noteAnonymised(leadId, reason);
+    this.soon();
+  }
+
+  /** Resolves when no pass is running (graceful shutdown, tests). */
+  async whenIdle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Shutdown: no new pass, and a running one stops after the delivery it is sending. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.rerun = false;
+      if (this.clock.now() < this.backoffUntil) return;
+      let renewal: NodeJS.Timeout | null = null;
+      try {
+        if (!(await this.leases.take('webhooks'))) return this.passSucceeded();
+        renewal = setInterval(() => void this.leases.take('webhooks').catch(() => undefined), this.leases.timings.renewMs);
+        renewal.unref();
+        await this.recorder.recordNew();
+        if (await this.deliverer.deliverDue(() => this.stopped)) this.rerun = true;
+        this.passSucceeded();
+      } catch (err) {
+        this.passFailed(err);
+      } finally {
+        if (renewal) clearInterval(renewal);
+      }
+    } while (this.rerun && !this.stopped);
+  }
+
+  private passSucceeded(): void {
+    if (this.failedPasses > 0) this.logger.log({ msg: 'webhook passes succeed again', failed_passes: this.failedPasses });
+    this.failedPasses = 0;
+    this.backoffUntil = 0;
+  }
+
+  private passFailed(err: unknown): void {
+    this.failedPasses += 1;
+    const backoff = passBackoffMs(this.failedPasses);
+    this.backoffUntil = this.clock.now() + backoff;
+    this.logger.error({
+      msg: 'webhook pass failed',
+      failed_passes: this.failedPasses,
+      next_pass_in_sec: backoff / 1000,
+      error: errorText(err),
+    });
+  }
+}
