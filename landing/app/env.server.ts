@@ -26,8 +26,11 @@ export interface LandingEnv {
   /** Full URL of `POST /leads`; null with LEADS_SECRET also null means "no server configured" (direct mode). */
   leadsEndpoint: string | null;
   leadsSecret: string | null;
-  /** The bot that sends fallback and direct messages; null when not configured. */
-  telegram: { token: string; apiRoot: string; chatId: string } | null;
+  /**
+   * The bot that sends fallback and direct messages; null when not configured. `threadId`: LEADS_THREAD_ID, the forum
+   * topic of the leads group they go into (issue 14); null: the chat itself.
+   */
+  telegram: { token: string; apiRoot: string; chatId: string; threadId?: number | null } | null;
   minFillMs: number;
   /** Key that signs the `startedAt` the page hands the form (derived from LEADS_SECRET, or random per process). */
   signingKey: Buffer;
@@ -108,6 +111,14 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   } catch {
     problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
   }
+  // Issue 14: the forum topic of the leads group, as the server's LEADS_THREAD_ID.
+  const threadRaw = get('LEADS_THREAD_ID');
+  if (threadRaw && !/^[1-9]\d{0,15}$/.test(threadRaw)) {
+    problems.push(`LEADS_THREAD_ID must be a topic id (message_thread_id), a positive whole number like 12 (got "${threadRaw}")`);
+  } else if (threadRaw && !chatId) {
+    problems.push('LEADS_THREAD_ID is set but LEADS_CHAT_ID is not (a topic of which chat?)');
+  }
+  const threadId = threadRaw && /^[1-9]\d{0,15}$/.test(threadRaw) ? Number(threadRaw) : null;
 
   const fill = get('MIN_FILL_MS') ?? '3000';
   if (!/^\d+$/.test(fill) || Number(fill) > 600_000)
@@ -148,7 +159,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   return {
     leadsEndpoint,
     leadsSecret,
-    telegram: token && chatId ? { token, apiRoot, chatId } : null,
+    telegram: token && chatId ? { token, apiRoot, chatId, threadId } : null,
     minFillMs: Number(fill),
     signingKey: leadsSecret ? createHmac('sha256', leadsSecret).update('stickers-landing:startedAt').digest() : randomBytes(32),
     signingKeyIsRandom: !leadsSecret,

@@ -114,8 +114,9 @@ function present(state: SandboxState, msg: SandboxMessage): Record<string, unkno
   const chat = state.chats.get(msg.chat_id)!;
   const out: Record<string, unknown> = {
     message_id: msg.message_id,
+    ...(msg.message_thread_id !== undefined ? { message_thread_id: msg.message_thread_id, is_topic_message: true } : {}),
     from: msg.from,
-    chat: { id: chat.id, type: chat.type, title: chat.title },
+    chat: { id: chat.id, type: chat.type, title: chat.title, ...(chat.is_forum ? { is_forum: true } : {}) },
     date: msg.date,
     text: msg.text,
   };
@@ -146,6 +147,36 @@ function replyTarget(state: SandboxState, chat: SandboxChat, params: Record<stri
     throw bad('message to be replied not found');
   }
   return id;
+}
+
+/**
+ * The forum topic a new message goes into (issue 14): `message_thread_id` when given, else the topic of the message
+ * it replies to (as Telegram places a reply), else none. Telegram refuses a topic that is not there ("message thread
+ * not found": unknown, deleted, or a chat without topics) and a closed one ("TOPIC_CLOSED").
+ */
+function threadOf(
+  state: SandboxState,
+  chat: SandboxChat,
+  params: Record<string, unknown>,
+  replyTo: number | undefined,
+): number | undefined {
+  const raw = params.message_thread_id;
+  const given = raw !== undefined && raw !== null && raw !== '' ? int(raw, 'message_thread_id') : undefined;
+  const id = given ?? (replyTo !== undefined ? state.message(chat.id, replyTo)?.message_thread_id : undefined);
+  if (id === undefined) return undefined;
+  const topic = chat.is_forum ? state.topic(chat.id, id) : undefined;
+  if (!topic) throw bad('message thread not found');
+  if (topic.closed) throw bad('TOPIC_CLOSED');
+  return id;
+}
+
+/** A forum chat's topic for the forum methods; Telegram's errors for a chat without topics or an unknown one. */
+function forumTopic(state: SandboxState, params: Record<string, unknown>): { chat: SandboxChat; threadId: number } {
+  const chat = chatOf(state, params.chat_id);
+  if (!chat.is_forum) throw bad('the chat is not a forum');
+  const threadId = int(params.message_thread_id, 'message_thread_id');
+  if (!state.topic(chat.id, threadId)) throw bad('TOPIC_ID_INVALID');
+  return { chat, threadId };
 }
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -232,7 +263,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
   getMyCommands: (state) => state.commands,
   getChat: (state, params) => {
     const chat = chatOf(state, params.chat_id);
-    return { id: chat.id, type: chat.type, title: chat.title };
+    return { id: chat.id, type: chat.type, title: chat.title, ...(chat.is_forum ? { is_forum: true } : {}) };
   },
   getChatMember: (state, params) => {
     const chat = chatOf(state, params.chat_id);
@@ -259,7 +290,17 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     const { text, entities } = readText(params);
     const reply_markup = checkMarkup(params.reply_markup);
     const reply_to_message_id = replyTarget(state, chat, params);
-    const msg = state.addMessage({ chat_id: chat.id, date: now(), from: BOT_USER, text, entities, reply_markup, reply_to_message_id });
+    const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
+    const msg = state.addMessage({
+      chat_id: chat.id,
+      date: now(),
+      from: BOT_USER,
+      text,
+      entities,
+      reply_markup,
+      reply_to_message_id,
+      ...(message_thread_id !== undefined ? { message_thread_id } : {}),
+    });
     return present(state, msg);
   },
   sendDocument: (state, params) => {
@@ -272,6 +313,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     const file_id = `doc-${state.documents.size + 1}-${Date.now()}`;
     state.documents.set(file_id, file.content);
     const reply_to_message_id = replyTarget(state, chat, params);
+    const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
     const msg = state.addMessage({
       chat_id: chat.id,
       date: now(),
@@ -279,6 +321,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
       text: caption,
       entities: [],
       reply_to_message_id,
+      ...(message_thread_id !== undefined ? { message_thread_id } : {}),
       document: { file_id, file_name: file.filename ?? 'document', file_size: file.content.length, mime_type: file.contentType },
     });
     return present(state, msg);
@@ -330,6 +373,32 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     if (index < 0) throw bad('message to delete not found');
     list.splice(index, 1);
     state.changed();
+    return true;
+  },
+  // Issue 14: forum topics, as a bot with the right to manage them calls them.
+  createForumTopic: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    if (!chat.is_forum) throw bad('the chat is not a forum');
+    const name = typeof params.name === 'string' ? params.name : '';
+    if (name.trim() === '' || name.length > 128) throw bad('TOPIC_TITLE_EMPTY');
+    const id = state.createTopic(chat.id, name);
+    return { message_thread_id: id, name, icon_color: 7322096 };
+  },
+  closeForumTopic: (state, params) => {
+    const { chat, threadId } = forumTopic(state, params);
+    if (state.topic(chat.id, threadId)?.closed) throw bad('TOPIC_NOT_MODIFIED');
+    state.setTopic(chat.id, threadId, 'close');
+    return true;
+  },
+  reopenForumTopic: (state, params) => {
+    const { chat, threadId } = forumTopic(state, params);
+    if (!state.topic(chat.id, threadId)?.closed) throw bad('TOPIC_NOT_MODIFIED');
+    state.setTopic(chat.id, threadId, 'reopen');
+    return true;
+  },
+  deleteForumTopic: (state, params) => {
+    const { chat, threadId } = forumTopic(state, params);
+    state.setTopic(chat.id, threadId, 'delete');
     return true;
   },
   answerCallbackQuery: (state, params) => {

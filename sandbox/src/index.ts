@@ -5,6 +5,7 @@ export {
   DEFAULT_CHATS,
   type SandboxMessage,
   type SandboxChat,
+  type SandboxTopic,
   type SandboxUser,
   type Fault,
   type ChatMember,

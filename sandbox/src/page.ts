@@ -1,5 +1,6 @@
 /**
- * The sandbox page: the leads group and the admin chat as Telegram shows them (cards, edits, replies, buttons).
+ * The sandbox page: the leads group and the admin chat as Telegram shows them (cards, edits, replies, buttons); a
+ * forum's messages grouped by topic (issue 14).
  * Pressing a button sends the bot a callback_query; the box under a chat sends a message (a command) as a member.
  * The page redraws from server-sent events; it needs no build step.
  */
@@ -23,6 +24,10 @@ export function renderPage(): string {
   .msg { background:var(--bubble); border-radius:10px; padding:8px 12px; margin:0 0 10px; max-width:560px; white-space:pre-wrap; word-wrap:break-word; }
   .msg.user { background:#2b5278; margin-left:auto; }
   .meta { color:var(--muted); font-size:12px; margin-top:4px; }
+  .topic { margin:0 0 12px; border-left:3px solid #2b5278; padding-left:8px; }
+  .topic h3 { margin:4px 0 8px; font-size:13px; color:var(--accent); }
+  .topic.closed h3, .topic.deleted h3 { color:var(--muted); }
+  .compose select { background:var(--bg); color:var(--text); border:1px solid #2b5278; border-radius:6px; }
   .reply { border-left:3px solid var(--accent); padding-left:8px; color:var(--muted); font-size:13px; margin-bottom:4px; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; }
   .kb { display:flex; flex-direction:column; gap:4px; margin-top:8px; }
   .kb .row { display:flex; gap:4px; }
@@ -84,7 +89,7 @@ function draw(state) {
   const scroll = {};
   root.querySelectorAll('.log').forEach((l) => (scroll[l.dataset.chat] = l.scrollHeight - l.scrollTop - l.clientHeight < 40));
   root.innerHTML = state.chats.filter((c) => !c.migratedTo).map((chat) => {
-    const msgs = chat.messages.map((m) => {
+    const bubble = (m) => {
       const reply = m.reply_to_message_id ? chat.messages.find((r) => r.message_id === m.reply_to_message_id) : null;
       const kb = (m.reply_markup?.inline_keyboard || []).map((row) => '<div class="row">' + row.map((b) => b.url
         ? '<a href="' + esc(b.url) + '" target="_blank" rel="noopener">' + esc(b.text) + ' ↗</a>'
@@ -96,13 +101,26 @@ function draw(state) {
         + (kb ? '<div class="kb">' + kb + '</div>' : '')
         + '<div class="meta">' + esc(m.from.first_name) + ' · #' + m.message_id + ' · ' + time(m.date)
         + (m.edit_date ? ' · изменено ' + time(m.edit_date) + ' (' + m.history.length + ')' : '') + '</div></div>';
-    }).join('');
+    };
+    // A forum (issue 14): its messages grouped by topic, the General topic first.
+    const topics = chat.is_forum ? (chat.topics || []) : [];
+    let msgs = chat.messages.filter((m) => !topics.length || m.message_thread_id === undefined).map(bubble).join('');
+    if (topics.length) {
+      msgs = '<div class="topic"><h3># Общая тема (General)</h3>' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
+        + topics.map((t) => '<div class="topic' + (t.deleted ? ' deleted' : t.closed ? ' closed' : '') + '"><h3># ' + esc(t.name)
+          + ' <small>· тема ' + t.id + (t.deleted ? ' · удалена' : t.closed ? ' · закрыта' : '') + '</small></h3>'
+          + (chat.messages.filter((m) => m.message_thread_id === t.id).map(bubble).join('') || '<p class="meta">Пока пусто</p>') + '</div>').join('');
+    }
+    const topicSelect = topics.length
+      ? '<select name="thread"><option value="">General</option>' + topics.filter((t) => !t.deleted)
+        .map((t) => '<option value="' + t.id + '">' + esc(t.name) + '</option>').join('') + '</select>'
+      : '';
     const admins = (chat.members || []).filter((m) => !m.user.is_bot && (m.status === 'creator' || m.status === 'administrator'))
       .map((m) => esc(m.user.first_name) + (m.status === 'creator' ? ' (владелец)' : ' (админ)')).join(', ');
     const subtitle = chat.id + (admins ? ' · админы: ' + admins : '');
     return '<section><h2>' + esc(chat.title) + ' <small>' + subtitle + '</small></h2>'
       + '<div class="log" data-chat="' + chat.id + '">' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
-      + '<form class="compose" data-chat="' + chat.id + '"><input name="text" placeholder="Написать как участник, например /stickers_new" autocomplete="off"><button>Отправить</button></form></section>';
+      + '<form class="compose" data-chat="' + chat.id + '">' + topicSelect + '<input name="text" placeholder="Написать как участник, например /stickers_new" autocomplete="off"><button>Отправить</button></form></section>';
   }).join('');
   root.querySelectorAll('.log').forEach((l) => { if (scroll[l.dataset.chat] !== false) l.scrollTop = l.scrollHeight; });
 }
@@ -129,7 +147,7 @@ document.addEventListener('click', async (e) => {
 document.addEventListener('submit', async (e) => {
   e.preventDefault();
   const form = e.target; const text = form.text.value.trim();
-  if (text) await api('say', { chat_id: form.dataset.chat, text });
+  if (text) await api('say', { chat_id: form.dataset.chat, text, ...(form.thread && form.thread.value ? { thread_id: form.thread.value } : {}) });
   form.text.value = '';
 });
 const events = new EventSource('/sandbox/api/events');

@@ -188,14 +188,22 @@ export class TelegramSandbox {
     return id;
   }
 
-  /** A member writes in a chat (a command, say): the bot gets a message update. */
-  say(chatId: number, text: string, from: SandboxUser = DEFAULT_USER): number {
+  /** A member writes in a chat (a command, say), in a forum topic when `threadId` is given: the bot gets a message update. */
+  say(chatId: number, text: string, from: SandboxUser = DEFAULT_USER, threadId?: number): number {
     const chat = this.state.chats.get(chatId);
     if (!chat) throw new Error(`no chat ${chatId}`);
+    if (threadId !== undefined && !this.state.topic(chatId, threadId)) throw new Error(`no topic ${threadId} in chat ${chatId}`);
     this.state.join(chatId, from);
     const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
     const entities = command ? [{ type: 'bot_command', offset: 0, length: command[0].length }] : [];
-    const msg = this.state.addMessage({ chat_id: chatId, date: Math.floor(Date.now() / 1000), from, text, entities });
+    const msg = this.state.addMessage({
+      chat_id: chatId,
+      date: Math.floor(Date.now() / 1000),
+      from,
+      text,
+      entities,
+      ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
+    });
     this.state.pushUpdate({ message: presentMessage(this.state, msg) });
     return msg.message_id;
   }
@@ -208,6 +216,33 @@ export class TelegramSandbox {
     this.state.members.set(newId, new Map(this.state.members.get(oldId)));
     chat.migratedTo = newId;
     this.state.changed();
+  }
+
+  /**
+   * Issue 14: a topic in a supergroup, which becomes a forum (`is_forum`). Its id is the chat's next message id, or
+   * `id` when given. Returns the topic's `message_thread_id`.
+   */
+  createTopic(chatId: number, name: string, id?: number): number {
+    return this.state.createTopic(chatId, name, id);
+  }
+
+  /** Closes a topic: Telegram then refuses new messages there with "Bad Request: TOPIC_CLOSED". */
+  closeTopic(chatId: number, threadId: number): void {
+    this.state.setTopic(chatId, threadId, 'close');
+  }
+
+  reopenTopic(chatId: number, threadId: number): void {
+    this.state.setTopic(chatId, threadId, 'reopen');
+  }
+
+  /** Deletes a topic and its messages: Telegram then answers "Bad Request: message thread not found". */
+  deleteTopic(chatId: number, threadId: number): void {
+    this.state.setTopic(chatId, threadId, 'delete');
+  }
+
+  /** The messages of one topic of a chat; `null`: those outside every topic (a forum's General topic). */
+  topicMessages(chatId: number, threadId: number | null) {
+    return this.messages(chatId).filter((m) => (m.message_thread_id ?? null) === threadId);
   }
 
   /**
@@ -414,8 +449,21 @@ export class TelegramSandbox {
           return send(res, 200, {
             callback_query_id: this.press(Number(body.chat_id), Number(body.message_id), String(body.data), body.from ?? DEFAULT_USER),
           });
-        case 'POST say':
-          return send(res, 200, { message_id: this.say(Number(body.chat_id), String(body.text), body.from ?? DEFAULT_USER) });
+        case 'POST say': {
+          const threadId = body.thread_id !== undefined && body.thread_id !== '' ? Number(body.thread_id) : undefined;
+          return send(res, 200, { message_id: this.say(Number(body.chat_id), String(body.text), body.from ?? DEFAULT_USER, threadId) });
+        }
+        case 'POST topics': {
+          const id = body.thread_id !== undefined ? Number(body.thread_id) : undefined;
+          return send(res, 200, { message_thread_id: this.createTopic(Number(body.chat_id), String(body.name ?? ''), id) });
+        }
+        case 'POST topics/close':
+        case 'POST topics/reopen':
+        case 'POST topics/delete': {
+          const change = path.slice('topics/'.length) as 'close' | 'reopen' | 'delete';
+          this.state.setTopic(Number(body.chat_id), Number(body.thread_id), change);
+          return send(res, 200, { topics: this.state.chats.get(Number(body.chat_id))?.topics ?? [] });
+        }
         case 'POST faults':
           this.inject({
             method: String(body.method ?? '*'),

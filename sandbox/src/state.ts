@@ -22,6 +22,23 @@ export interface SandboxChat {
   title: string;
   /** Set when the group was upgraded: sends to this id answer 400 with migrate_to_chat_id. */
   migratedTo?: number;
+  /** A forum supergroup (issue 14): messages go into its topics, or into its General topic without a thread id. */
+  is_forum?: boolean;
+  /** A forum's topics (message_thread_id, name, closed or deleted). */
+  topics?: SandboxTopic[];
+}
+
+/**
+ * A topic of a forum supergroup. Its id is the `message_thread_id` of its messages (in Telegram the id of the
+ * service message that created it, so no other message of the chat has it). A closed topic refuses new messages
+ * ("TOPIC_CLOSED") but keeps its messages editable; a deleted one took its messages with it ("message thread not
+ * found").
+ */
+export interface SandboxTopic {
+  id: number;
+  name: string;
+  closed?: boolean;
+  deleted?: boolean;
 }
 
 export interface InlineButton {
@@ -42,6 +59,8 @@ export interface SandboxMessage {
   entities: MessageEntity[];
   reply_markup?: ReplyMarkup;
   reply_to_message_id?: number;
+  /** The forum topic the message is in (issue 14); absent: the chat itself (a forum's General topic). */
+  message_thread_id?: number;
   /** A document (sendDocument): its name and size; its bytes are in `SandboxState.documents` by file_id. */
   document?: { file_id: string; file_name: string; file_size: number; mime_type?: string };
   /** Every earlier version of the message, oldest first. */
@@ -138,6 +157,10 @@ export const DEFAULT_CHATS: SandboxChat[] = [
   { id: -1001000000002, type: 'supergroup', title: 'Stickers — админы' },
 ];
 
+function cloneChat(chat: SandboxChat): SandboxChat {
+  return { ...chat, ...(chat.topics ? { topics: chat.topics.map((t) => ({ ...t })) } : {}) };
+}
+
 /**
  * Everything the sandbox knows; the HTTP layer and the page read and change it only through here. Its events: `update`
  * (an update was queued), `change` (something the page shows), `webhook` (set, changed or deleted, reset included),
@@ -166,6 +189,9 @@ export class SandboxState extends EventEmitter {
   /** getUpdates polls ended by a newer one ("terminated by other getUpdates request"): two bot instances polling. */
   pollConflicts = 0;
 
+  /** Each chat as it was added: `reset()` brings chats (their topics, a migration) back to this. */
+  private readonly initialChats = new Map<number, SandboxChat>();
+
   constructor(chats: SandboxChat[] = DEFAULT_CHATS) {
     super();
     this.setMaxListeners(100);
@@ -173,9 +199,67 @@ export class SandboxState extends EventEmitter {
   }
 
   addChat(chat: SandboxChat): void {
-    this.chats.set(chat.id, { ...chat });
+    this.chats.set(chat.id, cloneChat(chat));
+    this.initialChats.set(chat.id, cloneChat(chat));
     if (!this.messages.has(chat.id)) this.messages.set(chat.id, []);
     if (!this.members.has(chat.id)) this.seedMembers(chat.id);
+  }
+
+  /** A topic of a forum chat that was not deleted, or undefined. */
+  topic(chatId: number, threadId: number): SandboxTopic | undefined {
+    return this.chats.get(chatId)?.topics?.find((t) => t.id === threadId && !t.deleted);
+  }
+
+  /**
+   * Creates a topic in a chat, which becomes a forum if it was not; its id is the next message id of the chat (as in
+   * Telegram), or `id` when given (a free one). Returns the id.
+   */
+  createTopic(chatId: number, name: string, id?: number): number {
+    const chat = this.chats.get(chatId);
+    if (!chat) throw new Error(`no chat ${chatId}`);
+    if (chat.type !== 'supergroup') throw new Error(`chat ${chatId} is not a supergroup: only supergroups have topics`);
+    if (name.trim() === '' || name.length > 128) throw new Error('a topic name is 1–128 characters');
+    const topics = (chat.topics ??= []);
+    let threadId = id ?? this.takeMessageId(chatId);
+    if (id !== undefined) {
+      if (!Number.isInteger(id) || id < 2) throw new Error('a topic id is a whole number above 1 (1 is the General topic)');
+      if (topics.some((t) => t.id === id) || this.message(chatId, id))
+        throw new Error(`chat ${chatId} already has a message or topic ${id}`);
+      // Later messages get higher ids than the topic, as in Telegram.
+      if ((this.nextMessageId.get(chatId) ?? this.firstMessageId(chatId)) <= id) this.nextMessageId.set(chatId, id + 1);
+      threadId = id;
+    }
+    chat.is_forum = true;
+    topics.push({ id: threadId, name });
+    this.changed();
+    return threadId;
+  }
+
+  /** Closes, reopens or deletes a topic (a deleted topic's messages are deleted with it). */
+  setTopic(chatId: number, threadId: number, change: 'close' | 'reopen' | 'delete'): void {
+    const topic = this.topic(chatId, threadId);
+    if (!topic) throw new Error(`no topic ${threadId} in chat ${chatId}`);
+    if (change === 'delete') {
+      topic.deleted = true;
+      this.messages.set(
+        chatId,
+        (this.messages.get(chatId) ?? []).filter((m) => m.message_thread_id !== threadId),
+      );
+    } else {
+      topic.closed = change === 'close';
+    }
+    this.changed();
+  }
+
+  /** The first message id of a chat: after the ids its topics took. */
+  private firstMessageId(chatId: number): number {
+    return Math.max(0, ...(this.chats.get(chatId)?.topics ?? []).map((t) => t.id)) + 1;
+  }
+
+  private takeMessageId(chatId: number): number {
+    const id = this.nextMessageId.get(chatId) ?? this.firstMessageId(chatId);
+    this.nextMessageId.set(chatId, id + 1);
+    return id;
   }
 
   /** A group starts with DEFAULT_USER as its creator and the bot as an administrator; a private chat with nobody. */
@@ -220,8 +304,7 @@ export class SandboxState extends EventEmitter {
   }
 
   addMessage(msg: Omit<SandboxMessage, 'message_id' | 'history'>): SandboxMessage {
-    const id = this.nextMessageId.get(msg.chat_id) ?? 1;
-    this.nextMessageId.set(msg.chat_id, id + 1);
+    const id = this.takeMessageId(msg.chat_id);
     const full: SandboxMessage = { ...msg, message_id: id, history: [] };
     this.messages.get(msg.chat_id)!.push(full);
     this.changed();
@@ -319,7 +402,8 @@ export class SandboxState extends EventEmitter {
     this.webhookDeliveries = [];
     this.polls = [];
     this.pollConflicts = 0;
-    for (const chat of this.chats.values()) delete chat.migratedTo;
+    // Every chat as it was added: no migration, its topics as they were (open, none created since).
+    for (const [id, chat] of this.initialChats) this.chats.set(id, cloneChat(chat));
     for (const id of this.chats.keys()) this.seedMembers(id);
     this.emit('webhook');
     this.changed();

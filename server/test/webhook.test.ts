@@ -58,7 +58,12 @@ describe('webhook mode', () => {
       update_id: 999_001,
       message: { message_id: 1, date: 0, chat: { id: ADMIN_CHAT, type: 'supergroup' }, text: '/stickers_stats' },
     };
-    for (const headers of [{}, { 'X-Telegram-Bot-Api-Secret-Token': 'wrong' }, { 'X-Telegram-Bot-Api-Secret-Token': `${SECRET_TOKEN}x` }]) {
+    const variants: Record<string, string>[] = [
+      {},
+      { 'X-Telegram-Bot-Api-Secret-Token': 'wrong' },
+      { 'X-Telegram-Bot-Api-Secret-Token': `${SECRET_TOKEN}x` },
+    ];
+    for (const headers of variants) {
       const res = await fetch(url, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', ...headers },

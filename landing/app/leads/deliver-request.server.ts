@@ -69,21 +69,39 @@ export interface TelegramSent {
   message?: FallbackMessage;
 }
 
+/** Telegram's answers for a forum topic that is closed or deleted (issue 14). */
+const TOPIC_GONE = /message thread not found|TOPIC_CLOSED|TOPIC_DELETED/i;
+
 /**
  * One `sendMessage` of plain text (with its entities) to `chatId` through the landing's bot: the fallback and direct
- * messages go to the leads group, the spool's alerts to the admin chat.
+ * messages go to the leads group (in its LEADS_THREAD_ID topic: `threadId`), the spool's alerts to the admin chat.
+ * A topic Telegram refuses (closed, deleted) never costs the request: the message goes into the chat's General topic.
  */
 export async function sendTelegramMessage(
   telegram: NonNullable<LandingEnv['telegram']>,
   chatId: string,
   message: TelegramText,
+  threadId: number | null = null,
 ): Promise<TelegramSent> {
+  const sent = await sendOnce(telegram, chatId, message, threadId);
+  if (sent.ok || threadId === null || !sent.topicGone) return sent;
+  const again = await sendOnce(telegram, chatId, message, null);
+  return { ...again, detail: `${again.detail} (topic ${threadId} refused: ${sent.detail}; in the chat's General topic)` };
+}
+
+async function sendOnce(
+  telegram: NonNullable<LandingEnv['telegram']>,
+  chatId: string,
+  message: TelegramText,
+  threadId: number | null,
+): Promise<TelegramSent & { topicGone?: boolean }> {
   try {
     const res = await fetch(`${telegram.apiRoot}/bot${telegram.token}/sendMessage`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({
         chat_id: chatId,
+        ...(threadId !== null ? { message_thread_id: threadId } : {}),
         text: message.text,
         ...(message.entities.length ? { entities: message.entities } : {}),
         link_preview_options: { is_disabled: true },
@@ -95,7 +113,10 @@ export async function sendTelegramMessage(
       description?: string;
       result?: { message_id?: unknown; chat?: { id?: unknown } };
     };
-    if (!res.ok || !body.ok) return { ok: false, detail: `telegram ${res.status}: ${body.description ?? ''}` };
+    if (!res.ok || !body.ok) {
+      const description = body.description ?? '';
+      return { ok: false, detail: `telegram ${res.status}: ${description}`, topicGone: res.status === 400 && TOPIC_GONE.test(description) };
+    }
     const messageId = body.result?.message_id;
     const chat = body.result?.chat?.id;
     const where =
@@ -110,7 +131,7 @@ export async function sendTelegramMessage(
 
 /** One `sendMessage` straight to the leads group (no buttons, no number: an admin handles it by hand). */
 function sendToTelegram(telegram: NonNullable<LandingEnv['telegram']>, message: TelegramText): Promise<TelegramSent> {
-  return sendTelegramMessage(telegram, telegram.chatId, message);
+  return sendTelegramMessage(telegram, telegram.chatId, message, telegram.threadId ?? null);
 }
 
 /** The body of `POST /leads` for a delivery: the normalised fields, and the visitor's address when there is one. */

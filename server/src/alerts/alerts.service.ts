@@ -2,13 +2,16 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { TelegramGateway } from '../telegram/telegram.gateway';
+import { TelegramGateway, type TelegramResult } from '../telegram/telegram.gateway';
 import { Metrics } from '../observability/metrics';
 import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
 
-/** Messages to the admin chat (ADMIN_CHAT_ID) for ops; each kind throttled by a persisted interval. */
+/**
+ * Messages to the admin chat (ADMIN_CHAT_ID, in its ADMIN_THREAD_ID topic when set) for ops; each kind throttled by a
+ * persisted interval.
+ */
 @Injectable()
 export class AlertsService {
   private readonly logger = new Logger('Alerts');
@@ -32,7 +35,7 @@ export class AlertsService {
         return 'no_target';
       }
       // Through the gateway: a hanging Telegram is cut off after TELEGRAM_TIMEOUT_MS instead of holding the caller.
-      const sent = await this.telegram.send({ chatId: chat, text, html: false });
+      const sent = await this.sendToAdmin(text);
       if (sent.ok) {
         this.metrics.inc('alerts_sent_total', { kind: key.split(':')[0] });
         this.logger.log({ msg: `alert ${key} sent`, alert: key });
@@ -52,5 +55,21 @@ export class AlertsService {
       this.logger.error({ msg: `alert ${key} failed`, alert: key, error: err instanceof Error ? err.message : String(err) });
       return 'failed';
     }
+  }
+
+  /**
+   * Issue 14: a message to the admin chat (alerts, the digest), in the ADMIN_THREAD_ID topic when set. When Telegram
+   * refuses the topic (closed, deleted), the message goes into the chat's General topic at once, saying so: ops are
+   * never left without an alert because of a topic.
+   */
+  async sendToAdmin(text: string): Promise<TelegramResult<{ message_id: number }>> {
+    const chatId = this.config.telegram.adminChatId;
+    if (!chatId) return { ok: false, kind: 'refused', description: 'ADMIN_CHAT_ID is not set' };
+    const threadId = this.config.telegram.adminThreadId;
+    const sent = await this.telegram.send({ chatId, threadId, text, html: false });
+    if (sent.ok || sent.kind !== 'thread_gone' || threadId === null) return sent;
+    this.logger.warn({ msg: 'admin topic refused; sent to the admin chat without a topic', thread_id: threadId, error: sent.description });
+    const note = `⚠️ Тема ADMIN_THREAD_ID=${threadId} закрыта или удалена (${sent.description}): сообщение в общей теме чата.`;
+    return this.telegram.send({ chatId, text: `${note}\n\n${text}`, html: false });
   }
 }

@@ -23,6 +23,8 @@ export const EXPORT_DAYS_MAX = 365;
 export interface CommandCall {
   command: BotCommand;
   chatId: string;
+  /** Issue 14: the forum topic the command was sent in (null: none); the answer and the export's file go there. */
+  threadId?: number | null;
   userId: number;
   /** The text after the command. */
   args: string;
@@ -56,7 +58,8 @@ export class BotCommandsService {
   ) {}
 
   async run(call: CommandCall): Promise<string> {
-    const allowed = [await this.chats.leadsChatId(), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
+    // Every leads chat (LEADS_CHAT_ID and each of LEADS_ROUTES, issue 14) and the admin chat.
+    const allowed = [...(await this.chats.leadsChats()), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
     if (!allowed.includes(call.chatId)) return COMMAND_ANSWERS.wrongChat;
     switch (call.command) {
       case 'stickers_new':
@@ -85,6 +88,7 @@ export class BotCommandsService {
     const { content, rows } = await this.exports.csvOfDays(days);
     const sent = await this.telegram.sendDocument({
       chatId: call.chatId,
+      threadId: call.threadId,
       filename: `leads-${days}d.csv`,
       content,
       caption: `Заявки за ${days} дн.: ${rows}`,

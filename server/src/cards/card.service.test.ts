@@ -20,6 +20,7 @@ const lead: Lead = {
   published_at: null,
   chat_id: null,
   message_id: null,
+  card_thread_id: null,
   publish_attempts: 3,
   next_attempt_at: 0,
   last_error: 'Bad Request: message is too long',

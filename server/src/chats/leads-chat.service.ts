@@ -2,16 +2,30 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
-import type { ServerConfig } from '../config/config';
+import type { LeadsRoute, ServerConfig } from '../config/config';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
 
 export const LEADS_CHAT_SETTING = 'leads_chat_id';
+/** Issue 14: the id a routed chat (LEADS_ROUTES) migrated to, keyed by the chat id as configured. */
+export const ROUTE_CHAT_SETTING_PREFIX = 'route_chat_id:';
+
+/** At most one alert per topic in this time (issue 14): a closed topic must not flood the admin chat. */
+export const TOPIC_ALERT_INTERVAL_MS = 30 * 60 * 1000;
+
+/** Where a card goes (issue 14): a chat, the forum topic in it (null: none), and the route that chose them. */
+export interface CardTarget {
+  chatId: string;
+  threadId: number | null;
+  /** The source of the LEADS_ROUTES entry; null: LEADS_CHAT_ID / LEADS_THREAD_ID. */
+  route: string | null;
+}
 
 /**
- * Which chat is the leads group (docs/requirements.md §4.1): the one learnt from a group migration (§4.5), kept in
- * settings so it survives restarts, else LEADS_CHAT_ID. The outbox publishes there; the bot's button and command
- * checks ask here too, so both always agree on the group.
+ * Which chats are the leads groups (docs/requirements.md §4.1, §14.9–§14.10): LEADS_CHAT_ID (in its LEADS_THREAD_ID
+ * topic) for every lead, unless LEADS_ROUTES names the lead's source; each chat as learnt from a group migration
+ * (§4.5), kept in settings so it survives restarts. The outbox publishes there; the bot's button and command checks
+ * ask here too, so both always agree on the groups.
  */
 @Injectable()
 export class LeadsChatService {
@@ -19,6 +33,8 @@ export class LeadsChatService {
   private readonly logger = new Logger('Outbox');
   /** The chat id learnt from a migration, read once; undefined until then. */
   private migratedChatId: string | null | undefined;
+  /** Issue 14: per routed chat as configured, the id learnt from a migration (null: none), read once. */
+  private readonly routeChats = new Map<string, string | null>();
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
@@ -33,16 +49,102 @@ export class LeadsChatService {
     return this.migratedChatId ?? this.config.telegram.leadsChatId;
   }
 
-  /** §4.5: the new id wins from now on, restarts included; cards already sent are re-addressed; ops are asked to update. */
+  /** The LEADS_ROUTES entry of a source (names compared without case), or null: the default chat. */
+  routeOf(source: string | null): LeadsRoute | null {
+    if (!source) return null;
+    const key = source.toLowerCase();
+    return this.config.telegram.routes.find((r) => r.source.toLowerCase() === key) ?? null;
+  }
+
+  /** Where the card of a lead goes: its source's route, else LEADS_CHAT_ID and LEADS_THREAD_ID; null without a chat. */
+  async cardTarget(lead: { source_landing: string | null }): Promise<CardTarget | null> {
+    const route = this.routeOf(lead.source_landing);
+    if (route) return { chatId: await this.currentChat(route.chatId), threadId: route.threadId, route: route.source };
+    const chatId = await this.leadsChatId();
+    return chatId === null ? null : { chatId, threadId: this.config.telegram.leadsThreadId, route: null };
+  }
+
+  /** Every chat cards go to (the default and each route's), as they are now. */
+  async leadsChats(): Promise<string[]> {
+    const chats = new Set<string>();
+    const main = await this.leadsChatId();
+    if (main !== null) chats.add(main);
+    for (const route of this.config.telegram.routes) chats.add(await this.currentChat(route.chatId));
+    return [...chats];
+  }
+
+  /** A chat cards go to: button presses and commands are taken there. */
+  async isLeadsChat(chatId: string): Promise<boolean> {
+    return (await this.leadsChats()).includes(chatId);
+  }
+
+  /** A configured chat as it is now: the id a migration gave it, if any. */
+  private async currentChat(configured: string): Promise<string> {
+    if (configured === this.config.telegram.leadsChatId) return (await this.leadsChatId()) ?? configured;
+    if (!this.routeChats.has(configured)) {
+      this.routeChats.set(configured, await this.settings.get(`${ROUTE_CHAT_SETTING_PREFIX}${configured}`));
+    }
+    return this.routeChats.get(configured) ?? configured;
+  }
+
+  /**
+   * §4.5: the new id wins from now on, restarts included — for the default chat and for every route in that chat;
+   * cards already sent are re-addressed; ops are asked to update the variable that names it.
+   */
   async migrated(from: string, to: string): Promise<void> {
-    await this.settings.set(LEADS_CHAT_SETTING, to, this.clock.now());
-    this.migratedChatId = to;
+    const wasDefault = from === (await this.leadsChatId());
+    const routes: LeadsRoute[] = [];
+    for (const route of this.config.telegram.routes) {
+      if (route.chatId !== this.config.telegram.leadsChatId && (await this.currentChat(route.chatId)) === from) routes.push(route);
+    }
+    if (wasDefault) {
+      await this.settings.set(LEADS_CHAT_SETTING, to, this.clock.now());
+      this.migratedChatId = to;
+    }
+    for (const configured of new Set(routes.map((r) => r.chatId))) {
+      await this.settings.set(`${ROUTE_CHAT_SETTING_PREFIX}${configured}`, to, this.clock.now());
+      this.routeChats.set(configured, to);
+    }
     await this.leads.moveChat(from, to);
-    this.logger.warn({ msg: 'leads group migrated; publishing there from now on', from_chat: from, to_chat: to });
+    const sources = routes.map((r) => r.source);
+    this.logger.warn({
+      msg: 'leads group migrated; publishing there from now on',
+      from_chat: from,
+      to_chat: to,
+      ...(sources.length > 0 ? { routes: sources } : {}),
+    });
+    const variable = [wasDefault ? 'LEADS_CHAT_ID' : null, sources.length > 0 ? `LEADS_ROUTES (${sources.join(', ')})` : null]
+      .filter(Boolean)
+      .join(' и ');
+    // A chat no variable names any more (cards of an earlier configuration): only its cards are re-addressed.
+    const text = variable
+      ? `ℹ️ Группа заявок стала супергруппой: новый id ${to} (был ${from}). Карточки идут туда; обновите ${variable}.`
+      : `ℹ️ Чат ${from} стал супергруппой ${to}: карточки в нём переадресованы туда.`;
+    void this.alerts.sendThrottled(`chat_migrated:${to}`, 0, text);
+  }
+
+  /**
+   * Issue 14: Telegram refused a topic of a leads chat (closed, deleted): the message went into the chat's General
+   * topic instead. Ops hear of it once per topic per 30 minutes, with the variable that names the topic.
+   */
+  topicGone(chatId: string, threadId: number | null, description: string, what: string): void {
+    const inChat = (r: LeadsRoute) => r.chatId === chatId || this.routeChats.get(r.chatId) === chatId;
+    const route = this.config.telegram.routes.find((r) => r.threadId === threadId && inChat(r));
+    // A reply without a topic of its own was refused in the topic of the message it replies to.
+    const variable = route ? `LEADS_ROUTES (${route.source})` : threadId !== null ? 'LEADS_THREAD_ID' : null;
+    this.logger.warn({
+      msg: 'forum topic refused; sent to the chat without a topic',
+      chat_id: chatId,
+      thread_id: threadId,
+      what,
+      error: description,
+    });
+    const topic = threadId !== null ? `Тема ${threadId}` : 'Тема карточки';
     void this.alerts.sendThrottled(
-      `chat_migrated:${to}`,
-      0,
-      `ℹ️ Группа заявок стала супергруппой: новый id ${to} (был ${from}). Карточки идут туда; обновите LEADS_CHAT_ID.`,
+      `topic_gone:${chatId}:${threadId ?? 'card'}`,
+      TOPIC_ALERT_INTERVAL_MS,
+      `⚠️ ${topic} в чате ${chatId} закрыта или удалена (${description}): ${what} — в общей теме чата (General). ` +
+        `Откройте тему снова${variable ? ` или поправьте ${variable}` : ''}.`,
     );
   }
 }

@@ -50,6 +50,17 @@ export interface ServerConfig {
     apiRoot: string;
     leadsChatId: string | null;
     adminChatId: string | null;
+    /**
+     * Issue 14, forum topics: LEADS_THREAD_ID and ADMIN_THREAD_ID, the topic (`message_thread_id`) of each chat's
+     * forum supergroup that cards and the bot's messages go into. Null: the chat itself (its General topic).
+     */
+    leadsThreadId: number | null;
+    adminThreadId: number | null;
+    /**
+     * Issue 14, routing by source: LEADS_ROUTES, the chat (and topic) of the cards of each source (`source_landing`).
+     * Empty: every card goes to LEADS_CHAT_ID / LEADS_THREAD_ID, as do leads of a source not listed.
+     */
+    routes: LeadsRoute[];
     /** Null: every member of the leads group may press card buttons. */
     managerIds: number[] | null;
     /**
@@ -60,10 +71,122 @@ export interface ServerConfig {
   };
   /** How long one Bot API call may take before it counts as failed (a hanging Telegram must not stall the outbox). */
   telegramTimeoutMs: number;
+  /**
+   * Issue 14, signed webhooks: LEADS_WEBHOOK_URL and LEADS_WEBHOOK_SECRET, comma lists of the same length, the n-th
+   * secret signing for the n-th URL. Empty: no webhooks (nothing is recorded, nothing sent).
+   */
+  webhooks: WebhookEndpoint[];
   /** GET /ready turns 503 when the oldest lead without a card is older than this. */
   readyMaxOutboxAgeSec: number;
   timezone: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+/** One entry of LEADS_ROUTES: the leads of `source` (their `source_landing`) get their cards in this chat and topic. */
+export interface LeadsRoute {
+  source: string;
+  chatId: string;
+  threadId: number | null;
+}
+
+/** A route's source name: LANDING_SOURCE's rule (letters, digits, `_`, `-`, `.`; up to 64, first a letter or digit). */
+const ROUTE_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+const CHAT_ID = /^-?\d{1,20}$|^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
+const THREAD_ID = /^[1-9]\d{0,15}$/;
+
+/**
+ * LEADS_ROUTES=wedding=-1001111111111:12,corporate=-1002222222222 — `source=chat` or `source=chat:topic`, comma
+ * separated; each source once (names compared without case). One problem line per bad entry, naming it.
+ */
+function readRoutes(r: Reader): LeadsRoute[] {
+  const raw = r.string('LEADS_ROUTES');
+  if (raw === '') return [];
+  const before = r.problems.length;
+  const routes: LeadsRoute[] = [];
+  const seen = new Set<string>();
+  raw.split(',').forEach((part, i) => {
+    const entry = part.trim();
+    const m = /^([^=]*)=([^:]*)(?::(.*))?$/.exec(entry);
+    const source = m?.[1].trim() ?? '';
+    const chatId = m?.[2].trim() ?? '';
+    const thread = m?.[3]?.trim();
+    const name = `LEADS_ROUTES entry ${i + 1} ("${entry}")`;
+    if (!m || !ROUTE_SOURCE.test(source)) {
+      r.problems.push(`${name} must be source=chat_id or source=chat_id:topic_id, the source a name like wedding (as LANDING_SOURCE)`);
+    } else if (!CHAT_ID.test(chatId)) {
+      r.problems.push(`${name} must name a numeric chat id like -1001234567890 after the "="`);
+    } else if (thread !== undefined && !THREAD_ID.test(thread)) {
+      r.problems.push(`${name} must have a positive whole topic id after the ":" (message_thread_id), or none`);
+    } else if (seen.has(source.toLowerCase())) {
+      r.problems.push(`${name} repeats the source "${source}" (each source once)`);
+    } else {
+      seen.add(source.toLowerCase());
+      routes.push({ source, chatId, threadId: thread === undefined ? null : Number(thread) });
+    }
+  });
+  return r.problems.length > before ? [] : routes;
+}
+
+/** One webhook endpoint: where events are posted and the secret that signs them (`Stickers-Signature`). */
+export interface WebhookEndpoint {
+  url: string;
+  secret: string;
+}
+
+/** At most this many webhook endpoints. */
+export const MAX_WEBHOOK_ENDPOINTS = 10;
+
+/**
+ * LEADS_WEBHOOK_URL=https://a/x,https://b/y with LEADS_WEBHOOK_SECRET=s1,s2: both or neither, as many secrets as URLs,
+ * each URL http(s) and given once, each secret 16–256 characters without spaces. A URL is never printed (its path or
+ * query may hold a token): a problem names the entry by its position.
+ */
+function readWebhooks(r: Reader): WebhookEndpoint[] {
+  const urlsRaw = r.string('LEADS_WEBHOOK_URL');
+  const secretsRaw = r.string('LEADS_WEBHOOK_SECRET');
+  if (urlsRaw === '' && secretsRaw === '') return [];
+  if (secretsRaw === '') {
+    r.problems.push('LEADS_WEBHOOK_SECRET must be set with LEADS_WEBHOOK_URL (one secret per URL, comma-separated)');
+    return [];
+  }
+  if (urlsRaw === '') {
+    r.problems.push('LEADS_WEBHOOK_URL must be set with LEADS_WEBHOOK_SECRET (set both for webhooks, neither for none)');
+    return [];
+  }
+  const urls = urlsRaw.split(',').map((u) => u.trim());
+  const secrets = secretsRaw.split(',').map((s) => s.trim());
+  const before = r.problems.length;
+  if (urls.length > MAX_WEBHOOK_ENDPOINTS) {
+    r.problems.push(`LEADS_WEBHOOK_URL must list at most ${MAX_WEBHOOK_ENDPOINTS} URLs (got ${urls.length})`);
+  }
+  if (urls.length !== secrets.length) {
+    r.problems.push(
+      `LEADS_WEBHOOK_SECRET must list one secret per URL of LEADS_WEBHOOK_URL, in the same order (got ${secrets.length} secrets for ${urls.length} URLs)`,
+    );
+  }
+  const seen = new Set<string>();
+  urls.forEach((raw, i) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(raw);
+    } catch {
+      /* reported below */
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} must be an http(s) URL like https://crm.example.com/hooks/leads`);
+    } else if (seen.has(url.toString())) {
+      r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} repeats an earlier URL (each endpoint once)`);
+    } else {
+      seen.add(url.toString());
+    }
+  });
+  secrets.forEach((secret, i) => {
+    if (!/^\S{16,256}$/.test(secret)) {
+      r.problems.push(`LEADS_WEBHOOK_SECRET entry ${i + 1} must be 16–256 characters without spaces or commas`);
+    }
+  });
+  if (r.problems.length > before) return [];
+  return urls.map((url, i) => ({ url: new URL(url).toString(), secret: secrets[i] }));
 }
 
 export class ConfigError extends Error {
@@ -118,6 +241,17 @@ class Reader {
     return Number(m[1]) * 60 + Number(m[2]);
   }
 
+  /** An optional forum topic id (`message_thread_id`): a positive whole number. */
+  threadId(name: string): number | null {
+    const v = this.raw(name);
+    if (!v) return null;
+    if (!THREAD_ID.test(v)) {
+      this.problems.push(`${name} must be a topic id (message_thread_id), a positive whole number like 12 (got "${v}")`);
+      return null;
+    }
+    return Number(v);
+  }
+
   chatId(name: string): string | null {
     const v = this.raw(name);
     if (!v) return null;
@@ -154,6 +288,11 @@ export function loadServerConfig(env: Env): ServerConfig {
   if (token && !r.raw('LEADS_CHAT_ID')) {
     r.problems.push('LEADS_CHAT_ID must be set when TELEGRAM_BOT_TOKEN is set (cards would never be published)');
   }
+  // Issue 14: a topic belongs to a chat.
+  if (r.raw('LEADS_THREAD_ID') && !r.raw('LEADS_CHAT_ID'))
+    r.problems.push('LEADS_THREAD_ID is set but LEADS_CHAT_ID is not (a topic of which chat?)');
+  if (r.raw('ADMIN_THREAD_ID') && !r.raw('ADMIN_CHAT_ID'))
+    r.problems.push('ADMIN_THREAD_ID is set but ADMIN_CHAT_ID is not (a topic of which chat?)');
   const apiRoot = r.string('TELEGRAM_API_ROOT', 'https://api.telegram.org');
   try {
     const url = new URL(apiRoot);
@@ -259,9 +398,13 @@ export function loadServerConfig(env: Env): ServerConfig {
       webhook,
       leadsChatId: r.chatId('LEADS_CHAT_ID'),
       adminChatId: r.chatId('ADMIN_CHAT_ID'),
+      leadsThreadId: r.threadId('LEADS_THREAD_ID'),
+      adminThreadId: r.threadId('ADMIN_THREAD_ID'),
+      routes: readRoutes(r),
       managerIds,
     },
     telegramTimeoutMs: r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000),
+    webhooks: readWebhooks(r),
     readyMaxOutboxAgeSec: r.int('READY_MAX_OUTBOX_AGE_SEC', 600, 1),
     timezone,
     logLevel: logLevel as ServerConfig['logLevel'],

@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AlertsService } from '../alerts/alerts.service';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
+import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -57,6 +59,8 @@ export class HousekeepingService {
     private readonly events: LeadEventsRepository,
     private readonly clock: Clock,
     private readonly leases: LeaseService,
+    private readonly alerts: AlertsService,
+    private readonly chats: LeadsChatService,
   ) {}
 
   async run(): Promise<HousekeepingReport> {
@@ -93,15 +97,23 @@ export class HousekeepingService {
     let sent = 0;
     for (const lead of await this.leads.dueReminders(this.clock.now() - remindAfterMin * 60_000, 20)) {
       if (!(await this.leads.claimReminder(lead.id, this.clock.now()))) continue;
-      const result = await this.telegram.send({
+      const reminder = {
         chatId: lead.chat_id!,
         text: `⏰ Заявка #${lead.id} ждёт ответа больше ${remindAfterMin} мин. Возьмите её в работу.`,
         html: false,
-        replyTo: lead.message_id!,
-      });
+      };
+      // A reply to the card, in the card's topic (issue 14).
+      let result = await this.telegram.send({ ...reminder, threadId: lead.card_thread_id, replyTo: lead.message_id! });
+      let topic = '';
+      if (!result.ok && result.kind === 'thread_gone') {
+        // The card's topic is closed or deleted: the reminder goes into the chat's General topic on its own.
+        this.chats.topicGone(lead.chat_id!, lead.card_thread_id, result.description, `напоминание по заявке #${lead.id}`);
+        topic = ` (in the chat's General topic: the card's topic refused it, ${result.description})`;
+        result = await this.telegram.send(reminder);
+      }
       if (result.ok) {
         sent += 1;
-        await this.events.record(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min`);
+        await this.events.record(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min${topic}`);
       } else {
         await this.leads.releaseReminder(lead.id);
         this.logger.warn({ msg: 'reminder not sent; next minute tries again', lead_number: lead.id, error: result.description });
@@ -119,7 +131,8 @@ export class HousekeepingService {
     if (minutes < this.config.housekeeping.digestAtMin) return false;
     const key = `digest:${date}`;
     if (!(await this.jobRuns.claimRun(key, this.clock.now()))) return false;
-    const result = await this.telegram.send({ chatId: chat, text: await this.reports.digest(), html: false });
+    // In the ADMIN_THREAD_ID topic (issue 14), or the chat's General topic when that topic is gone.
+    const result = await this.alerts.sendToAdmin(await this.reports.digest());
     if (!result.ok) {
       await this.jobRuns.releaseRun(key);
       this.logger.warn({ msg: 'digest not sent; next minute tries again', error: result.description });

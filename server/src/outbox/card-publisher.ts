@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Card } from '../cards/card.renderer';
 import { CardService } from '../cards/card.service';
-import { LeadsChatService } from '../chats/leads-chat.service';
+import { type CardTarget, LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import type { Lead, LeadEventKind } from '../database/schema';
 import { Metrics } from '../observability/metrics';
@@ -23,6 +23,8 @@ export interface UnrecordedCard {
   leadId: number;
   requestId: string;
   chatId: string;
+  /** Issue 14: the forum topic the card is in; null: none (the chat's General topic). */
+  threadId: number | null;
   messageId: number;
   format: 'html' | 'plain';
   repeatIds: number[];
@@ -34,13 +36,16 @@ export interface UnrecordedCard {
   refused?: string;
   /** The card is the late lead's fallback message, edited into it (issue 12). */
   adopted?: boolean;
+  /** Issue 14: why the card is not in its topic (closed, deleted): it went into the chat's General topic. */
+  topic?: string;
 }
 
 const EVENT: Record<PublishForm, UnrecordedCard['kind']> = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' };
 
 /**
  * Publishes the cards of stored leads (docs/requirements.md §4.1–§4.5, §12.5): the full card, else the plain-text or
- * the minimal one as the answer policy says, in the leads group. A sent card is remembered until it is recorded
+ * the minimal one as the answer policy says, in the leads group of the lead's source and its forum topic (§14.9,
+ * §14.10; a closed or deleted topic: the chat's General topic, once alerted). A sent card is remembered until it is recorded
  * (§12.7), so a database that refuses the write never turns into a card per pass.
  */
 @Injectable()
@@ -88,39 +93,53 @@ export class CardPublisher {
     const due = await this.repo.dueLeads(this.clock.now(), BATCH_SIZE);
     for (const lead of due) {
       if (this.gate.stopped) return false;
-      const step = await this.publish(lead, (await this.chats.leadsChatId()) ?? chatId);
+      // Read for each lead: a migration learnt in this batch moves the next cards too.
+      const target = (await this.chats.cardTarget(lead)) ?? { chatId, threadId: null, route: null };
+      const step = await this.publish(lead, target);
       if (step !== 'done') return false; // flood control: the rest of the batch waits too
     }
     return true;
   }
 
-  private async publish(lead: Lead, chatId: string, afterMigration = false): Promise<Step> {
+  private async publish(lead: Lead, target: CardTarget, afterMigration = false): Promise<Step> {
     const unrecorded = this.unrecorded.get(lead.id);
     if (unrecorded) {
       await this.record(unrecorded);
       return 'done';
     }
     if (lead.fallback_state === 'pending') {
-      const adopted = await this.adopt(lead, chatId);
+      const adopted = await this.adopt(lead, target.chatId);
       if (adopted !== 'publish_new') return adopted;
       lead = { ...lead, fallback_state: 'answer' };
     }
     const repeats = await this.repo.repeatsOf(lead.id);
     const card = this.cards.cardFor(lead, repeats);
-    const base = { leadId: lead.id, requestId: lead.request_id, chatId, repeatIds: repeats.map((r) => r.id), dirtyAt: lead.card_dirty_at };
+    const base = { leadId: lead.id, requestId: lead.request_id, repeatIds: repeats.map((r) => r.id), dirtyAt: lead.card_dirty_at };
     this.metrics.inc('outbox_publish_attempts_total');
     let form: PublishForm = 'html';
     let refused: string | undefined;
+    let to = target;
+    let topic: string | undefined;
     for (;;) {
-      const sent = await this.send(chatId, form, form === 'minimal' ? this.cards.minimalCardFor(lead) : card);
-      if (sent.ok) return this.sent({ ...base, form, messageId: sent.value.message_id, refused });
-      const next: PublishFailureStep = nextStep({ action: 'publish', form, afterMigration }, sent, lead.publish_attempts);
+      const sent = await this.send(to, form, form === 'minimal' ? this.cards.minimalCardFor(lead) : card);
+      if (sent.ok) {
+        const where = { chatId: to.chatId, threadId: to.threadId, topic };
+        return this.sent({ ...base, ...where, form, messageId: sent.value.message_id, refused });
+      }
+      const inGeneral = to.threadId === null;
+      const next: PublishFailureStep = nextStep({ action: 'publish', form, afterMigration, inGeneral }, sent, lead.publish_attempts);
       switch (next.step) {
         case 'flood_pause':
           return this.flood(lead, next.pauseMs, sent.description, form === 'html');
         case 'follow_migration':
-          await this.chats.migrated(chatId, next.newChatId);
-          return this.publish(lead, next.newChatId, true);
+          await this.chats.migrated(to.chatId, next.newChatId);
+          return this.publish(lead, { ...to, chatId: next.newChatId }, true);
+        case 'general_topic':
+          // Issue 14: the topic is closed or deleted; the card goes into the chat's General topic at once.
+          this.chats.topicGone(to.chatId, to.threadId, sent.description, `карточка заявки #${lead.id}`);
+          topic = `topic ${to.threadId} refused (${sent.description}): the card is in the chat's General topic`;
+          to = { ...to, threadId: null };
+          break;
         case 'plain_text':
         case 'minimal_card':
           // Another form of the same card, tried once (§4.4, §12.5).
@@ -154,7 +173,15 @@ export class CardPublisher {
     }
     const repeats = await this.repo.repeatsOf(lead.id);
     const card = this.cards.cardFor(lead, repeats);
-    const base = { leadId: lead.id, requestId: lead.request_id, chatId, repeatIds: repeats.map((r) => r.id), dirtyAt: lead.card_dirty_at };
+    // The fallback message's topic is where the landing put it: unknown here, and replies to it follow it there.
+    const base = {
+      leadId: lead.id,
+      requestId: lead.request_id,
+      chatId,
+      threadId: null,
+      repeatIds: repeats.map((r) => r.id),
+      dirtyAt: lead.card_dirty_at,
+    };
     this.metrics.inc('outbox_publish_attempts_total');
     let form: AdoptCall['form'] = 'html';
     let refused: string | undefined;
@@ -201,15 +228,21 @@ export class CardPublisher {
     });
   }
 
-  private send(chatId: string, form: PublishForm, card: Card) {
+  private send(to: CardTarget, form: PublishForm, card: Card) {
     const plain = form === 'plain';
-    return this.telegram.send({ chatId, text: plain ? card.plain : card.html, html: !plain, keyboard: card.keyboard });
+    const { chatId, threadId } = to;
+    return this.telegram.send({ chatId, threadId, text: plain ? card.plain : card.html, html: !plain, keyboard: card.keyboard });
   }
 
   /** Telegram has the card: remember it first, so that a failing write cannot make the next pass send it again. */
   private async sent(card: Omit<UnrecordedCard, 'sentAt' | 'kind' | 'format' | 'detail'> & { form: PublishForm }): Promise<Step> {
     const { form, ...rest } = card;
-    const where = `chat ${card.chatId}, message ${card.messageId}`;
+    // Issue 14: the topic, when the card is in one, and why not, when it should have been.
+    const where =
+      `chat ${card.chatId}` +
+      (card.threadId !== null ? `, topic ${card.threadId}` : '') +
+      `, message ${card.messageId}` +
+      (card.topic ? ` (${card.topic})` : '');
     const detail =
       (card.adopted ? 'the fallback message is the card now: ' : '') +
       {
@@ -230,8 +263,8 @@ export class CardPublisher {
   }
 
   private async record(card: UnrecordedCard): Promise<void> {
-    const { leadId, chatId, messageId, format, repeatIds, dirtyAt, adopted } = card;
-    await this.repo.markPublished({ leadId, chatId, messageId, format, repeatIds, dirtyAt, now: card.sentAt, adopted });
+    const { leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, adopted } = card;
+    await this.repo.markPublished({ leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, now: card.sentAt, adopted });
     this.unrecorded.delete(leadId);
     this.lastCardAt = Math.max(this.lastCardAt ?? 0, card.sentAt);
     this.metrics.inc('outbox_published_total');

@@ -10,7 +10,7 @@ import type { Step } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
 import { OutboxGate } from './outbox-gate';
 import { BATCH_SIZE } from './retry-schedule';
-import { nextStep, type Retry } from './telegram-answer.policy';
+import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy';
 
 /** A repeat ping Telegram accepted whose "handled" mark is not in the database yet. */
 export interface UnrecordedPing {
@@ -94,18 +94,30 @@ export class RepeatNotifier {
       case 'retry':
         return this.failed(repeatId, lead.id, description, next);
     }
-    const ping = await this.telegram.send({
+    const text = `🔁 Повторное обращение по заявке #${lead.id}`;
+    // A reply to the card, in the card's topic (issue 14).
+    let ping = await this.telegram.send({
       chatId: lead.chat_id!,
-      text: `🔁 Повторное обращение по заявке #${lead.id}`,
+      threadId: lead.card_thread_id,
+      text,
       html: false,
       replyTo: lead.message_id!,
     });
+    let topic = '';
     if (!ping.ok) {
       const step = nextStep({ action: 'ping', form: 'reply' }, ping, attempts);
-      if (step.step === 'flood_pause') return this.gate.flood(step.pauseMs, ping.description);
-      return this.failed(repeatId, lead.id, ping.description, step);
+      if (step.step !== 'general_topic') return this.pingFailed(repeatId, lead.id, ping.description, step);
+      // The card's topic is closed: the ping goes into the chat's General topic, on its own (a reply would follow the
+      // card into its topic), and ops hear of it once.
+      this.chats.topicGone(lead.chat_id!, lead.card_thread_id, ping.description, `повтор по заявке #${lead.id}`);
+      topic = ` in the chat's General topic (the card's topic refused it: ${ping.description})`;
+      ping = await this.telegram.send({ chatId: lead.chat_id!, text, html: false });
+      if (!ping.ok) {
+        const again = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, ping, attempts);
+        return this.pingFailed(repeatId, lead.id, ping.description, again);
+      }
     }
-    const detail = `card edited${minimal ? ` (minimal card: ${minimal})` : ''}, ping message ${ping.value.message_id}`;
+    const detail = `card edited${minimal ? ` (minimal card: ${minimal})` : ''}, ping message ${ping.value.message_id}${topic}`;
     const entry: UnrecordedPing = { repeatId, leadId: lead.id, requestId: lead.request_id, messageId: ping.value.message_id, detail };
     this.unrecorded.set(repeatId, entry);
     await this.record(entry);
@@ -117,6 +129,11 @@ export class RepeatNotifier {
     this.unrecorded.delete(ping.repeatId);
     this.logger.log({ msg: 'repeat notified', lead_number: ping.leadId, request_id: ping.requestId });
     await this.events.record(ping.leadId, 'repeat_notified', this.clock.now(), ping.detail, ping.repeatId);
+  }
+
+  private pingFailed(repeatId: number, leadId: number, error: string, step: FloodPause | Retry): Promise<Step> {
+    if (step.step === 'flood_pause') return this.gate.flood(step.pauseMs, error);
+    return this.failed(repeatId, leadId, error, step);
   }
 
   /** §4.2: the repeat's schedule; after its 5th failure the notification is given up, and the trace says so. */

@@ -36,7 +36,7 @@ const CALLS: Record<string, OutboxCall> = {
   'answer reply': { action: 'answer', form: 'reply' },
 };
 
-type Short = 'success' | 'pause 7000' | 'follow -1009876' | 'republish' | 'minimal' | 'plain' | 'new' | 'leave' | 'retry';
+type Short = 'success' | 'pause 7000' | 'follow -1009876' | 'general' | 'republish' | 'minimal' | 'plain' | 'new' | 'leave' | 'retry';
 
 function short(step: NextStep): Short {
   switch (step.step) {
@@ -50,6 +50,8 @@ function short(step: NextStep): Short {
       return 'plain';
     case 'publish_new':
       return 'new';
+    case 'general_topic':
+      return 'general';
     default:
       return step.step;
   }
@@ -77,6 +79,27 @@ const TABLE: Record<string, Short[]> = {
 describe('Telegram answer policy', () => {
   it.each(Object.keys(CALLS))('%s: every kind of answer', (name) => {
     expect(KINDS.map((kind) => short(nextStep(CALLS[name], ANSWERS[kind], 0)))).toEqual(TABLE[name]);
+  });
+
+  // Issue 14: a closed or deleted forum topic ("message thread not found", "TOPIC_CLOSED").
+  it.each([
+    ['publish html', 'general'],
+    ['publish plain', 'general'],
+    ['publish minimal', 'general'],
+    ['ping reply', 'general'],
+    ['answer reply', 'leave'],
+    ['adopt html', 'new'],
+    ['rewrite full', 'retry'],
+    ['ping card', 'retry'],
+  ])('%s: a topic that is gone → %s', (name, expected) => {
+    const answer: TelegramResult<unknown> = { ok: false, kind: 'thread_gone', description: 'Bad Request: TOPIC_CLOSED' };
+    expect(short(nextStep(CALLS[name], answer, 0))).toBe(expected);
+  });
+
+  it('a message already sent without its topic that is refused its topic again is a failure, not a loop', () => {
+    const answer: TelegramResult<unknown> = { ok: false, kind: 'thread_gone', description: 'Bad Request: message thread not found' };
+    expect(nextStep({ action: 'publish', form: 'html', inGeneral: true }, answer, 2)).toMatchObject({ step: 'retry', failures: 3 });
+    expect(nextStep({ action: 'ping', form: 'reply', inGeneral: true }, answer, 0)).toMatchObject({ step: 'retry', failures: 1 });
   });
 
   it('a failure whose text says "message is too long" is too long, whatever its kind', () => {

@@ -9,10 +9,11 @@ import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry
  * - `ping`: telling the group about a repeat (§4.6) — the card's edit (full, then minimal), then the reply.
  * - `adopt`: editing a late lead's fallback message into its card (issue 12) — HTML, plain text, minimal, as `publish`.
  * - `answer`: the reply to a fallback message that did not become the card (`✅ Заявка в базе: #<n>`).
+ * `inGeneral` (issue 14): the message already left its forum topic for the chat's General topic once.
  */
-export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean };
+export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean; inGeneral?: boolean };
 export type EditCall = { action: 'rewrite' | 'ping'; form: 'full' | 'minimal' };
-export type ReplyCall = { action: 'ping'; form: 'reply' };
+export type ReplyCall = { action: 'ping'; form: 'reply'; inGeneral?: boolean };
 export type AdoptCall = { action: 'adopt'; form: 'html' | 'plain' | 'minimal' };
 export type AnswerCall = { action: 'answer'; form: 'reply' };
 export type OutboxCall = PublishCall | EditCall | ReplyCall | AdoptCall | AnswerCall;
@@ -22,6 +23,12 @@ export type Success = { step: 'success' };
 export type FloodPause = { step: 'flood_pause'; pauseMs: number };
 /** The group became a supergroup (§4.5): the new chat is the leads group from now on. */
 export type FollowMigration = { step: 'follow_migration'; newChatId: string };
+/**
+ * Issue 14: the forum topic is closed or deleted — the same message goes into the chat's General topic (without
+ * `message_thread_id`, a ping no longer as a reply), and ops hear of it once (throttled). A card is never lost to a
+ * topic.
+ */
+export type GeneralTopic = { step: 'general_topic' };
 /** The card's message is gone (§4.7): the lead is published again as a new card. */
 export type Republish = { step: 'republish' };
 /** Too long for Telegram (§12.5): the minimal card instead. */
@@ -41,14 +48,15 @@ export type Leave = { step: 'leave' };
  */
 export type Retry = { step: 'retry'; failures: number; delayMs: number; alert: boolean; giveUp: boolean };
 
-export type NextStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | PlainText | PublishNew | Leave | Retry;
-export type PublishFailureStep = FloodPause | FollowMigration | MinimalCard | PlainText | Retry;
+export type NextStep =
+  Success | FloodPause | FollowMigration | GeneralTopic | Republish | MinimalCard | PlainText | PublishNew | Leave | Retry;
+export type PublishFailureStep = FloodPause | FollowMigration | GeneralTopic | MinimalCard | PlainText | Retry;
 export type EditStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | Retry;
-export type ReplyFailureStep = FloodPause | Retry;
+export type ReplyFailureStep = FloodPause | GeneralTopic | Retry;
 export type AdoptStep = Success | FloodPause | MinimalCard | PlainText | PublishNew | Retry;
 export type AnswerFailureStep = FloodPause | Leave | Retry;
 
-type Fallback = 'success' | 'follow_migration' | 'republish' | 'minimal_card' | 'plain_text' | 'publish_new' | 'leave';
+type Fallback = 'success' | 'follow_migration' | 'general_topic' | 'republish' | 'minimal_card' | 'plain_text' | 'publish_new' | 'leave';
 type AnswerKind = TelegramFailure['kind'];
 
 const EDIT_FULL: Partial<Record<AnswerKind, Fallback>> = {
@@ -66,6 +74,7 @@ const ADOPT_ANY: Partial<Record<AnswerKind, Fallback>> = {
   gone: 'publish_new',
   refused: 'publish_new',
   migrated: 'publish_new',
+  thread_gone: 'publish_new',
 };
 
 type CallKey =
@@ -82,19 +91,21 @@ type CallKey =
  */
 const TABLE: Record<CallKey, Partial<Record<AnswerKind, Fallback>>> = {
   // Telegram counts the text after parsing the markup: a card too long as HTML is as long as plain text.
-  'publish:html': { migrated: 'follow_migration', too_long: 'minimal_card', parse: 'plain_text' },
-  'publish:plain': { too_long: 'minimal_card' },
-  'publish:minimal': {},
+  // Issue 14: a closed or deleted topic never keeps a card out of the chat (its General topic takes it).
+  'publish:html': { migrated: 'follow_migration', too_long: 'minimal_card', parse: 'plain_text', thread_gone: 'general_topic' },
+  'publish:plain': { too_long: 'minimal_card', thread_gone: 'general_topic' },
+  'publish:minimal': { thread_gone: 'general_topic' },
   'rewrite:full': EDIT_FULL,
   'rewrite:minimal': EDIT_MINIMAL,
   'ping:full': EDIT_FULL,
   'ping:minimal': EDIT_MINIMAL,
-  'ping:reply': {},
+  'ping:reply': { thread_gone: 'general_topic' },
   // A 5xx or a timeout is retried on the schedule as any card; a refusal does not keep the lead without a card.
   'adopt:html': { ...ADOPT_ANY, too_long: 'minimal_card', parse: 'plain_text' },
   'adopt:plain': { ...ADOPT_ANY, too_long: 'minimal_card' },
   'adopt:minimal': ADOPT_ANY,
-  'answer:reply': { gone: 'leave', refused: 'leave', migrated: 'leave' },
+  // The fallback message's own topic is closed: it is left as it is, like one Telegram refuses a reply to.
+  'answer:reply': { gone: 'leave', refused: 'leave', migrated: 'leave', thread_gone: 'leave' },
 };
 
 /** Telegram's "text over 4096 characters", also when only its description says so (§12.5). */
@@ -129,6 +140,7 @@ export function nextStep(
   answer: TelegramResult<unknown>,
   failuresSoFar: number,
 ): Exclude<EditStep, MinimalCard>;
+export function nextStep(call: ReplyCall & { inGeneral: true }, answer: TelegramFailure, failuresSoFar: number): FloodPause | Retry;
 export function nextStep(call: ReplyCall, answer: TelegramFailure, failuresSoFar: number): ReplyFailureStep;
 export function nextStep(call: AdoptCall, answer: TelegramResult<unknown>, failuresSoFar: number): AdoptStep;
 export function nextStep(call: AnswerCall, answer: TelegramFailure, failuresSoFar: number): AnswerFailureStep;
@@ -141,6 +153,10 @@ export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, fail
     case 'follow_migration':
       if (answer.kind !== 'migrated' || (call.action === 'publish' && call.afterMigration)) return retry(call, failuresSoFar);
       return { step: 'follow_migration', newChatId: answer.newChatId };
+    case 'general_topic':
+      // Once: a message already without its topic that is refused again is a failure.
+      if ('inGeneral' in call && call.inGeneral) return retry(call, failuresSoFar);
+      return { step: 'general_topic' };
     case undefined:
       return retry(call, failuresSoFar);
     default:

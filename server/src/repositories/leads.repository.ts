@@ -115,6 +115,8 @@ export class LeadsRepository {
   async markPublished(p: {
     leadId: number;
     chatId: string;
+    /** Issue 14: the forum topic the card went into; null: the chat's General topic (or a chat without topics). */
+    threadId?: number | null;
     messageId: number;
     format: 'html' | 'plain';
     repeatIds: number[];
@@ -131,6 +133,7 @@ export class LeadsRepository {
           published_at: p.now,
           chat_id: p.chatId,
           message_id: p.messageId,
+          card_thread_id: p.threadId ?? null,
           card_format: p.format,
           last_error: null,
           ...(p.adopted ? { fallback_state: 'adopted' as const } : {}),
@@ -400,7 +403,7 @@ export class LeadsRepository {
   dueReminders(cutoff: number, limit: number) {
     return this.db
       .selectFrom('leads')
-      .select(['id', 'chat_id', 'message_id', 'created_at'])
+      .select(['id', 'chat_id', 'message_id', 'card_thread_id', 'created_at'])
       .where('status', '=', 'new')
       .where('published_at', 'is not', null)
       .where('reminded_at', 'is', null)

@@ -33,6 +33,12 @@ describe('classifyTelegramError', () => {
     }
   });
 
+  it('a forum topic that is closed or deleted (issue 14): thread_gone, not a refusal', () => {
+    for (const description of ['Bad Request: message thread not found', 'Bad Request: TOPIC_CLOSED', 'Bad Request: TOPIC_DELETED']) {
+      expect(classifyTelegramError(telegramError(400, description))).toEqual({ ok: false, kind: 'thread_gone', description });
+    }
+  });
+
   it('flood control and migration keep their kinds', () => {
     expect(classifyTelegramError(telegramError(429, 'Too Many Requests: retry after 3', { retry_after: 3 }))).toMatchObject({
       kind: 'flood',

@@ -18,6 +18,11 @@ export type TelegramResult<T> =
   | { ok: false; kind: 'too_long'; description: string }
   | { ok: false; kind: 'not_modified'; description: string }
   | { ok: false; kind: 'gone'; description: string }
+  /**
+   * Issue 14: the forum topic (`message_thread_id`) is closed or deleted, or was never there ("message thread not
+   * found", "TOPIC_CLOSED"); the same message without a topic goes into the chat's General topic.
+   */
+  | { ok: false; kind: 'thread_gone'; description: string }
   /** A 5xx, a timeout, a network error: Telegram may take the same call later. */
   | { ok: false; kind: 'failed'; description: string }
   /** Any other 4xx (not 429): Telegram will refuse the same call again (a chat the bot is not in, a bad id). */
@@ -47,6 +52,8 @@ export function classifyTelegramError(err: unknown): TelegramFailure {
   if (code === 400 && tooLong.test(description)) return { ok: false, kind: 'too_long', description };
   if (code === 400 && /can't parse entities|BUTTON_DATA_INVALID/i.test(description)) return { ok: false, kind: 'parse', description };
   if (code === 400 && /message is not modified/i.test(description)) return { ok: false, kind: 'not_modified', description };
+  if (code === 400 && /message thread not found|TOPIC_CLOSED|TOPIC_DELETED|TOPIC_ID_INVALID/i.test(description))
+    return { ok: false, kind: 'thread_gone', description };
   if (code === 400 && /message to edit not found|message can't be edited|message to be replied not found/i.test(description))
     return { ok: false, kind: 'gone', description };
   if (e?.name === 'AbortError' || /aborted/i.test(description))
@@ -68,6 +75,11 @@ export function cutTo(text: string, max: number): string {
 
 export interface OutgoingMessage {
   chatId: string;
+  /**
+   * Issue 14: the forum topic to post in (`message_thread_id`); absent or null: the chat itself (a forum's General
+   * topic). A reply without one lands in the topic of the message it replies to, as Telegram does.
+   */
+  threadId?: number | null;
   text: string;
   html: boolean;
   keyboard?: InlineKeyboard;
@@ -154,6 +166,7 @@ export class TelegramGateway {
   async send(message: OutgoingMessage): Promise<TelegramResult<{ message_id: number }>> {
     return this.call('sendMessage', {
       chat_id: message.chatId,
+      ...(message.threadId ? { message_thread_id: message.threadId } : {}),
       text: message.text,
       ...(message.html ? { parse_mode: 'HTML' } : {}),
       ...(message.keyboard ? { reply_markup: message.keyboard } : {}),
@@ -181,12 +194,15 @@ export class TelegramGateway {
    */
   async sendDocument(d: {
     chatId: string;
+    /** Issue 14: the forum topic, as for `send`. */
+    threadId?: number | null;
     filename: string;
     content: Buffer;
     caption?: string;
   }): Promise<TelegramResult<{ message_id: number }>> {
     return this.call('sendDocument', {
       chat_id: d.chatId,
+      ...(d.threadId ? { message_thread_id: String(d.threadId) } : {}),
       document: { source: d.content, filename: d.filename },
       ...(d.caption ? { caption: d.caption } : {}),
     });

@@ -52,7 +52,7 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
     `  status        ${lead.status}`,
     lead.published_at === null
       ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${iso(lead.next_attempt_at)}`
-      : `  card          published ${iso(lead.published_at)} in chat ${lead.chat_id}, message ${lead.message_id}${lead.card_format === 'plain' ? ' (plain text)' : ''} after ${lead.publish_attempts} failed attempt(s)`,
+      : `  card          published ${iso(lead.published_at)} in chat ${lead.chat_id}${lead.thread_id !== undefined ? `, topic ${lead.thread_id}` : ''}, message ${lead.message_id}${lead.card_format === 'plain' ? ' (plain text)' : ''} after ${lead.publish_attempts} failed attempt(s)`,
   ];
   if (lead.reminded_at !== null) lines.push(`  reminder      ${iso(lead.reminded_at)}`);
   if (lead.anonymised_at !== null) lines.push(`  anonymised    ${iso(lead.anonymised_at)}`);

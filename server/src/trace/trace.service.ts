@@ -33,6 +33,8 @@ export interface LeadTrace {
     published_at: number | null;
     chat_id: string | null;
     message_id: number | null;
+    /** Issue 14: the forum topic the card is in; absent when none (the chat's General topic, or no topics). */
+    thread_id?: number;
     card_format: string | null;
     publish_attempts: number;
     last_error: string | null;
@@ -115,6 +117,7 @@ export class TraceService {
         published_at: lead.published_at,
         chat_id: lead.chat_id,
         message_id: lead.message_id,
+        ...(lead.card_thread_id !== null ? { thread_id: lead.card_thread_id } : {}),
         card_format: lead.card_format,
         publish_attempts: lead.publish_attempts,
         last_error: lead.last_error,
