@@ -108,6 +108,61 @@ type AsyncSubmitQueries = { [K in keyof SubmitQueries]: (...args: Parameters<Sub
  */
 export const SUBMIT_LOCK_KEY = 7_291_000_113;
 
+const MINUTE_MS = 60_000;
+
+/** The three reads of the hourly limit over per-minute counts; values on SQLite, promises on PostgreSQL. */
+interface MinuteReads<M> {
+  /** The minutes from `from` on, newest first, with their counts. */
+  minutes(from: number): M;
+  /** Accepted events with `after < at < before`. */
+  count(after: number, before: number): number | Promise<number>;
+  /** The time of the (offset + 1)-th newest accepted event with `after < at < before`. */
+  nth(after: number, before: number, offset: number): number | null | Promise<number | null>;
+}
+
+/**
+ * The time of the `limit`-th newest accepted event after `since` (null: fewer), read from the per-minute counts
+ * (issue 15): newest minute first, adding counts until the limit falls into one minute, then the exact event inside
+ * that minute. The minute the window starts in is counted exactly (only its events after `since`). At most 61 count
+ * rows and two reads of one minute's events, however high the limit: the query that read up to `limit` events is
+ * gone. The same answer as that query gave.
+ */
+export function nthByMinutes(since: number, limit: number, reads: MinuteReads<{ minute: number; n: number }[]>): number | null;
+export function nthByMinutes(
+  since: number,
+  limit: number,
+  reads: MinuteReads<Promise<{ minute: number; n: number }[]>>,
+): Promise<number | null>;
+export function nthByMinutes(
+  since: number,
+  limit: number,
+  reads: MinuteReads<{ minute: number; n: number }[] | Promise<{ minute: number; n: number }[]>>,
+): number | null | Promise<number | null> {
+  const first = Math.floor(since / MINUTE_MS);
+  const walk = function* (): Generator<unknown, number | null, unknown> {
+    const rows = (yield reads.minutes(first)) as { minute: number; n: number }[];
+    let newer = 0;
+    for (const { minute, n: counted } of rows) {
+      const end = (minute + 1) * MINUTE_MS;
+      const n = minute === first ? ((yield reads.count(since, end)) as number) : counted;
+      if (newer + n >= limit) return (yield reads.nth(Math.max(since, minute * MINUTE_MS - 1), end, limit - newer - 1)) as number | null;
+      newer += n;
+    }
+    return null;
+  };
+  const steps = walk();
+  let step = steps.next();
+  // Synchronous while the reads are (SQLite, inside the batch's transaction); a promise chain once one is a promise.
+  while (!step.done && !(step.value instanceof Promise)) step = steps.next(step.value);
+  if (step.done) return step.value;
+  const finish = async (pending: unknown): Promise<number | null> => {
+    let s = steps.next(await pending);
+    while (!s.done) s = steps.next(await s.value);
+    return s.value;
+  };
+  return finish(step.value);
+}
+
 /** At most this many decisions share one SQLite commit (issue 15): bounds the time the write lock is held. */
 export const MAX_BATCH = 64;
 
@@ -150,8 +205,13 @@ export class LeadSubmitRepository {
       visitorNth: s.prepare(
         "select at from rate_events where kind = 'accepted' and key_hash = ? and at > ? order by at desc limit 1 offset ?",
       ),
-      hourlyNth: s.prepare("select at from rate_events where kind = 'accepted' and at > ? order by at desc limit 1 offset ?"),
+      minutes: s.prepare("select minute, n from rate_minutes where kind = 'accepted' and minute >= ? order by minute desc"),
+      countBetween: s.prepare("select count(*) as n from rate_events where kind = 'accepted' and at > ? and at < ?"),
+      nthBetween: s.prepare("select at from rate_events where kind = 'accepted' and at > ? and at < ? order by at desc limit 1 offset ?"),
       record: s.prepare("insert into rate_events (kind, key_hash, at) values ('accepted', ?, ?)"),
+      bumpMinute: s.prepare(
+        "insert into rate_minutes (kind, minute, n) values ('accepted', ?, 1) on conflict (kind, minute) do update set n = n + 1",
+      ),
       repeatTarget: s.prepare(
         'select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and created_at <= ? ' +
           "and status != 'spam' and anonymised_at is null order by created_at desc, id desc limit 1",
@@ -184,11 +244,20 @@ export class LeadSubmitRepository {
         return row ? { leadId: row.lead_id, repeat: row.repeat === 1, rowId: row.row_id, hasFallback: row.has_fallback === 1 } : undefined;
       },
       nthAccepted: (keyHash, since, limit) => {
-        const row = (keyHash === null ? st.hourlyNth.get(since, limit - 1) : st.visitorNth.get(keyHash, since, limit - 1)) as
-          { at: number } | undefined;
+        if (keyHash === null) {
+          return nthByMinutes(since, limit, {
+            minutes: (from) => st.minutes.all(from) as { minute: number; n: number }[],
+            count: (after, before) => (st.countBetween.get(after, before) as { n: number }).n,
+            nth: (after, before, offset) => (st.nthBetween.get(after, before, offset) as { at: number } | undefined)?.at ?? null,
+          });
+        }
+        const row = st.visitorNth.get(keyHash, since, limit - 1) as { at: number } | undefined;
         return row ? row.at : null;
       },
-      recordAccepted: (keyHash, at) => void st.record.run(keyHash, at),
+      recordAccepted: (keyHash, at) => {
+        st.record.run(keyHash, at);
+        st.bumpMinute.run(Math.floor(at / MINUTE_MS));
+      },
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
       insertLead: (lead) =>
         Number(
@@ -307,6 +376,9 @@ export class LeadSubmitRepository {
         try {
           return { ok: true, value: alone(w.decide) };
         } catch (error) {
+          // Some errors (SQLITE_FULL, SQLITE_IOERR…) make SQLite roll the whole transaction back: then nothing of the
+          // batch will be stored, and the next decisions must not run outside it. The batch fails with this error.
+          if (!sqlite.inTransaction) throw error;
           return { ok: false, error };
         }
       }),
@@ -329,9 +401,42 @@ function postgresQueries(trx: Transaction<Database>): AsyncSubmitQueries {
       return row ? { leadId: row.lead_id, repeat: row.repeat, rowId: row.row_id, hasFallback: row.has_fallback } : undefined;
     },
     nthAccepted: async (keyHash, since, limit) => {
-      let query = trx.selectFrom('rate_events').select('at').where('kind', '=', 'accepted').where('at', '>', since);
-      if (keyHash !== null) query = query.where('key_hash', '=', keyHash);
-      const row = await query
+      const accepted = () => trx.selectFrom('rate_events').where('kind', '=', 'accepted');
+      if (keyHash === null) {
+        return nthByMinutes(since, limit, {
+          minutes: (from) =>
+            trx
+              .selectFrom('rate_minutes')
+              .select(['minute', 'n'])
+              .where('kind', '=', 'accepted')
+              .where('minute', '>=', from)
+              .orderBy('minute', 'desc')
+              .execute(),
+          count: async (after, before) =>
+            (
+              await accepted()
+                .select((eb) => eb.fn.countAll<number>().as('n'))
+                .where('at', '>', after)
+                .where('at', '<', before)
+                .executeTakeFirstOrThrow()
+            ).n,
+          nth: async (after, before, offset) =>
+            (
+              await accepted()
+                .select('at')
+                .where('at', '>', after)
+                .where('at', '<', before)
+                .orderBy('at', 'desc')
+                .limit(1)
+                .offset(offset)
+                .executeTakeFirst()
+            )?.at ?? null,
+        });
+      }
+      const row = await accepted()
+        .select('at')
+        .where('key_hash', '=', keyHash)
+        .where('at', '>', since)
         .orderBy('at', 'desc')
         .limit(1)
         .offset(limit - 1)
@@ -340,6 +445,11 @@ function postgresQueries(trx: Transaction<Database>): AsyncSubmitQueries {
     },
     recordAccepted: async (keyHash, at) => {
       await trx.insertInto('rate_events').values({ kind: 'accepted', key_hash: keyHash, at }).execute();
+      await trx
+        .insertInto('rate_minutes')
+        .values({ kind: 'accepted', minute: Math.floor(at / MINUTE_MS), n: 1 })
+        .onConflict((oc) => oc.columns(['kind', 'minute']).doUpdateSet((eb) => ({ n: eb('rate_minutes.n', '+', 1) })))
+        .execute();
     },
     findRepeatTarget: (key, phone, since, until) =>
       trx

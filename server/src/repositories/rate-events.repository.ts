@@ -54,8 +54,13 @@ export class RateEventsRepository {
   }
 
   /** Drops events older than any window can see (housekeeping). */
+  /** Deletes events at or before `at`, and the per-minute counts of minutes wholly before it (issue 15). */
   async pruneBefore(at: number): Promise<number> {
     const result = await this.db.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
+    await this.db
+      .deleteFrom('rate_minutes')
+      .where('minute', '<', Math.floor(at / 60_000))
+      .execute();
     return Number(result.numDeletedRows);
   }
 }
