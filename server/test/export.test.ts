@@ -92,6 +92,13 @@ const COLUMNS = [
   'date',
   'guests',
   'comment',
+  'source',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'utm_term',
+  'referrer',
   'repeats',
 ];
 
@@ -167,7 +174,12 @@ describe('GET /leads/export.csv', () => {
       guests: '-5',
     });
     server.clock.advance(HOUR);
-    const b = await store(server, { name: '@Иван', comment: null, date: '+1 день' });
+    const b = await store(server, {
+      name: '@Иван',
+      comment: null,
+      date: '+1 день',
+      source: { landing: 'wedding', utm_source: 'yandex', utm_campaign: 'лето', referrer: 'ya.ru' },
+    });
     const res = await get(server, '/leads/export.csv');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/csv');
@@ -192,6 +204,26 @@ describe('GET /leads/export.csv', () => {
     expect(second.date).toBe("'+1 день");
     expect(second.comment).toBe('');
     expect(rows[1][0]).toBe(String(b));
+    // Where each lead came from (issue 14): empty cells without a source.
+    expect([second.source, second.utm_source, second.utm_medium, second.utm_campaign, second.referrer]).toEqual([
+      'wedding',
+      'yandex',
+      '',
+      'лето',
+      'ya.ru',
+    ]);
+    expect([first.source, first.utm_source, first.referrer]).toEqual(['', '', '']);
+    const listed = (await get(server, '/leads')).body.leads as { lead_number: number; source: unknown }[];
+    expect(listed.find((l) => l.lead_number === b)!.source).toEqual({
+      landing: 'wedding',
+      utm_source: 'yandex',
+      utm_medium: null,
+      utm_campaign: 'лето',
+      utm_content: null,
+      utm_term: null,
+      referrer: 'ya.ru',
+    });
+    expect(listed.find((l) => l.lead_number === a)!.source).toBeNull();
     const won = await get(server, '/leads/export.csv?status=won');
     expect(parseCsv(won.raw.subarray(3).toString('utf8'))).toEqual([COLUMNS]);
   });

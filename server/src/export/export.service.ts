@@ -42,7 +42,19 @@ export interface ExportedLead {
   date: string | null;
   guests: string | null;
   comment: string | null;
+  /** Where the lead came from (issue 14): the landing's name, the UTM parameters, the referrer's host; null without. */
+  source: ExportedSource | null;
   repeats: number;
+}
+
+export interface ExportedSource {
+  landing: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  referrer: string | null;
 }
 
 export interface ExportPage {
@@ -65,6 +77,13 @@ export const CSV_COLUMNS = [
   'date',
   'guests',
   'comment',
+  'source',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'utm_term',
+  'referrer',
   'repeats',
 ] as const;
 
@@ -189,6 +208,13 @@ export class ExportService {
       r.date,
       r.guests,
       r.comment,
+      r.source_landing,
+      r.utm_source,
+      r.utm_medium,
+      r.utm_campaign,
+      r.utm_content,
+      r.utm_term,
+      r.source_referrer,
       Number(r.repeats),
     ]);
   }
@@ -216,6 +242,20 @@ function toJson(r: ExportRow): ExportedLead {
     date: r.date,
     guests: r.guests,
     comment: r.comment,
+    source: sourceOf(r),
     repeats: Number(r.repeats),
   };
+}
+
+function sourceOf(r: ExportRow): ExportedSource | null {
+  const source: ExportedSource = {
+    landing: r.source_landing,
+    utm_source: r.utm_source,
+    utm_medium: r.utm_medium,
+    utm_campaign: r.utm_campaign,
+    utm_content: r.utm_content,
+    utm_term: r.utm_term,
+    referrer: r.source_referrer,
+  };
+  return Object.values(source).some((v) => v !== null) ? source : null;
 }

@@ -85,6 +85,20 @@ const exportedLead = {
     date: nullableString,
     guests: nullableString,
     comment: nullableString,
+    source: {
+      type: ['object', 'null'],
+      description:
+        "Where the lead came from (the landing's LANDING_SOURCE, the UTM parameters of its page, the referrer's host); null when the landing sent none",
+      properties: {
+        landing: nullableString,
+        utm_source: nullableString,
+        utm_medium: nullableString,
+        utm_campaign: nullableString,
+        utm_content: nullableString,
+        utm_term: nullableString,
+        referrer: nullableString,
+      },
+    },
     repeats: { type: 'integer', minimum: 0 },
   },
 };

@@ -56,6 +56,14 @@ export interface ExportRow {
   received_at: number | null;
   published_at: number | null;
   anonymised_at: number | null;
+  /** Where it came from (issue 14): null when the landing sent no `source`. */
+  source_landing: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  source_referrer: string | null;
   repeats: number;
 }
 
@@ -512,6 +520,13 @@ export class LeadsRepository {
         'l.received_at',
         'l.published_at',
         'l.anonymised_at',
+        'l.source_landing',
+        'l.utm_source',
+        'l.utm_medium',
+        'l.utm_campaign',
+        'l.utm_content',
+        'l.utm_term',
+        'l.source_referrer',
       ])
       .select((eb) =>
         eb
