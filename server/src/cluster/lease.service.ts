@@ -15,6 +15,9 @@ export const LEASE_TIMINGS = Symbol('LeaseTimings');
  */
 export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { ttlMs: 45_000, renewMs: 15_000 };
 
+/** How long a refusal is remembered (at most one renewal period): the outbox asks at every pass, i.e. per lead. */
+const DENIAL_MEMORY_MS = 2000;
+
 /** The jobs that run on one instance at a time. */
 export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling' | 'webhooks';
 
@@ -32,6 +35,8 @@ export class LeaseService {
   readonly instanceId = `${hostname()}:${process.pid}:${PROCESS_STARTED}:${randomBytes(3).toString('hex')}`;
   /** Until when this instance holds each lease, as of its last successful take. */
   private readonly heldUntil = new Map<LeaseName, number>();
+  /** When another instance last held a lease this one asked for. */
+  private readonly deniedAt = new Map<LeaseName, number>();
 
   constructor(
     private readonly leases: LeasesRepository,
@@ -41,6 +46,9 @@ export class LeaseService {
   /** Takes or renews `name` for this instance; false while another live instance holds it. Database errors propagate. */
   async take(name: LeaseName): Promise<boolean> {
     const now = Date.now();
+    // Refused a moment ago: another instance holds it; asking again at once would only add a write per call.
+    const denied = this.deniedAt.get(name);
+    if (denied !== undefined && now - denied < Math.min(this.timings.renewMs, DENIAL_MEMORY_MS)) return false;
     const until = now + this.timings.ttlMs;
     let granted = await this.leases.acquire(name, this.instanceId, now, until);
     if (!granted) {
@@ -49,8 +57,13 @@ export class LeaseService {
       if (current && holderIsDead(current.holder, this.instanceId))
         granted = await this.leases.takeOver(name, current.holder, this.instanceId, until);
     }
-    if (granted) this.heldUntil.set(name, until);
-    else this.heldUntil.delete(name);
+    if (granted) {
+      this.heldUntil.set(name, until);
+      this.deniedAt.delete(name);
+    } else {
+      this.heldUntil.delete(name);
+      this.deniedAt.set(name, now);
+    }
     return granted;
   }
 

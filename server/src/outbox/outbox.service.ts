@@ -123,7 +123,9 @@ export class OutboxService {
         await this.recordUnrecorded();
         // Several instances on one database (issue 13): one runs passes at a time, the others leave the work to it
         // (and take it over within a minute when it dies). Its lease is renewed while a long pass goes on.
-        if (!(await this.leases.take('outbox'))) return this.passSucceeded();
+        // A lease renewed within the last renewal period needs no write (a pass per accepted lead would otherwise
+        // commit one — an fsync on SQLite — per lead).
+        if (!this.leases.holds('outbox') && !(await this.leases.take('outbox'))) return this.passSucceeded();
         renewal = setInterval(() => void this.leases.take('outbox').catch(() => undefined), this.leases.timings.renewMs);
         renewal.unref();
         await this.gate.syncFlood();

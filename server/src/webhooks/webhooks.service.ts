@@ -96,7 +96,7 @@ export class WebhooksService {
       if (this.clock.now() < this.backoffUntil) return;
       let renewal: NodeJS.Timeout | null = null;
       try {
-        if (!(await this.leases.take('webhooks'))) return this.passSucceeded();
+        if (!this.leases.holds('webhooks') && !(await this.leases.take('webhooks'))) return this.passSucceeded();
         renewal = setInterval(() => void this.leases.take('webhooks').catch(() => undefined), this.leases.timings.renewMs);
         renewal.unref();
         await this.recorder.recordNew();
