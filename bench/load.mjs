@@ -23,8 +23,13 @@ function post(agent, url, body, headers) {
   });
 }
 
-/** Runs `connections` loops for `seconds`; `next(i)` gives the i-th body. Returns {rps, p50, p99, statuses}. */
+/**
+ * Runs `connections` loops for `seconds`; `next(i)` gives the i-th body. `url` is one URL, or several: the i-th
+ * request goes to `url[i % url.length]` (round robin, as a load balancer in front of several instances would).
+ * Returns {rps, p50, p99, count, sent, statuses, errors}.
+ */
 export async function load({ url, connections, seconds, next, headers = {}, warmupSeconds = 0.5 }) {
+  const urls = Array.isArray(url) ? url : [url];
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   let i = 0;
   const latencies = [];
@@ -37,7 +42,8 @@ export async function load({ url, connections, seconds, next, headers = {}, warm
     while (Date.now() < end) {
       if (!measuring && Date.now() >= warmupEnd) measuring = true;
       try {
-        const r = await post(agent, url, next(i++), headers);
+        const n = i++;
+        const r = await post(agent, urls[n % urls.length], next(n), headers);
         if (measuring) {
           latencies.push(r.ms);
           statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -55,6 +61,8 @@ export async function load({ url, connections, seconds, next, headers = {}, warm
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     count: latencies.length,
+    /** Requests answered or failed, warm-up included (for costs per request measured over the whole run). */
+    sent: i,
     statuses,
     errors,
   };

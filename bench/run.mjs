@@ -1,20 +1,24 @@
 #!/usr/bin/env node
 // `npm run bench`: POST /leads throughput and latency (ours vs a bare node:http + better-sqlite3 server doing the
-// same work), card latency through the sandbox, and memory and p99 with 100,000 stored leads. Prints figures only;
-// nothing here is a pass/fail test. Needs `npm run build` first (npm run bench does it).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// same work; ours on SQLite, and on PostgreSQL with one and with two instances sharing the database), card latency
+// through the sandbox, and memory and p99 with 100,000 stored leads. Prints figures only; nothing here is a
+// pass/fail test. Needs `npm run build` first (npm run bench does it). BENCH_POSTGRES=0 skips PostgreSQL (also
+// skipped, with a line saying so, when its server binaries are not installed).
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { load, percentile } from './load.mjs';
+import { postgresBinDir, startDurablePostgres } from './postgres.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
 const SECRET = 'bench-secret-0123456789abcdef';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number);
+const POSTGRES = process.env.BENCH_POSTGRES !== '0';
 const dir = mkdtempSync(join(tmpdir(), 'leads-bench-'));
 const children = [];
 
@@ -31,6 +35,54 @@ async function stop(child) {
   child.kill('SIGTERM');
   await exited;
 }
+/** utime+stime in ms of a process; with `children`, plus its live children and the ones it reaped (PostgreSQL's backends). */
+function cpuMs(pid, children = false) {
+  const fields = (p) => readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+  const f = fields(pid);
+  let ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
+  if (children)
+    for (const p of readdirSync('/proc')) {
+      if (!/^\d+$/.test(p)) continue;
+      try {
+        const c = fields(p);
+        if (Number(c[1]) === pid) ticks += Number(c[11]) + Number(c[12]);
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  return ticks * 10; // CLK_TCK is 100 on Linux
+}
+/** CPU time (ms) the whole machine spent busy (every process, every core), from /proc/stat. */
+function machineBusyMs() {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  return (user + nice + system + irq + softirq + steal) * 10;
+}
+/**
+ * Runs `work` (a load run) and adds the CPU per request it cost: this process (the client), the servers, PostgreSQL;
+ * and `others`, the cores' worth of CPU that the rest of the machine used meanwhile (another job running beside the
+ * bench makes the run's figures unreliable: the lines show it).
+ */
+async function withCpu(work, serverPids, pgPid = null) {
+  const sample = () => ({
+    at: performance.now(),
+    machine: machineBusyMs(),
+    client: process.cpuUsage(),
+    server: serverPids.reduce((sum, p) => sum + cpuMs(p), 0),
+    pg: pgPid ? cpuMs(pgPid, true) : 0,
+  });
+  const before = sample();
+  const r = await work();
+  const after = sample();
+  const perReq = (ms) => (ms * 1000) / Math.max(1, r.sent);
+  const clientMs = (after.client.user + after.client.system - before.client.user - before.client.system) / 1000;
+  const [serverMs, pgMs] = [after.server - before.server, after.pg - before.pg];
+  const othersMs = after.machine - before.machine - clientMs - serverMs - pgMs;
+  r.cpu = { client: perReq(clientMs), server: perReq(serverMs), pg: perReq(pgMs), others: Math.max(0, othersMs) / (after.at - before.at) };
+  return r;
+}
+const fmtCpu = (r) =>
+  `  cpu/req: server ${r.cpu.server.toFixed(0)} µs${r.cpu.pg ? `, postgres ${r.cpu.pg.toFixed(0)} µs` : ''}, client ${r.cpu.client.toFixed(0)} µs` +
+  `; others ${r.cpu.others.toFixed(2)} cores`;
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
 let seq = 0;
@@ -48,6 +100,17 @@ const newLead = () => {
   });
 };
 const invalid = () => JSON.stringify({ request_id: crypto.randomUUID(), name: 'A', telegram: '@x', phone: '12' });
+
+/** PostgreSQL for the bench, or why there is none: `{ pg }` or `{ skipped }`. */
+async function startBenchPostgres() {
+  if (!POSTGRES) return { skipped: 'BENCH_POSTGRES=0' };
+  try {
+    postgresBinDir();
+  } catch (err) {
+    return { skipped: `${err.message} (BENCH_POSTGRES=0 skips it without this line)` };
+  }
+  return { pg: await startDurablePostgres() };
+}
 
 const serverEnv = (db, extra = {}) => ({
   PORT: '0',
@@ -78,6 +141,35 @@ const fmt = (r) =>
     .map(([s, n]) => `${s}×${n}`)
     .join(' ')}${r.errors ? `, ${r.errors} errors` : ''})`;
 
+/** Section 1 as one Markdown table (what docs/performance.md shows): every kind and server, ratios against bare. */
+function printTable(results) {
+  const ms = (v) => `${v.toFixed(1)} ms`;
+  const cpu = (r) => (r.cpu ? `${r.cpu.server.toFixed(0)}${r.cpu.pg ? ` + ${r.cpu.pg.toFixed(0)}` : ''}` : '');
+  console.log(
+    '\n| connections | kind | server | req/s | p50 | p99 | vs bare: throughput | vs bare: p99 | CPU µs/req (server + PostgreSQL) | others (cores) |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const row of results) {
+    const rows = [
+      ['new lead', 'bare (SQLite)', row.bare],
+      ['new lead', 'ours, SQLite', row.oursNew, true],
+      ['new lead', 'ours, PostgreSQL ×1', row.pgNew, true],
+      ['new lead', 'ours, PostgreSQL ×2', row.pg2New, true],
+      ['duplicate', 'ours, SQLite', row.oursDup],
+      ['duplicate', 'ours, PostgreSQL ×1', row.pgDup],
+      ['duplicate', 'ours, PostgreSQL ×2', row.pg2Dup],
+      ['422', 'ours, SQLite', row.ours422],
+    ];
+    for (const [kind, server, r, vsBare] of rows) {
+      if (!r) continue;
+      const rel = vsBare ? [`**${(r.rps / row.bare.rps).toFixed(2)}×**`, `${(r.p99 / row.bare.p99).toFixed(2)}×`] : ['', ''];
+      console.log(
+        `| ${row.c} | ${kind} | ${server} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${rel.join(' | ')} | ${cpu(r)} | ${r.cpu ? r.cpu.others.toFixed(2) : ''} |`,
+      );
+    }
+  }
+}
+
 async function main() {
   console.log(
     `machine: ${cpus().length} × ${cpus()[0].model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}; ${SECONDS} s per run`,
@@ -85,7 +177,8 @@ async function main() {
   const headers = { 'X-Stickers-Leads-Secret': SECRET };
   const results = [];
 
-  // 1. Throughput and latency: ours (publishing paused: no bot token, the API alone) and the bare server.
+  // 1. Throughput and latency: ours (publishing paused: no bot token, the API alone) and the bare server; ours on a
+  // durable PostgreSQL too, one instance, and two instances sharing one database with requests split round robin.
   const ours = await startOurs(join(dir, 'ours.sqlite'));
   const dupes = [];
   for (let i = 0; i < 200; i += 1) {
@@ -95,24 +188,73 @@ async function main() {
     if (res.status !== 201) throw new Error(`seeding a duplicate got ${res.status}`);
   }
   const { child: bareChild, url: bareUrl } = await startBare(join(dir, 'bare.sqlite'));
-  console.log('\nPOST /leads');
-  for (const c of CONNECTIONS) {
-    const bare = await load({ url: bareUrl, connections: c, seconds: SECONDS, next: newLead, headers });
-    const oursNew = await load({ url: ours.url, connections: c, seconds: SECONDS, next: newLead, headers });
-    const oursDup = await load({ url: ours.url, connections: c, seconds: SECONDS, next: (i) => dupes[i % dupes.length], headers });
-    const ours422 = await load({ url: ours.url, connections: c, seconds: SECONDS, next: invalid, headers });
-    console.log(`  ${String(c).padStart(2)} conn  new (bare)  ${fmt(bare)}`);
-    console.log(`  ${String(c).padStart(2)} conn  new (ours)  ${fmt(oursNew)}`);
-    console.log(`  ${String(c).padStart(2)} conn  duplicate   ${fmt(oursDup)}`);
-    console.log(`  ${String(c).padStart(2)} conn  422         ${fmt(ours422)}`);
+  const { pg, skipped } = await startBenchPostgres();
+  let pgOne = null;
+  const pgTwo = [];
+  if (pg) {
     console.log(
-      `  ${String(c).padStart(2)} conn  ours/bare   throughput ${(oursNew.rps / bare.rps).toFixed(2)}×, p99 ${(oursNew.p99 / bare.p99).toFixed(2)}×`,
+      `PostgreSQL ${pg.version}: ${Object.entries(pg.settings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}; DATABASE_POOL_MAX 10 per instance`,
     );
-    results.push({ c, bare, oursNew, oursDup, ours422 });
+    // One database per setup, each starting empty, so that the two setups store the same amount over the run.
+    const oneUrl = await pg.createDatabase('bench_one');
+    const twoUrl = await pg.createDatabase('bench_two');
+    const pgEnv = (url) => ({ DATABASE_URL: url });
+    pgOne = await startOurs(join(dir, 'unused-one.sqlite'), pgEnv(oneUrl));
+    // The second instance starts once the first has migrated the database.
+    pgTwo.push(await startOurs(join(dir, 'unused-two-a.sqlite'), pgEnv(twoUrl)));
+    pgTwo.push(await startOurs(join(dir, 'unused-two-b.sqlite'), pgEnv(twoUrl)));
+    for (const [i, body] of dupes.entries()) {
+      for (const url of [pgOne.url, pgTwo[i % 2].url]) {
+        const res = await fetch(url, { method: 'POST', headers, body });
+        if (res.status !== 201) throw new Error(`seeding a duplicate on PostgreSQL got ${res.status}`);
+      }
+    }
+  } else {
+    console.log(`PostgreSQL: skipped — ${skipped}`);
   }
+  const pgTwoUrls = pgTwo.map((s) => s.url);
+  const pgTwoPids = pgTwo.map((s) => s.child.pid);
+  const dup = (i) => dupes[i % dupes.length];
+  console.log('\nPOST /leads');
+  const ratio = (r, bare) => `throughput ${(r.rps / bare.rps).toFixed(2)}×, p99 ${(r.p99 / bare.p99).toFixed(2)}×`;
+  for (const c of CONNECTIONS) {
+    const at = (url, next) => ({ url, connections: c, seconds: SECONDS, next, headers });
+    const row = { c };
+    row.bare = await withCpu(() => load(at(bareUrl, newLead)), [bareChild.pid]);
+    row.oursNew = await withCpu(() => load(at(ours.url, newLead)), [ours.child.pid]);
+    row.oursDup = await withCpu(() => load(at(ours.url, dup)), [ours.child.pid]);
+    row.ours422 = await withCpu(() => load(at(ours.url, invalid)), [ours.child.pid]);
+    if (pg) {
+      row.pgNew = await withCpu(() => load(at(pgOne.url, newLead)), [pgOne.child.pid], pg.pid);
+      row.pgDup = await withCpu(() => load(at(pgOne.url, dup)), [pgOne.child.pid], pg.pid);
+      row.pg2New = await withCpu(() => load(at(pgTwoUrls, newLead)), pgTwoPids, pg.pid);
+      row.pg2Dup = await withCpu(() => load(at(pgTwoUrls, dup)), pgTwoPids, pg.pid);
+    }
+    const line = (label, r, cpu = false) =>
+      console.log(`  ${String(c).padStart(2)} conn  ${label.padEnd(18)}${fmt(r)}${cpu && r.cpu ? fmtCpu(r) : ''}`);
+    line('new (bare)', row.bare, true);
+    line('new (ours)', row.oursNew, true);
+    line('duplicate', row.oursDup, true);
+    line('422', row.ours422, true);
+    console.log(`  ${String(c).padStart(2)} conn  ours/bare         ${ratio(row.oursNew, row.bare)}`);
+    if (pg) {
+      line('new (pg ×1)', row.pgNew, true);
+      line('duplicate (pg ×1)', row.pgDup, true);
+      line('new (pg ×2)', row.pg2New, true);
+      line('duplicate (pg ×2)', row.pg2Dup, true);
+      console.log(`  ${String(c).padStart(2)} conn  pg ×1/bare        ${ratio(row.pgNew, row.bare)}`);
+      console.log(`  ${String(c).padStart(2)} conn  pg ×2/bare        ${ratio(row.pg2New, row.bare)}`);
+    }
+    results.push(row);
+  }
+  printTable(results);
   const ours16 = results.find((r) => r.c === 16)?.oursNew;
   await stop(bareChild);
   await stop(ours.child);
+  for (const s of [pgOne, ...pgTwo]) if (s) await stop(s.child);
+  await pg?.stop();
 
   // 2. Card latency: from the 201 to the sandbox receiving sendMessage, over 200 leads.
   const sandbox = await startSandbox();
@@ -169,6 +311,9 @@ async function main() {
     );
   await stop(big.child);
 }
+
+// Ctrl-C: exit through the exit hooks, which stop the bench's PostgreSQL and remove its directory.
+process.once('SIGINT', () => process.exit(130));
 
 main()
   .catch((err) => {
