@@ -128,10 +128,12 @@ async function startOurs(db, extra = {}) {
   const url = `http://127.0.0.1:${port}/leads`;
   return { child: await start('server', ['server/dist/main.js'], serverEnv(db, { PORT: String(port), ...extra }), url), url };
 }
-async function startBare(db) {
+/** The bare baseline; `synchronous` FULL (as durable as ours) or NORMAL (no fsync per commit, issue 15). */
+async function startBare(db, synchronous = 'FULL') {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/leads`;
-  return { child: await start('bare', ['bench/bare-server.mjs'], serverEnv(db, { PORT: String(port) }), url), url };
+  const env = serverEnv(db, { PORT: String(port), BARE_SYNCHRONOUS: synchronous });
+  return { child: await start(`bare ${synchronous}`, ['bench/bare-server.mjs'], env, url), url };
 }
 
 const fmt = (r) =>
@@ -146,25 +148,30 @@ function printTable(results) {
   const ms = (v) => `${v.toFixed(1)} ms`;
   const cpu = (r) => (r.cpu ? `${r.cpu.server.toFixed(0)}${r.cpu.pg ? ` + ${r.cpu.pg.toFixed(0)}` : ''}` : '');
   console.log(
-    '\n| connections | kind | server | req/s | p50 | p99 | vs bare: throughput | vs bare: p99 | CPU µs/req (server + PostgreSQL) | others (cores) |',
+    '\n| connections | kind | server | req/s | p50 | p99 | vs bare FULL: throughput | vs bare FULL: p99 | vs bare NORMAL: throughput | CPU µs/req (server + PostgreSQL) | others (cores) |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const row of results) {
+    // [kind, server, result, the bare FULL result of the same kind to compare with, the bare NORMAL one]
     const rows = [
-      ['new lead', 'bare (SQLite)', row.bare],
-      ['new lead', 'ours, SQLite', row.oursNew, true],
-      ['new lead', 'ours, PostgreSQL ×1', row.pgNew, true],
-      ['new lead', 'ours, PostgreSQL ×2', row.pg2New, true],
-      ['duplicate', 'ours, SQLite', row.oursDup],
+      ['new lead', 'bare FULL (SQLite)', row.bare],
+      ['new lead', 'bare NORMAL (SQLite)', row.bareNormal],
+      ['new lead', 'ours, SQLite (FULL)', row.oursNew, row.bare, row.bareNormal],
+      ['new lead', 'ours, PostgreSQL ×1', row.pgNew, row.bare],
+      ['new lead', 'ours, PostgreSQL ×2', row.pg2New, row.bare],
+      ['duplicate', 'bare FULL (SQLite)', row.bareDup],
+      ['duplicate', 'ours, SQLite', row.oursDup, row.bareDup],
       ['duplicate', 'ours, PostgreSQL ×1', row.pgDup],
       ['duplicate', 'ours, PostgreSQL ×2', row.pg2Dup],
-      ['422', 'ours, SQLite', row.ours422],
+      ['422', 'bare FULL (SQLite)', row.bare422],
+      ['422', 'ours, SQLite', row.ours422, row.bare422],
     ];
-    for (const [kind, server, r, vsBare] of rows) {
+    for (const [kind, server, r, full, normal] of rows) {
       if (!r) continue;
-      const rel = vsBare ? [`**${(r.rps / row.bare.rps).toFixed(2)}×**`, `${(r.p99 / row.bare.p99).toFixed(2)}×`] : ['', ''];
+      const rel = full ? [`**${(r.rps / full.rps).toFixed(2)}×**`, `${(r.p99 / full.p99).toFixed(2)}×`] : ['', ''];
+      const vsNormal = normal ? `**${(r.rps / normal.rps).toFixed(2)}×**` : '';
       console.log(
-        `| ${row.c} | ${kind} | ${server} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${rel.join(' | ')} | ${cpu(r)} | ${r.cpu ? r.cpu.others.toFixed(2) : ''} |`,
+        `| ${row.c} | ${kind} | ${server} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${rel.join(' | ')} | ${vsNormal} | ${cpu(r)} | ${r.cpu ? r.cpu.others.toFixed(2) : ''} |`,
       );
     }
   }
@@ -188,6 +195,12 @@ async function main() {
     if (res.status !== 201) throw new Error(`seeding a duplicate got ${res.status}`);
   }
   const { child: bareChild, url: bareUrl } = await startBare(join(dir, 'bare.sqlite'));
+  const { child: bareNormalChild, url: bareNormalUrl } = await startBare(join(dir, 'bare-normal.sqlite'), 'NORMAL');
+  // The same duplicates on the bare server, so that its duplicate rows compare like with like.
+  for (const body of dupes) {
+    const res = await fetch(bareUrl, { method: 'POST', headers, body });
+    if (res.status !== 201) throw new Error(`seeding a duplicate on the bare server got ${res.status}`);
+  }
   const { pg, skipped } = await startBenchPostgres();
   let pgOne = null;
   const pgTwo = [];
@@ -223,7 +236,10 @@ async function main() {
     const at = (url, next) => ({ url, connections: c, seconds: SECONDS, next, headers });
     const row = { c };
     row.bare = await withCpu(() => load(at(bareUrl, newLead)), [bareChild.pid]);
+    row.bareNormal = await withCpu(() => load(at(bareNormalUrl, newLead)), [bareNormalChild.pid]);
     row.oursNew = await withCpu(() => load(at(ours.url, newLead)), [ours.child.pid]);
+    row.bareDup = await withCpu(() => load(at(bareUrl, dup)), [bareChild.pid]);
+    row.bare422 = await withCpu(() => load(at(bareUrl, invalid)), [bareChild.pid]);
     row.oursDup = await withCpu(() => load(at(ours.url, dup)), [ours.child.pid]);
     row.ours422 = await withCpu(() => load(at(ours.url, invalid)), [ours.child.pid]);
     if (pg) {
@@ -234,11 +250,17 @@ async function main() {
     }
     const line = (label, r, cpu = false) =>
       console.log(`  ${String(c).padStart(2)} conn  ${label.padEnd(18)}${fmt(r)}${cpu && r.cpu ? fmtCpu(r) : ''}`);
-    line('new (bare)', row.bare, true);
+    line('new (bare FULL)', row.bare, true);
+    line('new (bare NORMAL)', row.bareNormal, true);
     line('new (ours)', row.oursNew, true);
+    line('dup (bare FULL)', row.bareDup, true);
     line('duplicate', row.oursDup, true);
+    line('422 (bare FULL)', row.bare422, true);
     line('422', row.ours422, true);
-    console.log(`  ${String(c).padStart(2)} conn  ours/bare         ${ratio(row.oursNew, row.bare)}`);
+    console.log(`  ${String(c).padStart(2)} conn  ours/bare FULL    ${ratio(row.oursNew, row.bare)}`);
+    console.log(`  ${String(c).padStart(2)} conn  ours/bare NORMAL  ${ratio(row.oursNew, row.bareNormal)}`);
+    console.log(`  ${String(c).padStart(2)} conn  dup ours/bare     ${ratio(row.oursDup, row.bareDup)}`);
+    console.log(`  ${String(c).padStart(2)} conn  422 ours/bare     ${ratio(row.ours422, row.bare422)}`);
     if (pg) {
       line('new (pg ×1)', row.pgNew, true);
       line('duplicate (pg ×1)', row.pgDup, true);
@@ -252,6 +274,7 @@ async function main() {
   printTable(results);
   const ours16 = results.find((r) => r.c === 16)?.oursNew;
   await stop(bareChild);
+  await stop(bareNormalChild);
   await stop(ours.child);
   for (const s of [pgOne, ...pgTwo]) if (s) await stop(s.child);
   await pg?.stop();
