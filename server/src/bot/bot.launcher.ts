@@ -46,8 +46,6 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
   /** This instance holds the polling lease and polls (or is starting to). */
   private leading = false;
   private leaseTimer: NodeJS.Timeout | null = null;
-  /** The current run of polling: it settles when polling has ended. */
-  private pollRun: Promise<unknown> | null = null;
 
   constructor(
     private readonly telegram: TelegramGateway,
@@ -117,11 +115,11 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.retry = null;
     if (!this.leading || this.stopping) return;
     let confirm: NodeJS.Timeout | null = null;
-    const run = (this.pollRun = this.telegram.poll(UPDATES, (username) => {
+    const run = this.telegram.poll(UPDATES, (username) => {
       this.registerCommands();
       confirm = setTimeout(() => this.polled(username), POLLING_CONFIRM_MS);
       confirm.unref();
-    }));
+    });
     void run.then((result) => {
       if (confirm) clearTimeout(confirm);
       // ok: polling was stopped, by this shutdown, by nestjs-telegraf's, or because another instance polls now.
@@ -170,8 +168,6 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.telegram.stopPolling();
     if (this.leading) {
       this.leading = false;
-      // Only once this instance's last getUpdates has ended: the next poller's first one must not overlap it.
-      await Promise.race([this.pollRun, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       await this.leases.release('telegram-polling').catch(() => undefined);
     }
   }
