@@ -26,6 +26,12 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS files load their dependencies with require(), which is what CommonJS is.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Migrations are frozen and typed against any schema (Kysely's own convention for migrations).
     files: ['server/src/database/migrations/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

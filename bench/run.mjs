@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { load, percentile } from './load.mjs';
-import { postgresBinDir, startDurablePostgres } from './postgres.mjs';
+import { postgresBinDir, startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
@@ -109,7 +109,8 @@ async function startBenchPostgres() {
   } catch (err) {
     return { skipped: `${err.message} (BENCH_POSTGRES=0 skips it without this line)` };
   }
-  return { pg: await startDurablePostgres() };
+  // Durable: fsync, synchronous_commit and full_page_writes on, as in production (the tests' server runs without).
+  return { pg: await startPostgres({ durable: true }) };
 }
 
 const serverEnv = (db, extra = {}) => ({

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
-import { startPostgres } from '../scripts/lib/throwaway-postgres.mjs';
+import { startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { startPostgres } from '../scripts/lib/throwaway-postgres.mjs';
+import { startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
 import { freePort, LEADS_CHAT, run, SECRET, waitForHttp, waitUntil } from './stack.mjs';
 
 const TOKEN = '123456789:sandbox-token';

@@ -5,7 +5,7 @@ module.exports = {
   roots: ['<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest'] },
-  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
   testTimeout: 30000,
   // Tests run the workspace sources, so a change in shared/ or the sandbox needs no rebuild to be tested.
   moduleNameMapper: {

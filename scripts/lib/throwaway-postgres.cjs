@@ -1,27 +1,29 @@
-// A throwaway PostgreSQL server for drills and scripts, started from Debian's `postgresql` binaries (no cluster of
-// Debian's is used): a fresh data directory in a temp dir, a free loopback port, its unix socket in the same temp dir,
-// trust authentication, no fsync. The plain-JavaScript twin of server/test/support/postgres.ts (the tests' copy).
+// A throwaway PostgreSQL server, started from Debian's `postgresql` binaries (no cluster of Debian's is used): a fresh
+// data directory in a temp dir, a free loopback port, its unix socket in the same temp dir, trust authentication. The
+// one implementation for the server's tests (server/test/support/postgres.ts wraps it with types), the e2e tests,
+// the drills and the bench. Tests and drills run it without fsync (fast; nothing to keep); the bench asks for the
+// durable settings (`durable: true`), which are command-line settings no ALTER SYSTEM can turn back on later.
 // `stop()` shuts it down and removes the directory. A server the caller never stopped does not outlive the process:
 // the process's exit hook stops it, and a detached watchdog stops it when the process is killed (no exit hook runs then).
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-
-const { Client } = pg;
+// CommonJS so that both the jest tests (CommonJS) and the ES modules of e2e/, drills/ and bench/ can load it.
+'use strict';
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { Client } = require('pg');
 const PG_ROOT = '/usr/lib/postgresql';
 const READY_DEADLINE_MS = 30_000;
 
 /** The newest installed server's bin directory, e.g. /usr/lib/postgresql/15/bin. */
-export function postgresBinDir() {
+function postgresBinDir() {
   const versions = existsSync(PG_ROOT) ? readdirSync(PG_ROOT).filter((v) => existsSync(join(PG_ROOT, v, 'bin', 'initdb'))) : [];
   if (versions.length === 0) {
     throw new Error(
-      `PostgreSQL server binaries not found (${PG_ROOT}/<version>/bin/initdb): this script starts its own server ` +
-        `from them. Install Debian's postgresql package (apt-get install postgresql).`,
+      `PostgreSQL server binaries not found (${PG_ROOT}/<version>/bin/initdb): the PostgreSQL tests, drills and bench start ` +
+        `their own server from them. Install Debian's postgresql package (apt-get install postgresql); .ci/run does.`,
     );
   }
   versions.sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
@@ -85,12 +87,16 @@ function stopNow(server) {
   rmSync(server.dir, { recursive: true, force: true });
 }
 
-function running() {
-  let servers = process[REGISTRY];
+/**
+ * @param {NodeJS.Process} owner the process whose exit stops the servers: the real one (jest hands each test file a
+ *   copy of `process` whose 'exit' never fires, so the tests pass the worker's real process).
+ */
+function running(owner) {
+  let servers = owner[REGISTRY];
   if (!servers) {
     const registry = new Set();
-    process[REGISTRY] = servers = registry;
-    process.on('exit', () => {
+    owner[REGISTRY] = servers = registry;
+    owner.on('exit', () => {
       for (const server of registry) stopNow(server);
       registry.clear();
     });
@@ -118,15 +124,22 @@ function startWatchdog(server) {
   return watchdog;
 }
 
+/** The settings that make a commit durable; `durable` servers report them (the bench prints them). */
+const DURABLE_SETTINGS = ['fsync', 'synchronous_commit', 'full_page_writes', 'wal_sync_method'];
+
 /**
  * Starts a fresh PostgreSQL server; see the top of this file. Throws a clear error when PostgreSQL is not installed.
- * @param {{ maxConnections?: number }} [options]
- * @returns {Promise<{ url: string, createDatabase(name: string): Promise<string>, stop(): Promise<void> }>}
- *   `url`: `postgres://postgres@127.0.0.1:<port>/postgres` (the superuser, trust authentication); `createDatabase`
- *   creates an empty database and gives its URL; `stop` is `pg_ctl stop -m fast`, then the temp dir is removed (safe
- *   to call twice).
+ * @param {{ maxConnections?: number, durable?: boolean, settings?: Record<string, string>, exitOf?: NodeJS.Process }} [options]
+ *   `durable`: fsync, synchronous_commit and full_page_writes on (off by default); `settings`: more `-c name=value`;
+ *   `exitOf`: the process whose exit stops the server (this one by default).
+ * @returns {Promise<{ url: string, pid: number, version: string, settings: Record<string, string>,
+ *   createDatabase(name: string): Promise<string>, stop(): Promise<void> }>}
+ *   `url`: `postgres://postgres@127.0.0.1:<port>/postgres` (the superuser, trust authentication); `pid`: the
+ *   postmaster's (its backends are its children); `settings`: DURABLE_SETTINGS as the server reports them;
+ *   `createDatabase` creates an empty database and gives its URL; `stop` is `pg_ctl stop -m fast`, then the temp dir
+ *   is removed (safe to call twice).
  */
-export async function startPostgres(options = {}) {
+async function startPostgres(options = {}) {
   const bin = postgresBinDir();
   const owner = runAs();
   const dir = mkdtempSync(join(tmpdir(), 'leads-pg-'));
@@ -137,7 +150,9 @@ export async function startPostgres(options = {}) {
   closeSync(openSync(log, 'a'));
   if (owner) for (const path of [dir, socketDir, log]) chownSync(path, owner.uid, owner.gid);
   const server = { dir, data, pgCtl: join(bin, 'pg_ctl'), owner };
-  const servers = running();
+  const servers = running(options.exitOf ?? process);
+  const durability = options.durable ? 'on' : 'off';
+  const extra = Object.entries(options.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
   servers.add(server);
   const watchdog = startWatchdog(server);
 
@@ -193,13 +208,14 @@ export async function startPostgres(options = {}) {
         '-c',
         'listen_addresses=127.0.0.1',
         '-c',
-        'fsync=off',
+        `fsync=${durability}`,
         '-c',
-        'synchronous_commit=off',
+        `synchronous_commit=${durability}`,
         '-c',
-        'full_page_writes=off',
+        `full_page_writes=${durability}`,
         '-c',
         `max_connections=${options.maxConnections ?? 100}`,
+        ...extra,
       ]);
       const started = spawn(postgres, args, { cwd: dir, stdio: ['ignore', fd, fd] });
       closeSync(fd);
@@ -211,6 +227,8 @@ export async function startPostgres(options = {}) {
       if (await acceptsConnections(url, started)) {
         return {
           url,
+          pid: Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
+          ...(await describe(url)),
           stop,
           async createDatabase(name) {
             const client = new Client({ connectionString: url });
@@ -256,3 +274,19 @@ async function acceptsConnections(url, child) {
     }
   }
 }
+
+/** The server's version and durability settings, as it reports them. */
+async function describe(url) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const settings = {};
+    for (const name of DURABLE_SETTINGS) settings[name] = (await client.query(`show ${name}`)).rows[0][name];
+    const version = (await client.query('show server_version')).rows[0].server_version;
+    return { version, settings };
+  } finally {
+    await client.end();
+  }
+}
+
+module.exports = { startPostgres, postgresBinDir, DURABLE_SETTINGS };
