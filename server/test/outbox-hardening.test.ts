@@ -24,7 +24,7 @@ import {
   sandboxSuite,
   watchAlerts,
 } from './harness';
-import { onPostgres, sqlRow, sqlRows, sqlRun } from './support/test-database';
+import { allowWrites, onPostgres, READONLY_CODE, refuseWrites, sqlRow, sqlRows, sqlRun } from './support/test-database';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -67,52 +67,6 @@ const setStatus = (id: number, status: string, dirtyAt = clock.now()) =>
 const refuse = (method: string, description: string) => sandbox.inject({ method, kind: 'bad_request', description, chat_id: LEADS_CHAT });
 
 /** The error code of a write the database refuses as read-only. */
-const READONLY_CODE = onPostgres ? '25006' : 'SQLITE_READONLY';
-
-/**
- * The database refuses every write from now on: on SQLite with SQLITE_READONLY (query_only), as a file system
- * remounted read-only does; on PostgreSQL with its own read-only error (25006, as a primary turned standby gives),
- * raised by a trigger on every table of the app, since the pool's open sessions cannot be switched to read-only.
- */
-async function refuseWrites(): Promise<void> {
-  if (!onPostgres) {
-    server.db.sqlite.pragma('query_only = 1');
-    return;
-  }
-  await sqlRun(
-    server.db,
-    `create or replace function test_refuse_writes() returns trigger language plpgsql as $$
-     begin
-       raise exception 'cannot execute % in a read-only transaction', tg_op using errcode = 'read_only_sql_transaction';
-     end $$`,
-  );
-  await sqlRun(
-    server.db,
-    `do $$ declare t text;
-     begin
-       for t in select tablename from pg_tables where schemaname = current_schema() and tablename not like 'kysely%' loop
-         execute format('create trigger test_refuse_writes before insert or update or delete on %I for each statement execute function test_refuse_writes()', t);
-       end loop;
-     end $$`,
-  );
-}
-
-/** Writes work again. */
-async function allowWrites(): Promise<void> {
-  if (!onPostgres) {
-    server.db.sqlite.pragma('query_only = 0');
-    return;
-  }
-  await sqlRun(
-    server.db,
-    `do $$ declare t text;
-     begin
-       for t in select tablename from pg_tables where schemaname = current_schema() loop
-         execute format('drop trigger if exists test_refuse_writes on %I', t);
-       end loop;
-     end $$`,
-  );
-}
 
 /**
  * The database starts refusing writes at the moment Telegram has taken a message matching `when` (the sandbox holds
@@ -126,7 +80,7 @@ function refuseWritesOnceSandboxHas(when: () => boolean): void {
     const answer = await send(message);
     if (armed && when()) {
       armed = false;
-      await refuseWrites();
+      await refuseWrites(server.db);
     }
     return answer;
   });
@@ -203,7 +157,7 @@ describe('a message Telegram took is never sent again because the database did n
     expect(server.logger.lines.filter((l) => l.includes('outbox pass failed'))).toHaveLength(3);
 
     // Writes work again: the next pass (60 s after the third failure) records the message that was sent.
-    await allowWrites();
+    await allowWrites(server.db);
     await tickAt(49 * SEC);
     expect((await row(id)).published_at).toBeNull();
     await tickAt(1 * SEC);
@@ -255,7 +209,7 @@ describe('a message Telegram took is never sent again because the database did n
     const id = await submit();
     const sent = cardsOf(id)[0];
     expect((await row(id)).message_id).toBeNull();
-    await allowWrites();
+    await allowWrites(server.db);
     await server.close();
     // A connection of its own: the server's is closed.
     expect(await readAfterClose('select message_id from leads where id = ?', id)).toEqual({ message_id: sent.message_id });
@@ -271,7 +225,7 @@ describe('a message Telegram took is never sent again because the database did n
     for (let s = 1; s <= 30; s++) await tickAt(SEC);
     expect(pingsOf(id)).toHaveLength(1);
 
-    await allowWrites();
+    await allowWrites(server.db);
     await tickAt(MIN);
     expect(await sqlRow(server.db, 'select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });
     expect(pingsOf(id)).toHaveLength(1);

@@ -10,7 +10,7 @@ import { DatabaseError } from 'pg';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
 import { FakeClock, LEADS_CHAT, lead, postLead, type TestServer, sandboxSuite } from './harness';
-import { describePostgresOnly, itSqliteOnly, onPostgres, sqlRow, sqlRun } from './support/test-database';
+import { allowWrites, describePostgresOnly, itSqliteOnly, onPostgres, refuseWrites, sqlRow, sqlRun } from './support/test-database';
 
 const SEC = 1000;
 const { tmp, sandbox, start } = sandboxSuite();
@@ -73,51 +73,6 @@ const value = async <T>(sql: string, ...params: unknown[]) => (await sqlRow<{ v:
 const publishedAt = (id: number) => value<number | null>('select published_at as v from leads where id = ?', id);
 const probeWrites = () => value<number>("select updated_at as v from settings where key = 'ready_probe'");
 
-/**
- * The database refuses every write from now on: on SQLite with SQLITE_READONLY (query_only); on PostgreSQL with its
- * own read-only error (25006, as a primary turned standby gives), raised by a trigger on every table of the app, since
- * the pool's open sessions cannot be switched to read-only.
- */
-async function refuseWrites(): Promise<void> {
-  if (!onPostgres) {
-    server.db.sqlite.pragma('query_only = 1');
-    return;
-  }
-  await sqlRun(
-    server.db,
-    `create or replace function test_refuse_writes() returns trigger language plpgsql as $$
-     begin
-       raise exception 'cannot execute % in a read-only transaction', tg_op using errcode = 'read_only_sql_transaction';
-     end $$`,
-  );
-  await sqlRun(
-    server.db,
-    `do $$ declare t text;
-     begin
-       for t in select tablename from pg_tables where schemaname = current_schema() and tablename not like 'kysely%' loop
-         execute format('create trigger test_refuse_writes before insert or update or delete on %I for each statement execute function test_refuse_writes()', t);
-       end loop;
-     end $$`,
-  );
-}
-
-/** Writes work again. */
-async function allowWrites(): Promise<void> {
-  if (!onPostgres) {
-    server.db.sqlite.pragma('query_only = 0');
-    return;
-  }
-  await sqlRun(
-    server.db,
-    `do $$ declare t text;
-     begin
-       for t in select tablename from pg_tables where schemaname = current_schema() loop
-         execute format('drop trigger if exists test_refuse_writes on %I', t);
-       end loop;
-     end $$`,
-  );
-}
-
 beforeEach(() => {
   clock = new FakeClock();
 });
@@ -163,7 +118,7 @@ describe('readiness says what, the log says where and why', () => {
 
   it('a write the probe cannot make: "write failed", the database\'s error text only in the log', async () => {
     await boot();
-    await refuseWrites();
+    await refuseWrites(server.db);
     try {
       const res = await ready();
       expect(res.status).toBe(503);
@@ -172,7 +127,7 @@ describe('readiness says what, the log says where and why', () => {
       const errorText = onPostgres ? 'in a read-only transaction' : 'readonly database';
       expect(server.logger.lines.some((l) => l.includes('readiness check database failing') && l.includes(errorText))).toBe(true);
     } finally {
-      await allowWrites();
+      await allowWrites(server.db);
     }
     const back = await freshReady();
     expect(back.status).toBe(200);

@@ -77,3 +77,51 @@ export async function sqlRun(db: DatabaseHandle, text: string, ...params: unknow
   const result = await db.pool!.query(numbered(text), params);
   return result.rowCount ?? 0;
 }
+
+/** The code a write refused by `refuseWrites` fails with. */
+export const READONLY_CODE = onPostgres ? '25006' : 'SQLITE_READONLY';
+
+/**
+ * The database refuses every write from now on: on SQLite with SQLITE_READONLY (query_only), as a file system
+ * remounted read-only does; on PostgreSQL with its own read-only error (25006, as a primary turned standby gives),
+ * raised by a trigger on every table of the app, since the pool's open sessions cannot be switched to read-only.
+ */
+export async function refuseWrites(db: DatabaseHandle): Promise<void> {
+  if (db.kind === 'sqlite') {
+    db.sqlite.pragma('query_only = 1');
+    return;
+  }
+  await sqlRun(
+    db,
+    `create or replace function test_refuse_writes() returns trigger language plpgsql as $$
+     begin
+       raise exception 'cannot execute % in a read-only transaction', tg_op using errcode = 'read_only_sql_transaction';
+     end $$`,
+  );
+  await sqlRun(
+    db,
+    `do $$ declare t text;
+     begin
+       for t in select tablename from pg_tables where schemaname = current_schema() and tablename not like 'kysely%' loop
+         execute format('create trigger test_refuse_writes before insert or update or delete on %I for each statement execute function test_refuse_writes()', t);
+       end loop;
+     end $$`,
+  );
+}
+
+/** Writes work again (after `refuseWrites`). */
+export async function allowWrites(db: DatabaseHandle): Promise<void> {
+  if (db.kind === 'sqlite') {
+    db.sqlite.pragma('query_only = 0');
+    return;
+  }
+  await sqlRun(
+    db,
+    `do $$ declare t text;
+     begin
+       for t in select tablename from pg_tables where schemaname = current_schema() loop
+         execute format('drop trigger if exists test_refuse_writes on %I', t);
+       end loop;
+     end $$`,
+  );
+}
