@@ -5,9 +5,21 @@
  */
 import { SECRET_HEADER } from '@stickers/shared';
 import { TelegramSandbox } from '@stickers/telegram-sandbox';
-import { FakeClock, LEADS_CHAT, lead, NO_RATE_LIMITS, postLead, startServer, type TestServer, tempDir, waitFor } from './harness';
+import {
+  ADMIN_CHAT,
+  FakeClock,
+  LEADS_CHAT,
+  lead,
+  NO_RATE_LIMITS,
+  postLead,
+  startServer,
+  type TestServer,
+  tempDir,
+  waitFor,
+} from './harness';
 import { describePostgresOnly, sqlRow, sqlRows } from './support/test-database';
 import { LeaseService } from '../src/cluster/lease.service';
+import { HousekeepingScheduler } from '../src/housekeeping/housekeeping.scheduler';
 
 const FAST_LEASES = { ttlMs: 1500, renewMs: 300 };
 
@@ -29,13 +41,16 @@ describePostgresOnly('two instances on one PostgreSQL (PostgreSQL only: SQLite i
   });
 
   /** Two instances on one fresh database; the same start time on both clocks. */
-  async function pair(env: Record<string, string> = NO_RATE_LIMITS, options: { telegram?: boolean; polling?: boolean } = {}) {
+  async function pair(
+    env: Record<string, string> = NO_RATE_LIMITS,
+    options: { telegram?: boolean; polling?: boolean; clock?: () => FakeClock } = {},
+  ) {
     const dbPath = `${tmp.dir}/cluster-${++n}.sqlite`;
     const start = () =>
       startServer({
         dbPath,
         env,
-        clock: new FakeClock(),
+        clock: options.clock?.() ?? new FakeClock(),
         sandbox: options.telegram ? sandbox : undefined,
         polling: options.polling,
         leaseTimings: FAST_LEASES,
@@ -125,6 +140,22 @@ describePostgresOnly('two instances on one PostgreSQL (PostgreSQL only: SQLite i
     await b.outbox.tick();
     expect(sandbox.messages(LEADS_CHAT).filter((m) => m.text.includes(`#${second}`))).toHaveLength(1);
     expect(await sqlRows(b.db, 'select id from leads where published_at is null')).toEqual([]);
+  });
+
+  it('housekeeping runs on one instance at a time, and both ticking at the digest time give one digest and one reminder', async () => {
+    // 05:59 UTC = 08:59 in Moscow, a minute before the default LEADS_DIGEST_AT.
+    const [a, b] = await pair(NO_RATE_LIMITS, { telegram: true, clock: () => new FakeClock(Date.UTC(2026, 10, 29, 5, 59)) });
+    const number = (await postLead(a, lead())).body.lead_number as number;
+    await a.outbox.whenIdle();
+    for (const s of [a, b]) s.clock.advance(60_000);
+    const runs = (await Promise.all([a, b].map((s) => s.app.get(HousekeepingScheduler).tick()))) as { ran: boolean }[];
+    expect(runs.map((r) => r.ran).sort()).toEqual([false, true]);
+    expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes('🗓 Сводка за сутки'))).toHaveLength(1);
+    // 30 minutes later the waiting card gets exactly one reminder, whichever instance runs housekeeping.
+    for (const s of [a, b]) s.clock.advance(30 * 60_000);
+    await Promise.all([a, b].map((s) => s.app.get(HousekeepingScheduler).tick()));
+    await Promise.all([a, b].map((s) => s.app.get(HousekeepingScheduler).tick()));
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith(`⏰ Заявка #${number}`))).toHaveLength(1);
   });
 
   it('polling: only one instance polls; when it stops, the other polls and presses work again', async () => {
