@@ -75,6 +75,24 @@ export class LeaseService {
     return Date.now() < (this.heldUntil.get(name) ?? 0) - this.timings.renewMs;
   }
 
+  /**
+   * Runs `work` while this instance holds `name`, renewing the lease every renewal period as long as the work goes on;
+   * false, without running it, while another instance holds it. A lease renewed within the last period is not written
+   * again (a job asked for once per accepted lead would otherwise commit a write — an fsync on SQLite — per lead).
+   * Errors of the first take and of the work propagate.
+   */
+  async whileHeld(name: LeaseName, work: () => Promise<void>): Promise<boolean> {
+    if (!this.holds(name) && !(await this.take(name))) return false;
+    const renewal = setInterval(() => void this.take(name).catch(() => undefined), this.timings.renewMs);
+    renewal.unref();
+    try {
+      await work();
+    } finally {
+      clearInterval(renewal);
+    }
+    return true;
+  }
+
   /** Gives `name` up (a clean shutdown, polling handed over), so another instance takes it without waiting. */
   async release(name: LeaseName): Promise<void> {
     this.heldUntil.delete(name);

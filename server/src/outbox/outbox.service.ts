@@ -117,28 +117,24 @@ export class OutboxService {
       this.rerun = false;
       // After a failed pass the outbox waits (the database is full, locked, gone) instead of hammering it each tick.
       if (this.clock.now() < this.backoffUntil) return;
-      let renewal: NodeJS.Timeout | null = null;
       try {
         // Sent but not recorded is this instance's own memory: recorded whoever holds the outbox.
         await this.recordUnrecorded();
         // Several instances on one database (issue 13): one runs passes at a time, the others leave the work to it
-        // (and take it over within a minute when it dies). Its lease is renewed while a long pass goes on.
-        // A lease renewed within the last renewal period needs no write (a pass per accepted lead would otherwise
-        // commit one — an fsync on SQLite — per lead).
-        if (!this.leases.holds('outbox') && !(await this.leases.take('outbox'))) return this.passSucceeded();
-        renewal = setInterval(() => void this.leases.take('outbox').catch(() => undefined), this.leases.timings.renewMs);
-        renewal.unref();
-        await this.gate.syncFlood();
-        if (await this.publisher.publishDue()) {
-          await this.rewriter.rewriteDirty();
-          await this.notifier.notifyDue();
-          await this.answerer.answerDue();
-        }
+        // (and take it over within a minute when it dies).
+        const held = await this.leases.whileHeld('outbox', async () => {
+          await this.gate.syncFlood();
+          if (await this.publisher.publishDue()) {
+            await this.rewriter.rewriteDirty();
+            await this.notifier.notifyDue();
+            await this.answerer.answerDue();
+          }
+        });
         this.passSucceeded();
+        // Another instance holds the job: nothing more for this one to do now, however many passes were asked for.
+        if (!held) return;
       } catch (err) {
         this.passFailed(err);
-      } finally {
-        if (renewal) clearInterval(renewal);
       }
     } while (this.rerun && !this.gate.stopped);
   }

@@ -94,18 +94,16 @@ export class WebhooksService {
     do {
       this.rerun = false;
       if (this.clock.now() < this.backoffUntil) return;
-      let renewal: NodeJS.Timeout | null = null;
       try {
-        if (!this.leases.holds('webhooks') && !(await this.leases.take('webhooks'))) return this.passSucceeded();
-        renewal = setInterval(() => void this.leases.take('webhooks').catch(() => undefined), this.leases.timings.renewMs);
-        renewal.unref();
-        await this.recorder.recordNew();
-        if (await this.deliverer.deliverDue(() => this.stopped)) this.rerun = true;
+        const held = await this.leases.whileHeld('webhooks', async () => {
+          await this.recorder.recordNew();
+          if (await this.deliverer.deliverDue(() => this.stopped)) this.rerun = true;
+        });
         this.passSucceeded();
+        // Another instance holds the job: nothing more for this one to do now, however many passes were asked for.
+        if (!held) return;
       } catch (err) {
         this.passFailed(err);
-      } finally {
-        if (renewal) clearInterval(renewal);
       }
     } while (this.rerun && !this.stopped);
   }
