@@ -289,4 +289,4 @@ async function describe(url) {
   }
 }
 
-module.exports = { startPostgres, postgresBinDir, DURABLE_SETTINGS };
+module.exports = { startPostgres, postgresBinDir };

@@ -6,10 +6,7 @@ import { createHash } from 'node:crypto';
 import { Client } from 'pg';
 import type { DatabaseHandle } from '../../src/database/database.module';
 
-export type TestDatabaseKind = 'sqlite' | 'postgres';
-
-export const TEST_DATABASE: TestDatabaseKind = process.env.LEADS_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
-export const onPostgres = TEST_DATABASE === 'postgres';
+export const onPostgres = process.env.LEADS_TEST_DATABASE === 'postgres';
 
 /**
  * `describe` for a block that only makes sense on SQLite (its file, pragmas, WAL, SQLITE_FULL): on PostgreSQL it is
