@@ -3,6 +3,8 @@ import { API_ERRORS, MAX_BODY_BYTES } from '@stickers/shared';
 import { LeadsApiError } from './leads-api.error';
 import { lingerAfterAnswer } from './linger';
 
+/** Stateless between calls (no `stream` option), so one serves every request. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 const invalidBody = () => new LeadsApiError(422, { error: API_ERRORS.invalidBody });
 
 /** The 413 ends the connection; the rest of the upload is read and discarded first, so the client reads its 413. */
@@ -65,7 +67,7 @@ export async function readJsonObject(req: IncomingMessage, limit = MAX_BODY_BYTE
 
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, size));
+    text = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
   } catch {
     throw invalidBody();
   }

@@ -1,4 +1,5 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { API_ERRORS, canonicalIp, SECRET_HEADER } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -7,7 +8,7 @@ import { LeadsApiError } from './leads-api.error';
 import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
 
-export function callerAddress(req: Request): string {
+export function callerAddress(req: IncomingMessage): string {
   const raw = req.socket.remoteAddress ?? 'unknown';
   return canonicalIp(raw) ?? raw;
 }
@@ -19,6 +20,8 @@ export function callerAddress(req: Request): string {
 @Injectable()
 export class LeadsAccessGuard implements CanActivate {
   private readonly logger = new Logger('LeadsAccess');
+  /** A connection's caller hash, computed once per connection (its address never changes), not once per request. */
+  private readonly callerHashes = new WeakMap<object, string>();
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
@@ -27,19 +30,29 @@ export class LeadsAccessGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (!this.config.leads.enabled) throw new LeadsApiError(404, { error: API_ERRORS.notFound });
-    const req = context.switchToHttp().getRequest<Request>();
-    const callerHash = this.hasher.caller(callerAddress(req));
+    const refusal = await this.refusal(context.switchToHttp().getRequest<Request>());
+    if (refusal) throw refusal;
+    return true;
+  }
+
+  /** Why the request is refused before its body is read, or null when it may go on (POST /leads asks this directly). */
+  async refusal(req: IncomingMessage): Promise<LeadsApiError | null> {
+    if (!this.config.leads.enabled) return new LeadsApiError(404, { error: API_ERRORS.notFound });
+    let callerHash = this.callerHashes.get(req.socket);
+    if (callerHash === undefined) {
+      callerHash = this.hasher.caller(callerAddress(req));
+      this.callerHashes.set(req.socket, callerHash);
+    }
     const seconds = await this.lockout.retryAfterSec(callerHash);
     if (seconds !== null) {
-      throw new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
+      return new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
     }
     const given = req.headers[SECRET_HEADER.toLowerCase()];
     if (!this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) {
       await this.lockout.recordFailure(callerHash);
       this.logger.warn({ msg: 'wrong or missing secret header' });
-      throw new LeadsApiError(401, { error: API_ERRORS.unauthorized });
+      return new LeadsApiError(401, { error: API_ERRORS.unauthorized });
     }
-    return true;
+    return null;
   }
 }

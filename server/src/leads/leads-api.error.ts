@@ -1,4 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, Injectable } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { Metrics } from '../observability/metrics';
 import type { LeadErrorBody } from '@stickers/shared';
@@ -31,21 +32,39 @@ export class LeadsApiErrorFilter implements ExceptionFilter {
   catch(error: LeadsApiError | UploadAbortedError, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const req = host.switchToHttp().getRequest<Request>();
+    this.answer(req, res, error);
+  }
+
+  /** What `catch` does, for POST /leads, which is served outside Nest's router (leads.controller.ts). */
+  answer(req: IncomingMessage, res: ServerResponse, error: LeadsApiError | UploadAbortedError): void {
     if (error instanceof UploadAbortedError) {
       this.metrics.inc('leads_submissions_total', { result: 'aborted' });
       this.problems.uploadAborted();
       if (!res.headersSent) res.destroy();
       return;
     }
-    if (req.method === 'POST') this.metrics.inc('leads_submissions_total', submissionLabels(error));
-    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    res.status(error.status).json(error.body);
+    if (req.method === 'POST') this.metrics.inc('leads_submissions_total', submissionLabels(error.body));
+    writeJson(res, error.status, error.body, error.headers);
   }
 }
 
+/**
+ * Writes a JSON answer straight to Node's response: the same status, headers and bytes as Express's `res.json`
+ * (with ETag off), without its per-request work (docs/performance.md, issue 15). Headers set before (by a middleware)
+ * are kept.
+ */
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(json),
+  });
+  res.end(json);
+}
+
 /** `leads_submissions_total` labels of a refused submission: rejected (with the reason) or throttled (with why). */
-function submissionLabels(error: LeadsApiError): Record<string, string> {
-  const body = error.body;
+export function submissionLabels(body: LeadErrorBody): Record<string, string> {
   if (body.error === 'rate_limited') return { result: 'throttled', why: body.why };
   if (body.error === 'invalid' || body.error === 'invalid_body' || body.error === 'payload_too_large')
     return { result: 'rejected', reason: body.error };

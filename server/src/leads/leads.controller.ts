@@ -1,25 +1,59 @@
-import { Controller, HttpCode, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { API_ERRORS, IDEMPOTENCY_HEADER, type LeadAcceptedBody } from '@stickers/shared';
-import { readJsonObject } from './json-body.reader';
-import { LeadsApiError, LeadsApiErrorFilter } from './leads-api.error';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Injectable, Logger } from '@nestjs/common';
+import { API_ERRORS, IDEMPOTENCY_HEADER, type LeadAcceptedBody, type LeadErrorBody } from '@stickers/shared';
+import { readJsonObject, UploadAbortedError } from './json-body.reader';
+import { LeadsApiError, LeadsApiErrorFilter, submissionLabels, writeJson } from './leads-api.error';
 import { LeadsAccessGuard, callerAddress } from './leads-access.guard';
 import { LeadsService } from './leads.service';
 import { Metrics } from '../observability/metrics';
 
-/** `POST /leads` (docs/requirements.md §1.2): read the body, ask the service, map the outcome to status and body. */
-@Controller('leads')
-@UseFilters(LeadsApiErrorFilter)
+/** The body Nest gives an unexpected error, kept for POST /leads so that nothing changes for a caller. */
+const INTERNAL_ERROR = { statusCode: 500, message: 'Internal server error' };
+
+/**
+ * `POST /leads` (docs/requirements.md §1.2): the secret check, then the body, then the service; the outcome mapped
+ * to status and body.
+ *
+ * Served ahead of Nest's router, not through it (issue 15, docs/decisions.md): `app.ts` hands every request for which
+ * `handles` is true to `serve`, and everything else to Express as before. The steps and their order are the ones the
+ * Nest route had (the guard's checks, then the body read after them, the same answers and metrics); what goes is the
+ * per-request cost of Express's router and Nest's execution context (guards, filters, the `res.json` path), which a
+ * CPU profile showed to be most of this route's time where the database has nothing to do (a duplicate, a 422).
+ */
+@Injectable()
 export class LeadsController {
+  private readonly logger = new Logger('ExceptionsHandler');
+
   constructor(
     private readonly leads: LeadsService,
+    private readonly access: LeadsAccessGuard,
+    private readonly errors: LeadsApiErrorFilter,
     private readonly metrics: Metrics,
   ) {}
 
-  @Post()
-  @HttpCode(200)
-  @UseGuards(LeadsAccessGuard)
-  async submit(@Req() req: Request, @Res() res: Response): Promise<void> {
+  /** The requests Express's route `POST /leads` matched: the path without its query, any case, one trailing slash. */
+  handles(req: IncomingMessage): boolean {
+    if (req.method !== 'POST' || req.url === undefined) return false;
+    const end = req.url.indexOf('?');
+    const path = (end === -1 ? req.url : req.url.slice(0, end)).toLowerCase();
+    return path === '/leads' || path === '/leads/';
+  }
+
+  /** Answers the request; never rejects (an unexpected error is logged and answered 500, as Nest would). */
+  async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const refusal = await this.access.refusal(req);
+      if (refusal) return this.errors.answer(req, res, refusal);
+      await this.submit(req, res);
+    } catch (err) {
+      if (err instanceof LeadsApiError || err instanceof UploadAbortedError) return this.errors.answer(req, res, err);
+      this.logger.error(err instanceof Error ? err.message : String(err), err instanceof Error ? err.stack : undefined);
+      if (!res.headersSent) writeJson(res, 500, INTERNAL_ERROR);
+      else res.destroy();
+    }
+  }
+
+  private async submit(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJsonObject(req);
     const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
     const outcome = await this.leads.submit({
@@ -27,25 +61,28 @@ export class LeadsController {
       callerIp: callerAddress(req),
       idempotencyKey: typeof key === 'string' ? key : undefined,
     });
-    if (outcome.kind === 'created' || outcome.kind === 'repeat' || outcome.kind === 'duplicate') {
-      this.metrics.inc('leads_submissions_total', { result: outcome.kind });
-    }
+    // Every outcome is answered here, not thrown: an exception costs a stack trace per request.
     switch (outcome.kind) {
       case 'invalid':
-        throw new LeadsApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });
+        return this.refuse(res, 422, { error: API_ERRORS.invalid, errors: outcome.errors });
       case 'unavailable':
-        throw new LeadsApiError(503, { error: API_ERRORS.unavailable });
+        return this.refuse(res, 503, { error: API_ERRORS.unavailable });
       case 'limited':
-        throw new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
+        return this.refuse(res, 429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
       case 'created':
-        res.status(201).json({ lead_number: outcome.leadNumber, duplicate: false, repeat: false } satisfies LeadAcceptedBody);
-        return;
+        this.metrics.inc('leads_submissions_total', { result: outcome.kind });
+        return writeJson(res, 201, { lead_number: outcome.leadNumber, duplicate: false, repeat: false } satisfies LeadAcceptedBody);
       case 'repeat':
-        res.status(200).json({ lead_number: outcome.leadNumber, duplicate: true, repeat: true } satisfies LeadAcceptedBody);
-        return;
+        this.metrics.inc('leads_submissions_total', { result: outcome.kind });
+        return writeJson(res, 200, { lead_number: outcome.leadNumber, duplicate: true, repeat: true } satisfies LeadAcceptedBody);
       case 'duplicate':
-        res.status(200).json({ lead_number: outcome.leadNumber, duplicate: true, repeat: outcome.repeat } satisfies LeadAcceptedBody);
-        return;
+        this.metrics.inc('leads_submissions_total', { result: outcome.kind });
+        return writeJson(res, 200, { lead_number: outcome.leadNumber, duplicate: true, repeat: outcome.repeat } satisfies LeadAcceptedBody);
     }
+  }
+
+  private refuse(res: ServerResponse, status: number, body: LeadErrorBody, headers?: Record<string, string>): void {
+    this.metrics.inc('leads_submissions_total', submissionLabels(body));
+    writeJson(res, status, body, headers);
   }
 }

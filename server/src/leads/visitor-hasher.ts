@@ -9,7 +9,12 @@ import type { ServerConfig } from '../config/config';
  */
 @Injectable()
 export class VisitorHasher {
-  constructor(@Inject(SERVER_CONFIG) private readonly config: ServerConfig) {}
+  /** The configured secret's digest, computed once (not per request). */
+  private readonly secretDigest: Buffer;
+
+  constructor(@Inject(SERVER_CONFIG) private readonly config: ServerConfig) {
+    this.secretDigest = createHash('sha256').update(config.leads.secret).digest();
+  }
 
   visitor(ip: string): string {
     return createHmac('sha256', this.config.leads.ipSalt).update(ip).digest('hex');
@@ -23,7 +28,6 @@ export class VisitorHasher {
   secretMatches(given: string | undefined): boolean {
     if (given === undefined) return false;
     const a = createHash('sha256').update(given).digest();
-    const b = createHash('sha256').update(this.config.leads.secret).digest();
-    return timingSafeEqual(a, b) && this.config.leads.secret !== '';
+    return timingSafeEqual(a, this.secretDigest) && this.config.leads.secret !== '';
   }
 }
