@@ -7,7 +7,9 @@ import { getBotToken } from 'nestjs-telegraf';
 import type { Telegraf } from 'telegraf';
 import { AlertsService } from '../src/alerts/alerts.service';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
-import { ADMIN_CHAT, LEADS_CHAT, callBotApi, memberActions, publishLead, sandboxSuite, waitFor } from './harness';
+import { SettingsRepository } from '../src/repositories/settings.repository';
+import { ADMIN_CHAT, LEADS_CHAT, callBotApi, lead, memberActions, postLead, publishLead, sandboxSuite, waitFor } from './harness';
+import { sqlRows } from './support/test-database';
 
 const RETRY_MS = 100;
 const CONFLICT = 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running';
@@ -56,6 +58,19 @@ describe('one telegraf client', () => {
     expect(await server.app.get(AlertsService).sendThrottled('probe', 60_000, 'проверка')).toBe('no_target');
     expect(lines(server, 'alert probe not sent (no TELEGRAM_BOT_TOKEN or ADMIN_CHAT_ID)')).toHaveLength(1);
     expect(lines(server, 'TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused')).toHaveLength(1);
+  });
+
+  it('without a token the outbox passes take no lease and read nothing: the lead is stored and waits', async () => {
+    const server = await boot({ telegram: false });
+    const settings = jest.spyOn(server.app.get(SettingsRepository), 'get');
+    for (let i = 0; i < 3; i += 1) expect((await postLead(server, lead())).status).toBe(201);
+    await server.outbox.tick();
+    await server.outbox.whenIdle();
+    // An instance without a bot holding the outbox's lease would keep an instance with one from publishing.
+    expect(await sqlRows(server.db, "select name from leases where name = 'outbox'")).toEqual([]);
+    expect(settings).not.toHaveBeenCalled();
+    expect(await sqlRows(server.db, 'select id from leads where published_at is null')).toHaveLength(3);
+    expect(lines(server, 'publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)')).toHaveLength(1);
   });
 });
 

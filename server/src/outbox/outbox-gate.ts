@@ -46,11 +46,17 @@ export class OutboxGate {
 
   /** A Bot API call may go out: a bot exists (its absence is logged once) and no flood pause holds. */
   ready(): boolean {
-    if (!this.telegram.available) {
-      this.pausedOnce('publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)');
-      return false;
-    }
-    return this.clock.now() >= this.pausedUntil;
+    return this.hasBot() && this.clock.now() >= this.pausedUntil;
+  }
+
+  /**
+   * A bot exists (its absence is logged once). Without one a pass has nothing to do: the runner then reads nothing
+   * and takes no lease (which would keep the outbox from an instance that has a bot).
+   */
+  hasBot(): boolean {
+    if (this.telegram.available) return true;
+    this.pausedOnce('publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)');
+    return false;
   }
 
   /** Publishing waits for a reason ops must hear about, once (no bot, no leads chat). */

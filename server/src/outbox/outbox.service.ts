@@ -113,6 +113,7 @@ export class OutboxService {
   }
 
   private async loop(): Promise<void> {
+    if (!this.gate.hasBot()) return;
     do {
       this.rerun = false;
       // After a failed pass the outbox waits (the database is full, locked, gone) instead of hammering it each tick.
