@@ -35,7 +35,7 @@ describe('POST /leads ahead of Express', () => {
 
     const listed = await fetch(`${server.url}/leads`, { headers: { [SECRET_HEADER]: SECRET } });
     expect(listed.status).toBe(200);
-    expect((await listed.json()).leads).toHaveLength(1);
+    expect(((await listed.json()) as { leads: unknown[] }).leads).toHaveLength(1);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     expect(handle).toHaveBeenCalledTimes(2);
   });

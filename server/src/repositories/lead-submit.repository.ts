@@ -42,8 +42,14 @@ const NO_LATE = Object.fromEntries([...LATE_FIELDS, ...SOURCE_FIELDS].map((f) =>
 /** The queries of the submit decision, inside one transaction that no other decision runs beside. */
 export interface SubmitQueries {
   findRequest(requestId: string): KnownRequest | undefined;
-  /** The `limit`-th newest accepted submission inside the window (of one visitor, or of all), if any. */
-  nthAccepted(keyHash: string | null, since: number, limit: number): number | null;
+  /** The time of the `limit`-th newest accepted submission of one visitor after `since`, if any. */
+  nthOfVisitor(keyHash: string, since: number, limit: number): number | null;
+  /** The minutes of accepted submissions from `from` on (minute numbers), newest first, with their counts. */
+  acceptedMinutes(from: number): { minute: number; n: number }[];
+  /** Accepted submissions with `after < at < before`. */
+  acceptedBetween(after: number, before: number): number;
+  /** The time of the (offset + 1)-th newest accepted submission with `after < at < before`. */
+  nthAcceptedBetween(after: number, before: number, offset: number): number | null;
   recordAccepted(keyHash: string, at: number): void;
   /** The newest lead of this username or phone created in (since, until]. */
   findRepeatTarget(telegramKey: string, phone: string, since: number, until: number): Lead | undefined;
@@ -68,14 +74,20 @@ export type SubmitCall = { [K in keyof SubmitQueries]: { name: K; args: Paramete
  */
 export type Decision<T> = Generator<SubmitCall, T, unknown>;
 
-/** What a decision calls: each query as a step to `yield*`, typed as the query. */
+/** What a decision calls: each query as a step to `yield*`, typed as the query; and the limits' reads built on them. */
 export type SubmitSteps = {
   [K in keyof SubmitQueries]: (...args: Parameters<SubmitQueries[K]>) => Generator<SubmitCall, ReturnType<SubmitQueries[K]>, unknown>;
+} & {
+  /** The `limit`-th newest accepted submission after `since`, of one visitor (its hash) or of all (null), if any. */
+  nthAccepted(keyHash: string | null, since: number, limit: number): Generator<SubmitCall, number | null, unknown>;
 };
 
 const QUERY_NAMES: (keyof SubmitQueries)[] = [
   'findRequest',
-  'nthAccepted',
+  'nthOfVisitor',
+  'acceptedMinutes',
+  'acceptedBetween',
+  'nthAcceptedBetween',
   'recordAccepted',
   'findRepeatTarget',
   'insertLead',
@@ -84,18 +96,29 @@ const QUERY_NAMES: (keyof SubmitQueries)[] = [
   'recordEvent',
 ];
 
-const STEPS = Object.fromEntries(
-  QUERY_NAMES.map((name) => [
-    name,
-    function* (...args: unknown[]): Generator<SubmitCall, unknown, unknown> {
-      return yield { name, args } as SubmitCall;
-    },
-  ]),
-) as unknown as SubmitSteps;
+export const SUBMIT_STEPS: SubmitSteps = {
+  ...(Object.fromEntries(
+    QUERY_NAMES.map((name) => [
+      name,
+      function* (...args: unknown[]): Generator<SubmitCall, unknown, unknown> {
+        return yield { name, args } as SubmitCall;
+      },
+    ]),
+  ) as unknown as Omit<SubmitSteps, 'nthAccepted'>),
+  nthAccepted: (keyHash, since, limit) =>
+    keyHash === null ? nthByMinutes(SUBMIT_STEPS, since, limit) : SUBMIT_STEPS.nthOfVisitor(keyHash, since, limit),
+};
 
 /** Answers one yielded call with `queries` (a value on SQLite, a promise on PostgreSQL). */
-function answer(queries: SubmitQueries | AsyncSubmitQueries, call: SubmitCall): unknown {
+function answer(queries: Partial<SubmitQueries> | AsyncSubmitQueries, call: SubmitCall): unknown {
   return (queries[call.name] as (...args: unknown[]) => unknown)(...call.args);
+}
+
+/** Runs a decision against synchronous queries (SQLite, inside its transaction; the tests' in-memory queries). */
+export function runSync<T>(decision: Decision<T>, queries: Partial<SubmitQueries>): T {
+  let step = decision.next();
+  while (!step.done) step = decision.next(answer(queries, step.value));
+  return step.value;
 }
 
 type AsyncSubmitQueries = { [K in keyof SubmitQueries]: (...args: Parameters<SubmitQueries[K]>) => Promise<ReturnType<SubmitQueries[K]>> };
@@ -110,57 +133,28 @@ export const SUBMIT_LOCK_KEY = 7_291_000_113;
 
 const MINUTE_MS = 60_000;
 
-/** The three reads of the hourly limit over per-minute counts; values on SQLite, promises on PostgreSQL. */
-interface MinuteReads<M> {
-  /** The minutes from `from` on, newest first, with their counts. */
-  minutes(from: number): M;
-  /** Accepted events with `after < at < before`. */
-  count(after: number, before: number): number | Promise<number>;
-  /** The time of the (offset + 1)-th newest accepted event with `after < at < before`. */
-  nth(after: number, before: number, offset: number): number | null | Promise<number | null>;
-}
-
 /**
- * The time of the `limit`-th newest accepted event after `since` (null: fewer), read from the per-minute counts
- * (issue 15): newest minute first, adding counts until the limit falls into one minute, then the exact event inside
- * that minute. The minute the window starts in is counted exactly (only its events after `since`). At most 61 count
- * rows and two reads of one minute's events, however high the limit: the query that read up to `limit` events is
- * gone. The same answer as that query gave.
+ * The time of the `limit`-th newest accepted submission after `since` (null: fewer), read from the per-minute counts
+ * (issue 15): newest minute first, adding counts until the limit falls into one minute, then the exact submission
+ * inside that minute. The minute the window starts in is counted exactly (only its submissions after `since`). At
+ * most 61 count rows and two reads of one minute's submissions, however high the limit: the query that read up to
+ * `limit` rows is gone. The same answer as that query gave. Steps of the decision like any query, so both databases'
+ * runners answer it.
  */
-export function nthByMinutes(since: number, limit: number, reads: MinuteReads<{ minute: number; n: number }[]>): number | null;
-export function nthByMinutes(
+export function* nthByMinutes(
+  q: Pick<SubmitSteps, 'acceptedMinutes' | 'acceptedBetween' | 'nthAcceptedBetween'>,
   since: number,
   limit: number,
-  reads: MinuteReads<Promise<{ minute: number; n: number }[]>>,
-): Promise<number | null>;
-export function nthByMinutes(
-  since: number,
-  limit: number,
-  reads: MinuteReads<{ minute: number; n: number }[] | Promise<{ minute: number; n: number }[]>>,
-): number | null | Promise<number | null> {
+): Generator<SubmitCall, number | null, unknown> {
   const first = Math.floor(since / MINUTE_MS);
-  const walk = function* (): Generator<unknown, number | null, unknown> {
-    const rows = (yield reads.minutes(first)) as { minute: number; n: number }[];
-    let newer = 0;
-    for (const { minute, n: counted } of rows) {
-      const end = (minute + 1) * MINUTE_MS;
-      const n = minute === first ? ((yield reads.count(since, end)) as number) : counted;
-      if (newer + n >= limit) return (yield reads.nth(Math.max(since, minute * MINUTE_MS - 1), end, limit - newer - 1)) as number | null;
-      newer += n;
-    }
-    return null;
-  };
-  const steps = walk();
-  let step = steps.next();
-  // Synchronous while the reads are (SQLite, inside the batch's transaction); a promise chain once one is a promise.
-  while (!step.done && !(step.value instanceof Promise)) step = steps.next(step.value);
-  if (step.done) return step.value;
-  const finish = async (pending: unknown): Promise<number | null> => {
-    let s = steps.next(await pending);
-    while (!s.done) s = steps.next(await s.value);
-    return s.value;
-  };
-  return finish(step.value);
+  let newer = 0;
+  for (const { minute, n: counted } of yield* q.acceptedMinutes(first)) {
+    const end = (minute + 1) * MINUTE_MS;
+    const n = minute === first ? yield* q.acceptedBetween(since, end) : counted;
+    if (newer + n >= limit) return yield* q.nthAcceptedBetween(Math.max(since, minute * MINUTE_MS - 1), end, limit - newer - 1);
+    newer += n;
+  }
+  return null;
 }
 
 /** At most this many decisions share one SQLite commit (issue 15): bounds the time the write lock is held. */
@@ -243,17 +237,10 @@ export class LeadSubmitRepository {
         const row = st.findRequest.get(id, id) as { lead_id: number; repeat: number; row_id: number; has_fallback: number } | undefined;
         return row ? { leadId: row.lead_id, repeat: row.repeat === 1, rowId: row.row_id, hasFallback: row.has_fallback === 1 } : undefined;
       },
-      nthAccepted: (keyHash, since, limit) => {
-        if (keyHash === null) {
-          return nthByMinutes(since, limit, {
-            minutes: (from) => st.minutes.all(from) as { minute: number; n: number }[],
-            count: (after, before) => (st.countBetween.get(after, before) as { n: number }).n,
-            nth: (after, before, offset) => (st.nthBetween.get(after, before, offset) as { at: number } | undefined)?.at ?? null,
-          });
-        }
-        const row = st.visitorNth.get(keyHash, since, limit - 1) as { at: number } | undefined;
-        return row ? row.at : null;
-      },
+      nthOfVisitor: (keyHash, since, limit) => (st.visitorNth.get(keyHash, since, limit - 1) as { at: number } | undefined)?.at ?? null,
+      acceptedMinutes: (from) => st.minutes.all(from) as { minute: number; n: number }[],
+      acceptedBetween: (after, before) => (st.countBetween.get(after, before) as { n: number }).n,
+      nthAcceptedBetween: (after, before, offset) => (st.nthBetween.get(after, before, offset) as { at: number } | undefined)?.at ?? null,
       recordAccepted: (keyHash, at) => {
         st.record.run(keyHash, at);
         st.bumpMinute.run(Math.floor(at / MINUTE_MS));
@@ -297,7 +284,7 @@ export class LeadSubmitRepository {
       await open.execute(conn);
       try {
         const queries = postgresQueries(conn);
-        const decision = decide(STEPS);
+        const decision = decide(SUBMIT_STEPS);
         let step = decision.next();
         while (!step.done) step = decision.next(await answer(queries, step.value));
         await sql`commit`.execute(conn);
@@ -376,12 +363,7 @@ export class LeadSubmitRepository {
     if (this.transactions) return this.transactions;
     const { sqlite } = this.database;
     const queries = this.sqliteQueries();
-    const alone = sqlite.transaction((decide: Waiting['decide']): unknown => {
-      const decision = decide(STEPS);
-      let step = decision.next();
-      while (!step.done) step = decision.next(answer(queries, step.value));
-      return step.value;
-    });
+    const alone = sqlite.transaction((decide: Waiting['decide']): unknown => runSync(decide(SUBMIT_STEPS), queries));
     const inBatch = sqlite.transaction((batch: Waiting[]): Outcome[] =>
       batch.map((w) => {
         try {
@@ -399,6 +381,8 @@ export class LeadSubmitRepository {
   }
 }
 
+const accepted = (trx: Kysely<Database>) => trx.selectFrom('rate_events').where('kind', '=', 'accepted');
+
 /** The same queries as Kysely statements on a PostgreSQL transaction. */
 function postgresQueries(trx: Kysely<Database>): AsyncSubmitQueries {
   return {
@@ -411,49 +395,44 @@ function postgresQueries(trx: Kysely<Database>): AsyncSubmitQueries {
       const row = rows[0];
       return row ? { leadId: row.lead_id, repeat: row.repeat, rowId: row.row_id, hasFallback: row.has_fallback } : undefined;
     },
-    nthAccepted: async (keyHash, since, limit) => {
-      const accepted = () => trx.selectFrom('rate_events').where('kind', '=', 'accepted');
-      if (keyHash === null) {
-        return nthByMinutes(since, limit, {
-          minutes: (from) =>
-            trx
-              .selectFrom('rate_minutes')
-              .select(['minute', 'n'])
-              .where('kind', '=', 'accepted')
-              .where('minute', '>=', from)
-              .orderBy('minute', 'desc')
-              .execute(),
-          count: async (after, before) =>
-            (
-              await accepted()
-                .select((eb) => eb.fn.countAll<number>().as('n'))
-                .where('at', '>', after)
-                .where('at', '<', before)
-                .executeTakeFirstOrThrow()
-            ).n,
-          nth: async (after, before, offset) =>
-            (
-              await accepted()
-                .select('at')
-                .where('at', '>', after)
-                .where('at', '<', before)
-                .orderBy('at', 'desc')
-                .limit(1)
-                .offset(offset)
-                .executeTakeFirst()
-            )?.at ?? null,
-        });
-      }
-      const row = await accepted()
-        .select('at')
-        .where('key_hash', '=', keyHash)
-        .where('at', '>', since)
-        .orderBy('at', 'desc')
-        .limit(1)
-        .offset(limit - 1)
-        .executeTakeFirst();
-      return row ? row.at : null;
-    },
+    nthOfVisitor: async (keyHash, since, limit) =>
+      (
+        await accepted(trx)
+          .select('at')
+          .where('key_hash', '=', keyHash)
+          .where('at', '>', since)
+          .orderBy('at', 'desc')
+          .limit(1)
+          .offset(limit - 1)
+          .executeTakeFirst()
+      )?.at ?? null,
+    acceptedMinutes: (from) =>
+      trx
+        .selectFrom('rate_minutes')
+        .select(['minute', 'n'])
+        .where('kind', '=', 'accepted')
+        .where('minute', '>=', from)
+        .orderBy('minute', 'desc')
+        .execute(),
+    acceptedBetween: async (after, before) =>
+      (
+        await accepted(trx)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('at', '>', after)
+          .where('at', '<', before)
+          .executeTakeFirstOrThrow()
+      ).n,
+    nthAcceptedBetween: async (after, before, offset) =>
+      (
+        await accepted(trx)
+          .select('at')
+          .where('at', '>', after)
+          .where('at', '<', before)
+          .orderBy('at', 'desc')
+          .limit(1)
+          .offset(offset)
+          .executeTakeFirst()
+      )?.at ?? null,
     recordAccepted: async (keyHash, at) => {
       // Both rows in one statement (one round trip under the lock).
       await trx
