@@ -8,9 +8,17 @@ import { LeadsApiError } from './leads-api.error';
 import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
 
+/** Each connection's caller address, worked out once per connection (it never changes), not once per request. */
+const callerAddresses = new WeakMap<object, string>();
+
 export function callerAddress(req: IncomingMessage): string {
-  const raw = req.socket.remoteAddress ?? 'unknown';
-  return canonicalIp(raw) ?? raw;
+  let address = callerAddresses.get(req.socket);
+  if (address === undefined) {
+    const raw = req.socket.remoteAddress ?? 'unknown';
+    address = canonicalIp(raw) ?? raw;
+    callerAddresses.set(req.socket, address);
+  }
+  return address;
 }
 
 /**

@@ -11,10 +11,13 @@ const HELP: Record<string, string> = {
   alerts_sent_total: 'Admin alerts sent, by kind',
 };
 
+/** A label value as the text format quotes it (backslash, quote and newline escaped; most values have none). */
+const labelValue = (v: string): string => (/[\\"\n]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : v);
+
 function key(name: string, labels: Labels): string {
   const parts = Object.keys(labels)
     .sort()
-    .map((k) => `${k}="${labels[k].replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+    .map((k) => `${k}="${labelValue(labels[k])}"`);
   return parts.length ? `${name}{${parts.join(',')}}` : name;
 }
 
