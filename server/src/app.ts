@@ -1,11 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { type INestApplication, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
-import { LeadsController } from './leads/leads.controller';
 import { databasePathProblem, databaseUrlProblem } from './database/database';
 
 export interface CreateAppOptions {
@@ -31,25 +30,6 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
-  mountLeadsRoute(app);
-}
-
-/**
- * `POST /leads` is answered ahead of Express: the HTTP server's request listener gives it to LeadsController and
- * every other request to Express (Nest's routes), as before. Why: docs/decisions.md (issue 15, the hot route).
- */
-function mountLeadsRoute(app: INestApplication): void {
-  const server = app.getHttpServer() as Server;
-  const express = app.getHttpAdapter().getInstance() as RequestListener;
-  const listeners = server.listeners('request');
-  if (listeners.length !== 1 || listeners[0] !== express)
-    throw new Error('POST /leads: the HTTP server is not the one Nest built for Express');
-  const leads = app.get(LeadsController);
-  server.removeListener('request', express);
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (leads.handles(req)) void leads.serve(req, res);
-    else express(req, res);
-  });
 }
 
 export interface StartedServer {

@@ -3,11 +3,18 @@
  * Nest route matched, the same answers, an unexpected error answered as Nest would, and every other request still
  * reaches Express.
  */
+import type { ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
+import { Test } from '@nestjs/testing';
 import type { Express } from 'express';
 import { SECRET_HEADER } from '@stickers/shared';
-import { CapturingLogger, SECRET, lead, postLead, sandboxSuite, type TestServer } from './harness';
+import { AppModule } from '../src/app.module';
+import { loadServerConfig } from '../src/config/config';
+import { writeJson } from '../src/leads/leads-api.error';
 import { LeadsService } from '../src/leads/leads.service';
+import { CapturingLogger, SECRET, lead, postLead, sandboxSuite, testEnv, type TestServer } from './harness';
+import { onPostgres, postgresDatabaseFor } from './support/test-database';
 
 const { tmp, sandbox, start } = sandboxSuite();
 let server: TestServer;
@@ -19,6 +26,35 @@ beforeEach(async () => {
   server = await start({ dbPath: join(tmp.dir, `route-${++n}.sqlite`), sandbox, logger, env: { LEADS_HOURLY_LIMIT: '100000' } });
 });
 afterEach(() => jest.restoreAllMocks());
+
+/** Sends one raw HTTP/1.1 request with `target` as written (fetch would normalise it) and resolves with the status. */
+function rawPost(target: string, body: string): Promise<number> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let head = '';
+    socket.on('data', (chunk) => {
+      head += chunk.toString('latin1');
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
+      if (status) {
+        socket.destroy();
+        resolve(Number(status[1]));
+      }
+    });
+    socket.on('error', reject);
+    socket.write(
+      [
+        `POST ${target} HTTP/1.1`,
+        `Host: ${hostname}:${port}`,
+        `${SECRET_HEADER}: ${SECRET}`,
+        'Content-Type: application/json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n'),
+    );
+  });
+}
 
 /** Spies on Express's own request handling (what Nest's routes go through). */
 function expressHandled(): jest.SpyInstance {
@@ -55,6 +91,13 @@ describe('POST /leads ahead of Express', () => {
     expect(await other.json()).toMatchObject({ statusCode: 404 });
   });
 
+  it('takes the request targets Express read as /leads: the absolute form and one with a fragment', async () => {
+    const { host } = new URL(server.url);
+    expect(await rawPost(`http://${host}/leads`, JSON.stringify(lead()))).toBe(201);
+    expect(await rawPost('/leads#top', JSON.stringify(lead()))).toBe(201);
+    expect(await rawPost(`http://${host}/leads/x`, JSON.stringify(lead()))).toBe(404);
+  });
+
   it('answers with the headers Express gave: JSON with charset and length, no ETag, no X-Powered-By, keep-alive', async () => {
     const res = await fetch(`${server.url}/leads`, {
       method: 'POST',
@@ -76,5 +119,28 @@ describe('POST /leads ahead of Express', () => {
     expect(failed).toMatchObject({ status: 500, body: { statusCode: 500, message: 'Internal server error' } });
     expect(logger.lines.some((l) => l.startsWith('error') && l.includes('boom in the service'))).toBe(true);
     expect((await postLead(server, lead())).status).toBe(201);
+  });
+
+  it('is mounted by the leads module itself: an app built without configureApp serves POST /leads too', async () => {
+    const env = testEnv({ dbPath: join(tmp.dir, `route-bare-${++n}.sqlite`) });
+    if (onPostgres) env.DATABASE_URL = await postgresDatabaseFor(env.DATABASE_PATH);
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(loadServerConfig(env))] })
+      .setLogger(new CapturingLogger())
+      .compile();
+    const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
+    try {
+      await app.listen(0, '127.0.0.1');
+      const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      expect((await postLead({ url }, lead())).status).toBe(201);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an answer already begun is not written again: the connection is ended instead of throwing', () => {
+    const res = { headersSent: true, destroy: jest.fn(), writeHead: jest.fn(), end: jest.fn() };
+    expect(() => writeJson(res as unknown as ServerResponse, 500, { statusCode: 500 })).not.toThrow();
+    expect(res.destroy).toHaveBeenCalledTimes(1);
+    expect(res.writeHead).not.toHaveBeenCalled();
   });
 });

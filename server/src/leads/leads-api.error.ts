@@ -51,9 +51,14 @@ export class LeadsApiErrorFilter implements ExceptionFilter {
 /**
  * Writes a JSON answer straight to Node's response: the same status, headers and bytes as Express's `res.json`
  * (with ETag off), without its per-request work (docs/performance.md, issue 15). Headers set before (by a middleware)
- * are kept.
+ * are kept. When an answer has begun already, the connection is ended instead.
  */
 export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  // An answer already begun cannot get another: the connection is ended instead (as Nest's handler does).
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
   const json = JSON.stringify(body);
   res.writeHead(status, {
     ...headers,

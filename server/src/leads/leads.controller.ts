@@ -7,6 +7,22 @@ import { LeadsAccessGuard, callerAddress } from './leads-access.guard';
 import { LeadsService } from './leads.service';
 import { Metrics } from '../observability/metrics';
 
+/**
+ * The path of a request target: up to its query on the common form (`/leads?…`); an absolute-form target
+ * (`http://host/leads`) or one with a fragment is parsed, as Express's router does, to its path.
+ */
+function pathOf(url: string): string {
+  if (url.startsWith('/') && !url.includes('#')) {
+    const end = url.indexOf('?');
+    return end === -1 ? url : url.slice(0, end);
+  }
+  try {
+    return new URL(url, 'http://localhost').pathname;
+  } catch {
+    return url;
+  }
+}
+
 /** The body Nest gives an unexpected error, kept for POST /leads so that nothing changes for a caller. */
 const INTERNAL_ERROR = { statusCode: 500, message: 'Internal server error' };
 
@@ -14,8 +30,8 @@ const INTERNAL_ERROR = { statusCode: 500, message: 'Internal server error' };
  * `POST /leads` (docs/requirements.md §1.2): the secret check, then the body, then the service; the outcome mapped
  * to status and body.
  *
- * Served ahead of Nest's router, not through it (issue 15, docs/decisions.md): `app.ts` hands every request for which
- * `handles` is true to `serve`, and everything else to Express as before. The steps and their order are the ones the
+ * Served ahead of Nest's router, not through it (issue 15, docs/decisions.md): `LeadsRouteMount` hands every request
+ * for which `handles` is true to `serve`, and everything else to Express as before. The steps and their order are the ones the
  * Nest route had (the guard's checks, then the body read after them, the same answers and metrics); what goes is the
  * per-request cost of Express's router and Nest's execution context (guards, filters, the `res.json` path), which a
  * CPU profile showed to be most of this route's time where the database has nothing to do (a duplicate, a 422).
@@ -31,11 +47,13 @@ export class LeadsController {
     private readonly metrics: Metrics,
   ) {}
 
-  /** The requests Express's route `POST /leads` matched: the path without its query, any case, one trailing slash. */
+  /**
+   * The requests Express's route `POST /leads` matched: its path (without the query; of an absolute-form target or
+   * one with a fragment, the path as Express reads it), any case, one trailing slash.
+   */
   handles(req: IncomingMessage): boolean {
     if (req.method !== 'POST' || req.url === undefined) return false;
-    const end = req.url.indexOf('?');
-    const path = (end === -1 ? req.url : req.url.slice(0, end)).toLowerCase();
+    const path = pathOf(req.url).toLowerCase();
     return path === '/leads' || path === '/leads/';
   }
 
@@ -48,8 +66,7 @@ export class LeadsController {
     } catch (err) {
       if (err instanceof LeadsApiError || err instanceof UploadAbortedError) return this.errors.answer(req, res, err);
       this.logger.error(err instanceof Error ? err.message : String(err), err instanceof Error ? err.stack : undefined);
-      if (!res.headersSent) writeJson(res, 500, INTERNAL_ERROR);
-      else res.destroy();
+      writeJson(res, 500, INTERNAL_ERROR);
     }
   }
 
