@@ -29,8 +29,11 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
         clearTimeout(timer);
         resolve();
       });
-      // Keep-alive connections with no request in flight would hold close() open.
+      // Keep-alive connections with no request in flight would hold close() open: closed now; and each connection
+      // whose request is still in flight is closed as soon as its answer is written (Node gives an idle keep-alive
+      // connection keepAliveTimeout, read when the answer ends) rather than its 5 s later.
       server.closeIdleConnections();
+      server.keepAliveTimeout = 1;
     });
   }
 }
