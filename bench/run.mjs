@@ -4,6 +4,7 @@
 // through the sandbox, and memory and p99 with 100,000 stored leads. Prints figures only; nothing here is a
 // pass/fail test. Needs `npm run build` first (npm run bench does it). BENCH_POSTGRES=0 skips PostgreSQL (also
 // skipped, with a line saying so, when its server binaries are not installed).
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -63,6 +64,9 @@ function machineBusyMs() {
  * bench makes the run's figures unreliable: the lines show it).
  */
 async function withCpu(work, serverPids, pgPid = null) {
+  // Every line starts with no dirty pages left by the line before: the bare NORMAL server leaves its writes to the
+  // kernel, and the next server's first fsyncs would otherwise pay for writing them out (ext4 commits them together).
+  execFileSync('sync');
   const sample = () => ({
     at: performance.now(),
     machine: machineBusyMs(),
