@@ -6,12 +6,11 @@ import { LeadsController } from './leads.controller';
 /**
  * Puts `POST /leads` ahead of Express (issue 15, docs/decisions.md "the hot route"): the HTTP server's request listener
  * becomes one that gives that route to LeadsController and every other request to Express (Nest's routes), as before.
- * Done at bootstrap by the module itself, so every app built from it has the route; once per server. An application
+ * Done at bootstrap by the module itself, so every app built from it has the route. An application
  * context without HTTP (the CLI) has nothing to mount.
  */
 @Injectable()
 export class LeadsRouteMount implements OnApplicationBootstrap {
-  private static readonly mounted = new WeakSet<Server>();
   private readonly logger = new Logger('ExceptionsHandler');
 
   constructor(
@@ -22,7 +21,7 @@ export class LeadsRouteMount implements OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     const adapter = this.adapterHost.httpAdapter;
     const server = adapter?.getHttpServer();
-    if (!adapter || !server || LeadsRouteMount.mounted.has(server)) return;
+    if (!adapter || !server) return;
     const express = adapter.getInstance<RequestListener>();
     const listeners = server.listeners('request');
     if (listeners.length !== 1 || listeners[0] !== express)
@@ -36,6 +35,5 @@ export class LeadsRouteMount implements OnApplicationBootstrap {
         res.destroy();
       });
     });
-    LeadsRouteMount.mounted.add(server);
   }
 }

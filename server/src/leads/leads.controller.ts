@@ -87,15 +87,17 @@ export class LeadsController {
       case 'limited':
         return this.refuse(res, 429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
       case 'created':
-        this.metrics.inc('leads_submissions_total', { result: outcome.kind });
-        return writeJson(res, 201, { lead_number: outcome.leadNumber, duplicate: false, repeat: false } satisfies LeadAcceptedBody);
+        return this.accept(res, 201, outcome.kind, { lead_number: outcome.leadNumber, duplicate: false, repeat: false });
       case 'repeat':
-        this.metrics.inc('leads_submissions_total', { result: outcome.kind });
-        return writeJson(res, 200, { lead_number: outcome.leadNumber, duplicate: true, repeat: true } satisfies LeadAcceptedBody);
+        return this.accept(res, 200, outcome.kind, { lead_number: outcome.leadNumber, duplicate: true, repeat: true });
       case 'duplicate':
-        this.metrics.inc('leads_submissions_total', { result: outcome.kind });
-        return writeJson(res, 200, { lead_number: outcome.leadNumber, duplicate: true, repeat: outcome.repeat } satisfies LeadAcceptedBody);
+        return this.accept(res, 200, outcome.kind, { lead_number: outcome.leadNumber, duplicate: true, repeat: outcome.repeat });
     }
+  }
+
+  private accept(res: ServerResponse, status: number, result: 'created' | 'repeat' | 'duplicate', body: LeadAcceptedBody): void {
+    this.metrics.inc('leads_submissions_total', { result });
+    writeJson(res, status, body);
   }
 
   private refuse(res: ServerResponse, status: number, body: LeadErrorBody, headers?: Record<string, string>): void {
