@@ -383,6 +383,10 @@ export class LeadSubmitRepository {
 
 const accepted = (trx: Kysely<Database>) => trx.selectFrom('rate_events').where('kind', '=', 'accepted');
 
+/** The time of the (offset + 1)-th newest accepted submission that `filtered` (of `accepted`) keeps, if any. */
+const nthNewest = async (filtered: ReturnType<typeof accepted>, offset: number): Promise<number | null> =>
+  (await filtered.select('at').orderBy('at', 'desc').limit(1).offset(offset).executeTakeFirst())?.at ?? null;
+
 /** The same queries as Kysely statements on a PostgreSQL transaction. */
 function postgresQueries(trx: Kysely<Database>): AsyncSubmitQueries {
   return {
@@ -395,17 +399,7 @@ function postgresQueries(trx: Kysely<Database>): AsyncSubmitQueries {
       const row = rows[0];
       return row ? { leadId: row.lead_id, repeat: row.repeat, rowId: row.row_id, hasFallback: row.has_fallback } : undefined;
     },
-    nthOfVisitor: async (keyHash, since, limit) =>
-      (
-        await accepted(trx)
-          .select('at')
-          .where('key_hash', '=', keyHash)
-          .where('at', '>', since)
-          .orderBy('at', 'desc')
-          .limit(1)
-          .offset(limit - 1)
-          .executeTakeFirst()
-      )?.at ?? null,
+    nthOfVisitor: (keyHash, since, limit) => nthNewest(accepted(trx).where('key_hash', '=', keyHash).where('at', '>', since), limit - 1),
     acceptedMinutes: (from) =>
       trx
         .selectFrom('rate_minutes')
@@ -422,17 +416,7 @@ function postgresQueries(trx: Kysely<Database>): AsyncSubmitQueries {
           .where('at', '<', before)
           .executeTakeFirstOrThrow()
       ).n,
-    nthAcceptedBetween: async (after, before, offset) =>
-      (
-        await accepted(trx)
-          .select('at')
-          .where('at', '>', after)
-          .where('at', '<', before)
-          .orderBy('at', 'desc')
-          .limit(1)
-          .offset(offset)
-          .executeTakeFirst()
-      )?.at ?? null,
+    nthAcceptedBetween: (after, before, offset) => nthNewest(accepted(trx).where('at', '>', after).where('at', '<', before), offset),
     recordAccepted: async (keyHash, at) => {
       // Both rows in one statement (one round trip under the lock).
       await trx
