@@ -9,6 +9,9 @@ import * as leases from './2026-12-01-0007-leases';
 import * as webhooks from './2026-12-01-0008-webhooks';
 import * as cardThread from './2026-12-01-0009-card-thread';
 import * as rateMinutes from './2026-12-01-0010-rate-minutes';
+import * as submitFunction from './2026-12-01-0011-submit-function';
+import * as telegramUpdates from './2026-12-01-0012-telegram-updates';
+import * as erasedContacts from './2026-12-01-0013-erased-contacts';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,4 +25,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0008-webhooks': webhooks,
   '2026-12-01-0009-card-thread': cardThread,
   '2026-12-01-0010-rate-minutes': rateMinutes,
+  '2026-12-01-0011-submit-function': submitFunction,
+  '2026-12-01-0012-telegram-updates': telegramUpdates,
+  '2026-12-01-0013-erased-contacts': erasedContacts,
 };
