@@ -44,7 +44,7 @@ describe('server configuration (requirements §10.1)', () => {
         PORT: '70000',
       }),
     ).toEqual([
-      'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_ENABLED=1 and LEADS_SECRET set)',
+      'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_SECRET set, LEADS_ENABLED unset; set LEADS_ENABLED=0 to switch POST /leads off)',
       'TELEGRAM_API_ROOT must be an http(s) URL (got "ftp://x")',
       'LEADS_MANAGER_IDS must be a comma-separated list of Telegram user ids (got "1, two")',
       'LEADS_TIMEZONE must be an IANA time zone like Europe/Moscow (got "Mars/Base")',
@@ -106,5 +106,83 @@ describe('server configuration (requirements §10.1)', () => {
   it('reads manager ids and chat ids', () => {
     const c = loadServerConfig({ ...base, LEADS_MANAGER_IDS: '11, 22', LEADS_CHAT_ID: '-1001', ADMIN_CHAT_ID: '@ops_chat' });
     expect(c.telegram).toMatchObject({ managerIds: [11, 22], leadsChatId: '-1001', adminChatId: '@ops_chat' });
+  });
+
+  it('LEADS_IP_SALT: the line says what switched the module on, LEADS_ENABLED=1 or a secret with LEADS_ENABLED unset', () => {
+    expect(problems({ LEADS_ENABLED: '1', LEADS_SECRET: 'a-long-enough-secret' })).toEqual([
+      'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_ENABLED=1 and LEADS_SECRET set)',
+    ]);
+    for (const env of [{ LEADS_SECRET: 'a-long-enough-secret' }, { LEADS_SECRET: 'a-long-enough-secret', LEADS_ENABLED: ' ' }]) {
+      expect(problems(env)).toEqual([
+        'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_SECRET set, LEADS_ENABLED unset; set LEADS_ENABLED=0 to switch POST /leads off)',
+      ]);
+    }
+  });
+
+  describe('LEADS_WEBHOOK_URL with a user name or password', () => {
+    const hooks = (urls: string) => ({
+      ...base,
+      LEADS_WEBHOOK_URL: urls,
+      LEADS_WEBHOOK_SECRET: urls
+        .split(',')
+        .map((_, i) => `whsec_0123456789abcdef_${i}`)
+        .join(','),
+    });
+
+    it('is refused at start with one line naming the entry, never the URL', () => {
+      const secretUrl = 'http://user:pa55word@127.0.0.1:43120/hook?token=TOPSECRET1';
+      const lines = problems(hooks(`https://crm.example.com/in,${secretUrl},https://only-user@crm.example.com/x`));
+      expect(lines).toEqual([
+        'LEADS_WEBHOOK_URL entry 2 must not hold a user name or password (user:password@); the signature authenticates, a token may go in the path or query',
+        'LEADS_WEBHOOK_URL entry 3 must not hold a user name or password (user:password@); the signature authenticates, a token may go in the path or query',
+      ]);
+      for (const part of ['pa55word', 'TOPSECRET1', 'only-user', '43120', '/hook']) expect(lines.join('\n')).not.toContain(part);
+    });
+
+    it('a token in the query is still taken', () => {
+      expect(loadServerConfig(hooks('http://127.0.0.1:43120/hook?token=TOPSECRET1')).webhooks).toEqual([
+        { url: 'http://127.0.0.1:43120/hook?token=TOPSECRET1', secret: 'whsec_0123456789abcdef_0' },
+      ]);
+    });
+  });
+
+  describe('TELEGRAM_WEBHOOK_URL on a path the server serves itself', () => {
+    const bot = { ...base, TELEGRAM_BOT_TOKEN: '123:abc', LEADS_CHAT_ID: '-1001', TELEGRAM_WEBHOOK_SECRET: 'webhook-secret-0123456789' };
+    const own =
+      'TELEGRAM_WEBHOOK_URL must have a path of its own, like /telegram/webhook: /leads (and every path under it), /health, /ready, ' +
+      "/metrics and /openapi.json are the server's own routes, and Telegram's updates would never reach the bot";
+
+    it('refuses /leads and every path under it, and the observability routes, in any case and with a trailing slash', () => {
+      for (const path of [
+        '/leads',
+        '/leads/',
+        '/LEADS',
+        '/Leads/export.csv',
+        '/leads/42/trace',
+        '/leads/anything/below',
+        '/%6Ceads',
+        '/health',
+        '/ready/',
+        '/Metrics',
+        '/openapi.json',
+      ]) {
+        expect([path, problems({ ...bot, TELEGRAM_WEBHOOK_URL: `https://leads.example.com${path}` })]).toEqual([path, [own]]);
+      }
+    });
+
+    it('refuses a path with characters the router would read as a pattern', () => {
+      for (const path of ['/tg/:token', '/tg/*', '/tg(x)', '/tg!']) {
+        expect(problems({ ...bot, TELEGRAM_WEBHOOK_URL: `https://leads.example.com${path}` })).toEqual([
+          'TELEGRAM_WEBHOOK_URL must have a path of letters, digits and / - _ . ~ only, like /telegram/webhook (the router reads other characters as patterns)',
+        ]);
+      }
+    });
+
+    it('takes a path of its own, also one that only starts like a route', () => {
+      for (const path of ['/telegram/webhook', '/leadsbot', '/tg/leads', '/', '/healthz', '/tg%20hook']) {
+        const c = loadServerConfig({ ...bot, TELEGRAM_WEBHOOK_URL: `https://leads.example.com${path}` });
+        expect(c.telegram.webhook?.path).toBe(path);
+      }
+    });
   });
 });

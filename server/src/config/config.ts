@@ -174,6 +174,11 @@ function readWebhooks(r: Reader): WebhookEndpoint[] {
     }
     if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
       r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} must be an http(s) URL like https://crm.example.com/hooks/leads`);
+    } else if (url.username !== '' || url.password !== '') {
+      // fetch refuses such a URL (and its error would quote it, password and all): never delivered, only leaked.
+      r.problems.push(
+        `LEADS_WEBHOOK_URL entry ${i + 1} must not hold a user name or password (user:password@); the signature authenticates, a token may go in the path or query`,
+      );
     } else if (seen.has(url.toString())) {
       r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} repeats an earlier URL (each endpoint once)`);
     } else {
@@ -187,6 +192,31 @@ function readWebhooks(r: Reader): WebhookEndpoint[] {
   });
   if (r.problems.length > before) return [];
   return urls.map((url, i) => ({ url: new URL(url).toString(), secret: secrets[i] }));
+}
+
+/** A path the router takes literally: no `:`, `*`, brackets or other pattern characters (percent escapes allowed). */
+const WEBHOOK_PATH = /^\/(?:[A-Za-z0-9/._~-]|%[0-9A-Fa-f]{2})*$/;
+
+/** The server's own routes (controllers and the POST /leads mount), as one problem line names them. */
+const SERVER_ROUTES = '/leads (and every path under it), /health, /ready, /metrics and /openapi.json';
+
+/**
+ * Whether another route of this server answers `path` (Express matches without case and with or without one trailing
+ * slash): `/leads` (POST /leads, GET /leads) and everything under it (export.csv, the trace), and the observability
+ * routes. The Telegram webhook there would never see an update: POST /leads would answer 401 to each and count it
+ * toward the wrong-secret lockout.
+ */
+function servedByServer(path: string): boolean {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    /* the raw path is checked */
+  }
+  return [path, decoded].some((p) => {
+    const key = p.toLowerCase().replace(/\/+$/, '');
+    return key === '/leads' || key.startsWith('/leads/') || ['/health', '/ready', '/metrics', '/openapi.json'].includes(key);
+  });
 }
 
 export class ConfigError extends Error {
@@ -274,7 +304,11 @@ export function loadServerConfig(env: Env): ServerConfig {
   const enabled = enabledSaid !== false && secret !== '';
   const ipSalt = r.string('LEADS_IP_SALT');
   if (enabled && ipSalt === '') {
-    r.problems.push('LEADS_IP_SALT must be set when the leads module is enabled (LEADS_ENABLED=1 and LEADS_SECRET set)');
+    r.problems.push(
+      enabledSaid === true
+        ? 'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_ENABLED=1 and LEADS_SECRET set)'
+        : 'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_SECRET set, LEADS_ENABLED unset; set LEADS_ENABLED=0 to switch POST /leads off)',
+    );
   }
   if (enabled && secret.length < 16) {
     r.problems.push('LEADS_SECRET must be at least 16 characters long');
@@ -317,6 +351,14 @@ export function loadServerConfig(env: Env): ServerConfig {
       r.problems.push('TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not (no bot to take updates for)');
     } else if (webhookSecret === null) {
       r.problems.push('TELEGRAM_WEBHOOK_SECRET must be set with TELEGRAM_WEBHOOK_URL (anyone could post updates otherwise)');
+    } else if (!WEBHOOK_PATH.test(url.pathname)) {
+      r.problems.push(
+        'TELEGRAM_WEBHOOK_URL must have a path of letters, digits and / - _ . ~ only, like /telegram/webhook (the router reads other characters as patterns)',
+      );
+    } else if (servedByServer(url.pathname)) {
+      r.problems.push(
+        `TELEGRAM_WEBHOOK_URL must have a path of its own, like /telegram/webhook: ${SERVER_ROUTES} are the server's own routes, and Telegram's updates would never reach the bot`,
+      );
     } else {
       webhook = { url: url.toString(), path: url.pathname, secret: webhookSecret };
     }
