@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { getEnv, loadLandingEnv } from '~/env.server';
+import { fallbackSignature } from '~/leads/fallback-signature.server';
 import { SpoolReplayer } from '~/leads/spool-replay.server';
 import type { SpoolEntry } from '~/leads/spool.server';
 import { postForm } from './post-form';
@@ -241,7 +242,13 @@ describe('from the action to the replay', () => {
         submitted_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         route: 'fallback',
         reason: '503',
-        fallback: { chat_id: String(LEADS_CHAT), message_id: message.message_id, sent_at: expect.any(String) },
+        fallback: {
+          chat_id: String(LEADS_CHAT),
+          message_id: message.message_id,
+          sent_at: expect.any(String),
+          // Signed with the landing's bot token, the one the fallback message was sent with.
+          sig: fallbackSignature(sandbox.token, requestId, String(LEADS_CHAT), message.message_id),
+        },
       },
     });
     expect(received[1].request_id).toBe(requestId);

@@ -267,7 +267,7 @@ export class SpoolReplayer {
       const res = await fetch(this.env.leadsEndpoint, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', [SECRET_HEADER]: this.env.leadsSecret },
-        body: JSON.stringify(lateBody(entry)),
+        body: JSON.stringify(lateBody(entry, this.env.telegram?.token ?? null)),
         signal: AbortSignal.any([AbortSignal.timeout(SERVER_TIMEOUT_MS), this.stopping.signal]),
       });
       status = res.status;

@@ -12,15 +12,22 @@ import { join } from 'node:path';
 import type { LeadRequestBody } from '@stickers/shared';
 import type { LandingEnv } from '../env.server';
 import type { DeliveryResult, FallbackMessage } from './deliver-request.server';
+import { fallbackSignature } from './fallback-signature.server';
 
 /** The landing's route when the visitor's request was handled (`server-rejected` is a 422: never spooled). */
 export type SpoolRoute = 'fallback' | 'lost';
 
-/** Where the fallback message is, as the server reads it. */
+/** Where the fallback message is, as the spool keeps it. */
 export interface LateFallback {
   chat_id: string;
   message_id: number;
   sent_at: string;
+}
+
+/** The fallback message as a replay claims it: where it is, signed with the bot token (fallback-signature.server.ts). */
+export interface LateFallbackClaim extends LateFallback {
+  /** Absent only when the landing has no bot token any more to sign with. */
+  sig?: string;
 }
 
 /** The `late` object of a replayed `POST /leads` (the body the server reads for a late lead, docs/api.md). */
@@ -31,7 +38,7 @@ export interface LateDelivery {
   /** The server's status (`"503"`, `"429 secret"`), `"timeout"` or `"network"`. */
   reason: string;
   /** Only when Telegram accepted the fallback message. */
-  fallback?: LateFallback;
+  fallback?: LateFallbackClaim;
 }
 
 /** A replayed `POST /leads` body: the normal body (same request_id, fields, client_ip) plus `late`. */
@@ -77,15 +84,28 @@ export function parseEntryName(name: string): SpoolFile | null {
   return m ? { name, requestId: m[2], submittedMs: Number(m[1]) } : null;
 }
 
-/** The body a replay sends: the normal body plus `late`. */
-export function lateBody(entry: SpoolEntry): LateLeadRequestBody {
+/**
+ * The body a replay sends: the normal body plus `late`. A fallback message is claimed with its signature under
+ * `botToken` (the landing's TELEGRAM_BOT_TOKEN, the one the fallback sends with), computed now rather than kept in the
+ * entry, so that it is made with the token the server has now; without a token the claim goes unsigned.
+ */
+export function lateBody(entry: SpoolEntry, botToken: string | null): LateLeadRequestBody {
+  const fallback = entry.fallback;
+  const claim: LateFallbackClaim | undefined = fallback
+    ? {
+        chat_id: fallback.chat_id,
+        message_id: fallback.message_id,
+        sent_at: fallback.sent_at,
+        ...(botToken ? { sig: fallbackSignature(botToken, entry.request_id, fallback.chat_id, fallback.message_id) } : {}),
+      }
+    : undefined;
   return {
     ...entry.body,
     late: {
       submitted_at: entry.submitted_at,
       route: entry.route,
       reason: entry.reason,
-      ...(entry.fallback ? { fallback: entry.fallback } : {}),
+      ...(claim ? { fallback: claim } : {}),
     },
   };
 }

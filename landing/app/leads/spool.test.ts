@@ -9,6 +9,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { standIns, type StandInAnswer, type StandInRequest } from '../../test/support';
+import { fallbackSignature } from './fallback-signature.server';
 import { acquireSpoolLock, LOCK_FILE, LOCK_STALE_MS, lockRefusal } from './spool-lock.server';
 import { ALERT_INTERVAL_MS, realClock, SpoolReplayer, type ReplayClock, type ReplayEnv } from './spool-replay.server';
 import { entryName, spoolMetricsText, spoolShared, SpoolStore, type SpoolEntry } from './spool.server';
@@ -116,9 +117,26 @@ describe('the replayed request', () => {
         submitted_at: '2026-12-01T10:15:30.123Z',
         route: 'fallback',
         reason: '503',
-        fallback: { chat_id: '-1001000000001', message_id: 4711, sent_at: '2026-12-01T10:15:31.001Z' },
+        fallback: {
+          chat_id: '-1001000000001',
+          message_id: 4711,
+          sent_at: '2026-12-01T10:15:31.001Z',
+          sig: fallbackSignature(sandbox.token, requestId, '-1001000000001', 4711),
+        },
       },
     });
+  });
+
+  it('the fallback claim is signed with the bot token at replay time; without a token it goes unsigned', async () => {
+    const { requestId } = await spooled();
+    clock.t = T0 + 5 * SEC;
+    answers.push({ status: 503 }, { status: 201 });
+    const rotated = { token: '123456789:rotated-token', apiRoot: sandbox.url, chatId: '-1001000000001' };
+    await new SpoolReplayer({ env: env({ telegram: rotated }), clock }).step();
+    expect(received[0].body.late.fallback.sig).toBe(fallbackSignature('123456789:rotated-token', requestId, '-1001000000001', 4711));
+    clock.t += 15 * SEC;
+    await new SpoolReplayer({ env: env({ telegram: null }), clock }).step();
+    expect(received[1].body.late.fallback).toEqual({ chat_id: '-1001000000001', message_id: 4711, sent_at: '2026-12-01T10:15:31.001Z' });
   });
 
   it('without a fallback message (route lost): no `fallback` in `late`', async () => {
