@@ -1,6 +1,7 @@
 // Starts the real stack for end-to-end tests: the Telegram sandbox, the built server and the built landing, each
 // on a free loopback port, with a fresh SQLite file. Everything is stopped by stop().
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -129,7 +130,11 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// CHROMIUM_PATH, else the usual system locations (scripts/lib/chromium.cjs; `npm test` checks it before the suites).
+// Where there is none, the one line saying what to install is printed here and launching fails at the first location.
+const chromium = createRequire(import.meta.url)('../scripts/lib/chromium.cjs').findChromium();
+if (!chromium.path) console.error(`browser tests: ${chromium.why}`);
+export const CHROMIUM = chromium.path ?? '/usr/bin/chromium';
 
 export async function waitUntil(probe, timeoutMs = 10000, what = 'condition') {
   const deadline = Date.now() + timeoutMs;

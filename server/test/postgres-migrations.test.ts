@@ -1,7 +1,7 @@
 /**
  * One set of migrations for SQLite and PostgreSQL (issue 13, first step). On PostgreSQL — a real server these tests
- * start themselves (test/support/postgres.ts; .ci/run installs Debian's postgresql package, and without it these
- * tests fail saying so) — the migrations give every table and column of schema.ts with a compatible type, run twice
+ * start themselves (test/support/postgres.ts: Debian's postgresql package, else the npm package's binaries; without
+ * either these tests fail saying so) — the migrations give every table and column of schema.ts with a compatible type, run twice
  * as a no-op, and a lead with every column set comes back as it went in (numbers as numbers). On SQLite the
  * migrations give byte for byte the schema they gave before the dialect helpers existed (a fixture dumped then).
  *
