@@ -36,12 +36,45 @@ export class WebhookSender {
       return { ok: false, answered: true, error: `HTTP ${res.status}` };
     } catch (err) {
       if (signal.aborted) return { ok: false, answered: false, error: `no answer within ${ms / 1000} s` };
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      return {
-        ok: false,
-        answered: false,
-        error: `network error: ${cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err))}`,
-      };
+      return { ok: false, answered: false, error: `network error: ${networkErrorText(err, url)}` };
     }
+  }
+}
+
+/**
+ * Why a request failed, without the endpoint's URL: its cause's code (ECONNREFUSED, UND_ERR_SOCKET, …) when it has
+ * one; otherwise the message, cut free of every URL (fetch quotes the whole URL in some of its errors, credentials and
+ * query included). The text goes to the log, the trace, `webhook_deliveries.last_error` and the admin alert.
+ */
+export function networkErrorText(err: unknown, url: string): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const code = cause?.code ?? (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return code;
+  const message = typeof cause?.message === 'string' ? cause.message : err instanceof Error ? err.message : String(err);
+  return withoutUrls(message, url);
+}
+
+/**
+ * `text` with every URL (`scheme://…`) replaced by `<url>`, and every piece of `url` that could be a secret (its user
+ * name, password, path and query) too, even where the text quotes it without the scheme. At most 300 characters.
+ */
+export function withoutUrls(text: string, url?: string): string {
+  let out = text.replace(/[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g, '<url>');
+  if (url !== undefined) {
+    const u = URL.canParse(url) ? new URL(url) : null;
+    const pieces = [url, u?.password, u?.username, u?.search, u?.pathname === '/' ? '' : u?.pathname];
+    for (const piece of pieces) {
+      if (!piece) continue;
+      for (const form of new Set([piece, safeDecode(piece)])) out = out.split(form).join('<url>');
+    }
+  }
+  return out.length > 300 ? `${out.slice(0, 299)}…` : out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }

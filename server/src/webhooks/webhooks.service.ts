@@ -8,9 +8,11 @@ import { WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.
 import { endpointOrigin } from './webhook-alerts';
 import { WebhookDeliverer } from './webhook-deliverer';
 import { type AnonymisedReason, WebhookRecorder } from './webhook-recorder';
+import { withoutUrls } from './webhook.sender';
 
+/** A failed pass's error for the log: never a URL (an endpoint's path or query may hold a token). */
 function errorText(err: unknown): string {
-  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+  return withoutUrls(err instanceof Error ? (err.stack ?? err.message) : String(err));
 }
 
 /**
