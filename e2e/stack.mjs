@@ -131,10 +131,10 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 // CHROMIUM_PATH, else the usual system locations (scripts/lib/chromium.cjs; `npm test` checks it before the suites).
-// Where there is none, the one line saying what to install is printed here and launching fails at the first location.
+// Where there is none, the one line saying what to install is printed here and launching fails.
 const chromium = createRequire(import.meta.url)('../scripts/lib/chromium.cjs').findChromium();
 if (!chromium.path) console.error(`browser tests: ${chromium.why}`);
-export const CHROMIUM = chromium.path ?? '/usr/bin/chromium';
+export const CHROMIUM = chromium.path ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export async function waitUntil(probe, timeoutMs = 10000, what = 'condition') {
   const deadline = Date.now() + timeoutMs;

@@ -6,10 +6,8 @@
 // with one line saying what to install, before any suite runs.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-
-const require = createRequire(import.meta.url);
+import { checkMachine } from './lib/machine-check.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const reports = join(root, '.cache', 'test-reports');
@@ -54,33 +52,11 @@ const suites = [
 ].filter((s) => only.length === 0 || only.includes(s.name));
 
 const wants = (...names) => suites.some((s) => names.includes(s.name));
-const problems = [];
-// The server's tests on both databases (some tests on SQLite start a PostgreSQL of their own) and the e2e cluster test.
-if (wants('server', 'server-postgres', 'e2e')) {
-  const { checkPostgres } = require('./lib/throwaway-postgres.cjs');
-  try {
-    const pg = checkPostgres();
-    console.log(`PostgreSQL for the tests: ${pg.version} (${pg.source === 'npm' ? 'the npm package' : pg.source}: ${pg.dir})`);
-  } catch (err) {
-    problems.push(`PostgreSQL for the tests: ${err.message}`);
-  }
-}
-if (wants('e2e')) {
-  const { findChromium, chromiumVersion, canInstallChromium, installChromium } = require('./lib/chromium.cjs');
-  let found = findChromium();
-  if (!found.path && canInstallChromium()) {
-    console.log(`browser: none found; installing Debian's chromium and fonts-noto-color-emoji (apt-get, as root)…`);
-    const installed = installChromium();
-    found = installed.ok ? findChromium() : { path: null, why: `${found.why} (installing it failed: ${installed.why})` };
-  }
-  if (!found.path) {
-    problems.push(`browser: ${found.why}`);
-  } else {
-    const version = chromiumVersion(found.path);
-    if (version) console.log(`browser: ${version} (${found.path})`);
-    else problems.push(`browser: ${found.path} --version failed (a missing library?): reinstall it or set CHROMIUM_PATH`);
-  }
-}
+const { problems } = checkMachine({
+  // The server's tests on both databases (some tests on SQLite start a PostgreSQL of their own) and the e2e cluster test.
+  postgres: wants('server', 'server-postgres', 'e2e'),
+  browser: wants('e2e'),
+});
 if (problems.length > 0) {
   for (const line of problems) console.log(line);
   console.log('tests not run: the machine lacks what the suites need (above)');

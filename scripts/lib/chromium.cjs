@@ -33,17 +33,19 @@ const executable = (path) => {
 
 /**
  * The browser to drive.
+ * @param {NodeJS.ProcessEnv} [env] where CHROMIUM_PATH is read
+ * @param {string[]} [locations] where to look without it
  * @returns {{ path: string, from: string } | { path: null, why: string }} `from`: CHROMIUM_PATH or "system";
  *   `why`: where it looked and what to install, in one line.
  */
-function findChromium(env = process.env) {
+function findChromium(env = process.env, locations = LOCATIONS) {
   const set = env.CHROMIUM_PATH?.trim();
   if (set) {
     return executable(set) ? { path: set, from: 'CHROMIUM_PATH' } : { path: null, why: `CHROMIUM_PATH=${set} is not an executable file` };
   }
-  const path = LOCATIONS.find(executable);
+  const path = locations.find(executable);
   if (path) return { path, from: 'system' };
-  return { path: null, why: `no Chromium found (CHROMIUM_PATH unset; looked at ${LOCATIONS.join(', ')}): ${HOW_TO_INSTALL}` };
+  return { path: null, why: `no Chromium found (CHROMIUM_PATH unset; looked at ${locations.join(', ')}): ${HOW_TO_INSTALL}` };
 }
 
 /** The browser's path; throws the one line of findChromium() when there is none. */

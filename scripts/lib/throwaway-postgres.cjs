@@ -58,10 +58,11 @@ const NOT_FOUND =
 
 /**
  * Where the binaries come from; see the top of this file.
+ * @param {NodeJS.ProcessEnv} [env] where LEADS_POSTGRES_BIN is read
  * @returns {{ dir: string, source: 'debian' | 'npm' | 'LEADS_POSTGRES_BIN' }}
  */
-function postgresBinaries() {
-  const choice = process.env.LEADS_POSTGRES_BIN?.trim() || '';
+function postgresBinaries(env = process.env) {
+  const choice = env.LEADS_POSTGRES_BIN?.trim() || '';
   if (choice === 'debian') {
     const dir = debianBinDir();
     if (!dir) throw new Error(`LEADS_POSTGRES_BIN=debian: no ${DEBIAN_ROOT}/<version>/bin/initdb (apt-get install postgresql)`);
@@ -94,8 +95,8 @@ function postgresBinDir() {
  * the first test (e.g. the npm package's library links, made by its install script, are missing).
  * @returns {{ dir: string, source: string, version: string }}
  */
-function checkPostgres() {
-  const found = postgresBinaries();
+function checkPostgres(env = process.env) {
+  const found = postgresBinaries(env);
   const versions = ['postgres', 'initdb'].map((tool) => {
     const result = spawnSync(join(found.dir, tool), ['--version'], { encoding: 'utf8' });
     if (result.status !== 0) {
