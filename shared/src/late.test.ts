@@ -39,6 +39,14 @@ describe('validateLate (issue 12: the replayed request)', () => {
     for (const reason of ['401', '429 secret', 'network', '5xx (bad gateway)']) expect(validateLate(late({ reason }), NOW).ok).toBe(true);
   });
 
+  it("carries the fallback claim's signature when there is one (checked on the server, not here)", () => {
+    const sig = 'PsepT8zG4_Pkyiff_X5IXjl2q9VoYla1dh7WVoEGzPY';
+    expect(validateLate(fallback({ sig }), NOW)).toMatchObject({ ok: true, value: { fallback: { chat_id: '-1001234567890', sig } } });
+    expect(validateLate(fallback({ sig: 'x'.repeat(128) }), NOW).ok).toBe(true);
+    const unsigned = validateLate(late(), NOW);
+    expect(unsigned.ok && unsigned.value?.fallback).not.toHaveProperty('sig');
+  });
+
   it('an @name chat id and an offset time are fine', () => {
     expect(validateLate(fallback({ chat_id: '@stickers_leads' }), NOW).ok).toBe(true);
     expect(validateLate(late({ submitted_at: '2026-12-01T13:15:30+03:00' }), NOW)).toMatchObject({
@@ -75,6 +83,10 @@ describe('validateLate (issue 12: the replayed request)', () => {
     ['a fractional message id', fallback({ message_id: 1.5 })],
     ['a message id as text', fallback({ message_id: '4711' })],
     ['no sent_at', fallback({ sent_at: undefined })],
+    ['a signature that is not text', fallback({ sig: 42 })],
+    ['an empty signature', fallback({ sig: '' })],
+    ['a signature that is not base64url', fallback({ sig: 'PsepT8zG4/Pkyiff+X5IXjl2q9VoYla1dh7WVoEGzPY=' })],
+    ['a long signature', fallback({ sig: 'x'.repeat(129) })],
     ['a sent_at in the future', fallback({ sent_at: iso(NOW + LATE_FUTURE_SKEW_MS + 1000) })],
   ])('refuses %s', (_, raw) => {
     expect(validateLate(raw, NOW)).toEqual({ ok: false });

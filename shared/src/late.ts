@@ -32,8 +32,15 @@ const CHAT_ID = /^(?:-?[1-9]\d{0,19}|@[A-Za-z][A-Za-z0-9_]{4,31})$/;
 /** ISO 8601 with a time zone: what `Date.prototype.toISOString` writes, or with an offset. */
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,3})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
+/**
+ * `fallback.sig`: the landing's signature of its claim to the fallback message, base64url without padding
+ * (HMAC-SHA256 gives 43 characters; up to 128 leave room for another one). Checked on the server, which holds the
+ * key's ingredient (the bot token): only the shape here, as shared/ runs in the browser too.
+ */
+export const FALLBACK_SIG = /^[A-Za-z0-9_-]{1,128}$/;
+
 const LATE_KEYS = ['submitted_at', 'route', 'reason', 'fallback'];
-const FALLBACK_KEYS = ['chat_id', 'message_id', 'sent_at'];
+const FALLBACK_KEYS = ['chat_id', 'message_id', 'sent_at', 'sig'];
 
 /** Where the landing's fallback message is (only when Telegram accepted it). */
 export interface LateFallbackInfo {
@@ -41,6 +48,11 @@ export interface LateFallbackInfo {
   message_id: number;
   /** When Telegram took it, in milliseconds since the epoch. */
   sent_at: number;
+  /**
+   * The claim's signature, when the landing sent one: the server adopts or answers the message only when it checks
+   * (server/src/outbox/fallback-verifier.ts). Absent: an unsigned claim, which the server ignores.
+   */
+  sig?: string;
 }
 
 /** The checked `late` object; times in milliseconds since the epoch. */
@@ -81,18 +93,21 @@ function lateTime(raw: unknown, now: number): number | null {
 
 function checkFallback(raw: unknown, now: number): LateFallbackInfo | null {
   if (!isPlainObject(raw) || !onlyKnownKeys(raw, FALLBACK_KEYS)) return null;
-  const { chat_id, message_id, sent_at } = raw;
+  const { chat_id, message_id, sent_at, sig } = raw;
   if (typeof chat_id !== 'string' || !CHAT_ID.test(chat_id)) return null;
   if (typeof message_id !== 'number' || !Number.isSafeInteger(message_id) || message_id < 1) return null;
+  if (sig !== undefined && (typeof sig !== 'string' || !FALLBACK_SIG.test(sig))) return null;
   const sentAt = lateTime(sent_at, now);
-  return sentAt === null ? null : { chat_id, message_id, sent_at: sentAt };
+  if (sentAt === null) return null;
+  return { chat_id, message_id, sent_at: sentAt, ...(typeof sig === 'string' ? { sig } : {}) };
 }
 
 /**
  * Checks the `late` object of a `POST /leads` body at the server's time `now`. Absent (or null): an ordinary request.
  * Anything else must be exactly the documented shape — known keys only, a real time neither more than 5 minutes
  * ahead nor more than 30 days old, a short route word, a short reason without markup, and, when present, a fallback
- * message with an integer or `@name` chat id, a positive message id and its time — or the whole object is invalid.
+ * message with an integer or `@name` chat id, a positive message id, its time and optionally its signature (a short
+ * base64url text) — or the whole object is invalid.
  */
 export function validateLate(raw: unknown, now: number): LateCheck {
   if (raw === undefined || raw === null) return { ok: true, value: null };
