@@ -112,7 +112,11 @@ describe('server configuration (requirements §10.1)', () => {
     expect(problems({ LEADS_ENABLED: '1', LEADS_SECRET: 'a-long-enough-secret' })).toEqual([
       'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_ENABLED=1 and LEADS_SECRET set)',
     ]);
-    for (const env of [{ LEADS_SECRET: 'a-long-enough-secret' }, { LEADS_SECRET: 'a-long-enough-secret', LEADS_ENABLED: ' ' }]) {
+    const unset: Record<string, string>[] = [
+      { LEADS_SECRET: 'a-long-enough-secret' },
+      { LEADS_SECRET: 'a-long-enough-secret', LEADS_ENABLED: ' ' },
+    ];
+    for (const env of unset) {
       expect(problems(env)).toEqual([
         'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_SECRET set, LEADS_ENABLED unset; set LEADS_ENABLED=0 to switch POST /leads off)',
       ]);

@@ -2,19 +2,33 @@
 export const CSV_BOM = '\uFEFF';
 export const CRLF = '\r\n';
 
+/** What a spreadsheet runs as a formula when a cell starts with it (OWASP's list for CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/**
+ * A separator some reader may split this file at — the comma, the `;` of a spreadsheet whose list separator it is
+ * (Excel in ru-RU), a tab, a line break — then any quotes, then a formula character: a cell of that reader would start
+ * there.
+ */
+const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n])("*)(?=[=+\-@\t\r])/g;
+
 /**
  * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, or a tab or carriage return before one) gets a
- * leading `'`, so it is shown as text (OWASP's advice on CSV injection).
+ * leading `'`, so it is shown as text (OWASP's advice on CSV injection); so does every place inside it where a reader
+ * splitting at `;` (or a tab, or a line break) would start a cell with one: `Ann;=1+1` is written `Ann;'=1+1`.
  */
 export function neutralise(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  const inside = value.replace(FORMULA_AFTER_SEPARATOR, "$1'$2");
+  return FORMULA_START.test(inside) ? `'${inside}` : inside;
 }
 
-/** One cell: quoted when it holds a comma, a quote, or a line break; quotes doubled. */
+/**
+ * One cell: quoted when it holds a comma, a `;` (the list separator of a Russian Excel), a tab, a quote, or a line
+ * break; quotes doubled.
+ */
 export function csvCell(value: string | number | null): string {
   if (value === null) return '';
   const text = typeof value === 'number' ? String(value) : neutralise(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return /[",;\t\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 export function csvRow(cells: readonly (string | number | null)[]): string {

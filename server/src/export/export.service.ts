@@ -5,6 +5,7 @@ import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, type LeadStatus } from '../database/schema';
 import { LeadsRepository, type ExportRow } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
+import { decodeCursor, encodeCursor, parseExportTime } from './export-query';
 
 export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
@@ -91,29 +92,9 @@ type Query = Record<string, unknown>;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** An ISO date or date-time, or milliseconds since the epoch; null when absent; undefined when invalid. */
-function parseTime(raw: unknown): number | null | undefined {
-  if (raw === undefined || raw === '') return null;
-  if (typeof raw !== 'string') return undefined;
-  if (/^\d{1,15}$/.test(raw)) return Number(raw);
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw)) return undefined;
-  const ms = Date.parse(raw);
-  return Number.isFinite(ms) ? ms : undefined;
-}
-
-/** The opaque cursor: base64url of `{"id": n}`, the last lead of the page read. */
-export function encodeCursor(id: number): string {
-  return Buffer.from(JSON.stringify({ id })).toString('base64url');
-}
-
-function decodeCursor(raw: string): number | undefined {
-  try {
-    const value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { id?: unknown };
-    return typeof value?.id === 'number' && Number.isInteger(value.id) && value.id > 0 ? value.id : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** Why a `since` or `until` is refused (the strict reading of export-query.ts). */
+const TIME_RULE = 'must be an ISO 8601 date or time that exists (no 30 February, no 24:00), or milliseconds since the epoch';
+export { encodeCursor };
 
 /** Issue 14: leads out of the database, as JSON pages and as CSV, for integrators and for `/stickers_export`. */
 @Injectable()
@@ -139,10 +120,10 @@ export class ExportService {
 
   /** Reads since, until and status; throws ExportQueryError with every problem. */
   filter(query: Query, problems: Record<string, string> = {}): ExportFilter {
-    const since = parseTime(query.since);
-    const until = parseTime(query.until);
-    if (since === undefined) problems.since = 'must be an ISO 8601 date or time, or milliseconds since the epoch';
-    if (until === undefined) problems.until = 'must be an ISO 8601 date or time, or milliseconds since the epoch';
+    const since = parseExportTime(query.since);
+    const until = parseExportTime(query.until);
+    if (since === undefined) problems.since = TIME_RULE;
+    if (until === undefined) problems.until = TIME_RULE;
     const rawStatus = query.status;
     const status = rawStatus === undefined || rawStatus === '' ? null : rawStatus;
     if (status !== null && !(LEAD_STATUSES as readonly unknown[]).includes(status))
@@ -162,7 +143,7 @@ export class ExportService {
     }
     let beforeId: number | null = null;
     if (query.cursor !== undefined) {
-      const id = typeof query.cursor === 'string' ? decodeCursor(query.cursor) : undefined;
+      const id = decodeCursor(query.cursor);
       if (id === undefined) problems.cursor = 'is not a cursor this API gave';
       else beforeId = id;
     }

@@ -1,0 +1,70 @@
+/**
+ * The one strict reading of `GET /leads`'s times and cursor (and the CSV's times): a value names exactly one thing or
+ * is refused (422 `invalid_query`). No calendar roll-over (`2026-02-30` is not 2 March), no clock that does not exist
+ * (`24:00`, `:60`, an offset of `+24:00`, a local hour the clock skips), no cursor the API did not give (its id a
+ * positive safe integer, the text exactly as `encodeCursor` writes it).
+ */
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2}))?)?$/;
+const EPOCH_MS = /^\d{1,15}$/;
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * `since` / `until`: milliseconds since the epoch (up to 15 digits), an ISO 8601 date (midnight UTC), or a date-time
+ * (`T` or a space between; seconds and up to 9 fraction digits optional) with its zone (`Z`, `+03:00`, `+0300`) or
+ * without one (then in the server process's time zone, as documented). Null when absent or empty; undefined when it
+ * is none of those or names no real instant.
+ */
+export function parseExportTime(raw: unknown): number | null | undefined {
+  if (raw === undefined || raw === '') return null;
+  if (typeof raw !== 'string' || raw.length > 40) return undefined;
+  if (EPOCH_MS.test(raw)) return Number(raw);
+  const m = DATE_TIME.exec(raw);
+  if (!m) return undefined;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
+  const [hour, minute, second] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const date = new Date(0);
+  if (m[4] !== undefined && m[8] === undefined) {
+    // No zone: the server process's local time. An hour its clock skips (spring forward) names no instant.
+    date.setFullYear(year, month - 1, day);
+    date.setHours(hour, minute, second, ms);
+    const exists = date.getFullYear() === year && date.getMonth() === month - 1 && date.getDate() === day && date.getHours() === hour;
+    return exists && date.getMinutes() === minute ? date.getTime() : undefined;
+  }
+  let offsetMin = 0;
+  if (m[9] !== undefined) {
+    const [oh, om] = [Number(m[10]), Number(m[11])];
+    if (oh > 23 || om > 59) return undefined;
+    offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  const at = date.getTime() - offsetMin * 60_000;
+  return Number.isFinite(at) ? at : undefined;
+}
+
+/** The opaque cursor: base64url of `{"id":n}`, n the last lead number of the page read. */
+export function encodeCursor(id: number): string {
+  return Buffer.from(JSON.stringify({ id })).toString('base64url');
+}
+
+/** The lead number of a cursor this API gave; undefined for anything else. */
+export function decodeCursor(raw: unknown): number | undefined {
+  if (typeof raw !== 'string' || raw.length > 40 || !/^[A-Za-z0-9_-]+$/.test(raw)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const id = (value as { id?: unknown } | null)?.id;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
+  return encodeCursor(id) === raw ? id : undefined;
+}
