@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
+import { EXIT_WITH_PARENT, checkAcknowledged, cleanupList, storedRequests } from './lib/common.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
@@ -56,32 +57,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 const progress = (line) => process.stderr.write(`[drill ${elapsed()}] ${line}\n`);
-/** A server that loses its parent (this drill killed by SIGKILL) kills itself: no instance outlives the drill. */
-const EXIT_WITH_PARENT = `data:text/javascript,${encodeURIComponent(
-  'const p = process.ppid; setInterval(() => { if (process.ppid !== p) process.kill(process.pid, "SIGKILL"); }, 1000).unref();',
-)}`;
-
 // Everything started is stopped, last started first, whether the drill passes, fails, throws or is interrupted.
-const cleanups = [];
-let cleaning = null;
-function cleanup() {
-  cleaning ??= (async () => {
-    for (const fn of cleanups.reverse())
-      await Promise.resolve()
-        .then(fn)
-        .catch(() => undefined);
-  })();
-  return cleaning;
-}
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-]) {
-  process.on(signal, () => {
-    progress(`${signal}: stopping everything`);
-    void cleanup().finally(() => process.exit(code));
-  });
-}
+const { add: addCleanup, cleanup } = cleanupList(progress);
 
 // Each instance's output, one entry per start; written to files only when the drill fails (nothing is left behind
 // otherwise, not even when the drill itself is killed).
@@ -105,14 +82,14 @@ await cleanup();
 async function drill() {
   progress('starting PostgreSQL');
   const postgres = await startPostgres({ maxConnections: 100 });
-  cleanups.push(() => postgres.stop());
+  addCleanup(() => postgres.stop());
   const databaseUrl = await postgres.createDatabase('leads_cluster_drill');
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   db.on('error', () => undefined);
-  cleanups.push(() => db.end());
+  addCleanup(() => db.end());
 
   const sandbox = await startSandbox();
-  cleanups.push(() => sandbox.stop());
+  addCleanup(() => sandbox.stop());
   async function control(path, body) {
     const res = await fetch(`${sandbox.url}/sandbox/api/${path}`, {
       method: body ? 'POST' : 'GET',
@@ -130,7 +107,7 @@ async function drill() {
   }
   const unexpectedExits = [];
   const proxy = WEBHOOK ? await startProxy(instances) : null;
-  if (proxy) cleanups.push(() => proxy.close());
+  if (proxy) addCleanup(() => proxy.close());
 
   function serverEnv(instance) {
     return {
@@ -183,7 +160,7 @@ async function drill() {
     await exited;
     clearTimeout(overdue);
   }
-  cleanups.push(() => Promise.all(instances.map((instance) => stopInstance(instance, 'SIGKILL'))));
+  addCleanup(() => Promise.all(instances.map((instance) => stopInstance(instance, 'SIGKILL'))));
 
   progress(`starting ${INSTANCES} instances (the first one migrates the database)`);
   await startInstance(instances[0]);
@@ -422,22 +399,11 @@ async function drill() {
     id: Number(r.id),
     message_id: Number(r.message_id),
   }));
-  const repeats = (await db.query('select lead_id, request_id from lead_repeats')).rows;
-  const stored = new Map([...leads.map((l) => [l.request_id, l.id]), ...repeats.map((r) => [r.request_id, Number(r.lead_id)])]);
-  const violations = [];
-  let lost = 0;
-  let twoNumbers = 0;
-  for (const [requestId, numbers] of answers) {
-    const number = [...numbers][0];
-    if (numbers.size > 1 || (stored.has(requestId) && stored.get(requestId) !== number)) {
-      twoNumbers += 1;
-      violations.push(`request_id ${requestId} answered as #${[...numbers].join(', #')}, stored as #${stored.get(requestId)}`);
-    }
-    if (!stored.has(requestId)) {
-      lost += 1;
-      violations.push(`request_id ${requestId} acknowledged as #${number} is not in leads nor lead_repeats`);
-    }
-  }
+  const stored = await storedRequests(db);
+  const checked = checkAcknowledged(answers, stored.byRequest);
+  const violations = [...checked.violations];
+  const lost = checked.lost.length;
+  const twoNumbers = checked.twoNumbers.length;
 
   const cardsPerLead = new Map();
   for (const m of sandbox.messages(LEADS_CHAT)) {
@@ -516,7 +482,7 @@ async function drill() {
   requests sent ${sent} (${pairs} to two instances at once), retried after a failure ${retries}, given up ${abandoned}
   acknowledged ${answers.size}, lost ${lost}
   request_ids with two lead numbers ${twoNumbers}
-  stored leads ${leads.length}, repeats ${repeats.length}, unpublished at the end ${left}, cards still to rewrite ${dirty}
+  stored leads ${leads.length}, repeats ${stored.repeats}, unpublished at the end ${left}, cards still to rewrite ${dirty}
   leads without a card ${withoutCard.length}, extra cards ${extraCards} (allowed: at most ${totalKills}, one per kill)
   presses ${presses.length}: answered ${pressesAnswered}, status changed ${pressesChanged}, card shows it ${pressesShown}, delivered ${by} ${pressesDelivered}
   commands ${commands.length}: answered ${commandsReplied}, delivered ${by} ${commandsDelivered}
