@@ -12,6 +12,12 @@ export const DEFAULT_SPOOL_DIR = './data/landing-spool';
 export const DEFAULT_SPOOL_MAX_AGE_DAYS = 7;
 /** The server refuses a replay whose `late.submitted_at` is older than 30 days: keeping entries longer is pointless. */
 export const MAX_SPOOL_MAX_AGE_DAYS = 30;
+/**
+ * Entries set aside in `rejected/` (422, or not an entry) are deleted this many days after they were set aside: they
+ * hold personal data, and ops have had the alert. At most 30, like the waiting entries.
+ */
+export const DEFAULT_SPOOL_REJECTED_DAYS = 14;
+export const MAX_SPOOL_REJECTED_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The durable spool of requests that did not reach the server's database (issue 12). */
@@ -20,6 +26,8 @@ export interface SpoolConfig {
   dir: string;
   /** LANDING_SPOOL_MAX_AGE_DAYS in milliseconds: older entries are dropped. */
   maxAgeMs: number;
+  /** LANDING_SPOOL_REJECTED_DAYS in milliseconds: entries set aside in `rejected/` longer ago are deleted. */
+  rejectedMaxAgeMs: number;
 }
 
 export interface LandingEnv {
@@ -137,6 +145,12 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   if (!/^\d+(\.\d+)?$/.test(maxAge) || !(Number(maxAge) > 0) || Number(maxAge) > MAX_SPOOL_MAX_AGE_DAYS) {
     problems.push(`LANDING_SPOOL_MAX_AGE_DAYS must be a positive number of days, up to ${MAX_SPOOL_MAX_AGE_DAYS} (got "${maxAge}")`);
   }
+  const rejectedDays = get('LANDING_SPOOL_REJECTED_DAYS') ?? String(DEFAULT_SPOOL_REJECTED_DAYS);
+  if (!/^\d+(\.\d+)?$/.test(rejectedDays) || !(Number(rejectedDays) > 0) || Number(rejectedDays) > MAX_SPOOL_REJECTED_DAYS) {
+    problems.push(
+      `LANDING_SPOOL_REJECTED_DAYS must be a positive number of days, up to ${MAX_SPOOL_REJECTED_DAYS} (got "${rejectedDays}")`,
+    );
+  }
   const landingSource = get('LANDING_SOURCE');
   if (landingSource && !LANDING_SOURCE.test(landingSource)) {
     problems.push(`LANDING_SOURCE must be a short name of letters, digits, _, - or . (up to 64, e.g. wedding; got "${landingSource}")`);
@@ -165,7 +179,10 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     signingKeyIsRandom: !leadsSecret,
     trustProxy: trust.ok ? trust.value : { mode: 'none' },
     production,
-    spool: leadsEndpoint && leadsSecret ? { dir: spoolDir, maxAgeMs: Number(maxAge) * DAY_MS } : null,
+    spool:
+      leadsEndpoint && leadsSecret
+        ? { dir: spoolDir, maxAgeMs: Number(maxAge) * DAY_MS, rejectedMaxAgeMs: Number(rejectedDays) * DAY_MS }
+        : null,
     adminChatId,
     landingSource,
   };

@@ -23,7 +23,7 @@ import {
   type StandInAnswer,
 } from './support';
 
-const SPOOL_ENV_KEYS = [...ENV_KEYS, 'LANDING_SPOOL_DIR', 'LANDING_SPOOL_MAX_AGE_DAYS', 'ADMIN_CHAT_ID'];
+const SPOOL_ENV_KEYS = [...ENV_KEYS, 'LANDING_SPOOL_DIR', 'LANDING_SPOOL_MAX_AGE_DAYS', 'LANDING_SPOOL_REJECTED_DAYS', 'ADMIN_CHAT_ID'];
 const spoolDirBefore = process.env.LANDING_SPOOL_DIR;
 
 let answer: StandInAnswer = { status: 201 };
@@ -294,19 +294,30 @@ describe('configuration', () => {
   };
   const server = { LEADS_ENDPOINT: 'http://127.0.0.1:3000/leads', LEADS_SECRET: 's' };
 
-  it('defaults: ./data/landing-spool under the working directory, 7 days, no admin chat', () => {
+  it('defaults: ./data/landing-spool under the working directory, 7 days, rejected/ kept 14 days, no admin chat', () => {
     const env = loadLandingEnv(server);
-    expect(env.spool).toEqual({ dir: join(process.cwd(), 'data/landing-spool'), maxAgeMs: 7 * 24 * 60 * 60 * 1000 });
+    expect(env.spool).toEqual({
+      dir: join(process.cwd(), 'data/landing-spool'),
+      maxAgeMs: 7 * 24 * 60 * 60 * 1000,
+      rejectedMaxAgeMs: 14 * 24 * 60 * 60 * 1000,
+    });
     expect(env.adminChatId).toBeNull();
     expect(loadLandingEnv({}).spool).toBeNull();
   });
 
-  it('LANDING_SPOOL_MAX_AGE_DAYS a positive number; ADMIN_CHAT_ID a chat id; one line each', () => {
+  it('LANDING_SPOOL_MAX_AGE_DAYS and LANDING_SPOOL_REJECTED_DAYS positive numbers; ADMIN_CHAT_ID a chat id; one line each', () => {
     expect(loadLandingEnv({ ...server, LANDING_SPOOL_MAX_AGE_DAYS: '0.5' }).spool?.maxAgeMs).toBe(12 * 60 * 60 * 1000);
     expect(problemsOf({ ...server, LANDING_SPOOL_MAX_AGE_DAYS: '30' })).toEqual([]);
     for (const bad of ['0', '-1', 'week', '1e3', '30.5']) {
       expect(problemsOf({ ...server, LANDING_SPOOL_MAX_AGE_DAYS: bad })).toEqual([
         `LANDING_SPOOL_MAX_AGE_DAYS must be a positive number of days, up to 30 (got "${bad}")`,
+      ]);
+    }
+    expect(loadLandingEnv({ ...server, LANDING_SPOOL_REJECTED_DAYS: '1.5' }).spool?.rejectedMaxAgeMs).toBe(36 * 60 * 60 * 1000);
+    expect(problemsOf({ ...server, LANDING_SPOOL_REJECTED_DAYS: '30' })).toEqual([]);
+    for (const bad of ['0', '-1', 'month', '31', '1e3']) {
+      expect(problemsOf({ ...server, LANDING_SPOOL_REJECTED_DAYS: bad })).toEqual([
+        `LANDING_SPOOL_REJECTED_DAYS must be a positive number of days, up to 30 (got "${bad}")`,
       ]);
     }
     expect(problemsOf({ ...server, ADMIN_CHAT_ID: 'admins' })).toEqual([

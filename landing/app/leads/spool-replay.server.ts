@@ -2,8 +2,10 @@
  * The spool's replay (issue 12): one loop per landing process, holding `<dir>/.lock`, sends the waiting entries to
  * `POST /leads` with the secret and the form path's 5 s timeout, oldest first, one at a time, each with its own
  * backoff (5 s, 15 s, 60 s, then every 5 min; `attempts` and `next_attempt_at` are kept in the entry). 201/200: the
- * entry is deleted. 422: moved to `rejected/` (never retried, never deleted), logged at error level, alerted. 429:
- * every replay waits for `Retry-After`. Entries past LANDING_SPOOL_MAX_AGE_DAYS are dropped (logged, counted).
+ * entry is deleted. 422: moved to `rejected/` (never retried), logged at error level, alerted; so is a file that is not
+ * a spool entry, as soon as a pass reads it. 429: every replay waits for `Retry-After`. Entries past
+ * LANDING_SPOOL_MAX_AGE_DAYS are dropped (logged, counted); entries in `rejected/` past LANDING_SPOOL_REJECTED_DAYS are
+ * deleted. No entry can hold up the others: one that fails in an unexpected way is skipped for a while.
  * The admin chat (ADMIN_CHAT_ID, through the fallback's bot) gets an alert when an entry waits for more than an hour
  * or is rejected, at most one per kind per 30 minutes; the throttle is kept in the spool directory.
  * No personal data in any log line or alert: request ids, counts, statuses.
@@ -14,7 +16,16 @@ import { SECRET_HEADER } from '@stickers/shared';
 import { getEnv, type LandingEnv, type SpoolConfig } from '../env.server';
 import { SERVER_TIMEOUT_MS, sendTelegramMessage } from './deliver-request.server';
 import { acquireSpoolLock, LOCK_HEARTBEAT_MS, lockRefusal, type SpoolLock } from './spool-lock.server';
-import { lateBody, spoolMetricsText, spoolShared, SpoolStore, writeDurably, type SpoolEntry, type SpoolFile } from './spool.server';
+import {
+  lateBody,
+  spoolMetricsText,
+  spoolShared,
+  SpoolStore,
+  unusableReason,
+  writeDurably,
+  type SpoolEntry,
+  type SpoolFile,
+} from './spool.server';
 
 /** The wait after the first, second, third and every later failed replay of an entry (its first replay: 5 s). */
 export const REPLAY_BACKOFF_MS = [15_000, 60_000, 300_000] as const;
@@ -26,6 +37,10 @@ export const IDLE_RECHECK_MS = 60_000;
 export const STALE_ALERT_AGE_MS = 60 * 60_000;
 export const ALERT_INTERVAL_MS = 30 * 60_000;
 export const ALERTS_FILE = '.alerts.json';
+/** An entry whose handling failed in an unexpected way (not a replay's answer) is left alone this long. */
+export const TROUBLED_SKIP_MS = 60_000;
+/** How often a replayer deletes expired entries from `rejected/`. */
+export const REJECTED_SWEEP_MS = 60_000;
 
 /** When an entry that has failed `attempts` times is tried next, counted from the failure. */
 export function backoffMs(attempts: number): number {
@@ -171,6 +186,9 @@ export class SpoolReplayer {
   private woken = false;
   private running: Promise<void> | null = null;
   private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  /** Entries whose handling threw (file name → not before): the others go on meanwhile. */
+  private readonly troubled = new Map<string, number>();
+  private rejectedSweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: ReplayerOptions) {
     this.env = options.env;
@@ -181,37 +199,104 @@ export class SpoolReplayer {
   }
 
   /**
-   * One pass: drops entries past the maximum age, alerts on an entry waiting for more than an hour, and replays the
+   * One pass: deletes expired entries of `rejected/` (at most once a minute), drops entries past the maximum age,
+   * alerts on an entry waiting for more than an hour, sets aside every file read that is not an entry, and replays the
    * oldest entry that is due (at most one). Returns how long nothing needs doing (0: go again at once).
    */
   async step(): Promise<number> {
     const now = this.clock.now();
+    if (now - this.rejectedSweptAt >= REJECTED_SWEEP_MS) {
+      this.rejectedSweptAt = now;
+      await this.expireRejected(now);
+    }
+    await this.alertAsides();
     const waiting: SpoolFile[] = [];
     for (const file of await this.store.files()) {
-      if (now - file.submittedMs > this.env.spool.maxAgeMs) await this.drop(file, now);
-      else waiting.push(file);
+      if (now - file.submittedMs <= this.env.spool.maxAgeMs) waiting.push(file);
+      else if (this.skipUntil(file, now) === null) await this.guarded(file, now, () => this.drop(file, now));
     }
     if (waiting.length > 0 && now - waiting[0].submittedMs > STALE_ALERT_AGE_MS) await this.alertStale(waiting, now);
     if (this.pausedUntil > now) return this.pausedUntil - now;
 
     let soonest = IDLE_RECHECK_MS;
     for (const file of waiting) {
-      let entry: SpoolEntry | null;
-      try {
-        entry = await this.store.read(file.name);
-      } catch (err) {
-        await this.setAsideUnreadable(file, err, now);
-        return 0;
+      const skipUntil = this.skipUntil(file, now);
+      if (skipUntil !== null) {
+        soonest = Math.min(soonest, skipUntil - now);
+        continue;
       }
-      if (!entry) continue;
-      const due = Date.parse(entry.next_attempt_at);
-      if (!(due > now)) {
+      const outcome = await this.guarded(file, now, async () => {
+        let entry: SpoolEntry | null;
+        try {
+          entry = await this.store.read(file.name);
+        } catch (err) {
+          await this.setAside(file, unusableReason(err), now);
+          return 'next';
+        }
+        if (!entry) return 'next';
+        const due = Date.parse(entry.next_attempt_at);
+        if (due > now) {
+          soonest = Math.min(soonest, due - now);
+          return 'next';
+        }
         await this.replay(file, entry);
-        return 0;
-      }
-      soonest = Math.min(soonest, due - now);
+        return 'replayed';
+      });
+      if (outcome === 'replayed') return 0;
     }
     return soonest;
+  }
+
+  /** Until when `file` is left alone after its handling threw; null when it is not. */
+  private skipUntil(file: SpoolFile, now: number): number | null {
+    const until = this.troubled.get(file.name);
+    return until !== undefined && until > now ? until : null;
+  }
+
+  /**
+   * Runs one entry's part of a pass. Should it throw (a file the process may not move, a disk error on its update),
+   * the entry is logged and left alone for TROUBLED_SKIP_MS, and the pass goes on with the others.
+   */
+  private async guarded<T>(file: SpoolFile, now: number, work: () => Promise<T>): Promise<T | 'failed'> {
+    try {
+      const result = await work();
+      this.troubled.delete(file.name);
+      return result;
+    } catch (err) {
+      this.troubled.set(file.name, now + TROUBLED_SKIP_MS);
+      const why = err instanceof Error ? `${(err as NodeJS.ErrnoException).code ?? err.name}: ${err.message}` : String(err);
+      console.error(`[spool] ${file.requestId} could not be handled (${why.slice(0, 200)}): left alone for ${duration(TROUBLED_SKIP_MS)}`);
+      return 'failed';
+    }
+  }
+
+  /** Deletes the entries of `rejected/` older than LANDING_SPOOL_REJECTED_DAYS. Never throws. */
+  private async expireRejected(now: number): Promise<void> {
+    try {
+      const days = this.env.spool.rejectedMaxAgeMs / 86_400_000;
+      for (const id of await this.store.expireRejected(now, this.env.spool.rejectedMaxAgeMs)) {
+        console.error(`[spool] ${id} deleted from ${this.store.rejectedDir}: set aside more than LANDING_SPOOL_REJECTED_DAYS=${days} ago`);
+      }
+    } catch (err) {
+      console.error(`[spool] rejected/ could not be cleaned: ${err instanceof Error ? err.message.slice(0, 200) : String(err)}`);
+    }
+  }
+
+  /** The alert for files the form path set aside (a malformed entry of a request sent again). */
+  private async alertAsides(): Promise<void> {
+    const asides = spoolShared(this.env.spool.dir).asides.splice(0);
+    if (asides.length === 0) return;
+    const { requestId, reason } = asides[0];
+    await this.alerts.send('rejected', this.malformedAlert(requestId, reason, asides.length));
+  }
+
+  private malformedAlert(requestId: string, reason: string, count = 1): string {
+    const more = count > 1 ? ` (и ещё ${count - 1})` : '';
+    return (
+      `🚨 Лендинг: файл заявки в резервной очереди повреждён (request_id ${requestId}: ${reason})${more}. ` +
+      `Он отложен в ${this.store.rejectedDir} и не повторяется — разберите его вручную ` +
+      '(docs/operations.md, «Сервер был недоступен — что стало с заявками»).'
+    );
   }
 
   private async drop(file: SpoolFile, now: number): Promise<void> {
@@ -238,22 +323,16 @@ export class SpoolReplayer {
     );
   }
 
-  private async setAsideUnreadable(file: SpoolFile, err: unknown, now: number): Promise<void> {
-    await this.store.reject(file.name);
-    console.error(
-      `[spool] ${file.requestId} unreadable (${err instanceof Error ? err.message.slice(0, 100) : String(err)}): ` +
-        `moved to ${this.store.rejectedDir}, not retried`,
-    );
-    await this.alerts.send(
-      'rejected',
-      `🚨 Лендинг: файл заявки в резервной очереди повреждён (request_id ${file.requestId}). ` +
-        `Он отложен в ${this.store.rejectedDir} и не повторяется — разберите его вручную.`,
-    );
+  /** A file that is not a usable entry: moved to `rejected/` with its reason, logged, alerted; never retried. */
+  private async setAside(file: SpoolFile, reason: string, now: number): Promise<void> {
+    await this.store.reject(file.name, reason, now);
+    console.error(`[spool] ${file.requestId} malformed (${reason}): moved to ${this.store.rejectedDir}, not retried`);
+    await this.alerts.send('rejected', this.malformedAlert(file.requestId, reason));
     await this.store.noteDepth(now);
   }
 
   private async replay(file: SpoolFile, entry: SpoolEntry): Promise<void> {
-    const id = entry.request_id;
+    const id = file.requestId;
     if (this.lock && !(await this.lock.owned())) {
       console.error(`[spool] the lock ${this.lock.path} is not this process's any more: replay stopped`);
       this.stopping.abort();
@@ -299,8 +378,8 @@ export class SpoolReplayer {
     }
 
     if (status === 422) {
-      await this.store.reject(file.name);
       const codes = fieldCodes(text);
+      await this.store.reject(file.name, `422: ${codes}`, now);
       console.error(`[spool] ${id} REJECTED by the server on replay (422: ${codes}): moved to ${this.store.rejectedDir}, not retried`);
       await this.alerts.send(
         'rejected',

@@ -4,12 +4,14 @@
  * (spool-replay.server.ts). One JSON file per request_id, named `<submitted ms, 13 digits>-<request_id>.json` so that
  * the directory listing is the replay order; mode 0600 in a 0700 directory (it holds personal data); every write is
  * atomic and durable: a temporary file in the same directory, fsync, rename, fsync of the directory.
- * Entries the server refused with 422 move to `rejected/` and stay there until ops deal with them.
+ * Every entry is checked for its shape when it is read (`checkEntry`): a file that is not one (not JSON, a field missing
+ * or of the wrong kind) is set aside like an entry the server refused with 422. Set-aside entries wait in `rejected/`,
+ * next to a `<name>.reason` file saying when and why, until ops deal with them or LANDING_SPOOL_REJECTED_DAYS pass.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import type { LeadRequestBody } from '@stickers/shared';
+import { parseIsoTime, type LeadRequestBody } from '@stickers/shared';
 import type { LandingEnv } from '../env.server';
 import type { DeliveryResult, FallbackMessage } from './deliver-request.server';
 import { fallbackSignature } from './fallback-signature.server';
@@ -73,6 +75,8 @@ export interface SpoolFile {
 /** The first replay of a new entry: as long as the first step of the backoff. */
 export const FIRST_REPLAY_DELAY_MS = 5_000;
 export const REJECTED_DIR = 'rejected';
+/** Beside a set-aside entry in `rejected/`: `<entry name>.reason`, one line, when and why (no personal data). */
+export const REASON_SUFFIX = '.reason';
 const ENTRY_NAME = /^(\d{13})-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/;
 
 export function entryName(submittedMs: number, requestId: string): string {
@@ -82,6 +86,63 @@ export function entryName(submittedMs: number, requestId: string): string {
 export function parseEntryName(name: string): SpoolFile | null {
   const m = ENTRY_NAME.exec(name);
   return m ? { name, requestId: m[2], submittedMs: Number(m[1]) } : null;
+}
+
+/**
+ * A spool file whose content is not a spool entry. `reason` names the fields only, never a value (values may be
+ * personal data, and the reason goes to the log, the admin chat and `rejected/<name>.reason`).
+ */
+export class MalformedEntryError extends Error {
+  constructor(readonly reason: string) {
+    super(`not a spool entry: ${reason}`);
+    this.name = 'MalformedEntryError';
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown, min: number) => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
+const isTime = (v: unknown) => parseIsoTime(v) !== null;
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v);
+
+/**
+ * The shape of one spool file's parsed content, checked field by field, for the entry named `requestId`: what the
+ * replay reads must be there and of its kind, or the whole file is refused with every problem named. The field values
+ * themselves (the visitor's name, phone, …) are the server's to check: a refusal there is a 422.
+ */
+export function checkEntry(value: unknown, requestId: string): SpoolEntry {
+  if (!isObject(value)) throw new MalformedEntryError(`the file holds ${kindOf(value)}, not an object`);
+  const problems: string[] = [];
+  if (value.version !== 1) problems.push('version is not 1');
+  if (value.request_id !== requestId) problems.push("request_id is not the file name's");
+  if (!isTime(value.submitted_at)) problems.push('submitted_at is not a time');
+  if (value.route !== 'fallback' && value.route !== 'lost') problems.push('route is not fallback or lost');
+  if (typeof value.reason !== 'string' || value.reason === '') problems.push('reason is not a text');
+  const fallback = value.fallback;
+  if (
+    fallback !== undefined &&
+    fallback !== null &&
+    !(isObject(fallback) && typeof fallback.chat_id === 'string' && isCount(fallback.message_id, 1) && isTime(fallback.sent_at))
+  ) {
+    problems.push('fallback is not {chat_id, message_id, sent_at}');
+  }
+  if (!isObject(value.body) || value.body.request_id !== requestId) problems.push('body is not an object with this request_id');
+  if (!isCount(value.attempts, 0)) problems.push('attempts is not a whole number from 0');
+  if (!isTime(value.next_attempt_at)) problems.push('next_attempt_at is not a time');
+  if (!isCount(value.revision, 1)) problems.push('revision is not a whole number from 1');
+  if (value.last_error !== undefined && typeof value.last_error !== 'string') problems.push('last_error is not a text');
+  if (value.updated_at !== undefined && typeof value.updated_at !== 'string') problems.push('updated_at is not a text');
+  if (problems.length > 0) throw new MalformedEntryError(problems.join('; '));
+  const entry = { ...value } as unknown as SpoolEntry;
+  if (fallback === null) delete entry.fallback;
+  return entry;
+}
+
+/** Why a spool file could not be used, without its content: the shape problems, `not JSON`, or the file error's code. */
+export function unusableReason(err: unknown): string {
+  if (err instanceof MalformedEntryError) return err.reason;
+  if (err instanceof SyntaxError) return 'not JSON';
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return `unreadable (${code ?? (err instanceof Error ? err.name : 'error')})`;
 }
 
 /**
@@ -120,6 +181,8 @@ interface SpoolShared {
   dropped: number;
   replayed: number;
   wake: (() => void) | null;
+  /** Files the form path set aside (not entries), for the replay's alert. */
+  asides: { requestId: string; reason: string }[];
 }
 
 const SHARED_KEY = Symbol.for('stickers.landing.spool');
@@ -128,7 +191,7 @@ export function spoolShared(dir: string): SpoolShared {
   const registry = ((globalThis as Record<symbol, unknown>)[SHARED_KEY] ??= new Map<string, SpoolShared>()) as Map<string, SpoolShared>;
   let state = registry.get(dir);
   if (!state) {
-    state = { tail: Promise.resolve(), lastDepth: null, dropped: 0, replayed: 0, wake: null };
+    state = { tail: Promise.resolve(), lastDepth: null, dropped: 0, replayed: 0, wake: null, asides: [] };
     registry.set(dir, state);
   }
   return state;
@@ -210,12 +273,29 @@ export class SpoolStore {
     return names.filter((n) => !n.startsWith('.') && n !== REJECTED_DIR && parseEntryName(n) === null);
   }
 
+  /**
+   * The entry in file `name`, checked (`checkEntry`); null when the file is gone. Throws `MalformedEntryError` when it
+   * is not a spool entry, a `SyntaxError` when it is not JSON, the file error when it cannot be read.
+   */
   async read(name: string): Promise<SpoolEntry | null> {
+    let text: string;
     try {
-      return JSON.parse(await fsp.readFile(join(this.dir, name), 'utf8')) as SpoolEntry;
+      text = await fsp.readFile(join(this.dir, name), 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
+    }
+    const file = parseEntryName(name);
+    if (!file) throw new MalformedEntryError('the file name is not <13 digits>-<request_id>.json');
+    return checkEntry(JSON.parse(text) as unknown, file.requestId);
+  }
+
+  /** `read`, with a file that is not a usable entry given as its reason instead of thrown. */
+  private async readOrReason(name: string): Promise<{ entry: SpoolEntry | null; unusable?: string }> {
+    try {
+      return { entry: await this.read(name) };
+    } catch (err) {
+      return { entry: null, unusable: unusableReason(err) };
     }
   }
 
@@ -240,7 +320,17 @@ export class SpoolStore {
   }): Promise<SpoolEntry> {
     const entry = await this.exclusive(async () => {
       const existing = await this.find(input.requestId);
-      const previous = existing ? await this.read(existing.name) : null;
+      const found = existing ? await this.readOrReason(existing.name) : { entry: null };
+      if (existing && found.unusable !== undefined) {
+        // Not an entry (a hand edit?): kept aside with its reason, and this submission starts a fresh one.
+        await this.moveAside(existing.name, found.unusable, input.now);
+        spoolShared(this.dir).asides.push({ requestId: input.requestId, reason: found.unusable });
+        console.error(
+          `[spool] ${input.requestId} malformed (${found.unusable}): moved to ${this.rejectedDir}, not retried; ` +
+            'the new submission is kept as a new entry',
+        );
+      }
+      const previous = found.entry;
       const fallback: LateFallback | undefined = input.fallback
         ? { chat_id: input.fallback.chatId, message_id: input.fallback.messageId, sent_at: input.fallback.sentAt }
         : previous?.fallback;
@@ -277,7 +367,8 @@ export class SpoolStore {
   async settle(requestId: string, now: number): Promise<boolean> {
     const removed = await this.exclusive(async () => {
       const file = await this.find(requestId);
-      const entry = file ? await this.read(file.name) : null;
+      // A file that is not an entry is left to the replay, which sets it aside.
+      const entry = file ? (await this.readOrReason(file.name)).entry : null;
       if (!file || !entry || entry.fallback) return false;
       await fsp.rm(join(this.dir, file.name), { force: true });
       await syncDir(this.dir);
@@ -305,8 +396,9 @@ export class SpoolStore {
   async remove(name: string, revision?: number): Promise<boolean> {
     return this.exclusive(async () => {
       if (revision !== undefined) {
-        const entry = await this.read(name);
-        if (entry && entry.revision !== revision) return false;
+        const { entry, unusable } = await this.readOrReason(name);
+        // Changed meanwhile, into something that is not an entry: the replay's next pass sets it aside.
+        if (unusable !== undefined || (entry && entry.revision !== revision)) return false;
       }
       await fsp.rm(join(this.dir, name), { force: true });
       await syncDir(this.dir);
@@ -314,14 +406,65 @@ export class SpoolStore {
     });
   }
 
-  /** Moves an entry to `rejected/` (never retried, never deleted automatically). */
-  async reject(name: string): Promise<void> {
-    await this.exclusive(async () => {
-      await fsp.mkdir(this.rejectedDir, { recursive: true, mode: 0o700 });
-      await fsp.rename(join(this.dir, name), join(this.rejectedDir, name));
-      await syncDir(this.rejectedDir);
-      await syncDir(this.dir);
+  /**
+   * Moves an entry to `rejected/` with `<name>.reason` beside it (`<time> <reason>`): never retried; deleted once
+   * LANDING_SPOOL_REJECTED_DAYS have passed since it was set aside or last edited (`expireRejected`).
+   */
+  async reject(name: string, reason: string, now: number): Promise<void> {
+    await this.exclusive(() => this.moveAside(name, reason, now));
+  }
+
+  private async moveAside(name: string, reason: string, now: number): Promise<void> {
+    await fsp.mkdir(this.rejectedDir, { recursive: true, mode: 0o700 });
+    const target = join(this.rejectedDir, name);
+    await fsp.rename(join(this.dir, name), target);
+    await writeDurably(this.rejectedDir, `${name}${REASON_SUFFIX}`, `${new Date(now).toISOString()} ${reason.replace(/\s+/g, ' ')}\n`);
+    // Its time in rejected/ counts from now (the later of the two files' times, see expireRejected).
+    const t = new Date(now);
+    await fsp.utimes(target, t, t).catch(() => undefined);
+    await fsp.utimes(join(this.rejectedDir, `${name}${REASON_SUFFIX}`), t, t).catch(() => undefined);
+    await syncDir(this.dir);
+  }
+
+  /**
+   * Deletes what has been in `rejected/` for longer than `maxAgeMs`, counted from the later of the entry's and its
+   * reason file's modification times (set when it was set aside; an edit by ops starts the time again), and reason
+   * files whose entry is gone (moved back for replay). Returns the request ids of the entries deleted.
+   */
+  async expireRejected(now: number, maxAgeMs: number): Promise<string[]> {
+    return this.exclusive(async () => {
+      const names = await fsp.readdir(this.rejectedDir).catch(() => [] as string[]);
+      const present = new Set(names);
+      const deleted: string[] = [];
+      // Whole milliseconds: a time set with utimes reads back a fraction of a millisecond off.
+      const mtime = async (name: string) =>
+        Math.round((await fsp.stat(join(this.rejectedDir, name)).catch(() => null))?.mtimeMs ?? -Infinity);
+      for (const name of names) {
+        if (name.endsWith(REASON_SUFFIX)) {
+          if (!present.has(name.slice(0, -REASON_SUFFIX.length))) await fsp.rm(join(this.rejectedDir, name), { force: true });
+          continue;
+        }
+        if (name.startsWith('.tmp-')) {
+          if (now - (await mtime(name)) > 60_000) await fsp.rm(join(this.rejectedDir, name), { force: true });
+          continue;
+        }
+        const file = parseEntryName(name);
+        if (!file) continue;
+        const since = Math.max(await mtime(name), await mtime(`${name}${REASON_SUFFIX}`));
+        if (!(now - since > maxAgeMs)) continue;
+        await fsp.rm(join(this.rejectedDir, name), { recursive: true, force: true });
+        await fsp.rm(join(this.rejectedDir, `${name}${REASON_SUFFIX}`), { force: true });
+        deleted.push(file.requestId);
+      }
+      if (deleted.length > 0) await syncDir(this.rejectedDir);
+      return deleted;
     });
+  }
+
+  /** Why an entry in `rejected/` was set aside (its `.reason` file, without the time); null when unknown. */
+  async rejectedReason(name: string): Promise<string | null> {
+    const text = await fsp.readFile(join(this.rejectedDir, `${name}${REASON_SUFFIX}`), 'utf8').catch(() => null);
+    return text === null ? null : text.trim().replace(/^\S+ /, '');
   }
 
   /** Removes temporary files a crash left behind (older than a minute: a write in progress is never older). */

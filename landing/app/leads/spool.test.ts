@@ -52,7 +52,7 @@ afterEach(() => {
 });
 
 const env = (over: Partial<ReplayEnv> = {}): ReplayEnv => ({
-  spool: { dir, maxAgeMs: 7 * DAY },
+  spool: { dir, maxAgeMs: 7 * DAY, rejectedMaxAgeMs: 14 * DAY },
   leadsEndpoint: `${leads.url}/leads`,
   leadsSecret: 'spool-test-secret-123',
   telegram: { token: sandbox.token, apiRoot: sandbox.url, chatId: '-1001000000001' },
@@ -89,7 +89,8 @@ async function spooled(options: { submittedAt?: number; fallback?: boolean; requ
 }
 
 const entries = () => readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
-const rejected = () => readdirSync(join(dir, 'rejected'));
+/** The entries in rejected/ (without their `.reason` files). */
+const rejected = () => readdirSync(join(dir, 'rejected')).filter((n) => n.endsWith('.json'));
 const readEntry = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as SpoolEntry;
 const adminMessages = () => sandbox.messages(ADMIN_CHAT);
 
@@ -280,6 +281,193 @@ describe('422: kept aside, never retried, reported', () => {
   });
 });
 
+describe('a file that is not a spool entry: set aside at once, never in the way', () => {
+  /** Writes `content` as the spool file of a new request id submitted at `submittedAt`. */
+  const badFile = (submittedAt: number, content: string) => {
+    const requestId = crypto.randomUUID();
+    const name = entryName(submittedAt, requestId);
+    writeFileSync(join(dir, name), content, { mode: 0o600 });
+    return { requestId, name };
+  };
+  const reasonOf = (name: string) => readFileSync(join(dir, 'rejected', `${name}.reason`), 'utf8');
+
+  it('with the server down: every malformed file goes to rejected/ with its reason in the first pass, and the entry behind them is tried', async () => {
+    const array = badFile(T0 - 6 * SEC, '[]');
+    const nothing = badFile(T0 - 5 * SEC, 'null');
+    const noAttempts = await spooled({ submittedAt: T0 - 4 * SEC });
+    const raw: Partial<SpoolEntry> = readEntry(noAttempts.name);
+    delete raw.attempts;
+    writeFileSync(join(dir, noAttempts.name), JSON.stringify(raw));
+    const notJson = badFile(T0 - 3 * SEC, 'Анна Ким +79991234567 @anna_k');
+    const behind = await spooled({ submittedAt: T0 - 2 * SEC });
+    clock.t = T0 + 5 * SEC;
+    fallbackAnswer = { status: 503 };
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+
+    // The entry behind them was tried in that same pass, and its backoff works.
+    expect(received.map((r) => r.body.request_id)).toEqual([behind.requestId]);
+    expect(readEntry(behind.name)).toMatchObject({ attempts: 1, last_error: '503' });
+    expect(entries()).toEqual([behind.name]);
+    expect(rejected()).toEqual([array.name, nothing.name, noAttempts.name, notJson.name].sort());
+    expect(reasonOf(array.name)).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z the file holds an array, not an object\n$/);
+    expect(reasonOf(nothing.name)).toContain(' the file holds null, not an object');
+    expect(reasonOf(noAttempts.name)).toContain(' attempts is not a whole number from 0');
+    expect(reasonOf(notJson.name)).toContain(' not JSON');
+    // Kept as they were, for ops.
+    expect(readFileSync(join(dir, 'rejected', nothing.name), 'utf8')).toBe('null');
+    for (const bad of [array, nothing, noAttempts, notJson]) {
+      expect(logs.filter((l) => l.startsWith(`error: [spool] ${bad.requestId} malformed (`))).toHaveLength(1);
+    }
+    expect(logs.some((l) => l.includes('undefined') || l.includes('Invalid time value'))).toBe(false);
+    // One alert (throttled per kind), naming the first file by its request id.
+    await waitUntil(() => adminMessages().length === 1, 'the alert');
+    expect(adminMessages()[0].text).toContain(`повреждён (request_id ${array.requestId}: the file holds an array, not an object)`);
+    // No personal data from the files' content anywhere.
+    for (const line of [...logs, adminMessages()[0].text]) for (const pii of ['Анна', 'anna_k', '999']) expect(line).not.toContain(pii);
+    // Counted as rejected, not as waiting; later passes leave them alone.
+    expect(await spoolMetricsText({ spool: { dir, maxAgeMs: 7 * DAY } } as never, clock.t)).toContain('landing_spool_depth 1\n');
+    clock.t += 15 * SEC;
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id)).toEqual([behind.requestId, behind.requestId]);
+    expect(adminMessages()).toHaveLength(1);
+  });
+
+  it.each([
+    ['a version other than 1', (e: any) => ({ ...e, version: 2 }), 'version is not 1'],
+    ['another request id', (e: any) => ({ ...e, request_id: crypto.randomUUID() }), "request_id is not the file name's"],
+    ['a time that is not one', (e: any) => ({ ...e, next_attempt_at: 'soon' }), 'next_attempt_at is not a time'],
+    ['an unknown route', (e: any) => ({ ...e, route: 'server' }), 'route is not fallback or lost'],
+    ['a fallback without its message id', (e: any) => ({ ...e, fallback: { ...e.fallback, message_id: '4711' } }), 'fallback is not'],
+    ['a body of another request', (e: any) => ({ ...e, body: { ...e.body, request_id: crypto.randomUUID() } }), 'body is not an object'],
+    ['attempts below 0', (e: any) => ({ ...e, attempts: -1 }), 'attempts is not a whole number from 0'],
+    ['no revision', (e: any) => ({ ...e, revision: undefined }), 'revision is not a whole number from 1'],
+  ])('%s: set aside with that reason', async (_, change, reason) => {
+    const { name } = await spooled();
+    writeFileSync(join(dir, name), JSON.stringify(change(readEntry(name))));
+    clock.t = T0 + 5 * SEC;
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(received).toHaveLength(0);
+    expect(rejected()).toEqual([name]);
+    expect(reasonOf(name)).toContain(reason);
+  });
+
+  it('a fallback of null is no fallback: the entry is replayed', async () => {
+    const { name, requestId } = await spooled();
+    writeFileSync(join(dir, name), JSON.stringify({ ...readEntry(name), fallback: null }));
+    clock.t = T0 + 5 * SEC;
+    answers.push({ status: 201 });
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(received[0].body).toMatchObject({ request_id: requestId, late: { route: 'fallback', reason: '503' } });
+    expect(received[0].body.late.fallback).toBeUndefined();
+    expect(entries()).toEqual([]);
+  });
+
+  it('sent again while its file is malformed: the file is set aside, the new submission kept, and the next pass alerts', async () => {
+    const bad = badFile(T0 - 60 * SEC, '{"version": 1}');
+    const { requestId } = bad;
+    await new SpoolStore(dir).keep({
+      requestId,
+      body: body(requestId),
+      submittedAt: T0,
+      route: 'lost',
+      reason: 'network',
+      now: T0,
+    });
+    expect(rejected()).toEqual([bad.name]);
+    expect(reasonOf(bad.name)).toContain('attempts is not a whole number from 0');
+    const [kept] = entries();
+    expect(readEntry(kept)).toMatchObject({ request_id: requestId, route: 'lost', attempts: 0, revision: 1 });
+    await new SpoolReplayer({ env: env(), clock }).step();
+    await waitUntil(() => adminMessages().length === 1, 'the alert');
+    expect(adminMessages()[0].text).toContain(`повреждён (request_id ${requestId}: `);
+  });
+
+  it('an entry whose handling fails in an unexpected way is left alone for a minute; the others go on', async () => {
+    const first = await spooled({ submittedAt: T0 - 2 * SEC });
+    const second = await spooled({ submittedAt: T0 - SEC });
+    clock.t = T0 + 10 * SEC;
+    fallbackAnswer = { status: 503 };
+    // The disk fails writing that one file's update.
+    const open = fsp.open.bind(fsp);
+    const broken = vi
+      .spyOn(fsp, 'open')
+      .mockImplementation((path, ...rest) =>
+        String(path).includes(`.tmp-${first.name}`)
+          ? Promise.reject(Object.assign(new Error('i/o error'), { code: 'EIO' }))
+          : open(path, ...rest),
+      );
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id)).toEqual([first.requestId, second.requestId]);
+    expect(readEntry(second.name)).toMatchObject({ attempts: 1 });
+    expect(logs).toContain(`error: [spool] ${first.requestId} could not be handled (EIO: i/o error): left alone for 60 s`);
+    // Within the minute it is not tried again (the other one is, on its backoff); after it, it is (the disk is fine again).
+    broken.mockRestore();
+    const triesOfFirst = () => received.filter((r) => r.body.request_id === first.requestId).length;
+    clock.t += 30 * SEC;
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id).slice(2)).toEqual([second.requestId]);
+    expect(triesOfFirst()).toBe(1);
+    clock.t += 30 * SEC;
+    await replayer.step();
+    expect(triesOfFirst()).toBe(2);
+    expect(readEntry(first.name)).toMatchObject({ attempts: 1 });
+  });
+});
+
+describe('rejected/ expires after LANDING_SPOOL_REJECTED_DAYS', () => {
+  it('an entry set aside is deleted with its reason file once the days have passed since it was set aside, logged', async () => {
+    const { name, requestId } = await spooled({ submittedAt: T0 - DAY });
+    await new SpoolStore(dir).reject(name, '422: phone invalid', T0);
+    expect(readdirSync(join(dir, 'rejected')).sort()).toEqual([name, `${name}.reason`]);
+    clock.t = T0 + 14 * DAY;
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(rejected()).toEqual([name]);
+    clock.t = T0 + 14 * DAY + SEC;
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(readdirSync(join(dir, 'rejected'))).toEqual([]);
+    expect(logs).toContain(
+      `error: [spool] ${requestId} deleted from ${join(dir, 'rejected')}: set aside more than LANDING_SPOOL_REJECTED_DAYS=14 ago`,
+    );
+    expect(await spoolMetricsText({ spool: { dir, maxAgeMs: 7 * DAY } } as never, clock.t)).toContain('landing_spool_rejected 0\n');
+  });
+
+  it('the time counts from the later of setting aside and the last edit; a reason file left alone is removed; other files stay', async () => {
+    const edited = await spooled({ submittedAt: T0 - 2 * SEC });
+    const moved = await spooled({ submittedAt: T0 - SEC });
+    const store = new SpoolStore(dir);
+    await store.reject(edited.name, '422: phone invalid', T0);
+    await store.reject(moved.name, '422: phone invalid', T0);
+    // Ops fixed one by hand ten days later, and moved the other back for replay.
+    const tenDays = new Date(T0 + 10 * DAY);
+    utimesSync(join(dir, 'rejected', edited.name), tenDays, tenDays);
+    await fsp.rename(join(dir, 'rejected', moved.name), join(dir, moved.name));
+    writeFileSync(join(dir, 'rejected', 'notes.txt'), 'ops notes');
+    clock.t = T0 + 20 * DAY;
+    fallbackAnswer = { status: 503 };
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(readdirSync(join(dir, 'rejected')).sort()).toEqual([edited.name, `${edited.name}.reason`, 'notes.txt'].sort());
+    clock.t = T0 + 24 * DAY + SEC;
+    await new SpoolReplayer({ env: env(), clock }).step();
+    expect(readdirSync(join(dir, 'rejected'))).toEqual(['notes.txt']);
+  });
+
+  it('a replayer looks at rejected/ at most once a minute', async () => {
+    const { name } = await spooled({ submittedAt: T0 - 2 * SEC });
+    await new SpoolStore(dir).reject(name, '422: phone invalid', T0);
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    clock.t = T0 + 14 * DAY - 10 * SEC;
+    await replayer.step();
+    clock.t = T0 + 14 * DAY + SEC;
+    await replayer.step();
+    expect(rejected()).toEqual([name]);
+    clock.t = T0 + 14 * DAY + 50 * SEC;
+    await replayer.step();
+    expect(rejected()).toEqual([]);
+  });
+});
+
 describe('429: every replay waits for Retry-After', () => {
   it('no replay of any entry before Retry-After has passed; then oldest first again', async () => {
     const older = await spooled({ submittedAt: T0 - 2 * SEC });
@@ -330,9 +518,9 @@ describe('maximum age', () => {
     );
   });
 
-  it('rejected entries are not dropped automatically', async () => {
+  it('rejected entries are not dropped by LANDING_SPOOL_MAX_AGE_DAYS', async () => {
     const { name } = await spooled({ submittedAt: T0 - 8 * DAY });
-    await new SpoolStore(dir).reject(name);
+    await new SpoolStore(dir).reject(name, '422: phone invalid', T0);
     await new SpoolReplayer({ env: env(), clock }).step();
     expect(rejected()).toEqual([name]);
   });
@@ -472,7 +660,7 @@ describe('metrics', () => {
     await spooled({ submittedAt: T0 - 90 * SEC });
     await spooled({ submittedAt: T0 - 30 * SEC });
     const aside = await spooled({ submittedAt: T0 - 10 * SEC });
-    await new SpoolStore(dir).reject(aside.name);
+    await new SpoolStore(dir).reject(aside.name, '422: phone invalid', T0);
     const shared = spoolShared(dir);
     shared.dropped = 3;
     shared.replayed = 5;
