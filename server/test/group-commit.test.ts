@@ -4,7 +4,7 @@
  * submit lock (docs/decisions.md), and the server's fsync is PostgreSQL's own business.
  */
 import { LeadsService, type SubmitRequest } from '../src/leads/leads.service';
-import { LeadSubmitRepository } from '../src/repositories/lead-submit.repository';
+import { LeadSubmitRepository, type SubmitPlan } from '../src/repositories/lead-submit.repository';
 import { lead, startServer, type TestServer, tempDir } from './harness';
 import { describeSqliteOnly, sqlRow } from './support/test-database';
 
@@ -56,9 +56,10 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL co
     const one = (item: (typeof batch)[number]): Promise<unknown> =>
       typeof item === 'string'
         ? repository
-            .run(function* (q) {
+            // SQLite's runner takes the decision as it is (the plan is PostgreSQL's input).
+            .submit({} as SubmitPlan, function* (q) {
               // The first lead's request_id again, past the decision's own check: the unique index refuses it.
-              return yield* q.insertLead({
+              const id = yield* q.insertLead({
                 request_id: batch[0].request_id as string,
                 name: 'x',
                 telegram: '@x',
@@ -68,6 +69,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL co
                 created_at: 1,
                 next_attempt_at: 1,
               });
+              return { kind: 'created' as const, lead_number: id };
             })
             .then(
               () => 'stored',

@@ -22,6 +22,14 @@ export interface ServerConfig {
    * maintenance shell) before it fails; the submit path then answers 503. SQLite itself waits only a few ms.
    */
   databaseBusyTimeoutMs: number;
+  /**
+   * PostgreSQL: DATABASE_STATEMENT_TIMEOUT_MS bounds every statement of the server's sessions (`statement_timeout`;
+   * the submit decision is one statement, so this bounds it too, under the landing's 5 s) and
+   * DATABASE_IDLE_TX_TIMEOUT_MS a session idle inside a transaction (`idle_in_transaction_session_timeout`): an
+   * instance frozen or cut off in a transaction cannot hold its locks for longer.
+   */
+  databaseStatementTimeoutMs: number;
+  databaseIdleTxTimeoutMs: number;
   leads: {
     /**
      * A non-empty LEADS_SECRET and LEADS_ENABLED not 0; otherwise `POST /leads` answers 404. LEADS_ENABLED=1 said
@@ -394,6 +402,7 @@ export function loadServerConfig(env: Env): ServerConfig {
   }
 
   const host = r.string('HOST') || null;
+  const databaseBusyTimeoutMs = r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000);
   if (host !== null && isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/.test(host)) {
     r.problems.push(`HOST must be an IP address like 127.0.0.1 or a host name (got "${host}")`);
   }
@@ -416,9 +425,12 @@ export function loadServerConfig(env: Env): ServerConfig {
     port: r.int('PORT', 3000, 0, 65535),
     host,
     databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'),
-    databaseBusyTimeoutMs: r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000),
+    databaseBusyTimeoutMs,
     databaseUrl,
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1000),
+    // A second past the lock's bound by default (4 s): a lock wait ends as 55P03 first, and all is over before the landing's 5 s.
+    databaseStatementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', databaseBusyTimeoutMs + 1000, 100, 601_000),
+    databaseIdleTxTimeoutMs: r.int('DATABASE_IDLE_TX_TIMEOUT_MS', 2000, 100, 600_000),
     leads: {
       enabled,
       secret,

@@ -105,11 +105,34 @@ export class DatabaseHandle implements OnApplicationShutdown {
 export function openHandle(config: ServerConfig): DatabaseHandle {
   const busy: BusyState = { timeoutMs: config.databaseBusyTimeoutMs, waits: 0 };
   if (config.databaseUrl) {
-    const { db, pool } = openPostgres(config.databaseUrl, { max: config.databasePoolMax });
+    const logger = new Logger('Database');
+    const { db, pool } = openPostgres(config.databaseUrl, {
+      max: config.databasePoolMax,
+      connectTimeoutMs: config.databaseBusyTimeoutMs,
+      lockTimeoutMs: config.databaseBusyTimeoutMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      idleInTransactionTimeoutMs: config.databaseIdleTxTimeoutMs,
+      // Once per connection; the next query opens another (the instance answers 503 until PostgreSQL is back).
+      onConnectionLost: (err) => logger.warn({ msg: 'database connection lost', error: err.message }),
+    });
     return new DatabaseHandle(db, pool, describeDatabaseUrl(config.databaseUrl), busy);
   }
   const opened = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   return new DatabaseHandle(opened.db, opened.sqlite, config.databasePath, opened.busy);
+}
+
+/**
+ * Applies pending migrations. On PostgreSQL through a connection of its own without the sessions' statement bounds: a
+ * migration may rewrite a big table, and the migrator waits for another instance's migration lock.
+ */
+async function migrate(config: ServerConfig, handle: DatabaseHandle): Promise<string[]> {
+  if (!config.databaseUrl) return migrateToLatest(handle.db);
+  const { db } = openPostgres(config.databaseUrl, { max: 1 });
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
 }
 
 export const DB = Symbol('LeadsDb');
@@ -126,7 +149,7 @@ export const InjectDb = () => Inject(DB);
         const handle = openHandle(config);
         try {
           // Several instances starting at once on PostgreSQL: Kysely's migrator takes a lock, one migrates, the others wait.
-          const applied = await migrateToLatest(handle.db);
+          const applied = await migrate(config, handle);
           if (applied.length > 0) new Logger('Database').log(`migrations applied: ${applied.join(', ')}`);
         } catch (err) {
           await handle.db.destroy();

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type MigrationProvider, PostgresDialect, sql } from 'kysely';
-import { Pool, TypeOverrides, types as pgTypes } from 'pg';
+import { Pool, type PoolClient, TypeOverrides, types as pgTypes } from 'pg';
 import {
   type BusyPolicy,
   ImmediateSqliteDialect,
@@ -87,21 +87,103 @@ export function parseInt8(value: string): number {
 export interface PostgresOptions {
   /** Connections in the pool (pg's default: 10; DATABASE_POOL_MAX in the server). */
   max?: number;
+  /**
+   * How long a query waits for a connection of the pool, and a new connection for the server, before it fails (a
+   * storage error: the submit path answers 503). The server passes DATABASE_BUSY_TIMEOUT_MS; 10 s when not given.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * `lock_timeout` of every session (DATABASE_BUSY_TIMEOUT_MS): a statement waits at most this long for a lock another
+   * session holds (the submit lock, a table an operator locked), then fails with 55P03; none when not given.
+   */
+  lockTimeoutMs?: number;
+  /** `statement_timeout` of every session (DATABASE_STATEMENT_TIMEOUT_MS); none when not given (the CLI, migrations). */
+  statementTimeoutMs?: number;
+  /** `idle_in_transaction_session_timeout` of every session (DATABASE_IDLE_TX_TIMEOUT_MS); none when not given. */
+  idleInTransactionTimeoutMs?: number;
+  /** Told once of each connection that broke (checked out or idle); the pool drops it and opens another when asked. */
+  onConnectionLost?: (err: Error) => void;
 }
 
 /**
- * Opens a PostgreSQL database (issue 13, DATABASE_URL): Kysely's Postgres dialect over a `pg` pool whose int8 values
- * are numbers (`parseInt8`). Migrations: `migrateToLatest(db)` as for SQLite.
+ * TCP keepalive on both ends of every connection: the pool's sockets probe after 10 s idle, and the server's side of
+ * the session (`tcp_keepalives_*`) gives up on a silent instance after about 10 + 3 × 5 s, so a host that vanished
+ * while it held a lock does not hold it until the kernel's two hours.
+ */
+const KEEPALIVE = { idleSec: 10, intervalSec: 5, count: 3 };
+
+/**
+ * Opens a PostgreSQL database (DATABASE_URL): Kysely's Postgres dialect over a `pg` pool whose int8 values are numbers
+ * (`parseInt8`). Migrations: `migrateToLatest(db)` as for SQLite.
+ *
+ * A database fault never ends the process and never poisons the pool: every connection has an `error` listener from
+ * the moment it exists (pg emits `error` on a connection that breaks between queries, checked out or idle, and an
+ * unheard one ends the process), and a connection that is handed back broken, or still inside a transaction (a
+ * ROLLBACK that could not be sent, a failed step that left it aborted), is closed instead of returned to the pool.
  */
 export function openPostgres(url: string, options: PostgresOptions = {}): { db: LeadsDb; pool: Pool } {
   const types = new TypeOverrides(pgTypes);
   types.setTypeParser(pgTypes.builtins.INT8, parseInt8);
-  const pool = new Pool({ connectionString: url, max: options.max, types, connectionTimeoutMillis: 10_000 });
-  // An idle connection that breaks (the server restarted) is dropped by the pool and the next query opens another;
-  // without a listener its 'error' event would end the process. A query that fails is rejected to its caller.
+  const sessionOptions = [
+    `-c tcp_keepalives_idle=${KEEPALIVE.idleSec}`,
+    `-c tcp_keepalives_interval=${KEEPALIVE.intervalSec}`,
+    `-c tcp_keepalives_count=${KEEPALIVE.count}`,
+  ].join(' ');
+  const pool = new Pool({
+    connectionString: url,
+    max: options.max,
+    types,
+    // At least a second: the same bound covers opening a new connection, which takes longer on a loaded host.
+    connectionTimeoutMillis: Math.max(1000, options.connectTimeoutMs ?? 10_000),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE.idleSec * 1000,
+    options: sessionOptions,
+    // PostgreSQL's 0 is "wait for ever"; DATABASE_BUSY_TIMEOUT_MS=0 means not waiting: 1 ms.
+    ...(options.lockTimeoutMs !== undefined ? { lock_timeout: Math.max(1, Math.trunc(options.lockTimeoutMs)) } : {}),
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.idleInTransactionTimeoutMs ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs } : {}),
+  });
+  const broken = new WeakSet<PoolClient>();
+  pool.on('connect', (client) => {
+    client.on('error', (err) => {
+      if (broken.has(client)) return;
+      broken.add(client);
+      options.onConnectionLost?.(err);
+    });
+  });
+  // Called before the pool decides whether to keep the connection: one it must not keep is ended here, and the pool,
+  // seeing it ending, drops it.
+  pool.on('release', (err, client) => {
+    if (err) return;
+    if (broken.has(client) || client.getTransactionStatus() !== 'I') void client.end().catch(() => undefined);
+  });
+  // The pool re-emits an idle connection's error; the connection's own listener above has told of it.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // Whatever keeps a connection from being had (the server down or restarting, the database closed to connections, a
+  // password changed, the pool exhausted past its bound) is the database being unavailable: a storage error.
+  const connecting = {
+    connect: () =>
+      pool.connect().catch((err: unknown) => {
+        throw new DatabaseUnreachableError(err);
+      }),
+    end: () => pool.end(),
+  };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: connecting }) });
   return { db, pool };
+}
+
+/** No connection to PostgreSQL could be had; `cause` is pg's error (its SQLSTATE, if the server sent one). */
+export class DatabaseUnreachableError extends Error {
+  readonly code = 'DATABASE_UNREACHABLE';
+  constructor(cause: unknown) {
+    const { message, code } = (cause ?? {}) as { message?: unknown; code?: unknown };
+    super(
+      `no connection to the database: ${typeof message === 'string' ? message : String(cause)}${typeof code === 'string' ? ` (${code})` : ''}`,
+      {
+        cause,
+      },
+    );
+  }
 }
 
 /** The URL without its password, for logs and error lines (`postgres://leads@db:5432/leads`). */
@@ -124,7 +206,8 @@ export async function databaseUrlProblem(url: string): Promise<string | null> {
   try {
     await sql`select 1`.execute(db);
     return null;
-  } catch (err) {
+  } catch (thrown) {
+    const err = thrown instanceof DatabaseUnreachableError ? thrown.cause : thrown;
     const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
     const reason = typeof message === 'string' && message ? message : typeof code === 'string' ? code : String(err);
     return `DATABASE_URL=${describeDatabaseUrl(url)}: cannot connect: ${reason}`;

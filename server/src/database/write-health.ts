@@ -11,16 +11,20 @@ export interface WriteFailure {
 }
 
 /**
- * Error codes that mean storage cannot take writes (as opposed to a constraint or a bug); DatabaseGoneError's too.
+ * Error codes that mean storage cannot take writes (as opposed to a constraint or a bug); DatabaseGoneError's and
+ * DatabaseUnreachableError's (no PostgreSQL connection could be had, for whatever reason) too.
  * SQLite's, and PostgreSQL's SQLSTATEs (issue 13): 08… connection exceptions, 25006 a read-only server (a standby
- * after a failover), 53… insufficient resources (53100 disk full), 55P03 a lock not granted in time (lock_timeout),
- * 57P01–57P03 the server shutting down or not accepting connections yet, 58… system I/O errors; and the network errors
- * of a connection to it.
+ * after a failover), 25P02 a statement on a transaction already aborted and 25P03 a session ended for idling in a
+ * transaction, 40001/40P01 a serialization failure or deadlock (nothing was stored; a retry may pass), 53…
+ * insufficient resources (53100 disk full), 55P03 a lock not granted in time (lock_timeout), 57014 a statement
+ * cancelled (statement_timeout), 57P01–57P05 the server shutting down, restarting or not accepting connections yet,
+ * 58… system I/O errors; and the network errors of a connection to it.
  */
 const STORAGE_CODES =
-  /^(SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL)|DATABASE_FILE_GONE|08[0-9A-Z]{3}$|25006$|53[0-9A-Z]{3}$|55P03$|57P0[123]$|58[0-9A-Z]{3}$|ECONNREFUSED$|ECONNRESET$|ETIMEDOUT$|EPIPE$|ENOTFOUND$|EAI_AGAIN$)/;
+  /^(SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL)|DATABASE_FILE_GONE|DATABASE_UNREACHABLE|08[0-9A-Z]{3}$|25006$|25P0[23]$|40001$|40P01$|53[0-9A-Z]{3}$|55P03$|57014$|57P0[1-5]$|58[0-9A-Z]{3}$|ECONNREFUSED$|ECONNRESET$|ETIMEDOUT$|EPIPE$|ENOTFOUND$|EAI_AGAIN$)/;
 /** pg's own errors when a connection breaks or cannot be had carry no code, only these messages. */
-const CONNECTION_LOST = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+const CONNECTION_LOST =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end)/;
 
 /** True when an error says the database cannot be written right now (disk full, file gone, locked, I/O, unreachable). */
 export function isStorageError(err: unknown): boolean {

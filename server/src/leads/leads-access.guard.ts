@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { API_ERRORS, canonicalIp, SECRET_HEADER } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import { isStorageError } from '../database/write-health';
 import { LeadsApiError } from './leads-api.error';
 import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
@@ -51,13 +52,24 @@ export class LeadsAccessGuard implements CanActivate {
       callerHash = this.hasher.caller(callerAddress(req));
       this.callerHashes.set(req.socket, callerHash);
     }
-    const seconds = await this.lockout.retryAfterSec(callerHash);
+    let seconds: number | null;
+    try {
+      seconds = await this.lockout.retryAfterSec(callerHash);
+    } catch (err) {
+      // Several instances share the lockout in the database: one that cannot be read now is a 503, as the submit's.
+      if (!isStorageError(err)) throw err;
+      return new LeadsApiError(503, { error: API_ERRORS.unavailable });
+    }
     if (seconds !== null) {
       return new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
     }
     const given = req.headers[SECRET_HEADER.toLowerCase()];
     if (!this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) {
-      await this.lockout.recordFailure(callerHash);
+      // A failure that cannot be counted now (the database is away) is still a 401.
+      await this.lockout.recordFailure(callerHash).catch((err: unknown) => {
+        if (!isStorageError(err)) throw err;
+        this.logger.warn({ msg: 'wrong secret not counted: the database is unavailable' });
+      });
       this.logger.warn({ msg: 'wrong or missing secret header' });
       return new LeadsApiError(401, { error: API_ERRORS.unauthorized });
     }

@@ -19,8 +19,9 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, LeadAcceptedEvent } from './lead-accepted.event';
-import { changedFields, retryAfterSeconds, type SubmitOutcome } from './lead-submission';
-import { type Decision, type KnownRequest, LeadSubmitRepository, type SubmitSteps } from '../repositories/lead-submit.repository';
+import { retryAfterSeconds, type SubmitOutcome } from './lead-submission';
+import { LeadSubmitRepository, type SubmitPlan, type SubmitVerdict } from '../repositories/lead-submit.repository';
+import { decideSubmit } from './submit-decision';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
 
@@ -71,15 +72,16 @@ export class LeadsService {
     const ipHash = this.hasher.visitor(visitorIp);
 
     const now = this.clock.now();
+    const plan = this.plan(lead, late.value, ipHash, now);
     let outcome: SubmitOutcome;
     try {
-      outcome = await this.submits.run((q) => this.decide(q, lead, late.value, ipHash, now));
+      outcome = this.outcomeOf(await this.submits.submit(plan, (q) => decideSubmit(q, plan)), late.value !== null, now);
       this.writeHealth.recordSuccess('submit');
     } catch (err) {
       // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
       if (!isStorageError(err)) throw err;
       this.writeHealth.recordFailure('submit', err, this.clock.now());
-      this.problems.submitRefused((err as { code: string }).code, lead.request_id);
+      this.problems.submitRefused((err as { code?: string }).code ?? 'CONNECTION_LOST', lead.request_id);
       return { kind: 'unavailable' };
     }
     this.report(outcome, lead.request_id);
@@ -87,101 +89,78 @@ export class LeadsService {
   }
 
   /**
-   * Step 10 (docs/requirements.md §1.1), with the limit checks inside the same BEGIN IMMEDIATE so that races cannot pass them.
-   * A late request (issue 12: replayed from the landing's spool) keeps the visitor's time as its creation time, is
-   * matched for repeats around that time (a lead within 24 h of it, before or after), and is never refused by the limits (the landing accepted it when it came);
-   * it is still counted, at that time, so that a burst of replays after an outage does not lock out the visitors who
-   * come after it.
+   * What the decision needs, worked out before the lock: the windows of the limits, the repeat match around the
+   * visitor's time, and the rows to insert whole (docs/requirements.md §1.1, step 10; leads/submit-decision.ts).
    */
-  private *decide(q: SubmitSteps, lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number): Decision<SubmitOutcome> {
-    // Known request_id first: a landing retry is never throttled.
-    const known = yield* q.findRequest(lead.request_id);
-    if (known) {
-      const fallbackNoted = late?.fallback ? yield* this.noteFallback(q, known, late, now) : false;
-      return { kind: 'duplicate', leadNumber: known.leadId, repeat: known.repeat, fallbackNoted };
-    }
-
+  private plan(lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number): SubmitPlan {
     // Never after the arrival: the landing's clock may be a little ahead (validateLate allows 5 minutes).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
-    if (!late) {
-      const { ipLimit, ipWindowSec, hourlyLimit } = this.config.leads;
-      const visitorWindow = ipWindowSec * 1000;
-      const visitorNth = yield* q.nthAccepted(ipHash, now - visitorWindow, ipLimit);
-      if (visitorNth !== null)
-        return { kind: 'limited', why: 'visitor', retryAfterSec: retryAfterSeconds(visitorNth + visitorWindow - now) };
-      const hourlyNth = yield* q.nthAccepted(null, now - HOUR_MS, hourlyLimit);
-      if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', retryAfterSec: retryAfterSeconds(hourlyNth + HOUR_MS - now) };
-    }
-
-    yield* q.recordAccepted(ipHash, createdAt);
-    // A late request's arrival and fallback message (issue 12), and where it came from (issue 14).
-    const requestColumns = { ...(late ? lateColumnsOf(late, now) : {}), ...sourceColumnsOf(lead.source) };
-    // Within 24 h of the visitor's time, on either side: a late request may be older than leads stored after it.
-    const target = yield* q.findRepeatTarget(
-      lead.telegram.toLowerCase(),
-      lead.phone,
-      createdAt - REPEAT_WINDOW_MS,
-      createdAt + REPEAT_WINDOW_MS,
-    );
-    if (target) {
-      const repeatId = yield* q.insertRepeat({
-        lead_id: target.id,
+    const { ipLimit, ipWindowSec, hourlyLimit } = this.config.leads;
+    // A late request's arrival and fallback message, and where it came from.
+    const requestColumns = { received_at: now, ...(late ? lateColumnsOf(late, now) : {}), ...sourceColumnsOf(lead.source) };
+    return {
+      request_id: lead.request_id,
+      now,
+      created_at: createdAt,
+      ip_hash: ipHash,
+      limits: late
+        ? null
+        : { visitor_since: now - ipWindowSec * 1000, visitor_limit: ipLimit, hourly_since: now - HOUR_MS, hourly_limit: hourlyLimit },
+      // Within 24 h of the visitor's time, on either side: a late request may be older than leads stored after it.
+      match: {
+        telegram_key: lead.telegram.toLowerCase(),
+        phone: lead.phone,
+        since: createdAt - REPEAT_WINDOW_MS,
+        until: createdAt + REPEAT_WINDOW_MS,
+      },
+      incoming: {
+        name: lead.name,
+        telegram: lead.telegram,
+        phone: lead.phone,
+        date: lead.date,
+        guests: lead.guests,
+        comment: lead.comment,
+      },
+      lead: {
+        request_id: lead.request_id,
+        name: lead.name,
+        telegram: lead.telegram,
+        telegram_key: lead.telegram.toLowerCase(),
+        phone: lead.phone,
+        date: lead.date,
+        guests: lead.guests,
+        comment: lead.comment,
+        ip_hash: ipHash,
+        created_at: createdAt,
+        next_attempt_at: now,
+        ...requestColumns,
+      },
+      repeat: {
         request_id: lead.request_id,
         created_at: createdAt,
-        changes: JSON.stringify(changedFields(target, lead)),
         ip_hash: ipHash,
         next_attempt_at: now,
         ...requestColumns,
         // A repeat's fallback message is never its card: the lead has one. It gets its reply at once.
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
-      });
-      if (late)
-        yield* q.recordEvent({
-          leadId: target.id,
-          repeatId,
-          kind: 'received_late',
-          at: now,
-          detail: lateStory(late, now, `a repeat of #${target.id}`),
-        });
-      return { kind: 'repeat', leadNumber: target.id, late: late !== null };
-    }
-    const id = yield* q.insertLead({
-      request_id: lead.request_id,
-      name: lead.name,
-      telegram: lead.telegram,
-      telegram_key: lead.telegram.toLowerCase(),
-      phone: lead.phone,
-      date: lead.date,
-      guests: lead.guests,
-      comment: lead.comment,
-      ip_hash: ipHash,
-      created_at: createdAt,
-      next_attempt_at: now,
-      ...requestColumns,
-    });
-    if (late)
-      yield* q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: now, detail: lateStory(late, now, `lead #${id}`) });
-    return { kind: 'created', leadNumber: id, late: late !== null };
+      },
+      fallback: late?.fallback ?? null,
+      late_story: late ? lateStoryPrefix(late, now) : null,
+    };
   }
 
-  /**
-   * A replay of a request the server already has (the landing's 5 s ran out while the server stored it, so the group
-   * also got the fallback message, docs/requirements.md §8.3): the answer stays a plain 200, and that message is
-   * recorded once, so that the outbox adopts it (no card yet) or answers it with the lead's number.
-   */
-  private *noteFallback(q: SubmitSteps, known: KnownRequest, late: LateInfo, now: number): Decision<boolean> {
-    const f = late.fallback;
-    if (!f || known.hasFallback) return false;
-    if (!(yield* q.reportFallback(known, { chatId: f.chat_id, messageId: f.message_id, sentAt: f.sent_at, now }))) return false;
-    const what = known.repeat ? `a repeat of #${known.leadId}, stored before` : `lead #${known.leadId}, stored before`;
-    yield* q.recordEvent({
-      leadId: known.leadId,
-      repeatId: known.repeat ? known.rowId : null,
-      kind: 'received_late',
-      at: now,
-      detail: `${lateStory(late, now, what)}; the fallback message is recorded`,
-    });
-    return true;
+  /** The decision's verdict as the route's outcome: a limit's verdict becomes its Retry-After. */
+  private outcomeOf(verdict: SubmitVerdict, late: boolean, now: number): SubmitOutcome {
+    switch (verdict.kind) {
+      case 'duplicate':
+        return { kind: 'duplicate', leadNumber: verdict.lead_number, repeat: verdict.repeat, fallbackNoted: verdict.fallback_noted };
+      case 'limited': {
+        const windowMs = verdict.why === 'visitor' ? this.config.leads.ipWindowSec * 1000 : HOUR_MS;
+        return { kind: 'limited', why: verdict.why, retryAfterSec: retryAfterSeconds(verdict.nth + windowMs - now) };
+      }
+      default:
+        return { kind: verdict.kind, leadNumber: verdict.lead_number, late };
+    }
   }
 
   private report(outcome: SubmitOutcome, requestId: string): void {
@@ -250,13 +229,13 @@ export function sourceColumnsOf(source: LeadSource | undefined) {
 
 const isoTime = (ms: number) => new Date(ms).toISOString();
 
-/** The trace's line for a late request: where the landing sent it, when, and when the server got it. No personal data. */
-export function lateStory(late: LateInfo, now: number, what: string): string {
+/** The trace's line for a late request, up to what it was stored as: where the landing sent it, when, and when the server got it. No personal data. */
+export function lateStoryPrefix(late: LateInfo, now: number): string {
   const f = late.fallback;
   const where = f ? `; fallback message: chat ${f.chat_id}, message ${f.message_id}, sent ${isoTime(f.sent_at)}` : '; no fallback message';
   const after = Math.max(0, Math.round((now - late.submitted_at) / 1000));
   return (
     `submitted on the landing ${isoTime(late.submitted_at)}, route ${late.route} (${late.reason})${where}; ` +
-    `replayed from the landing's spool and stored ${isoTime(now)} (${after} s later) as ${what}`
+    `replayed from the landing's spool and stored ${isoTime(now)} (${after} s later)`
   );
 }

@@ -75,10 +75,12 @@ export class ReadinessService {
   private async compute(now: number): Promise<Readiness> {
     const { outcome: database, readable } = await this.checkDatabase();
     const unavailable = { ok: false, detail: 'database unavailable' };
-    const migrations: Outcome = readable ? await this.checkMigrations() : { check: unavailable };
+    const outboxUnavailable = { ...unavailable, oldest_unpublished_age_sec: null, last_card_age_sec: null };
+    // A database that went away between the probe and these reads (PostgreSQL restarting) is unavailable, not a 500.
+    const migrations: Outcome = readable ? await this.checkMigrations().catch(unreadable(unavailable)) : { check: unavailable };
     const outbox: Outcome<OutboxCheck> = readable
-      ? await this.checkOutbox()
-      : { check: { ...unavailable, oldest_unpublished_age_sec: null, last_card_age_sec: null } };
+      ? await this.checkOutbox().catch(unreadable(outboxUnavailable))
+      : { check: outboxUnavailable };
     const telegram = await this.checkTelegram();
     const outcomes = { database, migrations, outbox, telegram };
     for (const [name, outcome] of Object.entries(outcomes) as [CheckName, Outcome][]) this.logChange(name, outcome);
@@ -180,4 +182,12 @@ export class ReadinessService {
     this.telegramCache = { at: now, outcome };
     return outcome;
   }
+}
+
+/** A check that could not read the database: `check` with the reason, when the error is a storage error; else rethrown. */
+function unreadable<C extends Check>(check: C): (err: unknown) => Outcome<C> {
+  return (err: unknown) => {
+    if (!isStorageError(err)) throw err;
+    return { check, reason: `database unavailable: ${err instanceof Error ? err.message : String(err)}` };
+  };
 }

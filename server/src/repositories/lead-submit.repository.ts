@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { DatabaseHandle } from '../database/database.module';
-import type { Database, Lead, LeadEventKind, NewLead, NewLeadRepeat } from '../database/schema';
+import type { Lead, LeadEventKind, NewLead, NewLeadRepeat } from '../database/schema';
+import type { LeadFields } from '@stickers/shared';
 
 export interface KnownRequest {
   leadId: number;
@@ -39,6 +40,41 @@ const LATE_VALUES = [...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => `@${f}`).join(
 /** A request that came in time: no route, no fallback message; and one with no source. */
 const NO_LATE = Object.fromEntries([...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => [f, null]));
 
+/**
+ * Everything a submit decision needs, worked out before the lock (LeadsService): SQLite's TypeScript decision and
+ * PostgreSQL's function `leads_submit` (migration 0011) both decide from it, in the same order of checks. Snake case:
+ * it is sent to PostgreSQL as it is, as JSON.
+ */
+export interface SubmitPlan {
+  request_id: string;
+  now: number;
+  /** The lead's time: now, or a late request's time on the landing (never after now). */
+  created_at: number;
+  ip_hash: string;
+  /** The visitor's and the hourly limit; null for a late request (the landing accepted it when it came). */
+  limits: { visitor_since: number; visitor_limit: number; hourly_since: number; hourly_limit: number } | null;
+  /** Which stored lead this request repeats: the newest with this username or phone created in (since, until]. */
+  match: { telegram_key: string; phone: string; since: number; until: number };
+  /** The visitor's fields as sent, for the repeat's changed fields. */
+  incoming: LeadFields;
+  /** The row of a new lead, whole. */
+  lead: NewLead;
+  /** The row of a repeat, but for the lead it repeats and its changes. */
+  repeat: Omit<NewLeadRepeat, 'lead_id' | 'changes'>;
+  /** A fallback message a replay reports, recorded for a request stored before that has none. */
+  fallback: { chat_id: string; message_id: number; sent_at: number } | null;
+  /** A late request's story up to "… later" (`lateStoryPrefix`); its events end it with " as <what>". */
+  late_story: string | null;
+}
+
+/** What a submit decision came to, as both databases answer it. */
+export type SubmitVerdict =
+  | { kind: 'duplicate'; lead_number: number; repeat: boolean; fallback_noted: boolean }
+  /** `nth`: the time of the limit-th newest accepted submission in the window (when the window frees a place). */
+  | { kind: 'limited'; why: 'visitor' | 'hourly'; nth: number }
+  | { kind: 'repeat'; lead_number: number }
+  | { kind: 'created'; lead_number: number };
+
 /** The queries of the submit decision, inside one transaction that no other decision runs beside. */
 export interface SubmitQueries {
   findRequest(requestId: string): KnownRequest | undefined;
@@ -68,9 +104,9 @@ export interface SubmitQueries {
 export type SubmitCall = { [K in keyof SubmitQueries]: { name: K; args: Parameters<SubmitQueries[K]> } }[keyof SubmitQueries];
 
 /**
- * A submit decision written once for both databases: a generator that yields each query (`yield* q.findRequest(id)`)
- * and gets its answer back. On SQLite the runner answers synchronously inside one BEGIN IMMEDIATE (no promise, no
- * other work in between); on PostgreSQL it awaits each query inside one transaction.
+ * SQLite's submit decision: a generator that yields each query (`yield* q.findRequest(id)`) and gets its answer back;
+ * the runner answers synchronously inside one BEGIN IMMEDIATE (no promise, no other work in between). PostgreSQL runs
+ * the same decision as its function `leads_submit` instead, in one round trip.
  */
 export type Decision<T> = Generator<SubmitCall, T, unknown>;
 
@@ -109,8 +145,8 @@ export const SUBMIT_STEPS: SubmitSteps = {
     keyHash === null ? nthByMinutes(SUBMIT_STEPS, since, limit) : SUBMIT_STEPS.nthOfVisitor(keyHash, since, limit),
 };
 
-/** Answers one yielded call with `queries` (a value on SQLite, a promise on PostgreSQL). */
-function answer(queries: Partial<SubmitQueries> | AsyncSubmitQueries, call: SubmitCall): unknown {
+/** Answers one yielded call with `queries`. */
+function answer(queries: Partial<SubmitQueries>, call: SubmitCall): unknown {
   return (queries[call.name] as (...args: unknown[]) => unknown)(...call.args);
 }
 
@@ -120,8 +156,6 @@ export function runSync<T>(decision: Decision<T>, queries: Partial<SubmitQueries
   while (!step.done) step = decision.next(answer(queries, step.value));
   return step.value;
 }
-
-type AsyncSubmitQueries = { [K in keyof SubmitQueries]: (...args: Parameters<SubmitQueries[K]>) => Promise<ReturnType<SubmitQueries[K]>> };
 
 /**
  * The key of the PostgreSQL advisory lock every submit decision takes first (`pg_advisory_xact_lock`): decisions run
@@ -262,39 +296,27 @@ export class LeadSubmitRepository {
   }
 
   /**
-   * Runs the decision alone: on SQLite in one BEGIN IMMEDIATE, on PostgreSQL in one transaction holding the submit lock.
+   * Runs the submit decision alone: on SQLite the TypeScript decision `decide` inside one BEGIN IMMEDIATE (group
+   * commit); on PostgreSQL the same decision as the server-side function `leads_submit` (migration 0011), called once
+   * with the plan — one statement, one round trip, holding the submit lock only while it runs.
    */
-  run<T>(decide: (q: SubmitSteps) => Decision<T>): Promise<T> {
-    return this.database.kind === 'postgres' ? this.runPostgres(decide) : this.runSqlite(decide);
+  submit(plan: SubmitPlan, decide: (q: SubmitSteps) => Decision<SubmitVerdict>): Promise<SubmitVerdict> {
+    return this.database.kind === 'postgres' ? this.runPostgres(plan) : this.runSqlite(decide);
   }
 
   /**
-   * PostgreSQL: READ COMMITTED, the submit lock first (each later statement sees every decision committed before it
-   * was granted). The lock and every statement wait at most DATABASE_BUSY_TIMEOUT_MS (`lock_timeout`), then fail
-   * with 55P03, a storage error (503), as SQLite's busy wait does.
+   * PostgreSQL: one statement outside BEGIN is a transaction of its own, so the advisory lock the function takes first
+   * (waiting at most DATABASE_BUSY_TIMEOUT_MS, the sessions' `lock_timeout`, then 55P03, a storage error: 503), and
+   * every lock after it, is released with its answer, whatever
+   * happens — no BEGIN or COMMIT to send, and no round trip while it is held (docs/performance.md, PostgreSQL). Each
+   * later statement of the function sees every decision committed before the lock was granted (READ COMMITTED).
    */
-  private runPostgres<T>(decide: (q: SubmitSteps) => Decision<T>): Promise<T> {
-    // BEGIN, the lock's bound and the lock in one round trip (the simple query protocol takes several statements when
-    // there are no parameters; both values are numbers of ours): every round trip under the lock is paid by every
-    // decision waiting for it (docs/performance.md, PostgreSQL).
-    const open = sql.raw(
-      `begin; set local lock_timeout = ${Math.max(1, Math.trunc(this.database.busy.timeoutMs))}; select pg_advisory_xact_lock(${SUBMIT_LOCK_KEY})`,
+  private async runPostgres(plan: SubmitPlan): Promise<SubmitVerdict> {
+    const call = { ...plan, lock_key: SUBMIT_LOCK_KEY };
+    const { rows } = await sql<{ verdict: SubmitVerdict }>`select leads_submit(${JSON.stringify(call)}::jsonb) as verdict`.execute(
+      this.database.db,
     );
-    return this.database.db.connection().execute(async (conn) => {
-      await open.execute(conn);
-      try {
-        const queries = postgresQueries(conn);
-        const decision = decide(SUBMIT_STEPS);
-        let step = decision.next();
-        while (!step.done) step = decision.next(await answer(queries, step.value));
-        await sql`commit`.execute(conn);
-        return step.value;
-      } catch (err) {
-        // The connection goes back to the pool outside any transaction (a broken one is dropped by the pool).
-        await sql`rollback`.execute(conn).catch(() => undefined);
-        throw err;
-      }
-    });
+    return rows[0].verdict;
   }
 
   /**
@@ -379,112 +401,4 @@ export class LeadSubmitRepository {
     this.transactions = { inBatch };
     return this.transactions;
   }
-}
-
-const accepted = (trx: Kysely<Database>) => trx.selectFrom('rate_events').where('kind', '=', 'accepted');
-
-/** The time of the (offset + 1)-th newest accepted submission that `filtered` (of `accepted`) keeps, if any. */
-const nthNewest = async (filtered: ReturnType<typeof accepted>, offset: number): Promise<number | null> =>
-  (await filtered.select('at').orderBy('at', 'desc').limit(1).offset(offset).executeTakeFirst())?.at ?? null;
-
-/** The same queries as Kysely statements on a PostgreSQL transaction. */
-function postgresQueries(trx: Kysely<Database>): AsyncSubmitQueries {
-  return {
-    findRequest: async (id) => {
-      const { rows } = await sql<{ lead_id: number; repeat: boolean; row_id: number; has_fallback: boolean }>`
-        select id as lead_id, false as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ${id}
-        union all
-        select lead_id, true, id, fallback_message_id is not null from lead_repeats where request_id = ${id}
-        limit 1`.execute(trx);
-      const row = rows[0];
-      return row ? { leadId: row.lead_id, repeat: row.repeat, rowId: row.row_id, hasFallback: row.has_fallback } : undefined;
-    },
-    nthOfVisitor: (keyHash, since, limit) => nthNewest(accepted(trx).where('key_hash', '=', keyHash).where('at', '>', since), limit - 1),
-    acceptedMinutes: (from) =>
-      trx
-        .selectFrom('rate_minutes')
-        .select(['minute', 'n'])
-        .where('kind', '=', 'accepted')
-        .where('minute', '>=', from)
-        .orderBy('minute', 'desc')
-        .execute(),
-    acceptedBetween: async (after, before) =>
-      (
-        await accepted(trx)
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('at', '>', after)
-          .where('at', '<', before)
-          .executeTakeFirstOrThrow()
-      ).n,
-    nthAcceptedBetween: (after, before, offset) => nthNewest(accepted(trx).where('at', '>', after).where('at', '<', before), offset),
-    recordAccepted: async (keyHash, at) => {
-      // Both rows in one statement (one round trip under the lock).
-      await trx
-        .with('event', (db) => db.insertInto('rate_events').values({ kind: 'accepted', key_hash: keyHash, at }))
-        .insertInto('rate_minutes')
-        .values({ kind: 'accepted', minute: Math.floor(at / MINUTE_MS), n: 1 })
-        .onConflict((oc) => oc.columns(['kind', 'minute']).doUpdateSet((eb) => ({ n: eb('rate_minutes.n', '+', 1) })))
-        .execute();
-    },
-    findRepeatTarget: (key, phone, since, until) =>
-      trx
-        .selectFrom('leads')
-        .selectAll()
-        .where((eb) => eb.or([eb('telegram_key', '=', key), eb('phone', '=', phone)]))
-        .where('created_at', '>', since)
-        .where('created_at', '<=', until)
-        .where('status', '!=', 'spam')
-        .where('anonymised_at', 'is', null)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(1)
-        .executeTakeFirst(),
-    insertLead: async (lead) => {
-      const row = await trx
-        .insertInto('leads')
-        .values({ received_at: lead.created_at, ...lead })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return row.id;
-    },
-    insertRepeat: async (repeat) => {
-      const row = await trx
-        .insertInto('lead_repeats')
-        .values({ received_at: repeat.created_at, ...repeat })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return row.id;
-    },
-    reportFallback: async (known, f) => {
-      const set = { fallback_chat_id: f.chatId, fallback_message_id: f.messageId, fallback_sent_at: f.sentAt, fallback_next_at: f.now };
-      const result = known.repeat
-        ? await trx
-            .updateTable('lead_repeats')
-            .set({ ...set, fallback_state: 'answer' })
-            .where('id', '=', known.rowId)
-            .where('fallback_message_id', 'is', null)
-            .executeTakeFirst()
-        : await trx
-            .updateTable('leads')
-            .set((eb) => ({
-              ...set,
-              fallback_state: eb
-                .case()
-                .when('published_at', 'is', null)
-                .then(sql.lit<'pending' | 'answer'>('pending'))
-                .else(sql.lit<'pending' | 'answer'>('answer'))
-                .end(),
-            }))
-            .where('id', '=', known.rowId)
-            .where('fallback_message_id', 'is', null)
-            .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
-    recordEvent: async (event) => {
-      await trx
-        .insertInto('lead_events')
-        .values({ lead_id: event.leadId, repeat_id: event.repeatId, kind: event.kind, at: event.at, detail: event.detail })
-        .execute();
-    },
-  };
 }

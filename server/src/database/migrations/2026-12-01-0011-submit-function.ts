@@ -1,10 +1,172 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { dialectOf } from '../dialect-sql';
 
-// Frozen once released: a change to the schema is a new migration.
-export async function up(_db: Kysely<any>): Promise<void> {
-  // (being written)
+// Frozen once released: a change to the schema is a new migration (a changed decision replaces the function there).
+
+/**
+ * PostgreSQL only: the submit decision as one server-side function, so that an instance holds the submit lock for one
+ * round trip instead of one per query. SQLite keeps its synchronous runner (leads/submit-decision.ts, group commit):
+ * nothing to create there.
+ *
+ * `leads_submit(plan jsonb) returns jsonb` takes the plan LeadsService builds (repositories/lead-submit.repository.ts,
+ * `SubmitPlan`) and answers what the TypeScript decision answers, in the same order of checks:
+ *  1. the lock (`pg_advisory_xact_lock`, waiting at most the session's `lock_timeout`, then 55P03), held to the end of the
+ *     caller's transaction — one statement outside BEGIN is its own transaction, so the lock goes with the answer;
+ *  2. a known request_id → `duplicate`, recording a reported fallback message once (and its event);
+ *  3. the visitor's and the hourly limit (when the plan has limits) → `limited` with the n-th newest accepted time;
+ *  4. the accepted event and its minute count;
+ *  5. a repeat of a lead by username or phone → `repeat` (the changed fields as the TypeScript decision writes them);
+ *  6. otherwise a new lead → `created`.
+ * The rows to insert come whole from the plan (`lead`, `repeat`): a column added later needs no change here.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  if (dialectOf(db) !== 'postgres') return;
+  await sql
+    .raw(
+      String.raw`
+create or replace function leads_nth_accepted(p_since bigint, p_limit bigint) returns bigint
+language plpgsql stable as $fn$
+-- The time of the p_limit-th newest accepted submission after p_since (null: fewer), read from the per-minute counts:
+-- newest minute first, adding counts until the limit falls into one minute, then the exact submission inside it.
+declare
+  first_minute bigint := floor(p_since::numeric / 60000)::bigint;
+  newer bigint := 0;
+  counted bigint;
+  r record;
+begin
+  for r in select minute, n from rate_minutes where kind = 'accepted' and minute >= first_minute order by minute desc loop
+    if r.minute = first_minute then
+      select count(*) into counted from rate_events where kind = 'accepted' and at > p_since and at < (r.minute + 1) * 60000;
+    else
+      counted := r.n;
+    end if;
+    if newer + counted >= p_limit then
+      return (select at from rate_events
+               where kind = 'accepted' and at > greatest(p_since, r.minute * 60000 - 1) and at < (r.minute + 1) * 60000
+               order by at desc limit 1 offset (p_limit - newer - 1));
+    end if;
+    newer := newer + counted;
+  end loop;
+  return null;
+end
+$fn$;
+
+create or replace function leads_insert_row(p_table text, p_row jsonb) returns bigint
+language plpgsql as $fn$
+-- Inserts the columns the row names (the others take their defaults) and returns the new id.
+declare
+  cols text;
+  new_id bigint;
+begin
+  select string_agg(quote_ident(k), ', ') into cols from jsonb_object_keys(p_row) as k;
+  execute format('insert into %I (%s) select %s from jsonb_populate_record(null::%I, $1) returning id', p_table, cols, cols, p_table)
+    into new_id using p_row;
+  return new_id;
+end
+$fn$;
+
+create or replace function leads_submit(p jsonb) returns jsonb
+language plpgsql as $fn$
+declare
+  now_ms bigint := (p->>'now')::bigint;
+  story text := p->>'late_story';
+  fallback jsonb := p->'fallback';
+  known record;
+  nth bigint;
+  target leads%rowtype;
+  changes text;
+  row_id bigint;
+  noted boolean := false;
+begin
+  perform pg_advisory_xact_lock((p->>'lock_key')::bigint);
+
+  -- A known request_id first: a landing's retry is never throttled.
+  select * into known from (
+    select id as lead_id, false as is_repeat, id as row_id, fallback_message_id is not null as has_fallback
+      from leads where request_id = p->>'request_id'
+    union all
+    select lead_id, true, id, fallback_message_id is not null from lead_repeats where request_id = p->>'request_id'
+  ) k limit 1;
+  if found then
+    if fallback is not null and jsonb_typeof(fallback) = 'object' and not known.has_fallback then
+      if known.is_repeat then
+        update lead_repeats set fallback_chat_id = fallback->>'chat_id', fallback_message_id = (fallback->>'message_id')::bigint,
+          fallback_sent_at = (fallback->>'sent_at')::bigint, fallback_state = 'answer', fallback_next_at = now_ms
+          where id = known.row_id and fallback_message_id is null;
+      else
+        update leads set fallback_chat_id = fallback->>'chat_id', fallback_message_id = (fallback->>'message_id')::bigint,
+          fallback_sent_at = (fallback->>'sent_at')::bigint,
+          fallback_state = case when published_at is null then 'pending' else 'answer' end, fallback_next_at = now_ms
+          where id = known.row_id and fallback_message_id is null;
+      end if;
+      noted := found;
+      if noted then
+        insert into lead_events (lead_id, repeat_id, kind, at, detail)
+        values (known.lead_id, case when known.is_repeat then known.row_id end, 'received_late', now_ms,
+                story || ' as ' || case when known.is_repeat then 'a repeat of #' || known.lead_id else 'lead #' || known.lead_id end
+                || ', stored before; the fallback message is recorded');
+      end if;
+    end if;
+    return jsonb_build_object('kind', 'duplicate', 'lead_number', known.lead_id, 'repeat', known.is_repeat, 'fallback_noted', noted);
+  end if;
+
+  if p->'limits' is not null and jsonb_typeof(p->'limits') = 'object' then
+    select at into nth from rate_events
+      where kind = 'accepted' and key_hash = p->>'ip_hash' and at > (p->'limits'->>'visitor_since')::bigint
+      order by at desc limit 1 offset ((p->'limits'->>'visitor_limit')::bigint - 1);
+    if nth is not null then
+      return jsonb_build_object('kind', 'limited', 'why', 'visitor', 'nth', nth);
+    end if;
+    nth := leads_nth_accepted((p->'limits'->>'hourly_since')::bigint, (p->'limits'->>'hourly_limit')::bigint);
+    if nth is not null then
+      return jsonb_build_object('kind', 'limited', 'why', 'hourly', 'nth', nth);
+    end if;
+  end if;
+
+  insert into rate_events (kind, key_hash, at) values ('accepted', p->>'ip_hash', (p->>'created_at')::bigint);
+  insert into rate_minutes (kind, minute, n) values ('accepted', floor((p->>'created_at')::numeric / 60000)::bigint, 1)
+    on conflict (kind, minute) do update set n = rate_minutes.n + 1;
+
+  select * into target from leads
+    where (telegram_key = p->'match'->>'telegram_key' or phone = p->'match'->>'phone')
+      and created_at > (p->'match'->>'since')::bigint and created_at <= (p->'match'->>'until')::bigint
+      and status != 'spam' and anonymised_at is null
+    order by created_at desc, id desc limit 1;
+  if found then
+    -- The fields that differ from the lead as first stored, as JSON.stringify writes them (field order, no spaces);
+    -- an empty incoming field is no change, and a username is compared without letter case.
+    select coalesce('{' || string_agg(to_json(f.k)::text || ':' || to_json(f.v)::text, ',' order by f.ord) || '}', '{}') into changes
+      from (values (1, 'name', p->'incoming'->>'name', target.name),
+                   (2, 'telegram', p->'incoming'->>'telegram', target.telegram),
+                   (3, 'phone', p->'incoming'->>'phone', target.phone),
+                   (4, 'date', p->'incoming'->>'date', target.date),
+                   (5, 'guests', p->'incoming'->>'guests', target.guests),
+                   (6, 'comment', p->'incoming'->>'comment', target.comment)) as f(ord, k, v, before)
+      where f.v is not null
+        and (case when f.k = 'telegram' then lower(f.before) is distinct from lower(f.v) else f.before is distinct from f.v end);
+    row_id := leads_insert_row('lead_repeats', p->'repeat' || jsonb_build_object('lead_id', target.id, 'changes', changes));
+    if story is not null then
+      insert into lead_events (lead_id, repeat_id, kind, at, detail)
+      values (target.id, row_id, 'received_late', now_ms, story || ' as a repeat of #' || target.id);
+    end if;
+    return jsonb_build_object('kind', 'repeat', 'lead_number', target.id);
+  end if;
+
+  row_id := leads_insert_row('leads', p->'lead');
+  if story is not null then
+    insert into lead_events (lead_id, repeat_id, kind, at, detail) values (row_id, null, 'received_late', now_ms, story || ' as lead #' || row_id);
+  end if;
+  return jsonb_build_object('kind', 'created', 'lead_number', row_id);
+end
+$fn$;
+`,
+    )
+    .execute(db);
 }
 
-export async function down(_db: Kysely<any>): Promise<void> {
-  // (being written)
+export async function down(db: Kysely<any>): Promise<void> {
+  if (dialectOf(db) !== 'postgres') return;
+  await sql`drop function if exists leads_submit(jsonb)`.execute(db);
+  await sql`drop function if exists leads_insert_row(text, jsonb)`.execute(db);
+  await sql`drop function if exists leads_nth_accepted(bigint, bigint)`.execute(db);
 }

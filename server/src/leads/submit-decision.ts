@@ -1,0 +1,68 @@
+import { changedFields } from './lead-submission';
+import type { Decision, SubmitPlan, SubmitSteps, SubmitVerdict } from '../repositories/lead-submit.repository';
+
+/**
+ * The submit decision on SQLite (docs/requirements.md §1.1, step 10), from the plan LeadsService made, with the limit
+ * checks inside the same BEGIN IMMEDIATE so that races cannot pass them. PostgreSQL runs the same steps, in the same
+ * order, as its function `leads_submit` (database/migrations, 0011): a change here is a change there, and the server
+ * suite runs on both databases to hold them together.
+ *
+ * A late request (replayed from the landing's spool) keeps the visitor's time as its creation time, is matched for
+ * repeats around that time (a lead within 24 h of it, before or after), and is never refused by the limits (the
+ * landing accepted it when it came); it is still counted, at that time, so that a burst of replays after an outage
+ * does not lock out the visitors who come after it.
+ */
+export function* decideSubmit(q: SubmitSteps, plan: SubmitPlan): Decision<SubmitVerdict> {
+  // Known request_id first: a landing retry is never throttled.
+  const known = yield* q.findRequest(plan.request_id);
+  if (known) {
+    let noted = false;
+    const f = plan.fallback;
+    if (f && !known.hasFallback) {
+      noted = yield* q.reportFallback(known, { chatId: f.chat_id, messageId: f.message_id, sentAt: f.sent_at, now: plan.now });
+      if (noted) {
+        const what = known.repeat ? `a repeat of #${known.leadId}` : `lead #${known.leadId}`;
+        yield* q.recordEvent({
+          leadId: known.leadId,
+          repeatId: known.repeat ? known.rowId : null,
+          kind: 'received_late',
+          at: plan.now,
+          detail: `${plan.late_story} as ${what}, stored before; the fallback message is recorded`,
+        });
+      }
+    }
+    return { kind: 'duplicate', lead_number: known.leadId, repeat: known.repeat, fallback_noted: noted };
+  }
+
+  const { limits } = plan;
+  if (limits) {
+    const visitorNth = yield* q.nthAccepted(plan.ip_hash, limits.visitor_since, limits.visitor_limit);
+    if (visitorNth !== null) return { kind: 'limited', why: 'visitor', nth: visitorNth };
+    const hourlyNth = yield* q.nthAccepted(null, limits.hourly_since, limits.hourly_limit);
+    if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', nth: hourlyNth };
+  }
+
+  yield* q.recordAccepted(plan.ip_hash, plan.created_at);
+  const { match } = plan;
+  const target = yield* q.findRepeatTarget(match.telegram_key, match.phone, match.since, match.until);
+  if (target) {
+    const repeatId = yield* q.insertRepeat({
+      ...plan.repeat,
+      lead_id: target.id,
+      changes: JSON.stringify(changedFields(target, plan.incoming)),
+    });
+    if (plan.late_story !== null)
+      yield* q.recordEvent({
+        leadId: target.id,
+        repeatId,
+        kind: 'received_late',
+        at: plan.now,
+        detail: `${plan.late_story} as a repeat of #${target.id}`,
+      });
+    return { kind: 'repeat', lead_number: target.id };
+  }
+  const id = yield* q.insertLead(plan.lead);
+  if (plan.late_story !== null)
+    yield* q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: plan.now, detail: `${plan.late_story} as lead #${id}` });
+  return { kind: 'created', lead_number: id };
+}
