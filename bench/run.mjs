@@ -16,6 +16,7 @@ import { postgresBinDir, startPostgres } from '../scripts/lib/throwaway-postgres
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
+const { Client } = require('pg');
 const SECRET = 'bench-secret-0123456789abcdef';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number);
@@ -104,6 +105,43 @@ const newLead = () => {
   });
 };
 const invalid = () => JSON.stringify({ request_id: crypto.randomUUID(), name: 'A', telegram: '@x', phone: '12' });
+
+/**
+ * How long the submit decision runs inside PostgreSQL (`leads_submit`, one call per decision, holding the submit lock
+ * from its first statement to the commit), summed over a database: `track_functions = 'pl'` counts it.
+ */
+async function decisionTime(url) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_time), 0)::float8 as ms from pg_stat_user_functions where funcname = 'leads_submit'",
+    );
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}
+async function trackFunctions(url) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`alter database ${new URL(url).pathname.slice(1)} set track_functions = 'pl'`);
+  } finally {
+    await client.end();
+  }
+}
+/** Runs `work`, then the mean time of one decision inside PostgreSQL meanwhile (ms, lock wait included). */
+async function withDecisionTime(url, work) {
+  const before = await decisionTime(url);
+  const result = await work();
+  // Backends report their counts within a second of a transaction.
+  await new Promise((r) => setTimeout(r, 1200));
+  const after = await decisionTime(url);
+  const calls = after.calls - before.calls;
+  result.decisionMs = calls > 0 ? (after.ms - before.ms) / calls : null;
+  return result;
+}
 
 /** PostgreSQL for the bench, or why there is none: `{ pg }` or `{ skipped }`. */
 async function startBenchPostgres() {
@@ -209,6 +247,8 @@ async function main() {
   const { pg, skipped } = await startBenchPostgres();
   let pgOne = null;
   const pgTwo = [];
+  let oneUrl;
+  let twoUrl;
   if (pg) {
     console.log(
       `PostgreSQL ${pg.version}: ${Object.entries(pg.settings)
@@ -216,8 +256,9 @@ async function main() {
         .join(', ')}; DATABASE_POOL_MAX 10 per instance`,
     );
     // One database per setup, each starting empty, so that the two setups store the same amount over the run.
-    const oneUrl = await pg.createDatabase('bench_one');
-    const twoUrl = await pg.createDatabase('bench_two');
+    oneUrl = await pg.createDatabase('bench_one');
+    twoUrl = await pg.createDatabase('bench_two');
+    for (const url of [oneUrl, twoUrl]) await trackFunctions(url);
     const pgEnv = (url) => ({ DATABASE_URL: url });
     pgOne = await startOurs(join(dir, 'unused-one.sqlite'), pgEnv(oneUrl));
     // The second instance starts once the first has migrated the database.
@@ -248,9 +289,9 @@ async function main() {
     row.oursDup = await withCpu(() => load(at(ours.url, dup)), [ours.child.pid]);
     row.ours422 = await withCpu(() => load(at(ours.url, invalid)), [ours.child.pid]);
     if (pg) {
-      row.pgNew = await withCpu(() => load(at(pgOne.url, newLead)), [pgOne.child.pid], pg.pid);
+      row.pgNew = await withDecisionTime(oneUrl, () => withCpu(() => load(at(pgOne.url, newLead)), [pgOne.child.pid], pg.pid));
       row.pgDup = await withCpu(() => load(at(pgOne.url, dup)), [pgOne.child.pid], pg.pid);
-      row.pg2New = await withCpu(() => load(at(pgTwoUrls, newLead)), pgTwoPids, pg.pid);
+      row.pg2New = await withDecisionTime(twoUrl, () => withCpu(() => load(at(pgTwoUrls, newLead)), pgTwoPids, pg.pid));
       row.pg2Dup = await withCpu(() => load(at(pgTwoUrls, dup)), pgTwoPids, pg.pid);
     }
     const line = (label, r, cpu = false) =>
@@ -273,6 +314,13 @@ async function main() {
       line('duplicate (pg ×2)', row.pg2Dup, true);
       console.log(`  ${String(c).padStart(2)} conn  pg ×1/bare        ${ratio(row.pgNew, row.bare)}`);
       console.log(`  ${String(c).padStart(2)} conn  pg ×2/bare        ${ratio(row.pg2New, row.bare)}`);
+      console.log(
+        `  ${String(c).padStart(2)} conn  pg ×1/ours SQLite ${(row.pgNew.rps / row.oursNew.rps).toFixed(2)}×; pg ×2/pg ×1 ${(row.pg2New.rps / row.pgNew.rps).toFixed(2)}×`,
+      );
+      const held = (r) => (r.decisionMs === null ? '?' : `${r.decisionMs.toFixed(2)} ms`);
+      console.log(
+        `  ${String(c).padStart(2)} conn  decision inside PostgreSQL per lead (lock wait included): ×1 ${held(row.pgNew)}, ×2 ${held(row.pg2New)}`,
+      );
     }
     results.push(row);
   }
