@@ -129,6 +129,7 @@ const EXPECTED: Expected = {
     last_error: 'text null',
     delivered_at: 'number null',
   },
+  telegram_updates: { update_id: 'number', seen_at: 'number', handled_at: 'number null' },
 };
 
 /** table → column → `<type> null|not null`, as each database names its types. */

@@ -6,11 +6,13 @@ import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { ReportsModule } from '../reports/reports.module';
+import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { BotCommandsService } from './bot-commands.service';
 import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS, BotLauncher } from './bot.launcher';
 import { LeadsBotUpdate } from './leads-bot.update';
 import { telegramWebhookController } from './telegram-webhook.controller';
+import { TelegramUpdatesService } from './telegram-updates.service';
 
 /**
  * The Telegram bot: card buttons and commands, the launcher of its long polling (or its webhook), and the webhook's
@@ -18,12 +20,22 @@ import { telegramWebhookController } from './telegram-webhook.controller';
  * one per app) comes from TelegramModule.forRoot.
  */
 @Module({
-  imports: [TelegramModule, ExportModule, LeadStatusModule, AnonymisationModule, ReportsModule, OutboxModule, ClusterModule],
+  imports: [
+    TelegramModule,
+    ExportModule,
+    LeadStatusModule,
+    AnonymisationModule,
+    ReportsModule,
+    OutboxModule,
+    ClusterModule,
+    RepositoriesModule,
+  ],
   // True in production; tests that feed updates by hand override it.
   providers: [
     LeadsBotUpdate,
     BotCommandsService,
     BotLauncher,
+    TelegramUpdatesService,
     { provide: BOT_POLLING, useValue: true },
     { provide: BOT_RETRY_MS, useValue: BOT_RETRY_DEFAULT_MS },
   ],

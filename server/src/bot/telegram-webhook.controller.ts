@@ -4,12 +4,20 @@ import { Controller, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/c
 import type { Request, Response } from 'express';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import { lingerAfterAnswer, type LingerBounds } from '../leads/linger';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import { TelegramUpdatesService } from './telegram-updates.service';
 
 /** The header Telegram sends the webhook's `secret_token` in. */
 export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 /** An update is a few KB; Telegram's largest (a long message with entities) stays far below this. */
 const MAX_UPDATE_BYTES = 1024 * 1024;
+/**
+ * After a 401 the connection is closed, as POST /leads closes one after its 413 (leads/linger.ts): the rest of the
+ * body is read and thrown away — at most an update's size, for at most 10 s, 5 s without a byte — so the caller
+ * reads its 401, and nobody holds a socket of this public URL open.
+ */
+export const WEBHOOK_LINGER: LingerBounds = { idleMs: 5_000, totalMs: 10_000, maxBytes: MAX_UPDATE_BYTES };
 
 /** Equal in constant time: both sides hashed first, so neither the length nor a common prefix shows in the timing. */
 function sameSecret(given: string, expected: string): boolean {
@@ -31,9 +39,10 @@ async function readUpdate(req: IncomingMessage): Promise<unknown> {
 /**
  * The webhook's route (issue 13), at the path of TELEGRAM_WEBHOOK_URL, on every instance: Telegram posts each update
  * here, the secret header is compared in constant time before the body is read, and anything without it is refused
- * with a bare 401 (no body: nothing to learn). The update runs through the same handlers as polling; the answer (200)
- * comes after it has been handled, so Telegram sends the next one only then, and sends this one again if the instance
- * died meanwhile.
+ * with a bare 401 (no body: nothing to learn) and a bounded close. The update runs through the same handlers as
+ * polling, once: its id is claimed first (TelegramUpdatesService), so a second delivery is answered without being
+ * handled again. The answer (200) comes after it has been handled, so Telegram sends the next one only then, and sends
+ * this one again if the instance died meanwhile.
  */
 export function telegramWebhookController(path: string): Type {
   @Controller()
@@ -42,6 +51,7 @@ export function telegramWebhookController(path: string): Type {
 
     constructor(
       private readonly telegram: TelegramGateway,
+      private readonly updates: TelegramUpdatesService,
       @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     ) {}
 
@@ -49,8 +59,8 @@ export function telegramWebhookController(path: string): Type {
     async receive(@Req() req: Request, @Res() res: Response): Promise<void> {
       const given = req.headers[TELEGRAM_SECRET_HEADER];
       if (typeof given !== 'string' || !sameSecret(given, this.config.telegram.webhook!.secret)) {
-        res.status(401).end();
-        req.resume();
+        lingerAfterAnswer(req, WEBHOOK_LINGER);
+        res.status(401).set('Connection', 'close').end();
         return;
       }
       let update: unknown;
@@ -66,12 +76,25 @@ export function telegramWebhookController(path: string): Type {
         res.status(400).end();
         return;
       }
+      const id = (update as { update_id: number }).update_id;
+      // Delivered again (Telegram resends an update whose answer was slow): answered, never handled twice.
+      const claim = await this.updates.claim(id);
+      if (claim === 'handled') {
+        res.status(200).end();
+        return;
+      }
+      if (claim === 'busy') {
+        // Being handled right now (here or on another instance): Telegram tries again later, and by then it is done.
+        res.status(503).end();
+        return;
+      }
       try {
         await this.telegram.handleUpdate(update);
       } catch (err) {
         // Handlers report their own failures; one that escapes must not make Telegram resend the update forever.
         this.logger.error(`webhook update failed: ${err instanceof Error ? err.message : String(err)}`);
       }
+      await this.updates.handled(id);
       res.status(200).end();
     }
   }

@@ -29,10 +29,11 @@ const DEFAULT_BATCH_SIZE = 500;
 /** PostgreSQL's protocol numbers bind parameters with 16 bits: a statement takes at most 65535. */
 const MAX_BIND_PARAMETERS = 65535;
 /**
- * Not copied: Kysely's bookkeeping (each side keeps its own, both are migrated to latest), and the leases of running
- * instances (who runs the outbox now: a lease of the SQLite server means nothing to the PostgreSQL ones).
+ * Not copied: Kysely's bookkeeping (each side keeps its own, both are migrated to latest), the leases of running
+ * instances (who runs the outbox now: a lease of the SQLite server means nothing to the PostgreSQL ones), and the
+ * Telegram update ids of webhook mode (a day's memory against redeliveries, not data).
  */
-const NOT_COPIED = ['kysely_migration', 'kysely_migration_lock', 'leases'];
+const NOT_COPIED = ['kysely_migration', 'kysely_migration_lock', 'leases', 'telegram_updates'];
 
 /** A data table as read from the SQLite snapshot. */
 interface SourceTable {

@@ -191,6 +191,18 @@ export interface LeadEventsTable {
   detail: string | null;
 }
 
+/**
+ * Webhook mode (migration 2026-12-01-0012): a Telegram update an instance took, so that a second delivery of the same
+ * `update_id` is not handled again. Pruned a day after `seen_at`.
+ */
+export interface TelegramUpdatesTable {
+  update_id: number;
+  /** ms since the epoch: when an instance took it for handling (again, after a claim left unfinished too long). */
+  seen_at: number;
+  /** ms since the epoch: when its handling ended; null while it runs (or if its instance died meanwhile). */
+  handled_at: number | null;
+}
+
 /** Who does a once-across-instances job for now (issue 13): the outbox, housekeeping, polling. */
 export interface LeasesTable {
   name: string;
@@ -214,6 +226,7 @@ export interface Database {
   webhook_sources: WebhookSourcesTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  telegram_updates: TelegramUpdatesTable;
 }
 
 export type Lead = Selectable<LeadsTable>;

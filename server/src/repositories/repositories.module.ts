@@ -10,6 +10,7 @@ import { LeasesRepository } from './leases.repository';
 import { RateEventsRepository } from './rate-events.repository';
 import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
+import { TelegramUpdatesRepository } from './telegram-updates.repository';
 import { TraceRepository } from './trace.repository';
 import { Transactor } from './transactor';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
@@ -26,6 +27,7 @@ const REPOSITORIES = [
   RateEventsRepository,
   ReportsRepository,
   SettingsRepository,
+  TelegramUpdatesRepository,
   TraceRepository,
   Transactor,
   WebhookDeliveriesRepository,
