@@ -2,6 +2,7 @@ import { type MessageEntity, parseHtml } from './html';
 import {
   BOT_USER,
   type ChatMember,
+  type MemberStatus,
   type ReplyMarkup,
   type SandboxChat,
   type SandboxMessage,
@@ -31,6 +32,10 @@ const MAX_TEXT = 4096;
 const MAX_CALLBACK_ANSWER = 200;
 const MAX_CALLBACK_DATA_BYTES = 64;
 
+/**
+ * The chat of a call the bot makes. As in Telegram, a group the bot was never in is "chat not found", and one it left
+ * or was removed from answers 403.
+ */
 function chatOf(state: SandboxState, raw: unknown): SandboxChat {
   if (raw === undefined || raw === null || raw === '') throw bad('chat_id is empty');
   const id = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
@@ -39,7 +44,33 @@ function chatOf(state: SandboxState, raw: unknown): SandboxChat {
   if (chat.migratedTo !== undefined) {
     throw bad('group chat was upgraded to a supergroup chat', { migrate_to_chat_id: chat.migratedTo });
   }
+  if (!state.botIsIn(chat.id)) {
+    const me = state.member(chat.id, BOT_USER.id);
+    const kind = chat.type === 'group' ? 'group chat' : 'supergroup chat';
+    if (!me) throw bad('chat not found');
+    throw new ApiError(
+      403,
+      me.status === 'kicked' ? `Forbidden: bot was kicked from the ${kind}` : `Forbidden: bot is not a member of the ${kind}`,
+    );
+  }
   return chat;
+}
+
+/**
+ * Whether the bot may post in the chat: an administrator always; a restricted bot when its own `can_send_messages`
+ * says so; a plain member unless the group's permissions keep members from writing.
+ */
+function botMayWrite(state: SandboxState, chat: SandboxChat): boolean {
+  if (chat.type === 'private') return true;
+  const me = state.member(chat.id, BOT_USER.id);
+  if (!me) return false;
+  if (me.status === 'creator' || me.status === 'administrator') return true;
+  if (me.status === 'restricted') return me.rights?.can_send_messages === true;
+  return chat.permissions?.can_send_messages !== false;
+}
+
+function mustWrite(state: SandboxState, chat: SandboxChat, what: 'text messages' | 'documents'): void {
+  if (!botMayWrite(state, chat)) throw bad(`not enough rights to send ${what} to the chat`);
 }
 
 function int(raw: unknown, name: string): number {
@@ -116,7 +147,7 @@ function present(state: SandboxState, msg: SandboxMessage): Record<string, unkno
     message_id: msg.message_id,
     ...(msg.message_thread_id !== undefined ? { message_thread_id: msg.message_thread_id, is_topic_message: true } : {}),
     from: msg.from,
-    chat: { id: chat.id, type: chat.type, title: chat.title, ...(chat.is_forum ? { is_forum: true } : {}) },
+    chat: presentChat(chat),
     date: msg.date,
     text: msg.text,
   };
@@ -212,8 +243,44 @@ function readWebhook(state: SandboxState, params: Record<string, unknown>): Webh
   return webhook;
 }
 
-/** A ChatMember object as Telegram gives it: the fields depend on the status. */
-function presentMember(m: ChatMember): Record<string, unknown> {
+/** An administrator's rights, as a bot promoted with the defaults has them; `rights` turns some off. */
+const ADMIN_RIGHTS = {
+  can_manage_chat: true,
+  can_delete_messages: true,
+  can_manage_video_chats: true,
+  can_restrict_members: true,
+  can_promote_members: false,
+  can_change_info: true,
+  can_invite_users: true,
+  can_pin_messages: true,
+};
+/** A restricted member's permissions: none unless `rights` grants them. */
+const RESTRICTED_PERMISSIONS = {
+  can_send_messages: false,
+  can_send_audios: false,
+  can_send_documents: false,
+  can_send_photos: false,
+  can_send_videos: false,
+  can_send_video_notes: false,
+  can_send_voice_notes: false,
+  can_send_polls: false,
+  can_send_other_messages: false,
+  can_add_web_page_previews: false,
+  can_change_info: false,
+  can_invite_users: false,
+  can_pin_messages: false,
+  can_manage_topics: false,
+};
+/** A group's default permissions for its members (getChat), unless the chat's `permissions` say otherwise. */
+const GROUP_PERMISSIONS = {
+  ...Object.fromEntries(Object.keys(RESTRICTED_PERMISSIONS).map((k) => [k, true])),
+  can_change_info: false,
+  can_pin_messages: false,
+  can_manage_topics: false,
+};
+
+/** A ChatMember object as Telegram gives it: the fields depend on the status (and, for an administrator, on the chat). */
+function presentMember(m: ChatMember, chat?: SandboxChat): Record<string, unknown> {
   switch (m.status) {
     case 'creator':
       return { status: m.status, user: m.user, is_anonymous: false };
@@ -223,21 +290,28 @@ function presentMember(m: ChatMember): Record<string, unknown> {
         user: m.user,
         can_be_edited: false,
         is_anonymous: false,
-        can_manage_chat: true,
-        can_delete_messages: true,
-        can_manage_video_chats: true,
-        can_restrict_members: true,
-        can_promote_members: false,
-        can_change_info: true,
-        can_invite_users: true,
-        can_pin_messages: true,
+        ...ADMIN_RIGHTS,
+        ...(chat?.type === 'supergroup' ? { can_manage_topics: true } : {}),
+        ...m.rights,
       };
+    case 'restricted':
+      return { status: m.status, user: m.user, is_member: true, ...RESTRICTED_PERMISSIONS, ...m.rights, until_date: 0 };
     case 'kicked':
       return { status: m.status, user: m.user, until_date: 0 };
     default:
       return { status: m.status, user: m.user };
   }
 }
+
+export { presentMember };
+
+/** A chat as updates and messages carry it. */
+export function presentChat(chat: SandboxChat): Record<string, unknown> {
+  return { id: chat.id, type: chat.type, title: chat.title, ...(chat.is_forum ? { is_forum: true } : {}) };
+}
+
+/** A status a member may be given; anything else is refused. */
+export const MEMBER_STATUSES: MemberStatus[] = ['creator', 'administrator', 'member', 'restricted', 'left', 'kicked'];
 
 /** The Bot API methods the project calls. Each throws ApiError where Telegram would answer with an error. */
 export const METHODS: Record<string, (state: SandboxState, params: Record<string, unknown>) => unknown> = {
@@ -263,13 +337,14 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
   getMyCommands: (state) => state.commands,
   getChat: (state, params) => {
     const chat = chatOf(state, params.chat_id);
-    return { id: chat.id, type: chat.type, title: chat.title, ...(chat.is_forum ? { is_forum: true } : {}) };
+    if (chat.type === 'private') return presentChat(chat);
+    return { ...presentChat(chat), permissions: { ...GROUP_PERMISSIONS, ...chat.permissions } };
   },
   getChatMember: (state, params) => {
     const chat = chatOf(state, params.chat_id);
     const userId = int(params.user_id, 'user_id');
     const member = state.member(chat.id, userId);
-    if (member) return presentMember(member);
+    if (member) return presentMember(member, chat);
     // Someone the bot has seen elsewhere but who is not in this chat; nobody at all is an error.
     const user = state.knownUser(userId);
     if (!user) throw bad('user not found');
@@ -279,14 +354,19 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     const chat = chatOf(state, params.chat_id);
     if (chat.type === 'private') throw bad('there are no administrators in the private chat');
     const roster = [...(state.members.get(chat.id)?.values() ?? [])];
-    return roster.filter((m) => m.status === 'creator' || m.status === 'administrator').map(presentMember);
+    return roster.filter((m) => m.status === 'creator' || m.status === 'administrator').map((m) => presentMember(m, chat));
   },
+  // The bot "is typing": in a topic when given (refused as a message would be: unknown or closed topic, no right to write).
   sendChatAction: (state, params) => {
-    chatOf(state, params.chat_id);
+    const chat = chatOf(state, params.chat_id);
+    if (typeof params.action !== 'string' || params.action === '') throw bad('wrong parameter action in request');
+    threadOf(state, chat, params, undefined);
+    mustWrite(state, chat, 'text messages');
     return true;
   },
   sendMessage: (state, params) => {
     const chat = chatOf(state, params.chat_id);
+    mustWrite(state, chat, 'text messages');
     const { text, entities } = readText(params);
     const reply_markup = checkMarkup(params.reply_markup);
     const reply_to_message_id = replyTarget(state, chat, params);
@@ -305,6 +385,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
   },
   sendDocument: (state, params) => {
     const chat = chatOf(state, params.chat_id);
+    mustWrite(state, chat, 'documents');
     const file = params.document as { filename?: string; content?: unknown; contentType?: string } | undefined;
     if (!file || typeof file !== 'object' || !Buffer.isBuffer(file.content)) throw bad('there is no document in the request');
     if (file.content.length === 0) throw bad('file must be non-empty');

@@ -9,6 +9,8 @@ export {
   type SandboxUser,
   type Fault,
   type ChatMember,
+  type ChatPermissions,
+  type MemberRights,
   type MemberStatus,
   type ApiCall,
   type Poll,

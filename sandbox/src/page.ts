@@ -1,6 +1,10 @@
+import { BOT_USER } from './state';
+
 /**
  * The sandbox page: the leads group and the admin chat as Telegram shows them (cards, edits, replies, buttons); a
- * forum's messages grouped by topic (issue 14).
+ * forum's messages grouped by topic (issue 14). "＋ группа" makes a new group (a forum with two topics, if asked) and
+ * adds the bot to it, as `npm run leads -- setup` asks the operator to do; a group the bot is not in says so and
+ * offers to add it.
  * Pressing a button sends the bot a callback_query; the box under a chat sends a message (a command) as a member.
  * The page redraws from server-sent events; it needs no build step.
  */
@@ -47,6 +51,7 @@ export function renderPage(): string {
   <button data-fault="server_error">500</button>
   <button data-fault="hang">зависнуть</button>
   <button data-clear>сбросить сбои</button>
+  <button data-new-group title="Новая группа, куда добавлен бот: для npm run leads -- setup">＋ группа</button>
   <label id="status">подключение…</label>
   <label id="updates"></label>
 </header>
@@ -117,16 +122,22 @@ function draw(state) {
       : '';
     const admins = (chat.members || []).filter((m) => !m.user.is_bot && (m.status === 'creator' || m.status === 'administrator'))
       .map((m) => esc(m.user.first_name) + (m.status === 'creator' ? ' (владелец)' : ' (админ)')).join(', ');
-    const subtitle = chat.id + (admins ? ' · админы: ' + admins : '');
+    const bot = (chat.members || []).find((m) => m.user.id === BOT_ID);
+    const botOut = chat.type !== 'private' && (!bot || bot.status === 'left' || bot.status === 'kicked');
+    const subtitle = chat.id + (admins ? ' · админы: ' + admins : '')
+      + (botOut ? ' · бота нет в группе <button data-add-bot="' + chat.id + '">добавить бота</button>' : '');
     return '<section><h2>' + esc(chat.title) + ' <small>' + subtitle + '</small></h2>'
       + '<div class="log" data-chat="' + chat.id + '">' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
       + '<form class="compose" data-chat="' + chat.id + '">' + topicSelect + '<input name="text" placeholder="Написать как участник, например /stickers_new" autocomplete="off"><button>Отправить</button></form></section>';
   }).join('');
   root.querySelectorAll('.log').forEach((l) => { if (scroll[l.dataset.chat] !== false) l.scrollTop = l.scrollHeight; });
 }
+const BOT_ID = ${BOT_USER.id};
 async function api(path, body) {
   const res = await fetch('/sandbox/api/' + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body || {}) });
-  return res.json();
+  const answer = await res.json();
+  if (!res.ok) toast('Песочница отказала: ' + (answer.error || res.status));
+  return answer;
 }
 function toast(text) {
   const t = document.getElementById('toast');
@@ -143,6 +154,15 @@ document.addEventListener('click', async (e) => {
     toast('Сбой включён: ' + f.textContent);
   }
   if (e.target.closest('button[data-clear]')) { await api('faults/clear'); toast('Сбои сброшены'); }
+  const add = e.target.closest('button[data-add-bot]');
+  if (add) { await api('members', { chat_id: add.dataset.addBot, user_id: BOT_ID, status: 'member' }); toast('Бот добавлен'); }
+  if (e.target.closest('button[data-new-group]')) {
+    const title = prompt('Название группы', 'Новая группа');
+    if (!title) return;
+    const forum = confirm('С темами (форум: «Заявки» и «Админы»)?');
+    const made = await api('chats', { title, is_forum: forum, ...(forum ? { topics: [{ id: 2, name: 'Заявки' }, { id: 3, name: 'Админы' }] } : {}) });
+    if (made.chat) { await api('members', { chat_id: made.chat.id, user_id: BOT_ID, status: 'member' }); toast('Группа создана, бот добавлен'); }
+  }
 });
 document.addEventListener('submit', async (e) => {
   e.preventDefault();

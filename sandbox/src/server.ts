@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, METHODS, presentMessage, type ApiAnswer } from './bot-api';
+import { ApiError, MEMBER_STATUSES, METHODS, presentChat, presentMember, presentMessage, type ApiAnswer } from './bot-api';
 import { renderPage } from './page';
 import {
   type ApiCall,
+  BOT_USER,
   DEFAULT_USER,
   type Fault,
+  type FaultKind,
+  type MemberRights,
   type MemberStatus,
   type Poll,
   type SandboxChat,
@@ -32,7 +35,6 @@ export interface SandboxOptions {
 
 export const DEFAULT_TOKEN = '123456789:sandbox-token';
 export { DEFAULT_USER };
-const MEMBER_STATUSES: MemberStatus[] = ['creator', 'administrator', 'member', 'restricted', 'left', 'kicked'];
 const WEBHOOK_ACTIVE = "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first";
 const TERMINATED_BY_POLL = 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running';
 const TERMINATED_BY_WEBHOOK = 'Conflict: terminated by setWebhook request';
@@ -106,6 +108,128 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   const text = JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+/** A refused control call: its HTTP status and what was wrong, in one line. */
+class ControlError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const FAULT_KINDS: FaultKind[] = ['retry_after', 'server_error', 'hang', 'bad_request'];
+
+/** A control call's body: a JSON object sent as application/json, or nothing at all. */
+async function readControlBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const bytes = await readBytes(req);
+  if (bytes.length === 0) return {};
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new ControlError(
+      415,
+      `send the body as JSON with Content-Type: application/json (got ${type ? `"${type}"` : 'no Content-Type'})`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    throw new ControlError(400, `the body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ControlError(400, 'the body must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+/** The fields of a control body, each read as what it must be: a wrong or missing one is a 400 naming it. */
+class ControlBody {
+  constructor(private readonly fields: Record<string, unknown>) {}
+
+  private has(name: string): boolean {
+    const v = this.fields[name];
+    return v !== undefined && v !== null && v !== '';
+  }
+
+  /** A whole number, given as a number or as a string of digits (the page's form values are strings). */
+  int(name: string): number {
+    const v = this.fields[name];
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n)) throw new ControlError(400, `"${name}" must be a whole number (got ${JSON.stringify(v) ?? 'nothing'})`);
+    return n;
+  }
+
+  optionalInt(name: string): number | undefined {
+    return this.has(name) ? this.int(name) : undefined;
+  }
+
+  string(name: string): string {
+    const v = this.fields[name];
+    if (typeof v !== 'string' && typeof v !== 'number')
+      throw new ControlError(400, `"${name}" must be a string (got ${JSON.stringify(v) ?? 'nothing'})`);
+    return String(v);
+  }
+
+  optionalString(name: string): string | undefined {
+    return this.has(name) ? this.string(name) : undefined;
+  }
+
+  optionalBoolean(name: string): boolean | undefined {
+    const v = this.fields[name];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'boolean') throw new ControlError(400, `"${name}" must be true or false (got ${JSON.stringify(v)})`);
+    return v;
+  }
+
+  /** An object of true/false values (rights, permissions), or undefined. */
+  flags(name: string): Record<string, boolean> | undefined {
+    const v = this.fields[name];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'boolean')) {
+      throw new ControlError(400, `"${name}" must be an object of true/false values, like {"can_send_messages": false}`);
+    }
+    return v as Record<string, boolean>;
+  }
+
+  optionalUser(name: string): SandboxUser | undefined {
+    const v = this.fields[name] as Partial<SandboxUser> | undefined | null;
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'object' || !Number.isSafeInteger(v.id) || typeof v.first_name !== 'string') {
+      throw new ControlError(400, `"${name}" must be a Telegram user object with a numeric "id" and a "first_name"`);
+    }
+    return { is_bot: false, ...v } as SandboxUser;
+  }
+
+  /** A user, or DEFAULT_USER (the sandbox page's "you") when not given. */
+  user(name: string): SandboxUser {
+    return this.optionalUser(name) ?? DEFAULT_USER;
+  }
+
+  topics(name: string): { id?: number; name: string }[] | undefined {
+    const v = this.fields[name];
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v)) throw new ControlError(400, `"${name}" must be a list of topics like [{"name": "Заявки"}]`);
+    return v.map((t: unknown, i) => {
+      const topic = new ControlBody((t ?? {}) as Record<string, unknown>);
+      try {
+        return { id: topic.optionalInt('id'), name: topic.string('name') };
+      } catch (err) {
+        throw new ControlError(400, `"${name}" entry ${i + 1}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    });
+  }
+
+  /** The bot's membership in a new chat: `null` or absent (not in it), or `{ "status": …, "rights": {…} }`. */
+  botMembership(name: string): SandboxChat['bot'] {
+    const v = this.fields[name];
+    if (v === undefined || v === null) return null;
+    const bot = new ControlBody(v as Record<string, unknown>);
+    if (typeof v !== 'object' || Array.isArray(v)) throw new ControlError(400, `"${name}" must be null or {"status": "member"}`);
+    const status = bot.string('status') as MemberStatus;
+    if (!MEMBER_STATUSES.includes(status)) throw new ControlError(400, `"${name}.status" must be one of ${MEMBER_STATUSES.join(', ')}`);
+    return { status, rights: bot.flags('rights') };
+  }
 }
 
 /** A local Telegram Bot API server: the methods this project calls, strict where Telegram is, with faults on demand. */
@@ -188,7 +312,12 @@ export class TelegramSandbox {
     return id;
   }
 
-  /** A member writes in a chat (a command, say), in a forum topic when `threadId` is given: the bot gets a message update. */
+  /**
+   * A member writes in a chat (a command, say), in a forum topic when `threadId` is given. The message is in the chat
+   * either way; the bot gets it as an update only as Telegram would send it: when the bot is in the chat and, with
+   * privacy mode on (as BotFather sets it; getMe's `can_read_all_group_messages` is false), the bot is an administrator,
+   * or the message is a command not addressed to another bot, or a reply to one of the bot's messages.
+   */
   say(chatId: number, text: string, from: SandboxUser = DEFAULT_USER, threadId?: number): number {
     const chat = this.state.chats.get(chatId);
     if (!chat) throw new Error(`no chat ${chatId}`);
@@ -204,8 +333,38 @@ export class TelegramSandbox {
       entities,
       ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
     });
-    this.state.pushUpdate({ message: presentMessage(this.state, msg) });
+    const forThisBot = command !== null && (command[1] === undefined || command[1].slice(1).toLowerCase() === BOT_USER.username);
+    if (this.state.botIsIn(chatId) && (forThisBot || this.botReadsEverything(chatId))) {
+      this.state.pushUpdate({ message: presentMessage(this.state, msg) });
+    }
     return msg.message_id;
+  }
+
+  /** Privacy mode does not apply to an administrator (nor to a private chat). */
+  private botReadsEverything(chatId: number): boolean {
+    const status = this.state.member(chatId, BOT_USER.id)?.status;
+    return this.state.chats.get(chatId)?.type === 'private' || status === 'administrator' || status === 'creator';
+  }
+
+  /**
+   * A chat the tests or the page add: a group the bot is not in unless `bot` says so (`{ status: 'member' }`), with
+   * its topics when it is a forum. Its id is given or the next free one below the default chats'.
+   */
+  addChat(chat: Omit<SandboxChat, 'id' | 'topics'> & { id?: number; topics?: { id?: number; name: string }[] }): SandboxChat {
+    const id = chat.id ?? Math.min(-1001000000100, ...[...this.state.chats.keys()].map((k) => k - 1));
+    if (!Number.isInteger(id) || id === 0) throw new Error('a chat id is a non-zero whole number, like -1001000000123');
+    if (this.state.chats.has(id)) throw new Error(`chat ${id} exists`);
+    if (!['supergroup', 'group', 'private'].includes(chat.type)) throw new Error('a chat type is supergroup, group or private');
+    if (typeof chat.title !== 'string' || chat.title.trim() === '') throw new Error('a chat needs a title');
+    if (chat.bot && !MEMBER_STATUSES.includes(chat.bot.status)) throw new Error(`unknown member status ${String(chat.bot.status)}`);
+    if (chat.is_forum && chat.type !== 'supergroup') throw new Error('only a supergroup can be a forum');
+    const { topics, ...rest } = chat;
+    this.state.addChat({ ...rest, id, bot: chat.bot === undefined ? null : chat.bot, ...(chat.is_forum ? { is_forum: true } : {}) });
+    for (const topic of topics ?? []) this.state.createTopic(id, topic.name, topic.id);
+    // The topics are part of the chat as added: a reset brings them back.
+    if (topics?.length) this.state.remember(id);
+    this.state.changed();
+    return this.state.chats.get(id)!;
   }
 
   /** The group is upgraded: sends to `oldId` answer 400 with migrate_to_chat_id, and `newId` is a chat. */
@@ -247,11 +406,31 @@ export class TelegramSandbox {
 
   /**
    * Gives a user a status in a chat, as the group's owner would in Telegram: `administrator` to promote,
-   * `member` to demote, `left` or `kicked` to remove. Unknown statuses are refused.
+   * `member` to demote, `restricted` (with `rights` such as `{ can_send_messages: true }`), `left` or `kicked` to
+   * remove. Unknown statuses are refused. The bot's own change reaches it as Telegram sends it: a `my_chat_member`
+   * update, from `by` (the user who added, promoted or removed it).
    */
-  setMember(chatId: number, user: SandboxUser, status: MemberStatus): void {
+  setMember(chatId: number, user: SandboxUser, status: MemberStatus, rights?: MemberRights, by: SandboxUser = DEFAULT_USER): void {
     if (!MEMBER_STATUSES.includes(status)) throw new Error(`unknown member status ${String(status)}`);
-    this.state.setMember(chatId, user, status);
+    const chat = this.state.chats.get(chatId);
+    if (!chat) throw new Error(`no chat ${chatId}`);
+    const before = this.state.member(chatId, user.id) ?? { user, status: 'left' as const };
+    this.state.setMember(chatId, user, status, rights);
+    if (user.id !== BOT_USER.id) return;
+    this.state.pushUpdate({
+      my_chat_member: {
+        chat: presentChat(chat),
+        from: by,
+        date: Math.floor(Date.now() / 1000),
+        old_chat_member: presentMember(before, chat),
+        new_chat_member: presentMember(this.state.member(chatId, user.id)!, chat),
+      },
+    });
+  }
+
+  /** The bot is added to a group (or promoted, restricted, removed) by `by`: see setMember. */
+  addBot(chatId: number, status: MemberStatus = 'member', rights?: MemberRights, by: SandboxUser = DEFAULT_USER): void {
+    this.setMember(chatId, BOT_USER, status, rights, by);
   }
 
   messages(chatId: number) {
@@ -281,7 +460,7 @@ export class TelegramSandbox {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const bot = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     if (bot) return this.handleBotApi(bot[1], bot[2], req, res, url);
-    if (url.pathname.startsWith('/sandbox/api/')) return this.handleControl(url.pathname.slice('/sandbox/api/'.length), req, res, url);
+    if (url.pathname.startsWith('/sandbox/api/')) return this.handleControl(url.pathname.slice('/sandbox/api/'.length), req, res);
     if (url.pathname === '/' && req.method === 'GET') {
       const html = renderPage();
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
@@ -428,10 +607,19 @@ export class TelegramSandbox {
     this.state.on('webhook', onWebhook);
   }
 
-  // The control API's body is loose JSON from tests and the page; each field is converted where it is used.
-  /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment */
-  private async handleControl(path: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const body = req.method === 'POST' ? ((await readParams(req, url)) as Record<string, any>) : {};
+  /**
+   * The control API (tests, the page, a developer's curl): a POST body is a JSON object sent as `application/json`
+   * (415 otherwise: a form-encoded body would be read as nothing and turn every number into NaN), each field checked
+   * where it is used; a bad one is a 400 naming it. A POST without a body is an empty object.
+   */
+  private async handleControl(path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: ControlBody;
+    try {
+      body = req.method === 'POST' ? new ControlBody(await readControlBody(req)) : new ControlBody({});
+    } catch (err) {
+      if (!(err instanceof ControlError)) throw err;
+      return send(res, err.status, { error: err.message });
+    }
     try {
       switch (`${req.method} ${path}`) {
         case 'GET state':
@@ -447,46 +635,65 @@ export class TelegramSandbox {
           return this.events(req, res);
         case 'POST press':
           return send(res, 200, {
-            callback_query_id: this.press(Number(body.chat_id), Number(body.message_id), String(body.data), body.from ?? DEFAULT_USER),
+            callback_query_id: this.press(body.int('chat_id'), body.int('message_id'), body.string('data'), body.user('from')),
           });
-        case 'POST say': {
-          const threadId = body.thread_id !== undefined && body.thread_id !== '' ? Number(body.thread_id) : undefined;
-          return send(res, 200, { message_id: this.say(Number(body.chat_id), String(body.text), body.from ?? DEFAULT_USER, threadId) });
+        case 'POST say':
+          return send(res, 200, {
+            message_id: this.say(body.int('chat_id'), body.string('text'), body.user('from'), body.optionalInt('thread_id')),
+          });
+        case 'POST chats': {
+          const chat = this.addChat({
+            id: body.optionalInt('id'),
+            title: body.string('title'),
+            type: (body.optionalString('type') ?? 'supergroup') as SandboxChat['type'],
+            is_forum: body.optionalBoolean('is_forum'),
+            topics: body.topics('topics'),
+            permissions: body.flags('permissions'),
+            bot: body.botMembership('bot'),
+          });
+          return send(res, 200, { chat });
         }
-        case 'POST topics': {
-          const id = body.thread_id !== undefined ? Number(body.thread_id) : undefined;
-          return send(res, 200, { message_thread_id: this.createTopic(Number(body.chat_id), String(body.name ?? ''), id) });
-        }
+        case 'POST topics':
+          return send(res, 200, {
+            message_thread_id: this.createTopic(body.int('chat_id'), body.string('name'), body.optionalInt('thread_id')),
+          });
         case 'POST topics/close':
         case 'POST topics/reopen':
         case 'POST topics/delete': {
           const change = path.slice('topics/'.length) as 'close' | 'reopen' | 'delete';
-          this.state.setTopic(Number(body.chat_id), Number(body.thread_id), change);
-          return send(res, 200, { topics: this.state.chats.get(Number(body.chat_id))?.topics ?? [] });
+          const chatId = body.int('chat_id');
+          this.state.setTopic(chatId, body.int('thread_id'), change);
+          return send(res, 200, { topics: this.state.chats.get(chatId)?.topics ?? [] });
         }
-        case 'POST faults':
+        case 'POST faults': {
+          const kind = body.string('kind');
+          if (!FAULT_KINDS.includes(kind as FaultKind)) throw new ControlError(400, `"kind" must be one of ${FAULT_KINDS.join(', ')}`);
           this.inject({
-            method: String(body.method ?? '*'),
-            kind: body.kind,
-            count: body.count !== undefined ? Number(body.count) : 1,
-            retry_after: body.retry_after !== undefined ? Number(body.retry_after) : undefined,
-            status: body.status !== undefined ? Number(body.status) : undefined,
-            description: body.description,
-            chat_id: body.chat_id !== undefined ? Number(body.chat_id) : undefined,
+            method: body.optionalString('method') ?? '*',
+            kind: kind as FaultKind,
+            count: body.optionalInt('count') ?? 1,
+            retry_after: body.optionalInt('retry_after'),
+            status: body.optionalInt('status'),
+            description: body.optionalString('description'),
+            chat_id: body.optionalInt('chat_id'),
           });
           return send(res, 200, { faults: this.state.faults });
+        }
         case 'POST faults/clear':
           this.clearFaults();
           this.releaseHanging();
           return send(res, 200, { faults: [] });
         case 'POST members': {
-          const user: SandboxUser | undefined = body.user ?? this.state.knownUser(Number(body.user_id));
-          if (!user) throw new Error('give "user" (a Telegram user object) or the "user_id" of a user the sandbox has seen');
-          this.setMember(Number(body.chat_id), user, body.status);
-          return send(res, 200, { members: [...(this.state.members.get(Number(body.chat_id))?.values() ?? [])] });
+          const chatId = body.int('chat_id');
+          const given = body.optionalUser('user');
+          const userId = given ? undefined : body.int('user_id');
+          const user = given ?? (userId === BOT_USER.id ? BOT_USER : this.state.knownUser(userId!));
+          if (!user) throw new ControlError(400, 'give "user" (a Telegram user object) or the "user_id" of a user the sandbox has seen');
+          this.setMember(chatId, user, body.string('status') as MemberStatus, body.flags('rights'), body.user('from'));
+          return send(res, 200, { members: [...(this.state.members.get(chatId)?.values() ?? [])] });
         }
         case 'POST migrate':
-          this.migrateChat(Number(body.chat_id), Number(body.new_chat_id));
+          this.migrateChat(body.int('chat_id'), body.int('new_chat_id'));
           return send(res, 200, { ok: true });
         case 'POST reset':
           this.state.reset();
@@ -495,7 +702,7 @@ export class TelegramSandbox {
           return send(res, 404, { error: 'unknown sandbox call' });
       }
     } catch (err) {
-      return send(res, 400, { error: err instanceof Error ? err.message : String(err) });
+      return send(res, err instanceof ControlError ? err.status : 400, { error: err instanceof Error ? err.message : String(err) });
     }
   }
 

@@ -11,10 +11,20 @@ export interface SandboxUser {
 
 /** A member's status as Telegram's ChatMember gives it. */
 export type MemberStatus = 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked';
+/**
+ * What a member may do beyond the status: an administrator's rights (`can_manage_topics`, `can_post_messages`…, all
+ * true unless set false), a restricted member's permissions (`can_send_messages`…, all false unless set true;
+ * `is_member` true unless set false). Telegram's field names, as getChatMember gives them.
+ */
+export type MemberRights = Partial<Record<string, boolean>>;
 export interface ChatMember {
   user: SandboxUser;
   status: MemberStatus;
+  rights?: MemberRights;
 }
+
+/** A group's default permissions for its members (getChat's `permissions`): Telegram's field names, true unless set false. */
+export type ChatPermissions = Partial<Record<string, boolean>>;
 
 export interface SandboxChat {
   id: number;
@@ -26,6 +36,13 @@ export interface SandboxChat {
   is_forum?: boolean;
   /** A forum's topics (message_thread_id, name, closed or deleted). */
   topics?: SandboxTopic[];
+  /** What members may do by default (`can_send_messages: false`: only administrators write). */
+  permissions?: ChatPermissions;
+  /**
+   * The bot's membership when the chat is added (and after a reset): an administrator when absent; `null`: the bot is
+   * not in the chat (Telegram then answers "chat not found" and sends no updates from it until the bot is added).
+   */
+  bot?: { status: MemberStatus; rights?: MemberRights } | null;
 }
 
 /**
@@ -158,7 +175,12 @@ export const DEFAULT_CHATS: SandboxChat[] = [
 ];
 
 function cloneChat(chat: SandboxChat): SandboxChat {
-  return { ...chat, ...(chat.topics ? { topics: chat.topics.map((t) => ({ ...t })) } : {}) };
+  return {
+    ...chat,
+    ...(chat.topics ? { topics: chat.topics.map((t) => ({ ...t })) } : {}),
+    ...(chat.permissions ? { permissions: { ...chat.permissions } } : {}),
+    ...(chat.bot ? { bot: { ...chat.bot, ...(chat.bot.rights ? { rights: { ...chat.bot.rights } } : {}) } } : {}),
+  };
 }
 
 /**
@@ -203,6 +225,12 @@ export class SandboxState extends EventEmitter {
     this.initialChats.set(chat.id, cloneChat(chat));
     if (!this.messages.has(chat.id)) this.messages.set(chat.id, []);
     if (!this.members.has(chat.id)) this.seedMembers(chat.id);
+  }
+
+  /** Takes the chat as it is now as the one `reset()` brings back (a chat added with its topics). */
+  remember(chatId: number): void {
+    const chat = this.chats.get(chatId);
+    if (chat) this.initialChats.set(chatId, cloneChat(chat));
   }
 
   /** A topic of a forum chat that was not deleted, or undefined. */
@@ -262,12 +290,17 @@ export class SandboxState extends EventEmitter {
     return id;
   }
 
-  /** A group starts with DEFAULT_USER as its creator and the bot as an administrator; a private chat with nobody. */
+  /**
+   * A group starts with DEFAULT_USER as its creator and the bot as an administrator (or as the chat's `bot` says); a
+   * private chat with nobody.
+   */
   private seedMembers(chatId: number): void {
     const roster = new Map<number, ChatMember>();
-    if (this.chats.get(chatId)?.type !== 'private') {
+    const chat = this.chats.get(chatId);
+    if (chat?.type !== 'private') {
       roster.set(DEFAULT_USER.id, { user: DEFAULT_USER, status: 'creator' });
-      roster.set(BOT_USER.id, { user: BOT_USER, status: 'administrator' });
+      const bot = chat?.bot === undefined ? { status: 'administrator' as const } : chat.bot;
+      if (bot) roster.set(BOT_USER.id, { user: BOT_USER, status: bot.status, ...(bot.rights ? { rights: { ...bot.rights } } : {}) });
     }
     this.members.set(chatId, roster);
   }
@@ -276,12 +309,20 @@ export class SandboxState extends EventEmitter {
     return this.members.get(chatId)?.get(userId);
   }
 
-  /** Sets a user's status in a chat (an administrator, a plain member, left...). */
-  setMember(chatId: number, user: SandboxUser, status: MemberStatus): void {
+  /** Sets a user's status in a chat (an administrator, a plain member, left...), with its rights when given. */
+  setMember(chatId: number, user: SandboxUser, status: MemberStatus, rights?: MemberRights): void {
     if (!this.chats.has(chatId)) throw new Error(`no chat ${chatId}`);
     if (!this.members.has(chatId)) this.members.set(chatId, new Map());
-    this.members.get(chatId)!.set(user.id, { user: { ...user }, status });
+    this.members.get(chatId)!.set(user.id, { user: { ...user }, status, ...(rights ? { rights: { ...rights } } : {}) });
     this.changed();
+  }
+
+  /** The bot is in the chat (a member, restricted but still in it, an administrator): it gets the chat's updates. */
+  botIsIn(chatId: number): boolean {
+    if (this.chats.get(chatId)?.type === 'private') return true;
+    const me = this.member(chatId, BOT_USER.id);
+    if (!me || me.status === 'left' || me.status === 'kicked') return false;
+    return me.status !== 'restricted' || me.rights?.is_member !== false;
   }
 
   /** Someone who writes or presses in a group is in it: a plain member unless they already have a status. */
