@@ -1,19 +1,38 @@
 /**
- * One replaying landing per spool directory: `<dir>/.lock`, created with O_EXCL, holds the owner's pid (as JSON with
- * its host and a random token). A second landing on the same directory refuses to start while the owner lives.
- * A stale lock is taken over: its pid is dead (same host), it is this very pid (a container restarted: the landing
- * is pid 1 again), or its owner has not touched it for LOCK_STALE_MS (the owner refreshes it every
- * LOCK_HEARTBEAT_MS: this covers a reused pid and a directory shared between hosts).
+ * One replaying landing per spool directory: an exclusive flock(2) on `<dir>/.lock`, held on an open descriptor for
+ * as long as the process replays. The kernel lets go of it when the holder's process ends, however it ends (SIGKILL,
+ * the OOM killer, a crash), so a lock left behind is taken over at once, and nothing is guessed from pids: two
+ * containers whose landings are both pid 1 on one hostname, sharing a volume, still exclude each other (they share
+ * the kernel that holds the lock). Two locks taken in one process exclude each other too (flock belongs to the open
+ * file, not to the process).
+ * The file holds the holder's `{pid, host, token, started_at}`, for the messages only (who holds it, whose lock was
+ * taken over); the holder deletes it when it stops. Node opens every file close-on-exec, so a child process never
+ * inherits the lock.
+ * flock comes from `fs-ext` (a native addon, built from source at install like better-sqlite3): Node has no flock.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fsp, readFileSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  promises as fsp,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type * as FsExt from 'fs-ext';
 import { syncDir } from './spool.server';
 
 export const LOCK_FILE = '.lock';
-export const LOCK_HEARTBEAT_MS = 10_000;
-export const LOCK_STALE_MS = 60_000;
+/** How often the holder checks that `<dir>/.lock` is still its own (someone may have deleted or replaced the file). */
+export const LOCK_CHECK_MS = 10_000;
 
 interface LockContent {
   pid: number;
@@ -22,19 +41,17 @@ interface LockContent {
   started_at: string;
 }
 
+/** Who holds (or held) the lock, as its file says; `pid` NaN when the file says nothing usable. */
 export interface LockHolder {
   pid: number;
   host: string;
-  /** Since the holder last touched the lock. */
-  idleMs: number;
 }
 
 export interface SpoolLock {
   readonly path: string;
-  /** True while the lock file is still this one (another process may have taken a stale-looking lock over). */
+  /** True while `<dir>/.lock` is still the file this process locked, with its content (not deleted or replaced). */
   owned(): Promise<boolean>;
-  /** Refreshes the lock's time; false when it is not ours any more. */
-  heartbeat(): Promise<boolean>;
+  /** Deletes the lock file (when it is still ours) and lets go of the lock. */
   release(): Promise<void>;
   /** The same, synchronously: for the process's `exit` event, whoever ends the process. */
   releaseSync(): void;
@@ -42,93 +59,135 @@ export interface SpoolLock {
 
 export type LockResult = { ok: true; lock: SpoolLock; tookOver: LockHolder | null } | { ok: false; holder: LockHolder };
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, it is someone else's.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+const requireFromHere = createRequire(import.meta.url);
+let flock: typeof FsExt.flockSync | null = null;
+
+/** fs-ext's flockSync, loaded on first use so that an addon that was not built is one clear line, not a crash at load. */
+function flockSync(fd: number, flags: 'exnb' | 'un'): void {
+  if (!flock) {
+    try {
+      flock = (requireFromHere('fs-ext') as typeof FsExt).flockSync;
+    } catch (err) {
+      const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      throw new Error(
+        `the spool lock needs the native addon of the fs-ext package, which cannot be loaded (${why}): ` +
+          'run `npm rebuild fs-ext` with install scripts allowed for it',
+        { cause: err },
+      );
+    }
   }
+  flock(fd, flags);
 }
 
-async function readLock(path: string, now: number): Promise<LockHolder | null> {
+function holderOf(text: string): LockHolder | null {
+  if (text.trim() === '') return null;
   try {
-    const [text, stat] = await Promise.all([fsp.readFile(path, 'utf8'), fsp.stat(path)]);
     const content = JSON.parse(text) as Partial<LockContent>;
-    return { pid: Number(content.pid), host: String(content.host ?? ''), idleMs: now - stat.mtimeMs };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    // Unreadable or half-written (a crash while creating it): nobody can be relying on it.
-    return { pid: Number.NaN, host: '', idleMs: Number.POSITIVE_INFINITY };
+    return { pid: Number(content.pid), host: String(content.host ?? '') };
+  } catch {
+    return { pid: Number.NaN, host: '' };
   }
 }
 
-function stale(holder: LockHolder): boolean {
-  if (!(holder.idleMs < LOCK_STALE_MS)) return true;
-  if (!Number.isInteger(holder.pid) || holder.pid <= 0) return true;
-  if (holder.host !== hostname()) return false;
-  return holder.pid === process.pid || !alive(holder.pid);
+/** The holder named in the lock file at `path` (unknown when it cannot be read: a holder is writing it right now). */
+function readHolder(path: string): LockHolder {
+  try {
+    return holderOf(readFileSync(path, 'utf8')) ?? { pid: Number.NaN, host: '' };
+  } catch {
+    return { pid: Number.NaN, host: '' };
+  }
 }
 
-/** Takes `<dir>/.lock`, or says who holds it. */
+/** Whether `path` is still the file open on `fd` (same device and inode). */
+function isFileAt(fd: number, path: string): boolean {
+  try {
+    const [open, named] = [fstatSync(fd), statSync(path)];
+    return open.ino === named.ino && open.dev === named.dev;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Takes the lock of `dir`, or says who holds it. Never waits: a held lock is refused at once. `tookOver`: the
+ * previous holder's file was still there (it ended without giving the lock back).
+ */
 export async function acquireSpoolLock(dir: string, now = Date.now()): Promise<LockResult> {
   const path = join(dir, LOCK_FILE);
   const token = randomBytes(12).toString('hex');
   const content: LockContent = { pid: process.pid, host: hostname(), token, started_at: new Date(now).toISOString() };
-  let tookOver: LockHolder | null = null;
+  // A holder that is giving the lock back deletes the file first: what we locked may be that deleted file. Try again.
   for (let attempt = 0; attempt < 3; attempt += 1) {
+    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600);
     try {
-      const handle = await fsp.open(path, 'wx', 0o600);
-      try {
-        await handle.writeFile(`${JSON.stringify(content)}\n`);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await syncDir(dir);
-      return { ok: true, lock: ownedLock(path, token), tookOver };
+      flockSync(fd, 'exnb');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      closeSync(fd);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN' || code === 'EWOULDBLOCK') return { ok: false, holder: readHolder(path) };
+      throw err;
     }
-    const holder = await readLock(path, Date.now());
-    if (!holder) continue;
-    if (!stale(holder)) return { ok: false, holder };
-    tookOver = holder;
-    // Two landings taking over at once: the one whose lock was replaced sees it at its next `owned()` and stops.
-    await fsp.rename(path, join(dir, `.lock.stale-${process.pid}`)).catch(() => undefined);
-    await fsp.rm(join(dir, `.lock.stale-${process.pid}`), { force: true });
+    if (!isFileAt(fd, path)) {
+      closeSync(fd);
+      continue;
+    }
+    const previous = holderOf(readFileSync(fd, 'utf8'));
+    ftruncateSync(fd, 0);
+    writeSync(fd, `${JSON.stringify(content)}\n`, 0);
+    fsyncSync(fd);
+    await syncDir(dir);
+    return { ok: true, lock: heldLock(path, fd, token), tookOver: previous };
   }
-  const holder = (await readLock(path, Date.now())) ?? { pid: Number.NaN, host: '', idleMs: 0 };
-  return { ok: false, holder };
+  return { ok: false, holder: readHolder(path) };
 }
 
-function ownedLock(path: string, token: string): SpoolLock {
-  const owned = async () => {
+function heldLock(path: string, fd: number, token: string): SpoolLock {
+  let held = true;
+  const ours = (text: string) => {
     try {
-      return (JSON.parse(await fsp.readFile(path, 'utf8')) as LockContent).token === token;
+      return (JSON.parse(text) as LockContent).token === token;
     } catch {
       return false;
     }
   };
+  const ownedSync = () => {
+    try {
+      return held && isFileAt(fd, path) && ours(readFileSync(path, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  const letGo = () => {
+    if (!held) return;
+    held = false;
+    try {
+      flockSync(fd, 'un');
+    } finally {
+      closeSync(fd);
+    }
+  };
   return {
     path,
-    owned,
-    async heartbeat() {
-      if (!(await owned())) return false;
-      const t = new Date();
-      await fsp.utimes(path, t, t).catch(() => undefined);
-      return true;
+    async owned() {
+      if (!held) return false;
+      try {
+        return isFileAt(fd, path) && ours(await fsp.readFile(path, 'utf8'));
+      } catch {
+        return false;
+      }
     },
     async release() {
-      if (await owned()) await fsp.rm(path, { force: true });
+      // Deleted before the lock goes, so that nobody can lock this file after we let go of it.
+      if (await this.owned()) await fsp.rm(path, { force: true });
+      letGo();
     },
     releaseSync() {
       try {
-        if ((JSON.parse(readFileSync(path, 'utf8')) as LockContent).token === token) rmSync(path, { force: true });
+        if (ownedSync()) unlinkSync(path);
       } catch {
-        /* gone already, or not ours */
+        /* gone already */
       }
+      letGo();
     },
   };
 }

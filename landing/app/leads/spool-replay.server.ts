@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
 import { getEnv, type LandingEnv, type SpoolConfig } from '../env.server';
 import { SERVER_TIMEOUT_MS, sendTelegramMessage } from './deliver-request.server';
-import { acquireSpoolLock, LOCK_HEARTBEAT_MS, lockRefusal, type SpoolLock } from './spool-lock.server';
+import { acquireSpoolLock, LOCK_CHECK_MS, lockRefusal, type SpoolLock } from './spool-lock.server';
 import {
   lateBody,
   spoolMetricsText,
@@ -169,7 +169,7 @@ export class SpoolAlerts {
 export interface ReplayerOptions {
   env: ReplayEnv;
   clock?: ReplayClock;
-  /** The directory's lock, when this replayer holds it (checked before each replay, refreshed while running). */
+  /** The directory's lock, when this replayer holds it (checked before each replay and every 10 s while running). */
   lock?: SpoolLock | null;
 }
 
@@ -185,7 +185,7 @@ export class SpoolReplayer {
   private nap: AbortController | null = null;
   private woken = false;
   private running: Promise<void> | null = null;
-  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  private lockCheckTimer: ReturnType<typeof setInterval> | null = null;
   /** Entries whose handling threw (file name → not before): the others go on meanwhile. */
   private readonly troubled = new Map<string, number>();
   private rejectedSweptAt = Number.NEGATIVE_INFINITY;
@@ -422,15 +422,15 @@ export class SpoolReplayer {
     };
     if (this.lock) {
       const lock = this.lock;
-      this.heartbeatTimer = setInterval(() => {
-        void lock.heartbeat().then((ours) => {
+      this.lockCheckTimer = setInterval(() => {
+        void lock.owned().then((ours) => {
           if (ours || this.stopping.signal.aborted) return;
           console.error(`[spool] the lock ${lock.path} is not this process's any more: replay stopped`);
           this.stopping.abort();
           this.nap?.abort();
         });
-      }, LOCK_HEARTBEAT_MS);
-      this.heartbeatTimer.unref();
+      }, LOCK_CHECK_MS);
+      this.lockCheckTimer.unref();
     }
     this.running = (async () => {
       await this.store.sweepTemporary(this.clock.now()).catch(() => undefined);
@@ -460,7 +460,7 @@ export class SpoolReplayer {
   async stop(): Promise<void> {
     this.stopping.abort();
     this.nap?.abort();
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.lockCheckTimer) clearInterval(this.lockCheckTimer);
     await this.running;
     const shared = spoolShared(this.env.spool.dir);
     shared.wake = null;
@@ -481,9 +481,18 @@ export async function startSpoolReplay(): Promise<SpoolStart> {
     return { ok: true, stop: () => Promise.resolve() };
   }
   const { dir } = env.spool;
-  const locked = await acquireSpoolLock(dir);
+  let locked: Awaited<ReturnType<typeof acquireSpoolLock>>;
+  try {
+    locked = await acquireSpoolLock(dir);
+  } catch (err) {
+    const why = err instanceof Error ? `${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}`.trim() : String(err);
+    return { ok: false, problem: `LANDING_SPOOL_DIR ${dir}: its lock (${dir}/.lock) cannot be taken: ${why}` };
+  }
   if (!locked.ok) return { ok: false, problem: lockRefusal(dir, locked.holder) };
-  if (locked.tookOver) console.log(`[spool] took over the lock of pid ${locked.tookOver.pid} (not running any more)`);
+  if (locked.tookOver) {
+    const who = Number.isInteger(locked.tookOver.pid) ? `pid ${locked.tookOver.pid}` : 'an unknown process';
+    console.log(`[spool] took over the lock of ${who} (not running any more)`);
+  }
   const replayer = new SpoolReplayer({
     env: {
       spool: env.spool,

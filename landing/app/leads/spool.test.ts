@@ -8,10 +8,10 @@ import { mkdtempSync, promises as fsp, readdirSync, readFileSync, rmSync, statSy
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { standIns, type StandInAnswer, type StandInRequest } from '../../test/support';
+import { setEnv, standIns, type StandInAnswer, type StandInRequest } from '../../test/support';
 import { fallbackSignature } from './fallback-signature.server';
-import { acquireSpoolLock, LOCK_FILE, LOCK_STALE_MS, lockRefusal } from './spool-lock.server';
-import { ALERT_INTERVAL_MS, realClock, SpoolReplayer, type ReplayClock, type ReplayEnv } from './spool-replay.server';
+import { acquireSpoolLock, LOCK_FILE, lockRefusal } from './spool-lock.server';
+import { ALERT_INTERVAL_MS, realClock, SpoolReplayer, startSpoolReplay, type ReplayClock, type ReplayEnv } from './spool-replay.server';
 import { entryName, spoolMetricsText, spoolShared, SpoolStore, type SpoolEntry } from './spool.server';
 
 const ADMIN_CHAT = -1001000000002;
@@ -605,10 +605,52 @@ describe('the lock: one replaying landing per directory', () => {
   const writeLock = (pid: number, host = hostname()) =>
     writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid, host, token: 'other', started_at: new Date().toISOString() }));
 
-  it('another live process holds it: refused, with one clear line; once that process is dead, taken over', async () => {
-    child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  /** Another process holding the lock as a landing does: flock on `<dir>/.lock`, its pid in the file. */
+  async function otherHolder(): Promise<ChildProcess> {
+    const script = `
+      const fs = require('node:fs');
+      const fd = fs.openSync(process.argv[1], 'w', 0o600);
+      require('fs-ext').flockSync(fd, 'exnb');
+      fs.writeSync(fd, JSON.stringify({ pid: process.pid, host: require('node:os').hostname(), token: 'theirs' }));
+      process.stdout.write('locked');
+      setInterval(() => {}, 1000);`;
+    const holder = spawn(process.execPath, ['-e', script, join(dir, LOCK_FILE)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.once('data', () => resolve());
+      holder.once('exit', (code) => reject(new Error(`the holder exited (${code})`)));
+    });
+    return holder;
+  }
+
+  it('two replayers in one process — the same pid on the same host, as two containers whose landings are both pid 1 — cannot both hold it', async () => {
+    const keys = ['LEADS_ENDPOINT', 'LEADS_SECRET', 'LANDING_SPOOL_DIR', 'TELEGRAM_BOT_TOKEN', 'LEADS_CHAT_ID'];
+    const spoolDirBefore = process.env.LANDING_SPOOL_DIR;
+    setEnv({ LEADS_ENDPOINT: `${leads.url}/leads`, LEADS_SECRET: 'spool-test-secret-123', LANDING_SPOOL_DIR: dir }, keys);
+    const first = await startSpoolReplay();
+    try {
+      expect(first.ok).toBe(true);
+      const second = await startSpoolReplay();
+      expect(second).toEqual({
+        ok: false,
+        problem:
+          `LANDING_SPOOL_DIR ${dir} is in use by another landing process (pid ${process.pid}): give each landing its own spool ` +
+          'directory, or stop the other one (a lock left by a dead process is taken over)',
+      });
+      expect(await acquireSpoolLock(dir)).toMatchObject({ ok: false, holder: { pid: process.pid, host: hostname() } });
+    } finally {
+      if (first.ok) await first.stop();
+      setEnv({ LANDING_SPOOL_DIR: spoolDirBefore }, keys);
+    }
+    // Given back at stop: the file is gone, and the next one takes the lock fresh.
+    expect(readdirSync(dir)).not.toContain(LOCK_FILE);
+    const next = await acquireSpoolLock(dir);
+    expect(next).toMatchObject({ ok: true, tookOver: null });
+    if (next.ok) await next.lock.release();
+  });
+
+  it('another live process holds it: refused, with one clear line; once that process is killed, taken over at once', async () => {
+    child = await otherHolder();
     const pid = child.pid!;
-    writeLock(pid);
     const refused = await acquireSpoolLock(dir);
     expect(refused).toMatchObject({ ok: false, holder: { pid } });
     if (refused.ok) throw new Error('unreachable');
@@ -619,31 +661,41 @@ describe('the lock: one replaying landing per directory', () => {
     const exited = new Promise((r) => child!.once('exit', r));
     child.kill('SIGKILL');
     await exited;
+    // Its file is still there, with its pid; the kernel let go of the lock when the process died.
+    expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(pid);
     const taken = await acquireSpoolLock(dir);
     expect(taken).toMatchObject({ ok: true, tookOver: { pid } });
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
     expect(statSync(join(dir, LOCK_FILE)).mode & 0o777).toBe(0o600);
-  });
-
-  it('a lock its live holder stopped refreshing (a reused pid, another host) is taken over; the old holder sees it lost it', async () => {
-    const first = await acquireSpoolLock(dir);
-    if (!first.ok) throw new Error('not taken');
-    writeLock(process.ppid, 'another-host');
-    const fresh = await acquireSpoolLock(dir);
-    expect(fresh).toMatchObject({ ok: false, holder: { pid: process.ppid, host: 'another-host' } });
-    const old = new Date(Date.now() - LOCK_STALE_MS - SEC);
-    utimesSync(join(dir, LOCK_FILE), old, old);
-    const taken = await acquireSpoolLock(dir);
-    expect(taken.ok).toBe(true);
-    expect(await first.lock.owned()).toBe(false);
-    if (taken.ok) {
-      expect(await taken.lock.owned()).toBe(true);
-      await taken.lock.release();
-    }
+    if (taken.ok) taken.lock.releaseSync();
     expect(readdirSync(dir)).not.toContain(LOCK_FILE);
   });
 
-  it('a replayer whose lock was taken over stops replaying', async () => {
+  it('a lock file nobody holds is taken over whatever pid it names — a live one (reused) or our own', async () => {
+    for (const pid of [process.ppid, process.pid]) {
+      writeLock(pid);
+      const taken = await acquireSpoolLock(dir);
+      expect(taken).toMatchObject({ ok: true, tookOver: { pid, host: hostname() } });
+      if (taken.ok) await taken.lock.release();
+    }
+  });
+
+  it('the lock file deleted by hand: another landing can lock a new one, and the first one sees that it lost it', async () => {
+    const first = await acquireSpoolLock(dir);
+    if (!first.ok) throw new Error('not taken');
+    expect(await first.lock.owned()).toBe(true);
+    rmSync(join(dir, LOCK_FILE));
+    const second = await acquireSpoolLock(dir);
+    expect(second).toMatchObject({ ok: true, tookOver: null });
+    expect(await first.lock.owned()).toBe(false);
+    // Giving back a lock that is not ours any more leaves the other one's file alone.
+    await first.lock.release();
+    expect(readdirSync(dir)).toContain(LOCK_FILE);
+    if (second.ok) expect(await second.lock.owned()).toBe(true);
+    if (second.ok) await second.lock.release();
+  });
+
+  it('a replayer whose lock file was replaced stops replaying', async () => {
     await spooled();
     const mine = await acquireSpoolLock(dir);
     if (!mine.ok) throw new Error('not taken');
@@ -652,6 +704,7 @@ describe('the lock: one replaying landing per directory', () => {
     await new SpoolReplayer({ env: env(), clock, lock: mine.lock }).step();
     expect(received).toHaveLength(0);
     expect(logs.some((l) => l.includes("is not this process's any more: replay stopped"))).toBe(true);
+    await mine.lock.release();
   });
 });
 
