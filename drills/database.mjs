@@ -5,8 +5,8 @@
 //     DATABASE_BUSY_TIMEOUT_MS, then let go;
 //  b. every client backend terminated (`pg_terminate_backend`), as an administrator or a failover does;
 //  c. PostgreSQL stopped (`pg_ctl stop -m fast`) for 10 s, then started again on the same data directory and port;
-//  d. one instance frozen (SIGSTOP) while it is inside a submit decision — holding the lock, found through pg_locks —
-//     for 8 s, then let go on (SIGCONT).
+//  d. one instance frozen (SIGSTOP) at a moment it is inside a submit decision (its connection seen in pg_locks)
+//     for 8 s, then let go on (SIGCONT); it says whether its connection still held or waited for the lock 0.2 s later.
 // The load: a few posters, each sending new leads with distinct request_ids to the instances round robin (as a load
 // balancer would); an answer other than 2xx is retried with the same request_id on the next instance after a pause,
 // as the landing's spool does, and some acknowledged request_ids are sent once more (a retry after a lost answer).
@@ -331,12 +331,12 @@ async function drill() {
       progress('PostgreSQL accepts connections again');
       return Date.now();
     }),
-    newPhase('d', `one instance frozen (SIGSTOP) inside a decision for ${seconds(FREEZE_MS)}`, async (p) => {
+    newPhase('d', `one instance frozen (SIGSTOP) for ${seconds(FREEZE_MS)}, at a moment it is inside a decision`, async (p) => {
       const victim = instances[0];
       const pid = victim.child.pid;
       // pg_locks is polled for the submit lock held or waited for by one of the victim's connections (known by their
-      // client ports); it is frozen the moment one is seen, and checked 0.2 s later. A miss (its decision ended in
-      // between) is thawed and tried again, for at most 5 s; then it is frozen anyway.
+      // client ports); it is frozen the moment one is seen, and checked 0.2 s later. A miss (its backend finished the
+      // decision in between) is thawed and tried again, for at most 5 s; then it is frozen anyway.
       const caught = await withClient(async (c) => {
         const lockRows = async () =>
           (
@@ -359,13 +359,16 @@ async function drill() {
           await sleep(200);
           const inside = victims(await lockRows());
           const holds = inside.find((r) => r.granted);
-          if (holds) return `holding the submit lock (backend ${holds.pid}; ${misses} misses before)`;
-          if (inside.length > 0) return `waiting for the submit lock (backend ${inside[0].pid}; ${misses} misses before)`;
+          if (holds) return `holding the submit lock 0.2 s after (backend ${holds.pid}; ${misses} misses before)`;
+          if (inside.length > 0) return `waiting for the submit lock 0.2 s after (backend ${inside[0].pid}; ${misses} misses before)`;
           thaw(victim);
           misses += 1;
         }
         freeze(victim);
-        return `not caught inside a decision within 5 s (${misses} misses); frozen anyway`;
+        // A decision that holds the lock only inside one statement is finished by its backend, frozen client or not.
+        return misses > 0
+          ? `${misses} times while its connection held or waited for the submit lock, never still in it 0.2 s later; frozen anyway`
+          : 'never seen inside a decision within 5 s; frozen anyway';
       });
       const frozenAt = victim.freezes.at(-1).from;
       p.notes.push(`${victim.name} (pid ${pid}) frozen ${caught}`);
