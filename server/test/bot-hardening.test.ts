@@ -146,7 +146,7 @@ describe('/stickers_forget without LEADS_MANAGER_IDS: only administrators of the
 
     sandbox.setMember(LEADS_CHAT, OTHER, 'administrator');
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toBe(
-      `🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`,
+      `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`,
     );
     expect(await row(id)).toMatchObject({ name: null, phone: null });
     expect(card().text).not.toContain('Пётр Тайный');

@@ -195,7 +195,7 @@ describe('commands (requirements §6)', () => {
       guests: '12',
     });
     expect(await command(LEADS_CHAT, '/stickers_forget #' + id)).toBe(
-      `🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`,
+      `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`,
     );
     expect(await sqlRow(server.db, 'select name, telegram, phone, comment, ip_hash, guests, status from leads where id = ?', id)).toEqual({
       name: null,
@@ -203,7 +203,7 @@ describe('commands (requirements §6)', () => {
       phone: null,
       comment: null,
       ip_hash: null,
-      guests: '12',
+      guests: null,
       status: 'new',
     });
     expect(card().text).toContain('🗑 Личные данные удалены');
@@ -307,8 +307,8 @@ describe('housekeeping (once a minute)', () => {
       phone: null,
       comment: null,
       ip_hash: null,
-      date: '1 мая',
-      guests: '15',
+      date: null,
+      guests: null,
     });
     expect(await sqlRow(server.db, 'select name from leads where id = ?', recent.id)).toEqual({ name: 'Свежая Заявка' });
     await server.outbox.tick();

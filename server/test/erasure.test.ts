@@ -93,7 +93,7 @@ describe('erasure by contact', () => {
     const phone = '+79995554433';
     const { ids, other } = await person(server, phone, '@Petr_Erase');
     const reply = await command(LEADS_CHAT, '/stickers_forget +7 (999) 555-44-33');
-    expect(reply).toBe(`🗑 Обезличено заявок: 3 (#${ids.join(', #')}): имя, ник, телефон и комментарий удалены, карточки обновлены.`);
+    expect(reply).toBe(`🗑 Обезличено заявок: 3 (#${ids.join(', #')}): личные данные удалены, карточки обновлены.`);
     for (const id of ids) {
       expect(await row(server, id)).toMatchObject({
         name: null,
@@ -102,7 +102,7 @@ describe('erasure by contact', () => {
         phone: null,
         comment: null,
         ip_hash: null,
-        guests: '30',
+        guests: null,
       });
       expect(card(id).text).toContain('🗑 Личные данные удалены');
     }
@@ -126,7 +126,7 @@ describe('erasure by contact', () => {
     const { ids, other } = await person(server, '+79995554400', '@Petr_Name');
     const reply = await command(LEADS_CHAT, '/stickers_forget @petr_NAME');
     // The second lead has another username and no repeat with this one: it is not matched by the username.
-    expect(reply).toBe(`🗑 Обезличено заявок: 2 (#${ids[0]}, #${ids[2]}): имя, ник, телефон и комментарий удалены, карточки обновлены.`);
+    expect(reply).toBe(`🗑 Обезличено заявок: 2 (#${ids[0]}, #${ids[2]}): личные данные удалены, карточки обновлены.`);
     expect(await row(server, ids[1])).toMatchObject({ name: 'Пётр Второй' });
     expect((await row(server, other)).name).toBe('Чужая Заявка');
     expect(await command(LEADS_CHAT, '/stickers_forget @nobody_here')).toBe('Заявок с таким контактом не найдено: никто не обезличен.');

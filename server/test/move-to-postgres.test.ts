@@ -31,6 +31,7 @@ const TABLES: Record<string, string> = {
   webhook_sources: 'type',
   webhook_events: 'id',
   webhook_deliveries: 'id',
+  erased_contacts: 'contact_hash',
 };
 
 let pg: TestPostgres | undefined;
@@ -207,6 +208,8 @@ async function buildSqlite(file: string): Promise<string> {
     insert(sqlite, 'job_runs', { key: 'digest:2026-12-01', at: T });
     insert(sqlite, 'alert_throttles', { key: 'outbox_failing', last_sent_at: T });
     insert(sqlite, 'alert_throttles', { key: 'disk_low', last_sent_at: T + 5 });
+    // A recorded erasure (its keyed hash, never the contact).
+    insert(sqlite, 'erased_contacts', { contact_hash: 'e'.repeat(64), erased_at: T + 86_400_000 });
     // Webhooks (issue 14): where announcements start, two events, a delivered delivery and two still waiting.
     for (const [type, since_id] of [
       ['lead.created', 0],
@@ -290,6 +293,7 @@ describe('moveToPostgres', () => {
     // Referenced tables first, every table of the schema (the test's list is checked against what the move found).
     expect(report.tables.map((t) => t.table)).toEqual([
       'alert_throttles',
+      'erased_contacts',
       'job_runs',
       'leads',
       'lead_events',
@@ -312,6 +316,7 @@ describe('moveToPostgres', () => {
       settings: [2, null],
       job_runs: [1, null],
       alert_throttles: [2, null],
+      erased_contacts: [1, null],
       webhook_events: [2, 3],
       webhook_deliveries: [3, 4],
       webhook_sources: [4, null],
@@ -320,6 +325,7 @@ describe('moveToPostgres', () => {
       `SQLite ${path}: migrations current`,
       `PostgreSQL: migrated (${Object.keys(MIGRATIONS).join(', ')})`,
       'alert_throttles: 2 rows',
+      'erased_contacts: 1 rows',
       'job_runs: 1 rows',
       'leads: 4 rows, next id 6',
       'lead_events: 5 rows, next id 6',
@@ -363,7 +369,7 @@ describe('moveToPostgres', () => {
     // A second move into the same database is refused and changes nothing there.
     const before = await dumpPostgres(db);
     await expect(moveToPostgres(path, url)).rejects.toThrow(
-      'the PostgreSQL database already holds rows (in alert_throttles, job_runs, lead_events, lead_repeats, lead_status_changes, ' +
+      'the PostgreSQL database already holds rows (in alert_throttles, erased_contacts, job_runs, lead_events, lead_repeats, lead_status_changes, ' +
         'leads, rate_events, rate_minutes, settings, webhook_deliveries, webhook_events, webhook_sources): refusing to merge into or overwrite it',
     );
     expect(await dumpPostgres(db)).toEqual(before);

@@ -89,7 +89,7 @@ describe('publishing a card', () => {
     expect(sent.params.text).toContain('&lt;b&gt;Tom &amp; &quot;Jerry&quot;&lt;/b&gt;');
   });
 
-  it('LEADS_CARD_PII=0 hides name, username, phone and comment (and the link button)', async () => {
+  it('LEADS_CARD_PII=0 hides every personal field: name, username, phone, date, guests, comment (and the link button)', async () => {
     await boot({ LEADS_CARD_PII: '0' });
     const id = await submit({
       name: 'Секретное Имя',
@@ -100,9 +100,9 @@ describe('publishing a card', () => {
       comment: 'секрет',
     });
     const card = cardOf(id)!;
-    for (const hidden of ['Секретное Имя', 'secret_user', '+79995550000', 'секрет']) expect(card.text).not.toContain(hidden);
-    expect(card.text).toContain('Дата: 1 мая');
-    expect(card.text).toContain('Гостей: 12');
+    for (const hidden of ['Секретное Имя', 'secret_user', '+79995550000', 'секрет', '1 мая', 'Гостей'])
+      expect(card.text).not.toContain(hidden);
+    expect(card.text).toContain('🔒 Личные данные скрыты (LEADS_CARD_PII=0)');
     expect(card.reply_markup!.inline_keyboard).toHaveLength(1);
   });
 

@@ -130,6 +130,7 @@ const EXPECTED: Expected = {
     delivered_at: 'number null',
   },
   telegram_updates: { update_id: 'number', seen_at: 'number', handled_at: 'number null' },
+  erased_contacts: { contact_hash: 'text', erased_at: 'number' },
 };
 
 /** table → column → `<type> null|not null`, as each database names its types. */

@@ -109,14 +109,14 @@ export class BotCommandsService {
       const erased = await this.anonymisation.forgetContact(contact);
       // The answer does not repeat the contact: command answers carry no personal data (docs/requirements.md §6.1).
       if (erased.length === 0) return 'Заявок с таким контактом не найдено: никто не обезличен.';
-      return `🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}): имя, ник, телефон и комментарий удалены, карточки обновлены.`;
+      return `🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}): личные данные удалены, карточки обновлены.`;
     }
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
     if (!m) return COMMAND_ANSWERS.forgetUsage;
     const id = Number(m[1]);
     switch (await this.anonymisation.forget(id)) {
       case 'done':
-        return `🗑 Заявка #${id} обезличена: имя, ник, телефон и комментарий удалены, карточка обновлена.`;
+        return `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`;
       case 'already':
         return `Заявка #${id} уже обезличена.`;
       case 'unknown':

@@ -5,7 +5,9 @@ import {
   type CardLead,
   type CardRepeat,
   MINIMAL_CARD_NOTE,
+  PII_HIDDEN_LINE,
   QUOTE_BAR,
+  REPEAT_HIDDEN_LINE,
   REPEAT_BY_PHONE_WARNING,
   REPEAT_BY_USERNAME_WARNING,
   renderCard,
@@ -55,14 +57,17 @@ describe('renderCard (requirements §4.8, §4.9)', () => {
     expect(card.plain).toContain('Статус: 🛠 В работе — Мария, 29.11.2026 13:30');
   });
 
-  it('with PII off, repeat blocks do not show changed contacts either', () => {
-    const card = renderCard(lead, [{ created_at: lead.created_at + 1000, changes: { phone: '+70000000000', guests: '40' } }], {
+  it('with PII off, no personal field is shown (date and guests are free text too), nor in repeat blocks', () => {
+    const free = { ...lead, date: 'Иванова Анна, ул. Ленина 5', guests: 'паспорт 4510 123456' };
+    const card = renderCard(free, [{ created_at: lead.created_at + 1000, changes: { phone: '+70000000000', guests: '40' } }], {
       ...options,
       pii: false,
     });
-    expect(card.plain).not.toContain('+70000000000');
-    expect(card.plain).toContain('Гостей: 40');
-    expect(card.plain).toContain('Изменились контакты (скрыты)');
+    for (const value of ['Анна', '@anna_k', '+79991234567', 'Ленина', '4510', 'Свадьба', '+70000000000', 'Гостей', 'Дата'])
+      expect(card.plain).not.toContain(value);
+    expect(card.plain).toContain(PII_HIDDEN_LINE);
+    expect(card.plain).toContain(REPEAT_HIDDEN_LINE);
+    expect(card.keyboard.inline_keyboard).toHaveLength(1);
   });
 
   it('an anonymised lead shows no personal data and no buttons', () => {
@@ -308,6 +313,11 @@ describe('the source line (issue 14)', () => {
     expect(renderCard({ ...lead, source_landing: 'corporate' }, [], options).plain).toContain('\n📣 corporate\n');
     expect(renderCard(lead, [], options).plain).not.toContain('📣');
     expect(renderCard({ ...lead, source_landing: null, utm_source: null }, [], options).plain).toBe(renderCard(lead, [], options).plain);
+  });
+  it('the UTM values are personal: with PII off and on an anonymised card only the landing is left', () => {
+    expect(renderCard(sourced, [], { ...options, pii: false }).plain).toContain('\n📣 wedding\n');
+    expect(renderCard({ ...sourced, anonymised_at: 1 }, [], options).plain).toContain('\n📣 wedding\n');
+    expect(renderCard({ ...sourced, source_landing: null }, [], { ...options, pii: false }).plain).not.toContain('📣');
   });
   it('the values are escaped in HTML and stay on one line', () => {
     const card = renderCard({ ...lead, utm_campaign: 'a<b>&\nc' }, [], options);

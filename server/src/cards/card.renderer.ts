@@ -1,5 +1,6 @@
 import { type LeadField, sourceSummary } from '@stickers/shared';
 import type { LeadStatus } from '../database/schema';
+import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields';
 import { STATUS_BUTTONS, STATUS_LABEL, statusCallbackData } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
@@ -38,7 +39,7 @@ export interface CardRepeat {
 }
 
 export interface CardOptions {
-  /** LEADS_CARD_PII: false hides name, username, phone and comment. */
+  /** LEADS_CARD_PII: false hides every personal field (domain/personal-fields.ts): the form's six, the UTM values. */
   pii: boolean;
   timezone: string;
 }
@@ -57,7 +58,6 @@ export interface Card {
 
 /** Up to 3 repeat blocks, newest first (docs/requirements.md §4.8). */
 export const CARD_REPEATS = 3;
-const PII_FIELDS: LeadField[] = ['name', 'telegram', 'phone', 'comment'];
 const FIELD_ORDER: LeadField[] = ['name', 'telegram', 'phone', 'date', 'guests', 'comment'];
 const LABEL: Record<LeadField, string> = {
   name: 'Имя',
@@ -76,6 +76,8 @@ const WHO_MAX = 64;
  * types can never start at the left edge, so it cannot pass for the card's own status or repeat line.
  */
 export const QUOTE_BAR = '│';
+export const PII_HIDDEN_LINE = '🔒 Личные данные скрыты (LEADS_CARD_PII=0)';
+export const REPEAT_HIDDEN_LINE = 'Изменились данные (скрыты)';
 export const REPEAT_BY_USERNAME_WARNING = '⚠️ другой телефон — совпал только ник в Telegram';
 export const REPEAT_BY_PHONE_WARNING = '⚠️ другой Telegram — совпал только телефон';
 const TELEGRAM_USERNAME = /^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
@@ -124,13 +126,18 @@ export const SOURCE_LINE = '📣';
 /** The source line's text is cut here (UTF-16 units): its parts are short already (≤ 64 characters each). */
 const SOURCE_MAX = 200;
 
-/** `📣 wedding · yandex / cpc / summer` (issue 14): the landing, then source / medium / campaign; none without a source. */
-function sourceLine(draft: Draft, lead: CardLead): Line[] {
+/**
+ * `📣 wedding · yandex / cpc / summer` (issue 14): the landing, then source / medium / campaign; none without a source.
+ * The UTM values are personal (free text of the page URL): with PII off, and on an anonymised card, only the landing.
+ */
+function sourceLine(draft: Draft, lead: CardLead, pii: boolean): Line[] {
+  const shown = (key: 'utm_source' | 'utm_medium' | 'utm_campaign') =>
+    (pii && lead.anonymised_at === null) || !isPersonalSourceKey(key) ? (lead[key] ?? undefined) : undefined;
   const summary = sourceSummary({
     landing: lead.source_landing ?? undefined,
-    utm_source: lead.utm_source ?? undefined,
-    utm_medium: lead.utm_medium ?? undefined,
-    utm_campaign: lead.utm_campaign ?? undefined,
+    utm_source: shown('utm_source'),
+    utm_medium: shown('utm_medium'),
+    utm_campaign: shown('utm_campaign'),
   });
   if (summary === null) return [];
   return [[{ text: `${SOURCE_LINE} ` }, { slot: addValue(draft, summary.split(LINE_BREAK).join(' '), SOURCE_MAX) }]];
@@ -182,7 +189,7 @@ function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, p
   const lines: Line[] = [];
   for (const field of FIELD_ORDER) {
     const value = values[field];
-    if (typeof value !== 'string' || value === '' || (!pii && PII_FIELDS.includes(field))) continue;
+    if (typeof value !== 'string' || value === '' || (!pii && isPersonalField(field))) continue;
     lines.push(fieldLine(draft, field, value, cap));
   }
   return lines;
@@ -203,9 +210,9 @@ function repeatBlock(draft: Draft, lead: CardLead, repeat: CardRepeat, options: 
   if (lead.anonymised_at !== null) return lines;
   const changes = repeat.changes;
   const shown = fieldLines(draft, changes, options.pii, REPEAT_VALUE_MAX);
-  const hiddenChanged = !options.pii && PII_FIELDS.some((f) => changes[f]);
+  const hiddenChanged = !options.pii && FIELD_ORDER.some((f) => isPersonalField(f) && changes[f]);
   lines.push(...shown);
-  if (hiddenChanged) lines.push([{ text: 'Изменились контакты (скрыты)' }]);
+  if (hiddenChanged) lines.push([{ text: REPEAT_HIDDEN_LINE }]);
   if (shown.length === 0 && !hiddenChanged) lines.push([{ text: 'Те же данные' }]);
   // A repeat is matched by username or by phone, and `changes` holds what differs from the lead: a different phone
   // means only the username matched, which anyone who knows a public @username can send.
@@ -219,12 +226,12 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
   const lines = draft.lines;
   lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone)}` }]);
   lines.push(...lateLine(lead, options.timezone));
-  lines.push(...sourceLine(draft, lead));
+  lines.push(...sourceLine(draft, lead, options.pii));
   if (lead.anonymised_at !== null) {
     lines.push([{ text: '🗑 Личные данные удалены' }]);
   } else {
     lines.push(...fieldLines(draft, lead, options.pii, Infinity));
-    if (!options.pii) lines.push([{ text: '🔒 Контакты скрыты (LEADS_CARD_PII=0)' }]);
+    if (!options.pii) lines.push([{ text: PII_HIDDEN_LINE }]);
   }
   lines.push([], statusLine(draft, lead, options.timezone));
   for (const repeat of newest.slice(0, shown)) lines.push(...repeatBlock(draft, lead, repeat, options));

@@ -227,6 +227,17 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   telegram_updates: TelegramUpdatesTable;
+  erased_contacts: ErasedContactsTable;
+}
+
+/**
+ * What `/stickers_forget` erased (migration 2026-12-01-0013), without the contact itself: `contact_hash` is
+ * `ContactHasher`'s HMAC-SHA256 (LEADS_IP_SALT) of a normalised username or phone, `erased_at` its latest erasure (ms).
+ * A late replay the visitor sent before that time is stored anonymised; pruned 30 days after (LATE_MAX_AGE_MS).
+ */
+export interface ErasedContactsTable {
+  contact_hash: string;
+  erased_at: number;
 }
 
 export type Lead = Selectable<LeadsTable>;

@@ -3,6 +3,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, type LeadStatus } from '../database/schema';
+import { withoutPersonal } from '../domain/personal-fields';
 import { LeadsRepository, type ExportRow } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
 import { decodeCursor, encodeCursor, parseExportTime } from './export-query';
@@ -26,7 +27,7 @@ export class ExportQueryError extends Error {
   }
 }
 
-/** A lead as `GET /leads` shows it; personal fields are null once anonymised. Times are ISO 8601 (UTC). */
+/** A lead as `GET /leads` shows it; personal fields (and the source's) are null once anonymised. Times are ISO 8601 (UTC). */
 export interface ExportedLead {
   lead_number: number;
   request_id: string;
@@ -173,7 +174,8 @@ export class ExportService {
     return { content: Buffer.from(parts.join(''), 'utf8'), rows: parts.length - 1 };
   }
 
-  private csvLine(r: ExportRow): string {
+  private csvLine(row: ExportRow): string {
+    const r = shown(row);
     const received = r.received_at ?? r.created_at;
     return csvRow([
       r.id,
@@ -206,7 +208,11 @@ export class ExportService {
   }
 }
 
-function toJson(r: ExportRow): ExportedLead {
+/** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
+const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
+
+function toJson(row: ExportRow): ExportedLead {
+  const r = shown(row);
   return {
     lead_number: r.id,
     request_id: r.request_id,

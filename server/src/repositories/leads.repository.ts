@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { FallbackState, Lead, LeadRepeat, LeadStatus, RepeatOutcome } from '../database/schema';
+import { erasedLeadColumns, erasedRepeatColumns, keptChanges } from '../domain/personal-fields';
 import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
@@ -22,10 +22,6 @@ export interface StatusChange {
   userName: string;
   at: number;
 }
-
-/** The visitor's personal fields: erased on anonymisation. Date and guests stay for statistics. */
-export const PERSONAL_FIELDS = ['name', 'telegram', 'phone', 'comment'] as const;
-const KEPT_FIELDS = LEAD_FIELDS.filter((f) => !(PERSONAL_FIELDS as readonly string[]).includes(f));
 
 export type AnonymiseResult = 'done' | 'already' | 'unknown';
 
@@ -438,10 +434,11 @@ export class LeadsRepository {
   }
 
   /**
-   * Erases a lead's personal fields and ip_hash (and those of its repeats), keeps the lead for statistics, and
-   * marks the card for rewriting. Pending repeat notifications become handled: there is nothing left to show.
-   * Without `trx` it is a transaction of its own; the anonymisation service passes the one that also writes the
-   * lead's `anonymised` event, so the trace shows an erase exactly when it committed.
+   * Erases a lead's personal columns (every one `domain/personal-fields.ts` lists: the form's six fields, the
+   * username key, ip_hash, the UTM values and the referrer) and those of its repeats (their changed fields too), keeps
+   * the lead for statistics, and marks the card for rewriting. Pending repeat notifications become handled: there is
+   * nothing left to show. Without `trx` it is a transaction of its own; the anonymisation service passes the one that
+   * also writes the lead's `anonymised` event, so the trace shows an erase exactly when it committed.
    */
   anonymise(leadId: number, now: number, trx?: Tx): Promise<AnonymiseResult> {
     const erase = async (ex: LeadsDb): Promise<AnonymiseResult> => {
@@ -451,12 +448,7 @@ export class LeadsRepository {
       await ex
         .updateTable('leads')
         .set({
-          name: null,
-          telegram: null,
-          telegram_key: null,
-          phone: null,
-          comment: null,
-          ip_hash: null,
+          ...erasedLeadColumns(),
           anonymised_at: now,
           card_dirty_at: now,
           card_refresh_attempts: 0,
@@ -466,13 +458,11 @@ export class LeadsRepository {
         .execute();
       const repeats = await ex.selectFrom('lead_repeats').select(['id', 'changes', 'notified_at']).where('lead_id', '=', leadId).execute();
       for (const r of repeats) {
-        const changes = JSON.parse(r.changes) as Record<string, string>;
-        const kept = Object.fromEntries(Object.entries(changes).filter(([k]) => (KEPT_FIELDS as string[]).includes(k)));
         await ex
           .updateTable('lead_repeats')
           .set({
-            changes: JSON.stringify(kept),
-            ip_hash: null,
+            ...erasedRepeatColumns(),
+            changes: JSON.stringify(keptChanges(parseChanges(r.changes))),
             ...(r.notified_at === null ? { notified_at: now, notify_outcome: 'skipped' as const } : {}),
           })
           .where('id', '=', r.id)
@@ -481,6 +471,29 @@ export class LeadsRepository {
       return 'done';
     };
     return trx ? erase(trx) : this.db.transaction().execute(erase);
+  }
+
+  /**
+   * The contacts of a lead not yet anonymised, as stored: its username and phone and those its repeats changed to
+   * (each once). Read in the erasing transaction, before the erase, so that the erasure can be recorded (hashed) for
+   * late replays. Nothing for an unknown or anonymised lead.
+   */
+  async contactsOf(leadId: number, trx: Tx): Promise<{ telegrams: string[]; phones: string[] }> {
+    const lead = await trx
+      .selectFrom('leads')
+      .select(['telegram', 'phone'])
+      .where('id', '=', leadId)
+      .where('anonymised_at', 'is', null)
+      .executeTakeFirst();
+    if (!lead) return { telegrams: [], phones: [] };
+    const telegrams = new Set<string>(lead.telegram ? [lead.telegram] : []);
+    const phones = new Set<string>(lead.phone ? [lead.phone] : []);
+    for (const r of await trx.selectFrom('lead_repeats').select('changes').where('lead_id', '=', leadId).execute()) {
+      const changes = parseChanges(r.changes);
+      if (typeof changes.telegram === 'string' && changes.telegram) telegrams.add(changes.telegram);
+      if (typeof changes.phone === 'string' && changes.phone) phones.add(changes.phone);
+    }
+    return { telegrams: [...telegrams], phones: [...phones] };
   }
 
   /** Leads created before `cutoff` and not yet anonymised (retention). */
@@ -578,5 +591,15 @@ export class LeadsRepository {
       if ((c.phone !== null && phone === c.phone) || (c.telegramKey !== null && key === c.telegramKey)) ids.add(r.lead_id);
     }
     return [...ids].sort((a, b) => a - b);
+  }
+}
+
+/** A repeat's `changes` (JSON of the fields that differ); an unreadable one as none. */
+function parseChanges(json: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(json) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
   }
 }
