@@ -12,10 +12,12 @@ import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { ContactEraser, parseContact } from './anonymisation/contact';
+import { ContactHasher } from './anonymisation/contact-hasher';
 import { backupDatabase } from './database/backup';
 import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } from './database/database';
 import { moveToPostgres } from './database/move-to-postgres';
 import type { Database } from './database/schema';
+import { ErasedContactsRepository } from './repositories/erased-contacts.repository';
 import { LeadEventsRepository } from './repositories/lead-events.repository';
 import { LeadsRepository } from './repositories/leads.repository';
 import { TraceRepository } from './repositories/trace.repository';
@@ -57,19 +59,31 @@ function openLocation(location: string): { db: Kysely<Database>; afterErase: () 
  * Issue 14: erases every lead (and repeat) of a phone or a username in the database file, beside a running server:
  * the cards are marked for rewriting and the server's outbox rewrites them at its next pass; a truncating checkpoint
  * takes the values out of the WAL (tried again for a few seconds while a reader holds it off). Exit 0 when some were
- * erased, 1 when nobody was found.
+ * erased, 1 when nobody was found. The erasure is recorded as the server records it (keyed hashes of the contacts, so
+ * that a late replay this person sent before is stored anonymised): it needs the server's LEADS_IP_SALT.
  */
-export async function forget(location: string, option: string, value: string, now = Date.now()): Promise<number> {
+export async function forget(location: string, option: string, value: string, now = Date.now(), ipSalt?: string): Promise<number> {
   const contact = parseContact(option === '--telegram' && !/^(@|https?:|t\.me|telegram\.me)/i.test(value) ? `@${value}` : value);
   if (!contact || (option === '--phone') !== (contact.kind === 'phone')) {
     console.error(option === '--phone' ? 'not a phone: + then 7–15 digits' : 'not a Telegram username: @name');
+    return 2;
+  }
+  if (!ipSalt) {
+    console.error("LEADS_IP_SALT must be set to the server's: the erasure is recorded as contact hashes keyed with it");
     return 2;
   }
   const opened = openLocation(location);
   if (!opened) return 2;
   const { db, afterErase } = opened;
   try {
-    const erased = await new ContactEraser(new LeadsRepository(db), new LeadEventsRepository(db), new Transactor(db)).erase(contact, now);
+    const eraser = new ContactEraser(
+      new LeadsRepository(db),
+      new LeadEventsRepository(db),
+      new Transactor(db),
+      new ErasedContactsRepository(db),
+      ContactHasher.keyed(ipSalt),
+    );
+    const erased = await eraser.erase(contact, now);
     for (let i = 0; erased.length > 0 && !afterErase() && i < 50; i += 1) await new Promise((r) => setTimeout(r, 100));
     if (erased.length === 0) console.log('no leads of that contact: nobody erased');
     else
@@ -184,7 +198,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return backup(path, arg);
   }
-  if (command === 'forget' && (arg === '--phone' || arg === '--telegram') && rest.length === 1) return forget(location, arg, rest[0]);
+  if (command === 'forget' && (arg === '--phone' || arg === '--telegram') && rest.length === 1) return forget(location, arg, rest[0], Date.now(), process.env.LEADS_IP_SALT);
   if (command === 'migrate-to-postgres' && rest.length === 0) return migrateToPostgres(path, arg ?? url);
   if (command === 'webhooks' && arg === 'replay' && rest.length === 1) return webhooksReplay(location, rest[0]);
   console.error(USAGE);

@@ -11,6 +11,7 @@ import {
   FakeClock,
   LEADS_CHAT,
   NO_RATE_LIMITS,
+  SALT,
   botLaunched,
   lead,
   memberActions,
@@ -142,9 +143,9 @@ describe('erasure by contact', () => {
     const location = server.config.databaseUrl ?? dbPath;
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     try {
-      expect(await forget(location, '--phone', '+7 999 555 44 11', server.clock.now())).toBe(0);
+      expect(await forget(location, '--phone', '+7 999 555 44 11', server.clock.now(), SALT)).toBe(0);
       expect(log.mock.calls.flat().join(' ')).toContain('Обезличено заявок: 3');
-      expect(await forget(location, '--telegram', 'petr_cli', server.clock.now())).toBe(1);
+      expect(await forget(location, '--telegram', 'petr_cli', server.clock.now(), SALT)).toBe(1);
     } finally {
       log.mockRestore();
     }

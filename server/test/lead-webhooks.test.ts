@@ -20,6 +20,7 @@ import {
   FakeClock,
   LEADS_CHAT,
   NO_RATE_LIMITS,
+  SALT,
   SECRET,
   botLaunched,
   lead,
@@ -360,7 +361,7 @@ describe('webhooks through the real app', () => {
     const person = lead();
     const third = await submitLead(server, person);
     await settle();
-    expect((await cli(() => forget(location(), '--phone', person.phone as string, clock.now()))).code).toBe(0);
+    expect((await cli(() => forget(location(), '--phone', person.phone as string, clock.now(), SALT))).code).toBe(0);
     await pass();
     const byCli = receiver.ofType('lead.anonymised').find((r) => r.body.data.lead.lead_number === third)!;
     expect(byCli.body.data).toMatchObject({ reason: 'contact', lead: { lead_number: third, phone: null } });

@@ -3,30 +3,40 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Clock } from '../clock/clock';
 import { OutboxService } from '../outbox/outbox.service';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
+import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository, type AnonymiseResult } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
-import { ContactEraser, type Contact } from './contact';
+import { ContactEraser, type Contact, type EraseOptions } from './contact';
+import { ContactHasher } from './contact-hasher';
 import { LEAD_ANONYMISED, LeadAnonymisedEvent } from './lead-anonymised.event';
 
 const CHECKPOINT_RETRY_MS = 1000;
 
-/** docs/requirements.md §7.4: anonymisation erases personal fields, rewrites the card, keeps the lead for statistics. */
+/**
+ * docs/requirements.md §7.4: anonymisation erases every personal field (domain/personal-fields.ts), rewrites the card,
+ * keeps the lead for statistics; an erasure someone asked for is also recorded (hashed) against late replays.
+ */
 @Injectable()
 export class AnonymisationService implements OnApplicationShutdown {
   private readonly logger = new Logger('Anonymisation');
   /** A truncating checkpoint that a reader (an online backup) held off, tried again until it goes through. */
   private checkpointRetry: NodeJS.Timeout | null = null;
+  private readonly eraser: ContactEraser;
 
   constructor(
     private readonly leads: LeadsRepository,
-    private readonly events: LeadEventsRepository,
-    private readonly transactor: Transactor,
+    events: LeadEventsRepository,
+    transactor: Transactor,
+    erased: ErasedContactsRepository,
+    hasher: ContactHasher,
     private readonly maintenance: DatabaseMaintenanceRepository,
     private readonly outbox: OutboxService,
     private readonly clock: Clock,
     private readonly emitter: EventEmitter2,
-  ) {}
+  ) {
+    this.eraser = new ContactEraser(leads, events, transactor, erased, hasher);
+  }
 
   /**
    * Issue 14: erases every lead (and every repeat) of a phone or a username, rewrites their cards; the numbers of the
@@ -34,7 +44,7 @@ export class AnonymisationService implements OnApplicationShutdown {
    */
   async forgetContact(contact: Contact): Promise<number[]> {
     const now = this.clock.now();
-    const erased = await new ContactEraser(this.leads, this.events, this.transactor).erase(contact, now);
+    const erased = await this.eraser.erase(contact, now);
     if (erased.length === 0) return erased;
     this.afterErase();
     this.logger.log({ msg: 'contact anonymised', lead_numbers: erased, by: contact.kind, reason: 'stickers_forget' });
@@ -48,7 +58,7 @@ export class AnonymisationService implements OnApplicationShutdown {
   }
 
   async forget(leadId: number): Promise<AnonymiseResult> {
-    const result = await this.anonymise(leadId);
+    const result = await this.anonymise(leadId, { detail: 'personal fields erased', record: true });
     if (result === 'done') {
       this.afterErase();
       this.logger.log({ msg: 'lead anonymised', lead_number: leadId, reason: 'stickers_forget' });
@@ -66,7 +76,7 @@ export class AnonymisationService implements OnApplicationShutdown {
       const ids = await this.leads.expired(cutoff, 100);
       if (ids.length === 0) break;
       for (const id of ids) {
-        if ((await this.anonymise(id)) !== 'done') continue;
+        if ((await this.anonymise(id, { detail: 'personal fields erased', record: false })) !== 'done') continue;
         total += 1;
         this.announce(id, 'retention', this.clock.now());
       }
@@ -80,13 +90,8 @@ export class AnonymisationService implements OnApplicationShutdown {
   }
 
   /** The erase and the lead's `anonymised` event commit together: the trace shows an erase exactly when it happened. */
-  private anonymise(leadId: number): Promise<AnonymiseResult> {
-    const now = this.clock.now();
-    return this.transactor.run(async (trx) => {
-      const result = await this.leads.anonymise(leadId, now, trx);
-      if (result === 'done') await this.events.record(leadId, 'anonymised', now, 'personal fields erased', null, trx);
-      return result;
-    });
+  private anonymise(leadId: number, options: EraseOptions): Promise<AnonymiseResult> {
+    return this.eraser.eraseLead(leadId, this.clock.now(), options);
   }
 
   /**

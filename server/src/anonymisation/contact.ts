@@ -1,7 +1,9 @@
 import { checkPhone, checkTelegram } from '@stickers/shared';
+import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
-import { LeadsRepository } from '../repositories/leads.repository';
+import { type AnonymiseResult, LeadsRepository } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
+import { ContactHasher } from './contact-hasher';
 
 /** A person to erase (issue 14): by phone (normalised as the form stores it) or by username (lower-cased key). */
 export type Contact = { kind: 'phone'; phone: string } | { kind: 'telegram'; telegram: string; key: string };
@@ -20,32 +22,64 @@ export function parseContact(raw: string): Contact | null {
   return null;
 }
 
+/** What an erase writes beside the erased values: the lead's `anonymised` event, and whether the erasure is recorded. */
+export interface EraseOptions {
+  /** The `anonymised` event's detail. */
+  detail: string;
+  /**
+   * Record the lead's contacts (hashed) in `erased_contacts`, so that a late replay the visitor sent before now is
+   * stored anonymised: for an erasure someone asked for (`/stickers_forget`, the CLI), not for retention (a lead old
+   * enough for it says nothing about the person's newer requests).
+   */
+  record: boolean;
+}
+
 /**
- * Erases every lead of a contact and every repeat of those leads, each lead in its own commit with its `anonymised`
- * event (as the anonymisation by number does). Used by the app's service and by the CLI on the same database file;
- * the caller does the truncating checkpoint and the card refresh. Returns the numbers of the leads erased.
+ * Erases leads: each lead in its own commit with its `anonymised` event, and — for an erasure someone asked for — the
+ * hashes of its contacts in `erased_contacts` (docs/decisions.md, "Erasure that erases…"). By contact it erases every
+ * lead of that phone or username and every repeat of those leads. Used by the app's service and by the CLI on the
+ * same database; the caller does the truncating checkpoint and the card refresh.
  */
 export class ContactEraser {
   constructor(
     private readonly leads: LeadsRepository,
     private readonly events: LeadEventsRepository,
     private readonly transactor: Transactor,
+    private readonly erased: ErasedContactsRepository,
+    private readonly hasher: ContactHasher,
   ) {}
 
+  /** The numbers of the leads erased, oldest first (none when nobody was found). */
   async erase(contact: Contact, now: number): Promise<number[]> {
+    // The contact itself first, before its leads are looked up: a submit decision committed before this is found
+    // below; one after it finds the erasure recorded.
+    const asked = contact.kind === 'phone' ? this.hasher.phone(contact.phone) : this.hasher.telegram(contact.telegram);
+    await this.transactor.run(async (trx) => {
+      await this.erased.holdSubmits(trx);
+      await this.erased.record([asked], now, trx);
+    });
     const ids = await this.leads.leadsOfContact({
       phone: contact.kind === 'phone' ? contact.phone : null,
       telegramKey: contact.kind === 'telegram' ? contact.key : null,
     });
     const erased: number[] = [];
     for (const id of ids) {
-      const result = await this.transactor.run(async (trx) => {
-        const r = await this.leads.anonymise(id, now, trx);
-        if (r === 'done') await this.events.record(id, 'anonymised', now, 'personal fields erased (by contact)', null, trx);
-        return r;
-      });
+      const result = await this.eraseLead(id, now, { detail: 'personal fields erased (by contact)', record: true });
       if (result === 'done') erased.push(id);
     }
     return erased;
+  }
+
+  /** One lead: its personal columns erased, its event written and (with `record`) its contacts recorded, in one commit. */
+  eraseLead(leadId: number, now: number, options: EraseOptions): Promise<AnonymiseResult> {
+    return this.transactor.run(async (trx) => {
+      if (options.record) {
+        await this.erased.holdSubmits(trx);
+        await this.erased.record(this.hasher.hashes(await this.leads.contactsOf(leadId, trx)), now, trx);
+      }
+      const result = await this.leads.anonymise(leadId, now, trx);
+      if (result === 'done') await this.events.record(leadId, 'anonymised', now, options.detail, null, trx);
+      return result;
+    });
   }
 }

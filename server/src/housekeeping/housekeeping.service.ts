@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { LATE_MAX_AGE_MS } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
@@ -7,6 +8,7 @@ import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { SECRET_FAILURE_WINDOW_MS } from '../leads/secret-lockout';
+import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { JobRunsRepository } from '../repositories/job-runs.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
@@ -61,6 +63,7 @@ export class HousekeepingService {
     private readonly leases: LeaseService,
     private readonly alerts: AlertsService,
     private readonly chats: LeadsChatService,
+    private readonly erasedContacts: ErasedContactsRepository,
   ) {}
 
   async run(): Promise<HousekeepingReport> {
@@ -142,9 +145,13 @@ export class HousekeepingService {
     return true;
   }
 
-  /** Drops limit and lockout records older than any window can see. */
+  /**
+   * Drops limit and lockout records older than any window can see, and recorded erasures that no late replay can
+   * precede any more (a replay is refused once its visitor time is LATE_MAX_AGE_MS old).
+   */
   async prune(): Promise<number> {
     const widest = Math.max(this.config.leads.ipWindowSec * 1000, HOUR, SECRET_FAILURE_WINDOW_MS);
-    return this.rateEvents.pruneBefore(this.clock.now() - widest);
+    const rates = await this.rateEvents.pruneBefore(this.clock.now() - widest);
+    return rates + (await this.erasedContacts.pruneBefore(this.clock.now() - LATE_MAX_AGE_MS));
   }
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AlertThrottlesRepository } from './alert-throttles.repository';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
+import { ErasedContactsRepository } from './erased-contacts.repository';
 import { JobRunsRepository } from './job-runs.repository';
 import { LeadEventsRepository } from './lead-events.repository';
 import { LeadStatusChangesRepository } from './lead-status-changes.repository';
@@ -18,6 +19,7 @@ import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 const REPOSITORIES = [
   AlertThrottlesRepository,
   DatabaseMaintenanceRepository,
+  ErasedContactsRepository,
   JobRunsRepository,
   LeadEventsRepository,
   LeadStatusChangesRepository,

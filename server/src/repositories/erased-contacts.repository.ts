@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import type BetterSqlite3 from 'better-sqlite3';
+import { type Kysely, sql } from 'kysely';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+import { dialectOf } from '../database/dialect-sql';
+import { SUBMIT_LOCK_KEY } from './lead-submit.repository';
+import type { Tx } from './transactor';
+
+/**
+ * The question the submit decision asks, as SQL of the SQLite runner (leads/submit-decision.ts): the hashes as one JSON
+ * array text (`JSON.stringify(hashes)`), then the submission's time. One row when any of them was erased at or after it.
+ */
+export const SQLITE_ERASED_SINCE =
+  'select 1 from erased_contacts where erased_at >= ? and contact_hash in (select value from json_each(?)) limit 1';
+
+/**
+ * `erased_contacts` (migration 2026-12-01-0013): the erasures `/stickers_forget` and `npm run leads -- forget` made,
+ * as keyed hashes of the contacts (anonymisation/contact-hasher.ts) and the time of each one's latest erasure. No
+ * personal data: without LEADS_IP_SALT a hash names nobody.
+ */
+@Injectable()
+export class ErasedContactsRepository {
+  private readonly postgres: boolean;
+
+  constructor(@InjectDb() private readonly db: LeadsDb) {
+    this.postgres = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+  }
+
+  /**
+   * The first statement of an erasing transaction: no submit decision runs beside it. SQLite's transactions are
+   * `BEGIN IMMEDIATE` (one writer at a time) already; on PostgreSQL it takes the submit decision's advisory lock, so a
+   * decision either committed before (and its lead is found and erased) or starts after (and finds the erasure recorded).
+   */
+  async holdSubmits(trx: Tx): Promise<void> {
+    if (this.postgres) await sql`select pg_advisory_xact_lock(${SUBMIT_LOCK_KEY})`.execute(trx);
+  }
+
+  /** These contacts were erased at `at`; a contact erased before keeps the later of the two times. */
+  async record(hashes: readonly string[], at: number, trx: Tx): Promise<void> {
+    for (const contact_hash of new Set(hashes)) {
+      await trx
+        .insertInto('erased_contacts')
+        .values({ contact_hash, erased_at: at })
+        .onConflict((oc) => oc.column('contact_hash').doUpdateSet({ erased_at: at }).where('erased_contacts.erased_at', '<', at))
+        .execute();
+    }
+  }
+
+  /**
+   * For the submit decision (docs/decisions.md, "Erasure that erases…"): whether any of a submission's contact hashes
+   * was erased at or after `submittedAt` — then the submission (a late replay sent before the erasure) is stored
+   * anonymised. Inside the decision's transaction pass it as `trx`.
+   */
+  async erasedSince(hashes: readonly string[], submittedAt: number, trx?: Tx): Promise<boolean> {
+    if (hashes.length === 0) return false;
+    const row = await (trx ?? this.db)
+      .selectFrom('erased_contacts')
+      .select('erased_at')
+      .where('contact_hash', 'in', [...hashes])
+      .where('erased_at', '>=', submittedAt)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * `erasedSince` as a prepared statement of the SQLite decision runner (synchronous, inside its BEGIN IMMEDIATE):
+   * prepare once, call per decision.
+   */
+  static sqliteErasedSince(sqlite: BetterSqlite3.Database): (hashes: readonly string[], submittedAt: number) => boolean {
+    const statement = sqlite.prepare(SQLITE_ERASED_SINCE);
+    return (hashes, submittedAt) => hashes.length > 0 && statement.get(submittedAt, JSON.stringify(hashes)) !== undefined;
+  }
+
+  /** Housekeeping: drops the erasures no late replay can precede any more (older than `cutoff`); how many. */
+  async pruneBefore(cutoff: number): Promise<number> {
+    const result = await this.db.deleteFrom('erased_contacts').where('erased_at', '<', cutoff).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
