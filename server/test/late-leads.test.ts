@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import type { SandboxUser } from '@stickers/telegram-sandbox';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
+import { fallbackSignature } from '../src/outbox/fallback-verifier';
 import { formatTrace } from '../src/trace/trace-format';
 import { TraceService, type LeadTrace } from '../src/trace/trace.service';
 import {
@@ -55,10 +56,11 @@ interface LateOptions {
   submittedAt: number;
   route?: string;
   reason?: string;
-  fallback?: { chatId: number | string; messageId: number; sentAt?: number };
+  /** `sig`: the claim's signature; by default the landing's (the bot token, this request, chat and message). */
+  fallback?: { chatId: number | string; messageId: number; sentAt?: number; sig?: string | null };
 }
 
-/** A body as the landing's replay sends it: the normal body plus `late`. */
+/** A body as the landing's replay sends it: the normal body plus `late`, its fallback claim signed as the landing signs it. */
 function late(body: Record<string, unknown>, o: LateOptions): Record<string, unknown> {
   return {
     ...body,
@@ -72,11 +74,18 @@ function late(body: Record<string, unknown>, o: LateOptions): Record<string, unk
               chat_id: String(o.fallback.chatId),
               message_id: o.fallback.messageId,
               sent_at: iso(o.fallback.sentAt ?? o.submittedAt + 800),
+              ...signed(String(body.request_id), String(o.fallback.chatId), o.fallback.messageId, o.fallback.sig),
             },
           }
         : {}),
     },
   };
+}
+
+/** The claim's `sig`: the landing's signature unless the test gives one (null: none at all). */
+function signed(requestId: string, chatId: string, messageId: number, sig?: string | null): { sig?: string } {
+  if (sig === null) return {};
+  return { sig: sig ?? fallbackSignature(sandbox.token, requestId, chatId, messageId) };
 }
 
 /** Lets the publish that a 201 triggers finish, then runs one more pass (the replies follow the cards). */
