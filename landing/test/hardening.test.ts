@@ -117,6 +117,31 @@ describe('the form token', () => {
     expect(received.map((b) => b.request_id)).toEqual([first]);
   });
 
+  it('a post without the hidden requestId, or with a malformed one: delivered under the request id its token was signed for', async () => {
+    const socket = freshSocket();
+    const requestId = crypto.randomUUID();
+    const token = signStartedAt(Date.now() - 4000, requestId, getEnv().signingKey);
+    const missing = await post({ socket, requestId, startedAt: token, without: ['requestId'] });
+    expect(missing.result).toEqual({ state: 'sent', requestId });
+    const malformed = await post({ socket, requestId: 'not-a-request-id', startedAt: token });
+    expect(malformed.result).toEqual({ state: 'sent', requestId });
+    // With the field, as a page sends it: the same request. The token reused three times is one idempotent request.
+    const present = await post({ socket, requestId, startedAt: token });
+    expect(present.result).toEqual({ state: 'sent', requestId });
+    expect(received.map((b) => b.request_id)).toEqual([requestId, requestId, requestId]);
+    expect(logs.filter((l) => l.startsWith('[request] ') && l.includes('dropped'))).toEqual([]);
+  });
+
+  it('a post without the hidden requestId whose token is forged or missing: still a bot, nothing delivered', async () => {
+    const socket = freshSocket();
+    for (const startedAt of [signStartedAt(Date.now() - 4000, crypto.randomUUID(), Buffer.alloc(32, 5)), '']) {
+      const { result } = await post({ socket, startedAt, without: ['requestId'] });
+      expect(result.state).toBe('sent');
+      expect(routeOf(result.requestId)).toBe('dropped (too-fast)');
+    }
+    expect(received).toEqual([]);
+  });
+
   it('reused with its own request_id: only the same, idempotent request again', async () => {
     const socket = freshSocket();
     const requestId = crypto.randomUUID();

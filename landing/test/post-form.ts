@@ -11,6 +11,8 @@ export interface FormPost {
   values: Record<string, string>;
   /** Fields set over everything else (a filled honeypot, another requestId or startedAt, …). */
   fields?: Record<string, string>;
+  /** Fields left out of the post altogether (`requestId`: a page whose hidden field went missing). */
+  without?: string[];
   requestId?: string;
   /** The form token; by default one signed 4 s ago for the request id the form carries. */
   startedAt?: string;
@@ -20,12 +22,13 @@ export interface FormPost {
 }
 
 /**
- * Posts the form (the honeypot empty) and resolves with the request id it carried, the action's data and headers, and
+ * Posts the form (the honeypot empty) and resolves with the request id it carried (null when left out), the action's data and headers, and
  * `before`: the time just before the action was called.
  */
 export async function postForm({
   values,
   fields = {},
+  without = [],
   requestId = crypto.randomUUID(),
   startedAt,
   socket = '127.0.0.1',
@@ -38,6 +41,7 @@ export async function postForm({
     requestId,
     ...fields,
   });
+  for (const name of without) form.delete(name);
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
   if (forwardedFor !== undefined) headers['X-Forwarded-For'] = forwardedFor;
   const request = new Request('http://landing.test/?index', { method: 'POST', headers, body: form });
@@ -46,5 +50,5 @@ export async function postForm({
     data: any;
     init?: { headers?: Record<string, string> };
   };
-  return { requestId: form.get('requestId')!, result: response.data, headers: response.init?.headers ?? {}, before };
+  return { requestId: form.get('requestId') as string, result: response.data, headers: response.init?.headers ?? {}, before };
 }

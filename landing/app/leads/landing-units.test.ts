@@ -44,12 +44,41 @@ describe('submitRequest: the order of checks', () => {
     expect(submitRequest(base({ startedAt: signStartedAt(NOW - 3000, ID, key) }), ctx())).toMatchObject({ kind: 'ok' });
     expect(submitRequest(base({ startedAt: signStartedAt(NOW - 60000, ID, Buffer.alloc(32, 8)) }), ctx())).toMatchObject({ kind: 'bot' });
   });
-  it('2. a token signed for another request id, or for none, fails the fill-time check', () => {
+  it('2. a token signed for another request id fails the fill-time check', () => {
     const other = 'a3bb189e-8bf9-4888-9912-ace4e6543002';
     const foreign = base({ startedAt: signStartedAt(NOW - 60000, other, key) });
     expect(submitRequest(foreign, ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
     expect(submitRequest(base({ requestId: other }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast', requestId: other });
-    expect(submitRequest(base({ requestId: undefined }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+  });
+  it('2. requestId missing or not a UUID v4, the token valid: the request is the one the token was signed for', () => {
+    for (const requestId of [undefined, '', 'not-a-uuid', '0f8fad5b-d9cb-169f-a165-70867728950e']) {
+      expect(submitRequest(base({ requestId }), ctx())).toMatchObject({ kind: 'ok', requestId: ID });
+    }
+    // Spelled in capitals or with spaces it is the same request id.
+    expect(submitRequest(base({ requestId: ` ${ID.toUpperCase()} ` }), ctx())).toMatchObject({ kind: 'ok', requestId: ID });
+    // Every check still applies: too fast, invalid fields and an expired token keep the token's request id.
+    expect(submitRequest(base({ requestId: undefined, startedAt: signStartedAt(NOW - 10, ID, key) }), ctx())).toMatchObject({
+      kind: 'bot',
+      reason: 'too-fast',
+      requestId: ID,
+    });
+    expect(submitRequest(base({ requestId: undefined, phone: '1' }), ctx())).toMatchObject({ kind: 'invalid', requestId: ID });
+    const expired = submitRequest(
+      base({ requestId: undefined, startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, ID, key) }),
+      ctx(),
+    );
+    expect(expired).toMatchObject({ kind: 'expired', requestId: ID, startedAt: signStartedAt(NOW - 3000, ID, key) });
+    // A forged token without a request id is a bot under a new request id.
+    const forged = submitRequest(base({ requestId: undefined, startedAt: signStartedAt(NOW - 5000, ID, Buffer.alloc(32, 8)) }), ctx());
+    expect(forged).toMatchObject({ kind: 'bot', reason: 'too-fast' });
+    expect(forged.requestId).not.toBe(ID);
+  });
+  it('2. a token from before it carried the request id, on a post without one: a bot, as before', () => {
+    const bound = `${NOW - 5000}.${createHmac('sha256', key)
+      .update(`${NOW - 5000}.${ID}`)
+      .digest('base64url')}`;
+    expect(submitRequest(base({ startedAt: bound }), ctx())).toMatchObject({ kind: 'ok', requestId: ID });
+    expect(submitRequest(base({ startedAt: bound, requestId: undefined }), ctx())).toMatchObject({ kind: 'bot', reason: 'too-fast' });
   });
   it('2. an expired token is a real visitor: expired, the values and a fresh token for the same request id', () => {
     const old = base({ startedAt: signStartedAt(NOW - FORM_TOKEN_MAX_AGE_MS - 1, ID, key), comment: 'к юбилею' });
@@ -200,25 +229,40 @@ describe('requestMessage', () => {
 });
 
 describe('startedAt signing', () => {
-  it('verifies what it signed, for the request id it signed, and nothing else', () => {
+  const OTHER = 'a3bb189e-8bf9-4888-9912-ace4e6543002';
+  it('carries the request id it was signed for; verifies what it signed, for that request id, and nothing else', () => {
     const token = signStartedAt(NOW, ID, key);
-    expect(verifyStartedAt(token, ID, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW });
-    expect(verifyStartedAt(token, 'a3bb189e-8bf9-4888-9912-ace4e6543002', key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
+    expect(token).toMatch(new RegExp(`^${NOW}\\.${ID}\\.[A-Za-z0-9_-]{43}$`));
+    expect(verifyStartedAt(token, ID, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW, requestId: ID });
+    // The post names no usable request id: the token's is the request.
+    expect(verifyStartedAt(token, null, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW, requestId: ID });
+    expect(verifyStartedAt(token, OTHER, key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyStartedAt(token.replace(ID, OTHER), null, key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
     expect(verifyStartedAt(String(NOW), ID, key, NOW)).toEqual({ ok: false, reason: 'invalid' });
     expect(verifyStartedAt(token.replace(String(NOW), String(NOW - 10000)), ID, key, NOW)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyStartedAt(token, null, Buffer.alloc(32, 8), NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
     expect(verifyStartedAt(undefined, ID, key, NOW)).toEqual({ ok: false, reason: 'invalid' });
   });
   it('has a maximum age', () => {
     const token = signStartedAt(NOW, ID, key);
-    expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS)).toEqual({ ok: true, startedAt: NOW });
-    expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired' });
-    expect(verifyStartedAt(token, ID, key, NOW + 2000, 1000)).toEqual({ ok: false, reason: 'expired' });
+    expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS)).toEqual({ ok: true, startedAt: NOW, requestId: ID });
+    expect(verifyStartedAt(token, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired', requestId: ID });
+    expect(verifyStartedAt(token, null, key, NOW + 2000, 1000)).toEqual({ ok: false, reason: 'expired', requestId: ID });
+  });
+  it("accepts a token from a page rendered before it carried the request id (bound to the form's request id), with the same maximum age", () => {
+    const bound = `${NOW}.${createHmac('sha256', key).update(`${NOW}.${ID}`).digest('base64url')}`;
+    expect(verifyStartedAt(bound, ID, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW, requestId: ID });
+    expect(verifyStartedAt(bound, OTHER, key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
+    // It does not say which request it was signed for: without the form's request id it cannot be checked.
+    expect(verifyStartedAt(bound, null, key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
+    expect(verifyStartedAt(bound, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired', requestId: ID });
   });
   it('accepts a token signed under the scheme from before the binding (same key), for any request id, with the same maximum age', () => {
     const unbound = `${NOW}.${createHmac('sha256', key).update(String(NOW)).digest('base64url')}`;
-    expect(verifyStartedAt(unbound, ID, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW });
-    expect(verifyStartedAt(unbound, 'a3bb189e-8bf9-4888-9912-ace4e6543002', key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW });
-    expect(verifyStartedAt(unbound, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired' });
+    expect(verifyStartedAt(unbound, ID, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW, requestId: ID });
+    expect(verifyStartedAt(unbound, OTHER, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW, requestId: OTHER });
+    expect(verifyStartedAt(unbound, null, key, NOW + 5000)).toEqual({ ok: true, startedAt: NOW, requestId: null });
+    expect(verifyStartedAt(unbound, ID, key, NOW + FORM_TOKEN_MAX_AGE_MS + 1)).toEqual({ ok: false, reason: 'expired', requestId: ID });
     expect(verifyStartedAt(unbound.replace(String(NOW), String(NOW - 1)), ID, key, NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
     expect(verifyStartedAt(unbound, ID, Buffer.alloc(32, 8), NOW + 5000)).toEqual({ ok: false, reason: 'invalid' });
   });

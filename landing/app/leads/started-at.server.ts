@@ -1,12 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The form's `startedAt` is signed by the server when the page is rendered (`<ms>.<hmac>`), so a bot cannot post
- * an old timestamp to pass the minimum fill time. The HMAC covers the form's `requestId` too: a token fetched once
- * cannot be reused for other requests (reusing it only repeats the same, idempotent request).
+ * The form's `startedAt` is signed by the server when the page is rendered, so a bot cannot post an old timestamp to
+ * pass the minimum fill time. The token carries the request id it was signed for, and the HMAC covers both:
+ * `<ms>.<request id>.<hmac of "<ms>.<request id>">`. A token fetched once cannot be reused for other requests (reusing
+ * it only repeats the same, idempotent request), and a post whose `requestId` field is missing or not a UUID v4 is
+ * still the request its token names.
  */
 export function signStartedAt(now: number, requestId: string, key: Buffer): string {
-  return `${now}.${mac(String(now), requestId, key).toString('base64url')}`;
+  return `${now}.${requestId}.${mac(String(now), requestId, key).toString('base64url')}`;
 }
 
 /**
@@ -16,27 +18,57 @@ export function signStartedAt(now: number, requestId: string, key: Buffer): stri
  */
 export const FORM_TOKEN_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
-/** `expired`: a real page's token (one we signed) older than `maxAgeMs`; `invalid`: anything else. */
-export type StartedAtCheck = { ok: true; startedAt: number } | { ok: false; reason: 'invalid' | 'expired' };
+/**
+ * `expired`: a real page's token (one we signed) older than `maxAgeMs`; `invalid`: anything else. `requestId`: the
+ * request the token was signed for; null for a token from before the binding (see below) on a post that names none.
+ */
+export type StartedAtCheck =
+  | { ok: true; startedAt: number; requestId: string | null }
+  | { ok: false; reason: 'expired'; requestId: string | null }
+  | { ok: false; reason: 'invalid' };
+
+/** `<ms>.<request id>.<hmac>`: what pages get now. */
+const TOKEN = /^(\d{1,15})\.([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})\.([A-Za-z0-9_-]{43})$/;
+/** `<ms>.<hmac>`: pages rendered before the token carried its request id (bound to it, or before the binding). */
+const EARLIER_TOKEN = /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/;
 
 /**
- * The signed time when the value was signed for this request id (or before tokens were bound, see below) and is not
- * older than `maxAgeMs`.
+ * Checks a form token against the post's `formRequestId` (its `requestId` field when that is a UUID v4, lower-cased;
+ * null when it is missing or is not one) at `now`.
+ * - A token that carries its request id is valid when its HMAC is, and names the request: the post's own `requestId`
+ *   must then be that one, or missing or malformed (the token's is used); another UUID makes the token foreign.
+ * - A token from a page rendered before tokens carried the request id (`<ms>.<hmac>`, for at most
+ *   FORM_TOKEN_MAX_AGE_MS after that deploy) is checked as it was then: bound to `formRequestId`, or from before the
+ *   binding (any request id).
+ * Then the age: older than `maxAgeMs` is `expired`, with the request id for the fresh token.
  */
 export function verifyStartedAt(
   value: unknown,
-  requestId: string,
+  formRequestId: string | null,
   key: Buffer,
   now: number,
   maxAgeMs = FORM_TOKEN_MAX_AGE_MS,
 ): StartedAtCheck {
   if (typeof value !== 'string') return { ok: false, reason: 'invalid' };
-  const m = /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/.exec(value);
-  if (!m) return { ok: false, reason: 'invalid' };
-  const given = Buffer.from(m[2], 'base64url');
-  if (!sameMac(given, mac(m[1], requestId, key)) && !signedBeforeBinding(m[1], given, key)) return { ok: false, reason: 'invalid' };
-  const startedAt = Number(m[1]);
-  return now - startedAt > maxAgeMs ? { ok: false, reason: 'expired' } : { ok: true, startedAt };
+  let signedAt: string;
+  let requestId: string | null;
+  const current = TOKEN.exec(value);
+  if (current) {
+    const [, ms, tokenId, sig] = current;
+    if (!sameMac(Buffer.from(sig, 'base64url'), mac(ms, tokenId, key))) return { ok: false, reason: 'invalid' };
+    if (formRequestId !== null && formRequestId !== tokenId) return { ok: false, reason: 'invalid' };
+    [signedAt, requestId] = [ms, tokenId];
+  } else {
+    const earlier = EARLIER_TOKEN.exec(value);
+    if (!earlier) return { ok: false, reason: 'invalid' };
+    const [, ms, sig] = earlier;
+    const given = Buffer.from(sig, 'base64url');
+    const bound = formRequestId !== null && sameMac(given, mac(ms, formRequestId, key));
+    if (!bound && !signedBeforeBinding(ms, given, key)) return { ok: false, reason: 'invalid' };
+    [signedAt, requestId] = [ms, formRequestId];
+  }
+  const startedAt = Number(signedAt);
+  return now - startedAt > maxAgeMs ? { ok: false, reason: 'expired', requestId } : { ok: true, startedAt, requestId };
 }
 
 /**

@@ -29,19 +29,24 @@ export interface SubmitContext {
  * A missing honeypot field counts as tripped (a real form always sends it, empty). A `startedAt` signed for another
  * request id, forged or missing fails the fill-time check like a fast bot. One that we signed but that is past its
  * maximum age is a real visitor's page: `expired`, nothing delivered, asked to send again (a token from a page
- * rendered before tokens were bound counts as signed, see `verifyStartedAt`). Past the checks, `startedAt` is the
- * verified token, handed back so a retry of the same request id carries it.
+ * rendered before the token carried its request id counts as signed, see `verifyStartedAt`). Past the checks,
+ * `startedAt` is the verified token, handed back so a retry of the same request id carries it.
+ * The request id: the one the token was signed for; else (a token from before that) the form's `requestId` when it is
+ * a UUID v4; else a new one. So a post whose `requestId` is missing or malformed but whose token is valid is the
+ * request the token names, and a token reused only repeats that one, idempotent request.
  */
 export function submitRequest(form: FormData, ctx: SubmitContext): SubmitCheck {
   const rawId = form.get('requestId');
   const id = typeof rawId === 'string' ? rawId.trim().toLowerCase() : '';
-  const requestId = isUuidV4(id) ? id : crypto.randomUUID();
+  const formRequestId = isUuidV4(id) ? id : null;
+  const token = form.get('startedAt');
+  const started = verifyStartedAt(token, formRequestId, ctx.signingKey, ctx.now);
+  const signedFor = started.ok || started.reason === 'expired' ? started.requestId : null;
+  const requestId = signedFor ?? formRequestId ?? crypto.randomUUID();
 
   const honeypot = form.get(HONEYPOT_FIELD);
   if (honeypot === null || (typeof honeypot === 'string' && honeypot !== '')) return { kind: 'bot', reason: 'honeypot', requestId };
 
-  const token = form.get('startedAt');
-  const started = verifyStartedAt(token, requestId, ctx.signingKey, ctx.now);
   if (!started.ok && started.reason === 'expired') {
     // Signed as if the form had been opened `minFillMs` ago: the visitor already spent their fill time on this form,
     // so the immediate resubmit must not be taken for a fast bot.
