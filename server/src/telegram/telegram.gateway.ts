@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectBot } from 'nestjs-telegraf';
-import type { Telegraf, Telegram } from 'telegraf';
+import { Telegraf, type Telegram } from 'telegraf';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { InlineKeyboard } from '../cards/card.renderer';
+import { telegrafApiRoot } from './telegraf';
 
 /**
  * What a Bot API call came to, as a value: the outbox decides on it (retry schedule, flood control, migration,
@@ -101,6 +102,45 @@ export interface BotCommandEntry {
 
 type BotInfo = NonNullable<Telegraf['botInfo']>;
 
+/** The bot itself, as getMe gives it. */
+export interface BotIdentity {
+  id: number;
+  first_name: string;
+  username?: string;
+  /** False while BotFather's privacy mode is on: in groups the bot then sees commands, replies to it and its buttons. */
+  can_read_all_group_messages?: boolean;
+}
+
+/** A chat as getChat gives it: the fields the CLI's setup and doctor read. */
+export interface ChatInfo {
+  id: number;
+  type: 'private' | 'group' | 'supergroup' | 'channel';
+  title?: string;
+  is_forum?: boolean;
+  /** What members may do by default (`can_send_messages`…). */
+  permissions?: Record<string, boolean | undefined>;
+}
+
+/** A ChatMember: its status and the rights (administrator) or permissions (restricted) that go with it. */
+export interface ChatMemberInfo {
+  status: string;
+  [right: string]: unknown;
+}
+
+/** getWebhookInfo's answer: an empty url when no webhook is set. */
+export interface WebhookInfo {
+  url: string;
+  pending_update_count: number;
+  last_error_date?: number;
+  last_error_message?: string;
+}
+
+/** An update as getUpdates gives it; whoever asked for it reads its payload (`message`, `my_chat_member`…). */
+export interface RawUpdate {
+  update_id: number;
+  [kind: string]: unknown;
+}
+
 function isNotRunning(err: unknown): boolean {
   return err instanceof Error && err.message === 'Bot is not running!';
 }
@@ -121,7 +161,7 @@ export class TelegramGateway {
   private stopRequested = false;
 
   constructor(
-    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    @Inject(SERVER_CONFIG) private readonly config: Pick<ServerConfig, 'telegramTimeoutMs'>,
     @Optional() @InjectBot() private readonly bot?: Telegraf,
   ) {
     this.telegram = bot?.telegram ?? null;
@@ -143,6 +183,14 @@ export class TelegramGateway {
     };
   }
 
+  /**
+   * A gateway of its own, outside the app, for the CLI (`setup`, `doctor`): the same calls, timeouts and classified
+   * answers, on a telegraf client of that token that never polls by itself.
+   */
+  static forToken(token: string, apiRoot: string, timeoutMs: number): TelegramGateway {
+    return new TelegramGateway({ telegramTimeoutMs: timeoutMs }, new Telegraf(token, { telegram: { apiRoot: telegrafApiRoot(apiRoot) } }));
+  }
+
   get available(): boolean {
     return this.telegram !== null;
   }
@@ -152,9 +200,15 @@ export class TelegramGateway {
     return this.telegram;
   }
 
-  private async call<T>(method: string, payload: Record<string, unknown>): Promise<TelegramResult<T>> {
+  /** `limits`: a longer bound than TELEGRAM_TIMEOUT_MS (a long poll), and the caller's own signal to give up early. */
+  private async call<T>(
+    method: string,
+    payload: Record<string, unknown>,
+    limits: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<TelegramResult<T>> {
     if (!this.telegram) return { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' };
-    const signal = AbortSignal.timeout(this.config.telegramTimeoutMs);
+    const timeout = AbortSignal.timeout(limits.timeoutMs ?? this.config.telegramTimeoutMs);
+    const signal = limits.signal ? AbortSignal.any([timeout, limits.signal]) : timeout;
     try {
       const value = (await this.telegram.callApi(method as 'sendMessage', payload as never, { signal: signal as never })) as T;
       return { ok: true, value };
@@ -213,13 +267,56 @@ export class TelegramGateway {
     return this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
   }
 
-  /** A user's status in a chat ('creator', 'administrator', 'member', 'restricted', 'left', 'kicked'). */
-  async getChatMember(chatId: string, userId: number): Promise<TelegramResult<{ status: string }>> {
+  /** A user's status in a chat ('creator', 'administrator', 'member', 'restricted', 'left', 'kicked'), with its rights. */
+  async getChatMember(chatId: string, userId: number): Promise<TelegramResult<ChatMemberInfo>> {
     return this.call('getChatMember', { chat_id: chatId, user_id: userId });
   }
 
-  async getMe(): Promise<TelegramResult<{ username?: string }>> {
+  async getMe(): Promise<TelegramResult<BotIdentity>> {
     return this.call('getMe', {});
+  }
+
+  /** The chat as the bot sees it: refused ("chat not found", 403) when the bot is not in it. */
+  async getChat(chatId: string): Promise<TelegramResult<ChatInfo>> {
+    return this.call('getChat', { chat_id: chatId });
+  }
+
+  /**
+   * "typing…" in a chat, in a topic when given: the CLI's doctor reaches a topic this way without posting in it
+   * (Telegram refuses an unknown or closed topic as it refuses a message).
+   */
+  async sendChatAction(chatId: string, threadId: number | null): Promise<TelegramResult<unknown>> {
+    return this.call('sendChatAction', { chat_id: chatId, action: 'typing', ...(threadId ? { message_thread_id: threadId } : {}) });
+  }
+
+  async getWebhookInfo(): Promise<TelegramResult<WebhookInfo>> {
+    return this.call('getWebhookInfo', {});
+  }
+
+  /** Removes the webhook; updates that wait are kept (getUpdates then gets them). */
+  async deleteWebhook(): Promise<TelegramResult<unknown>> {
+    return this.call('deleteWebhook', { drop_pending_updates: false });
+  }
+
+  /**
+   * One getUpdates call of the CLI's setup (the server polls through `poll`): waits up to `timeoutSec` for updates from
+   * `offset` on, which also confirms every update before it (Telegram never sends those again). Bounded by the poll's
+   * length plus TELEGRAM_TIMEOUT_MS, and by `signal` (the caller stops waiting).
+   */
+  async getUpdates(
+    q: { offset?: number; timeoutSec: number; allowedUpdates?: readonly string[]; limit?: number },
+    signal?: AbortSignal,
+  ): Promise<TelegramResult<RawUpdate[]>> {
+    return this.call(
+      'getUpdates',
+      {
+        ...(q.offset !== undefined ? { offset: q.offset } : {}),
+        timeout: q.timeoutSec,
+        ...(q.limit !== undefined ? { limit: q.limit } : {}),
+        ...(q.allowedUpdates ? { allowed_updates: [...q.allowedUpdates] } : {}),
+      },
+      { timeoutMs: q.timeoutSec * 1000 + this.config.telegramTimeoutMs, signal },
+    );
   }
 
   async setMyCommands(commands: readonly BotCommandEntry[]): Promise<TelegramResult<unknown>> {

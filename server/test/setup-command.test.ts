@@ -1,0 +1,194 @@
+/**
+ * `npm run leads -- setup` (docs/requirements.md §16.1) against the sandbox, over HTTP: the operator's actions are
+ * updates the test causes in the sandbox (the bot added to a group, a message in a topic, the press of the test card);
+ * setup waits for them, prints the lines of .env, checks the bot's rights, and leaves the updates confirmed.
+ */
+import { BOT_USER, DEFAULT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
+import { runCli, type CliIo, type OpsCommands } from '../src/cli/program';
+import { callBotApi, waitFor } from './harness';
+
+let sandbox: TelegramSandbox;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(() => sandbox.stop());
+afterEach(() => sandbox.state.reset());
+
+const unused = () => Promise.reject(new Error('not a setup command'));
+const OPS: OpsCommands = { trace: unused, backup: unused, forget: unused, migrateToPostgres: unused, webhooksReplay: unused };
+
+/** Runs setup in this process with the sandbox's token: its lines, a wait for a line, and its exit code. */
+function setup(args: string[], env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: { TELEGRAM_BOT_TOKEN: sandbox.token, TELEGRAM_API_ROOT: sandbox.url, ...env },
+  };
+  const done = runCli(['setup', '--timeout', '20', ...args], io, OPS);
+  return {
+    out,
+    err,
+    done,
+    line: (re: RegExp) => waitFor(() => out.find((l) => re.test(l)), 10_000, `the line ${re}`),
+  };
+}
+
+/** The test card setup sent to a chat, once it is there. */
+function testCard(chatId: number) {
+  return waitFor(() => sandbox.messages(chatId).find((m) => m.text.startsWith('🧪 Проверочная карточка')), 10_000, 'the test card');
+}
+
+/** Setup handed polling back: nothing it read waits again, and no poll of its own is still open. */
+function handedBack(): void {
+  expect(sandbox.state.updates).toEqual([]);
+  expect(sandbox.polls.filter((p) => p.status === 0)).toEqual([]);
+  expect(sandbox.polls.at(-1)).toMatchObject({ timeout: 0, status: 200 });
+  expect(sandbox.state.webhook).toBeNull();
+}
+
+describe('setup finds the chat from what the operator does', () => {
+  it('the bot added to a group while setup waits: LEADS_CHAT_ID, the rights, a test card whose press comes back', async () => {
+    const chat = sandbox.addChat({ title: 'Заявки с сайта', type: 'supergroup' });
+    const run = setup(['--no-admin']);
+    await run.line(/^ {3}Waiting up to 20 s/);
+    sandbox.addBot(chat.id, 'administrator');
+    const card = await testCard(chat.id);
+    expect(card.reply_markup?.inline_keyboard[0][0].text).toBe('✅ Проверить кнопку');
+    sandbox.press(chat.id, card.message_id, card.reply_markup!.inline_keyboard[0][0].callback_data!);
+    expect(await run.done).toBe(0);
+
+    expect(run.out).toContain(`LEADS_CHAT_ID=${chat.id}`);
+    expect(run.out.filter((l) => /_ID=/.test(l))).toEqual([`LEADS_CHAT_ID=${chat.id}`]);
+    expect(run.out).toContain(`ok    TELEGRAM_BOT_TOKEN: the bot @${BOT_USER.username} (id ${BOT_USER.id})`);
+    expect(run.out).toContain(`ok    «Заявки с сайта» (${chat.id}): the bot was added to it by Мария Менеджер`);
+    expect(run.out).toContain(
+      `ok    leads chat «Заявки с сайта» (${chat.id}): the bot is an administrator, may send and edit its messages`,
+    );
+    expect(run.out).toContain('ok    buttons: the press of Мария Менеджер reached the bot');
+    expect(run.out.filter((l) => l.startsWith('FAIL'))).toEqual([]);
+    expect(run.err).toEqual([]);
+    // The card says the check passed and has no button left; the press was answered.
+    expect(sandbox.messages(chat.id).find((m) => m.message_id === card.message_id)).toMatchObject({
+      text: expect.stringMatching(/^✅ Проверочная карточка/),
+      reply_markup: { inline_keyboard: [] },
+    });
+    expect(sandbox.state.callbackAnswers.map((a) => a.text)).toEqual(['✅ Кнопка работает: нажатие дошло до бота']);
+    handedBack();
+  });
+
+  it('a forum: the bot added before setup starts, the topic from a message in it, the admin chat another topic', async () => {
+    const chat = sandbox.addChat({
+      title: 'Студия',
+      type: 'supergroup',
+      is_forum: true,
+      topics: [
+        { id: 10, name: 'Заявки' },
+        { id: 20, name: 'Админы' },
+      ],
+    });
+    sandbox.addBot(chat.id, 'member');
+    const run = setup([]);
+    await run.line(/has topics: send \/stickers_chatid in the topic/);
+    sandbox.say(chat.id, '/stickers_chatid', DEFAULT_USER, 10);
+    await run.line(/^2\. The admin chat/);
+    // The leads topic itself is not the admin chat: setup says so and waits on.
+    sandbox.say(chat.id, '/stickers_chatid', DEFAULT_USER, 10);
+    await run.line(/that is the leads topic/);
+    sandbox.say(chat.id, '/stickers_chatid', DEFAULT_USER, 20);
+    const card = await testCard(chat.id);
+    expect(card.message_thread_id).toBe(10);
+    sandbox.press(chat.id, card.message_id, card.reply_markup!.inline_keyboard[0][0].callback_data!);
+    expect(await run.done).toBe(0);
+
+    expect(run.out.filter((l) => /^[A-Z_]+_ID=/.test(l))).toEqual([
+      `LEADS_CHAT_ID=${chat.id}`,
+      'LEADS_THREAD_ID=10',
+      `ADMIN_CHAT_ID=${chat.id}`,
+      'ADMIN_THREAD_ID=20',
+    ]);
+    expect(run.out).toContain('ok    topic 10 of «Студия»');
+    expect(run.out).toContain(`ok    leads chat «Студия» (${chat.id}), topic 10: the bot is a member, may send and edit its messages`);
+    expect(run.out).toContain('note  leads chat: the bot may not manage topics (not needed to post in an open topic)');
+    expect(sandbox.topicMessages(chat.id, 20).map((m) => m.text)).toEqual([
+      '/stickers_chatid',
+      '🧪 Stickers Leads: проверка чата админов. Сюда придут оповещения и ежедневная сводка.',
+    ]);
+    handedBack();
+  });
+});
+
+describe('setup says what is wrong in one line and exits 1', () => {
+  it('a wrong token', async () => {
+    const run = setup([], { TELEGRAM_BOT_TOKEN: '123:not-the-token' });
+    expect(await run.done).toBe(1);
+    expect(run.out).toEqual([
+      'FAIL  TELEGRAM_BOT_TOKEN: Telegram does not know this token (401: Unauthorized): copy it again from @BotFather (/mybots → the bot → API Token)',
+    ]);
+    expect(sandbox.polls).toEqual([]);
+  });
+
+  it('no token at all', async () => {
+    const run = setup([], { TELEGRAM_BOT_TOKEN: '' });
+    expect(await run.done).toBe(1);
+    expect(run.err).toEqual([expect.stringMatching(/^TELEGRAM_BOT_TOKEN is not set: create a bot with @BotFather/)]);
+  });
+
+  it('a group where the bot may not write: the line says what to change, no test card', async () => {
+    const chat = sandbox.addChat({ title: 'Только админы', type: 'supergroup', permissions: { can_send_messages: false } });
+    sandbox.addBot(chat.id, 'member');
+    const run = setup(['--no-admin']);
+    expect(await run.done).toBe(1);
+    expect(run.out).toContain(`LEADS_CHAT_ID=${chat.id}`);
+    expect(run.out).toContain(
+      `FAIL  leads chat «Только админы» (${chat.id}): members may not send messages in this group and the bot is a plain member: make it an administrator, or let members send messages (group settings → Permissions)`,
+    );
+    expect(sandbox.messages(chat.id)).toEqual([]);
+    handedBack();
+  });
+
+  it('no group within the bound: a line, and nothing left open', async () => {
+    const run = setup(['--timeout', '1']);
+    expect(await run.done).toBe(1);
+    expect(run.out.at(-1)).toBe(
+      'FAIL  no group showed up within 1 s: add the bot to the group (or send /stickers_chatid there) and run setup again',
+    );
+    expect(sandbox.polls.filter((p) => p.status === 0)).toEqual([]);
+  });
+
+  it('a webhook is set: refused with a line, the webhook kept; --delete-webhook deletes it', async () => {
+    await callBotApi(sandbox, 'setWebhook', { url: 'https://leads.example.com/telegram', secret_token: 'a-secret-of-16-chars' });
+    const refused = setup([]);
+    expect(await refused.done).toBe(1);
+    expect(refused.out.at(-1)).toMatch(/^FAIL {2}a webhook is set: run setup with --delete-webhook/);
+    expect(sandbox.state.webhook?.url).toBe('https://leads.example.com/telegram');
+
+    const chat = sandbox.addChat({ title: 'Группа', type: 'supergroup', bot: { status: 'administrator' } });
+    sandbox.say(chat.id, 'привет');
+    const deleting = setup(['--delete-webhook', '--no-admin']);
+    const card = await testCard(chat.id);
+    sandbox.press(chat.id, card.message_id, card.reply_markup!.inline_keyboard[0][0].callback_data!);
+    expect(await deleting.done).toBe(0);
+    expect(deleting.out).toContain('ok    webhook deleted: the server sets it again when it starts in webhook mode');
+    expect(deleting.out).toContain(`LEADS_CHAT_ID=${chat.id}`);
+    handedBack();
+  });
+
+  it('presses that wait for the server are not taken from it', async () => {
+    const chatId = -1001000000001;
+    const card = await callBotApi<{ message_id: number }>(sandbox, 'sendMessage', {
+      chat_id: chatId,
+      text: 'карточка',
+      reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: 'lead:1:new:in_progress' }]] },
+    });
+    sandbox.press(chatId, card.message_id, 'lead:1:new:in_progress');
+    const run = setup([]);
+    expect(await run.done).toBe(1);
+    expect(run.out.at(-1)).toBe(
+      'FAIL  updates wait for the server: start it once so that it takes them, then run setup again (or pass --drop-pending)',
+    );
+    expect(sandbox.state.updates.map((u) => Object.keys(u))).toEqual([['update_id', 'callback_query']]);
+  });
+});
