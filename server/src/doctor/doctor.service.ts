@@ -1,0 +1,256 @@
+import type { Clock } from '../clock/clock';
+import type { ServerConfig } from '../config/config';
+import { botRights } from '../setup/bot-rights';
+import type { BotIdentity, TelegramGateway } from '../telegram/telegram.gateway';
+import type { DatabaseFacts } from './database.probe';
+import type { EndpointAnswer } from './endpoint.probe';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+/** One line of the doctor's report: ok, a warning (nothing to fix now), or a problem naming the variable to fix. */
+export interface CheckLine {
+  status: CheckStatus;
+  text: string;
+}
+
+/** What the doctor service asks of the world; the CLI wires the real probes, tests may wire others. */
+export interface DoctorProbes {
+  /** Null: TELEGRAM_BOT_TOKEN is not set. */
+  telegram: TelegramGateway | null;
+  database: { facts(now: number): Promise<DatabaseFacts> };
+  /** Null: LEADS_ENDPOINT is not given (the doctor checks it only when it is). */
+  endpoint: { url: string; probe(url: string, secret: string): Promise<EndpointAnswer> } | null;
+}
+
+/** A chat of the configuration: where its id and topic come from, to name them in a problem's line. */
+interface ChatTarget {
+  chatVar: string;
+  threadVar: string;
+  chatId: string;
+  threadId: number | null;
+}
+
+/**
+ * `npm run leads -- doctor` (docs/requirements.md §16.3): the configuration the server would start with, checked
+ * against the world — the token, every configured chat and topic (reachable, writable), the webhook in webhook mode,
+ * the database (reachable, migrated, writable), the landing's endpoint. One line per check; a problem names the
+ * variable to fix.
+ */
+export class DoctorService {
+  private readonly lines: CheckLine[] = [];
+
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly probes: DoctorProbes,
+    private readonly clock: Clock,
+  ) {}
+
+  private add(status: CheckStatus, text: string): void {
+    this.lines.push({ status, text });
+  }
+
+  async run(): Promise<CheckLine[]> {
+    const c = this.config;
+    const db = c.databaseUrl ? 'PostgreSQL' : 'SQLite';
+    const bot = !c.telegram.token ? 'no bot' : c.telegram.webhook ? 'bot by webhook' : 'bot by polling';
+    this.add('ok', `config: the server would start with it (${db}, ${bot}, POST /leads ${c.leads.enabled ? 'on' : 'off'})`);
+    await this.checkTelegram();
+    await this.checkDatabase();
+    await this.checkEndpoint();
+    return this.lines;
+  }
+
+  private async checkTelegram(): Promise<void> {
+    const telegram = this.probes.telegram;
+    if (!telegram) {
+      this.add(
+        'warn',
+        'TELEGRAM_BOT_TOKEN is not set: leads are stored but no card is published (npm run leads -- setup starts from a token)',
+      );
+      return;
+    }
+    const me = await telegram.getMe();
+    if (!me.ok) {
+      if (me.kind === 'refused' && /^(401|404)/.test(me.description)) {
+        this.add('fail', `TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather`);
+      } else {
+        this.add('fail', `TELEGRAM_API_ROOT=${this.config.telegram.apiRoot}: Telegram did not answer (${me.description})`);
+      }
+      return;
+    }
+    this.add('ok', `TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
+    const t = this.config.telegram;
+    const targets: ChatTarget[] = [];
+    if (t.leadsChatId)
+      targets.push({ chatVar: 'LEADS_CHAT_ID', threadVar: 'LEADS_THREAD_ID', chatId: t.leadsChatId, threadId: t.leadsThreadId });
+    for (const route of t.routes) {
+      const name = `LEADS_ROUTES (${route.source})`;
+      targets.push({ chatVar: name, threadVar: name, chatId: route.chatId, threadId: route.threadId });
+    }
+    if (t.adminChatId)
+      targets.push({ chatVar: 'ADMIN_CHAT_ID', threadVar: 'ADMIN_THREAD_ID', chatId: t.adminChatId, threadId: t.adminThreadId });
+    else this.add('warn', 'ADMIN_CHAT_ID is not set: alerts and the daily digest are only logged');
+    for (const target of targets) await this.checkChat(telegram, me.value, target);
+    await this.checkWebhook(telegram);
+  }
+
+  /** getChat (reachable), getChatMember of the bot (writable), and the topic through a chat action in it. */
+  private async checkChat(telegram: TelegramGateway, me: BotIdentity, target: ChatTarget): Promise<void> {
+    const name = `${target.chatVar}=${target.chatId}`;
+    const bot = me.username ? `@${me.username}` : 'the bot';
+    const chat = await telegram.getChat(target.chatId);
+    if (!chat.ok) {
+      if (chat.kind === 'migrated') {
+        this.add('fail', `${name}: the group became a supergroup with the id ${chat.newChatId}: set ${target.chatVar.split(' ')[0]} to it`);
+      } else if (/chat not found/i.test(chat.description)) {
+        this.add(
+          'fail',
+          `${name}: chat not found: ${bot} is not in that chat; add it, or fix ${target.chatVar} (/stickers_chatid in the chat tells its id)`,
+        );
+      } else if (/^403/.test(chat.description)) {
+        this.add('fail', `${name}: ${bot} is not in that chat any more (${chat.description}): add it again`);
+      } else {
+        this.add('fail', `${name}: getChat failed (${chat.description})`);
+      }
+      return;
+    }
+    const title = chat.value.title ? ` «${chat.value.title}»` : '';
+    const member = await telegram.getChatMember(target.chatId, me.id);
+    if (!member.ok) {
+      this.add('fail', `${name}${title}: the bot's rights could not be read (${member.description})`);
+      return;
+    }
+    const rights = botRights(chat.value, member.value);
+    if (rights.problem) {
+      this.add('fail', `${name}${title}: ${rights.problem}`);
+      return;
+    }
+    this.add('ok', `${name}${title}: the bot is ${rights.role}, may send and edit its messages`);
+    if (target.threadId === null) return;
+    const topic = `${target.threadVar}${target.threadVar === target.chatVar ? ' topic' : ''}=${target.threadId}`;
+    if (!chat.value.is_forum) {
+      this.add('fail', `${topic}:${title || ` ${target.chatId}`} has no topics: unset the topic, or turn topics on in the group`);
+      return;
+    }
+    const reached = await telegram.sendChatAction(target.chatId, target.threadId);
+    if (reached.ok) this.add('ok', `${topic}: the topic takes messages`);
+    else if (reached.kind === 'thread_gone') {
+      this.add(
+        'fail',
+        `${topic}: no open topic ${target.threadId} in${title} (${reached.description}): reopen it, or fix ${target.threadVar} (/stickers_chatid in the topic tells it)`,
+      );
+    } else this.add('fail', `${topic}: the topic could not be reached (${reached.description})`);
+  }
+
+  /** Webhook mode: Telegram posts to our URL and delivers. Polling: no webhook in the way. */
+  private async checkWebhook(telegram: TelegramGateway): Promise<void> {
+    const info = await telegram.getWebhookInfo();
+    if (!info.ok) {
+      this.add('fail', `getWebhookInfo failed (${info.description})`);
+      return;
+    }
+    const hook = info.value;
+    const want = this.config.telegram.webhook;
+    if (!want) {
+      if (hook.url)
+        this.add('warn', `a webhook is set (${hook.url}) but TELEGRAM_WEBHOOK_URL is not: the server deletes it when it starts polling`);
+      return;
+    }
+    const waiting = `${hook.pending_update_count} update(s) waiting`;
+    if (!hook.url) {
+      this.add(
+        'fail',
+        `TELEGRAM_WEBHOOK_URL=${want.url}: Telegram has no webhook for this bot: the server sets it when it starts (is it running?)`,
+      );
+    } else if (hook.url !== want.url) {
+      this.add(
+        'fail',
+        `TELEGRAM_WEBHOOK_URL=${want.url}: Telegram posts this bot's updates to ${hook.url} instead (another deployment of the bot?)`,
+      );
+    } else if (hook.last_error_message && hook.pending_update_count > 0) {
+      const ago = hook.last_error_date ? `, ${Math.max(0, Math.round(this.clock.now() / 1000 - hook.last_error_date))} s ago` : '';
+      this.add(
+        'fail',
+        `TELEGRAM_WEBHOOK_URL=${want.url}: Telegram cannot deliver (${hook.last_error_message}${ago}; ${waiting}): the URL must reach the server from the internet`,
+      );
+    } else {
+      const last = hook.last_error_message ? `; an earlier error: ${hook.last_error_message}` : '';
+      this.add('ok', `webhook: Telegram posts to ${hook.url} (${waiting}${last})`);
+    }
+  }
+
+  private async checkDatabase(): Promise<void> {
+    let facts: DatabaseFacts;
+    try {
+      facts = await this.probes.database.facts(this.clock.now());
+    } catch (err) {
+      this.add('fail', `database: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    const variable = this.config.databaseUrl ? 'DATABASE_URL' : 'DATABASE_PATH';
+    switch (facts.kind) {
+      case 'missing':
+        if (facts.folderWritable)
+          this.add('warn', `database: ${facts.where} does not exist yet: the server creates and migrates it at its first start`);
+        else
+          this.add(
+            'fail',
+            `${variable}=${this.config.databasePath}: the file does not exist and its folder ${facts.folder} cannot be written`,
+          );
+        return;
+      case 'unusable':
+        this.add('fail', facts.problem);
+        return;
+      case 'open':
+        if (!facts.migrated) {
+          this.add(
+            'fail',
+            `database: ${facts.where} is not migrated to this version: start this version of the server once (it migrates at start), or check ${variable}`,
+          );
+        } else if (facts.writeError) {
+          this.add(
+            'fail',
+            `database: ${facts.where} refuses a write (${facts.writeError}): check ${variable}, the disk and its permissions`,
+          );
+        } else {
+          this.add('ok', `database: ${facts.where} reachable, migrated, takes writes`);
+        }
+    }
+  }
+
+  private async checkEndpoint(): Promise<void> {
+    const endpoint = this.probes.endpoint;
+    if (!endpoint) return;
+    const name = `LEADS_ENDPOINT=${endpoint.url}`;
+    const answer = await endpoint.probe(endpoint.url, this.config.leads.secret);
+    if (answer.error !== undefined) {
+      this.add('fail', `${name}: no answer (${answer.error}): the landing could not reach the server either`);
+      return;
+    }
+    switch (answer.status) {
+      case 422:
+        this.add('ok', `${name}: the server takes the landing's requests (an empty one answered 422, nothing stored)`);
+        return;
+      case 401:
+        this.add('fail', `${name}: the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET`);
+        return;
+      case 404:
+        this.add(
+          'fail',
+          `${name}: 404: the leads module is off there (LEADS_SECRET empty or LEADS_ENABLED=0), or the URL's path is not /leads`,
+        );
+        return;
+      case 429:
+        this.add(
+          'fail',
+          `${name}: 429: this address is locked out after wrong secrets, or the server is at its limit: wait, then check LEADS_SECRET`,
+        );
+        return;
+      default:
+        this.add(
+          'fail',
+          `${name}: answered ${answer.status} to an empty request (the server answers 422): is it the server's POST /leads?`,
+        );
+    }
+  }
+}
