@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 /**
- * Ops commands, run beside the server on the same database: PostgreSQL when DATABASE_URL is set, else the SQLite file
+ * `npm run leads -- <command>` (commander; `npm run leads -- --help`, and `--help` after any command). The ops
+ * commands run beside the server on the same database: PostgreSQL when DATABASE_URL is set, else the SQLite file
  * (DATABASE_PATH, default ./data/leads.sqlite):
- *   npm run leads -- trace <request_id | lead number> [--json]   the whole story of a request
- *   npm run leads -- backup <file>                               a consistent copy of the live database (SQLite)
- *   npm run leads -- forget --phone <+7…> | --telegram <@name>   erase every lead and repeat of a person (issue 14)
- *   npm run leads -- migrate-to-postgres [postgres://…]          copy the SQLite file into an empty PostgreSQL (issue 13)
- *   npm run leads -- webhooks replay <event id | lead number>    send webhook events again (issue 14)
+ *   setup                                            from TELEGRAM_BOT_TOKEN to the chat lines of .env (cli/setup.command.ts)
+ *   doctor                                           checks a configured deployment, one line per check (cli/doctor.command.ts)
+ *   trace <request_id | lead number> [--json]        the whole story of a request
+ *   backup <file>                                    a consistent copy of the live database (SQLite)
+ *   forget --phone <+7…> | --telegram <@name>        erase every lead and repeat of a person
+ *   migrate-to-postgres [postgres://…]               copy the SQLite file into an empty PostgreSQL
+ *   webhooks replay <event id | lead number>         send webhook events again
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
@@ -26,15 +29,7 @@ import { formatTrace } from './trace/trace-format';
 import { TraceService } from './trace/trace.service';
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository';
 import { parseReplayKey, replayWebhooks } from './webhooks/webhook-replay';
-
-const USAGE = [
-  'usage: npm run leads -- trace <request_id | lead number> [--json]',
-  '       npm run leads -- backup <file>',
-  '       npm run leads -- forget --phone <+7…> | --telegram <@name>',
-  '       npm run leads -- migrate-to-postgres [postgres://…]   (default: DATABASE_URL; from DATABASE_PATH)',
-  '       npm run leads -- webhooks replay <event id (evt_…) | lead number>',
-  'The database: DATABASE_URL (PostgreSQL) when set, else DATABASE_PATH (SQLite, default ./data/leads.sqlite).',
-].join('\n');
+import { type CliIo, runCli } from './cli/program';
 
 /** A PostgreSQL URL rather than a SQLite file path. */
 function isPostgresUrl(location: string): boolean {
@@ -185,28 +180,28 @@ export async function webhooksReplay(location: string, key: string, now = Date.n
   }
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, arg, ...rest] = argv;
-  const path = process.env.DATABASE_PATH || './data/leads.sqlite';
-  const url = process.env.DATABASE_URL || undefined;
-  const location = url ?? path;
-  if (command === 'trace' && arg) return trace(location, arg, rest.includes('--json'));
-  if (command === 'backup' && arg && rest.length === 0) {
-    if (url) {
-      console.error('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
-      return 2;
-    }
-    return backup(path, arg);
+/** The CLI with the process's streams, environment and Ctrl-C; resolves with the exit code (scripts/leads.mjs calls it). */
+export function cli(argv: string[]): Promise<number> {
+  const interrupted = new AbortController();
+  // Setup waits for the operator: the first Ctrl-C makes it stop and hand polling back; a second one ends the process.
+  if (argv[0] === 'setup') {
+    process.once('SIGINT', () => {
+      interrupted.abort();
+      process.once('SIGINT', () => process.exit(130));
+    });
   }
-  if (command === 'forget' && (arg === '--phone' || arg === '--telegram') && rest.length === 1) return forget(location, arg, rest[0], Date.now(), process.env.LEADS_IP_SALT);
-  if (command === 'migrate-to-postgres' && rest.length === 0) return migrateToPostgres(path, arg ?? url);
-  if (command === 'webhooks' && arg === 'replay' && rest.length === 1) return webhooksReplay(location, rest[0]);
-  console.error(USAGE);
-  return 2;
+  const io: CliIo = {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    env: process.env,
+    stdin: process.stdin,
+    signal: interrupted.signal,
+  };
+  return runCli(argv, io, { trace, backup, forget, migrateToPostgres, webhooksReplay });
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then(
+  cli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err) => {
       console.error(err instanceof Error ? err.message : String(err));

@@ -1,0 +1,45 @@
+import { Clock } from '../clock/clock';
+import { ConfigError, loadServerConfig, type ServerConfig } from '../config/config';
+import { DatabaseProbe } from '../doctor/database.probe';
+import { type CheckStatus, DoctorService } from '../doctor/doctor.service';
+import { probeEndpoint } from '../doctor/endpoint.probe';
+import { TelegramGateway } from '../telegram/telegram.gateway';
+import type { CliIo } from './program';
+
+const LABEL: Record<CheckStatus, string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };
+
+function summary(problems: number): string {
+  return problems === 0 ? 'doctor: no problem found' : `doctor: ${problems} problem${problems > 1 ? 's' : ''}`;
+}
+
+/**
+ * `npm run leads -- doctor` (docs/requirements.md §16.3): the server's own configuration loader on this environment,
+ * then every check of DoctorService. Exit 1 on any problem.
+ */
+export async function runDoctor(io: CliIo): Promise<number> {
+  let config: ServerConfig;
+  try {
+    config = loadServerConfig(io.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const problem of err.problems) io.out(`FAIL  config: ${problem}`);
+    io.out(summary(err.problems.length));
+    return 1;
+  }
+  const { token, apiRoot } = config.telegram;
+  const endpoint = io.env.LEADS_ENDPOINT?.trim();
+  const doctor = new DoctorService(
+    config,
+    {
+      telegram: token ? TelegramGateway.forToken(token, apiRoot, config.telegramTimeoutMs) : null,
+      database: new DatabaseProbe(config),
+      endpoint: endpoint ? { url: endpoint, probe: probeEndpoint } : null,
+    },
+    new Clock(),
+  );
+  const lines = await doctor.run();
+  for (const line of lines) io.out(`${LABEL[line.status]}  ${line.text}`);
+  const problems = lines.filter((l) => l.status === 'fail').length;
+  io.out(summary(problems));
+  return problems > 0 ? 1 : 0;
+}

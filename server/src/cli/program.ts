@@ -1,0 +1,224 @@
+import { Command, CommanderError } from 'commander';
+import { runDoctor } from './doctor.command';
+import { runSetup, type SetupCommandOptions } from './setup.command';
+
+/** Where the CLI reads and writes: the process's streams in production, a test's buffers in tests. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+  /** Setup's answers (a terminal); absent or not a TTY: non-interactive. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Ctrl-C: setup stops waiting and hands polling back; absent: never. */
+  signal?: AbortSignal;
+}
+
+/** The ops commands of cli.ts, passed in (they live there, beside the database code they compose). */
+export interface OpsCommands {
+  trace(location: string, key: string, json: boolean): Promise<number>;
+  backup(path: string, target: string): Promise<number>;
+  forget(location: string, option: string, value: string, now: number, ipSalt?: string): Promise<number>;
+  migrateToPostgres(path: string, url: string | undefined): Promise<number>;
+  webhooksReplay(location: string, key: string): Promise<number>;
+}
+
+/** A usage error's exit code (a wrong word, a missing argument); a command's own failure is 1. */
+export const USAGE_EXIT = 2;
+
+/** commander 4's own parts that print: replaced so every line goes through the CLI's io (and a test's buffers). */
+interface CommanderInternals {
+  missingArgument(name: string): void;
+  optionMissingArgument(option: { flags: string }, flag?: string): void;
+  unknownOption(flag: string): void;
+  variadicArgNotLast(name: string): void;
+  outputHelp(): void;
+  helpInformation(): string;
+  _exit(exitCode: number, code: string, message: string): void;
+  _helpLongFlag: string;
+  commands: Command[];
+  emit(event: string): boolean;
+}
+
+/**
+ * commander 4.1 (the version already in the dependency tree) prints its errors with console.error and its help with
+ * process.stdout.write, with no hook to change that: each command's printing methods are replaced here, once, so
+ * that errors go to `err` (with a pointer to the command's help) and help to `out`.
+ */
+function routeOutput(command: Command, io: CliIo): void {
+  const c = command as unknown as CommanderInternals;
+  const usageError = (code: string, message: string) => {
+    io.err(message);
+    io.err(`see: npm run leads -- ${command.name() === ROOT_NAME ? '' : `${command.name()} `}--help`);
+    c._exit(USAGE_EXIT, code, message);
+  };
+  c.missingArgument = (name) => usageError('commander.missingArgument', `missing argument: <${name}>`);
+  c.optionMissingArgument = (option) => usageError('commander.optionMissingArgument', `option ${option.flags} needs a value`);
+  c.unknownOption = (flag) => usageError('commander.unknownOption', `unknown option: ${flag}`);
+  c.variadicArgNotLast = (name) => usageError('commander.variadicArgNotLast', `argument ${name} must come last`);
+  c.outputHelp = () => {
+    for (const line of c.helpInformation().replace(/\n+$/, '').split('\n')) io.out(line);
+    c.emit(c._helpLongFlag);
+  };
+  for (const sub of c.commands) routeOutput(sub, io);
+}
+
+const ROOT_NAME = 'npm run leads --';
+
+function positiveSeconds(raw: string): number {
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1)
+    throw new CommanderError(USAGE_EXIT, 'leads.badTimeout', `--timeout must be whole seconds from 1 (got "${raw}")`);
+  return Number(raw);
+}
+
+/**
+ * `npm run leads -- <command>`: the ops commands, setup and doctor, on commander (a help per command, `unknown
+ * command: X` for anything else). Resolves with the exit code: 0 done, 1 the command found a problem (said in its
+ * lines), 2 a usage error, 130 stopped by Ctrl-C.
+ */
+export async function runCli(argv: string[], io: CliIo, ops: OpsCommands): Promise<number> {
+  const env = io.env;
+  const path = env.DATABASE_PATH || './data/leads.sqlite';
+  const url = env.DATABASE_URL || undefined;
+  const location = url ?? path;
+  // Set by the action commander runs (in a closure, so held in an object the compiler does not narrow).
+  const chosen: { work: Promise<number> | null } = { work: null };
+  const run = (w: () => Promise<number>) => {
+    chosen.work = w();
+  };
+  /** commander 4 takes any number of extra words after the arguments: refused here. */
+  const noExtra = (extra: unknown, name: string) => {
+    if (Array.isArray(extra) && extra.length > 0) {
+      throw new CommanderError(USAGE_EXIT, 'leads.extra', `too many arguments for ${name}: ${extra.join(' ')}`);
+    }
+  };
+
+  const program = new Command(ROOT_NAME)
+    .usage('<command> [options]')
+    .description(
+      'Stickers Leads ops commands. The database: DATABASE_URL (PostgreSQL) when set, else DATABASE_PATH (SQLite, default ./data/leads.sqlite).',
+    )
+    .storeOptionsAsProperties(false)
+    .passCommandToAction(false)
+    .exitOverride();
+
+  program
+    .command('setup')
+    .description('from TELEGRAM_BOT_TOKEN alone to the chat lines of .env: finds the group and topic, checks the rights, sends a test card')
+    .option('--timeout <seconds>', 'the longest each wait lasts (the bot added, a message, the press)', '300')
+    .option('--no-admin', 'skip the admin chat step')
+    .option('--delete-webhook', 'delete a webhook that is set without asking (the server sets it again at its start)')
+    .option('--drop-pending', 'go on even when button presses or commands wait for the server (they are dropped)')
+    .action((options: { timeout: string; admin: boolean; deleteWebhook?: boolean; dropPending?: boolean }, extra: unknown) => {
+      noExtra(extra, 'setup');
+      const opts: SetupCommandOptions = {
+        timeoutSec: positiveSeconds(options.timeout),
+        admin: options.admin,
+        deleteWebhook: options.deleteWebhook === true,
+        dropPending: options.dropPending === true,
+      };
+      run(() => runSetup(io, opts));
+    });
+
+  program
+    .command('doctor')
+    .description(
+      "checks a configured deployment: the server's configuration, the token, every chat and topic, the webhook, the database, LEADS_ENDPOINT",
+    )
+    .action((_options: unknown, extra: unknown) => {
+      noExtra(extra, 'doctor');
+      run(() => runDoctor(io));
+    });
+
+  program
+    .command('trace <key>')
+    .description('the whole story of a request or a lead (<key>: its request_id or its number)')
+    .option('--json', 'as JSON')
+    .action((key: string, options: { json?: boolean }, extra: unknown) => {
+      noExtra(extra, 'trace');
+      run(() => ops.trace(location, key, options.json === true));
+    });
+
+  program
+    .command('backup <file>')
+    .description('a consistent, checked copy of the live SQLite database (on PostgreSQL use pg_dump)')
+    .action((file: string, _options: unknown, extra: unknown) => {
+      noExtra(extra, 'backup');
+      if (url) {
+        io.err('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
+        chosen.work = Promise.resolve(USAGE_EXIT);
+        return;
+      }
+      run(() => ops.backup(path, file));
+    });
+
+  program
+    .command('forget')
+    .description("erase every lead and repeat of a person (needs the server's LEADS_IP_SALT)")
+    .option('--phone <phone>', 'the phone: + then 7–15 digits')
+    .option('--telegram <name>', 'the Telegram username: @name')
+    .action((options: { phone?: string; telegram?: string }, extra: unknown) => {
+      noExtra(extra, 'forget');
+      if ((options.phone === undefined) === (options.telegram === undefined)) {
+        throw new CommanderError(USAGE_EXIT, 'leads.forget', 'forget needs one of --phone <+7…> or --telegram <@name>');
+      }
+      const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
+      run(() => ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT));
+    });
+
+  program
+    .command('migrate-to-postgres [url]')
+    .description('copy the SQLite file (DATABASE_PATH) into an empty PostgreSQL database (default: DATABASE_URL)')
+    .action((target: string | undefined, _options: unknown, extra: unknown) => {
+      noExtra(extra, 'migrate-to-postgres');
+      run(() => ops.migrateToPostgres(path, target ?? url));
+    });
+
+  program
+    .command('webhooks <action> <key>')
+    .usage('replay <event id (evt_…) | lead number>')
+    .description('webhooks replay <key>: send webhook events again (an event by its id, or every event of a lead)')
+    .action((action: string, key: string, _options: unknown, extra: unknown) => {
+      noExtra(extra, 'webhooks');
+      if (action !== 'replay')
+        throw new CommanderError(USAGE_EXIT, 'leads.webhooks', `unknown webhooks action: ${action} (webhooks replay <key>)`);
+      run(() => ops.webhooksReplay(location, key));
+    });
+
+  program
+    .command('help [command]')
+    .description('the help of a command')
+    .action((name: string | undefined) => {
+      const sub = (program as unknown as CommanderInternals).commands.find((c) => c.name() === name);
+      if (name && !sub) throw new CommanderError(USAGE_EXIT, 'leads.unknownCommand', `unknown command: ${name}`);
+      (sub ?? program).outputHelp();
+      // Ends the parse here: commander would print the whole help once more after `help` alone.
+      throw new CommanderError(0, 'commander.helpDisplayed', '(help)');
+    });
+
+  program.on('command:*', (args: string[]) => {
+    throw new CommanderError(USAGE_EXIT, 'leads.unknownCommand', `unknown command: ${args[0]}`);
+  });
+
+  routeOutput(program, io);
+  if (argv.length === 0) {
+    program.outputHelp();
+    return USAGE_EXIT;
+  }
+  try {
+    program.parse(['node', 'leads', ...argv]);
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return 0;
+    // Usage errors that routeOutput printed already have their line; the CLI's own ones are printed here.
+    if (err.code.startsWith('leads.')) {
+      io.err(err.message);
+      io.err('see: npm run leads -- --help');
+    }
+    return USAGE_EXIT;
+  }
+  if (!chosen.work) {
+    program.outputHelp();
+    return USAGE_EXIT;
+  }
+  return await chosen.work;
+}

@@ -1,0 +1,128 @@
+/**
+ * `npm run leads -- <command>` on commander: a help per command, "unknown command: X" for any other word, usage
+ * errors in one line with exit 2; and the root script's wrapper says to build first when there is no build.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { runCli, type CliIo, type OpsCommands } from '../src/cli/program';
+import { tempDir } from './harness';
+
+const calls: unknown[][] = [];
+const record =
+  (name: string) =>
+  (...args: unknown[]) => {
+    calls.push([name, ...args]);
+    return Promise.resolve(0);
+  };
+const OPS: OpsCommands = {
+  trace: record('trace'),
+  backup: record('backup'),
+  forget: record('forget'),
+  migrateToPostgres: record('migrateToPostgres'),
+  webhooksReplay: record('webhooksReplay'),
+};
+
+async function leads(argv: string[], env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), env: { DATABASE_PATH: '/srv/leads.sqlite', ...env } };
+  calls.length = 0;
+  const code = await runCli(argv, io, OPS);
+  return { code, out, err };
+}
+
+describe('the CLI', () => {
+  it('an unknown command: "unknown command: X", exit 2, nothing run', async () => {
+    for (const word of ['export', 'tracee', 'drop-database']) {
+      const { code, err, out } = await leads([word, 'x']);
+      expect({ code, first: err[0], out, calls }).toEqual({ code: 2, first: `unknown command: ${word}`, out: [], calls: [] });
+    }
+  });
+
+  it("--help lists every command; a command's --help shows its usage and options", async () => {
+    const top = await leads(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.out[0]).toBe('Usage: npm run leads -- <command> [options]');
+    for (const name of ['setup', 'doctor', 'trace', 'backup', 'forget', 'migrate-to-postgres', 'webhooks']) {
+      expect(top.out.some((l) => l.trimStart().startsWith(name))).toBe(true);
+    }
+    const trace = await leads(['trace', '--help']);
+    expect(trace.code).toBe(0);
+    expect(trace.out[0]).toBe('Usage: npm run leads -- trace [options] <key>');
+    expect(trace.out.join('\n')).toContain('--json');
+    const setup = await leads(['help', 'setup']);
+    expect(setup.out[0]).toBe('Usage: npm run leads -- setup [options]');
+    expect(setup.out.join('\n')).toMatch(/--timeout <seconds>[\s\S]*--no-admin[\s\S]*--delete-webhook/);
+    expect(calls).toEqual([]);
+  });
+
+  it('no command at all: the help, exit 2', async () => {
+    const { code, out } = await leads([]);
+    expect(code).toBe(2);
+    expect(out[0]).toBe('Usage: npm run leads -- <command> [options]');
+  });
+
+  it('usage errors in one line with a pointer to the help, exit 2', async () => {
+    expect(await leads(['trace'])).toEqual({ code: 2, out: [], err: ['missing argument: <key>', 'see: npm run leads -- trace --help'] });
+    expect((await leads(['trace', '42', '--verbose'])).err[0]).toBe('unknown option: --verbose');
+    expect((await leads(['trace', '42', '43'])).err[0]).toBe('too many arguments for trace: 43');
+    expect((await leads(['forget'])).err[0]).toBe('forget needs one of --phone <+7…> or --telegram <@name>');
+    expect((await leads(['setup', '--timeout', 'soon'])).err[0]).toBe('--timeout must be whole seconds from 1 (got "soon")');
+    expect((await leads(['webhooks', 'resend', '7'])).err[0]).toBe('unknown webhooks action: resend (webhooks replay <key>)');
+    expect(calls).toEqual([]);
+  });
+
+  it('runs the command with what it was given and the database of the environment', async () => {
+    expect((await leads(['trace', '7', '--json'])).code).toBe(0);
+    expect(calls).toEqual([['trace', '/srv/leads.sqlite', '7', true]]);
+    await leads(['trace', 'abc'], { DATABASE_URL: 'postgres://u@db/leads' });
+    expect(calls).toEqual([['trace', 'postgres://u@db/leads', 'abc', false]]);
+    await leads(['forget', '--telegram', '@anna'], { LEADS_IP_SALT: 'salt' });
+    expect(calls).toEqual([['forget', '/srv/leads.sqlite', '--telegram', '@anna', expect.any(Number), 'salt']]);
+    await leads(['webhooks', 'replay', 'evt_1']);
+    expect(calls).toEqual([['webhooksReplay', '/srv/leads.sqlite', 'evt_1']]);
+    await leads(['migrate-to-postgres'], { DATABASE_URL: 'postgres://u@db/leads' });
+    expect(calls).toEqual([['migrateToPostgres', '/srv/leads.sqlite', 'postgres://u@db/leads']]);
+    expect(await leads(['backup', '/tmp/x'], { DATABASE_URL: 'postgres://u@db/leads' })).toEqual({
+      code: 2,
+      out: [],
+      err: ['backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)'],
+    });
+  });
+});
+
+describe('npm run leads without a build', () => {
+  const tmp = tempDir();
+  afterAll(() => tmp.remove());
+  const wrapper = resolve(__dirname, '..', '..', 'scripts', 'leads.mjs');
+
+  /** The wrapper in a checkout of its own (`root`), as `npm run leads` runs it. */
+  function run(root: string) {
+    mkdirSync(join(root, 'scripts'), { recursive: true });
+    copyFileSync(wrapper, join(root, 'scripts', 'leads.mjs'));
+    return spawnSync(process.execPath, [join(root, 'scripts', 'leads.mjs'), 'trace', '1'], { encoding: 'utf8' });
+  }
+
+  it('says to run npm run build first, in one line, exit 2', () => {
+    const r = run(join(tmp.dir, 'fresh'));
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'the server is not built (no server/dist/cli.js): run npm run build first\n',
+    });
+  });
+
+  it('an incomplete build (a module of it missing) and an older one say the same', () => {
+    const broken = join(tmp.dir, 'broken');
+    mkdirSync(join(broken, 'server', 'dist'), { recursive: true });
+    writeFileSync(join(broken, 'server', 'dist', 'cli.js'), "require('./cli/program');");
+    const r = run(broken);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^the build is incomplete \(Cannot find module '\.\/cli\/program'\): run npm run build first\n$/);
+    const old = join(tmp.dir, 'old');
+    mkdirSync(join(old, 'server', 'dist'), { recursive: true });
+    writeFileSync(join(old, 'server', 'dist', 'cli.js'), 'module.exports = {};');
+    expect(run(old).stderr).toBe('the build is older than the sources (server/dist/cli.js has no cli()): run npm run build first\n');
+  });
+});
