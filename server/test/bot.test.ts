@@ -140,6 +140,7 @@ describe('commands (requirements §6)', () => {
       'stickers_stats',
       'stickers_forget',
       'stickers_export',
+      'stickers_chatid',
     ]);
   });
 

@@ -13,8 +13,9 @@ export const BOT_COMMANDS = [
   { command: 'stickers_stats', description: 'Статистика заявок за 7 и 30 дней' },
   { command: 'stickers_forget', description: 'Обезличить: /stickers_forget 42, @ник или +7… (все заявки человека)' },
   { command: 'stickers_export', description: 'CSV заявок в чат админов: /stickers_export 30 (дней)' },
+  { command: 'stickers_chatid', description: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)' },
 ] as const;
-export type BotCommand = 'stickers_new' | 'stickers_stats' | 'stickers_forget' | 'stickers_export';
+export type BotCommand = 'stickers_new' | 'stickers_stats' | 'stickers_forget' | 'stickers_export' | 'stickers_chatid';
 
 /** `/stickers_export [days]`: 7 days unless told, at most a year. */
 export const EXPORT_DAYS_DEFAULT = 7;
@@ -28,6 +29,8 @@ export interface CommandCall {
   userId: number;
   /** The text after the command. */
   args: string;
+  /** The chat's type (`private`, `group`, `supergroup`, `channel`), when known. */
+  chatType?: string;
 }
 
 export const COMMAND_ANSWERS = {
@@ -41,6 +44,7 @@ export const COMMAND_ANSWERS = {
   exportNotAdmin: 'Выгружать заявки могут только администраторы группы заявок.',
   exportUsage: `Укажите число дней от 1 до ${EXPORT_DAYS_MAX}: /stickers_export 30`,
   exportFailed: 'Не удалось отправить файл выгрузки. Попробуйте позже.',
+  chatIdPrivate: 'Это личный чат с ботом. Добавьте бота в группу заявок и отправьте /stickers_chatid там (в нужной теме).',
 } as const;
 
 /** Decides what each command answers; the update handler only passes the call in and the text out. */
@@ -58,6 +62,8 @@ export class BotCommandsService {
   ) {}
 
   async run(call: CommandCall): Promise<string> {
+    // Setup's helper answers in any group: it is how a chat's id is found before it is configured.
+    if (call.command === 'stickers_chatid') return this.chatIds(call);
     // Every leads chat (LEADS_CHAT_ID and each of LEADS_ROUTES, issue 14) and the admin chat.
     const allowed = [...(await this.chats.leadsChats()), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
     if (!allowed.includes(call.chatId)) return COMMAND_ANSWERS.wrongChat;
@@ -71,6 +77,19 @@ export class BotCommandsService {
       case 'stickers_export':
         return this.export(call);
     }
+  }
+
+  /**
+   * docs/requirements.md §16.2: `/stickers_chatid` gives the lines of .env for the chat and topic it was sent in, in
+   * any group (the bot need not be configured for it yet). Ids only: nothing personal.
+   */
+  private chatIds(call: CommandCall): string {
+    if (call.chatType === 'private') return COMMAND_ANSWERS.chatIdPrivate;
+    const lines = ['Для .env (группа заявок):', `LEADS_CHAT_ID=${call.chatId}`];
+    if (call.threadId) lines.push(`LEADS_THREAD_ID=${call.threadId}`);
+    lines.push('', 'Для чата админов — то же под именами:', `ADMIN_CHAT_ID=${call.chatId}`);
+    if (call.threadId) lines.push(`ADMIN_THREAD_ID=${call.threadId}`);
+    return lines.join('\n');
   }
 
   /** Issue 14: the CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */
