@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
-import { databasePathProblem, databaseUrlProblem } from './database/database';
+import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './database/database';
 
 export interface CreateAppOptions {
   logger?: LoggerService | false;
@@ -61,4 +61,29 @@ export async function startFromEnv(
   }
   const address = (app.getHttpServer() as Server).address() as AddressInfo;
   return { app, config, address };
+}
+
+/**
+ * The one line a started server logs about itself (main.ts): where it listens, in which mode (NODE_ENV), on which
+ * database, how its bot gets updates, whether POST /leads is on. Nest's own start-up lines are debug (json-logger.ts).
+ */
+export function startLine(config: ServerConfig, address: AddressInfo, env: Record<string, string | undefined>): Record<string, unknown> {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const mode = env.NODE_ENV === 'production' ? 'production' : 'development';
+  const database = config.databaseUrl ? 'postgres' : 'sqlite';
+  const databaseAt = config.databaseUrl ? describeDatabaseUrl(config.databaseUrl) : config.databasePath;
+  const webhook = config.telegram.webhook;
+  const bot = !config.telegram.token ? 'none' : webhook ? 'webhook' : 'polling';
+  const botText = webhook ? `bot by webhook ${webhook.url}` : bot === 'polling' ? 'bot by polling' : 'no bot (TELEGRAM_BOT_TOKEN empty)';
+  const leadsApi = config.leads.enabled ? 'on' : 'off';
+  return {
+    msg: `leads server listening on http://${host}:${address.port} (database ${databaseAt}) · ${mode} · ${database} · ${botText} · POST /leads ${leadsApi}`,
+    mode,
+    database,
+    database_at: databaseAt,
+    host: address.address,
+    port: address.port,
+    bot,
+    leads_api: leadsApi,
+  };
 }

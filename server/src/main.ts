@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { startFromEnv } from './app';
+import { startFromEnv, startLine } from './app';
 import { ConfigError } from './config/config';
-import { describeDatabaseUrl } from './database/database';
 import { JsonLogger } from './observability/json-logger';
 
 async function main(): Promise<void> {
@@ -32,11 +31,8 @@ async function main(): Promise<void> {
       );
     });
   }
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const main = new Logger('Main');
-  main.log(
-    `leads server listening on http://${host}:${address.port} (database ${config.databaseUrl ? describeDatabaseUrl(config.databaseUrl) : config.databasePath})`,
-  );
+  main.log(startLine(config, address, process.env));
   if (!config.leads.enabled) main.warn('leads module is off (LEADS_ENABLED=0 or LEADS_SECRET empty): POST /leads answers 404');
 }
 

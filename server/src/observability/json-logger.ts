@@ -4,6 +4,12 @@ const ORDER = ['debug', 'info', 'warn', 'error'] as const;
 export type JsonLevel = (typeof ORDER)[number];
 
 /**
+ * Nest's own start-up lines: one per module ("… dependencies initialized") and per route, about forty. They are
+ * debug: a start says what it is in one line of its own (main.ts), and LOG_LEVEL=debug still shows them.
+ */
+const NEST_STARTUP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+
+/**
  * One JSON object per line: `time`, `level`, `context`, `msg`, and the fields the caller gave — on every line about
  * a lead, `request_id` and `lead_number`. Callers pass objects (`{ msg, lead_number, ... }`); no personal data.
  */
@@ -28,7 +34,8 @@ export class JsonLogger implements LoggerService {
   }
 
   log(message: unknown, ...optional: unknown[]) {
-    this.emit('info', message, optional);
+    const context = optional[optional.length - 1];
+    this.emit(typeof context === 'string' && NEST_STARTUP_CONTEXTS.has(context) ? 'debug' : 'info', message, optional);
   }
   error(message: unknown, ...optional: unknown[]) {
     this.emit('error', message, optional);

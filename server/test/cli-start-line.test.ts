@@ -1,0 +1,82 @@
+/**
+ * The server's start (main.ts): one line that says what this process is — where it listens, the mode, the database,
+ * how the bot gets updates, whether POST /leads is on — while Nest's own ~40 start-up lines (one per module and per
+ * route) are debug.
+ */
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { startFromEnv, startLine } from '../src/app';
+import { JsonLogger, type JsonLevel } from '../src/observability/json-logger';
+import { SALT, SECRET, tempDir } from './harness';
+import { onPostgres, postgresDatabaseFor } from './support/test-database';
+
+const tmp = tempDir();
+afterAll(() => tmp.remove());
+const NEST_STARTUP = ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'];
+
+async function start(level: JsonLevel, env: Record<string, string> = {}) {
+  const lines: Record<string, unknown>[] = [];
+  const dbPath = join(tmp.dir, `start-${level}-${Object.keys(env).length}.sqlite`);
+  const full: Record<string, string> = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_PATH: dbPath,
+    LEADS_SECRET: SECRET,
+    LEADS_IP_SALT: SALT,
+    ...env,
+  };
+  if (onPostgres) full.DATABASE_URL = await postgresDatabaseFor(dbPath);
+  const started = await startFromEnv(full, {
+    logger: () => new JsonLogger(level, (l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
+  });
+  new Logger('Main').log(startLine(started.config, started.address, full));
+  await started.app.close();
+  return { lines, port: started.address.port, dbPath };
+}
+
+describe('the start line', () => {
+  it("at info: one line of the server's own, none of Nest's start-up chatter", async () => {
+    const { lines, port, dbPath } = await start('info', { NODE_ENV: 'production' });
+    expect(lines.filter((l) => NEST_STARTUP.includes(l.context as string))).toEqual([]);
+    const main = lines.filter((l) => l.context === 'Main');
+    const tail = `· production · ${onPostgres ? 'postgres' : 'sqlite'} · no bot (TELEGRAM_BOT_TOKEN empty) · POST /leads on`;
+    expect(main).toEqual([
+      {
+        time: expect.any(String),
+        level: 'info',
+        context: 'Main',
+        msg: onPostgres
+          ? expect.stringMatching(
+              new RegExp(
+                `^leads server listening on http://127\\.0\\.0\\.1:${port} \\(database postgres://.*\\) · production · postgres · `,
+              ),
+            )
+          : `leads server listening on http://127.0.0.1:${port} (database ${dbPath}) ${tail}`,
+        mode: 'production',
+        database: onPostgres ? 'postgres' : 'sqlite',
+        database_at: onPostgres ? expect.stringMatching(/^postgres:\/\//) : dbPath,
+        host: '127.0.0.1',
+        port,
+        bot: 'none',
+        leads_api: 'on',
+      },
+    ]);
+  });
+
+  it('with the bot by webhook the line says so; LOG_LEVEL=debug still shows what Nest loaded', async () => {
+    const { lines } = await start('debug', {
+      TELEGRAM_BOT_TOKEN: '123456:abc',
+      TELEGRAM_API_ROOT: 'http://127.0.0.1:9',
+      LEADS_CHAT_ID: '-100123',
+      TELEGRAM_WEBHOOK_URL: 'https://leads.example.com/telegram',
+      TELEGRAM_WEBHOOK_SECRET: 'webhook-secret-0123456789',
+    });
+    const startup = lines.filter((l) => NEST_STARTUP.includes(l.context as string));
+    expect(startup.length).toBeGreaterThan(20);
+    expect(new Set(startup.map((l) => l.level))).toEqual(new Set(['debug']));
+    const main = lines.find((l) => l.context === 'Main')!;
+    expect(main).toMatchObject({ mode: 'development', bot: 'webhook' });
+    expect(main.msg).toContain(' · development · ');
+    expect(main.msg).toContain(' · bot by webhook https://leads.example.com/telegram · ');
+  });
+});
