@@ -13,18 +13,27 @@ export const REPORTED_FIELDS = [...LEAD_FIELDS, ...SERVER_FIELDS, LATE_FIELD] as
 export type ReportedField = (typeof REPORTED_FIELDS)[number];
 
 /**
- * How far in the future `submitted_at` and `sent_at` may be: the landing's and the server's clocks differ a little,
- * and the landing stamps the time before the server sees it.
+ * How far in the future `submitted_at` and `sent_at` may be. A landing whose clock runs ahead of the server's stamps
+ * its spool's entries in the server's future: such a time is taken as the server's now (the lead is never dated after
+ * it reached the server) and the skew is reported (`skewMs`: the trace notes it, ops get one alert), instead of
+ * refusing every replay of that landing for good. A day covers any clock or time zone set wrong; a time further
+ * ahead is no clock's and is refused.
  */
-export const LATE_FUTURE_SKEW_MS = 5 * 60_000;
+export const LATE_FUTURE_SKEW_MS = 24 * 60 * 60_000;
+/** A skew below this is the ordinary difference of two clocks (and the time the request took): not reported. */
+export const LATE_SKEW_REPORT_MS = 60_000;
 /**
  * How old they may be. The landing drops its spool's entries after LANDING_SPOOL_MAX_AGE_DAYS (7 by default), so a
  * replay is never older than that unless ops raised it; 30 days leaves room for that and still refuses a time that
  * cannot be one (a year-old or epoch-zero time would put the lead outside every window and report).
  */
 export const LATE_MAX_AGE_MS = 30 * 24 * 60 * 60_000;
-/** `route` is a landing's route name: a short lower-case word (`fallback`, `lost`, …). */
-export const LATE_ROUTE = /^[a-z][a-z0-9_-]{0,31}$/;
+/**
+ * `route`: where the landing's spool says the request went when the server did not store it — `fallback` (the
+ * Telegram fallback message was sent) or `lost` (nowhere). No other word is a landing's.
+ */
+export const LATE_ROUTES = ['fallback', 'lost'] as const;
+export type LateRoute = (typeof LATE_ROUTES)[number];
 /** `reason` is a short status or cause (`503`, `timeout`, `network`, `429 secret`): no markup, no line breaks. */
 export const LATE_REASON = /^[A-Za-z0-9][A-Za-z0-9 ._:()/-]{0,59}$/;
 /** A chat id as the Bot API gives it: an integer (as text) or a public `@name`. */
@@ -57,10 +66,13 @@ export interface LateFallbackInfo {
 
 /** The checked `late` object; times in milliseconds since the epoch. */
 export interface LateInfo {
+  /** Never after the server's now (a landing clock ahead is clamped: `skewMs`). */
   submitted_at: number;
-  route: string;
+  route: LateRoute;
   reason: string;
   fallback: LateFallbackInfo | null;
+  /** How far ahead of the server's clock the landing's `submitted_at` was, when more than LATE_SKEW_REPORT_MS; else 0. */
+  skewMs: number;
 }
 
 export type LateCheck = { ok: true; value: LateInfo | null } | { ok: false };
@@ -84,7 +96,7 @@ export function parseIsoTime(raw: unknown): number | null {
   return Number.isFinite(ms) ? ms : null;
 }
 
-/** A time that can be when a landing handled a request that reaches the server at `now`. */
+/** A time that can be when a landing handled a request that reaches the server at `now` (as the landing's clock says). */
 function lateTime(raw: unknown, now: number): number | null {
   const ms = parseIsoTime(raw);
   if (ms === null || ms > now + LATE_FUTURE_SKEW_MS || ms < now - LATE_MAX_AGE_MS) return null;
@@ -99,13 +111,14 @@ function checkFallback(raw: unknown, now: number): LateFallbackInfo | null {
   if (sig !== undefined && (typeof sig !== 'string' || !FALLBACK_SIG.test(sig))) return null;
   const sentAt = lateTime(sent_at, now);
   if (sentAt === null) return null;
-  return { chat_id, message_id, sent_at: sentAt, ...(typeof sig === 'string' ? { sig } : {}) };
+  return { chat_id, message_id, sent_at: Math.min(sentAt, now), ...(typeof sig === 'string' ? { sig } : {}) };
 }
 
 /**
  * Checks the `late` object of a `POST /leads` body at the server's time `now`. Absent (or null): an ordinary request.
- * Anything else must be exactly the documented shape — known keys only, a real time neither more than 5 minutes
- * ahead nor more than 30 days old, a short route word, a short reason without markup, and, when present, a fallback
+ * Anything else must be exactly the documented shape — known keys only, a real time neither more than a day ahead
+ * (a time ahead is taken as `now`, its skew reported) nor more than 30 days old, one of the landing's routes, a short
+ * reason without markup, and, when present, a fallback
  * message with an integer or `@name` chat id, a positive message id, its time and optionally its signature (a short
  * base64url text) — or the whole object is invalid.
  */
@@ -114,12 +127,22 @@ export function validateLate(raw: unknown, now: number): LateCheck {
   if (!isPlainObject(raw) || !onlyKnownKeys(raw, LATE_KEYS)) return { ok: false };
   const submittedAt = lateTime(raw.submitted_at, now);
   if (submittedAt === null) return { ok: false };
-  if (typeof raw.route !== 'string' || !LATE_ROUTE.test(raw.route)) return { ok: false };
+  if (typeof raw.route !== 'string' || !(LATE_ROUTES as readonly string[]).includes(raw.route)) return { ok: false };
   if (typeof raw.reason !== 'string' || !LATE_REASON.test(raw.reason)) return { ok: false };
   let fallback: LateFallbackInfo | null = null;
   if (raw.fallback !== undefined && raw.fallback !== null) {
     fallback = checkFallback(raw.fallback, now);
     if (!fallback) return { ok: false };
   }
-  return { ok: true, value: { submitted_at: submittedAt, route: raw.route, reason: raw.reason, fallback } };
+  const skew = submittedAt - now;
+  return {
+    ok: true,
+    value: {
+      submitted_at: Math.min(submittedAt, now),
+      route: raw.route as LateRoute,
+      reason: raw.reason,
+      fallback,
+      skewMs: skew > LATE_SKEW_REPORT_MS ? skew : 0,
+    },
+  };
 }

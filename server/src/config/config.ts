@@ -41,6 +41,8 @@ export interface ServerConfig {
     ipLimit: number;
     ipWindowSec: number;
     hourlyLimit: number;
+    /** LEADS_LATE_HOURLY_LIMIT: requests replayed from a landing's spool per hour (their own count; default the hourly limit). */
+    lateHourlyLimit: number;
     cardPii: boolean;
   };
   publishIntervalSec: number;
@@ -403,6 +405,7 @@ export function loadServerConfig(env: Env): ServerConfig {
 
   const host = r.string('HOST') || null;
   const databaseBusyTimeoutMs = r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000);
+  const hourlyLimit = r.int('LEADS_HOURLY_LIMIT', 60, 1);
   if (host !== null && isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/.test(host)) {
     r.problems.push(`HOST must be an IP address like 127.0.0.1 or a host name (got "${host}")`);
   }
@@ -437,7 +440,8 @@ export function loadServerConfig(env: Env): ServerConfig {
       ipSalt,
       ipLimit: r.int('LEADS_IP_LIMIT', 5, 1),
       ipWindowSec: r.int('LEADS_IP_WINDOW_SEC', 600, 1),
-      hourlyLimit: r.int('LEADS_HOURLY_LIMIT', 60, 1),
+      hourlyLimit,
+      lateHourlyLimit: r.int('LEADS_LATE_HOURLY_LIMIT', hourlyLimit, 1),
       cardPii: r.flag('LEADS_CARD_PII', true),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),

@@ -111,7 +111,8 @@ export interface SettingsTable {
  * Events counted in sliding windows: `accepted` (a new lead or a repeat, keyed by the visitor's ip_hash; the
  * per-visitor and hourly limits) and `secret_failure` (a wrong secret, keyed by a hash of the caller's address).
  */
-export type RateEventKind = 'accepted' | 'secret_failure';
+/** `accepted`: a request that came in time; `late`: one replayed from a landing's spool (counted apart). */
+export type RateEventKind = 'accepted' | 'late' | 'secret_failure';
 export interface RateEventsTable {
   id: Generated<number>;
   kind: RateEventKind;

@@ -27,6 +27,9 @@ import { VisitorHasher } from './visitor-hasher';
 
 const HOUR_MS = 60 * 60 * 1000;
 export const HOURLY_LIMIT_ALERT = 'hourly_limit';
+export const LATE_HOURLY_LIMIT_ALERT = 'late_hourly_limit';
+export const LANDING_CLOCK_ALERT = 'landing_clock_ahead';
+const DAY_MS = 24 * HOUR_MS;
 
 export interface SubmitRequest {
   body: Record<string, unknown>;
@@ -85,6 +88,7 @@ export class LeadsService {
       return { kind: 'unavailable' };
     }
     this.report(outcome, lead.request_id);
+    if (late.value && late.value.skewMs > 0) this.reportSkew(late.value.skewMs);
     return outcome;
   }
 
@@ -93,9 +97,9 @@ export class LeadsService {
    * visitor's time, and the rows to insert whole (docs/requirements.md §1.1, step 10; leads/submit-decision.ts).
    */
   private plan(lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number): SubmitPlan {
-    // Never after the arrival: the landing's clock may be a little ahead (validateLate allows 5 minutes).
+    // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
-    const { ipLimit, ipWindowSec, hourlyLimit } = this.config.leads;
+    const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
     // A late request's arrival and fallback message, and where it came from.
     const requestColumns = { received_at: now, ...(late ? lateColumnsOf(late, now) : {}), ...sourceColumnsOf(lead.source) };
     return {
@@ -103,9 +107,13 @@ export class LeadsService {
       now,
       created_at: createdAt,
       ip_hash: ipHash,
-      limits: late
-        ? null
-        : { visitor_since: now - ipWindowSec * 1000, visitor_limit: ipLimit, hourly_since: now - HOUR_MS, hourly_limit: hourlyLimit },
+      count: late ? 'late' : 'accepted',
+      limits: {
+        visitor_since: now - ipWindowSec * 1000,
+        visitor_limit: ipLimit,
+        hourly_since: now - HOUR_MS,
+        hourly_limit: late ? lateHourlyLimit : hourlyLimit,
+      },
       // Within 24 h of the visitor's time, on either side: a late request may be older than leads stored after it.
       match: {
         telegram_key: lead.telegram.toLowerCase(),
@@ -156,11 +164,22 @@ export class LeadsService {
         return { kind: 'duplicate', leadNumber: verdict.lead_number, repeat: verdict.repeat, fallbackNoted: verdict.fallback_noted };
       case 'limited': {
         const windowMs = verdict.why === 'visitor' ? this.config.leads.ipWindowSec * 1000 : HOUR_MS;
-        return { kind: 'limited', why: verdict.why, retryAfterSec: retryAfterSeconds(verdict.nth + windowMs - now) };
+        return { kind: 'limited', why: verdict.why, retryAfterSec: retryAfterSeconds(verdict.nth + windowMs - now), late };
       }
       default:
         return { kind: verdict.kind, leadNumber: verdict.lead_number, late };
     }
+  }
+
+  /** A landing whose clock runs ahead: its replays are taken at the server's time; ops hear of it once a day. */
+  private reportSkew(skewMs: number): void {
+    this.logger.warn({ msg: "a landing's clock is ahead of the server's", skew_sec: Math.round(skewMs / 1000) });
+    void this.alerts.sendThrottled(
+      LANDING_CLOCK_ALERT,
+      DAY_MS,
+      `⏱ Часы лендинга спешат на ${Math.round(skewMs / 1000)} с относительно сервера: время отложенных заявок взято по серверу. ` +
+        'Проверьте синхронизацию времени (NTP) на машине лендинга.',
+    );
   }
 
   private report(outcome: SubmitOutcome, requestId: string): void {
@@ -183,7 +202,15 @@ export class LeadsService {
         break;
       case 'limited':
         this.logger.warn({ msg: 'rate limited', request_id: requestId, why: outcome.why });
-        if (outcome.why === 'hourly') {
+        if (outcome.why === 'hourly' && outcome.late) {
+          // Replays from a landing's spool over their own hourly allowance: the landing waits for Retry-After and goes on.
+          void this.alerts.sendThrottled(
+            LATE_HOURLY_LIMIT_ALERT,
+            HOUR_MS,
+            `⚠️ Лимит отложенных заявок: больше ${this.config.leads.lateHourlyLimit} за час пришло из резервной очереди лендинга. ` +
+              'Они получают 429 и будут повторены позже (LEADS_LATE_HOURLY_LIMIT).',
+          );
+        } else if (outcome.why === 'hourly') {
           // docs/requirements.md §3.2: 429 (why: hourly) and an admin alert, at most once an hour. Not awaited: the answer does not wait.
           void this.alerts.sendThrottled(
             HOURLY_LIMIT_ALERT,
@@ -234,8 +261,10 @@ export function lateStoryPrefix(late: LateInfo, now: number): string {
   const f = late.fallback;
   const where = f ? `; fallback message: chat ${f.chat_id}, message ${f.message_id}, sent ${isoTime(f.sent_at)}` : '; no fallback message';
   const after = Math.max(0, Math.round((now - late.submitted_at) / 1000));
+  const skew =
+    late.skewMs > 0 ? ` (the landing's clock was ${Math.round(late.skewMs / 1000)} s ahead: its time is taken as the server's)` : '';
   return (
-    `submitted on the landing ${isoTime(late.submitted_at)}, route ${late.route} (${late.reason})${where}; ` +
+    `submitted on the landing ${isoTime(late.submitted_at)}${skew}, route ${late.route} (${late.reason})${where}; ` +
     `replayed from the landing's spool and stored ${isoTime(now)} (${after} s later)`
   );
 }

@@ -7,10 +7,11 @@ import type { Decision, SubmitPlan, SubmitSteps, SubmitVerdict } from '../reposi
  * order, as its function `leads_submit` (database/migrations, 0011): a change here is a change there, and the server
  * suite runs on both databases to hold them together.
  *
- * A late request (replayed from the landing's spool) keeps the visitor's time as its creation time, is matched for
- * repeats around that time (a lead within 24 h of it, before or after), and is never refused by the limits (the
- * landing accepted it when it came); it is still counted, at that time, so that a burst of replays after an outage
- * does not lock out the visitors who come after it.
+ * A late request (replayed from the landing's spool) keeps the visitor's time as its creation time and is matched for
+ * repeats around that time (a lead within 24 h of it, before or after). It is checked and counted at its arrival, as
+ * every request is, but in a count of its own (`plan.count`, `late`): the same per-visitor limit among replays and an
+ * hourly allowance of its own, so that a burst of replays after an outage neither locks out the visitors who come
+ * after it nor lets anyone holding the secret pass the limits by calling a request late.
  */
 export function* decideSubmit(q: SubmitSteps, plan: SubmitPlan): Decision<SubmitVerdict> {
   // Known request_id first: a landing retry is never throttled.
@@ -34,15 +35,14 @@ export function* decideSubmit(q: SubmitSteps, plan: SubmitPlan): Decision<Submit
     return { kind: 'duplicate', lead_number: known.leadId, repeat: known.repeat, fallback_noted: noted };
   }
 
-  const { limits } = plan;
-  if (limits) {
-    const visitorNth = yield* q.nthAccepted(plan.ip_hash, limits.visitor_since, limits.visitor_limit);
-    if (visitorNth !== null) return { kind: 'limited', why: 'visitor', nth: visitorNth };
-    const hourlyNth = yield* q.nthAccepted(null, limits.hourly_since, limits.hourly_limit);
-    if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', nth: hourlyNth };
-  }
+  const { limits, count } = plan;
+  const visitorNth = yield* q.nthAccepted(count, plan.ip_hash, limits.visitor_since, limits.visitor_limit);
+  if (visitorNth !== null) return { kind: 'limited', why: 'visitor', nth: visitorNth };
+  const hourlyNth = yield* q.nthAccepted(count, null, limits.hourly_since, limits.hourly_limit);
+  if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', nth: hourlyNth };
 
-  yield* q.recordAccepted(plan.ip_hash, plan.created_at);
+  // Counted at its arrival, in its own count (a late request's time on the landing may lie in windows long gone).
+  yield* q.recordAccepted(count, plan.ip_hash, plan.now);
   const { match } = plan;
   const target = yield* q.findRepeatTarget(match.telegram_key, match.phone, match.since, match.until);
   if (target) {

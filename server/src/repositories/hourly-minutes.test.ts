@@ -10,7 +10,7 @@ const MINUTE = 60_000;
 
 /** The walk as a decision runs it on SQLite: its steps answered by `reads`. */
 const hourlyNth = (since: number, limit: number, reads: ReturnType<typeof readsOver>['reads']) =>
-  runSync(nthByMinutes(SUBMIT_STEPS, since, limit), reads);
+  runSync(nthByMinutes(SUBMIT_STEPS, 'accepted', since, limit), reads);
 const NOW = 1_796_000_000_000;
 
 function naive(events: number[], since: number, limit: number): number | null {
@@ -26,19 +26,19 @@ function readsOver(events: number[]) {
   return {
     asked,
     reads: {
-      acceptedMinutes: (from: number) => {
+      acceptedMinutes: (_kind: string, from: number) => {
         asked.minutes += 1;
         return [...counts]
           .filter(([m]) => m >= from)
           .sort((a, b) => b[0] - a[0])
           .map(([minute, n]) => ({ minute, n }));
       },
-      acceptedBetween: (after: number, before: number) => {
+      acceptedBetween: (_kind: string, after: number, before: number) => {
         asked.count += 1;
         asked.widest = Math.max(asked.widest, before - after);
         return between(after, before).length;
       },
-      nthAcceptedBetween: (after: number, before: number, offset: number) => {
+      nthAcceptedBetween: (_kind: string, after: number, before: number, offset: number) => {
         asked.nth += 1;
         asked.widest = Math.max(asked.widest, before - after);
         return between(after, before)[offset] ?? null;

@@ -3,7 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sql } from 'kysely';
 import { DatabaseHandle } from '../database/database.module';
-import type { Lead, LeadEventKind, NewLead, NewLeadRepeat } from '../database/schema';
+import type { Lead, LeadEventKind, NewLead, NewLeadRepeat, RateEventKind } from '../database/schema';
 import type { LeadFields } from '@stickers/shared';
 
 export interface KnownRequest {
@@ -51,8 +51,14 @@ export interface SubmitPlan {
   /** The lead's time: now, or a late request's time on the landing (never after now). */
   created_at: number;
   ip_hash: string;
-  /** The visitor's and the hourly limit; null for a late request (the landing accepted it when it came). */
-  limits: { visitor_since: number; visitor_limit: number; hourly_since: number; hourly_limit: number } | null;
+  /**
+   * Which count the request is checked against and recorded in, at its arrival: `accepted` for a request that came in
+   * time (LEADS_IP_LIMIT per visitor, LEADS_HOURLY_LIMIT), `late` for one replayed from a landing's spool (the same
+   * per-visitor limit among replays, and LEADS_LATE_HOURLY_LIMIT of its own), so that replays after an outage neither
+   * use up the visitors' hour nor pass unbounded.
+   */
+  count: RateEventKind;
+  limits: { visitor_since: number; visitor_limit: number; hourly_since: number; hourly_limit: number };
   /** Which stored lead this request repeats: the newest with this username or phone created in (since, until]. */
   match: { telegram_key: string; phone: string; since: number; until: number };
   /** The visitor's fields as sent, for the repeat's changed fields. */
@@ -78,15 +84,15 @@ export type SubmitVerdict =
 /** The queries of the submit decision, inside one transaction that no other decision runs beside. */
 export interface SubmitQueries {
   findRequest(requestId: string): KnownRequest | undefined;
-  /** The time of the `limit`-th newest accepted submission of one visitor after `since`, if any. */
-  nthOfVisitor(keyHash: string, since: number, limit: number): number | null;
+  /** The time of the `limit`-th newest accepted submission (of the count `kind`) of one visitor after `since`, if any. */
+  nthOfVisitor(kind: RateEventKind, keyHash: string, since: number, limit: number): number | null;
   /** The minutes of accepted submissions from `from` on (minute numbers), newest first, with their counts. */
-  acceptedMinutes(from: number): { minute: number; n: number }[];
+  acceptedMinutes(kind: RateEventKind, from: number): { minute: number; n: number }[];
   /** Accepted submissions with `after < at < before`. */
-  acceptedBetween(after: number, before: number): number;
+  acceptedBetween(kind: RateEventKind, after: number, before: number): number;
   /** The time of the (offset + 1)-th newest accepted submission with `after < at < before`. */
-  nthAcceptedBetween(after: number, before: number, offset: number): number | null;
-  recordAccepted(keyHash: string, at: number): void;
+  nthAcceptedBetween(kind: RateEventKind, after: number, before: number, offset: number): number | null;
+  recordAccepted(kind: RateEventKind, keyHash: string, at: number): void;
   /** The newest lead of this username or phone created in (since, until]. */
   findRepeatTarget(telegramKey: string, phone: string, since: number, until: number): Lead | undefined;
   insertLead(lead: NewLead): number;
@@ -115,7 +121,7 @@ export type SubmitSteps = {
   [K in keyof SubmitQueries]: (...args: Parameters<SubmitQueries[K]>) => Generator<SubmitCall, ReturnType<SubmitQueries[K]>, unknown>;
 } & {
   /** The `limit`-th newest accepted submission after `since`, of one visitor (its hash) or of all (null), if any. */
-  nthAccepted(keyHash: string | null, since: number, limit: number): Generator<SubmitCall, number | null, unknown>;
+  nthAccepted(kind: RateEventKind, keyHash: string | null, since: number, limit: number): Generator<SubmitCall, number | null, unknown>;
 };
 
 const QUERY_NAMES: (keyof SubmitQueries)[] = [
@@ -141,8 +147,8 @@ export const SUBMIT_STEPS: SubmitSteps = {
       },
     ]),
   ) as unknown as Omit<SubmitSteps, 'nthAccepted'>),
-  nthAccepted: (keyHash, since, limit) =>
-    keyHash === null ? nthByMinutes(SUBMIT_STEPS, since, limit) : SUBMIT_STEPS.nthOfVisitor(keyHash, since, limit),
+  nthAccepted: (kind, keyHash, since, limit) =>
+    keyHash === null ? nthByMinutes(SUBMIT_STEPS, kind, since, limit) : SUBMIT_STEPS.nthOfVisitor(kind, keyHash, since, limit),
 };
 
 /** Answers one yielded call with `queries`. */
@@ -177,15 +183,16 @@ const MINUTE_MS = 60_000;
  */
 export function* nthByMinutes(
   q: Pick<SubmitSteps, 'acceptedMinutes' | 'acceptedBetween' | 'nthAcceptedBetween'>,
+  kind: RateEventKind,
   since: number,
   limit: number,
 ): Generator<SubmitCall, number | null, unknown> {
   const first = Math.floor(since / MINUTE_MS);
   let newer = 0;
-  for (const { minute, n: counted } of yield* q.acceptedMinutes(first)) {
+  for (const { minute, n: counted } of yield* q.acceptedMinutes(kind, first)) {
     const end = (minute + 1) * MINUTE_MS;
-    const n = minute === first ? yield* q.acceptedBetween(since, end) : counted;
-    if (newer + n >= limit) return yield* q.nthAcceptedBetween(Math.max(since, minute * MINUTE_MS - 1), end, limit - newer - 1);
+    const n = minute === first ? yield* q.acceptedBetween(kind, since, end) : counted;
+    if (newer + n >= limit) return yield* q.nthAcceptedBetween(kind, Math.max(since, minute * MINUTE_MS - 1), end, limit - newer - 1);
     newer += n;
   }
   return null;
@@ -230,15 +237,13 @@ export class LeadSubmitRepository {
         'select id as lead_id, 0 as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ? ' +
           'union all select lead_id, 1, id, fallback_message_id is not null from lead_repeats where request_id = ? limit 1',
       ),
-      visitorNth: s.prepare(
-        "select at from rate_events where kind = 'accepted' and key_hash = ? and at > ? order by at desc limit 1 offset ?",
-      ),
-      minutes: s.prepare("select minute, n from rate_minutes where kind = 'accepted' and minute >= ? order by minute desc"),
-      countBetween: s.prepare("select count(*) as n from rate_events where kind = 'accepted' and at > ? and at < ?"),
-      nthBetween: s.prepare("select at from rate_events where kind = 'accepted' and at > ? and at < ? order by at desc limit 1 offset ?"),
-      record: s.prepare("insert into rate_events (kind, key_hash, at) values ('accepted', ?, ?)"),
+      visitorNth: s.prepare('select at from rate_events where kind = ? and key_hash = ? and at > ? order by at desc limit 1 offset ?'),
+      minutes: s.prepare('select minute, n from rate_minutes where kind = ? and minute >= ? order by minute desc'),
+      countBetween: s.prepare('select count(*) as n from rate_events where kind = ? and at > ? and at < ?'),
+      nthBetween: s.prepare('select at from rate_events where kind = ? and at > ? and at < ? order by at desc limit 1 offset ?'),
+      record: s.prepare('insert into rate_events (kind, key_hash, at) values (?, ?, ?)'),
       bumpMinute: s.prepare(
-        "insert into rate_minutes (kind, minute, n) values ('accepted', ?, 1) on conflict (kind, minute) do update set n = n + 1",
+        'insert into rate_minutes (kind, minute, n) values (?, ?, 1) on conflict (kind, minute) do update set n = n + 1',
       ),
       repeatTarget: s.prepare(
         'select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and created_at <= ? ' +
@@ -271,13 +276,15 @@ export class LeadSubmitRepository {
         const row = st.findRequest.get(id, id) as { lead_id: number; repeat: number; row_id: number; has_fallback: number } | undefined;
         return row ? { leadId: row.lead_id, repeat: row.repeat === 1, rowId: row.row_id, hasFallback: row.has_fallback === 1 } : undefined;
       },
-      nthOfVisitor: (keyHash, since, limit) => (st.visitorNth.get(keyHash, since, limit - 1) as { at: number } | undefined)?.at ?? null,
-      acceptedMinutes: (from) => st.minutes.all(from) as { minute: number; n: number }[],
-      acceptedBetween: (after, before) => (st.countBetween.get(after, before) as { n: number }).n,
-      nthAcceptedBetween: (after, before, offset) => (st.nthBetween.get(after, before, offset) as { at: number } | undefined)?.at ?? null,
-      recordAccepted: (keyHash, at) => {
-        st.record.run(keyHash, at);
-        st.bumpMinute.run(Math.floor(at / MINUTE_MS));
+      nthOfVisitor: (kind, keyHash, since, limit) =>
+        (st.visitorNth.get(kind, keyHash, since, limit - 1) as { at: number } | undefined)?.at ?? null,
+      acceptedMinutes: (kind, from) => st.minutes.all(kind, from) as { minute: number; n: number }[],
+      acceptedBetween: (kind, after, before) => (st.countBetween.get(kind, after, before) as { n: number }).n,
+      nthAcceptedBetween: (kind, after, before, offset) =>
+        (st.nthBetween.get(kind, after, before, offset) as { at: number } | undefined)?.at ?? null,
+      recordAccepted: (kind, keyHash, at) => {
+        st.record.run(kind, keyHash, at);
+        st.bumpMinute.run(kind, Math.floor(at / MINUTE_MS));
       },
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
       insertLead: (lead) =>

@@ -13,8 +13,9 @@ import { dialectOf } from '../dialect-sql';
  *  1. the lock (`pg_advisory_xact_lock`, waiting at most the session's `lock_timeout`, then 55P03), held to the end of the
  *     caller's transaction — one statement outside BEGIN is its own transaction, so the lock goes with the answer;
  *  2. a known request_id → `duplicate`, recording a reported fallback message once (and its event);
- *  3. the visitor's and the hourly limit (when the plan has limits) → `limited` with the n-th newest accepted time;
- *  4. the accepted event and its minute count;
+ *  3. the visitor's and the hourly limit of the plan's count (`accepted`, or `late` for a replay) → `limited` with
+ *     the n-th newest time in the window;
+ *  4. the request counted at its arrival, and its minute count;
  *  5. a repeat of a lead by username or phone → `repeat` (the changed fields as the TypeScript decision writes them);
  *  6. otherwise a new lead → `created`.
  * The rows to insert come whole from the plan (`lead`, `repeat`): a column added later needs no change here.
@@ -24,9 +25,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql
     .raw(
       String.raw`
-create or replace function leads_nth_accepted(p_since bigint, p_limit bigint) returns bigint
+create or replace function leads_nth_accepted(p_kind text, p_since bigint, p_limit bigint) returns bigint
 language plpgsql stable as $fn$
--- The time of the p_limit-th newest accepted submission after p_since (null: fewer), read from the per-minute counts:
+-- The time of the p_limit-th newest submission of the count p_kind after p_since (null: fewer), read from the per-minute counts:
 -- newest minute first, adding counts until the limit falls into one minute, then the exact submission inside it.
 declare
   first_minute bigint := floor(p_since::numeric / 60000)::bigint;
@@ -34,15 +35,15 @@ declare
   counted bigint;
   r record;
 begin
-  for r in select minute, n from rate_minutes where kind = 'accepted' and minute >= first_minute order by minute desc loop
+  for r in select minute, n from rate_minutes where kind = p_kind and minute >= first_minute order by minute desc loop
     if r.minute = first_minute then
-      select count(*) into counted from rate_events where kind = 'accepted' and at > p_since and at < (r.minute + 1) * 60000;
+      select count(*) into counted from rate_events where kind = p_kind and at > p_since and at < (r.minute + 1) * 60000;
     else
       counted := r.n;
     end if;
     if newer + counted >= p_limit then
       return (select at from rate_events
-               where kind = 'accepted' and at > greatest(p_since, r.minute * 60000 - 1) and at < (r.minute + 1) * 60000
+               where kind = p_kind and at > greatest(p_since, r.minute * 60000 - 1) and at < (r.minute + 1) * 60000
                order by at desc limit 1 offset (p_limit - newer - 1));
     end if;
     newer := newer + counted;
@@ -110,21 +111,20 @@ begin
     return jsonb_build_object('kind', 'duplicate', 'lead_number', known.lead_id, 'repeat', known.is_repeat, 'fallback_noted', noted);
   end if;
 
-  if p->'limits' is not null and jsonb_typeof(p->'limits') = 'object' then
-    select at into nth from rate_events
-      where kind = 'accepted' and key_hash = p->>'ip_hash' and at > (p->'limits'->>'visitor_since')::bigint
-      order by at desc limit 1 offset ((p->'limits'->>'visitor_limit')::bigint - 1);
-    if nth is not null then
-      return jsonb_build_object('kind', 'limited', 'why', 'visitor', 'nth', nth);
-    end if;
-    nth := leads_nth_accepted((p->'limits'->>'hourly_since')::bigint, (p->'limits'->>'hourly_limit')::bigint);
-    if nth is not null then
-      return jsonb_build_object('kind', 'limited', 'why', 'hourly', 'nth', nth);
-    end if;
+  select at into nth from rate_events
+    where kind = p->>'count' and key_hash = p->>'ip_hash' and at > (p->'limits'->>'visitor_since')::bigint
+    order by at desc limit 1 offset ((p->'limits'->>'visitor_limit')::bigint - 1);
+  if nth is not null then
+    return jsonb_build_object('kind', 'limited', 'why', 'visitor', 'nth', nth);
+  end if;
+  nth := leads_nth_accepted(p->>'count', (p->'limits'->>'hourly_since')::bigint, (p->'limits'->>'hourly_limit')::bigint);
+  if nth is not null then
+    return jsonb_build_object('kind', 'limited', 'why', 'hourly', 'nth', nth);
   end if;
 
-  insert into rate_events (kind, key_hash, at) values ('accepted', p->>'ip_hash', (p->>'created_at')::bigint);
-  insert into rate_minutes (kind, minute, n) values ('accepted', floor((p->>'created_at')::numeric / 60000)::bigint, 1)
+  -- Counted at its arrival, in its own count.
+  insert into rate_events (kind, key_hash, at) values (p->>'count', p->>'ip_hash', now_ms);
+  insert into rate_minutes (kind, minute, n) values (p->>'count', floor(now_ms::numeric / 60000)::bigint, 1)
     on conflict (kind, minute) do update set n = rate_minutes.n + 1;
 
   select * into target from leads
@@ -168,5 +168,5 @@ export async function down(db: Kysely<any>): Promise<void> {
   if (dialectOf(db) !== 'postgres') return;
   await sql`drop function if exists leads_submit(jsonb)`.execute(db);
   await sql`drop function if exists leads_insert_row(text, jsonb)`.execute(db);
-  await sql`drop function if exists leads_nth_accepted(bigint, bigint)`.execute(db);
+  await sql`drop function if exists leads_nth_accepted(text, bigint, bigint)`.execute(db);
 }
