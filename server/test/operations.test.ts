@@ -237,7 +237,7 @@ describe('OpenAPI', () => {
     // Issue 12: the replayed request's `late` object, every field described; `late` is a field a 422 can name.
     const late = doc.components.schemas.LeadRequest.properties.late;
     expect(Object.keys(late.properties)).toEqual(['submitted_at', 'route', 'reason', 'fallback']);
-    expect(Object.keys(late.properties.fallback.properties)).toEqual(['chat_id', 'message_id', 'sent_at']);
+    expect(Object.keys(late.properties.fallback.properties)).toEqual(['chat_id', 'message_id', 'sent_at', 'sig']);
     for (const field of [late, ...Object.values(late.properties), ...Object.values(late.properties.fallback.properties)] as any[]) {
       expect(field.description).toEqual(expect.any(String));
     }

@@ -131,6 +131,13 @@ const late = {
         chat_id: { type: 'string', description: 'The chat Telegram put it in, as text: an integer (-1001234567890) or @name' },
         message_id: { type: 'integer', minimum: 1, description: "Telegram's message_id of the fallback message" },
         sent_at: isoTime('When Telegram accepted it'),
+        sig: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]{1,128}$',
+          description:
+            'The claim\'s signature: base64url (no padding) of HMAC-SHA256(SHA-256("stickers-leads fallback\\n" + bot token), ' +
+            '"<request_id>\\n<chat_id>\\n<message_id>"). Without a valid one the claimed message is ignored (neither edited nor answered)',
+        },
       },
     },
   },
