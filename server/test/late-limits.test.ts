@@ -7,6 +7,8 @@
 import { join } from 'node:path';
 import { lead, postLead, startServer, type TestServer, tempDir, watchAlerts } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
+import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
+import { parseContact } from '../src/anonymisation/contact';
 
 const MIN = 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -82,5 +84,38 @@ describe('late requests and the limits', () => {
     const res = await postLead(server, late(lead(), server.clock.now() - MIN, 'server'));
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({ late: 'invalid' });
+  });
+});
+
+describe('a replay of an erased contact', () => {
+  it('sent before the erasure is stored without its personal data; one sent after it is the person again', async () => {
+    await boot({});
+    const now = server.clock.now();
+    const first = await postLead(server, lead({ telegram: '@victim_one', phone: '+79160000001', name: 'Анна Иванова' }));
+    expect(first.status).toBe(201);
+    server.clock.advance(10 * 60_000);
+    expect(await server.app.get(AnonymisationService).forgetContact(parseContact('@victim_one')!)).toEqual([first.body.lead_number]);
+
+    // Sent on the landing 10 minutes ago (before the erasure), replayed now.
+    const replay = await postLead(
+      server,
+      late(lead({ telegram: '@Victim_One', phone: '+79160000002', name: 'Анна Иванова', comment: 'позвоните' }), now + 60_000),
+    );
+    expect(replay.status).toBe(201);
+    const stored = await sqlRow<Record<string, unknown>>(server.db, 'select * from leads where id = ?', replay.body.lead_number);
+    expect(stored).toMatchObject({ name: null, telegram: null, telegram_key: null, phone: null, comment: null });
+    expect(stored!.anonymised_at).not.toBeNull();
+    const events = await sqlRows<{ detail: string }>(
+      server.db,
+      'select detail from lead_events where lead_id = ?',
+      replay.body.lead_number,
+    );
+    expect(events.map((e) => e.detail).join('\n')).toContain('anonymised: its contact was erased after it was submitted');
+
+    // Sent after the erasure: the person came back and asked again.
+    server.clock.advance(60_000);
+    const after = await postLead(server, late(lead({ telegram: '@victim_one', name: 'Анна Иванова' }), server.clock.now() - 1000));
+    const kept = await sqlRow<{ name: string | null }>(server.db, 'select name from leads where id = ?', after.body.lead_number);
+    expect(kept).toEqual({ name: 'Анна Иванова' });
   });
 });

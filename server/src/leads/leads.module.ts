@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AlertsModule } from '../alerts/alerts.module';
+import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { LeadsAccessGuard } from './leads-access.guard';
@@ -16,7 +17,7 @@ import { SubmitProblemsLog } from './submit-problems.log';
  * and `LeadsApiErrorFilter`, so the lockout and the throttled problem log stay one per app.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, MetricsModule],
+  imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule],
   // LeadsController is not a Nest route: LeadsRouteMount puts it ahead of Express (see its comment).
   providers: [
     LeadsController,

@@ -22,6 +22,8 @@ import { LEAD_ACCEPTED, LeadAcceptedEvent } from './lead-accepted.event';
 import { retryAfterSeconds, type SubmitOutcome } from './lead-submission';
 import { LeadSubmitRepository, type SubmitPlan, type SubmitVerdict } from '../repositories/lead-submit.repository';
 import { decideSubmit } from './submit-decision';
+import { ContactHasher } from '../anonymisation/contact-hasher';
+import { erasedLeadColumns } from '../domain/personal-fields';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
 
@@ -53,6 +55,7 @@ export class LeadsService {
     private readonly writeHealth: WriteHealth,
     private readonly problems: SubmitProblemsLog,
     private readonly events: EventEmitter2,
+    private readonly contacts: ContactHasher,
   ) {}
 
   async submit(request: SubmitRequest): Promise<SubmitOutcome> {
@@ -102,7 +105,7 @@ export class LeadsService {
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
     // A late request's arrival and fallback message, and where it came from.
     const requestColumns = { received_at: now, ...(late ? lateColumnsOf(late, now) : {}), ...sourceColumnsOf(lead.source) };
-    return {
+    const plan: SubmitPlan = {
       request_id: lead.request_id,
       now,
       created_at: createdAt,
@@ -154,7 +157,14 @@ export class LeadsService {
       },
       fallback: late?.fallback ?? null,
       late_story: late ? lateStoryPrefix(late, now) : null,
+      erased: null,
     };
+    if (late) {
+      // Looked up inside the decision: an erasure commits under the same lock, so it is seen or comes after.
+      const hashes = [this.contacts.telegram(lead.telegram), this.contacts.phone(lead.phone)];
+      plan.erased = { hashes, lead: { ...plan.lead, ...erasedLeadColumns(), anonymised_at: now } };
+    }
+    return plan;
   }
 
   /** The decision's verdict as the route's outcome: a limit's verdict becomes its Retry-After. */

@@ -43,6 +43,19 @@ export function* decideSubmit(q: SubmitSteps, plan: SubmitPlan): Decision<Submit
 
   // Counted at its arrival, in its own count (a late request's time on the landing may lie in windows long gone).
   yield* q.recordAccepted(count, plan.ip_hash, plan.now);
+  // A replay sent before its contact was erased is stored without its personal data (and repeats nothing: the
+  // erased leads are anonymised).
+  if (plan.erased && (yield* q.erasedSince(plan.erased.hashes, plan.created_at))) {
+    const id = yield* q.insertLead(plan.erased.lead);
+    yield* q.recordEvent({
+      leadId: id,
+      repeatId: null,
+      kind: 'received_late',
+      at: plan.now,
+      detail: `${plan.late_story} as lead #${id}, anonymised: its contact was erased after it was submitted`,
+    });
+    return { kind: 'created', lead_number: id };
+  }
   const { match } = plan;
   const target = yield* q.findRepeatTarget(match.telegram_key, match.phone, match.since, match.until);
   if (target) {

@@ -3,6 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sql } from 'kysely';
 import { DatabaseHandle } from '../database/database.module';
+import { ErasedContactsRepository } from './erased-contacts.repository';
 import type { Lead, LeadEventKind, NewLead, NewLeadRepeat, RateEventKind } from '../database/schema';
 import type { LeadFields } from '@stickers/shared';
 
@@ -71,6 +72,12 @@ export interface SubmitPlan {
   fallback: { chat_id: string; message_id: number; sent_at: number } | null;
   /** A late request's story up to "… later" (`lateStoryPrefix`); its events end it with " as <what>". */
   late_story: string | null;
+  /**
+   * A late request only: the keyed hashes of its contacts (ContactHasher) and the lead's row without its personal data.
+   * When one of the contacts was erased at or after the request was submitted on the landing, the replay is stored as
+   * that row (the person asked to be forgotten after sending it), never as the person.
+   */
+  erased: { hashes: string[]; lead: NewLead } | null;
 }
 
 /** What a submit decision came to, as both databases answer it. */
@@ -102,6 +109,8 @@ export interface SubmitQueries {
    * else (and for a repeat) it gets its reply. False when one was recorded meanwhile.
    */
   reportFallback(known: KnownRequest, fallback: ReportedFallback): boolean;
+  /** Whether any of these contact hashes was erased at or after `submittedAt` (erased_contacts). */
+  erasedSince(hashes: readonly string[], submittedAt: number): boolean;
   /** An event of the lead's story, committed with the decision. */
   recordEvent(event: { leadId: number; repeatId: number | null; kind: LeadEventKind; at: number; detail: string }): void;
 }
@@ -135,6 +144,7 @@ const QUERY_NAMES: (keyof SubmitQueries)[] = [
   'insertLead',
   'insertRepeat',
   'reportFallback',
+  'erasedSince',
   'recordEvent',
 ];
 
@@ -250,8 +260,8 @@ export class LeadSubmitRepository {
           "and status != 'spam' and anonymised_at is null order by created_at desc, id desc limit 1",
       ),
       insertLead: s.prepare(
-        `insert into leads (request_id, name, telegram, telegram_key, phone, date, guests, comment, ip_hash, created_at, next_attempt_at, ${LATE_COLUMNS}) ` +
-          `values (@request_id, @name, @telegram, @telegram_key, @phone, @date, @guests, @comment, @ip_hash, @created_at, @next_attempt_at, ${LATE_VALUES})`,
+        `insert into leads (request_id, name, telegram, telegram_key, phone, date, guests, comment, ip_hash, created_at, next_attempt_at, anonymised_at, ${LATE_COLUMNS}) ` +
+          `values (@request_id, @name, @telegram, @telegram_key, @phone, @date, @guests, @comment, @ip_hash, @created_at, @next_attempt_at, @anonymised_at, ${LATE_VALUES})`,
       ),
       insertRepeat: s.prepare(
         `insert into lead_repeats (lead_id, request_id, created_at, changes, ip_hash, next_attempt_at, ${LATE_COLUMNS}) ` +
@@ -289,7 +299,15 @@ export class LeadSubmitRepository {
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
       insertLead: (lead) =>
         Number(
-          st.insertLead.run({ date: null, guests: null, comment: null, ...NO_LATE, received_at: lead.created_at, ...lead }).lastInsertRowid,
+          st.insertLead.run({
+            date: null,
+            guests: null,
+            comment: null,
+            anonymised_at: null,
+            ...NO_LATE,
+            received_at: lead.created_at,
+            ...lead,
+          }).lastInsertRowid,
         ),
       insertRepeat: (repeat) =>
         Number(st.insertRepeat.run({ ip_hash: null, ...NO_LATE, received_at: repeat.created_at, ...repeat }).lastInsertRowid),
@@ -298,6 +316,7 @@ export class LeadSubmitRepository {
         return (known.repeat ? st.reportRepeatFallback : st.reportLeadFallback).run(params).changes === 1;
       },
       recordEvent: (event) => void st.recordEvent.run(event),
+      erasedSince: ErasedContactsRepository.sqliteErasedSince(s),
     };
     return this.prepared;
   }

@@ -16,8 +16,9 @@ import { dialectOf } from '../dialect-sql';
  *  3. the visitor's and the hourly limit of the plan's count (`accepted`, or `late` for a replay) → `limited` with
  *     the n-th newest time in the window;
  *  4. the request counted at its arrival, and its minute count;
- *  5. a repeat of a lead by username or phone → `repeat` (the changed fields as the TypeScript decision writes them);
- *  6. otherwise a new lead → `created`.
+ *  5. a late request whose contact was erased after it was submitted → `created`, stored without personal data;
+ *  6. a repeat of a lead by username or phone → `repeat` (the changed fields as the TypeScript decision writes them);
+ *  7. otherwise a new lead → `created`.
  * The rows to insert come whole from the plan (`lead`, `repeat`): a column added later needs no change here.
  */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -126,6 +127,18 @@ begin
   insert into rate_events (kind, key_hash, at) values (p->>'count', p->>'ip_hash', now_ms);
   insert into rate_minutes (kind, minute, n) values (p->>'count', floor(now_ms::numeric / 60000)::bigint, 1)
     on conflict (kind, minute) do update set n = rate_minutes.n + 1;
+
+  -- A replay sent before its contact was erased is stored without its personal data (erased_contacts, migration 0013).
+  if jsonb_typeof(p->'erased') = 'object' and exists (
+      select 1 from erased_contacts
+       where erased_at >= (p->>'created_at')::bigint
+         and contact_hash in (select jsonb_array_elements_text(p->'erased'->'hashes'))) then
+    row_id := leads_insert_row('leads', p->'erased'->'lead');
+    insert into lead_events (lead_id, repeat_id, kind, at, detail)
+    values (row_id, null, 'received_late', now_ms,
+            story || ' as lead #' || row_id || ', anonymised: its contact was erased after it was submitted');
+    return jsonb_build_object('kind', 'created', 'lead_number', row_id);
+  end if;
 
   select * into target from leads
     where (telegram_key = p->'match'->>'telegram_key' or phone = p->'match'->>'phone')
