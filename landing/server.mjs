@@ -4,12 +4,6 @@ import { createServer } from 'node:http';
 import { createRequestHandler, writeReadableStreamToWritable } from '@remix-run/node';
 import express from 'express';
 
-/**
- * The largest request body the landing reads (the form is a few KiB at most). A larger declared Content-Length is
- * refused before a byte is read; a chunked body is cut off as soon as it passes the limit.
- */
-const BODY_LIMIT_BYTES = 64 * 1024;
-
 const production = process.env.NODE_ENV === 'production';
 const vite = production
   ? undefined
@@ -39,45 +33,9 @@ if (!spool.ok) {
   process.exit(1);
 }
 
-const declaredTooLarge = (req) => Number(req.headers['content-length']) > BODY_LIMIT_BYTES;
-
-function refuseTooLarge(res) {
-  // Closing the connection stops the rest of the body from being read at all.
-  res.writeHead(413, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
-  res.end('Payload Too Large\n');
-}
-
-/**
- * The request body, at most BODY_LIMIT_BYTES; null when it was refused (413 already sent) or the client went away.
- * Buffered whole because it is small: the Remix action then reads it from memory.
- */
-function readBody(req, res) {
-  if (declaredTooLarge(req)) {
-    refuseTooLarge(res);
-    return Promise.resolve(null);
-  }
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let size = 0;
-    const done = (finish) => {
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      finish();
-    };
-    const onData = (chunk) => {
-      size += chunk.length;
-      if (size <= BODY_LIMIT_BYTES) chunks.push(chunk);
-      else {
-        req.pause();
-        done(() => resolve(null));
-        refuseTooLarge(res);
-      }
-    };
-    const onEnd = () => done(() => resolve(Buffer.concat(chunks, size)));
-    const onError = (err) => done(() => reject(err));
-    const onClose = () => done(() => resolve(null));
-    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-  });
-}
+// The body limit (64 KiB; a larger declared Content-Length is refused before a byte is read, a chunked body as soon
+// as it passes the limit) and its 413 with a lingering close live in the build (app/body-limit.server.ts).
+const { declaredTooLarge, readLimitedBody, refuseTooLarge } = entry;
 
 function remixHeaders(nodeHeaders) {
   const headers = new Headers();
@@ -93,7 +51,7 @@ const handleRemix = createRequestHandler(build, process.env.NODE_ENV);
 async function remix(req, res, next) {
   try {
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const body = hasBody ? await readBody(req, res) : undefined;
+    const body = hasBody ? await readLimitedBody(req, res) : undefined;
     if (body === null) return;
     const controller = new AbortController();
     // Abort loaders and actions when the response can no longer be written (`close` before `finish`).
@@ -134,7 +92,7 @@ const host = process.env.HOST ?? '0.0.0.0';
 const server = createServer(app);
 // `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body before the client sends it.
 server.on('checkContinue', (req, res) => {
-  if (declaredTooLarge(req)) return refuseTooLarge(res);
+  if (declaredTooLarge(req)) return refuseTooLarge(req, res);
   res.writeContinue();
   app(req, res);
 });

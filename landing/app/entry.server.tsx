@@ -36,5 +36,7 @@ export default function handleRequest(request: Request, responseStatusCode: numb
   });
 }
 
-// For server.mjs, which loads this build at start in production and in development: the spool's replay and metrics.
+// For server.mjs, which loads this build at start in production and in development: the spool's replay and metrics,
+// and the request body limit with its 413.
 export { spoolMetrics, startSpoolReplay } from './leads/spool-replay.server';
+export { declaredTooLarge, readLimitedBody, refuseTooLarge } from './body-limit.server';
