@@ -9,6 +9,7 @@ import {
   NAME_MAX,
   NAME_MIN,
   LATE_FUTURE_SKEW_MS,
+  LATE_ROUTES,
   LATE_MAX_AGE_MS,
   RATE_LIMIT_REASONS,
   REPORTED_FIELDS,
@@ -41,8 +42,8 @@ const isoTime = (what: string) => ({
   type: 'string',
   format: 'date-time',
   description:
-    `${what}: ISO 8601 with a time zone (\`2026-12-01T10:15:30.123Z\`), at most ${LATE_FUTURE_SKEW_MS / 60_000} minutes ahead of ` +
-    `the server's clock and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
+    `${what}: ISO 8601 with a time zone (\`2026-12-01T10:15:30.123Z\`), at most ${LATE_FUTURE_SKEW_MS / 3_600_000} hours ahead of ` +
+    `the server's clock (a time ahead is taken as the server's now) and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
 });
 /** Issue 14: the filters of `GET /leads` and `GET /leads/export.csv`. */
 const timeFilter = (name: string, what: string) => ({
@@ -113,9 +114,8 @@ const late = {
     submitted_at: isoTime("When the landing first handled the visitor's request"),
     route: {
       type: 'string',
-      pattern: '^[a-z][a-z0-9_-]{0,31}$',
-      description:
-        "The landing's route then: fallback (the fallback message went to Telegram), lost (neither took it), or another route word",
+      enum: [...LATE_ROUTES],
+      description: "The landing's route then: fallback (the fallback message went to Telegram) or lost (neither took it)",
     },
     reason: {
       type: 'string',
