@@ -191,6 +191,9 @@ describe('/stickers_forget erases every free-text field', () => {
     ]) {
       for (const v of VALUES) expect({ what, value: v, found: text.includes(v) }).toEqual({ what, value: v, found: false });
     }
+    // The repeat still says which fields it changed, not to what.
+    const [erasedRepeat] = await sqlRows<{ changes: string }>(server.db, 'select changes from lead_repeats where lead_id = ?', id);
+    expect(JSON.parse(erasedRepeat.changes)).toEqual({ phone: null, date: null, guests: null, comment: null });
     await expectNowhere(server.db, join(dbPath, '..'));
   });
 });

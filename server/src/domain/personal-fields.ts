@@ -44,7 +44,7 @@ export const SOURCE_COLUMN: Record<SourceKey, keyof SourceColumns> = {
   referrer: 'source_referrer',
 };
 
-/** The form's personal fields: all six. Also the keys of a repeat's `changes` that erasure drops. */
+/** The form's personal fields: all six. Also the keys of a repeat's `changes` whose values erasure drops. */
 export const PERSONAL_FIELDS: readonly LeadField[] = LEAD_FIELDS.filter((f) => FORM_FIELD_IS_PERSONAL[f]);
 
 /** The source's personal keys (the UTM values and the referrer); the landing's name is not one. */
@@ -60,7 +60,7 @@ export const PERSONAL_SOURCE_COLUMNS: readonly (keyof SourceColumns)[] = PERSONA
 export const PERSONAL_LEAD_COLUMNS = [...PERSONAL_FIELDS, 'telegram_key', 'ip_hash', ...PERSONAL_SOURCE_COLUMNS] as const;
 export type PersonalLeadColumn = (typeof PERSONAL_LEAD_COLUMNS)[number];
 
-/** Every personal column of `lead_repeats` besides `changes` (whose personal keys are dropped, `keptChanges`). */
+/** Every personal column of `lead_repeats` besides `changes` (whose personal values are dropped, `erasedChanges`). */
 export const PERSONAL_REPEAT_COLUMNS = ['ip_hash', ...PERSONAL_SOURCE_COLUMNS] as const;
 export type PersonalRepeatColumn = (typeof PERSONAL_REPEAT_COLUMNS)[number];
 
@@ -80,9 +80,12 @@ export function erasedRepeatColumns(): Record<PersonalRepeatColumn, null> {
   return nulls(PERSONAL_REPEAT_COLUMNS);
 }
 
-/** A repeat's `changes` without its personal keys (with today's list: nothing is left). */
-export function keptChanges(changes: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(changes).filter(([k]) => !isPersonalField(k)));
+/**
+ * A repeat's `changes` once erased: each personal value null, the field names kept — which fields a repeat changed is
+ * no one's data, and the trace and the webhooks name them (`changed_fields`).
+ */
+export function erasedChanges(changes: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, isPersonalField(k) ? null : v]));
 }
 
 /**

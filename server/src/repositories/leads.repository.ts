@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { FallbackState, Lead, LeadRepeat, LeadStatus, RepeatOutcome } from '../database/schema';
-import { erasedLeadColumns, erasedRepeatColumns, keptChanges } from '../domain/personal-fields';
+import { erasedChanges, erasedLeadColumns, erasedRepeatColumns } from '../domain/personal-fields';
 import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
@@ -435,7 +435,8 @@ export class LeadsRepository {
 
   /**
    * Erases a lead's personal columns (every one `domain/personal-fields.ts` lists: the form's six fields, the
-   * username key, ip_hash, the UTM values and the referrer) and those of its repeats (their changed fields too), keeps
+   * username key, ip_hash, the UTM values and the referrer) and those of its repeats (the values of their changed
+   * fields too; the names stay), keeps
    * the lead for statistics, and marks the card for rewriting. Pending repeat notifications become handled: there is
    * nothing left to show. Without `trx` it is a transaction of its own; the anonymisation service passes the one that
    * also writes the lead's `anonymised` event, so the trace shows an erase exactly when it committed.
@@ -462,7 +463,7 @@ export class LeadsRepository {
           .updateTable('lead_repeats')
           .set({
             ...erasedRepeatColumns(),
-            changes: JSON.stringify(keptChanges(parseChanges(r.changes))),
+            changes: JSON.stringify(erasedChanges(parseChanges(r.changes))),
             ...(r.notified_at === null ? { notified_at: now, notify_outcome: 'skipped' as const } : {}),
           })
           .where('id', '=', r.id)
