@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { ipInRange, parseHopAddress, parseIpRange, parseTrustProxy, visitorAddress, type TrustProxy } from './ip.js';
 
 const trust = (raw: string): TrustProxy => {
@@ -116,5 +117,63 @@ describe('visitorAddress', () => {
     expect(visitorAddress('127.0.0.1', '10.0.0.5', proxies)).toBe('10.0.0.5');
     expect(visitorAddress('127.0.0.1', null, proxies)).toBe('127.0.0.1');
     expect(visitorAddress('127.0.0.1', '198.51.100.7, unknown', proxies)).toBeNull();
+  });
+});
+
+describe('ranges on proxy-addr: what this project keeps of its own', () => {
+  it('a zero prefix is a range (proxy-addr refuses it): all addresses of its family', () => {
+    const v6 = parseIpRange('::/0')!;
+    expect(ipInRange('2001:db8::1', v6)).toBe(true);
+    expect(ipInRange('ffff::1', v6)).toBe(true);
+    expect(ipInRange('1.2.3.4', v6)).toBe(false);
+    expect(ipInRange('255.255.255.255', parseIpRange('0.0.0.0/0')!)).toBe(true);
+    expect(ipInRange('2001:db8::1', parseIpRange('0.0.0.0/0')!)).toBe(false);
+  });
+  it('only prefix lengths and strict addresses, though proxy-addr would read netmasks, octal, long numbers and zones', () => {
+    for (const bad of ['10.0.0.0/255.0.0.0', '012.0.0.1', '010.0.0.0/8', '167772161', '0x0a.0.0.1', 'fe80::1%eth0', 'fe80::/10%eth0']) {
+      expect(parseIpRange(bad)).toBeNull();
+    }
+    expect(parseTrustProxy('10.0.0.0/255.0.0.0')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('not understood: 10.0.0.0/255.0.0.0)'),
+    });
+  });
+  it('IPv6 with a dotted IPv4 tail, which proxy-addr reads only in the eight-group form', () => {
+    const nat64 = parseIpRange('64:ff9b::/96')!;
+    expect(ipInRange('64:ff9b::198.51.100.7', nat64)).toBe(true);
+    expect(ipInRange('64:ff9b::1:198.51.100.7', nat64)).toBe(false);
+    expect(ipInRange('64:ff9b::c633:6407', parseIpRange('64:ff9b::198.51.100.0/120')!)).toBe(true);
+    expect(visitorAddress('64:ff9b::10.0.0.1', '198.51.100.7', trust('64:ff9b::10.0.0.0/120'))).toBe('198.51.100.7');
+  });
+  it('every address canonicalIp accepts is a range of one that contains itself', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (address) => {
+        const range = parseIpRange(address);
+        expect(range).not.toBeNull();
+        expect(ipInRange(address, range!)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+  it('an IPv4-mapped IPv6 range in hex matches its IPv4 addresses (before, it could never match: hops are IPv4)', () => {
+    const mapped = trust('::ffff:a00:0/104');
+    expect(visitorAddress('10.0.0.1', '198.51.100.7', mapped)).toBe('198.51.100.7');
+    expect(visitorAddress('::ffff:10.0.0.1', '198.51.100.7', mapped)).toBe('198.51.100.7');
+    expect(visitorAddress('11.0.0.1', '198.51.100.7', mapped)).toBe('11.0.0.1');
+    // Other IPv6 ranges never cover IPv4 hops.
+    expect(visitorAddress('10.0.0.1', '198.51.100.7', trust('::/0'))).toBe('10.0.0.1');
+    expect(ipInRange('::ffff:a00:1', parseIpRange('10.0.0.0/8')!)).toBe(true);
+  });
+  it('an empty X-Forwarded-For entry stops the walk (proxy-addr would drop it and believe the entry to its left)', () => {
+    const proxies = trust('loopback');
+    expect(visitorAddress('127.0.0.1', '198.51.100.7, ', proxies)).toBeNull();
+    expect(visitorAddress('127.0.0.1', '198.51.100.7,,127.0.0.2', proxies)).toBeNull();
+    expect(visitorAddress('127.0.0.1', '198.51.100.7, 127.0.0.2', proxies)).toBe('198.51.100.7');
+  });
+  it('proxy hops in their spellings are trusted by their address; with a count, our proxies are skipped whatever they wrote', () => {
+    const proxies = trust('10.0.0.0/8');
+    expect(visitorAddress('10.0.0.1', '198.51.100.7, "[::ffff:10.0.0.2]:80", 10.0.0.3:8080', proxies)).toBe('198.51.100.7');
+    expect(visitorAddress('10.0.0.1', '198.51.100.7, unknown', trust('2'))).toBe('198.51.100.7');
+    expect(visitorAddress(undefined, '198.51.100.7', proxies)).toBeNull();
   });
 });

@@ -1,7 +1,10 @@
 /**
  * IP address rules for `client_ip` (docs/requirements.md §2.2: optional, IPv4 or IPv6) and proxy hops (§12.1).
- * Written without `node:net` so the browser bundle can use it too.
+ * The address rules are written without `node:net` so the browser bundle can use them (`validateLeadFields`); the
+ * ranges of `TRUST_PROXY` are matched by proxy-addr (Express's own), which only the landing's server code reaches
+ * (the package is `sideEffects: false`, so the browser build leaves it out).
  */
+import proxyaddr from 'proxy-addr';
 
 const IPV4_OCTET = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
@@ -72,58 +75,74 @@ export function parseHopAddress(value: string): string | null {
   return canonicalIp(v);
 }
 
-/** An address as bytes (4 for IPv4, 16 for IPv6), for range checks; null when it is not an address. */
-function addressBytes(value: string): number[] | null {
-  const ip = canonicalIp(value);
-  if (ip === null) return null;
-  if (isIPv4(ip)) return ip.split('.').map(Number);
-  const [head, tail] = ip.includes('::') ? ip.split('::') : [ip, null];
-  const hextets = (chunk: string): number[] => {
-    const out: number[] = [];
-    for (const part of chunk === '' ? [] : chunk.split(':')) {
-      if (part.includes('.')) {
-        const [a, b, c, d] = part.split('.').map(Number);
-        out.push((a << 8) | b, (c << 8) | d);
-      } else out.push(parseInt(part, 16));
-    }
-    return out;
-  };
-  const left = hextets(head);
-  const right = tail === null ? [] : hextets(tail);
-  const all = [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
-  return all.flatMap((h) => [h >> 8, h & 255]);
-}
-
-/** An address range: `10.0.0.0/8`, `2001:db8::/32`, or one address (a full-length prefix). */
+/**
+ * An address range: `10.0.0.0/8`, `2001:db8::/32`, or one address (a full-length prefix). The address is canonical
+ * (`canonicalIp`), so an IPv4-mapped `::ffff:10.0.0.0/8` is the IPv4 range `10.0.0.0/8`.
+ */
 export interface IpRange {
-  bytes: number[];
+  address: string;
   prefix: number;
 }
 
-/** Parses `address` or `address/prefix`; null when it is neither. */
+/**
+ * A canonical address as proxy-addr reads it: its ipaddr.js takes a dotted IPv4 tail only in the full eight-group
+ * form, so `64:ff9b::198.51.100.7` is given as `64:ff9b::c633:6407`.
+ */
+function forProxyAddr(address: string): string {
+  const tail = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  if (!tail) return address;
+  const [a, b, c, d] = tail.slice(2).map(Number);
+  return `${tail[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/** The range in proxy-addr's notation. proxy-addr refuses a zero prefix, so `/0` is given as its two halves. */
+function notations({ address, prefix }: IpRange): string[] {
+  if (prefix > 0) return [`${forProxyAddr(address)}/${prefix}`];
+  return isIPv4(address) ? ['0.0.0.0/1', '128.0.0.0/1'] : ['::/1', '8000::/1'];
+}
+
+const compiled = new WeakMap<readonly IpRange[], (address: string) => boolean>();
+
+/** Whether a canonical address lies in one of the ranges; proxy-addr compiles each list once. */
+function matcher(ranges: readonly IpRange[]): (address: string) => boolean {
+  let match = compiled.get(ranges);
+  if (!match) {
+    const trust = proxyaddr.compile(ranges.flatMap(notations));
+    match = (address) => trust(forProxyAddr(address), 0);
+    compiled.set(ranges, match);
+  }
+  return match;
+}
+
+/**
+ * Parses `address` or `address/prefix` (a prefix length, not a netmask); null when it is neither. The address must
+ * be one `canonicalIp` takes: proxy-addr alone would also read `012.0.0.1` (octal), `167772161` or zones.
+ */
 export function parseIpRange(value: string): IpRange | null {
-  const [address, prefixText, extra] = value.trim().split('/');
+  const [addressText, prefixText, extra] = value.trim().split('/');
   if (extra !== undefined) return null;
-  const bytes = addressBytes(address);
-  if (!bytes) return null;
-  const max = bytes.length * 8;
-  if (prefixText === undefined) return { bytes, prefix: max };
-  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) return null;
-  return { bytes, prefix: Number(prefixText) };
+  const address = canonicalIp(addressText);
+  if (address === null) return null;
+  const max = isIPv4(address) ? 32 : 128;
+  if (prefixText !== undefined && (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max)) return null;
+  const range = { address, prefix: prefixText === undefined ? max : Number(prefixText) };
+  try {
+    proxyaddr.compile(notations(range));
+  } catch {
+    return null;
+  }
+  return range;
 }
 
 export function ipInRange(address: string, range: IpRange): boolean {
-  const bytes = addressBytes(address);
-  if (!bytes || bytes.length !== range.bytes.length) return false;
-  for (let bit = 0; bit < range.prefix; bit += 8) {
-    const bits = Math.min(8, range.prefix - bit);
-    const mask = (0xff << (8 - bits)) & 0xff;
-    if ((bytes[bit / 8] & mask) !== (range.bytes[bit / 8] & mask)) return false;
-  }
-  return true;
+  const ip = canonicalIp(address);
+  return ip !== null && matcher([range])(ip);
 }
 
-/** Names for common groups of proxy addresses (the same words Express uses). */
+/**
+ * Names for common groups of proxy addresses: proxy-addr's (and Express's) words and ranges, listed here as well so
+ * that a keyword becomes its ranges in `TrustProxy`.
+ */
 export const TRUST_PROXY_KEYWORDS: Record<string, readonly string[]> = {
   loopback: ['127.0.0.0/8', '::1/128'],
   linklocal: ['169.254.0.0/16', 'fe80::/10'],
@@ -176,6 +195,10 @@ export function parseTrustProxy(raw: string | null | undefined): { ok: true; val
  * right (each proxy appends the address it saw). Trusted hops are skipped; the first untrusted one is the visitor.
  * When every hop is trusted, the left-most one is. Null when that hop is not an address (`unknown`, garbage):
  * nothing further left can be believed, so no address is better than a made-up one.
+ *
+ * This is `proxyaddr.all(req, trust)` and its last entry, with the hops read by `parseHopAddress`; the header is split
+ * here because proxy-addr (through `forwarded`) drops empty entries, and an empty right-most entry must stop the walk,
+ * not hand the visitor the entry they wrote to its left.
  */
 export function visitorAddress(
   socketAddress: string | null | undefined,
@@ -184,11 +207,18 @@ export function visitorAddress(
 ): string | null {
   const chain = [socketAddress ?? ''];
   if (trust.mode !== 'none' && forwardedFor) chain.push(...forwardedFor.split(',').reverse());
-  if (trust.mode === 'none') return parseHopAddress(chain[0]);
-  if (trust.mode === 'hops') return parseHopAddress(chain[Math.min(trust.hops, chain.length - 1)]);
-  for (let i = 0; i < chain.length - 1; i += 1) {
-    const hop = parseHopAddress(chain[i]);
-    if (hop === null || !trust.ranges.some((range) => ipInRange(hop, range))) return hop;
-  }
-  return parseHopAddress(chain[chain.length - 1]);
+  const trusted = trustFunction(trust);
+  let i = 0;
+  while (i < chain.length - 1 && trusted(chain[i], i)) i += 1;
+  return parseHopAddress(chain[i]);
+}
+
+function trustFunction(trust: TrustProxy): (hop: string, index: number) => boolean {
+  if (trust.mode === 'none') return () => false;
+  if (trust.mode === 'hops') return (_hop, index) => index < trust.hops;
+  const match = matcher(trust.ranges);
+  return (hop) => {
+    const address = parseHopAddress(hop);
+    return address !== null && match(address);
+  };
 }
