@@ -1,63 +1,140 @@
-import { Injectable } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { Injectable, type OnApplicationBootstrap, type OnApplicationShutdown, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 type Labels = Record<string, string>;
 
-const HELP: Record<string, string> = {
-  leads_submissions_total: 'POST /leads answers by result',
-  outbox_publish_attempts_total: 'Card sends tried',
-  outbox_published_total: 'Cards published',
-  outbox_publish_failures_total: 'Card sends that failed (flood control not counted)',
-  telegram_flood_total: 'Telegram 429 answers (flood control)',
-  alerts_sent_total: 'Admin alerts sent, by kind',
-};
+/** The counters: name → help and the label names a sample may carry (a sample gives any subset of them). */
+const COUNTERS = {
+  leads_submissions_total: ['POST /leads answers by result', ['result', 'why', 'reason']],
+  outbox_publish_attempts_total: ['Card sends tried', []],
+  outbox_published_total: ['Cards published', []],
+  outbox_publish_failures_total: ['Card sends that failed (flood control not counted)', []],
+  telegram_flood_total: ['Telegram 429 answers (flood control)', []],
+  alerts_sent_total: ['Admin alerts sent, by kind', ['kind']],
+} as const satisfies Record<string, readonly [string, readonly string[]]>;
+export type CounterName = keyof typeof COUNTERS;
 
-/** A label value as the text format quotes it (backslash, quote and newline escaped; most values have none). */
-const labelValue = (v: string): string => (/[\\"\n]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : v);
+/** Latencies of minutes and hours: a card or a webhook waits out Telegram's flood control or an endpoint that is down. */
+const LATENCY_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600];
 
-function key(name: string, labels: Labels): string {
-  const parts = Object.keys(labels)
-    .sort()
-    .map((k) => `${k}="${labelValue(labels[k])}"`);
-  return parts.length ? `${name}{${parts.join(',')}}` : name;
+const HISTOGRAMS = {
+  leads_submit_duration_seconds: {
+    help: 'POST /leads: from the request (its headers read) to the answer, by outcome',
+    labelNames: ['outcome'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  },
+  outbox_card_latency_seconds: {
+    help: 'From a lead accepted (its arrival) to its first card in the group',
+    labelNames: [],
+    buckets: LATENCY_BUCKETS,
+  },
+  webhook_delivery_latency_seconds: {
+    help: "From a webhook event's time to its delivery (the endpoint's 2xx), by event type",
+    labelNames: ['type'],
+    buckets: LATENCY_BUCKETS,
+  },
+} as const;
+export type HistogramName = keyof typeof HISTOGRAMS;
+
+/** Node publishes every request its HTTP servers read on this channel, just before the server's request listeners run. */
+const REQUEST_START = 'http.server.request.start';
+
+/** `leads_submit_duration_seconds`' outcome of a `leads_submissions_total` sample. */
+function outcomeOf(labels: Labels): string {
+  if (labels.result === 'rejected') return labels.reason ?? 'rejected';
+  if (labels.result === 'throttled') return 'limited';
+  return labels.result ?? 'unknown';
 }
 
+/** The labels with their names sorted: the text format then lists them in one order whatever the caller wrote. */
+const sorted = (labels: Labels): Labels =>
+  Object.fromEntries(
+    Object.keys(labels)
+      .sort()
+      .map((k) => [k, labels[k]]),
+  );
+const key = (name: string, labels: Labels): string => `${name}${JSON.stringify(sorted(labels))}`;
+
 /**
- * In-process counters in the Prometheus text format. Small on purpose: a handful of counters needs no client
- * library. Gauges that live in the database (outbox backlog) are read at scrape time by MetricsService.
+ * The app's metrics on prom-client, in a Registry of the app's own (never prom-client's global one: several apps in
+ * one process, as in the tests, keep apart): the counters, the histograms, Node's process metrics, and the gauges
+ * MetricsService reads from the database at scrape time.
+ *
+ * `POST /leads` is timed without touching its route: each request of this app's HTTP server opens an async context
+ * when Node reads it (diagnostics channel `http.server.request.start`), and the `leads_submissions_total` sample the
+ * route counts as it answers closes it, in `leads_submit_duration_seconds` with that answer's outcome.
  */
 @Injectable()
-export class Metrics {
-  private readonly counters = new Map<string, { name: string; value: number }>();
+export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly registry = new Registry();
+  private readonly counters = new Map<CounterName, Counter<string>>();
+  private readonly histograms = new Map<HistogramName, Histogram<string>>();
+  /** What `value` reads: prom-client's own reads are async. */
+  private readonly counted = new Map<string, number>();
+  private readonly requests = new AsyncLocalStorage<{ startedAt: number; timed: boolean }>();
+  private server: Server | undefined;
 
-  constructor() {
-    for (const name of Object.keys(HELP)) if (name !== 'leads_submissions_total' && name !== 'alerts_sent_total') this.inc(name, {}, 0);
+  constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {
+    for (const [name, [help, labelNames]] of Object.entries(COUNTERS))
+      this.counters.set(name as CounterName, new Counter({ name, help, labelNames, registers: [this.registry] }));
+    for (const [name, spec] of Object.entries(HISTOGRAMS))
+      this.histograms.set(
+        name as HistogramName,
+        new Histogram({ name, help: spec.help, labelNames: [...spec.labelNames], buckets: [...spec.buckets], registers: [this.registry] }),
+      );
+    collectDefaultMetrics({ register: this.registry });
   }
 
-  inc(name: string, labels: Labels = {}, by = 1): void {
-    const k = key(name, labels);
-    const c = this.counters.get(k);
-    if (c) c.value += by;
-    else this.counters.set(k, { name, value: by });
+  private readonly onRequest = (message: unknown): void => {
+    if ((message as { server?: unknown }).server !== this.server) return;
+    // Entered in the context Node runs the request listeners in: the route's awaits all carry it to its answer.
+    this.requests.enterWith({ startedAt: performance.now(), timed: false });
+  };
+
+  onApplicationBootstrap(): void {
+    this.server = this.adapterHost?.httpAdapter?.getHttpServer() as Server | undefined;
+    if (this.server) subscribe(REQUEST_START, this.onRequest);
   }
 
-  value(name: string, labels: Labels = {}): number {
-    return this.counters.get(key(name, labels))?.value ?? 0;
+  onApplicationShutdown(): void {
+    if (this.server) unsubscribe(REQUEST_START, this.onRequest);
   }
 
-  /** The counters, then `gauges` (name → [help, value]). */
-  render(gauges: Record<string, [string, number]> = {}): string {
-    const lines: string[] = [];
-    const byName = new Map<string, string[]>();
-    for (const [k, c] of this.counters) {
-      const list = byName.get(c.name) ?? [];
-      list.push(`${k} ${c.value}`);
-      byName.set(c.name, list);
-    }
-    for (const [name, samples] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
-      lines.push(`# HELP ${name} ${HELP[name] ?? name}`, `# TYPE ${name} counter`, ...samples.sort());
-    }
-    for (const [name, [help, value]] of Object.entries(gauges))
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
-    return `${lines.join('\n')}\n`;
+  inc(name: CounterName, labels: Labels = {}, by = 1): void {
+    const counter = this.counters.get(name);
+    if (!counter) throw new Error(`unknown counter ${name}`);
+    const ordered = sorted(labels);
+    counter.inc(ordered, by);
+    const k = key(name, ordered);
+    this.counted.set(k, (this.counted.get(k) ?? 0) + by);
+    if (name === 'leads_submissions_total') this.answered(ordered);
+  }
+
+  /** A histogram sample, in seconds. */
+  observe(name: HistogramName, seconds: number, labels: Labels = {}): void {
+    this.histograms.get(name)?.observe(labels, Math.max(0, seconds));
+  }
+
+  /** A counter's value, for tests. */
+  value(name: CounterName, labels: Labels = {}): number {
+    return this.counted.get(key(name, labels)) ?? 0;
+  }
+
+  /** The Prometheus text of every metric (the gauges' collect callbacks run now). */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The request being answered, when one of this app's is: its time to this answer, once. */
+  private answered(labels: Labels): void {
+    const request = this.requests.getStore();
+    if (!request || request.timed) return;
+    request.timed = true;
+    this.observe('leads_submit_duration_seconds', (performance.now() - request.startedAt) / 1000, { outcome: outcomeOf(labels) });
   }
 }

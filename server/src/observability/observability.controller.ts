@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Res } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { MetricsService } from './metrics.service';
 import { openApiDocument } from './openapi.document';
@@ -24,9 +24,10 @@ export class ObservabilityController {
   }
 
   @Get('metrics')
-  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
-  prometheus(): Promise<string> {
-    return this.metrics.render();
+  async prometheus(@Res({ passthrough: true }) res: Response): Promise<string> {
+    const text = await this.metrics.render();
+    res.setHeader('Content-Type', this.metrics.contentType);
+    return text;
   }
 
   @Get('openapi.json')

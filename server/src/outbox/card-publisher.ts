@@ -29,6 +29,8 @@ export interface UnrecordedCard {
   format: 'html' | 'plain';
   repeatIds: number[];
   dirtyAt: number | null;
+  /** When the lead was accepted (its arrival): the start of outbox_card_latency_seconds. */
+  acceptedAt: number;
   sentAt: number;
   kind: Extract<LeadEventKind, 'published' | 'published_plain' | 'published_minimal'>;
   detail: string;
@@ -114,7 +116,13 @@ export class CardPublisher {
     }
     const repeats = await this.repo.repeatsOf(lead.id);
     const card = this.cards.cardFor(lead, repeats);
-    const base = { leadId: lead.id, requestId: lead.request_id, repeatIds: repeats.map((r) => r.id), dirtyAt: lead.card_dirty_at };
+    const base = {
+      leadId: lead.id,
+      requestId: lead.request_id,
+      repeatIds: repeats.map((r) => r.id),
+      dirtyAt: lead.card_dirty_at,
+      acceptedAt: lead.received_at ?? lead.created_at,
+    };
     this.metrics.inc('outbox_publish_attempts_total');
     let form: PublishForm = 'html';
     let refused: string | undefined;
@@ -181,6 +189,7 @@ export class CardPublisher {
       threadId: null,
       repeatIds: repeats.map((r) => r.id),
       dirtyAt: lead.card_dirty_at,
+      acceptedAt: lead.received_at ?? lead.created_at,
     };
     this.metrics.inc('outbox_publish_attempts_total');
     let form: AdoptCall['form'] = 'html';
@@ -268,6 +277,7 @@ export class CardPublisher {
     this.unrecorded.delete(leadId);
     this.lastCardAt = Math.max(this.lastCardAt ?? 0, card.sentAt);
     this.metrics.inc('outbox_published_total');
+    this.metrics.observe('outbox_card_latency_seconds', (card.sentAt - card.acceptedAt) / 1000);
     const log = { lead_number: leadId, request_id: card.requestId, message_id: messageId };
     if (card.kind === 'published') this.logger.log({ msg: adopted ? 'fallback message adopted as the card' : 'card published', ...log });
     if (card.kind === 'published_plain') {

@@ -4,6 +4,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig, WebhookEndpoint } from '../config/config';
 import { encodeCursor, type ExportedLead, ExportService } from '../export/export.service';
 import { retryDelayMs } from '../outbox/retry-schedule';
+import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { Transactor } from '../repositories/transactor';
 import { type DueDelivery, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository';
@@ -36,6 +37,7 @@ export class WebhookDeliverer {
     private readonly sender: WebhookSender,
     private readonly alerts: WebhookAlerts,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Every endpoint's due deliveries; true when some endpoint had more than one pass takes. */
@@ -78,6 +80,7 @@ export class WebhookDeliverer {
         await this.repo.markDelivered(d.id, attempts, now, trx);
         await this.events.record(d.lead_id, 'webhook_sent', now, `${what}: HTTP ${answer.status}, attempt ${attempts}`, null, trx);
       });
+      this.metrics.observe('webhook_delivery_latency_seconds', (now - (d.replayed_at ?? d.at)) / 1000, { type: d.type });
       this.logger.log({ msg: 'webhook delivered', ...log, status: answer.status });
       return 'delivered';
     }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AlertsModule } from '../alerts/alerts.module';
 import { ClusterModule } from '../cluster/cluster.module';
 import { ExportModule } from '../export/export.module';
+import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { WebhookAlerts } from './webhook-alerts';
 import { WebhookDeliverer } from './webhook-deliverer';
@@ -16,7 +17,7 @@ import { WebhooksService } from './webhooks.service';
  * imports this module. ExportModule lends the lead as `GET /leads` shows it.
  */
 @Module({
-  imports: [RepositoriesModule, ClusterModule, AlertsModule, ExportModule],
+  imports: [RepositoriesModule, ClusterModule, AlertsModule, ExportModule, MetricsModule],
   providers: [
     WebhooksService,
     WebhooksScheduler,
