@@ -12,8 +12,8 @@ export interface CreateAppOptions {
 }
 
 /**
- * Builds the app as production runs it. The body parser is off: `POST /leads` reads its own body after the
- * secret check, with a hard size limit (see json-body.reader.ts).
+ * Builds the app as production runs it. The body parser is off: `POST /leads` and the Telegram webhook read their own
+ * body after their secret check, with a hard size limit measured while reading (see http/json-body.reader.ts).
  */
 export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {

@@ -1,10 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { Controller, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { lingerAfterAnswer, type LingerBounds } from '../leads/linger';
+import { ApiError, UploadAbortedError } from '../http/api-error';
+import { readJsonObject } from '../http/json-body.reader';
+import { lingerAfterAnswer, type LingerBounds } from '../http/linger';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { TelegramUpdatesService } from './telegram-updates.service';
 
@@ -13,9 +14,9 @@ export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 /** An update is a few KB; Telegram's largest (a long message with entities) stays far below this. */
 const MAX_UPDATE_BYTES = 1024 * 1024;
 /**
- * After a 401 the connection is closed, as POST /leads closes one after its 413 (leads/linger.ts): the rest of the
- * body is read and thrown away — at most an update's size, for at most 10 s, 5 s without a byte — so the caller
- * reads its 401, and nobody holds a socket of this public URL open.
+ * After a 401 or a 413 the connection is closed, as POST /leads closes one after its 413 (http/linger.ts): the rest
+ * of the body is read and thrown away — at most an update's size, for at most 10 s, 5 s without a byte — so the
+ * caller reads its answer, and nobody holds a socket of this public URL open.
  */
 export const WEBHOOK_LINGER: LingerBounds = { idleMs: 5_000, totalMs: 10_000, maxBytes: MAX_UPDATE_BYTES };
 
@@ -23,17 +24,6 @@ export const WEBHOOK_LINGER: LingerBounds = { idleMs: 5_000, totalMs: 10_000, ma
 function sameSecret(given: string, expected: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(given), digest(expected));
-}
-
-async function readUpdate(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_UPDATE_BYTES) throw new RangeError('update too large');
-    chunks.push(chunk as Buffer);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
 }
 
 /**
@@ -63,20 +53,26 @@ export function telegramWebhookController(path: string): Type {
         res.status(401).set('Connection', 'close').end();
         return;
       }
-      let update: unknown;
+      let update: Record<string, unknown>;
       try {
-        update = await readUpdate(req);
+        // The shared bounded reader (http/json-body.reader.ts): measured while read, a lingering close after a 413.
+        update = await readJsonObject(req, { limit: MAX_UPDATE_BYTES, linger: WEBHOOK_LINGER });
       } catch (err) {
-        const tooLarge = err instanceof RangeError;
-        res.status(tooLarge ? 413 : 400).end();
-        if (tooLarge) req.destroy();
+        if (err instanceof UploadAbortedError) {
+          res.destroy();
+          return;
+        }
+        if (!(err instanceof ApiError)) throw err;
+        // Bare statuses, as every answer of this route: 413 (and the close) over the limit, 400 for anything not an object.
+        if (err.status === 413) res.status(413).set(err.headers).end();
+        else res.status(400).end();
         return;
       }
-      if (typeof update !== 'object' || update === null || typeof (update as { update_id?: unknown }).update_id !== 'number') {
+      if (typeof update.update_id !== 'number') {
         res.status(400).end();
         return;
       }
-      const id = (update as { update_id: number }).update_id;
+      const id = update.update_id;
       // Delivered again (Telegram resends an update whose answer was slow): answered, never handled twice.
       const claim = await this.updates.claim(id);
       if (claim === 'handled') {

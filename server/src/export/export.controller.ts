@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Controller, Get, HttpException, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
-import { LeadsAccessGuard } from '../leads/leads-access.guard';
-import { LeadsApiErrorFilter } from '../leads/leads-api.error';
+import { ApiErrorFilter } from '../http/api-error.filter';
+import { SecretGuard } from '../http/secret.guard';
 import { ExportQueryError, ExportService } from './export.service';
 
 /** A bad query parameter → 422 `{ error: 'invalid_query', errors: { <param>: <why> } }`. */
@@ -16,8 +16,8 @@ async function checked<T>(work: () => T | Promise<T>): Promise<T> {
 
 /** Issue 14: `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`. */
 @Controller('leads')
-@UseFilters(LeadsApiErrorFilter)
-@UseGuards(LeadsAccessGuard)
+@UseFilters(ApiErrorFilter)
+@UseGuards(SecretGuard)
 export class ExportController {
   constructor(private readonly exports: ExportService) {}
 

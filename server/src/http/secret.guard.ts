@@ -1,33 +1,23 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
-import type { Request } from 'express';
-import { API_ERRORS, canonicalIp, SECRET_HEADER } from '@stickers/shared';
+import { API_ERRORS, SECRET_HEADER } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isStorageError } from '../database/write-health';
-import { LeadsApiError } from './leads-api.error';
-import { SecretLockout } from './secret-lockout';
-import { VisitorHasher } from './visitor-hasher';
-
-/** Each connection's caller address, worked out once per connection (it never changes), not once per request. */
-const callerAddresses = new WeakMap<object, string>();
-
-export function callerAddress(req: IncomingMessage): string {
-  let address = callerAddresses.get(req.socket);
-  if (address === undefined) {
-    const raw = req.socket.remoteAddress ?? 'unknown';
-    address = canonicalIp(raw) ?? raw;
-    callerAddresses.set(req.socket, address);
-  }
-  return address;
-}
+import { SecretLockout } from '../leads/secret-lockout';
+import { VisitorHasher } from '../leads/visitor-hasher';
+import { ApiError } from './api-error';
+import { callerAddress } from './caller-address';
 
 /**
  * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; caller locked out after wrong
- * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted.
+ * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted. Each refusal is thrown as an ApiError
+ * for the route's filter (ApiErrorFilter) to answer. `POST /leads`, the export and the trace use it
+ * (`@UseGuards(SecretGuard)`); their modules get its providers (VisitorHasher, SecretLockout) from LeadsModule, so the
+ * lockout is one per app.
  */
 @Injectable()
-export class LeadsAccessGuard implements CanActivate {
+export class SecretGuard implements CanActivate {
   private readonly logger = new Logger('LeadsAccess');
   /** A connection's caller hash, computed once per connection (its address never changes), not once per request. */
   private readonly callerHashes = new WeakMap<object, string>();
@@ -39,14 +29,14 @@ export class LeadsAccessGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const refusal = await this.refusal(context.switchToHttp().getRequest<Request>());
+    const refusal = await this.refusal(context.switchToHttp().getRequest<IncomingMessage>());
     if (refusal) throw refusal;
     return true;
   }
 
-  /** Why the request is refused before its body is read, or null when it may go on (POST /leads asks this directly). */
-  async refusal(req: IncomingMessage): Promise<LeadsApiError | null> {
-    if (!this.config.leads.enabled) return new LeadsApiError(404, { error: API_ERRORS.notFound });
+  /** Why the request is refused before its body is read, or null when it may go on. */
+  private async refusal(req: IncomingMessage): Promise<ApiError | null> {
+    if (!this.config.leads.enabled) return new ApiError(404, { error: API_ERRORS.notFound });
     let callerHash = this.callerHashes.get(req.socket);
     if (callerHash === undefined) {
       callerHash = this.hasher.caller(callerAddress(req));
@@ -58,10 +48,10 @@ export class LeadsAccessGuard implements CanActivate {
     } catch (err) {
       // Several instances share the lockout in the database: one that cannot be read now is a 503, as the submit's.
       if (!isStorageError(err)) throw err;
-      return new LeadsApiError(503, { error: API_ERRORS.unavailable });
+      return new ApiError(503, { error: API_ERRORS.unavailable });
     }
     if (seconds !== null) {
-      return new LeadsApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
+      return new ApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
     }
     const given = req.headers[SECRET_HEADER.toLowerCase()];
     if (!this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) {
@@ -71,7 +61,7 @@ export class LeadsAccessGuard implements CanActivate {
         this.logger.warn({ msg: 'wrong secret not counted: the database is unavailable' });
       });
       this.logger.warn({ msg: 'wrong or missing secret header' });
-      return new LeadsApiError(401, { error: API_ERRORS.unauthorized });
+      return new ApiError(401, { error: API_ERRORS.unauthorized });
     }
     return null;
   }

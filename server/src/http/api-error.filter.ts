@@ -1,0 +1,25 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiError, UploadAbortedError } from './api-error';
+
+/**
+ * Writes an ApiError as it is: its status, its headers and its body as JSON (docs/requirements.md §1.2), so no
+ * Nest-shaped error reaches a caller. An upload the client aborted has nobody to answer: its connection is ended. An
+ * answer already begun cannot get another: the connection is ended instead. Anything else is not caught here (Nest's
+ * own handler logs it and answers 500).
+ */
+export function answerApiError(res: Response, error: ApiError | UploadAbortedError): void {
+  if (error instanceof UploadAbortedError || res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.status(error.status).set(error.headers).json(error.body);
+}
+
+/** The routes behind the API secret (`POST /leads`, the export, the trace): `@UseFilters(ApiErrorFilter)`. */
+@Catch(ApiError, UploadAbortedError)
+export class ApiErrorFilter implements ExceptionFilter {
+  catch(error: ApiError | UploadAbortedError, host: ArgumentsHost): void {
+    answerApiError(host.switchToHttp().getResponse<Response>(), error);
+  }
+}

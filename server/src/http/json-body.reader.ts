@@ -1,0 +1,96 @@
+import type { IncomingMessage } from 'node:http';
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { API_ERRORS, MAX_BODY_BYTES } from '@stickers/shared';
+import { ApiError, UploadAbortedError } from './api-error';
+import { lingerAfterAnswer, LINGER_BOUNDS, type LingerBounds } from './linger';
+
+/** Stateless between calls (no `stream` option), so one serves every request. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const invalidBody = () => new ApiError(422, { error: API_ERRORS.invalidBody });
+
+export interface JsonBodyOptions {
+  /** The largest body taken, in bytes (MAX_BODY_BYTES, 16 KB, unless told). */
+  limit?: number;
+  /** How long and how much of a refused upload is read and discarded before its connection is closed. */
+  linger?: LingerBounds;
+}
+
+/** The 413 ends the connection; the rest of the upload is read and discarded first, so the client reads its 413. */
+function tooLarge(req: IncomingMessage, bounds: LingerBounds): ApiError {
+  lingerAfterAnswer(req, bounds);
+  return new ApiError(413, { error: API_ERRORS.payloadTooLarge }, { Connection: 'close' });
+}
+
+/**
+ * Reads a request's body as a JSON object, measured while it is read (the app has no body parser: main.ts, app.ts).
+ * Called from the handler's parameters (`@JsonBody()`), so after the route's guards: a wrong secret with a large body
+ * is a 401. docs/requirements.md §1.1 step 4: over the limit → 413, not a JSON object → 422 (both ApiErrors). A
+ * declared Content-Length over the limit is refused before a byte is read; a chunked body is refused as soon as it
+ * passes the limit, and the rest of the upload is never buffered (read and discarded for a bounded time, then the
+ * connection is closed: linger.ts). The client going away meanwhile is an UploadAbortedError.
+ */
+export async function readJsonObject(req: IncomingMessage, options: JsonBodyOptions = {}): Promise<Record<string, unknown>> {
+  const limit = options.limit ?? MAX_BODY_BYTES;
+  const bounds = options.linger ?? LINGER_BOUNDS;
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(req, bounds);
+  // The connection closed while the guard ran: no events will come.
+  if (req.destroyed) throw new UploadAbortedError(0);
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        reject(tooLarge(req, bounds));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve();
+    };
+    // Every failure of the request stream here is the client's connection going away (reset, or closed early).
+    const onAbort = () => {
+      cleanup();
+      reject(new UploadAbortedError(size));
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onAbort);
+      req.off('close', onAbort);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onAbort);
+    req.on('close', onAbort);
+  });
+
+  let text: string;
+  try {
+    text = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+  } catch {
+    throw invalidBody();
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalidBody();
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidBody();
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * The request's body as a JSON object (readJsonObject), as a handler parameter: Nest resolves it after the guards
+ * and the interceptors' start, so the body stays unread until the secret is checked. Its errors go to the route's
+ * exception filter.
+ */
+export const JsonBody = createParamDecorator((options: JsonBodyOptions | undefined, ctx: ExecutionContext) =>
+  readJsonObject(ctx.switchToHttp().getRequest<IncomingMessage>(), options),
+);

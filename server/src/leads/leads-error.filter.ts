@@ -1,0 +1,39 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, Injectable } from '@nestjs/common';
+import type { Response } from 'express';
+import type { LeadErrorBody } from '@stickers/shared';
+import { ApiError, UploadAbortedError } from '../http/api-error';
+import { answerApiError } from '../http/api-error.filter';
+import { Metrics } from '../observability/metrics';
+import { SubmitProblemsLog } from './submit-problems.log';
+
+/** `leads_submissions_total` labels of a refused submission: rejected (with the reason) or throttled (with why). */
+export function submissionLabels(body: LeadErrorBody): Record<string, string> {
+  if (body.error === 'rate_limited') return { result: 'throttled', why: body.why };
+  if (body.error === 'invalid' || body.error === 'invalid_body' || body.error === 'payload_too_large')
+    return { result: 'rejected', reason: body.error };
+  return { result: body.error };
+}
+
+/**
+ * `POST /leads`'s exception filter: every refusal (the guard's 404/401/429/503, the body's 413/422, the service's
+ * 422/429/503) is counted in `leads_submissions_total` and answered as the API's JSON (answerApiError). An upload the
+ * client aborted is counted and logged (throttled, warn), not reported as a 500.
+ */
+@Catch(ApiError, UploadAbortedError)
+@Injectable()
+export class LeadsErrorFilter implements ExceptionFilter {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly problems: SubmitProblemsLog,
+  ) {}
+
+  catch(error: ApiError | UploadAbortedError, host: ArgumentsHost): void {
+    if (error instanceof UploadAbortedError) {
+      this.metrics.inc('leads_submissions_total', { result: 'aborted' });
+      this.problems.uploadAborted();
+    } else {
+      this.metrics.inc('leads_submissions_total', submissionLabels(error.body));
+    }
+    answerApiError(host.switchToHttp().getResponse<Response>(), error);
+  }
+}
