@@ -1,5 +1,6 @@
 # Stickers Leads: one image, two roles. `docker run IMAGE server` (default) or `docker run IMAGE landing`;
-# `docker run IMAGE trace <request_id|number>` prints a lead's story from the database volume.
+# `docker run IMAGE leads <command>` runs the CLI (setup, doctor, trace, backup…), and so does `leads <command>` in a
+# running container (`docker exec … leads doctor`); `docker run IMAGE trace <request_id|number>` prints a lead's story.
 # No `# syntax=` line on purpose: it makes BuildKit pull a frontend image, which fails offline or behind a mirror.
 ARG NODE_VERSION=20.20.2
 
@@ -54,7 +55,8 @@ COPY --from=build /app/landing/node_modules ./landing/node_modules
 COPY --from=build /app/landing/server.mjs ./landing/server.mjs
 COPY --from=build /app/landing/build ./landing/build
 COPY scripts/container.sh scripts/healthcheck.mjs ./scripts/
-RUN mkdir -p /data && chown node:node /data && chmod +x scripts/container.sh
+RUN mkdir -p /data && chown node:node /data && chmod +x scripts/container.sh \
+ && printf '#!/bin/sh\nexec node /app/server/dist/cli.js "$@"\n' > /usr/local/bin/leads && chmod +x /usr/local/bin/leads
 VOLUME ["/data"]
 USER node
 EXPOSE 3000 3001

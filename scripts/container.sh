@@ -8,5 +8,7 @@ case "$role" in
   server) export STICKERS_ROLE=server PORT="${PORT:-3000}"; exec node server/dist/main.js "$@" ;;
   landing) export STICKERS_ROLE=landing PORT="${PORT:-3001}"; cd landing && exec node server.mjs "$@" ;;
   trace) exec node server/dist/cli.js trace "$@" ;;
-  *) echo "usage: server | landing | trace <request_id|number>" >&2; exit 2 ;;
+  # Any command of the CLI (npm run leads -- …): leads setup, leads doctor, leads backup /data/copy.sqlite, …
+  leads) exec node server/dist/cli.js "$@" ;;
+  *) echo "usage: server | landing | leads <command> (setup, doctor, trace, backup, …) | trace <request_id|number>" >&2; exit 2 ;;
 esac

@@ -1,18 +1,22 @@
 #!/usr/bin/env node
-// `npm run test:docker`: builds the image with the real Docker engine and checks both roles end to end: health,
-// a lead through the landing's form into the server, the trace command on the volume, a non-root user, a clean stop.
-// One PASS/FAIL line per check; exits non-zero on any failure. Not part of `npm test` (it needs a Docker engine).
+// `npm run test:docker`: builds the image with the real Docker engine, checks the image itself, then brings the
+// one-box compose (compose.yaml: server + landing from the one image, the SQLite volume, health checks, .env) up with a
+// Telegram sandbox beside it, and sends a lead through the landing's form into a card in the sandbox's group: the card,
+// a press on it, `leads doctor` and `leads trace` inside the server's container, non-root processes, a hung landing
+// reported unhealthy, a clean stop, the lead still on the volume. compose.postgres.yaml is validated with
+// `docker-compose config` (its postgres and caddy images come from Docker Hub). One PASS/FAIL line per check; exits
+// non-zero on any failure. Not part of `npm test` (it needs a Docker engine and docker-compose).
 //
-// The landing shares the server's network namespace (`--network container:…`, as in a pod or on one host network),
-// both on their default ports: the case where a healthcheck probing the wrong port would report a dead landing
-// healthy. Only the landing's port is published, on 127.0.0.1; the server has no Telegram token (leads are stored,
-// publishing waits), so nothing leaves this machine.
+// The sandbox runs in a container of the project's image with the host's built sandbox/dist mounted (the image has no
+// sandbox); the test's compose override and env file live in a temp folder, so the repository's .env is never read.
+// Only 127.0.0.1 ports are published; nothing leaves this machine.
 //
 //   node scripts/test-docker.mjs              build, then test
 //   node scripts/test-docker.mjs --no-build   test the image already tagged (STICKERS_IMAGE, default stickers-leads)
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,11 +24,11 @@ const root = new URL('..', import.meta.url).pathname;
 const IMAGE = process.env.STICKERS_IMAGE || 'stickers-leads';
 const build = !process.argv.includes('--no-build');
 const id = `${process.pid}-${randomBytes(3).toString('hex')}`;
-const NET = `stickers-test-net-${id}`;
-const VOL = `stickers-test-data-${id}`;
-const SERVER = `stickers-test-server-${id}`;
-const LANDING = `stickers-test-landing-${id}`;
+const PROJECT = `stickerstest${id.replace(/[^a-z0-9]/g, '')}`;
 const INIT = `stickers-test-init-${id}`;
+const SANDBOX_TOKEN = '123456789:sandbox-token';
+const LEADS_CHAT = -1001000000001;
+const work = mkdtempSync(join(tmpdir(), 'stickers-compose-'));
 const SECRET = `docker-test-${randomBytes(12).toString('hex')}`;
 const SALT = randomBytes(12).toString('hex');
 // A stopped container must have exited by itself well before docker's own SIGKILL (10 s) would end it.
@@ -37,6 +41,49 @@ const timings = [];
 function docker(args, { timeoutMs = 120_000 } = {}) {
   const r = spawnSync('docker', args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
   return { code: r.status ?? -1, out: (r.stdout ?? '').trim(), err: (r.stderr ?? '').trim() || (r.error?.message ?? '') };
+}
+
+/** docker-compose on compose.yaml plus the test's override, in this run's own project (containers, volumes). */
+let composeEnv = {};
+function compose(args, { timeoutMs = 180_000, files = ['compose.yaml', join(work, 'compose.sandbox.yaml')] } = {}) {
+  const r = spawnSync('docker-compose', ['-p', PROJECT, ...files.flatMap((f) => ['-f', f]), ...args], {
+    cwd: root,
+    env: { ...process.env, ...composeEnv },
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { code: r.status ?? -1, out: (r.stdout ?? '').trim(), err: (r.stderr ?? '').trim() || (r.error?.message ?? '') };
+}
+
+function mustCompose(args, opts) {
+  const r = compose(args, opts);
+  if (r.code !== 0) throw new Error(`docker-compose ${args.join(' ')} → ${r.code}: ${r.err || r.out}`);
+  return r.out;
+}
+
+/** The container of a compose service in this run. */
+const containerOf = (service) => mustCompose(['ps', '-q', service]).split('\n')[0];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntil(probe, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => null);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
 }
 
 function must(args, opts) {
@@ -92,12 +139,12 @@ function inImage(script) {
 }
 
 /** `docker stop`, then the exit code and how long the stop took. */
-function stopCleanly(name) {
+function stopCleanly(name, label) {
   const t0 = performance.now();
   must(['stop', '-t', String(STOP_GRACE_SEC), name], { timeoutMs: (STOP_GRACE_SEC + 20) * 1000 });
   const seconds = (performance.now() - t0) / 1000;
   const code = must(['inspect', '--format', '{{.State.ExitCode}}', name]);
-  timings.push(`stop ${name.split('-')[2]} ${seconds.toFixed(1)} s`);
+  timings.push(`stop ${label} ${seconds.toFixed(1)} s`);
   assert(code === '0', `exit code ${code} after ${seconds.toFixed(1)} s\n${docker(['logs', '--tail', '20', name]).err}`);
   assert(seconds < STOP_GRACE_SEC, `took ${seconds.toFixed(1)} s`);
   return `exit 0 in ${seconds.toFixed(1)} s`;
@@ -115,9 +162,8 @@ function formInputs(html) {
 
 function cleanup() {
   docker(['rm', '-f', '-v', INIT]);
-  docker(['rm', '-f', '-v', LANDING, SERVER]);
-  docker(['volume', 'rm', '-f', VOL]);
-  docker(['network', 'rm', NET]);
+  if (existsSync(join(work, 'compose.sandbox.yaml'))) compose(['down', '-v', '--remove-orphans', '-t', '5'], { timeoutMs: 120_000 });
+  rmSync(work, { recursive: true, force: true });
 }
 
 async function main() {
@@ -233,57 +279,101 @@ async function main() {
     }
   });
 
-  must(['network', 'create', NET]);
-  must(['volume', 'create', VOL]);
-  const common = ['--health-interval', '1s', '--health-start-period', '60s'];
-  must([
-    'run',
-    '-d',
-    '--name',
-    SERVER,
-    '--network',
-    NET,
-    '-p',
-    '127.0.0.1::3001',
-    '-v',
-    `${VOL}:/data`,
-    '-e',
-    `LEADS_SECRET=${SECRET}`,
-    '-e',
-    `LEADS_IP_SALT=${SALT}`,
-    ...common,
-    IMAGE,
-  ]);
-  const serverUp = await check('server container healthy (image HEALTHCHECK)', () =>
+  const composer = spawnSync('docker-compose', ['version', '--short'], { encoding: 'utf8' });
+  if (composer.status !== 0) {
+    await check('docker-compose present', () => assert(false, 'docker-compose not found: apt-get install -y docker-compose'));
+    return finish();
+  }
+  console.log(`docker-compose ${composer.stdout.trim()}`);
+
+  const secret = `compose-test-${randomBytes(12).toString('hex')}`;
+  const ports = { server: await freePort(), landing: await freePort(), sandbox: await freePort() };
+  // The test's own .env: what an operator writes after `leads setup`, with the sandbox as Telegram.
+  const envFile = join(work, 'test.env');
+  writeFileSync(
+    envFile,
+    [
+      `TELEGRAM_BOT_TOKEN=${SANDBOX_TOKEN}`,
+      'TELEGRAM_API_ROOT=http://telegram:3002',
+      `LEADS_CHAT_ID=${LEADS_CHAT}`,
+      'ADMIN_CHAT_ID=-1001000000002',
+      `LEADS_SECRET=${secret}`,
+      `LEADS_IP_SALT=${SALT}`,
+      // This script posts the form at once; the bot filter is the landing's own tests' business.
+      'MIN_FILL_MS=0',
+      '',
+    ].join('\n'),
+  );
+  const sandboxDist = join(root, 'sandbox', 'dist');
+  writeFileSync(
+    join(work, 'compose.sandbox.yaml'),
+    [
+      'services:',
+      '  telegram:',
+      `    image: ${IMAGE}`,
+      "    entrypoint: ['node', '/sandbox/cli.js']",
+      '    environment:',
+      '      SANDBOX_HOST: 0.0.0.0',
+      "      SANDBOX_PORT: '3002'",
+      `      TELEGRAM_BOT_TOKEN: '${SANDBOX_TOKEN}'`,
+      '    volumes:',
+      `      - ${sandboxDist}:/sandbox:ro`,
+      '    ports:',
+      `      - 127.0.0.1:${ports.sandbox}:3002`,
+      '    healthcheck:',
+      '      disable: true',
+      '  server:',
+      '    depends_on:',
+      '      telegram:',
+      '        condition: service_started',
+      '',
+    ].join('\n'),
+  );
+  composeEnv = {
+    LEADS_ENV_FILE: envFile,
+    STICKERS_IMAGE: IMAGE,
+    SERVER_PORT: String(ports.server),
+    LANDING_PORT: `127.0.0.1:${ports.landing}`,
+  };
+
+  await check('compose.postgres.yaml is valid (docker-compose config)', () => {
+    const r = compose(['config', '-q'], {
+      files: ['compose.postgres.yaml'],
+      timeoutMs: 60_000,
+    });
+    assert(r.code === 0, r.err || r.out);
+    const services = compose(['config', '--services'], { files: ['compose.postgres.yaml'], timeoutMs: 60_000 }).out.split('\n');
+    assert(
+      ['postgres', 'server-1', 'server-2', 'landing', 'proxy'].every((s) => services.includes(s)),
+      `services: ${services.join(', ')}`,
+    );
+    return `services ${services.join(', ')}`;
+  });
+
+  const sandboxBuilt = await check('the sandbox is built (sandbox/dist, mounted into its container)', () =>
+    assert(existsSync(join(sandboxDist, 'cli.js')), 'no sandbox/dist/cli.js: run npm run build first'),
+  );
+  if (!sandboxBuilt) return finish();
+  const up = await check('docker-compose up: server, landing and the sandbox start', () =>
+    timed('compose up', () => mustCompose(['up', '-d', '--no-build'], { timeoutMs: 240_000 })),
+  );
+  if (!up) return finish();
+  const SERVER = containerOf('server');
+  const LANDING = containerOf('landing');
+  const serverUp = await check('server healthy (its compose health check)', () =>
     timed('server healthy', () => waitForHealth(SERVER, 'healthy')),
+  );
+  const landingUp = await check('landing healthy, started after the server was', () =>
+    timed('landing healthy', () => waitForHealth(LANDING, 'healthy')),
   );
   if (!serverUp) return finish();
 
-  // MIN_FILL_MS=0: this script posts the form at once; the bot filter is the landing's own tests' business.
-  must([
-    'run',
-    '-d',
-    '--name',
-    LANDING,
-    '--network',
-    `container:${SERVER}`,
-    '-e',
-    'LEADS_ENDPOINT=http://127.0.0.1:3000/leads',
-    '-e',
-    `LEADS_SECRET=${SECRET}`,
-    '-e',
-    'MIN_FILL_MS=0',
-    ...common,
-    IMAGE,
-    'landing',
-  ]);
-  const landingUp = await check("landing container healthy (sharing the server's network)", () =>
-    timed('landing healthy', () => waitForHealth(LANDING, 'healthy')),
-  );
-
-  const [hostPort] = must(['port', SERVER, '3001/tcp']).split('\n')[0].split(':').slice(-1);
-  const landingUrl = `http://127.0.0.1:${hostPort}`;
+  const sandboxUrl = `http://127.0.0.1:${ports.sandbox}`;
+  const landingUrl = `http://127.0.0.1:${ports.landing}`;
+  const state = async () => (await fetch(`${sandboxUrl}/sandbox/api/state`)).json();
+  const groupMessages = async () => (await state()).chats.find((c) => c.id === LEADS_CHAT).messages;
   let requestId;
+  let card;
   if (landingUp) {
     await check('a lead through the landing form: the page says sent', async () => {
       const page = await fetch(`${landingUrl}/`);
@@ -305,14 +395,53 @@ async function main() {
     });
   }
   if (requestId) {
-    await check('the server stored it: `trace` on the volume finds the request', () => {
-      const r = docker(['run', '--rm', '--network', 'none', '-v', `${VOL}:/data`, IMAGE, 'trace', requestId]);
-      assert(r.code === 0 && /lead #\d+/.test(r.out) && r.out.includes(requestId), `trace → ${r.code}\n${r.out}\n${r.err}`);
+    await check("the lead's card in the sandbox's group (the server published it through TELEGRAM_API_ROOT)", async () => {
+      card = await timed('card', () =>
+        waitUntil(
+          async () => (await groupMessages()).find((m) => m.text.startsWith('🆕 Заявка') && m.text.includes('Докер Проверкин')),
+          30_000,
+          'the card',
+        ),
+      );
+      return card.text.split('\n')[0];
+    });
+  }
+  if (card) {
+    await check('a press on the card reaches the server (polling) and the card changes', async () => {
+      const button = card.reply_markup.inline_keyboard.flat().find((b) => b.callback_data?.endsWith(':in_progress'));
+      assert(button, `no "in progress" button: ${JSON.stringify(card.reply_markup)}`);
+      const res = await fetch(`${sandboxUrl}/sandbox/api/press`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ chat_id: LEADS_CHAT, message_id: card.message_id, data: button.callback_data }),
+      });
+      assert(res.ok, `press → ${res.status} ${await res.text()}`);
+      const edited = await waitUntil(
+        async () => (await groupMessages()).find((m) => m.message_id === card.message_id && m.edit_date),
+        30_000,
+        'the card rewritten after the press',
+      );
+      return edited.text.split('\n').find((l) => /В работе/.test(l)) ?? 'rewritten';
+    });
+  }
+  await check('`leads doctor` in the server container: every check ok', () => {
+    const r = compose(['exec', '-T', 'server', 'leads', 'doctor'], { timeoutMs: 60_000 });
+    console.log(r.out.replace(/^/gm, '     '));
+    assert(r.code === 0, `exit ${r.code}\n${r.err}`);
+    return r.out.split('\n').at(-1);
+  });
+  if (requestId) {
+    await check('`leads trace` in the server container: the request, stored and published', () => {
+      const r = compose(['exec', '-T', 'server', 'leads', 'trace', requestId], { timeoutMs: 60_000 });
+      assert(
+        r.code === 0 && /lead #\d+/.test(r.out) && r.out.includes(requestId) && /card\s+published/.test(r.out),
+        `trace → ${r.code}\n${r.out}\n${r.err}`,
+      );
       return r.out.split('\n')[0];
     });
   }
 
-  await check('processes in both containers are not root', () => {
+  await check('processes in both containers are not root; the database belongs to them', () => {
     const uids = [SERVER, LANDING].map((c) => must(['exec', c, 'id', '-u']));
     const owner = must(['exec', SERVER, 'stat', '-c', '%u', '/data/leads.sqlite']);
     assert(uids.every((u) => u !== '0') && owner !== '0', `uids ${uids.join(', ')}, database owned by ${owner}`);
@@ -320,7 +449,7 @@ async function main() {
   });
 
   if (landingUp) {
-    // The landing hangs (SIGSTOP) while the server it shares a network with stays up: its healthcheck must fail.
+    // The landing hangs (SIGSTOP) while the server stays up: its own health check must fail.
     await check('a hung landing beside a healthy server is reported unhealthy', () => {
       must(['kill', '--signal', 'STOP', LANDING]);
       try {
@@ -331,12 +460,12 @@ async function main() {
         must(['kill', '--signal', 'CONT', LANDING]);
       }
     });
-    await check('landing stops cleanly on docker stop', () => stopCleanly(LANDING));
+    await check('landing stops cleanly on docker stop', () => stopCleanly(LANDING, 'landing'));
   }
-  await check('server stops cleanly on docker stop', () => stopCleanly(SERVER));
+  await check('server stops cleanly on docker stop', () => stopCleanly(SERVER, 'server'));
   if (requestId) {
-    await check('the lead is still on the volume after the stop', () => {
-      const r = docker(['run', '--rm', '--network', 'none', '-v', `${VOL}:/data`, IMAGE, 'trace', requestId]);
+    await check('the lead is still on the volume after the stop (`docker-compose run … trace`)', () => {
+      const r = compose(['run', '--rm', '--no-deps', '-T', 'server', 'trace', requestId], { timeoutMs: 120_000 });
       assert(r.code === 0 && /lead #\d+/.test(r.out) && r.out.includes(requestId), `trace → ${r.code}\n${r.out}\n${r.err}`);
     });
   }
