@@ -1,20 +1,39 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { SCHEDULED_JOBS } from '../clock/clock';
+import { Clock, SCHEDULED_JOBS } from '../clock/clock';
 import { LeaseService } from '../cluster/lease.service';
-import { HousekeepingService } from './housekeeping.service';
+import { PassRunner } from '../cluster/pass-runner';
+import { type HousekeepingReport, HousekeepingService } from './housekeeping.service';
 
-/** Thin: runs housekeeping once a minute; a run never overlaps the previous one. */
+/**
+ * Thin: runs housekeeping once a minute; a run never overlaps the previous one, and the last one ends before the
+ * shutdown goes on. A minute tick, not the outbox's "one more soon": the runner is used for its no-overlap and stop
+ * only (no lease here: a run takes the `housekeeping` lease itself, as it is also run on its own; no back-off: a job
+ * that fails is logged by the run and tried again the next minute).
+ */
 @Injectable()
 export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private running: Promise<unknown> | null = null;
+  private readonly logger = new Logger('Housekeeping');
+  private readonly runner: PassRunner;
+  /** The report of the run that ended last (null while none has, or when it threw). */
+  private report: HousekeepingReport | null = null;
 
   constructor(
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
     private readonly housekeeping: HousekeepingService,
     private readonly registry: SchedulerRegistry,
     private readonly leases: LeaseService,
-  ) {}
+    clock: Clock,
+  ) {
+    this.runner = new PassRunner({
+      clock,
+      pass: async () => {
+        this.report = null;
+        this.report = await this.housekeeping.run();
+      },
+      onFailure: (err) => this.logger.error({ msg: 'housekeeping run failed', error: err instanceof Error ? err.message : String(err) }),
+    });
+  }
 
   onApplicationBootstrap(): void {
     if (!this.scheduled) return;
@@ -24,14 +43,15 @@ export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeAppl
     );
   }
 
-  tick(): Promise<unknown> {
-    this.running ??= this.housekeeping.run().finally(() => (this.running = null));
-    return this.running;
+  /** One run now, or the running one (no overlap); resolves with its report. */
+  async tick(): Promise<HousekeepingReport | null> {
+    await this.runner.tick();
+    return this.report;
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     if (this.registry.doesExist('interval', 'housekeeping')) this.registry.deleteInterval('housekeeping');
-    await this.running;
+    await this.runner.stopAndWait();
     // Another instance (or this one restarted) runs housekeeping at once instead of after the lease runs out.
     await this.leases.release('housekeeping').catch(() => undefined);
   }

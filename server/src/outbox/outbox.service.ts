@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LeaseService } from '../cluster/lease.service';
+import { PassRunner } from '../cluster/pass-runner';
 import { Clock } from '../clock/clock';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { CardPublisher } from './card-publisher';
@@ -25,11 +26,8 @@ function errorText(err: unknown): string {
 @Injectable()
 export class OutboxService {
   private readonly logger = new Logger('Outbox');
-  private running: Promise<void> | null = null;
-  private rerun = false;
-  /** Failed passes in a row (a database error or a bug), and no pass before `backoffUntil`. */
-  private failedPasses = 0;
-  private backoffUntil = 0;
+  /** No overlap, one more pass when asked during one, the back-off, the `outbox` lease, the stop (cluster/pass-runner.ts). */
+  private readonly runner: PassRunner;
 
   constructor(
     private readonly publisher: CardPublisher,
@@ -39,34 +37,44 @@ export class OutboxService {
     private readonly gate: OutboxGate,
     private readonly clock: Clock,
     private readonly writeHealth: WriteHealth,
-    private readonly leases: LeaseService,
+    leases: LeaseService,
   ) {
+    this.runner = new PassRunner({
+      clock,
+      // Without a bot a pass has nothing to do: it reads nothing and takes no lease.
+      enabled: () => gate.hasBot(),
+      // Sent but not recorded is this instance's own memory: recorded whoever holds the outbox.
+      beforeLease: () => this.recordUnrecorded(),
+      // Several instances on one database (issue 13): one runs passes at a time, the others leave the work to it
+      // (and take it over within a minute when it dies).
+      lease: { name: 'outbox', leases },
+      pass: () => this.pass(),
+      backoffMs: passBackoffMs,
+      onSuccess: (failedPasses) => this.passSucceeded(failedPasses),
+      onFailure: (err, failedPasses, backoff) => this.passFailed(err, failedPasses, backoff),
+    });
     gate.onPauseEnd(() => this.publishSoon());
   }
 
   /** One pass: due leads, then marked cards, then due repeats. A call while a pass runs returns that pass (no overlap). */
   tick(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.runner.tick();
   }
 
   /** After a commit: publish now rather than at the next interval; if a pass is running, one more follows it. */
   publishSoon(): void {
-    if (this.gate.stopped) return;
-    if (this.running) this.rerun = true;
-    else void this.tick();
+    this.runner.soon();
   }
 
   /** Resolves when no pass is running (graceful shutdown, tests). */
-  async whenIdle(): Promise<void> {
-    while (this.running) await this.running;
+  whenIdle(): Promise<void> {
+    return this.runner.whenIdle();
   }
 
+  /** Shutdown: no new pass starts by itself, and the running one sends nothing more (whenIdle waits for its end). */
   stop(): void {
     this.gate.stop();
+    this.runner.stop();
   }
 
   /**
@@ -112,32 +120,14 @@ export class OutboxService {
     }
   }
 
-  private async loop(): Promise<void> {
-    if (!this.gate.hasBot()) return;
-    do {
-      this.rerun = false;
-      // After a failed pass the outbox waits (the database is full, locked, gone) instead of hammering it each tick.
-      if (this.clock.now() < this.backoffUntil) return;
-      try {
-        // Sent but not recorded is this instance's own memory: recorded whoever holds the outbox.
-        await this.recordUnrecorded();
-        // Several instances on one database (issue 13): one runs passes at a time, the others leave the work to it
-        // (and take it over within a minute when it dies).
-        const held = await this.leases.whileHeld('outbox', async () => {
-          await this.gate.syncFlood();
-          if (await this.publisher.publishDue()) {
-            await this.rewriter.rewriteDirty();
-            await this.notifier.notifyDue();
-            await this.answerer.answerDue();
-          }
-        });
-        this.passSucceeded();
-        // Another instance holds the job: nothing more for this one to do now, however many passes were asked for.
-        if (!held) return;
-      } catch (err) {
-        this.passFailed(err);
-      }
-    } while (this.rerun && !this.gate.stopped);
+  /** One pass, under the lease: due leads, then marked cards, then due repeats, then the fallback replies. */
+  private async pass(): Promise<void> {
+    await this.gate.syncFlood();
+    if (await this.publisher.publishDue()) {
+      await this.rewriter.rewriteDirty();
+      await this.notifier.notifyDue();
+      await this.answerer.answerDue();
+    }
   }
 
   /** Sent but not recorded: recorded before anything else, and never sent again (§12.7). */
@@ -147,23 +137,17 @@ export class OutboxService {
     await this.answerer.recordUnrecorded();
   }
 
-  private passSucceeded(): void {
-    if (this.failedPasses > 0) this.logger.log({ msg: 'outbox passes succeed again', failed_passes: this.failedPasses });
-    this.failedPasses = 0;
-    this.backoffUntil = 0;
+  private passSucceeded(failedPasses: number): void {
+    if (failedPasses > 0) this.logger.log({ msg: 'outbox passes succeed again', failed_passes: failedPasses });
     this.writeHealth.recordSuccess('outbox');
   }
 
   /** A database error or a bug: nothing is marked done, and the next pass waits 5 s, 15 s, then 60 s at most. */
-  private passFailed(err: unknown): void {
-    const now = this.clock.now();
-    this.failedPasses += 1;
-    const backoff = passBackoffMs(this.failedPasses);
-    this.backoffUntil = now + backoff;
-    if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, now);
+  private passFailed(err: unknown, failedPasses: number, backoff: number): void {
+    if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
     this.logger.error({
       msg: 'outbox pass failed',
-      failed_passes: this.failedPasses,
+      failed_passes: failedPasses,
       next_pass_in_sec: backoff / 1000,
       unrecorded_cards: this.publisher.unrecordedCards().length,
       unrecorded_pings: this.notifier.unrecordedPings().length,

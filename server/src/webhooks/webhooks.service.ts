@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LeaseService } from '../cluster/lease.service';
+import { PassRunner } from '../cluster/pass-runner';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -25,20 +26,39 @@ function errorText(err: unknown): string {
 @Injectable()
 export class WebhooksService {
   private readonly logger = new Logger('Webhooks');
-  private running: Promise<void> | null = null;
-  private rerun = false;
-  private stopped = false;
-  private failedPasses = 0;
-  private backoffUntil = 0;
+  /** No overlap, one more pass when asked during one, the back-off, the `webhooks` lease, the stop (cluster/pass-runner.ts). */
+  private readonly runner: PassRunner;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly recorder: WebhookRecorder,
     private readonly deliverer: WebhookDeliverer,
     private readonly repo: WebhookDeliveriesRepository,
-    private readonly leases: LeaseService,
-    private readonly clock: Clock,
-  ) {}
+    leases: LeaseService,
+    clock: Clock,
+  ) {
+    this.runner = new PassRunner({
+      clock,
+      enabled: () => this.enabled,
+      lease: { name: 'webhooks', leases },
+      // More due than one pass sends: the next pass follows at once.
+      pass: async () => {
+        await this.recorder.recordNew();
+        return this.deliverer.deliverDue(() => this.runner.stopped);
+      },
+      backoffMs: passBackoffMs,
+      onSuccess: (failedPasses) => {
+        if (failedPasses > 0) this.logger.log({ msg: 'webhook passes succeed again', failed_passes: failedPasses });
+      },
+      onFailure: (err, failedPasses, backoff) =>
+        this.logger.error({
+          msg: 'webhook pass failed',
+          failed_passes: failedPasses,
+          next_pass_in_sec: backoff / 1000,
+          error: errorText(err),
+        }),
+    });
+  }
 
   get enabled(): boolean {
     return this.config.webhooks.length > 0;
@@ -60,19 +80,12 @@ export class WebhooksService {
 
   /** One pass (a call while one runs returns that pass). */
   tick(): Promise<void> {
-    if (!this.enabled) return Promise.resolve();
-    if (this.running) return this.running;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+    return this.runner.tick();
   }
 
   /** After a commit: a pass now rather than at the next interval; during a pass, one more follows it. */
   soon(): void {
-    if (!this.enabled || this.stopped) return;
-    if (this.running) this.rerun = true;
-    else void this.tick();
+    this.runner.soon();
   }
 
   /** The server erased a lead and said why: `lead.anonymised` carries the reason. */
@@ -83,48 +96,12 @@ export class WebhooksService {
   }
 
   /** Resolves when no pass is running (graceful shutdown, tests). */
-  async whenIdle(): Promise<void> {
-    while (this.running) await this.running;
+  whenIdle(): Promise<void> {
+    return this.runner.whenIdle();
   }
 
   /** Shutdown: no new pass, and a running one stops after the delivery it is sending. */
   stop(): void {
-    this.stopped = true;
-  }
-
-  private async loop(): Promise<void> {
-    do {
-      this.rerun = false;
-      if (this.clock.now() < this.backoffUntil) return;
-      try {
-        const held = await this.leases.whileHeld('webhooks', async () => {
-          await this.recorder.recordNew();
-          if (await this.deliverer.deliverDue(() => this.stopped)) this.rerun = true;
-        });
-        this.passSucceeded();
-        // Another instance holds the job: nothing more for this one to do now, however many passes were asked for.
-        if (!held) return;
-      } catch (err) {
-        this.passFailed(err);
-      }
-    } while (this.rerun && !this.stopped);
-  }
-
-  private passSucceeded(): void {
-    if (this.failedPasses > 0) this.logger.log({ msg: 'webhook passes succeed again', failed_passes: this.failedPasses });
-    this.failedPasses = 0;
-    this.backoffUntil = 0;
-  }
-
-  private passFailed(err: unknown): void {
-    this.failedPasses += 1;
-    const backoff = passBackoffMs(this.failedPasses);
-    this.backoffUntil = this.clock.now() + backoff;
-    this.logger.error({
-      msg: 'webhook pass failed',
-      failed_passes: this.failedPasses,
-      next_pass_in_sec: backoff / 1000,
-      error: errorText(err),
-    });
+    this.runner.stop();
   }
 }

@@ -1,0 +1,118 @@
+import type { Clock } from '../clock/clock';
+import type { LeaseName, LeaseService } from './lease.service';
+
+/** What a feature gives its runner: the pass, and what the runner does around it. */
+export interface PassRunnerOptions {
+  /** The app's clock (tests move it by hand): the back-off after a failed pass is measured on it. */
+  clock: Clock;
+  /** One pass. True asks for one more pass right after it (more is due than one pass takes). */
+  pass: () => Promise<boolean | void>;
+  /**
+   * The lease a pass runs under (LeaseService.whileHeld): while another instance holds it, a pass does nothing and no
+   * pass asked for meanwhile follows. Without one, the pass runs as it is (it takes its lease itself, or needs none).
+   */
+  lease?: { name: LeaseName; leases: LeaseService };
+  /** Before the lease is asked for, at each pass (what this instance alone knows); its error fails the pass. */
+  beforeLease?: () => Promise<void>;
+  /** Whether passes run at all (no bot, no endpoint): when false, `tick` and `soon` do nothing. Asked at each call. */
+  enabled?: () => boolean;
+  /** The wait after the `failures`-th failed pass in a row; none: the next pass may run at once. */
+  backoffMs?: (failures: number) => number;
+  /** A pass succeeded; `failuresBefore` is how many had failed in a row before it (0: none). */
+  onSuccess?: (failuresBefore: number) => void;
+  /** A pass threw: `failures` in a row now, and no pass runs for `backoffMs`. */
+  onFailure: (err: unknown, failures: number, backoffMs: number) => void;
+}
+
+/**
+ * The loop behind the outbox's, the webhooks' and housekeeping's passes: passes that never overlap (a `tick` during a
+ * pass returns that pass), "one more soon" asked any number of times during a pass gives exactly one more pass after
+ * it, a failed pass backs off before the next, a pass runs under a lease when several instances share a database,
+ * and a stop lets the running pass finish and starts no other on its own. What a pass does is the feature's.
+ */
+export class PassRunner {
+  private running: Promise<void> | null = null;
+  private rerun = false;
+  private isStopped = false;
+  private failures = 0;
+  private backoffUntil = 0;
+
+  constructor(private readonly options: PassRunnerOptions) {}
+
+  /** Set by `stop`: a pass that sends one thing after another looks at it between two. */
+  get stopped(): boolean {
+    return this.isStopped;
+  }
+
+  /** One pass now, or the running one (no overlap). Resolves when the passes end; never rejects. */
+  tick(): Promise<void> {
+    if (!this.isEnabled()) return Promise.resolve();
+    if (this.running) return this.running;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** A pass now rather than at the next interval; during a pass, one more follows it (however often this is called). */
+  soon(): void {
+    if (this.isStopped || !this.isEnabled()) return;
+    if (this.running) this.rerun = true;
+    else void this.tick();
+  }
+
+  /** Resolves when no pass is running (graceful shutdown, tests). */
+  async whenIdle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** No pass starts by itself any more (`soon`, the one more asked for); the running one goes on to its end. */
+  stop(): void {
+    this.isStopped = true;
+  }
+
+  /** Shutdown: stop, then wait for the running pass. */
+  async stopAndWait(): Promise<void> {
+    this.stop();
+    await this.whenIdle();
+  }
+
+  private isEnabled(): boolean {
+    return this.options.enabled?.() ?? true;
+  }
+
+  private async loop(): Promise<void> {
+    const { clock, lease } = this.options;
+    do {
+      this.rerun = false;
+      // After a failed pass the runner waits (the database is full, locked, gone) instead of hammering it each tick.
+      if (clock.now() < this.backoffUntil) return;
+      try {
+        await this.options.beforeLease?.();
+        let more: boolean | void = false;
+        const work = async () => void (more = await this.options.pass());
+        const held = lease ? await lease.leases.whileHeld(lease.name, work) : (await work(), true);
+        if (more) this.rerun = true;
+        this.succeeded();
+        // Another instance holds the job: nothing more for this one to do now, however many passes were asked for.
+        if (!held) return;
+      } catch (err) {
+        this.failed(err);
+      }
+    } while (this.rerun && !this.isStopped);
+  }
+
+  private succeeded(): void {
+    const failuresBefore = this.failures;
+    this.failures = 0;
+    this.backoffUntil = 0;
+    this.options.onSuccess?.(failuresBefore);
+  }
+
+  private failed(err: unknown): void {
+    this.failures += 1;
+    const backoff = this.options.backoffMs?.(this.failures) ?? 0;
+    this.backoffUntil = this.options.clock.now() + backoff;
+    this.options.onFailure(err, this.failures, backoff);
+  }
+}
