@@ -561,3 +561,58 @@ describe('repeats, known requests and what the server refuses', () => {
     expect(ready.checks.outbox.oldest_unpublished_age_sec).toBe(3);
   });
 });
+
+describe('a claim to a fallback message must be signed', () => {
+  it('a bot message claimed without a valid signature (none, forged, another token) is neither edited nor answered; the trace says why', async () => {
+    await boot();
+    // Messages of the bot's that a caller with the secret might name: a reminder, another lead's fallback message.
+    const reminder = await callBotApi<{ message_id: number }>(sandbox, 'sendMessage', {
+      chat_id: LEADS_CHAT,
+      text: '⏰ Заявка #1 ждёт 30 минут',
+    });
+    const someoneElse = await fallbackMessage(crypto.randomUUID());
+    const claims = [
+      { messageId: reminder.message_id, sig: null, why: 'it is not signed' },
+      { messageId: someoneElse, sig: 'A'.repeat(43), why: 'its signature does not check' },
+      {
+        messageId: someoneElse,
+        sig: fallbackSignature('123456:another-bot', 'x', String(LEADS_CHAT), someoneElse),
+        why: 'its signature does not check',
+      },
+    ];
+    const before = messages().map((m) => [m.message_id, m.text]);
+    for (const claim of claims) {
+      const body = lead();
+      const res = await postLead(server, late(body, { submittedAt: clock.now() - 10 * MIN, fallback: { chatId: LEADS_CHAT, ...claim } }));
+      expect(res.status).toBe(201);
+      const id = res.body.lead_number as number;
+      await pass();
+      expect(await row(id)).toMatchObject({
+        fallback_chat_id: null,
+        fallback_message_id: null,
+        fallback_state: null,
+        late_route: 'fallback',
+      });
+      const card = messages().find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))!;
+      expect(card.message_id).not.toBe(claim.messageId);
+      expect(card.text).not.toContain('📨');
+      const story = await trace(body.request_id as string);
+      expect(kinds(story)).toEqual(['received_late', 'published']);
+      expect(story.events[0].detail).toContain(
+        `the claimed fallback message (chat ${LEADS_CHAT}, message ${claim.messageId}) is ignored: ${claim.why}`,
+      );
+      // A replay of the stored request with the same claim records nothing either.
+      expect(
+        (await postLead(server, late(body, { submittedAt: clock.now() - 10 * MIN, fallback: { chatId: LEADS_CHAT, ...claim } }))).body,
+      ).toMatchObject({
+        lead_number: id,
+        duplicate: true,
+      });
+      await pass();
+      expect(await row(id)).toMatchObject({ fallback_message_id: null, fallback_state: null });
+    }
+    // The claimed messages are as they were, and nothing replied to them.
+    for (const [messageId, text] of before) expect(message(messageId as number).text).toBe(text);
+    expect(messages().filter((m) => m.reply_to_message_id !== undefined)).toEqual([]);
+  });
+});
