@@ -119,3 +119,24 @@ describe('a replay of an erased contact', () => {
     expect(kept).toEqual({ name: 'Анна Иванова' });
   });
 });
+
+describe('a fallback claim without the landing’s signature', () => {
+  it('is ignored: the lead is stored as one without a fallback message, and its trace says why', async () => {
+    await boot({});
+    const body = lead();
+    const claim = { chat_id: '-1001234567890', message_id: 4711, sent_at: iso(server.clock.now() - 59_000) };
+    const res = await postLead(server, {
+      ...body,
+      late: { submitted_at: iso(server.clock.now() - 60_000), route: 'fallback', reason: '503', fallback: claim },
+    });
+    expect(res.status).toBe(201);
+    const stored = await sqlRow<{ fallback_message_id: number | null }>(
+      server.db,
+      'select fallback_message_id from leads where id = ?',
+      res.body.lead_number,
+    );
+    expect(stored).toEqual({ fallback_message_id: null });
+    const events = await sqlRows<{ detail: string }>(server.db, 'select detail from lead_events where lead_id = ?', res.body.lead_number);
+    expect(events.map((e) => e.detail).join('\n')).toContain('the claimed fallback message (chat -1001234567890, message 4711) is ignored');
+  });
+});

@@ -23,6 +23,7 @@ import { retryAfterSeconds, type SubmitOutcome } from './lead-submission';
 import { LeadSubmitRepository, type SubmitPlan, type SubmitVerdict } from '../repositories/lead-submit.repository';
 import { decideSubmit } from './submit-decision';
 import { ContactHasher } from '../anonymisation/contact-hasher';
+import { FallbackVerifier } from '../outbox/fallback-verifier';
 import { erasedLeadColumns } from '../domain/personal-fields';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
@@ -56,6 +57,7 @@ export class LeadsService {
     private readonly problems: SubmitProblemsLog,
     private readonly events: EventEmitter2,
     private readonly contacts: ContactHasher,
+    private readonly fallbacks: FallbackVerifier,
   ) {}
 
   async submit(request: SubmitRequest): Promise<SubmitOutcome> {
@@ -74,11 +76,13 @@ export class LeadsService {
     }
 
     const lead = checked.value;
+    // A fallback message is adopted or answered only when the landing's signature of the claim checks.
+    const screened = this.fallbacks.screen(lead.request_id, late.value);
     const visitorIp = lead.client_ip ?? canonicalIp(request.callerIp) ?? request.callerIp;
     const ipHash = this.hasher.visitor(visitorIp);
 
     const now = this.clock.now();
-    const plan = this.plan(lead, late.value, ipHash, now);
+    const plan = this.plan(lead, screened.late, ipHash, now, screened.ignored);
     let outcome: SubmitOutcome;
     try {
       outcome = this.outcomeOf(await this.submits.submit(plan, (q) => decideSubmit(q, plan)), late.value !== null, now);
@@ -99,7 +103,7 @@ export class LeadsService {
    * What the decision needs, worked out before the lock: the windows of the limits, the repeat match around the
    * visitor's time, and the rows to insert whole (docs/requirements.md §1.1, step 10; leads/submit-decision.ts).
    */
-  private plan(lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number): SubmitPlan {
+  private plan(lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number, ignored: string | null): SubmitPlan {
     // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
@@ -156,7 +160,7 @@ export class LeadsService {
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
       },
       fallback: late?.fallback ?? null,
-      late_story: late ? lateStoryPrefix(late, now) : null,
+      late_story: late ? `${lateStoryPrefix(late, now)}${ignored ? `; ${ignored}` : ''}` : null,
       erased: null,
     };
     if (late) {
