@@ -1,8 +1,9 @@
 /**
  * IP address rules for `client_ip` (docs/requirements.md §2.2: optional, IPv4 or IPv6) and proxy hops (§12.1).
- * The address rules are written without `node:net` so the browser bundle can use them (`validateLeadFields`); the
- * ranges of `TRUST_PROXY` are matched by proxy-addr (Express's own), which only the landing's server code reaches
- * (the package is `sideEffects: false`, so the browser build leaves it out).
+ * The address rules are written without `node:net` or any dependency: the browser bundle uses them
+ * (`validateLeadFields`). `TRUST_PROXY` ranges are matched by proxy-addr (Express's own), which only server code
+ * reaches; for browser builds `dist/esm/package.json` maps proxy-addr to nothing (`"browser": {"proxy-addr": false}`),
+ * so the landing's client bundle does not carry it.
  */
 import proxyaddr from 'proxy-addr';
 
