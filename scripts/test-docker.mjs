@@ -45,10 +45,10 @@ function docker(args, { timeoutMs = 120_000 } = {}) {
 
 /** docker-compose on compose.yaml plus the test's override, in this run's own project (containers, volumes). */
 let composeEnv = {};
-function compose(args, { timeoutMs = 180_000, files = ['compose.yaml', join(work, 'compose.sandbox.yaml')] } = {}) {
+function compose(args, { timeoutMs = 180_000, files = ['compose.yaml', join(work, 'compose.sandbox.yaml')], env = {} } = {}) {
   const r = spawnSync('docker-compose', ['-p', PROJECT, ...files.flatMap((f) => ['-f', f]), ...args], {
     cwd: root,
-    env: { ...process.env, ...composeEnv },
+    env: { ...process.env, ...composeEnv, ...env },
     encoding: 'utf8',
     timeout: timeoutMs,
     maxBuffer: 64 * 1024 * 1024,
@@ -337,12 +337,15 @@ async function main() {
   };
 
   await check('compose.postgres.yaml is valid (docker-compose config)', () => {
-    const r = compose(['config', '-q'], {
+    // What its header asks .env to add (compose reads them from .env, or from the environment as here).
+    const pg = {
       files: ['compose.postgres.yaml'],
       timeoutMs: 60_000,
-    });
+      env: { POSTGRES_PASSWORD: 'composecheck1', LEADS_PUBLIC_ADDRESS: 'leads.example.com' },
+    };
+    const r = compose(['config', '-q'], pg);
     assert(r.code === 0, r.err || r.out);
-    const services = compose(['config', '--services'], { files: ['compose.postgres.yaml'], timeoutMs: 60_000 }).out.split('\n');
+    const services = compose(['config', '--services'], pg).out.split('\n');
     assert(
       ['postgres', 'server-1', 'server-2', 'landing', 'proxy'].every((s) => services.includes(s)),
       `services: ${services.join(', ')}`,
