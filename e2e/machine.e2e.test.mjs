@@ -127,6 +127,29 @@ describe('PostgreSQL binaries for the tests', () => {
   });
 });
 
+describe('stopping the throwaway PostgreSQL', () => {
+  it('stop() settles when the server process ends after pg_ctl returns, with nothing else to wait for', async () => {
+    // `postgres` is a wrapper that outlives the real server by a second, as runuser does by a moment as root. The
+    // test itself keeps nothing alive while stop() waits (no timer, no socket): an unref'd server process would let
+    // the event loop end with stop() unsettled, and this test fail as "still pending".
+    const open = mkdtempSync(join(tmpdir(), 'leads-machine-wrapper-'));
+    try {
+      chmodSync(open, 0o755); // the server's user (as root) can reach it: no copy
+      const native = join(open, 'native');
+      cpSync(dirname(postgresBinaries({ LEADS_POSTGRES_BIN: 'npm' }).dir), native, { recursive: true, verbatimSymlinks: true });
+      const bin = join(native, 'bin');
+      cpSync(join(bin, 'postgres'), join(bin, 'postgres.real'));
+      writeFileSync(join(bin, 'postgres'), '#!/bin/sh\n"$(dirname "$0")/postgres.real" "$@"\nstatus=$?\nsleep 1\nexit $status\n');
+      chmodSync(join(bin, 'postgres'), 0o755);
+      const server = await withPostgresBin(bin, () => startPostgres());
+      await server.stop();
+      assert.equal(existsSync(`/proc/${server.pid}`), false);
+    } finally {
+      rmSync(open, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the Chromium for the browser tests', () => {
   const browser = join(scratch, 'browser');
   writeFileSync(browser, '#!/bin/sh\necho "Chromium 1.2.3"\n');

@@ -287,6 +287,9 @@ async function startPostgres(options = {}) {
     servers.delete(server);
     try {
       if (child && child.exitCode === null && child.signalCode === null) {
+        // Held until it has exited: the server's process (runuser, as root) may end a moment after pg_ctl returns,
+        // and with nothing else to wait for the event loop would end with this promise unsettled.
+        child.ref();
         const [file, args] = command(owner, server.pgCtl, ['stop', '-D', data, '-m', 'fast', '-w']);
         await run(file, args, dir);
         await exited;
