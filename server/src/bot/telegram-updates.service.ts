@@ -8,8 +8,12 @@ import { TelegramUpdatesRepository } from '../repositories/telegram-updates.repo
 export const UPDATE_MEMORY_MS = 24 * 60 * 60 * 1000;
 /** How often an instance forgets the updates older than that (one indexed delete). */
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
-/** An update's handling takes a few Bot API calls and queries; one unfinished for longer lost its instance. */
-const HANDLING_BOUND_MS = 2 * 60 * 1000;
+/**
+ * An update's handling takes a few Bot API calls (each bounded by TELEGRAM_TIMEOUT_MS) and queries; one unfinished
+ * for longer than three of them lost its instance, and its next delivery is handled. Not longer: Telegram (and the
+ * load balancer) keeps redelivering a press meanwhile, and the member waits for it.
+ */
+const CALLS_PER_UPDATE = 3;
 
 /**
  * What to do with an update that came by webhook: `handle` it (new, or left unfinished by an instance that died),
@@ -35,8 +39,7 @@ export class TelegramUpdatesService {
     private readonly clock: Clock,
     @Inject(SERVER_CONFIG) config: ServerConfig,
   ) {
-    // Each Bot API call may take up to TELEGRAM_TIMEOUT_MS; a handler makes a few.
-    this.handlingBoundMs = Math.max(HANDLING_BOUND_MS, 3 * config.telegramTimeoutMs);
+    this.handlingBoundMs = CALLS_PER_UPDATE * config.telegramTimeoutMs;
   }
 
   /**
