@@ -75,9 +75,12 @@ function canInstallChromium(env = process.env) {
  */
 function installChromium() {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // Another apt-get or dpkg running (an unattended upgrade, a provisioning script) holds the lock: wait for it, up to
+  // 5 minutes, instead of failing at once with "Could not get lock".
+  const wait = ['-o', 'DPkg::Lock::Timeout=300'];
   const steps = [
-    ['apt-get', ['update', '-qq']],
-    ['apt-get', ['install', '-y', '-qq', 'chromium', 'fonts-noto-color-emoji']],
+    ['apt-get', [...wait, 'update', '-qq']],
+    ['apt-get', [...wait, 'install', '-y', '-qq', 'chromium', 'fonts-noto-color-emoji']],
   ];
   for (const [file, args] of steps) {
     const result = spawnSync(file, args, { env, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
