@@ -6,6 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
 import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './database/database';
+import { OpenApiDocument } from './observability/openapi';
 
 export interface CreateAppOptions {
   logger?: LoggerService | false;
@@ -30,6 +31,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
+  // GET /openapi.json: generated from this app's routes when first asked for (observability/openapi.ts).
+  app.get(OpenApiDocument).describe(app);
 }
 
 export interface StartedServer {

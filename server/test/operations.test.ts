@@ -234,6 +234,7 @@ describe('OpenAPI', () => {
       'comment',
       'client_ip',
       'late',
+      'source',
     ]);
     // Issue 12: the replayed request's `late` object, every field described; `late` is a field a 422 can name.
     const late = doc.components.schemas.LeadRequest.properties.late;
@@ -243,7 +244,7 @@ describe('OpenAPI', () => {
       expect(field.description).toEqual(expect.any(String));
     }
     const invalid = post.responses['422'].content['application/json'].schema.oneOf[0];
-    expect(invalid.properties.errors.propertyNames.enum).toContain('late');
+    expect(Object.keys(invalid.properties.errors.properties)).toContain('late');
     expect(doc.components.securitySchemes.leadsSecret.name).toBe('X-Stickers-Leads-Secret');
   });
 });

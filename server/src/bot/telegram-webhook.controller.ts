@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Controller, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -32,9 +33,10 @@ function sameSecret(given: string, expected: string): boolean {
  * with a bare 401 (no body: nothing to learn) and a bounded close. The update runs through the same handlers as
  * polling, once: its id is claimed first (TelegramUpdatesService), so a second delivery is answered without being
  * handled again. The answer (200) comes after it has been handled, so Telegram sends the next one only then, and sends
- * this one again if the instance died meanwhile.
+ * this one again if the instance died meanwhile. It is Telegram's door, not the API's: the OpenAPI document leaves it out.
  */
 export function telegramWebhookController(path: string): Type {
+  @ApiExcludeController()
   @Controller()
   class TelegramWebhookController {
     private readonly logger = new Logger('Bot');

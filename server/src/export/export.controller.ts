@@ -1,20 +1,26 @@
 import { Readable } from 'node:stream';
 import { Controller, Get, HttpException, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiExtension, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { SecretGuard } from '../http/secret.guard';
-import { ExportQueryError, ExportService } from './export.service';
+import { ApiExportFilters, ApiPageQuery, INVALID_QUERY_SCHEMA, LeadsPageDto } from './export.dto';
+import { CSV_COLUMNS, ExportQueryError, ExportService, INVALID_QUERY } from './export.service';
 
 /** A bad query parameter → 422 `{ error: 'invalid_query', errors: { <param>: <why> } }`. */
 async function checked<T>(work: () => T | Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof ExportQueryError) throw new HttpException({ error: 'invalid_query', errors: err.problems }, 422);
+    if (err instanceof ExportQueryError) throw new HttpException({ error: INVALID_QUERY, errors: err.problems }, 422);
     throw err;
   }
 }
 
-/** Issue 14: `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`. */
+/** `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`. `@Api…`: the OpenAPI document's. */
+@ApiTags('leads')
+@ApiSecretRefusals()
+@ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
 @Controller('leads')
 @UseFilters(ApiErrorFilter)
 @UseGuards(SecretGuard)
@@ -22,11 +28,36 @@ export class ExportController {
   constructor(private readonly exports: ExportService) {}
 
   @Get()
+  @ApiOperation({
+    operationId: 'listLeads',
+    summary: 'Leads, newest first (by arrival), a page at a time',
+    description:
+      'Page with next_cursor until it is null: a lead stored after the first page is newer than every page read, so ' +
+      'paging never repeats or skips one. Personal fields are null once the lead is anonymised.',
+  })
+  @ApiPageQuery()
+  @ApiOkResponse({ description: 'A page', type: LeadsPageDto })
   list(@Query() query: Record<string, unknown>) {
     return checked(() => this.exports.page(query));
   }
 
   @Get('export.csv')
+  @ApiOperation({
+    operationId: 'exportLeadsCsv',
+    summary: 'Every lead matching the filters as CSV, newest first, streamed',
+    description:
+      'UTF-8 with a BOM (Excel opens Cyrillic), CRLF rows, RFC 4180 quoting. Columns: ' +
+      `${CSV_COLUMNS.join(', ')} (local: LEADS_TIMEZONE). A cell starting with =, +, -, @ (or a tab or CR) gets a leading ' ` +
+      'so a spreadsheet shows it as text (phones and usernames too). Anonymised fields are empty.',
+  })
+  @ApiExportFilters()
+  @ApiExtension('x-telegram-command', {
+    command: '/stickers_export [days]',
+    description:
+      'In the admin chat only, for managers (LEADS_MANAGER_IDS, else administrators of the leads group): the same CSV ' +
+      'of the leads created in the last days (default 7, at most 365), sent there as a document.',
+  })
+  @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
   async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
     const filter = await checked(() => this.exports.filter(query));
     return new StreamableFile(Readable.from(this.exports.csv(filter)), {

@@ -20,6 +20,9 @@ export interface ExportFilter {
   status: LeadStatus | null;
 }
 
+/** The `error` of a 422 for a bad query parameter. */
+export const INVALID_QUERY = 'invalid_query';
+
 /** A bad query parameter: answered 422 with every problem by name. */
 export class ExportQueryError extends Error {
   constructor(readonly problems: Record<string, string>) {

@@ -1,20 +1,26 @@
 import { Controller, Headers, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { API_ERRORS, IDEMPOTENCY_HEADER, type LeadAcceptedBody } from '@stickers/shared';
+import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, type LeadAcceptedBody } from '@stickers/shared';
+import { ApiSecretRefusals, apiErrorSchema, jsonContent, RETRY_AFTER_HEADER } from '../http/api-docs';
 import { ApiError } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { JsonBody } from '../http/json-body.reader';
 import { SecretGuard } from '../http/secret.guard';
 import { Metrics } from '../observability/metrics';
 import { LeadsErrorFilter } from './leads-error.filter';
+import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
 import { LeadsService } from './leads.service';
 
 /**
  * `POST /leads` (docs/requirements.md §1.2), a Nest route: the guard's checks (SecretGuard: module off, lockout,
  * secret), then the body (`@JsonBody()`, read only after the guard, 16 KB measured while reading), then the service;
  * an accepted lead answered here, every refusal thrown as an ApiError and answered (and counted) by LeadsErrorFilter.
- * Express's router matches the path as it does every route's: any case, one trailing slash, any query.
+ * Express's router matches the path as it does every route's: any case, one trailing slash, any query. The `@Api…`
+ * decorators are the OpenAPI document's (metadata only).
  */
+@ApiTags('leads')
+@ApiSecretRefusals()
 @Controller('leads')
 @UseGuards(SecretGuard)
 @UseFilters(LeadsErrorFilter)
@@ -25,6 +31,44 @@ export class LeadsController {
   ) {}
 
   @Post()
+  @ApiOperation({ operationId: 'submitLead', summary: 'Store a lead (idempotent by request_id)' })
+  @ApiHeader({
+    name: IDEMPOTENCY_HEADER,
+    required: false,
+    schema: { type: 'string', format: 'uuid' },
+    description: 'The request_id, when the body has none',
+  })
+  @ApiBody({ type: LeadRequestDto, required: true, description: `A JSON object of at most ${MAX_BODY_BYTES} bytes` })
+  @ApiResponse({
+    status: 201,
+    description: 'New lead stored',
+    type: LeadAcceptedDto,
+    example: { lead_number: 42, duplicate: false, repeat: false },
+  })
+  @ApiResponse({
+    status: 200,
+    description: 'Known request_id (duplicate), or a repeat of a lead from the last 24 h',
+    type: LeadAcceptedDto,
+    example: { lead_number: 42, duplicate: true, repeat: true },
+  })
+  @ApiResponse({
+    status: 413,
+    description: `Body over ${MAX_BODY_BYTES} bytes`,
+    headers: { Connection: { description: 'The connection ends after this answer', schema: { type: 'string', enum: ['close'] } } },
+    ...jsonContent(apiErrorSchema([API_ERRORS.payloadTooLarge])),
+  })
+  @ApiResponse({ status: 422, description: 'Fields rejected, or the body is not a JSON object', ...jsonContent(LEAD_REFUSED_SCHEMA) })
+  @ApiResponse({
+    status: 429,
+    description: 'Wrong-secret lockout, per-visitor limit or hourly limit',
+    headers: RETRY_AFTER_HEADER,
+    ...jsonContent(RATE_LIMITED_SCHEMA),
+  })
+  @ApiResponse({
+    status: 503,
+    description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
+    ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
+  })
   async submit(
     @JsonBody() body: Record<string, unknown>,
     @Headers(IDEMPOTENCY_HEADER) key: string | undefined,

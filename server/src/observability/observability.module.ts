@@ -6,6 +6,7 @@ import { GracefulShutdown } from './graceful-shutdown';
 import { MetricsModule } from './metrics.module';
 import { MetricsService } from './metrics.service';
 import { ObservabilityController } from './observability.controller';
+import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
 /**
@@ -15,6 +16,6 @@ import { ReadinessService } from './readiness.service';
 @Module({
   imports: [RepositoriesModule, OutboxModule, MetricsModule, TelegramModule],
   controllers: [ObservabilityController],
-  providers: [ReadinessService, MetricsService, GracefulShutdown],
+  providers: [ReadinessService, MetricsService, GracefulShutdown, OpenApiDocument],
 })
 export class ObservabilityModule {}

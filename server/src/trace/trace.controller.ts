@@ -1,17 +1,30 @@
 import { Controller, Get, Param, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { SecretGuard } from '../http/secret.guard';
 import { TraceService } from './trace.service';
 
-/** `GET /leads/:request_id/trace` behind the same secret as `POST /leads`: the story of a request for integrators. */
+/**
+ * `GET /leads/:request_id/trace` behind the same secret as `POST /leads`: the story of a request for integrators.
+ * `@Api…`: the OpenAPI document's.
+ */
+@ApiTags('leads')
+@ApiSecretRefusals()
 @Controller('leads')
 @UseFilters(ApiErrorFilter)
 export class TraceController {
   constructor(private readonly traces: TraceService) {}
 
-  @Get(':key/trace')
+  @Get(':request_id/trace')
   @UseGuards(SecretGuard)
-  trace(@Param('key') key: string) {
+  @ApiOperation({ operationId: 'traceLead', summary: 'The story of a request: stored or not, card, repeats, status changes' })
+  @ApiParam({ name: 'request_id', required: true, schema: { type: 'string' }, description: 'request_id or lead number' })
+  @ApiOkResponse({
+    description: 'The trace (found true or false)',
+    ...jsonContent({ type: 'object', required: ['found'], properties: { found: { type: 'boolean' } } }),
+  })
+  trace(@Param('request_id') key: string) {
     return this.traces.read(key);
   }
 }

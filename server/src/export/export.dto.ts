@@ -1,0 +1,107 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { LEAD_STATUSES, type LeadStatus } from '../database/schema';
+import {
+  EXPORT_LIMIT_DEFAULT,
+  EXPORT_LIMIT_MAX,
+  INVALID_QUERY,
+  type ExportedLead,
+  type ExportedSource,
+  type ExportPage,
+} from './export.service';
+
+/**
+ * `GET /leads` and `GET /leads/export.csv` as the OpenAPI document shows them (@nestjs/swagger reads these
+ * decorators; the routes read their query with ExportService's strict rules, not with these classes).
+ */
+
+/** The filters both routes take. */
+export function ApiExportFilters(): MethodDecorator {
+  const time = (name: string, what: string) =>
+    ApiQuery({
+      name,
+      required: false,
+      schema: { type: 'string' },
+      description: `${what}: an ISO 8601 date or time, or milliseconds since the epoch`,
+    });
+  return applyDecorators(
+    time('since', 'Leads created at or after'),
+    time('until', 'Leads created before'),
+    ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: [...LEAD_STATUSES] } }),
+  );
+}
+
+/** `GET /leads`'s query: the filters, then the page's size and the cursor. */
+export function ApiPageQuery(): MethodDecorator {
+  return applyDecorators(
+    ApiExportFilters(),
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: EXPORT_LIMIT_MAX, default: EXPORT_LIMIT_DEFAULT },
+    }),
+    ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' }, description: 'next_cursor of the previous page' }),
+  );
+}
+
+/** 422 `invalid_query`: each bad parameter with why. */
+export const INVALID_QUERY_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['error', 'errors'],
+  properties: {
+    error: { type: 'string', enum: [INVALID_QUERY] },
+    errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } },
+  },
+};
+
+const nullableString = { type: 'string', nullable: true } as const;
+const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const;
+
+@ApiSchema({ name: 'ExportedLeadSource' })
+export class ExportedLeadSourceDto implements ExportedSource {
+  @ApiProperty(nullableString) landing!: string | null;
+  @ApiProperty(nullableString) utm_source!: string | null;
+  @ApiProperty(nullableString) utm_medium!: string | null;
+  @ApiProperty(nullableString) utm_campaign!: string | null;
+  @ApiProperty(nullableString) utm_content!: string | null;
+  @ApiProperty(nullableString) utm_term!: string | null;
+  @ApiProperty(nullableString) referrer!: string | null;
+}
+
+@ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
+export class ExportedLeadDto implements ExportedLead {
+  @ApiProperty({ type: 'integer' }) lead_number!: number;
+  @ApiProperty({ type: 'string' }) request_id!: string;
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES] }) status!: LeadStatus;
+  @ApiProperty(nullableString) status_changed_by!: string | null;
+  @ApiProperty(nullableTime) status_changed_at!: string | null;
+  @ApiProperty({ type: 'string', format: 'date-time' }) created_at!: string;
+  @ApiProperty({ type: 'string', format: 'date-time' }) received_at!: string;
+  @ApiProperty(nullableTime) published_at!: string | null;
+  @ApiProperty(nullableTime) anonymised_at!: string | null;
+  @ApiProperty(nullableString) name!: string | null;
+  @ApiProperty(nullableString) telegram!: string | null;
+  @ApiProperty(nullableString) phone!: string | null;
+  @ApiProperty(nullableString) date!: string | null;
+  @ApiProperty(nullableString) guests!: string | null;
+  @ApiProperty(nullableString) comment!: string | null;
+
+  @ApiProperty({
+    type: () => ExportedLeadSourceDto,
+    nullable: true,
+    description:
+      "Where the lead came from (the landing's LANDING_SOURCE, the UTM parameters of its page, the referrer's host); null when the landing sent none",
+  })
+  source!: ExportedLeadSourceDto | null;
+
+  @ApiProperty({ type: 'integer', minimum: 0 }) repeats!: number;
+}
+
+@ApiSchema({ name: 'LeadsPage' })
+export class LeadsPageDto implements ExportPage {
+  @ApiProperty({ type: () => ExportedLeadDto, isArray: true })
+  leads!: ExportedLeadDto[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Opaque; null on the last page' })
+  next_cursor!: string | null;
+}

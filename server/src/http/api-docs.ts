@@ -1,0 +1,41 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
+import { API_ERRORS } from '@stickers/shared';
+
+/**
+ * The OpenAPI pieces several routes share (the document is generated from the routes' decorators by @nestjs/swagger:
+ * observability/openapi.ts). Metadata only: nothing here runs on a request.
+ */
+
+/** The name of the security scheme of the shared secret: an apiKey in the SECRET_HEADER header (observability/openapi.ts). */
+export const LEADS_SECRET_SCHEME = 'leadsSecret';
+
+/** The JSON body of an API error: `{ "error": <one of codes>, …extra }`. */
+export function apiErrorSchema(codes: readonly string[], extra: Record<string, SchemaObject> = {}, required = ['error']): SchemaObject {
+  return { type: 'object', required, properties: { error: { type: 'string', enum: [...codes] }, ...extra } };
+}
+
+/**
+ * A response's JSON content, named explicitly: a response given only a `schema` would be listed under the route's
+ * produced media types, which for the CSV route is not JSON.
+ */
+export function jsonContent(schema: SchemaObject | ReferenceObject, example?: unknown) {
+  return { content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } };
+}
+
+/** `Retry-After` on a 429: when to try again. */
+export const RETRY_AFTER_HEADER = {
+  'Retry-After': { description: 'Seconds until the window has room again', schema: { type: 'integer', minimum: 1 } },
+};
+
+/**
+ * What SecretGuard answers before the route runs, for the routes behind the shared secret: the secret's scheme, 401
+ * and 404 with their bodies.
+ */
+export function ApiSecretRefusals(): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ApiSecurity(LEADS_SECRET_SCHEME),
+    ApiResponse({ status: 401, description: 'Wrong or missing secret', ...jsonContent(apiErrorSchema([API_ERRORS.unauthorized])) }),
+    ApiResponse({ status: 404, description: 'Leads module switched off', ...jsonContent(apiErrorSchema([API_ERRORS.notFound])) }),
+  );
+}

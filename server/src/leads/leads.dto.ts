@@ -1,0 +1,206 @@
+import {
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiSchema,
+  type ApiPropertyOptions,
+  type ApiSchemaOptions,
+  type SchemaObject,
+} from '@nestjs/swagger';
+import {
+  API_ERRORS,
+  COMMENT_MAX,
+  DATE_MAX,
+  FALLBACK_SIG,
+  FIELD_ERROR_CODES,
+  GUESTS_MAX,
+  IDEMPOTENCY_HEADER,
+  LATE_FUTURE_SKEW_MS,
+  LATE_MAX_AGE_MS,
+  LATE_REASON,
+  LATE_ROUTES,
+  NAME_MAX,
+  NAME_MIN,
+  PHONE_DIGITS_MAX,
+  PHONE_DIGITS_MIN,
+  RATE_LIMIT_REASONS,
+  REPORTED_FIELDS,
+  SOURCE_FIELD,
+  SOURCE_HOST_MAX,
+  SOURCE_VALUE_MAX,
+  TELEGRAM_NAME_MAX,
+  TELEGRAM_NAME_MIN,
+  type LeadAcceptedBody,
+} from '@stickers/shared';
+import { apiErrorSchema } from '../http/api-docs';
+
+/**
+ * The body and answers of `POST /leads` as the OpenAPI document shows them (@nestjs/swagger reads these classes'
+ * decorators; the route reads its body with `@JsonBody()` and checks it with shared/'s rules, not with these classes).
+ * Every limit, name and code comes from the constants the code runs on.
+ */
+
+/**
+ * `@ApiSchema` copies its options but the name into the class's schema; `additionalProperties` is not in its type,
+ * so it is given this way. An object that takes only the keys it lists.
+ */
+const CLOSED = { additionalProperties: false } as unknown as ApiSchemaOptions;
+
+const isoTime = (what: string): ApiPropertyOptions => ({
+  type: 'string',
+  format: 'date-time',
+  description:
+    `${what}: ISO 8601 with a time zone (\`2026-12-01T10:15:30.123Z\`), at most ${LATE_FUTURE_SKEW_MS / 3_600_000} hours ahead of ` +
+    `the server's clock (a time ahead is taken as the server's now) and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
+});
+
+/** The fallback message a replay claims (`late.fallback`). */
+const LATE_FALLBACK: ApiPropertyOptions = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['chat_id', 'message_id', 'sent_at'],
+  description: 'The fallback message, only when Telegram accepted it',
+  properties: {
+    chat_id: { type: 'string', description: 'The chat Telegram put it in, as text: an integer (-1001234567890) or @name' },
+    message_id: { type: 'integer', minimum: 1, description: "Telegram's message_id of the fallback message" },
+    sent_at: isoTime('When Telegram accepted it'),
+    sig: {
+      type: 'string',
+      pattern: FALLBACK_SIG.source,
+      description:
+        'The claim\'s signature: base64url (no padding) of HMAC-SHA256(SHA-256("stickers-leads fallback\\n" + bot token), ' +
+        '"<request_id>\\n<chat_id>\\n<message_id>"). Without a valid one the claimed message is ignored (neither edited nor answered)',
+    },
+  },
+};
+
+/** The object a landing adds when it replays a request from its spool (requirements §13). */
+const LATE_DESCRIPTION =
+  "Only on a request the landing replays from its spool: the server could not take it when the visitor sent it. Such a lead keeps submitted_at as its time (the arrival is stored too), is matched for repeats from that time, is never refused by the per-visitor or hourly limit (it is still counted, at that time), and its fallback message, when it is in the leads group and the bot's own, becomes its card; otherwise the message gets the reply '✅ Заявка в базе: #<n>'. A known request_id still answers 200 (its fallback message, when none was known, is recorded and answered). Anything but this exact shape is 422 with errors.late = invalid.";
+
+@ApiSchema({
+  ...CLOSED,
+  name: 'LeadSource',
+  description:
+    `Optional: where the lead came from. Known keys only, each a text of at most ${SOURCE_VALUE_MAX} characters after normalisation ` +
+    `(the referrer a host of at most ${SOURCE_HOST_MAX}), without < or >; empty values are dropped. Shown on the card as ` +
+    "'📣 <landing> · <utm_source> / <utm_medium> / <utm_campaign>', counted per source and campaign in /stickers_stats and the digest, " +
+    `shown by the trace. Anything else is 422 with errors.${SOURCE_FIELD} = invalid.`,
+})
+export class LeadSourceDto {
+  @ApiPropertyOptional({
+    type: 'string',
+    maxLength: SOURCE_VALUE_MAX,
+    description: "The landing's own name (LANDING_SOURCE, e.g. wedding)",
+  })
+  landing?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_source of the page URL' })
+  utm_source?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_medium of the page URL' })
+  utm_medium?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_campaign of the page URL' })
+  utm_campaign?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_content of the page URL' })
+  utm_content?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_term of the page URL' })
+  utm_term?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_HOST_MAX, description: "The referrer's host only (yandex.ru)" })
+  referrer?: string;
+}
+
+@ApiSchema({
+  name: 'LeadRequest',
+  description: `Unknown fields are ignored; request_id is required unless the ${IDEMPOTENCY_HEADER} header carries it. late only on a replay.`,
+})
+export class LeadRequestDto {
+  @ApiPropertyOptional({ type: 'string', format: 'uuid', description: 'UUID v4; the idempotency key' })
+  request_id?: string;
+
+  @ApiProperty({ type: 'string', minLength: NAME_MIN, maxLength: NAME_MAX })
+  name!: string;
+
+  @ApiProperty({
+    type: 'string',
+    description: `@name, name, t.me/name or https://t.me/name; ${TELEGRAM_NAME_MIN}–${TELEGRAM_NAME_MAX} of A-Za-z0-9_, starting with a letter`,
+  })
+  telegram!: string;
+
+  @ApiProperty({ type: 'string', description: `+ then ${PHONE_DIGITS_MIN}–${PHONE_DIGITS_MAX} digits; spaces, -, ( and ) are dropped` })
+  phone!: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: DATE_MAX })
+  date?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: GUESTS_MAX })
+  guests?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: COMMENT_MAX })
+  comment?: string;
+
+  @ApiPropertyOptional({ type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' })
+  client_ip?: string;
+
+  @ApiProperty({
+    type: 'object',
+    selfRequired: false,
+    additionalProperties: false,
+    required: ['submitted_at', 'route', 'reason'],
+    description: LATE_DESCRIPTION,
+    properties: {
+      submitted_at: isoTime("When the landing first handled the visitor's request"),
+      route: {
+        type: 'string',
+        enum: [...LATE_ROUTES],
+        description: "The landing's route then: fallback (the fallback message went to Telegram) or lost (neither took it)",
+      },
+      reason: {
+        type: 'string',
+        pattern: LATE_REASON.source,
+        description: 'Why the server did not take it then: its status (503, 401, 429 secret), timeout or network',
+      },
+      fallback: LATE_FALLBACK,
+    },
+  })
+  late?: object;
+
+  @ApiPropertyOptional({ type: () => LeadSourceDto })
+  source?: LeadSourceDto;
+}
+
+@ApiSchema({ name: 'LeadAccepted' })
+export class LeadAcceptedDto implements LeadAcceptedBody {
+  @ApiProperty({ type: 'integer', minimum: 1 })
+  lead_number!: number;
+
+  @ApiProperty({ type: 'boolean' })
+  duplicate!: boolean;
+
+  @ApiProperty({ type: 'boolean' })
+  repeat!: boolean;
+}
+
+/** A 422's `errors`: every failing field (the body's fields, request_id, client_ip, late, source) with its code. */
+const FIELD_ERRORS: SchemaObject = {
+  type: 'object',
+  description: 'Every failing field with its code',
+  properties: Object.fromEntries(
+    [...REPORTED_FIELDS, SOURCE_FIELD].map((field) => [field, { type: 'string', enum: [...FIELD_ERROR_CODES] }]),
+  ),
+  additionalProperties: false,
+};
+
+/** 422: fields rejected (`invalid` with `errors`), or the body is not a JSON object (`invalid_body`). */
+export const LEAD_REFUSED_SCHEMA: SchemaObject = {
+  oneOf: [apiErrorSchema([API_ERRORS.invalid], { errors: FIELD_ERRORS }, ['error', 'errors']), apiErrorSchema([API_ERRORS.invalidBody])],
+};
+
+/** 429: the wrong-secret lockout, the per-visitor limit or the hourly limit. */
+export const RATE_LIMITED_SCHEMA = apiErrorSchema([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...RATE_LIMIT_REASONS] } }, [
+  'error',
+  'why',
+]);

@@ -1,0 +1,144 @@
+/**
+ * `GET /openapi.json`: the document @nestjs/swagger generates from the routes' decorators, fetched from a real app
+ * over HTTP, is valid OpenAPI (checked by @seriousme/openapi-schema-validator against its version's JSON Schema, with
+ * every $ref resolved), and lists every route with every answer, their bodies and headers, and the enumerations of
+ * the code.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import {
+  API_ERRORS,
+  FIELD_ERROR_CODES,
+  LATE_ROUTES,
+  RATE_LIMIT_REASONS,
+  REPORTED_FIELDS,
+  SECRET_HEADER,
+  SOURCE_KEYS,
+} from '@stickers/shared';
+import { LEAD_STATUSES } from '../src/database/schema';
+import { OpenApiDocument } from '../src/observability/openapi';
+import { freePort, sandboxSuite, waitFor } from './harness';
+
+const { tmp, sandbox, start } = sandboxSuite();
+let n = 0;
+
+/** The validator is ESM only and Jest runs CommonJS: it runs in Node, on the document's text. */
+function validate(text: string): { valid: boolean; version: string; errors: unknown } {
+  const run = spawnSync(process.execPath, [join(__dirname, 'support', 'openapi-validate.mjs')], { input: text, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`openapi-validate.mjs failed: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+async function fetchDocument(url: string) {
+  const res = await fetch(`${url}/openapi.json`);
+  const text = await res.text();
+  return { res, text, doc: JSON.parse(text) };
+}
+
+/** Every operation as `METHOD path` with its answers' statuses, sorted. */
+function operations(doc: any): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, Object.keys(op.responses).sort()]),
+    ),
+  );
+}
+
+const EXPECTED_OPERATIONS = {
+  'POST /leads': ['200', '201', '401', '404', '413', '422', '429', '503'],
+  'GET /leads': ['200', '401', '404', '422'],
+  'GET /leads/export.csv': ['200', '401', '404', '422'],
+  'GET /leads/{request_id}/trace': ['200', '401', '404'],
+  'GET /health': ['200'],
+  'GET /ready': ['200', '503'],
+  'GET /metrics': ['200'],
+};
+
+const json = (response: any) => response.content['application/json'].schema;
+
+describe('GET /openapi.json', () => {
+  it('is valid OpenAPI 3 and lists every route with every answer, generated from the decorators', async () => {
+    const server = await start({ dbPath: join(tmp.dir, `openapi-${++n}.sqlite`) });
+    const { res, text, doc } = await fetchDocument(server.url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(validate(text)).toEqual({ valid: true, version: '3.0', errors: null });
+    expect(doc.info.title).toBe('Stickers Leads API');
+
+    expect(operations(doc)).toEqual(EXPECTED_OPERATIONS);
+    expect(Object.values(doc.paths).flatMap((ops: any) => Object.values(ops).map((op: any) => op.operationId))).toEqual(
+      expect.arrayContaining(['submitLead', 'listLeads', 'exportLeadsCsv', 'traceLead']),
+    );
+
+    // The secret: an apiKey scheme in its header, on the routes behind it and not on the ops doors.
+    expect(doc.components.securitySchemes.leadsSecret).toMatchObject({ type: 'apiKey', in: 'header', name: SECRET_HEADER });
+    for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const op of Object.values(ops)) {
+        expect([path, op.security]).toEqual([path, path.startsWith('/leads') ? [{ leadsSecret: [] }] : undefined]);
+      }
+    }
+
+    // POST /leads: the body with the optional late and source objects, every answer's body and headers.
+    const post = doc.paths['/leads'].post;
+    expect(post.requestBody.required).toBe(true);
+    expect(json(post.requestBody)).toEqual({ $ref: '#/components/schemas/LeadRequest' });
+    expect(post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
+    const request = doc.components.schemas.LeadRequest;
+    expect(request.required).toEqual(['name', 'telegram', 'phone']);
+    expect(request.properties.late.required).toEqual(['submitted_at', 'route', 'reason']);
+    expect(request.properties.late.properties.route.enum).toEqual([...LATE_ROUTES]);
+    expect(request.properties.source).toEqual({ $ref: '#/components/schemas/LeadSource' });
+    expect(Object.keys(doc.components.schemas.LeadSource.properties)).toEqual([...SOURCE_KEYS]);
+    expect(doc.components.schemas.LeadSource.additionalProperties).toBe(false);
+    for (const status of ['200', '201']) {
+      expect(json(post.responses[status])).toEqual({ $ref: '#/components/schemas/LeadAccepted' });
+      expect(post.responses[status].content['application/json'].example).toMatchObject({ lead_number: 42 });
+    }
+    const errorOf = (status: string) => json(post.responses[status]).properties.error.enum;
+    expect(errorOf('401')).toEqual([API_ERRORS.unauthorized]);
+    expect(errorOf('404')).toEqual([API_ERRORS.notFound]);
+    expect(errorOf('413')).toEqual([API_ERRORS.payloadTooLarge]);
+    expect(errorOf('503')).toEqual([API_ERRORS.unavailable]);
+    expect(post.responses['413'].headers.Connection).toBeDefined();
+    const [invalid, invalidBody] = json(post.responses['422']).oneOf;
+    expect(invalid.properties.error.enum).toEqual([API_ERRORS.invalid]);
+    expect(Object.keys(invalid.properties.errors.properties)).toEqual([...REPORTED_FIELDS, 'source']);
+    expect(invalid.properties.errors.properties.name.enum).toEqual([...FIELD_ERROR_CODES]);
+    expect(invalidBody.properties.error.enum).toEqual([API_ERRORS.invalidBody]);
+    expect(post.responses['429'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
+    expect(json(post.responses['429']).properties.why.enum).toEqual([...RATE_LIMIT_REASONS]);
+
+    // The export and the trace: their parameters, the statuses from the code.
+    const list = doc.paths['/leads'].get;
+    expect(list.parameters.find((p: any) => p.name === 'status').schema.enum).toEqual([...LEAD_STATUSES]);
+    expect(json(list.responses['200'])).toEqual({ $ref: '#/components/schemas/LeadsPage' });
+    expect(doc.components.schemas.ExportedLead.properties.status.enum).toEqual([...LEAD_STATUSES]);
+    expect(Object.keys(doc.paths['/leads/export.csv'].get.responses['200'].content)).toEqual(['text/csv']);
+    expect(doc.paths['/leads/{request_id}/trace'].get.parameters).toEqual([
+      expect.objectContaining({ name: 'request_id', in: 'path', required: true }),
+    ]);
+
+    // Ops doors.
+    expect(json(doc.paths['/ready'].get.responses['503']).properties.status.enum).toEqual(['ready', 'not_ready']);
+    expect(Object.keys(doc.paths['/metrics'].get.responses['200'].content)).toEqual(['text/plain']);
+
+    // Built once per app: a request reads the kept document.
+    const kept = server.app.get(OpenApiDocument);
+    expect(kept.get()).toBe(kept.get());
+    expect((await fetchDocument(server.url)).text).toBe(text);
+  });
+
+  it('leaves the Telegram webhook route out, and is the same document for another app', async () => {
+    const port = await freePort();
+    const server = await start({
+      dbPath: join(tmp.dir, `openapi-${++n}.sqlite`),
+      port,
+      polling: true,
+      env: { TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${port}/telegram/webhook`, TELEGRAM_WEBHOOK_SECRET: 'webhook-secret-0123456789_abc' },
+    });
+    await waitFor(() => sandbox.state.webhook, 5000, 'setWebhook');
+    const { text, doc } = await fetchDocument(server.url);
+    expect(operations(doc)).toEqual(EXPECTED_OPERATIONS);
+    expect(text).not.toContain('/telegram/webhook');
+  });
+});
