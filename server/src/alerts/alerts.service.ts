@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { TelegramGateway, type TelegramResult } from '../telegram/telegram.gateway';
+import { TelegramGateway } from '../telegram/telegram.gateway';
+import type { TelegramResult } from '../telegram/telegram-result';
 import { Metrics } from '../observability/metrics';
 import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
 

@@ -10,6 +10,7 @@ import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { TelegramGateway, type UpdateKind } from '../telegram/telegram.gateway';
+import { TelegramPolling } from '../telegram/telegram-polling';
 import { BOT_COMMANDS } from './bot-commands.service';
 
 /** False where updates are fed by hand (no polling, no webhook set); true in production. */
@@ -25,7 +26,7 @@ const POLLING_CONFIRM_MS = 1000;
 const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /**
- * How the bot gets its updates (issue 13). With TELEGRAM_WEBHOOK_URL: sets the webhook at start (tried again every
+ * How the bot gets its updates. With TELEGRAM_WEBHOOK_URL: sets the webhook at start (tried again every
  * BOT_RETRY_MS until Telegram takes it), and any instance takes the updates Telegram posts (TelegramWebhookController).
  * Without: long polling, by one instance at a time, the holder of the `telegram-polling` lease; every instance asks
  * for it at each renewal, so when the poller dies another polls within a minute, and two never poll at once (Telegram
@@ -49,6 +50,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
 
   constructor(
     private readonly telegram: TelegramGateway,
+    private readonly poller: TelegramPolling,
     private readonly leases: LeaseService,
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(BOT_POLLING) private readonly polling: boolean,
@@ -105,7 +107,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       this.logger.log('another instance polls for updates now: this one stops');
       if (this.retry) clearTimeout(this.retry);
       this.retry = null;
-      this.telegram.pausePolling();
+      void this.poller.pause();
     }
     this.leaseTimer = setTimeout(() => void this.contendForPolling(), this.leases.timings.renewMs);
     this.leaseTimer.unref();
@@ -115,7 +117,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.retry = null;
     if (!this.leading || this.stopping) return;
     let confirm: NodeJS.Timeout | null = null;
-    const run = this.telegram.poll(UPDATES, (username) => {
+    const run = this.poller.poll(UPDATES, (username) => {
       this.registerCommands();
       confirm = setTimeout(() => this.polled(username), POLLING_CONFIRM_MS);
       confirm.unref();
@@ -165,7 +167,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.stopping = true;
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
     if (this.retry) clearTimeout(this.retry);
-    this.telegram.stopPolling();
+    void this.poller.stop();
     if (this.leading) {
       this.leading = false;
       await this.leases.release('telegram-polling').catch(() => undefined);
@@ -175,6 +177,6 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
   onApplicationShutdown(): void {
     this.stopping = true;
     if (this.retry) clearTimeout(this.retry);
-    this.telegram.stopPolling();
+    void this.poller.stop();
   }
 }

@@ -1,5 +1,5 @@
 // Fast tier: the one policy for Telegram's answers to the outbox (docs/requirements.md §4.2–§4.7, §12.5), as a table.
-import type { TelegramResult } from '../telegram/telegram.gateway';
+import type { TelegramResult } from '../telegram/telegram-result';
 import { nextStep, type NextStep, type OutboxCall } from './telegram-answer.policy';
 
 const ANSWERS: Record<string, TelegramResult<unknown>> = {

@@ -1,4 +1,4 @@
-import type { TelegramFailure, TelegramResult } from '../telegram/telegram.gateway';
+import type { TelegramFailure, TelegramResult } from '../telegram/telegram-result';
 import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 
 /**

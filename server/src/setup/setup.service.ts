@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock/clock';
-import type { BotIdentity, RawUpdate, TelegramFailure, TelegramGateway } from '../telegram/telegram.gateway';
+import type { BotIdentity, RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
+import type { TelegramFailure } from '../telegram/telegram-result';
 import { botRights } from './bot-rights';
 import { isForTheServer, UpdateFeed, type Waited } from './update-feed';
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock/clock';
-import type { RawUpdate, TelegramFailure, TelegramGateway } from '../telegram/telegram.gateway';
+import type { RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
+import type { TelegramFailure } from '../telegram/telegram-result';
 
 /** The update kinds setup reads: the bot added to a chat, messages (which chat, which topic), the test card's press. */
 export const SETUP_UPDATES = ['message', 'my_chat_member', 'callback_query'] as const;

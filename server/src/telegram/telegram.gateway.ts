@@ -5,63 +5,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { InlineKeyboard } from '../cards/card.renderer';
 import { telegrafApiRoot } from './telegraf';
-
-/**
- * What a Bot API call came to, as a value: the outbox decides on it (retry schedule, flood control, migration,
- * plain-text fallback). Exceptions are for bugs only.
- */
-export type TelegramResult<T> =
-  | { ok: true; value: T }
-  | { ok: false; kind: 'flood'; retryAfterSec: number; description: string }
-  | { ok: false; kind: 'migrated'; newChatId: string; description: string }
-  | { ok: false; kind: 'parse'; description: string }
-  /** The text is over Telegram's limit (4096 UTF-16 code units after entity parsing; 200 for a callback answer). */
-  | { ok: false; kind: 'too_long'; description: string }
-  | { ok: false; kind: 'not_modified'; description: string }
-  | { ok: false; kind: 'gone'; description: string }
-  /**
-   * Issue 14: the forum topic (`message_thread_id`) is closed or deleted, or was never there ("message thread not
-   * found", "TOPIC_CLOSED"); the same message without a topic goes into the chat's General topic.
-   */
-  | { ok: false; kind: 'thread_gone'; description: string }
-  /** A 5xx, a timeout, a network error: Telegram may take the same call later. */
-  | { ok: false; kind: 'failed'; description: string }
-  /** Any other 4xx (not 429): Telegram will refuse the same call again (a chat the bot is not in, a bad id). */
-  | { ok: false; kind: 'refused'; description: string }
-  | { ok: false; kind: 'no_bot'; description: string };
-
-export type TelegramFailure = Exclude<TelegramResult<unknown>, { ok: true }>;
-
-const STOP_REPEAT_MS = 20;
-
-interface TelegramErrorLike {
-  response?: { error_code?: number; description?: string; parameters?: { retry_after?: number; migrate_to_chat_id?: number } };
-  message?: string;
-  name?: string;
-}
-
-/** Reads a telegraf error (or a network error, or our timeout) into a TelegramResult. */
-export function classifyTelegramError(err: unknown): TelegramFailure {
-  const e = err as TelegramErrorLike;
-  const code = e?.response?.error_code;
-  const description = e?.response?.description ?? e?.message ?? String(err);
-  const params = e?.response?.parameters;
-  if (code === 429) return { ok: false, kind: 'flood', retryAfterSec: params?.retry_after ?? 5, description };
-  if (params?.migrate_to_chat_id !== undefined)
-    return { ok: false, kind: 'migrated', newChatId: String(params.migrate_to_chat_id), description };
-  const tooLong = /message is too long|MESSAGE_TOO_LONG|text is too long/i;
-  if (code === 400 && tooLong.test(description)) return { ok: false, kind: 'too_long', description };
-  if (code === 400 && /can't parse entities|BUTTON_DATA_INVALID/i.test(description)) return { ok: false, kind: 'parse', description };
-  if (code === 400 && /message is not modified/i.test(description)) return { ok: false, kind: 'not_modified', description };
-  if (code === 400 && /message thread not found|TOPIC_CLOSED|TOPIC_DELETED|TOPIC_ID_INVALID/i.test(description))
-    return { ok: false, kind: 'thread_gone', description };
-  if (code === 400 && /message to edit not found|message can't be edited|message to be replied not found/i.test(description))
-    return { ok: false, kind: 'gone', description };
-  if (e?.name === 'AbortError' || /aborted/i.test(description))
-    return { ok: false, kind: 'failed', description: 'timeout: Telegram did not answer in time' };
-  if (code !== undefined && code >= 400 && code < 500) return { ok: false, kind: 'refused', description: `${code}: ${description}` };
-  return { ok: false, kind: 'failed', description: code ? `${code}: ${description}` : description };
-}
+import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
 
 /** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
 export const CALLBACK_ANSWER_MAX = 200;
@@ -77,8 +21,8 @@ export function cutTo(text: string, max: number): string {
 export interface OutgoingMessage {
   chatId: string;
   /**
-   * Issue 14: the forum topic to post in (`message_thread_id`); absent or null: the chat itself (a forum's General
-   * topic). A reply without one lands in the topic of the message it replies to, as Telegram does.
+   * The forum topic to post in (`message_thread_id`); absent or null: the chat itself (a forum's General topic). A
+   * reply without one lands in the topic of the message it replies to, as Telegram does.
    */
   threadId?: number | null;
   text: string;
@@ -99,8 +43,6 @@ export interface BotCommandEntry {
   command: string;
   description: string;
 }
-
-type BotInfo = NonNullable<Telegraf['botInfo']>;
 
 /** The bot itself, as getMe gives it. */
 export interface BotIdentity {
@@ -141,46 +83,23 @@ export interface RawUpdate {
   [kind: string]: unknown;
 }
 
-function isNotRunning(err: unknown): boolean {
-  return err instanceof Error && err.message === 'Bot is not running!';
-}
-
 /**
  * Every Bot API call of the app, each with a timeout so a hanging Telegram cannot stall a tick, a request or an alert.
  * It wraps the one telegraf bot nestjs-telegraf creates (none without TELEGRAM_BOT_TOKEN: then `available` is false,
- * leads are stored and publishing and alerts wait, docs/requirements.md §10.1), and starts and stops its long polling.
+ * leads are stored and publishing and alerts wait, docs/requirements.md §10.1). Long polling of that bot is
+ * TelegramPolling's (telegram-polling.ts); what an answer comes to is telegram-result.ts's.
  */
 @Injectable()
 export class TelegramGateway {
   private readonly logger = new Logger('Telegram');
   private readonly telegram: Telegram | null;
-  /** telegraf's own stop(), which throws "Bot is not running!" when nothing polls. */
-  private readonly stopBot: ((reason?: string) => void) | null = null;
-  /** The launch() in progress: it settles only when polling ends. */
-  private launched: Promise<void> | null = null;
-  private stopRequested = false;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: Pick<ServerConfig, 'telegramTimeoutMs'>,
     @Optional() @InjectBot() private readonly bot?: Telegraf,
   ) {
     this.telegram = bot?.telegram ?? null;
-    if (!bot) {
-      this.logger.warn('TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused');
-      return;
-    }
-    // nestjs-telegraf stops the bot at shutdown, and telegraf throws when it never polled (BOT_POLLING off, a
-    // launch that failed): that must not fail the app's close.
-    const stop = bot.stop.bind(bot);
-    this.stopBot = stop;
-    bot.stop = (reason?: string) => {
-      this.stopRequested = true;
-      try {
-        stop(reason);
-      } catch (err) {
-        if (!isNotRunning(err)) throw err;
-      }
-    };
+    if (!bot) this.logger.warn('TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused');
   }
 
   /**
@@ -206,7 +125,7 @@ export class TelegramGateway {
     payload: Record<string, unknown>,
     limits: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<TelegramResult<T>> {
-    if (!this.telegram) return { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' };
+    if (!this.telegram) return noBot();
     const timeout = AbortSignal.timeout(limits.timeoutMs ?? this.config.telegramTimeoutMs);
     const signal = limits.signal ? AbortSignal.any([timeout, limits.signal]) : timeout;
     try {
@@ -243,12 +162,12 @@ export class TelegramGateway {
   }
 
   /**
-   * Issue 14: a file as a document (multipart: telegraf uploads a `{ source: Buffer, filename }`), with a short caption.
+   * A file as a document (multipart: telegraf uploads a `{ source: Buffer, filename }`), with a short caption.
    * Plain values only beside the file: every field of a multipart call goes as a string.
    */
   async sendDocument(d: {
     chatId: string;
-    /** Issue 14: the forum topic, as for `send`. */
+    /** The forum topic, as for `send`. */
     threadId?: number | null;
     filename: string;
     content: Buffer;
@@ -299,7 +218,7 @@ export class TelegramGateway {
   }
 
   /**
-   * One getUpdates call of the CLI's setup (the server polls through `poll`): waits up to `timeoutSec` for updates from
+   * One getUpdates call of the CLI's setup (the server polls through TelegramPolling): waits up to `timeoutSec` for updates from
    * `offset` on, which also confirms every update before it (Telegram never sends those again). Bounded by the poll's
    * length plus TELEGRAM_TIMEOUT_MS, and by `signal` (the caller stops waiting).
    */
@@ -329,71 +248,7 @@ export class TelegramGateway {
   }
 
   /**
-   * One run of long polling through telegraf's launch(). getMe goes first through `call` (the timeout; launch() then
-   * skips its own, and updates know the bot's name); `onLaunched` runs once it has answered, as launch() goes on to
-   * deleteWebhook and getUpdates. Resolves when polling ends: ok when it was stopped (`stopPolling`, or nestjs-telegraf
-   * at shutdown), else why it failed (getMe, deleteWebhook, or a getUpdates answer telegraf does not retry itself:
-   * 409 another instance polls, 401). Retrying is the caller's business.
-   */
-  async poll(updates: readonly UpdateKind[], onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
-    const bot = this.bot;
-    if (!bot) return { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' };
-    if (this.launched) throw new Error('already polling');
-    if (!bot.botInfo) {
-      const me = await this.call<BotInfo>('getMe', {});
-      if (!me.ok) return me;
-      bot.botInfo = me.value;
-    }
-    const { username } = bot.botInfo;
-    if (this.stopRequested) return { ok: true, value: undefined };
-    const launched = bot.launch({ allowedUpdates: [...updates], dropPendingUpdates: false }, () => onLaunched(username));
-    this.launched = launched;
-    try {
-      await launched;
-      return { ok: true, value: undefined };
-    } catch (err) {
-      return classifyTelegramError(err);
-    } finally {
-      this.launched = null;
-    }
-  }
-
-  /**
-   * Ends polling for good. launch() cannot be cancelled, and stop() reaches only the poller that exists: while
-   * launch() still waits for deleteWebhook, stop() refuses ("Bot is not running!") or stops the previous, finished
-   * poller. So stop() is repeated until that launch() has ended, and no bot polls after the app closed.
-   */
-  stopPolling(): void {
-    this.stopRequested = true;
-    this.endLaunch();
-  }
-
-  /**
-   * Ends the current run of polling only (issue 13: another instance polls now); `poll()` may start again later.
-   * The run's promise resolves ok, as for a stop.
-   */
-  pausePolling(): void {
-    this.endLaunch();
-  }
-
-  private endLaunch(): void {
-    const launched = this.launched;
-    if (!launched || !this.stopBot) return;
-    const stop = this.stopBot;
-    const again = () => {
-      if (this.launched !== launched) return;
-      try {
-        stop('shutdown');
-      } catch (err) {
-        if (!isNotRunning(err)) this.logger.error(`stopping the bot failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      setTimeout(again, STOP_REPEAT_MS).unref();
-    };
-    again();
-  }
-
-  /**
-   * Webhook mode (issue 13): Telegram posts every update of `updates` to `url`, with `secret` in the
+   * Webhook mode: Telegram posts every update of `updates` to `url`, with `secret` in the
    * X-Telegram-Bot-Api-Secret-Token header. Updates that waited meanwhile are kept (a restart loses no press).
    */
   async setWebhook(url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> {

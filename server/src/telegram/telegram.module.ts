@@ -3,18 +3,22 @@ import { TelegrafModule } from 'nestjs-telegraf';
 import type { ServerConfig } from '../config/config';
 import { telegrafApiRoot } from './telegraf';
 import { TelegramGateway } from './telegram.gateway';
+import { TelegramPolling } from './telegram-polling';
 
 /** forRoot's own module: were it TelegramModule itself, Nest would build a second module, and a second gateway. */
 @Module({})
 class TelegramRootModule {}
 
-/** The gateway, for every module that calls Telegram: imported where needed, one instance per app. */
-@Module({ providers: [TelegramGateway], exports: [TelegramGateway] })
+/**
+ * The gateway, for every module that calls Telegram, and the polling control, for the bot's launcher: imported where
+ * needed, one instance of each per app.
+ */
+@Module({ providers: [TelegramGateway, TelegramPolling], exports: [TelegramGateway, TelegramPolling] })
 export class TelegramModule {
   /**
    * The root's import, once per app: the one telegraf bot, created by nestjs-telegraf when TELEGRAM_BOT_TOKEN is set
    * (none without it: docs/requirements.md §10.1), and the gateway that wraps it. nestjs-telegraf does not launch
-   * it: BotLauncher starts polling, with its own retries.
+   * it: BotLauncher starts polling through TelegramPolling, with its own retries.
    */
   static forRoot(config: ServerConfig): DynamicModule {
     const { token, apiRoot } = config.telegram;

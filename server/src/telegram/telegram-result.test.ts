@@ -1,5 +1,5 @@
 // Fast tier: how Telegram's errors are read (the outbox's policy decides on the kinds).
-import { classifyTelegramError } from './telegram.gateway';
+import { classifyTelegramError } from './telegram-result';
 
 const telegramError = (error_code: number, description: string, parameters?: Record<string, number>) => ({
   response: { error_code, description, ...(parameters ? { parameters } : {}) },
@@ -23,7 +23,7 @@ describe('classifyTelegramError', () => {
     });
   });
 
-  it('a message that cannot be edited, or replied to, is gone (issue 12: the fallback message of another bot, or deleted)', () => {
+  it('a message that cannot be edited, or replied to, is gone (the fallback message of another bot, or deleted)', () => {
     for (const description of [
       "Bad Request: message can't be edited",
       'Bad Request: message to edit not found',
@@ -33,7 +33,7 @@ describe('classifyTelegramError', () => {
     }
   });
 
-  it('a forum topic that is closed or deleted (issue 14): thread_gone, not a refusal', () => {
+  it('a forum topic that is closed or deleted: thread_gone, not a refusal', () => {
     for (const description of ['Bad Request: message thread not found', 'Bad Request: TOPIC_CLOSED', 'Bad Request: TOPIC_DELETED']) {
       expect(classifyTelegramError(telegramError(400, description))).toEqual({ ok: false, kind: 'thread_gone', description });
     }

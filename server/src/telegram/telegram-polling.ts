@@ -1,0 +1,141 @@
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { InjectBot } from 'nestjs-telegraf';
+import type { Telegraf } from 'telegraf';
+import { TelegramGateway, type UpdateKind } from './telegram.gateway';
+import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
+
+/** How often stop() is repeated while a launch() it cannot reach yet is still going on. */
+const STOP_REPEAT_MS = 20;
+
+type BotInfo = NonNullable<Telegraf['botInfo']>;
+
+/** One call of `poll`, from its getMe to the end of its launch(). */
+interface PollRun {
+  /** Asked to end (pause or stop): a run that has not launched yet will not. */
+  ending: boolean;
+  /** telegraf's launch() in progress: it settles only when polling ends. */
+  launched: Promise<void> | null;
+  /** Settles when the run is over, its last getUpdates ended. */
+  over: Promise<void>;
+}
+
+function isNotRunning(err: unknown): boolean {
+  return err instanceof Error && err.message === 'Bot is not running!';
+}
+
+/**
+ * The bot's long polling: started through telegraf's public launch(), ended by `pause` (another instance polls now)
+ * or `stop` (for good), in place of telegraf's own stop(), which reaches only a poller that already exists. One run at a
+ * time: a run asked for while the previous one is still ending waits for its end, so no two getUpdates overlap
+ * (Telegram would answer one of them 409). Deciding when to poll, and retrying, is BotLauncher's business.
+ */
+@Injectable()
+export class TelegramPolling {
+  private readonly logger = new Logger('Telegram');
+  /** telegraf's own stop(), which throws "Bot is not running!" when nothing polls. */
+  private readonly stopBot: ((reason?: string) => void) | null = null;
+  private current: PollRun | null = null;
+  private stopRequested = false;
+
+  constructor(
+    private readonly gateway: TelegramGateway,
+    @Optional() @InjectBot() private readonly bot?: Telegraf,
+  ) {
+    if (!bot) return;
+    // nestjs-telegraf stops the bot at shutdown, and telegraf throws when it never polled (BOT_POLLING off, a
+    // launch that failed): that must not fail the app's close.
+    const stop = bot.stop.bind(bot);
+    this.stopBot = stop;
+    bot.stop = (reason?: string) => {
+      this.stopRequested = true;
+      try {
+        stop(reason);
+      } catch (err) {
+        if (!isNotRunning(err)) throw err;
+      }
+    };
+  }
+
+  /**
+   * One run of long polling through telegraf's launch(). getMe goes first through the gateway (its timeout; launch()
+   * then skips its own, and updates know the bot's name); `onLaunched` runs once it has answered, as launch() goes on
+   * to deleteWebhook and getUpdates. Resolves when polling ends: ok when it was paused or stopped (or stopped by
+   * nestjs-telegraf at shutdown), else why it failed (getMe, deleteWebhook, or a getUpdates answer telegraf does not
+   * retry itself: 409 another instance polls, 401). Rejects when a run is going on that nobody asked to end.
+   */
+  async poll(updates: readonly UpdateKind[], onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
+    const bot = this.bot;
+    if (!bot) return noBot();
+    const previous = this.current;
+    if (previous && !previous.ending) throw new Error('already polling');
+    const run: PollRun = { ending: false, launched: null, over: Promise.resolve() };
+    const result = this.launch(bot, run, previous, updates, onLaunched);
+    run.over = result.then(() => {
+      if (this.current === run) this.current = null;
+    });
+    this.current = run;
+    return result;
+  }
+
+  private async launch(
+    bot: Telegraf,
+    run: PollRun,
+    previous: PollRun | null,
+    updates: readonly UpdateKind[],
+    onLaunched: (username: string) => void,
+  ): Promise<TelegramResult<void>> {
+    if (previous) await previous.over;
+    if (!bot.botInfo) {
+      const me = await this.gateway.getMe();
+      if (!me.ok) return me;
+      bot.botInfo = me.value as BotInfo;
+    }
+    const { username } = bot.botInfo;
+    if (this.stopRequested || run.ending) return { ok: true, value: undefined };
+    const launched = bot.launch({ allowedUpdates: [...updates], dropPendingUpdates: false }, () => onLaunched(username));
+    run.launched = launched;
+    try {
+      await launched;
+      return { ok: true, value: undefined };
+    } catch (err) {
+      return classifyTelegramError(err);
+    } finally {
+      run.launched = null;
+    }
+  }
+
+  /**
+   * Ends polling for good: no run starts after it. launch() cannot be cancelled, and telegraf's stop() reaches only
+   * the poller that exists: while launch() still waits for deleteWebhook, stop() refuses ("Bot is not running!") or
+   * stops the previous, finished poller. So stop() is repeated until that launch() has ended, and no bot polls after
+   * the app closed. Resolves when the run is over (its long poll aborted).
+   */
+  stop(): Promise<void> {
+    this.stopRequested = true;
+    return this.end();
+  }
+
+  /** Ends the current run only (another instance polls now); `poll()` may start again later. Resolves as `stop`. */
+  pause(): Promise<void> {
+    return this.end();
+  }
+
+  private end(): Promise<void> {
+    const run = this.current;
+    if (!run) return Promise.resolve();
+    run.ending = true;
+    const stop = this.stopBot;
+    // A run that has not launched yet sees `ending` and does not launch; one that has is stopped until it has ended.
+    const again = () => {
+      if (!run.launched || !stop) return;
+      try {
+        stop('shutdown');
+      } catch (err) {
+        if (!isNotRunning(err)) this.logger.error(`stopping the bot failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      setTimeout(again, STOP_REPEAT_MS).unref();
+    };
+    again();
+    return run.over;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * What a Bot API call came to, as a value: the outbox decides on it (retry schedule, flood control, migration,
+ * plain-text fallback). Exceptions are for bugs only.
+ */
+export type TelegramResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; kind: 'flood'; retryAfterSec: number; description: string }
+  | { ok: false; kind: 'migrated'; newChatId: string; description: string }
+  | { ok: false; kind: 'parse'; description: string }
+  /** The text is over Telegram's limit (4096 UTF-16 code units after entity parsing; 200 for a callback answer). */
+  | { ok: false; kind: 'too_long'; description: string }
+  | { ok: false; kind: 'not_modified'; description: string }
+  | { ok: false; kind: 'gone'; description: string }
+  /**
+   * The forum topic (`message_thread_id`) is closed or deleted, or was never there ("message thread not found",
+   * "TOPIC_CLOSED"); the same message without a topic goes into the chat's General topic.
+   */
+  | { ok: false; kind: 'thread_gone'; description: string }
+  /** A 5xx, a timeout, a network error: Telegram may take the same call later. */
+  | { ok: false; kind: 'failed'; description: string }
+  /** Any other 4xx (not 429): Telegram will refuse the same call again (a chat the bot is not in, a bad id). */
+  | { ok: false; kind: 'refused'; description: string }
+  | { ok: false; kind: 'no_bot'; description: string };
+
+export type TelegramFailure = Exclude<TelegramResult<unknown>, { ok: true }>;
+
+/** The answer of every call made without a bot (no TELEGRAM_BOT_TOKEN). */
+export function noBot(): TelegramFailure {
+  return { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' };
+}
+
+interface TelegramErrorLike {
+  response?: { error_code?: number; description?: string; parameters?: { retry_after?: number; migrate_to_chat_id?: number } };
+  message?: string;
+  name?: string;
+}
+
+/** Reads a telegraf error (or a network error, or our timeout) into a TelegramResult. */
+export function classifyTelegramError(err: unknown): TelegramFailure {
+  const e = err as TelegramErrorLike;
+  const code = e?.response?.error_code;
+  const description = e?.response?.description ?? e?.message ?? String(err);
+  const params = e?.response?.parameters;
+  if (code === 429) return { ok: false, kind: 'flood', retryAfterSec: params?.retry_after ?? 5, description };
+  if (params?.migrate_to_chat_id !== undefined)
+    return { ok: false, kind: 'migrated', newChatId: String(params.migrate_to_chat_id), description };
+  const tooLong = /message is too long|MESSAGE_TOO_LONG|text is too long/i;
+  if (code === 400 && tooLong.test(description)) return { ok: false, kind: 'too_long', description };
+  if (code === 400 && /can't parse entities|BUTTON_DATA_INVALID/i.test(description)) return { ok: false, kind: 'parse', description };
+  if (code === 400 && /message is not modified/i.test(description)) return { ok: false, kind: 'not_modified', description };
+  if (code === 400 && /message thread not found|TOPIC_CLOSED|TOPIC_DELETED|TOPIC_ID_INVALID/i.test(description))
+    return { ok: false, kind: 'thread_gone', description };
+  if (code === 400 && /message to edit not found|message can't be edited|message to be replied not found/i.test(description))
+    return { ok: false, kind: 'gone', description };
+  if (e?.name === 'AbortError' || /aborted/i.test(description))
+    return { ok: false, kind: 'failed', description: 'timeout: Telegram did not answer in time' };
+  if (code !== undefined && code >= 400 && code < 500) return { ok: false, kind: 'refused', description: `${code}: ${description}` };
+  return { ok: false, kind: 'failed', description: code ? `${code}: ${description}` : description };
+}
