@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
-import { COMMAND_ANSWERS } from '../src/bot/bot-commands.service';
+import { COMMAND_ANSWERS } from '../src/bot/command-answers';
 import { ConfigError, loadServerConfig } from '../src/config/config';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { PRESS_ANSWERS } from '../src/lead-status/lead-status.service';

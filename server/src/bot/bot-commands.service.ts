@@ -7,6 +7,14 @@ import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import {
+  COMMAND_ANSWERS,
+  EXPORT_DAYS_DEFAULT,
+  EXPORT_DAYS_MAX,
+  refusalText,
+  type CommandRefusal,
+  type PermissionRefusal,
+} from './command-answers';
 
 export const BOT_COMMANDS = [
   { command: 'stickers_new', description: 'Заявки без карточки и всё ещё новые' },
@@ -17,14 +25,10 @@ export const BOT_COMMANDS = [
 ] as const;
 export type BotCommand = 'stickers_new' | 'stickers_stats' | 'stickers_forget' | 'stickers_export' | 'stickers_chatid';
 
-/** `/stickers_export [days]`: 7 days unless told, at most a year. */
-export const EXPORT_DAYS_DEFAULT = 7;
-export const EXPORT_DAYS_MAX = 365;
-
 export interface CommandCall {
   command: BotCommand;
   chatId: string;
-  /** Issue 14: the forum topic the command was sent in (null: none); the answer and the export's file go there. */
+  /** The forum topic the command was sent in (null: none); the answer and the export's file go there. */
   threadId?: number | null;
   userId: number;
   /** The text after the command. */
@@ -33,21 +37,13 @@ export interface CommandCall {
   chatType?: string;
 }
 
-export const COMMAND_ANSWERS = {
-  wrongChat: 'Команды работают только в группе заявок и в чате админов.',
-  notManager: 'Обезличивать заявки могут только менеджеры.',
-  notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
-  adminUnknown: 'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
-  forgetUsage: 'Укажите номер заявки: /stickers_forget 42',
-  exportWrongChat: 'Выгрузка приходит только в чат админов.',
-  exportNotManager: 'Выгружать заявки могут только менеджеры.',
-  exportNotAdmin: 'Выгружать заявки могут только администраторы группы заявок.',
-  exportUsage: `Укажите число дней от 1 до ${EXPORT_DAYS_MAX}: /stickers_export 30`,
-  exportFailed: 'Не удалось отправить файл выгрузки. Попробуйте позже.',
-  chatIdPrivate: 'Это личный чат с ботом. Добавьте бота в группу заявок и отправьте /stickers_chatid там (в нужной теме).',
-} as const;
+/** What a command comes to: a text to answer with, or a refusal (worded by `refusalText`). */
+type CommandOutcome = string | CommandRefusal;
 
-/** Decides what each command answers; the update handler only passes the call in and the text out. */
+/**
+ * Decides what each command answers; the update handler only passes the call in and the text out. A refusal is decided
+ * as a `CommandRefusal` value and worded in one place (`refusalText`, command-answers.ts).
+ */
 @Injectable()
 export class BotCommandsService {
   private readonly logger = new Logger('Bot');
@@ -62,11 +58,16 @@ export class BotCommandsService {
   ) {}
 
   async run(call: CommandCall): Promise<string> {
+    const outcome = await this.decide(call);
+    return typeof outcome === 'string' ? outcome : refusalText(outcome);
+  }
+
+  private async decide(call: CommandCall): Promise<CommandOutcome> {
     // Setup's helper answers in any group: it is how a chat's id is found before it is configured.
     if (call.command === 'stickers_chatid') return this.chatIds(call);
-    // Every leads chat (LEADS_CHAT_ID and each of LEADS_ROUTES, issue 14) and the admin chat.
+    // Every leads chat (LEADS_CHAT_ID and each of LEADS_ROUTES) and the admin chat.
     const allowed = [...(await this.chats.leadsChats()), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
-    if (!allowed.includes(call.chatId)) return COMMAND_ANSWERS.wrongChat;
+    if (!allowed.includes(call.chatId)) return { kind: 'refused', reason: 'wrong_chat' };
     switch (call.command) {
       case 'stickers_new':
         return this.reports.newLeads();
@@ -83,8 +84,8 @@ export class BotCommandsService {
    * docs/requirements.md §16.2: `/stickers_chatid` gives the lines of .env for the chat and topic it was sent in, in
    * any group (the bot need not be configured for it yet). Ids only: nothing personal.
    */
-  private chatIds(call: CommandCall): string {
-    if (call.chatType === 'private') return COMMAND_ANSWERS.chatIdPrivate;
+  private chatIds(call: CommandCall): CommandOutcome {
+    if (call.chatType === 'private') return { kind: 'refused', reason: 'private_chat' };
     const lines = ['Для .env (группа заявок):', `LEADS_CHAT_ID=${call.chatId}`];
     if (call.threadId) lines.push(`LEADS_THREAD_ID=${call.threadId}`);
     lines.push('', 'Для чата админов — то же под именами:', `ADMIN_CHAT_ID=${call.chatId}`);
@@ -92,18 +93,14 @@ export class BotCommandsService {
     return lines.join('\n');
   }
 
-  /** Issue 14: the CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */
-  private async export(call: CommandCall): Promise<string> {
-    if (call.chatId !== this.config.telegram.adminChatId) return COMMAND_ANSWERS.exportWrongChat;
-    const refusal = await this.mayForget(call.userId);
-    if (refusal) {
-      if (refusal === COMMAND_ANSWERS.notManager) return COMMAND_ANSWERS.exportNotManager;
-      if (refusal === COMMAND_ANSWERS.notAdmin) return COMMAND_ANSWERS.exportNotAdmin;
-      return refusal;
-    }
+  /** The CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */
+  private async export(call: CommandCall): Promise<CommandOutcome> {
+    if (call.chatId !== this.config.telegram.adminChatId) return { kind: 'refused', reason: 'not_admin_chat' };
+    const refusal = await this.mayEraseOrExport(call.userId);
+    if (refusal) return { kind: 'refused', reason: refusal, action: 'export' };
     const arg = call.args.trim();
     const days = arg === '' ? EXPORT_DAYS_DEFAULT : /^\d{1,3}$/.test(arg) ? Number(arg) : NaN;
-    if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return COMMAND_ANSWERS.exportUsage;
+    if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return { kind: 'refused', reason: 'bad_arguments', action: 'export' };
     const { content, rows } = await this.exports.csvOfDays(days);
     const sent = await this.telegram.sendDocument({
       chatId: call.chatId,
@@ -120,9 +117,9 @@ export class BotCommandsService {
     return `📎 Выгрузка за ${days} дн.: ${rows} заявок (файл выше).`;
   }
 
-  private async forget(call: CommandCall): Promise<string> {
-    const refusal = await this.mayForget(call.userId);
-    if (refusal) return refusal;
+  private async forget(call: CommandCall): Promise<CommandOutcome> {
+    const refusal = await this.mayEraseOrExport(call.userId);
+    if (refusal) return { kind: 'refused', reason: refusal, action: 'forget' };
     const contact = parseContact(call.args);
     if (contact) {
       const erased = await this.anonymisation.forgetContact(contact);
@@ -131,7 +128,7 @@ export class BotCommandsService {
       return `🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}): личные данные удалены, карточки обновлены.`;
     }
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
-    if (!m) return COMMAND_ANSWERS.forgetUsage;
+    if (!m) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
     const id = Number(m[1]);
     switch (await this.anonymisation.forget(id)) {
       case 'done':
@@ -144,21 +141,21 @@ export class BotCommandsService {
   }
 
   /**
-   * Anonymisation cannot be undone, so it is not for every member: the manager list decides when it is set, else
-   * Telegram is asked whether the user administers the leads group. When Telegram cannot tell, the answer is no.
-   * Returns the refusal, or null when allowed.
+   * Anonymisation cannot be undone, and the export hands out every contact, so neither is for every member: the manager
+   * list decides when it is set, else Telegram is asked whether the user administers the leads group. When Telegram
+   * cannot tell, the answer is no. Returns why not, or null when allowed.
    */
-  private async mayForget(userId: number): Promise<string | null> {
+  private async mayEraseOrExport(userId: number): Promise<PermissionRefusal | null> {
     const managers = this.config.telegram.managerIds;
-    if (managers) return managers.includes(userId) ? null : COMMAND_ANSWERS.notManager;
+    if (managers) return managers.includes(userId) ? null : 'not_manager';
     const leadsChat = await this.chats.leadsChatId();
     // The configuration requires the leads group when a bot runs; without one there is nobody to be its administrator.
-    if (!leadsChat) return COMMAND_ANSWERS.notAdmin;
+    if (!leadsChat) return 'not_admin';
     const member = await this.telegram.getChatMember(leadsChat, userId);
     if (!member.ok) {
       this.logger.warn({ msg: 'administrator check failed; /stickers_forget refused', user_id: userId, error: member.description });
-      return COMMAND_ANSWERS.adminUnknown;
+      return 'admin_unknown';
     }
-    return member.value.status === 'creator' || member.value.status === 'administrator' ? null : COMMAND_ANSWERS.notAdmin;
+    return member.value.status === 'creator' || member.value.status === 'administrator' ? null : 'not_admin';
   }
 }

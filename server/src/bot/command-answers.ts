@@ -1,0 +1,61 @@
+/** `/stickers_export [days]`: 7 days unless told, at most a year. */
+export const EXPORT_DAYS_DEFAULT = 7;
+export const EXPORT_DAYS_MAX = 365;
+
+/** The commands that erase or hand out personal data: only managers (or the leads group's administrators) may. */
+export type GuardedAction = 'forget' | 'export';
+
+/**
+ * Why a user may not run a guarded command: MANAGER_IDS leaves them out, they do not administer the leads group, or
+ * Telegram could not tell.
+ */
+export type PermissionRefusal = 'not_manager' | 'not_admin' | 'admin_unknown';
+
+/**
+ * A command the bot will not carry out, as a value: BotCommandsService decides on these, `refusalText` words them, and
+ * nothing compares answer texts.
+ */
+export type CommandRefusal =
+  /** Neither a leads chat nor the admin chat (every command but `/stickers_chatid`). */
+  | { kind: 'refused'; reason: 'wrong_chat' }
+  /** `/stickers_export` elsewhere than the admin chat: the file holds every contact. */
+  | { kind: 'refused'; reason: 'not_admin_chat' }
+  | { kind: 'refused'; reason: PermissionRefusal; action: GuardedAction }
+  /** The text after the command is not a lead number or contact (forget), or a number of days (export). */
+  | { kind: 'refused'; reason: 'bad_arguments'; action: GuardedAction }
+  /** `/stickers_chatid` in the private chat with the bot: no group to give the id of. */
+  | { kind: 'refused'; reason: 'private_chat' };
+
+export const COMMAND_ANSWERS = {
+  wrongChat: 'Команды работают только в группе заявок и в чате админов.',
+  notManager: 'Обезличивать заявки могут только менеджеры.',
+  notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
+  adminUnknown: 'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
+  forgetUsage: 'Укажите номер заявки: /stickers_forget 42',
+  exportWrongChat: 'Выгрузка приходит только в чат админов.',
+  exportNotManager: 'Выгружать заявки могут только менеджеры.',
+  exportNotAdmin: 'Выгружать заявки могут только администраторы группы заявок.',
+  exportUsage: `Укажите число дней от 1 до ${EXPORT_DAYS_MAX}: /stickers_export 30`,
+  exportFailed: 'Не удалось отправить файл выгрузки. Попробуйте позже.',
+  chatIdPrivate: 'Это личный чат с ботом. Добавьте бота в группу заявок и отправьте /stickers_chatid там (в нужной теме).',
+} as const;
+
+/** The one place a refusal becomes the text the user reads. */
+export function refusalText(refusal: CommandRefusal): string {
+  switch (refusal.reason) {
+    case 'wrong_chat':
+      return COMMAND_ANSWERS.wrongChat;
+    case 'not_admin_chat':
+      return COMMAND_ANSWERS.exportWrongChat;
+    case 'not_manager':
+      return refusal.action === 'export' ? COMMAND_ANSWERS.exportNotManager : COMMAND_ANSWERS.notManager;
+    case 'not_admin':
+      return refusal.action === 'export' ? COMMAND_ANSWERS.exportNotAdmin : COMMAND_ANSWERS.notAdmin;
+    case 'admin_unknown':
+      return COMMAND_ANSWERS.adminUnknown;
+    case 'bad_arguments':
+      return refusal.action === 'export' ? COMMAND_ANSWERS.exportUsage : COMMAND_ANSWERS.forgetUsage;
+    case 'private_chat':
+      return COMMAND_ANSWERS.chatIdPrivate;
+  }
+}
