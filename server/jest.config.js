@@ -6,7 +6,8 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest'] },
   moduleFileExtensions: ['ts', 'js', 'cjs', 'json'],
-  testTimeout: 30000,
+  // Generous: a test waits for events (harness waitFor, scaled on a loaded machine); this only ends a hung one.
+  testTimeout: 60000,
   // Tests run the workspace sources, so a change in shared/ or the sandbox needs no rebuild to be tested.
   moduleNameMapper: {
     '^@stickers/shared$': '<rootDir>/../shared/src/index.ts',

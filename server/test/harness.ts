@@ -208,8 +208,15 @@ export function lead(overrides: Record<string, unknown> = {}): Record<string, un
   };
 }
 
+/**
+ * How much longer than its stated bound a wait may take before it fails: the bounds say how long the event takes on a
+ * quiet machine, and a test only waits for an event, never asserts a time, so a loaded machine (CI beside other work,
+ * two suites at once) must not turn a slow start into a failure. LEADS_TEST_WAIT_SCALE overrides it.
+ */
+const WAIT_SCALE = Number(process.env.LEADS_TEST_WAIT_SCALE ?? 3);
+
 export async function waitFor<T>(probe: () => T | undefined | null | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + timeoutMs * WAIT_SCALE;
   for (;;) {
     const value = probe();
     if (value) return value;
