@@ -1,7 +1,6 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { Clock, SCHEDULED_JOBS } from '../clock/clock';
-import { LeaseService } from '../cluster/lease.service';
+import { PassSchedule } from '../cluster/pass-schedule';
 import { PassRunner } from '../cluster/pass-runner';
 import { type HousekeepingReport, HousekeepingService } from './housekeeping.service';
 
@@ -21,8 +20,7 @@ export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeAppl
   constructor(
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
     private readonly housekeeping: HousekeepingService,
-    private readonly registry: SchedulerRegistry,
-    private readonly leases: LeaseService,
+    private readonly passes: PassSchedule,
     clock: Clock,
   ) {
     this.runner = new PassRunner({
@@ -37,10 +35,7 @@ export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeAppl
 
   onApplicationBootstrap(): void {
     if (!this.scheduled) return;
-    this.registry.addInterval(
-      'housekeeping',
-      setInterval(() => void this.tick(), 60_000),
-    );
+    this.passes.every('housekeeping', 60_000, () => this.tick());
   }
 
   /** One run now, or the running one (no overlap); resolves with its report. */
@@ -50,9 +45,6 @@ export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeAppl
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.registry.doesExist('interval', 'housekeeping')) this.registry.deleteInterval('housekeeping');
-    await this.runner.stopAndWait();
-    // Another instance (or this one restarted) runs housekeeping at once instead of after the lease runs out.
-    await this.leases.release('housekeeping').catch(() => undefined);
+    await this.passes.end('housekeeping', () => this.runner.stopAndWait());
   }
 }

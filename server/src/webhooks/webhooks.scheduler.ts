@@ -1,9 +1,8 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../anonymisation/lead-anonymised.event';
 import { SCHEDULED_JOBS } from '../clock/clock';
-import { LeaseService } from '../cluster/lease.service';
+import { PassSchedule } from '../cluster/pass-schedule';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_ACCEPTED } from '../leads/lead-accepted.event';
@@ -23,8 +22,7 @@ export class WebhooksScheduler implements OnApplicationBootstrap, BeforeApplicat
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
     private readonly webhooks: WebhooksService,
-    private readonly registry: SchedulerRegistry,
-    private readonly leases: LeaseService,
+    private readonly passes: PassSchedule,
   ) {}
 
   @OnEvent(LEAD_ACCEPTED)
@@ -46,8 +44,7 @@ export class WebhooksScheduler implements OnApplicationBootstrap, BeforeApplicat
     if (!this.webhooks.enabled) return;
     await this.webhooks.start();
     if (!this.scheduled) return;
-    const interval = setInterval(() => void this.webhooks.tick(), this.config.publishIntervalSec * 1000);
-    this.registry.addInterval('webhooks', interval);
+    this.passes.every('webhooks', this.config.publishIntervalSec * 1000, () => this.webhooks.tick());
     this.webhooks.soon();
     this.logger.log(`webhook passes every ${this.config.publishIntervalSec} s`);
   }
@@ -55,9 +52,9 @@ export class WebhooksScheduler implements OnApplicationBootstrap, BeforeApplicat
   /** Graceful shutdown: no new pass; the running one ends after its current delivery; the lease goes to another instance. */
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.webhooks.enabled) return;
-    this.webhooks.stop();
-    if (this.registry.doesExist('interval', 'webhooks')) this.registry.deleteInterval('webhooks');
-    await this.webhooks.whenIdle();
-    await this.leases.release('webhooks').catch(() => undefined);
+    await this.passes.end('webhooks', async () => {
+      this.webhooks.stop();
+      await this.webhooks.whenIdle();
+    });
   }
 }

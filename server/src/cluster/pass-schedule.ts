@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { type LeaseName, LeaseService } from './lease.service';
+
+/**
+ * The start and the end every pass feature (the outbox, the webhooks, housekeeping) makes around its `PassRunner`:
+ * an interval named after the feature in Nest's scheduler registry, and at shutdown the interval gone, the running
+ * pass let end (and whatever the feature does after it), then the feature's lease handed back, so another instance
+ * (or this one restarted) takes the job at once instead of after the lease runs out.
+ */
+@Injectable()
+export class PassSchedule {
+  constructor(
+    private readonly registry: SchedulerRegistry,
+    private readonly leases: LeaseService,
+  ) {}
+
+  /** `tick` every `everyMs`, under the interval `name`. */
+  every(name: LeaseName, everyMs: number, tick: () => Promise<unknown>): void {
+    this.registry.addInterval(
+      name,
+      setInterval(() => void tick(), everyMs),
+    );
+  }
+
+  /** Shutdown: no more ticks, `stopAndWait` (stop the runner, wait for its pass), then the lease `name` released. */
+  async end(name: LeaseName, stopAndWait: () => Promise<unknown>): Promise<void> {
+    if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);
+    await stopAndWait();
+    await this.leases.release(name).catch(() => undefined);
+  }
+}
