@@ -15,7 +15,7 @@ import {
   SECRET_HEADER,
   SOURCE_KEYS,
 } from '@stickers/shared';
-import { LEAD_STATUSES } from '../src/database/schema';
+import { LEAD_STATUSES } from '../src/domain/lead-status';
 import { OpenApiDocument } from '../src/observability/openapi';
 import { freePort, sandboxSuite, waitFor } from './harness';
 

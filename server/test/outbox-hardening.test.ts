@@ -8,7 +8,7 @@ import Database, { SqliteError } from 'better-sqlite3';
 import { Client, DatabaseError, types } from 'pg';
 import { MINIMAL_CARD_NOTE } from '../src/cards/card.renderer';
 import { CardService } from '../src/cards/card.service';
-import type { Lead } from '../src/database/schema';
+import type { Lead } from '../src/domain/lead';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
 import { LeadsRepository } from '../src/repositories/leads.repository';

@@ -1,7 +1,7 @@
 import { LEAD_FIELDS, normaliseLine, normaliseMultiline } from '@stickers/shared';
 import { parseHtml } from '@stickers/telegram-sandbox';
 import fc from 'fast-check';
-import { LEAD_STATUSES } from '../database/schema';
+import { LEAD_STATUSES } from '../domain/lead-status';
 import { type CardLead, type CardRepeat, renderCard } from './card.renderer';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 

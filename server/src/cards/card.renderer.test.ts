@@ -1,6 +1,6 @@
 import { FIELD_UNITS_MAX } from '@stickers/shared';
 import { parseHtml } from '@stickers/telegram-sandbox';
-import { LEAD_STATUSES } from '../database/schema';
+import { LEAD_STATUSES } from '../domain/lead-status';
 import {
   type CardLead,
   type CardRepeat,

@@ -1,37 +1,32 @@
-import { type LeadField, sourceSummary } from '@stickers/shared';
-import type { LeadStatus } from '../database/schema';
+import { LEAD_FIELDS, type LeadField, sourceSummary } from '@stickers/shared';
+import type { Lead } from '../domain/lead';
 import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields';
 import { STATUS_BUTTONS, STATUS_LABEL, statusCallbackData } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
-/** What a card shows of a lead. Personal fields are null once the lead is anonymised. */
-export interface CardLead {
-  id: number;
-  name: string | null;
-  telegram: string | null;
-  phone: string | null;
-  date: string | null;
-  guests: string | null;
-  comment: string | null;
-  status: LeadStatus;
-  created_at: number;
-  anonymised_at: number | null;
-  /** Who set the current status and when (absent while it is the initial "new"). */
-  status_changed_by?: string | null;
-  status_changed_at?: number | null;
-  /**
-   * A late lead (issue 12: replayed from the landing's spool). `fallback_sent_at`: when the landing's fallback message
-   * reached the group; `late_route` and `received_at`: it came late, and when the server got it.
-   */
-  fallback_sent_at?: number | null;
-  late_route?: string | null;
-  received_at?: number | null;
-  /** Where the lead came from (issue 14): the landing's name and the UTM source, medium and campaign. */
-  source_landing?: string | null;
-  utm_source?: string | null;
-  utm_medium?: string | null;
-  utm_campaign?: string | null;
-}
+/**
+ * What a card shows of a lead (domain/lead.ts): every field of the form (personal ones are null once it is
+ * anonymised), its status and times; the rest may be left out (tests, the minimal card). `status_changed_by` and
+ * `status_changed_at`: who set the current status and when (null while it is the initial "new"). A late lead (replayed
+ * from the landing's spool): `fallback_sent_at`, when the landing's fallback message reached the group; `late_route`
+ * and `received_at`, it came late, and when the server got it. Where it came from: the landing's name and the UTM
+ * source, medium and campaign.
+ */
+export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | 'anonymised_at'> &
+  Partial<
+    Pick<
+      Lead,
+      | 'status_changed_by'
+      | 'status_changed_at'
+      | 'fallback_sent_at'
+      | 'late_route'
+      | 'received_at'
+      | 'source_landing'
+      | 'utm_source'
+      | 'utm_medium'
+      | 'utm_campaign'
+    >
+  >;
 
 export interface CardRepeat {
   created_at: number;
@@ -58,7 +53,6 @@ export interface Card {
 
 /** Up to 3 repeat blocks, newest first (docs/requirements.md §4.8). */
 export const CARD_REPEATS = 3;
-const FIELD_ORDER: LeadField[] = ['name', 'telegram', 'phone', 'date', 'guests', 'comment'];
 const LABEL: Record<LeadField, string> = {
   name: 'Имя',
   telegram: 'Telegram',
@@ -187,7 +181,7 @@ function fieldLine(draft: Draft, field: LeadField, value: string, cap: number): 
 
 function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, pii: boolean, cap: number): Line[] {
   const lines: Line[] = [];
-  for (const field of FIELD_ORDER) {
+  for (const field of LEAD_FIELDS) {
     const value = values[field];
     if (typeof value !== 'string' || value === '' || (!pii && isPersonalField(field))) continue;
     lines.push(fieldLine(draft, field, value, cap));
@@ -210,7 +204,7 @@ function repeatBlock(draft: Draft, lead: CardLead, repeat: CardRepeat, options: 
   if (lead.anonymised_at !== null) return lines;
   const changes = repeat.changes;
   const shown = fieldLines(draft, changes, options.pii, REPEAT_VALUE_MAX);
-  const hiddenChanged = !options.pii && FIELD_ORDER.some((f) => isPersonalField(f) && changes[f]);
+  const hiddenChanged = !options.pii && LEAD_FIELDS.some((f) => isPersonalField(f) && changes[f]);
   lines.push(...shown);
   if (hiddenChanged) lines.push([{ text: REPEAT_HIDDEN_LINE }]);
   if (shown.length === 0 && !hiddenChanged) lines.push([{ text: 'Те же данные' }]);

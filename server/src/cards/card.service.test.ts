@@ -1,5 +1,5 @@
 import { loadServerConfig } from '../config/config';
-import type { Lead } from '../database/schema';
+import type { Lead } from '../domain/lead';
 import { MINIMAL_CARD_NOTE } from './card.renderer';
 import { CardService } from './card.service';
 import { TELEGRAM_TEXT_MAX } from './telegram-text';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import type { Lead, LeadRepeat } from '../database/schema';
+import type { Lead, LeadRepeat } from '../domain/lead';
 import { type Card, renderCard, renderMinimalCard } from './card.renderer';
 
 /** The card of a lead as it should look now, from the lead and its repeats, with this deployment's options. */

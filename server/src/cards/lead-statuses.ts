@@ -1,6 +1,6 @@
-import type { LeadStatus } from '../database/schema';
+import { LEAD_STATUSES, LEAD_TRANSITIONS, type LeadStatus, type TransitionFrom } from '../domain/lead-status';
 
-/** How each status is shown and which status each of its card buttons sets (docs/requirements.md §5.1, §5.2). */
+/** How each status is shown on the card and in the bot's answers (docs/requirements.md §5.1). */
 export const STATUS_LABEL: Record<LeadStatus, string> = {
   new: '🆕 Новая',
   in_progress: '🛠 В работе',
@@ -9,20 +9,22 @@ export const STATUS_LABEL: Record<LeadStatus, string> = {
   spam: '🚫 Спам',
 };
 
-export const STATUS_BUTTONS: Record<LeadStatus, { text: string; to: LeadStatus }[]> = {
-  new: [
-    { text: 'В работу', to: 'in_progress' },
-    { text: 'Спам', to: 'spam' },
-  ],
-  in_progress: [
-    { text: 'Заказ', to: 'won' },
-    { text: 'Отказ', to: 'lost' },
-    { text: 'Спам', to: 'spam' },
-  ],
-  won: [{ text: 'Вернуть в работу', to: 'in_progress' }],
-  lost: [{ text: 'Вернуть в работу', to: 'in_progress' }],
-  spam: [{ text: 'Не спам', to: 'new' }],
+/** The words on each button of a card in status `from`: one per change the domain allows (domain/lead-status.ts). */
+const BUTTON_TEXT: { [S in LeadStatus]: Record<TransitionFrom<S>, string> } = {
+  new: { in_progress: 'В работу', spam: 'Спам' },
+  in_progress: { won: 'Заказ', lost: 'Отказ', spam: 'Спам' },
+  won: { in_progress: 'Вернуть в работу' },
+  lost: { in_progress: 'Вернуть в работу' },
+  spam: { new: 'Не спам' },
 };
+
+/** The buttons of a card in each status, in the order of LEAD_TRANSITIONS (docs/requirements.md §5.2). */
+export const STATUS_BUTTONS = Object.fromEntries(
+  LEAD_STATUSES.map((from) => [
+    from,
+    (LEAD_TRANSITIONS[from] as readonly LeadStatus[]).map((to) => ({ text: (BUTTON_TEXT[from] as Record<LeadStatus, string>)[to], to })),
+  ]),
+) as Record<LeadStatus, { text: string; to: LeadStatus }[]>;
 
 /**
  * A card button's callback_data: `lead:<number>:<status shown on the card>:<status to set>` (at most 45 bytes,
@@ -33,12 +35,3 @@ export function statusCallbackData(leadId: number, from: LeadStatus, to: LeadSta
 }
 
 export const STATUS_CALLBACK = /^lead:(\d{1,15}):([a-z_]{1,20}):([a-z_]{1,20})$/;
-
-export function isLeadStatus(value: string): value is LeadStatus {
-  return Object.prototype.hasOwnProperty.call(STATUS_LABEL, value);
-}
-
-/** True when the card of a lead in `from` offers a button that sets `to`. */
-export function isTransition(from: LeadStatus, to: LeadStatus): boolean {
-  return STATUS_BUTTONS[from].some((b) => b.to === to);
-}

@@ -1,105 +1,17 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Generated, Insertable, Updateable } from 'kysely';
 
-/** Lead statuses (docs/requirements.md §5.1). */
-export const LEAD_STATUSES = ['new', 'in_progress', 'won', 'lost', 'spam'] as const;
-export type LeadStatus = (typeof LEAD_STATUSES)[number];
-
-/** Times are milliseconds since the epoch (UTC) throughout. */
-export interface LeadsTable extends LateColumns, SourceColumns {
-  id: Generated<number>;
-  request_id: string;
-  /** Personal fields: null once the lead is anonymised. */
-  name: string | null;
-  telegram: string | null;
-  /** Lower-cased username, for the case-insensitive repeat match. */
-  telegram_key: string | null;
-  phone: string | null;
-  date: string | null;
-  guests: string | null;
-  comment: string | null;
-  /** HMAC-SHA256(LEADS_IP_SALT, visitor ip); the raw address is never stored. */
-  ip_hash: string | null;
-  status: Generated<LeadStatus>;
-  created_at: number;
-  published_at: number | null;
-  chat_id: string | null;
-  message_id: number | null;
-  /**
-   * Issue 14 (migration 2026-12-01-0009): the forum topic (`message_thread_id`) the card went into, null for the
-   * chat's General topic (or a chat without topics). Replies to the card (repeat pings, reminders) go there too.
-   */
-  card_thread_id: number | null;
-  publish_attempts: Generated<number>;
-  next_attempt_at: number;
-  last_error: string | null;
-  anonymised_at: number | null;
-  card_format: 'html' | 'plain' | null;
-  status_changed_by: string | null;
-  status_changed_at: number | null;
-  card_dirty_at: number | null;
-  card_refresh_attempts: Generated<number>;
-  card_refresh_next_at: number | null;
-  reminded_at: number | null;
-}
+import type { LeadStatus } from '../domain/lead-status';
+import type { Lead, LeadRepeat } from '../domain/lead';
 
 /**
- * What the outbox does with a late lead's fallback message (issue 12): `pending` — not looked at yet (a lead's may
- * become its card); `adopted` — it is the lead's card now; `answer` — it gets a reply saying the lead is in the
- * database (the card went out as a new message, or it is a repeat's); `answered` — replied; `gone` — deleted, nothing
- * to reply to; `refused` — Telegram refused the reply (another chat the bot cannot write in); `gave_up` — the reply
- * failed 5 times.
+ * The tables' types for Kysely. The lead's and the repeat's rows are the domain's (domain/lead.ts): storage adds
+ * only which of their columns the database fills when an insert leaves them out. Times are milliseconds since the
+ * epoch (UTC) throughout.
  */
-export const FALLBACK_STATES = ['pending', 'adopted', 'answer', 'answered', 'gone', 'refused', 'gave_up'] as const;
-export type FallbackState = (typeof FALLBACK_STATES)[number];
+type WithDefaults<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: Generated<Row[P]> };
 
-/** A late lead's or repeat's arrival and its fallback message (migration 2026-12-01-0005). */
-export interface LateColumns {
-  /** When the server got it: created_at for every request that came in time, later for one replayed from the spool. */
-  received_at: number | null;
-  /** The landing's route and its reason when the request did not reach the database (`fallback` / `503`); else null. */
-  late_route: string | null;
-  late_reason: string | null;
-  fallback_chat_id: string | null;
-  fallback_message_id: number | null;
-  fallback_sent_at: number | null;
-  fallback_state: FallbackState | null;
-  /** Failed replies to the fallback message, and when the next is due (state `answer`). */
-  fallback_attempts: Generated<number>;
-  fallback_next_at: number | null;
-}
-
-/**
- * Where a lead or a repeat came from (issue 14, migration 2026-12-01-0006): the `source` object of `POST /leads` as
- * checked by `checkSource` of @stickers/shared, one column per key. All null when the request had none.
- */
-export interface SourceColumns {
-  /** `source.landing`: the landing's own name (LANDING_SOURCE). */
-  source_landing: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  utm_content: string | null;
-  utm_term: string | null;
-  /** `source.referrer`: the referrer's host only. */
-  source_referrer: string | null;
-}
-
-export interface LeadRepeatsTable extends LateColumns, SourceColumns {
-  id: Generated<number>;
-  lead_id: number;
-  request_id: string;
-  created_at: number;
-  /** JSON object of the fields that differ from the lead as first stored. */
-  changes: string;
-  ip_hash: string | null;
-  notified_at: number | null;
-  notify_attempts: Generated<number>;
-  next_attempt_at: number;
-  last_error: string | null;
-  notify_outcome: RepeatOutcome | null;
-}
-
-export type RepeatOutcome = 'pinged' | 'in_card' | 'skipped' | 'gave_up';
+export type LeadsTable = WithDefaults<Lead, 'id' | 'status' | 'publish_attempts' | 'card_refresh_attempts' | 'fallback_attempts'>;
+export type LeadRepeatsTable = WithDefaults<LeadRepeat, 'id' | 'notify_attempts' | 'fallback_attempts'>;
 
 export interface SettingsTable {
   key: string;
@@ -241,10 +153,9 @@ export interface ErasedContactsTable {
   erased_at: number;
 }
 
-export type Lead = Selectable<LeadsTable>;
+/** A lead's row as inserted (the columns with defaults may be left out). */
 export type NewLead = Insertable<LeadsTable>;
 export type LeadUpdate = Updateable<LeadsTable>;
-export type LeadRepeat = Selectable<LeadRepeatsTable>;
 export type NewLeadRepeat = Insertable<LeadRepeatsTable>;
 
 /** Issue 14, signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */

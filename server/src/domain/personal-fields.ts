@@ -1,5 +1,5 @@
 import { LEAD_FIELDS, type LeadField, SOURCE_KEYS, type SourceKey } from '@stickers/shared';
-import type { SourceColumns } from '../database/schema';
+import type { SourceColumns } from './lead';
 
 /**
  * Which stored values are personal data: the one list that the erasure, the card (LEADS_CARD_PII=0), the export

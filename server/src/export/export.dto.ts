@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
-import { LEAD_STATUSES, type LeadStatus } from '../database/schema';
+import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import {
   EXPORT_LIMIT_DEFAULT,
   EXPORT_LIMIT_MAX,

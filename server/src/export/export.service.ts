@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LEAD_STATUSES, type LeadStatus } from '../database/schema';
+import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
 import { LeadsRepository, type ExportRow } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';

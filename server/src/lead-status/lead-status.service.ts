@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { STATUS_CALLBACK, STATUS_LABEL, isLeadStatus, isTransition } from '../cards/lead-statuses';
+import { STATUS_CALLBACK, STATUS_LABEL } from '../cards/lead-statuses';
+import { isLeadStatus, isTransition } from '../domain/lead-status';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';

@@ -3,7 +3,7 @@ import type { Card } from '../cards/card.renderer';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
-import type { Lead } from '../database/schema';
+import type { Lead } from '../domain/lead';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';

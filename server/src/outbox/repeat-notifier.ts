@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
-import type { Lead } from '../database/schema';
+import type { Lead } from '../domain/lead';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';

@@ -5,7 +5,7 @@ import { Clock } from '../clock/clock';
 import { Inject } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LEAD_STATUSES } from '../database/schema';
+import { LEAD_STATUSES } from '../domain/lead-status';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { ReportsRepository, type SourceCount } from '../repositories/reports.repository';
 

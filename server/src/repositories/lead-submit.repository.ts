@@ -4,7 +4,8 @@ import type { Statement } from 'better-sqlite3';
 import { sql } from 'kysely';
 import { DatabaseHandle } from '../database/database.module';
 import { ErasedContactsRepository } from './erased-contacts.repository';
-import type { Lead, LeadEventKind, NewLead, NewLeadRepeat, RateEventKind } from '../database/schema';
+import type { LeadEventKind, NewLead, NewLeadRepeat, RateEventKind } from '../database/schema';
+import type { Lead } from '../domain/lead';
 import type { LeadFields } from '@stickers/shared';
 
 export interface KnownRequest {

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { FallbackState, Lead, LeadRepeat, LeadStatus, RepeatOutcome } from '../database/schema';
+import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
+import type { LeadStatus } from '../domain/lead-status';
 import { erasedChanges, erasedLeadColumns, erasedRepeatColumns } from '../domain/personal-fields';
 import type { Tx } from './transactor';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { LeadStatus } from '../database/schema';
+import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 
 /** Read-only queries for the bot's commands and the daily digest. */
 @Injectable()
@@ -38,7 +38,7 @@ export class ReportsRepository {
       .where('created_at', '>=', since)
       .groupBy('status')
       .execute();
-    const counts: Record<LeadStatus, number> = { new: 0, in_progress: 0, won: 0, lost: 0, spam: 0 };
+    const counts = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0])) as Record<LeadStatus, number>;
     for (const r of rows) counts[r.status] = Number(r.n);
     return counts;
   }

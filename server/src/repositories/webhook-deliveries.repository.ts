@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { LeadStatus, WebhookEventType } from '../database/schema';
+import type { WebhookEventType } from '../database/schema';
+import type { LeadStatus } from '../domain/lead-status';
 import type { Tx } from './transactor';
 
 /** A stored change not announced yet: the row that records it (`source_id`), its lead and when it happened. */

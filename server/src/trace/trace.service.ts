@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { LeadSource } from '@stickers/shared';
-import type { LateColumns, SourceColumns } from '../database/schema';
+import type { LateColumns, SourceColumns } from '../domain/lead';
 import { TraceRepository } from '../repositories/trace.repository';
 
 /** How a late request came (issue 12): the landing's route then, and when the server got it. Null for the others. */

@@ -1,0 +1,104 @@
+import type { LeadField } from '@stickers/shared';
+import type { LeadStatus } from './lead-status';
+
+/**
+ * What a stored lead is: the one definition of its row, which storage (database/schema.ts builds the `leads` table's
+ * type from it), the repositories, the card, the export and the webhooks all read. Times are milliseconds since the
+ * epoch (UTC) throughout.
+ */
+
+/**
+ * The visitor's fields, one column per field of the form (`LEAD_FIELDS` of @stickers/shared): null when not given,
+ * and null once the lead is anonymised. A field added to the form is a column here without another word.
+ */
+export type FormColumns = { [K in LeadField]: string | null };
+
+/**
+ * What the outbox does with a late lead's fallback message: `pending` — not looked at yet (a lead's may become its
+ * card); `adopted` — it is the lead's card now; `answer` — it gets a reply saying the lead is in the database (the card
+ * went out as a new message, or it is a repeat's); `answered` — replied; `gone` — deleted, nothing to reply to;
+ * `refused` — Telegram refused the reply (another chat the bot cannot write in); `gave_up` — the reply failed 5 times.
+ */
+export const FALLBACK_STATES = ['pending', 'adopted', 'answer', 'answered', 'gone', 'refused', 'gave_up'] as const;
+export type FallbackState = (typeof FALLBACK_STATES)[number];
+
+/** A late lead's or repeat's arrival and its fallback message (migration 2026-12-01-0005). */
+export interface LateColumns {
+  /** When the server got it: created_at for every request that came in time, later for one replayed from the spool. */
+  received_at: number | null;
+  /** The landing's route and its reason when the request did not reach the database (`fallback` / `503`); else null. */
+  late_route: string | null;
+  late_reason: string | null;
+  fallback_chat_id: string | null;
+  fallback_message_id: number | null;
+  fallback_sent_at: number | null;
+  fallback_state: FallbackState | null;
+  /** Failed replies to the fallback message, and when the next is due (state `answer`). */
+  fallback_attempts: number;
+  fallback_next_at: number | null;
+}
+
+/**
+ * Where a lead or a repeat came from (migration 2026-12-01-0006): the `source` object of `POST /leads` as checked by
+ * `checkSource` of @stickers/shared, one column per key. All null when the request had none.
+ */
+export interface SourceColumns {
+  /** `source.landing`: the landing's own name (LANDING_SOURCE). */
+  source_landing: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  /** `source.referrer`: the referrer's host only. */
+  source_referrer: string | null;
+}
+
+/** A stored lead, as a row of `leads`. Personal columns (domain/personal-fields.ts) are null once it is anonymised. */
+export interface Lead extends FormColumns, LateColumns, SourceColumns {
+  id: number;
+  request_id: string;
+  /** Lower-cased username, for the case-insensitive repeat match. */
+  telegram_key: string | null;
+  /** HMAC-SHA256(LEADS_IP_SALT, visitor ip); the raw address is never stored. */
+  ip_hash: string | null;
+  status: LeadStatus;
+  created_at: number;
+  published_at: number | null;
+  chat_id: string | null;
+  message_id: number | null;
+  /**
+   * The forum topic (`message_thread_id`) the card went into (migration 2026-12-01-0009), null for the chat's General
+   * topic (or a chat without topics). Replies to the card (repeat pings, reminders) go there too.
+   */
+  card_thread_id: number | null;
+  publish_attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  anonymised_at: number | null;
+  card_format: 'html' | 'plain' | null;
+  status_changed_by: string | null;
+  status_changed_at: number | null;
+  card_dirty_at: number | null;
+  card_refresh_attempts: number;
+  card_refresh_next_at: number | null;
+  reminded_at: number | null;
+}
+
+export type RepeatOutcome = 'pinged' | 'in_card' | 'skipped' | 'gave_up';
+
+/** A repeat of a lead (the same username or phone within 24 h), as a row of `lead_repeats`. */
+export interface LeadRepeat extends LateColumns, SourceColumns {
+  id: number;
+  lead_id: number;
+  request_id: string;
+  created_at: number;
+  /** JSON object of the fields that differ from the lead as first stored. */
+  changes: string;
+  ip_hash: string | null;
+  notified_at: number | null;
+  notify_attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  notify_outcome: RepeatOutcome | null;
+}
