@@ -33,7 +33,7 @@ import { EXIT_WITH_PARENT, checkAcknowledged, cleanupList, storedRequests } from
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
-const { SUBMIT_LOCK_KEY } = require('../server/dist/repositories/lead-submit.repository.js');
+const { SUBMIT_LOCK_KEY } = require('../server/dist/repositories/submit-runner.js');
 
 const BUSY_TIMEOUT_MS = 3000; // DATABASE_BUSY_TIMEOUT_MS of the instances
 const LOCK_HOLD_MS = 4000; // phase a: longer than BUSY_TIMEOUT_MS

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import { lead, NO_RATE_LIMITS, postLead, startServer, type TestServer, tempDir, waitFor } from './harness';
 import { describePostgresOnly } from './support/test-database';
-import { SUBMIT_LOCK_KEY } from '../src/repositories/lead-submit.repository';
+import { SUBMIT_LOCK_KEY } from '../src/repositories/submit-runner';
 
 describePostgresOnly('database faults with two instances (PostgreSQL only)', () => {
   const tmp = tempDir();

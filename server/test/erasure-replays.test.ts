@@ -14,7 +14,7 @@ import { forget } from '../src/cli';
 import { migrateToLatest, openDatabase } from '../src/database/database';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { ErasedContactsRepository } from '../src/repositories/erased-contacts.repository';
-import { SUBMIT_LOCK_KEY } from '../src/repositories/lead-submit.repository';
+import { SUBMIT_LOCK_KEY } from '../src/repositories/submit-runner';
 import {
   FakeClock,
   LEADS_CHAT,

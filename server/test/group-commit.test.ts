@@ -1,10 +1,11 @@
 /**
- * Group commit (issue 15): submit decisions asked for in the same turn of the event loop share one SQLite commit, each
+ * Group commit: submit decisions asked for in the same turn of the event loop share one SQLite commit, each
  * decided exactly as alone, in order. SQLite only: on PostgreSQL each decision is its own transaction under the
  * submit lock (docs/decisions.md), and the server's fsync is PostgreSQL's own business.
  */
 import { LeadsService, type SubmitRequest } from '../src/leads/leads.service';
-import { LeadSubmitRepository, type SubmitPlan } from '../src/repositories/lead-submit.repository';
+import type { SqliteSubmitRunner } from '../src/repositories/sqlite-submit.runner';
+import { SubmitRunner, type SubmitPlan } from '../src/repositories/submit-runner';
 import { lead, startServer, type TestServer, tempDir } from './harness';
 import { describeSqliteOnly, sqlRow } from './support/test-database';
 
@@ -20,7 +21,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL co
   async function boot(env: Record<string, string>) {
     const server = await startServer({ dbPath: `${tmp.dir}/group-${++n}.sqlite`, env });
     servers.push(server);
-    return { server, service: server.app.get(LeadsService), repository: server.app.get(LeadSubmitRepository) };
+    return { server, service: server.app.get(LeadsService), repository: server.app.get<SubmitRunner, SqliteSubmitRunner>(SubmitRunner) };
   }
 
   const request = (body: Record<string, unknown>): SubmitRequest => ({ body, callerIp: '192.0.2.1' });
@@ -49,7 +50,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL co
 
   async function runAll(
     service: LeadsService,
-    repository: LeadSubmitRepository,
+    repository: SqliteSubmitRunner,
     batch: ReturnType<typeof mixedBatch>,
     together: boolean,
   ): Promise<unknown[]> {

@@ -87,7 +87,7 @@ export class DatabaseHandle implements OnApplicationShutdown {
 
   /**
    * Runs an all-or-nothing `work` again while the database is locked by another connection, within the bound
-   * (SQLite; PostgreSQL waits for its locks itself, up to the same bound, see LeadSubmitRepository).
+   * (SQLite; PostgreSQL waits for its locks itself, up to the same bound, see PostgresSubmitRunner).
    */
   whileBusy<T>(work: () => T | Promise<T>): Promise<T> {
     return whileBusy(work, this.busy);

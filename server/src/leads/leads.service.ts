@@ -20,7 +20,7 @@ import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, LeadAcceptedEvent } from './lead-accepted.event';
 import { retryAfterSeconds, type SubmitOutcome } from './lead-submission';
-import { LeadSubmitRepository, type SubmitPlan, type SubmitVerdict } from '../repositories/lead-submit.repository';
+import { SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { decideSubmit } from './submit-decision';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../outbox/fallback-verifier';
@@ -49,7 +49,7 @@ export class LeadsService {
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly submits: LeadSubmitRepository,
+    private readonly submits: SubmitRunner,
     private readonly hasher: VisitorHasher,
     private readonly alerts: AlertsService,
     private readonly clock: Clock,

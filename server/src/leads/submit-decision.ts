@@ -1,5 +1,5 @@
 import { changedFields } from './lead-submission';
-import type { Decision, SubmitPlan, SubmitSteps, SubmitVerdict } from '../repositories/lead-submit.repository';
+import type { Decision, SubmitPlan, SubmitSteps, SubmitVerdict } from '../repositories/submit-runner';
 
 /**
  * The submit decision on SQLite (docs/requirements.md §1.1, step 10), from the plan LeadsService made, with the limit

@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
-import { SUBMIT_LOCK_KEY } from './lead-submit.repository';
+import { SUBMIT_LOCK_KEY } from './submit-runner';
 import type { Tx } from './transactor';
 
 /**

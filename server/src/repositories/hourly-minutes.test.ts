@@ -4,7 +4,7 @@
  * limit — the minutes once, one count of the first minute, one read inside one minute.
  */
 import fc from 'fast-check';
-import { nthByMinutes, runSync, SUBMIT_STEPS } from './lead-submit.repository';
+import { nthByMinutes, runSync, SUBMIT_STEPS } from './submit-runner';
 
 const MINUTE = 60_000;
 

@@ -83,7 +83,7 @@ export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 're
 /**
  * Every query on `leads` and `lead_repeats`: the outbox's (due leads and repeats, what happened to each attempt), the
  * status compare-and-set, reminders, anonymisation, and the backlog figures of reports, readiness and metrics. Three
- * kinds live elsewhere on purpose: the submit decision (LeadSubmitRepository, prepared statements on the hot path),
+ * kinds live elsewhere on purpose: the submit decision (SubmitRunner: SQLite's prepared statements on the hot path, PostgreSQL's function),
  * the reports' aggregations (ReportsRepository) and the trace's reads (TraceRepository).
  */
 @Injectable()

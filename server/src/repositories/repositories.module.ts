@@ -5,12 +5,13 @@ import { ErasedContactsRepository } from './erased-contacts.repository';
 import { JobRunsRepository } from './job-runs.repository';
 import { LeadEventsRepository } from './lead-events.repository';
 import { LeadStatusChangesRepository } from './lead-status-changes.repository';
-import { LeadSubmitRepository } from './lead-submit.repository';
 import { LeadsRepository } from './leads.repository';
 import { LeasesRepository } from './leases.repository';
 import { RateEventsRepository } from './rate-events.repository';
 import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
+import { submitRunnerProvider } from './submit-runner.provider';
+import { SubmitRunner } from './submit-runner';
 import { TelegramUpdatesRepository } from './telegram-updates.repository';
 import { TraceRepository } from './trace.repository';
 import { Transactor } from './transactor';
@@ -23,7 +24,6 @@ const REPOSITORIES = [
   JobRunsRepository,
   LeadEventsRepository,
   LeadStatusChangesRepository,
-  LeadSubmitRepository,
   LeadsRepository,
   LeasesRepository,
   RateEventsRepository,
@@ -38,6 +38,7 @@ const REPOSITORIES = [
 /**
  * The data layer: one class per table or aggregate, one method per query; services reach the database only through
  * these. Not global: a feature module that needs a repository imports this module (one instance of each for the app).
+ * `SubmitRunner` is the submit decision's runner of the app's database (SQLite's or PostgreSQL's), chosen here once.
  */
-@Module({ providers: REPOSITORIES, exports: REPOSITORIES })
+@Module({ providers: [...REPOSITORIES, submitRunnerProvider], exports: [...REPOSITORIES, SubmitRunner] })
 export class RepositoriesModule {}

@@ -8,7 +8,7 @@ import { dialectOf } from '../dialect-sql';
  * round trip instead of one per query. SQLite keeps its synchronous runner (leads/submit-decision.ts, group commit):
  * nothing to create there.
  *
- * `leads_submit(plan jsonb) returns jsonb` takes the plan LeadsService builds (repositories/lead-submit.repository.ts,
+ * `leads_submit(plan jsonb) returns jsonb` takes the plan LeadsService builds (repositories/submit-runner.ts,
  * `SubmitPlan`) and answers what the TypeScript decision answers, in the same order of checks:
  *  1. the lock (`pg_advisory_xact_lock`, waiting at most the session's `lock_timeout`, then 55P03), held to the end of the
  *     caller's transaction — one statement outside BEGIN is its own transaction, so the lock goes with the answer;
