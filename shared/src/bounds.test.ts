@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LEAD_FIELDS } from './codes.js';
+import { LEAD_FIELDS } from './fields.js';
 import {
   FIELD_UNITS_MAX,
   checkComment,

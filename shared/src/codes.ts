@@ -1,7 +1,7 @@
 /** Error codes on the wire (docs/requirements.md §1.2, §2.2). Both sides import these; never spell them inline. */
+import type { LeadField } from './fields.js';
 
-export const LEAD_FIELDS = ['name', 'telegram', 'phone', 'date', 'guests', 'comment'] as const;
-export type LeadField = (typeof LEAD_FIELDS)[number];
+// The form's fields (LEAD_FIELDS, LeadField) are listed with their rules, in fields.ts.
 
 /** Fields the server reads besides the visitor's own: the idempotency key and the visitor address. */
 export const SERVER_FIELDS = ['request_id', 'client_ip'] as const;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LEAD_FIELDS } from './codes.js';
+import { LEAD_FIELDS } from './fields.js';
 import { FIELD_UNITS_MAX, validateLeadFields, validateSubmission } from './fields.js';
 import { COMBINING_MARKS_MAX, normaliseLine, normaliseMultiline } from './text.js';
 

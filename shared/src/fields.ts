@@ -13,10 +13,34 @@ import {
   TELEGRAM_NAME_MAX,
   TELEGRAM_NAME_MIN,
 } from './limits.js';
-import type { FieldErrorCode, FieldErrors, LeadField, SubmissionField } from './codes.js';
+import type { FieldErrorCode, FieldErrors, SubmissionField } from './codes.js';
 import { canonicalIp } from './ip.js';
 import { normaliseLine, normaliseMultiline, visibleLength } from './text.js';
 import { checkSource, type LeadSource, type SourceField } from './source.js';
+
+/** The form's required fields; each has a rule of its own below. */
+export const REQUIRED_LEAD_FIELDS = ['name', 'telegram', 'phone'] as const;
+
+/**
+ * The form's optional free-text fields and their rules, in the order every side shows them (the form, the card, the
+ * export, the fallback message): the bound in characters, and whether line breaks are kept (one line otherwise). A
+ * field added here is checked, sent, stored, carried by the submit decision, exported and erased with the others;
+ * what names it in Russian (messages.ts, the form, the card, the fallback message) and whether it is personal
+ * (the server's domain/personal-fields.ts) are compile errors until written (docs/architecture.md, "Adding an
+ * optional field to the lead").
+ */
+export const OPTIONAL_FIELD_RULES = {
+  date: { max: DATE_MAX, multiline: false },
+  guests: { max: GUESTS_MAX, multiline: false },
+  comment: { max: COMMENT_MAX, multiline: true },
+} as const satisfies Record<string, { max: number; multiline: boolean }>;
+
+export type OptionalLeadField = keyof typeof OPTIONAL_FIELD_RULES;
+export const OPTIONAL_LEAD_FIELDS = Object.keys(OPTIONAL_FIELD_RULES) as OptionalLeadField[];
+
+/** Every field of the form, required ones first. */
+export type LeadField = (typeof REQUIRED_LEAD_FIELDS)[number] | OptionalLeadField;
+export const LEAD_FIELDS: readonly LeadField[] = [...REQUIRED_LEAD_FIELDS, ...OPTIONAL_LEAD_FIELDS];
 
 export type FieldResult<T> = { ok: true; value: T } | { ok: false; code: FieldErrorCode };
 
@@ -45,9 +69,9 @@ export const FIELD_UNITS_MAX: Readonly<Record<LeadField, number>> = {
   name: 4 * NAME_MAX,
   telegram: 1 + TELEGRAM_NAME_MAX,
   phone: 1 + PHONE_DIGITS_MAX,
-  date: 4 * DATE_MAX,
-  guests: 4 * GUESTS_MAX,
-  comment: 2 * COMMENT_MAX,
+  ...(Object.fromEntries(
+    OPTIONAL_LEAD_FIELDS.map((f) => [f, (OPTIONAL_FIELD_RULES[f].multiline ? 2 : 4) * OPTIONAL_FIELD_RULES[f].max]),
+  ) as Record<OptionalLeadField, number>),
 };
 
 /** Over the character bound or the code unit bound: `too_long` either way (the visitor sees the character bound). */
@@ -92,19 +116,21 @@ export function checkPhone(raw: unknown): FieldResult<string> {
   return PHONE.test(phone) ? ok(phone) : fail('invalid');
 }
 
-function optional(raw: unknown, field: LeadField, max: number, normalise: (s: string) => string): FieldResult<string | null> {
-  const t = readText(raw, normalise);
+/** An optional field's check, by its rule: null when missing, its bound, one line or several. */
+export function checkOptional(field: OptionalLeadField, raw: unknown): FieldResult<string | null> {
+  const rule = OPTIONAL_FIELD_RULES[field];
+  const t = readText(raw, rule.multiline ? normaliseMultiline : normaliseLine);
   if (!t) return fail('invalid');
   if (t.missing) return ok(null);
-  return tooLong(t.text, field, max) ? fail('too_long') : ok(t.text);
+  return tooLong(t.text, field, rule.max) ? fail('too_long') : ok(t.text);
 }
 
 /** date: optional, ≤ 60 characters (≤ 240 UTF-16 units). */
-export const checkDate = (raw: unknown) => optional(raw, 'date', DATE_MAX, normaliseLine);
+export const checkDate = (raw: unknown) => checkOptional('date', raw);
 /** guests: optional, ≤ 40 characters (≤ 160 UTF-16 units). */
-export const checkGuests = (raw: unknown) => optional(raw, 'guests', GUESTS_MAX, normaliseLine);
+export const checkGuests = (raw: unknown) => checkOptional('guests', raw);
 /** comment: optional, ≤ 1200 characters (≤ 2400 UTF-16 units); line breaks are kept. */
-export const checkComment = (raw: unknown) => optional(raw, 'comment', COMMENT_MAX, normaliseMultiline);
+export const checkComment = (raw: unknown) => checkOptional('comment', raw);
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -131,14 +157,7 @@ export function checkClientIp(raw: unknown): FieldResult<string | null> {
 }
 
 /** A lead as the visitor typed it, after normalisation. Optional fields are null when missing. */
-export interface LeadFields {
-  name: string;
-  telegram: string;
-  phone: string;
-  date: string | null;
-  guests: string | null;
-  comment: string | null;
-}
+export type LeadFields = { [K in (typeof REQUIRED_LEAD_FIELDS)[number]]: string } & { [K in OptionalLeadField]: string | null };
 
 /** What the server accepts: the lead plus its idempotency key and the visitor's address. */
 export interface LeadSubmission extends LeadFields {
@@ -154,9 +173,9 @@ const LEAD_CHECKS: { [K in LeadField]: (raw: unknown) => FieldResult<LeadFields[
   name: checkName,
   telegram: checkTelegram,
   phone: checkPhone,
-  date: checkDate,
-  guests: checkGuests,
-  comment: checkComment,
+  ...(Object.fromEntries(OPTIONAL_LEAD_FIELDS.map((f) => [f, (raw: unknown) => checkOptional(f, raw)])) as {
+    [K in OptionalLeadField]: (raw: unknown) => FieldResult<string | null>;
+  }),
 };
 
 function runChecks<T, F extends string>(

@@ -1,4 +1,5 @@
-import type { FieldErrorCode, LeadField } from './codes.js';
+import type { FieldErrorCode } from './codes.js';
+import type { LeadField } from './fields.js';
 import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX, NAME_MIN } from './limits.js';
 
 /** Russian texts shown next to a field for each error code (docs/requirements.md §2.3). */

@@ -1,23 +1,24 @@
 import type { ApiErrorCode, FieldErrors, RateLimitReason } from './codes.js';
+import type { OptionalLeadField } from './fields.js';
 
 /** The header that carries the shared secret between landing and server. */
 export const SECRET_HEADER = 'X-Stickers-Leads-Secret';
 /** Integrators may send the standard idempotency header instead of `request_id` in the body. */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
-/** The body of `POST /leads` as sent by the landing. Unknown fields are ignored by the server. */
-export interface LeadRequestBody {
+/**
+ * The body of `POST /leads` as sent by the landing: the required fields, each optional field of the form
+ * (`OPTIONAL_FIELD_RULES`) when given, the visitor's address and where the lead came from (checked by `checkSource`;
+ * absent for a lead with no source). Unknown fields are ignored by the server.
+ */
+export type LeadRequestBody = {
   request_id: string;
   name: string;
   telegram: string;
   phone: string;
-  date?: string;
-  guests?: string;
-  comment?: string;
   client_ip?: string;
-  /** Where the lead came from (issue 14): checked by `checkSource`; absent for a lead with no source. */
   source?: LeadSourceBody;
-}
+} & { [K in OptionalLeadField]?: string };
 
 /** The `source` object on the wire: every key optional, each a short text (`SOURCE_KEYS`). */
 export interface LeadSourceBody {

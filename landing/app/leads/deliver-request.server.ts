@@ -1,4 +1,11 @@
-import { SECRET_HEADER, type LeadFields, type LeadRequestBody, type LeadSource, type RateLimitedBody } from '@stickers/shared';
+import {
+  OPTIONAL_LEAD_FIELDS,
+  SECRET_HEADER,
+  type LeadFields,
+  type LeadRequestBody,
+  type LeadSource,
+  type RateLimitedBody,
+} from '@stickers/shared';
 import type { LandingEnv } from '../env.server';
 import { requestMessage, type TelegramText } from './request-message.server';
 
@@ -142,9 +149,7 @@ export function leadRequestBody(delivery: Delivery): LeadRequestBody {
     name: lead.name,
     telegram: lead.telegram,
     phone: lead.phone,
-    ...(lead.date ? { date: lead.date } : {}),
-    ...(lead.guests ? { guests: lead.guests } : {}),
-    ...(lead.comment ? { comment: lead.comment } : {}),
+    ...Object.fromEntries(OPTIONAL_LEAD_FIELDS.flatMap((f) => (lead[f] ? [[f, lead[f]]] : []))),
     ...(delivery.clientIp ? { client_ip: delivery.clientIp } : {}),
     ...(delivery.source ? { source: delivery.source } : {}),
   };

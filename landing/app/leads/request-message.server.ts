@@ -1,4 +1,11 @@
-import type { LeadFields } from '@stickers/shared';
+import { OPTIONAL_LEAD_FIELDS, type LeadFields, type OptionalLeadField } from '@stickers/shared';
+
+/** The label of each optional field's line in the message, as the card names it. */
+const OPTIONAL_LABEL: Record<OptionalLeadField, string> = {
+  date: 'Дата',
+  guests: 'Гостей',
+  comment: 'Комментарий',
+};
 
 /** The fallback's first line, exactly (docs/requirements.md §8.4). */
 export function fallbackWarning(requestId: string): string {
@@ -24,9 +31,10 @@ export function requestMessage(lead: LeadFields, requestId: string, options: { f
   const before = [...lines, ''].join('\n').length + telegramPrefix.length;
   lines.push(`${telegramPrefix}${lead.telegram}`);
   lines.push(`Телефон: ${lead.phone}`);
-  if (lead.date) lines.push(`Дата: ${lead.date}`);
-  if (lead.guests) lines.push(`Гостей: ${lead.guests}`);
-  if (lead.comment) lines.push(`Комментарий: ${lead.comment}`);
+  for (const field of OPTIONAL_LEAD_FIELDS) {
+    const value = lead[field];
+    if (value) lines.push(`${OPTIONAL_LABEL[field]}: ${value}`);
+  }
   return {
     text: lines.join('\n'),
     entities: [{ type: 'text_link', offset: before, length: lead.telegram.length, url: `https://t.me/${lead.telegram.slice(1)}` }],
