@@ -1,4 +1,4 @@
-import type { LeadField } from '@stickers/shared';
+import { LEAD_FIELDS, type LeadField, type LeadFields } from '@stickers/shared';
 import type { LeadStatus } from './lead-status';
 
 /**
@@ -12,6 +12,11 @@ import type { LeadStatus } from './lead-status';
  * and null once the lead is anonymised. A field added to the form is a column here without another word.
  */
 export type FormColumns = { [K in LeadField]: string | null };
+
+/** The form's fields of a submission (or any row that has them), and nothing else: what a lead stores of the form. */
+export function formFieldsOf(from: LeadFields): LeadFields {
+  return Object.fromEntries(LEAD_FIELDS.map((f) => [f, from[f]])) as LeadFields;
+}
 
 /**
  * What the outbox does with a late lead's fallback message: `pending` — not looked at yet (a lead's may become its

@@ -44,6 +44,9 @@ export const SOURCE_COLUMN: Record<SourceKey, keyof SourceColumns> = {
   referrer: 'source_referrer',
 };
 
+/** Every source column, in the order of `SOURCE_KEYS`. */
+export const SOURCE_COLUMNS: readonly (keyof SourceColumns)[] = SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
+
 /** The form's personal fields: all six. Also the keys of a repeat's `changes` whose values erasure drops. */
 export const PERSONAL_FIELDS: readonly LeadField[] = LEAD_FIELDS.filter((f) => FORM_FIELD_IS_PERSONAL[f]);
 

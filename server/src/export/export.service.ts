@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import { LEAD_FIELDS } from '@stickers/shared';
+import type { FormColumns } from '../domain/lead';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
 import { LeadsRepository, type ExportRow } from '../repositories/leads.repository';
@@ -30,8 +32,12 @@ export class ExportQueryError extends Error {
   }
 }
 
-/** A lead as `GET /leads` shows it; personal fields (and the source's) are null once anonymised. Times are ISO 8601 (UTC). */
-export interface ExportedLead {
+/**
+ * A lead as `GET /leads` shows it: its number, status and times, then every field of the form (`LEAD_FIELDS`, in
+ * that order), where it came from and how many repeats. Personal fields (and the source's) are null once anonymised.
+ * Times are ISO 8601 (UTC).
+ */
+export interface ExportedLead extends FormColumns {
   lead_number: number;
   request_id: string;
   status: LeadStatus;
@@ -41,13 +47,7 @@ export interface ExportedLead {
   received_at: string;
   published_at: string | null;
   anonymised_at: string | null;
-  name: string | null;
-  telegram: string | null;
-  phone: string | null;
-  date: string | null;
-  guests: string | null;
-  comment: string | null;
-  /** Where the lead came from (issue 14): the landing's name, the UTM parameters, the referrer's host; null without. */
+  /** Where the lead came from: the landing's name, the UTM parameters, the referrer's host; null without. */
   source: ExportedSource | null;
   repeats: number;
 }
@@ -76,12 +76,7 @@ export const CSV_COLUMNS = [
   'received_local',
   'status',
   'status_changed_by',
-  'name',
-  'telegram',
-  'phone',
-  'date',
-  'guests',
-  'comment',
+  ...LEAD_FIELDS,
   'source',
   'utm_source',
   'utm_medium',
@@ -188,12 +183,7 @@ export class ExportService {
       this.localTime(received),
       r.status,
       r.status_changed_by,
-      r.name,
-      r.telegram,
-      r.phone,
-      r.date,
-      r.guests,
-      r.comment,
+      ...LEAD_FIELDS.map((f) => r[f]),
       r.source_landing,
       r.utm_source,
       r.utm_medium,
@@ -226,12 +216,7 @@ function toJson(row: ExportRow): ExportedLead {
     received_at: iso(r.received_at ?? r.created_at)!,
     published_at: iso(r.published_at),
     anonymised_at: iso(r.anonymised_at),
-    name: r.name,
-    telegram: r.telegram,
-    phone: r.phone,
-    date: r.date,
-    guests: r.guests,
-    comment: r.comment,
+    ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
     source: sourceOf(r),
     repeats: Number(r.repeats),
   };

@@ -3,6 +3,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   canonicalIp,
   LATE_FIELD,
+  LEAD_FIELDS,
   REPEAT_WINDOW_MS,
   validateLate,
   validateSubmission,
@@ -24,6 +25,7 @@ import { SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositori
 import { decideSubmit } from './submit-decision';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../outbox/fallback-verifier';
+import { formFieldsOf } from '../domain/lead';
 import { erasedLeadColumns } from '../domain/personal-fields';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
@@ -128,23 +130,12 @@ export class LeadsService {
         since: createdAt - REPEAT_WINDOW_MS,
         until: createdAt + REPEAT_WINDOW_MS,
       },
-      incoming: {
-        name: lead.name,
-        telegram: lead.telegram,
-        phone: lead.phone,
-        date: lead.date,
-        guests: lead.guests,
-        comment: lead.comment,
-      },
+      incoming: formFieldsOf(lead),
+      fields: LEAD_FIELDS,
       lead: {
         request_id: lead.request_id,
-        name: lead.name,
-        telegram: lead.telegram,
+        ...formFieldsOf(lead),
         telegram_key: lead.telegram.toLowerCase(),
-        phone: lead.phone,
-        date: lead.date,
-        guests: lead.guests,
-        comment: lead.comment,
         ip_hash: ipHash,
         created_at: createdAt,
         next_attempt_at: now,

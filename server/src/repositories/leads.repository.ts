@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
-import { erasedChanges, erasedLeadColumns, erasedRepeatColumns } from '../domain/personal-fields';
+import { erasedChanges, erasedLeadColumns, erasedRepeatColumns, SOURCE_COLUMNS } from '../domain/personal-fields';
 import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
@@ -36,33 +37,23 @@ export interface ExportQuery {
   limit: number;
 }
 
+/** The columns of a lead the export reads (besides how many repeats it has): the form's fields and where it came from among them. */
+const EXPORT_COLUMNS = [
+  'id',
+  'request_id',
+  ...LEAD_FIELDS,
+  'status',
+  'status_changed_by',
+  'status_changed_at',
+  'created_at',
+  'received_at',
+  'published_at',
+  'anonymised_at',
+  ...SOURCE_COLUMNS,
+] as const satisfies readonly (keyof Lead)[];
+
 /** A lead as the export reads it: its columns and how many repeats it has. */
-export interface ExportRow {
-  id: number;
-  request_id: string;
-  name: string | null;
-  telegram: string | null;
-  phone: string | null;
-  date: string | null;
-  guests: string | null;
-  comment: string | null;
-  status: LeadStatus;
-  status_changed_by: string | null;
-  status_changed_at: number | null;
-  created_at: number;
-  received_at: number | null;
-  published_at: number | null;
-  anonymised_at: number | null;
-  /** Where it came from (issue 14): null when the landing sent no `source`. */
-  source_landing: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  utm_content: string | null;
-  utm_term: string | null;
-  source_referrer: string | null;
-  repeats: number;
-}
+export type ExportRow = Pick<Lead, (typeof EXPORT_COLUMNS)[number]> & { repeats: number };
 
 /** A fallback message waiting for its reply (issue 12): a late lead's whose card went out anew, or a late repeat's. */
 export interface FallbackToAnswer {
@@ -519,30 +510,7 @@ export class LeadsRepository {
   exportPage(q: ExportQuery): Promise<ExportRow[]> {
     let query = this.db
       .selectFrom('leads as l')
-      .select([
-        'l.id',
-        'l.request_id',
-        'l.name',
-        'l.telegram',
-        'l.phone',
-        'l.date',
-        'l.guests',
-        'l.comment',
-        'l.status',
-        'l.status_changed_by',
-        'l.status_changed_at',
-        'l.created_at',
-        'l.received_at',
-        'l.published_at',
-        'l.anonymised_at',
-        'l.source_landing',
-        'l.utm_source',
-        'l.utm_medium',
-        'l.utm_campaign',
-        'l.utm_content',
-        'l.utm_term',
-        'l.source_referrer',
-      ])
+      .select(EXPORT_COLUMNS.map((c) => `l.${c}` as const))
       .select((eb) =>
         eb
           .selectFrom('lead_repeats as r')

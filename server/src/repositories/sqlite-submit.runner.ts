@@ -15,22 +15,29 @@ import {
   SubmitRunner,
 } from './submit-runner';
 
-const LATE_FIELDS = [
-  'received_at',
-  'late_route',
-  'late_reason',
-  'fallback_chat_id',
-  'fallback_message_id',
-  'fallback_sent_at',
-  'fallback_state',
-  'fallback_next_at',
-] as const;
-/** Where the request came from: null when it sent no `source`. */
-const SOURCE_FIELDS = ['source_landing', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term', 'source_referrer'] as const;
-const LATE_COLUMNS = [...LATE_FIELDS, ...SOURCE_FIELDS].join(', ');
-const LATE_VALUES = [...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => `@${f}`).join(', ');
-/** A request that came in time: no route, no fallback message; and one with no source. */
-const NO_LATE = Object.fromEntries([...LATE_FIELDS, ...SOURCE_FIELDS].map((f) => [f, null]));
+/**
+ * The insert of a row into `leads` or `lead_repeats`, by the columns the row names (the others take their defaults),
+ * as PostgreSQL's `leads_insert_row` does from the same plan: a column added to the lead needs no change here. One
+ * prepared statement per table and set of columns (a handful: in time or late, with a source or without), cached.
+ */
+class RowInserts {
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly sqlite: BetterSqlite3.Database) {}
+
+  insert(table: 'leads' | 'lead_repeats', row: object): number {
+    const values = Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined));
+    const columns = Object.keys(values);
+    const key = `${table}(${columns.join(',')})`;
+    let statement = this.statements.get(key);
+    if (!statement) {
+      for (const c of columns) if (!/^[a-z_]+$/.test(c)) throw new Error(`not a column name: ${c}`);
+      statement = this.sqlite.prepare(`insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`);
+      this.statements.set(key, statement);
+    }
+    return Number(statement.run(values).lastInsertRowid);
+  }
+}
 
 /** At most this many decisions share one SQLite commit: bounds the time the write lock is held. */
 export const MAX_BATCH = 64;
@@ -67,6 +74,7 @@ export class SqliteSubmitRunner extends SubmitRunner {
   private sqliteQueries(): SubmitQueries {
     if (this.prepared) return this.prepared;
     const s = this.database.sqlite;
+    const rows = new RowInserts(s);
     const st: Record<string, Statement> = {
       findRequest: s.prepare(
         'select id as lead_id, 0 as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ? ' +
@@ -83,14 +91,6 @@ export class SqliteSubmitRunner extends SubmitRunner {
       repeatTarget: s.prepare(
         'select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and created_at <= ? ' +
           "and status != 'spam' and anonymised_at is null order by created_at desc, id desc limit 1",
-      ),
-      insertLead: s.prepare(
-        `insert into leads (request_id, name, telegram, telegram_key, phone, date, guests, comment, ip_hash, created_at, next_attempt_at, anonymised_at, ${LATE_COLUMNS}) ` +
-          `values (@request_id, @name, @telegram, @telegram_key, @phone, @date, @guests, @comment, @ip_hash, @created_at, @next_attempt_at, @anonymised_at, ${LATE_VALUES})`,
-      ),
-      insertRepeat: s.prepare(
-        `insert into lead_repeats (lead_id, request_id, created_at, changes, ip_hash, next_attempt_at, ${LATE_COLUMNS}) ` +
-          `values (@lead_id, @request_id, @created_at, @changes, @ip_hash, @next_attempt_at, ${LATE_VALUES})`,
       ),
       // A lead that has no card yet can still take the message as its card; a published one, or a repeat, answers it.
       reportLeadFallback: s.prepare(
@@ -122,20 +122,8 @@ export class SqliteSubmitRunner extends SubmitRunner {
         st.bumpMinute.run(kind, Math.floor(at / MINUTE_MS));
       },
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
-      insertLead: (lead) =>
-        Number(
-          st.insertLead.run({
-            date: null,
-            guests: null,
-            comment: null,
-            anonymised_at: null,
-            ...NO_LATE,
-            received_at: lead.created_at,
-            ...lead,
-          }).lastInsertRowid,
-        ),
-      insertRepeat: (repeat) =>
-        Number(st.insertRepeat.run({ ip_hash: null, ...NO_LATE, received_at: repeat.created_at, ...repeat }).lastInsertRowid),
+      insertLead: (lead) => rows.insert('leads', lead),
+      insertRepeat: (repeat) => rows.insert('lead_repeats', repeat),
       reportFallback: (known, f) => {
         const params = { id: known.rowId, chat_id: f.chatId, message_id: f.messageId, sent_at: f.sentAt, now: f.now };
         return (known.repeat ? st.reportRepeatFallback : st.reportLeadFallback).run(params).changes === 1;

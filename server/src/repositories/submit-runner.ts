@@ -1,4 +1,4 @@
-import type { LeadFields } from '@stickers/shared';
+import type { LeadField, LeadFields } from '@stickers/shared';
 import type { LeadEventKind, NewLead, NewLeadRepeat, RateEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
 
@@ -49,6 +49,8 @@ export interface SubmitPlan {
   match: { telegram_key: string; phone: string; since: number; until: number };
   /** The visitor's fields as sent, for the repeat's changed fields. */
   incoming: LeadFields;
+  /** The form's fields in order (`LEAD_FIELDS`): which a repeat's changes compare, and their order in its JSON. */
+  fields: readonly LeadField[];
   /** The row of a new lead, whole. */
   lead: NewLead;
   /** The row of a repeat, but for the lead it repeats and its changes. */

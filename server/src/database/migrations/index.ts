@@ -12,6 +12,7 @@ import * as rateMinutes from './2026-12-01-0010-rate-minutes';
 import * as submitFunction from './2026-12-01-0011-submit-function';
 import * as telegramUpdates from './2026-12-01-0012-telegram-updates';
 import * as erasedContacts from './2026-12-01-0013-erased-contacts';
+import * as submitFields from './2026-12-01-0014-submit-fields';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0011-submit-function': submitFunction,
   '2026-12-01-0012-telegram-updates': telegramUpdates,
   '2026-12-01-0013-erased-contacts': erasedContacts,
+  '2026-12-01-0014-submit-fields': submitFields,
 };
