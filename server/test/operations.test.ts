@@ -224,17 +224,18 @@ describe('OpenAPI', () => {
     expect(post.responses['503'].content['application/json'].schema.properties.error.enum).toEqual(['unavailable']);
     expect(post.responses['429'].headers['Retry-After']).toBeDefined();
     expect(post.responses['429'].content['application/json'].schema.properties.why.enum).toEqual(['secret', 'visitor', 'hourly']);
+    // The optional free-text fields come last, as shared's table of them lists them.
     expect(Object.keys(doc.components.schemas.LeadRequest.properties)).toEqual([
       'request_id',
       'name',
       'telegram',
       'phone',
-      'date',
-      'guests',
-      'comment',
       'client_ip',
       'late',
       'source',
+      'date',
+      'guests',
+      'comment',
     ]);
     // Issue 12: the replayed request's `late` object, every field described; `late` is a field a 422 can name.
     const late = doc.components.schemas.LeadRequest.properties.late;

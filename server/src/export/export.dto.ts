@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { LEAD_FIELDS, type LeadField } from '@stickers/shared';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import {
   EXPORT_LIMIT_DEFAULT,
@@ -69,7 +70,7 @@ export class ExportedLeadSourceDto implements ExportedSource {
 }
 
 @ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
-export class ExportedLeadDto implements ExportedLead {
+export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'integer' }) lead_number!: number;
   @ApiProperty({ type: 'string' }) request_id!: string;
   @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES] }) status!: LeadStatus;
@@ -79,12 +80,6 @@ export class ExportedLeadDto implements ExportedLead {
   @ApiProperty({ type: 'string', format: 'date-time' }) received_at!: string;
   @ApiProperty(nullableTime) published_at!: string | null;
   @ApiProperty(nullableTime) anonymised_at!: string | null;
-  @ApiProperty(nullableString) name!: string | null;
-  @ApiProperty(nullableString) telegram!: string | null;
-  @ApiProperty(nullableString) phone!: string | null;
-  @ApiProperty(nullableString) date!: string | null;
-  @ApiProperty(nullableString) guests!: string | null;
-  @ApiProperty(nullableString) comment!: string | null;
 
   @ApiProperty({
     type: () => ExportedLeadSourceDto,
@@ -97,8 +92,12 @@ export class ExportedLeadDto implements ExportedLead {
   @ApiProperty({ type: 'integer', minimum: 0 }) repeats!: number;
 }
 
+// The lead's form fields (null once it is anonymised), in the order of shared's LEAD_FIELDS: a new field is documented
+// here without a change to this file.
+for (const field of LEAD_FIELDS) ApiProperty(nullableString)(ExportedLeadDto.prototype, field);
+
 @ApiSchema({ name: 'LeadsPage' })
-export class LeadsPageDto implements ExportPage {
+export class LeadsPageDto implements Omit<ExportPage, 'leads'> {
   @ApiProperty({ type: () => ExportedLeadDto, isArray: true })
   leads!: ExportedLeadDto[];
 

@@ -8,16 +8,15 @@ import {
 } from '@nestjs/swagger';
 import {
   API_ERRORS,
-  COMMENT_MAX,
-  DATE_MAX,
   FALLBACK_SIG,
   FIELD_ERROR_CODES,
-  GUESTS_MAX,
   IDEMPOTENCY_HEADER,
   LATE_FUTURE_SKEW_MS,
   LATE_MAX_AGE_MS,
   LATE_REASON,
   LATE_ROUTES,
+  OPTIONAL_FIELD_RULES,
+  OPTIONAL_LEAD_FIELDS,
   NAME_MAX,
   NAME_MIN,
   PHONE_DIGITS_MAX,
@@ -133,15 +132,6 @@ export class LeadRequestDto {
   @ApiProperty({ type: 'string', description: `+ then ${PHONE_DIGITS_MIN}–${PHONE_DIGITS_MAX} digits; spaces, -, ( and ) are dropped` })
   phone!: string;
 
-  @ApiPropertyOptional({ type: 'string', maxLength: DATE_MAX })
-  date?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: GUESTS_MAX })
-  guests?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: COMMENT_MAX })
-  comment?: string;
-
   @ApiPropertyOptional({ type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' })
   client_ip?: string;
 
@@ -170,6 +160,12 @@ export class LeadRequestDto {
 
   @ApiPropertyOptional({ type: () => LeadSourceDto })
   source?: LeadSourceDto;
+}
+
+// The optional free-text fields (date, guests, comment…) as shared's table of them says: a new one is documented here
+// without a change to this file.
+for (const field of OPTIONAL_LEAD_FIELDS) {
+  ApiPropertyOptional({ type: 'string', maxLength: OPTIONAL_FIELD_RULES[field].max })(LeadRequestDto.prototype, field);
 }
 
 @ApiSchema({ name: 'LeadAccepted' })
