@@ -2,7 +2,7 @@
 // (constant time), size limit, JSON object, the shared field rules, HMAC of the visitor ip, and one BEGIN IMMEDIATE
 // transaction deciding duplicate / visitor and hourly limits / repeat / new lead. No framework, no logging.
 // BARE_SYNCHRONOUS=FULL (default: as durable as ours, an fsync per commit) or NORMAL (WAL without the fsync per commit:
-// a power cut may lose the last acknowledged leads — the naive server issue 15 compares against).
+// a power cut may lose the last acknowledged leads — the naive server the bench compares against).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';

@@ -171,7 +171,7 @@ async function startOurs(db, extra = {}) {
   const url = `http://127.0.0.1:${port}/leads`;
   return { child: await start('server', ['server/dist/main.js'], serverEnv(db, { PORT: String(port), ...extra }), url), url };
 }
-/** The bare baseline; `synchronous` FULL (as durable as ours) or NORMAL (no fsync per commit, issue 15). */
+/** The bare baseline; `synchronous` FULL (as durable as ours) or NORMAL (no fsync per commit). */
 async function startBare(db, synchronous = 'FULL') {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/leads`;

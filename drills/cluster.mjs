@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run drill:cluster`: several server instances on one PostgreSQL (issue 13), in webhook mode behind a tiny
+// `npm run drill:cluster`: several server instances on one PostgreSQL, in webhook mode behind a tiny
 // round-robin proxy that stands for the load balancer. Under a steady load of leads posted to every instance (a
 // request that fails is retried with the same request_id on the next instance, as a landing behind a load balancer
 // would; some request_ids are sent to two instances at once), one instance at a time is SIGKILLed and restarted.

@@ -1,4 +1,4 @@
-// Issue 13 end to end: two built servers (processes) on one throwaway PostgreSQL, in polling mode, against the
+// Several instances end to end: two built servers (processes) on one throwaway PostgreSQL, in polling mode, against the
 // Telegram sandbox. Only one of them polls (the sandbox sees no overlapping getUpdates); when that one is SIGKILLed,
 // the other takes polling over and a press on a card works again within a minute.
 import assert from 'node:assert/strict';

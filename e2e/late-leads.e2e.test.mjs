@@ -1,4 +1,4 @@
-// Issue 12 end to end: the built server, the built landing (with its spool) and the Telegram sandbox as processes.
+// Late leads end to end: the built server, the built landing (with its spool) and the Telegram sandbox as processes.
 // A request the server could not take goes to the group through the fallback and into the landing's spool; once the
 // server takes it, the replay stores it under the same request_id and the fallback message becomes its card (one
 // message in the group, buttons that work). Also: a server answering 500 for a while, Telegram down as well (route

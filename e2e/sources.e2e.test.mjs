@@ -1,4 +1,4 @@
-// Where a lead came from (issue 14), in headless Chromium against the built landing (with LANDING_SOURCE), the real
+// Where a lead came from, in headless Chromium against the built landing (with LANDING_SOURCE), the real
 // server and the Telegram sandbox: a visitor arrives from an ad with ?utm_source=…&utm_campaign=…, submits the form,
 // and the card in the group shows the source line. With JavaScript and without (the hidden inputs carry it).
 import assert from 'node:assert/strict';

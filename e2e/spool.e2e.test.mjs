@@ -1,4 +1,4 @@
-// The landing's spool (issue 12) with the built landing as a process, the Telegram sandbox and a stand-in for
+// The landing's spool with the built landing as a process, the Telegram sandbox and a stand-in for
 // POST /leads that the test controls: a request the server did not take (503) goes to the group through the fallback,
 // is on disk before the visitor sees "sent", survives a SIGKILL of the landing and is replayed after the restart with
 // the same request_id and the `late` object; its file is then gone. Two landings replay only their own spools, and a

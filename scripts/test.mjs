@@ -22,7 +22,7 @@ const suites = [
     cwd: 'shared',
   },
   { name: 'server', cmd: ['npx', 'jest', '--json', `--outputFile=${join(reports, 'server.json')}`], cwd: 'server' },
-  // The same server tests on PostgreSQL (issue 13): the harness gives each test a database on one throwaway server.
+  // The same server tests on PostgreSQL: the harness gives each test a database on one throwaway server.
   // Only test/: the unit tests under src/ use fakes, not a database, and ran above.
   {
     name: 'server-postgres',

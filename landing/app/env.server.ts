@@ -20,7 +20,7 @@ export const DEFAULT_SPOOL_REJECTED_DAYS = 14;
 export const MAX_SPOOL_REJECTED_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The durable spool of requests that did not reach the server's database (issue 12). */
+/** The durable spool of requests that did not reach the server's database. */
 export interface SpoolConfig {
   /** Absolute path of LANDING_SPOOL_DIR. */
   dir: string;
@@ -36,7 +36,7 @@ export interface LandingEnv {
   leadsSecret: string | null;
   /**
    * The bot that sends fallback and direct messages; null when not configured. `threadId`: LEADS_THREAD_ID, the forum
-   * topic of the leads group they go into (issue 14); null: the chat itself.
+   * topic of the leads group they go into; null: the chat itself.
    */
   telegram: { token: string; apiRoot: string; chatId: string; threadId?: number | null } | null;
   minFillMs: number;
@@ -51,7 +51,7 @@ export interface LandingEnv {
   spool: SpoolConfig | null;
   /** ADMIN_CHAT_ID: where the spool's alerts go (through the fallback's bot); null: alerts are only logged. */
   adminChatId: string | null;
-  /** LANDING_SOURCE: this landing's name (`wedding`), sent as `source.landing` with every lead (issue 14); null: none. */
+  /** LANDING_SOURCE: this landing's name (`wedding`), sent as `source.landing` with every lead; null: none. */
   landingSource: string | null;
 }
 
@@ -119,7 +119,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   } catch {
     problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
   }
-  // Issue 14: the forum topic of the leads group, as the server's LEADS_THREAD_ID.
+  // The forum topic of the leads group, as the server's LEADS_THREAD_ID.
   const threadRaw = get('LEADS_THREAD_ID');
   if (threadRaw && !/^[1-9]\d{0,15}$/.test(threadRaw)) {
     problems.push(`LEADS_THREAD_ID must be a topic id (message_thread_id), a positive whole number like 12 (got "${threadRaw}")`);

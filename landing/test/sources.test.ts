@@ -1,5 +1,5 @@
 /**
- * Where a lead came from (issue 14): the page's loader reads the UTM parameters of its URL and the referrer's host into
+ * Where a lead came from: the page's loader reads the UTM parameters of its URL and the referrer's host into
  * the form's hidden inputs, and the action sends them with LANDING_SOURCE as `source` in POST /leads (and in the spool's
  * body when the server does not take it), against a real HTTP stand-in for POST /leads and the Telegram sandbox.
  */
@@ -81,7 +81,7 @@ describe('the action sends source', () => {
     await submit({ utm_source: '<script>', utm_campaign: ' summer ', referrer: 'https://evil.example/x' });
     expect(received.map((r) => r.body.source)).toEqual([{ landing: 'wedding' }, { landing: 'wedding', utm_campaign: 'summer' }]);
   });
-  it('without LANDING_SOURCE and without UTM values the body has no `source` at all (as before issue 14)', async () => {
+  it('without LANDING_SOURCE and without UTM values the body has no `source` at all (as before sources existed)', async () => {
     setEnv(configuredEnv(leads.url, sandbox, { TRUST_PROXY: '1' }), KEYS);
     await submit({});
     expect(received).toHaveLength(1);

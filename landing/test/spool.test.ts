@@ -1,5 +1,5 @@
 /**
- * The form's action and the spool (issue 12), with real Requests, a real HTTP stand-in for POST /leads, the Telegram
+ * The form's action and the spool, with real Requests, a real HTTP stand-in for POST /leads, the Telegram
  * sandbox and a real spool directory: which routes are written to disk before the action answers, what the entry
  * holds, a resubmission, and a spool that cannot be written (the visitor sees the same).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14, forum topics: with LEADS_THREAD_ID the landing's fallback and direct messages go into that topic of the
+ * Forum topics: with LEADS_THREAD_ID the landing's fallback and direct messages go into that topic of the
  * leads group (`message_thread_id`), against the Telegram sandbox (a forum there) and a stand-in for POST /leads. A
  * topic Telegram refuses (closed, deleted) never costs the request: the message goes into the chat's General topic.
  */

@@ -181,7 +181,7 @@ function replyTarget(state: SandboxState, chat: SandboxChat, params: Record<stri
 }
 
 /**
- * The forum topic a new message goes into (issue 14): `message_thread_id` when given, else the topic of the message
+ * The forum topic a new message goes into: `message_thread_id` when given, else the topic of the message
  * it replies to (as Telegram places a reply), else none. Telegram refuses a topic that is not there ("message thread
  * not found": unknown, deleted, or a chat without topics) and a closed one ("TOPIC_CLOSED").
  */
@@ -456,7 +456,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     state.changed();
     return true;
   },
-  // Issue 14: forum topics, as a bot with the right to manage them calls them.
+  // Forum topics, as a bot with the right to manage them calls them.
   createForumTopic: (state, params) => {
     const chat = chatOf(state, params.chat_id);
     if (!chat.is_forum) throw bad('the chat is not a forum');

@@ -2,7 +2,7 @@ import { BOT_USER } from './state';
 
 /**
  * The sandbox page: the leads group and the admin chat as Telegram shows them (cards, edits, replies, buttons); a
- * forum's messages grouped by topic (issue 14). "＋ группа" makes a new group (a forum with two topics, if asked) and
+ * forum's messages grouped by topic. "＋ группа" makes a new group (a forum with two topics, if asked) and
  * adds the bot to it, as `npm run leads -- setup` asks the operator to do; a group the bot is not in says so and
  * offers to add it.
  * Pressing a button sends the bot a callback_query; the box under a chat sends a message (a command) as a member.
@@ -107,7 +107,7 @@ function draw(state) {
         + '<div class="meta">' + esc(m.from.first_name) + ' · #' + m.message_id + ' · ' + time(m.date)
         + (m.edit_date ? ' · изменено ' + time(m.edit_date) + ' (' + m.history.length + ')' : '') + '</div></div>';
     };
-    // A forum (issue 14): its messages grouped by topic, the General topic first.
+    // A forum: its messages grouped by topic, the General topic first.
     const topics = chat.is_forum ? (chat.topics || []) : [];
     let msgs = chat.messages.filter((m) => !topics.length || m.message_thread_id === undefined).map(bubble).join('');
     if (topics.length) {

@@ -378,7 +378,7 @@ export class TelegramSandbox {
   }
 
   /**
-   * Issue 14: a topic in a supergroup, which becomes a forum (`is_forum`). Its id is the chat's next message id, or
+   * A topic in a supergroup, which becomes a forum (`is_forum`). Its id is the chat's next message id, or
    * `id` when given. Returns the topic's `message_thread_id`.
    */
   createTopic(chatId: number, name: string, id?: number): number {

@@ -32,7 +32,7 @@ export interface SandboxChat {
   title: string;
   /** Set when the group was upgraded: sends to this id answer 400 with migrate_to_chat_id. */
   migratedTo?: number;
-  /** A forum supergroup (issue 14): messages go into its topics, or into its General topic without a thread id. */
+  /** A forum supergroup: messages go into its topics, or into its General topic without a thread id. */
   is_forum?: boolean;
   /** A forum's topics (message_thread_id, name, closed or deleted). */
   topics?: SandboxTopic[];
@@ -76,7 +76,7 @@ export interface SandboxMessage {
   entities: MessageEntity[];
   reply_markup?: ReplyMarkup;
   reply_to_message_id?: number;
-  /** The forum topic the message is in (issue 14); absent: the chat itself (a forum's General topic). */
+  /** The forum topic the message is in; absent: the chat itself (a forum's General topic). */
   message_thread_id?: number;
   /** A document (sendDocument): its name and size; its bytes are in `SandboxState.documents` by file_id. */
   document?: { file_id: string; file_name: string; file_size: number; mime_type?: string };

@@ -51,7 +51,7 @@ function openLocation(location: string): { db: Kysely<Database>; afterErase: () 
 }
 
 /**
- * Issue 14: erases every lead (and repeat) of a phone or a username in the database file, beside a running server:
+ * Erases every lead (and repeat) of a phone or a username in the database file, beside a running server:
  * the cards are marked for rewriting and the server's outbox rewrites them at its next pass; a truncating checkpoint
  * takes the values out of the WAL (tried again for a few seconds while a reader holds it off). Exit 0 when some were
  * erased, 1 when nobody was found. The erasure is recorded as the server records it (keyed hashes of the contacts, so
@@ -118,7 +118,7 @@ async function backup(path: string, target: string): Promise<number> {
 }
 
 /**
- * Issue 13: copies the SQLite file into an empty PostgreSQL database (refuses one that holds any row), ids and all,
+ * Copies the SQLite file into an empty PostgreSQL database (refuses one that holds any row), ids and all,
  * in one transaction; the lead numbering goes on where it stopped. Stop the server (or keep it from taking leads)
  * first: rows written after the copy's snapshot are not moved.
  */
@@ -142,7 +142,7 @@ export async function migrateToPostgres(path: string, url: string | undefined): 
 }
 
 /**
- * Issue 14: queues a webhook event (by its id) or every event of a lead (by its number) again, for the running
+ * Queues a webhook event (by its id) or every event of a lead (by its number) again, for the running
  * server's next pass to send. Exit 0 when something was queued, 1 when there was nothing to queue.
  */
 export async function webhooksReplay(location: string, key: string, now = Date.now()): Promise<number> {

@@ -1,5 +1,5 @@
 /**
- * Several server instances on one PostgreSQL database (issue 13). PostgreSQL only: SQLite is one process's embedded
+ * Several server instances on one PostgreSQL database. PostgreSQL only: SQLite is one process's embedded
  * file. Two instances of the real app share one database (the harness maps one path to one database) and each has
  * its own HTTP port, clock and connection pool, as two hosts behind a load balancer would.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14, erasure by contact: `/stickers_forget +7…` / `@name` and `npm run leads -- forget` erase every lead and
+ * Erasure by contact: `/stickers_forget +7…` / `@name` and `npm run leads -- forget` erase every lead and
  * repeat of one person and nobody else's, with the values gone from every database file and the cards rewritten.
  */
 import { readFileSync, readdirSync } from 'node:fs';

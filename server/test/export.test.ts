@@ -1,5 +1,5 @@
 /**
- * Issue 14, export: `GET /leads` (JSON pages by an opaque cursor), `GET /leads/export.csv` and `/stickers_export`,
+ * Export: `GET /leads` (JSON pages by an opaque cursor), `GET /leads/export.csv` and `/stickers_export`,
  * against the real app; the CSV is parsed here by a small RFC 4180 parser.
  */
 import { join } from 'node:path';
@@ -204,7 +204,7 @@ describe('GET /leads/export.csv', () => {
     expect(second.date).toBe("'+1 день");
     expect(second.comment).toBe('');
     expect(rows[1][0]).toBe(String(b));
-    // Where each lead came from (issue 14): empty cells without a source.
+    // Where each lead came from: empty cells without a source.
     expect([second.source, second.utm_source, second.utm_medium, second.utm_campaign, second.referrer]).toEqual([
       'wedding',
       'yandex',

@@ -1,4 +1,4 @@
-// With LEADS_TEST_DATABASE=postgres (issue 13), one throwaway PostgreSQL server for the whole jest run; every test
+// With LEADS_TEST_DATABASE=postgres, one throwaway PostgreSQL server for the whole jest run; every test
 // file's servers get databases on it (test/support/test-database.ts). Nothing to do on SQLite.
 import { startPostgres, type TestPostgres } from './support/postgres';
 

@@ -93,7 +93,7 @@ export interface StartOptions {
   botRetryMs?: number;
   /** The HTTP port (0: any free one), e.g. for a webhook URL that must be known before the start. */
   port?: number;
-  /** How long leases of once-at-a-time jobs last and how often they are renewed (issue 13). Production's by default. */
+  /** How long leases of once-at-a-time jobs last and how often they are renewed. Production's by default. */
   leaseTimings?: LeaseTimings;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Issue 12, the server's part: a request the landing kept in its spool while the server could not take it, replayed
+ * The server's part: a request the landing kept in its spool while the server could not take it, replayed
  * later with `late` (the visitor's time, the landing's route, its fallback message). The real app, the Telegram
  * sandbox over loopback (the landing's fallback message is sent the way the landing sends it: the Bot API with the
  * same token), a fake clock.
@@ -108,7 +108,7 @@ beforeEach(() => {
   clock = new FakeClock();
 });
 
-describe('a late lead with its fallback message in the leads group (issue 12)', () => {
+describe('a late lead with its fallback message in the leads group', () => {
   it('keeps the visitor time, passes the visitors’ full limits (replays are counted apart, at arrival), and its fallback message becomes the card with working buttons', async () => {
     await boot({ LEADS_IP_LIMIT: '1', LEADS_HOURLY_LIMIT: '1' }, true);
     const visitor = '203.0.113.7';

@@ -1,5 +1,5 @@
 /**
- * Signed webhooks (issue 14, docs/requirements.md §14.8, docs/api.md "Webhooks"): the real app (startServer, the
+ * Signed webhooks (docs/requirements.md §14.8, docs/api.md "Webhooks"): the real app (startServer, the
  * sandbox's bot where a press or a command is needed) posts to a real HTTP receiver started here. Every signature is
  * checked with the verification snippet of docs/api.md, read from the document and run as it stands. Time is the
  * FakeClock's: retries and the 30-minute alert come from moving it, never from sleeping.

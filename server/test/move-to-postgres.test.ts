@@ -1,5 +1,5 @@
 /**
- * `moveToPostgres` (issue 13, `npm run leads -- migrate-to-postgres`): a SQLite database with something in every
+ * `moveToPostgres` (`npm run leads -- migrate-to-postgres`): a SQLite database with something in every
  * table moves into a real PostgreSQL (test/support/postgres.ts) with every row and id unchanged, new ids continue past
  * the old ones, and a move is refused — changing nothing — when the file is missing or PostgreSQL already holds rows.
  */
@@ -210,7 +210,7 @@ async function buildSqlite(file: string): Promise<string> {
     insert(sqlite, 'alert_throttles', { key: 'disk_low', last_sent_at: T + 5 });
     // A recorded erasure (its keyed hash, never the contact).
     insert(sqlite, 'erased_contacts', { contact_hash: 'e'.repeat(64), erased_at: T + 86_400_000 });
-    // Webhooks (issue 14): where announcements start, two events, a delivered delivery and two still waiting.
+    // Webhooks: where announcements start, two events, a delivered delivery and two still waiting.
     for (const [type, since_id] of [
       ['lead.created', 0],
       ['lead.repeat', 0],

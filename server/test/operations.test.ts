@@ -237,7 +237,7 @@ describe('OpenAPI', () => {
       'guests',
       'comment',
     ]);
-    // Issue 12: the replayed request's `late` object, every field described; `late` is a field a 422 can name.
+    // The replayed request's `late` object, every field described; `late` is a field a 422 can name.
     const late = doc.components.schemas.LeadRequest.properties.late;
     expect(Object.keys(late.properties)).toEqual(['submitted_at', 'route', 'reason', 'fallback']);
     expect(Object.keys(late.properties.fallback.properties)).toEqual(['chat_id', 'message_id', 'sent_at', 'sig']);

@@ -1,5 +1,5 @@
 /**
- * One set of migrations for SQLite and PostgreSQL (issue 13, first step). On PostgreSQL — a real server these tests
+ * One set of migrations for SQLite and PostgreSQL (first step). On PostgreSQL — a real server these tests
  * start themselves (test/support/postgres.ts: Debian's postgresql package, else the npm package's binaries; without
  * either these tests fail saying so) — the migrations give every table and column of schema.ts with a compatible type, run twice
  * as a no-op, and a lead with every column set comes back as it went in (numbers as numbers). On SQLite the

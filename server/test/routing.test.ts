@@ -1,5 +1,5 @@
 /**
- * Issue 14, routing by source (docs/requirements.md §14.10): LEADS_ROUTES sends the card of each source (the lead's
+ * Routing by source (docs/requirements.md §14.10): LEADS_ROUTES sends the card of each source (the lead's
  * `source.landing`) to its chat and topic; other leads go to LEADS_CHAT_ID. The card's chat (and topic) is stored
  * with the lead, so repeats, reminders, rewrites and presses work per chat, and a routed group's migration is learnt
  * per chat. Against the sandbox, with the real bot polling; runs on both databases.

@@ -1,5 +1,5 @@
 /**
- * Issue 14: the sandbox's forum supergroups behave as Telegram's where the app depends on it — a message goes into the
+ * The sandbox's forum supergroups behave as Telegram's where the app depends on it — a message goes into the
  * topic `message_thread_id` names (or, as a reply, into the topic of the message it replies to), a deleted or unknown
  * topic is "message thread not found", a closed one "TOPIC_CLOSED", and chats without topics behave as before.
  */

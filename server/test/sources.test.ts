@@ -1,5 +1,5 @@
 /**
- * Where a lead came from (issue 14), through the real app and the Telegram sandbox: the `source` object of POST /leads
+ * Where a lead came from, through the real app and the Telegram sandbox: the `source` object of POST /leads
  * is checked by the shared rules, stored with the lead (and a repeat keeps its own), shown on the card as one short
  * line, counted per source and campaign in /stickers_stats and the daily digest, and shown by the trace.
  */

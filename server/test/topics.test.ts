@@ -1,5 +1,5 @@
 /**
- * Issue 14, forum topics (docs/requirements.md §14.9): with LEADS_THREAD_ID and ADMIN_THREAD_ID the cards, their
+ * Forum topics (docs/requirements.md §14.9): with LEADS_THREAD_ID and ADMIN_THREAD_ID the cards, their
  * repeat pings and reminders, the command answers, the alerts and the digest go into those topics of the forum
  * supergroups — against the sandbox, whose forums refuse a closed topic ("TOPIC_CLOSED") and a deleted one ("message
  * thread not found") as Telegram does. A topic that is gone never costs a card: it goes into the chat's General topic,

@@ -1,5 +1,5 @@
 /**
- * Webhook mode (issue 13): with TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET the server sets the webhook at start
+ * Webhook mode: with TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET the server sets the webhook at start
  * and takes the updates the sandbox posts to it, as Telegram does; nobody polls. The route checks the secret header
  * before anything else. Runs on both databases.
  */

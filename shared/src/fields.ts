@@ -163,7 +163,7 @@ export type LeadFields = { [K in (typeof REQUIRED_LEAD_FIELDS)[number]]: string 
 export interface LeadSubmission extends LeadFields {
   request_id: string;
   client_ip: string | null;
-  /** Where the lead came from (issue 14); absent when the body has none or every value is empty. */
+  /** Where the lead came from; absent when the body has none or every value is empty. */
   source?: LeadSource;
 }
 
@@ -202,7 +202,7 @@ export function validateLeadFields(input: Record<string, unknown>): Validation<L
 }
 
 /**
- * Everything `POST /leads` checks: the visitor's fields, `request_id`, `client_ip` and `source` (issue 14). Every
+ * Everything `POST /leads` checks: the visitor's fields, `request_id`, `client_ip` and `source`. Every
  * failing field is named.
  */
 export function validateSubmission(input: Record<string, unknown>): Validation<LeadSubmission, SubmissionField | SourceField> {

@@ -13,7 +13,7 @@ const late = (overrides: Record<string, unknown> = {}) => ({
 });
 const fallback = (overrides: Record<string, unknown>) => late({ fallback: { ...late().fallback, ...overrides } });
 
-describe('validateLate (issue 12: the replayed request)', () => {
+describe('validateLate (the replayed request)', () => {
   it('absent or null: an ordinary request', () => {
     expect(validateLate(undefined, NOW)).toEqual({ ok: true, value: null });
     expect(validateLate(null, NOW)).toEqual({ ok: true, value: null });

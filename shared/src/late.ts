@@ -1,5 +1,5 @@
 /**
- * The `late` object of a replayed `POST /leads` (issue 12): the landing could not hand the visitor's request to the
+ * The `late` object of a replayed `POST /leads`: the landing could not hand the visitor's request to the
  * server's database when it came (server down, slow or misconfigured), kept it in its spool and sends it again later
  * with the same `request_id`, saying when the visitor sent it and where it went meanwhile. The server keeps the
  * visitor's time as the lead's time and turns the fallback message, when it can, into the lead's card.

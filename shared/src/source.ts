@@ -1,5 +1,5 @@
 /**
- * Where a lead came from (issue 14): the landing's own name, the UTM parameters of the page URL and the referrer's
+ * Where a lead came from: the landing's own name, the UTM parameters of the page URL and the referrer's
  * host, sent as the optional `source` object of `POST /leads`. One set of rules for the landing (which drops what
  * it cannot send) and the server (which refuses the whole object with `errors.source: "invalid"`).
  */
@@ -51,7 +51,7 @@ export type SourceCheck = { ok: true; value: LeadSource | undefined } | { ok: fa
 
 /**
  * Checks the `source` object of `POST /leads`. Absent, null, or with every value empty: no source (`undefined`, a
- * lead as before issue 14). Anything else must be an object of known keys only, each a short text without markup
+ * lead as before sources existed). Anything else must be an object of known keys only, each a short text without markup
  * (≤ 64 characters after normalisation, the referrer a host of ≤ 253), or the whole object is invalid.
  */
 export function checkSource(raw: unknown): SourceCheck {

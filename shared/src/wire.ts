@@ -44,7 +44,7 @@ export interface LateDeliveryBody {
   fallback?: { chat_id: string; message_id: number; sent_at: string };
 }
 
-/** A request the landing replays from its spool (issue 12): the normal body, the same request_id, plus `late`. */
+/** A request the landing replays from its spool: the normal body, the same request_id, plus `late`. */
 export interface ReplayedLeadRequestBody extends LeadRequestBody {
   late: LateDeliveryBody;
 }

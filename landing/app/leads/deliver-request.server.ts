@@ -32,7 +32,7 @@ export interface Delivery {
   lead: LeadFields;
   /** The visitor's canonical address; null when none could be derived (the server then sees none). */
   clientIp: string | null;
-  /** Where the visitor came from (issue 14): LANDING_SOURCE, the page's UTM values, the referrer's host; or none. */
+  /** Where the visitor came from: LANDING_SOURCE, the page's UTM values, the referrer's host; or none. */
   source?: LeadSource;
 }
 
@@ -76,7 +76,7 @@ export interface TelegramSent {
   message?: FallbackMessage;
 }
 
-/** Telegram's answers for a forum topic that is closed or deleted (issue 14). */
+/** Telegram's answers for a forum topic that is closed or deleted. */
 const TOPIC_GONE = /message thread not found|TOPIC_CLOSED|TOPIC_DELETED/i;
 
 /**

@@ -18,7 +18,7 @@ export interface ActionResult {
   startedAt?: string;
   values?: FormValues;
   errors?: FieldErrors<LeadField>;
-  /** The form's hidden source inputs (issue 14), for a form shown again; absent when it had none. */
+  /** The form's hidden source inputs, for a form shown again; absent when it had none. */
   source?: PageSource;
 }
 

@@ -10,7 +10,7 @@ interface Props {
   startedAt: string;
   /** The server saw the "sent" cookie. */
   sentBefore: boolean;
-  /** The page's UTM values and referrer host (issue 14), carried to the action in hidden inputs. */
+  /** The page's UTM values and referrer host, carried to the action in hidden inputs. */
   source?: Partial<Record<string, string>>;
   result: ActionResult | undefined;
 }

@@ -1,5 +1,5 @@
 /**
- * Where a visitor came from (issue 14), without JavaScript: the page's loader reads the UTM parameters of the page
+ * Where a visitor came from, without JavaScript: the page's loader reads the UTM parameters of the page
  * URL and the referrer's host (the `Referer` of the page request) and the form carries them back in hidden inputs;
  * the action adds the landing's own name (LANDING_SOURCE) and sends what is left after the shared rules as `source`.
  */

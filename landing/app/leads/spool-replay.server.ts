@@ -1,5 +1,5 @@
 /**
- * The spool's replay (issue 12): one loop per landing process, holding `<dir>/.lock`, sends the waiting entries to
+ * The spool's replay: one loop per landing process, holding `<dir>/.lock`, sends the waiting entries to
  * `POST /leads` with the secret and the form path's 5 s timeout, oldest first, one at a time, each with its own
  * backoff (5 s, 15 s, 60 s, then every 5 min; `attempts` and `next_attempt_at` are kept in the entry). 201/200: the
  * entry is deleted. 422: moved to `rejected/` (never retried), logged at error level, alerted; so is a file that is not

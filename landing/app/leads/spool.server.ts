@@ -1,5 +1,5 @@
 /**
- * The landing's durable spool (issue 12): a request that did not reach the server's database (route `fallback` or
+ * The landing's durable spool: a request that did not reach the server's database (route `fallback` or
  * `lost`) is written to LANDING_SPOOL_DIR before the visitor gets the answer, and replayed to the server later
  * (spool-replay.server.ts). One JSON file per request_id, named `<submitted ms, 13 digits>-<request_id>.json` so that
  * the directory listing is the replay order; mode 0600 in a 0700 directory (it holds personal data); every write is

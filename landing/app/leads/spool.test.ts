@@ -1,5 +1,5 @@
 /**
- * The spool's replay, alerts, lock and metrics (issue 12), on real files in a temporary directory, against a real HTTP
+ * The spool's replay, alerts, lock and metrics, on real files in a temporary directory, against a real HTTP
  * stand-in for POST /leads and the Telegram sandbox for the admin chat. Time is a test clock: each `step()` is one
  * pass of the loop at the clock's time, so the backoff is checked to the millisecond without waiting for it.
  */

@@ -59,7 +59,7 @@ export class AlertsService {
   }
 
   /**
-   * Issue 14: a message to the admin chat (alerts, the digest), in the ADMIN_THREAD_ID topic when set. When Telegram
+   * A message to the admin chat (alerts, the digest), in the ADMIN_THREAD_ID topic when set. When Telegram
    * refuses the topic (closed, deleted), the message goes into the chat's General topic at once, saying so: ops are
    * never left without an alert because of a topic.
    */

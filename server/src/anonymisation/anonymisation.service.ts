@@ -39,7 +39,7 @@ export class AnonymisationService implements OnApplicationShutdown {
   }
 
   /**
-   * Issue 14: erases every lead (and every repeat) of a phone or a username, rewrites their cards; the numbers of the
+   * Erases every lead (and every repeat) of a phone or a username, rewrites their cards; the numbers of the
    * leads erased, oldest first (none when nobody was found).
    */
   async forgetContact(contact: Contact): Promise<number[]> {

@@ -5,7 +5,7 @@ import { type AnonymiseResult, LeadsRepository } from '../repositories/leads.rep
 import { Transactor } from '../repositories/transactor';
 import { ContactHasher } from './contact-hasher';
 
-/** A person to erase (issue 14): by phone (normalised as the form stores it) or by username (lower-cased key). */
+/** A person to erase: by phone (normalised as the form stores it) or by username (lower-cased key). */
 export type Contact = { kind: 'phone'; phone: string } | { kind: 'telegram'; telegram: string; key: string };
 
 /** `+7 999 123-45-67` → a phone; `@name`, `t.me/name` → a username; anything else → null. Through the form's normalisers. */

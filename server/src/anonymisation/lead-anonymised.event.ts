@@ -1,6 +1,6 @@
 /**
  * Emitted (through Nest's event emitter) after a lead's personal fields were erased and the erase committed — by
- * `/stickers_forget` (a number or a contact) or by retention — so the webhooks (issue 14, later) can send
+ * `/stickers_forget` (a number or a contact) or by retention — so the webhooks can send
  * `lead.anonymised`. Features that listen import this file, never the anonymisation module.
  */
 export const LEAD_ANONYMISED = 'lead.anonymised';

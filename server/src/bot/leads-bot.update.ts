@@ -62,7 +62,7 @@ export class LeadsBotUpdate {
     const text = ctx.message && 'text' in ctx.message ? ctx.message.text : '';
     const args = text.replace(/^\/\S+\s*/, '');
     const chatId = String(ctx.chat?.id ?? '');
-    // Issue 14: in a forum, the answer goes into the command's topic (a reply in General carries a thread id too, but
+    // In a forum, the answer goes into the command's topic (a reply in General carries a thread id too, but
     // is no topic message).
     const message = ctx.message as { message_thread_id?: number; is_topic_message?: boolean } | undefined;
     const threadId = message?.is_topic_message && message.message_thread_id ? message.message_thread_id : null;

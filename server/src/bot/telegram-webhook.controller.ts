@@ -28,7 +28,7 @@ function sameSecret(given: string, expected: string): boolean {
 }
 
 /**
- * The webhook's route (issue 13), at the path of TELEGRAM_WEBHOOK_URL, on every instance: Telegram posts each update
+ * The webhook's route, at the path of TELEGRAM_WEBHOOK_URL, on every instance: Telegram posts each update
  * here, the secret header is compared in constant time before the body is read, and anything without it is refused
  * with a bare 401 (no body: nothing to learn) and a bounded close. The update runs through the same handlers as
  * polling, once: its id is claimed first (TelegramUpdatesService), so a second delivery is answered without being

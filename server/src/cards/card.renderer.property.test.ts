@@ -43,11 +43,11 @@ const lead: fc.Arbitrary<CardLead> = fc.record({
   anonymised_at: fc.option(fc.nat(), { freq: 5 }),
   status_changed_by: fc.option(hostile),
   status_changed_at: fc.option(fc.integer({ min: 1, max: 4102444800000 })),
-  // A late lead's line (issue 12), through the fallback or not.
+  // A late lead's line, through the fallback or not.
   fallback_sent_at: fc.option(fc.integer({ min: 0, max: 4102444800000 })),
   late_route: fc.option(fc.constantFrom('fallback', 'lost')),
   received_at: fc.option(fc.integer({ min: 0, max: 4102444800000 })),
-  // Where it came from (issue 14): the source line, with values raw or normalised, or none.
+  // Where it came from: the source line, with values raw or normalised, or none.
   source_landing: field(false),
   utm_source: field(false),
   utm_medium: field(false),

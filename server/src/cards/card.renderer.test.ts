@@ -81,7 +81,7 @@ describe('renderCard (requirements §4.8, §4.9)', () => {
     expect(card.keyboard.inline_keyboard).toEqual([]);
   });
 
-  it('a late lead (issue 12): a line under the time says it came through the fallback, or late, in LEADS_TIMEZONE', () => {
+  it('a late lead: a line under the time says it came through the fallback, or late, in LEADS_TIMEZONE', () => {
     const sentAt = lead.created_at + 1500;
     const viaFallback = renderCard(
       { ...lead, late_route: 'fallback', fallback_sent_at: sentAt, received_at: lead.created_at + 3600_000 },
@@ -297,7 +297,7 @@ describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)
   });
 });
 
-describe('the source line (issue 14)', () => {
+describe('the source line', () => {
   const sourced: CardLead = { ...lead, source_landing: 'wedding', utm_source: 'yandex', utm_medium: 'cpc', utm_campaign: 'summer' };
   it('one line under the time: the landing, then source / medium / campaign', () => {
     const card = renderCard(sourced, [], options);

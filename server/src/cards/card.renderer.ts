@@ -121,7 +121,7 @@ export const SOURCE_LINE = '📣';
 const SOURCE_MAX = 200;
 
 /**
- * `📣 wedding · yandex / cpc / summer` (issue 14): the landing, then source / medium / campaign; none without a source.
+ * `📣 wedding · yandex / cpc / summer`: the landing, then source / medium / campaign; none without a source.
  * The UTM values are personal (free text of the page URL): with PII off, and on an anonymised card, only the landing.
  */
 function sourceLine(draft: Draft, lead: CardLead, pii: boolean): Line[] {

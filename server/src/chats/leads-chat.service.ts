@@ -7,13 +7,13 @@ import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
 
 export const LEADS_CHAT_SETTING = 'leads_chat_id';
-/** Issue 14: the id a routed chat (LEADS_ROUTES) migrated to, keyed by the chat id as configured. */
+/** The id a routed chat (LEADS_ROUTES) migrated to, keyed by the chat id as configured. */
 export const ROUTE_CHAT_SETTING_PREFIX = 'route_chat_id:';
 
-/** At most one alert per topic in this time (issue 14): a closed topic must not flood the admin chat. */
+/** At most one alert per topic in this time: a closed topic must not flood the admin chat. */
 export const TOPIC_ALERT_INTERVAL_MS = 30 * 60 * 1000;
 
-/** Where a card goes (issue 14): a chat, the forum topic in it (null: none), and the route that chose them. */
+/** Where a card goes: a chat, the forum topic in it (null: none), and the route that chose them. */
 export interface CardTarget {
   chatId: string;
   threadId: number | null;
@@ -33,7 +33,7 @@ export class LeadsChatService {
   private readonly logger = new Logger('Outbox');
   /** The chat id learnt from a migration, read once; undefined until then. */
   private migratedChatId: string | null | undefined;
-  /** Issue 14: per routed chat as configured, the id learnt from a migration (null: none), read once. */
+  /** Per routed chat as configured, the id learnt from a migration (null: none), read once. */
   private readonly routeChats = new Map<string, string | null>();
 
   constructor(
@@ -124,7 +124,7 @@ export class LeadsChatService {
   }
 
   /**
-   * Issue 14: Telegram refused a topic of a leads chat (closed, deleted): the message went into the chat's General
+   * Telegram refused a topic of a leads chat (closed, deleted): the message went into the chat's General
    * topic instead. Ops hear of it once per topic per 30 minutes, with the variable that names the topic.
    */
   topicGone(chatId: string, threadId: number | null, description: string, what: string): void {

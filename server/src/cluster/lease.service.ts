@@ -22,7 +22,7 @@ const DENIAL_MEMORY_MS = 2000;
 export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling' | 'webhooks';
 
 /**
- * Leases of the jobs that must run on one instance at a time when several share a database (issue 13): the outbox's
+ * Leases of the jobs that must run on one instance at a time when several share a database: the outbox's
  * passes, housekeeping, long polling. Wall-clock time (not the app's Clock, which tests move by hand): a lease is about
  * whether a process is alive, not about the leads' times. On a single instance every lease is simply always granted.
  */

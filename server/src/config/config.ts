@@ -12,7 +12,7 @@ export interface ServerConfig {
   databasePath: string;
   /**
    * DATABASE_URL (postgres://…): the server stores leads in that PostgreSQL database instead of the SQLite file at
-   * DATABASE_PATH (issue 13; several instances may share it). Null: SQLite, the embedded default.
+   * DATABASE_PATH (several instances may share it). Null: SQLite, the embedded default.
    */
   databaseUrl: string | null;
   /** DATABASE_POOL_MAX: connections each instance keeps to PostgreSQL at most. */
@@ -61,20 +61,20 @@ export interface ServerConfig {
     leadsChatId: string | null;
     adminChatId: string | null;
     /**
-     * Issue 14, forum topics: LEADS_THREAD_ID and ADMIN_THREAD_ID, the topic (`message_thread_id`) of each chat's
+     * Forum topics: LEADS_THREAD_ID and ADMIN_THREAD_ID, the topic (`message_thread_id`) of each chat's
      * forum supergroup that cards and the bot's messages go into. Null: the chat itself (its General topic).
      */
     leadsThreadId: number | null;
     adminThreadId: number | null;
     /**
-     * Issue 14, routing by source: LEADS_ROUTES, the chat (and topic) of the cards of each source (`source_landing`).
+     * Routing by source: LEADS_ROUTES, the chat (and topic) of the cards of each source (`source_landing`).
      * Empty: every card goes to LEADS_CHAT_ID / LEADS_THREAD_ID, as do leads of a source not listed.
      */
     routes: LeadsRoute[];
     /** Null: every member of the leads group may press card buttons. */
     managerIds: number[] | null;
     /**
-     * TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET (issue 13): Telegram posts updates to this URL (any instance
+     * TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET: Telegram posts updates to this URL (any instance
      * behind the load balancer takes them) with the secret in its header. Null: long polling, by one instance at a time.
      */
     webhook: { url: string; path: string; secret: string } | null;
@@ -82,7 +82,7 @@ export interface ServerConfig {
   /** How long one Bot API call may take before it counts as failed (a hanging Telegram must not stall the outbox). */
   telegramTimeoutMs: number;
   /**
-   * Issue 14, signed webhooks: LEADS_WEBHOOK_URL and LEADS_WEBHOOK_SECRET, comma lists of the same length, the n-th
+   * Signed webhooks: LEADS_WEBHOOK_URL and LEADS_WEBHOOK_SECRET, comma lists of the same length, the n-th
    * secret signing for the n-th URL. Empty: no webhooks (nothing is recorded, nothing sent).
    */
   webhooks: WebhookEndpoint[];
@@ -332,7 +332,7 @@ export function loadServerConfig(env: Env): ServerConfig {
   if (token && !r.raw('LEADS_CHAT_ID')) {
     r.problems.push('LEADS_CHAT_ID must be set when TELEGRAM_BOT_TOKEN is set (cards would never be published)');
   }
-  // Issue 14: a topic belongs to a chat.
+  // A topic belongs to a chat.
   if (r.raw('LEADS_THREAD_ID') && !r.raw('LEADS_CHAT_ID'))
     r.problems.push('LEADS_THREAD_ID is set but LEADS_CHAT_ID is not (a topic of which chat?)');
   if (r.raw('ADMIN_THREAD_ID') && !r.raw('ADMIN_CHAT_ID'))

@@ -19,7 +19,7 @@ export class DatabaseGoneError extends Error {
   }
 }
 
-/** Which database the server runs on: the SQLite file (the default) or PostgreSQL (DATABASE_URL, issue 13). */
+/** Which database the server runs on: the SQLite file (the default) or PostgreSQL (DATABASE_URL). */
 export type DatabaseKind = 'sqlite' | 'postgres';
 
 /**

@@ -1,7 +1,7 @@
 import { type ColumnDefinitionBuilder, type Kysely, PostgresAdapter, SqliteAdapter } from 'kysely';
 
 /**
- * The only place where the schema's SQL differs between SQLite (the default) and PostgreSQL (issue 13). The migrations
+ * The only place where the schema's SQL differs between SQLite (the default) and PostgreSQL. The migrations
  * are frozen; they call these helpers wherever the two need different SQL, and on SQLite every helper gives exactly
  * the SQL the migrations always had (server/test/postgres-migrations.test.ts compares `sqlite_master` with a fixture).
  *

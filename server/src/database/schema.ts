@@ -32,7 +32,7 @@ export interface RateEventsTable {
   at: number;
 }
 
-/** Accepted submissions per minute (issue 15): the hourly limit's bounded read. */
+/** Accepted submissions per minute: the hourly limit's bounded read. */
 export interface RateMinutesTable {
   kind: RateEventKind;
   /** ms since the epoch / 60000, rounded down. */
@@ -77,7 +77,7 @@ export type LeadEventKind =
   | 'repeat_skipped'
   | 'reminded'
   | 'anonymised'
-  /** Issue 12: stored from the landing's spool (its route, reason and fallback message in the detail). */
+  /** Stored from the landing's spool (its route, reason and fallback message in the detail). */
   | 'received_late'
   /** The fallback message was edited into the lead's card. */
   | 'fallback_adopted'
@@ -88,7 +88,7 @@ export type LeadEventKind =
   | 'fallback_answer_failed'
   /** No reply: the message is deleted, Telegram refused, or 5 failures. */
   | 'fallback_left'
-  /** Issue 14, signed webhooks: an endpoint answered 2xx to a delivery of one of the lead's events. */
+  /** Signed webhooks: an endpoint answered 2xx to a delivery of one of the lead's events. */
   | 'webhook_sent'
   /** A delivery attempt failed (not 2xx, a network error, 10 s without an answer); the next attempt's time in the detail. */
   | 'webhook_failed'
@@ -116,7 +116,7 @@ export interface TelegramUpdatesTable {
   handled_at: number | null;
 }
 
-/** Who does a once-across-instances job for now (issue 13): the outbox, housekeeping, polling. */
+/** Who does a once-across-instances job for now: the outbox, housekeeping, polling. */
 export interface LeasesTable {
   name: string;
   /** The instance's id (host, pid, random). */
@@ -158,7 +158,7 @@ export type NewLead = Insertable<LeadsTable>;
 export type LeadUpdate = Updateable<LeadsTable>;
 export type NewLeadRepeat = Insertable<LeadRepeatsTable>;
 
-/** Issue 14, signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */
+/** Signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */
 export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

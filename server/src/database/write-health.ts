@@ -13,7 +13,7 @@ export interface WriteFailure {
 /**
  * Error codes that mean storage cannot take writes (as opposed to a constraint or a bug); DatabaseGoneError's and
  * DatabaseUnreachableError's (no PostgreSQL connection could be had, for whatever reason) too.
- * SQLite's, and PostgreSQL's SQLSTATEs (issue 13): 08… connection exceptions, 25006 a read-only server (a standby
+ * SQLite's, and PostgreSQL's SQLSTATEs: 08… connection exceptions, 25006 a read-only server (a standby
  * after a failover), 25P02 a statement on a transaction already aborted and 25P03 a session ended for idling in a
  * transaction, 40001/40P01 a serialization failure or deadlock (nothing was stored; a retry may pass), 53…
  * insufficient resources (53100 disk full), 55P03 a lock not granted in time (lock_timeout), 57014 a statement

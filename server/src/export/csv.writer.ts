@@ -1,4 +1,4 @@
-/** RFC 4180 CSV for spreadsheets (issue 14): CRLF rows, quoted cells, formulas neutralised, a UTF-8 BOM first. */
+/** RFC 4180 CSV for spreadsheets: CRLF rows, quoted cells, formulas neutralised, a UTF-8 BOM first. */
 export const CSV_BOM = '\uFEFF';
 export const CRLF = '\r\n';
 

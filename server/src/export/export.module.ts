@@ -5,7 +5,7 @@ import { RepositoriesModule } from '../repositories/repositories.module';
 import { ExportController } from './export.controller';
 import { ExportService } from './export.service';
 
-/** Issue 14: the export door for integrators; LeadsModule lends the secret check and the error filter of `POST /leads`. */
+/** The export door for integrators; LeadsModule lends the secret check and the error filter of `POST /leads`. */
 @Module({
   imports: [RepositoriesModule, LeadsModule, MetricsModule],
   controllers: [ExportController],

@@ -95,7 +95,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 const TIME_RULE = 'must be an ISO 8601 date or time that exists (no 30 February, no 24:00), or milliseconds since the epoch';
 export { encodeCursor };
 
-/** Issue 14: leads out of the database, as JSON pages and as CSV, for integrators and for `/stickers_export`. */
+/** Leads out of the database, as JSON pages and as CSV, for integrators and for `/stickers_export`. */
 @Injectable()
 export class ExportService {
   private readonly local: Intl.DateTimeFormat;

@@ -41,7 +41,7 @@ export interface HousekeepingReport {
   digest: boolean;
   anonymised: number;
   pruned: number;
-  /** False when another instance holds housekeeping now (issue 13): nothing was done here. */
+  /** False when another instance holds housekeeping now: nothing was done here. */
   ran: boolean;
 }
 
@@ -68,7 +68,7 @@ export class HousekeepingService {
 
   async run(): Promise<HousekeepingReport> {
     const report: HousekeepingReport = { reminders: 0, digest: false, anonymised: 0, pruned: 0, ran: false };
-    // Several instances on one database (issue 13): one runs the jobs at a time (each job is also safe to run twice:
+    // Several instances on one database: one runs the jobs at a time (each job is also safe to run twice:
     // reminders are claimed per lead, the digest per day, retention and pruning only touch what is still due).
     try {
       if (!(await this.leases.take('housekeeping'))) return report;
@@ -105,7 +105,7 @@ export class HousekeepingService {
         text: `⏰ Заявка #${lead.id} ждёт ответа больше ${remindAfterMin} мин. Возьмите её в работу.`,
         html: false,
       };
-      // A reply to the card, in the card's topic (issue 14).
+      // A reply to the card, in the card's topic.
       let result = await this.telegram.send({ ...reminder, threadId: lead.card_thread_id, replyTo: lead.message_id! });
       let topic = '';
       if (!result.ok && result.kind === 'thread_gone') {
@@ -134,7 +134,7 @@ export class HousekeepingService {
     if (minutes < this.config.housekeeping.digestAtMin) return false;
     const key = `digest:${date}`;
     if (!(await this.jobRuns.claimRun(key, this.clock.now()))) return false;
-    // In the ADMIN_THREAD_ID topic (issue 14), or the chat's General topic when that topic is gone.
+    // In the ADMIN_THREAD_ID topic, or the chat's General topic when that topic is gone.
     const result = await this.alerts.sendToAdmin(await this.reports.digest());
     if (!result.ok) {
       await this.jobRuns.releaseRun(key);

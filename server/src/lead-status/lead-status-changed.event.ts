@@ -2,7 +2,7 @@ import type { LeadStatus } from '../domain/lead-status';
 
 /**
  * Emitted (through Nest's event emitter) right after a press changed a lead's status and the change committed with its
- * `lead_status_changes` row, so the webhooks (issue 14) announce `lead.status_changed` at once rather than at their
+ * `lead_status_changes` row, so the webhooks announce `lead.status_changed` at once rather than at their
  * next interval. The row is the durable record: a listener that misses the event (a crash) loses nothing. Features
  * that listen import this file, never the lead-status module.
  */

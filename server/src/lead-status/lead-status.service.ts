@@ -56,7 +56,7 @@ export class LeadStatusService {
 
   /** Decides a press and returns the text to answer the callback with. */
   async press(p: ButtonPress): Promise<string> {
-    // Any leads chat: LEADS_CHAT_ID or one of LEADS_ROUTES (issue 14); the card check below names the lead's own.
+    // Any leads chat: LEADS_CHAT_ID or one of LEADS_ROUTES; the card check below names the lead's own.
     if (!(await this.chats.isLeadsChat(p.chatId))) return PRESS_ANSWERS.foreignChat;
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(p.userId)) return PRESS_ANSWERS.notManager;
@@ -81,7 +81,7 @@ export class LeadStatusService {
       return card === 'shown' ? `${text}.` : withCard(text, card);
     }
     this.logger.log({ msg: 'status changed', lead_number: leadId, request_id: lead.request_id, from, to, user_id: p.userId });
-    // After the commit (issue 14): the webhooks announce it now; their outbox reads the committed history row.
+    // After the commit: the webhooks announce it now; their outbox reads the committed history row.
     this.emitter.emit(LEAD_STATUS_CHANGED, new LeadStatusChangedEvent(leadId, from, to, change.userId, change.userName, change.at));
     return withCard(`Готово: ${STATUS_LABEL[to]}`, await this.outbox.refreshCard(leadId));
   }

@@ -4,7 +4,7 @@ import { LEAD_FIELDS } from '@stickers/shared';
 /** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
 export type SubmitOutcome =
   | { kind: 'invalid'; errors: FieldErrors<ReportedField | SourceField> }
-  /** `late`: replayed from the landing's spool (issue 12). */
+  /** `late`: replayed from the landing's spool. */
   | { kind: 'created'; leadNumber: number; late?: boolean }
   | { kind: 'repeat'; leadNumber: number; late?: boolean }
   /** `fallbackNoted`: a replay told of a fallback message of this request, recorded now (the outbox has work). */

@@ -245,7 +245,7 @@ function lateColumnsOf(late: LateInfo, now: number) {
   };
 }
 
-/** The columns of a request's `source` (issue 14); none when it sent none (the columns stay null). */
+/** The columns of a request's `source`; none when it sent none (the columns stay null). */
 export function sourceColumnsOf(source: LeadSource | undefined) {
   if (!source) return {};
   return {

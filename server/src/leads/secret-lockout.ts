@@ -22,7 +22,7 @@ export function callerLabel(callerHash: string): string {
  * failed within the window (loaded from SQLite at start), so the common case — a caller that never sent a wrong
  * secret — costs no query. The profile of `npm run bench` showed that query on every request.
  *
- * With several instances on PostgreSQL (issue 13) the memory index is not enough (another instance may have counted
+ * With several instances on PostgreSQL the memory index is not enough (another instance may have counted
  * failures): there every request asks the table, one indexed read of at most five rows.
  *
  * When a caller's failure starts a lockout, ops are told in the admin chat: the usual caller is the landing's

@@ -25,7 +25,7 @@ export interface UnrecordedCard {
   leadId: number;
   requestId: string;
   chatId: string;
-  /** Issue 14: the forum topic the card is in; null: none (the chat's General topic). */
+  /** The forum topic the card is in; null: none (the chat's General topic). */
   threadId: number | null;
   messageId: number;
   format: 'html' | 'plain';
@@ -38,9 +38,9 @@ export interface UnrecordedCard {
   detail: string;
   /** What Telegram refused before this fallback card went out. */
   refused?: string;
-  /** The card is the late lead's fallback message, edited into it (issue 12). */
+  /** The card is the late lead's fallback message, edited into it. */
   adopted?: boolean;
-  /** Issue 14: why the card is not in its topic (closed, deleted): it went into the chat's General topic. */
+  /** Why the card is not in its topic (closed, deleted): it went into the chat's General topic. */
   topic?: string;
 }
 
@@ -145,7 +145,7 @@ export class CardPublisher {
           await this.chats.migrated(to.chatId, next.newChatId);
           return this.publish(lead, { ...to, chatId: next.newChatId }, true);
         case 'general_topic':
-          // Issue 14: the topic is closed or deleted; the card goes into the chat's General topic at once.
+          // The topic is closed or deleted; the card goes into the chat's General topic at once.
           this.chats.topicGone(to.chatId, to.threadId, sent.description, `карточка заявки #${lead.id}`);
           topic = `topic ${to.threadId} refused (${sent.description}): the card is in the chat's General topic`;
           to = { ...to, threadId: null };
@@ -163,7 +163,7 @@ export class CardPublisher {
   }
 
   /**
-   * Issue 12: a late lead whose fallback message is in the leads group gets that very message as its card — edited
+   * A late lead whose fallback message is in the leads group gets that very message as its card — edited
    * into the full card (else plain text, else the minimal card, as a publication), so the group keeps one message
    * for it. 'publish_new' when the message cannot be the card (another chat, another bot's, deleted, refused): then
    * the card goes out as a new message and the message waits for its reply. A 5xx or a timeout is a failure on the
@@ -248,7 +248,7 @@ export class CardPublisher {
   /** Telegram has the card: remember it first, so that a failing write cannot make the next pass send it again. */
   private async sent(card: Omit<UnrecordedCard, 'sentAt' | 'kind' | 'format' | 'detail'> & { form: PublishForm }): Promise<Step> {
     const { form, ...rest } = card;
-    // Issue 14: the topic, when the card is in one, and why not, when it should have been.
+    // The topic, when the card is in one, and why not, when it should have been.
     const where =
       `chat ${card.chatId}` +
       (card.threadId !== null ? `, topic ${card.threadId}` : '') +

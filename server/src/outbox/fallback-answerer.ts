@@ -23,7 +23,7 @@ export function fallbackAnswerText(f: Pick<FallbackToAnswer, 'of' | 'leadId'>): 
 }
 
 /**
- * Issue 12: a late lead's fallback message that did not become its card, and a late repeat's, get a reply saying the
+ * A late lead's fallback message that did not become its card, and a late repeat's, get a reply saying the
  * request is in the database — so whoever looks at the group knows it needs no copying by hand. Sent only as a reply:
  * a deleted message gets nothing, and a chat that refuses it (the bot is not there) leaves the message alone. The
  * retry schedule, flood control and the memory of sent replies (docs/requirements.md §4.2, §4.3, §12.7) as for a

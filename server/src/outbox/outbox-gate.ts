@@ -4,7 +4,7 @@ import { Metrics } from '../observability/metrics';
 import { SettingsRepository } from '../repositories/settings.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
-/** The settings row that shares a flood pause between instances (issue 13): Telegram's limits are per bot token. */
+/** The settings row that shares a flood pause between instances: Telegram's limits are per bot token. */
 export const FLOOD_UNTIL_SETTING = 'telegram_flood_until';
 
 /**
@@ -84,7 +84,7 @@ export class OutboxGate {
     return 'flood';
   }
 
-  /** Adopts a flood pause another instance got (issue 13). Database errors propagate (the pass fails and backs off). */
+  /** Adopts a flood pause another instance got. Database errors propagate (the pass fails and backs off). */
   async syncFlood(): Promise<void> {
     const shared = Number(await this.settings.get(FLOOD_UNTIL_SETTING));
     if (Number.isFinite(shared) && shared > this.pausedUntil && shared > this.clock.now()) {

@@ -20,7 +20,7 @@ function errorText(err: unknown): string {
  * The outbox's runner (docs/requirements.md §4.1, §12.7): passes that never overlap — sends recorded late first, then
  * due cards, marked cards, due repeats —, one more pass when asked during one, a pass when a flood pause ends, the
  * back-off after a failed pass, and the shutdown. What a pass does with each lead is the work's: CardPublisher,
- * CardRewriter, RepeatNotifier, FallbackAnswerer (the replies on late leads' fallback messages, issue 12). Other
+ * CardRewriter, RepeatNotifier, FallbackAnswerer (the replies on late leads' fallback messages). Other
  * features call this class only.
  */
 @Injectable()
@@ -45,7 +45,7 @@ export class OutboxService {
       enabled: () => gate.hasBot(),
       // Sent but not recorded is this instance's own memory: recorded whoever holds the outbox.
       beforeLease: () => this.recordUnrecorded(),
-      // Several instances on one database (issue 13): one runs passes at a time, the others leave the work to it
+      // Several instances on one database: one runs passes at a time, the others leave the work to it
       // (and take it over within a minute when it dies).
       lease: { name: 'outbox', leases },
       pass: () => this.pass(),

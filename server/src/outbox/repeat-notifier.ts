@@ -95,7 +95,7 @@ export class RepeatNotifier {
         return this.failed(repeatId, lead.id, description, next);
     }
     const text = `🔁 Повторное обращение по заявке #${lead.id}`;
-    // A reply to the card, in the card's topic (issue 14).
+    // A reply to the card, in the card's topic.
     let ping = await this.telegram.send({
       chatId: lead.chat_id!,
       threadId: lead.card_thread_id,

@@ -69,7 +69,7 @@ const TABLE: Record<string, Short[]> = {
   'ping card': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'minimal', 'retry', 'retry', 'retry', 'retry'],
   'ping minimal card': ['success', 'success', 'pause 7000', 'follow -1009876', 'republish', 'retry', 'retry', 'retry', 'retry', 'retry'],
   'ping reply': ['success', 'retry', 'pause 7000', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry', 'retry'],
-  // Issue 12: the fallback message becomes the card unless Telegram refuses the edit for good; then a new card.
+  // The fallback message becomes the card unless Telegram refuses the edit for good; then a new card.
   'adopt html': ['success', 'success', 'pause 7000', 'new', 'new', 'minimal', 'plain', 'retry', 'new', 'retry'],
   'adopt plain': ['success', 'success', 'pause 7000', 'new', 'new', 'minimal', 'retry', 'retry', 'new', 'retry'],
   'adopt minimal': ['success', 'success', 'pause 7000', 'new', 'new', 'retry', 'retry', 'retry', 'new', 'retry'],
@@ -81,7 +81,7 @@ describe('Telegram answer policy', () => {
     expect(KINDS.map((kind) => short(nextStep(CALLS[name], ANSWERS[kind], 0)))).toEqual(TABLE[name]);
   });
 
-  // Issue 14: a closed or deleted forum topic ("message thread not found", "TOPIC_CLOSED").
+  // A closed or deleted forum topic ("message thread not found", "TOPIC_CLOSED").
   it.each([
     ['publish html', 'general'],
     ['publish plain', 'general'],

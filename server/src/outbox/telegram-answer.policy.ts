@@ -7,9 +7,9 @@ import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry
  *   the minimal card (§12.5). `afterMigration`: the card already followed one group migration (§4.5).
  * - `rewrite`: editing a published card to show its lead as stored (§4.7) — the full card, then the minimal one.
  * - `ping`: telling the group about a repeat (§4.6) — the card's edit (full, then minimal), then the reply.
- * - `adopt`: editing a late lead's fallback message into its card (issue 12) — HTML, plain text, minimal, as `publish`.
+ * - `adopt`: editing a late lead's fallback message into its card — HTML, plain text, minimal, as `publish`.
  * - `answer`: the reply to a fallback message that did not become the card (`✅ Заявка в базе: #<n>`).
- * `inGeneral` (issue 14): the message already left its forum topic for the chat's General topic once.
+ * `inGeneral`: the message already left its forum topic for the chat's General topic once.
  */
 export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean; inGeneral?: boolean };
 export type EditCall = { action: 'rewrite' | 'ping'; form: 'full' | 'minimal' };
@@ -24,7 +24,7 @@ export type FloodPause = { step: 'flood_pause'; pauseMs: number };
 /** The group became a supergroup (§4.5): the new chat is the leads group from now on. */
 export type FollowMigration = { step: 'follow_migration'; newChatId: string };
 /**
- * Issue 14: the forum topic is closed or deleted — the same message goes into the chat's General topic (without
+ * The forum topic is closed or deleted — the same message goes into the chat's General topic (without
  * `message_thread_id`, a ping no longer as a reply), and ops hear of it once (throttled). A card is never lost to a
  * topic.
  */
@@ -91,7 +91,7 @@ type CallKey =
  */
 const TABLE: Record<CallKey, Partial<Record<AnswerKind, Fallback>>> = {
   // Telegram counts the text after parsing the markup: a card too long as HTML is as long as plain text.
-  // Issue 14: a closed or deleted topic never keeps a card out of the chat (its General topic takes it).
+  // A closed or deleted topic never keeps a card out of the chat (its General topic takes it).
   'publish:html': { migrated: 'follow_migration', too_long: 'minimal_card', parse: 'plain_text', thread_gone: 'general_topic' },
   'publish:plain': { too_long: 'minimal_card', thread_gone: 'general_topic' },
   'publish:minimal': { thread_gone: 'general_topic' },

@@ -29,7 +29,7 @@ export function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaig
 }
 
 /**
- * The lines counting leads per source and campaign (issue 14), or none when no lead of the period has a source:
+ * The lines counting leads per source and campaign, or none when no lead of the period has a source:
  * a deployment whose landings send none sees its reports as before.
  */
 export function sourceLines(counts: SourceCount[], total: number): string[] {

@@ -16,7 +16,7 @@ export class AlertThrottlesRepository {
       const row = await trx.selectFrom('alert_throttles').select('last_sent_at').where('key', '=', key).executeTakeFirst();
       if (row && now - row.last_sent_at < intervalMs) return { claimed: false, previous: row.last_sent_at };
       // The claim itself is one conditional upsert: on PostgreSQL two instances may both have read the old time
-      // above (READ COMMITTED), and only one of them updates the row (issue 13).
+      // above (READ COMMITTED), and only one of them updates the row.
       const claimed = await trx
         .insertInto('alert_throttles')
         .values({ key, last_sent_at: now })

@@ -1,5 +1,5 @@
 /**
- * The hourly limit's read over per-minute counts (issue 15): for any set of accepted events, the same answer as the
+ * The hourly limit's read over per-minute counts: for any set of accepted events, the same answer as the
  * query it replaced (the limit-th newest event after `since`), with a bounded number of small reads however high the
  * limit — the minutes once, one count of the first minute, one read inside one minute.
  */

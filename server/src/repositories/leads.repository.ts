@@ -27,7 +27,7 @@ export interface StatusChange {
 
 export type AnonymiseResult = 'done' | 'already' | 'unknown';
 
-/** A page of the export (issue 14): filters on the creation time and the status, and the id paging goes below. */
+/** A page of the export: filters on the creation time and the status, and the id paging goes below. */
 export interface ExportQuery {
   since: number | null;
   until: number | null;
@@ -55,7 +55,7 @@ const EXPORT_COLUMNS = [
 /** A lead as the export reads it: its columns and how many repeats it has. */
 export type ExportRow = Pick<Lead, (typeof EXPORT_COLUMNS)[number]> & { repeats: number };
 
-/** A fallback message waiting for its reply (issue 12): a late lead's whose card went out anew, or a late repeat's. */
+/** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's. */
 export interface FallbackToAnswer {
   /** `lead`: the row is the lead's; `repeat`: a repeat's (the reply names the lead it repeats). */
   of: 'lead' | 'repeat';
@@ -111,7 +111,7 @@ export class LeadsRepository {
   async markPublished(p: {
     leadId: number;
     chatId: string;
-    /** Issue 14: the forum topic the card went into; null: the chat's General topic (or a chat without topics). */
+    /** The forum topic the card went into; null: the chat's General topic (or a chat without topics). */
     threadId?: number | null;
     messageId: number;
     format: 'html' | 'plain';
@@ -119,7 +119,7 @@ export class LeadsRepository {
     /** The lead's card_dirty_at when the card was rendered: the new card shows that change. */
     dirtyAt: number | null;
     now: number;
-    /** The card is the late lead's fallback message, edited (issue 12). */
+    /** The card is the late lead's fallback message, edited. */
     adopted?: boolean;
   }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
@@ -503,7 +503,7 @@ export class LeadsRepository {
   }
 
   /**
-   * Issue 14, export: one page of leads, newest first by arrival (the id: a lead stored later always has a greater
+   * Export: one page of leads, newest first by arrival (the id: a lead stored later always has a greater
    * one, so paging "older than the cursor" neither repeats nor skips while leads keep coming), filtered by the
    * creation time (since inclusive, until exclusive) and the status, each with its count of repeats.
    */
@@ -526,7 +526,7 @@ export class LeadsRepository {
   }
 
   /**
-   * Issue 14, erasure by contact: the leads not yet anonymised whose phone is `phone` or whose lower-cased username is
+   * Erasure by contact: the leads not yet anonymised whose phone is `phone` or whose lower-cased username is
    * `telegramKey`, and those with a repeat that carried that phone or username in its changes. Oldest first.
    */
   async leadsOfContact(c: { phone: string | null; telegramKey: string | null }): Promise<number[]> {

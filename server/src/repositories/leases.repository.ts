@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 
-/** Leases of once-across-instances jobs (issue 13), one row per job. */
+/** Leases of once-across-instances jobs, one row per job. */
 @Injectable()
 export class LeasesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}

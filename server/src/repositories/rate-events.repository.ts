@@ -17,7 +17,7 @@ export interface WindowQuery {
 @Injectable()
 export class RateEventsRepository {
   /**
-   * Whether other instances may write these events too (PostgreSQL, issue 13): then an index of them kept in one
+   * Whether other instances may write these events too (PostgreSQL): then an index of them kept in one
    * instance's memory is incomplete, and the table must be asked.
    */
   readonly sharedAcrossInstances: boolean;
@@ -54,7 +54,7 @@ export class RateEventsRepository {
   }
 
   /** Drops events older than any window can see (housekeeping). */
-  /** Deletes events at or before `at`, and the per-minute counts of minutes wholly before it (issue 15). */
+  /** Deletes events at or before `at`, and the per-minute counts of minutes wholly before it. */
   async pruneBefore(at: number): Promise<number> {
     const result = await this.db.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
     await this.db

@@ -53,7 +53,7 @@ export class ReportsRepository {
   }
 
   /**
-   * Leads created since `since`, counted per landing, UTM source and UTM campaign (issue 14), most first; leads with
+   * Leads created since `since`, counted per landing, UTM source and UTM campaign, most first; leads with
    * none of the three are not listed (the caller counts them as the rest).
    */
   async sourceCounts(since: number): Promise<SourceCount[]> {

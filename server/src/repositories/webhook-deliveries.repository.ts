@@ -65,7 +65,7 @@ export interface StoredWebhookEvent {
 }
 
 /**
- * Issue 14, signed webhooks: their outbox (`webhook_sources`, `webhook_events`, `webhook_deliveries`) and the reads
+ * Signed webhooks: their outbox (`webhook_sources`, `webhook_events`, `webhook_deliveries`) and the reads
  * of the four tables whose rows are the changes they announce (leads, lead_repeats, lead_status_changes, lead_events
  * of kind `anonymised`): "rows above an id that have no event yet".
  */

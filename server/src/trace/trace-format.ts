@@ -13,7 +13,7 @@ const FALLBACK_STATE: Record<string, string> = {
   gave_up: 'the reply failed 5 times: left as it is',
 };
 
-/** The lines of a late request (issue 12): where the landing sent it, when the server got it, its fallback message. */
+/** The lines of a late request: where the landing sent it, when the server got it, its fallback message. */
 function lateLines(late: LateTrace | null, fallback: FallbackTrace | null, indent: string): string[] {
   const lines: string[] = [];
   if (late) {
@@ -33,7 +33,7 @@ function lateLines(late: LateTrace | null, fallback: FallbackTrace | null, inden
   return lines;
 }
 
-/** The line of where a request came from (issue 14): `key=value` pairs as the landing sent them; none without a source. */
+/** The line of where a request came from: `key=value` pairs as the landing sent them; none without a source. */
 function sourceLines(source: LeadSource | undefined, indent: string): string[] {
   if (!source) return [];
   const pairs = Object.entries(source).map(([k, v]) => `${k}=${v}`);

@@ -3,7 +3,7 @@ import type { LeadSource } from '@stickers/shared';
 import type { LateColumns, SourceColumns } from '../domain/lead';
 import { TraceRepository } from '../repositories/trace.repository';
 
-/** How a late request came (issue 12): the landing's route then, and when the server got it. Null for the others. */
+/** How a late request came: the landing's route then, and when the server got it. Null for the others. */
 export interface LateTrace {
   route: string;
   reason: string | null;
@@ -33,7 +33,7 @@ export interface LeadTrace {
     published_at: number | null;
     chat_id: string | null;
     message_id: number | null;
-    /** Issue 14: the forum topic the card is in; absent when none (the chat's General topic, or no topics). */
+    /** The forum topic the card is in; absent when none (the chat's General topic, or no topics). */
     thread_id?: number;
     card_format: string | null;
     publish_attempts: number;
@@ -44,7 +44,7 @@ export interface LeadTrace {
     received_at: number | null;
     late: LateTrace | null;
     fallback: FallbackTrace | null;
-    /** Where the lead came from (issue 14), as the landing sent it; absent when it sent none. */
+    /** Where the lead came from, as the landing sent it; absent when it sent none. */
     source?: LeadSource;
   };
   repeats: {
@@ -57,7 +57,7 @@ export interface LeadTrace {
     last_error: string | null;
     late: LateTrace | null;
     fallback: FallbackTrace | null;
-    /** The repeat's own source (issue 14); absent when it sent none. */
+    /** The repeat's own source; absent when it sent none. */
     source?: LeadSource;
   }[];
   status_history: { at: number; from: string; to: string; by: string; user_id: number }[];
@@ -177,7 +177,7 @@ function fallbackOf(row: FallbackRow): FallbackTrace | null {
   };
 }
 
-/** `{ source }` with the values the request sent (issue 14), or nothing: a lead without a source traces as before. */
+/** `{ source }` with the values the request sent, or nothing: a lead without a source traces as before. */
 function sourceOf(row: Partial<SourceColumns>): { source?: LeadSource } {
   const source: LeadSource = {};
   const columns: [keyof LeadSource, string | null | undefined][] = [

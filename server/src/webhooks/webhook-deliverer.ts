@@ -17,7 +17,7 @@ const BATCH = 10;
 const ROUNDS = 10;
 
 /**
- * Sends due deliveries (issue 14): each URL in its own loop, oldest first (a URL that times out or cannot be reached
+ * Sends due deliveries: each URL in its own loop, oldest first (a URL that times out or cannot be reached
  * gets no more attempts in that pass, so it holds the next pass — and the other URLs' next events — one timeout at most),
  * a lead's events in order — a delivery waits while an earlier one of its lead to that endpoint is not delivered. A
  * 2xx is success; anything else, a network error or 10 s without an answer is a failure, retried on the cards'

@@ -28,7 +28,7 @@ const TYPE_ORDER: Record<WebhookEventType, number> = {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Turns stored changes into webhook events (issue 14). The change itself is the durable record, committed in the same
+ * Turns stored changes into webhook events. The change itself is the durable record, committed in the same
  * transaction as the change because it is the change: a lead row, a repeat row, a status history row, an `anonymised`
  * lead event — also one the CLI's `forget` wrote. Each pass records an event (and a delivery per endpoint) for every
  * such row above the type's starting id that has none yet, in one commit; the unique (type, source row) of

@@ -17,7 +17,7 @@ export interface ReplayResult {
 }
 
 /**
- * `npm run leads -- webhooks replay <event id | lead number>` (issue 14): queues the event — or every event of the
+ * `npm run leads -- webhooks replay <event id | lead number>`: queues the event — or every event of the
  * lead, oldest first — again, to each endpoint it was addressed to, in one commit, with a `webhook_replayed` row in
  * the lead's trace. The running server's next pass sends them (same event id, a fresh signature), after whatever of
  * that lead still waits. The CLI never calls an endpoint itself.

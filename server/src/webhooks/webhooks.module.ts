@@ -12,7 +12,7 @@ import { WebhooksScheduler } from './webhooks.scheduler';
 import { WebhooksService } from './webhooks.service';
 
 /**
- * Issue 14: signed webhooks (docs/api.md "Webhooks", docs/requirements.md §14.8). Hears the other features through
+ * Signed webhooks (docs/api.md "Webhooks", docs/requirements.md §14.8). Hears the other features through
  * their Nest events (lead.accepted, lead.status_changed, lead.anonymised) and reads their stored changes; none of them
  * imports this module. ExportModule lends the lead as `GET /leads` shows it.
  */

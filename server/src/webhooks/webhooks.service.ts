@@ -17,7 +17,7 @@ function errorText(err: unknown): string {
 }
 
 /**
- * Signed webhooks (issue 14, docs/requirements.md §14.8): the runner of their outbox. A pass records the events of
+ * Signed webhooks (docs/requirements.md §14.8): the runner of their outbox. A pass records the events of
  * changes stored since the last one, then sends the due deliveries. Passes never overlap; one asked for during a pass
  * follows it; a failed pass (a database error) backs off 5 s, 15 s, then 60 s. With several instances on one database
  * only the holder of the `webhooks` lease runs passes (its own lease: a Telegram outage or flood pause, which stops

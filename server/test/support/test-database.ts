@@ -1,4 +1,4 @@
-// Which database the server tests run on (issue 13): SQLite by default, PostgreSQL when LEADS_TEST_DATABASE=postgres
+// Which database the server tests run on: SQLite by default, PostgreSQL when LEADS_TEST_DATABASE=postgres
 // (`npm test` runs the server suite once on each). On PostgreSQL one throwaway server serves the whole run
 // (test/global-setup.ts starts it and passes its URL in LEADS_TEST_POSTGRES_URL); each SQLite file path a test
 // names maps to its own database on it, so a test that restarts its server on the same path finds its data again.

@@ -6,7 +6,7 @@ const FALLBACK_COLUMNS = ['fallback_chat_id', 'fallback_message_id', 'fallback_s
 // Frozen once released: a change to the schema is a new migration. (Where SQLite and PostgreSQL differ, the helpers
 // of dialect-sql.ts give each its SQL; on SQLite exactly the SQL this migration always had.)
 export async function up(db: Kysely<any>): Promise<void> {
-  // Late leads (issue 12): a request the landing kept in its spool while the server could not take it, replayed
+  // Late leads: a request the landing kept in its spool while the server could not take it, replayed
   // later. created_at stays the visitor's time; received_at is when the server got it (for every other lead the
   // same time, so existing rows take created_at). late_route / late_reason: where the landing sent it then and why.
   // The fallback message (chat, message id, when Telegram took it) and what the outbox did with it (fallback_state:

@@ -6,7 +6,7 @@ const SOURCE_COLUMNS = ['source_landing', 'utm_source', 'utm_medium', 'utm_campa
 // Frozen once released: a change to the schema is a new migration. Text columns only, the same SQL on SQLite and
 // PostgreSQL (no integer column: no dialect helper needed).
 export async function up(db: Kysely<any>): Promise<void> {
-  // Where a lead came from (issue 14): the landing's name (LANDING_SOURCE), the UTM parameters of the page URL and
+  // Where a lead came from: the landing's name (LANDING_SOURCE), the UTM parameters of the page URL and
   // the referrer's host, as the landing sent them in `source`. Null when not sent: every lead stored before has none.
   // A repeat keeps its own (the visitor may come back from another campaign); the card and reports use the lead's.
   for (const table of ['leads', 'lead_repeats']) {

@@ -3,7 +3,7 @@ import { int64 } from '../dialect-sql';
 
 // Frozen once released: a change to the schema is a new migration.
 export async function up(db: Kysely<any>): Promise<void> {
-  // Several server instances on one database (issue 13): a lease names the one instance that does a job for now
+  // Several server instances on one database: a lease names the one instance that does a job for now
   // (the outbox's passes, housekeeping, long polling), until `until` (ms since the epoch) unless it renews it. An
   // instance that dies stops renewing, and another takes the job when the lease runs out.
   await db.schema

@@ -4,7 +4,7 @@ import { autoIncrementPrimaryKey, int64 } from '../dialect-sql';
 // Frozen once released: a change to the schema is a new migration. (Where SQLite and PostgreSQL differ, the helpers
 // of dialect-sql.ts give each its SQL.)
 export async function up(db: Kysely<any>): Promise<void> {
-  // Signed webhooks (issue 14). Each event type is announced from the rows that record its change — leads,
+  // Signed webhooks. Each event type is announced from the rows that record its change — leads,
   // lead_repeats, lead_status_changes, lead_events of kind 'anonymised' — and only from the rows above `since_id`,
   // the highest id when webhooks were first configured (history is never announced).
   await db.schema

@@ -3,7 +3,7 @@ import { int64 } from '../dialect-sql';
 
 // Frozen once released: a change to the schema is a new migration.
 export async function up(db: Kysely<any>): Promise<void> {
-  // Accepted submissions counted per minute (issue 15), written in the same transaction as each `rate_events` row of
+  // Accepted submissions counted per minute, written in the same transaction as each `rate_events` row of
   // kind 'accepted': the hourly limit reads at most 61 of these and one minute of events, however high the limit, instead
   // of up to `limit` events of the last hour.
   await db.schema
