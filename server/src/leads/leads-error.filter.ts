@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, Injectable } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { LeadErrorBody } from '@stickers/shared';
 import { ApiError, UploadAbortedError } from '../http/api-error';
 import { answerApiError } from '../http/api-error.filter';
@@ -28,11 +28,12 @@ export class LeadsErrorFilter implements ExceptionFilter {
   ) {}
 
   catch(error: ApiError | UploadAbortedError, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<Request>();
     if (error instanceof UploadAbortedError) {
-      this.metrics.inc('leads_submissions_total', { result: 'aborted' });
+      this.metrics.submission(request, { result: 'aborted' });
       this.problems.uploadAborted();
     } else {
-      this.metrics.inc('leads_submissions_total', submissionLabels(error.body));
+      this.metrics.submission(request, submissionLabels(error.body));
     }
     answerApiError(host.switchToHttp().getResponse<Response>(), error);
   }

@@ -101,7 +101,7 @@ export class LeadsController {
    * always gets the route's one status.
    */
   private accept(res: Response, status: number, result: 'created' | 'repeat' | 'duplicate', body: LeadAcceptedBody): void {
-    this.metrics.inc('leads_submissions_total', { result });
+    this.metrics.submission(res.req, { result });
     res.status(status).json(body);
   }
 }

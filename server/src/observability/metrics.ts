@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -65,9 +64,11 @@ const key = (name: string, labels: Labels): string => `${name}${JSON.stringify(s
  * one process, as in the tests, keep apart): the counters, the histograms, Node's process metrics, and the gauges
  * MetricsService reads from the database at scrape time.
  *
- * `POST /leads` is timed without touching its route: each request of this app's HTTP server opens an async context
- * when Node reads it (diagnostics channel `http.server.request.start`), and the `leads_submissions_total` sample the
- * route counts as it answers closes it, in `leads_submit_duration_seconds` with that answer's outcome.
+ * `POST /leads` is timed from the moment Node reads the request (diagnostics channel `http.server.request.start`,
+ * which names the request: its start time is kept in a WeakMap keyed by it) to the `leads_submissions_total` sample
+ * the route counts as it answers (`submission(request, labels)`), in `leads_submit_duration_seconds` with that
+ * answer's outcome. Not an AsyncLocalStorage context: on Node 20 one turns on the promise hooks for every promise of
+ * the process, which the bench showed as a cost on every request.
  */
 @Injectable()
 export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -76,7 +77,8 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly histograms = new Map<HistogramName, Histogram<string>>();
   /** What `value` reads: prom-client's own reads are async. */
   private readonly counted = new Map<string, number>();
-  private readonly requests = new AsyncLocalStorage<{ startedAt: number; timed: boolean }>();
+  /** When Node read each request of this app's server that has not been answered with a submission sample yet. */
+  private readonly started = new WeakMap<object, number>();
   private server: Server | undefined;
 
   constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {
@@ -91,9 +93,9 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   private readonly onRequest = (message: unknown): void => {
-    if ((message as { server?: unknown }).server !== this.server) return;
-    // Entered in the context Node runs the request listeners in: the route's awaits all carry it to its answer.
-    this.requests.enterWith({ startedAt: performance.now(), timed: false });
+    const { server, request } = message as { server?: unknown; request?: object };
+    if (server !== this.server || !request) return;
+    this.started.set(request, performance.now());
   };
 
   onApplicationBootstrap(): void {
@@ -112,7 +114,18 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
     counter.inc(ordered, by);
     const k = key(name, ordered);
     this.counted.set(k, (this.counted.get(k) ?? 0) + by);
-    if (name === 'leads_submissions_total') this.answered(ordered);
+  }
+
+  /**
+   * The answer to a `POST /leads` request: counted in `leads_submissions_total`, and the request's time from its
+   * arrival to this answer in `leads_submit_duration_seconds`, once per request.
+   */
+  submission(request: object, labels: Labels): void {
+    this.inc('leads_submissions_total', labels);
+    const startedAt = this.started.get(request);
+    if (startedAt === undefined) return;
+    this.started.delete(request);
+    this.observe('leads_submit_duration_seconds', (performance.now() - startedAt) / 1000, { outcome: outcomeOf(labels) });
   }
 
   /** A histogram sample, in seconds. */
@@ -128,13 +141,5 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
   /** The Prometheus text of every metric (the gauges' collect callbacks run now). */
   render(): Promise<string> {
     return this.registry.metrics();
-  }
-
-  /** The request being answered, when one of this app's is: its time to this answer, once. */
-  private answered(labels: Labels): void {
-    const request = this.requests.getStore();
-    if (!request || request.timed) return;
-    request.timed = true;
-    this.observe('leads_submit_duration_seconds', (performance.now() - request.startedAt) / 1000, { outcome: outcomeOf(labels) });
   }
 }
