@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { WebhookEventType } from '../database/schema';
@@ -64,6 +65,10 @@ export interface StoredWebhookEvent {
   endpoints: string[];
 }
 
+/** The rows of a source table (`alias.id`) that no `type` event announces yet: what every "new …" query below asks. */
+const unannounced = (type: WebhookEventType, sourceId: 'l.id' | 'r.id' | 's.id' | 'v.id') =>
+  sql<boolean>`not exists (select 1 from webhook_events as e where e.type = ${type} and e.source_id = ${sql.ref(sourceId)})`;
+
 /**
  * Signed webhooks: their outbox (`webhook_sources`, `webhook_events`, `webhook_deliveries`) and the reads
  * of the four tables whose rows are the changes they announce (leads, lead_repeats, lead_status_changes, lead_events
@@ -120,13 +125,7 @@ export class WebhookDeliveriesRepository {
       .select(['l.id as source_id', 'l.id as lead_id'])
       .select((eb) => eb.fn.coalesce('l.received_at', 'l.created_at').as('at'))
       .where('l.id', '>', after)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb.selectFrom('webhook_events as e').select('e.id').where('e.type', '=', 'lead.created').whereRef('e.source_id', '=', 'l.id'),
-          ),
-        ),
-      )
+      .where(unannounced('lead.created', 'l.id'))
       .orderBy('l.id')
       .limit(limit)
       .execute();
@@ -139,13 +138,7 @@ export class WebhookDeliveriesRepository {
       .select(['r.id as source_id', 'r.lead_id', 'r.request_id', 'r.changes'])
       .select((eb) => eb.fn.coalesce('r.received_at', 'r.created_at').as('at'))
       .where('r.id', '>', after)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb.selectFrom('webhook_events as e').select('e.id').where('e.type', '=', 'lead.repeat').whereRef('e.source_id', '=', 'r.id'),
-          ),
-        ),
-      )
+      .where(unannounced('lead.repeat', 'r.id'))
       .orderBy('r.id')
       .limit(limit)
       .execute();
@@ -157,17 +150,7 @@ export class WebhookDeliveriesRepository {
       .selectFrom('lead_status_changes as s')
       .select(['s.id as source_id', 's.lead_id', 's.at', 's.from_status', 's.to_status', 's.user_id', 's.user_name'])
       .where('s.id', '>', after)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('webhook_events as e')
-              .select('e.id')
-              .where('e.type', '=', 'lead.status_changed')
-              .whereRef('e.source_id', '=', 's.id'),
-          ),
-        ),
-      )
+      .where(unannounced('lead.status_changed', 's.id'))
       .orderBy('s.id')
       .limit(limit)
       .execute();
@@ -181,17 +164,7 @@ export class WebhookDeliveriesRepository {
       .select(['v.id as source_id', 'v.lead_id', 'v.at', 'v.detail', 'l.created_at as lead_created_at'])
       .where('v.id', '>', after)
       .where('v.kind', '=', 'anonymised')
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('webhook_events as e')
-              .select('e.id')
-              .where('e.type', '=', 'lead.anonymised')
-              .whereRef('e.source_id', '=', 'v.id'),
-          ),
-        ),
-      )
+      .where(unannounced('lead.anonymised', 'v.id'))
       .orderBy('v.id')
       .limit(limit)
       .execute();
