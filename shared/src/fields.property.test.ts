@@ -59,7 +59,20 @@ const body = fc.record({
   request_id: mostly(fc.uuid({ version: 4 })),
   name: mostly(fc.string({ unit: 'grapheme', minLength: 2, maxLength: 40 })),
   telegram: mostly(fc.stringMatching(/^(@|t\.me\/|https:\/\/t\.me\/)?[A-Za-z][A-Za-z0-9_]{4,31}$/)),
-  phone: mostly(fc.stringMatching(/^\+[1-9]( ?\(?\d{2,3}\)?)?[\d -]{6,12}$/)),
+  phone: mostly(
+    fc.oneof(
+      fc.stringMatching(/^\+[1-9]( ?\(?\d{2,3}\)?)?[\d -]{6,12}$/),
+      // Russian mobiles as people type them: 8 or +7 or 007 or nothing, then 9xx and seven digits, any separators.
+      fc
+        .tuple(
+          fc.constantFrom('8', '+7', '007', '', '8 ', '+7 '),
+          fc.stringMatching(/^9\d\d$/),
+          fc.stringMatching(/^\d{7}$/),
+          fc.constantFrom(' ', '-', '.', ''),
+        )
+        .map(([prefix, code, rest, sep]) => `${prefix}(${code}) ${rest.slice(0, 3)}${sep}${rest.slice(3, 5)}${sep}${rest.slice(5)}`),
+    ),
+  ),
   date: mostly(tricky),
   guests: mostly(fc.string({ maxLength: 40 })),
   comment: mostly(tricky),

@@ -2,21 +2,12 @@
  * The field rules of docs/requirements.md §2, in one place for the landing (browser and action) and the server.
  * Every value is trimmed and normalised first; the normalised value is the one that is checked and stored.
  */
-import {
-  COMMENT_MAX,
-  DATE_MAX,
-  GUESTS_MAX,
-  NAME_MAX,
-  NAME_MIN,
-  PHONE_DIGITS_MAX,
-  PHONE_DIGITS_MIN,
-  TELEGRAM_NAME_MAX,
-  TELEGRAM_NAME_MIN,
-} from './limits.js';
+import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX, NAME_MIN, PHONE_DIGITS_MAX, TELEGRAM_NAME_MAX, TELEGRAM_NAME_MIN } from './limits.js';
 import type { FieldErrorCode, FieldErrors, SubmissionField } from './codes.js';
 import { canonicalIp } from './ip.js';
 import { normaliseLine, normaliseMultiline, visibleLength } from './text.js';
 import { checkSource, type LeadSource, type SourceField } from './source.js';
+import { DEFAULT_PHONE_REGION, normalisePhone, type PhoneRegion } from './phone.js';
 
 /** The form's required fields; each has a rule of its own below. */
 export const REQUIRED_LEAD_FIELDS = ['name', 'telegram', 'phone'] as const;
@@ -63,7 +54,7 @@ function readText(raw: unknown, normalise: (s: string) => string): { missing: tr
  * bound: one character as a person sees it can be many code units (an emoji ZWJ sequence, a letter with marks).
  * Four units per character for the one-line fields (an emoji with a skin tone is four), two for the comment (1200
  * simple emoji still fit), so that a whole lead — every field at its bound, with labels — stays well inside one
- * Telegram message of 4096 units. `telegram` and `phone` are bounded by their patterns (`@` + 32, `+` + 15).
+ * Telegram message of 4096 units. `telegram` and `phone` are bounded by their stored forms (`@` + 32, `+` + 15).
  */
 export const FIELD_UNITS_MAX: Readonly<Record<LeadField, number>> = {
   name: 4 * NAME_MAX,
@@ -105,15 +96,16 @@ export function checkTelegram(raw: unknown): FieldResult<string> {
   return TELEGRAM_NAME.test(name) ? ok(`@${name}`) : fail('invalid');
 }
 
-const PHONE = new RegExp(`^\\+\\d{${PHONE_DIGITS_MIN},${PHONE_DIGITS_MAX}}$`);
-
-/** phone: required; `+` then 7–15 digits; spaces, `-`, `(`, `)` are dropped. */
-export function checkPhone(raw: unknown): FieldResult<string> {
+/**
+ * phone: required; as typed — national in `region` (`8 916 555-12-34`, `9165551234` for RU) or international with `+`
+ * or `00`, separated by spaces, `-`, `(`, `)` or `.` — and a valid number there; stored as E.164 (`+79165551234`).
+ */
+export function checkPhone(raw: unknown, region: PhoneRegion = DEFAULT_PHONE_REGION): FieldResult<string> {
   const t = readText(raw, normaliseLine);
   if (!t) return fail('invalid');
   if (t.missing) return fail('required');
-  const phone = t.text.replace(/[\s\-()]/g, '');
-  return PHONE.test(phone) ? ok(phone) : fail('invalid');
+  const phone = normalisePhone(t.text, region);
+  return phone ? ok(phone) : fail('invalid');
 }
 
 /** An optional field's check, by its rule: null when missing, its bound, one line or several. */
@@ -169,14 +161,21 @@ export interface LeadSubmission extends LeadFields {
 
 export type Validation<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
 
-const LEAD_CHECKS: { [K in LeadField]: (raw: unknown) => FieldResult<LeadFields[K]> } = {
-  name: checkName,
-  telegram: checkTelegram,
-  phone: checkPhone,
-  ...(Object.fromEntries(OPTIONAL_LEAD_FIELDS.map((f) => [f, (raw: unknown) => checkOptional(f, raw)])) as {
-    [K in OptionalLeadField]: (raw: unknown) => FieldResult<string | null>;
-  }),
-};
+/** What the checks need besides the values: the region national phone numbers are read in (LEADS_PHONE_REGION; RU). */
+export interface FieldOptions {
+  phoneRegion?: PhoneRegion;
+}
+
+function leadChecks(options: FieldOptions): { [K in LeadField]: (raw: unknown) => FieldResult<LeadFields[K]> } {
+  return {
+    name: checkName,
+    telegram: checkTelegram,
+    phone: (raw: unknown) => checkPhone(raw, options.phoneRegion),
+    ...(Object.fromEntries(OPTIONAL_LEAD_FIELDS.map((f) => [f, (raw: unknown) => checkOptional(f, raw)])) as {
+      [K in OptionalLeadField]: (raw: unknown) => FieldResult<string | null>;
+    }),
+  };
+}
 
 function runChecks<T, F extends string>(
   input: Record<string, unknown>,
@@ -197,17 +196,20 @@ function runChecks<T, F extends string>(
 }
 
 /** The visitor's fields, as the landing checks them in the browser and in its action. Unknown keys are ignored. */
-export function validateLeadFields(input: Record<string, unknown>): Validation<LeadFields, LeadField> {
-  return runChecks<LeadFields, LeadField>(input, LEAD_CHECKS);
+export function validateLeadFields(input: Record<string, unknown>, options: FieldOptions = {}): Validation<LeadFields, LeadField> {
+  return runChecks<LeadFields, LeadField>(input, leadChecks(options));
 }
 
 /**
  * Everything `POST /leads` checks: the visitor's fields, `request_id`, `client_ip` and `source`. Every
  * failing field is named.
  */
-export function validateSubmission(input: Record<string, unknown>): Validation<LeadSubmission, SubmissionField | SourceField> {
+export function validateSubmission(
+  input: Record<string, unknown>,
+  options: FieldOptions = {},
+): Validation<LeadSubmission, SubmissionField | SourceField> {
   return runChecks<LeadSubmission, SubmissionField | SourceField>(input, {
-    ...LEAD_CHECKS,
+    ...leadChecks(options),
     request_id: checkRequestId,
     client_ip: checkClientIp,
     source: checkSource,

@@ -7,3 +7,4 @@ export * from './messages.js';
 export * from './wire.js';
 export * from './late.js';
 export * from './source.js';
+export * from './phone.js';

@@ -1,8 +1,22 @@
 import type { FieldErrorCode } from './codes.js';
-import type { LeadField } from './fields.js';
+import type { FieldOptions, LeadField } from './fields.js';
 import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX, NAME_MIN } from './limits.js';
+import { DEFAULT_PHONE_REGION, phoneCallingCode, type PhoneRegion } from './phone.js';
 
-/** Russian texts shown next to a field for each error code (docs/requirements.md §2.3). */
+/**
+ * How to write a phone, for the form's error text and hint: both spellings for RU (the default region), the country
+ * code and "or as dialled at home" for another.
+ */
+export function phoneFormats(region: PhoneRegion = DEFAULT_PHONE_REGION): string {
+  return region === 'RU' ? '+7 916 555-12-34 или 8 916 555-12-34' : `+${phoneCallingCode(region)} и номер или местный номер`;
+}
+
+/** The phone field's hint on the form. */
+export function phoneHint(region: PhoneRegion = DEFAULT_PHONE_REGION): string {
+  return region === 'RU' ? '+7 999 123-45-67' : `+${phoneCallingCode(region)} …`;
+}
+
+/** Russian texts shown next to a field for each error code (docs/requirements.md §2.3); the phone's for RU. */
 export const FIELD_ERROR_TEXT: Record<LeadField, Partial<Record<FieldErrorCode, string>>> = {
   name: {
     required: 'Укажите имя',
@@ -16,13 +30,15 @@ export const FIELD_ERROR_TEXT: Record<LeadField, Partial<Record<FieldErrorCode, 
   },
   phone: {
     required: 'Укажите телефон',
-    invalid: 'Телефон в формате +79991234567',
+    invalid: `Телефон в формате ${phoneFormats('RU')}`,
   },
   date: { too_long: `Дата — не длиннее ${DATE_MAX} символов`, invalid: 'Проверьте дату' },
   guests: { too_long: `Не длиннее ${GUESTS_MAX} символов`, invalid: 'Проверьте число гостей' },
   comment: { too_long: `Комментарий — не длиннее ${COMMENT_MAX} символов`, invalid: 'Проверьте комментарий' },
 };
 
-export function fieldErrorText(field: LeadField, code: FieldErrorCode): string {
+/** The text next to a field; the phone's `invalid` shows how to write a number in the region (`options.phoneRegion`). */
+export function fieldErrorText(field: LeadField, code: FieldErrorCode, options: FieldOptions = {}): string {
+  if (field === 'phone' && code === 'invalid') return `Телефон в формате ${phoneFormats(options.phoneRegion)}`;
   return FIELD_ERROR_TEXT[field][code] ?? 'Проверьте поле';
 }

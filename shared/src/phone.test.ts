@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { checkPhone, validateLeadFields, validateSubmission } from './fields.js';
+import { fieldErrorText, phoneHint } from './messages.js';
+import { normalisePhone, parsePhoneRegion, PHONE_TEXT_MAX } from './phone.js';
+
+const lead = { name: 'Анна', telegram: '@anna_k' };
+
+describe('phone numbers as typed (default region RU)', () => {
+  it.each([
+    '8 916 555-12-34',
+    '89165551234',
+    '8 (916) 555 12 34',
+    '9165551234',
+    '+7 916 555-12-34',
+    '0079165551234',
+    '8.916.555.12.34',
+    '+7 (916) 555-12-34',
+    '  8-916-555-12-34  ',
+    '8 916\u00a0555 12 34',
+  ])('%j is +79165551234', (typed) => {
+    expect(checkPhone(typed)).toEqual({ ok: true, value: '+79165551234' });
+    expect(checkPhone(typed, 'RU')).toEqual({ ok: true, value: '+79165551234' });
+  });
+
+  it('a number of another country with + or 00 is kept in its own country', () => {
+    expect(checkPhone('+49 30 12345678')).toEqual({ ok: true, value: '+493012345678' });
+    expect(checkPhone('0049 30 12345678')).toEqual({ ok: true, value: '+493012345678' });
+    expect(checkPhone('+7 701 123 45 67')).toEqual({ ok: true, value: '+77011234567' });
+  });
+
+  it.each([
+    ['+7 123', 'too short'],
+    ['8 000 000-00-00', 'possible length, but no Russian number starts so'],
+    ['+7 916 555-12-345', 'too long'],
+    ['8 916 555-12-34-5', 'too long'],
+    ['8916555123456789', 'too long'],
+    ['916 555', 'too short'],
+    ['+8 916 555-12-34', 'no such country code'],
+    ['00', 'nothing after the prefix'],
+    ['+', 'nothing after the plus'],
+    ['+7 916 555-12-34 доб. 5', 'an extension would be dropped'],
+    ['8 916 CALL-ME', 'letters'],
+    ['7+9165551234', 'a plus inside'],
+    ['030 12345678', 'a German national number is not Russian'],
+  ])('%j is refused (%s)', (typed) => {
+    expect(checkPhone(typed)).toEqual({ ok: false, code: 'invalid' });
+  });
+
+  it('a text longer than any typed number is refused before it is parsed', () => {
+    expect(normalisePhone(`+7 916 555-12-34${' '.repeat(PHONE_TEXT_MAX)}`)).toBeNull();
+    expect(checkPhone('8'.repeat(10_000))).toEqual({ ok: false, code: 'invalid' });
+  });
+
+  it('E.164 is accepted again unchanged in any region', () => {
+    for (const region of ['RU', 'DE', 'US', 'KZ'] as const) {
+      expect(checkPhone('+79165551234', region)).toEqual({ ok: true, value: '+79165551234' });
+    }
+  });
+});
+
+describe('another default region (LEADS_PHONE_REGION=DE)', () => {
+  it('reads German national numbers; a Russian national spelling is read as German there', () => {
+    expect(checkPhone('030 12345678', 'DE')).toEqual({ ok: true, value: '+493012345678' });
+    expect(checkPhone('0171 1234567', 'DE')).toEqual({ ok: true, value: '+491711234567' });
+    expect(checkPhone('+7 916 555-12-34', 'DE')).toEqual({ ok: true, value: '+79165551234' });
+    // 89… is Munich's area code without its trunk 0: the region decides whose number this is.
+    expect(checkPhone('8 916 555-12-34', 'DE')).toEqual({ ok: true, value: '+4989165551234' });
+  });
+
+  it('the checks take the region as an option; without it, RU', () => {
+    expect(validateLeadFields({ ...lead, phone: '030 12345678' }, { phoneRegion: 'DE' })).toMatchObject({
+      ok: true,
+      value: { phone: '+493012345678' },
+    });
+    expect(validateLeadFields({ ...lead, phone: '030 12345678' })).toMatchObject({ ok: false, errors: { phone: 'invalid' } });
+    const body = { ...lead, request_id: '0f8fad5b-d9cb-469f-a165-70867728950e', phone: '0171 1234567' };
+    expect(validateSubmission(body, { phoneRegion: 'DE' })).toMatchObject({ ok: true, value: { phone: '+491711234567' } });
+    expect(validateSubmission({ ...body, phone: '8 (916) 555 12 34' })).toMatchObject({ ok: true, value: { phone: '+79165551234' } });
+  });
+});
+
+describe('LEADS_PHONE_REGION', () => {
+  it('defaults to RU, takes any case, refuses a code libphonenumber does not know with one line', () => {
+    expect(parsePhoneRegion(undefined)).toEqual({ ok: true, value: 'RU' });
+    expect(parsePhoneRegion('  ')).toEqual({ ok: true, value: 'RU' });
+    expect(parsePhoneRegion('de')).toEqual({ ok: true, value: 'DE' });
+    expect(parsePhoneRegion(' KZ ')).toEqual({ ok: true, value: 'KZ' });
+    for (const bad of ['XX', 'RUS', 'Russia', '7', 'R']) {
+      expect(parsePhoneRegion(bad)).toEqual({
+        ok: false,
+        error: `LEADS_PHONE_REGION must be a two-letter country code (ISO 3166) libphonenumber knows, like RU or DE (got "${bad}")`,
+      });
+    }
+  });
+});
+
+describe('the form text', () => {
+  it('shows how to write a number in the region', () => {
+    expect(fieldErrorText('phone', 'invalid')).toBe('Телефон в формате +7 916 555-12-34 или 8 916 555-12-34');
+    expect(fieldErrorText('phone', 'invalid', { phoneRegion: 'RU' })).toBe('Телефон в формате +7 916 555-12-34 или 8 916 555-12-34');
+    expect(fieldErrorText('phone', 'invalid', { phoneRegion: 'DE' })).toBe('Телефон в формате +49 и номер или местный номер');
+    expect(fieldErrorText('phone', 'required', { phoneRegion: 'DE' })).toBe('Укажите телефон');
+    expect(phoneHint()).toBe('+7 999 123-45-67');
+    expect(phoneHint('DE')).toBe('+49 …');
+  });
+});
