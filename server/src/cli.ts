@@ -7,14 +7,15 @@
  *   doctor                                           checks a configured deployment, one line per check (cli/doctor.command.ts)
  *   trace <request_id | lead number> [--json]        the whole story of a request
  *   backup <file>                                    a consistent copy of the live database (SQLite)
- *   forget --phone <+7…> | --telegram <@name>        erase every lead and repeat of a person
+ *   forget --phone <+7… | 8 9…> | --telegram <@name> erase every lead and repeat of a person
  *   migrate-to-postgres [postgres://…]               copy the SQLite file into an empty PostgreSQL
  *   webhooks replay <event id | lead number>         send webhook events again
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { ContactEraser, parseContact } from './anonymisation/contact';
+import { parsePhoneRegion } from '@stickers/shared';
+import { ContactEraser, parseContact, parsePhoneContact } from './anonymisation/contact';
 import { ContactHasher } from './anonymisation/contact-hasher';
 import { backupDatabase } from './database/backup';
 import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } from './database/database';
@@ -55,12 +56,32 @@ function openLocation(location: string): { db: Kysely<Database>; afterErase: () 
  * the cards are marked for rewriting and the server's outbox rewrites them at its next pass; a truncating checkpoint
  * takes the values out of the WAL (tried again for a few seconds while a reader holds it off). Exit 0 when some were
  * erased, 1 when nobody was found. The erasure is recorded as the server records it (keyed hashes of the contacts, so
- * that a late replay this person sent before is stored anonymised): it needs the server's LEADS_IP_SALT.
+ * that a late replay this person sent before is stored anonymised): it needs the server's LEADS_IP_SALT. The phone is
+ * read as the form reads it, national spellings in the server's LEADS_PHONE_REGION (RU when unset).
  */
-export async function forget(location: string, option: string, value: string, now = Date.now(), ipSalt?: string): Promise<number> {
-  const contact = parseContact(option === '--telegram' && !/^(@|https?:|t\.me|telegram\.me)/i.test(value) ? `@${value}` : value);
+export async function forget(
+  location: string,
+  option: string,
+  value: string,
+  now = Date.now(),
+  ipSalt?: string,
+  phoneRegion?: string,
+): Promise<number> {
+  const region = parsePhoneRegion(phoneRegion);
+  if (!region.ok) {
+    console.error(region.error);
+    return 2;
+  }
+  const contact =
+    option === '--phone'
+      ? parsePhoneContact(value, region.value)
+      : parseContact(!/^(@|https?:|t\.me|telegram\.me)/i.test(value) ? `@${value}` : value);
   if (!contact || (option === '--phone') !== (contact.kind === 'phone')) {
-    console.error(option === '--phone' ? 'not a phone: + then 7–15 digits' : 'not a Telegram username: @name');
+    console.error(
+      option === '--phone'
+        ? `not a phone: a valid number with + or 00, or national in LEADS_PHONE_REGION (${region.value})`
+        : 'not a Telegram username: @name',
+    );
     return 2;
   }
   if (!ipSalt) {

@@ -281,7 +281,7 @@ describe('step 6: known request_id', () => {
     const own = crypto.randomUUID();
     const second = await postLead(
       server,
-      { ...body, request_id: own, telegram: '@other_user', phone: '+15550001111' },
+      { ...body, request_id: own, telegram: '@other_user', phone: '+12025550111' },
       { 'Idempotency-Key': key },
     );
     expect(second.status).toBe(201);
@@ -418,15 +418,15 @@ describe('step 10: the submit transaction', () => {
   it('the same phone within 24 h is a repeat; after 24 h it is a new lead', async () => {
     const clock = new FakeClock();
     await boot({}, clock);
-    const first = lead({ phone: '+15551234567' });
+    const first = lead({ phone: '+12025550143' });
     const created = await postLead(server, first);
     clock.advance(24 * 60 * MIN - 1);
-    expect((await postLead(server, lead({ phone: '+1 555 123 4567' }))).body).toMatchObject({
+    expect((await postLead(server, lead({ phone: '+1 202 555 0143' }))).body).toMatchObject({
       lead_number: created.body.lead_number,
       repeat: true,
     });
     clock.advance(1);
-    expect(await postLead(server, lead({ phone: '+15551234567' }))).toMatchObject({ status: 201 });
+    expect(await postLead(server, lead({ phone: '+12025550143' }))).toMatchObject({ status: 201 });
   });
 
   it("a repeat's own request_id is remembered: resending it is 200 duplicate with repeat true", async () => {
@@ -462,11 +462,11 @@ describe('step 10: the submit transaction', () => {
   it('a repeat matches the newest matching lead', async () => {
     const clock = new FakeClock();
     await boot({}, clock);
-    const a = await postLead(server, lead({ telegram: '@shared_name', phone: '+10000000001' }));
+    const a = await postLead(server, lead({ telegram: '@shared_name', phone: '+12025550101' }));
     clock.advance(MIN);
-    const b = await postLead(server, lead({ telegram: '@other_name', phone: '+10000000002' }));
+    const b = await postLead(server, lead({ telegram: '@other_name', phone: '+12025550102' }));
     clock.advance(MIN);
-    const r = await postLead(server, lead({ telegram: '@shared_name', phone: '+10000000002' }));
+    const r = await postLead(server, lead({ telegram: '@shared_name', phone: '+12025550102' }));
     expect(r.body.lead_number).toBe(b.body.lead_number);
     expect(a.body.lead_number).not.toBe(b.body.lead_number);
   });

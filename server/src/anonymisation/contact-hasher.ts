@@ -7,7 +7,7 @@ export interface ContactHashKey {
   leads: { ipSalt: string };
 }
 
-/** A submission's or an erased lead's contacts, as stored: `@Name` usernames (any case) and `+7…` phones. */
+/** A submission's or an erased lead's contacts, as stored: `@Name` usernames (any case) and E.164 phones. */
 export interface Contacts {
   telegrams: readonly (string | null | undefined)[];
   phones: readonly (string | null | undefined)[];
@@ -18,8 +18,8 @@ export interface Contacts {
  * erases…"): HMAC-SHA256 keyed with LEADS_IP_SALT — the secret `ip_hash` is keyed with (leads/visitor-hasher.ts) — of
  * the normalised contact in its own namespace, so that a hash of a phone is never an address's hash and is worthless
  * without the salt (a phone number has too few possibilities for a plain hash to hide it). Normalised: a username
- * lower-cased without `@` (`@Anna_K` and `anna_k` are one account), a phone exactly as the form stores it (`+7…`,
- * spaces and punctuation dropped by `checkPhone`). Used by the erasure (to record) and by the submit decision (to
+ * lower-cased without `@` (`@Anna_K` and `anna_k` are one account), a phone exactly as the form stores it: E.164
+ * (`+79165551234`, whichever way it was typed: `checkPhone`). Used by the erasure (to record) and by the submit decision (to
  * look a late replay's contacts up).
  */
 @Injectable()

@@ -1,25 +1,32 @@
-import { checkPhone, checkTelegram } from '@stickers/shared';
+import { checkPhone, checkTelegram, DEFAULT_PHONE_REGION, type PhoneRegion } from '@stickers/shared';
 import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { type AnonymiseResult, LeadsRepository } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
 import { ContactHasher } from './contact-hasher';
 
-/** A person to erase: by phone (normalised as the form stores it) or by username (lower-cased key). */
+/** A person to erase: by phone (E.164, as the form stores it) or by username (lower-cased key). */
 export type Contact = { kind: 'phone'; phone: string } | { kind: 'telegram'; telegram: string; key: string };
 
-/** `+7 999 123-45-67` → a phone; `@name`, `t.me/name` → a username; anything else → null. Through the form's normalisers. */
-export function parseContact(raw: string): Contact | null {
+/** A phone as the form reads it (`8 916 555-12-34` in `region`, `+7…`, `007…`) → the contact, or null. */
+export function parsePhoneContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_REGION): Contact | null {
+  const phone = checkPhone(raw, region);
+  return phone.ok ? { kind: 'phone', phone: phone.value } : null;
+}
+
+/**
+ * `+7 999 123-45-67`, `8 916 555-12-34` → a phone (read as the form reads it, national spellings in `region`); `@name`,
+ * `t.me/name` → a username; anything else → null. Digits alone (`42`, `89165551234`) are not a contact: after
+ * `/stickers_forget` they are a lead number, so a phone without `+` or `00` needs a separator (`8 916…`).
+ */
+export function parseContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_REGION): Contact | null {
   const text = raw.trim();
-  if (text.startsWith('+')) {
-    const phone = checkPhone(text);
-    return phone.ok ? { kind: 'phone', phone: phone.value } : null;
-  }
   if (/^(@|(https?:\/\/)?(www\.)?(t|telegram)\.me\/)/i.test(text)) {
     const tg = checkTelegram(text);
     return tg.ok ? { kind: 'telegram', telegram: tg.value, key: tg.value.toLowerCase() } : null;
   }
-  return null;
+  if (/^#?\d+$/.test(text)) return null;
+  return parsePhoneContact(text, region);
 }
 
 /** What an erase writes beside the erased values: the lead's `anonymised` event, and whether the erasure is recorded. */

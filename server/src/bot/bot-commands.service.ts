@@ -19,7 +19,7 @@ import {
 export const BOT_COMMANDS = [
   { command: 'stickers_new', description: 'Заявки без карточки и всё ещё новые' },
   { command: 'stickers_stats', description: 'Статистика заявок за 7 и 30 дней' },
-  { command: 'stickers_forget', description: 'Обезличить: /stickers_forget 42, @ник или +7… (все заявки человека)' },
+  { command: 'stickers_forget', description: 'Обезличить: /stickers_forget 42, @ник, +7… или 8 9… (все заявки человека)' },
   { command: 'stickers_export', description: 'CSV заявок в чат админов: /stickers_export 30 (дней)' },
   { command: 'stickers_chatid', description: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)' },
 ] as const;
@@ -120,7 +120,7 @@ export class BotCommandsService {
   private async forget(call: CommandCall): Promise<CommandOutcome> {
     const refusal = await this.mayEraseOrExport(call.userId);
     if (refusal) return { kind: 'refused', reason: refusal, action: 'forget' };
-    const contact = parseContact(call.args);
+    const contact = parseContact(call.args, this.config.leads.phoneRegion);
     if (contact) {
       const erased = await this.anonymisation.forgetContact(contact);
       // The answer does not repeat the contact: command answers carry no personal data (docs/requirements.md §6.1).

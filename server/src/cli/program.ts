@@ -17,7 +17,7 @@ export interface CliIo {
 export interface OpsCommands {
   trace(location: string, key: string, json: boolean): Promise<number>;
   backup(path: string, target: string): Promise<number>;
-  forget(location: string, option: string, value: string, now: number, ipSalt?: string): Promise<number>;
+  forget(location: string, option: string, value: string, now: number, ipSalt?: string, phoneRegion?: string): Promise<number>;
   migrateToPostgres(path: string, url: string | undefined): Promise<number>;
   webhooksReplay(location: string, key: string): Promise<number>;
 }
@@ -154,7 +154,7 @@ export async function runCli(argv: string[], io: CliIo, ops: OpsCommands): Promi
   program
     .command('forget')
     .description("erase every lead and repeat of a person (needs the server's LEADS_IP_SALT)")
-    .option('--phone <phone>', 'the phone: + then 7–15 digits')
+    .option('--phone <phone>', 'the phone as the form takes it: +7 916 555-12-34, 8 916 555-12-34 (LEADS_PHONE_REGION, RU)')
     .option('--telegram <name>', 'the Telegram username: @name')
     .action((options: { phone?: string; telegram?: string }, extra: unknown) => {
       noExtra(extra, 'forget');
@@ -162,7 +162,7 @@ export async function runCli(argv: string[], io: CliIo, ops: OpsCommands): Promi
         throw new CommanderError(USAGE_EXIT, 'leads.forget', 'forget needs one of --phone <+7…> or --telegram <@name>');
       }
       const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
-      run(() => ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT));
+      run(() => ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT, env.LEADS_PHONE_REGION));
     });
 
   program

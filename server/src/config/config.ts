@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { parsePhoneRegion, type PhoneRegion } from '@stickers/shared';
 
 /**
  * Server configuration from environment variables (docs/requirements.md §10.1).
@@ -44,6 +45,11 @@ export interface ServerConfig {
     /** LEADS_LATE_HOURLY_LIMIT: requests replayed from a landing's spool per hour (their own count; default the hourly limit). */
     lateHourlyLimit: number;
     cardPii: boolean;
+    /**
+     * LEADS_PHONE_REGION: the region a phone typed without `+` or `00` is read in (`8 916 …` for RU), for POST /leads
+     * and the erasure by contact; the landing has the same setting. Stored phones are E.164 whatever it is.
+     */
+    phoneRegion: PhoneRegion;
   };
   publishIntervalSec: number;
   housekeeping: {
@@ -398,6 +404,9 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`LEADS_TIMEZONE must be an IANA time zone like Europe/Moscow (got "${timezone}")`);
   }
 
+  const phoneRegion = parsePhoneRegion(r.raw('LEADS_PHONE_REGION'));
+  if (!phoneRegion.ok) r.problems.push(phoneRegion.error);
+
   const logLevel = r.string('LOG_LEVEL', 'info').toLowerCase();
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
     r.problems.push(`LOG_LEVEL must be debug, info, warn or error (got "${logLevel}")`);
@@ -443,6 +452,7 @@ export function loadServerConfig(env: Env): ServerConfig {
       hourlyLimit,
       lateHourlyLimit: r.int('LEADS_LATE_HOURLY_LIMIT', hourlyLimit, 1),
       cardPii: r.flag('LEADS_CARD_PII', true),
+      phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
     housekeeping: {

@@ -19,8 +19,6 @@ import {
   OPTIONAL_LEAD_FIELDS,
   NAME_MAX,
   NAME_MIN,
-  PHONE_DIGITS_MAX,
-  PHONE_DIGITS_MIN,
   RATE_LIMIT_REASONS,
   REPORTED_FIELDS,
   SOURCE_FIELD,
@@ -129,7 +127,12 @@ export class LeadRequestDto {
   })
   telegram!: string;
 
-  @ApiProperty({ type: 'string', description: `+ then ${PHONE_DIGITS_MIN}–${PHONE_DIGITS_MAX} digits; spaces, -, ( and ) are dropped` })
+  @ApiProperty({
+    type: 'string',
+    description:
+      'As typed: international with + or 00 (+7 916 555-12-34), or national in LEADS_PHONE_REGION (RU: 8 916 555-12-34); ' +
+      'digits with spaces, -, ( ), . between them; a valid number of its country. Stored as E.164 (+79165551234)',
+  })
   phone!: string;
 
   @ApiPropertyOptional({ type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' })

@@ -67,7 +67,7 @@ export class LeadsService {
     if ((body.request_id === undefined || body.request_id === null) && request.idempotencyKey !== undefined) {
       body.request_id = request.idempotencyKey;
     }
-    const checked = validateSubmission(body);
+    const checked = validateSubmission(body, { phoneRegion: this.config.leads.phoneRegion });
     const late = validateLate(body[LATE_FIELD], this.clock.now());
     if (!checked.ok || !late.ok) {
       const errors: FieldErrors<ReportedField | SourceField> = {
