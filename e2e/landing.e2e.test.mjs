@@ -80,7 +80,7 @@ describe('landing form in a browser', () => {
       await page.getByRole('button', { name: 'Отправить заявку' }).click();
       const error = page.locator('[data-error-for="phone"]');
       await error.waitFor({ timeout: 5000 });
-      assert.equal(await error.textContent(), 'Телефон в формате +79991234567');
+      assert.equal(await error.textContent(), 'Телефон в формате +7 916 555-12-34 или 8 916 555-12-34');
       const phone = page.getByLabel('Телефон');
       assert.equal(await phone.getAttribute('aria-invalid'), 'true');
       assert.match(await phone.getAttribute('aria-describedby'), /phone-error/);

@@ -1,11 +1,11 @@
 /**
  * The landing's environment (docs/requirements.md §10.2), checked once; a bad value is one line per problem, at start.
- * Only names the browser may see would ever be handed to it, and it needs none.
+ * The page hands the browser only what its checks need: the phone region (LEADS_PHONE_REGION, through the loader).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseTrustProxy, type TrustProxy } from '@stickers/shared';
+import { parsePhoneRegion, parseTrustProxy, type PhoneRegion, type TrustProxy } from '@stickers/shared';
 
 /** Where the spool lives unless LANDING_SPOOL_DIR says otherwise (relative to the landing's working directory). */
 export const DEFAULT_SPOOL_DIR = './data/landing-spool';
@@ -53,6 +53,11 @@ export interface LandingEnv {
   adminChatId: string | null;
   /** LANDING_SOURCE: this landing's name (`wedding`), sent as `source.landing` with every lead; null: none. */
   landingSource: string | null;
+  /**
+   * LEADS_PHONE_REGION (RU by default): the region a phone typed without `+` or `00` is read in, by the action and, handed
+   * over by the loader, by the browser; the server's own setting should say the same.
+   */
+  phoneRegion: PhoneRegion;
 }
 
 /** LANDING_SOURCE: a short word of letters, digits, `_`, `-` or `.` (it names the landing on cards and in reports). */
@@ -155,6 +160,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   if (landingSource && !LANDING_SOURCE.test(landingSource)) {
     problems.push(`LANDING_SOURCE must be a short name of letters, digits, _, - or . (up to 64, e.g. wedding; got "${landingSource}")`);
   }
+  const phoneRegion = parsePhoneRegion(env.LEADS_PHONE_REGION);
+  if (!phoneRegion.ok) problems.push(phoneRegion.error);
   // The spool exists only with a server to replay to; without one there is nothing to create or check.
   const spoolDir = resolve(get('LANDING_SPOOL_DIR') ?? DEFAULT_SPOOL_DIR);
   if (leadsEndpoint && leadsSecret && options.checkSpoolDir) {
@@ -185,6 +192,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
         : null,
     adminChatId,
     landingSource,
+    phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
   };
 }
 

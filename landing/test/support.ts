@@ -108,6 +108,7 @@ export const ENV_KEYS = [
   'LEADS_CHAT_ID',
   'MIN_FILL_MS',
   'TRUST_PROXY',
+  'LEADS_PHONE_REGION',
 ];
 
 /** Clears `keys`, sets `env` (an undefined value stays unset) and has the landing read its environment again. */

@@ -6,7 +6,7 @@ import { formPageSource, formSource, type PageSource } from './source.server';
 import { spoolDelivery } from './spool.server';
 import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
-import type { FieldErrors, LeadField } from '@stickers/shared';
+import type { FieldErrors, LeadField, PhoneRegion } from '@stickers/shared';
 
 /** `expired`: the page's form token was past its maximum age; nothing sent, the visitor is asked to send again. */
 export type FormState = 'sent' | 'throttled' | 'error' | 'invalid' | 'expired';
@@ -22,10 +22,14 @@ export interface ActionResult {
   source?: PageSource;
 }
 
-/** What the page needs to render a fresh form: a new request id and a start time signed for it. */
-export function freshForm(now = Date.now()): { requestId: string; startedAt: string } {
+/**
+ * What the page needs to render a fresh form: a new request id and a start time signed for it, and the phone region
+ * the browser's checks read a number in (the action's own, LEADS_PHONE_REGION).
+ */
+export function freshForm(now = Date.now()): { requestId: string; startedAt: string; phoneRegion: PhoneRegion } {
   const requestId = crypto.randomUUID();
-  return { requestId, startedAt: signStartedAt(now, requestId, getEnv().signingKey) };
+  const env = getEnv();
+  return { requestId, startedAt: signStartedAt(now, requestId, env.signingKey), phoneRegion: env.phoneRegion };
 }
 
 /**
@@ -48,6 +52,7 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
     minFillMs: env.minFillMs,
     signingKey: env.signingKey,
     limiter: visitorLimiter,
+    phoneRegion: env.phoneRegion,
   });
   switch (check.kind) {
     case 'bot':

@@ -1,5 +1,5 @@
 import { Form, Link, useNavigation } from '@remix-run/react';
-import { fieldErrorText, validateLeadFields, type FieldErrors, type LeadField } from '@stickers/shared';
+import { fieldErrorText, phoneHint, validateLeadFields, type FieldErrors, type LeadField, type PhoneRegion } from '@stickers/shared';
 import { useEffect, useRef, useState } from 'react';
 import { HONEYPOT_FIELD, readValues } from './form-fields';
 import type { ActionResult } from './lead-form.server';
@@ -8,6 +8,8 @@ import { forgetRequestSent, markRequestSent, requestSentRecently } from './reque
 interface Props {
   requestId: string;
   startedAt: string;
+  /** LEADS_PHONE_REGION, from the loader: the browser reads a phone as the action will (RU when absent). */
+  phoneRegion?: PhoneRegion;
   /** The server saw the "sent" cookie. */
   sentBefore: boolean;
   /** The page's UTM values and referrer host, carried to the action in hidden inputs. */
@@ -18,7 +20,8 @@ interface Props {
 const FIELDS: { name: LeadField; label: string; type?: string; required?: boolean; hint?: string; autoComplete?: string }[] = [
   { name: 'name', label: 'Имя', required: true, autoComplete: 'name' },
   { name: 'telegram', label: 'Ник в Telegram', required: true, hint: '@name или ссылка t.me/name', autoComplete: 'off' },
-  { name: 'phone', label: 'Телефон', type: 'tel', required: true, hint: '+7 999 123-45-67', autoComplete: 'tel' },
+  // The phone's hint depends on the region: set in LeadForm.
+  { name: 'phone', label: 'Телефон', type: 'tel', required: true, autoComplete: 'tel' },
   { name: 'date', label: 'Дата события', hint: 'необязательно' },
   { name: 'guests', label: 'Сколько гостей или героев', hint: 'необязательно' },
 ];
@@ -30,7 +33,7 @@ const STATE_TEXT = {
   expired: 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
 } as const;
 
-export function LeadForm({ requestId, startedAt, sentBefore, source, result }: Props) {
+export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source, result }: Props) {
   const navigation = useNavigation();
   const submitting = navigation.state === 'submitting';
   const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField> | null>(null);
@@ -83,7 +86,7 @@ export function LeadForm({ requestId, startedAt, sentBefore, source, result }: P
       aria-describedby={state ? 'form-result' : undefined}
       onSubmit={(event) => {
         // The same shared rules as the server, before anything is sent.
-        const checked = validateLeadFields(readValues(new FormData(event.currentTarget)));
+        const checked = validateLeadFields(readValues(new FormData(event.currentTarget)), { phoneRegion });
         if (!checked.ok) {
           event.preventDefault();
           setClientErrors(checked.errors);
@@ -107,7 +110,14 @@ export function LeadForm({ requestId, startedAt, sentBefore, source, result }: P
         </label>
       </div>
       {FIELDS.map((f) => (
-        <Field key={f.name} {...f} error={errors[f.name]} defaultValue={values?.[f.name]} />
+        <Field
+          key={f.name}
+          {...f}
+          hint={f.name === 'phone' ? phoneHint(phoneRegion) : f.hint}
+          phoneRegion={phoneRegion}
+          error={errors[f.name]}
+          defaultValue={values?.[f.name]}
+        />
       ))}
       <Field
         name="comment"
@@ -137,8 +147,9 @@ function Field(props: {
   multiline?: boolean;
   error?: string;
   defaultValue?: string;
+  phoneRegion?: PhoneRegion;
 }) {
-  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue } = props;
+  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion } = props;
   const errorId = `${name}-error`;
   const hintId = `${name}-hint`;
   const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
@@ -165,7 +176,7 @@ function Field(props: {
       ) : null}
       {error ? (
         <span className="error" id={errorId} data-error-for={name}>
-          {fieldErrorText(name, error as never)}
+          {fieldErrorText(name, error as never, { phoneRegion })}
         </span>
       ) : null}
     </div>

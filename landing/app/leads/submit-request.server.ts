@@ -1,4 +1,4 @@
-import { isUuidV4, validateLeadFields, type FieldErrors, type LeadField, type LeadFields } from '@stickers/shared';
+import { isUuidV4, validateLeadFields, type FieldErrors, type LeadField, type LeadFields, type PhoneRegion } from '@stickers/shared';
 import { HONEYPOT_FIELD, readValues, type FormValues } from './form-fields';
 import type { RateLimiter } from './rate-limit.server';
 import { signStartedAt, verifyStartedAt } from './started-at.server';
@@ -22,6 +22,8 @@ export interface SubmitContext {
   minFillMs: number;
   signingKey: Buffer;
   limiter: RateLimiter;
+  /** LEADS_PHONE_REGION: where a phone typed without `+` is read (RU when absent). */
+  phoneRegion?: PhoneRegion;
 }
 
 /**
@@ -57,7 +59,7 @@ export function submitRequest(form: FormData, ctx: SubmitContext): SubmitCheck {
   const startedAt = token as string;
 
   const values = readValues(form);
-  const checked = validateLeadFields(values);
+  const checked = validateLeadFields(values, { phoneRegion: ctx.phoneRegion });
   if (!checked.ok) return { kind: 'invalid', errors: checked.errors, requestId, values, startedAt };
 
   if (!ctx.limiter.take(ctx.ip, ctx.now)) return { kind: 'throttled', requestId, values, startedAt };

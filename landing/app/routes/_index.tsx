@@ -53,7 +53,14 @@ export default function Index() {
       </section>
       <section className="card" aria-labelledby="form-title">
         <h2 id="form-title">Оставить заявку</h2>
-        <LeadForm requestId={page.requestId} startedAt={page.startedAt} sentBefore={page.sent} source={page.source} result={result} />
+        <LeadForm
+          requestId={page.requestId}
+          startedAt={page.startedAt}
+          phoneRegion={page.phoneRegion}
+          sentBefore={page.sent}
+          source={page.source}
+          result={result}
+        />
       </section>
     </main>
   );
