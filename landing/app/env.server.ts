@@ -1,11 +1,14 @@
 /**
  * The landing's environment (docs/requirements.md §10.2), checked once; a bad value is one line per problem, at start.
- * The page hands the browser only what its checks need: the phone region (LEADS_PHONE_REGION, through the loader).
+ * The page hands the browser only what it needs: the phone region its checks read (LEADS_PHONE_REGION, through the
+ * loader) and the analytics counter's id and goal (`analytics`), which the page's own HTML carries anyway when a
+ * counter is configured.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parsePhoneRegion, parseTrustProxy, type PhoneRegion, type TrustProxy } from '@stickers/shared';
+import type { AnalyticsConfig } from './leads/analytics';
 
 /** Where the spool lives unless LANDING_SPOOL_DIR says otherwise (relative to the landing's working directory). */
 export const DEFAULT_SPOOL_DIR = './data/landing-spool';
@@ -58,7 +61,18 @@ export interface LandingEnv {
    * over by the loader, by the browser; the server's own setting should say the same.
    */
   phoneRegion: PhoneRegion;
+   * LANDING_METRIKA_ID / LANDING_GA4_ID with LANDING_GOAL: the counter on the page and the goal a delivered request
+   * reaches on the sent screen; null (the default): no counter, no script from any other host.
+   */
+  analytics: AnalyticsConfig | null;
 }
+
+/** A Metrica counter's number. */
+const METRIKA_ID = /^[1-9]\d{0,11}$/;
+/** A GA4 measurement id. */
+const GA4_ID = /^G-[A-Z0-9]{4,16}$/;
+/** A goal both Metrica and GA4 take: a letter, then letters, digits or `_`, up to 40 (GA4's limit for event names). */
+const GOAL = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
 
 /** LANDING_SOURCE: a short word of letters, digits, `_`, `-` or `.` (it names the landing on cards and in reports). */
 const LANDING_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
@@ -162,6 +176,22 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   }
   const phoneRegion = parsePhoneRegion(env.LEADS_PHONE_REGION);
   if (!phoneRegion.ok) problems.push(phoneRegion.error);
+  const metrikaId = get('LANDING_METRIKA_ID');
+  const ga4Id = get('LANDING_GA4_ID');
+  const goal = get('LANDING_GOAL');
+  if (metrikaId && !METRIKA_ID.test(metrikaId)) {
+    problems.push(`LANDING_METRIKA_ID must be the Metrica counter's number, digits only (e.g. 12345678; got "${metrikaId}")`);
+  }
+  if (ga4Id && !GA4_ID.test(ga4Id)) {
+    problems.push(`LANDING_GA4_ID must be a GA4 measurement id like G-AB12CD34EF (got "${ga4Id}")`);
+  }
+  if (goal && !GOAL.test(goal)) {
+    problems.push(`LANDING_GOAL must be a short identifier: a letter, then letters, digits or _, up to 40 (e.g. lead_sent; got "${goal}")`);
+  }
+  if (goal && !metrikaId && !ga4Id) problems.push('LANDING_GOAL is set but neither LANDING_METRIKA_ID nor LANDING_GA4_ID is (a goal of which counter?)');
+  if (!goal && (metrikaId || ga4Id)) {
+    problems.push(`${metrikaId ? 'LANDING_METRIKA_ID' : 'LANDING_GA4_ID'} is set but LANDING_GOAL is not (set both, or neither)`);
+  }
   // The spool exists only with a server to replay to; without one there is nothing to create or check.
   const spoolDir = resolve(get('LANDING_SPOOL_DIR') ?? DEFAULT_SPOOL_DIR);
   if (leadsEndpoint && leadsSecret && options.checkSpoolDir) {
@@ -193,6 +223,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     adminChatId,
     landingSource,
     phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
+    analytics: goal && (metrikaId || ga4Id) ? { metrikaId, ga4Id, goal } : null,
   };
 }
 

@@ -1,5 +1,7 @@
-import { Links, Meta, Outlet, Scripts, ScrollRestoration } from '@remix-run/react';
+import { Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from '@remix-run/react';
 import type { LinksFunction } from '@remix-run/node';
+import { getEnv } from './env.server';
+import { counterBootstrap, ga4Script, METRIKA_SCRIPT, type AnalyticsConfig } from './leads/analytics';
 import styles from './styles.css?url';
 
 export const links: LinksFunction = () => [
@@ -7,7 +9,33 @@ export const links: LinksFunction = () => [
   { rel: 'icon', href: '/favicon.svg', type: 'image/svg+xml' },
 ];
 
+/** The analytics counter, when one is configured (LANDING_METRIKA_ID / LANDING_GA4_ID with LANDING_GOAL); else null. */
+export function loader(): { analytics: AnalyticsConfig | null } {
+  return { analytics: getEnv().analytics };
+}
+
+/** The page's analytics configuration, for the sent screen's goal; null when none (or outside the root's data). */
+export function useAnalytics(): AnalyticsConfig | null {
+  return useRouteLoaderData<typeof loader>('root')?.analytics ?? null;
+}
+
+/**
+ * The configured counters' scripts: the inline bootstrap (the functions the page calls, the counter's start) and the
+ * vendor's script. Nothing at all without a configured counter: the page then loads nothing from any other host.
+ */
+function Counters({ analytics }: { analytics: AnalyticsConfig | null }) {
+  if (!analytics) return null;
+  return (
+    <>
+      <script dangerouslySetInnerHTML={{ __html: counterBootstrap(analytics) }} />
+      {analytics.metrikaId ? <script async src={METRIKA_SCRIPT} /> : null}
+      {analytics.ga4Id ? <script async src={ga4Script(analytics.ga4Id)} /> : null}
+    </>
+  );
+}
+
 export function Layout({ children }: { children: React.ReactNode }) {
+  const analytics = useAnalytics();
   return (
     <html lang="ru">
       <head>
@@ -15,6 +43,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <Meta />
         <Links />
+        <Counters analytics={analytics} />
       </head>
       <body>
         {children}

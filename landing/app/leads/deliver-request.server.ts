@@ -1,6 +1,7 @@
 import {
   OPTIONAL_LEAD_FIELDS,
   SECRET_HEADER,
+  type LeadAcceptedBody,
   type LeadFields,
   type LeadRequestBody,
   type LeadSource,
@@ -58,6 +59,21 @@ export interface DeliveryResult {
   fallback?: FallbackMessage;
   /** The body sent to the server (route server*, fallback, lost with a server configured): what the spool replays. */
   body?: LeadRequestBody;
+  /**
+   * The lead's number from the server's 201/200 (route `server`; a duplicate or a repeat names the lead it belongs
+   * to). Absent on every other route, and when the answer did not carry a positive whole number.
+   */
+  leadNumber?: number;
+}
+
+/** `lead_number` of an accepted lead's answer, when it is a positive whole number; otherwise none. */
+export function acceptedLeadNumber(body: string): number | undefined {
+  try {
+    const n = (JSON.parse(body) as Partial<LeadAcceptedBody> | null)?.lead_number;
+    return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The server's 429 for the landing itself: too many wrong secrets from its address. */
@@ -192,7 +208,10 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     });
     status = res.status;
     detail = (await res.text().catch(() => '')).slice(0, 300);
-    if (status === 201 || status === 200) return { route: 'server', status, body };
+    if (status === 201 || status === 200) {
+      const leadNumber = acceptedLeadNumber(detail);
+      return { route: 'server', status, body, ...(leadNumber !== undefined ? { leadNumber } : {}) };
+    }
     if (status === 429 && !lockedOut(detail)) return { route: 'server-throttled', status, body };
     if (status === 422) return { route: 'server-rejected', status, detail, body };
     reason = status === 429 ? '429 secret' : String(status);

@@ -20,6 +20,16 @@ export interface ActionResult {
   errors?: FieldErrors<LeadField>;
   /** The form's hidden source inputs, for a form shown again; absent when it had none. */
   source?: PageSource;
+  /**
+   * `sent` by the server: the lead's number it answered (the same for a duplicate of the request). Absent when the
+   * request went through the fallback or the spool, or was a bot's quietly dropped one: no number, none invented.
+   */
+  leadNumber?: number;
+  /**
+   * `sent` and delivered (the server or the fallback took it), with an analytics goal configured: the sent screen
+   * reaches the goal, once for this request id. Never on a field error, a refusal, or a bot's quiet "sent".
+   */
+  goal?: true;
 }
 
 /**
@@ -90,7 +100,14 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
           : '';
       console.log(`[request] ${check.requestId} → ${result.route}${why}`);
       const state = ROUTE_STATE[result.route];
-      if (state === 'sent') return { state, requestId: check.requestId };
+      if (state === 'sent') {
+        return {
+          state,
+          requestId: check.requestId,
+          ...(result.leadNumber !== undefined ? { leadNumber: result.leadNumber } : {}),
+          ...(env.analytics ? { goal: true as const } : {}),
+        };
+      }
       visitorLimiter.release(limiterKey, now);
       return { state, requestId: check.requestId, startedAt: check.startedAt, values: check.values, ...again };
     }

@@ -1,6 +1,7 @@
 import { Form, Link, useNavigation } from '@remix-run/react';
 import { fieldErrorText, phoneHint, validateLeadFields, type FieldErrors, type LeadField, type PhoneRegion } from '@stickers/shared';
 import { useEffect, useRef, useState } from 'react';
+import { reachGoalOnce, type AnalyticsConfig } from './analytics';
 import { HONEYPOT_FIELD, readValues } from './form-fields';
 import type { ActionResult } from './lead-form.server';
 import { forgetRequestSent, markRequestSent, requestSentRecently } from './request-sent';
@@ -15,6 +16,8 @@ interface Props {
   /** The page's UTM values and referrer host, carried to the action in hidden inputs. */
   source?: Partial<Record<string, string>>;
   result: ActionResult | undefined;
+  /** The configured analytics counter and goal; null: none. */
+  analytics?: AnalyticsConfig | null;
 }
 
 const FIELDS: { name: LeadField; label: string; type?: string; required?: boolean; hint?: string; autoComplete?: string }[] = [
@@ -33,7 +36,16 @@ const STATE_TEXT = {
   expired: 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
 } as const;
 
-export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source, result }: Props) {
+/** The browser's localStorage, or null where reading it throws (blocked storage). */
+function localStorageOrNull(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source, result, analytics = null }: Props) {
   const navigation = useNavigation();
   const submitting = navigation.state === 'submitting';
   const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField> | null>(null);
@@ -44,6 +56,13 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
     if (result?.state === 'sent') markRequestSent(window.localStorage);
   }, [result]);
   useEffect(() => {
+    // Only the action's answer for a delivered request carries `goal`; a reload or a later visit shows the sent
+    // screen from the sent memory, without it. Once per request id, even when the same request is answered again.
+    if (result?.state === 'sent' && result.goal && analytics) {
+      reachGoalOnce(analytics, result.requestId, window as unknown as Record<string, unknown>, localStorageOrNull());
+    }
+  }, [result, analytics]);
+  useEffect(() => {
     setSentInBrowser(requestSentRecently(window.localStorage));
   }, []);
 
@@ -51,7 +70,7 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
   if (sent) {
     return (
       <div className="result" role="status" data-state="sent">
-        <p className="done">Заявка отправлена!</p>
+        <p className="done">{result?.leadNumber ? `Заявка №${result.leadNumber} отправлена!` : 'Заявка отправлена!'}</p>
         <p>Мы напишем вам в Telegram в течение рабочего дня.</p>
         <p>
           <Link to="/?again" reloadDocument onClick={() => forgetRequestSent(window.localStorage)}>

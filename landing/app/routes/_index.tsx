@@ -5,6 +5,7 @@ import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
 import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
 import { pageSource } from '~/leads/source.server';
 import { LeadForm } from '~/leads/lead-form';
+import { useAnalytics } from '~/root';
 
 export const meta: MetaFunction = () => [
   { title: 'Стикеры с вашими героями — Stickers' },
@@ -30,6 +31,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 export default function Index() {
   const page = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
+  const analytics = useAnalytics();
   return (
     <main>
       <section className="hero">
@@ -60,6 +62,7 @@ export default function Index() {
           sentBefore={page.sent}
           source={page.source}
           result={result}
+          analytics={analytics}
         />
       </section>
     </main>
