@@ -61,6 +61,7 @@ export interface LandingEnv {
    * over by the loader, by the browser; the server's own setting should say the same.
    */
   phoneRegion: PhoneRegion;
+  /**
    * LANDING_METRIKA_ID / LANDING_GA4_ID with LANDING_GOAL: the counter on the page and the goal a delivered request
    * reaches on the sent screen; null (the default): no counter, no script from any other host.
    */
@@ -188,7 +189,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   if (goal && !GOAL.test(goal)) {
     problems.push(`LANDING_GOAL must be a short identifier: a letter, then letters, digits or _, up to 40 (e.g. lead_sent; got "${goal}")`);
   }
-  if (goal && !metrikaId && !ga4Id) problems.push('LANDING_GOAL is set but neither LANDING_METRIKA_ID nor LANDING_GA4_ID is (a goal of which counter?)');
+  if (goal && !metrikaId && !ga4Id)
+    problems.push('LANDING_GOAL is set but neither LANDING_METRIKA_ID nor LANDING_GA4_ID is (a goal of which counter?)');
   if (!goal && (metrikaId || ga4Id)) {
     problems.push(`${metrikaId ? 'LANDING_METRIKA_ID' : 'LANDING_GA4_ID'} is set but LANDING_GOAL is not (set both, or neither)`);
   }

@@ -3,6 +3,7 @@
  * "sent" carries the lead's number the server answered, and the goal flag only for a delivered request with an
  * analytics counter configured; the counter's variables are checked at start; the goal is reached once per request.
  */
+import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LandingConfigError, loadLandingEnv } from '~/env.server';
 import { counterBootstrap, forgetReachedInPage, GOAL_KEY, reachGoalOnce, type AnalyticsConfig } from '~/leads/analytics';
@@ -20,7 +21,8 @@ let ipCounter = 0;
 const VISITOR = { name: 'Анна Ким', telegram: '@anna_k', phone: '+79991234567' };
 const submit = (over: Partial<Parameters<typeof postForm>[0]> = {}) =>
   postForm({ values: VISITOR, forwardedFor: `198.51.100.${++ipCounter}`, ...over });
-const useEnv = (over: Record<string, string | undefined> = {}) => setEnv(configuredEnv(leads.url, sandbox, { TRUST_PROXY: '1', ...over }), KEYS);
+const useEnv = (over: Record<string, string | undefined> = {}) =>
+  setEnv(configuredEnv(leads.url, sandbox, { TRUST_PROXY: '1', ...over }), KEYS);
 
 beforeEach(() => {
   captureConsole('log');
@@ -149,7 +151,9 @@ describe('the counter variables, checked at start', () => {
     expect(problemsOf({ LANDING_METRIKA_ID: '12345678' })).toEqual([
       'LANDING_METRIKA_ID is set but LANDING_GOAL is not (set both, or neither)',
     ]);
-    expect(problemsOf({ LANDING_GA4_ID: 'G-AB12CD34EF' })).toEqual(['LANDING_GA4_ID is set but LANDING_GOAL is not (set both, or neither)']);
+    expect(problemsOf({ LANDING_GA4_ID: 'G-AB12CD34EF' })).toEqual([
+      'LANDING_GA4_ID is set but LANDING_GOAL is not (set both, or neither)',
+    ]);
     expect(problemsOf({ LANDING_METRIKA_ID: '0123', LANDING_GOAL: 'a'.repeat(41) })).toHaveLength(2);
     expect(problemsOf({ LANDING_GA4_ID: 'g-ab12cd34ef', LANDING_GOAL: '1st' })).toHaveLength(2);
   });
@@ -214,7 +218,7 @@ describe('reaching the goal in the browser', () => {
     expect(ga4).not.toContain('ym');
     // Run as the page runs it: the functions queue their calls until the vendor's script arrives.
     const win: Record<string, any> = {};
-    new Function('window', counterBootstrap(BOTH))(win);
+    runInNewContext(counterBootstrap(BOTH), { window: win });
     expect(win.ym.a.map((a: IArguments) => [...a])).toEqual([[12345678, 'init', expect.any(Object)]]);
     expect(win.dataLayer.map((a: IArguments) => [...a])[1]).toEqual(['config', 'G-AB12CD34EF']);
   });
