@@ -1,0 +1,204 @@
+// After sending, in headless Chromium against the built landing, the real server and the Telegram sandbox: the sent
+// screen shows the lead's number (with and without JavaScript; the same request again shows the same number), and
+// with LANDING_METRIKA_ID and LANDING_GOAL the goal is reached exactly once, after success only. Nothing is loaded from
+// any outside host: every request that leaves the landing is recorded and aborted, and the counter's function is a
+// stub the test defines before the page's scripts run.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, startLanding, startStack } from './stack.mjs';
+
+const METRIKA_ID = '12345678';
+const GOAL = 'lead_sent';
+
+let stack;
+let counted;
+let browser;
+
+before(async () => {
+  // Several leads from one loopback visitor: the server's per-visitor limit is not what this file is about.
+  stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '100' } });
+  // A second landing on the same server, with a Metrica counter and a goal.
+  counted = await startLanding({
+    LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
+    LEADS_SECRET: SECRET,
+    TELEGRAM_BOT_TOKEN: '123456789:sandbox-token',
+    TELEGRAM_API_ROOT: stack.sandboxUrl,
+    LEADS_CHAT_ID: String(LEADS_CHAT),
+    MIN_FILL_MS: '1500',
+    LANDING_METRIKA_ID: METRIKA_ID,
+    LANDING_GOAL: GOAL,
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+after(async () => {
+  await browser?.close();
+  if (counted && counted.child.exitCode === null) {
+    counted.child.kill('SIGTERM');
+    await new Promise((r) => counted.child.once('exit', r));
+  }
+  await stack?.stop();
+});
+
+/** A browser context whose requests to anything but the loopback landing are recorded and aborted. */
+async function isolatedContext(options = {}) {
+  const context = await browser.newContext(options);
+  const outside = [];
+  await context.route(
+    (url) => url.hostname !== '127.0.0.1',
+    (route) => {
+      outside.push(route.request().url());
+      return route.abort();
+    },
+  );
+  return { context, outside };
+}
+
+/**
+ * Records the body of each form post to the landing (`posts`), and, while `replay.body` is set, sends that body in its
+ * place: the same request again, its request id and form token included.
+ */
+async function recordPosts(context) {
+  const posts = [];
+  const replay = { body: null };
+  await context.route(
+    (url) => url.hostname === '127.0.0.1',
+    (route) => {
+      const request = route.request();
+      if (request.method() !== 'POST') return route.fallback();
+      posts.push(request.postData());
+      return replay.body ? route.continue({ postData: replay.body }) : route.continue();
+    },
+  );
+  return { posts, replay };
+}
+
+async function fillLikeAPerson(page, { name, telegram, phone }) {
+  await page.getByLabel('Имя').pressSequentially(name, { delay: 20 });
+  await page.getByLabel('Ник в Telegram').pressSequentially(telegram, { delay: 20 });
+  await page.getByLabel('Телефон').pressSequentially(phone, { delay: 20 });
+  // A person takes longer than MIN_FILL_MS to fill the form.
+  await page.waitForTimeout(1600);
+}
+
+function leadNumberOf(requestId) {
+  const db = new Database(stack.dbPath, { readonly: true });
+  try {
+    return db.prepare('select id from leads where request_id = ?').pluck().get(requestId);
+  } finally {
+    db.close();
+  }
+}
+
+const requestIdOf = (body) => new URLSearchParams(body).get('requestId');
+const sentText = (page) => page.locator('[data-state="sent"] .done').textContent();
+
+describe('after sending', () => {
+  it('with JavaScript: the sent screen shows the number, and without a counter nothing leaves the landing', async () => {
+    const { context, outside } = await isolatedContext({ viewport: { width: 800, height: 900 } });
+    const { posts } = await recordPosts(context);
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    assert.equal(await page.locator('script[src^="http"]').count(), 0, 'no outside script on the page');
+    await fillLikeAPerson(page, { name: 'Нина Номерова', telegram: '@nina_number', phone: '+7 999 555-66-77' });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    const number = leadNumberOf(requestIdOf(posts[0]));
+    assert.ok(Number.isInteger(number) && number > 0);
+    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    assert.equal(await page.locator('[data-state="sent"]').getAttribute('role'), 'status');
+    await page.screenshot({ path: '/tmp/sent-screen.png', fullPage: true });
+    assert.equal(await page.evaluate(() => typeof window.ym + typeof window.gtag), 'undefinedundefined');
+    assert.deepEqual(outside, []);
+    await context.close();
+  });
+
+  it('without JavaScript: the action renders the number; the same request again shows the same number', async () => {
+    const { context, outside } = await isolatedContext({ javaScriptEnabled: false });
+    const { posts, replay } = await recordPosts(context);
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await fillLikeAPerson(page, { name: 'Олег Безскриптов', telegram: '@oleg_nojs', phone: '+7 999 555-77-88' });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    const number = leadNumberOf(requestIdOf(posts[0]));
+    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+
+    // The same request again (a retry: its request id and form token), from a fresh form in the same browser.
+    await page.getByRole('link', { name: 'Отправить ещё одну заявку' }).click();
+    await fillLikeAPerson(page, { name: 'Олег Безскриптов', telegram: '@oleg_nojs', phone: '+7 999 555-77-88' });
+    replay.body = posts[0];
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    assert.equal(posts.length, 2);
+
+    // A later visit shows the sent screen from the sent memory, without the number.
+    await page.goto(stack.landingUrl);
+
+    assert.equal(await sentText(page), 'Заявка отправлена!');
+    assert.deepEqual(outside, []);
+    await context.close();
+  });
+
+  it('with a Metrica goal: not on a page load or a field error; once after success, not again on a reload, back and forth, or the same request again', async () => {
+    const { context, outside } = await isolatedContext();
+    const { posts, replay } = await recordPosts(context);
+    const calls = [];
+    await context.exposeBinding('__recordYm', (_source, args) => void calls.push(args));
+    // Defined before the page's own scripts: the page's bootstrap keeps an existing `ym`, as Metrica's snippet does.
+    await context.addInitScript(() => {
+      window.ym = (...args) => void window.__recordYm(args);
+    });
+    const goals = () => calls.filter((args) => args[1] === 'reachGoal');
+    const settle = () => new Promise((r) => setTimeout(r, 700));
+
+    const page = await context.newPage();
+    await page.goto(counted.url);
+    await settle();
+    assert.deepEqual(
+      calls.map((args) => args.slice(0, 2)),
+      [[Number(METRIKA_ID), 'init']],
+      'the counter starts on the page load, with no goal',
+    );
+    assert.equal(await page.locator(`script[src="https://mc.yandex.ru/metrika/tag.js"]`).count(), 1);
+
+    await fillLikeAPerson(page, { name: 'Цель Однократная', telegram: '@goal_once', phone: '12345' });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-error-for="phone"]').waitFor({ timeout: 5000 });
+    await settle();
+    assert.deepEqual(goals(), [], 'no goal on a field error');
+
+    await page.getByLabel('Телефон').fill('+7 999 555-99-00');
+    await page.waitForTimeout(300);
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    const number = leadNumberOf(requestIdOf(posts.at(-1)));
+    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    await settle();
+    assert.deepEqual(goals(), [[Number(METRIKA_ID), 'reachGoal', GOAL]], 'the goal once, after success');
+
+    await page.reload();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 5000 });
+    await page.goBack().catch(() => undefined);
+    await page.goForward().catch(() => undefined);
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 5000 });
+    await settle();
+    assert.equal(goals().length, 1, 'not again on a reload or back and forth');
+
+    // The same request answered again (a retry of its post): the same number, and still one goal.
+    await page.getByRole('link', { name: 'Отправить ещё одну заявку' }).click();
+    await fillLikeAPerson(page, { name: 'Цель Однократная', telegram: '@goal_once', phone: '+7 999 555-99-00' });
+    replay.body = posts.at(-1);
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    await settle();
+    assert.equal(goals().length, 1, 'not again for the same request id');
+
+    // Only the counter's own script went out (and was aborted here): nothing else left the landing.
+    assert.ok(outside.length > 0 && outside.every((url) => url === 'https://mc.yandex.ru/metrika/tag.js'), outside.join(', '));
+    await context.close();
+  });
+});
