@@ -122,12 +122,12 @@ describe('the form token', () => {
     const requestId = crypto.randomUUID();
     const token = signStartedAt(Date.now() - 4000, requestId, getEnv().signingKey);
     const missing = await post({ socket, requestId, startedAt: token, without: ['requestId'] });
-    expect(missing.result).toEqual({ state: 'sent', requestId });
+    expect(missing.result).toEqual({ state: 'sent', requestId, leadNumber: 1 });
     const malformed = await post({ socket, requestId: 'not-a-request-id', startedAt: token });
-    expect(malformed.result).toEqual({ state: 'sent', requestId });
+    expect(malformed.result).toEqual({ state: 'sent', requestId, leadNumber: 1 });
     // With the field, as a page sends it: the same request. The token reused three times is one idempotent request.
     const present = await post({ socket, requestId, startedAt: token });
-    expect(present.result).toEqual({ state: 'sent', requestId });
+    expect(present.result).toEqual({ state: 'sent', requestId, leadNumber: 1 });
     expect(received.map((b) => b.request_id)).toEqual([requestId, requestId, requestId]);
     expect(logs.filter((l) => l.startsWith('[request] ') && l.includes('dropped'))).toEqual([]);
   });
@@ -179,14 +179,14 @@ describe('the form token', () => {
     expect(routeOf(foreign.requestId)).toBe('dropped (too-fast)');
     // Sent again at once (a minimum fill time of a minute): delivered, under the same request id, once.
     const again = await post({ socket, requestId, startedAt: first.result.startedAt, fields });
-    expect(again.result).toEqual({ state: 'sent', requestId });
+    expect(again.result).toEqual({ state: 'sent', requestId, leadNumber: 1 });
     expect(received.map((b) => [b.request_id, b.comment])).toEqual([[requestId, 'Свадьба в июне']]);
   });
 
   it('from a page rendered before the deploy (old format, within the maximum age): delivered at once, as before the deploy', async () => {
     const requestId = crypto.randomUUID();
     const { result } = await post({ socket: freshSocket(), requestId, startedAt: preDeployToken() });
-    expect(result).toEqual({ state: 'sent', requestId });
+    expect(result).toEqual({ state: 'sent', requestId, leadNumber: 1 });
     expect(routeOf(requestId)).toBe('server');
     expect(received.map((b) => b.request_id)).toEqual([requestId]);
   });
