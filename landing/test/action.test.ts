@@ -209,4 +209,17 @@ describe('loader', () => {
     }) as any;
     expect(again.data.sent).toBe(true);
   });
+
+  it('/?again clears the sent memory and leads to the page without `again`, so its form does not post there', () => {
+    const response = loader({
+      request: new Request('http://landing.test/?again&utm_source=yandex', {
+        headers: { Cookie: `stickers_request_sent=${Date.now()}` },
+      }),
+      context: {},
+      params: {},
+    }) as unknown as Response;
+    expect(response.status).toBe(302);
+    expect(response.headers.get('Location')).toBe('/?utm_source=yandex');
+    expect(response.headers.get('Set-Cookie')).toMatch(/^stickers_request_sent=; Path=\/; Max-Age=0/);
+  });
 });

@@ -100,9 +100,6 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
   return (
     <Form
       method="post"
-      // Always the index route's action without the page's query: posted from `/?again`, the page's loader would
-      // otherwise run for the answer with `again` and clear the sent cookie the action has just set.
-      action="/?index"
       ref={formRef}
       noValidate
       aria-describedby={state ? 'form-result' : undefined}

@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
-import { data } from '@remix-run/node';
+import { data, redirect } from '@remix-run/node';
 import { useActionData, useLoaderData } from '@remix-run/react';
 import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
 import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
@@ -18,9 +18,15 @@ interface LoadContext {
 
 export function loader({ request }: LoaderFunctionArgs) {
   const url = new URL(request.url);
-  const again = url.searchParams.has('again');
-  const sent = !again && sentCookieRecent(request.headers.get('cookie'));
-  return data({ ...freshForm(), sent, source: pageSource(request) }, again ? { headers: { 'Set-Cookie': clearSentCookie } } : undefined);
+  if (url.searchParams.has('again')) {
+    // «Отправить ещё одну заявку»: the sent memory cleared, and the page without `again` in its address. Were the form
+    // shown at `/?again`, it would post there, this loader would run again for the answer and clear the sent cookie
+    // the action has just set.
+    url.searchParams.delete('again');
+    return redirect(`${url.pathname}${url.search}`, { headers: { 'Set-Cookie': clearSentCookie } });
+  }
+  const sent = sentCookieRecent(request.headers.get('cookie'));
+  return data({ ...freshForm(), sent, source: pageSource(request) });
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
