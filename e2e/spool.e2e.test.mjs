@@ -142,10 +142,12 @@ describe('the spool, end to end', () => {
     assert.ok(Date.parse(late.fallback.sent_at) >= Date.parse(late.submitted_at));
 
     await waitUntil(() => entriesIn(dir).length === 0, 5000, 'the spool file to be deleted');
+    // The replay counts the request and logs it once its file is removed for good (the removal's directory sync comes
+    // after the file is gone from the listing): wait for that line, then read the metrics.
+    await waitUntil(() => second.child.output.includes(`[spool] ${requestId} replayed → 201`), 5000, 'the replay log line');
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
     assert.match(metrics, /^landing_spool_depth 0$/m);
     assert.match(metrics, /^landing_spool_replayed_total 1$/m);
-    await waitUntil(() => second.child.output.includes(`[spool] ${requestId} replayed → 201`), 5000, 'the replay log line');
     // No personal data in the landing's log.
     for (const pii of ['Поля', 'polya_spool', '4445566']) assert.ok(!second.child.output.includes(pii), pii);
     assert.equal(bodiesOf(requestId).length, 2, 'replayed once');
