@@ -10,10 +10,12 @@ import { chromium } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, startLanding, startStack } from './stack.mjs';
 
 const METRIKA_ID = '12345678';
+const GA4_ID = 'G-TEST12345';
 const GOAL = 'lead_sent';
 
 let stack;
 let counted;
+let tagged;
 let browser;
 
 before(async () => {
@@ -30,13 +32,23 @@ before(async () => {
     LANDING_METRIKA_ID: METRIKA_ID,
     LANDING_GOAL: GOAL,
   });
+  // A third, with a GA4 tag and the same goal.
+  tagged = await startLanding({
+    LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
+    LEADS_SECRET: SECRET,
+    MIN_FILL_MS: '1500',
+    LANDING_GA4_ID: GA4_ID,
+    LANDING_GOAL: GOAL,
+  });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
   await browser?.close();
-  if (counted && counted.child.exitCode === null) {
-    counted.child.kill('SIGTERM');
-    await new Promise((r) => counted.child.once('exit', r));
+  for (const landing of [counted, tagged]) {
+    if (landing && landing.child.exitCode === null) {
+      landing.child.kill('SIGTERM');
+      await new Promise((r) => landing.child.once('exit', r));
+    }
   }
   await stack?.stop();
 });
@@ -199,6 +211,82 @@ describe('after sending', () => {
 
     // Only the counter's own script went out (and was aborted here): nothing else left the landing.
     assert.ok(outside.length > 0 && outside.every((url) => url === 'https://mc.yandex.ru/metrika/tag.js'), outside.join(', '));
+    await context.close();
+  });
+
+  it('with a GA4 goal: the tag starts on load; the event once per delivered request, only after the landing answered', async () => {
+    const { context, outside } = await isolatedContext();
+    const { posts } = await recordPosts(context);
+    // One log of what happened, in order: each gtag call and each answer of the landing's action to a form post.
+    const log = [];
+    let logged = () => undefined;
+    const record = (entry) => {
+      log.push(entry);
+      logged();
+    };
+    const until = (predicate, what = predicate.toString()) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`still not ${what}: ${JSON.stringify(log)}`)), 15000);
+        logged = () => predicate() && (clearTimeout(timer), resolve());
+        logged();
+      });
+    await context.exposeBinding('__recordGtag', (_source, args) => record({ gtag: args }));
+    // Defined before the page's own scripts: the bootstrap keeps an existing `gtag`, as Google's snippet does.
+    await context.addInitScript(() => {
+      window.gtag = (...args) => void window.__recordGtag(args.map((a) => (a instanceof Date ? 'date' : a)));
+    });
+    const events = () => log.filter((e) => e.gtag?.[0] === 'event');
+    const answers = () => log.filter((e) => e.answer);
+
+    const page = await context.newPage();
+    page.on('response', (response) => {
+      if (response.request().method() === 'POST') record({ answer: response.status() });
+    });
+    await page.goto(tagged.url);
+    await until(() => log.some((e) => e.gtag?.[0] === 'config'));
+    assert.deepEqual(
+      log.map((e) => e.gtag),
+      [
+        ['js', 'date'],
+        ['config', GA4_ID],
+      ],
+      'the tag starts on the page load, with no event',
+    );
+    assert.equal(await page.locator(`script[src="https://www.googletagmanager.com/gtag/js?id=${GA4_ID}"]`).count(), 1);
+
+    // A field error first: the browser's own check stops it, so the action is not even asked.
+    await fillLikeAPerson(page, { name: 'Гугл Аналитиков', telegram: '@ga_once', phone: '12345' });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-error-for="phone"]').waitFor({ timeout: 5000 });
+    await page.getByLabel('Телефон').fill('+7 999 555-88-11');
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    await until(() => events().length >= 1);
+    const first = log.findIndex((e) => e.gtag?.[0] === 'event');
+    assert.deepEqual(log[first].gtag, ['event', GOAL]);
+    assert.ok(
+      log.slice(0, first).some((e) => e.answer === 200),
+      'the event comes after the action answered the delivered request',
+    );
+
+    // A reload shows the sent screen from memory; then a second request: when its answer arrives, still one event
+    // (a reload's event would have come during the page's start, before the form was even filled), then two.
+    await page.reload();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 5000 });
+    await page.getByRole('link', { name: 'Отправить ещё одну заявку' }).click();
+    await fillLikeAPerson(page, { name: 'Гугл Аналитиков', telegram: '@ga_twice', phone: '+7 999 555-88-22' });
+    const answersBefore = answers().length;
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await until(() => answers().length > answersBefore);
+    assert.equal(events().length, 1, 'no event on a reload or before the second answer');
+    await until(() => events().length >= 2);
+    assert.deepEqual(events().at(-1).gtag, ['event', GOAL]);
+    assert.equal(await sentText(page), `Заявка №${leadNumberOf(requestIdOf(posts.at(-1)))} отправлена!`);
+
+    assert.ok(
+      outside.length > 0 && outside.every((url) => url === `https://www.googletagmanager.com/gtag/js?id=${GA4_ID}`),
+      outside.join(', '),
+    );
     await context.close();
   });
 });
