@@ -1,0 +1,68 @@
+// The landing page checked by axe-core (WCAG 2.1 A and AA) in headless Chromium, in each state a visitor meets: the
+// empty form, field errors found in the browser and by the action (without JavaScript), and the sent screen.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { wcagViolations, wcagViolationsWithoutScripts } from './accessibility.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, startStack } from './stack.mjs';
+
+let stack;
+let browser;
+
+before(async () => {
+  stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '100' } });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function fill(page, { name, telegram, phone }) {
+  await page.getByLabel('Имя').fill(name);
+  await page.getByLabel('Ник в Telegram').fill(telegram);
+  await page.getByLabel('Телефон').fill(phone);
+}
+
+describe('the landing page meets WCAG 2.1 AA (axe-core)', () => {
+  it('with JavaScript: the empty form, field errors, the sent screen', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await page.getByRole('button', { name: 'Отправить заявку' }).waitFor();
+    assert.deepEqual(await wcagViolations(page), [], 'the empty form');
+
+    await fill(page, { name: 'А', telegram: '@no', phone: '12345' });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-error-for="phone"]').waitFor({ timeout: 5000 });
+    assert.deepEqual(await wcagViolations(page), [], 'field errors');
+
+    await fill(page, { name: 'Ада Доступная', telegram: '@ada_a11y', phone: '8 916 555-12-34' });
+    // A person takes longer than the minimum fill time.
+    await page.waitForTimeout(1600);
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    assert.deepEqual(await wcagViolations(page), [], 'the sent screen');
+    await context.close();
+  });
+
+  it('without JavaScript: the errors the action renders, and its sent screen', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1024, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await fill(page, { name: 'Б', telegram: 'x', phone: '000' });
+    // Without JavaScript the browser's own checks run first; the action's checks are what this state is about.
+    await page.locator('form').evaluate((form) => form.setAttribute('novalidate', ''));
+    await page.waitForTimeout(1600);
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-error-for="name"]').waitFor({ timeout: 10000 });
+    assert.deepEqual(await wcagViolationsWithoutScripts(browser, page), [], 'field errors from the action');
+
+    await fill(page, { name: 'Борис Доступный', telegram: '@boris_a11y', phone: '+7 916 555-12-35' });
+    await page.waitForTimeout(1600);
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    assert.deepEqual(await wcagViolationsWithoutScripts(browser, page), [], 'the sent screen from the action');
+    await context.close();
+  });
+});
