@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import {
   API_ERRORS,
+  CAPTCHA_RESULTS,
   FIELD_ERROR_CODES,
   LATE_ROUTES,
   RATE_LIMIT_REASONS,
@@ -90,6 +91,8 @@ describe('GET /openapi.json', () => {
     expect(request.properties.source).toEqual({ $ref: '#/components/schemas/LeadSource' });
     expect(Object.keys(doc.components.schemas.LeadSource.properties)).toEqual([...SOURCE_KEYS]);
     expect(doc.components.schemas.LeadSource.additionalProperties).toBe(false);
+    expect(request.properties.captcha).toMatchObject({ type: 'string', enum: [...CAPTCHA_RESULTS] });
+    expect(request.required).not.toContain('captcha');
     for (const status of ['200', '201']) {
       expect(json(post.responses[status])).toEqual({ $ref: '#/components/schemas/LeadAccepted' });
       expect(post.responses[status].content['application/json'].example).toMatchObject({ lead_number: 42 });
@@ -113,6 +116,8 @@ describe('GET /openapi.json', () => {
     expect(list.parameters.find((p: any) => p.name === 'status').schema.enum).toEqual([...LEAD_STATUSES]);
     expect(json(list.responses['200'])).toEqual({ $ref: '#/components/schemas/LeadsPage' });
     expect(doc.components.schemas.ExportedLead.properties.status.enum).toEqual([...LEAD_STATUSES]);
+    expect(doc.components.schemas.ExportedLead.properties.captcha).toMatchObject({ enum: [...CAPTCHA_RESULTS], nullable: true });
+    expect(doc.components.schemas.ExportedLead.required).toContain('captcha');
     expect(Object.keys(doc.paths['/leads/export.csv'].get.responses['200'].content)).toEqual(['text/csv']);
     expect(doc.paths['/leads/{request_id}/trace'].get.parameters).toEqual([
       expect.objectContaining({ name: 'request_id', in: 'path', required: true }),

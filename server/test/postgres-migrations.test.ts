@@ -49,6 +49,7 @@ const SOURCE = {
   utm_content: 'text null',
   utm_term: 'text null',
   source_referrer: 'text null',
+  captcha: 'text null',
 } as const;
 
 const EXPECTED: Expected = {
@@ -229,6 +230,7 @@ function fullLead(requestId: string): Insertable<LeadsTable> {
     utm_content: 'banner',
     utm_term: 'стикеры',
     source_referrer: 'yandex.ru',
+    captcha: 'unchecked',
   };
 }
 

@@ -3,8 +3,11 @@ import type { LeadField } from './fields.js';
 
 // The form's fields (LEAD_FIELDS, LeadField) are listed with their rules, in fields.ts.
 
-/** Fields the server reads besides the visitor's own: the idempotency key and the visitor address. */
-export const SERVER_FIELDS = ['request_id', 'client_ip'] as const;
+/**
+ * Fields the server reads besides the visitor's own: the idempotency key, the visitor address and what came of the
+ * landing's captcha.
+ */
+export const SERVER_FIELDS = ['request_id', 'client_ip', 'captcha'] as const;
 export type ServerField = (typeof SERVER_FIELDS)[number];
 
 export type SubmissionField = LeadField | ServerField;

@@ -7,6 +7,7 @@ import type { FieldErrorCode, FieldErrors, SubmissionField } from './codes.js';
 import { canonicalIp } from './ip.js';
 import { normaliseLine, normaliseMultiline, visibleLength } from './text.js';
 import { checkSource, type LeadSource, type SourceField } from './source.js';
+import { isCaptchaResult, type CaptchaResult } from './captcha.js';
 import { DEFAULT_PHONE_REGION, normalisePhone, type PhoneRegion } from './phone.js';
 
 /** The form's required fields; each has a rule of its own below. */
@@ -148,6 +149,12 @@ export function checkClientIp(raw: unknown): FieldResult<string | null> {
   return ip ? ok(ip) : fail('invalid');
 }
 
+/** captcha: optional, `passed` or `unchecked` (captcha.ts); null when absent (the landing has no captcha). */
+export function checkCaptcha(raw: unknown): FieldResult<CaptchaResult | null> {
+  if (raw === undefined || raw === null) return ok(null);
+  return isCaptchaResult(raw) ? ok(raw) : fail('invalid');
+}
+
 /** A lead as the visitor typed it, after normalisation. Optional fields are null when missing. */
 export type LeadFields = { [K in (typeof REQUIRED_LEAD_FIELDS)[number]]: string } & { [K in OptionalLeadField]: string | null };
 
@@ -157,6 +164,8 @@ export interface LeadSubmission extends LeadFields {
   client_ip: string | null;
   /** Where the lead came from; absent when the body has none or every value is empty. */
   source?: LeadSource;
+  /** What came of the landing's captcha; null when the landing has none. */
+  captcha: CaptchaResult | null;
 }
 
 export type Validation<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
@@ -201,7 +210,7 @@ export function validateLeadFields(input: Record<string, unknown>, options: Fiel
 }
 
 /**
- * Everything `POST /leads` checks: the visitor's fields, `request_id`, `client_ip` and `source`. Every
+ * Everything `POST /leads` checks: the visitor's fields, `request_id`, `client_ip`, `captcha` and `source`. Every
  * failing field is named.
  */
 export function validateSubmission(
@@ -212,6 +221,7 @@ export function validateSubmission(
     ...leadChecks(options),
     request_id: checkRequestId,
     client_ip: checkClientIp,
+    captcha: checkCaptcha,
     source: checkSource,
   });
 }

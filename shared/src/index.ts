@@ -8,3 +8,4 @@ export * from './wire.js';
 export * from './late.js';
 export * from './source.js';
 export * from './phone.js';
+export * from './captcha.js';

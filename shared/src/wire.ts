@@ -1,4 +1,5 @@
 import type { ApiErrorCode, FieldErrors, RateLimitReason } from './codes.js';
+import type { CaptchaResult } from './captcha.js';
 import type { OptionalLeadField } from './fields.js';
 
 /** The header that carries the shared secret between landing and server. */
@@ -8,8 +9,8 @@ export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
 /**
  * The body of `POST /leads` as sent by the landing: the required fields, each optional field of the form
- * (`OPTIONAL_FIELD_RULES`) when given, the visitor's address and where the lead came from (checked by `checkSource`;
- * absent for a lead with no source). Unknown fields are ignored by the server.
+ * (`OPTIONAL_FIELD_RULES`) when given, the visitor's address, where the lead came from (checked by `checkSource`;
+ * absent for a lead with no source) and what came of the landing's captcha (absent without one). Unknown fields are ignored by the server.
  */
 export type LeadRequestBody = {
   request_id: string;
@@ -18,6 +19,8 @@ export type LeadRequestBody = {
   phone: string;
   client_ip?: string;
   source?: LeadSourceBody;
+  /** The landing's captcha: `passed`, or `unchecked` (its provider could not be reached); absent without a captcha. */
+  captcha?: CaptchaResult;
 } & { [K in OptionalLeadField]?: string };
 
 /** The `source` object on the wire: every key optional, each a short text (`SOURCE_KEYS`). */

@@ -52,6 +52,8 @@ const lead: fc.Arbitrary<CardLead> = fc.record({
   utm_source: field(false),
   utm_medium: field(false),
   utm_campaign: field(false),
+  // The landing's captcha: the warning line of an unchecked one, or none.
+  captcha: fc.option(fc.constantFrom('passed' as const, 'unchecked' as const)),
 });
 const repeat: fc.Arbitrary<CardRepeat> = fc.record({
   created_at: fc.integer({ min: 0, max: 4102444800000 }),

@@ -2,6 +2,7 @@ import { FIELD_UNITS_MAX } from '@stickers/shared';
 import { parseHtml } from '@stickers/telegram-sandbox';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import {
+  CAPTCHA_UNCHECKED_LINE,
   type CardLead,
   type CardRepeat,
   MINIMAL_CARD_NOTE,
@@ -294,6 +295,28 @@ describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)
     const repeats = [0, 1, 2].map(emojiRepeat).map((r) => ({ ...r, changes: { ...r.changes, comment: 'к\n'.repeat(500) } }));
     const card = renderCardWithin(fullest, repeats, options, Math.floor(TELEGRAM_TEXT_MAX / 5));
     expect(card.plain.match(/🔁/g)).toHaveLength(3);
+  });
+});
+
+describe('the captcha line', () => {
+  it('an unchecked captcha: a warning line under the time, above the source', () => {
+    const card = renderCard({ ...lead, captcha: 'unchecked', source_landing: 'wedding' }, [], options);
+    expect(card.plain.split('\n').slice(0, 4)).toEqual([
+      '🆕 Заявка #42',
+      '🕒 29.11.2026 12:00',
+      CAPTCHA_UNCHECKED_LINE,
+      '📣 wedding',
+    ]);
+    expect(CAPTCHA_UNCHECKED_LINE).toBe('⚠️ Капча не проверена: сервис проверки был недоступен');
+    expect(parseHtml(card.html).ok).toBe(true);
+  });
+  it('a passed captcha, or none at all: no line, the card as before', () => {
+    expect(renderCard({ ...lead, captcha: 'passed' }, [], options).plain).toBe(renderCard(lead, [], options).plain);
+    expect(renderCard({ ...lead, captcha: null }, [], options).plain).not.toContain('Капча');
+  });
+  it('the line stays with PII off and on an anonymised card: it is not personal', () => {
+    expect(renderCard({ ...lead, captcha: 'unchecked' }, [], { ...options, pii: false }).plain).toContain(CAPTCHA_UNCHECKED_LINE);
+    expect(renderCard({ ...lead, captcha: 'unchecked', anonymised_at: 1 }, [], options).plain).toContain(CAPTCHA_UNCHECKED_LINE);
   });
 });
 

@@ -10,7 +10,7 @@ import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
  * `status_changed_at`: who set the current status and when (null while it is the initial "new"). A late lead (replayed
  * from the landing's spool): `fallback_sent_at`, when the landing's fallback message reached the group; `late_route`
  * and `received_at`, it came late, and when the server got it. Where it came from: the landing's name and the UTM
- * source, medium and campaign.
+ * source, medium and campaign. `captcha`: what came of the landing's captcha (`unchecked` gets a warning line).
  */
 export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | 'anonymised_at'> &
   Partial<
@@ -25,6 +25,7 @@ export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | '
       | 'utm_source'
       | 'utm_medium'
       | 'utm_campaign'
+      | 'captcha'
     >
   >;
 
@@ -114,6 +115,16 @@ function lateLine(lead: CardLead, timezone: string): Line[] {
     return [[{ text: `${LATE_LINE} ${timeAfter(lead.received_at, lead.created_at, timezone)}` }]];
   }
   return [];
+}
+
+export const CAPTCHA_UNCHECKED_LINE = '⚠️ Капча не проверена: сервис проверки был недоступен';
+
+/**
+ * The line of a lead whose captcha could not be checked: the landing's provider was unreachable, and the lead was
+ * delivered rather than lost. None for a passed captcha or a landing without one.
+ */
+function captchaLine(lead: CardLead): Line[] {
+  return lead.captcha === 'unchecked' ? [[{ text: CAPTCHA_UNCHECKED_LINE }]] : [];
 }
 
 export const SOURCE_LINE = '📣';
@@ -220,6 +231,7 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
   const lines = draft.lines;
   lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone)}` }]);
   lines.push(...lateLine(lead, options.timezone));
+  lines.push(...captchaLine(lead));
   lines.push(...sourceLine(draft, lead, options.pii));
   if (lead.anonymised_at !== null) {
     lines.push([{ text: '🗑 Личные данные удалены' }]);

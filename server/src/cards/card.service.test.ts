@@ -46,6 +46,7 @@ const lead: Lead = {
   utm_content: null,
   utm_term: null,
   source_referrer: null,
+  captcha: null,
   fallback_attempts: 0,
   fallback_next_at: null,
 };

@@ -1,4 +1,4 @@
-import { LEAD_FIELDS, type LeadField, type LeadFields } from '@stickers/shared';
+import { LEAD_FIELDS, type CaptchaResult, type LeadField, type LeadFields } from '@stickers/shared';
 import type { LeadStatus } from './lead-status';
 
 /**
@@ -59,8 +59,14 @@ export interface SourceColumns {
   source_referrer: string | null;
 }
 
+/** What came of the landing's captcha for a lead or a repeat (migration 2026-12-02-0016, `captcha` of POST /leads). */
+export interface CaptchaColumns {
+  /** `passed`, `unchecked` (the provider could not be reached; delivered anyway), or null when the landing has none. */
+  captcha: CaptchaResult | null;
+}
+
 /** A stored lead, as a row of `leads`. Personal columns (domain/personal-fields.ts) are null once it is anonymised. */
-export interface Lead extends FormColumns, LateColumns, SourceColumns {
+export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaColumns {
   id: number;
   request_id: string;
   /** Lower-cased username, for the case-insensitive repeat match. */
@@ -93,7 +99,7 @@ export interface Lead extends FormColumns, LateColumns, SourceColumns {
 export type RepeatOutcome = 'pinged' | 'in_card' | 'skipped' | 'gave_up';
 
 /** A repeat of a lead (the same username or phone within 24 h), as a row of `lead_repeats`. */
-export interface LeadRepeat extends LateColumns, SourceColumns {
+export interface LeadRepeat extends LateColumns, SourceColumns, CaptchaColumns {
   id: number;
   lead_id: number;
   request_id: string;

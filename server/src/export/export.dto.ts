@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
-import { LEAD_FIELDS, type LeadField } from '@stickers/shared';
+import { CAPTCHA_RESULTS, LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/shared';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import {
   EXPORT_LIMIT_DEFAULT,
@@ -90,6 +90,15 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   source!: ExportedLeadSourceDto | null;
 
   @ApiProperty({ type: 'integer', minimum: 0 }) repeats!: number;
+
+  @ApiProperty({
+    type: 'string',
+    enum: [...CAPTCHA_RESULTS],
+    nullable: true,
+    description:
+      "What came of the landing's captcha: passed; unchecked (its provider could not be reached, the lead was delivered anyway); null when the landing has no captcha",
+  })
+  captcha!: CaptchaResult | null;
 }
 
 // The lead's form fields (null once it is anonymised), in the order of shared's LEAD_FIELDS: a new field is documented

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LEAD_FIELDS } from '@stickers/shared';
+import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
@@ -50,6 +50,8 @@ export interface ExportedLead extends FormColumns {
   /** Where the lead came from: the landing's name, the UTM parameters, the referrer's host; null without. */
   source: ExportedSource | null;
   repeats: number;
+  /** What came of the landing's captcha: `passed`, `unchecked` (its provider was unreachable), null without one. */
+  captcha: CaptchaResult | null;
 }
 
 export interface ExportedSource {
@@ -85,6 +87,7 @@ export const CSV_COLUMNS = [
   'utm_term',
   'referrer',
   'repeats',
+  'captcha',
 ] as const;
 
 type Query = Record<string, unknown>;
@@ -192,6 +195,7 @@ export class ExportService {
       r.utm_term,
       r.source_referrer,
       Number(r.repeats),
+      r.captcha,
     ]);
   }
 
@@ -219,6 +223,7 @@ function toJson(row: ExportRow): ExportedLead {
     ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
     source: sourceOf(r),
     repeats: Number(r.repeats),
+    captcha: r.captcha,
   };
 }
 

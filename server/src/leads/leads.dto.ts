@@ -8,6 +8,7 @@ import {
 } from '@nestjs/swagger';
 import {
   API_ERRORS,
+  CAPTCHA_RESULTS,
   FALLBACK_SIG,
   FIELD_ERROR_CODES,
   IDEMPOTENCY_HEADER,
@@ -26,6 +27,7 @@ import {
   SOURCE_VALUE_MAX,
   TELEGRAM_NAME_MAX,
   TELEGRAM_NAME_MIN,
+  type CaptchaResult,
   type LeadAcceptedBody,
 } from '@stickers/shared';
 import { apiErrorSchema } from '../http/api-docs';
@@ -163,6 +165,16 @@ export class LeadRequestDto {
 
   @ApiPropertyOptional({ type: () => LeadSourceDto })
   source?: LeadSourceDto;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    enum: [...CAPTCHA_RESULTS],
+    description:
+      "What came of the landing's captcha: passed (the provider confirmed the visitor's token), or unchecked (the provider " +
+      "could not be reached; the lead is delivered anyway and its card says '⚠️ Капча не проверена'). Absent when the landing " +
+      'has no captcha. Anything else is 422 with errors.captcha = invalid.',
+  })
+  captcha?: CaptchaResult;
 }
 
 // The optional free-text fields (date, guests, comment…) as shared's table of them says: a new one is documented here
@@ -183,7 +195,7 @@ export class LeadAcceptedDto implements LeadAcceptedBody {
   repeat!: boolean;
 }
 
-/** A 422's `errors`: every failing field (the body's fields, request_id, client_ip, late, source) with its code. */
+/** A 422's `errors`: every failing field (the body's fields, request_id, client_ip, captcha, late, source) with its code. */
 const FIELD_ERRORS: SchemaObject = {
   type: 'object',
   description: 'Every failing field with its code',

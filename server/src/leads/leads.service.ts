@@ -109,8 +109,13 @@ export class LeadsService {
     // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
-    // A late request's arrival and fallback message, and where it came from.
-    const requestColumns = { received_at: now, ...(late ? lateColumnsOf(late, now) : {}), ...sourceColumnsOf(lead.source) };
+    // A late request's arrival and fallback message, where it came from and what came of the landing's captcha.
+    const requestColumns = {
+      received_at: now,
+      ...(late ? lateColumnsOf(late, now) : {}),
+      ...sourceColumnsOf(lead.source),
+      ...(lead.captcha ? { captcha: lead.captcha } : {}),
+    };
     const plan: SubmitPlan = {
       request_id: lead.request_id,
       now,

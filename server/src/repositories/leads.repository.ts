@@ -37,7 +37,10 @@ export interface ExportQuery {
   limit: number;
 }
 
-/** The columns of a lead the export reads (besides how many repeats it has): the form's fields and where it came from among them. */
+/**
+ * The columns of a lead the export reads (besides how many repeats it has): the form's fields, where it came from and
+ * what came of the landing's captcha among them.
+ */
 const EXPORT_COLUMNS = [
   'id',
   'request_id',
@@ -50,6 +53,7 @@ const EXPORT_COLUMNS = [
   'published_at',
   'anonymised_at',
   ...SOURCE_COLUMNS,
+  'captcha',
 ] as const satisfies readonly (keyof Lead)[];
 
 /** A lead as the export reads it: its columns and how many repeats it has. */
