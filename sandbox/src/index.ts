@@ -18,3 +18,11 @@ export {
   type WebhookDelivery,
 } from './state';
 export { parseHtml } from './html';
+export {
+  CaptchaStandIn,
+  CAPTCHA_STAND_IN_PROVIDERS,
+  widgetScript,
+  type CaptchaStandInProvider,
+  type CaptchaVerifyFault,
+  type CaptchaVerification,
+} from './captcha';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, MEMBER_STATUSES, METHODS, presentChat, presentMember, presentMessage, type ApiAnswer } from './bot-api';
+import { CaptchaStandIn } from './captcha';
 import { renderPage } from './page';
 import {
   type ApiCall,
@@ -236,6 +237,8 @@ class ControlBody {
 export class TelegramSandbox {
   readonly state: SandboxState;
   readonly token: string;
+  /** The captcha providers' stand-in under `/captcha/` (captcha.ts). */
+  readonly captcha = new CaptchaStandIn();
   private server: Server | null = null;
   private webhookSender: WebhookSender | null = null;
   private readonly hanging = new Set<ServerResponse>();
@@ -272,6 +275,7 @@ export class TelegramSandbox {
   async stop(): Promise<void> {
     this.webhookSender?.close();
     this.webhookSender = null;
+    this.captcha.releaseHanging();
     for (const res of this.hanging) res.destroy();
     this.hanging.clear();
     this.state.emit('update');
@@ -461,6 +465,7 @@ export class TelegramSandbox {
     const bot = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     if (bot) return this.handleBotApi(bot[1], bot[2], req, res, url);
     if (url.pathname.startsWith('/sandbox/api/')) return this.handleControl(url.pathname.slice('/sandbox/api/'.length), req, res);
+    if (url.pathname.startsWith('/captcha/')) return this.captcha.handle(req, res, url);
     if (url.pathname === '/' && req.method === 'GET') {
       const html = renderPage();
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
