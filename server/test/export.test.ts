@@ -100,6 +100,7 @@ const COLUMNS = [
   'utm_term',
   'referrer',
   'repeats',
+  'captcha',
 ];
 
 describe('GET /leads', () => {
