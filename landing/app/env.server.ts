@@ -8,6 +8,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parsePhoneRegion, parseTrustProxy, type PhoneRegion, type TrustProxy } from '@stickers/shared';
+import { CAPTCHA_PROVIDERS, CAPTCHA_SPECS, isCaptchaProvider, type PageCaptcha } from './captcha/providers';
+import type { CaptchaConfig } from './captcha/verify.server';
 import type { AnalyticsConfig } from './leads/analytics';
 
 /** Where the spool lives unless LANDING_SPOOL_DIR says otherwise (relative to the landing's working directory). */
@@ -22,6 +24,12 @@ export const MAX_SPOOL_MAX_AGE_DAYS = 30;
 export const DEFAULT_SPOOL_REJECTED_DAYS = 14;
 export const MAX_SPOOL_REJECTED_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** How long the captcha's verify request may take unless CAPTCHA_TIMEOUT_MS says otherwise, and its bounds. */
+export const DEFAULT_CAPTCHA_TIMEOUT_MS = 3000;
+const CAPTCHA_TIMEOUT_MIN_MS = 100;
+const CAPTCHA_TIMEOUT_MAX_MS = 10_000;
+/** A site key as the providers issue them (`0x4AAAAAAA…`, `ysc1_…`, a UUID): it goes into the page as it is. */
+const CAPTCHA_SITE_KEY = /^[A-Za-z0-9_.:-]{1,200}$/;
 
 /** The durable spool of requests that did not reach the server's database. */
 export interface SpoolConfig {
@@ -66,6 +74,17 @@ export interface LandingEnv {
    * reaches on the sent screen; null (the default): no counter, no script from any other host.
    */
   analytics: AnalyticsConfig | null;
+  /**
+   * CAPTCHA_PROVIDER with CAPTCHA_SITE_KEY and CAPTCHA_SECRET (and CAPTCHA_VERIFY_URL, CAPTCHA_SCRIPT_URL,
+   * CAPTCHA_TIMEOUT_MS): the widget on the form and the action's check; null (the default): no captcha.
+   */
+  captcha: CaptchaConfig | null;
+}
+
+/** The widget's part of the captcha's settings, for the page: never the secret. Null without a captcha. */
+export function pageCaptcha(env: Pick<LandingEnv, 'captcha'>): PageCaptcha | null {
+  const c = env.captcha;
+  return c ? { provider: c.provider, siteKey: c.siteKey, scriptUrl: c.scriptUrl } : null;
 }
 
 /** A Metrica counter's number. */
@@ -194,6 +213,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   if (!goal && (metrikaId || ga4Id)) {
     problems.push(`${metrikaId ? 'LANDING_METRIKA_ID' : 'LANDING_GA4_ID'} is set but LANDING_GOAL is not (set both, or neither)`);
   }
+  const captcha = loadCaptcha(get, problems);
   // The spool exists only with a server to replay to; without one there is nothing to create or check.
   const spoolDir = resolve(get('LANDING_SPOOL_DIR') ?? DEFAULT_SPOOL_DIR);
   if (leadsEndpoint && leadsSecret && options.checkSpoolDir) {
@@ -226,7 +246,74 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     landingSource,
     phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
     analytics: goal && (metrikaId || ga4Id) ? { metrikaId, ga4Id, goal } : null,
+    captcha,
   };
+}
+
+/** The captcha's settings, each problem one line in `problems`; null when none is configured (or a problem). */
+function loadCaptcha(get: (name: string) => string | null, problems: string[]): CaptchaConfig | null {
+  const provider = get('CAPTCHA_PROVIDER');
+  const siteKey = get('CAPTCHA_SITE_KEY');
+  const secret = get('CAPTCHA_SECRET');
+  const verifyUrl = get('CAPTCHA_VERIFY_URL');
+  const scriptUrl = get('CAPTCHA_SCRIPT_URL');
+  const timeout = get('CAPTCHA_TIMEOUT_MS');
+  const before = problems.length;
+  if (!provider) {
+    const stray = Object.entries({
+      CAPTCHA_SITE_KEY: siteKey,
+      CAPTCHA_SECRET: secret,
+      CAPTCHA_VERIFY_URL: verifyUrl,
+      CAPTCHA_SCRIPT_URL: scriptUrl,
+      CAPTCHA_TIMEOUT_MS: timeout,
+    })
+      .filter(([, value]) => value !== null)
+      .map(([name]) => name);
+    if (stray.length > 0)
+      problems.push(
+        `${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but CAPTCHA_PROVIDER is not (set it to ${CAPTCHA_PROVIDERS.join(', ')}, or leave them all empty)`,
+      );
+    return null;
+  }
+  if (!isCaptchaProvider(provider)) {
+    problems.push(`CAPTCHA_PROVIDER must be one of ${CAPTCHA_PROVIDERS.join(', ')} (got "${provider}")`);
+    return null;
+  }
+  if (!siteKey) problems.push('CAPTCHA_PROVIDER is set but CAPTCHA_SITE_KEY is not (the widget needs the site key)');
+  else if (!CAPTCHA_SITE_KEY.test(siteKey))
+    problems.push("CAPTCHA_SITE_KEY must be the provider's site key: letters, digits, _ . : - (up to 200)");
+  if (!secret) problems.push('CAPTCHA_PROVIDER is set but CAPTCHA_SECRET is not (the check of the token needs the secret key)');
+  for (const [name, value] of [
+    ['CAPTCHA_VERIFY_URL', verifyUrl],
+    ['CAPTCHA_SCRIPT_URL', scriptUrl],
+  ] as const) {
+    if (value && !isHttpUrl(value)) problems.push(`${name} must be an http(s) URL (got "${value}")`);
+  }
+  const timeoutMs = timeout ?? String(DEFAULT_CAPTCHA_TIMEOUT_MS);
+  if (!/^\d+$/.test(timeoutMs) || Number(timeoutMs) < CAPTCHA_TIMEOUT_MIN_MS || Number(timeoutMs) > CAPTCHA_TIMEOUT_MAX_MS) {
+    problems.push(
+      `CAPTCHA_TIMEOUT_MS must be a whole number of milliseconds from ${CAPTCHA_TIMEOUT_MIN_MS} to ${CAPTCHA_TIMEOUT_MAX_MS} (got "${timeoutMs}")`,
+    );
+  }
+  if (problems.length > before || !siteKey || !secret) return null;
+  const spec = CAPTCHA_SPECS[provider];
+  return {
+    provider,
+    siteKey,
+    secret,
+    verifyUrl: verifyUrl ?? spec.verifyUrl,
+    scriptUrl: scriptUrl ?? spec.scriptUrl,
+    timeoutMs: Number(timeoutMs),
+  };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
 }
 
 let cached: LandingEnv | null = null;

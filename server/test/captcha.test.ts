@@ -88,7 +88,11 @@ describe('the export shows it', () => {
     const csv = (await (await get('/leads/export.csv')).text()).replace(/^\uFEFF/, '').split('\r\n');
     const header = csv[0].split(',');
     expect(header[header.length - 1]).toBe('captcha');
-    const captchaOf = (id: number) => csv.find((line) => line.startsWith(`${id},`))!.split(',').pop();
+    const captchaOf = (id: number) =>
+      csv
+        .find((line) => line.startsWith(`${id},`))!
+        .split(',')
+        .pop();
     expect([captchaOf(unchecked), captchaOf(passed), captchaOf(none)]).toEqual(['unchecked', 'passed', '']);
   });
 });

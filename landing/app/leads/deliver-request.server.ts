@@ -1,6 +1,7 @@
 import {
   OPTIONAL_LEAD_FIELDS,
   SECRET_HEADER,
+  type CaptchaResult,
   type LeadAcceptedBody,
   type LeadFields,
   type LeadRequestBody,
@@ -35,6 +36,8 @@ export interface Delivery {
   clientIp: string | null;
   /** Where the visitor came from: LANDING_SOURCE, the page's UTM values, the referrer's host; or none. */
   source?: LeadSource;
+  /** What came of the captcha (`passed`, or `unchecked`: its provider could not be reached); absent without one. */
+  captcha?: CaptchaResult;
 }
 
 /** The fallback message Telegram accepted: where it is and when it was sent (the spool hands it to the server). */
@@ -157,7 +160,10 @@ function sendToTelegram(telegram: NonNullable<LandingEnv['telegram']>, message: 
   return sendTelegramMessage(telegram, telegram.chatId, message, telegram.threadId ?? null);
 }
 
-/** The body of `POST /leads` for a delivery: the normalised fields, and the visitor's address when there is one. */
+/**
+ * The body of `POST /leads` for a delivery: the normalised fields, the visitor's address when there is one, the
+ * source and the captcha's result when there are.
+ */
 export function leadRequestBody(delivery: Delivery): LeadRequestBody {
   const { requestId, lead } = delivery;
   return {
@@ -168,6 +174,7 @@ export function leadRequestBody(delivery: Delivery): LeadRequestBody {
     ...Object.fromEntries(OPTIONAL_LEAD_FIELDS.flatMap((f) => (lead[f] ? [[f, lead[f]]] : []))),
     ...(delivery.clientIp ? { client_ip: delivery.clientIp } : {}),
     ...(delivery.source ? { source: delivery.source } : {}),
+    ...(delivery.captcha ? { captcha: delivery.captcha } : {}),
   };
 }
 
@@ -181,17 +188,18 @@ export function leadRequestBody(delivery: Delivery): LeadRequestBody {
  */
 export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promise<DeliveryResult> {
   const { requestId, lead } = delivery;
+  const captcha = delivery.captcha;
   if (!env.leadsEndpoint || !env.leadsSecret) {
     if (!env.telegram) {
       // The console route exists for local runs: the request is printed. In production the configuration check
       // refuses to start like this, and should this ever run there, the request is lost, not printed.
       if (env.production) return { route: 'lost', detail: 'no server or Telegram configured' };
       console.log(
-        `[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false }).text}`,
+        `[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false, captcha }).text}`,
       );
       return { route: 'console' };
     }
-    const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: false }));
+    const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: false, captcha }));
     return { route: sent.ok ? 'direct' : 'lost', detail: sent.detail };
   }
 
@@ -222,7 +230,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
   }
 
   if (!env.telegram) return { route: 'lost', status, reason, body, detail: `${detail}; no Telegram fallback configured` };
-  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true }));
+  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true, captcha }));
   return {
     route: sent.ok ? 'fallback' : 'lost',
     status,

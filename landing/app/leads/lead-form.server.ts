@@ -1,3 +1,5 @@
+import type { CaptchaResult } from '@stickers/shared';
+import { captchaToken, verifyCaptcha } from '../captcha/verify.server';
 import { getEnv } from '../env.server';
 import { deliverRequest, ROUTE_STATE } from './deliver-request.server';
 import type { FormValues } from './form-fields';
@@ -8,8 +10,11 @@ import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
 import type { FieldErrors, LeadField, PhoneRegion } from '@stickers/shared';
 
-/** `expired`: the page's form token was past its maximum age; nothing sent, the visitor is asked to send again. */
-export type FormState = 'sent' | 'throttled' | 'error' | 'invalid' | 'expired';
+/**
+ * `expired`: the page's form token was past its maximum age; nothing sent, the visitor is asked to send again.
+ * `captcha`: no captcha token, or the provider refused it; nothing sent, the visitor is asked to pass the check again.
+ */
+export type FormState = 'sent' | 'throttled' | 'error' | 'invalid' | 'expired' | 'captcha';
 
 export interface ActionResult {
   state: FormState;
@@ -87,9 +92,22 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       console.log(`[request] ${check.requestId} → throttled`);
       return { state: 'throttled', requestId: check.requestId, startedAt: check.startedAt, values: check.values, ...again };
     case 'ok': {
+      // The captcha last, once everything else passed: a refused token sends nothing and gives the slot back.
+      let captcha: CaptchaResult | null = null;
+      if (env.captcha) {
+        const verified = await verifyCaptcha(env.captcha, captchaToken(form, env.captcha.provider), ip);
+        if (verified.kind === 'rejected') {
+          console.log(`[request] ${check.requestId} → captcha (${verified.detail})`);
+          visitorLimiter.release(limiterKey, now);
+          return { state: 'captcha', requestId: check.requestId, startedAt: check.startedAt, values: check.values, ...again };
+        }
+        // The provider could not be reached: delivered anyway, marked for the managers.
+        if (verified.kind === 'unchecked') console.log(`[request] ${check.requestId} captcha unchecked (${verified.detail})`);
+        captcha = verified.kind;
+      }
       const source = formSource(form, env.landingSource);
       const result = await deliverRequest(
-        { requestId: check.requestId, lead: check.lead, clientIp: ip, ...(source ? { source } : {}) },
+        { requestId: check.requestId, lead: check.lead, clientIp: ip, ...(source ? { source } : {}), ...(captcha ? { captcha } : {}) },
         env,
       );
       // On disk before the visitor gets the answer: a request the server's database did not get is replayed later.

@@ -1,6 +1,8 @@
 import { Form, Link, useNavigation } from '@remix-run/react';
 import { fieldErrorText, phoneHint, validateLeadFields, type FieldErrors, type LeadField, type PhoneRegion } from '@stickers/shared';
 import { useEffect, useRef, useState } from 'react';
+import { CaptchaWidget } from '../captcha/captcha-widget';
+import type { PageCaptcha } from '../captcha/providers';
 import { reachGoalOnce, type AnalyticsConfig } from './analytics';
 import { HONEYPOT_FIELD, readValues } from './form-fields';
 import type { ActionResult } from './lead-form.server';
@@ -18,6 +20,8 @@ interface Props {
   result: ActionResult | undefined;
   /** The configured analytics counter and goal; null: none. */
   analytics?: AnalyticsConfig | null;
+  /** The captcha's widget (CAPTCHA_PROVIDER and its site key); null: no captcha. */
+  captcha?: PageCaptcha | null;
 }
 
 const FIELDS: { name: LeadField; label: string; type?: string; required?: boolean; hint?: string; autoComplete?: string }[] = [
@@ -34,6 +38,7 @@ const STATE_TEXT = {
   error: 'Не получилось отправить заявку. Попробуйте ещё раз — всё введённое сохранено. Или напишите нам в Telegram.',
   invalid: 'Проверьте поля, отмеченные ниже.',
   expired: 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
+  captcha: 'Пройдите проверку ещё раз — всё введённое сохранено.',
 } as const;
 
 /** The browser's localStorage, or null where reading it throws (blocked storage). */
@@ -45,7 +50,7 @@ function localStorageOrNull(): Storage | null {
   }
 }
 
-export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source, result, analytics = null }: Props) {
+export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source, result, analytics = null, captcha = null }: Props) {
   const navigation = useNavigation();
   const submitting = navigation.state === 'submitting';
   const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField> | null>(null);
@@ -146,6 +151,10 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
         error={errors.comment}
         defaultValue={values?.comment}
       />
+      {captcha ? (
+        // A new answer of the action other than field errors: the token was used or refused, the widget starts over.
+        <CaptchaWidget captcha={captcha} resetKey={result && result.state !== 'invalid' ? result : null} />
+      ) : null}
       {/* "Send again" is about the button, so it stands next to it; the other messages head the form. */}
       {state === 'expired' ? message : null}
       <button type="submit" disabled={submitting} aria-busy={submitting}>

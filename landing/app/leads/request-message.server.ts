@@ -1,4 +1,4 @@
-import { OPTIONAL_LEAD_FIELDS, type LeadFields, type OptionalLeadField } from '@stickers/shared';
+import { OPTIONAL_LEAD_FIELDS, type CaptchaResult, type LeadFields, type OptionalLeadField } from '@stickers/shared';
 
 /** The label of each optional field's line in the message, as the card names it. */
 const OPTIONAL_LABEL: Record<OptionalLeadField, string> = {
@@ -12,6 +12,9 @@ export function fallbackWarning(requestId: string): string {
   return `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`;
 }
 
+/** The line of a request whose captcha could not be checked (the card says the same). */
+export const CAPTCHA_UNCHECKED_LINE = '⚠️ Капча не проверена: сервис проверки был недоступен';
+
 export interface TelegramText {
   text: string;
   entities: { type: 'text_link'; offset: number; length: number; url: string }[];
@@ -20,12 +23,13 @@ export interface TelegramText {
 /**
  * The request as plain text for a direct `sendMessage` (fallback or direct route, docs/requirements.md §8.4). The
  * username is a link through an explicit `text_link` entity; offsets and lengths are UTF-16 code units, which is
- * what a JavaScript string's length counts.
+ * what a JavaScript string's length counts. A captcha that could not be checked gets its line under the heading.
  */
-export function requestMessage(lead: LeadFields, requestId: string, options: { fallback: boolean }): TelegramText {
+export function requestMessage(lead: LeadFields, requestId: string, options: { fallback: boolean; captcha?: CaptchaResult }): TelegramText {
   const lines: string[] = [];
   if (options.fallback) lines.push(fallbackWarning(requestId), '');
   lines.push(options.fallback ? 'Заявка с сайта' : `Заявка с сайта (request_id ${requestId})`);
+  if (options.captcha === 'unchecked') lines.push(CAPTCHA_UNCHECKED_LINE);
   lines.push(`Имя: ${lead.name}`);
   const telegramPrefix = 'Telegram: ';
   const before = [...lines, ''].join('\n').length + telegramPrefix.length;

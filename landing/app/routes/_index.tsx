@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
 import { data, redirect } from '@remix-run/node';
 import { useActionData, useLoaderData } from '@remix-run/react';
+import { getEnv, pageCaptcha } from '~/env.server';
 import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
 import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
 import { pageSource } from '~/leads/source.server';
@@ -26,7 +27,7 @@ export function loader({ request }: LoaderFunctionArgs) {
     return redirect(`${url.pathname}${url.search}`, { headers: { 'Set-Cookie': clearSentCookie } });
   }
   const sent = sentCookieRecent(request.headers.get('cookie'));
-  return data({ ...freshForm(), sent, source: pageSource(request) });
+  return data({ ...freshForm(), sent, source: pageSource(request), captcha: pageCaptcha(getEnv()) });
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
@@ -69,6 +70,7 @@ export default function Index() {
           source={page.source}
           result={result}
           analytics={analytics}
+          captcha={page.captcha}
         />
       </section>
     </main>

@@ -301,12 +301,7 @@ describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)
 describe('the captcha line', () => {
   it('an unchecked captcha: a warning line under the time, above the source', () => {
     const card = renderCard({ ...lead, captcha: 'unchecked', source_landing: 'wedding' }, [], options);
-    expect(card.plain.split('\n').slice(0, 4)).toEqual([
-      '🆕 Заявка #42',
-      '🕒 29.11.2026 12:00',
-      CAPTCHA_UNCHECKED_LINE,
-      '📣 wedding',
-    ]);
+    expect(card.plain.split('\n').slice(0, 4)).toEqual(['🆕 Заявка #42', '🕒 29.11.2026 12:00', CAPTCHA_UNCHECKED_LINE, '📣 wedding']);
     expect(CAPTCHA_UNCHECKED_LINE).toBe('⚠️ Капча не проверена: сервис проверки был недоступен');
     expect(parseHtml(card.html).ok).toBe(true);
   });
