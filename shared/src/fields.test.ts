@@ -137,8 +137,18 @@ describe('validateSubmission', () => {
         guests: null,
         comment: null,
         client_ip: null,
+        captcha: null,
       },
     });
+  });
+  it('captcha: passed or unchecked as sent, null when absent, anything else invalid', () => {
+    for (const captcha of ['passed', 'unchecked'] as const) {
+      expect(validateSubmission({ ...valid, captcha })).toMatchObject({ ok: true, value: { captcha } });
+    }
+    expect(validateSubmission({ ...valid, captcha: null })).toMatchObject({ ok: true, value: { captcha: null } });
+    for (const captcha of ['', 'failed', 'Passed', true, 1, { passed: true }]) {
+      expect(validateSubmission({ ...valid, captcha })).toEqual({ ok: false, errors: { captcha: 'invalid' } });
+    }
   });
   it('names every failing field', () => {
     expect(validateSubmission({ name: 'A', phone: 'x', guests: 5, client_ip: 'nope' })).toEqual({
