@@ -52,6 +52,8 @@ const SOURCE = {
   captcha: 'text null',
 } as const;
 
+const CONSENT = { consent_accepted_at: 'number null', consent_policy_url: 'text null' } as const;
+
 const EXPECTED: Expected = {
   leads: {
     id: 'number',
@@ -83,6 +85,7 @@ const EXPECTED: Expected = {
     reminded_at: 'number null',
     ...LATE,
     ...SOURCE,
+    ...CONSENT,
   },
   lead_repeats: {
     id: 'number',
@@ -98,6 +101,7 @@ const EXPECTED: Expected = {
     notify_outcome: 'text null',
     ...LATE,
     ...SOURCE,
+    ...CONSENT,
   },
   rate_events: { id: 'number', kind: 'text', key_hash: 'text', at: 'number' },
   alert_throttles: { key: 'text', last_sent_at: 'number' },
@@ -231,6 +235,8 @@ function fullLead(requestId: string): Insertable<LeadsTable> {
     utm_term: 'стикеры',
     source_referrer: 'yandex.ru',
     captcha: 'unchecked',
+    consent_accepted_at: t + 8,
+    consent_policy_url: 'https://stickers.example/privacy',
   };
 }
 

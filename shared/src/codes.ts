@@ -12,6 +12,10 @@ export type ServerField = (typeof SERVER_FIELDS)[number];
 
 export type SubmissionField = LeadField | ServerField;
 
+/** The consent's field name: the `consent` object of the body, the form's checkbox, and in `errors` when refused. */
+export const CONSENT_FIELD = 'consent';
+export type ConsentField = typeof CONSENT_FIELD;
+
 export const FIELD_ERROR_CODES = ['required', 'too_short', 'too_long', 'invalid'] as const;
 export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
 

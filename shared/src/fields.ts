@@ -10,8 +10,48 @@ import { checkSource, type LeadSource, type SourceField } from './source.js';
 import { isCaptchaResult, type CaptchaResult } from './captcha.js';
 import { DEFAULT_PHONE_REGION, normalisePhone, type PhoneRegion } from './phone.js';
 
-/** The form's required fields; each has a rule of its own below. */
+/**
+ * The form's first fields, each with a rule of its own below: the name, always required, and the two contacts, which
+ * are required as LEADS_REQUIRED_CONTACTS says (`RequiredContacts`).
+ */
 export const REQUIRED_LEAD_FIELDS = ['name', 'telegram', 'phone'] as const;
+
+/** The visitor's contacts: a lead has both, or one of them, as LEADS_REQUIRED_CONTACTS asks. */
+export const CONTACT_FIELDS = ['telegram', 'phone'] as const;
+export type ContactField = (typeof CONTACT_FIELDS)[number];
+
+/**
+ * Which contacts a lead must have (LEADS_REQUIRED_CONTACTS, the same value on both sides): both (the default), only the
+ * username, only the phone, or `any` — at least one of the two. A contact that is not required may be left empty; one
+ * that is given is checked all the same.
+ */
+export const REQUIRED_CONTACTS_MODES = ['telegram,phone', 'telegram', 'phone', 'any'] as const;
+export type RequiredContacts = (typeof REQUIRED_CONTACTS_MODES)[number];
+export const DEFAULT_REQUIRED_CONTACTS: RequiredContacts = 'telegram,phone';
+
+/**
+ * LEADS_REQUIRED_CONTACTS as a mode: unset or empty is the default; the pair in either order, spaces and letter case
+ * ignored. Anything else is an error line for the side's `config error:` (both sides read it with this).
+ */
+export function parseRequiredContacts(
+  raw: string | null | undefined,
+): { ok: true; value: RequiredContacts } | { ok: false; error: string } {
+  const text = (raw ?? '').trim().toLowerCase();
+  if (text === '') return { ok: true, value: DEFAULT_REQUIRED_CONTACTS };
+  const words = text.split(',').map((w) => w.trim());
+  if (words.length === 2 && words.includes('telegram') && words.includes('phone')) return { ok: true, value: 'telegram,phone' };
+  const one = words.length === 1 ? words[0] : '';
+  if (one === 'telegram' || one === 'phone' || one === 'any') return { ok: true, value: one };
+  return {
+    ok: false,
+    error: `LEADS_REQUIRED_CONTACTS must be telegram,phone (both), telegram, phone or any (at least one of them) (got "${raw!.trim()}")`,
+  };
+}
+
+/** Whether this contact on its own is required in the mode (neither is in `any`: the pair is checked together). */
+export function isContactRequired(field: ContactField, mode: RequiredContacts = DEFAULT_REQUIRED_CONTACTS): boolean {
+  return mode === 'telegram,phone' || mode === field;
+}
 
 /**
  * The form's optional free-text fields and their rules, in the order every side shows them (the form, the card, the
@@ -85,11 +125,11 @@ const TELEGRAM_NAME = new RegExp(`^[A-Za-z][A-Za-z0-9_]{${TELEGRAM_NAME_MIN - 1}
 // Accepted spellings: @name, name, t.me/name, https://t.me/name (also http://, www., telegram.me, a trailing slash).
 const TELEGRAM_LINK = /^(?:https?:\/\/)?(?:www\.)?(?:t|telegram)\.me\/([^/?#\s]+)\/?$/i;
 
-/** telegram: required; stored as `@name`; name 5–32 of `A-Za-z0-9_`, starting with a letter. */
-export function checkTelegram(raw: unknown): FieldResult<string> {
+/** telegram: required (`required`, the default; else missing is null); stored as `@name`; name 5–32 of `A-Za-z0-9_`, starting with a letter. */
+export function checkTelegram(raw: unknown, required: boolean = true): FieldResult<string | null> {
   const t = readText(raw, normaliseLine);
   if (!t) return fail('invalid');
-  if (t.missing) return fail('required');
+  if (t.missing) return required ? fail('required') : ok(null);
   let name = t.text;
   const link = TELEGRAM_LINK.exec(name);
   if (link) name = link[1];
@@ -98,13 +138,13 @@ export function checkTelegram(raw: unknown): FieldResult<string> {
 }
 
 /**
- * phone: required; as typed — national in `region` (`8 916 555-12-34`, `9165551234` for RU) or international with `+`
+ * phone: required (`required`, the default; else missing is null); as typed — national in `region` (`8 916 555-12-34`, `9165551234` for RU) or international with `+`
  * or `00`, separated by spaces, `-`, `(`, `)` or `.` — and a valid number there; stored as E.164 (`+79165551234`).
  */
-export function checkPhone(raw: unknown, region: PhoneRegion = DEFAULT_PHONE_REGION): FieldResult<string> {
+export function checkPhone(raw: unknown, region: PhoneRegion = DEFAULT_PHONE_REGION, required: boolean = true): FieldResult<string | null> {
   const t = readText(raw, normaliseLine);
   if (!t) return fail('invalid');
-  if (t.missing) return fail('required');
+  if (t.missing) return required ? fail('required') : ok(null);
   const phone = normalisePhone(t.text, region);
   return phone ? ok(phone) : fail('invalid');
 }
@@ -155,8 +195,11 @@ export function checkCaptcha(raw: unknown): FieldResult<CaptchaResult | null> {
   return isCaptchaResult(raw) ? ok(raw) : fail('invalid');
 }
 
-/** A lead as the visitor typed it, after normalisation. Optional fields are null when missing. */
-export type LeadFields = { [K in (typeof REQUIRED_LEAD_FIELDS)[number]]: string } & { [K in OptionalLeadField]: string | null };
+/**
+ * A lead as the visitor typed it, after normalisation. Optional fields are null when missing, and so is a contact that
+ * LEADS_REQUIRED_CONTACTS does not require (one of the two at least is there in `any`).
+ */
+export type LeadFields = { name: string } & { [K in ContactField]: string | null } & { [K in OptionalLeadField]: string | null };
 
 /** What the server accepts: the lead plus its idempotency key and the visitor's address. */
 export interface LeadSubmission extends LeadFields {
@@ -170,16 +213,21 @@ export interface LeadSubmission extends LeadFields {
 
 export type Validation<T, F extends string> = { ok: true; value: T } | { ok: false; errors: FieldErrors<F> };
 
-/** What the checks need besides the values: the region national phone numbers are read in (LEADS_PHONE_REGION; RU). */
+/**
+ * What the checks need besides the values: the region national phone numbers are read in (LEADS_PHONE_REGION; RU)
+ * and which contacts are required (LEADS_REQUIRED_CONTACTS; both).
+ */
 export interface FieldOptions {
   phoneRegion?: PhoneRegion;
+  requiredContacts?: RequiredContacts;
 }
 
 function leadChecks(options: FieldOptions): { [K in LeadField]: (raw: unknown) => FieldResult<LeadFields[K]> } {
+  const mode = options.requiredContacts ?? DEFAULT_REQUIRED_CONTACTS;
   return {
     name: checkName,
-    telegram: checkTelegram,
-    phone: (raw: unknown) => checkPhone(raw, options.phoneRegion),
+    telegram: (raw: unknown) => checkTelegram(raw, isContactRequired('telegram', mode)),
+    phone: (raw: unknown) => checkPhone(raw, options.phoneRegion, isContactRequired('phone', mode)),
     ...(Object.fromEntries(OPTIONAL_LEAD_FIELDS.map((f) => [f, (raw: unknown) => checkOptional(f, raw)])) as {
       [K in OptionalLeadField]: (raw: unknown) => FieldResult<string | null>;
     }),
@@ -204,9 +252,29 @@ function runChecks<T, F extends string>(
   return failed ? { ok: false, errors } : { ok: true, value: value as T };
 }
 
+/**
+ * `any`: at least one contact. Both missing (and neither malformed) is `required` on both fields, so the form names
+ * the pair; a contact that is there but malformed keeps its own `invalid`.
+ */
+function checkContactPair<T, F extends string>(
+  result: Validation<T, F>,
+  input: Record<string, unknown>,
+  options: FieldOptions,
+): Validation<T, F> {
+  if (options.requiredContacts !== 'any') return result;
+  const errors = (result.ok ? {} : result.errors) as FieldErrors<string>;
+  if (errors.telegram || errors.phone) return result;
+  const given = CONTACT_FIELDS.some((f) => {
+    const t = readText(Object.prototype.hasOwnProperty.call(input, f) ? input[f] : undefined, normaliseLine);
+    return t !== null && !t.missing;
+  });
+  if (given) return result;
+  return { ok: false, errors: { ...errors, telegram: 'required', phone: 'required' } as FieldErrors<F> };
+}
+
 /** The visitor's fields, as the landing checks them in the browser and in its action. Unknown keys are ignored. */
 export function validateLeadFields(input: Record<string, unknown>, options: FieldOptions = {}): Validation<LeadFields, LeadField> {
-  return runChecks<LeadFields, LeadField>(input, leadChecks(options));
+  return checkContactPair(runChecks<LeadFields, LeadField>(input, leadChecks(options)), input, options);
 }
 
 /**
@@ -217,11 +285,12 @@ export function validateSubmission(
   input: Record<string, unknown>,
   options: FieldOptions = {},
 ): Validation<LeadSubmission, SubmissionField | SourceField> {
-  return runChecks<LeadSubmission, SubmissionField | SourceField>(input, {
+  const result = runChecks<LeadSubmission, SubmissionField | SourceField>(input, {
     ...leadChecks(options),
     request_id: checkRequestId,
     client_ip: checkClientIp,
     captcha: checkCaptcha,
     source: checkSource,
   });
+  return checkContactPair(result, input, options);
 }

@@ -9,3 +9,4 @@ export * from './late.js';
 export * from './source.js';
 export * from './phone.js';
 export * from './captcha.js';
+export * from './consent.js';

@@ -4,13 +4,13 @@
  * with the same `request_id`, saying when the visitor sent it and where it went meanwhile. The server keeps the
  * visitor's time as the lead's time and turns the fallback message, when it can, into the lead's card.
  */
-import { SERVER_FIELDS } from './codes.js';
+import { CONSENT_FIELD, SERVER_FIELDS } from './codes.js';
 import { LEAD_FIELDS } from './fields.js';
 
 /** The field name of the object in the body, and in `errors` when it is refused (`"late": "invalid"`). */
 export const LATE_FIELD = 'late';
 /** Every field name `POST /leads` can name in a 422's `errors`. */
-export const REPORTED_FIELDS = [...LEAD_FIELDS, ...SERVER_FIELDS, LATE_FIELD] as const;
+export const REPORTED_FIELDS = [...LEAD_FIELDS, ...SERVER_FIELDS, LATE_FIELD, CONSENT_FIELD] as const;
 export type ReportedField = (typeof REPORTED_FIELDS)[number];
 
 /**

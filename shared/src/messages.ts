@@ -1,4 +1,4 @@
-import type { FieldErrorCode } from './codes.js';
+import type { ConsentField, FieldErrorCode } from './codes.js';
 import type { FieldOptions, LeadField } from './fields.js';
 import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX, NAME_MIN } from './limits.js';
 import { DEFAULT_PHONE_REGION, phoneCallingCode, type PhoneRegion } from './phone.js';
@@ -37,8 +37,27 @@ export const FIELD_ERROR_TEXT: Record<LeadField, Partial<Record<FieldErrorCode, 
   comment: { too_long: `Комментарий — не длиннее ${COMMENT_MAX} символов`, invalid: 'Проверьте комментарий' },
 };
 
-/** The text next to a field; the phone's `invalid` shows how to write a number in the region (`options.phoneRegion`). */
-export function fieldErrorText(field: LeadField, code: FieldErrorCode, options: FieldOptions = {}): string {
+/** Next to both contacts when LEADS_REQUIRED_CONTACTS is `any` and neither is given. */
+export const ANY_CONTACT_REQUIRED_TEXT = 'Укажите ник в Telegram или телефон';
+
+/** The consent checkbox (shown with LANDING_PRIVACY_URL): its label around the policy's link, and its error. */
+export const CONSENT_TEXT = {
+  before: 'Я согласен(на) на обработку персональных данных в соответствии с ',
+  link: 'политикой конфиденциальности',
+  required: 'Нужно согласие на обработку персональных данных',
+} as const;
+
+/** The text next to a contact's field when it is optional in the mode (`any`, or the other one required). */
+export const CONTACT_OPTIONAL_HINT = 'необязательно';
+
+/**
+ * The text next to a field; the phone's `invalid` shows how to write a number in the region (`options.phoneRegion`);
+ * a missing contact in `any` mode names the pair.
+ */
+export function fieldErrorText(field: LeadField | ConsentField, code: FieldErrorCode, options: FieldOptions = {}): string {
+  if (field === 'consent') return code === 'required' ? CONSENT_TEXT.required : 'Проверьте согласие';
   if (field === 'phone' && code === 'invalid') return `Телефон в формате ${phoneFormats(options.phoneRegion)}`;
+  if ((field === 'phone' || field === 'telegram') && code === 'required' && options.requiredContacts === 'any')
+    return ANY_CONTACT_REQUIRED_TEXT;
   return FIELD_ERROR_TEXT[field][code] ?? 'Проверьте поле';
 }

@@ -1,5 +1,6 @@
 import type { ApiErrorCode, FieldErrors, RateLimitReason } from './codes.js';
 import type { CaptchaResult } from './captcha.js';
+import type { ConsentBody } from './consent.js';
 import type { OptionalLeadField } from './fields.js';
 
 /** The header that carries the shared secret between landing and server. */
@@ -10,17 +11,21 @@ export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /**
  * The body of `POST /leads` as sent by the landing: the required fields, each optional field of the form
  * (`OPTIONAL_FIELD_RULES`) when given, the visitor's address, where the lead came from (checked by `checkSource`;
- * absent for a lead with no source) and what came of the landing's captcha (absent without one). Unknown fields are ignored by the server.
+ * absent for a lead with no source), what came of the landing's captcha (absent without one) and the consent (checked by
+ * `checkConsent`; absent without). Unknown fields are ignored by the server.
  */
 export type LeadRequestBody = {
   request_id: string;
   name: string;
-  telegram: string;
-  phone: string;
+  /** The contacts: both, or the one the visitor gave when LEADS_REQUIRED_CONTACTS allows one. */
+  telegram?: string;
+  phone?: string;
   client_ip?: string;
   source?: LeadSourceBody;
   /** The landing's captcha: `passed`, or `unchecked` (its provider could not be reached); absent without a captcha. */
   captcha?: CaptchaResult;
+  /** The visitor's consent, when the form's consent box (LANDING_PRIVACY_URL) was ticked. */
+  consent?: ConsentBody;
 } & { [K in OptionalLeadField]?: string };
 
 /** The `source` object on the wire: every key optional, each a short text (`SOURCE_KEYS`). */

@@ -11,7 +11,7 @@ export type Contact = { kind: 'phone'; phone: string } | { kind: 'telegram'; tel
 /** A phone as the form reads it (`8 916 555-12-34` in `region`, `+7…`, `007…`) → the contact, or null. */
 export function parsePhoneContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_REGION): Contact | null {
   const phone = checkPhone(raw, region);
-  return phone.ok ? { kind: 'phone', phone: phone.value } : null;
+  return phone.ok && phone.value !== null ? { kind: 'phone', phone: phone.value } : null;
 }
 
 /**
@@ -23,7 +23,7 @@ export function parseContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_RE
   const text = raw.trim();
   if (/^(@|(https?:\/\/)?(www\.)?(t|telegram)\.me\/)/i.test(text)) {
     const tg = checkTelegram(text);
-    return tg.ok ? { kind: 'telegram', telegram: tg.value, key: tg.value.toLowerCase() } : null;
+    return tg.ok && tg.value !== null ? { kind: 'telegram', telegram: tg.value, key: tg.value.toLowerCase() } : null;
   }
   if (/^#?\d+$/.test(text)) return null;
   return parsePhoneContact(text, region);

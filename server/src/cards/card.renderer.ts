@@ -26,6 +26,7 @@ export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | '
       | 'utm_medium'
       | 'utm_campaign'
       | 'captcha'
+      | 'consent_accepted_at'
     >
   >;
 
@@ -125,6 +126,14 @@ export const CAPTCHA_UNCHECKED_LINE = '⚠️ Капча не проверена
  */
 function captchaLine(lead: CardLead): Line[] {
   return lead.captcha === 'unchecked' ? [[{ text: CAPTCHA_UNCHECKED_LINE }]] : [];
+}
+
+export const CONSENT_LINE = '☑️ Согласие на обработку данных:';
+
+/** `☑️ Согласие на обработку данных: 02.12.2026 10:15` when the visitor gave it; kept on an erased card (not personal). */
+function consentLine(lead: CardLead, timezone: string): Line[] {
+  if (lead.consent_accepted_at == null) return [];
+  return [[{ text: `${CONSENT_LINE} ${timeAfter(lead.consent_accepted_at, lead.created_at, timezone)}` }]];
 }
 
 export const SOURCE_LINE = '📣';
@@ -239,6 +248,7 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
     lines.push(...fieldLines(draft, lead, options.pii, Infinity));
     if (!options.pii) lines.push([{ text: PII_HIDDEN_LINE }]);
   }
+  lines.push(...consentLine(lead, options.timezone));
   lines.push([], statusLine(draft, lead, options.timezone));
   for (const repeat of newest.slice(0, shown)) lines.push(...repeatBlock(draft, lead, repeat, options));
   if (newest.length > shown) lines.push([{ text: `…и ещё повторных: ${newest.length - shown}` }]);

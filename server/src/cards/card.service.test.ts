@@ -49,6 +49,8 @@ const lead: Lead = {
   captcha: null,
   fallback_attempts: 0,
   fallback_next_at: null,
+  consent_accepted_at: null,
+  consent_policy_url: null,
 };
 
 describe('CardService', () => {

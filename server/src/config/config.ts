@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { parsePhoneRegion, type PhoneRegion } from '@stickers/shared';
+import { parsePhoneRegion, parseRequiredContacts, type PhoneRegion, type RequiredContacts } from '@stickers/shared';
 
 /**
  * Server configuration from environment variables (docs/requirements.md §10.1).
@@ -50,6 +50,13 @@ export interface ServerConfig {
      * and the erasure by contact; the landing has the same setting. Stored phones are E.164 whatever it is.
      */
     phoneRegion: PhoneRegion;
+    /**
+     * LEADS_REQUIRED_CONTACTS: which contacts a lead must have — both (`telegram,phone`, the default), one of them, or
+     * `any` (at least one); the landing has the same setting.
+     */
+    requiredContacts: RequiredContacts;
+    /** LEADS_REQUIRE_CONSENT=1: a lead without the `consent` object is a 422 (`errors.consent: required`). */
+    requireConsent: boolean;
   };
   publishIntervalSec: number;
   housekeeping: {
@@ -406,6 +413,8 @@ export function loadServerConfig(env: Env): ServerConfig {
 
   const phoneRegion = parsePhoneRegion(r.raw('LEADS_PHONE_REGION'));
   if (!phoneRegion.ok) r.problems.push(phoneRegion.error);
+  const requiredContacts = parseRequiredContacts(r.raw('LEADS_REQUIRED_CONTACTS'));
+  if (!requiredContacts.ok) r.problems.push(requiredContacts.error);
 
   const logLevel = r.string('LOG_LEVEL', 'info').toLowerCase();
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
@@ -453,6 +462,8 @@ export function loadServerConfig(env: Env): ServerConfig {
       lateHourlyLimit: r.int('LEADS_LATE_HOURLY_LIMIT', hourlyLimit, 1),
       cardPii: r.flag('LEADS_CARD_PII', true),
       phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
+      requiredContacts: requiredContacts.ok ? requiredContacts.value : 'telegram,phone',
+      requireConsent: r.flag('LEADS_REQUIRE_CONSENT', false),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
     housekeeping: {

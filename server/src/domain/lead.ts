@@ -65,8 +65,17 @@ export interface CaptchaColumns {
   captcha: CaptchaResult | null;
 }
 
+/**
+ * The visitor's consent as the landing sent it (migration 2026-12-02-0015), on `leads` and `lead_repeats`: when it was
+ * given and the policy's address; both null without consent. Not personal (erasure keeps them).
+ */
+export interface ConsentColumns {
+  consent_accepted_at: number | null;
+  consent_policy_url: string | null;
+}
+
 /** A stored lead, as a row of `leads`. Personal columns (domain/personal-fields.ts) are null once it is anonymised. */
-export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaColumns {
+export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaColumns, ConsentColumns {
   id: number;
   request_id: string;
   /** Lower-cased username, for the case-insensitive repeat match. */
@@ -99,7 +108,7 @@ export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaCo
 export type RepeatOutcome = 'pinged' | 'in_card' | 'skipped' | 'gave_up';
 
 /** A repeat of a lead (the same username or phone within 24 h), as a row of `lead_repeats`. */
-export interface LeadRepeat extends LateColumns, SourceColumns, CaptchaColumns {
+export interface LeadRepeat extends LateColumns, SourceColumns, CaptchaColumns, ConsentColumns {
   id: number;
   lead_id: number;
   request_id: string;

@@ -6,6 +6,7 @@ import {
   EXPORT_LIMIT_DEFAULT,
   EXPORT_LIMIT_MAX,
   INVALID_QUERY,
+  type ExportedConsent,
   type ExportedLead,
   type ExportedSource,
   type ExportPage,
@@ -69,6 +70,14 @@ export class ExportedLeadSourceDto implements ExportedSource {
   @ApiProperty(nullableString) referrer!: string | null;
 }
 
+@ApiSchema({ name: 'ExportedLeadConsent' })
+export class ExportedLeadConsentDto implements ExportedConsent {
+  @ApiProperty({ type: 'string', format: 'date-time', description: 'When the visitor sent the form with the consent box ticked' })
+  accepted_at!: string;
+  @ApiProperty({ type: 'string', format: 'uri', description: 'The privacy policy the form linked to (LANDING_PRIVACY_URL)' })
+  policy_url!: string;
+}
+
 @ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
 export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'integer' }) lead_number!: number;
@@ -88,6 +97,14 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
       "Where the lead came from (the landing's LANDING_SOURCE, the UTM parameters of its page, the referrer's host); null when the landing sent none",
   })
   source!: ExportedLeadSourceDto | null;
+
+  @ApiProperty({
+    type: () => ExportedLeadConsentDto,
+    nullable: true,
+    description:
+      "The visitor's consent to the processing of personal data; null when the request had none. Kept when the lead is anonymised",
+  })
+  consent!: ExportedLeadConsentDto | null;
 
   @ApiProperty({ type: 'integer', minimum: 0 }) repeats!: number;
 

@@ -49,9 +49,16 @@ export interface ExportedLead extends FormColumns {
   anonymised_at: string | null;
   /** Where the lead came from: the landing's name, the UTM parameters, the referrer's host; null without. */
   source: ExportedSource | null;
+  /** The visitor's consent as the landing sent it (time ISO 8601); null without. Kept when the lead is anonymised. */
+  consent: ExportedConsent | null;
   repeats: number;
   /** What came of the landing's captcha: `passed`, `unchecked` (its provider was unreachable), null without one. */
   captcha: CaptchaResult | null;
+}
+
+export interface ExportedConsent {
+  accepted_at: string;
+  policy_url: string;
 }
 
 export interface ExportedSource {
@@ -86,6 +93,8 @@ export const CSV_COLUMNS = [
   'utm_content',
   'utm_term',
   'referrer',
+  'consent_accepted_at',
+  'consent_policy_url',
   'repeats',
   'captcha',
 ] as const;
@@ -194,6 +203,8 @@ export class ExportService {
       r.utm_content,
       r.utm_term,
       r.source_referrer,
+      iso(r.consent_accepted_at),
+      r.consent_policy_url,
       Number(r.repeats),
       r.captcha,
     ]);
@@ -222,6 +233,7 @@ function toJson(row: ExportRow): ExportedLead {
     anonymised_at: iso(r.anonymised_at),
     ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
     source: sourceOf(r),
+    consent: consentOf(r),
     repeats: Number(r.repeats),
     captcha: r.captcha,
   };
@@ -238,4 +250,9 @@ function sourceOf(r: ExportRow): ExportedSource | null {
     referrer: r.source_referrer,
   };
   return Object.values(source).some((v) => v !== null) ? source : null;
+}
+
+function consentOf(r: ExportRow): ExportedConsent | null {
+  if (r.consent_accepted_at === null || r.consent_policy_url === null) return null;
+  return { accepted_at: iso(r.consent_accepted_at)!, policy_url: r.consent_policy_url };
 }

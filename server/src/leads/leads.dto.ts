@@ -9,6 +9,8 @@ import {
 import {
   API_ERRORS,
   CAPTCHA_RESULTS,
+  CONSENT_FUTURE_SKEW_MS,
+  CONSENT_POLICY_URL_MAX,
   FALLBACK_SIG,
   FIELD_ERROR_CODES,
   IDEMPOTENCY_HEADER,
@@ -72,6 +74,11 @@ const LATE_FALLBACK: ApiPropertyOptions = {
   },
 };
 
+/** Which of the two contacts a body must have. */
+const CONTACT_REQUIRED =
+  'Required as LEADS_REQUIRED_CONTACTS says: both telegram and phone (the default), only this one, only the other, or any — at ' +
+  'least one of the two (both missing: errors.telegram and errors.phone = required). A contact that is given is checked all the same';
+
 /** The object a landing adds when it replays a request from its spool (requirements §13). */
 const LATE_DESCRIPTION =
   "Only on a request the landing replays from its spool: the server could not take it when the visitor sent it. Such a lead keeps submitted_at as its time (the arrival is stored too), is matched for repeats from that time, is never refused by the per-visitor or hourly limit (it is still counted, at that time), and its fallback message, when it is in the leads group and the bot's own, becomes its card; otherwise the message gets the reply '✅ Заявка в базе: #<n>'. A known request_id still answers 200 (its fallback message, when none was known, is recorded and answered). Anything but this exact shape is 422 with errors.late = invalid.";
@@ -123,19 +130,22 @@ export class LeadRequestDto {
   @ApiProperty({ type: 'string', minLength: NAME_MIN, maxLength: NAME_MAX })
   name!: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: 'string',
-    description: `@name, name, t.me/name or https://t.me/name; ${TELEGRAM_NAME_MIN}–${TELEGRAM_NAME_MAX} of A-Za-z0-9_, starting with a letter`,
+    description:
+      `@name, name, t.me/name or https://t.me/name; ${TELEGRAM_NAME_MIN}–${TELEGRAM_NAME_MAX} of A-Za-z0-9_, starting with a letter. ` +
+      CONTACT_REQUIRED,
   })
-  telegram!: string;
+  telegram?: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: 'string',
     description:
       'As typed: international with + or 00 (+7 916 555-12-34), or national in LEADS_PHONE_REGION (RU: 8 916 555-12-34); ' +
-      'digits with spaces, -, ( ), . between them; a valid number of its country. Stored as E.164 (+79165551234)',
+      'digits with spaces, -, ( ), . between them; a valid number of its country. Stored as E.164 (+79165551234). ' +
+      CONTACT_REQUIRED,
   })
-  phone!: string;
+  phone?: string;
 
   @ApiPropertyOptional({ type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' })
   client_ip?: string;
@@ -175,6 +185,35 @@ export class LeadRequestDto {
       'has no captcha. Anything else is 422 with errors.captcha = invalid.',
   })
   captcha?: CaptchaResult;
+
+  @ApiProperty({
+    type: 'object',
+    selfRequired: false,
+    additionalProperties: false,
+    required: ['accepted_at', 'policy_url'],
+    description:
+      "The visitor's consent to the processing of personal data: the landing adds it when the form's consent box (shown with " +
+      'LANDING_PRIVACY_URL) was ticked. Stored with the lead (a repeat keeps its own, the lead its first), shown by GET /leads, ' +
+      'the CSV and the trace, and kept when the lead is anonymised. Required with LEADS_REQUIRE_CONSENT=1 (missing: errors.consent = ' +
+      'required); anything but this exact shape is 422 with errors.consent = invalid.',
+    properties: {
+      accepted_at: {
+        type: 'string',
+        format: 'date-time',
+        description:
+          `When the visitor sent the form with the box ticked: ISO 8601 with a time zone, at most ${CONSENT_FUTURE_SKEW_MS / 60_000} ` +
+          `minutes ahead of the server's clock (on a replay, with late, as far ahead as late.submitted_at may be; a time ahead is ` +
+          `taken as the server's now) and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
+      },
+      policy_url: {
+        type: 'string',
+        format: 'uri',
+        maxLength: CONSENT_POLICY_URL_MAX,
+        description: 'The privacy policy the box linked to (LANDING_PRIVACY_URL): an http or https URL',
+      },
+    },
+  })
+  consent?: object;
 }
 
 // The optional free-text fields (date, guests, comment…) as shared's table of them says: a new one is documented here

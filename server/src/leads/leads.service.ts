@@ -2,11 +2,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   canonicalIp,
+  checkConsent,
+  CONSENT_FIELD,
   LATE_FIELD,
   LEAD_FIELDS,
   REPEAT_WINDOW_MS,
   validateLate,
   validateSubmission,
+  type ConsentInfo,
   type FieldErrors,
   type LateInfo,
   type LeadSource,
@@ -67,12 +70,17 @@ export class LeadsService {
     if ((body.request_id === undefined || body.request_id === null) && request.idempotencyKey !== undefined) {
       body.request_id = request.idempotencyKey;
     }
-    const checked = validateSubmission(body, { phoneRegion: this.config.leads.phoneRegion });
+    const { phoneRegion, requiredContacts, requireConsent } = this.config.leads;
+    const checked = validateSubmission(body, { phoneRegion, requiredContacts });
     const late = validateLate(body[LATE_FIELD], this.clock.now());
-    if (!checked.ok || !late.ok) {
+    // A replay's consent was stamped by the landing's clock when the visitor sent it: it may be as far ahead as `late`.
+    const isLate = body[LATE_FIELD] !== undefined && body[LATE_FIELD] !== null;
+    const consent = checkConsent(body[CONSENT_FIELD], this.clock.now(), { required: requireConsent, late: isLate });
+    if (!checked.ok || !late.ok || !consent.ok) {
       const errors: FieldErrors<ReportedField | SourceField> = {
         ...(checked.ok ? {} : checked.errors),
         ...(late.ok ? {} : { [LATE_FIELD]: 'invalid' }),
+        ...(consent.ok ? {} : { [CONSENT_FIELD]: consent.code }),
       };
       return { kind: 'invalid', errors };
     }
@@ -84,7 +92,7 @@ export class LeadsService {
     const ipHash = this.hasher.visitor(visitorIp);
 
     const now = this.clock.now();
-    const plan = this.plan(lead, screened.late, ipHash, now, screened.ignored);
+    const plan = this.plan(lead, consent.value, screened.late, ipHash, now, screened.ignored);
     let outcome: SubmitOutcome;
     try {
       outcome = this.outcomeOf(await this.submits.submit(plan, (q) => decideSubmit(q, plan)), late.value !== null, now);
@@ -105,17 +113,28 @@ export class LeadsService {
    * What the decision needs, worked out before the lock: the windows of the limits, the repeat match around the
    * visitor's time, and the rows to insert whole (docs/requirements.md §1.1, step 10; leads/submit-decision.ts).
    */
-  private plan(lead: LeadSubmission, late: LateInfo | null, ipHash: string, now: number, ignored: string | null): SubmitPlan {
+  private plan(
+    lead: LeadSubmission,
+    consent: ConsentInfo | null,
+    late: LateInfo | null,
+    ipHash: string,
+    now: number,
+    ignored: string | null,
+  ): SubmitPlan {
     // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
-    // A late request's arrival and fallback message, where it came from and what came of the landing's captcha.
+    // A late request's arrival and fallback message, where it came from, what came of the landing's captcha, and the
+    // consent it carries.
     const requestColumns = {
       received_at: now,
       ...(late ? lateColumnsOf(late, now) : {}),
       ...sourceColumnsOf(lead.source),
       ...(lead.captcha ? { captcha: lead.captcha } : {}),
+      ...consentColumnsOf(consent),
     };
+    // A lead may have one contact (LEADS_REQUIRED_CONTACTS): the missing one is null, which matches nothing.
+    const telegramKey = lead.telegram?.toLowerCase() ?? null;
     const plan: SubmitPlan = {
       request_id: lead.request_id,
       now,
@@ -129,8 +148,9 @@ export class LeadsService {
         hourly_limit: late ? lateHourlyLimit : hourlyLimit,
       },
       // Within 24 h of the visitor's time, on either side: a late request may be older than leads stored after it.
+      // By the contacts the request has: a null one matches no lead (`=` never takes two nulls for the same person).
       match: {
-        telegram_key: lead.telegram.toLowerCase(),
+        telegram_key: telegramKey,
         phone: lead.phone,
         since: createdAt - REPEAT_WINDOW_MS,
         until: createdAt + REPEAT_WINDOW_MS,
@@ -140,7 +160,7 @@ export class LeadsService {
       lead: {
         request_id: lead.request_id,
         ...formFieldsOf(lead),
-        telegram_key: lead.telegram.toLowerCase(),
+        telegram_key: telegramKey,
         ip_hash: ipHash,
         created_at: createdAt,
         next_attempt_at: now,
@@ -161,7 +181,10 @@ export class LeadsService {
     };
     if (late) {
       // Looked up inside the decision: an erasure commits under the same lock, so it is seen or comes after.
-      const hashes = [this.contacts.telegram(lead.telegram), this.contacts.phone(lead.phone)];
+      const hashes = [
+        ...(lead.telegram !== null ? [this.contacts.telegram(lead.telegram)] : []),
+        ...(lead.phone !== null ? [this.contacts.phone(lead.phone)] : []),
+      ];
       plan.erased = { hashes, lead: { ...plan.lead, ...erasedLeadColumns(), anonymised_at: now } };
     }
     return plan;
@@ -262,6 +285,15 @@ export function sourceColumnsOf(source: LeadSource | undefined) {
     utm_term: source.utm_term ?? null,
     source_referrer: source.referrer ?? null,
   };
+}
+
+/**
+ * The columns of a request's consent; none without it (the columns stay null). A repeat stores its own; the lead keeps
+ * the consent it was first stored with.
+ */
+export function consentColumnsOf(consent: ConsentInfo | null) {
+  if (!consent) return {};
+  return { consent_accepted_at: consent.accepted_at, consent_policy_url: consent.policy_url };
 }
 
 const isoTime = (ms: number) => new Date(ms).toISOString();

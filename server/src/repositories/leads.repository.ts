@@ -54,6 +54,8 @@ const EXPORT_COLUMNS = [
   'anonymised_at',
   ...SOURCE_COLUMNS,
   'captcha',
+  'consent_accepted_at',
+  'consent_policy_url',
 ] as const satisfies readonly (keyof Lead)[];
 
 /** A lead as the export reads it: its columns and how many repeats it has. */

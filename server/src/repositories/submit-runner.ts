@@ -45,8 +45,11 @@ export interface SubmitPlan {
    */
   count: RateEventKind;
   limits: { visitor_since: number; visitor_limit: number; hourly_since: number; hourly_limit: number };
-  /** Which stored lead this request repeats: the newest with this username or phone created in (since, until]. */
-  match: { telegram_key: string; phone: string; since: number; until: number };
+  /**
+   * Which stored lead this request repeats: the newest with this username or phone created in (since, until]. A
+   * contact the request does not have is null and matches no lead.
+   */
+  match: { telegram_key: string | null; phone: string | null; since: number; until: number };
   /** The visitor's fields as sent, for the repeat's changed fields. */
   incoming: LeadFields;
   /** The form's fields in order (`LEAD_FIELDS`): which a repeat's changes compare, and their order in its JSON. */
@@ -87,8 +90,8 @@ export interface SubmitQueries {
   /** The time of the (offset + 1)-th newest accepted submission with `after < at < before`. */
   nthAcceptedBetween(kind: RateEventKind, after: number, before: number, offset: number): number | null;
   recordAccepted(kind: RateEventKind, keyHash: string, at: number): void;
-  /** The newest lead of this username or phone created in (since, until]. */
-  findRepeatTarget(telegramKey: string, phone: string, since: number, until: number): Lead | undefined;
+  /** The newest lead of this username or phone created in (since, until]; a null contact matches nothing. */
+  findRepeatTarget(telegramKey: string | null, phone: string | null, since: number, until: number): Lead | undefined;
   insertLead(lead: NewLead): number;
   insertRepeat(repeat: NewLeadRepeat): number;
   /**

@@ -1,5 +1,5 @@
 import type { LeadSource } from '@stickers/shared';
-import type { FallbackTrace, LateTrace, LeadTrace, MissingTrace } from './trace.service';
+import type { ConsentTrace, FallbackTrace, LateTrace, LeadTrace, MissingTrace } from './trace.service';
 
 const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
 
@@ -40,6 +40,11 @@ function sourceLines(source: LeadSource | undefined, indent: string): string[] {
   return [`${indent}source        ${pairs.join(', ')}`];
 }
 
+/** The line of the visitor's consent: when, and the policy's address; none without consent. */
+function consentLines(consent: ConsentTrace | undefined, indent: string): string[] {
+  return consent ? [`${indent}consent       accepted ${iso(consent.accepted_at)}, policy ${consent.policy_url}`] : [];
+}
+
 /** The trace as lines a person reads in a terminal. */
 export function formatTrace(trace: LeadTrace | MissingTrace): string {
   if (!trace.found) return `${trace.key}: ${trace.message}`;
@@ -49,6 +54,7 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
     `  stored        ${iso(lead.created_at)} (request_id ${lead.request_id})`,
     ...lateLines(lead.late, lead.fallback, '  '),
     ...sourceLines(lead.source, '  '),
+    ...consentLines(lead.consent, '  '),
     `  status        ${lead.status}`,
     lead.published_at === null
       ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${iso(lead.next_attempt_at)}`
@@ -64,6 +70,7 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
     );
     lines.push(...lateLines(r.late, r.fallback, '      '));
     lines.push(...sourceLines(r.source, '      '));
+    lines.push(...consentLines(r.consent, '      '));
   }
   lines.push(`  status changes ${trace.status_history.length}`);
   for (const h of trace.status_history) lines.push(`    ${iso(h.at)} ${h.from} → ${h.to} by ${h.by} (${h.user_id})`);

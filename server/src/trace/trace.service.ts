@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { LeadSource } from '@stickers/shared';
-import type { LateColumns, SourceColumns } from '../domain/lead';
+import type { ConsentColumns, LateColumns, SourceColumns } from '../domain/lead';
 import { TraceRepository } from '../repositories/trace.repository';
 
 /** How a late request came: the landing's route then, and when the server got it. Null for the others. */
@@ -46,6 +46,8 @@ export interface LeadTrace {
     fallback: FallbackTrace | null;
     /** Where the lead came from, as the landing sent it; absent when it sent none. */
     source?: LeadSource;
+    /** The visitor's consent (its time, the policy's address); absent without. Kept through anonymisation. */
+    consent?: ConsentTrace;
   };
   repeats: {
     request_id: string;
@@ -59,9 +61,16 @@ export interface LeadTrace {
     fallback: FallbackTrace | null;
     /** The repeat's own source; absent when it sent none. */
     source?: LeadSource;
+    /** The repeat's own consent; absent without. */
+    consent?: ConsentTrace;
   }[];
   status_history: { at: number; from: string; to: string; by: string; user_id: number }[];
   events: { at: number; kind: string; detail: string | null; repeat_request_id: string | null }[];
+}
+
+export interface ConsentTrace {
+  accepted_at: number;
+  policy_url: string;
 }
 
 export interface MissingTrace {
@@ -128,6 +137,7 @@ export class TraceService {
         late: lateOf(lead),
         fallback: fallbackOf(lead),
         ...sourceOf(lead),
+        ...consentOf(lead),
       },
       repeats: repeats.map((r) => ({
         request_id: r.request_id,
@@ -140,6 +150,7 @@ export class TraceService {
         late: lateOf(r),
         fallback: fallbackOf(r),
         ...sourceOf(r),
+        ...consentOf(r),
       })),
       status_history: history.map((h) => ({ at: h.at, from: h.from_status, to: h.to_status, by: h.user_name, user_id: h.user_id })),
       events: events.map((e) => ({
@@ -191,4 +202,11 @@ function sourceOf(row: Partial<SourceColumns>): { source?: LeadSource } {
   ];
   for (const [key, value] of columns) if (value != null) source[key] = value;
   return Object.keys(source).length > 0 ? { source } : {};
+}
+
+/** `{ consent }` when the request carried one, or nothing. */
+function consentOf(row: Partial<ConsentColumns>): { consent?: ConsentTrace } {
+  const at = row.consent_accepted_at ?? null;
+  const url = row.consent_policy_url ?? null;
+  return at !== null && url !== null ? { consent: { accepted_at: at, policy_url: url } } : {};
 }

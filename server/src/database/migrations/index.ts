@@ -13,6 +13,7 @@ import * as submitFunction from './2026-12-01-0011-submit-function';
 import * as telegramUpdates from './2026-12-01-0012-telegram-updates';
 import * as erasedContacts from './2026-12-01-0013-erased-contacts';
 import * as submitFields from './2026-12-01-0014-submit-fields';
+import * as leadConsent from './2026-12-02-0015-lead-consent';
 import * as leadCaptcha from './2026-12-02-0016-lead-captcha';
 
 /** Every migration, by date-prefixed name. Append only. */
@@ -31,5 +32,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0012-telegram-updates': telegramUpdates,
   '2026-12-01-0013-erased-contacts': erasedContacts,
   '2026-12-01-0014-submit-fields': submitFields,
+  '2026-12-02-0015-lead-consent': leadConsent,
   '2026-12-02-0016-lead-captcha': leadCaptcha,
 };
