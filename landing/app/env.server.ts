@@ -7,7 +7,16 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parsePhoneRegion, parseTrustProxy, type PhoneRegion, type TrustProxy } from '@stickers/shared';
+import {
+  checkPolicyUrl,
+  CONSENT_POLICY_URL_MAX,
+  parsePhoneRegion,
+  parseRequiredContacts,
+  parseTrustProxy,
+  type PhoneRegion,
+  type RequiredContacts,
+  type TrustProxy,
+} from '@stickers/shared';
 import { CAPTCHA_PROVIDERS, CAPTCHA_SPECS, isCaptchaProvider, type PageCaptcha } from './captcha/providers';
 import type { CaptchaConfig } from './captcha/verify.server';
 import type { AnalyticsConfig } from './leads/analytics';
@@ -69,6 +78,16 @@ export interface LandingEnv {
    * over by the loader, by the browser; the server's own setting should say the same.
    */
   phoneRegion: PhoneRegion;
+  /**
+   * LEADS_REQUIRED_CONTACTS (`telegram,phone` by default): which contacts the form asks for, by the action and, handed
+   * over by the loader, by the browser; the server's own setting should say the same.
+   */
+  requiredContacts: RequiredContacts;
+  /**
+   * LANDING_PRIVACY_URL: the privacy policy; with it the form shows a required consent box linking to it and the action
+   * sends `consent` with the lead. Null (the default): no box, no consent sent.
+   */
+  privacyUrl: string | null;
   /**
    * LANDING_METRIKA_ID / LANDING_GA4_ID with LANDING_GOAL: the counter on the page and the goal a delivered request
    * reaches on the sent screen; null (the default): no counter, no script from any other host.
@@ -196,6 +215,15 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   }
   const phoneRegion = parsePhoneRegion(env.LEADS_PHONE_REGION);
   if (!phoneRegion.ok) problems.push(phoneRegion.error);
+  const requiredContacts = parseRequiredContacts(env.LEADS_REQUIRED_CONTACTS);
+  if (!requiredContacts.ok) problems.push(requiredContacts.error);
+  const privacyRaw = get('LANDING_PRIVACY_URL');
+  const privacyUrl = privacyRaw ? checkPolicyUrl(privacyRaw) : null;
+  if (privacyRaw && !privacyUrl) {
+    problems.push(
+      `LANDING_PRIVACY_URL must be the full http(s) URL of the privacy policy, up to ${CONSENT_POLICY_URL_MAX} characters (got "${privacyRaw}")`,
+    );
+  }
   const metrikaId = get('LANDING_METRIKA_ID');
   const ga4Id = get('LANDING_GA4_ID');
   const goal = get('LANDING_GOAL');
@@ -245,6 +273,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     adminChatId,
     landingSource,
     phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
+    requiredContacts: requiredContacts.ok ? requiredContacts.value : 'telegram,phone',
+    privacyUrl,
     analytics: goal && (metrikaId || ga4Id) ? { metrikaId, ga4Id, goal } : null,
     captcha,
   };

@@ -1,5 +1,6 @@
 import {
   OPTIONAL_LEAD_FIELDS,
+  type ConsentBody,
   SECRET_HEADER,
   type CaptchaResult,
   type LeadAcceptedBody,
@@ -38,6 +39,8 @@ export interface Delivery {
   source?: LeadSource;
   /** What came of the captcha (`passed`, or `unchecked`: its provider could not be reached); absent without one. */
   captcha?: CaptchaResult;
+  /** The visitor's consent (the box was ticked, with LANDING_PRIVACY_URL); none without. */
+  consent?: ConsentBody;
 }
 
 /** The fallback message Telegram accepted: where it is and when it was sent (the spool hands it to the server). */
@@ -161,20 +164,21 @@ function sendToTelegram(telegram: NonNullable<LandingEnv['telegram']>, message: 
 }
 
 /**
- * The body of `POST /leads` for a delivery: the normalised fields, the visitor's address when there is one, the
- * source and the captcha's result when there are.
+ * The body of `POST /leads` for a delivery: the normalised fields (a contact the visitor left out is left out), the
+ * visitor's address when there is one, the source, the captcha's result and the consent when there are.
  */
 export function leadRequestBody(delivery: Delivery): LeadRequestBody {
   const { requestId, lead } = delivery;
   return {
     request_id: requestId,
     name: lead.name,
-    telegram: lead.telegram,
-    phone: lead.phone,
+    ...(lead.telegram ? { telegram: lead.telegram } : {}),
+    ...(lead.phone ? { phone: lead.phone } : {}),
     ...Object.fromEntries(OPTIONAL_LEAD_FIELDS.flatMap((f) => (lead[f] ? [[f, lead[f]]] : []))),
     ...(delivery.clientIp ? { client_ip: delivery.clientIp } : {}),
     ...(delivery.source ? { source: delivery.source } : {}),
     ...(delivery.captcha ? { captcha: delivery.captcha } : {}),
+    ...(delivery.consent ? { consent: delivery.consent } : {}),
   };
 }
 
@@ -195,11 +199,11 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
       // refuses to start like this, and should this ever run there, the request is lost, not printed.
       if (env.production) return { route: 'lost', detail: 'no server or Telegram configured' };
       console.log(
-        `[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false, captcha }).text}`,
+        `[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false, captcha, consent: delivery.consent }).text}`,
       );
       return { route: 'console' };
     }
-    const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: false, captcha }));
+    const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: false, captcha, consent: delivery.consent }));
     return { route: sent.ok ? 'direct' : 'lost', detail: sent.detail };
   }
 
@@ -230,7 +234,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
   }
 
   if (!env.telegram) return { route: 'lost', status, reason, body, detail: `${detail}; no Telegram fallback configured` };
-  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true, captcha }));
+  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true, captcha, consent: delivery.consent }));
   return {
     route: sent.ok ? 'fallback' : 'lost',
     status,

@@ -8,7 +8,7 @@ import { formPageSource, formSource, type PageSource } from './source.server';
 import { spoolDelivery } from './spool.server';
 import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
-import type { FieldErrors, LeadField, PhoneRegion } from '@stickers/shared';
+import type { ConsentBody, ConsentField, FieldErrors, LeadField, PhoneRegion, RequiredContacts } from '@stickers/shared';
 
 /**
  * `expired`: the page's form token was past its maximum age; nothing sent, the visitor is asked to send again.
@@ -22,7 +22,7 @@ export interface ActionResult {
   /** The form token for `requestId`, so a retry of the same request passes the checks again. */
   startedAt?: string;
   values?: FormValues;
-  errors?: FieldErrors<LeadField>;
+  errors?: FieldErrors<LeadField | ConsentField>;
   /** The form's hidden source inputs, for a form shown again; absent when it had none. */
   source?: PageSource;
   /**
@@ -38,13 +38,31 @@ export interface ActionResult {
 }
 
 /**
- * What the page needs to render a fresh form: a new request id and a start time signed for it, and the phone region
- * the browser's checks read a number in (the action's own, LEADS_PHONE_REGION).
+ * What the page needs to render a fresh form: a new request id and a start time signed for it, the phone region the
+ * browser's checks read a number in (the action's own, LEADS_PHONE_REGION), which contacts are required
+ * (LEADS_REQUIRED_CONTACTS) and the privacy policy the consent box links to (LANDING_PRIVACY_URL; null: no box).
  */
-export function freshForm(now = Date.now()): { requestId: string; startedAt: string; phoneRegion: PhoneRegion } {
+export function freshForm(now = Date.now()): {
+  requestId: string;
+  startedAt: string;
+  phoneRegion: PhoneRegion;
+  requiredContacts: RequiredContacts;
+  privacyUrl: string | null;
+} {
   const requestId = crypto.randomUUID();
   const env = getEnv();
-  return { requestId, startedAt: signStartedAt(now, requestId, env.signingKey), phoneRegion: env.phoneRegion };
+  return {
+    requestId,
+    startedAt: signStartedAt(now, requestId, env.signingKey),
+    phoneRegion: env.phoneRegion,
+    requiredContacts: env.requiredContacts,
+    privacyUrl: env.privacyUrl,
+  };
+}
+
+/** The `consent` of the body: the time the action took the ticked form (the visitor's "now"), and the policy linked. */
+export function consentOf(privacyUrl: string, now: number): ConsentBody {
+  return { accepted_at: new Date(now).toISOString(), policy_url: privacyUrl };
 }
 
 /**
@@ -68,6 +86,8 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
     signingKey: env.signingKey,
     limiter: visitorLimiter,
     phoneRegion: env.phoneRegion,
+    requiredContacts: env.requiredContacts,
+    privacyUrl: env.privacyUrl,
   });
   switch (check.kind) {
     case 'bot':
@@ -107,7 +127,14 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
       }
       const source = formSource(form, env.landingSource);
       const result = await deliverRequest(
-        { requestId: check.requestId, lead: check.lead, clientIp: ip, ...(source ? { source } : {}), ...(captcha ? { captcha } : {}) },
+        {
+          requestId: check.requestId,
+          lead: check.lead,
+          clientIp: ip,
+          ...(source ? { source } : {}),
+          ...(captcha ? { captcha } : {}),
+          ...(check.consented && env.privacyUrl ? { consent: consentOf(env.privacyUrl, now) } : {}),
+        },
         env,
       );
       // On disk before the visitor gets the answer: a request the server's database did not get is replayed later.

@@ -1,5 +1,18 @@
 import { Form, Link, useNavigation } from '@remix-run/react';
-import { fieldErrorText, phoneHint, validateLeadFields, type FieldErrors, type LeadField, type PhoneRegion } from '@stickers/shared';
+import {
+  CONSENT_FIELD,
+  CONSENT_TEXT,
+  CONTACT_OPTIONAL_HINT,
+  fieldErrorText,
+  isContactRequired,
+  phoneHint,
+  validateLeadFields,
+  type ConsentField,
+  type FieldErrors,
+  type LeadField,
+  type PhoneRegion,
+  type RequiredContacts,
+} from '@stickers/shared';
 import { useEffect, useRef, useState } from 'react';
 import { CaptchaWidget } from '../captcha/captcha-widget';
 import type { PageCaptcha } from '../captcha/providers';
@@ -13,6 +26,10 @@ interface Props {
   startedAt: string;
   /** LEADS_PHONE_REGION, from the loader: the browser reads a phone as the action will (RU when absent). */
   phoneRegion?: PhoneRegion;
+  /** LEADS_REQUIRED_CONTACTS, from the loader: which contacts are required (both when absent). */
+  requiredContacts?: RequiredContacts;
+  /** LANDING_PRIVACY_URL, from the loader: with it the form has a required consent box linking to the policy. */
+  privacyUrl?: string | null;
   /** The server saw the "sent" cookie. */
   sentBefore: boolean;
   /** The page's UTM values and referrer host, carried to the action in hidden inputs. */
@@ -26,6 +43,7 @@ interface Props {
 
 const FIELDS: { name: LeadField; label: string; type?: string; required?: boolean; hint?: string; autoComplete?: string }[] = [
   { name: 'name', label: 'Имя', required: true, autoComplete: 'name' },
+  // The contacts' `required` follows LEADS_REQUIRED_CONTACTS: set in LeadForm.
   { name: 'telegram', label: 'Ник в Telegram', required: true, hint: '@name или ссылка t.me/name', autoComplete: 'off' },
   // The phone's hint depends on the region: set in LeadForm.
   { name: 'phone', label: 'Телефон', type: 'tel', required: true, autoComplete: 'tel' },
@@ -50,10 +68,28 @@ function localStorageOrNull(): Storage | null {
   }
 }
 
-export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source, result, analytics = null, captcha = null }: Props) {
+/** A contact's hint in the mode: `необязательно` added when it may be left out (`any`, or only the other required). */
+function contactHint(field: 'telegram' | 'phone', hint: string | undefined, mode: RequiredContacts): string | undefined {
+  if (isContactRequired(field, mode)) return hint;
+  if (mode === 'any') return `${hint} · ${field === 'telegram' ? 'или телефон' : 'или ник в Telegram'}`;
+  return `${hint} · ${CONTACT_OPTIONAL_HINT}`;
+}
+
+export function LeadForm({
+  requestId,
+  startedAt,
+  phoneRegion,
+  requiredContacts = 'telegram,phone',
+  privacyUrl = null,
+  sentBefore,
+  source,
+  result,
+  analytics = null,
+  captcha = null,
+}: Props) {
   const navigation = useNavigation();
   const submitting = navigation.state === 'submitting';
-  const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField> | null>(null);
+  const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField | ConsentField> | null>(null);
   const [sentInBrowser, setSentInBrowser] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
 
@@ -109,12 +145,17 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
       noValidate
       aria-describedby={state ? 'form-result' : undefined}
       onSubmit={(event) => {
-        // The same shared rules as the server, before anything is sent.
-        const checked = validateLeadFields(readValues(new FormData(event.currentTarget)), { phoneRegion });
-        if (!checked.ok) {
+        // The same shared rules as the server, before anything is sent; and the consent box, as the action checks it.
+        const values = readValues(new FormData(event.currentTarget));
+        const checked = validateLeadFields(values, { phoneRegion, requiredContacts });
+        const found: FieldErrors<LeadField | ConsentField> = {
+          ...(checked.ok ? {} : checked.errors),
+          ...(privacyUrl && values.consent !== 'on' ? { [CONSENT_FIELD]: 'required' as const } : {}),
+        };
+        if (Object.keys(found).length > 0) {
           event.preventDefault();
-          setClientErrors(checked.errors);
-          const first = Object.keys(checked.errors)[0];
+          setClientErrors(found);
+          const first = Object.keys(found)[0];
           formRef.current?.querySelector<HTMLElement>(`[name="${first}"]`)?.focus();
         } else {
           setClientErrors(null);
@@ -137,8 +178,16 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
         <Field
           key={f.name}
           {...f}
-          hint={f.name === 'phone' ? phoneHint(phoneRegion) : f.hint}
+          required={f.name === 'telegram' || f.name === 'phone' ? isContactRequired(f.name, requiredContacts) : f.required}
+          hint={
+            f.name === 'phone'
+              ? contactHint('phone', phoneHint(phoneRegion), requiredContacts)
+              : f.name === 'telegram'
+                ? contactHint('telegram', f.hint, requiredContacts)
+                : f.hint
+          }
           phoneRegion={phoneRegion}
+          requiredContacts={requiredContacts}
           error={errors[f.name]}
           defaultValue={values?.[f.name]}
         />
@@ -151,6 +200,7 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
         error={errors.comment}
         defaultValue={values?.comment}
       />
+      {privacyUrl ? <ConsentBox privacyUrl={privacyUrl} error={errors.consent} checked={values?.consent === 'on'} /> : null}
       {captcha ? (
         // A new answer of the action other than field errors: the token was used or refused, the widget starts over.
         <CaptchaWidget captcha={captcha} resetKey={result && result.state !== 'invalid' ? result : null} />
@@ -160,7 +210,7 @@ export function LeadForm({ requestId, startedAt, phoneRegion, sentBefore, source
       <button type="submit" disabled={submitting} aria-busy={submitting}>
         {submitting ? 'Отправляем…' : 'Отправить заявку'}
       </button>
-      <p className="fine">Нажимая кнопку, вы соглашаетесь на обработку контактов для ответа на заявку.</p>
+      {privacyUrl ? null : <p className="fine">Нажимая кнопку, вы соглашаетесь на обработку контактов для ответа на заявку.</p>}
     </Form>
   );
 }
@@ -176,8 +226,9 @@ function Field(props: {
   error?: string;
   defaultValue?: string;
   phoneRegion?: PhoneRegion;
+  requiredContacts?: RequiredContacts;
 }) {
-  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion } = props;
+  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion, requiredContacts } = props;
   const errorId = `${name}-error`;
   const hintId = `${name}-hint`;
   const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
@@ -204,7 +255,40 @@ function Field(props: {
       ) : null}
       {error ? (
         <span className="error" id={errorId} data-error-for={name}>
-          {fieldErrorText(name, error as never, { phoneRegion })}
+          {fieldErrorText(name, error as never, { phoneRegion, requiredContacts })}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * The consent box (with LANDING_PRIVACY_URL): a real required checkbox with its label and the policy's link (in a new
+ * tab, so the typed form stays), its error next to it. `checked`: the visitor's tick, kept when the form comes back.
+ */
+function ConsentBox({ privacyUrl, error, checked }: { privacyUrl: string; error?: string; checked: boolean }) {
+  const errorId = `${CONSENT_FIELD}-error`;
+  return (
+    <div className={`field consent${error ? ' has-error' : ''}`}>
+      <label htmlFor={CONSENT_FIELD}>
+        <input
+          type="checkbox"
+          id={CONSENT_FIELD}
+          name={CONSENT_FIELD}
+          required
+          defaultChecked={checked}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? errorId : undefined}
+        />{' '}
+        {CONSENT_TEXT.before}
+        <a href={privacyUrl} target="_blank" rel="noopener">
+          {CONSENT_TEXT.link}
+        </a>
+        <span aria-hidden="true"> *</span>
+      </label>
+      {error ? (
+        <span className="error" id={errorId} data-error-for={CONSENT_FIELD}>
+          {fieldErrorText(CONSENT_FIELD, error as never)}
         </span>
       ) : null}
     </div>

@@ -1,5 +1,15 @@
-import { isUuidV4, validateLeadFields, type FieldErrors, type LeadField, type LeadFields, type PhoneRegion } from '@stickers/shared';
-import { HONEYPOT_FIELD, readValues, type FormValues } from './form-fields';
+import {
+  CONSENT_FIELD,
+  isUuidV4,
+  validateLeadFields,
+  type ConsentField,
+  type FieldErrors,
+  type LeadField,
+  type LeadFields,
+  type PhoneRegion,
+  type RequiredContacts,
+} from '@stickers/shared';
+import { consentTicked, HONEYPOT_FIELD, readValues, type FormValues } from './form-fields';
 import type { RateLimiter } from './rate-limit.server';
 import { signStartedAt, verifyStartedAt } from './started-at.server';
 
@@ -11,9 +21,10 @@ export type SubmitCheck =
    * the same request id and a fresh token for it (`startedAt`).
    */
   | { kind: 'expired'; requestId: string; values: FormValues; startedAt: string }
-  | { kind: 'invalid'; errors: FieldErrors<LeadField>; requestId: string; values: FormValues; startedAt: string }
+  | { kind: 'invalid'; errors: FieldErrors<LeadField | ConsentField>; requestId: string; values: FormValues; startedAt: string }
   | { kind: 'throttled'; requestId: string; values: FormValues; startedAt: string }
-  | { kind: 'ok'; lead: LeadFields; requestId: string; values: FormValues; startedAt: string };
+  /** `consented`: the consent box was ticked (always false without LANDING_PRIVACY_URL: there is no box). */
+  | { kind: 'ok'; lead: LeadFields; consented: boolean; requestId: string; values: FormValues; startedAt: string };
 
 export interface SubmitContext {
   /** The limiter's key: the visitor's address as derived from the socket and trusted proxies. */
@@ -24,10 +35,15 @@ export interface SubmitContext {
   limiter: RateLimiter;
   /** LEADS_PHONE_REGION: where a phone typed without `+` is read (RU when absent). */
   phoneRegion?: PhoneRegion;
+  /** LEADS_REQUIRED_CONTACTS: which contacts the form must have (both when absent). */
+  requiredContacts?: RequiredContacts;
+  /** LANDING_PRIVACY_URL: with it the consent box is required (an unticked box is the field error `consent`). */
+  privacyUrl?: string | null;
 }
 
 /**
- * The checks, in this order: 1 honeypot, 2 minimum fill time, 3 schema, 4 per-IP limit.
+ * The checks, in this order: 1 honeypot, 2 minimum fill time, 3 schema (and the consent box with LANDING_PRIVACY_URL),
+ * 4 per-IP limit.
  * A missing honeypot field counts as tripped (a real form always sends it, empty). A `startedAt` signed for another
  * request id, forged or missing fails the fill-time check like a fast bot. One that we signed but that is past its
  * maximum age is a real visitor's page: `expired`, nothing delivered, asked to send again (a token from a page
@@ -59,9 +75,17 @@ export function submitRequest(form: FormData, ctx: SubmitContext): SubmitCheck {
   const startedAt = token as string;
 
   const values = readValues(form);
-  const checked = validateLeadFields(values, { phoneRegion: ctx.phoneRegion });
-  if (!checked.ok) return { kind: 'invalid', errors: checked.errors, requestId, values, startedAt };
+  const checked = validateLeadFields(values, { phoneRegion: ctx.phoneRegion, requiredContacts: ctx.requiredContacts });
+  const consented = !!ctx.privacyUrl && consentTicked(form);
+  const consentMissing = !!ctx.privacyUrl && !consented;
+  if (!checked.ok || consentMissing) {
+    const errors: FieldErrors<LeadField | ConsentField> = {
+      ...(checked.ok ? {} : checked.errors),
+      ...(consentMissing ? { [CONSENT_FIELD]: 'required' as const } : {}),
+    };
+    return { kind: 'invalid', errors, requestId, values, startedAt };
+  }
 
   if (!ctx.limiter.take(ctx.ip, ctx.now)) return { kind: 'throttled', requestId, values, startedAt };
-  return { kind: 'ok', lead: checked.value, requestId, values, startedAt };
+  return { kind: 'ok', lead: checked.value, consented, requestId, values, startedAt };
 }

@@ -66,6 +66,8 @@ export default function Index() {
           requestId={page.requestId}
           startedAt={page.startedAt}
           phoneRegion={page.phoneRegion}
+          requiredContacts={page.requiredContacts}
+          privacyUrl={page.privacyUrl}
           sentBefore={page.sent}
           source={page.source}
           result={result}
