@@ -70,7 +70,7 @@ export async function startLanding(env, { name = 'landing', wait = true, onStart
   return { child, url, port };
 }
 
-export async function startStack({ minFillMs = 1500, serverEnv = {} } = {}) {
+export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
   const [sandboxPort, serverPort] = [await freePort(), await freePort()];
   const token = '123456789:sandbox-token';
@@ -97,6 +97,7 @@ export async function startStack({ minFillMs = 1500, serverEnv = {} } = {}) {
     TELEGRAM_API_ROOT: sandboxUrl,
     LEADS_CHAT_ID: String(LEADS_CHAT),
     MIN_FILL_MS: String(minFillMs),
+    ...landingEnv,
   });
 
   return {
