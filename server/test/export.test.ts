@@ -99,6 +99,8 @@ const COLUMNS = [
   'utm_content',
   'utm_term',
   'referrer',
+  'consent_accepted_at',
+  'consent_policy_url',
   'repeats',
   'captcha',
 ];

@@ -85,7 +85,11 @@ describe('GET /openapi.json', () => {
     expect(json(post.requestBody)).toEqual({ $ref: '#/components/schemas/LeadRequest' });
     expect(post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
     const request = doc.components.schemas.LeadRequest;
-    expect(request.required).toEqual(['name', 'telegram', 'phone']);
+    // The contacts are required as LEADS_REQUIRED_CONTACTS says: only the name always is.
+    expect(request.required).toEqual(['name']);
+    expect(request.properties.consent.required).toEqual(['accepted_at', 'policy_url']);
+    expect(request.properties.consent.additionalProperties).toBe(false);
+    expect(doc.components.schemas.ExportedLead.properties.consent).toMatchObject({ nullable: true });
     expect(request.properties.late.required).toEqual(['submitted_at', 'route', 'reason']);
     expect(request.properties.late.properties.route.enum).toEqual([...LATE_ROUTES]);
     expect(request.properties.source).toEqual({ $ref: '#/components/schemas/LeadSource' });
