@@ -203,7 +203,10 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
       );
       return { route: 'console' };
     }
-    const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: false, captcha, consent: delivery.consent }));
+    const sent = await sendToTelegram(
+      env.telegram,
+      requestMessage(lead, requestId, { fallback: false, captcha, consent: delivery.consent }),
+    );
     return { route: sent.ok ? 'direct' : 'lost', detail: sent.detail };
   }
 
