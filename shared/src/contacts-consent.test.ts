@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkConsent, checkPolicyUrl, CONSENT_FUTURE_SKEW_MS } from './consent.js';
 import { isContactRequired, parseRequiredContacts, validateLeadFields, validateSubmission } from './fields.js';
-import { ANY_CONTACT_REQUIRED_TEXT, CONSENT_TEXT, fieldErrorText } from './messages.js';
+import { FIELD_MESSAGES, fieldErrorText } from './messages.js';
 
 const NAME = { name: 'Анна' };
 const ID = { request_id: '0b6f4a52-3f1e-4c55-9a55-6c1f4b8f1a20' };
@@ -63,7 +63,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
       ok: false,
       errors: { telegram: 'invalid' },
     });
-    expect(fieldErrorText('phone', 'required', { requiredContacts: 'any' })).toBe(ANY_CONTACT_REQUIRED_TEXT);
+    expect(fieldErrorText('phone', 'required', { requiredContacts: 'any' })).toBe(FIELD_MESSAGES.ru.anyContactRequired);
     expect(fieldErrorText('phone', 'required')).toBe('Укажите телефон');
   });
 });
@@ -116,6 +116,6 @@ describe('consent', () => {
     for (const bad of ['/privacy', 'https://', 'javascript:alert(1)', 'https://a.example/ b', `https://a.example/${'x'.repeat(500)}`]) {
       expect(checkPolicyUrl(bad)).toBeNull();
     }
-    expect(fieldErrorText('consent', 'required')).toBe(CONSENT_TEXT.required);
+    expect(fieldErrorText('consent', 'required')).toBe(FIELD_MESSAGES.ru.consent.required);
   });
 });
