@@ -7,6 +7,7 @@ import { ClockModule } from './clock/clock.module';
 import { ConfigModule } from './config/config.module';
 import type { ServerConfig } from './config/config';
 import { DatabaseModule } from './database/database.module';
+import { I18nModule } from './i18n/i18n.module';
 import { HousekeepingModule } from './housekeeping/housekeeping.module';
 import { LeadsModule } from './leads/leads.module';
 import { ObservabilityModule } from './observability/observability.module';
@@ -26,6 +27,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.register(config),
+        I18nModule,
         ClockModule,
         ScheduleModule.forRoot(),
         EventEmitterModule.forRoot(),

@@ -4,7 +4,7 @@
  * (a repeat keeps its own); an unchecked captcha puts a warning line on the card; `GET /leads` and the CSV show it.
  */
 import { join } from 'node:path';
-import { CAPTCHA_UNCHECKED_LINE } from '../src/cards/card.renderer';
+import { ru } from '../src/i18n/ru';
 import { FakeClock, LEADS_CHAT, NO_RATE_LIMITS, SECRET, lead, postLead, publishLead, type TestServer, sandboxSuite } from './harness';
 import { sqlRow } from './support/test-database';
 
@@ -30,7 +30,7 @@ describe('captcha on the card and in the database', () => {
     const res = await publishLead(server, { captcha: 'unchecked' });
     expect(res.status).toBe(201);
     const id = res.body.lead_number as number;
-    expect(cardOf(id)!.text.split('\n').slice(1, 3)).toEqual(['🕒 29.11.2026 12:00', CAPTCHA_UNCHECKED_LINE]);
+    expect(cardOf(id)!.text.split('\n').slice(1, 3)).toEqual(['🕒 29.11.2026 12:00', ru.card.captchaUnchecked]);
     expect(await sqlRow(server.db, 'select captcha from leads where id = ?', id)).toEqual({ captcha: 'unchecked' });
   });
 
@@ -55,7 +55,7 @@ describe('captcha on the card and in the database', () => {
     expect(again.body).toMatchObject({ lead_number: id, repeat: true });
     await server.outbox.whenIdle();
     expect(await sqlRow(server.db, 'select captcha from lead_repeats where lead_id = ?', id)).toEqual({ captcha: 'unchecked' });
-    expect(cardOf(id)!.text).not.toContain(CAPTCHA_UNCHECKED_LINE);
+    expect(cardOf(id)!.text).not.toContain(ru.card.captchaUnchecked);
   });
 });
 

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import Database, { SqliteError } from 'better-sqlite3';
 import { Client, DatabaseError, types } from 'pg';
-import { MINIMAL_CARD_NOTE } from '../src/cards/card.renderer';
+import { ru } from '../src/i18n/ru';
 import { CardService } from '../src/cards/card.service';
 import type { Lead } from '../src/domain/lead';
 import { WriteHealth } from '../src/database/write-health';
@@ -234,7 +234,7 @@ describe('a message Telegram took is never sent again because the database did n
 });
 
 describe('a card Telegram refuses as too long', () => {
-  const minimalText = (id: number, status: string) => `🆕 Заявка #${id}\nСтатус: ${status}\n⚠️ ${MINIMAL_CARD_NOTE}`;
+  const minimalText = (id: number, status: string) => `🆕 Заявка #${id}\nСтатус: ${status}\n⚠️ ${ru.card.minimalNote}`;
 
   it('goes out in the minimal form (number, status, buttons, the note) with one alert', async () => {
     await boot();

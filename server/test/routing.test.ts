@@ -6,10 +6,9 @@
  */
 import { join } from 'node:path';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
-import { COMMAND_ANSWERS } from '../src/bot/command-answers';
 import { ConfigError, loadServerConfig } from '../src/config/config';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
-import { PRESS_ANSWERS } from '../src/lead-status/lead-status.service';
+import { ru } from '../src/i18n/ru';
 import { TraceService, type LeadTrace } from '../src/trace/trace.service';
 import {
   ADMIN_CHAT,
@@ -154,14 +153,14 @@ describe('presses and commands in routed chats', () => {
     expect(await sqlRow(server.db, 'select status from leads where id = ?', wedding)).toEqual({ status: 'in_progress' });
 
     // The wedding lead's button on the corporate card (a forged or old press): not its card.
-    expect(await press(CORPORATE, corporateCard.message_id, `lead:${wedding}:in_progress:won`)).toBe(PRESS_ANSWERS.staleCard);
+    expect(await press(CORPORATE, corporateCard.message_id, `lead:${wedding}:in_progress:won`)).toBe(ru.press.staleCard);
     // The admin chat is no leads chat.
     const elsewhere = sandbox.say(ADMIN_CHAT, 'сообщение');
-    expect(await press(ADMIN_CHAT, elsewhere, `lead:${wedding}:in_progress:won`)).toBe(PRESS_ANSWERS.foreignChat);
+    expect(await press(ADMIN_CHAT, elsewhere, `lead:${wedding}:in_progress:won`)).toBe(ru.press.foreignChat);
     expect(await sqlRow(server.db, 'select status from leads where id = ?', wedding)).toEqual({ status: 'in_progress' });
 
     // Commands answer in a routed chat too, in the topic they were sent in.
-    expect(await command(CORPORATE, '/stickers_new')).not.toBe(COMMAND_ANSWERS.wrongChat);
+    expect(await command(CORPORATE, '/stickers_new')).not.toBe(ru.commands.wrongChat);
     const asked = sandbox.say(WEDDING, '/stickers_new', DEFAULT_USER, WEDDING_TOPIC);
     const reply = await waitFor(
       () => sandbox.messages(WEDDING).find((m) => m.reply_to_message_id === asked && m.from.is_bot),
@@ -169,7 +168,7 @@ describe('presses and commands in routed chats', () => {
       'the answer in the wedding topic',
     );
     expect(reply.message_thread_id).toBe(WEDDING_TOPIC);
-    expect(reply.text).not.toBe(COMMAND_ANSWERS.wrongChat);
+    expect(reply.text).not.toBe(ru.commands.wrongChat);
   });
 });
 

@@ -6,6 +6,8 @@ import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
 import { Metrics } from '../observability/metrics';
 import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
 
@@ -23,6 +25,7 @@ export class AlertsService {
     private readonly throttles: AlertThrottlesRepository,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   /** Sends `text` unless alert `key` was sent less than `intervalMs` ago. Never throws: an alert must not break a request. */
@@ -70,7 +73,7 @@ export class AlertsService {
     const sent = await this.telegram.send({ chatId, threadId, text, html: false });
     if (sent.ok || sent.kind !== 'thread_gone' || threadId === null) return sent;
     this.logger.warn({ msg: 'admin topic refused; sent to the admin chat without a topic', thread_id: threadId, error: sent.description });
-    const note = `⚠️ Тема ADMIN_THREAD_ID=${threadId} закрыта или удалена (${sent.description}): сообщение в общей теме чата.`;
+    const note = this.t.alerts.adminTopicGone(threadId, sent.description);
     return this.telegram.send({ chatId, text: `${note}\n\n${text}`, html: false });
   }
 }

@@ -7,8 +7,9 @@ import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 import {
-  COMMAND_ANSWERS,
   EXPORT_DAYS_DEFAULT,
   EXPORT_DAYS_MAX,
   refusalText,
@@ -16,14 +17,14 @@ import {
   type PermissionRefusal,
 } from './command-answers';
 
-export const BOT_COMMANDS = [
-  { command: 'stickers_new', description: 'Заявки без карточки и всё ещё новые' },
-  { command: 'stickers_stats', description: 'Статистика заявок за 7 и 30 дней' },
-  { command: 'stickers_forget', description: 'Обезличить: /stickers_forget 42, @ник, +7… или 8 9… (все заявки человека)' },
-  { command: 'stickers_export', description: 'CSV заявок в чат админов: /stickers_export 30 (дней)' },
-  { command: 'stickers_chatid', description: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)' },
-] as const;
-export type BotCommand = 'stickers_new' | 'stickers_stats' | 'stickers_forget' | 'stickers_export' | 'stickers_chatid';
+/** The bot's commands, in the order of its menu; their descriptions are the catalogue's `commands.menu`. */
+export const BOT_COMMAND_NAMES = ['stickers_new', 'stickers_stats', 'stickers_forget', 'stickers_export', 'stickers_chatid'] as const;
+export type BotCommand = (typeof BOT_COMMAND_NAMES)[number];
+
+/** The menu setMyCommands sets, in the locale's words. */
+export function botCommands(t: Messages): { command: BotCommand; description: string }[] {
+  return BOT_COMMAND_NAMES.map((command) => ({ command, description: t.commands.menu[command] }));
+}
 
 export interface CommandCall {
   command: BotCommand;
@@ -50,6 +51,7 @@ export class BotCommandsService {
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    @Inject(MESSAGES) private readonly t: Messages,
     private readonly reports: ReportsService,
     private readonly anonymisation: AnonymisationService,
     private readonly chats: LeadsChatService,
@@ -59,7 +61,7 @@ export class BotCommandsService {
 
   async run(call: CommandCall): Promise<string> {
     const outcome = await this.decide(call);
-    return typeof outcome === 'string' ? outcome : refusalText(outcome);
+    return typeof outcome === 'string' ? outcome : refusalText(outcome, this.t);
   }
 
   private async decide(call: CommandCall): Promise<CommandOutcome> {
@@ -86,9 +88,9 @@ export class BotCommandsService {
    */
   private chatIds(call: CommandCall): CommandOutcome {
     if (call.chatType === 'private') return { kind: 'refused', reason: 'private_chat' };
-    const lines = ['Для .env (группа заявок):', `LEADS_CHAT_ID=${call.chatId}`];
+    const lines = [this.t.commands.chatIdLeads, `LEADS_CHAT_ID=${call.chatId}`];
     if (call.threadId) lines.push(`LEADS_THREAD_ID=${call.threadId}`);
-    lines.push('', 'Для чата админов — то же под именами:', `ADMIN_CHAT_ID=${call.chatId}`);
+    lines.push('', this.t.commands.chatIdAdmin, `ADMIN_CHAT_ID=${call.chatId}`);
     if (call.threadId) lines.push(`ADMIN_THREAD_ID=${call.threadId}`);
     return lines.join('\n');
   }
@@ -107,14 +109,14 @@ export class BotCommandsService {
       threadId: call.threadId,
       filename: `leads-${days}d.csv`,
       content,
-      caption: `Заявки за ${days} дн.: ${rows}`,
+      caption: this.t.commands.exportCaption(days, rows),
     });
     if (!sent.ok) {
       this.logger.warn({ msg: 'export document not sent', error: sent.description });
-      return COMMAND_ANSWERS.exportFailed;
+      return this.t.commands.exportFailed;
     }
     this.logger.log({ msg: 'leads exported', user_id: call.userId, days, rows });
-    return `📎 Выгрузка за ${days} дн.: ${rows} заявок (файл выше).`;
+    return this.t.commands.exported(days, rows);
   }
 
   private async forget(call: CommandCall): Promise<CommandOutcome> {
@@ -124,19 +126,19 @@ export class BotCommandsService {
     if (contact) {
       const erased = await this.anonymisation.forgetContact(contact);
       // The answer does not repeat the contact: command answers carry no personal data (docs/requirements.md §6.1).
-      if (erased.length === 0) return 'Заявок с таким контактом не найдено: никто не обезличен.';
-      return `🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}): личные данные удалены, карточки обновлены.`;
+      if (erased.length === 0) return this.t.commands.forgetNoContact;
+      return this.t.commands.forgetContact(`${erased.length} (${erased.map((id) => `#${id}`).join(', ')})`);
     }
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
     if (!m) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
     const id = Number(m[1]);
     switch (await this.anonymisation.forget(id)) {
       case 'done':
-        return `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`;
+        return this.t.commands.forgetDone(id);
       case 'already':
-        return `Заявка #${id} уже обезличена.`;
+        return this.t.commands.forgetAlready(id);
       case 'unknown':
-        return `Заявки #${id} нет.`;
+        return this.t.commands.forgetUnknown(id);
     }
   }
 

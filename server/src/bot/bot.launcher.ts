@@ -11,7 +11,9 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { TelegramGateway, type UpdateKind } from '../telegram/telegram.gateway';
 import { TelegramPolling } from '../telegram/telegram-polling';
-import { BOT_COMMANDS } from './bot-commands.service';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
+import { botCommands } from './bot-commands.service';
 
 /** False where updates are fed by hand (no polling, no webhook set); true in production. */
 export const BOT_POLLING = Symbol('BotPolling');
@@ -55,6 +57,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(BOT_POLLING) private readonly polling: boolean,
     @Inject(BOT_RETRY_MS) private readonly retryMs: number,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {
     telegram.onUpdateError((err) => this.logger.error(`update failed: ${err instanceof Error ? err.message : String(err)}`));
   }
@@ -154,7 +157,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
   private registerCommands(): void {
     if (this.commandsRegistered) return;
     this.commandsRegistered = true;
-    void this.telegram.setMyCommands(BOT_COMMANDS).then((result) => {
+    void this.telegram.setMyCommands(botCommands(this.t)).then((result) => {
       if (!result.ok) {
         this.commandsRegistered = false;
         this.logger.warn(`setMyCommands failed: ${result.description}`);

@@ -1,4 +1,5 @@
 // Fast tier: each refusal the service decides on, in the words the users have always read.
+import { ru } from '../i18n/ru';
 import { refusalText, type CommandRefusal } from './command-answers';
 
 describe('refusalText', () => {
@@ -25,6 +26,6 @@ describe('refusalText', () => {
         'Это личный чат с ботом. Добавьте бота в группу заявок и отправьте /stickers_chatid там (в нужной теме).',
       ],
     ];
-    for (const [refusal, text] of cases) expect(refusalText(refusal)).toBe(text);
+    for (const [refusal, text] of cases) expect(refusalText(refusal, ru)).toBe(text);
   });
 });

@@ -1,3 +1,5 @@
+import type { Messages } from '../i18n';
+
 /** `/stickers_export [days]`: 7 days unless told, at most a year. */
 export const EXPORT_DAYS_DEFAULT = 7;
 export const EXPORT_DAYS_MAX = 365;
@@ -26,22 +28,9 @@ export type CommandRefusal =
   /** `/stickers_chatid` in the private chat with the bot: no group to give the id of. */
   | { kind: 'refused'; reason: 'private_chat' };
 
-export const COMMAND_ANSWERS = {
-  wrongChat: 'Команды работают только в группе заявок и в чате админов.',
-  notManager: 'Обезличивать заявки могут только менеджеры.',
-  notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
-  adminUnknown: 'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
-  forgetUsage: 'Укажите номер заявки: /stickers_forget 42',
-  exportWrongChat: 'Выгрузка приходит только в чат админов.',
-  exportNotManager: 'Выгружать заявки могут только менеджеры.',
-  exportNotAdmin: 'Выгружать заявки могут только администраторы группы заявок.',
-  exportUsage: `Укажите число дней от 1 до ${EXPORT_DAYS_MAX}: /stickers_export 30`,
-  exportFailed: 'Не удалось отправить файл выгрузки. Попробуйте позже.',
-  chatIdPrivate: 'Это личный чат с ботом. Добавьте бота в группу заявок и отправьте /stickers_chatid там (в нужной теме).',
-} as const;
-
-/** The one place a refusal becomes the text the user reads. */
-export function refusalText(refusal: CommandRefusal): string {
+/** The one place a refusal becomes the text the user reads, in the catalogue's words (`commands`). */
+export function refusalText(refusal: CommandRefusal, t: Messages): string {
+  const COMMAND_ANSWERS = t.commands;
   switch (refusal.reason) {
     case 'wrong_chat':
       return COMMAND_ANSWERS.wrongChat;

@@ -7,7 +7,8 @@ import { BotCommandsService, type BotCommand } from './bot-commands.service';
 
 function displayName(user: { first_name: string; last_name?: string; username?: string }): string {
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
-  return full || (user.username ? `@${user.username}` : 'без имени');
+  // Neither: empty, and the status service names the presser in the locale's words.
+  return full || (user.username ? `@${user.username}` : '');
 }
 
 /** Thin bot handlers: read the update, call a service, answer (through the gateway, like every Bot API call). */

@@ -2,6 +2,7 @@ import { LEAD_FIELDS, normaliseLine, normaliseMultiline } from '@stickers/shared
 import { parseHtml } from '@stickers/telegram-sandbox';
 import fc from 'fast-check';
 import { LEAD_STATUSES } from '../domain/lead-status';
+import { ru } from '../i18n/ru';
 import { type CardLead, type CardRepeat, renderCard } from './card.renderer';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
@@ -67,7 +68,7 @@ describe('renderCard (property): any lead with 0–3 repeats, PII on or off, fit
   it('text ≤ 4096 UTF-16 units after entity parsing, plain ≤ 4096, HTML well-formed, buttons within limits', () => {
     fc.assert(
       fc.property(lead, fc.array(repeat, { maxLength: 3 }), fc.boolean(), (l, repeats, pii) => {
-        const card = renderCard(l, repeats, { pii, timezone: 'Europe/Moscow' });
+        const card = renderCard(l, repeats, { pii, timezone: 'Europe/Moscow', messages: ru });
         expect(telegramTextLength(card.html)).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
         expect(card.plain.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
         // The sandbox parses HTML the way Telegram does and refuses what Telegram refuses.

@@ -2,21 +2,16 @@ import { FIELD_UNITS_MAX } from '@stickers/shared';
 import { parseHtml } from '@stickers/telegram-sandbox';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import {
-  CAPTCHA_UNCHECKED_LINE,
   type CardLead,
   type CardRepeat,
-  MINIMAL_CARD_NOTE,
-  PII_HIDDEN_LINE,
   QUOTE_BAR,
-  REPEAT_HIDDEN_LINE,
-  REPEAT_BY_PHONE_WARNING,
-  REPEAT_BY_USERNAME_WARNING,
   renderCard,
   renderCardWithin,
   renderMinimalCard,
   shorten,
 } from './card.renderer';
-import { STATUS_BUTTONS, STATUS_LABEL } from './lead-statuses';
+import { ru } from '../i18n/ru';
+import { statusButtons } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
 const lead: CardLead = {
@@ -31,7 +26,9 @@ const lead: CardLead = {
   created_at: Date.UTC(2026, 10, 29, 9, 0),
   anonymised_at: null,
 };
-const options = { pii: true, timezone: 'Europe/Moscow' };
+const options = { pii: true, timezone: 'Europe/Moscow', messages: ru };
+const { minimalNote: MINIMAL_CARD_NOTE, piiHidden: PII_HIDDEN_LINE, repeatHidden: REPEAT_HIDDEN_LINE } = ru.card;
+const { repeatByPhone: REPEAT_BY_PHONE_WARNING, repeatByUsername: REPEAT_BY_USERNAME_WARNING } = ru.card;
 
 describe('renderCard (requirements §4.8, §4.9)', () => {
   it('starts with the header and shows the time in LEADS_TIMEZONE', () => {
@@ -43,7 +40,7 @@ describe('renderCard (requirements §4.8, §4.9)', () => {
   it.each(LEAD_STATUSES)('status %s: its label and exactly its buttons, callback_data within 64 bytes', (status) => {
     const card = renderCard({ ...lead, status }, [], options);
     const buttons = card.keyboard.inline_keyboard[0];
-    expect(buttons.map((b) => b.text)).toEqual(STATUS_BUTTONS[status].map((b) => b.text));
+    expect(buttons.map((b) => b.text)).toEqual(statusButtons(ru, status).map((b) => b.text));
     for (const b of buttons) {
       expect('callback_data' in b && Buffer.byteLength(b.callback_data)).toBeLessThanOrEqual(64);
     }
@@ -133,7 +130,7 @@ describe('renderMinimalCard', () => {
   it.each(LEAD_STATUSES)('status %s: number, status line, the note, the same status buttons, no personal data', (status) => {
     const full = renderCard({ ...lead, status }, [], options);
     const card = renderMinimalCard({ ...lead, status }, options);
-    expect(card.plain.split('\n')).toEqual(['🆕 Заявка #42', `Статус: ${STATUS_LABEL[status]}`, `⚠️ ${MINIMAL_CARD_NOTE}`]);
+    expect(card.plain.split('\n')).toEqual(['🆕 Заявка #42', `Статус: ${ru.statuses[status]}`, `⚠️ ${MINIMAL_CARD_NOTE}`]);
     expect(MINIMAL_CARD_NOTE).toBe('текст слишком длинный — см. trace');
     expect(card.keyboard.inline_keyboard).toEqual([full.keyboard.inline_keyboard[0]]);
     for (const pii of [lead.name, lead.telegram, lead.phone, lead.comment, lead.date, lead.guests] as string[]) {
@@ -301,8 +298,8 @@ describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)
 describe('the captcha line', () => {
   it('an unchecked captcha: a warning line under the time, above the source', () => {
     const card = renderCard({ ...lead, captcha: 'unchecked', source_landing: 'wedding' }, [], options);
-    expect(card.plain.split('\n').slice(0, 4)).toEqual(['🆕 Заявка #42', '🕒 29.11.2026 12:00', CAPTCHA_UNCHECKED_LINE, '📣 wedding']);
-    expect(CAPTCHA_UNCHECKED_LINE).toBe('⚠️ Капча не проверена: сервис проверки был недоступен');
+    expect(card.plain.split('\n').slice(0, 4)).toEqual(['🆕 Заявка #42', '🕒 29.11.2026 12:00', ru.card.captchaUnchecked, '📣 wedding']);
+    expect(ru.card.captchaUnchecked).toBe('⚠️ Капча не проверена: сервис проверки был недоступен');
     expect(parseHtml(card.html).ok).toBe(true);
   });
   it('a passed captcha, or none at all: no line, the card as before', () => {
@@ -310,8 +307,8 @@ describe('the captcha line', () => {
     expect(renderCard({ ...lead, captcha: null }, [], options).plain).not.toContain('Капча');
   });
   it('the line stays with PII off and on an anonymised card: it is not personal', () => {
-    expect(renderCard({ ...lead, captcha: 'unchecked' }, [], { ...options, pii: false }).plain).toContain(CAPTCHA_UNCHECKED_LINE);
-    expect(renderCard({ ...lead, captcha: 'unchecked', anonymised_at: 1 }, [], options).plain).toContain(CAPTCHA_UNCHECKED_LINE);
+    expect(renderCard({ ...lead, captcha: 'unchecked' }, [], { ...options, pii: false }).plain).toContain(ru.card.captchaUnchecked);
+    expect(renderCard({ ...lead, captcha: 'unchecked', anonymised_at: 1 }, [], options).plain).toContain(ru.card.captchaUnchecked);
   });
 });
 

@@ -1,7 +1,8 @@
 import { LEAD_FIELDS, type LeadField, sourceSummary } from '@stickers/shared';
 import type { Lead } from '../domain/lead';
 import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields';
-import { STATUS_BUTTONS, STATUS_LABEL, statusCallbackData } from './lead-statuses';
+import { formatClock, formatDay, formatTime, type Messages } from '../i18n';
+import { statusButtons as buttonsOf, statusCallbackData } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
 /**
@@ -39,6 +40,8 @@ export interface CardOptions {
   /** LEADS_CARD_PII: false hides every personal field (domain/personal-fields.ts): the form's six, the UTM values. */
   pii: boolean;
   timezone: string;
+  /** The catalogue of LEADS_LOCALE (server/src/i18n/): every word of the card, and how its times are written. */
+  messages: Messages;
 }
 
 export interface InlineKeyboard {
@@ -55,14 +58,6 @@ export interface Card {
 
 /** Up to 3 repeat blocks, newest first (docs/requirements.md §4.8). */
 export const CARD_REPEATS = 3;
-const LABEL: Record<LeadField, string> = {
-  name: 'Имя',
-  telegram: 'Telegram',
-  phone: 'Телефон',
-  date: 'Дата',
-  guests: 'Гостей',
-  comment: 'Комментарий',
-};
 /** A repeat block is a summary: its values are cut here even when the card has room (UTF-16 units). */
 const REPEAT_VALUE_MAX = 300;
 /** The manager's name on the status line comes from Telegram; it is cut here (UTF-16 units). */
@@ -72,10 +67,6 @@ const WHO_MAX = 64;
  * types can never start at the left edge, so it cannot pass for the card's own status or repeat line.
  */
 export const QUOTE_BAR = '│';
-export const PII_HIDDEN_LINE = '🔒 Личные данные скрыты (LEADS_CARD_PII=0)';
-export const REPEAT_HIDDEN_LINE = 'Изменились данные (скрыты)';
-export const REPEAT_BY_USERNAME_WARNING = '⚠️ другой телефон — совпал только ник в Telegram';
-export const REPEAT_BY_PHONE_WARNING = '⚠️ другой Telegram — совпал только телефон';
 const TELEGRAM_USERNAME = /^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -84,56 +75,38 @@ export function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-export function formatTime(ms: number, timezone: string): string {
-  return new Intl.DateTimeFormat('ru-RU', {
-    timeZone: timezone,
-    day: '2-digit',
-    month: '2-digit',
-    year: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-  })
-    .format(new Date(ms))
-    .replace(',', '');
+/** The time alone when `ms` falls on the same local day as `day`, else the whole date and time. */
+function timeAfter(ms: number, day: number, options: CardOptions): string {
+  const { timezone, messages } = options;
+  const sameDay = formatDay(ms, timezone, messages.intl) === formatDay(day, timezone, messages.intl);
+  return sameDay ? formatClock(ms, timezone, messages.intl) : formatTime(ms, timezone, messages.intl);
 }
-
-/** `HH:MM` when `ms` falls on the same local day as `day`, else the whole `dd.mm.yyyy HH:MM`. */
-function timeAfter(ms: number, day: number, timezone: string): string {
-  const full = formatTime(ms, timezone);
-  return full.slice(0, 10) === formatTime(day, timezone).slice(0, 10) ? full.slice(11) : full;
-}
-
-export const FALLBACK_LINE = '📨 Пришла через резервный канал в';
-export const LATE_LINE = '⏳ Пришла с опозданием (сервер заявок не отвечал): в базе с';
 
 /**
  * The line of a late lead under its time: it went through the landing's fallback message (whose text the card may
  * now have replaced), or it reached the database only later, so the card appears after its time.
  */
-function lateLine(lead: CardLead, timezone: string): Line[] {
-  if (lead.fallback_sent_at != null) return [[{ text: `${FALLBACK_LINE} ${timeAfter(lead.fallback_sent_at, lead.created_at, timezone)}` }]];
+function lateLine(lead: CardLead, options: CardOptions): Line[] {
+  const card = options.messages.card;
+  if (lead.fallback_sent_at != null) return [[{ text: card.viaFallback(timeAfter(lead.fallback_sent_at, lead.created_at, options)) }]];
   if (lead.late_route != null && lead.received_at != null) {
-    return [[{ text: `${LATE_LINE} ${timeAfter(lead.received_at, lead.created_at, timezone)}` }]];
+    return [[{ text: card.late(timeAfter(lead.received_at, lead.created_at, options)) }]];
   }
   return [];
 }
-
-export const CAPTCHA_UNCHECKED_LINE = '⚠️ Капча не проверена: сервис проверки был недоступен';
 
 /**
  * The line of a lead whose captcha could not be checked: the landing's provider was unreachable, and the lead was
  * delivered rather than lost. None for a passed captcha or a landing without one.
  */
-function captchaLine(lead: CardLead): Line[] {
-  return lead.captcha === 'unchecked' ? [[{ text: CAPTCHA_UNCHECKED_LINE }]] : [];
+function captchaLine(lead: CardLead, options: CardOptions): Line[] {
+  return lead.captcha === 'unchecked' ? [[{ text: options.messages.card.captchaUnchecked }]] : [];
 }
 
-export const CONSENT_LINE = '☑️ Согласие на обработку данных:';
-
 /** `☑️ Согласие на обработку данных: 02.12.2026 10:15` when the visitor gave it; kept on an erased card (not personal). */
-function consentLine(lead: CardLead, timezone: string): Line[] {
+function consentLine(lead: CardLead, options: CardOptions): Line[] {
   if (lead.consent_accepted_at == null) return [];
-  return [[{ text: `${CONSENT_LINE} ${timeAfter(lead.consent_accepted_at, lead.created_at, timezone)}` }]];
+  return [[{ text: options.messages.card.consent(timeAfter(lead.consent_accepted_at, lead.created_at, options)) }]];
 }
 
 export const SOURCE_LINE = '📣';
@@ -192,66 +165,70 @@ function addValue(draft: Draft, value: string, cap: number): number {
 }
 
 /** `Label: value`, or for a multi-line value the label alone and the value below it, each line behind the bar. */
-function fieldLine(draft: Draft, field: LeadField, value: string, cap: number): Line {
+function fieldLine(draft: Draft, label: string, value: string, cap: number): Line {
   const lines = value.split(LINE_BREAK);
-  if (lines.length === 1) return [{ text: `${LABEL[field]}:`, bold: true }, { text: ' ' }, { slot: addValue(draft, value, cap) }];
+  if (lines.length === 1) return [{ text: `${label}:`, bold: true }, { text: ' ' }, { slot: addValue(draft, value, cap) }];
   const quoted = lines.map((l) => (l === '' ? QUOTE_BAR : `${QUOTE_BAR} ${l}`)).join('\n');
-  return [{ text: `${LABEL[field]}:`, bold: true }, { text: '\n' }, { slot: addValue(draft, quoted, cap) }];
+  return [{ text: `${label}:`, bold: true }, { text: '\n' }, { slot: addValue(draft, quoted, cap) }];
 }
 
-function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, pii: boolean, cap: number): Line[] {
+function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, options: CardOptions, cap: number): Line[] {
+  const { pii, messages } = options;
   const lines: Line[] = [];
   for (const field of LEAD_FIELDS) {
     const value = values[field];
     if (typeof value !== 'string' || value === '' || (!pii && isPersonalField(field))) continue;
-    lines.push(fieldLine(draft, field, value, cap));
+    lines.push(fieldLine(draft, messages.card.fields[field], value, cap));
   }
   return lines;
 }
 
-function statusLine(draft: Draft, lead: CardLead, timezone: string): Line {
-  const line: Line = [{ text: `Статус: ${STATUS_LABEL[lead.status]}`, bold: true }];
+function statusLine(draft: Draft, lead: CardLead, options: Pick<CardOptions, 'timezone' | 'messages'>): Line {
+  const { timezone, messages } = options;
+  const line: Line = [{ text: messages.card.status(messages.statuses[lead.status]), bold: true }];
   if (lead.status_changed_by && lead.status_changed_at) {
     const who = lead.status_changed_by.split(LINE_BREAK).join(' ');
     line.push({ text: ' — ', bold: true }, { slot: addValue(draft, who, WHO_MAX), bold: true });
-    line.push({ text: `, ${formatTime(lead.status_changed_at, timezone)}`, bold: true });
+    line.push({ text: `, ${formatTime(lead.status_changed_at, timezone, messages.intl)}`, bold: true });
   }
   return line;
 }
 
 function repeatBlock(draft: Draft, lead: CardLead, repeat: CardRepeat, options: CardOptions): Line[] {
-  const lines: Line[] = [[], [{ text: `🔁 Повторное обращение: ${formatTime(repeat.created_at, options.timezone)}`, bold: true }]];
+  const card = options.messages.card;
+  const lines: Line[] = [[], [{ text: card.repeat(formatTime(repeat.created_at, options.timezone, options.messages.intl)), bold: true }]];
   if (lead.anonymised_at !== null) return lines;
   const changes = repeat.changes;
-  const shown = fieldLines(draft, changes, options.pii, REPEAT_VALUE_MAX);
+  const shown = fieldLines(draft, changes, options, REPEAT_VALUE_MAX);
   const hiddenChanged = !options.pii && LEAD_FIELDS.some((f) => isPersonalField(f) && changes[f]);
   lines.push(...shown);
-  if (hiddenChanged) lines.push([{ text: REPEAT_HIDDEN_LINE }]);
-  if (shown.length === 0 && !hiddenChanged) lines.push([{ text: 'Те же данные' }]);
+  if (hiddenChanged) lines.push([{ text: card.repeatHidden }]);
+  if (shown.length === 0 && !hiddenChanged) lines.push([{ text: card.repeatSame }]);
   // A repeat is matched by username or by phone, and `changes` holds what differs from the lead: a different phone
   // means only the username matched, which anyone who knows a public @username can send.
-  if (changes.phone) lines.push([{ text: REPEAT_BY_USERNAME_WARNING, bold: true }]);
-  if (changes.telegram) lines.push([{ text: REPEAT_BY_PHONE_WARNING, bold: true }]);
+  if (changes.phone) lines.push([{ text: card.repeatByUsername, bold: true }]);
+  if (changes.telegram) lines.push([{ text: card.repeatByPhone, bold: true }]);
   return lines;
 }
 
 function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options: CardOptions): Draft {
   const draft: Draft = { lines: [], values: [], caps: [] };
   const lines = draft.lines;
-  lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone)}` }]);
-  lines.push(...lateLine(lead, options.timezone));
-  lines.push(...captchaLine(lead));
+  const card = options.messages.card;
+  lines.push([{ text: card.title(lead.id), bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone, options.messages.intl)}` }]);
+  lines.push(...lateLine(lead, options));
+  lines.push(...captchaLine(lead, options));
   lines.push(...sourceLine(draft, lead, options.pii));
   if (lead.anonymised_at !== null) {
-    lines.push([{ text: '🗑 Личные данные удалены' }]);
+    lines.push([{ text: card.erased }]);
   } else {
-    lines.push(...fieldLines(draft, lead, options.pii, Infinity));
-    if (!options.pii) lines.push([{ text: PII_HIDDEN_LINE }]);
+    lines.push(...fieldLines(draft, lead, options, Infinity));
+    if (!options.pii) lines.push([{ text: card.piiHidden }]);
   }
-  lines.push(...consentLine(lead, options.timezone));
-  lines.push([], statusLine(draft, lead, options.timezone));
+  lines.push(...consentLine(lead, options));
+  lines.push([], statusLine(draft, lead, options));
   for (const repeat of newest.slice(0, shown)) lines.push(...repeatBlock(draft, lead, repeat, options));
-  if (newest.length > shown) lines.push([{ text: `…и ещё повторных: ${newest.length - shown}` }]);
+  if (newest.length > shown) lines.push([{ text: card.moreRepeats(newest.length - shown) }]);
   return draft;
 }
 
@@ -317,7 +294,7 @@ export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardO
 
 /**
  * The card in at most `max` units of text, in both forms: every value shortens (the longest first, to a common
- * length); if the fixed text alone is too long, older repeat blocks give way to "…и ещё повторных: N"; if even
+ * length); if the fixed text alone is too long, older repeat blocks give way to "…and N more repeats"; if even
  * that is not enough, the minimal card. With today's layout the fixed text of the fullest card is under a fifth
  * of Telegram's limit, so only values ever shorten there; the other steps keep the guarantee if the layout grows.
  */
@@ -328,33 +305,31 @@ export function renderCardWithin(lead: CardLead, repeats: CardRepeat[], options:
     text = fit(draftCard(lead, newest, shown, options), max);
   }
   if (!text) return renderMinimalCard(lead, options);
-  const buttons = statusButtons(lead);
+  const buttons = statusButtons(lead, options.messages);
   if (options.pii && lead.anonymised_at === null && lead.telegram && TELEGRAM_USERNAME.test(lead.telegram)) {
-    buttons.push([{ text: `✈️ Написать ${lead.telegram}`, url: `https://t.me/${lead.telegram.slice(1)}` }]);
+    buttons.push([{ text: options.messages.card.writeTo(lead.telegram), url: `https://t.me/${lead.telegram.slice(1)}` }]);
   }
   return { ...text, keyboard: { inline_keyboard: buttons } };
 }
 
 /** An anonymised lead keeps its card for the record but has no buttons: nothing about it changes any more. */
-function statusButtons(lead: CardLead): InlineKeyboard['inline_keyboard'] {
+function statusButtons(lead: CardLead, messages: Messages): InlineKeyboard['inline_keyboard'] {
   if (lead.anonymised_at !== null) return [];
-  return [STATUS_BUTTONS[lead.status].map((b) => ({ text: b.text, callback_data: statusCallbackData(lead.id, lead.status, b.to) }))];
+  return [buttonsOf(messages, lead.status).map((b) => ({ text: b.text, callback_data: statusCallbackData(lead.id, lead.status, b.to) }))];
 }
-
-export const MINIMAL_CARD_NOTE = 'текст слишком длинный — см. trace';
 
 /**
  * The card sent when Telegram refuses the full one as too long: number, status line, status buttons and a note.
  * It carries no personal data, so it also leaves out the "write to @username" button.
  */
-export function renderMinimalCard(lead: CardLead, options: Pick<CardOptions, 'timezone'>): Card {
+export function renderMinimalCard(lead: CardLead, options: Pick<CardOptions, 'timezone' | 'messages'>): Card {
   const draft: Draft = { lines: [], values: [], caps: [] };
-  draft.lines.push([{ text: `🆕 Заявка #${lead.id}`, bold: true }], statusLine(draft, lead, options.timezone), [
-    { text: `⚠️ ${MINIMAL_CARD_NOTE}` },
+  draft.lines.push([{ text: options.messages.card.title(lead.id), bold: true }], statusLine(draft, lead, options), [
+    { text: `⚠️ ${options.messages.card.minimalNote}` },
   ]);
   return {
     html: renderLines(draft, draft.caps, true),
     plain: renderLines(draft, draft.caps, false),
-    keyboard: { inline_keyboard: statusButtons(lead) },
+    keyboard: { inline_keyboard: statusButtons(lead, options.messages) },
   };
 }

@@ -1,6 +1,6 @@
 import { loadServerConfig } from '../config/config';
 import type { Lead } from '../domain/lead';
-import { MINIMAL_CARD_NOTE } from './card.renderer';
+import { ru } from '../i18n/ru';
 import { CardService } from './card.service';
 import { TELEGRAM_TEXT_MAX } from './telegram-text';
 
@@ -54,7 +54,8 @@ const lead: Lead = {
 };
 
 describe('CardService', () => {
-  const cards = new CardService(loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '1' }));
+  const cards = new CardService(loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '1' }), ru);
+  const MINIMAL_CARD_NOTE = ru.card.minimalNote;
 
   it('minimalCardFor: number, status in LEADS_TIMEZONE, the note and the status buttons, nothing personal', () => {
     const card = cards.minimalCardFor(lead);

@@ -2,24 +2,29 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { Lead, LeadRepeat } from '../domain/lead';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 import { type Card, renderCard, renderMinimalCard } from './card.renderer';
 
 /** The card of a lead as it should look now, from the lead and its repeats, with this deployment's options. */
 @Injectable()
 export class CardService {
-  constructor(@Inject(SERVER_CONFIG) private readonly config: ServerConfig) {}
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    @Inject(MESSAGES) private readonly messages: Messages,
+  ) {}
 
   cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Card {
     return renderCard(
       lead,
       repeats.map((r) => ({ created_at: r.created_at, changes: parseChanges(r.changes) })),
-      { pii: this.config.leads.cardPii, timezone: this.config.timezone },
+      { pii: this.config.leads.cardPii, timezone: this.config.timezone, messages: this.messages },
     );
   }
 
   /** The fallback when Telegram refuses the full card as too long: number, status, buttons, no personal data. */
   minimalCardFor(lead: Lead): Card {
-    return renderMinimalCard(lead, { timezone: this.config.timezone });
+    return renderMinimalCard(lead, { timezone: this.config.timezone, messages: this.messages });
   }
 }
 

@@ -5,6 +5,8 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { LeadsRoute, ServerConfig } from '../config/config';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 export const LEADS_CHAT_SETTING = 'leads_chat_id';
 /** The id a routed chat (LEADS_ROUTES) migrated to, keyed by the chat id as configured. */
@@ -42,6 +44,7 @@ export class LeadsChatService {
     private readonly leads: LeadsRepository,
     private readonly alerts: AlertsService,
     private readonly clock: Clock,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   async leadsChatId(): Promise<string | null> {
@@ -115,11 +118,11 @@ export class LeadsChatService {
     });
     const variable = [wasDefault ? 'LEADS_CHAT_ID' : null, sources.length > 0 ? `LEADS_ROUTES (${sources.join(', ')})` : null]
       .filter(Boolean)
-      .join(' и ');
+      .join(this.t.alerts.and);
     // A chat no variable names any more (cards of an earlier configuration): only its cards are re-addressed.
     const text = variable
-      ? `ℹ️ Группа заявок стала супергруппой: новый id ${to} (был ${from}). Карточки идут туда; обновите ${variable}.`
-      : `ℹ️ Чат ${from} стал супергруппой ${to}: карточки в нём переадресованы туда.`;
+      ? this.t.alerts.chatMigrated(from, to, variable)
+      : this.t.alerts.otherChatMigrated(from, to);
     void this.alerts.sendThrottled(`chat_migrated:${to}`, 0, text);
   }
 
@@ -139,12 +142,10 @@ export class LeadsChatService {
       what,
       error: description,
     });
-    const topic = threadId !== null ? `Тема ${threadId}` : 'Тема карточки';
     void this.alerts.sendThrottled(
       `topic_gone:${chatId}:${threadId ?? 'card'}`,
       TOPIC_ALERT_INTERVAL_MS,
-      `⚠️ ${topic} в чате ${chatId} закрыта или удалена (${description}): ${what} — в общей теме чата (General). ` +
-        `Откройте тему снова${variable ? ` или поправьте ${variable}` : ''}.`,
+      this.t.alerts.topicGone(threadId, chatId, description, what, variable),
     );
   }
 }

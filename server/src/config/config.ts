@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { parsePhoneRegion, parseRequiredContacts, type PhoneRegion, type RequiredContacts } from '@stickers/shared';
+import { parseLocale, parsePhoneRegion, parseRequiredContacts, type Locale, type PhoneRegion, type RequiredContacts } from '@stickers/shared';
 
 /**
  * Server configuration from environment variables (docs/requirements.md §10.1).
@@ -102,6 +102,8 @@ export interface ServerConfig {
   /** GET /ready turns 503 when the oldest lead without a card is older than this. */
   readyMaxOutboxAgeSec: number;
   timezone: string;
+  /** LEADS_LOCALE: the language of every text the group and the admin chat see (server/src/i18n/), `ru` by default. */
+  locale: Locale;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -411,6 +413,9 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`LEADS_TIMEZONE must be an IANA time zone like Europe/Moscow (got "${timezone}")`);
   }
 
+  const locale = parseLocale('LEADS_LOCALE', r.raw('LEADS_LOCALE'));
+  if (!locale.ok) r.problems.push(locale.error);
+
   const phoneRegion = parsePhoneRegion(r.raw('LEADS_PHONE_REGION'));
   if (!phoneRegion.ok) r.problems.push(phoneRegion.error);
   const requiredContacts = parseRequiredContacts(r.raw('LEADS_REQUIRED_CONTACTS'));
@@ -486,6 +491,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     webhooks: readWebhooks(r),
     readyMaxOutboxAgeSec: r.int('READY_MAX_OUTBOX_AGE_SEC', 600, 1),
     timezone,
+    locale: locale.ok ? locale.value : 'ru',
     logLevel: logLevel as ServerConfig['logLevel'],
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems);

@@ -15,6 +15,8 @@ import { LeadsRepository } from '../repositories/leads.repository';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 const HOUR = 60 * 60 * 1000;
 
@@ -64,6 +66,7 @@ export class HousekeepingService {
     private readonly alerts: AlertsService,
     private readonly chats: LeadsChatService,
     private readonly erasedContacts: ErasedContactsRepository,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   async run(): Promise<HousekeepingReport> {
@@ -102,7 +105,7 @@ export class HousekeepingService {
       if (!(await this.leads.claimReminder(lead.id, this.clock.now()))) continue;
       const reminder = {
         chatId: lead.chat_id!,
-        text: `⏰ Заявка #${lead.id} ждёт ответа больше ${remindAfterMin} мин. Возьмите её в работу.`,
+        text: this.t.group.reminder(lead.id, remindAfterMin),
         html: false,
       };
       // A reply to the card, in the card's topic.
@@ -110,7 +113,7 @@ export class HousekeepingService {
       let topic = '';
       if (!result.ok && result.kind === 'thread_gone') {
         // The card's topic is closed or deleted: the reminder goes into the chat's General topic on its own.
-        this.chats.topicGone(lead.chat_id!, lead.card_thread_id, result.description, `напоминание по заявке #${lead.id}`);
+        this.chats.topicGone(lead.chat_id!, lead.card_thread_id, result.description, this.t.alerts.topicReminder(lead.id));
         topic = ` (in the chat's General topic: the card's topic refused it, ${result.description})`;
         result = await this.telegram.send(reminder);
       }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { STATUS_CALLBACK, STATUS_LABEL } from '../cards/lead-statuses';
+import { STATUS_CALLBACK } from '../cards/lead-statuses';
 import { isLeadStatus, isTransition } from '../domain/lead-status';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
@@ -11,6 +11,8 @@ import { LeadStatusChangesRepository } from '../repositories/lead-status-changes
 import { LeadsRepository, type StatusChange } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
 import { LEAD_STATUS_CHANGED, LeadStatusChangedEvent } from './lead-status-changed.event';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 export interface ButtonPress {
   data: string;
@@ -21,21 +23,12 @@ export interface ButtonPress {
   userName: string;
 }
 
-/** Short answers shown to the presser (Telegram shows at most 200 characters). */
-export const PRESS_ANSWERS = {
-  foreignChat: 'Кнопки карточек работают только в группе заявок.',
-  notManager: 'Менять статус заявки могут только менеджеры.',
-  malformed: 'Неизвестная кнопка.',
-  unknownLead: 'Заявка не найдена.',
-  staleCard: 'Эта карточка устарела: её кнопки больше не меняют статус.',
-  anonymised: 'Заявка обезличена: статус больше не меняется.',
-  /** Appended when the card could not be rewritten yet (the outbox keeps trying). */
-  cardLater: 'Карточка обновится чуть позже.',
-} as const;
-
-/** "Готово" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
-function withCard(text: string, card: CardRefresh): string {
-  return card === 'shown' ? text : `${text}. ${PRESS_ANSWERS.cardLater}`;
+/**
+ * "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. The
+ * short answers to the presser (Telegram shows at most 200 characters) are the catalogue's `press`.
+ */
+function withCard(t: Messages, text: string, card: CardRefresh): string {
+  return card === 'shown' ? text : `${text}. ${t.press.cardLater}`;
 }
 
 /** docs/requirements.md §5.3: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
@@ -52,38 +45,40 @@ export class LeadStatusService {
     private readonly chats: LeadsChatService,
     private readonly clock: Clock,
     private readonly emitter: EventEmitter2,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   /** Decides a press and returns the text to answer the callback with. */
   async press(p: ButtonPress): Promise<string> {
     // Any leads chat: LEADS_CHAT_ID or one of LEADS_ROUTES; the card check below names the lead's own.
-    if (!(await this.chats.isLeadsChat(p.chatId))) return PRESS_ANSWERS.foreignChat;
+    if (!(await this.chats.isLeadsChat(p.chatId))) return this.t.press.foreignChat;
     const managers = this.config.telegram.managerIds;
-    if (managers && !managers.includes(p.userId)) return PRESS_ANSWERS.notManager;
+    if (managers && !managers.includes(p.userId)) return this.t.press.notManager;
     const m = STATUS_CALLBACK.exec(p.data);
-    if (!m || !isLeadStatus(m[2]) || !isLeadStatus(m[3]) || !isTransition(m[2], m[3])) return PRESS_ANSWERS.malformed;
+    if (!m || !isLeadStatus(m[2]) || !isLeadStatus(m[3]) || !isTransition(m[2], m[3])) return this.t.press.malformed;
     const [leadId, from, to] = [Number(m[1]), m[2], m[3]];
     const lead = await this.leads.findLead(leadId);
-    if (!lead) return PRESS_ANSWERS.unknownLead;
+    if (!lead) return this.t.press.unknownLead;
     // The button must be on this lead's card: an old card (say, from before a database was replaced, numbering
     // started again) carries the same lead number for another lead.
-    if (lead.chat_id !== p.chatId || lead.message_id !== p.messageId) return PRESS_ANSWERS.staleCard;
-    if (lead.anonymised_at !== null) return PRESS_ANSWERS.anonymised;
+    if (lead.chat_id !== p.chatId || lead.message_id !== p.messageId) return this.t.press.staleCard;
+    if (lead.anonymised_at !== null) return this.t.press.anonymised;
 
-    const change: StatusChange = { leadId, from, to, userId: p.userId, userName: p.userName, at: this.clock.now() };
+    const userName = p.userName || this.t.press.noName;
+    const change: StatusChange = { leadId, from, to, userId: p.userId, userName, at: this.clock.now() };
     const changed = await this.change(change);
     if (!changed) {
       const now = await this.leads.findLead(leadId);
       const who = now?.status_changed_by ? ` (${now.status_changed_by})` : '';
       // The card may be stale if an earlier rewrite failed: rewrite it now so the presser sees the truth.
       const card = await this.outbox.refreshCard(leadId);
-      const text = `Статус уже изменён: ${now ? STATUS_LABEL[now.status] : '—'}${who}`;
-      return card === 'shown' ? `${text}.` : withCard(text, card);
+      const text = `${this.t.press.alreadyChanged(now ? this.t.statuses[now.status] : '—')}${who}`;
+      return card === 'shown' ? `${text}.` : withCard(this.t, text, card);
     }
     this.logger.log({ msg: 'status changed', lead_number: leadId, request_id: lead.request_id, from, to, user_id: p.userId });
     // After the commit: the webhooks announce it now; their outbox reads the committed history row.
     this.emitter.emit(LEAD_STATUS_CHANGED, new LeadStatusChangedEvent(leadId, from, to, change.userId, change.userName, change.at));
-    return withCard(`Готово: ${STATUS_LABEL[to]}`, await this.outbox.refreshCard(leadId));
+    return withCard(this.t, this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
   }
 
   /** The compare-and-set and its history row commit together: false (and no row) when someone was first. */

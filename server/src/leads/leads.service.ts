@@ -32,6 +32,8 @@ import { formFieldsOf } from '../domain/lead';
 import { erasedLeadColumns } from '../domain/personal-fields';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from './visitor-hasher';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 const HOUR_MS = 60 * 60 * 1000;
 export const HOURLY_LIMIT_ALERT = 'hourly_limit';
@@ -63,6 +65,7 @@ export class LeadsService {
     private readonly events: EventEmitter2,
     private readonly contacts: ContactHasher,
     private readonly fallbacks: FallbackVerifier,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   async submit(request: SubmitRequest): Promise<SubmitOutcome> {
@@ -210,8 +213,7 @@ export class LeadsService {
     void this.alerts.sendThrottled(
       LANDING_CLOCK_ALERT,
       DAY_MS,
-      `⏱ Часы лендинга спешат на ${Math.round(skewMs / 1000)} с относительно сервера: время отложенных заявок взято по серверу. ` +
-        'Проверьте синхронизацию времени (NTP) на машине лендинга.',
+      this.t.alerts.landingClock(Math.round(skewMs / 1000)),
     );
   }
 
@@ -240,15 +242,14 @@ export class LeadsService {
           void this.alerts.sendThrottled(
             LATE_HOURLY_LIMIT_ALERT,
             HOUR_MS,
-            `⚠️ Лимит отложенных заявок: больше ${this.config.leads.lateHourlyLimit} за час пришло из резервной очереди лендинга. ` +
-              'Они получают 429 и будут повторены позже (LEADS_LATE_HOURLY_LIMIT).',
+            this.t.alerts.lateHourlyLimit(this.config.leads.lateHourlyLimit),
           );
         } else if (outcome.why === 'hourly') {
           // docs/requirements.md §3.2: 429 (why: hourly) and an admin alert, at most once an hour. Not awaited: the answer does not wait.
           void this.alerts.sendThrottled(
             HOURLY_LIMIT_ALERT,
             HOUR_MS,
-            `⚠️ Лимит заявок: больше ${this.config.leads.hourlyLimit} за час. Новые заявки получают 429, пока окно не освободится.`,
+            this.t.alerts.hourlyLimit(this.config.leads.hourlyLimit),
           );
         }
         break;

@@ -1,8 +1,10 @@
-import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
 import { retryAfterSeconds } from './lead-submission';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 /** docs/requirements.md §3.3: 5 wrong-secret attempts in 10 minutes lock the caller out. */
 export const SECRET_FAILURE_LIMIT = 5;
@@ -38,6 +40,7 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
     private readonly rateEvents: RateEventsRepository,
     private readonly clock: Clock,
     private readonly alerts: AlertsService,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -93,11 +96,7 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
   private alertLockout(callerHash: string, seconds: number): void {
     const caller = callerLabel(callerHash);
     const minutes = Math.ceil(seconds / 60);
-    const text =
-      `🔒 ${SECRET_FAILURE_LIMIT} неверных секретов за ${SECRET_FAILURE_WINDOW_MS / 60_000} минут ` +
-      `от одного адреса (${caller}): POST /leads с него отклоняется (429), даже с верным секретом, ещё ~${minutes} мин. ` +
-      'Если это сервер лендинга — заявки сейчас уходят в запасной канал; ' +
-      'проверьте, что LEADS_SECRET совпадает на обеих сторонах.';
+    const text = this.t.alerts.secretLockout(SECRET_FAILURE_LIMIT, SECRET_FAILURE_WINDOW_MS / 60_000, caller, minutes);
     const sending = this.alerts
       .sendThrottled(`${SECRET_LOCKOUT_ALERT}:${caller}`, SECRET_LOCKOUT_ALERT_INTERVAL_MS, text)
       .then((alert) => this.logger.warn({ msg: 'caller locked out after wrong secrets', caller, retry_after_sec: seconds, alert }))

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Card } from '../cards/card.renderer';
 import { CardService } from '../cards/card.service';
 import { type CardTarget, LeadsChatService } from '../chats/leads-chat.service';
@@ -14,6 +14,8 @@ import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
 import { BATCH_SIZE } from './retry-schedule';
 import { type AdoptCall, type AdoptStep, nextStep, type PublishCall, type PublishFailureStep, type Retry } from './telegram-answer.policy';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 /** 'flood': Telegram asked to wait, and the rest of the pass waits too. */
 export type Step = 'done' | 'flood';
@@ -69,6 +71,7 @@ export class CardPublisher {
     private readonly metrics: Metrics,
     private readonly clock: Clock,
     private readonly gate: OutboxGate,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   /** When the outbox last put a card in the group, full, plain or minimal (null: never). */
@@ -146,7 +149,7 @@ export class CardPublisher {
           return this.publish(lead, { ...to, chatId: next.newChatId }, true);
         case 'general_topic':
           // The topic is closed or deleted; the card goes into the chat's General topic at once.
-          this.chats.topicGone(to.chatId, to.threadId, sent.description, `карточка заявки #${lead.id}`);
+          this.chats.topicGone(to.chatId, to.threadId, sent.description, this.t.alerts.topicCard(lead.id));
           topic = `topic ${to.threadId} refused (${sent.description}): the card is in the chat's General topic`;
           to = { ...to, threadId: null };
           break;

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { type FallbackAnswerEnd, type FallbackToAnswer, LeadsRepository } from '../repositories/leads.repository';
@@ -7,6 +7,8 @@ import type { Step } from './card-publisher';
 import { OutboxGate } from './outbox-gate';
 import { BATCH_SIZE } from './retry-schedule';
 import { type AnswerFailureStep, nextStep } from './telegram-answer.policy';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 /** A reply Telegram accepted whose record is not in the database yet. */
 export interface UnrecordedAnswer {
@@ -18,8 +20,8 @@ export interface UnrecordedAnswer {
 }
 
 /** The reply on a fallback message: the lead's number, or the lead it repeats. No personal data. */
-export function fallbackAnswerText(f: Pick<FallbackToAnswer, 'of' | 'leadId'>): string {
-  return f.of === 'lead' ? `✅ Заявка в базе: #${f.leadId}` : `✅ Заявка в базе: повтор заявки #${f.leadId}`;
+export function fallbackAnswerText(t: Messages, f: Pick<FallbackToAnswer, 'of' | 'leadId'>): string {
+  return f.of === 'lead' ? t.group.fallbackAnswer(f.leadId) : t.group.fallbackAnswerRepeat(f.leadId);
 }
 
 /**
@@ -40,6 +42,7 @@ export class FallbackAnswerer {
     private readonly events: LeadEventsRepository,
     private readonly clock: Clock,
     private readonly gate: OutboxGate,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   unrecordedAnswers(): UnrecordedAnswer[] {
@@ -68,7 +71,7 @@ export class FallbackAnswerer {
     if (owner !== undefined) return this.end(f, 'refused', `message ${f.messageId} is the card of lead #${owner}, not a fallback message`);
     const sent = await this.telegram.send({
       chatId: f.chatId,
-      text: fallbackAnswerText(f),
+      text: fallbackAnswerText(this.t, f),
       html: false,
       replyTo: f.messageId,
       replyOnly: true,

@@ -1,18 +1,23 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { MINIMAL_CARD_ALERT_INTERVAL_MS, PUBLISH_ALERT_INTERVAL_MS } from './retry-schedule';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 /** The outbox's admin alerts (docs/requirements.md §9): their texts, keys and throttles. Never awaited by a pass. */
 @Injectable()
 export class OutboxAlerts {
-  constructor(private readonly alerts: AlertsService) {}
+  constructor(
+    private readonly alerts: AlertsService,
+    @Inject(MESSAGES) private readonly t: Messages,
+  ) {}
 
   /** Cards keep failing (§4.2): one alert per 30 minutes whichever lead it is. */
   publishFailing(leadId: number, attempts: number, error: string): void {
     void this.alerts.sendThrottled(
       'publish_failing',
       PUBLISH_ALERT_INTERVAL_MS,
-      `🚨 Карточки не публикуются: заявка #${leadId}, попыток: ${attempts}, последняя ошибка: ${error}. Список: /stickers_new`,
+      this.t.alerts.publishFailing(leadId, attempts, error),
     );
   }
 
@@ -21,7 +26,7 @@ export class OutboxAlerts {
     void this.alerts.sendThrottled(
       `card_plain:${leadId}`,
       PUBLISH_ALERT_INTERVAL_MS,
-      `⚠️ Карточка заявки #${leadId} отправлена простым текстом: Telegram не принял HTML (${refused}).`,
+      this.t.alerts.plainCard(leadId, refused),
     );
   }
 
@@ -30,8 +35,7 @@ export class OutboxAlerts {
     void this.alerts.sendThrottled(
       `card_minimal:${leadId}`,
       MINIMAL_CARD_ALERT_INTERVAL_MS,
-      `⚠️ Карточка заявки #${leadId} слишком длинная для Telegram (${refused}): в группе краткая карточка — номер, статус, кнопки. ` +
-        `Данные заявки: trace #${leadId}.`,
+      this.t.alerts.minimalCard(leadId, refused),
     );
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
@@ -11,6 +11,8 @@ import { CardRewriter } from './card-rewriter';
 import { OutboxGate } from './outbox-gate';
 import { BATCH_SIZE } from './retry-schedule';
 import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 /** A repeat ping Telegram accepted whose "handled" mark is not in the database yet. */
 export interface UnrecordedPing {
@@ -39,6 +41,7 @@ export class RepeatNotifier {
     private readonly events: LeadEventsRepository,
     private readonly clock: Clock,
     private readonly gate: OutboxGate,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   /** Pings sent but not recorded yet, for the runner's logs. */
@@ -94,7 +97,7 @@ export class RepeatNotifier {
       case 'retry':
         return this.failed(repeatId, lead.id, description, next);
     }
-    const text = `🔁 Повторное обращение по заявке #${lead.id}`;
+    const text = this.t.group.repeatPing(lead.id);
     // A reply to the card, in the card's topic.
     let ping = await this.telegram.send({
       chatId: lead.chat_id!,
@@ -109,7 +112,7 @@ export class RepeatNotifier {
       if (step.step !== 'general_topic') return this.pingFailed(repeatId, lead.id, ping.description, step);
       // The card's topic is closed: the ping goes into the chat's General topic, on its own (a reply would follow the
       // card into its topic), and ops hear of it once.
-      this.chats.topicGone(lead.chat_id!, lead.card_thread_id, ping.description, `повтор по заявке #${lead.id}`);
+      this.chats.topicGone(lead.chat_id!, lead.card_thread_id, ping.description, this.t.alerts.topicRepeat(lead.id));
       topic = ` in the chat's General topic (the card's topic refused it: ${ping.description})`;
       ping = await this.telegram.send({ chatId: lead.chat_id!, text, html: false });
       if (!ping.ok) {

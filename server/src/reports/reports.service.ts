@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { STATUS_LABEL } from '../cards/lead-statuses';
-import { formatTime } from '../cards/card.renderer';
+import { formatTime, type Messages } from '../i18n';
+import { MESSAGES } from '../i18n/i18n.module';
 import { Clock } from '../clock/clock';
 import { Inject } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -32,23 +32,23 @@ export function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaig
  * The lines counting leads per source and campaign, or none when no lead of the period has a source:
  * a deployment whose landings send none sees its reports as before.
  */
-export function sourceLines(counts: SourceCount[], total: number): string[] {
+export function sourceLines(t: Messages, counts: SourceCount[], total: number): string[] {
   if (counts.length === 0) return [];
-  const lines = ['📣 По источникам (лендинг · источник / кампания):'];
+  const lines = [t.reports.sourcesTitle];
   for (const c of counts.slice(0, SOURCE_CAP)) lines.push(`${sourceLabel(c)}: ${c.count}`);
   const rest = counts.slice(SOURCE_CAP).reduce((sum, c) => sum + c.count, 0);
-  if (rest > 0) lines.push(`…другие источники: ${rest}`);
+  if (rest > 0) lines.push(t.reports.otherSources(rest));
   const without = total - counts.reduce((sum, c) => sum + c.count, 0);
-  if (without > 0) lines.push(`без источника: ${without}`);
+  if (without > 0) lines.push(t.reports.noSource(without));
   return lines;
 }
 
-function ago(ms: number): string {
+function ago(t: Messages, ms: number): string {
   const min = Math.max(0, Math.floor(ms / 60000));
-  if (min < 60) return `${min} мин`;
+  if (min < 60) return t.reports.minutes(min);
   const h = Math.floor(min / 60);
-  if (h < 48) return `${h} ч ${min % 60} мин`;
-  return `${Math.floor(h / 24)} дн`;
+  if (h < 48) return t.reports.hours(h, min % 60);
+  return t.reports.days(Math.floor(h / 24));
 }
 
 /** The texts of /stickers_new, /stickers_stats and the daily digest. No personal data: numbers and lead numbers. */
@@ -56,13 +56,14 @@ function ago(ms: number): string {
 export class ReportsService {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    @Inject(MESSAGES) private readonly t: Messages,
     private readonly reports: ReportsRepository,
     private readonly leads: LeadsRepository,
     private readonly clock: Clock,
   ) {}
 
   private time(ms: number): string {
-    return formatTime(ms, this.config.timezone);
+    return formatTime(ms, this.config.timezone, this.t.intl);
   }
 
   /** docs/requirements.md §6.2: leads without a card (last error, next attempt) and leads still new, oldest first. */
@@ -72,28 +73,29 @@ export class ReportsService {
     const unpublishedTotal = await this.leads.countUnpublished();
     const stillNew = await this.reports.stillNew(LIST_CAP + 1);
     const stillNewTotal = await this.reports.countStillNew();
+    const r = this.t.reports;
     const lines: string[] = [];
-    if (unpublishedTotal === 0) lines.push('✅ Все заявки опубликованы.');
+    if (unpublishedTotal === 0) lines.push(r.allPublished);
     else {
-      lines.push(`📭 Без карточки: ${unpublishedTotal}`);
+      lines.push(r.unpublished(unpublishedTotal));
       for (const l of unpublished.slice(0, LIST_CAP)) {
-        const error = l.last_error ? `ошибка: ${l.last_error.slice(0, 120)}` : 'ещё не отправлялась';
+        const error = l.last_error ? r.lastError(l.last_error.slice(0, 120)) : r.notSentYet;
         lines.push(
-          `#${l.id} · ${this.time(l.created_at)} · попыток ${l.publish_attempts} · ${error} · следующая попытка ${this.time(Math.max(l.next_attempt_at, now))}`,
+          r.unpublishedLine(l.id, this.time(l.created_at), l.publish_attempts, error, this.time(Math.max(l.next_attempt_at, now))),
         );
       }
-      if (unpublishedTotal > LIST_CAP) lines.push(`…и ещё ${unpublishedTotal - LIST_CAP}`);
+      if (unpublishedTotal > LIST_CAP) lines.push(r.more(unpublishedTotal - LIST_CAP));
     }
     lines.push('');
-    if (stillNewTotal === 0) lines.push('✅ Новых необработанных заявок нет.');
+    if (stillNewTotal === 0) lines.push(r.noneNew);
     else {
-      lines.push(`🆕 В статусе «Новая»: ${stillNewTotal}`);
+      lines.push(r.stillNew(stillNewTotal));
       for (const l of stillNew.slice(0, LIST_CAP)) {
         lines.push(
-          `#${l.id} · ${this.time(l.created_at)} · ждёт ${ago(now - l.created_at)}${l.published_at === null ? ' · без карточки' : ''}`,
+          `${r.stillNewLine(l.id, this.time(l.created_at), ago(this.t, now - l.created_at))}${l.published_at === null ? r.withoutCard : ''}`,
         );
       }
-      if (stillNewTotal > LIST_CAP) lines.push(`…и ещё ${stillNewTotal - LIST_CAP}`);
+      if (stillNewTotal > LIST_CAP) lines.push(r.more(stillNewTotal - LIST_CAP));
     }
     return lines.join('\n');
   }
@@ -101,16 +103,17 @@ export class ReportsService {
   /** Counts by status for the last 7 and 30 days, repeats, unpublished. */
   async stats(): Promise<string> {
     const now = this.clock.now();
-    const lines = ['📊 Заявки'];
+    const r = this.t.reports;
+    const lines = [r.statsTitle];
     for (const days of [7, 30]) {
       const counts = await this.reports.statusCounts(now - days * DAY);
       const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
-      lines.push('', `За ${days} дней: ${total}`);
-      for (const s of LEAD_STATUSES) lines.push(`${STATUS_LABEL[s]}: ${counts[s]}`);
-      lines.push(`🔁 Повторных обращений: ${await this.reports.repeatsSince(now - days * DAY)}`);
-      lines.push(...sourceLines(await this.reports.sourceCounts(now - days * DAY), total));
+      lines.push('', r.statsPeriod(days, total));
+      for (const s of LEAD_STATUSES) lines.push(`${this.t.statuses[s]}: ${counts[s]}`);
+      lines.push(r.repeats(await this.reports.repeatsSince(now - days * DAY)));
+      lines.push(...sourceLines(this.t, await this.reports.sourceCounts(now - days * DAY), total));
     }
-    lines.push('', `📭 Без карточки сейчас: ${await this.leads.countUnpublished()}`);
+    lines.push('', r.unpublishedNow(await this.leads.countUnpublished()));
     return lines.join('\n');
   }
 
@@ -119,13 +122,14 @@ export class ReportsService {
     const now = this.clock.now();
     const counts = await this.reports.statusCounts(now - DAY);
     const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
+    const r = this.t.reports;
     return [
-      `🗓 Сводка за сутки: заявок ${total}`,
-      ...LEAD_STATUSES.map((s) => `${STATUS_LABEL[s]}: ${counts[s]}`),
-      `🔁 Повторных обращений: ${await this.reports.repeatsSince(now - DAY)}`,
-      `📭 Без карточки сейчас: ${await this.leads.countUnpublished()}`,
-      `🕒 Всё ещё «Новая»: ${await this.reports.countStillNew()}`,
-      ...sourceLines(await this.reports.sourceCounts(now - DAY), total),
+      r.digestTitle(total),
+      ...LEAD_STATUSES.map((s) => `${this.t.statuses[s]}: ${counts[s]}`),
+      r.repeats(await this.reports.repeatsSince(now - DAY)),
+      r.unpublishedNow(await this.leads.countUnpublished()),
+      r.digestStillNew(await this.reports.countStillNew()),
+      ...sourceLines(this.t, await this.reports.sourceCounts(now - DAY), total),
     ].join('\n');
   }
 }

@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { PUBLISH_ALERT_INTERVAL_MS } from '../outbox/retry-schedule';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 /** A delivery that has failed for this long raises the admin alert (docs/requirements.md §14.8). */
 export const WEBHOOK_ALERT_AFTER_MS = 30 * 60_000;
@@ -8,15 +10,17 @@ export const WEBHOOK_ALERT_AFTER_MS = 30 * 60_000;
 /** The webhooks' admin alert: its text, key and throttle (the outbox's: once per 30 minutes, whichever delivery). */
 @Injectable()
 export class WebhookAlerts {
-  constructor(private readonly alerts: AlertsService) {}
+  constructor(
+    private readonly alerts: AlertsService,
+    @Inject(MESSAGES) private readonly t: Messages,
+  ) {}
 
   /** Never awaited by a pass: an alert must not delay deliveries. */
   failing(endpoint: string, type: string, leadId: number, attempts: number, error: string): void {
     void this.alerts.sendThrottled(
       'webhook_failing',
       PUBLISH_ALERT_INTERVAL_MS,
-      `🚨 Вебхук не доставляется больше 30 мин: ${endpoint}, событие ${type} заявки #${leadId}, попыток: ${attempts}, ` +
-        `последняя ошибка: ${error}. История: trace #${leadId}.`,
+      this.t.alerts.webhookFailing(endpoint, type, leadId, attempts, error),
     );
   }
 }

@@ -1,0 +1,162 @@
+import { EXPORT_DAYS_MAX } from '../bot/command-answers';
+import type { Messages } from './ru';
+
+/** Every text the leads group and the admin chat see, in English (LEADS_LOCALE=en); the shape is ru.ts's. */
+export const en = {
+  intl: 'en-US',
+
+  statuses: {
+    new: '🆕 New',
+    in_progress: '🛠 In progress',
+    won: '✅ Won',
+    lost: '❌ Lost',
+    spam: '🚫 Spam',
+  },
+
+  buttons: {
+    new: { in_progress: 'Take it', spam: 'Spam' },
+    in_progress: { won: 'Won', lost: 'Lost', spam: 'Spam' },
+    won: { in_progress: 'Back to work' },
+    lost: { in_progress: 'Back to work' },
+    spam: { new: 'Not spam' },
+  },
+
+  card: {
+    fields: {
+      name: 'Name',
+      telegram: 'Telegram',
+      phone: 'Phone',
+      date: 'Date',
+      guests: 'Guests',
+      comment: 'Comment',
+    },
+    title: (lead: number) => `🆕 Lead #${lead}`,
+    status: (label: string) => `Status: ${label}`,
+    piiHidden: '🔒 Personal data hidden (LEADS_CARD_PII=0)',
+    erased: '🗑 Personal data erased',
+    viaFallback: (time: string) => `📨 Came through the fallback channel at ${time}`,
+    late: (time: string) => `⏳ Came late (the leads server did not answer): stored since ${time}`,
+    repeat: (time: string) => `🔁 Repeat request: ${time}`,
+    repeatHidden: 'Data changed (hidden)',
+    repeatSame: 'Same data',
+    repeatByUsername: '⚠️ another phone — only the Telegram username matched',
+    repeatByPhone: '⚠️ another Telegram — only the phone matched',
+    moreRepeats: (count: number) => `…and ${count} more repeats`,
+    writeTo: (username: string) => `✈️ Message ${username}`,
+    minimalNote: 'text too long — see trace',
+    captchaUnchecked: '⚠️ Captcha not checked: the verification service was unavailable',
+    consent: (time: string) => `☑️ Consent to data processing: ${time}`,
+  },
+
+  press: {
+    foreignChat: 'Card buttons work only in the leads group.',
+    notManager: 'Only managers may change a lead’s status.',
+    malformed: 'Unknown button.',
+    unknownLead: 'Lead not found.',
+    staleCard: 'This card is out of date: its buttons no longer change the status.',
+    anonymised: 'The lead is anonymised: its status no longer changes.',
+    cardLater: 'The card will update shortly.',
+    alreadyChanged: (status: string) => `Status already changed: ${status}`,
+    done: (status: string) => `Done: ${status}`,
+    noName: 'no name',
+  },
+
+  commands: {
+    menu: {
+      stickers_new: 'Leads without a card and leads still new',
+      stickers_stats: 'Lead statistics for 7 and 30 days',
+      stickers_forget: 'Anonymise: /stickers_forget 42, @username, +7… or 8 9… (all of a person’s leads)',
+      stickers_export: 'Leads as CSV in the admin chat: /stickers_export 30 (days)',
+      stickers_chatid: 'This chat’s and topic’s ids for setup (LEADS_CHAT_ID, LEADS_THREAD_ID)',
+    },
+    wrongChat: 'Commands work only in the leads group and the admin chat.',
+    notManager: 'Only managers may anonymise leads.',
+    notAdmin: 'Only administrators of the leads group may anonymise leads.',
+    adminUnknown: 'Could not check with Telegram whether you administer the leads group. Try again later.',
+    forgetUsage: 'Give the lead’s number: /stickers_forget 42',
+    exportWrongChat: 'The export comes only to the admin chat.',
+    exportNotManager: 'Only managers may export leads.',
+    exportNotAdmin: 'Only administrators of the leads group may export leads.',
+    exportUsage: `Give a number of days from 1 to ${EXPORT_DAYS_MAX}: /stickers_export 30`,
+    exportFailed: 'Could not send the export file. Try again later.',
+    chatIdPrivate: 'This is a private chat with the bot. Add the bot to the leads group and send /stickers_chatid there (in the right topic).',
+    chatIdLeads: 'For .env (leads group):',
+    chatIdAdmin: 'For the admin chat — the same under these names:',
+    exportCaption: (days: number, rows: number) => `Leads for ${days} days: ${rows}`,
+    exported: (days: number, rows: number) => `📎 Export for ${days} days: ${rows} leads (file above).`,
+    forgetNoContact: 'No leads with this contact: nobody anonymised.',
+    forgetContact: (ids: string) => `🗑 Leads anonymised: ${ids}: personal data erased, cards updated.`,
+    forgetDone: (lead: number) => `🗑 Lead #${lead} anonymised: personal data erased, card updated.`,
+    forgetAlready: (lead: number) => `Lead #${lead} is already anonymised.`,
+    forgetUnknown: (lead: number) => `There is no lead #${lead}.`,
+  },
+
+  group: {
+    repeatPing: (lead: number) => `🔁 Repeat request for lead #${lead}`,
+    reminder: (lead: number, minutes: number) => `⏰ Lead #${lead} has waited for an answer for over ${minutes} min. Please take it.`,
+    fallbackAnswer: (lead: number) => `✅ Lead stored: #${lead}`,
+    fallbackAnswerRepeat: (lead: number) => `✅ Lead stored: repeat of lead #${lead}`,
+  },
+
+  reports: {
+    allPublished: '✅ Every lead is published.',
+    unpublished: (count: number) => `📭 Without a card: ${count}`,
+    unpublishedLine: (lead: number, time: string, attempts: number, error: string, next: string) =>
+      `#${lead} · ${time} · attempts ${attempts} · ${error} · next attempt ${next}`,
+    lastError: (error: string) => `error: ${error}`,
+    notSentYet: 'not sent yet',
+    more: (count: number) => `…and ${count} more`,
+    noneNew: '✅ No unhandled new leads.',
+    stillNew: (count: number) => `🆕 Still “New”: ${count}`,
+    stillNewLine: (lead: number, time: string, waiting: string) => `#${lead} · ${time} · waiting ${waiting}`,
+    withoutCard: ' · no card',
+    minutes: (min: number) => `${min} min`,
+    hours: (h: number, min: number) => `${h} h ${min} min`,
+    days: (d: number) => `${d} d`,
+    statsTitle: '📊 Leads',
+    statsPeriod: (days: number, total: number) => `Last ${days} days: ${total}`,
+    repeats: (count: number) => `🔁 Repeat requests: ${count}`,
+    unpublishedNow: (count: number) => `📭 Without a card now: ${count}`,
+    digestTitle: (total: number) => `🗓 Daily digest: ${total} leads`,
+    digestStillNew: (count: number) => `🕒 Still “New”: ${count}`,
+    sourcesTitle: '📣 By source (landing · source / campaign):',
+    otherSources: (count: number) => `…other sources: ${count}`,
+    noSource: (count: number) => `no source: ${count}`,
+  },
+
+  alerts: {
+    publishFailing: (lead: number, attempts: number, error: string) =>
+      `🚨 Cards are not being published: lead #${lead}, attempts: ${attempts}, last error: ${error}. List: /stickers_new`,
+    plainCard: (lead: number, refused: string) => `⚠️ The card of lead #${lead} went out as plain text: Telegram refused the HTML (${refused}).`,
+    minimalCard: (lead: number, refused: string) =>
+      `⚠️ The card of lead #${lead} is too long for Telegram (${refused}): the group has a short card — number, status, buttons. ` +
+      `The lead’s data: trace #${lead}.`,
+    webhookFailing: (endpoint: string, type: string, lead: number, attempts: number, error: string) =>
+      `🚨 A webhook has not been delivered for over 30 min: ${endpoint}, event ${type} of lead #${lead}, attempts: ${attempts}, ` +
+      `last error: ${error}. History: trace #${lead}.`,
+    adminTopicGone: (threadId: number, description: string) =>
+      `⚠️ The topic ADMIN_THREAD_ID=${threadId} is closed or deleted (${description}): message in the chat’s General topic.`,
+    and: ' and ',
+    chatMigrated: (from: string, to: string, variables: string) =>
+      `ℹ️ The leads group became a supergroup: new id ${to} (was ${from}). Cards go there; update ${variables}.`,
+    otherChatMigrated: (from: string, to: string) => `ℹ️ Chat ${from} became supergroup ${to}: its cards are re-addressed there.`,
+    topicGone: (threadId: number | null, chatId: string, description: string, what: string, variable: string | null) =>
+      `⚠️ ${threadId !== null ? `Topic ${threadId}` : 'The card’s topic'} in chat ${chatId} is closed or deleted (${description}): ` +
+      `${what} — in the chat’s General topic. Reopen the topic${variable ? ` or correct ${variable}` : ''}.`,
+    topicCard: (lead: number) => `the card of lead #${lead}`,
+    topicRepeat: (lead: number) => `a repeat of lead #${lead}`,
+    topicReminder: (lead: number) => `a reminder for lead #${lead}`,
+    landingClock: (seconds: number) =>
+      `⏱ The landing’s clock is ${seconds} s ahead of the server’s: late leads take the server’s time. ` +
+      'Check time synchronisation (NTP) on the landing’s machine.',
+    lateHourlyLimit: (limit: number) =>
+      `⚠️ Late leads limit: more than ${limit} an hour came from the landing’s spool. ` +
+      'They get 429 and will be retried later (LEADS_LATE_HOURLY_LIMIT).',
+    hourlyLimit: (limit: number) => `⚠️ Leads limit: more than ${limit} an hour. New leads get 429 until the window frees up.`,
+    secretLockout: (failures: number, windowMin: number, caller: string, minutes: number) =>
+      `🔒 ${failures} wrong secrets in ${windowMin} minutes ` +
+      `from one address (${caller}): POST /leads from it is refused (429), even with the right secret, for ~${minutes} more min. ` +
+      'If this is the landing’s server, leads now go to the fallback channel; ' +
+      'check that LEADS_SECRET is the same on both sides.',
+  },
+} satisfies Messages;

@@ -1,0 +1,24 @@
+import type { Locale } from '@stickers/shared';
+import { en } from './en';
+import { ru, type Messages } from './ru';
+
+export type { Messages } from './ru';
+
+/** The catalogue of each locale (LEADS_LOCALE picks one; docs/architecture.md, "Texts and languages"). */
+export const CATALOGUES: Record<Locale, Messages> = { ru, en };
+
+/**
+ * A moment as the locale writes it, in `timezone`: `29.11.2026 10:30` (ru), `11/29/2026 10:30 AM` (en). The day and
+ * the time of day are formatted apart, so `day` can compare days and `clock` give the time alone.
+ */
+export function formatTime(ms: number, timezone: string, intl: string): string {
+  return `${formatDay(ms, timezone, intl)} ${formatClock(ms, timezone, intl)}`;
+}
+
+export function formatDay(ms: number, timezone: string, intl: string): string {
+  return new Intl.DateTimeFormat(intl, { timeZone: timezone, day: '2-digit', month: '2-digit', year: 'numeric' }).format(new Date(ms));
+}
+
+export function formatClock(ms: number, timezone: string, intl: string): string {
+  return new Intl.DateTimeFormat(intl, { timeZone: timezone, hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
+}

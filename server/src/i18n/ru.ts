@@ -1,0 +1,184 @@
+import type { LeadField } from '@stickers/shared';
+import type { BotCommand } from '../bot/bot-commands.service';
+import { EXPORT_DAYS_MAX } from '../bot/command-answers';
+import type { LeadStatus, TransitionFrom } from '../domain/lead-status';
+
+/**
+ * Every text the leads group and the admin chat see, in Russian: the default locale, and the shape every other
+ * locale's catalogue must have (`Messages`; en.ts `satisfies` it, so a missing text or a function with other
+ * parameters fails the typecheck). Texts with values are functions. Operator texts (the CLI, logs, the trace) stay
+ * outside: docs/decisions.md, "One message catalogue per side".
+ */
+export const ru = {
+  /** The locale dates and times are written in (Intl.DateTimeFormat), in LEADS_TIMEZONE. */
+  intl: 'ru-RU',
+
+  /** How each status is shown on the card and in the bot's answers (docs/requirements.md §5.1). */
+  statuses: {
+    new: '🆕 Новая',
+    in_progress: '🛠 В работе',
+    won: '✅ Заказ',
+    lost: '❌ Отказ',
+    spam: '🚫 Спам',
+  } satisfies Record<LeadStatus, string>,
+
+  /** The words on each button of a card in status `from`: one per change the domain allows (domain/lead-status.ts). */
+  buttons: {
+    new: { in_progress: 'В работу', spam: 'Спам' },
+    in_progress: { won: 'Заказ', lost: 'Отказ', spam: 'Спам' },
+    won: { in_progress: 'Вернуть в работу' },
+    lost: { in_progress: 'Вернуть в работу' },
+    spam: { new: 'Не спам' },
+  } satisfies { [S in LeadStatus]: Record<TransitionFrom<S>, string> },
+
+  card: {
+    fields: {
+      name: 'Имя',
+      telegram: 'Telegram',
+      phone: 'Телефон',
+      date: 'Дата',
+      guests: 'Гостей',
+      comment: 'Комментарий',
+    } satisfies Record<LeadField, string>,
+    title: (lead: number) => `🆕 Заявка #${lead}`,
+    status: (label: string) => `Статус: ${label}`,
+    piiHidden: '🔒 Личные данные скрыты (LEADS_CARD_PII=0)',
+    erased: '🗑 Личные данные удалены',
+    viaFallback: (time: string) => `📨 Пришла через резервный канал в ${time}`,
+    late: (time: string) => `⏳ Пришла с опозданием (сервер заявок не отвечал): в базе с ${time}`,
+    repeat: (time: string) => `🔁 Повторное обращение: ${time}`,
+    repeatHidden: 'Изменились данные (скрыты)',
+    repeatSame: 'Те же данные',
+    repeatByUsername: '⚠️ другой телефон — совпал только ник в Telegram',
+    repeatByPhone: '⚠️ другой Telegram — совпал только телефон',
+    moreRepeats: (count: number) => `…и ещё повторных: ${count}`,
+    writeTo: (username: string) => `✈️ Написать ${username}`,
+    minimalNote: 'текст слишком длинный — см. trace',
+    captchaUnchecked: '⚠️ Капча не проверена: сервис проверки был недоступен',
+    consent: (time: string) => `☑️ Согласие на обработку данных: ${time}`,
+  },
+
+  /** Short answers to a card button's press (Telegram shows at most 200 characters). */
+  press: {
+    foreignChat: 'Кнопки карточек работают только в группе заявок.',
+    notManager: 'Менять статус заявки могут только менеджеры.',
+    malformed: 'Неизвестная кнопка.',
+    unknownLead: 'Заявка не найдена.',
+    staleCard: 'Эта карточка устарела: её кнопки больше не меняют статус.',
+    anonymised: 'Заявка обезличена: статус больше не меняется.',
+    /** Appended when the card could not be rewritten yet (the outbox keeps trying). */
+    cardLater: 'Карточка обновится чуть позже.',
+    alreadyChanged: (status: string) => `Статус уже изменён: ${status}`,
+    done: (status: string) => `Готово: ${status}`,
+    /** The presser's name on the status line when Telegram gives neither a name nor a username. */
+    noName: 'без имени',
+  },
+
+  /** The bot's commands: their descriptions in the menu (setMyCommands), answers and refusals. */
+  commands: {
+    menu: {
+      stickers_new: 'Заявки без карточки и всё ещё новые',
+      stickers_stats: 'Статистика заявок за 7 и 30 дней',
+      stickers_forget: 'Обезличить: /stickers_forget 42, @ник, +7… или 8 9… (все заявки человека)',
+      stickers_export: 'CSV заявок в чат админов: /stickers_export 30 (дней)',
+      stickers_chatid: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)',
+    } satisfies Record<BotCommand, string>,
+    wrongChat: 'Команды работают только в группе заявок и в чате админов.',
+    notManager: 'Обезличивать заявки могут только менеджеры.',
+    notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
+    adminUnknown: 'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
+    forgetUsage: 'Укажите номер заявки: /stickers_forget 42',
+    exportWrongChat: 'Выгрузка приходит только в чат админов.',
+    exportNotManager: 'Выгружать заявки могут только менеджеры.',
+    exportNotAdmin: 'Выгружать заявки могут только администраторы группы заявок.',
+    exportUsage: `Укажите число дней от 1 до ${EXPORT_DAYS_MAX}: /stickers_export 30`,
+    exportFailed: 'Не удалось отправить файл выгрузки. Попробуйте позже.',
+    chatIdPrivate: 'Это личный чат с ботом. Добавьте бота в группу заявок и отправьте /stickers_chatid там (в нужной теме).',
+    chatIdLeads: 'Для .env (группа заявок):',
+    chatIdAdmin: 'Для чата админов — то же под именами:',
+    exportCaption: (days: number, rows: number) => `Заявки за ${days} дн.: ${rows}`,
+    exported: (days: number, rows: number) => `📎 Выгрузка за ${days} дн.: ${rows} заявок (файл выше).`,
+    forgetNoContact: 'Заявок с таким контактом не найдено: никто не обезличен.',
+    forgetContact: (ids: string) => `🗑 Обезличено заявок: ${ids}: личные данные удалены, карточки обновлены.`,
+    forgetDone: (lead: number) => `🗑 Заявка #${lead} обезличена: личные данные удалены, карточка обновлена.`,
+    forgetAlready: (lead: number) => `Заявка #${lead} уже обезличена.`,
+    forgetUnknown: (lead: number) => `Заявки #${lead} нет.`,
+  },
+
+  /** Replies in the leads group besides the card. */
+  group: {
+    repeatPing: (lead: number) => `🔁 Повторное обращение по заявке #${lead}`,
+    reminder: (lead: number, minutes: number) => `⏰ Заявка #${lead} ждёт ответа больше ${minutes} мин. Возьмите её в работу.`,
+    /** The reply on a late lead's fallback message that did not become its card. */
+    fallbackAnswer: (lead: number) => `✅ Заявка в базе: #${lead}`,
+    fallbackAnswerRepeat: (lead: number) => `✅ Заявка в базе: повтор заявки #${lead}`,
+  },
+
+  /** /stickers_new, /stickers_stats and the daily digest. */
+  reports: {
+    allPublished: '✅ Все заявки опубликованы.',
+    unpublished: (count: number) => `📭 Без карточки: ${count}`,
+    unpublishedLine: (lead: number, time: string, attempts: number, error: string, next: string) =>
+      `#${lead} · ${time} · попыток ${attempts} · ${error} · следующая попытка ${next}`,
+    lastError: (error: string) => `ошибка: ${error}`,
+    notSentYet: 'ещё не отправлялась',
+    more: (count: number) => `…и ещё ${count}`,
+    noneNew: '✅ Новых необработанных заявок нет.',
+    stillNew: (count: number) => `🆕 В статусе «Новая»: ${count}`,
+    stillNewLine: (lead: number, time: string, waiting: string) => `#${lead} · ${time} · ждёт ${waiting}`,
+    withoutCard: ' · без карточки',
+    minutes: (min: number) => `${min} мин`,
+    hours: (h: number, min: number) => `${h} ч ${min} мин`,
+    days: (d: number) => `${d} дн`,
+    statsTitle: '📊 Заявки',
+    statsPeriod: (days: number, total: number) => `За ${days} дней: ${total}`,
+    repeats: (count: number) => `🔁 Повторных обращений: ${count}`,
+    unpublishedNow: (count: number) => `📭 Без карточки сейчас: ${count}`,
+    digestTitle: (total: number) => `🗓 Сводка за сутки: заявок ${total}`,
+    digestStillNew: (count: number) => `🕒 Всё ещё «Новая»: ${count}`,
+    sourcesTitle: '📣 По источникам (лендинг · источник / кампания):',
+    otherSources: (count: number) => `…другие источники: ${count}`,
+    noSource: (count: number) => `без источника: ${count}`,
+  },
+
+  /** Messages to the admin chat (docs/requirements.md §9). */
+  alerts: {
+    publishFailing: (lead: number, attempts: number, error: string) =>
+      `🚨 Карточки не публикуются: заявка #${lead}, попыток: ${attempts}, последняя ошибка: ${error}. Список: /stickers_new`,
+    plainCard: (lead: number, refused: string) => `⚠️ Карточка заявки #${lead} отправлена простым текстом: Telegram не принял HTML (${refused}).`,
+    minimalCard: (lead: number, refused: string) =>
+      `⚠️ Карточка заявки #${lead} слишком длинная для Telegram (${refused}): в группе краткая карточка — номер, статус, кнопки. ` +
+      `Данные заявки: trace #${lead}.`,
+    webhookFailing: (endpoint: string, type: string, lead: number, attempts: number, error: string) =>
+      `🚨 Вебхук не доставляется больше 30 мин: ${endpoint}, событие ${type} заявки #${lead}, попыток: ${attempts}, ` +
+      `последняя ошибка: ${error}. История: trace #${lead}.`,
+    adminTopicGone: (threadId: number, description: string) =>
+      `⚠️ Тема ADMIN_THREAD_ID=${threadId} закрыта или удалена (${description}): сообщение в общей теме чата.`,
+    /** The variables to update after a migration, joined: `LEADS_CHAT_ID и LEADS_ROUTES (…)`. */
+    and: ' и ',
+    chatMigrated: (from: string, to: string, variables: string) =>
+      `ℹ️ Группа заявок стала супергруппой: новый id ${to} (был ${from}). Карточки идут туда; обновите ${variables}.`,
+    otherChatMigrated: (from: string, to: string) => `ℹ️ Чат ${from} стал супергруппой ${to}: карточки в нём переадресованы туда.`,
+    topicGone: (threadId: number | null, chatId: string, description: string, what: string, variable: string | null) =>
+      `⚠️ ${threadId !== null ? `Тема ${threadId}` : 'Тема карточки'} в чате ${chatId} закрыта или удалена (${description}): ` +
+      `${what} — в общей теме чата (General). Откройте тему снова${variable ? ` или поправьте ${variable}` : ''}.`,
+    /** What went into the General topic, for `topicGone`. */
+    topicCard: (lead: number) => `карточка заявки #${lead}`,
+    topicRepeat: (lead: number) => `повтор по заявке #${lead}`,
+    topicReminder: (lead: number) => `напоминание по заявке #${lead}`,
+    landingClock: (seconds: number) =>
+      `⏱ Часы лендинга спешат на ${seconds} с относительно сервера: время отложенных заявок взято по серверу. ` +
+      'Проверьте синхронизацию времени (NTP) на машине лендинга.',
+    lateHourlyLimit: (limit: number) =>
+      `⚠️ Лимит отложенных заявок: больше ${limit} за час пришло из резервной очереди лендинга. ` +
+      'Они получают 429 и будут повторены позже (LEADS_LATE_HOURLY_LIMIT).',
+    hourlyLimit: (limit: number) => `⚠️ Лимит заявок: больше ${limit} за час. Новые заявки получают 429, пока окно не освободится.`,
+    secretLockout: (failures: number, windowMin: number, caller: string, minutes: number) =>
+      `🔒 ${failures} неверных секретов за ${windowMin} минут ` +
+      `от одного адреса (${caller}): POST /leads с него отклоняется (429), даже с верным секретом, ещё ~${minutes} мин. ` +
+      'Если это сервер лендинга — заявки сейчас уходят в запасной канал; ' +
+      'проверьте, что LEADS_SECRET совпадает на обеих сторонах.',
+  },
+};
+
+export type Messages = typeof ru;
