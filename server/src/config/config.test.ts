@@ -30,6 +30,12 @@ describe('server configuration (requirements §10.1)', () => {
     expect(loadServerConfig({ LEADS_SECRET: '' }).leads.enabled).toBe(false);
   });
 
+  it('LEADS_LOCALE: ru unless told, en when told; any other value is one line', () => {
+    expect(loadServerConfig(base).locale).toBe('ru');
+    expect(loadServerConfig({ ...base, LEADS_LOCALE: 'en' }).locale).toBe('en');
+    expect(problems({ ...base, LEADS_LOCALE: 'EN' })).toEqual(['LEADS_LOCALE must be one of ru, en (got "EN")']);
+  });
+
   it('lists one line per problem', () => {
     expect(
       problems({

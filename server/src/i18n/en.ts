@@ -79,7 +79,8 @@ export const en = {
     exportNotAdmin: 'Only administrators of the leads group may export leads.',
     exportUsage: `Give a number of days from 1 to ${EXPORT_DAYS_MAX}: /stickers_export 30`,
     exportFailed: 'Could not send the export file. Try again later.',
-    chatIdPrivate: 'This is a private chat with the bot. Add the bot to the leads group and send /stickers_chatid there (in the right topic).',
+    chatIdPrivate:
+      'This is a private chat with the bot. Add the bot to the leads group and send /stickers_chatid there (in the right topic).',
     chatIdLeads: 'For .env (leads group):',
     chatIdAdmin: 'For the admin chat — the same under these names:',
     exportCaption: (days: number, rows: number) => `Leads for ${days} days: ${rows}`,
@@ -127,7 +128,8 @@ export const en = {
   alerts: {
     publishFailing: (lead: number, attempts: number, error: string) =>
       `🚨 Cards are not being published: lead #${lead}, attempts: ${attempts}, last error: ${error}. List: /stickers_new`,
-    plainCard: (lead: number, refused: string) => `⚠️ The card of lead #${lead} went out as plain text: Telegram refused the HTML (${refused}).`,
+    plainCard: (lead: number, refused: string) =>
+      `⚠️ The card of lead #${lead} went out as plain text: Telegram refused the HTML (${refused}).`,
     minimalCard: (lead: number, refused: string) =>
       `⚠️ The card of lead #${lead} is too long for Telegram (${refused}): the group has a short card — number, status, buttons. ` +
       `The lead’s data: trace #${lead}.`,

@@ -145,7 +145,8 @@ export const ru = {
   alerts: {
     publishFailing: (lead: number, attempts: number, error: string) =>
       `🚨 Карточки не публикуются: заявка #${lead}, попыток: ${attempts}, последняя ошибка: ${error}. Список: /stickers_new`,
-    plainCard: (lead: number, refused: string) => `⚠️ Карточка заявки #${lead} отправлена простым текстом: Telegram не принял HTML (${refused}).`,
+    plainCard: (lead: number, refused: string) =>
+      `⚠️ Карточка заявки #${lead} отправлена простым текстом: Telegram не принял HTML (${refused}).`,
     minimalCard: (lead: number, refused: string) =>
       `⚠️ Карточка заявки #${lead} слишком длинная для Telegram (${refused}): в группе краткая карточка — номер, статус, кнопки. ` +
       `Данные заявки: trace #${lead}.`,

@@ -1,0 +1,68 @@
+// The catalogues (docs/requirements.md, "Languages"): en has every text ru has and no Cyrillic; ru writes times as it
+// always did.
+import { LEAD_STATUSES } from '../domain/lead-status';
+import { statusButtons } from '../cards/lead-statuses';
+import { en } from './en';
+import { CATALOGUES, formatTime } from './index';
+import { ru } from './ru';
+
+const CYRILLIC = /[\u0400-\u04FF]/;
+
+/** Every text of a catalogue by path; a function is called with sample values of the types it takes. */
+function texts(value: unknown, path = ''): [string, string][] {
+  if (typeof value === 'string') return [[path, value]];
+  if (typeof value === 'function') {
+    const fn = value as (...args: unknown[]) => unknown;
+    return [[path, String(fn(...Array.from({ length: fn.length }, (_, i) => (i % 2 === 0 ? 7 : 'x'))))]];
+  }
+  return Object.entries(value as object).flatMap(([k, v]) => texts(v, `${path}.${k}`));
+}
+
+describe('server catalogues', () => {
+  it('ru and en have the same texts, with the same parameters', () => {
+    expect(texts(en).map(([p]) => p)).toEqual(texts(ru).map(([p]) => p));
+    const at = (m: object, path: string): unknown =>
+      path
+        .split('.')
+        .slice(1)
+        .reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], m);
+    const arity = (m: object) =>
+      texts(m).map(([p]) => {
+        const v = at(m, p);
+        return typeof v === 'function' ? v.length : 'text';
+      });
+    expect(arity(en)).toEqual(arity(ru));
+  });
+
+  it('en has no Cyrillic anywhere', () => {
+    expect(texts(en).filter(([, t]) => CYRILLIC.test(t))).toEqual([]);
+  });
+
+  it('every status and every button of every status has a word in each locale', () => {
+    for (const t of Object.values(CATALOGUES)) {
+      for (const s of LEAD_STATUSES) {
+        expect(t.statuses[s]).toBeTruthy();
+        for (const b of statusButtons(t, s)) expect(b.text).toBeTruthy();
+      }
+    }
+  });
+
+  it('times: ru as always (dd.mm.yyyy HH:MM), en in its own format, both in the time zone', () => {
+    const at = Date.UTC(2026, 10, 29, 21, 5);
+    expect(formatTime(at, 'Europe/Moscow', ru.intl)).toBe('30.11.2026 00:05');
+    expect(formatTime(at, 'Europe/Moscow', ru.intl)).toBe(
+      new Intl.DateTimeFormat('ru-RU', {
+        timeZone: 'Europe/Moscow',
+        day: '2-digit',
+        month: '2-digit',
+        year: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+      })
+        .format(at)
+        .replace(',', ''),
+    );
+    expect(formatTime(at, 'Europe/Moscow', en.intl)).toBe('11/30/2026 12:05 AM');
+    expect(formatTime(at, 'UTC', en.intl)).toBe('11/29/2026 09:05 PM');
+  });
+});
