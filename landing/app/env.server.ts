@@ -10,9 +10,11 @@ import { resolve } from 'node:path';
 import {
   checkPolicyUrl,
   CONSENT_POLICY_URL_MAX,
+  parseLocale,
   parsePhoneRegion,
   parseRequiredContacts,
   parseTrustProxy,
+  type Locale,
   type PhoneRegion,
   type RequiredContacts,
   type TrustProxy,
@@ -88,6 +90,11 @@ export interface LandingEnv {
    * sends `consent` with the lead. Null (the default): no box, no consent sent.
    */
   privacyUrl: string | null;
+  /**
+   * LANDING_LOCALE (`ru` by default, or `en`): the language of the page, its field errors and the Telegram message
+   * the landing sends (app/i18n/); the page's `lang` follows.
+   */
+  locale: Locale;
   /**
    * LANDING_METRIKA_ID / LANDING_GA4_ID with LANDING_GOAL: the counter on the page and the goal a delivered request
    * reaches on the sent screen; null (the default): no counter, no script from any other host.
@@ -224,6 +231,8 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
       `LANDING_PRIVACY_URL must be the full http(s) URL of the privacy policy, up to ${CONSENT_POLICY_URL_MAX} characters (got "${privacyRaw}")`,
     );
   }
+  const locale = parseLocale('LANDING_LOCALE', env.LANDING_LOCALE);
+  if (!locale.ok) problems.push(locale.error);
   const metrikaId = get('LANDING_METRIKA_ID');
   const ga4Id = get('LANDING_GA4_ID');
   const goal = get('LANDING_GOAL');
@@ -275,6 +284,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
     requiredContacts: requiredContacts.ok ? requiredContacts.value : 'telegram,phone',
     privacyUrl,
+    locale: locale.ok ? locale.value : 'ru',
     analytics: goal && (metrikaId || ga4Id) ? { metrikaId, ga4Id, goal } : null,
     captcha,
   };

@@ -1,5 +1,6 @@
 import { Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from '@remix-run/react';
 import type { LinksFunction } from '@remix-run/node';
+import { DEFAULT_LOCALE, type Locale } from '@stickers/shared';
 import { getEnv } from './env.server';
 import { counterBootstrap, ga4Script, METRIKA_SCRIPT, type AnalyticsConfig } from './leads/analytics';
 import styles from './styles.css?url';
@@ -9,9 +10,13 @@ export const links: LinksFunction = () => [
   { rel: 'icon', href: '/favicon.svg', type: 'image/svg+xml' },
 ];
 
-/** The analytics counter, when one is configured (LANDING_METRIKA_ID / LANDING_GA4_ID with LANDING_GOAL); else null. */
-export function loader(): { analytics: AnalyticsConfig | null } {
-  return { analytics: getEnv().analytics };
+/**
+ * The analytics counter, when one is configured (LANDING_METRIKA_ID / LANDING_GA4_ID with LANDING_GOAL); else null.
+ * The locale (LANDING_LOCALE): the page's `lang`.
+ */
+export function loader(): { analytics: AnalyticsConfig | null; locale: Locale } {
+  const env = getEnv();
+  return { analytics: env.analytics, locale: env.locale };
 }
 
 /** The page's analytics configuration, for the sent screen's goal; null when none (or outside the root's data). */
@@ -36,8 +41,10 @@ function Counters({ analytics }: { analytics: AnalyticsConfig | null }) {
 
 export function Layout({ children }: { children: React.ReactNode }) {
   const analytics = useAnalytics();
+  // Outside the root's data (an error page before its loader ran) the default locale's.
+  const locale = useRouteLoaderData<typeof loader>('root')?.locale ?? DEFAULT_LOCALE;
   return (
-    <html lang="ru">
+    <html lang={locale}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />

@@ -16,9 +16,9 @@ type CaptchaWindow = Window & Record<string, unknown>;
  * The captcha's widget: an empty container in the page's HTML; after hydration the provider's script is loaded once
  * (explicit rendering) and renders the widget into it, which writes its token into the provider's hidden field inside
  * the form. `resetKey`: when it changes to a truthy value, the widget is reset (its token was used or refused).
- * Without JavaScript nothing renders: the `<noscript>` line says the check needs it.
+ * Without JavaScript nothing renders: the `<noscript>` line (`noScript`, in the page's language) says the check needs it.
  */
-export function CaptchaWidget({ captcha, resetKey }: { captcha: PageCaptcha; resetKey: unknown }) {
+export function CaptchaWidget({ captcha, resetKey, noScript }: { captcha: PageCaptcha; resetKey: unknown; noScript: string }) {
   const container = useRef<HTMLDivElement>(null);
   const widgetId = useRef<unknown>(undefined);
   const spec = CAPTCHA_SPECS[captcha.provider];
@@ -51,7 +51,7 @@ export function CaptchaWidget({ captcha, resetKey }: { captcha: PageCaptcha; res
     <div className="captcha">
       <div ref={container} className="captcha-widget" data-captcha={captcha.provider} />
       <noscript>
-        <p className="hint">Проверка «я не робот» работает только с включённым JavaScript — без него заявку отправить не получится.</p>
+        <p className="hint">{noScript}</p>
       </noscript>
     </div>
   );

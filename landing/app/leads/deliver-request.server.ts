@@ -199,13 +199,13 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
       // refuses to start like this, and should this ever run there, the request is lost, not printed.
       if (env.production) return { route: 'lost', detail: 'no server or Telegram configured' };
       console.log(
-        `[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false, captcha, consent: delivery.consent }).text}`,
+        `[request] ${requestId} (not sent anywhere: no server or Telegram configured)\n${requestMessage(lead, requestId, { fallback: false, locale: env.locale, captcha, consent: delivery.consent }).text}`,
       );
       return { route: 'console' };
     }
     const sent = await sendToTelegram(
       env.telegram,
-      requestMessage(lead, requestId, { fallback: false, captcha, consent: delivery.consent }),
+      requestMessage(lead, requestId, { fallback: false, locale: env.locale, captcha, consent: delivery.consent }),
     );
     return { route: sent.ok ? 'direct' : 'lost', detail: sent.detail };
   }
@@ -237,7 +237,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
   }
 
   if (!env.telegram) return { route: 'lost', status, reason, body, detail: `${detail}; no Telegram fallback configured` };
-  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true, captcha, consent: delivery.consent }));
+  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true, locale: env.locale, captcha, consent: delivery.consent }));
   return {
     route: sent.ok ? 'fallback' : 'lost',
     status,

@@ -1,8 +1,8 @@
 import { Form, Link, useNavigation } from '@remix-run/react';
 import {
   CONSENT_FIELD,
-  CONSENT_TEXT,
-  CONTACT_OPTIONAL_HINT,
+  DEFAULT_LOCALE,
+  FIELD_MESSAGES,
   fieldErrorText,
   isContactRequired,
   phoneHint,
@@ -10,10 +10,12 @@ import {
   type ConsentField,
   type FieldErrors,
   type LeadField,
+  type Locale,
   type PhoneRegion,
   type RequiredContacts,
 } from '@stickers/shared';
 import { useEffect, useRef, useState } from 'react';
+import { LANDING_MESSAGES } from '~/i18n';
 import { CaptchaWidget } from '../captcha/captcha-widget';
 import type { PageCaptcha } from '../captcha/providers';
 import { reachGoalOnce, type AnalyticsConfig } from './analytics';
@@ -22,6 +24,8 @@ import type { ActionResult } from './lead-form.server';
 import { forgetRequestSent, markRequestSent, requestSentRecently } from './request-sent';
 
 interface Props {
+  /** LANDING_LOCALE, from the loader: the catalogue every text of the form comes from (`ru` when absent). */
+  locale?: Locale;
   requestId: string;
   startedAt: string;
   /** LEADS_PHONE_REGION, from the loader: the browser reads a phone as the action will (RU when absent). */
@@ -41,23 +45,16 @@ interface Props {
   captcha?: PageCaptcha | null;
 }
 
-const FIELDS: { name: LeadField; label: string; type?: string; required?: boolean; hint?: string; autoComplete?: string }[] = [
-  { name: 'name', label: 'Имя', required: true, autoComplete: 'name' },
+/** The one-line inputs, in order; their labels and hints are the catalogue's (`form`). */
+const FIELDS: { name: LeadField; type?: string; required?: boolean; hint?: 'telegram' | 'optional'; autoComplete?: string }[] = [
+  { name: 'name', required: true, autoComplete: 'name' },
   // The contacts' `required` follows LEADS_REQUIRED_CONTACTS: set in LeadForm.
-  { name: 'telegram', label: 'Ник в Telegram', required: true, hint: '@name или ссылка t.me/name', autoComplete: 'off' },
+  { name: 'telegram', required: true, hint: 'telegram', autoComplete: 'off' },
   // The phone's hint depends on the region: set in LeadForm.
-  { name: 'phone', label: 'Телефон', type: 'tel', required: true, autoComplete: 'tel' },
-  { name: 'date', label: 'Дата события', hint: 'необязательно' },
-  { name: 'guests', label: 'Сколько гостей или героев', hint: 'необязательно' },
+  { name: 'phone', type: 'tel', required: true, autoComplete: 'tel' },
+  { name: 'date', hint: 'optional' },
+  { name: 'guests', hint: 'optional' },
 ];
-
-const STATE_TEXT = {
-  throttled: 'Слишком много заявок подряд. Попробуйте через несколько минут — всё введённое сохранено.',
-  error: 'Не получилось отправить заявку. Попробуйте ещё раз — всё введённое сохранено. Или напишите нам в Telegram.',
-  invalid: 'Проверьте поля, отмеченные ниже.',
-  expired: 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
-  captcha: 'Пройдите проверку ещё раз — всё введённое сохранено.',
-} as const;
 
 /** The browser's localStorage, or null where reading it throws (blocked storage). */
 function localStorageOrNull(): Storage | null {
@@ -68,14 +65,15 @@ function localStorageOrNull(): Storage | null {
   }
 }
 
-/** A contact's hint in the mode: `необязательно` added when it may be left out (`any`, or only the other required). */
-function contactHint(field: 'telegram' | 'phone', hint: string | undefined, mode: RequiredContacts): string | undefined {
+/** A contact's hint in the mode: "optional" added when it may be left out (`any`, or only the other required). */
+function contactHint(field: 'telegram' | 'phone', hint: string, mode: RequiredContacts, locale: Locale): string {
   if (isContactRequired(field, mode)) return hint;
-  if (mode === 'any') return `${hint} · ${field === 'telegram' ? 'или телефон' : 'или ник в Telegram'}`;
-  return `${hint} · ${CONTACT_OPTIONAL_HINT}`;
+  const m = FIELD_MESSAGES[locale];
+  return `${hint} · ${mode === 'any' ? m.contactOr[field] : m.contactOptional}`;
 }
 
 export function LeadForm({
+  locale = DEFAULT_LOCALE,
   requestId,
   startedAt,
   phoneRegion,
@@ -87,6 +85,7 @@ export function LeadForm({
   analytics = null,
   captcha = null,
 }: Props) {
+  const t = LANDING_MESSAGES[locale];
   const navigation = useNavigation();
   const submitting = navigation.state === 'submitting';
   const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField | ConsentField> | null>(null);
@@ -111,11 +110,11 @@ export function LeadForm({
   if (sent) {
     return (
       <div className="result" role="status" data-state="sent">
-        <p className="done">{result?.leadNumber ? `Заявка №${result.leadNumber} отправлена!` : 'Заявка отправлена!'}</p>
-        <p>Мы напишем вам в Telegram в течение рабочего дня.</p>
+        <p className="done">{result?.leadNumber ? t.sent.numbered(result.leadNumber) : t.sent.plain}</p>
+        <p>{t.sent.next}</p>
         <p>
           <Link to="/?again" reloadDocument onClick={() => forgetRequestSent(window.localStorage)}>
-            Отправить ещё одну заявку
+            {t.sent.again}
           </Link>
         </p>
       </div>
@@ -134,7 +133,7 @@ export function LeadForm({
   const message =
     state && state !== 'sent' ? (
       <div id="form-result" className={`result ${state}`} role="alert" data-state={state}>
-        {STATE_TEXT[state]}
+        {t.form.states[state]}
       </div>
     ) : null;
 
@@ -170,7 +169,7 @@ export function LeadForm({
       ))}
       <div className="trap" aria-hidden="true">
         <label>
-          Компания
+          {t.form.trap}
           <input type="text" name={HONEYPOT_FIELD} tabIndex={-1} autoComplete="off" defaultValue="" />
         </label>
       </div>
@@ -178,39 +177,42 @@ export function LeadForm({
         <Field
           key={f.name}
           {...f}
+          label={t.form.labels[f.name]}
           required={f.name === 'telegram' || f.name === 'phone' ? isContactRequired(f.name, requiredContacts) : f.required}
           hint={
             f.name === 'phone'
-              ? contactHint('phone', phoneHint(phoneRegion), requiredContacts)
+              ? contactHint('phone', phoneHint(phoneRegion), requiredContacts, locale)
               : f.name === 'telegram'
-                ? contactHint('telegram', f.hint, requiredContacts)
-                : f.hint
+                ? contactHint('telegram', t.form.telegramHint, requiredContacts, locale)
+                : f.hint && t.form.optional
           }
           phoneRegion={phoneRegion}
           requiredContacts={requiredContacts}
+          locale={locale}
           error={errors[f.name]}
           defaultValue={values?.[f.name]}
         />
       ))}
       <Field
         name="comment"
-        label="Что хотите получить"
-        hint="необязательно"
+        label={t.form.labels.comment}
+        hint={t.form.optional}
+        locale={locale}
         multiline
         error={errors.comment}
         defaultValue={values?.comment}
       />
-      {privacyUrl ? <ConsentBox privacyUrl={privacyUrl} error={errors.consent} checked={values?.consent === 'on'} /> : null}
+      {privacyUrl ? <ConsentBox privacyUrl={privacyUrl} error={errors.consent} checked={values?.consent === 'on'} locale={locale} /> : null}
       {captcha ? (
         // A new answer of the action other than field errors: the token was used or refused, the widget starts over.
-        <CaptchaWidget captcha={captcha} resetKey={result && result.state !== 'invalid' ? result : null} />
+        <CaptchaWidget captcha={captcha} resetKey={result && result.state !== 'invalid' ? result : null} noScript={t.form.captchaNoScript} />
       ) : null}
       {/* "Send again" is about the button, so it stands next to it; the other messages head the form. */}
       {state === 'expired' ? message : null}
       <button type="submit" disabled={submitting} aria-busy={submitting}>
-        {submitting ? 'Отправляем…' : 'Отправить заявку'}
+        {submitting ? t.form.submitting : t.form.submit}
       </button>
-      {privacyUrl ? null : <p className="fine">Нажимая кнопку, вы соглашаетесь на обработку контактов для ответа на заявку.</p>}
+      {privacyUrl ? null : <p className="fine">{t.form.consent}</p>}
     </Form>
   );
 }
@@ -227,8 +229,10 @@ function Field(props: {
   defaultValue?: string;
   phoneRegion?: PhoneRegion;
   requiredContacts?: RequiredContacts;
+  locale: Locale;
 }) {
-  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion, requiredContacts } = props;
+  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion, requiredContacts, locale } =
+    props;
   const errorId = `${name}-error`;
   const hintId = `${name}-hint`;
   const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
@@ -255,7 +259,7 @@ function Field(props: {
       ) : null}
       {error ? (
         <span className="error" id={errorId} data-error-for={name}>
-          {fieldErrorText(name, error as never, { phoneRegion, requiredContacts })}
+          {fieldErrorText(name, error as never, { phoneRegion, requiredContacts, locale })}
         </span>
       ) : null}
     </div>
@@ -266,8 +270,9 @@ function Field(props: {
  * The consent box (with LANDING_PRIVACY_URL): a real required checkbox with its label and the policy's link (in a new
  * tab, so the typed form stays), its error next to it. `checked`: the visitor's tick, kept when the form comes back.
  */
-function ConsentBox({ privacyUrl, error, checked }: { privacyUrl: string; error?: string; checked: boolean }) {
+function ConsentBox({ privacyUrl, error, checked, locale }: { privacyUrl: string; error?: string; checked: boolean; locale: Locale }) {
   const errorId = `${CONSENT_FIELD}-error`;
+  const text = FIELD_MESSAGES[locale].consent;
   return (
     <div className={`field consent${error ? ' has-error' : ''}`}>
       <label htmlFor={CONSENT_FIELD}>
@@ -280,15 +285,15 @@ function ConsentBox({ privacyUrl, error, checked }: { privacyUrl: string; error?
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? errorId : undefined}
         />{' '}
-        {CONSENT_TEXT.before}
+        {text.before}
         <a href={privacyUrl} target="_blank" rel="noopener">
-          {CONSENT_TEXT.link}
+          {text.link}
         </a>
         <span aria-hidden="true"> *</span>
       </label>
       {error ? (
         <span className="error" id={errorId} data-error-for={CONSENT_FIELD}>
-          {fieldErrorText(CONSENT_FIELD, error as never)}
+          {fieldErrorText(CONSENT_FIELD, error as never, { locale })}
         </span>
       ) : null}
     </div>

@@ -1,19 +1,10 @@
-import { OPTIONAL_LEAD_FIELDS, type CaptchaResult, type ConsentBody, type LeadFields, type OptionalLeadField } from '@stickers/shared';
+import { DEFAULT_LOCALE, OPTIONAL_LEAD_FIELDS, type CaptchaResult, type ConsentBody, type LeadFields, type Locale } from '@stickers/shared';
+import { LANDING_MESSAGES } from '~/i18n';
 
-/** The label of each optional field's line in the message, as the card names it. */
-const OPTIONAL_LABEL: Record<OptionalLeadField, string> = {
-  date: 'Дата',
-  guests: 'Гостей',
-  comment: 'Комментарий',
-};
-
-/** The fallback's first line, exactly (docs/requirements.md §8.4). */
-export function fallbackWarning(requestId: string): string {
-  return `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`;
+/** The fallback's first line, exactly (docs/requirements.md §8.4), in LANDING_LOCALE's words (`ru` unless told). */
+export function fallbackWarning(requestId: string, locale: Locale = DEFAULT_LOCALE): string {
+  return LANDING_MESSAGES[locale].message.fallbackWarning(requestId);
 }
-
-/** The line of a request whose captcha could not be checked (the card says the same). */
-export const CAPTCHA_UNCHECKED_LINE = '⚠️ Капча не проверена: сервис проверки был недоступен';
 
 export interface TelegramText {
   text: string;
@@ -21,20 +12,23 @@ export interface TelegramText {
 }
 
 /**
- * The request as plain text for a direct `sendMessage` (fallback or direct route, docs/requirements.md §8.4). The
- * username is a link through an explicit `text_link` entity; offsets and lengths are UTF-16 code units, which is
- * what a JavaScript string's length counts. A captcha that could not be checked gets its line under the heading.
+/**
+ * The request as plain text for a direct `sendMessage` (fallback or direct route, docs/requirements.md §8.4), in the
+ * locale's words (`ru` unless told). The username is a link through an explicit `text_link` entity; offsets and
+ * lengths are UTF-16 code units, which is what a JavaScript string's length counts. A captcha that could not be
+ * checked gets its line under the heading.
  */
 export function requestMessage(
   lead: LeadFields,
   requestId: string,
-  options: { fallback: boolean; captcha?: CaptchaResult; consent?: ConsentBody },
+  options: { fallback: boolean; locale?: Locale; captcha?: CaptchaResult; consent?: ConsentBody },
 ): TelegramText {
+  const t = LANDING_MESSAGES[options.locale ?? DEFAULT_LOCALE].message;
   const lines: string[] = [];
-  if (options.fallback) lines.push(fallbackWarning(requestId), '');
-  lines.push(options.fallback ? 'Заявка с сайта' : `Заявка с сайта (request_id ${requestId})`);
-  if (options.captcha === 'unchecked') lines.push(CAPTCHA_UNCHECKED_LINE);
-  lines.push(`Имя: ${lead.name}`);
+  if (options.fallback) lines.push(t.fallbackWarning(requestId), '');
+  lines.push(options.fallback ? t.title : t.titleWithId(requestId));
+  if (options.captcha === 'unchecked') lines.push(t.captchaUnchecked);
+  lines.push(`${t.name}: ${lead.name}`);
   const entities: TelegramText['entities'] = [];
   // A contact the visitor left out (LEADS_REQUIRED_CONTACTS) has no line.
   if (lead.telegram) {
@@ -43,14 +37,11 @@ export function requestMessage(
     lines.push(`${telegramPrefix}${lead.telegram}`);
     entities.push({ type: 'text_link', offset: before, length: lead.telegram.length, url: `https://t.me/${lead.telegram.slice(1)}` });
   }
-  if (lead.phone) lines.push(`Телефон: ${lead.phone}`);
+  if (lead.phone) lines.push(`${t.phone}: ${lead.phone}`);
   for (const field of OPTIONAL_LEAD_FIELDS) {
     const value = lead[field];
-    if (value) lines.push(`${OPTIONAL_LABEL[field]}: ${value}`);
+    if (value) lines.push(`${t.optional[field]}: ${value}`);
   }
-  if (options.consent) lines.push(`${CONSENT_MESSAGE_LINE} ${options.consent.accepted_at}`);
+  if (options.consent) lines.push(t.consent(options.consent.accepted_at));
   return { text: lines.join('\n'), entities };
 }
-
-/** The consent's line in the message (its time, ISO 8601 UTC, as sent to the server), as the card words it. */
-export const CONSENT_MESSAGE_LINE = '☑️ Согласие на обработку данных:';

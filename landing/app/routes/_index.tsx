@@ -6,12 +6,14 @@ import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
 import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
 import { pageSource } from '~/leads/source.server';
 import { LeadForm } from '~/leads/lead-form';
+import { getEnv } from '~/env.server';
+import { LANDING_MESSAGES } from '~/i18n';
 import { useAnalytics } from '~/root';
 
-export const meta: MetaFunction = () => [
-  { title: 'Стикеры с вашими героями — Stickers' },
-  { name: 'description', content: 'Нарисуем набор стикеров для Telegram по вашим фото: свадьба, команда, питомец, праздник.' },
-];
+export const meta: MetaFunction<typeof loader> = ({ data }) => {
+  const t = LANDING_MESSAGES[data && 'locale' in data ? data.locale : 'ru'].meta;
+  return [{ title: t.title }, { name: 'description', content: t.description }];
+};
 
 interface LoadContext {
   clientAddress?: string;
@@ -20,14 +22,15 @@ interface LoadContext {
 export function loader({ request }: LoaderFunctionArgs) {
   const url = new URL(request.url);
   if (url.searchParams.has('again')) {
-    // «Отправить ещё одну заявку»: the sent memory cleared, and the page without `again` in its address. Were the form
+    // "Send another request": the sent memory cleared, and the page without `again` in its address. Were the form
     // shown at `/?again`, it would post there, this loader would run again for the answer and clear the sent cookie
     // the action has just set.
     url.searchParams.delete('again');
     return redirect(`${url.pathname}${url.search}`, { headers: { 'Set-Cookie': clearSentCookie } });
   }
   const sent = sentCookieRecent(request.headers.get('cookie'));
-  return data({ ...freshForm(), sent, source: pageSource(request), captcha: pageCaptcha(getEnv()) });
+  // The locale (LANDING_LOCALE) names the catalogue the page and the form's checks in the browser word their texts from.
+  return data({ ...freshForm(), sent, source: pageSource(request), captcha: pageCaptcha(getEnv()), locale: getEnv().locale });
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
@@ -39,30 +42,26 @@ export default function Index() {
   const page = useLoaderData<typeof loader>();
   const result = useActionData<typeof action>();
   const analytics = useAnalytics();
+  const t = LANDING_MESSAGES[page.locale];
   return (
     <main>
       <section className="hero">
-        <p className="eyebrow">Stickers · стикерпаки на заказ</p>
-        <h1>Стикеры с вашими героями — за три дня</h1>
-        <p className="lead">
-          Пришлите несколько фото — нарисуем набор стикеров для Telegram в едином стиле: свадьба, команда, питомец или праздник. Первые
-          эскизы покажем бесплатно.
-        </p>
+        <p className="eyebrow">{t.hero.eyebrow}</p>
+        <h1>{t.hero.title}</h1>
+        <p className="lead">{t.hero.lead}</p>
         <ul className="points">
-          <li>
-            <strong>от 12 стикеров</strong> в наборе
-          </li>
-          <li>
-            <strong>3 дня</strong> до готового пака
-          </li>
-          <li>
-            <strong>правки</strong> до результата
-          </li>
+          {t.hero.points.map(([bold, rest]) => (
+            <li key={bold}>
+              <strong>{bold}</strong>
+              {rest}
+            </li>
+          ))}
         </ul>
       </section>
       <section className="card" aria-labelledby="form-title">
-        <h2 id="form-title">Оставить заявку</h2>
+        <h2 id="form-title">{t.form.title}</h2>
         <LeadForm
+          locale={page.locale}
           requestId={page.requestId}
           startedAt={page.startedAt}
           phoneRegion={page.phoneRegion}

@@ -1,0 +1,63 @@
+import type { LandingMessages } from './ru';
+
+/** Every text of the page and the fallback message in English (LANDING_LOCALE=en); the shape is ru.ts's. */
+export const en = {
+  meta: {
+    title: 'Stickers of your heroes — Stickers',
+    description: 'We draw a Telegram sticker set from your photos: a wedding, a team, a pet, a party.',
+  },
+  hero: {
+    eyebrow: 'Stickers · custom sticker packs',
+    title: 'Stickers of your heroes — in three days',
+    lead:
+      'Send a few photos and we draw a Telegram sticker set in one style: a wedding, a team, a pet or a party. ' +
+      'The first sketches are free.',
+    points: [
+      ['12 stickers or more', ' in a set'],
+      ['3 days', ' to a finished pack'],
+      ['changes', ' until you like it'],
+    ] as [string, string][],
+  },
+  form: {
+    title: 'Send a request',
+    labels: {
+      name: 'Name',
+      telegram: 'Telegram username',
+      phone: 'Phone',
+      date: 'Event date',
+      guests: 'How many guests or heroes',
+      comment: 'What you would like',
+    },
+    telegramHint: '@name or a t.me/name link',
+    optional: 'optional',
+    trap: 'Company',
+    submit: 'Send request',
+    submitting: 'Sending…',
+    captchaNoScript: 'The “I am not a robot” check needs JavaScript — without it the request cannot be sent.',
+    consent: 'By pressing the button you agree that we use your contacts to answer your request.',
+    states: {
+      throttled: 'Too many requests in a row. Try again in a few minutes — everything you typed is kept.',
+      error: 'The request could not be sent. Try again — everything you typed is kept. Or message us on Telegram.',
+      invalid: 'Check the fields marked below.',
+      expired: 'The form was open for a long time — check your details and press “Send request” again.',
+      captcha: 'Please pass the check again — everything you typed is kept.',
+    },
+  },
+  sent: {
+    numbered: (lead: number) => `Request #${lead} sent!`,
+    plain: 'Request sent!',
+    next: 'We will message you on Telegram within a working day.',
+    again: 'Send another request',
+  },
+  message: {
+    fallbackWarning: (requestId: string) =>
+      `⚠️ Fallback channel: the leads server did not answer — the request is not in the database (request_id ${requestId})`,
+    title: 'Request from the website',
+    titleWithId: (requestId: string) => `Request from the website (request_id ${requestId})`,
+    name: 'Name',
+    phone: 'Phone',
+    optional: { date: 'Date', guests: 'Guests', comment: 'Comment' },
+    captchaUnchecked: '⚠️ Captcha not checked: the verification service was unavailable',
+    consent: (time: string) => `☑️ Consent to data processing: ${time}`,
+  },
+} satisfies LandingMessages;

@@ -1,0 +1,76 @@
+import type { OptionalLeadField } from '@stickers/shared';
+
+/**
+ * Every text the visitor sees on the page, and the fallback message the group sees, in Russian: the default locale
+ * and the shape of every other locale's catalogue (`LandingMessages`; en.ts `satisfies` it, so a missing text or a
+ * function with other parameters fails the typecheck). The field error texts are shared/src/i18n/'s.
+ */
+export const ru = {
+  meta: {
+    title: 'Стикеры с вашими героями — Stickers',
+    description: 'Нарисуем набор стикеров для Telegram по вашим фото: свадьба, команда, питомец, праздник.',
+  },
+  hero: {
+    eyebrow: 'Stickers · стикерпаки на заказ',
+    title: 'Стикеры с вашими героями — за три дня',
+    lead:
+      'Пришлите несколько фото — нарисуем набор стикеров для Telegram в едином стиле: свадьба, команда, питомец или праздник. ' +
+      'Первые эскизы покажем бесплатно.',
+    /** Each point: the bold part, then the rest. */
+    points: [
+      ['от 12 стикеров', ' в наборе'],
+      ['3 дня', ' до готового пака'],
+      ['правки', ' до результата'],
+    ] as [string, string][],
+  },
+  form: {
+    title: 'Оставить заявку',
+    labels: {
+      name: 'Имя',
+      telegram: 'Ник в Telegram',
+      phone: 'Телефон',
+      date: 'Дата события',
+      guests: 'Сколько гостей или героев',
+      comment: 'Что хотите получить',
+    },
+    telegramHint: '@name или ссылка t.me/name',
+    optional: 'необязательно',
+    /** The honeypot's label (hidden from people). */
+    trap: 'Компания',
+    submit: 'Отправить заявку',
+    submitting: 'Отправляем…',
+    /** Under the captcha's place, without JavaScript. */
+    captchaNoScript: 'Проверка «я не робот» работает только с включённым JavaScript — без него заявку отправить не получится.',
+    consent: 'Нажимая кнопку, вы соглашаетесь на обработку контактов для ответа на заявку.',
+    states: {
+      throttled: 'Слишком много заявок подряд. Попробуйте через несколько минут — всё введённое сохранено.',
+      error: 'Не получилось отправить заявку. Попробуйте ещё раз — всё введённое сохранено. Или напишите нам в Telegram.',
+      invalid: 'Проверьте поля, отмеченные ниже.',
+      expired: 'Форма долго была открыта — проверьте данные и нажмите «Отправить заявку» ещё раз.',
+      captcha: 'Пройдите проверку ещё раз — всё введённое сохранено.',
+    },
+  },
+  sent: {
+    numbered: (lead: number) => `Заявка №${lead} отправлена!`,
+    plain: 'Заявка отправлена!',
+    next: 'Мы напишем вам в Telegram в течение рабочего дня.',
+    again: 'Отправить ещё одну заявку',
+  },
+  /** The request as a Telegram message (fallback or direct route, docs/requirements.md §8.4). */
+  message: {
+    /** The fallback's first line. */
+    fallbackWarning: (requestId: string) => `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
+    title: 'Заявка с сайта',
+    titleWithId: (requestId: string) => `Заявка с сайта (request_id ${requestId})`,
+    name: 'Имя',
+    phone: 'Телефон',
+    /** The label of each optional field's line, as the card names it. */
+    optional: { date: 'Дата', guests: 'Гостей', comment: 'Комментарий' } satisfies Record<OptionalLeadField, string>,
+    /** Under the heading when the landing's captcha could not be checked (the card says the same). */
+    captchaUnchecked: '⚠️ Капча не проверена: сервис проверки был недоступен',
+    /** The consent's line (its time, ISO 8601 UTC, as sent to the server), as the card words it. */
+    consent: (time: string) => `☑️ Согласие на обработку данных: ${time}`,
+  },
+};
+
+export type LandingMessages = typeof ru;

@@ -1,0 +1,142 @@
+/**
+ * Languages on the landing (docs/requirements.md, "Languages"): LANDING_LOCALE=en renders the whole page in English
+ * with `lang="en"` (through the real Remix handler and the app's Vite build of it), words a refused field in English,
+ * and the fallback message the group gets is English too. `ru` stays the default; any other value stops the start.
+ */
+import { createRequestHandler, type ServerBuild } from '@remix-run/node';
+import { createServer, type ViteDevServer } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LandingConfigError, loadLandingEnv } from '~/env.server';
+import { en } from '~/i18n/en';
+import { ru } from '~/i18n/ru';
+import { requestMessage } from '~/leads/request-message.server';
+import { setEnv } from './support';
+
+const KEYS = ['LANDING_LOCALE', 'LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'LEADS_CHAT_ID', 'MIN_FILL_MS'];
+const CYRILLIC = /[\u0400-\u04FF]/;
+
+let vite: ViteDevServer;
+let handle: (request: Request) => Promise<Response>;
+
+beforeAll(async () => {
+  // vite.config.ts leaves the Remix plugin out under Vitest; this server is the app's own, so it is built with it.
+  const underVitest = process.env.VITEST;
+  delete process.env.VITEST;
+  try {
+    vite = await createServer({
+      root: new URL('..', import.meta.url).pathname,
+      server: { middlewareMode: true, hmr: false },
+      logLevel: 'silent',
+    });
+  } finally {
+    process.env.VITEST = underVitest;
+  }
+  const build = () => vite.ssrLoadModule('virtual:remix/server-build') as Promise<ServerBuild>;
+  handle = createRequestHandler(build, 'development');
+}, 60_000);
+afterAll(async () => {
+  await vite?.close();
+  setEnv({}, KEYS);
+});
+
+async function page(locale: string | undefined): Promise<string> {
+  setEnv({ LANDING_LOCALE: locale, MIN_FILL_MS: '0' }, KEYS);
+  // The handler's modules are Vite's, not this file's: their copy of the environment is read again too.
+  ((await vite.ssrLoadModule('/app/env.server.ts')) as { resetEnv(): void }).resetEnv();
+  const res = await handle(new Request('http://landing.test/'));
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+/** The page after a post of `values`, as a browser without JavaScript gets it. */
+async function posted(values: Record<string, string>): Promise<string> {
+  const html = await page('en');
+  const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)![1];
+  const body = new URLSearchParams({ ...values, company: '', requestId: hidden('requestId'), startedAt: hidden('startedAt') });
+  const res = await handle(
+    new Request('http://landing.test/?index', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body }),
+  );
+  return res.text();
+}
+
+/** The visible text of the page: markup, scripts and the loader data left out. */
+const visibleText = (html: string) =>
+  html
+    .replace(/<script[\s\S]*?<\/script>/g, '')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ');
+
+describe('LANDING_LOCALE', () => {
+  it('en: lang="en", English title, labels, hints and button, and not a Cyrillic letter on the page', async () => {
+    const html = await page('en');
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain(`<title>${en.meta.title}</title>`);
+    for (const text of [
+      en.hero.title,
+      en.form.title,
+      ...Object.values(en.form.labels),
+      en.form.optional,
+      en.form.submit,
+      en.form.consent,
+    ]) {
+      expect(visibleText(html)).toContain(text);
+    }
+    expect(visibleText(html)).not.toMatch(CYRILLIC);
+  });
+
+  it('ru, the default: lang="ru" and the Russian page as before', async () => {
+    const html = await page(undefined);
+    expect(html).toContain('<html lang="ru">');
+    expect(visibleText(html)).toContain('Оставить заявку');
+    expect(visibleText(html)).toContain(ru.form.labels.telegram);
+  });
+
+  it('en: a refused field is worded in English next to it', async () => {
+    const html = await posted({ name: 'Anna', telegram: '@ab', phone: '+79991234567' });
+    expect(html).toContain('Telegram username: @name, 5–32 Latin letters, digits or _, starting with a letter');
+    expect(html).toContain(en.form.states.invalid);
+    expect(visibleText(html)).not.toMatch(CYRILLIC);
+  });
+
+  it('en: the Telegram message of a request (fallback and direct) is English', () => {
+    const lead = { name: 'Anna', telegram: '@anna_k', phone: '+79991234567', date: 'May 1', guests: null, comment: 'Hi' };
+    const fallback = requestMessage(lead, 'req-1', { fallback: true, locale: 'en' });
+    expect(fallback.text.split('\n')).toEqual([
+      en.message.fallbackWarning('req-1'),
+      '',
+      'Request from the website',
+      'Name: Anna',
+      'Telegram: @anna_k',
+      'Phone: +79991234567',
+      'Date: May 1',
+      'Comment: Hi',
+    ]);
+    expect(fallback.text.slice(fallback.entities[0].offset, fallback.entities[0].offset + fallback.entities[0].length)).toBe('@anna_k');
+    expect(requestMessage(lead, 'req-1', { fallback: false, locale: 'en' }).text).not.toMatch(CYRILLIC);
+  });
+
+  it('anything but ru or en stops the start with one line', () => {
+    expect(() => loadLandingEnv({ LANDING_LOCALE: 'de' })).toThrow(LandingConfigError);
+    try {
+      loadLandingEnv({ LANDING_LOCALE: 'de' });
+    } catch (err) {
+      expect((err as LandingConfigError).problems).toEqual(['LANDING_LOCALE must be one of ru, en (got "de")']);
+    }
+  });
+});
+
+describe('landing catalogues', () => {
+  const paths = (value: unknown, path = ''): string[] =>
+    typeof value === 'object' && value !== null ? Object.entries(value).flatMap(([k, v]) => paths(v, `${path}.${k}`)) : [path];
+  const texts = (value: unknown): string[] =>
+    typeof value === 'string'
+      ? [value]
+      : typeof value === 'function'
+        ? [String((value as (a: string) => unknown)('1'))]
+        : Object.values(value as object).flatMap(texts);
+
+  it('ru and en have the same texts; en has no Cyrillic', () => {
+    expect(paths(en)).toEqual(paths(ru));
+    expect(texts(en).filter((t) => CYRILLIC.test(t))).toEqual([]);
+  });
+});
