@@ -82,12 +82,12 @@ describe('the goal flag of the action', () => {
     answer = { status: 201, body: { lead_number: 1 } };
     const { result } = await submit();
     expect(result).not.toHaveProperty('goal');
-    expect(rootLoader()).toEqual({ analytics: null });
+    expect(rootLoader()).toEqual({ analytics: null, locale: 'ru' });
   });
 
   it('configured: on a delivered sent (server or fallback), never on a field error, a refusal or a bot', async () => {
     useEnv({ LANDING_METRIKA_ID: '12345678', LANDING_GOAL: 'lead_sent' });
-    expect(rootLoader()).toEqual({ analytics: { metrikaId: '12345678', ga4Id: null, goal: 'lead_sent' } });
+    expect(rootLoader()).toEqual({ analytics: { metrikaId: '12345678', ga4Id: null, goal: 'lead_sent' }, locale: 'ru' });
 
     answer = { status: 201, body: { lead_number: 3 } };
     expect((await submit()).result).toMatchObject({ state: 'sent', leadNumber: 3, goal: true });

@@ -9,13 +9,7 @@ import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-import {
-  EXPORT_DAYS_DEFAULT,
-  EXPORT_DAYS_MAX,
-  refusalText,
-  type CommandRefusal,
-  type PermissionRefusal,
-} from './command-answers';
+import { EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, refusalText, type CommandRefusal, type PermissionRefusal } from './command-answers';
 
 /** The bot's commands, in the order of its menu; their descriptions are the catalogue's `commands.menu`. */
 export const BOT_COMMAND_NAMES = ['stickers_new', 'stickers_stats', 'stickers_forget', 'stickers_export', 'stickers_chatid'] as const;

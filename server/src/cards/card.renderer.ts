@@ -215,7 +215,10 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
   const draft: Draft = { lines: [], values: [], caps: [] };
   const lines = draft.lines;
   const card = options.messages.card;
-  lines.push([{ text: card.title(lead.id), bold: true }], [{ text: `🕒 ${formatTime(lead.created_at, options.timezone, options.messages.intl)}` }]);
+  lines.push(
+    [{ text: card.title(lead.id), bold: true }],
+    [{ text: `🕒 ${formatTime(lead.created_at, options.timezone, options.messages.intl)}` }],
+  );
   lines.push(...lateLine(lead, options));
   lines.push(...captchaLine(lead, options));
   lines.push(...sourceLine(draft, lead, options.pii));

@@ -120,9 +120,7 @@ export class LeadsChatService {
       .filter(Boolean)
       .join(this.t.alerts.and);
     // A chat no variable names any more (cards of an earlier configuration): only its cards are re-addressed.
-    const text = variable
-      ? this.t.alerts.chatMigrated(from, to, variable)
-      : this.t.alerts.otherChatMigrated(from, to);
+    const text = variable ? this.t.alerts.chatMigrated(from, to, variable) : this.t.alerts.otherChatMigrated(from, to);
     void this.alerts.sendThrottled(`chat_migrated:${to}`, 0, text);
   }
 

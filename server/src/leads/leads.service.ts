@@ -210,11 +210,7 @@ export class LeadsService {
   /** A landing whose clock runs ahead: its replays are taken at the server's time; ops hear of it once a day. */
   private reportSkew(skewMs: number): void {
     this.logger.warn({ msg: "a landing's clock is ahead of the server's", skew_sec: Math.round(skewMs / 1000) });
-    void this.alerts.sendThrottled(
-      LANDING_CLOCK_ALERT,
-      DAY_MS,
-      this.t.alerts.landingClock(Math.round(skewMs / 1000)),
-    );
+    void this.alerts.sendThrottled(LANDING_CLOCK_ALERT, DAY_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
   }
 
   private report(outcome: SubmitOutcome, requestId: string): void {
@@ -246,11 +242,7 @@ export class LeadsService {
           );
         } else if (outcome.why === 'hourly') {
           // docs/requirements.md §3.2: 429 (why: hourly) and an admin alert, at most once an hour. Not awaited: the answer does not wait.
-          void this.alerts.sendThrottled(
-            HOURLY_LIMIT_ALERT,
-            HOUR_MS,
-            this.t.alerts.hourlyLimit(this.config.leads.hourlyLimit),
-          );
+          void this.alerts.sendThrottled(HOURLY_LIMIT_ALERT, HOUR_MS, this.t.alerts.hourlyLimit(this.config.leads.hourlyLimit));
         }
         break;
       default:
