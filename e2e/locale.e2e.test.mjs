@@ -46,9 +46,9 @@ describe('LANDING_LOCALE=en and LEADS_LOCALE=en', () => {
     assert.equal(await page.title(), 'Stickers of your heroes — Stickers');
     assert.doesNotMatch(await page.locator('body').innerText(), CYRILLIC);
 
-    await page.getByLabel('Name').fill('Anna Kim');
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Anna Kim');
     await page.getByLabel('Telegram username').fill('@ab');
-    await page.getByLabel('Phone').fill('+7 999 555-11-22');
+    await page.getByRole('textbox', { name: 'Phone', exact: true }).fill('+7 999 555-11-22');
     await page.getByRole('button', { name: 'Send request' }).click();
     const error = page.locator('[data-error-for="telegram"]');
     await error.waitFor();
