@@ -20,7 +20,7 @@ describe('LEADS_LOCALE=en', () => {
       env: { ...NO_RATE_LIMITS, LEADS_LOCALE: 'en', LEADS_TIMEZONE: 'Europe/Moscow' },
     });
     await botLaunched(sandbox);
-    expect(sandbox.state.commands.map((c: { description: string }) => c.description)).toContain('Lead statistics for 7 and 30 days');
+    expect((sandbox.state.commands as { description: string }[]).map((c) => c.description)).toContain('Lead statistics for 7 and 30 days');
 
     const id = await submitLead(server, {
       name: 'Anna Kim',
