@@ -33,7 +33,6 @@ export function fieldErrorText(field: LeadField | ConsentField, code: FieldError
   const m = FIELD_MESSAGES[locale];
   if (field === 'consent') return code === 'required' ? m.consent.required : m.consent.invalid;
   if (field === 'phone' && code === 'invalid') return m.phoneInvalid(phoneFormats(options.phoneRegion, locale));
-  if ((field === 'phone' || field === 'telegram') && code === 'required' && options.requiredContacts === 'any')
-    return m.anyContactRequired;
+  if ((field === 'phone' || field === 'telegram') && code === 'required' && options.requiredContacts === 'any') return m.anyContactRequired;
   return m.errors[field][code] ?? m.otherError;
 }

@@ -237,7 +237,10 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
   }
 
   if (!env.telegram) return { route: 'lost', status, reason, body, detail: `${detail}; no Telegram fallback configured` };
-  const sent = await sendToTelegram(env.telegram, requestMessage(lead, requestId, { fallback: true, locale: env.locale, captcha, consent: delivery.consent }));
+  const sent = await sendToTelegram(
+    env.telegram,
+    requestMessage(lead, requestId, { fallback: true, locale: env.locale, captcha, consent: delivery.consent }),
+  );
   return {
     route: sent.ok ? 'fallback' : 'lost',
     status,

@@ -205,7 +205,11 @@ export function LeadForm({
       {privacyUrl ? <ConsentBox privacyUrl={privacyUrl} error={errors.consent} checked={values?.consent === 'on'} locale={locale} /> : null}
       {captcha ? (
         // A new answer of the action other than field errors: the token was used or refused, the widget starts over.
-        <CaptchaWidget captcha={captcha} resetKey={result && result.state !== 'invalid' ? result : null} noScript={t.form.captchaNoScript} />
+        <CaptchaWidget
+          captcha={captcha}
+          resetKey={result && result.state !== 'invalid' ? result : null}
+          noScript={t.form.captchaNoScript}
+        />
       ) : null}
       {/* "Send again" is about the button, so it stands next to it; the other messages head the form. */}
       {state === 'expired' ? message : null}
@@ -231,8 +235,7 @@ function Field(props: {
   requiredContacts?: RequiredContacts;
   locale: Locale;
 }) {
-  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion, requiredContacts, locale } =
-    props;
+  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion, requiredContacts, locale } = props;
   const errorId = `${name}-error`;
   const hintId = `${name}-hint`;
   const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;

@@ -6,7 +6,6 @@ import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
 import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
 import { pageSource } from '~/leads/source.server';
 import { LeadForm } from '~/leads/lead-form';
-import { getEnv } from '~/env.server';
 import { LANDING_MESSAGES } from '~/i18n';
 import { useAnalytics } from '~/root';
 

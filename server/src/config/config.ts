@@ -1,5 +1,12 @@
 import { isIP } from 'node:net';
-import { parseLocale, parsePhoneRegion, parseRequiredContacts, type Locale, type PhoneRegion, type RequiredContacts } from '@stickers/shared';
+import {
+  parseLocale,
+  parsePhoneRegion,
+  parseRequiredContacts,
+  type Locale,
+  type PhoneRegion,
+  type RequiredContacts,
+} from '@stickers/shared';
 
 /**
  * Server configuration from environment variables (docs/requirements.md §10.1).
