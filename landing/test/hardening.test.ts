@@ -169,7 +169,15 @@ describe('the form token', () => {
       state: 'expired',
       requestId,
       startedAt: expect.any(String),
-      values: { name: 'Анна Ким', telegram: '@anna_k', phone: '+79991234567', date: '', guests: '', comment: 'Свадьба в июне' },
+      values: {
+        name: 'Анна Ким',
+        telegram: '@anna_k',
+        phone: '+79991234567',
+        date: '',
+        guests: '',
+        comment: 'Свадьба в июне',
+        consent: '',
+      },
     });
     expect(routeOf(requestId)).toBe('expired (asked to resend)');
     expect(received).toHaveLength(0);
