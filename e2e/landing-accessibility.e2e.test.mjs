@@ -1,20 +1,45 @@
 // The landing page checked by axe-core (WCAG 2.1 A and AA) in headless Chromium, in each state a visitor meets: the
-// empty form, field errors found in the browser and by the action (without JavaScript), and the sent screen.
+// empty form, field errors found in the browser and by the action (without JavaScript), and the sent screen; then with
+// the consent box, either contact (`any`) and the captcha (the sandbox's Turnstile stand-in): the box's error, the
+// captcha's widget and its "pass the check again"; and the English page.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { wcagViolations, wcagViolationsWithoutScripts } from './accessibility.mjs';
-import { CHROMIUM, CHROMIUM_ARGS, startStack } from './stack.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, SECRET, startLanding, startStack } from './stack.mjs';
 
 let stack;
 let browser;
+/** Landings with every new part of the form on: Russian, and English. */
+const full = {};
 
 before(async () => {
-  stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '100' } });
+  stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '100', LEADS_REQUIRED_CONTACTS: 'any' } });
+  for (const locale of ['ru', 'en']) {
+    full[locale] = await startLanding({
+      LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
+      LEADS_SECRET: SECRET,
+      MIN_FILL_MS: '0',
+      LANDING_LOCALE: locale,
+      LEADS_REQUIRED_CONTACTS: 'any',
+      LANDING_PRIVACY_URL: 'https://stickers.example/privacy',
+      CAPTCHA_PROVIDER: 'turnstile',
+      CAPTCHA_SITE_KEY: '0x4AAAAAAAstandin',
+      CAPTCHA_SECRET: 'stand-in-secret',
+      CAPTCHA_SCRIPT_URL: `${stack.sandboxUrl}/captcha/turnstile/api.js`,
+      CAPTCHA_VERIFY_URL: `${stack.sandboxUrl}/captcha/turnstile/verify`,
+    });
+  }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
   await browser?.close();
+  for (const landing of Object.values(full)) {
+    if (landing.child.exitCode === null) {
+      landing.child.kill('SIGTERM');
+      await new Promise((r) => landing.child.once('exit', r));
+    }
+  }
   await stack?.stop();
 });
 
@@ -63,6 +88,52 @@ describe('the landing page meets WCAG 2.1 AA (axe-core)', () => {
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
     assert.deepEqual(await wcagViolationsWithoutScripts(browser, page), [], 'the sent screen from the action');
+    await context.close();
+  });
+
+  it('with the consent box, either contact and the captcha: the errors, the widget, "pass the check again", sent', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(full.ru.url);
+    await page.locator('[data-captcha-stand-in]').waitFor({ timeout: 10000 });
+    assert.deepEqual(await wcagViolations(page), [], 'the form with the consent box and the widget');
+
+    // Neither contact and no tick: both contacts and the box are marked.
+    await page.getByLabel('Имя').fill('Вера Согласная');
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-error-for="consent"]').waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('[data-error-for="phone"]').count(), 1);
+    assert.deepEqual(await wcagViolations(page), [], 'the contacts and consent errors');
+
+    // A token the stand-in never issued: the action asks for the check again.
+    await page.getByLabel('Телефон', { exact: false }).first().fill('8 916 555-12-36');
+    await page.getByRole('checkbox', { name: /согласен/ }).check();
+    await page.locator('input[name="cf-turnstile-response"]').evaluate((el) => (el.value = 'forged-token'));
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="captcha"]').waitFor({ timeout: 10000 });
+    assert.deepEqual(await wcagViolations(page), [], 'pass the check again');
+    if (process.env.LANDING_SCREENSHOTS)
+      await page.screenshot({ path: process.env.LANDING_SCREENSHOTS + '/form-captcha.png', fullPage: true });
+
+    await page.getByLabel('Я не робот (проверка-заглушка)').check();
+    await page.locator('[data-captcha-stand-in][data-state="passed"]').waitFor({ timeout: 10000 });
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    assert.deepEqual(await wcagViolations(page), [], 'the sent screen');
+    await context.close();
+  });
+
+  it('in English: the page, its errors and the consent box', async () => {
+    const context = await browser.newContext({ viewport: { width: 1024, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(full.en.url);
+    await page.getByRole('button', { name: 'Send request' }).waitFor();
+    assert.equal(await page.locator('html').getAttribute('lang'), 'en');
+    assert.deepEqual(await wcagViolations(page), [], 'the English form');
+    await page.getByRole('button', { name: 'Send request' }).click();
+    await page.locator('[data-error-for="consent"]').waitFor({ timeout: 5000 });
+    assert.deepEqual(await wcagViolations(page), [], 'the English errors');
+    if (process.env.LANDING_SCREENSHOTS) await page.screenshot({ path: process.env.LANDING_SCREENSHOTS + '/form-en.png', fullPage: true });
     await context.close();
   });
 });
