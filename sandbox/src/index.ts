@@ -26,3 +26,4 @@ export {
   type CaptchaVerifyFault,
   type CaptchaVerification,
 } from './captcha';
+export { signInitData, launchUrl, SANDBOX_THEME, type InitDataOptions } from './init-data';

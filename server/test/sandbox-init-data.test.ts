@@ -1,0 +1,36 @@
+/**
+ * The sandbox's Mini App launch data: signed as Telegram signs it, checked here by @telegram-apps/init-data-node (the
+ * library the server validates with), so the sandbox's signing and the server's check are two implementations.
+ */
+import { parse, validate } from '@telegram-apps/init-data-node';
+import { DEFAULT_TOKEN, DEFAULT_USER, launchUrl, signInitData } from '@stickers/telegram-sandbox';
+
+describe('signInitData', () => {
+  it('signs launch data that the library accepts under the same token, with the user and the auth date', () => {
+    const authDate = Date.UTC(2026, 10, 29, 9, 0, 0) / 1000;
+    const initData = signInitData({ botToken: DEFAULT_TOKEN, user: DEFAULT_USER, authDate, queryId: 'AAHtest' });
+    expect(() => validate(initData, DEFAULT_TOKEN, { expiresIn: 0 })).not.toThrow();
+    const data = parse(initData);
+    expect(data.user).toMatchObject({ id: DEFAULT_USER.id, first_name: DEFAULT_USER.first_name, username: DEFAULT_USER.username });
+    expect(data.auth_date.getTime()).toBe(authDate * 1000);
+    expect(data.query_id).toBe('AAHtest');
+  });
+
+  it('is refused under another token and when a field is changed', () => {
+    const initData = signInitData({ botToken: DEFAULT_TOKEN, user: DEFAULT_USER });
+    expect(() => validate(initData, '123456789:another-token', { expiresIn: 0 })).toThrow();
+    const forged = new URLSearchParams(initData);
+    forged.set('user', JSON.stringify({ id: 1, first_name: 'Mallory' }));
+    expect(() => validate(forged, DEFAULT_TOKEN, { expiresIn: 0 })).toThrow();
+  });
+
+  it('builds the launch address a Mini App gets: the launch data in the fragment, URL-encoded', () => {
+    const initData = signInitData({ botToken: DEFAULT_TOKEN, user: DEFAULT_USER });
+    const url = new URL(launchUrl('http://127.0.0.1:3000/inbox', initData));
+    expect(url.pathname).toBe('/inbox');
+    const fragment = new URLSearchParams(url.hash.slice(1));
+    expect(fragment.get('tgWebAppData')).toBe(initData);
+    expect(fragment.get('tgWebAppVersion')).toBe('8.0');
+    expect(JSON.parse(fragment.get('tgWebAppThemeParams')!)).toHaveProperty('bg_color');
+  });
+});
