@@ -9,6 +9,7 @@ import type { ServerConfig } from './config/config';
 import { DatabaseModule } from './database/database.module';
 import { I18nModule } from './i18n/i18n.module';
 import { HousekeepingModule } from './housekeeping/housekeeping.module';
+import { InboxModule } from './inbox/inbox.module';
 import { LeadsModule } from './leads/leads.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { OutboxModule } from './outbox/outbox.module';
@@ -40,6 +41,7 @@ export class AppModule {
         HousekeepingModule,
         ObservabilityModule,
         WebhooksModule,
+        InboxModule,
         // Without a token there is no bot: leads are stored, cards wait (docs/requirements.md §10.1).
         ...(config.telegram.token ? [BotModule.register(config)] : []),
       ],

@@ -53,6 +53,12 @@ const EXPECTED_OPERATIONS = {
   'GET /health': ['200'],
   'GET /ready': ['200', '503'],
   'GET /metrics': ['200'],
+  'GET /inbox/api/me': ['200', '401', '403', '503'],
+  'GET /inbox/api/leads': ['200', '401', '403', '422', '503'],
+  'GET /inbox/api/leads.csv': ['200', '401', '403', '422', '503'],
+  'GET /inbox/api/leads/{number}': ['200', '401', '403', '404', '503'],
+  'POST /inbox/api/leads/{number}/status': ['200', '401', '403', '404', '409', '413', '422', '503'],
+  'POST /inbox/api/leads/{number}/erase': ['200', '401', '403', '404', '413', '422', '503'],
 };
 
 const json = (response: any) => response.content['application/json'].schema;
@@ -75,7 +81,12 @@ describe('GET /openapi.json', () => {
     expect(doc.components.securitySchemes.leadsSecret).toMatchObject({ type: 'apiKey', in: 'header', name: SECRET_HEADER });
     for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
       for (const op of Object.values(ops)) {
-        expect([path, op.security]).toEqual([path, path.startsWith('/leads') ? [{ leadsSecret: [] }] : undefined]);
+        const security = path.startsWith('/leads')
+          ? [{ leadsSecret: [] }]
+          : path.startsWith('/inbox/api/')
+            ? [{ telegramMiniApp: [] }]
+            : undefined;
+        expect([path, op.security]).toEqual([path, security]);
       }
     }
 

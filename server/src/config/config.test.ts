@@ -25,6 +25,30 @@ describe('server configuration (requirements §10.1)', () => {
     });
   });
 
+  it("the inbox: its address, the launch data's age and the member cache, with defaults and one line per bad value", () => {
+    expect(loadServerConfig(base).inbox).toEqual({ url: null, maxAgeSec: 3600, memberCacheSec: 60 });
+    const set = loadServerConfig({
+      ...base,
+      LEADS_INBOX_URL: 'https://leads.example.com/inbox',
+      LEADS_INBOX_MAX_AGE_S: '600',
+      LEADS_INBOX_MEMBER_CACHE_S: '0',
+    });
+    expect(set.inbox).toEqual({ url: 'https://leads.example.com/inbox', maxAgeSec: 600, memberCacheSec: 0 });
+    expect(loadServerConfig({ ...base, LEADS_INBOX_URL: 'http://127.0.0.1:3000/inbox' }).inbox.url).toBe('http://127.0.0.1:3000/inbox');
+    expect(
+      problems({
+        ...base,
+        LEADS_INBOX_URL: 'http://leads.example.com/inbox',
+        LEADS_INBOX_MAX_AGE_S: '0',
+        LEADS_INBOX_MEMBER_CACHE_S: 'soon',
+      }),
+    ).toEqual([
+      'LEADS_INBOX_URL must be the inbox\'s public https address like https://leads.example.com/inbox (http only on localhost) (got "http://leads.example.com/inbox")',
+      'LEADS_INBOX_MAX_AGE_S must be a whole number from 1 to 604800 (got "0")',
+      'LEADS_INBOX_MEMBER_CACHE_S must be a whole number from 0 to 86400 (got "soon")',
+    ]);
+  });
+
   it('LEADS_ENABLED=0 or an empty LEADS_SECRET switches the module off (and then needs no salt)', () => {
     expect(loadServerConfig({ ...base, LEADS_ENABLED: '0' }).leads.enabled).toBe(false);
     expect(loadServerConfig({ LEADS_SECRET: '' }).leads.enabled).toBe(false);

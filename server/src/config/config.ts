@@ -106,6 +106,12 @@ export interface ServerConfig {
    * secret signing for the n-th URL. Empty: no webhooks (nothing is recorded, nothing sent).
    */
   webhooks: WebhookEndpoint[];
+  /**
+   * The inbox (a Telegram Mini App at `/inbox`): LEADS_INBOX_URL, its public https address that the bot's menu button
+   * and `/stickers_inbox` open (null: the bot does not offer it; the app is still served); how old launch data may be
+   * (LEADS_INBOX_MAX_AGE_S) and how long a getChatMember answer is trusted (LEADS_INBOX_MEMBER_CACHE_S).
+   */
+  inbox: { url: string | null; maxAgeSec: number; memberCacheSec: number };
   /** GET /ready turns 503 when the oldest lead without a card is older than this. */
   readyMaxOutboxAgeSec: number;
   timezone: string;
@@ -249,6 +255,29 @@ function servedByServer(path: string): boolean {
     const key = p.toLowerCase().replace(/\/+$/, '');
     return key === '/leads' || key.startsWith('/leads/') || ['/health', '/ready', '/metrics', '/openapi.json'].includes(key);
   });
+}
+
+/**
+ * LEADS_INBOX_URL: https (Telegram opens Mini Apps over https only), or http on the loopback for development (the
+ * sandbox opens it as a plain link). No user name or password in it.
+ */
+function readInboxUrl(r: Reader): string | null {
+  const raw = r.string('LEADS_INBOX_URL');
+  if (raw === '') return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    /* reported below */
+  }
+  const loopback = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) || url.username !== '' || url.password !== '') {
+    r.problems.push(
+      `LEADS_INBOX_URL must be the inbox's public https address like https://leads.example.com/inbox (http only on localhost) (got "${raw}")`,
+    );
+    return null;
+  }
+  return url.toString();
 }
 
 export class ConfigError extends Error {
@@ -496,6 +525,11 @@ export function loadServerConfig(env: Env): ServerConfig {
     },
     telegramTimeoutMs: r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000),
     webhooks: readWebhooks(r),
+    inbox: {
+      url: readInboxUrl(r),
+      maxAgeSec: r.int('LEADS_INBOX_MAX_AGE_S', 3600, 1, 7 * 24 * 3600),
+      memberCacheSec: r.int('LEADS_INBOX_MEMBER_CACHE_S', 60, 0, 24 * 3600),
+    },
     readyMaxOutboxAgeSec: r.int('READY_MAX_OUTBOX_AGE_SEC', 600, 1),
     timezone,
     locale: locale.ok ? locale.value : 'ru',

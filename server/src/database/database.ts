@@ -25,6 +25,9 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
 }
 
+/** The SQL function that lower-cases any script on SQLite (registered on every connection `openDatabase` makes). */
+export const UNICODE_LOWER = 'unicode_lower';
+
 /** Opens the SQLite file in WAL mode with a short busy timeout and foreign keys on. */
 export function openDatabase(path: string, options: OpenOptions = {}): { db: LeadsDb; sqlite: BetterSqlite3.Database; busy: BusyState } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -37,6 +40,8 @@ export function openDatabase(path: string, options: OpenOptions = {}): { db: Lea
   sqlite.pragma('foreign_keys = ON');
   // Erased personal data is overwritten, not left in free pages (retention, /stickers_forget).
   sqlite.pragma('secure_delete = ON');
+  // SQLite's lower() folds ASCII only; the inbox's search folds names in any script (dialect-sql.ts lowerText).
+  sqlite.function(UNICODE_LOWER, { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string | null);
   const busy: BusyState = { timeoutMs: options.busyTimeoutMs ?? 3000, waits: 0, onWait: () => void (busy.waits += 1) };
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, busy),

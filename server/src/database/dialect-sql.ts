@@ -1,4 +1,4 @@
-import { type ColumnDefinitionBuilder, type Kysely, PostgresAdapter, SqliteAdapter } from 'kysely';
+import { type ColumnDefinitionBuilder, type Kysely, PostgresAdapter, type RawBuilder, sql, SqliteAdapter } from 'kysely';
 
 /**
  * The only place where the schema's SQL differs between SQLite (the default) and PostgreSQL. The migrations
@@ -39,4 +39,17 @@ export function int64(db: Kysely<unknown>): 'integer' | 'bigint' {
 export function autoIncrementPrimaryKey(db: Kysely<unknown>): (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder {
   const postgres = dialectOf(db) === 'postgres';
   return (column) => (postgres ? column.generatedByDefaultAsIdentity().primaryKey() : column.primaryKey().autoIncrement());
+}
+
+const CYRILLIC_UPPER = 'АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯІЇЄҐЎ';
+const CYRILLIC_LOWER = 'абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў';
+
+/**
+ * SQL that lower-cases a text column for a case-insensitive search. SQLite: `unicode_lower` (database.ts registers it:
+ * JavaScript's toLowerCase, any script). PostgreSQL: `lower`, which folds only ASCII under the C locale (a common
+ * initdb default), so Cyrillic capitals are mapped first with `translate` — whatever the server's locale.
+ */
+export function lowerText(db: Kysely<unknown>, column: string): RawBuilder<string> {
+  if (dialectOf(db) === 'sqlite') return sql<string>`unicode_lower(${sql.ref(column)})`;
+  return sql<string>`lower(translate(${sql.ref(column)}, ${CYRILLIC_UPPER}, ${CYRILLIC_LOWER}))`;
 }

@@ -6,7 +6,7 @@ import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
-import { LeadsRepository, type ExportRow } from '../repositories/leads.repository';
+import { LeadsRepository, type ExportRow, type LeadSearch } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
 import { decodeCursor, encodeCursor, parseExportTime } from './export-query';
 
@@ -20,6 +20,42 @@ export interface ExportFilter {
   since: number | null;
   until: number | null;
   status: LeadStatus | null;
+  /** The inbox's filters (ExportOptions.inbox): the source (null: leads without one) and the search. */
+  source?: string | null;
+  search?: LeadSearch;
+}
+
+/** How a caller reads leads: the inbox's extra filters, and personal values hidden (LEADS_CARD_PII=0 for the inbox). */
+export interface ExportOptions {
+  /** `source` and `q` are read too (`GET /inbox/api/leads`); `GET /leads` takes neither. */
+  inbox?: boolean;
+  hidePersonal?: boolean;
+}
+
+/** `source=none`: the leads that came without a source. */
+export const NO_SOURCE = 'none';
+const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+const SEARCH_MAX = 100;
+
+/**
+ * The inbox's `q`: `#42` or `№42` is a lead number; digits alone are a number or a part of a phone; anything else a
+ * part of a name (any case), of a username (without `@`) or of a phone's digits (when it looks like a phone).
+ */
+export function parseSearch(raw: string): LeadSearch | null {
+  const q = raw.trim();
+  if (q === '') return null;
+  const numbered = /^[#№]\s*(\d{1,15})$/.exec(q);
+  if (numbered) return { number: Number(numbered[1]), name: null, username: null, phoneDigits: null };
+  if (/^\d{1,15}$/.test(q)) return { number: Number(q), name: null, username: null, phoneDigits: q };
+  const digits = q.replace(/\D/g, '');
+  const phoneLike = /^[+\d\s().-]+$/.test(q) && digits.length >= 3;
+  const lower = q.toLowerCase();
+  return {
+    number: null,
+    name: phoneLike ? null : lower,
+    username: phoneLike ? null : lower.replace(/^@/, ''),
+    phoneDigits: phoneLike ? digits : null,
+  };
 }
 
 /** The `error` of a 422 for a bad query parameter. */
@@ -129,8 +165,9 @@ export class ExportService {
     });
   }
 
-  /** Reads since, until and status; throws ExportQueryError with every problem. */
-  filter(query: Query, problems: Record<string, string> = {}): ExportFilter {
+  /** Reads since, until and status (and for the inbox source and q); throws ExportQueryError with every problem. */
+  filter(query: Query, problems: Record<string, string> = {}, options: ExportOptions = {}): ExportFilter {
+    const extra = options.inbox ? this.inboxFilter(query, problems) : {};
     const since = parseExportTime(query.since);
     const until = parseExportTime(query.until);
     if (since === undefined) problems.since = TIME_RULE;
@@ -141,11 +178,27 @@ export class ExportService {
       problems.status = `must be one of ${LEAD_STATUSES.join(', ')}`;
     if (typeof since === 'number' && typeof until === 'number' && since >= until) problems.until = 'must be after since';
     if (Object.keys(problems).length > 0) throw new ExportQueryError(problems);
-    return { since: since!, until: until!, status: status as LeadStatus | null };
+    return { since: since!, until: until!, status: status as LeadStatus | null, ...extra };
   }
 
-  /** `GET /leads`: one page, newest first. */
-  async page(query: Query): Promise<ExportPage> {
+  private inboxFilter(query: Query, problems: Record<string, string>): Pick<ExportFilter, 'source' | 'search'> {
+    const out: Pick<ExportFilter, 'source' | 'search'> = {};
+    const source = query.source;
+    if (source !== undefined && source !== '') {
+      if (typeof source !== 'string' || !SOURCE_VALUE.test(source))
+        problems.source = `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`;
+      else out.source = source === NO_SOURCE ? null : source;
+    }
+    const q = query.q;
+    if (q !== undefined) {
+      if (typeof q !== 'string' || q.length > SEARCH_MAX) problems.q = `must be a text of at most ${SEARCH_MAX} characters`;
+      else out.search = parseSearch(q) ?? undefined;
+    }
+    return out;
+  }
+
+  /** `GET /leads` (and the inbox's list): one page, newest first. */
+  async page(query: Query, options: ExportOptions = {}): Promise<ExportPage> {
     const problems: Record<string, string> = {};
     let limit = EXPORT_LIMIT_DEFAULT;
     if (query.limit !== undefined) {
@@ -158,20 +211,27 @@ export class ExportService {
       if (id === undefined) problems.cursor = 'is not a cursor this API gave';
       else beforeId = id;
     }
-    const filter = this.filter(query, problems);
+    const filter = this.filter(query, problems, options);
     const rows = await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
-    return { leads: page.map(toJson), next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+    const hide = options.hidePersonal === true;
+    return { leads: page.map((r) => toJson(r, hide)), next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+  }
+
+  /** One lead as `GET /leads` shows it (the inbox's lead page), or null when there is none of that number. */
+  async lead(leadNumber: number, options: Pick<ExportOptions, 'hidePersonal'> = {}): Promise<ExportedLead | null> {
+    const [row] = await this.leads.exportPage({ since: null, until: null, status: null, beforeId: leadNumber + 1, limit: 1 });
+    return row?.id === leadNumber ? toJson(row, options.hidePersonal === true) : null;
   }
 
   /** The CSV, row by row (BOM and header first), read from the database a page at a time. */
-  async *csv(filter: ExportFilter): AsyncGenerator<string> {
+  async *csv(filter: ExportFilter, options: Pick<ExportOptions, 'hidePersonal'> = {}): AsyncGenerator<string> {
     yield CSV_BOM + csvRow(CSV_COLUMNS);
     let beforeId: number | null = null;
     for (;;) {
       const rows = await this.leads.exportPage({ ...filter, beforeId, limit: CSV_PAGE });
-      for (const row of rows) yield this.csvLine(row);
+      for (const row of rows) yield this.csvLine(options.hidePersonal ? withoutPersonal(row) : row);
       if (rows.length < CSV_PAGE) return;
       beforeId = rows[rows.length - 1].id;
     }
@@ -219,8 +279,8 @@ export class ExportService {
 /** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
 const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
 
-function toJson(row: ExportRow): ExportedLead {
-  const r = shown(row);
+function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
+  const r = hidePersonal ? withoutPersonal(row) : shown(row);
   return {
     lead_number: r.id,
     request_id: r.request_id,

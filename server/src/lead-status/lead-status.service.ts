@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { STATUS_CALLBACK } from '../cards/lead-statuses';
-import { isLeadStatus, isTransition } from '../domain/lead-status';
+import { isLeadStatus, isTransition, LEAD_TRANSITIONS, type LeadStatus } from '../domain/lead-status';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -22,6 +22,26 @@ export interface ButtonPress {
   userId: number;
   userName: string;
 }
+
+/** A status change asked for outside a card (the inbox): the status the asker saw, and the one to set. */
+export interface StatusRequest {
+  leadId: number;
+  /** The status the asker saw: the change is a compare-and-set against it, as a card button's is. */
+  expected: LeadStatus;
+  to: LeadStatus;
+  userId: number;
+  userName: string;
+}
+
+/** What a StatusRequest came to; the door words it. `card`: whether the card in Telegram shows it yet. */
+export type StatusOutcome =
+  | { kind: 'changed'; card: CardRefresh }
+  | { kind: 'not_manager' }
+  | { kind: 'unknown_lead' }
+  | { kind: 'anonymised' }
+  | { kind: 'not_allowed'; allowed: readonly LeadStatus[] }
+  /** Someone was first, or the asker saw an old status: the status now. */
+  | { kind: 'conflict'; status: LeadStatus };
 
 /**
  * "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. The
@@ -66,7 +86,7 @@ export class LeadStatusService {
 
     const userName = p.userName || this.t.press.noName;
     const change: StatusChange = { leadId, from, to, userId: p.userId, userName, at: this.clock.now() };
-    const changed = await this.change(change);
+    const changed = await this.change(change, lead.request_id);
     if (!changed) {
       const now = await this.leads.findLead(leadId);
       const who = now?.status_changed_by ? ` (${now.status_changed_by})` : '';
@@ -75,18 +95,51 @@ export class LeadStatusService {
       const text = `${this.t.press.alreadyChanged(now ? this.t.statuses[now.status] : '—')}${who}`;
       return card === 'shown' ? `${text}.` : withCard(this.t, text, card);
     }
-    this.logger.log({ msg: 'status changed', lead_number: leadId, request_id: lead.request_id, from, to, user_id: p.userId });
-    // After the commit: the webhooks announce it now; their outbox reads the committed history row.
-    this.emitter.emit(LEAD_STATUS_CHANGED, new LeadStatusChangedEvent(leadId, from, to, change.userId, change.userName, change.at));
     return withCard(this.t, this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
   }
 
-  /** The compare-and-set and its history row commit together: false (and no row) when someone was first. */
-  private change(c: StatusChange): Promise<boolean> {
-    return this.transactor.run(async (trx) => {
+  /**
+   * A change from the inbox, by the rules of a press (managers only when LEADS_MANAGER_IDS is set, the changes the
+   * card offers, compare-and-set against the status the asker saw, the history row, the card rewritten): one rule
+   * for both doors. The lead need not have a card yet (the outbox shows the status when it publishes one).
+   */
+  async set(r: StatusRequest): Promise<StatusOutcome> {
+    const managers = this.config.telegram.managerIds;
+    if (managers && !managers.includes(r.userId)) return { kind: 'not_manager' };
+    const lead = await this.leads.findLead(r.leadId);
+    if (!lead) return { kind: 'unknown_lead' };
+    if (lead.anonymised_at !== null) return { kind: 'anonymised' };
+    if (lead.status !== r.expected) return { kind: 'conflict', status: lead.status };
+    if (!isTransition(r.expected, r.to)) return { kind: 'not_allowed', allowed: LEAD_TRANSITIONS[r.expected] };
+    const change: StatusChange = {
+      leadId: r.leadId,
+      from: r.expected,
+      to: r.to,
+      userId: r.userId,
+      userName: r.userName,
+      at: this.clock.now(),
+    };
+    if (!(await this.change(change, lead.request_id))) {
+      const now = await this.leads.findLead(r.leadId);
+      if (now?.anonymised_at != null) return { kind: 'anonymised' };
+      return { kind: 'conflict', status: now?.status ?? lead.status };
+    }
+    return { kind: 'changed', card: await this.outbox.refreshCard(r.leadId) };
+  }
+
+  /**
+   * The compare-and-set and its history row commit together: false (and no row) when someone was first. A change
+   * made is logged and announced (the webhooks read the committed history row).
+   */
+  private async change(c: StatusChange, requestId: string): Promise<boolean> {
+    const changed = await this.transactor.run(async (trx) => {
       if (!(await this.leads.changeStatus(c, trx))) return false;
       await this.statusChanges.record(c, trx);
       return true;
     });
+    if (!changed) return false;
+    this.logger.log({ msg: 'status changed', lead_number: c.leadId, request_id: requestId, from: c.from, to: c.to, user_id: c.userId });
+    this.emitter.emit(LEAD_STATUS_CHANGED, new LeadStatusChangedEvent(c.leadId, c.from, c.to, c.userId, c.userName, c.at));
+    return true;
   }
 }

@@ -2,6 +2,7 @@ import { Injectable, type INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { SECRET_HEADER } from '@stickers/shared';
 import { LEADS_SECRET_SCHEME } from '../http/api-docs';
+import { INBOX_SCHEME } from '../inbox/inbox.dto';
 
 /** What the document says about itself and the shared secret's scheme; the paths come from the routes. */
 function documentFrame(): Omit<OpenAPIObject, 'paths'> {
@@ -12,6 +13,16 @@ function documentFrame(): Omit<OpenAPIObject, 'paths'> {
     .addTag('leads', "POST /leads and what integrators read back: the leads, their CSV, a request's trace; behind the shared secret")
     .addTag('operations', 'Liveness, readiness and metrics: public, no personal data')
     .addApiKey({ type: 'apiKey', in: 'header', name: SECRET_HEADER, description: 'The shared secret (LEADS_SECRET)' }, LEADS_SECRET_SCHEME)
+    .addTag('inbox', "The inbox Mini App's API (/inbox/api/*): Telegram launch data in every call, no-store answers")
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: "`tma <initData>`: the Mini App's launch data as Telegram gives it, signed with the bot's token",
+      },
+      INBOX_SCHEME,
+    )
     .build();
 }
 

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { type Kysely, sql } from 'kysely';
 import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import { lowerText } from '../database/dialect-sql';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { erasedChanges, erasedLeadColumns, erasedRepeatColumns, SOURCE_COLUMNS } from '../domain/personal-fields';
@@ -35,7 +37,25 @@ export interface ExportQuery {
   /** Only leads with a smaller id (the cursor); null for the first page. */
   beforeId: number | null;
   limit: number;
+  /** The inbox's: the landing's source (`null` here: leads without one), undefined for any. */
+  source?: string | null;
+  /** The inbox's search; undefined for none. */
+  search?: LeadSearch;
 }
+
+/**
+ * The inbox's search: a lead matching any of the parts given — its number, a part of its name (any case), a part of
+ * its username (stored lower-cased) or of its phone's digits.
+ */
+export interface LeadSearch {
+  number: number | null;
+  name: string | null;
+  username: string | null;
+  phoneDigits: string | null;
+}
+
+/** `%part%` for LIKE with `\` as the escape character: the part's own `%`, `_` and `\` match themselves. */
+const contains = (part: string) => `%${part.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * The columns of a lead the export reads (besides how many repeats it has): the form's fields, where it came from and
@@ -528,6 +548,19 @@ export class LeadsRepository {
     if (q.until !== null) query = query.where('l.created_at', '<', q.until);
     if (q.status !== null) query = query.where('l.status', '=', q.status);
     if (q.beforeId !== null) query = query.where('l.id', '<', q.beforeId);
+    if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
+    const search = q.search;
+    if (search) {
+      const name = lowerText(this.db as unknown as Kysely<unknown>, 'l.name');
+      query = query.where((eb) =>
+        eb.or([
+          ...(search.number !== null ? [eb('l.id', '=', search.number)] : []),
+          ...(search.name !== null ? [eb(name, 'like', sql<string>`${contains(search.name)} escape '\\'`)] : []),
+          ...(search.username !== null ? [eb('l.telegram_key', 'like', sql<string>`${contains(search.username)} escape '\\'`)] : []),
+          ...(search.phoneDigits !== null ? [eb('l.phone', 'like', `%${search.phoneDigits}%`)] : []),
+        ]),
+      );
+    }
     return query.orderBy('l.id', 'desc').limit(q.limit).execute() as Promise<ExportRow[]>;
   }
 

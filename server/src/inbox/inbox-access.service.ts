@@ -1,0 +1,134 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isExpiredError, parse, validate } from '@telegram-apps/init-data-node';
+import { LeadsChatService } from '../chats/leads-chat.service';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { TelegramGateway } from '../telegram/telegram.gateway';
+
+/** The Telegram user the launch data names (the fields the inbox shows). */
+export interface InboxUser {
+  id: number;
+  first_name: string;
+  last_name: string | null;
+  username: string | null;
+  language_code: string | null;
+}
+
+/** Who is asking, once let in: the user and whether they are a manager (erasure, and status changes with a manager list). */
+export interface InboxViewer {
+  user: InboxUser;
+  manager: boolean;
+}
+
+/** What the launch data of a request came to. */
+export type LaunchCheck =
+  | { ok: true; user: InboxUser }
+  | { ok: false; why: 'missing' | 'invalid' | 'expired' }
+  /** No bot token: nothing to check a signature with. */
+  | { ok: false; why: 'unavailable' };
+
+/** Who may enter: `forbidden` (neither a manager nor a member), or `unknown` (Telegram could not say). */
+export type AccessDecision = { ok: true; viewer: InboxViewer } | { ok: false; why: 'forbidden' | 'unknown' };
+
+/** What getChatMember said of a user, for the cache: a member of some leads chat; an administrator of the main one. */
+interface Membership {
+  member: boolean;
+  admin: boolean;
+  until: number;
+}
+
+const MEMBER_STATUSES = new Set(['creator', 'administrator', 'member']);
+const ADMIN_STATUSES = new Set(['creator', 'administrator']);
+
+/**
+ * docs/requirements.md §17 (the inbox): Mini App launch data checked on every API call (the bot token's HMAC by
+ * @telegram-apps/init-data-node, the age on the app's clock), then who the user is to the leads groups — in
+ * LEADS_MANAGER_IDS, or a member of one of the leads chats as getChatMember says (through the gateway, trusted for
+ * LEADS_INBOX_MEMBER_CACHE_S).
+ */
+@Injectable()
+export class InboxAccessService {
+  private readonly logger = new Logger('Inbox');
+  private readonly memberships = new Map<number, Membership>();
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly telegram: TelegramGateway,
+    private readonly chats: LeadsChatService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** `Authorization: tma <initData>`: the signature under the bot's token and the age (LEADS_INBOX_MAX_AGE_S). */
+  checkLaunch(authorization: string | undefined): LaunchCheck {
+    const token = this.config.telegram.token;
+    if (!token) return { ok: false, why: 'unavailable' };
+    const m = /^tma (.+)$/s.exec(authorization?.trim() ?? '');
+    if (!m) return { ok: false, why: 'missing' };
+    const initData = m[1].trim();
+    let authDate: Date;
+    let user: InboxUser | null;
+    try {
+      // The age is checked below on the app's clock (the library reads Date.now()); here the signature only.
+      validate(initData, token, { expiresIn: 0 });
+      const data = parse(initData);
+      authDate = data.auth_date;
+      user = data.user
+        ? {
+            id: data.user.id,
+            first_name: data.user.first_name,
+            last_name: data.user.last_name ?? null,
+            username: data.user.username ?? null,
+            language_code: data.user.language_code ?? null,
+          }
+        : null;
+    } catch (err) {
+      return { ok: false, why: isExpiredError(err) ? 'expired' : 'invalid' };
+    }
+    // Launch data without a user (an inline query's, a chat's) names nobody to let in.
+    if (!user) return { ok: false, why: 'invalid' };
+    if (this.clock.now() - authDate.getTime() > this.config.inbox.maxAgeSec * 1000) return { ok: false, why: 'expired' };
+    return { ok: true, user };
+  }
+
+  /** A manager, or a member of a leads chat; Telegram asked at most once per LEADS_INBOX_MEMBER_CACHE_S per user. */
+  async decide(user: InboxUser): Promise<AccessDecision> {
+    const managers = this.config.telegram.managerIds;
+    if (managers?.includes(user.id)) return { ok: true, viewer: { user, manager: true } };
+    const membership = await this.membership(user.id);
+    if (membership === null) return { ok: false, why: 'unknown' };
+    if (!membership.member) return { ok: false, why: 'forbidden' };
+    // The manager rule of /stickers_forget: the list when set, else an administrator of the leads chat.
+    return { ok: true, viewer: { user, manager: managers === null && membership.admin } };
+  }
+
+  private async membership(userId: number): Promise<Membership | null> {
+    const now = this.clock.now();
+    const cached = this.memberships.get(userId);
+    if (cached && cached.until > now) return cached;
+    const main = await this.chats.leadsChatId();
+    let member = false;
+    let admin = false;
+    let unknown = false;
+    for (const chatId of await this.chats.leadsChats()) {
+      const answer = await this.telegram.getChatMember(chatId, userId);
+      if (!answer.ok) {
+        // Refused: Telegram does not know the user there ("user not found"), an answer. Anything else says nothing.
+        if (answer.kind !== 'refused') unknown = true;
+        if (answer.kind !== 'refused')
+          this.logger.warn({ msg: 'inbox membership check failed', user_id: userId, error: answer.description });
+        continue;
+      }
+      const { status } = answer.value;
+      const isMember = MEMBER_STATUSES.has(status) || (status === 'restricted' && answer.value.is_member === true);
+      member ||= isMember;
+      if (chatId === main && ADMIN_STATUSES.has(status)) admin = true;
+    }
+    // A member is let in even when another chat did not answer; a "no" counts only when every chat answered.
+    if (!member && unknown) return null;
+    const membership = { member, admin, until: now + this.config.inbox.memberCacheSec * 1000 };
+    this.memberships.set(userId, membership);
+    if (this.memberships.size > 10_000) this.memberships.delete(this.memberships.keys().next().value!);
+    return membership;
+  }
+}

@@ -1,0 +1,134 @@
+import { Readable } from 'node:stream';
+import { Controller, Get, HttpCode, Param, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { jsonContent } from '../http/api-docs';
+import { ApiErrorFilter } from '../http/api-error.filter';
+import { JsonBody } from '../http/json-body.reader';
+import { ApiPageQuery, INVALID_QUERY_SCHEMA, ApiExportFilters, LeadsPageDto } from '../export/export.dto';
+import { CSV_COLUMNS } from '../export/export.service';
+import {
+  ApiInboxFilters,
+  INBOX_SCHEME,
+  INBOX_REFUSAL_SCHEMAS,
+  InboxEraseBodyDto,
+  InboxLeadAnswerDto,
+  InboxLeadPageDto,
+  InboxMeDto,
+  InboxStatusBodyDto,
+} from './inbox.dto';
+import type { InboxViewer } from './inbox-access.service';
+import { InboxAuthGuard, Viewer } from './inbox-auth.guard';
+import { InboxService } from './inbox.service';
+
+/**
+ * The inbox's API (`/inbox/api/*`), for the Mini App at `/inbox`: every route behind InboxAuthGuard (the launch data,
+ * then who the user is), every answer `Cache-Control: no-store` (InboxModule's middleware). Thin: InboxService decides.
+ */
+@ApiTags('inbox')
+@ApiSecurity(INBOX_SCHEME)
+@ApiResponse({ status: 401, description: 'Launch data missing, forged or too old', ...jsonContent(INBOX_REFUSAL_SCHEMAS.unauthorized) })
+@ApiResponse({
+  status: 403,
+  description: 'Neither a manager nor a member of a leads chat',
+  ...jsonContent(INBOX_REFUSAL_SCHEMAS.forbidden),
+})
+@ApiResponse({
+  status: 503,
+  description: 'No bot token, or Telegram could not say who the user is',
+  ...jsonContent(INBOX_REFUSAL_SCHEMAS.unavailable),
+})
+@Controller('inbox/api')
+@UseFilters(ApiErrorFilter)
+@UseGuards(InboxAuthGuard)
+export class InboxController {
+  constructor(private readonly inbox: InboxService) {}
+
+  @Get('me')
+  @ApiOperation({
+    operationId: 'inboxMe',
+    summary: 'Who is asking: the Telegram user, whether a manager, the locale, whether cards show personal data',
+  })
+  @ApiOkResponse({ type: InboxMeDto })
+  me(@Viewer() viewer: InboxViewer) {
+    return this.inbox.me(viewer);
+  }
+
+  @Get('leads')
+  @ApiOperation({
+    operationId: 'inboxListLeads',
+    summary: 'Leads, newest first, a page at a time: the filters and paging of GET /leads, plus source and q',
+    description: 'Personal values are null where LEADS_CARD_PII=0 hides them on the card.',
+  })
+  @ApiPageQuery()
+  @ApiInboxFilters()
+  @ApiOkResponse({ type: LeadsPageDto })
+  @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
+  list(@Query() query: Record<string, unknown>) {
+    return this.inbox.list(query);
+  }
+
+  @Get('leads.csv')
+  @ApiOperation({
+    operationId: 'inboxLeadsCsv',
+    summary: 'The CSV of the current filter (the columns of GET /leads/export.csv)',
+    description: `Columns: ${CSV_COLUMNS.join(', ')}. Personal values are empty where LEADS_CARD_PII=0 hides them.`,
+  })
+  @ApiExportFilters()
+  @ApiInboxFilters()
+  @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
+  @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
+  async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
+    const rows = await this.inbox.csv(query);
+    return new StreamableFile(Readable.from(rows), { type: 'text/csv; charset=utf-8', disposition: 'attachment; filename="leads.csv"' });
+  }
+
+  @Get('leads/:number')
+  @ApiOperation({
+    operationId: 'inboxLead',
+    summary: "A lead's page: its fields, repeats, status history, the trace's events, its card's link",
+  })
+  @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
+  @ApiOkResponse({ type: InboxLeadPageDto })
+  @ApiResponse({ status: 404, description: 'No such lead', ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  lead(@Param('number') number: string) {
+    return this.inbox.lead(number);
+  }
+
+  @Post('leads/:number/status')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'inboxSetStatus',
+    summary: 'Change the status as a card button does (the same rules, compare-and-set, history row, card rewritten)',
+  })
+  @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
+  @ApiBody({ type: InboxStatusBodyDto })
+  @ApiOkResponse({ type: InboxLeadAnswerDto })
+  @ApiResponse({ status: 404, description: 'No such lead', ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  @ApiResponse({
+    status: 409,
+    description: 'The status is no longer `expected`, or the lead is anonymised',
+    ...jsonContent(INBOX_REFUSAL_SCHEMAS.conflict),
+  })
+  @ApiResponse({ status: 413, description: 'A body over 16 KB', ...jsonContent(INBOX_REFUSAL_SCHEMAS.tooLarge) })
+  @ApiResponse({
+    status: 422,
+    description: 'An unknown status, or a change the card does not offer',
+    ...jsonContent(INBOX_REFUSAL_SCHEMAS.invalidBody),
+  })
+  setStatus(@Viewer() viewer: InboxViewer, @Param('number') number: string, @JsonBody() body: Record<string, unknown>) {
+    return this.inbox.setStatus(viewer, number, body);
+  }
+
+  @Post('leads/:number/erase')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'inboxErase', summary: "Erase a lead's personal data (managers only; cannot be undone)" })
+  @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
+  @ApiBody({ type: InboxEraseBodyDto })
+  @ApiOkResponse({ type: InboxLeadAnswerDto })
+  @ApiResponse({ status: 404, description: 'No such lead', ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  @ApiResponse({ status: 413, description: 'A body over 16 KB', ...jsonContent(INBOX_REFUSAL_SCHEMAS.tooLarge) })
+  @ApiResponse({ status: 422, description: 'Not confirmed, or not a JSON object', ...jsonContent(INBOX_REFUSAL_SCHEMAS.invalidBody) })
+  erase(@Viewer() viewer: InboxViewer, @Param('number') number: string, @JsonBody() body: Record<string, unknown>) {
+    return this.inbox.erase(viewer, number, body);
+  }
+}

@@ -1,0 +1,111 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { ExportedLeadDto } from '../export/export.dto';
+
+/**
+ * The inbox's API as the OpenAPI document shows it (@nestjs/swagger reads these; the routes read their input with
+ * InboxService's own rules, not with these classes).
+ */
+
+/** The security scheme of the inbox: `Authorization: tma <initData>` (observability/openapi.ts). */
+export const INBOX_SCHEME = 'telegramMiniApp';
+
+const errorBody = (codes: string[], extra: Record<string, SchemaObject> = {}): SchemaObject => ({
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string', enum: codes }, ...extra },
+});
+
+export const INBOX_REFUSAL_SCHEMAS = {
+  unauthorized: errorBody(['unauthorized'], { why: { type: 'string', enum: ['missing', 'invalid', 'expired'] } }),
+  forbidden: errorBody(['forbidden']),
+  unavailable: errorBody(['inbox_unavailable'], { why: { type: 'string', enum: ['membership_unknown'] } }),
+  notFound: errorBody(['not_found']),
+  conflict: errorBody(['conflict', 'anonymised'], {
+    status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
+  }),
+  tooLarge: errorBody(['payload_too_large']),
+  invalidBody: errorBody(['invalid_body'], { errors: { type: 'object', additionalProperties: { type: 'string' } } }),
+} satisfies Record<string, SchemaObject>;
+
+/** The inbox's filters beside those of `GET /leads`. */
+export function ApiInboxFilters(): MethodDecorator {
+  return applyDecorators(
+    ApiQuery({
+      name: 'source',
+      required: false,
+      schema: { type: 'string' },
+      description: "The landing's source (source.landing); `none`: leads without a source",
+    }),
+    ApiQuery({
+      name: 'q',
+      required: false,
+      schema: { type: 'string', maxLength: 100 },
+      description: 'A lead number (42, #42, №42), or a part of the name (any case), of the username or of the phone digits',
+    }),
+  );
+}
+
+@ApiSchema({ name: 'InboxUser' })
+class InboxUserDto {
+  @ApiProperty({ type: 'integer' }) id!: number;
+  @ApiProperty({ type: 'string' }) first_name!: string;
+  @ApiProperty({ type: 'string', nullable: true }) last_name!: string | null;
+  @ApiProperty({ type: 'string', nullable: true }) username!: string | null;
+}
+
+@ApiSchema({ name: 'InboxMe' })
+export class InboxMeDto {
+  @ApiProperty({ type: () => InboxUserDto }) user!: InboxUserDto;
+  @ApiProperty({ type: 'boolean', description: 'May erase (LEADS_MANAGER_IDS, else an administrator of the leads chat)' })
+  manager!: boolean;
+  @ApiProperty({ type: 'string', example: 'ru' }) locale!: string;
+  @ApiProperty({ type: 'boolean', description: 'LEADS_CARD_PII: false when personal values are hidden' }) card_pii!: boolean;
+}
+
+@ApiSchema({ name: 'InboxLeadRepeat' })
+class InboxRepeatDto {
+  @ApiProperty({ type: 'string', format: 'date-time' }) at!: string;
+}
+
+@ApiSchema({ name: 'InboxStatusChange' })
+class InboxHistoryDto {
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES] }) status!: LeadStatus;
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES] }) from!: LeadStatus;
+  @ApiProperty({ type: 'string', description: "Who changed it (the Telegram user's name)" }) by!: string;
+  @ApiProperty({ type: 'string', format: 'date-time' }) at!: string;
+}
+
+@ApiSchema({ name: 'InboxLeadEvent' })
+class InboxEventDto {
+  @ApiProperty({ type: 'string', format: 'date-time' }) at!: string;
+  @ApiProperty({ type: 'string', description: 'published, publish_failed, repeat_notified, reminded, anonymised…' }) kind!: string;
+  @ApiProperty({ type: 'string' }) text!: string;
+}
+
+@ApiSchema({ name: 'InboxLeadPage' })
+export class InboxLeadPageDto {
+  @ApiProperty({ type: () => ExportedLeadDto }) lead!: ExportedLeadDto;
+  @ApiProperty({ type: () => InboxRepeatDto, isArray: true }) repeats!: InboxRepeatDto[];
+  @ApiProperty({ type: () => InboxHistoryDto, isArray: true }) history!: InboxHistoryDto[];
+  @ApiProperty({ type: () => InboxEventDto, isArray: true }) events!: InboxEventDto[];
+  @ApiProperty({ type: 'string', nullable: true, description: 'The link to the card in the group (a supergroup or a public chat)' })
+  card_url!: string | null;
+}
+
+@ApiSchema({ name: 'InboxLeadAnswer' })
+export class InboxLeadAnswerDto {
+  @ApiProperty({ type: () => ExportedLeadDto }) lead!: ExportedLeadDto;
+}
+
+@ApiSchema({ name: 'InboxStatusBody' })
+export class InboxStatusBodyDto {
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status to set' }) status!: LeadStatus;
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status shown (compare-and-set)' }) expected!: LeadStatus;
+}
+
+@ApiSchema({ name: 'InboxEraseBody' })
+export class InboxEraseBodyDto {
+  @ApiProperty({ type: 'boolean', enum: [true] }) confirm!: true;
+}

@@ -1,0 +1,28 @@
+import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
+import { AnonymisationModule } from '../anonymisation/anonymisation.module';
+import { ChatsModule } from '../chats/chats.module';
+import { ExportModule } from '../export/export.module';
+import { LeadStatusModule } from '../lead-status/lead-status.module';
+import { TelegramModule } from '../telegram/telegram.module';
+import { TraceModule } from '../trace/trace.module';
+import { InboxAccessService } from './inbox-access.service';
+import { InboxAuthGuard } from './inbox-auth.guard';
+import { InboxController } from './inbox.controller';
+import { InboxService } from './inbox.service';
+import { NoStoreMiddleware } from './no-store.middleware';
+import { InboxPageModule } from './page/inbox-page.module';
+
+/**
+ * The inbox: the Mini App's page (`/inbox`, InboxPageModule) and its API (`/inbox/api/*`): launch data checked on every
+ * call, the leads through the services that own them, every API answer `Cache-Control: no-store`.
+ */
+@Module({
+  imports: [InboxPageModule, ExportModule, TraceModule, LeadStatusModule, AnonymisationModule, ChatsModule, TelegramModule],
+  controllers: [InboxController],
+  providers: [InboxAccessService, InboxAuthGuard, InboxService],
+})
+export class InboxModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(NoStoreMiddleware).forRoutes({ path: 'inbox/api/*path', method: RequestMethod.ALL });
+  }
+}

@@ -1,0 +1,151 @@
+import { HttpException, Inject, Injectable, Logger } from '@nestjs/common';
+import { AnonymisationService } from '../anonymisation/anonymisation.service';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { isLeadStatus, LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import {
+  ExportQueryError,
+  ExportService,
+  INVALID_QUERY,
+  type ExportedLead,
+  type ExportFilter,
+  type ExportPage,
+} from '../export/export.service';
+import { LeadStatusService } from '../lead-status/lead-status.service';
+import { TraceService } from '../trace/trace.service';
+import { cardUrl } from './card-link';
+import type { InboxViewer } from './inbox-access.service';
+
+/** A lead's page in the inbox (`GET /inbox/api/leads/:number`). */
+export interface InboxLeadPage {
+  lead: ExportedLead;
+  repeats: { at: string }[];
+  history: { status: LeadStatus; from: LeadStatus; by: string; at: string }[];
+  events: { at: string; kind: string; text: string }[];
+  card_url: string | null;
+}
+
+/** The answers of the inbox's routes that are not a success, exactly as docs/api.md gives them. */
+const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
+const notFound = () => fail(404, { error: 'not_found' });
+const invalidBody = (errors: Record<string, string>) => fail(422, { error: 'invalid_body', errors });
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A Telegram user's name as the cards' history shows it (the buttons' rule). */
+export function displayName(user: { first_name: string; last_name: string | null; username: string | null }): string {
+  const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
+  return full || (user.username ? `@${user.username}` : 'без имени');
+}
+
+/**
+ * The inbox's reads and changes, each through the service that owns it: the list and the CSV are the export's (the same
+ * query rules as `GET /leads`), the story is the trace's, a status change is the card buttons' LeadStatusService,
+ * erasure the AnonymisationService's. Personal values are hidden where LEADS_CARD_PII=0 hides them on the card.
+ */
+@Injectable()
+export class InboxService {
+  private readonly logger = new Logger('Inbox');
+  private readonly hidePersonal: boolean;
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly exports: ExportService,
+    private readonly traces: TraceService,
+    private readonly statuses: LeadStatusService,
+    private readonly anonymisation: AnonymisationService,
+  ) {
+    this.hidePersonal = !config.leads.cardPii;
+  }
+
+  me(viewer: InboxViewer) {
+    const { id, first_name, last_name, username } = viewer.user;
+    // The group's texts are Russian today; the page follows this locale.
+    return { user: { id, first_name, last_name, username }, manager: viewer.manager, locale: 'ru', card_pii: this.config.leads.cardPii };
+  }
+
+  list(query: Record<string, unknown>): Promise<ExportPage> {
+    return checked(() => this.exports.page(query, { inbox: true, hidePersonal: this.hidePersonal }));
+  }
+
+  /** The filter of the CSV (422 for a bad one) and its rows, streamed. */
+  async csv(query: Record<string, unknown>): Promise<AsyncGenerator<string>> {
+    const filter: ExportFilter = await checked(() => this.exports.filter(query, {}, { inbox: true }));
+    return this.exports.csv(filter, { hidePersonal: this.hidePersonal });
+  }
+
+  async lead(rawNumber: string): Promise<InboxLeadPage> {
+    const leadNumber = parseLeadNumber(rawNumber);
+    const lead = await this.exports.lead(leadNumber, { hidePersonal: this.hidePersonal });
+    const trace = await this.traces.read(String(leadNumber));
+    if (!lead || !trace.found) throw notFound();
+    return {
+      lead,
+      repeats: trace.repeats.map((r) => ({ at: iso(r.created_at) })),
+      history: trace.status_history.map((h) => ({ status: h.to as LeadStatus, from: h.from as LeadStatus, by: h.by, at: iso(h.at) })),
+      events: trace.events.map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
+      card_url: cardUrl(trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),
+    };
+  }
+
+  /** The card buttons' rules through their service: 403 / 404 / 409 / 422 as docs/api.md says. */
+  async setStatus(viewer: InboxViewer, rawNumber: string, body: Record<string, unknown>): Promise<{ lead: ExportedLead }> {
+    const leadNumber = parseLeadNumber(rawNumber);
+    const errors: Record<string, string> = {};
+    const statusRule = `must be one of ${LEAD_STATUSES.join(', ')}`;
+    if (typeof body.status !== 'string' || !isLeadStatus(body.status)) errors.status = statusRule;
+    if (typeof body.expected !== 'string' || !isLeadStatus(body.expected)) errors.expected = `${statusRule} (the status shown)`;
+    if (Object.keys(errors).length > 0) throw invalidBody(errors);
+    const [to, expected] = [body.status as LeadStatus, body.expected as LeadStatus];
+    const outcome = await this.statuses.set({
+      leadId: leadNumber,
+      expected,
+      to,
+      userId: viewer.user.id,
+      userName: displayName(viewer.user),
+    });
+    switch (outcome.kind) {
+      case 'not_manager':
+        throw fail(403, { error: 'forbidden' });
+      case 'unknown_lead':
+        throw notFound();
+      case 'anonymised':
+        throw fail(409, { error: 'anonymised' });
+      case 'conflict':
+        throw fail(409, { error: 'conflict', status: outcome.status });
+      case 'not_allowed':
+        throw invalidBody({ status: `cannot change from ${expected} to ${to}; allowed: ${outcome.allowed.join(', ')}` });
+      case 'changed':
+        if (outcome.card !== 'shown')
+          this.logger.log({ msg: 'inbox status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
+        return { lead: (await this.exports.lead(leadNumber, { hidePersonal: this.hidePersonal }))! };
+    }
+  }
+
+  /** Erasure, for managers only, confirmed by `{"confirm": true}`; erasing an anonymised lead again is no error. */
+  async erase(viewer: InboxViewer, rawNumber: string, body: Record<string, unknown>): Promise<{ lead: ExportedLead }> {
+    const leadNumber = parseLeadNumber(rawNumber);
+    if (!viewer.manager) throw fail(403, { error: 'forbidden' });
+    if (body.confirm !== true) throw invalidBody({ confirm: 'must be true: erasure cannot be undone' });
+    const result = await this.anonymisation.forget(leadNumber);
+    if (result === 'unknown') throw notFound();
+    this.logger.log({ msg: 'inbox erasure', lead_number: leadNumber, user_id: viewer.user.id, result });
+    return { lead: (await this.exports.lead(leadNumber, { hidePersonal: this.hidePersonal }))! };
+  }
+}
+
+/** `:number` of a route: a positive whole number (404 otherwise: no lead has that number). */
+function parseLeadNumber(raw: string): number {
+  if (!/^[1-9]\d{0,14}$/.test(raw)) throw notFound();
+  return Number(raw);
+}
+
+/** A bad query parameter → 422 `{ error: 'invalid_query', errors: { <param>: <why> } }`, as `GET /leads` answers. */
+async function checked<T>(work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ExportQueryError) throw new HttpException({ error: INVALID_QUERY, errors: err.problems }, 422);
+    throw err;
+  }
+}
