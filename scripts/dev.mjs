@@ -20,6 +20,9 @@ const devEnv = {
   ADMIN_CHAT_ID: '-1001000000002',
   SANDBOX_PORT,
   PORT: SERVER_PORT,
+  // The inbox Mini App: the bot offers it, and the sandbox page links to it as each user it knows (signed launch data).
+  LEADS_INBOX_URL: `http://127.0.0.1:${SERVER_PORT}/inbox`,
+  SANDBOX_INBOX_URL: `http://127.0.0.1:${SERVER_PORT}/inbox`,
 };
 const env = { ...devEnv, ...process.env };
 mkdirSync(`${root}/data`, { recursive: true });
@@ -92,7 +95,8 @@ console.log(`
   Stickers Leads (development)
   - landing:          http://localhost:${LANDING_PORT}/
   - leads API:        http://localhost:${SERVER_PORT}/leads   (secret: ${env.LEADS_SECRET})
-  - Telegram sandbox: http://127.0.0.1:${SANDBOX_PORT}/
+  - Telegram sandbox: http://127.0.0.1:${SANDBOX_PORT}/ (links "открыть инбокс как …" open the inbox as that user)
+  - inbox:            ${env.LEADS_INBOX_URL}
   - database:         ${env.DATABASE_PATH}
   Ctrl-C stops everything.
 `);

@@ -8,7 +8,7 @@ import { BOT_USER } from './state';
  * Pressing a button sends the bot a callback_query; the box under a chat sends a message (a command) as a member.
  * The page redraws from server-sent events; it needs no build step.
  */
-export function renderPage(): string {
+export function renderPage(options: { inbox?: boolean } = {}): string {
   return `<!doctype html>
 <html lang="ru"><head><meta charset="utf-8"><title>Telegram sandbox — Stickers Leads</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -41,6 +41,8 @@ export function renderPage(): string {
   code, pre { background:#0b1118; border-radius:4px; padding:0 3px; }
   .compose { display:flex; gap:6px; padding:10px; background:var(--panel); }
   .compose input { flex:1; background:var(--bg); color:var(--text); border:1px solid #2b5278; border-radius:6px; padding:7px; }
+  #inbox { padding:6px 16px; background:var(--panel); font-size:13px; }
+  #inbox:empty { display:none; }
   #toast { position:fixed; bottom:20px; left:50%; transform:translateX(-50%); background:#000c; padding:10px 16px; border-radius:8px; display:none; }
 </style></head>
 <body>
@@ -55,6 +57,7 @@ export function renderPage(): string {
   <label id="status">подключение…</label>
   <label id="updates"></label>
 </header>
+<nav id="inbox" aria-label="Inbox"></nav>
 <main id="chats"></main>
 <div id="toast" role="status"></div>
 <script>
@@ -88,8 +91,19 @@ function drawUpdates(state) {
   if (state.pollConflicts > 0) line += ' · конфликтов getUpdates: ' + state.pollConflicts;
   document.getElementById('updates').textContent = line;
 }
+// "open the inbox as <user>": each person the sandbox knows, launched with launch data the sandbox signs on click.
+const INBOX = ${options.inbox ? 'true' : 'false'};
+function drawInbox(state) {
+  const nav = document.getElementById('inbox');
+  if (!INBOX) return;
+  const users = new Map();
+  for (const chat of state.chats) for (const m of chat.members || []) if (!m.user.is_bot) users.set(m.user.id, m.user);
+  nav.innerHTML = [...users.values()].map((u) => '<a href="/sandbox/api/inbox?user_id=' + u.id + '" target="_blank" rel="noopener">открыть инбокс как '
+    + esc(u.first_name + (u.last_name ? ' ' + u.last_name : '')) + '</a>').join(' · ');
+}
 function draw(state) {
   drawUpdates(state);
+  drawInbox(state);
   const root = document.getElementById('chats');
   const scroll = {};
   root.querySelectorAll('.log').forEach((l) => (scroll[l.dataset.chat] = l.scrollHeight - l.scrollTop - l.clientHeight < 40));

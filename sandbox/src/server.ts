@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ApiError, MEMBER_STATUSES, METHODS, presentChat, presentMember, presentMessage, type ApiAnswer } from './bot-api';
 import { CaptchaStandIn } from './captcha';
+import { launchUrl, signInitData } from './init-data';
 import { renderPage } from './page';
 import {
   type ApiCall,
@@ -32,6 +33,11 @@ export interface SandboxOptions {
   webhookTimeoutMs?: number;
   /** The wait before a failed webhook delivery is tried again (1000 ms). */
   webhookRetryMs?: number;
+  /**
+   * The inbox Mini App's address (SANDBOX_INBOX_URL): the page then offers "open the inbox as <user>" for each user it
+   * knows, launched with launch data signed by the sandbox's token when clicked (`GET /sandbox/api/inbox?user_id=`).
+   */
+  inboxUrl?: string;
 }
 
 export const DEFAULT_TOKEN = '123456789:sandbox-token';
@@ -467,7 +473,7 @@ export class TelegramSandbox {
     if (url.pathname.startsWith('/sandbox/api/')) return this.handleControl(url.pathname.slice('/sandbox/api/'.length), req, res);
     if (url.pathname.startsWith('/captcha/')) return this.captcha.handle(req, res, url);
     if (url.pathname === '/' && req.method === 'GET') {
-      const html = renderPage();
+      const html = renderPage({ inbox: Boolean(this.options.inboxUrl) });
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
       res.end(html);
       return;
@@ -634,6 +640,19 @@ export class TelegramSandbox {
             webhookDeliveries: this.state.webhookDeliveries,
             polls: this.state.polls,
           });
+        case 'GET inbox': {
+          // A launch signed now: the link on the page stays usable however long the page has been open.
+          if (!this.options.inboxUrl) throw new ControlError(404, 'the sandbox does not know the inbox (SANDBOX_INBOX_URL)');
+          const userId = Number(new URL(req.url ?? '/', 'http://sandbox').searchParams.get('user_id') ?? DEFAULT_USER.id);
+          const user = userId === DEFAULT_USER.id ? DEFAULT_USER : this.state.knownUser(userId);
+          if (!user || user.is_bot) throw new ControlError(404, `the sandbox knows no user ${userId}`);
+          res.writeHead(302, {
+            Location: launchUrl(this.options.inboxUrl, signInitData({ botToken: this.token, user })),
+            'Cache-Control': 'no-store',
+          });
+          res.end();
+          return;
+        }
         case 'GET calls':
           return send(res, 200, this.state.calls);
         case 'GET events':

@@ -3,7 +3,7 @@
  * library the server validates with), so the sandbox's signing and the server's check are two implementations.
  */
 import { parse, validate } from '@telegram-apps/init-data-node';
-import { DEFAULT_TOKEN, DEFAULT_USER, launchUrl, signInitData } from '@stickers/telegram-sandbox';
+import { DEFAULT_TOKEN, DEFAULT_USER, launchUrl, signInitData, TelegramSandbox } from '@stickers/telegram-sandbox';
 
 describe('signInitData', () => {
   it('signs launch data that the library accepts under the same token, with the user and the auth date', () => {
@@ -32,5 +32,34 @@ describe('signInitData', () => {
     expect(fragment.get('tgWebAppData')).toBe(initData);
     expect(fragment.get('tgWebAppVersion')).toBe('8.0');
     expect(JSON.parse(fragment.get('tgWebAppThemeParams')!)).toHaveProperty('bg_color');
+  });
+});
+
+describe('the sandbox page\'s "open the inbox as <user>"', () => {
+  const sandbox = new TelegramSandbox({ inboxUrl: 'http://127.0.0.1:3000/inbox' });
+  beforeAll(() => sandbox.start());
+  afterAll(() => sandbox.stop());
+
+  it('links the inbox for the users it knows, each launch signed by the sandbox token when clicked', async () => {
+    const page = await (await fetch(`${sandbox.url}/`)).text();
+    expect(page).toContain('const INBOX = true');
+    const res = await fetch(`${sandbox.url}/sandbox/api/inbox?user_id=${DEFAULT_USER.id}`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const location = new URL(res.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe('http://127.0.0.1:3000/inbox');
+    const initData = new URLSearchParams(location.hash.slice(1)).get('tgWebAppData')!;
+    expect(() => validate(initData, sandbox.token)).not.toThrow();
+    expect(parse(initData).user?.id).toBe(DEFAULT_USER.id);
+    expect((await fetch(`${sandbox.url}/sandbox/api/inbox?user_id=424242`, { redirect: 'manual' })).status).toBe(404);
+  });
+
+  it('has no inbox links when it does not know the inbox', async () => {
+    const bare = await new TelegramSandbox().start();
+    try {
+      expect(await (await fetch(`${bare.url}/`)).text()).toContain('const INBOX = false');
+      expect((await fetch(`${bare.url}/sandbox/api/inbox?user_id=${DEFAULT_USER.id}`, { redirect: 'manual' })).status).toBe(404);
+    } finally {
+      await bare.stop();
+    }
   });
 });
