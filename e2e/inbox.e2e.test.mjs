@@ -1,0 +1,387 @@
+// The inbox (docs/inbox.md) in headless Chromium against the built server and the Telegram sandbox, launched as
+// Telegram launches a Mini App: the signed launch data in the URL's fragment (and once through window.Telegram.WebApp).
+// The list, a filter, a search, a lead's page, a status change that rewrites the card in the sandbox, a conflicting
+// change, the CSV, the charts, an erasure; axe-core on the list and a lead's page. Nothing is loaded from outside the
+// deployment: every request to another host is recorded and aborted, and the test asserts there was none.
+// INBOX_SCREENSHOTS=1 also writes docs/images/inbox-list.png, inbox-lead.png and inbox-charts.png (390×844).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { DEFAULT_USER, launchUrl, signInitData } from '@stickers/telegram-sandbox';
+import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, root, startStack, waitUntil } from './stack.mjs';
+
+const TOKEN = '123456789:sandbox-token';
+const AXE = createRequire(import.meta.url)('axe-core').source;
+const SCREENSHOTS = process.env.INBOX_SCREENSHOTS === '1';
+const PHONE = { width: 390, height: 844 };
+
+const LEADS = [
+  {
+    name: 'Анна Петрова',
+    telegram: '@anna_petrova',
+    phone: '+79161234501',
+    comment: 'Свадьба, 40 гостей',
+    source: { landing: 'wedding', utm_source: 'yandex' },
+  },
+  { name: 'Борис Смирнов', telegram: '@boris_smirnov', phone: '+79161234502', source: { landing: 'corporate' } },
+  { name: 'Вера Козлова', telegram: '@vera_kozlova', phone: '+79161234503' },
+  { name: 'Глеб Орлов', telegram: '@gleb_orlov', phone: '+79161234504', source: { landing: 'wedding' } },
+];
+
+let stack;
+let browser;
+let context;
+let page;
+const outside = [];
+/** Lead number by name, as the server gave them. */
+const numbers = {};
+
+async function postLead(lead, i) {
+  const res = await fetch(`${stack.serverUrl}/leads`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
+    body: JSON.stringify({ request_id: randomUUID(), client_ip: `203.0.113.${10 + i}`, ...lead }),
+  });
+  const text = await res.text();
+  assert.equal(res.status, 201, text);
+  return JSON.parse(text).lead_number;
+}
+
+async function cardOf(number) {
+  const state = await stack.state();
+  return state.chats
+    .find((c) => c.id === LEADS_CHAT)
+    .messages.find((m) => m.text.includes(`Заявка #${number}\n`) || m.text.endsWith(`Заявка #${number}`));
+}
+
+function initData(user = DEFAULT_USER) {
+  return signInitData({ botToken: TOKEN, user });
+}
+
+/** A browser context at a phone's size whose requests to anything but the loopback stack are recorded and aborted. */
+async function phoneContext() {
+  const ctx = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, locale: 'ru-RU', acceptDownloads: true });
+  await ctx.route(
+    (url) => url.hostname !== '127.0.0.1',
+    (route) => {
+      outside.push(route.request().url());
+      return route.abort();
+    },
+  );
+  return ctx;
+}
+
+/** The list's lead numbers as shown, once the list has loaded. */
+async function shownNumbers() {
+  await page.waitForSelector('ol.leads[aria-busy="false"]');
+  return page.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('№', ''))));
+}
+
+/** Runs `action` and waits for the list's request whose query satisfies `matches`, then for the list it fills. */
+async function listAfter(action, matches) {
+  await Promise.all([
+    page.waitForResponse((r) => {
+      const url = new URL(r.url());
+      return url.pathname === '/inbox/api/leads' && matches(url.searchParams);
+    }),
+    action(),
+  ]);
+  return shownNumbers();
+}
+
+async function axeViolations() {
+  // Through the DevTools protocol: the page's policy (script-src 'self') rightly refuses an inline <script>.
+  await page.evaluate(AXE);
+  const result = await page.evaluate(() =>
+    window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
+  );
+  return result.violations.map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+async function screenshot(name) {
+  if (SCREENSHOTS) await page.screenshot({ path: join(root, 'docs/images', name) });
+}
+
+async function openLead(number) {
+  await page.click(`ol.leads a[href$="?lead=${number}"]`);
+  await page.waitForSelector(`h1:has-text("Заявка №${number}")`);
+}
+
+before(async () => {
+  stack = await startStack({ serverEnv: { LEADS_IP_LIMIT: '100' } });
+  for (const [i, lead] of LEADS.entries()) numbers[lead.name] = await postLead(lead, i);
+  await waitUntil(async () => (await Promise.all(Object.values(numbers).map(cardOf))).every(Boolean), 15000, 'the four cards');
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  context = await phoneContext();
+  page = await context.newPage();
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+describe('the inbox launched through the URL fragment', () => {
+  it('shows every lead, newest first, and takes the launch data off the address', async () => {
+    await page.goto(launchUrl(`${stack.serverUrl}/inbox`, initData()));
+    const shown = await shownNumbers();
+    assert.deepEqual(
+      shown,
+      Object.values(numbers).sort((a, b) => b - a),
+    );
+    assert.equal(new URL(page.url()).hash, '');
+    const anna = page.locator(`ol.leads a[href$="?lead=${numbers['Анна Петрова']}"]`);
+    assert.match(await anna.innerText(), /Анна Петрова · @anna_petrova · \+79161234501/);
+    assert.match(await anna.innerText(), /🆕 Новая/);
+    await screenshot('inbox-list.png');
+  });
+
+  it('has no WCAG 2.1 AA violation on the list', async () => {
+    assert.deepEqual(await axeViolations(), []);
+  });
+
+  it('filters by source', async () => {
+    const shown = await listAfter(
+      async () => {
+        await page.getByLabel('Источник').fill('wedding');
+        await page.getByLabel('Источник').press('Enter');
+      },
+      (q) => q.get('source') === 'wedding',
+    );
+    assert.deepEqual(shown, [numbers['Глеб Орлов'], numbers['Анна Петрова']]);
+  });
+
+  it('searches by name, and by number within the filter reset', async () => {
+    await listAfter(
+      () => page.getByRole('button', { name: 'Сбросить' }).click(),
+      (q) => q.size === 0,
+    );
+    const byName = await listAfter(
+      () => page.getByLabel('Поиск').fill('козлова'),
+      (q) => q.get('q') === 'козлова',
+    );
+    assert.deepEqual(byName, [numbers['Вера Козлова']]);
+    const number = numbers['Борис Смирнов'];
+    const byNumber = await listAfter(
+      () => page.getByLabel('Поиск').fill(`№${number}`),
+      (q) => q.get('q') === `№${number}`,
+    );
+    assert.deepEqual(byNumber, [number]);
+    const byPhone = await listAfter(
+      () => page.getByLabel('Поиск').fill('234501'),
+      (q) => q.get('q') === '234501',
+    );
+    assert.deepEqual(byPhone, [numbers['Анна Петрова']]);
+  });
+
+  it("shows a lead's page: its fields, source, consent, events and the link to its card", async () => {
+    const number = numbers['Анна Петрова'];
+    await openLead(number);
+    const fields = await page.$$eval('dl.fields', (lists) =>
+      lists.map((dl) =>
+        Object.fromEntries([...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])),
+      ),
+    );
+    assert.equal(fields[0]['Имя'], 'Анна Петрова');
+    assert.equal(fields[0]['Telegram'], '@anna_petrova');
+    assert.equal(fields[0]['Телефон'], '+79161234501');
+    assert.equal(fields[0]['Комментарий'], 'Свадьба, 40 гостей');
+    assert.equal(fields[1]['Лендинг'], 'wedding');
+    assert.equal(fields[1]['utm_source'], 'yandex');
+    const card = await cardOf(number);
+    const link = page.getByRole('link', { name: 'Открыть карточку в группе' });
+    assert.equal(await link.getAttribute('href'), `https://t.me/c/${String(LEADS_CHAT).slice(4)}/${card.message_id}`);
+    assert.notEqual(await page.locator('section:has(h2:text-is("События")) li').count(), 0);
+    await screenshot('inbox-lead.png');
+  });
+
+  it("has no WCAG 2.1 AA violation on a lead's page", async () => {
+    assert.deepEqual(await axeViolations(), []);
+  });
+
+  it('changes the status after a confirmation, and the card in the group is rewritten', async () => {
+    const number = numbers['Анна Петрова'];
+    await page.getByRole('button', { name: 'В работу' }).click();
+    const dialog = page.getByRole('dialog');
+    assert.match(await dialog.innerText(), new RegExp(`Заявка №${number}: «🛠 В работе»\\?`));
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/inbox/api/leads/${number}/status`) && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Подтвердить' }).click(),
+    ]);
+    assert.equal(res.status(), 200);
+    assert.deepEqual(JSON.parse(res.request().postData()), { status: 'in_progress', expected: 'new' });
+    await page.waitForSelector('h1 .badge.status-in_progress');
+    assert.match(await page.locator('#lead-note').innerText(), /Статус изменён: 🛠 В работе/);
+    assert.match(await page.locator('section:has(h2:text-is("История статусов"))').innerText(), /🛠 В работе — Мария/);
+    const card = await waitUntil(
+      async () => {
+        const c = await cardOf(number);
+        return c?.text.includes('Статус: 🛠 В работе') ? c : null;
+      },
+      15000,
+      'the card rewritten to in work',
+    );
+    assert.deepEqual(
+      card.reply_markup.inline_keyboard
+        .flat()
+        .filter((b) => b.callback_data)
+        .map((b) => b.text),
+      ['Заказ', 'Отказ', 'Спам'],
+    );
+  });
+
+  it('asks again and changes nothing when the confirmation is cancelled', async () => {
+    const requests = [];
+    const record = (r) => r.method() === 'POST' && requests.push(r.url());
+    page.on('request', record);
+    await page.getByRole('button', { name: 'Заказ' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Отмена' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    page.off('request', record);
+    assert.deepEqual(requests, []);
+    assert.equal(await page.locator('h1 .badge.status-in_progress').count(), 1);
+  });
+
+  it('keeps the launch across a reload (the fragment is gone: sessionStorage has it)', async () => {
+    await page.reload();
+    await page.waitForSelector(`h1:has-text("Заявка №${numbers['Анна Петрова']}") .badge.status-in_progress`);
+  });
+
+  it('filters by status', async () => {
+    await page.getByRole('link', { name: /К списку/ }).click();
+    await shownNumbers();
+    const shown = await listAfter(
+      () => page.getByLabel('Статус').selectOption('in_progress'),
+      (q) => q.get('status') === 'in_progress',
+    );
+    assert.deepEqual(shown, [numbers['Анна Петрова']]);
+  });
+
+  it('downloads the CSV of the current filter with the launch data in the Authorization header', async () => {
+    const [request, download] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/inbox/api/leads.csv'),
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Скачать CSV' }).click(),
+    ]);
+    assert.match(request.headers().authorization, /^tma auth_date=/);
+    assert.equal(new URL(request.url()).searchParams.get('status'), 'in_progress');
+    const csv = readFileSync(await download.path(), 'utf8');
+    assert.match(csv, /Анна Петрова/);
+    assert.doesNotMatch(csv, /Борис Смирнов|Вера Козлова|Глеб Орлов/);
+  });
+
+  it('says so when someone else changed the status first (compare-and-set)', async () => {
+    const number = numbers['Борис Смирнов'];
+    await listAfter(
+      () => page.getByRole('button', { name: 'Сбросить' }).click(),
+      (q) => q.size === 0,
+    );
+    await openLead(number);
+    // Meanwhile another manager marks it as spam.
+    const res = await fetch(`${stack.serverUrl}/inbox/api/leads/${number}/status`, {
+      method: 'POST',
+      headers: { Authorization: `tma ${initData()}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ status: 'spam', expected: 'new' }),
+    });
+    assert.equal(res.status, 200);
+    await page.getByRole('button', { name: 'В работу' }).click();
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/inbox/api/leads/${number}/status`)),
+      page.getByRole('dialog').getByRole('button', { name: 'Подтвердить' }).click(),
+    ]);
+    assert.equal(answer.status(), 409);
+    await page.waitForSelector('h1 .badge.status-spam');
+    assert.match(await page.locator('#lead-note').innerText(), /сейчас «🚫 Спам»/);
+    assert.equal(await page.getByRole('button', { name: 'Не спам' }).count(), 1);
+  });
+
+  it("erases a lead's personal data after a confirmation (a manager)", async () => {
+    const number = numbers['Глеб Орлов'];
+    await page.getByRole('link', { name: /К списку/ }).click();
+    await shownNumbers();
+    await openLead(number);
+    await page.getByRole('button', { name: 'Удалить персональные данные' }).click();
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/inbox/api/leads/${number}/erase`)),
+      page.getByRole('dialog').getByRole('button', { name: 'Подтвердить' }).click(),
+    ]);
+    assert.equal(res.status(), 200);
+    await page.waitForSelector('#lead-note:has-text("Персональные данные удалены")');
+    const name = await page.$eval('dl.fields dt:text-is("Имя") + dd', (dd) => dd.textContent);
+    assert.equal(name, '—');
+    assert.equal(await page.getByRole('button', { name: 'Удалить персональные данные' }).count(), 0);
+  });
+
+  it('shows the charts: leads per day by source, the funnel and the median time to the first change', async () => {
+    await Promise.all([
+      page.waitForResponse((r) => new URL(r.url()).pathname === '/inbox/api/charts'),
+      page.getByRole('link', { name: 'Графики' }).click(),
+    ]);
+    await page.waitForSelector('#median');
+    assert.equal(await page.locator('.chart-box svg').count(), 2);
+    const legend = await page.locator('.legend li').allInnerTexts();
+    assert.deepEqual([...legend].sort(), ['Без источника: 1', 'corporate: 1', 'wedding: 2'].sort());
+    // Two leads changed status once each: the median is a duration, not "no change yet".
+    assert.doesNotMatch(await page.locator('#median').innerText(), /нет/);
+    await screenshot('inbox-charts.png');
+  });
+
+  it('loaded nothing from outside the deployment', () => {
+    assert.deepEqual(outside, []);
+  });
+});
+
+describe('the inbox launched through window.Telegram.WebApp', () => {
+  it("uses the host's launch data and theme, says ready, and confirms with Telegram's showConfirm", async () => {
+    const ctx = await phoneContext();
+    const tgPage = await ctx.newPage();
+    await tgPage.addInitScript((data) => {
+      window.__calls = [];
+      window.Telegram = {
+        WebApp: {
+          initData: data,
+          themeParams: { bg_color: '#ffffff', text_color: '#222222', button_color: '#3390ec', button_text_color: '#ffffff' },
+          platform: 'android',
+          version: '8.0',
+          ready: () => window.__calls.push('ready'),
+          expand: () => window.__calls.push('expand'),
+          showConfirm: (message, callback) => {
+            window.__calls.push(`confirm:${message}`);
+            callback(true);
+          },
+          BackButton: {
+            show: () => window.__calls.push('back:show'),
+            hide: () => window.__calls.push('back:hide'),
+            onClick: () => undefined,
+            offClick: () => undefined,
+          },
+        },
+      };
+    }, initData());
+    try {
+      await tgPage.goto(`${stack.serverUrl}/inbox`);
+      await tgPage.waitForSelector('ol.leads[aria-busy="false"]');
+      const bg = await tgPage.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--tg-theme-bg-color').trim());
+      assert.equal(bg, '#ffffff');
+      const number = numbers['Вера Козлова'];
+      await tgPage.click(`ol.leads a[href$="?lead=${number}"]`);
+      await tgPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      await Promise.all([
+        tgPage.waitForResponse((r) => r.url().endsWith(`/inbox/api/leads/${number}/status`)),
+        tgPage.getByRole('button', { name: 'Спам' }).click(),
+      ]);
+      await tgPage.waitForSelector('h1 .badge.status-spam');
+      const calls = await tgPage.evaluate(() => window.__calls);
+      assert.deepEqual(calls.slice(0, 2), ['ready', 'expand']);
+      assert.ok(calls.includes(`confirm:Заявка №${number}: «🚫 Спам»?`), calls.join('\n'));
+      assert.ok(calls.includes('back:show'));
+      assert.equal(await tgPage.locator('dialog').count(), 0);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
