@@ -186,7 +186,8 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
   const apply = (change: Partial<Filters>) => {
     const next = { ...filters, ...change };
     const q = new URLSearchParams(Object.entries(next).filter(([, v]) => v !== ''));
-    go(app, q, true);
+    // A field's change and the form's submit may both come from one Enter: the second finds nothing new.
+    if (q.toString() !== new URLSearchParams(location.search).toString()) go(app, q, true);
   };
 
   const search = el('input', {
@@ -221,7 +222,12 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
     { class: 'filters', role: 'search' },
     field('f-q', t.search, search),
     el('div', { class: 'row wrap' }, field('f-status', t.status, status), field('f-source', t.source, source), sources),
-    el('div', { class: 'row wrap' }, field('f-since', t.since, since), field('f-until', t.until, until)),
+    el(
+      'details',
+      { class: 'period', open: Boolean(filters.since || filters.until) },
+      el('summary', {}, t.period),
+      el('div', { class: 'row wrap' }, field('f-since', t.since, since), field('f-until', t.until, until)),
+    ),
     el(
       'div',
       { class: 'row' },
@@ -231,7 +237,7 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    apply({ q: search.value });
+    apply({ q: search.value, source: source.value.trim() });
   });
   let typing: ReturnType<typeof setTimeout> | undefined;
   search.addEventListener('input', () => {
@@ -243,7 +249,7 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
   since.addEventListener('change', () => apply({ since: since.value }));
   until.addEventListener('change', () => apply({ until: until.value }));
 
-  const list = el('ol', { class: 'leads', 'aria-label': t.title });
+  const list = el('ol', { class: 'leads', 'aria-label': t.title, 'aria-busy': 'true' });
   const count = el('p', { class: 'hint', id: 'count', role: 'status' }, t.loading);
   const more = el('div', { class: 'more' });
   show(app.root, header(app, 'list'), el('h1', {}, t.title), form, note, count, list, more);
@@ -260,6 +266,7 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
 
   let shown = 0;
   const load = async (cursor: string | null) => {
+    list.setAttribute('aria-busy', 'true');
     let page;
     try {
       page = await app.api.leads(filters, cursor);
@@ -273,6 +280,7 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
     count.textContent = shown === 0 ? t.empty : t.found(shown, page.next_cursor !== null);
     const next = page.next_cursor;
     show(more, next ? el('button', { type: 'button', class: 'secondary wide', onclick: () => void load(next) }, t.more) : null);
+    list.setAttribute('aria-busy', 'false');
   };
   await load(null);
 }
@@ -366,6 +374,7 @@ async function renderLead(app: App, n: number, message: string | null = null): P
     backLink(app),
     el('h1', {}, t.lead(lead.lead_number), ' ', statusBadge(app, lead.status)),
     note,
+    detail.card_url ? el('p', {}, externalLink(app, detail.card_url, t.cardLink)) : el('p', { class: 'hint' }, t.noCard),
     lead.anonymised_at ? el('p', { class: 'hint' }, t.anonymised(time(app, lead.anonymised_at))) : null,
     section(t.actions, actions),
     dl([
@@ -379,10 +388,6 @@ async function renderLead(app: App, n: number, message: string | null = null): P
       [t.fields.received, time(app, lead.received_at)],
       [t.fields.published, time(app, lead.published_at)],
     ]),
-    section(
-      t.cardLink,
-      detail.card_url ? el('p', {}, externalLink(app, detail.card_url, t.cardLink)) : el('p', { class: 'hint' }, t.noCard),
-    ),
     section(t.sourceTitle, sourceRows.length ? dl(sourceRows) : el('p', { class: 'hint' }, t.noSource)),
     section(
       t.consent,

@@ -22,6 +22,7 @@ export interface Texts {
   source: string;
   anySource: string;
   noSource: string;
+  period: string;
   since: string;
   until: string;
   reset: string;
@@ -139,6 +140,7 @@ const ru: Texts = {
   source: 'Источник',
   anySource: 'Все источники',
   noSource: 'Без источника',
+  period: 'Период',
   since: 'С даты',
   until: 'По дату',
   reset: 'Сбросить',
@@ -185,7 +187,7 @@ const ru: Texts = {
   historyLine: (status, by) => (by ? `${status} — ${by}` : status),
   events: 'События',
   noEvents: 'Событий нет.',
-  cardLink: 'Карточка в группе',
+  cardLink: 'Открыть карточку в группе',
   noCard: 'Карточка ещё не опубликована.',
   actions: 'Сменить статус',
   confirmStatus: (n, to) => `Заявка №${n}: «${to}»?`,
@@ -245,6 +247,7 @@ const en: Texts = {
   source: 'Source',
   anySource: 'Any source',
   noSource: 'No source',
+  period: 'Period',
   since: 'From',
   until: 'To',
   reset: 'Reset',
@@ -291,7 +294,7 @@ const en: Texts = {
   historyLine: (status, by) => (by ? `${status} — ${by}` : status),
   events: 'Events',
   noEvents: 'No events.',
-  cardLink: 'The card in the group',
+  cardLink: 'Open the card in the group',
   noCard: 'The card is not published yet.',
   actions: 'Change the status',
   confirmStatus: (n, to) => `Lead #${n}: “${to}”?`,
