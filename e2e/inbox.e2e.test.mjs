@@ -385,3 +385,49 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
     }
   });
 });
+
+describe('the inbox with LEADS_CARD_PII=0', () => {
+  let hidden;
+  after(async () => {
+    await hidden?.stop();
+  });
+
+  it('shows personal values as hidden, in the list and on the lead', async () => {
+    hidden = await startStack({ serverEnv: { LEADS_CARD_PII: '0' } });
+    const res = await fetch(`${hidden.serverUrl}/leads`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
+      body: JSON.stringify({
+        request_id: randomUUID(),
+        name: 'Дина Скрытая',
+        telegram: '@dina_hidden',
+        phone: '+79161234599',
+        source: { landing: 'wedding' },
+      }),
+    });
+    assert.equal(res.status, 201);
+    const { lead_number: number } = await res.json();
+    const ctx = await phoneContext();
+    const hiddenPage = await ctx.newPage();
+    try {
+      await hiddenPage.goto(launchUrl(`${hidden.serverUrl}/inbox`, initData()));
+      await hiddenPage.waitForSelector('ol.leads[aria-busy="false"]');
+      const row = await hiddenPage.locator(`ol.leads a[href$="?lead=${number}"]`).innerText();
+      assert.match(row, /скрыто/);
+      assert.doesNotMatch(row, /Дина|dina_hidden|234599/);
+      await hiddenPage.click(`ol.leads a[href$="?lead=${number}"]`);
+      await hiddenPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      const fields = await hiddenPage.$$eval('dl.fields', (lists) =>
+        lists.map((dl) =>
+          Object.fromEntries([...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])),
+        ),
+      );
+      assert.equal(fields[0]['Имя'], 'скрыто');
+      assert.equal(fields[0]['Телефон'], 'скрыто');
+      assert.equal(fields[1]['Лендинг'], 'wedding');
+      assert.doesNotMatch(await hiddenPage.locator('main').innerText(), /Дина|dina_hidden|234599/);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
