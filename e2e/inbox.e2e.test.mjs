@@ -386,14 +386,14 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
   });
 });
 
-describe('the inbox with LEADS_CARD_PII=0', () => {
+describe('the inbox of a server with LEADS_CARD_PII=0 and more than a page of leads', () => {
   let hidden;
   after(async () => {
     await hidden?.stop();
   });
 
   it('shows personal values as hidden, in the list and on the lead', async () => {
-    hidden = await startStack({ serverEnv: { LEADS_CARD_PII: '0' } });
+    hidden = await startStack({ serverEnv: { LEADS_CARD_PII: '0', LEADS_IP_LIMIT: '100', LEADS_HOURLY_LIMIT: '200' } });
     const res = await fetch(`${hidden.serverUrl}/leads`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
@@ -426,6 +426,46 @@ describe('the inbox with LEADS_CARD_PII=0', () => {
       assert.equal(fields[0]['Телефон'], 'скрыто');
       assert.equal(fields[1]['Лендинг'], 'wedding');
       assert.doesNotMatch(await hiddenPage.locator('main').innerText(), /Дина|dina_hidden|234599/);
+    } finally {
+      await ctx.close();
+    }
+  });
+  it('pages like GET /leads: 50 leads, then the next page with "Показать ещё"', async () => {
+    for (let i = 0; i < 50; i += 1) {
+      const res = await fetch(`${hidden.serverUrl}/leads`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
+        body: JSON.stringify({
+          request_id: randomUUID(),
+          client_ip: `198.51.100.${i + 1}`,
+          name: `Гость ${i}`,
+          telegram: `@pager_guest_${i}`,
+          phone: `+7916555${String(1000 + i)}`,
+        }),
+      });
+      assert.equal(res.status, 201, await res.text());
+    }
+    const ctx = await phoneContext();
+    const pager = await ctx.newPage();
+    try {
+      await pager.goto(launchUrl(`${hidden.serverUrl}/inbox`, initData()));
+      await pager.waitForSelector('ol.leads[aria-busy="false"]');
+      const first = await pager.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('№', ''))));
+      assert.equal(first.length, 50);
+      assert.equal(first[0], 51);
+      assert.match(await pager.locator('#count').innerText(), /есть ещё/);
+      const [res] = await Promise.all([
+        pager.waitForResponse((r) => new URL(r.url()).pathname === '/inbox/api/leads' && new URL(r.url()).searchParams.has('cursor')),
+        pager.getByRole('button', { name: 'Показать ещё' }).click(),
+      ]);
+      assert.equal(res.status(), 200);
+      await pager.waitForSelector('ol.leads[aria-busy="false"] li:nth-child(51)');
+      const all = await pager.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('№', ''))));
+      assert.deepEqual(
+        all,
+        Array.from({ length: 51 }, (_, i) => 51 - i),
+      );
+      assert.equal(await pager.getByRole('button', { name: 'Показать ещё' }).count(), 0);
     } finally {
       await ctx.close();
     }
