@@ -16,6 +16,10 @@ interface App {
   t: Texts;
   launch: Launch;
   root: HTMLElement;
+  /** Counts renders: a view whose data arrives after the manager went elsewhere is not shown. */
+  view: number;
+  /** The sources of the last 30 days (the source field's suggestions), asked for once. */
+  sources?: Promise<string[]>;
 }
 
 function filtersFrom(query: URLSearchParams): Filters {
@@ -256,12 +260,12 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
   if (document.activeElement === document.body && filters.q) search.focus();
 
   // The sources the charts know (last 30 days) are the source field's suggestions.
-  app.api.charts('').then(
-    (charts) => {
-      const known = charts.per_day.map((s) => s.source).filter((s): s is string => s !== null);
-      sources.replaceChildren(...known.map((s) => el('option', { value: s })), el('option', { value: 'none' }, t.noSource));
-    },
-    () => undefined,
+  app.sources ??= app.api.charts('').then(
+    (charts) => charts.per_day.map((s) => s.source).filter((s): s is string => s !== null),
+    () => [],
+  );
+  void app.sources.then((known) =>
+    sources.replaceChildren(...known.map((s) => el('option', { value: s })), el('option', { value: 'none' }, t.noSource)),
   );
 
   let shown = 0;
@@ -335,15 +339,18 @@ function externalLink(app: App, url: string, text: string): HTMLAnchorElement {
 }
 
 async function renderLead(app: App, n: number, message: string | null = null): Promise<void> {
+  const view = app.view;
   const t = app.t;
   show(app.root, header(app, null), el('p', { class: 'hint' }, t.loading));
   let detail: LeadDetail;
   try {
     detail = await app.api.lead(n);
   } catch (err) {
+    if (view !== app.view) return;
     show(app.root, header(app, null), backLink(app), problem(app, err));
     return;
   }
+  if (view !== app.view) return;
   const lead = detail.lead;
   const note = el('p', { class: 'note', role: 'status', id: 'lead-note' }, message ?? '');
   const src = lead.source;
@@ -459,6 +466,7 @@ async function erase(app: App, lead: LeadItem): Promise<void> {
 // ——— the charts ———
 
 async function renderCharts(app: App, query: URLSearchParams): Promise<void> {
+  const view = app.view;
   const t = app.t;
   const source = query.get('source') ?? '';
   show(app.root, header(app, 'charts'), el('h1', {}, t.chartsTitle), el('p', { class: 'hint' }, t.loading));
@@ -466,9 +474,11 @@ async function renderCharts(app: App, query: URLSearchParams): Promise<void> {
   try {
     charts = await app.api.charts(source);
   } catch (err) {
+    if (view !== app.view) return;
     show(app.root, header(app, 'charts'), el('h1', {}, t.chartsTitle), problem(app, err));
     return;
   }
+  if (view !== app.view) return;
   const pick = el(
     'select',
     { id: 'c-source' },
@@ -523,6 +533,7 @@ async function render(app: App): Promise<void> {
   const query = new URLSearchParams(location.search);
   const lead = Number(query.get('lead'));
   const back = app.launch.webApp?.BackButton;
+  app.view += 1;
   window.scrollTo(0, 0);
   if (Number.isInteger(lead) && lead > 0) {
     back?.show();
@@ -555,7 +566,7 @@ async function start(): Promise<void> {
   try {
     me = await api.me();
   } catch (err) {
-    const app: App = { api, me: null as unknown as Me, t, launch, root };
+    const app: App = { api, me: null as unknown as Me, t, launch, root, view: 0 };
     show(
       root,
       el('h1', {}, t.title),
@@ -566,7 +577,7 @@ async function start(): Promise<void> {
   t = textsFor(me.locale);
   document.documentElement.lang = t.lang;
   document.title = t.title;
-  const app: App = { api, me, t, launch, root };
+  const app: App = { api, me, t, launch, root, view: 0 };
   launch.webApp?.BackButton?.onClick(() => history.back());
   window.addEventListener('popstate', () => void render(app));
   await render(app);
