@@ -57,6 +57,7 @@ const EXPECTED_OPERATIONS = {
   'GET /inbox/api/leads': ['200', '401', '403', '422', '503'],
   'GET /inbox/api/leads.csv': ['200', '401', '403', '422', '503'],
   'GET /inbox/api/leads/{number}': ['200', '401', '403', '404', '503'],
+  'GET /inbox/api/charts': ['200', '401', '403', '422', '503'],
   'POST /inbox/api/leads/{number}/status': ['200', '401', '403', '404', '409', '413', '422', '503'],
   'POST /inbox/api/leads/{number}/erase': ['200', '401', '403', '404', '413', '422', '503'],
 };
@@ -89,6 +90,13 @@ describe('GET /openapi.json', () => {
         expect([path, op.security]).toEqual([path, security]);
       }
     }
+
+    // The inbox's charts: their numbers and SVGs, the source filter.
+    const charts = doc.paths['/inbox/api/charts'].get;
+    expect(json(charts.responses['200'])).toEqual({ $ref: '#/components/schemas/InboxCharts' });
+    expect(charts.parameters).toEqual([expect.objectContaining({ name: 'source', in: 'query', required: false })]);
+    expect(doc.components.schemas.InboxCharts.required).toEqual(['days', 'per_day', 'funnel', 'median_first_change_s', 'svg']);
+    expect(Object.keys(doc.components.schemas.InboxChartsFunnel.properties)).toEqual([...LEAD_STATUSES]);
 
     // POST /leads: the body with the optional late and source objects, every answer's body and headers.
     const post = doc.paths['/leads'].post;

@@ -35,6 +35,18 @@ export interface ExportOptions {
 /** `source=none`: the leads that came without a source. */
 export const NO_SOURCE = 'none';
 const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+export const SOURCE_RULE = `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`;
+export const INVALID_SOURCE = Symbol('invalid source');
+
+/**
+ * The inbox's `source` parameter (the list, the CSV, the charts): undefined for any source (absent or empty), null for
+ * `none` (leads without one), the landing's name, or INVALID_SOURCE.
+ */
+export function readSourceParam(raw: unknown): string | null | undefined | typeof INVALID_SOURCE {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !SOURCE_VALUE.test(raw)) return INVALID_SOURCE;
+  return raw === NO_SOURCE ? null : raw;
+}
 const SEARCH_MAX = 100;
 
 /**
@@ -183,12 +195,9 @@ export class ExportService {
 
   private inboxFilter(query: Query, problems: Record<string, string>): Pick<ExportFilter, 'source' | 'search'> {
     const out: Pick<ExportFilter, 'source' | 'search'> = {};
-    const source = query.source;
-    if (source !== undefined && source !== '') {
-      if (typeof source !== 'string' || !SOURCE_VALUE.test(source))
-        problems.source = `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`;
-      else out.source = source === NO_SOURCE ? null : source;
-    }
+    const source = readSourceParam(query.source);
+    if (source === INVALID_SOURCE) problems.source = SOURCE_RULE;
+    else if (source !== undefined) out.source = source;
     const q = query.q;
     if (q !== undefined) {
       if (typeof q !== 'string' || q.length > SEARCH_MAX) problems.q = `must be a text of at most ${SEARCH_MAX} characters`;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Controller, Get, HttpCode, Param, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
@@ -10,6 +10,7 @@ import {
   ApiInboxFilters,
   INBOX_SCHEME,
   INBOX_REFUSAL_SCHEMAS,
+  InboxChartsDto,
   InboxEraseBodyDto,
   InboxLeadAnswerDto,
   InboxLeadPageDto,
@@ -80,6 +81,27 @@ export class InboxController {
   async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
     const rows = await this.inbox.csv(query);
     return new StreamableFile(Readable.from(rows), { type: 'text/csv; charset=utf-8', disposition: 'attachment; filename="leads.csv"' });
+  }
+
+  @Get('charts')
+  @ApiOperation({
+    operationId: 'inboxCharts',
+    summary: 'The last 30 days (LEADS_TIMEZONE, today included): leads per day by source, the funnel, the median first change',
+    description:
+      'The funnel counts the leads created in the 30 days by the status they have now; the median is the time from a ' +
+      "lead's creation to its first status change, over the 30 days' leads ever changed (null: none). The SVGs draw " +
+      'text in currentColor and bars with the classes `bar s0`…`s5` (per_day order, or the statuses in the funnel).',
+  })
+  @ApiQuery({
+    name: 'source',
+    required: false,
+    schema: { type: 'string' },
+    description: "Only the leads of this landing's source (source.landing); `none`: leads without a source",
+  })
+  @ApiOkResponse({ type: InboxChartsDto })
+  @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
+  charts(@Query() query: Record<string, unknown>) {
+    return this.inbox.charts(query);
   }
 
   @Get('leads/:number')

@@ -109,3 +109,42 @@ export class InboxStatusBodyDto {
 export class InboxEraseBodyDto {
   @ApiProperty({ type: 'boolean', enum: [true] }) confirm!: true;
 }
+
+@ApiSchema({ name: 'InboxChartsSeries' })
+class InboxChartsSeriesDto {
+  @ApiProperty({ type: 'string', nullable: true, description: "The landing's source; null: leads without one" }) source!: string | null;
+  @ApiProperty({ type: 'integer', isArray: true, description: 'Leads created each day, in the order of days' }) counts!: number[];
+}
+
+@ApiSchema({ name: 'InboxChartsFunnel' })
+class InboxChartsFunnelDto {
+  @ApiProperty({ type: 'integer' }) new!: number;
+  @ApiProperty({ type: 'integer' }) in_progress!: number;
+  @ApiProperty({ type: 'integer' }) won!: number;
+  @ApiProperty({ type: 'integer' }) lost!: number;
+  @ApiProperty({ type: 'integer' }) spam!: number;
+}
+
+@ApiSchema({ name: 'InboxChartsSvg' })
+class InboxChartsSvgDto {
+  @ApiProperty({ type: 'string', description: 'Stacked bars per day by source (<svg class="chart per-day" role="img">)' }) per_day!: string;
+  @ApiProperty({ type: 'string', description: 'Horizontal bars per status (<svg class="chart funnel" role="img">)' }) funnel!: string;
+}
+
+@ApiSchema({ name: 'InboxCharts' })
+export class InboxChartsDto {
+  @ApiProperty({
+    type: 'string',
+    format: 'date',
+    isArray: true,
+    description: '30 local dates (LEADS_TIMEZONE), oldest first, ending today',
+  })
+  days!: string[];
+  @ApiProperty({ type: () => InboxChartsSeriesDto, isArray: true, description: 'Per source, most leads first, none last' })
+  per_day!: InboxChartsSeriesDto[];
+  @ApiProperty({ type: () => InboxChartsFunnelDto, description: "The 30 days' leads by their status now" })
+  funnel!: InboxChartsFunnelDto;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Median seconds from creation to the first status change' })
+  median_first_change_s!: number | null;
+  @ApiProperty({ type: () => InboxChartsSvgDto }) svg!: InboxChartsSvgDto;
+}

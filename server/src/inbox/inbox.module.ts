@@ -5,6 +5,7 @@ import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { TraceModule } from '../trace/trace.module';
+import { ChartsModule } from './charts/charts.module';
 import { InboxAccessService } from './inbox-access.service';
 import { InboxAuthGuard } from './inbox-auth.guard';
 import { InboxController } from './inbox.controller';
@@ -14,10 +15,10 @@ import { InboxPageModule } from './page/inbox-page.module';
 
 /**
  * The inbox: the Mini App's page (`/inbox`, InboxPageModule) and its API (`/inbox/api/*`): launch data checked on every
- * call, the leads through the services that own them, every API answer `Cache-Control: no-store`.
+ * call, the leads through the services that own them, the charts (ChartsModule), every API answer `Cache-Control: no-store`.
  */
 @Module({
-  imports: [InboxPageModule, ExportModule, TraceModule, LeadStatusModule, AnonymisationModule, ChatsModule, TelegramModule],
+  imports: [InboxPageModule, ExportModule, TraceModule, LeadStatusModule, AnonymisationModule, ChatsModule, TelegramModule, ChartsModule],
   controllers: [InboxController],
   providers: [InboxAccessService, InboxAuthGuard, InboxService],
 })

@@ -14,6 +14,7 @@ import {
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
+import { ChartsService, type InboxCharts } from './charts/charts.service';
 import type { InboxViewer } from './inbox-access.service';
 
 /** A lead's page in the inbox (`GET /inbox/api/leads/:number`). */
@@ -54,6 +55,7 @@ export class InboxService {
     private readonly traces: TraceService,
     private readonly statuses: LeadStatusService,
     private readonly anonymisation: AnonymisationService,
+    private readonly chartsService: ChartsService,
   ) {
     this.hidePersonal = !config.leads.cardPii;
   }
@@ -66,6 +68,11 @@ export class InboxService {
 
   list(query: Record<string, unknown>): Promise<ExportPage> {
     return checked(() => this.exports.page(query, { inbox: true, hidePersonal: this.hidePersonal }));
+  }
+
+  /** The charts of the last 30 days, of one source if asked (422 for a bad one). */
+  charts(query: Record<string, unknown>): Promise<InboxCharts> {
+    return checked(() => this.chartsService.inbox(query));
   }
 
   /** The filter of the CSV (422 for a bad one) and its rows, streamed. */

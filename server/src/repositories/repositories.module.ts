@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AlertThrottlesRepository } from './alert-throttles.repository';
+import { ChartsRepository } from './charts.repository';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
 import { ErasedContactsRepository } from './erased-contacts.repository';
 import { JobRunsRepository } from './job-runs.repository';
@@ -19,6 +20,7 @@ import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 
 const REPOSITORIES = [
   AlertThrottlesRepository,
+  ChartsRepository,
   DatabaseMaintenanceRepository,
   ErasedContactsRepository,
   JobRunsRepository,

@@ -1,0 +1,196 @@
+import { STATUS_LABEL } from '../../cards/lead-statuses';
+import { LEAD_STATUSES, type LeadStatus } from '../../domain/lead-status';
+import { CHART_TEXTS } from './charts.texts';
+
+/**
+ * The charts as SVG, drawn from numbers alone (a plain module: no I/O, no Nest). Without a palette they are drawn for a
+ * page to theme: text in `currentColor`, the bars with CSS classes only (`.chart .bar.s0` … `.s5`, one per source in
+ * the order given, or per status in the funnel). With a palette every colour is explicit, for a renderer without CSS
+ * (the digest's PNG, resvg). Each has a `<title>`, `role="img"` and an `aria-label` that says what it shows.
+ */
+
+/** Explicit colours and font, for drawing without the page's CSS. */
+export interface ChartPalette {
+  background: string;
+  text: string;
+  grid: string;
+  /** The bars' colours, by class s0, s1…; repeated past the end. */
+  series: readonly string[];
+  fontFamily: string;
+}
+
+/** The colours of the page's light theme (the inbox's --s0…--s5), for the digest's picture. */
+export const LIGHT_PALETTE: ChartPalette = {
+  background: '#ffffff',
+  text: '#1f2937',
+  grid: '#d1d5db',
+  series: ['#3b82f6', '#f59e0b', '#10b981', '#ef4444', '#a855f7', '#94a3b8'],
+  fontFamily: 'DejaVu Sans, Liberation Sans, Noto Sans, Arial, sans-serif',
+};
+
+/** How many bar classes there are (s0…s5): further sources repeat them, as the page's legend does. */
+export const SERIES_CLASSES = 6;
+
+export interface PerDaySeries {
+  source: string | null;
+  counts: number[];
+}
+
+export interface PerDayChart {
+  /** `YYYY-MM-DD`, oldest first. */
+  days: string[];
+  /** One per source, in the order of their classes. */
+  series: PerDaySeries[];
+  /** The source the chart is limited to, if any (null: leads without one). */
+  source?: string | null;
+}
+
+const WIDTH = 720;
+const PER_DAY_HEIGHT = 300;
+const LEGEND_HEIGHT = 44;
+const FONT_SIZE = 12;
+
+/** The per-day chart's size in SVG units (and in pixels at scale 1), with or without its own legend. */
+export function perDaySize(legend: boolean): { width: number; height: number } {
+  return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? LEGEND_HEIGHT : 0) };
+}
+
+const escapeXml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+
+/** `2026-11-29` → `29.11`. */
+const shortDate = (day: string) => `${day.slice(8, 10)}.${day.slice(5, 7)}`;
+
+const sourceName = (source: string | null) => source ?? CHART_TEXTS.noSource;
+
+/** A round step for about `ticks` grid lines up to `max`: 1, 2 or 5 times a power of ten. */
+function niceStep(max: number, ticks: number): number {
+  const raw = Math.max(max / ticks, 1);
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw)!;
+}
+
+const n = (v: number) => String(Math.round(v * 10) / 10);
+
+class Painter {
+  constructor(private readonly palette: ChartPalette | undefined) {}
+
+  open(width: number, height: number, title: string, label: string, kind: string): string {
+    const font = this.palette ? ` font-family="${escapeXml(this.palette.fontFamily)}"` : '';
+    const background = this.palette ? `<rect width="${width}" height="${height}" fill="${this.palette.background}"/>` : '';
+    return (
+      `<svg xmlns="http://www.w3.org/2000/svg" class="chart ${kind}" role="img" width="${width}" height="${height}" ` +
+      `viewBox="0 0 ${width} ${height}" font-size="${FONT_SIZE}"${font} aria-label="${escapeXml(label)}">` +
+      `<title>${escapeXml(title)}</title>${background}`
+    );
+  }
+
+  text(x: number, y: number, content: string, anchor: 'start' | 'middle' | 'end' = 'start', cls = ''): string {
+    const fill = this.palette ? this.palette.text : 'currentColor';
+    return `<text x="${n(x)}" y="${n(y)}" text-anchor="${anchor}" fill="${fill}"${cls ? ` class="${cls}"` : ''}>${escapeXml(content)}</text>`;
+  }
+
+  line(x1: number, y1: number, x2: number, y2: number): string {
+    const stroke = this.palette ? this.palette.grid : 'currentColor';
+    const opacity = this.palette ? '' : ' stroke-opacity="0.2"';
+    return `<line class="grid" x1="${n(x1)}" y1="${n(y1)}" x2="${n(x2)}" y2="${n(y2)}" stroke="${stroke}"${opacity}/>`;
+  }
+
+  bar(x: number, y: number, w: number, h: number, index: number, tip: string): string {
+    const fill = this.palette ? ` fill="${this.palette.series[index % this.palette.series.length]}"` : '';
+    return `<rect class="bar s${index % SERIES_CLASSES}" x="${n(x)}" y="${n(y)}" width="${n(w)}" height="${n(h)}"${fill}><title>${escapeXml(tip)}</title></rect>`;
+  }
+}
+
+/** The per-day chart's accessible summary: the total, the busiest day, each source's total. */
+function perDaySummary(chart: PerDayChart, totals: number[]): string {
+  const total = totals.reduce((a, b) => a + b, 0);
+  const parts = [CHART_TEXTS.total(total)];
+  const busiest = totals.indexOf(Math.max(...totals));
+  if (total > 0) parts.push(CHART_TEXTS.busiest(totals[busiest], shortDate(chart.days[busiest])));
+  for (const s of chart.series) parts.push(`${sourceName(s.source)} — ${s.counts.reduce((a, b) => a + b, 0)}`);
+  return parts.join('; ');
+}
+
+function perDayTitle(chart: PerDayChart): string {
+  const title = CHART_TEXTS.perDayTitle(chart.days.length);
+  return chart.source === undefined ? title : `${title}, ${CHART_TEXTS.ofSource(sourceName(chart.source))}`;
+}
+
+/**
+ * Leads per day as stacked bars, one colour per source (`bar s<i>` for `series[i]`), a grid with round steps, every
+ * fifth date under the axis ending with the last day. `legend`: the sources and their totals under the chart (the
+ * page draws its own; the PNG needs one).
+ */
+export function perDaySvg(chart: PerDayChart, options: { palette?: ChartPalette; legend?: boolean } = {}): string {
+  const p = new Painter(options.palette);
+  const { width, height } = perDaySize(options.legend ?? false);
+  const totals = chart.days.map((_, d) => chart.series.reduce((sum, s) => sum + (s.counts[d] ?? 0), 0));
+  const title = perDayTitle(chart);
+  const out = [p.open(width, height, title, `${title}: ${perDaySummary(chart, totals)}`, 'per-day')];
+
+  const [left, right, top, bottom] = [44, 12, 14, PER_DAY_HEIGHT - 30];
+  const step = niceStep(Math.max(...totals, 1), 4);
+  const max = Math.max(step, Math.ceil(Math.max(...totals, 1) / step) * step);
+  const y = (v: number) => bottom - (v / max) * (bottom - top);
+  for (let v = 0; v <= max; v += step) {
+    out.push(p.line(left, y(v), width - right, y(v)), p.text(left - 6, y(v) + 4, String(v), 'end', 'tick'));
+  }
+  const slot = (width - left - right) / Math.max(chart.days.length, 1);
+  const barWidth = Math.max(slot * 0.72, 1);
+  chart.days.forEach((day, d) => {
+    const x = left + d * slot + (slot - barWidth) / 2;
+    let stacked = 0;
+    chart.series.forEach((s, i) => {
+      const count = s.counts[d] ?? 0;
+      if (count === 0) return;
+      out.push(
+        p.bar(x, y(stacked + count), barWidth, y(stacked) - y(stacked + count), i, `${shortDate(day)} · ${sourceName(s.source)}: ${count}`),
+      );
+      stacked += count;
+    });
+    if ((chart.days.length - 1 - d) % 5 === 0) out.push(p.text(x + barWidth / 2, bottom + 18, shortDate(day), 'middle', 'tick'));
+  });
+
+  if (options.legend) {
+    let [x, row] = [left, 0];
+    for (const [i, s] of chart.series.entries()) {
+      const label = `${sourceName(s.source)}: ${s.counts.reduce((a, b) => a + b, 0)}`;
+      const itemWidth = 18 + label.length * 7.2 + 16;
+      if (x + itemWidth > width - right && x > left) [x, row] = [left, row + 1];
+      if (row > 1) break;
+      const ly = PER_DAY_HEIGHT + row * 20;
+      out.push(`<g class="chart-legend">`, p.bar(x, ly, 12, 12, i, label), p.text(x + 18, ly + 11, label), `</g>`);
+      x += itemWidth;
+    }
+  }
+  out.push('</svg>');
+  return out.join('');
+}
+
+/** The funnel's height for its five statuses. */
+const FUNNEL_ROW = 30;
+
+/**
+ * The window's leads by their status now, as horizontal bars in the order of LEAD_STATUSES (`bar s<i>` for the i-th
+ * status), each with its label and count.
+ */
+export function funnelSvg(funnel: Record<LeadStatus, number>, days: number, options: { palette?: ChartPalette } = {}): string {
+  const p = new Painter(options.palette);
+  const height = 12 + LEAD_STATUSES.length * FUNNEL_ROW;
+  const title = CHART_TEXTS.funnelTitle(days);
+  const total = LEAD_STATUSES.reduce((sum, s) => sum + funnel[s], 0);
+  const label = `${title}: ${[CHART_TEXTS.total(total), ...LEAD_STATUSES.map((s) => `${STATUS_LABEL[s]} — ${funnel[s]}`)].join('; ')}`;
+  const out = [p.open(WIDTH, height, title, label, 'funnel')];
+  const [left, right] = [140, 60];
+  const max = Math.max(...LEAD_STATUSES.map((s) => funnel[s]), 1);
+  LEAD_STATUSES.forEach((status, i) => {
+    const top = 8 + i * FUNNEL_ROW;
+    const w = ((WIDTH - left - right) * funnel[status]) / max;
+    out.push(p.text(left - 8, top + 16, STATUS_LABEL[status], 'end'));
+    if (funnel[status] > 0) out.push(p.bar(left, top + 2, w, FUNNEL_ROW - 8, i, `${STATUS_LABEL[status]}: ${funnel[status]}`));
+    out.push(p.text(left + w + 6, top + 16, String(funnel[status]), 'start', 'count'));
+  });
+  out.push('</svg>');
+  return out.join('');
+}

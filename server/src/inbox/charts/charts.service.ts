@@ -1,0 +1,100 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Clock } from '../../clock/clock';
+import { SERVER_CONFIG } from '../../config/config.module';
+import type { ServerConfig } from '../../config/config';
+import type { LeadStatus } from '../../domain/lead-status';
+import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '../../export/export.service';
+import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../../repositories/charts.repository';
+import { svgToPng } from './chart-png';
+import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
+import { CHART_TEXTS } from './charts.texts';
+import { dayIndex, lastLocalDays } from './local-days';
+
+/** The charts cover the last 30 local days (LEADS_TIMEZONE), today included. */
+export const CHART_DAYS = 30;
+/** The digest's picture: twice the chart's size, for a phone's screen. */
+export const DIGEST_PICTURE_SCALE = 2;
+
+/** `GET /inbox/api/charts` (docs/api.md). */
+export interface InboxCharts {
+  days: string[];
+  per_day: { source: string | null; counts: number[] }[];
+  funnel: Record<LeadStatus, number>;
+  median_first_change_s: number | null;
+  svg: { per_day: string; funnel: string };
+}
+
+/**
+ * The charts of the last CHART_DAYS local days: leads per day by the landing's source, the window's leads by their
+ * status now (the funnel), the median time from a lead's creation to its first status change; as numbers and as SVG
+ * for the inbox, and the per-day chart as a PNG for the digest.
+ */
+@Injectable()
+export class ChartsService {
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly charts: ChartsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  private window(source?: string | null) {
+    const days = lastLocalDays(this.clock.now(), this.config.timezone, CHART_DAYS);
+    const window: ChartWindow = { since: days.starts[0], until: days.starts[CHART_DAYS], ...(source !== undefined ? { source } : {}) };
+    return { days, window };
+  }
+
+  /**
+   * Leads per local day and source, sources with more leads first (leads without a source last). Counted per quarter
+   * hour by the database and grouped into local days here, so a day is the time zone's, DST included, on both databases.
+   */
+  async perDay(source?: string | null): Promise<PerDayChart> {
+    const { days, window } = this.window(source);
+    const bySource = new Map<string | null, number[]>();
+    for (const row of await this.charts.perQuarterHour(window)) {
+      const d = dayIndex(days, row.quarter * QUARTER_MS);
+      if (d < 0) continue;
+      let counts = bySource.get(row.source);
+      if (!counts) bySource.set(row.source, (counts = new Array<number>(CHART_DAYS).fill(0)));
+      counts[d] += row.n;
+    }
+    const total = (c: number[]) => c.reduce((a, b) => a + b, 0);
+    const series = [...bySource.entries()]
+      .map(([s, counts]) => ({ source: s, counts }))
+      .sort(
+        (a, b) =>
+          Number(a.source === null) - Number(b.source === null) ||
+          total(b.counts) - total(a.counts) ||
+          (a.source ?? '').localeCompare(b.source ?? ''),
+      );
+    return { days: days.dates, series, ...(source !== undefined ? { source } : {}) };
+  }
+
+  /** The inbox's charts; `source` as the list takes it (a landing's name, `none`, or empty for all); 422 for a bad one. */
+  async inbox(query: Record<string, unknown>): Promise<InboxCharts> {
+    const source = readSourceParam(query.source);
+    if (source === INVALID_SOURCE) throw new ExportQueryError({ source: SOURCE_RULE });
+    const { window } = this.window(source);
+    const perDay = await this.perDay(source);
+    const funnel = await this.charts.statusCounts(window);
+    const median = await this.charts.medianFirstChangeMs(window);
+    return {
+      days: perDay.days,
+      per_day: perDay.series,
+      funnel,
+      median_first_change_s: median === null ? null : Math.round(median / 1000),
+      svg: { per_day: perDaySvg(perDay), funnel: funnelSvg(funnel, CHART_DAYS) },
+    };
+  }
+
+  /** The per-day chart of every source as a PNG in the page's light colours, with its legend: the digest's picture. */
+  async digestPicture(): Promise<{ png: Buffer; width: number; height: number; caption: string }> {
+    const svg = perDaySvg(await this.perDay(), { palette: LIGHT_PALETTE, legend: true });
+    return { ...svgToPng(svg, { scale: DIGEST_PICTURE_SCALE }), caption: CHART_TEXTS.digestCaption(CHART_DAYS) };
+  }
+
+  /** The picture's size in pixels. */
+  static digestPictureSize(): { width: number; height: number } {
+    const { width, height } = perDaySize(true);
+    return { width: width * DIGEST_PICTURE_SCALE, height: height * DIGEST_PICTURE_SCALE };
+  }
+}
