@@ -69,7 +69,7 @@ function botMayWrite(state: SandboxState, chat: SandboxChat): boolean {
   return chat.permissions?.can_send_messages !== false;
 }
 
-function mustWrite(state: SandboxState, chat: SandboxChat, what: 'text messages' | 'documents'): void {
+function mustWrite(state: SandboxState, chat: SandboxChat, what: 'text messages' | 'documents' | 'photos'): void {
   if (!botMayWrite(state, chat)) throw bad(`not enough rights to send ${what} to the chat`);
 }
 
@@ -151,6 +151,11 @@ function present(state: SandboxState, msg: SandboxMessage): Record<string, unkno
     date: msg.date,
     text: msg.text,
   };
+  if (msg.photo) {
+    out.photo = msg.photo;
+    if (msg.text) out.caption = msg.text;
+    delete out.text;
+  }
   if (msg.document) {
     out.document = msg.document;
     if (msg.text) out.caption = msg.text;
@@ -211,6 +216,33 @@ function forumTopic(state: SandboxState, params: Record<string, unknown>): { cha
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** Telegram's limits on a photo: 10 MB, width + height at most 10 000, sides at most 20 to 1. */
+const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The size of a PNG (its IHDR) or a JPEG (its first start-of-frame), as Telegram reads an uploaded photo; null for
+ * anything else, which Telegram refuses ("IMAGE_PROCESS_FAILED").
+ */
+export function imageSize(bytes: Buffer): { width: number; height: number; mimeType: string } | null {
+  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  if (bytes.length >= 24 && bytes.subarray(0, 8).equals(png) && bytes.toString('latin1', 12, 16) === 'IHDR') {
+    return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20), mimeType: 'image/png' };
+  }
+  if (bytes.length >= 4 && bytes[0] === 0xff && bytes[1] === 0xd8) {
+    let at = 2;
+    while (at + 9 < bytes.length && bytes[at] === 0xff) {
+      const marker = bytes[at + 1];
+      const length = bytes.readUInt16BE(at + 2);
+      // SOF0…SOF15 but DHT (C4), JPG (C8) and DAC (CC): height then width.
+      if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) {
+        return { width: bytes.readUInt16BE(at + 7), height: bytes.readUInt16BE(at + 5), mimeType: 'image/jpeg' };
+      }
+      at += 2 + length;
+    }
+  }
+  return null;
+}
 
 const flag = (raw: unknown) => raw === true || raw === 'true';
 
@@ -404,6 +436,40 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
       reply_to_message_id,
       ...(message_thread_id !== undefined ? { message_thread_id } : {}),
       document: { file_id, file_name: file.filename ?? 'document', file_size: file.content.length, mime_type: file.contentType },
+    });
+    return present(state, msg);
+  },
+  // A photo uploaded as multipart/form-data (`photo`), as telegraf sends `{ source, filename }`; a caption of at most
+  // 1024 characters. The answer's `photo` has the original size only (Telegram adds thumbnails).
+  sendPhoto: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    mustWrite(state, chat, 'photos');
+    const file = params.photo as { filename?: string; content?: unknown } | undefined;
+    if (!file || typeof file !== 'object' || !Buffer.isBuffer(file.content)) throw bad('there is no photo in the request');
+    if (file.content.length === 0) throw bad('file must be non-empty');
+    if (file.content.length > MAX_PHOTO_BYTES) throw bad('PHOTO_SAVE_FILE_INVALID');
+    const size = imageSize(file.content);
+    if (!size) throw bad('IMAGE_PROCESS_FAILED');
+    const { width, height } = size;
+    if (width === 0 || height === 0 || width + height > 10_000 || Math.max(width, height) / Math.min(width, height) > 20) {
+      throw bad('PHOTO_INVALID_DIMENSIONS');
+    }
+    const caption = typeof params.caption === 'string' ? params.caption : '';
+    if (caption.length > 1024) throw bad('message caption is too long');
+    const reply_to_message_id = replyTarget(state, chat, params);
+    const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
+    const file_id = `photo-${state.photos.size + 1}-${Date.now()}`;
+    state.photos.set(file_id, { content: file.content, mimeType: size.mimeType });
+    const msg = state.addMessage({
+      chat_id: chat.id,
+      date: now(),
+      from: BOT_USER,
+      text: caption,
+      entities: [],
+      reply_markup: checkMarkup(params.reply_markup),
+      reply_to_message_id,
+      ...(message_thread_id !== undefined ? { message_thread_id } : {}),
+      photo: [{ file_id, file_unique_id: file_id, width, height, file_size: file.content.length }],
     });
     return present(state, msg);
   },

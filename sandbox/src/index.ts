@@ -4,6 +4,7 @@ export {
   BOT_USER,
   DEFAULT_CHATS,
   type SandboxMessage,
+  type PhotoSize,
   type SandboxChat,
   type SandboxTopic,
   type SandboxUser,

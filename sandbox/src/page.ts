@@ -28,6 +28,7 @@ export function renderPage(options: { inbox?: boolean } = {}): string {
   .msg { background:var(--bubble); border-radius:10px; padding:8px 12px; margin:0 0 10px; max-width:560px; white-space:pre-wrap; word-wrap:break-word; }
   .msg.user { background:#2b5278; margin-left:auto; }
   .meta { color:var(--muted); font-size:12px; margin-top:4px; }
+  .msg img.photo { display:block; max-width:100%; height:auto; border-radius:6px; margin-bottom:4px; background:#fff; }
   .topic { margin:0 0 12px; border-left:3px solid #2b5278; padding-left:8px; }
   .topic h3 { margin:4px 0 8px; font-size:13px; color:var(--accent); }
   .topic.closed h3, .topic.deleted h3 { color:var(--muted); }
@@ -116,6 +117,8 @@ function draw(state) {
       return '<div class="msg' + (m.from.is_bot ? '' : ' user') + '" data-message-id="' + m.message_id + '">'
         + (reply ? '<div class="reply">↩ ' + esc(reply.text.split('\\n')[0]) + '</div>' : '')
         + (m.document ? '<div class="doc">📎 ' + esc(m.document.file_name) + ' · ' + m.document.file_size + ' Б</div>' : '')
+        + (m.photo ? '<img class="photo" src="/sandbox/files/' + encodeURIComponent(m.photo[0].file_id) + '" width="' + m.photo[0].width
+          + '" height="' + m.photo[0].height + '" alt="' + esc(m.text || 'фото') + '">' : '')
         + render(m.text, m.entities)
         + (kb ? '<div class="kb">' + kb + '</div>' : '')
         + '<div class="meta">' + esc(m.from.first_name) + ' · #' + m.message_id + ' · ' + time(m.date)

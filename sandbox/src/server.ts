@@ -472,6 +472,15 @@ export class TelegramSandbox {
     if (bot) return this.handleBotApi(bot[1], bot[2], req, res, url);
     if (url.pathname.startsWith('/sandbox/api/')) return this.handleControl(url.pathname.slice('/sandbox/api/'.length), req, res);
     if (url.pathname.startsWith('/captcha/')) return this.captcha.handle(req, res, url);
+    const file = /^\/sandbox\/files\/([\w-]+)$/.exec(url.pathname);
+    if (file && req.method === 'GET') {
+      // A photo the bot sent, for the page's <img>.
+      const photo = this.state.photos.get(file[1]);
+      if (!photo) return send(res, 404, { ok: false, error_code: 404, description: 'Not Found: no such file' });
+      res.writeHead(200, { 'Content-Type': photo.mimeType, 'Content-Length': photo.content.length, 'Cache-Control': 'no-store' });
+      res.end(photo.content);
+      return;
+    }
     if (url.pathname === '/' && req.method === 'GET') {
       const html = renderPage({ inbox: Boolean(this.options.inboxUrl) });
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });

@@ -67,6 +67,15 @@ export interface ReplyMarkup {
   inline_keyboard: InlineButton[][];
 }
 
+/** A PhotoSize as Telegram gives it. */
+export interface PhotoSize {
+  file_id: string;
+  file_unique_id: string;
+  width: number;
+  height: number;
+  file_size: number;
+}
+
 export interface SandboxMessage {
   message_id: number;
   chat_id: number;
@@ -80,6 +89,8 @@ export interface SandboxMessage {
   message_thread_id?: number;
   /** A document (sendDocument): its name and size; its bytes are in `SandboxState.documents` by file_id. */
   document?: { file_id: string; file_name: string; file_size: number; mime_type?: string };
+  /** A photo (sendPhoto): its one size, the original (Telegram adds smaller ones); its bytes are in `SandboxState.photos`. */
+  photo?: PhotoSize[];
   /** Every earlier version of the message, oldest first. */
   history: { text: string; entities: MessageEntity[]; reply_markup?: ReplyMarkup; edited_at: number }[];
   edit_date?: number;
@@ -204,6 +215,8 @@ export class SandboxState extends EventEmitter {
   members = new Map<number, Map<number, ChatMember>>();
   /** The content of every document sent (sendDocument), by file_id: tests read the files here. */
   documents = new Map<string, Buffer>();
+  /** Every photo sent (sendPhoto), by file_id: tests read them here, the page shows them (`GET /sandbox/files/<file_id>`). */
+  photos = new Map<string, { content: Buffer; mimeType: string }>();
   /** Set by setWebhook: updates go there, and getUpdates is refused. */
   webhook: Webhook | null = null;
   webhookDeliveries: WebhookDelivery[] = [];
@@ -438,6 +451,7 @@ export class SandboxState extends EventEmitter {
     this.updates = [];
     this.callbackAnswers = [];
     this.documents.clear();
+    this.photos.clear();
     this.pendingCallbacks.clear();
     this.webhook = null;
     this.webhookDeliveries = [];

@@ -115,7 +115,12 @@ describe('cards in a forum topic (LEADS_THREAD_ID)', () => {
     expect(sendCall(LEADS_CHAT, '⏰')!.params.message_thread_id).toBe(THREAD);
 
     expect(await housekeeping.digest()).toBe(true);
-    expect(inTopic(ADMIN_CHAT, ADMIN_THREAD).map((m) => m.text.split('\n')[0])).toEqual([expect.stringContaining('🗓 Сводка за сутки')]);
+    // The text, then the chart's photo, both in the admin topic.
+    expect(inTopic(ADMIN_CHAT, ADMIN_THREAD).map((m) => m.text.split('\n')[0])).toEqual([
+      expect.stringContaining('🗓 Сводка за сутки'),
+      '📈 Заявки по дням за 30 дней',
+    ]);
+    expect(inTopic(ADMIN_CHAT, ADMIN_THREAD)[1].photo).toHaveLength(1);
     expect(inTopic(ADMIN_CHAT, null)).toEqual([]);
   });
 

@@ -76,4 +76,14 @@ export class AlertsService {
     const note = this.t.alerts.adminTopicGone(threadId, sent.description);
     return this.telegram.send({ chatId, text: `${note}\n\n${text}`, html: false });
   }
+
+  /** A picture to the admin chat (the digest's chart), in the ADMIN_THREAD_ID topic, or the General topic when that is gone. */
+  async sendPhotoToAdmin(photo: { content: Buffer; filename: string; caption: string }): Promise<TelegramResult<{ message_id: number }>> {
+    const chatId = this.config.telegram.adminChatId;
+    if (!chatId) return { ok: false, kind: 'refused', description: 'ADMIN_CHAT_ID is not set' };
+    const threadId = this.config.telegram.adminThreadId;
+    const sent = await this.telegram.sendPhoto({ chatId, threadId, ...photo });
+    if (sent.ok || sent.kind !== 'thread_gone' || threadId === null) return sent;
+    return this.telegram.sendPhoto({ chatId, ...photo });
+  }
 }

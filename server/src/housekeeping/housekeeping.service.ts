@@ -13,6 +13,7 @@ import { JobRunsRepository } from '../repositories/job-runs.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
+import { ChartsService } from '../inbox/charts/charts.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
@@ -66,6 +67,7 @@ export class HousekeepingService {
     private readonly alerts: AlertsService,
     private readonly chats: LeadsChatService,
     private readonly erasedContacts: ErasedContactsRepository,
+    private readonly charts: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
@@ -145,7 +147,23 @@ export class HousekeepingService {
       return false;
     }
     this.logger.log({ msg: 'digest sent', date });
+    await this.digestPicture(date);
     return true;
+  }
+
+  /**
+   * The leads-per-day chart of the last 30 days as a photo after the digest's text. Once, with the text: a picture
+   * that fails (drawing or sending) is logged and not tried again, and never holds the text back.
+   */
+  private async digestPicture(date: string): Promise<void> {
+    try {
+      const picture = await this.charts.digestPicture();
+      const sent = await this.alerts.sendPhotoToAdmin({ content: picture.png, filename: `leads-${date}.png`, caption: picture.caption });
+      if (sent.ok) this.logger.log({ msg: 'digest picture sent', date });
+      else this.logger.warn({ msg: 'digest picture not sent', date, error: sent.description });
+    } catch (err) {
+      this.logger.warn({ msg: 'digest picture not sent', date, error: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   /**

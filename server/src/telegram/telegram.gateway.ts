@@ -181,6 +181,26 @@ export class TelegramGateway {
     });
   }
 
+  /**
+   * A picture (PNG or JPEG) as a photo (multipart: telegraf uploads the `{ source: Buffer, filename }`), with a
+   * caption of at most 1024 characters. Plain values only beside the file, as for `sendDocument`.
+   */
+  async sendPhoto(p: {
+    chatId: string;
+    /** The forum topic, as for `send`. */
+    threadId?: number | null;
+    filename: string;
+    content: Buffer;
+    caption?: string;
+  }): Promise<TelegramResult<{ message_id: number }>> {
+    return this.call('sendPhoto', {
+      chat_id: p.chatId,
+      ...(p.threadId ? { message_thread_id: String(p.threadId) } : {}),
+      photo: { source: p.content, filename: p.filename },
+      ...(p.caption ? { caption: p.caption } : {}),
+    });
+  }
+
   /** Telegram refuses a longer answer outright and the presser sees nothing: cut it instead. */
   async answerCallback(id: string, text: string): Promise<TelegramResult<unknown>> {
     return this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
