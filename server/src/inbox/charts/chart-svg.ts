@@ -129,7 +129,7 @@ export function perDaySvg(chart: PerDayChart, options: { palette?: ChartPalette;
   const title = perDayTitle(chart);
   const out = [p.open(width, height, title, `${title}: ${perDaySummary(chart, totals)}`, 'per-day')];
 
-  const [left, right, top, bottom] = [44, 12, 14, PER_DAY_HEIGHT - 30];
+  const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
   const step = niceStep(Math.max(...totals, 1), 4);
   const max = Math.max(step, Math.ceil(Math.max(...totals, 1) / step) * step);
   const y = (v: number) => bottom - (v / max) * (bottom - top);
