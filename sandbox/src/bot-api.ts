@@ -91,7 +91,18 @@ function json<T>(raw: unknown): T | undefined {
   return raw as T;
 }
 
-function checkMarkup(raw: unknown): ReplyMarkup | undefined {
+/** A Mini App's address: https, as Telegram wants it (http on the loopback too, for a local inbox). */
+function webAppUrl(raw: unknown): boolean {
+  if (typeof raw !== 'string' || !URL.canParse(raw)) return false;
+  const url = new URL(raw);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname));
+}
+
+/**
+ * An inline keyboard, refused as Telegram refuses it. A `web_app` button opens a Mini App: only in a private chat
+ * (elsewhere "BUTTON_TYPE_INVALID"), with an https address ("BUTTON_URL_INVALID").
+ */
+function checkMarkup(raw: unknown, chat?: SandboxChat): ReplyMarkup | undefined {
   const markup = json<ReplyMarkup>(raw);
   if (markup === undefined) return undefined;
   if (!markup || !Array.isArray(markup.inline_keyboard)) throw bad("can't parse reply keyboard markup JSON object");
@@ -104,6 +115,9 @@ function checkMarkup(raw: unknown): ReplyMarkup | undefined {
         if (bytes < 1 || bytes > MAX_CALLBACK_DATA_BYTES) throw bad('BUTTON_DATA_INVALID');
       } else if (button.url !== undefined) {
         if (!/^(https?|tg):\/\/\S+$/.test(String(button.url))) throw bad(`inline keyboard button URL '${button.url}' is invalid`);
+      } else if (button.web_app !== undefined) {
+        if (chat && chat.type !== 'private') throw bad('BUTTON_TYPE_INVALID');
+        if (!button.web_app || typeof button.web_app !== 'object' || !webAppUrl(button.web_app.url)) throw bad('BUTTON_URL_INVALID');
       } else {
         throw bad('can\'t find field "callback_data" or "url"');
       }
@@ -367,6 +381,32 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     return true;
   },
   getMyCommands: (state) => state.commands,
+  // The button beside a private chat's input field: the default (no chat_id) or one private chat's.
+  setChatMenuButton: (state, params) => {
+    const button = json<Record<string, unknown>>(params.menu_button) ?? { type: 'default' };
+    if (!button || typeof button !== 'object' || Array.isArray(button)) throw bad("can't parse menu button JSON object");
+    let chatId: number | null = null;
+    if (params.chat_id !== undefined && params.chat_id !== '') {
+      const chat = chatOf(state, params.chat_id);
+      if (chat.type !== 'private') throw bad('chat_id must be a private chat');
+      chatId = chat.id;
+    }
+    if (button.type === 'web_app') {
+      if (typeof button.text !== 'string' || button.text.trim() === '') throw bad('menu button text is empty');
+      const app = button.web_app as { url?: unknown } | undefined;
+      if (!app || typeof app !== 'object' || !webAppUrl(app.url)) throw bad('BUTTON_URL_INVALID');
+      state.setMenuButton(chatId, { type: 'web_app', text: button.text, web_app: { url: String(app.url) } });
+    } else if (button.type === 'commands' || button.type === 'default') {
+      state.setMenuButton(chatId, { type: button.type });
+    } else {
+      throw bad('unsupported menu button type');
+    }
+    return true;
+  },
+  getChatMenuButton: (state, params) => {
+    const id = params.chat_id !== undefined && params.chat_id !== '' ? chatOf(state, params.chat_id).id : null;
+    return state.menuButton(id);
+  },
   getChat: (state, params) => {
     const chat = chatOf(state, params.chat_id);
     if (chat.type === 'private') return presentChat(chat);
@@ -400,7 +440,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     const chat = chatOf(state, params.chat_id);
     mustWrite(state, chat, 'text messages');
     const { text, entities } = readText(params);
-    const reply_markup = checkMarkup(params.reply_markup);
+    const reply_markup = checkMarkup(params.reply_markup, chat);
     const reply_to_message_id = replyTarget(state, chat, params);
     const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
     const msg = state.addMessage({
@@ -466,7 +506,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
       from: BOT_USER,
       text: caption,
       entities: [],
-      reply_markup: checkMarkup(params.reply_markup),
+      reply_markup: checkMarkup(params.reply_markup, chat),
       reply_to_message_id,
       ...(message_thread_id !== undefined ? { message_thread_id } : {}),
       photo: [{ file_id, file_unique_id: file_id, width, height, file_size: file.content.length }],
@@ -479,7 +519,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     if (!msg) throw bad('message to edit not found');
     if (msg.from.id !== BOT_USER.id) throw bad("message can't be edited");
     const { text, entities } = readText(params);
-    const reply_markup = checkMarkup(params.reply_markup);
+    const reply_markup = checkMarkup(params.reply_markup, chat);
     const same =
       msg.text === text &&
       JSON.stringify(msg.entities) === JSON.stringify(entities) &&
@@ -501,7 +541,7 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     const chat = chatOf(state, params.chat_id);
     const msg = state.message(chat.id, int(params.message_id, 'message_id'));
     if (!msg) throw bad('message to edit not found');
-    const reply_markup = checkMarkup(params.reply_markup);
+    const reply_markup = checkMarkup(params.reply_markup, chat);
     if (JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(reply_markup ?? null)) {
       throw bad(
         'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',

@@ -5,6 +5,7 @@ export {
   DEFAULT_CHATS,
   type SandboxMessage,
   type PhotoSize,
+  type MenuButton,
   type SandboxChat,
   type SandboxTopic,
   type SandboxUser,

@@ -113,6 +113,9 @@ function draw(state) {
       const reply = m.reply_to_message_id ? chat.messages.find((r) => r.message_id === m.reply_to_message_id) : null;
       const kb = (m.reply_markup?.inline_keyboard || []).map((row) => '<div class="row">' + row.map((b) => b.url
         ? '<a href="' + esc(b.url) + '" target="_blank" rel="noopener">' + esc(b.text) + ' ↗</a>'
+        : b.web_app
+        // A Mini App button: opened as the chat's user, with launch data the sandbox signs (the inbox's link).
+        ? '<a href="/sandbox/api/inbox?user_id=' + chat.id + '" target="_blank" rel="noopener" title="Mini App: ' + esc(b.web_app.url) + '">' + esc(b.text) + ' ⧉</a>'
         : '<button data-chat="' + chat.id + '" data-msg="' + m.message_id + '" data-cb="' + esc(b.callback_data) + '">' + esc(b.text) + '</button>').join('') + '</div>').join('');
       return '<div class="msg' + (m.from.is_bot ? '' : ' user') + '" data-message-id="' + m.message_id + '">'
         + (reply ? '<div class="reply">↩ ' + esc(reply.text.split('\\n')[0]) + '</div>' : '')

@@ -62,7 +62,12 @@ export interface InlineButton {
   text: string;
   callback_data?: string;
   url?: string;
+  /** A Mini App (private chats only). */
+  web_app?: { url: string };
 }
+
+/** A private chat's menu button, as setChatMenuButton sets it. */
+export type MenuButton = { type: 'default' } | { type: 'commands' } | { type: 'web_app'; text: string; web_app: { url: string } };
 export interface ReplyMarkup {
   inline_keyboard: InlineButton[][];
 }
@@ -210,6 +215,8 @@ export class SandboxState extends EventEmitter {
   nextUpdateId = 1;
   callbackAnswers: CallbackAnswer[] = [];
   commands: unknown[] = [];
+  /** setChatMenuButton's buttons: the default one (key null) and each private chat's own. */
+  menuButtons = new Map<number | null, MenuButton>();
   pendingCallbacks = new Map<string, { chat_id: number; message_id: number; data: string }>();
   /** Per chat, who is in it and with what status (getChatMember, getChatAdministrators). */
   members = new Map<number, Map<number, ChatMember>>();
@@ -439,6 +446,19 @@ export class SandboxState extends EventEmitter {
     return fault;
   }
 
+  setMenuButton(chatId: number | null, button: MenuButton): void {
+    if (button.type === 'default' && chatId !== null) this.menuButtons.delete(chatId);
+    else this.menuButtons.set(chatId, button);
+    this.changed();
+  }
+
+  /** A private chat's menu button: its own, else the default set for all, else Telegram's (the commands list). */
+  menuButton(chatId: number | null): MenuButton {
+    const own = chatId !== null ? this.menuButtons.get(chatId) : undefined;
+    const fallback = this.menuButtons.get(null);
+    return own ?? (fallback && fallback.type !== 'default' ? fallback : { type: 'commands' });
+  }
+
   changed(): void {
     this.emit('change');
   }
@@ -450,6 +470,7 @@ export class SandboxState extends EventEmitter {
     this.faults = [];
     this.updates = [];
     this.callbackAnswers = [];
+    this.menuButtons.clear();
     this.documents.clear();
     this.photos.clear();
     this.pendingCallbacks.clear();
@@ -473,6 +494,7 @@ export class SandboxState extends EventEmitter {
       })),
       callbackAnswers: this.callbackAnswers,
       commands: this.commands,
+      menuButton: this.menuButton(null),
       webhook: this.webhookInfo(),
       pollConflicts: this.pollConflicts,
     };

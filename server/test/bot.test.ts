@@ -141,6 +141,7 @@ describe('commands (requirements §6)', () => {
       'stickers_forget',
       'stickers_export',
       'stickers_chatid',
+      'stickers_inbox',
     ]);
   });
 

@@ -6,18 +6,24 @@ import type { ServerConfig } from '../config/config';
 import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
-import { TelegramGateway } from '../telegram/telegram.gateway';
+import { TelegramGateway, type MessageKeyboard } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, refusalText, type CommandRefusal, type PermissionRefusal } from './command-answers';
 
 /** The bot's commands, in the order of its menu; their descriptions are the catalogue's `commands.menu`. */
-export const BOT_COMMAND_NAMES = ['stickers_new', 'stickers_stats', 'stickers_forget', 'stickers_export', 'stickers_chatid'] as const;
+export const BOT_COMMAND_NAMES = ['stickers_new', 'stickers_stats', 'stickers_forget', 'stickers_export', 'stickers_chatid', 'stickers_inbox'] as const;
 export type BotCommand = (typeof BOT_COMMAND_NAMES)[number];
 
 /** The menu setMyCommands sets, in the locale's words. */
 export function botCommands(t: Messages): { command: BotCommand; description: string }[] {
   return BOT_COMMAND_NAMES.map((command) => ({ command, description: t.commands.menu[command] }));
+}
+
+/** A command's answer: its text, and buttons when it has any. */
+export interface CommandReply {
+  text: string;
+  keyboard?: MessageKeyboard;
 }
 
 export interface CommandCall {
@@ -32,8 +38,8 @@ export interface CommandCall {
   chatType?: string;
 }
 
-/** What a command comes to: a text to answer with, or a refusal (worded by `refusalText`). */
-type CommandOutcome = string | CommandRefusal;
+/** What a command comes to: a text (with buttons) to answer with, or a refusal (worded by `refusalText`). */
+type CommandOutcome = string | CommandReply | CommandRefusal;
 
 /**
  * Decides what each command answers; the update handler only passes the call in and the text out. A refusal is decided
@@ -53,14 +59,17 @@ export class BotCommandsService {
     private readonly exports: ExportService,
   ) {}
 
-  async run(call: CommandCall): Promise<string> {
+  async run(call: CommandCall): Promise<CommandReply> {
     const outcome = await this.decide(call);
-    return typeof outcome === 'string' ? outcome : refusalText(outcome, this.t);
+    if (typeof outcome === 'string') return { text: outcome };
+    return 'kind' in outcome ? { text: refusalText(outcome, this.t) } : outcome;
   }
 
   private async decide(call: CommandCall): Promise<CommandOutcome> {
     // Setup's helper answers in any group: it is how a chat's id is found before it is configured.
     if (call.command === 'stickers_chatid') return this.chatIds(call);
+    // The inbox checks who opens it: its address may be given in the private chat with the bot too.
+    if (call.command === 'stickers_inbox' && call.chatType === 'private') return this.inbox(call);
     // Every leads chat (LEADS_CHAT_ID and each of LEADS_ROUTES) and the admin chat.
     const allowed = [...(await this.chats.leadsChats()), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
     if (!allowed.includes(call.chatId)) return { kind: 'refused', reason: 'wrong_chat' };
@@ -73,7 +82,22 @@ export class BotCommandsService {
         return this.forget(call);
       case 'stickers_export':
         return this.export(call);
+      case 'stickers_inbox':
+        return this.inbox(call);
     }
+  }
+
+  /**
+   * `/stickers_inbox`: the inbox's address (LEADS_INBOX_URL) as a button: a `web_app` button in the private chat (it
+   * opens the Mini App with launch data), a `url` button in a group, where Telegram refuses `web_app` buttons.
+   */
+  private inbox(call: CommandCall): CommandOutcome {
+    const url = this.config.inbox.url;
+    if (!url) return { kind: 'refused', reason: 'inbox_not_configured' };
+    if (call.chatType === 'private') {
+      return { text: this.t.inbox.private, keyboard: { inline_keyboard: [[{ text: this.t.inbox.button, web_app: { url } }]] } };
+    }
+    return { text: this.t.inbox.group, keyboard: { inline_keyboard: [[{ text: this.t.inbox.button, url }]] } };
   }
 
   /**

@@ -153,16 +153,28 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.retry.unref();
   }
 
-  /** At the first launch, and at the next one while it fails; a failure is only logged (commands work without the menu). */
+  /**
+   * At the first launch, and at the next one while it fails; a failure is only logged (commands work without the menu).
+   * With LEADS_INBOX_URL, the private chats' menu button opens the inbox, set before the commands (a test waits for
+   * the commands as the sign of a launch).
+   */
   private registerCommands(): void {
     if (this.commandsRegistered) return;
     this.commandsRegistered = true;
-    void this.telegram.setMyCommands(botCommands(this.t)).then((result) => {
+    void this.registerMenuButton().then(async () => {
+      const result = await this.telegram.setMyCommands(botCommands(this.t));
       if (!result.ok) {
         this.commandsRegistered = false;
         this.logger.warn(`setMyCommands failed: ${result.description}`);
       }
     });
+  }
+
+  private async registerMenuButton(): Promise<void> {
+    const url = this.config.inbox.url;
+    if (!url) return;
+    const result = await this.telegram.setChatMenuButton({ text: this.t.inbox.menuButton, url });
+    if (!result.ok) this.logger.warn(`setChatMenuButton failed: ${result.description}`);
   }
 
   /** Before the database closes: hand the polling lease over at once rather than after it runs out. */

@@ -26,7 +26,9 @@ export type CommandRefusal =
   /** The text after the command is not a lead number or contact (forget), or a number of days (export). */
   | { kind: 'refused'; reason: 'bad_arguments'; action: GuardedAction }
   /** `/stickers_chatid` in the private chat with the bot: no group to give the id of. */
-  | { kind: 'refused'; reason: 'private_chat' };
+  | { kind: 'refused'; reason: 'private_chat' }
+  /** `/stickers_inbox` without LEADS_INBOX_URL. */
+  | { kind: 'refused'; reason: 'inbox_not_configured' };
 
 /** The one place a refusal becomes the text the user reads, in the catalogue's words (`commands`). */
 export function refusalText(refusal: CommandRefusal, t: Messages): string {
@@ -46,5 +48,7 @@ export function refusalText(refusal: CommandRefusal, t: Messages): string {
       return refusal.action === 'export' ? COMMAND_ANSWERS.exportUsage : COMMAND_ANSWERS.forgetUsage;
     case 'private_chat':
       return COMMAND_ANSWERS.chatIdPrivate;
+    case 'inbox_not_configured':
+      return t.inbox.notConfigured;
   }
 }

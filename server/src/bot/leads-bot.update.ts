@@ -59,6 +59,11 @@ export class LeadsBotUpdate {
     return this.command(ctx, 'stickers_chatid');
   }
 
+  @Command('stickers_inbox')
+  onInbox(@Ctx() ctx: BotContext) {
+    return this.command(ctx, 'stickers_inbox');
+  }
+
   private async command(ctx: BotContext, command: BotCommand): Promise<void> {
     const text = ctx.message && 'text' in ctx.message ? ctx.message.text : '';
     const args = text.replace(/^\/\S+\s*/, '');
@@ -68,7 +73,14 @@ export class LeadsBotUpdate {
     const message = ctx.message as { message_thread_id?: number; is_topic_message?: boolean } | undefined;
     const threadId = message?.is_topic_message && message.message_thread_id ? message.message_thread_id : null;
     const reply = await this.commands.run({ command, chatId, threadId, userId: ctx.from?.id ?? 0, args, chatType: ctx.chat?.type });
-    const sent = await this.telegram.send({ chatId, threadId, text: reply, html: false, replyTo: ctx.message!.message_id });
+    const sent = await this.telegram.send({
+      chatId,
+      threadId,
+      text: reply.text,
+      html: false,
+      replyTo: ctx.message!.message_id,
+      ...(reply.keyboard ? { keyboard: reply.keyboard } : {}),
+    });
     if (!sent.ok) this.logger.warn(`command reply failed: ${sent.description}`);
   }
 }

@@ -68,6 +68,7 @@ export const en = {
       stickers_forget: 'Anonymise: /stickers_forget 42, @username, +7… or 8 9… (all of a person’s leads)',
       stickers_export: 'Leads as CSV in the admin chat: /stickers_export 30 (days)',
       stickers_chatid: 'This chat’s and topic’s ids for setup (LEADS_CHAT_ID, LEADS_THREAD_ID)',
+      stickers_inbox: 'The leads inbox: list, search, charts (Mini App)',
     },
     wrongChat: 'Commands work only in the leads group and the admin chat.',
     notManager: 'Only managers may anonymise leads.',
@@ -90,6 +91,15 @@ export const en = {
     forgetDone: (lead: number) => `🗑 Lead #${lead} anonymised: personal data erased, card updated.`,
     forgetAlready: (lead: number) => `Lead #${lead} is already anonymised.`,
     forgetUnknown: (lead: number) => `There is no lead #${lead}.`,
+  },
+
+  inbox: {
+    button: '📥 Open the inbox',
+    menuButton: 'Inbox',
+    private: '📥 The leads inbox: list, search, statuses and charts.',
+    group:
+      '📥 The leads inbox: list, search, statuses and charts. In Telegram it opens from the private chat with the bot (the “Inbox” button by the message field).',
+    notConfigured: 'The inbox is not configured: set LEADS_INBOX_URL.',
   },
 
   group: {

@@ -82,6 +82,7 @@ export const ru = {
       stickers_forget: 'Обезличить: /stickers_forget 42, @ник, +7… или 8 9… (все заявки человека)',
       stickers_export: 'CSV заявок в чат админов: /stickers_export 30 (дней)',
       stickers_chatid: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)',
+      stickers_inbox: 'Инбокс заявок: список, поиск, графики (Mini App)',
     } satisfies Record<BotCommand, string>,
     wrongChat: 'Команды работают только в группе заявок и в чате админов.',
     notManager: 'Обезличивать заявки могут только менеджеры.',
@@ -103,6 +104,16 @@ export const ru = {
     forgetDone: (lead: number) => `🗑 Заявка #${lead} обезличена: личные данные удалены, карточка обновлена.`,
     forgetAlready: (lead: number) => `Заявка #${lead} уже обезличена.`,
     forgetUnknown: (lead: number) => `Заявки #${lead} нет.`,
+  },
+
+  /** The inbox's words in the bot: `/stickers_inbox`, its button, the private chats' menu button. */
+  inbox: {
+    button: '📥 Открыть инбокс',
+    menuButton: 'Инбокс',
+    private: '📥 Инбокс заявок: список, поиск, статусы и графики.',
+    group:
+      '📥 Инбокс заявок: список, поиск, статусы и графики. В Telegram он открывается из личного чата с ботом (кнопка «Инбокс» у поля ввода).',
+    notConfigured: 'Инбокс не настроен: задайте LEADS_INBOX_URL.',
   },
 
   /** Replies in the leads group besides the card. */

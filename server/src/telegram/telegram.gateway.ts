@@ -18,6 +18,11 @@ export function cutTo(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
+/** Buttons under a new message: a card's (InlineKeyboard), or a Mini App's `web_app` button (private chats only). */
+export interface MessageKeyboard {
+  inline_keyboard: (InlineKeyboard['inline_keyboard'][number][number] | { text: string; web_app: { url: string } })[][];
+}
+
 export interface OutgoingMessage {
   chatId: string;
   /**
@@ -27,7 +32,7 @@ export interface OutgoingMessage {
   threadId?: number | null;
   text: string;
   html: boolean;
-  keyboard?: InlineKeyboard;
+  keyboard?: MessageKeyboard;
   replyTo?: number;
   /**
    * Only as a reply: when the message replied to is gone, Telegram refuses ("message to be replied not found", kind
@@ -260,6 +265,11 @@ export class TelegramGateway {
 
   async setMyCommands(commands: readonly BotCommandEntry[]): Promise<TelegramResult<unknown>> {
     return this.call('setMyCommands', { commands });
+  }
+
+  /** The button beside the input field of every private chat with the bot (no chat_id: the default): a Mini App. */
+  async setChatMenuButton(button: { text: string; url: string }): Promise<TelegramResult<unknown>> {
+    return this.call('setChatMenuButton', { menu_button: { type: 'web_app', text: button.text, web_app: { url: button.url } } });
   }
 
   /** Where a failing update handler is reported (telegraf's default sets a failure exit code and rethrows). */
