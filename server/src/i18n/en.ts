@@ -102,6 +102,16 @@ export const en = {
     notConfigured: 'The inbox is not configured: set LEADS_INBOX_URL.',
   },
 
+  charts: {
+    perDayTitle: (days: number) => `Leads per day, last ${days} days`,
+    funnelTitle: (days: number) => `Leads of the last ${days} days by their status now`,
+    ofSource: (source: string) => `source ${source}`,
+    noSource: 'no source',
+    total: (n: number) => `${n} in all`,
+    busiest: (n: number, day: string) => `most ${n} on ${day}`,
+    digestCaption: (days: number) => `📈 Leads per day, last ${days} days`,
+  },
+
   group: {
     repeatPing: (lead: number) => `🔁 Repeat request for lead #${lead}`,
     reminder: (lead: number, minutes: number) => `⏰ Lead #${lead} has waited for an answer for over ${minutes} min. Please take it.`,

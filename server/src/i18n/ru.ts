@@ -116,6 +116,17 @@ export const ru = {
     notConfigured: 'Инбокс не настроен: задайте LEADS_INBOX_URL.',
   },
 
+  /** The charts' words (the inbox's SVG, the digest's picture). */
+  charts: {
+    perDayTitle: (days: number) => `Заявки по дням за ${days} дней`,
+    funnelTitle: (days: number) => `Заявки за ${days} дней по статусу сейчас`,
+    ofSource: (source: string) => `источник ${source}`,
+    noSource: 'без источника',
+    total: (n: number) => `всего ${n}`,
+    busiest: (n: number, day: string) => `больше всего ${n} — ${day}`,
+    digestCaption: (days: number) => `📈 Заявки по дням за ${days} дней`,
+  },
+
   /** Replies in the leads group besides the card. */
   group: {
     repeatPing: (lead: number) => `🔁 Повторное обращение по заявке #${lead}`,

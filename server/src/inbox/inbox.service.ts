@@ -1,6 +1,8 @@
 import { HttpException, Inject, Injectable, Logger } from '@nestjs/common';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { SERVER_CONFIG } from '../config/config.module';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 import type { ServerConfig } from '../config/config';
 import { isLeadStatus, LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import {
@@ -56,14 +58,21 @@ export class InboxService {
     private readonly statuses: LeadStatusService,
     private readonly anonymisation: AnonymisationService,
     private readonly chartsService: ChartsService,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {
     this.hidePersonal = !config.leads.cardPii;
   }
 
   me(viewer: InboxViewer) {
     const { id, first_name, last_name, username } = viewer.user;
-    // The group's texts are Russian today; the page follows this locale.
-    return { user: { id, first_name, last_name, username }, manager: viewer.manager, locale: 'ru', card_pii: this.config.leads.cardPii };
+    // The page follows LEADS_LOCALE, and words the statuses as the cards do (the server's catalogue).
+    return {
+      user: { id, first_name, last_name, username },
+      manager: viewer.manager,
+      locale: this.config.locale,
+      card_pii: this.config.leads.cardPii,
+      words: { statuses: this.t.statuses, buttons: this.t.buttons },
+    };
   }
 
   list(query: Record<string, unknown>): Promise<ExportPage> {

@@ -1,6 +1,5 @@
-import { STATUS_LABEL } from '../../cards/lead-statuses';
 import { LEAD_STATUSES, type LeadStatus } from '../../domain/lead-status';
-import { CHART_TEXTS } from './charts.texts';
+import type { Messages } from '../../i18n';
 
 /**
  * The charts as SVG, drawn from numbers alone (a plain module: no I/O, no Nest). Without a palette they are drawn for a
@@ -61,7 +60,7 @@ const escapeXml = (s: string) =>
 /** `2026-11-29` → `29.11`. */
 const shortDate = (day: string) => `${day.slice(8, 10)}.${day.slice(5, 7)}`;
 
-const sourceName = (source: string | null) => source ?? CHART_TEXTS.noSource;
+const sourceName = (t: Messages, source: string | null) => source ?? t.charts.noSource;
 
 /** A round step for about `ticks` grid lines up to `max`: 1, 2 or 5 times a power of ten. */
 function niceStep(max: number, ticks: number): number {
@@ -103,18 +102,18 @@ class Painter {
 }
 
 /** The per-day chart's accessible summary: the total, the busiest day, each source's total. */
-function perDaySummary(chart: PerDayChart, totals: number[]): string {
+function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): string {
   const total = totals.reduce((a, b) => a + b, 0);
-  const parts = [CHART_TEXTS.total(total)];
+  const parts = [t.charts.total(total)];
   const busiest = totals.indexOf(Math.max(...totals));
-  if (total > 0) parts.push(CHART_TEXTS.busiest(totals[busiest], shortDate(chart.days[busiest])));
-  for (const s of chart.series) parts.push(`${sourceName(s.source)} — ${s.counts.reduce((a, b) => a + b, 0)}`);
+  if (total > 0) parts.push(t.charts.busiest(totals[busiest], shortDate(chart.days[busiest])));
+  for (const s of chart.series) parts.push(`${sourceName(t, s.source)} — ${s.counts.reduce((a, b) => a + b, 0)}`);
   return parts.join('; ');
 }
 
-function perDayTitle(chart: PerDayChart): string {
-  const title = CHART_TEXTS.perDayTitle(chart.days.length);
-  return chart.source === undefined ? title : `${title}, ${CHART_TEXTS.ofSource(sourceName(chart.source))}`;
+function perDayTitle(t: Messages, chart: PerDayChart): string {
+  const title = t.charts.perDayTitle(chart.days.length);
+  return chart.source === undefined ? title : `${title}, ${t.charts.ofSource(sourceName(t, chart.source))}`;
 }
 
 /**
@@ -122,12 +121,13 @@ function perDayTitle(chart: PerDayChart): string {
  * fifth date under the axis ending with the last day. `legend`: the sources and their totals under the chart (the
  * page draws its own; the PNG needs one).
  */
-export function perDaySvg(chart: PerDayChart, options: { palette?: ChartPalette; legend?: boolean } = {}): string {
+export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
+  const { t } = options;
   const p = new Painter(options.palette);
   const { width, height } = perDaySize(options.legend ?? false);
   const totals = chart.days.map((_, d) => chart.series.reduce((sum, s) => sum + (s.counts[d] ?? 0), 0));
-  const title = perDayTitle(chart);
-  const out = [p.open(width, height, title, `${title}: ${perDaySummary(chart, totals)}`, 'per-day')];
+  const title = perDayTitle(t, chart);
+  const out = [p.open(width, height, title, `${title}: ${perDaySummary(t, chart, totals)}`, 'per-day')];
 
   const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
   const step = niceStep(Math.max(...totals, 1), 4);
@@ -145,7 +145,14 @@ export function perDaySvg(chart: PerDayChart, options: { palette?: ChartPalette;
       const count = s.counts[d] ?? 0;
       if (count === 0) return;
       out.push(
-        p.bar(x, y(stacked + count), barWidth, y(stacked) - y(stacked + count), i, `${shortDate(day)} · ${sourceName(s.source)}: ${count}`),
+        p.bar(
+          x,
+          y(stacked + count),
+          barWidth,
+          y(stacked) - y(stacked + count),
+          i,
+          `${shortDate(day)} · ${sourceName(t, s.source)}: ${count}`,
+        ),
       );
       stacked += count;
     });
@@ -155,7 +162,7 @@ export function perDaySvg(chart: PerDayChart, options: { palette?: ChartPalette;
   if (options.legend) {
     let [x, row] = [left, 0];
     for (const [i, s] of chart.series.entries()) {
-      const label = `${sourceName(s.source)}: ${s.counts.reduce((a, b) => a + b, 0)}`;
+      const label = `${sourceName(t, s.source)}: ${s.counts.reduce((a, b) => a + b, 0)}`;
       const itemWidth = 18 + label.length * 7.2 + 16;
       if (x + itemWidth > width - right && x > left) [x, row] = [left, row + 1];
       if (row > 1) break;
@@ -175,20 +182,21 @@ const FUNNEL_ROW = 30;
  * The window's leads by their status now, as horizontal bars in the order of LEAD_STATUSES (`bar s<i>` for the i-th
  * status), each with its label and count.
  */
-export function funnelSvg(funnel: Record<LeadStatus, number>, days: number, options: { palette?: ChartPalette } = {}): string {
+export function funnelSvg(funnel: Record<LeadStatus, number>, days: number, options: { t: Messages; palette?: ChartPalette }): string {
+  const { t } = options;
   const p = new Painter(options.palette);
   const height = 12 + LEAD_STATUSES.length * FUNNEL_ROW;
-  const title = CHART_TEXTS.funnelTitle(days);
+  const title = t.charts.funnelTitle(days);
   const total = LEAD_STATUSES.reduce((sum, s) => sum + funnel[s], 0);
-  const label = `${title}: ${[CHART_TEXTS.total(total), ...LEAD_STATUSES.map((s) => `${STATUS_LABEL[s]} — ${funnel[s]}`)].join('; ')}`;
+  const label = `${title}: ${[t.charts.total(total), ...LEAD_STATUSES.map((s) => `${t.statuses[s]} — ${funnel[s]}`)].join('; ')}`;
   const out = [p.open(WIDTH, height, title, label, 'funnel')];
   const [left, right] = [140, 60];
   const max = Math.max(...LEAD_STATUSES.map((s) => funnel[s]), 1);
   LEAD_STATUSES.forEach((status, i) => {
     const top = 8 + i * FUNNEL_ROW;
     const w = ((WIDTH - left - right) * funnel[status]) / max;
-    out.push(p.text(left - 8, top + 16, STATUS_LABEL[status], 'end'));
-    if (funnel[status] > 0) out.push(p.bar(left, top + 2, w, FUNNEL_ROW - 8, i, `${STATUS_LABEL[status]}: ${funnel[status]}`));
+    out.push(p.text(left - 8, top + 16, t.statuses[status], 'end'));
+    if (funnel[status] > 0) out.push(p.bar(left, top + 2, w, FUNNEL_ROW - 8, i, `${t.statuses[status]}: ${funnel[status]}`));
     out.push(p.text(left + w + 6, top + 16, String(funnel[status]), 'start', 'count'));
   });
   out.push('</svg>');

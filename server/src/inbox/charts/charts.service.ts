@@ -7,7 +7,8 @@ import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '
 import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../../repositories/charts.repository';
 import { svgToPng } from './chart-png';
 import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
-import { CHART_TEXTS } from './charts.texts';
+import { MESSAGES } from '../../i18n/i18n.module';
+import type { Messages } from '../../i18n';
 import { dayIndex, lastLocalDays } from './local-days';
 
 /** The charts cover the last 30 local days (LEADS_TIMEZONE), today included. */
@@ -35,6 +36,7 @@ export class ChartsService {
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly charts: ChartsRepository,
     private readonly clock: Clock,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   private window(source?: string | null) {
@@ -82,14 +84,14 @@ export class ChartsService {
       per_day: perDay.series,
       funnel,
       median_first_change_s: median === null ? null : Math.round(median / 1000),
-      svg: { per_day: perDaySvg(perDay), funnel: funnelSvg(funnel, CHART_DAYS) },
+      svg: { per_day: perDaySvg(perDay, { t: this.t }), funnel: funnelSvg(funnel, CHART_DAYS, { t: this.t }) },
     };
   }
 
   /** The per-day chart of every source as a PNG in the page's light colours, with its legend: the digest's picture. */
   async digestPicture(): Promise<{ png: Buffer; width: number; height: number; caption: string }> {
-    const svg = perDaySvg(await this.perDay(), { palette: LIGHT_PALETTE, legend: true });
-    return { ...svgToPng(svg, { scale: DIGEST_PICTURE_SCALE }), caption: CHART_TEXTS.digestCaption(CHART_DAYS) };
+    const svg = perDaySvg(await this.perDay(), { t: this.t, palette: LIGHT_PALETTE, legend: true });
+    return { ...svgToPng(svg, { scale: DIGEST_PICTURE_SCALE }), caption: this.t.charts.digestCaption(CHART_DAYS) };
   }
 
   /** The picture's size in pixels. */

@@ -574,7 +574,7 @@ async function start(): Promise<void> {
     );
     return;
   }
-  t = textsFor(me.locale);
+  t = textsFor(me.locale, me.words);
   document.documentElement.lang = t.lang;
   document.title = t.title;
   const app: App = { api, me, t, launch, root, view: 0 };

@@ -1,7 +1,6 @@
 import type { LeadStatus } from '../../../domain/lead-status';
-import { STATUS_BUTTONS, STATUS_LABEL } from '../../../cards/lead-statuses';
 
-/** Every text of the page, one object per locale; `GET /inbox/api/me` says which (`locale`), Russian by default. */
+/** Every text of the page, one object per locale (the status words come from the server: `StatusWords`); `GET /inbox/api/me` says which (`locale`), Russian by default. */
 export interface Texts {
   lang: string;
   title: string;
@@ -116,7 +115,10 @@ function ruLeads(n: number): string {
   return `${n} ${word}`;
 }
 
-const ru: Texts = {
+/** A locale's own texts: all but the status words. */
+type PageTexts = Omit<Texts, 'statusLabel' | 'statusButton'>;
+
+const ru: PageTexts = {
   lang: 'ru',
   title: 'Заявки',
   tabList: 'Заявки',
@@ -151,8 +153,6 @@ const ru: Texts = {
   found: (n, more) => (more ? `Показано: ${ruLeads(n)}, есть ещё` : `Показано: ${ruLeads(n)}`),
   lead: (n) => `Заявка №${n}`,
   back: 'К списку',
-  statusLabel: STATUS_LABEL,
-  statusButton: (from, to) => STATUS_BUTTONS[from].find((b) => b.to === to)?.text ?? STATUS_LABEL[to],
   fields: {
     name: 'Имя',
     telegram: 'Telegram',
@@ -208,22 +208,7 @@ const ru: Texts = {
   legend: 'Источники',
 };
 
-const EN_STATUS: Record<LeadStatus, string> = {
-  new: '🆕 New',
-  in_progress: '🛠 In work',
-  won: '✅ Order',
-  lost: '❌ Refusal',
-  spam: '🚫 Spam',
-};
-const EN_BUTTON: Record<LeadStatus, string> = {
-  new: 'Not spam',
-  in_progress: 'Take into work',
-  won: 'Order',
-  lost: 'Refusal',
-  spam: 'Spam',
-};
-
-const en: Texts = {
+const en: PageTexts = {
   lang: 'en',
   title: 'Leads',
   tabList: 'Leads',
@@ -258,8 +243,6 @@ const en: Texts = {
   found: (n, more) => `Shown: ${n} lead${n === 1 ? '' : 's'}${more ? ', more available' : ''}`,
   lead: (n) => `Lead #${n}`,
   back: 'Back to the list',
-  statusLabel: EN_STATUS,
-  statusButton: (from, to) => (from !== 'new' && to === 'in_progress' ? 'Back to work' : EN_BUTTON[to]),
   fields: {
     name: 'Name',
     telegram: 'Telegram',
@@ -315,10 +298,22 @@ const en: Texts = {
   legend: 'Sources',
 };
 
-const CATALOGUE: Record<string, Texts> = { ru, en };
+const CATALOGUE: Record<string, PageTexts> = { ru, en };
 
 /** The texts for `locale` (`ru`, `en`, or a tag such as `en-GB`); Russian for anything else. */
-export function textsFor(locale: string | null | undefined): Texts {
+/**
+ * The status names and the card buttons' words, as the server's catalogue (LEADS_LOCALE) says them: `GET /inbox/api/me`
+ * gives them, so the page and the cards in the group never word a status two ways.
+ */
+export interface StatusWords {
+  statuses: Record<LeadStatus, string>;
+  buttons: Partial<Record<LeadStatus, Partial<Record<LeadStatus, string>>>>;
+}
+
+/** The page's texts in `locale` (Russian unless it is English), with the server's status words once they are known. */
+export function textsFor(locale: string | null | undefined, words?: StatusWords): Texts {
   const lang = (locale ?? 'ru').toLowerCase().split(/[-_]/)[0];
-  return CATALOGUE[lang] ?? ru;
+  const base = CATALOGUE[lang] ?? ru;
+  const statusLabel = words?.statuses ?? ({ new: 'new', in_progress: 'in_progress', won: 'won', lost: 'lost', spam: 'spam' } as const);
+  return { ...base, statusLabel, statusButton: (from, to) => words?.buttons[from]?.[to] ?? statusLabel[to] };
 }
