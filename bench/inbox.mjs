@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+// The inbox's reads with 100,000 leads: `GET /inbox/api/leads` (the first page, a filter, searches) and
+// `GET /inbox/api/charts` (all sources and one), each timed over BENCH_INBOX_RUNS sequential calls with signed launch
+// data, median and p95 printed per query. SQLite. Needs `npm run build` first (the built server, server/dist, and the
+// sandbox's dist for the signing); run it as `npm run build && node bench/inbox.mjs`. Prints figures only.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
+import { percentile } from './load.mjs';
+
+const require = createRequire(import.meta.url);
+const { startSandbox, signInitData, DEFAULT_USER } = require('../sandbox/dist/index.js');
+const LEADS = Number(process.env.BENCH_INBOX_LEADS ?? 100_000);
+const RUNS = Number(process.env.BENCH_INBOX_RUNS ?? 50);
+const DAYS = 60;
+const SOURCES = ['wedding', 'corporate', 'birthday', 'school', null];
+const STATUSES = ['new', 'in_progress', 'won', 'lost', 'spam'];
+const NAMES = ['Анна Ким', 'Борис Ли', 'Мария Орлова', 'Глеб Смирнов', 'Ольга Пак', 'Иван Петров'];
+const dir = mkdtempSync(join(tmpdir(), 'leads-bench-inbox-'));
+const children = [];
+
+async function startServer(env) {
+  const port = await freePort();
+  const child = run('server', ['server/dist/main.js'], { ...env, PORT: String(port) });
+  children.push(child);
+  await waitForHttp(`http://127.0.0.1:${port}/health`, child, 'server');
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+async function stop(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * LEADS leads over the last DAYS days, oldest first, published; every fifth without a source; statuses spread, each
+ * lead not `new` with one or two history rows (its first change 5 minutes to 2 days after its creation). One
+ * transaction of prepared inserts: a few seconds.
+ */
+function fill(path, now) {
+  const db = new Database(path);
+  const lead = db.prepare(`insert into leads (id, request_id, name, telegram, telegram_key, phone, ip_hash, created_at, next_attempt_at,
+      published_at, chat_id, message_id, status, status_changed_at, status_changed_by, source_landing)
+    values (?, ?, ?, ?, ?, ?, 'x', ?, ?, ?, '-1001000000001', ?, ?, ?, ?, ?)`);
+  const change = db.prepare(`insert into lead_status_changes (lead_id, from_status, to_status, user_id, user_name, at)
+    values (?, ?, ?, 501, 'Мария Менеджер', ?)`);
+  const span = DAYS * 24 * 3600 * 1000;
+  db.transaction(() => {
+    for (let i = 1; i <= LEADS; i += 1) {
+      const created = now - span + Math.floor((span * i) / (LEADS + 1));
+      const status = STATUSES[Math.floor(i / 5) % 5];
+      const first = created + 300_000 + ((i * 7919) % (2 * 24 * 3600 * 1000));
+      const changed = status === 'new' ? null : status === 'in_progress' || status === 'spam' ? first : first + 3_600_000;
+      const username = `client_${i}`;
+      lead.run(
+        i,
+        crypto.randomUUID(),
+        `${NAMES[i % NAMES.length]} ${i}`,
+        `@${username}`,
+        username,
+        `+7999${String(i).padStart(7, '0')}`,
+        created,
+        created,
+        created,
+        i,
+        status,
+        changed,
+        changed === null ? null : 'Мария Менеджер',
+        SOURCES[i % SOURCES.length],
+      );
+      if (status === 'new') continue;
+      change.run(i, 'new', status === 'spam' ? 'spam' : 'in_progress', first);
+      if (status === 'won' || status === 'lost') change.run(i, 'in_progress', status, first + 3_600_000);
+    }
+  })();
+  db.close();
+}
+
+async function main() {
+  const sandbox = await startSandbox();
+  const path = join(dir, 'inbox.sqlite');
+  const env = {
+    DATABASE_PATH: path,
+    LEADS_SECRET: 'bench-secret-0123456789abcdef',
+    LEADS_IP_SALT: 'bench-salt',
+    TELEGRAM_BOT_TOKEN: sandbox.token,
+    TELEGRAM_API_ROOT: sandbox.url,
+    LEADS_CHAT_ID: '-1001000000001',
+    ADMIN_CHAT_ID: '-1001000000002',
+    // A manager by the list: the figures are the queries', not getChatMember's.
+    LEADS_MANAGER_IDS: String(DEFAULT_USER.id),
+    LOG_LEVEL: 'warn',
+  };
+  // The schema by the server's own migrations, then the leads straight into the file, then the server again.
+  await stop((await startServer(env)).child);
+  const filling = Date.now();
+  fill(path, Date.now());
+  console.log(`filled ${LEADS} leads over ${DAYS} days in ${((Date.now() - filling) / 1000).toFixed(1)} s`);
+  const server = await startServer(env);
+
+  const queries = [
+    ['leads: first page', 'leads'],
+    ['leads: status + source', 'leads?status=in_progress&source=wedding'],
+    ['leads: since a date (7 days)', `leads?since=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`],
+    ['leads: search a name part', `leads?q=${encodeURIComponent('Орлова')}`],
+    ['leads: search phone digits', 'leads?q=9990012345'],
+    ['leads: search a number', 'leads?q=%2342000'],
+    ['charts: all sources', 'charts'],
+    ['charts: one source', 'charts?source=wedding'],
+    ['charts: no source', 'charts?source=none'],
+  ];
+  console.log(`\n${RUNS} sequential calls each, SQLite, ${LEADS} leads:\n`);
+  console.log('| query | median | p95 | answer |');
+  console.log('|---|---|---|---|');
+  for (const [name, path] of queries) {
+    const times = [];
+    let summary = '';
+    for (let i = 0; i < RUNS + 3; i += 1) {
+      const auth = `tma ${signInitData({ botToken: sandbox.token, user: DEFAULT_USER })}`;
+      const started = performance.now();
+      const res = await fetch(`${server.url}/inbox/api/${path}`, { headers: { Authorization: auth } });
+      const body = await res.json();
+      const took = performance.now() - started;
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
+      // The first three warm the caches up and are not counted.
+      if (i >= 3) times.push(took);
+      summary = body.leads
+        ? `${body.leads.length} leads`
+        : `${body.per_day.reduce((n, s) => n + s.counts.reduce((a, b) => a + b, 0), 0)} in 30 days`;
+    }
+    times.sort((a, b) => a - b);
+    console.log(`| ${name} | ${percentile(times, 50).toFixed(1)} ms | ${percentile(times, 95).toFixed(1)} ms | ${summary} |`);
+  }
+  await stop(server.child);
+  await sandbox.stop();
+}
+
+process.once('SIGINT', () => process.exit(130));
+
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
