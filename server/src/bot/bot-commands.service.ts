@@ -12,7 +12,14 @@ import type { Messages } from '../i18n';
 import { EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, refusalText, type CommandRefusal, type PermissionRefusal } from './command-answers';
 
 /** The bot's commands, in the order of its menu; their descriptions are the catalogue's `commands.menu`. */
-export const BOT_COMMAND_NAMES = ['stickers_new', 'stickers_stats', 'stickers_forget', 'stickers_export', 'stickers_chatid', 'stickers_inbox'] as const;
+export const BOT_COMMAND_NAMES = [
+  'stickers_new',
+  'stickers_stats',
+  'stickers_forget',
+  'stickers_export',
+  'stickers_chatid',
+  'stickers_inbox',
+] as const;
 export type BotCommand = (typeof BOT_COMMAND_NAMES)[number];
 
 /** The menu setMyCommands sets, in the locale's words. */
