@@ -5,6 +5,7 @@
 import { DEFAULT_USER, signInitData, type SandboxUser } from '@stickers/telegram-sandbox';
 import { LEADS_CHAT, NO_RATE_LIMITS, sandboxSuite, submitLead, tempDir, startServer, type TestServer } from './harness';
 import { join } from 'node:path';
+import { ru } from '../src/i18n/ru';
 
 const { tmp, sandbox, start } = sandboxSuite();
 const STRANGER: SandboxUser = { id: 777, is_bot: false, first_name: 'Чужой' };
@@ -93,6 +94,8 @@ describe('who may enter', () => {
       manager: true,
       locale: 'ru',
       card_pii: true,
+      // The status words of the server's catalogue, which the page shows as the cards do.
+      words: { statuses: ru.statuses, buttons: ru.buttons },
     });
     const member = await call(server, 'me', { initData: launch(server, MEMBER) });
     expect([member.status, member.body.manager, member.body.user.last_name]).toEqual([200, false, null]);

@@ -60,8 +60,20 @@ export class InboxMeDto {
   @ApiProperty({ type: () => InboxUserDto }) user!: InboxUserDto;
   @ApiProperty({ type: 'boolean', description: 'May erase (LEADS_MANAGER_IDS, else an administrator of the leads chat)' })
   manager!: boolean;
-  @ApiProperty({ type: 'string', example: 'ru' }) locale!: string;
+  @ApiProperty({ type: 'string', enum: ['ru', 'en'], description: 'LEADS_LOCALE: the language of the page' }) locale!: string;
   @ApiProperty({ type: 'boolean', description: 'LEADS_CARD_PII: false when personal values are hidden' }) card_pii!: boolean;
+  @ApiProperty({
+    type: 'object',
+    description:
+      "The status names and the card buttons' words in LEADS_LOCALE, as the cards show them: statuses (status → name) and " +
+      'buttons (status now → status to set → word)',
+    properties: {
+      statuses: { type: 'object', additionalProperties: { type: 'string' } },
+      buttons: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string' } } },
+    },
+    required: ['statuses', 'buttons'],
+  })
+  words!: object;
 }
 
 @ApiSchema({ name: 'InboxLeadRepeat' })
