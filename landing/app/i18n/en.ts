@@ -60,4 +60,18 @@ export const en = {
     captchaUnchecked: '⚠️ Captcha not checked: the verification service was unavailable',
     consent: (time: string) => `☑️ Consent to data processing: ${time}`,
   },
+  spoolAlerts: {
+    malformed: (requestId: string, reason: string, more: number, dir: string) =>
+      `🚨 Landing: a request's file in the spool is damaged (request_id ${requestId}: ${reason})${more > 0 ? ` (and ${more} more)` : ''}. ` +
+      `It was set aside in ${dir} and is not retried — look at it by hand ` +
+      '(docs/operations.md, "The server was down — what happened to the leads").',
+    stale: (waiting: number, oldestWait: string, requestId: string, lastError: string | null) =>
+      `⏳ Landing: requests have waited in the spool for over an hour — the leads server does not take them. ` +
+      `Waiting: ${waiting}, the oldest for ${oldestWait} (request_id ${requestId}).${lastError ? ` Last error: ${lastError}.` : ''} ` +
+      'Replays go on by themselves; what to check — docs/operations.md, "The server was down — what happened to the leads".',
+    rejected: (codes: string, requestId: string, dir: string) =>
+      `🚨 Landing: the server refused a request from the spool (422: ${codes}), request_id ${requestId}. ` +
+      `It was set aside in ${dir} and is not retried — enter it by hand ` +
+      '(docs/operations.md, "The server was down — what happened to the leads").',
+  },
 } satisfies LandingMessages;

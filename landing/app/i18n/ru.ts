@@ -71,6 +71,21 @@ export const ru = {
     /** The consent's line (its time, ISO 8601 UTC, as sent to the server), as the card words it. */
     consent: (time: string) => `☑️ Согласие на обработку данных: ${time}`,
   },
+  /** The spool's alerts to the admin chat (docs/operations.md, "The server was down — what happened to the leads"). */
+  spoolAlerts: {
+    malformed: (requestId: string, reason: string, more: number, dir: string) =>
+      `🚨 Лендинг: файл заявки в резервной очереди повреждён (request_id ${requestId}: ${reason})${more > 0 ? ` (и ещё ${more})` : ''}. ` +
+      `Он отложен в ${dir} и не повторяется — разберите его вручную ` +
+      '(docs/operations.md, «Сервер был недоступен — что стало с заявками»).',
+    stale: (waiting: number, oldestWait: string, requestId: string, lastError: string | null) =>
+      `⏳ Лендинг: заявки ждут в резервной очереди (spool) дольше часа — сервер заявок их не принимает. ` +
+      `В очереди: ${waiting}, самая старая ждёт ${oldestWait} (request_id ${requestId}).${lastError ? ` Последняя ошибка: ${lastError}.` : ''} ` +
+      'Повторы идут сами; что проверить — docs/operations.md, «Сервер был недоступен — что стало с заявками».',
+    rejected: (codes: string, requestId: string, dir: string) =>
+      `🚨 Лендинг: сервер отклонил заявку из резервной очереди (422: ${codes}), request_id ${requestId}. ` +
+      `Она отложена в ${dir} и больше не повторяется — внесите её вручную ` +
+      '(docs/operations.md, «Сервер был недоступен — что стало с заявками»).',
+  },
 };
 
 export type LandingMessages = typeof ru;

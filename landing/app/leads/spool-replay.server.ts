@@ -12,7 +12,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SECRET_HEADER } from '@stickers/shared';
+import { DEFAULT_LOCALE, SECRET_HEADER, type Locale } from '@stickers/shared';
+import { LANDING_MESSAGES } from '~/i18n';
 import { getEnv, type LandingEnv, type SpoolConfig } from '../env.server';
 import { SERVER_TIMEOUT_MS, sendTelegramMessage } from './deliver-request.server';
 import { acquireSpoolLock, LOCK_CHECK_MS, lockRefusal, type SpoolLock } from './spool-lock.server';
@@ -74,6 +75,8 @@ export interface ReplayEnv {
   leadsSecret: string;
   telegram: LandingEnv['telegram'];
   adminChatId: string | null;
+  /** LANDING_LOCALE: the alerts' language (`ru` when absent). */
+  locale?: Locale;
 }
 
 export type AlertKind = 'stale' | 'rejected';
@@ -291,12 +294,12 @@ export class SpoolReplayer {
   }
 
   private malformedAlert(requestId: string, reason: string, count = 1): string {
-    const more = count > 1 ? ` (и ещё ${count - 1})` : '';
-    return (
-      `🚨 Лендинг: файл заявки в резервной очереди повреждён (request_id ${requestId}: ${reason})${more}. ` +
-      `Он отложен в ${this.store.rejectedDir} и не повторяется — разберите его вручную ` +
-      '(docs/operations.md, «Сервер был недоступен — что стало с заявками»).'
-    );
+    return this.texts.malformed(requestId, reason, count - 1, this.store.rejectedDir);
+  }
+
+  /** The alerts' words, in LANDING_LOCALE (app/i18n/). */
+  private get texts() {
+    return LANDING_MESSAGES[this.env.locale ?? DEFAULT_LOCALE].spoolAlerts;
   }
 
   private async drop(file: SpoolFile, now: number): Promise<void> {
@@ -314,12 +317,9 @@ export class SpoolReplayer {
   private async alertStale(waiting: SpoolFile[], now: number): Promise<void> {
     const oldest = waiting[0];
     const entry = await this.store.read(oldest.name).catch(() => null);
-    const last = entry?.last_error ? ` Последняя ошибка: ${entry.last_error}.` : '';
     await this.alerts.send(
       'stale',
-      `⏳ Лендинг: заявки ждут в резервной очереди (spool) дольше часа — сервер заявок их не принимает. ` +
-        `В очереди: ${waiting.length}, самая старая ждёт ${duration(now - oldest.submittedMs)} (request_id ${oldest.requestId}).${last} ` +
-        'Повторы идут сами; что проверить — docs/operations.md, «Сервер был недоступен — что стало с заявками».',
+      this.texts.stale(waiting.length, duration(now - oldest.submittedMs), oldest.requestId, entry?.last_error ?? null),
     );
   }
 
@@ -381,12 +381,7 @@ export class SpoolReplayer {
       const codes = fieldCodes(text);
       await this.store.reject(file.name, `422: ${codes}`, now);
       console.error(`[spool] ${id} REJECTED by the server on replay (422: ${codes}): moved to ${this.store.rejectedDir}, not retried`);
-      await this.alerts.send(
-        'rejected',
-        `🚨 Лендинг: сервер отклонил заявку из резервной очереди (422: ${codes}), request_id ${id}. ` +
-          `Она отложена в ${this.store.rejectedDir} и больше не повторяется — внесите её вручную ` +
-          '(docs/operations.md, «Сервер был недоступен — что стало с заявками»).',
-      );
+      await this.alerts.send('rejected', this.texts.rejected(codes, id, this.store.rejectedDir));
       await this.store.noteDepth(now);
       return;
     }
@@ -500,6 +495,7 @@ export async function startSpoolReplay(): Promise<SpoolStart> {
       leadsSecret: env.leadsSecret,
       telegram: env.telegram,
       adminChatId: env.adminChatId,
+      locale: env.locale,
     },
     lock: locked.lock,
   });

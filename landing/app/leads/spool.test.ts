@@ -541,6 +541,15 @@ describe('the "older than an hour" alert', () => {
     expect(adminMessages()).toHaveLength(2);
   });
 
+  it('in LANDING_LOCALE: English with en', async () => {
+    await spooled({ submittedAt: T0 - 61 * MIN });
+    fallbackAnswer = { status: 503 };
+    await new SpoolReplayer({ env: env({ locale: 'en' }), clock }).step();
+    await waitUntil(() => adminMessages().length === 1, 'the alert');
+    expect(adminMessages()[0].text).toMatch(/over an hour.*Waiting: 1/);
+    expect(adminMessages()[0].text).not.toMatch(/[\u0400-\u04FF]/);
+  });
+
   it('an alert Telegram did not take is tried again at the next pass', async () => {
     await spooled({ submittedAt: T0 - 61 * MIN });
     sandbox.inject({ method: 'sendMessage', kind: 'server_error' });
