@@ -40,6 +40,11 @@ RUN npm run build -w shared && npm run build -w server && npm run build -w landi
  && cd /app && if find -L node_modules landing/node_modules -type l | grep .; then echo 'dangling links' >&2; exit 1; fi
 
 FROM base AS runtime
+# A font for the words of the digest's chart picture (resvg draws with the system's fonts; without one the bars come
+# out without their labels).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends fonts-dejavu-core \
+ && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     DATABASE_PATH=/data/leads.sqlite \
     LANDING_SPOOL_DIR=/data/landing-spool
