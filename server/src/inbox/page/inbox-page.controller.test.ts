@@ -42,6 +42,16 @@ describe('the inbox page', () => {
     expect(await res.text()).toContain('npm run build -w server');
   });
 
+  it('serves the page once it is built, without a restart (npm run dev builds it after the server started)', async () => {
+    const started = await pageApp(dir);
+    app = started.app;
+    expect((await fetch(`${started.url}/inbox`)).status).toBe(503);
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Заявки</title>');
+    const page = await fetch(`${started.url}/inbox`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Заявки');
+  });
+
   it('serves the built page with its policy, and its hashed assets', async () => {
     mkdirSync(join(dir, 'assets'));
     writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Заявки</title><script src="/inbox/assets/main-ABC.js"></script>');

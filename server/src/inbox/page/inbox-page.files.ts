@@ -8,14 +8,23 @@ import { join } from 'node:path';
  */
 export const INBOX_PAGE_DIR = join(__dirname, 'public');
 
-/** The built page: its HTML read once at start, and the folder its assets are served from. */
+/**
+ * The built page: its HTML, read once it exists (at the first request after the build: `npm run dev` builds the page
+ * after the server's first compile, which empties `dist`), and the folder its assets are served from.
+ */
 export class InboxPageFiles {
   readonly assetsDir: string;
-  readonly html: string | null;
+  private readonly index: string;
+  private loaded: string | null = null;
 
   constructor(dir: string = INBOX_PAGE_DIR) {
     this.assetsDir = join(dir, 'assets');
-    const index = join(dir, 'index.html');
-    this.html = existsSync(index) ? readFileSync(index, 'utf8') : null;
+    this.index = join(dir, 'index.html');
+  }
+
+  /** The page's HTML, or null while it is not built. */
+  get html(): string | null {
+    if (this.loaded === null && existsSync(this.index)) this.loaded = readFileSync(this.index, 'utf8');
+    return this.loaded;
   }
 }
