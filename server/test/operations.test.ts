@@ -233,6 +233,8 @@ describe('OpenAPI', () => {
       'client_ip',
       'late',
       'source',
+      'captcha',
+      'consent',
       'date',
       'guests',
       'comment',
