@@ -110,6 +110,8 @@ describe('npm run dev', () => {
         PORT: String(ports.server),
         LANDING_PORT: String(ports.landing),
         DATABASE_PATH: join(dir, 'leads.sqlite'),
+        // Its own spool: what a request left in the working copy's spool is not this run's to replay.
+        LANDING_SPOOL_DIR: join(dir, 'spool'),
         MIN_FILL_MS: '500',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

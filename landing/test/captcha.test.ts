@@ -32,7 +32,7 @@ const CAPTCHA_KEYS = [
   'CAPTCHA_SCRIPT_URL',
   'CAPTCHA_TIMEOUT_MS',
 ];
-const KEYS = [...ENV_KEYS, ...CAPTCHA_KEYS, 'LANDING_SPOOL_DIR'];
+const KEYS = [...ENV_KEYS, ...CAPTCHA_KEYS];
 const SECRET = 'stand-in-secret';
 
 let answer: StandInAnswer = { status: 201, body: { lead_number: 1, duplicate: false, repeat: false } };
