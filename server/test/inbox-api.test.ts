@@ -172,6 +172,8 @@ describe('the leads', () => {
     expect(await numbers('q=7778899')).toEqual([c]);
     // LIKE's own characters match themselves only.
     expect(await numbers(`q=${encodeURIComponent('%')}`)).toEqual([]);
+    // A regular expression's own characters are only characters.
+    for (const q of ['.*', 'a.', '[к]', '(', '\\']) expect(await numbers(`q=${encodeURIComponent(q)}`)).toEqual([]);
 
     const bad = await call(server, 'leads?status=maybe&source=%20x&limit=0');
     expect(bad.status).toBe(422);

@@ -1,4 +1,4 @@
-import { type ColumnDefinitionBuilder, type Kysely, PostgresAdapter, type RawBuilder, sql, SqliteAdapter } from 'kysely';
+import { type ColumnDefinitionBuilder, type Kysely, PostgresAdapter, type RawBuilder, sql, type SqlBool, SqliteAdapter } from 'kysely';
 
 /**
  * The only place where the schema's SQL differs between SQLite (the default) and PostgreSQL. The migrations
@@ -41,15 +41,30 @@ export function autoIncrementPrimaryKey(db: Kysely<unknown>): (column: ColumnDef
   return (column) => (postgres ? column.generatedByDefaultAsIdentity().primaryKey() : column.primaryKey().autoIncrement());
 }
 
-const CYRILLIC_UPPER = 'АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯІЇЄҐЎ';
-const CYRILLIC_LOWER = 'абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў';
+/** `%part%` for LIKE with `\` as the escape character: the part's own `%`, `_` and `\` match themselves. */
+const likeContains = (part: string) => `%${part.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
- * SQL that lower-cases a text column for a case-insensitive search. SQLite: `unicode_lower` (database.ts registers it:
- * JavaScript's toLowerCase, any script). PostgreSQL: `lower`, which folds only ASCII under the C locale (a common
- * initdb default), so Cyrillic capitals are mapped first with `translate` — whatever the server's locale.
+ * A regular expression matching `part` in any case, letter by letter (`орлова` → `[оО][рР][лЛ][оО][вВ][аА]`): the
+ * case is folded in the pattern, not in each row, so it needs no locale and no function call per row.
  */
-export function lowerText(db: Kysely<unknown>, column: string): RawBuilder<string> {
-  if (dialectOf(db) === 'sqlite') return sql<string>`unicode_lower(${sql.ref(column)})`;
-  return sql<string>`lower(translate(${sql.ref(column)}, ${CYRILLIC_UPPER}, ${CYRILLIC_LOWER}))`;
+function anyCasePattern(part: string): string {
+  return [...part]
+    .map((c) => {
+      const [lower, upper] = [c.toLowerCase(), c.toUpperCase()];
+      if (lower !== upper && [...lower].length === 1 && [...upper].length === 1) return `[${lower}${upper}]`;
+      return c.replace(/[\\^$.|?*+()[\]{}]/g, (m) => `\\${m}`);
+    })
+    .join('');
+}
+
+/**
+ * A case-insensitive "contains" on a text column, `part` lower-cased already. SQLite: `unicode_lower(column) LIKE`
+ * (database.ts registers `unicode_lower`: JavaScript's toLowerCase, any script). PostgreSQL: a regular expression
+ * with both cases of each letter, as its `lower` folds only ASCII under the C locale (a common initdb default), and
+ * folding every row (`lower(translate(…))`) cost about 3.7 µs a row — a third of a second over 100,000 leads.
+ */
+export function containsAnyCase(db: Kysely<unknown>, column: string, part: string): RawBuilder<SqlBool> {
+  if (dialectOf(db) === 'sqlite') return sql<SqlBool>`unicode_lower(${sql.ref(column)}) like ${likeContains(part)} escape '\\'`;
+  return sql<SqlBool>`${sql.ref(column)} ~ ${anyCasePattern(part)}`;
 }

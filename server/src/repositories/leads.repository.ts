@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import { lowerText } from '../database/dialect-sql';
+import { containsAnyCase } from '../database/dialect-sql';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { erasedChanges, erasedLeadColumns, erasedRepeatColumns, SOURCE_COLUMNS } from '../domain/personal-fields';
@@ -551,11 +551,10 @@ export class LeadsRepository {
     if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
     const search = q.search;
     if (search) {
-      const name = lowerText(this.db as unknown as Kysely<unknown>, 'l.name');
       query = query.where((eb) =>
         eb.or([
           ...(search.number !== null ? [eb('l.id', '=', search.number)] : []),
-          ...(search.name !== null ? [eb(name, 'like', sql<string>`${contains(search.name)} escape '\\'`)] : []),
+          ...(search.name !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.name', search.name)] : []),
           ...(search.username !== null ? [eb('l.telegram_key', 'like', sql<string>`${contains(search.username)} escape '\\'`)] : []),
           ...(search.phoneDigits !== null ? [eb('l.phone', 'like', `%${search.phoneDigits}%`)] : []),
         ]),
