@@ -1,20 +1,30 @@
 import { Resvg } from '@resvg/resvg-js';
 
+/** Where Debian (and most Linux systems) keep fonts; a folder that is not there is skipped. */
+const FONT_DIRS = ['/usr/share/fonts', '/usr/local/share/fonts'];
+
 /** The first eight bytes of every PNG file. */
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
  * An SVG drawn with explicit colours (chart-svg.ts with a palette) as a PNG, `scale` times its size, by resvg. Text
- * needs a font: the system's are loaded (DejaVu Sans first, as Debian has it; `systemFonts: false` loads none). Where
- * no font is found the text is left out and the bars are still drawn: the picture never fails for want of a font.
+ * needs a font: the system's are loaded (DejaVu Sans first, as Debian has it; `systemFonts: false` loads none), and
+ * the usual font folders are named as well — a slim image (ours) has fonts but no fontconfig file, and then resvg's
+ * own system lookup finds none. Where no font is found the text is left out and the bars are still drawn: the
+ * picture never fails for want of a font.
  */
 export function svgToPng(
   svg: string,
   options: { scale?: number; systemFonts?: boolean } = {},
 ): { png: Buffer; width: number; height: number } {
+  const systemFonts = options.systemFonts ?? true;
   const resvg = new Resvg(svg, {
     fitTo: { mode: 'zoom', value: options.scale ?? 1 },
-    font: { loadSystemFonts: options.systemFonts ?? true, defaultFontFamily: 'DejaVu Sans' },
+    font: {
+      loadSystemFonts: systemFonts,
+      fontDirs: systemFonts ? FONT_DIRS : [],
+      defaultFontFamily: 'DejaVu Sans',
+    },
   });
   const image = resvg.render();
   return { png: image.asPng(), width: image.width, height: image.height };
