@@ -162,18 +162,23 @@ describePostgresOnly('database faults with two instances (PostgreSQL only)', () 
     });
 
     it('idle_in_transaction_session_timeout: an instance frozen inside a transaction holding the submit lock loses it, and the other serves again', async () => {
-      const [a, b] = await instances(2, { DATABASE_BUSY_TIMEOUT_MS: '200', DATABASE_IDLE_TX_TIMEOUT_MS: '500' });
+      const [a, b] = await instances(2, { DATABASE_BUSY_TIMEOUT_MS: '200', DATABASE_IDLE_TX_TIMEOUT_MS: '1500' });
       // Instance a takes the submit lock in a transaction and then does nothing, as a frozen process would.
+      let locked!: () => void;
+      const holding = new Promise<void>((r) => (locked = r));
       const frozen = a.db.db.connection().execute(async (conn) => {
         await sql`begin`.execute(conn);
         await sql`select pg_advisory_xact_lock(${SUBMIT_LOCK_KEY})`.execute(conn);
-        await new Promise((r) => setTimeout(r, 2000));
+        locked();
+        await new Promise((r) => setTimeout(r, 4000));
         // PostgreSQL ended the session meanwhile: the frozen instance finds it gone.
         return sql`commit`.execute(conn).then(
           () => 'committed',
           () => 'session ended',
         );
       });
+      // b asks only once a holds the lock (else b may take it first, on a loaded machine).
+      await holding;
       const seen = await servesAgain(b, 10_000);
       expect(seen[0]).toBe(503);
       expect(await frozen).toBe('session ended');
