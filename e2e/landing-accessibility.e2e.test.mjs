@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { wcagViolations, wcagViolationsWithoutScripts } from './accessibility.mjs';
-import { CHROMIUM, CHROMIUM_ARGS, SECRET, startLanding, startStack } from './stack.mjs';
+import { captchaStandInEnv, CHROMIUM, CHROMIUM_ARGS, startStack } from './stack.mjs';
 
 let stack;
 let browser;
@@ -16,30 +16,18 @@ const full = {};
 before(async () => {
   stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '100', LEADS_REQUIRED_CONTACTS: 'any' } });
   for (const locale of ['ru', 'en']) {
-    full[locale] = await startLanding({
-      LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
-      LEADS_SECRET: SECRET,
+    full[locale] = await stack.landing({
       MIN_FILL_MS: '0',
       LANDING_LOCALE: locale,
       LEADS_REQUIRED_CONTACTS: 'any',
       LANDING_PRIVACY_URL: 'https://stickers.example/privacy',
-      CAPTCHA_PROVIDER: 'turnstile',
-      CAPTCHA_SITE_KEY: '0x4AAAAAAAstandin',
-      CAPTCHA_SECRET: 'stand-in-secret',
-      CAPTCHA_SCRIPT_URL: `${stack.sandboxUrl}/captcha/turnstile/api.js`,
-      CAPTCHA_VERIFY_URL: `${stack.sandboxUrl}/captcha/turnstile/verify`,
+      ...captchaStandInEnv(stack.sandboxUrl),
     });
   }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
   await browser?.close();
-  for (const landing of Object.values(full)) {
-    if (landing.child.exitCode === null) {
-      landing.child.kill('SIGTERM');
-      await new Promise((r) => landing.child.once('exit', r));
-    }
-  }
   await stack?.stop();
 });
 

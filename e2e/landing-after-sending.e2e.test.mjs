@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, startLanding, startStack } from './stack.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, isolatedContext, startStack } from './stack.mjs';
 
 const METRIKA_ID = '12345678';
 const GA4_ID = 'G-TEST12345';
@@ -22,50 +22,15 @@ before(async () => {
   // Several leads from one loopback visitor: the server's per-visitor limit is not what this file is about.
   stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '100' } });
   // A second landing on the same server, with a Metrica counter and a goal.
-  counted = await startLanding({
-    LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
-    LEADS_SECRET: SECRET,
-    TELEGRAM_BOT_TOKEN: '123456789:sandbox-token',
-    TELEGRAM_API_ROOT: stack.sandboxUrl,
-    LEADS_CHAT_ID: String(LEADS_CHAT),
-    MIN_FILL_MS: '1500',
-    LANDING_METRIKA_ID: METRIKA_ID,
-    LANDING_GOAL: GOAL,
-  });
+  counted = await stack.landing({ LANDING_METRIKA_ID: METRIKA_ID, LANDING_GOAL: GOAL });
   // A third, with a GA4 tag and the same goal.
-  tagged = await startLanding({
-    LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
-    LEADS_SECRET: SECRET,
-    MIN_FILL_MS: '1500',
-    LANDING_GA4_ID: GA4_ID,
-    LANDING_GOAL: GOAL,
-  });
+  tagged = await stack.landing({ LANDING_GA4_ID: GA4_ID, LANDING_GOAL: GOAL });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
   await browser?.close();
-  for (const landing of [counted, tagged]) {
-    if (landing && landing.child.exitCode === null) {
-      landing.child.kill('SIGTERM');
-      await new Promise((r) => landing.child.once('exit', r));
-    }
-  }
   await stack?.stop();
 });
-
-/** A browser context whose requests to anything but the loopback landing are recorded and aborted. */
-async function isolatedContext(options = {}) {
-  const context = await browser.newContext(options);
-  const outside = [];
-  await context.route(
-    (url) => url.hostname !== '127.0.0.1',
-    (route) => {
-      outside.push(route.request().url());
-      return route.abort();
-    },
-  );
-  return { context, outside };
-}
 
 /**
  * Records the body of each form post to the landing (`posts`), and, while `replay.body` is set, sends that body in its
@@ -108,7 +73,7 @@ const sentText = (page) => page.locator('[data-state="sent"] .done').textContent
 
 describe('after sending', () => {
   it('with JavaScript: the sent screen shows the number, and without a counter nothing leaves the landing', async () => {
-    const { context, outside } = await isolatedContext({ viewport: { width: 800, height: 900 } });
+    const { context, outside } = await isolatedContext(browser, { viewport: { width: 800, height: 900 } });
     const { posts } = await recordPosts(context);
     const page = await context.newPage();
     await page.goto(stack.landingUrl);
@@ -127,7 +92,7 @@ describe('after sending', () => {
   });
 
   it('without JavaScript: the action renders the number; the same request again shows the same number', async () => {
-    const { context, outside } = await isolatedContext({ javaScriptEnabled: false });
+    const { context, outside } = await isolatedContext(browser, { javaScriptEnabled: false });
     const { posts, replay } = await recordPosts(context);
     const page = await context.newPage();
     await page.goto(stack.landingUrl);
@@ -155,7 +120,7 @@ describe('after sending', () => {
   });
 
   it('with a Metrica goal: not on a page load or a field error; once after success, not again on a reload, back and forth, or the same request again', async () => {
-    const { context, outside } = await isolatedContext();
+    const { context, outside } = await isolatedContext(browser);
     const { posts, replay } = await recordPosts(context);
     const calls = [];
     await context.exposeBinding('__recordYm', (_source, args) => void calls.push(args));
@@ -215,7 +180,7 @@ describe('after sending', () => {
   });
 
   it('with a GA4 goal: the tag starts on load; the event once per delivered request, only after the landing answered', async () => {
-    const { context, outside } = await isolatedContext();
+    const { context, outside } = await isolatedContext(browser);
     const { posts } = await recordPosts(context);
     // One log of what happened, in order: each gtag call and each answer of the landing's action to a form post.
     const log = [];

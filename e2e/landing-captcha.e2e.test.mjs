@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, startLanding, startStack, waitUntil } from './stack.mjs';
+import { captchaStandInEnv, CHROMIUM, CHROMIUM_ARGS, isolatedContext, SECRET, startStack, waitUntil } from './stack.mjs';
 
 const CAPTCHA_LINE = '⚠️ Капча не проверена: сервис проверки был недоступен';
 const ASKED_AGAIN = 'Пройдите проверку ещё раз';
@@ -18,44 +18,14 @@ let browser;
 
 before(async () => {
   stack = await startStack({ serverEnv: { LEADS_IP_LIMIT: '100' } });
-  landing = await startLanding({
-    LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
-    LEADS_SECRET: SECRET,
-    TELEGRAM_BOT_TOKEN: '123456789:sandbox-token',
-    TELEGRAM_API_ROOT: stack.sandboxUrl,
-    LEADS_CHAT_ID: String(LEADS_CHAT),
-    // The fill time is not what this file is about.
-    MIN_FILL_MS: '0',
-    CAPTCHA_PROVIDER: 'turnstile',
-    CAPTCHA_SITE_KEY: '0x4AAAAAAAstandin',
-    CAPTCHA_SECRET: 'stand-in-secret',
-    CAPTCHA_SCRIPT_URL: `${stack.sandboxUrl}/captcha/turnstile/api.js`,
-    CAPTCHA_VERIFY_URL: `${stack.sandboxUrl}/captcha/turnstile/verify`,
-  });
+  // The fill time is not what this file is about.
+  landing = await stack.landing({ MIN_FILL_MS: '0', ...captchaStandInEnv(stack.sandboxUrl) });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
   await browser?.close();
-  if (landing && landing.child.exitCode === null) {
-    landing.child.kill('SIGTERM');
-    await new Promise((r) => landing.child.once('exit', r));
-  }
   await stack?.stop();
 });
-
-/** A browser context whose requests to anything but loopback are recorded and aborted. */
-async function isolatedContext(options = {}) {
-  const context = await browser.newContext(options);
-  const outside = [];
-  await context.route(
-    (url) => url.hostname !== '127.0.0.1',
-    (route) => {
-      outside.push(route.request().url());
-      return route.abort();
-    },
-  );
-  return { context, outside };
-}
 
 const standIn = (path, body) =>
   fetch(`${stack.sandboxUrl}/captcha/api/${path}`, {
@@ -91,7 +61,7 @@ async function listedCaptcha(name) {
 
 describe('the captcha in the browser (Turnstile through the stand-in)', () => {
   it('a good token: delivered, the card in the group without a warning, passed in GET /leads', async () => {
-    const { context, outside } = await isolatedContext();
+    const { context, outside } = await isolatedContext(browser);
     const page = await context.newPage();
     await page.goto(landing.url);
     await fill(page, { name: 'Капча Пройдена', telegram: '@captcha_good', phone: '+7 999 111-22-01' });
@@ -109,7 +79,7 @@ describe('the captcha in the browser (Turnstile through the stand-in)', () => {
   });
 
   it('a forged token: asked again with the values kept and the widget reset; passed again, delivered', async () => {
-    const { context } = await isolatedContext();
+    const { context } = await isolatedContext(browser);
     const page = await context.newPage();
     await page.goto(landing.url);
     const visitor = { name: 'Капча Поддельная', telegram: '@captcha_forged', phone: '+7 999 111-22-02' };
@@ -138,7 +108,7 @@ describe('the captcha in the browser (Turnstile through the stand-in)', () => {
   });
 
   it('the stand-in down (503): delivered anyway, and the card in the group says the captcha was not checked', async () => {
-    const { context } = await isolatedContext();
+    const { context } = await isolatedContext(browser);
     const page = await context.newPage();
     await page.goto(landing.url);
     await fill(page, { name: 'Капча Недоступна', telegram: '@captcha_down', phone: '+7 999 111-22-03' });
@@ -157,7 +127,7 @@ describe('the captcha in the browser (Turnstile through the stand-in)', () => {
   });
 
   it('without JavaScript: the page says the check needs it; the fields are still checked; a post without a token is asked again', async () => {
-    const { context } = await isolatedContext({ javaScriptEnabled: false });
+    const { context } = await isolatedContext(browser, { javaScriptEnabled: false });
     const page = await context.newPage();
     await page.goto(landing.url);
     assert.match(await page.locator('.captcha noscript').textContent(), /JavaScript/);

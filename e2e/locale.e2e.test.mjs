@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, startLanding, startStack, waitUntil } from './stack.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, startStack, waitUntil } from './stack.mjs';
 
 const CYRILLIC = /[\u0400-\u04FF]/;
 
@@ -15,23 +15,11 @@ let browser;
 
 before(async () => {
   stack = await startStack({ serverEnv: { LEADS_LOCALE: 'en' } });
-  english = await startLanding({
-    LEADS_ENDPOINT: `${stack.serverUrl}/leads`,
-    LEADS_SECRET: SECRET,
-    TELEGRAM_BOT_TOKEN: '123456789:sandbox-token',
-    TELEGRAM_API_ROOT: stack.sandboxUrl,
-    LEADS_CHAT_ID: String(LEADS_CHAT),
-    MIN_FILL_MS: '0',
-    LANDING_LOCALE: 'en',
-  });
+  english = await stack.landing({ MIN_FILL_MS: '0', LANDING_LOCALE: 'en' });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
   await browser?.close();
-  if (english && english.child.exitCode === null) {
-    english.child.kill('SIGTERM');
-    await new Promise((r) => english.child.once('exit', r));
-  }
   await stack?.stop();
 });
 

@@ -90,15 +90,16 @@ export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv 
   });
   const serverUrl = `http://127.0.0.1:${serverPort}`;
   await waitForHttp(`${serverUrl}/leads`, server, 'server');
-  const { child: landing, url: landingUrl } = await startLanding({
+  const landingBase = {
     LEADS_ENDPOINT: `${serverUrl}/leads`,
     LEADS_SECRET: SECRET,
     TELEGRAM_BOT_TOKEN: token,
     TELEGRAM_API_ROOT: sandboxUrl,
     LEADS_CHAT_ID: String(LEADS_CHAT),
     MIN_FILL_MS: String(minFillMs),
-    ...landingEnv,
-  });
+  };
+  const { child: landing, url: landingUrl } = await startLanding({ ...landingBase, ...landingEnv });
+  const children = [landing, server, sandbox];
 
   return {
     sandboxUrl,
@@ -113,12 +114,46 @@ export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv 
       const state = await this.state();
       return state.chats.find((c) => c.id === LEADS_CHAT).messages.filter((m) => m.text.startsWith('🆕 Заявка'));
     },
+    /**
+     * Another landing on this stack's server and sandbox, configured as the stack's own (its fill time included) with
+     * `env` over it; `stop()` stops it too.
+     */
+    async landing(env = {}) {
+      const started = await startLanding({ ...landingBase, ...env });
+      children.unshift(started.child);
+      return started;
+    },
     async stop() {
-      for (const child of [landing, server, sandbox]) if (child.exitCode === null) child.kill('SIGTERM');
-      await Promise.all([landing, server, sandbox].map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+      for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A landing's captcha settings against the sandbox's stand-in (sandbox/src/captcha.ts) playing `provider`. */
+export function captchaStandInEnv(sandboxUrl, provider = 'turnstile') {
+  return {
+    CAPTCHA_PROVIDER: provider,
+    CAPTCHA_SITE_KEY: '0x4AAAAAAAstandin',
+    CAPTCHA_SECRET: 'stand-in-secret',
+    CAPTCHA_SCRIPT_URL: `${sandboxUrl}/captcha/${provider}/api.js`,
+    CAPTCHA_VERIFY_URL: `${sandboxUrl}/captcha/${provider}/verify`,
+  };
+}
+
+/** A context of `browser` whose requests to anything but loopback are recorded (`outside`) and aborted. */
+export async function isolatedContext(browser, options = {}) {
+  const context = await browser.newContext(options);
+  const outside = [];
+  await context.route(
+    (url) => url.hostname !== '127.0.0.1',
+    (route) => {
+      outside.push(route.request().url());
+      return route.abort();
+    },
+  );
+  return { context, outside };
 }
 
 export const CHROMIUM_ARGS = [
