@@ -88,6 +88,15 @@ export interface RawUpdate {
   [kind: string]: unknown;
 }
 
+/** A file to send: where (the forum topic as for `send`), its name and bytes, and a caption. */
+export interface Upload {
+  chatId: string;
+  threadId?: number | null;
+  filename: string;
+  content: Buffer;
+  caption?: string;
+}
+
 /**
  * Every Bot API call of the app, each with a timeout so a hanging Telegram cannot stall a tick, a request or an alert.
  * It wraps the one telegraf bot nestjs-telegraf creates (none without TELEGRAM_BOT_TOKEN: then `available` is false,
@@ -166,43 +175,30 @@ export class TelegramGateway {
     });
   }
 
-  /**
-   * A file as a document (multipart: telegraf uploads a `{ source: Buffer, filename }`), with a short caption.
-   * Plain values only beside the file: every field of a multipart call goes as a string.
-   */
-  async sendDocument(d: {
-    chatId: string;
-    /** The forum topic, as for `send`. */
-    threadId?: number | null;
-    filename: string;
-    content: Buffer;
-    caption?: string;
-  }): Promise<TelegramResult<{ message_id: number }>> {
-    return this.call('sendDocument', {
-      chat_id: d.chatId,
-      ...(d.threadId ? { message_thread_id: String(d.threadId) } : {}),
-      document: { source: d.content, filename: d.filename },
-      ...(d.caption ? { caption: d.caption } : {}),
-    });
+  /** A file as a document, with a short caption (an upload: `upload`). */
+  sendDocument(d: Upload): Promise<TelegramResult<{ message_id: number }>> {
+    return this.upload('sendDocument', 'document', d);
+  }
+
+  /** A picture (PNG or JPEG) as a photo, with a caption of at most 1024 characters (an upload: `upload`). */
+  sendPhoto(p: Upload): Promise<TelegramResult<{ message_id: number }>> {
+    return this.upload('sendPhoto', 'photo', p);
   }
 
   /**
-   * A picture (PNG or JPEG) as a photo (multipart: telegraf uploads the `{ source: Buffer, filename }`), with a
-   * caption of at most 1024 characters. Plain values only beside the file, as for `sendDocument`.
+   * A file sent with `method` (multipart: telegraf uploads the `{ source: Buffer, filename }` of `field`), with its
+   * caption. Plain values only beside the file: every field of a multipart call goes as a string.
    */
-  async sendPhoto(p: {
-    chatId: string;
-    /** The forum topic, as for `send`. */
-    threadId?: number | null;
-    filename: string;
-    content: Buffer;
-    caption?: string;
-  }): Promise<TelegramResult<{ message_id: number }>> {
-    return this.call('sendPhoto', {
-      chat_id: p.chatId,
-      ...(p.threadId ? { message_thread_id: String(p.threadId) } : {}),
-      photo: { source: p.content, filename: p.filename },
-      ...(p.caption ? { caption: p.caption } : {}),
+  private upload(
+    method: 'sendDocument' | 'sendPhoto',
+    field: 'document' | 'photo',
+    u: Upload,
+  ): Promise<TelegramResult<{ message_id: number }>> {
+    return this.call(method, {
+      chat_id: u.chatId,
+      ...(u.threadId ? { message_thread_id: String(u.threadId) } : {}),
+      [field]: { source: u.content, filename: u.filename },
+      ...(u.caption ? { caption: u.caption } : {}),
     });
   }
 
