@@ -18,25 +18,14 @@ import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
+import { localDate, localWallTime } from '../clock/local-time';
 
 const HOUR = 60 * 60 * 1000;
 
 /** Local date and minutes after midnight of `ms` in `timezone`. */
 export function localClock(ms: number, timezone: string): { date: string; minutes: number } {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', {
-      timeZone: timezone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(new Date(ms))
-      .map((p) => [p.type, p.value]),
-  );
-  return { date: `${parts.year}-${parts.month}-${parts.day}`, minutes: Number(parts.hour) * 60 + Number(parts.minute) };
+  const { hour, minute } = localWallTime(ms, timezone);
+  return { date: localDate(ms, timezone), minutes: hour * 60 + minute };
 }
 
 export interface HousekeepingReport {

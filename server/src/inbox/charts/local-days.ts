@@ -1,21 +1,9 @@
+import { localDate, localWallTime } from '../../clock/local-time';
+
 /** The difference between the local wall clock in `timezone` and UTC at the instant `ms`, in ms. */
 function offsetAt(ms: number, timezone: string): number {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', {
-      timeZone: timezone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(new Date(ms))
-      .map((p) => [p.type, Number(p.value)]),
-  );
-  const wall = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
-  return wall - Math.floor(ms / 1000) * 1000;
+  const t = localWallTime(ms, timezone);
+  return Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second) - Math.floor(ms / 1000) * 1000;
 }
 
 /** The instant a local date (`YYYY-MM-DD`) begins in `timezone` (its first moment when a DST change skips midnight). */
@@ -42,7 +30,7 @@ export interface LocalDays {
 
 /** The `count` local days in `timezone` ending with the day of `now` (today), oldest first. */
 export function lastLocalDays(now: number, timezone: string, count: number): LocalDays {
-  const today = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+  const today = localDate(now, timezone);
   const dates = Array.from({ length: count }, (_, i) => addDays(today, i - count + 1));
   const starts = [...dates, addDays(today, 1)].map((d) => localMidnight(d, timezone));
   return { dates, starts };

@@ -1,0 +1,34 @@
+/** A moment's wall clock in a time zone: the calendar date and the time of day, as numbers. */
+export interface WallTime {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/** The wall clock in `timezone` (an IANA name, LEADS_TIMEZONE) at the instant `ms`. */
+export function localWallTime(ms: number, timezone: string): WallTime {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    })
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, Number(p.value)]),
+  );
+  return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute, second: parts.second };
+}
+
+/** The local date of `ms` in `timezone`, `YYYY-MM-DD`. */
+export function localDate(ms: number, timezone: string): string {
+  const { year, month, day } = localWallTime(ms, timezone);
+  return `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
