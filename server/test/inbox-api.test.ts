@@ -94,8 +94,8 @@ describe('who may enter', () => {
       manager: true,
       locale: 'ru',
       card_pii: true,
-      // The status words of the server's catalogue, which the page shows as the cards do.
-      words: { statuses: ru.statuses, buttons: ru.buttons },
+      // The card's words of the server's catalogue, which the page shows as the cards do.
+      words: { statuses: ru.statuses, buttons: ru.buttons, fields: ru.card.fields },
     });
     const member = await call(server, 'me', { initData: launch(server, MEMBER) });
     expect([member.status, member.body.manager, member.body.user.last_name]).toEqual([200, false, null]);

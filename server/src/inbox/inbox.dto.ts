@@ -65,13 +65,14 @@ export class InboxMeDto {
   @ApiProperty({
     type: 'object',
     description:
-      "The status names and the card buttons' words in LEADS_LOCALE, as the cards show them: statuses (status → name) and " +
-      'buttons (status now → status to set → word)',
+      "The card's words in LEADS_LOCALE, as the cards show them: statuses (status → name), buttons (status now → status to " +
+      'set → word) and fields (a form field → its label)',
     properties: {
       statuses: { type: 'object', additionalProperties: { type: 'string' } },
       buttons: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string' } } },
+      fields: { type: 'object', additionalProperties: { type: 'string' } },
     },
-    required: ['statuses', 'buttons'],
+    required: ['statuses', 'buttons', 'fields'],
   })
   words!: object;
 }

@@ -65,13 +65,13 @@ export class InboxService {
 
   me(viewer: InboxViewer) {
     const { id, first_name, last_name, username } = viewer.user;
-    // The page follows LEADS_LOCALE, and words the statuses as the cards do (the server's catalogue).
+    // The page follows LEADS_LOCALE, and words the statuses and the fields as the cards do (the server's catalogue).
     return {
       user: { id, first_name, last_name, username },
       manager: viewer.manager,
       locale: this.config.locale,
       card_pii: this.config.leads.cardPii,
-      words: { statuses: this.t.statuses, buttons: this.t.buttons },
+      words: { statuses: this.t.statuses, buttons: this.t.buttons, fields: this.t.card.fields },
     };
   }
 

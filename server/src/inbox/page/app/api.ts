@@ -1,4 +1,4 @@
-import type { StatusWords } from './texts';
+import type { CardWords } from './texts';
 import type { LeadStatus } from '../../../domain/lead-status';
 
 /** The shapes of `/inbox/api/*` (docs/api.md, the inbox's section). */
@@ -7,8 +7,8 @@ export interface Me {
   manager: boolean;
   locale: string;
   card_pii: boolean;
-  /** The status names and the card buttons' words in the server's locale. */
-  words: StatusWords;
+  /** The status names, the card buttons' words and the card's field labels in the server's locale. */
+  words: CardWords;
 }
 
 export interface LeadSource {

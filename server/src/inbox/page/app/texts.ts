@@ -1,6 +1,6 @@
 import type { LeadStatus } from '../../../domain/lead-status';
 
-/** Every text of the page, one object per locale (the status words come from the server: `StatusWords`); `GET /inbox/api/me` says which (`locale`), Russian by default. */
+/** Every text of the page, one object per locale (the card's words come from the server: `CardWords`); `GET /inbox/api/me` says which (`locale`), Russian by default. */
 export interface Texts {
   lang: string;
   title: string;
@@ -115,8 +115,11 @@ function ruLeads(n: number): string {
   return `${n} ${word}`;
 }
 
-/** A locale's own texts: all but the status words. */
-type PageTexts = Omit<Texts, 'statusLabel' | 'statusButton'>;
+/** The lead's own fields, as the card labels them. */
+type CardField = 'name' | 'telegram' | 'phone' | 'date' | 'guests' | 'comment';
+
+/** A locale's own texts: all but the card's words (`CardWords`). */
+type PageTexts = Omit<Texts, 'statusLabel' | 'statusButton' | 'fields'> & { fields: Omit<Texts['fields'], CardField> };
 
 const ru: PageTexts = {
   lang: 'ru',
@@ -154,12 +157,6 @@ const ru: PageTexts = {
   lead: (n) => `Заявка №${n}`,
   back: 'К списку',
   fields: {
-    name: 'Имя',
-    telegram: 'Telegram',
-    phone: 'Телефон',
-    date: 'Дата',
-    guests: 'Гостей',
-    comment: 'Комментарий',
     created: 'Создана',
     received: 'Получена',
     published: 'Опубликована',
@@ -244,12 +241,6 @@ const en: PageTexts = {
   lead: (n) => `Lead #${n}`,
   back: 'Back to the list',
   fields: {
-    name: 'Name',
-    telegram: 'Telegram',
-    phone: 'Phone',
-    date: 'Date',
-    guests: 'Guests',
-    comment: 'Comment',
     created: 'Created',
     received: 'Received',
     published: 'Published',
@@ -302,18 +293,32 @@ const CATALOGUE: Record<string, PageTexts> = { ru, en };
 
 /** The texts for `locale` (`ru`, `en`, or a tag such as `en-GB`); Russian for anything else. */
 /**
- * The status names and the card buttons' words, as the server's catalogue (LEADS_LOCALE) says them: `GET /inbox/api/me`
- * gives them, so the page and the cards in the group never word a status two ways.
+ * The status names, the card buttons' words and the card's field labels, as the server's catalogue (LEADS_LOCALE) says
+ * them: `GET /inbox/api/me` gives them, so the page and the cards in the group never word them two ways.
  */
-export interface StatusWords {
+export interface CardWords {
   statuses: Record<LeadStatus, string>;
   buttons: Partial<Record<LeadStatus, Partial<Record<LeadStatus, string>>>>;
+  fields: Record<CardField, string>;
 }
 
-/** The page's texts in `locale` (Russian unless it is English), with the server's status words once they are known. */
-export function textsFor(locale: string | null | undefined, words?: StatusWords): Texts {
+/** The page's texts in `locale` (Russian unless it is English), with the server's card words once they are known. */
+export function textsFor(locale: string | null | undefined, words?: CardWords): Texts {
   const lang = (locale ?? 'ru').toLowerCase().split(/[-_]/)[0];
   const base = CATALOGUE[lang] ?? ru;
   const statusLabel = words?.statuses ?? ({ new: 'new', in_progress: 'in_progress', won: 'won', lost: 'lost', spam: 'spam' } as const);
-  return { ...base, statusLabel, statusButton: (from, to) => words?.buttons[from]?.[to] ?? statusLabel[to] };
+  const fields = words?.fields ?? {
+    name: 'name',
+    telegram: 'telegram',
+    phone: 'phone',
+    date: 'date',
+    guests: 'guests',
+    comment: 'comment',
+  };
+  return {
+    ...base,
+    fields: { ...fields, ...base.fields },
+    statusLabel,
+    statusButton: (from, to) => words?.buttons[from]?.[to] ?? statusLabel[to],
+  };
 }
