@@ -1,21 +1,12 @@
 import { Readable } from 'node:stream';
-import { Controller, Get, HttpException, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExtension, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { SecretGuard } from '../http/secret.guard';
 import { ApiExportFilters, ApiPageQuery, INVALID_QUERY_SCHEMA, LeadsPageDto } from './export.dto';
-import { CSV_COLUMNS, ExportQueryError, ExportService, INVALID_QUERY } from './export.service';
-
-/** A bad query parameter → 422 `{ error: 'invalid_query', errors: { <param>: <why> } }`. */
-async function checked<T>(work: () => T | Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof ExportQueryError) throw new HttpException({ error: INVALID_QUERY, errors: err.problems }, 422);
-    throw err;
-  }
-}
+import { CSV_COLUMNS, ExportService } from './export.service';
+import { answeringInvalidQuery } from './invalid-query';
 
 /** `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`. `@Api…`: the OpenAPI document's. */
 @ApiTags('leads')
@@ -38,7 +29,7 @@ export class ExportController {
   @ApiPageQuery()
   @ApiOkResponse({ description: 'A page', type: LeadsPageDto })
   list(@Query() query: Record<string, unknown>) {
-    return checked(() => this.exports.page(query));
+    return answeringInvalidQuery(() => this.exports.page(query));
   }
 
   @Get('export.csv')
@@ -59,7 +50,7 @@ export class ExportController {
   })
   @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
   async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
-    const filter = await checked(() => this.exports.filter(query));
+    const filter = await answeringInvalidQuery(() => this.exports.filter(query));
     return new StreamableFile(Readable.from(this.exports.csv(filter)), {
       type: 'text/csv; charset=utf-8',
       disposition: 'attachment; filename="leads.csv"',

@@ -5,14 +5,8 @@ import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import type { ServerConfig } from '../config/config';
 import { isLeadStatus, LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import {
-  ExportQueryError,
-  ExportService,
-  INVALID_QUERY,
-  type ExportedLead,
-  type ExportFilter,
-  type ExportPage,
-} from '../export/export.service';
+import { ExportService, type ExportedLead, type ExportFilter, type ExportPage } from '../export/export.service';
+import { answeringInvalidQuery } from '../export/invalid-query';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
@@ -76,17 +70,17 @@ export class InboxService {
   }
 
   list(query: Record<string, unknown>): Promise<ExportPage> {
-    return checked(() => this.exports.page(query, { inbox: true, hidePersonal: this.hidePersonal }));
+    return answeringInvalidQuery(() => this.exports.page(query, { inbox: true, hidePersonal: this.hidePersonal }));
   }
 
   /** The charts of the last 30 days, of one source if asked (422 for a bad one). */
   charts(query: Record<string, unknown>): Promise<InboxCharts> {
-    return checked(() => this.chartsService.inbox(query));
+    return answeringInvalidQuery(() => this.chartsService.inbox(query));
   }
 
   /** The filter of the CSV (422 for a bad one) and its rows, streamed. */
   async csv(query: Record<string, unknown>): Promise<AsyncGenerator<string>> {
-    const filter: ExportFilter = await checked(() => this.exports.filter(query, {}, { inbox: true }));
+    const filter: ExportFilter = await answeringInvalidQuery(() => this.exports.filter(query, {}, { inbox: true }));
     return this.exports.csv(filter, { hidePersonal: this.hidePersonal });
   }
 
@@ -154,14 +148,4 @@ export class InboxService {
 function parseLeadNumber(raw: string): number {
   if (!/^[1-9]\d{0,14}$/.test(raw)) throw notFound();
   return Number(raw);
-}
-
-/** A bad query parameter → 422 `{ error: 'invalid_query', errors: { <param>: <why> } }`, as `GET /leads` answers. */
-async function checked<T>(work: () => T | Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof ExportQueryError) throw new HttpException({ error: INVALID_QUERY, errors: err.problems }, 422);
-    throw err;
-  }
 }
