@@ -187,6 +187,33 @@ function present(state: SandboxState, msg: SandboxMessage): Record<string, unkno
 
 export { present as presentMessage };
 
+/**
+ * A message carrying an uploaded file (`sendDocument`, `sendPhoto`): its caption (at most 1024 characters), the reply
+ * and the topic as for a text, checked before `attach` keeps the file and gives the message's file fields.
+ */
+function fileMessage(
+  state: SandboxState,
+  chat: SandboxChat,
+  params: Record<string, unknown>,
+  attach: () => Pick<SandboxMessage, 'document' | 'photo' | 'reply_markup'>,
+): Record<string, unknown> {
+  const caption = typeof params.caption === 'string' ? params.caption : '';
+  if (caption.length > 1024) throw bad('message caption is too long');
+  const reply_to_message_id = replyTarget(state, chat, params);
+  const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
+  const msg = state.addMessage({
+    chat_id: chat.id,
+    date: now(),
+    from: BOT_USER,
+    text: caption,
+    entities: [],
+    reply_to_message_id,
+    ...(message_thread_id !== undefined ? { message_thread_id } : {}),
+    ...attach(),
+  });
+  return present(state, msg);
+}
+
 function replyTarget(state: SandboxState, chat: SandboxChat, params: Record<string, unknown>): number | undefined {
   const reply = json<{ message_id?: number; allow_sending_without_reply?: boolean }>(params.reply_parameters);
   const id =
@@ -461,23 +488,18 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     const file = params.document as { filename?: string; content?: unknown; contentType?: string } | undefined;
     if (!file || typeof file !== 'object' || !Buffer.isBuffer(file.content)) throw bad('there is no document in the request');
     if (file.content.length === 0) throw bad('file must be non-empty');
-    const caption = typeof params.caption === 'string' ? params.caption : '';
-    if (caption.length > 1024) throw bad('message caption is too long');
     const file_id = `doc-${state.documents.size + 1}-${Date.now()}`;
-    state.documents.set(file_id, file.content);
-    const reply_to_message_id = replyTarget(state, chat, params);
-    const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
-    const msg = state.addMessage({
-      chat_id: chat.id,
-      date: now(),
-      from: BOT_USER,
-      text: caption,
-      entities: [],
-      reply_to_message_id,
-      ...(message_thread_id !== undefined ? { message_thread_id } : {}),
-      document: { file_id, file_name: file.filename ?? 'document', file_size: file.content.length, mime_type: file.contentType },
+    return fileMessage(state, chat, params, () => {
+      state.documents.set(file_id, file.content as Buffer);
+      return {
+        document: {
+          file_id,
+          file_name: file.filename ?? 'document',
+          file_size: (file.content as Buffer).length,
+          mime_type: file.contentType,
+        },
+      };
     });
-    return present(state, msg);
   },
   // A photo uploaded as multipart/form-data (`photo`), as telegraf sends `{ source, filename }`; a caption of at most
   // 1024 characters. The answer's `photo` has the original size only (Telegram adds thumbnails).
@@ -494,24 +516,13 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     if (width === 0 || height === 0 || width + height > 10_000 || Math.max(width, height) / Math.min(width, height) > 20) {
       throw bad('PHOTO_INVALID_DIMENSIONS');
     }
-    const caption = typeof params.caption === 'string' ? params.caption : '';
-    if (caption.length > 1024) throw bad('message caption is too long');
-    const reply_to_message_id = replyTarget(state, chat, params);
-    const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
     const file_id = `photo-${state.photos.size + 1}-${Date.now()}`;
-    state.photos.set(file_id, { content: file.content, mimeType: size.mimeType });
-    const msg = state.addMessage({
-      chat_id: chat.id,
-      date: now(),
-      from: BOT_USER,
-      text: caption,
-      entities: [],
-      reply_markup: checkMarkup(params.reply_markup, chat),
-      reply_to_message_id,
-      ...(message_thread_id !== undefined ? { message_thread_id } : {}),
-      photo: [{ file_id, file_unique_id: file_id, width, height, file_size: file.content.length }],
+    const content = file.content;
+    return fileMessage(state, chat, params, () => {
+      const reply_markup = checkMarkup(params.reply_markup, chat);
+      state.photos.set(file_id, { content, mimeType: size.mimeType });
+      return { reply_markup, photo: [{ file_id, file_unique_id: file_id, width, height, file_size: content.length }] };
     });
-    return present(state, msg);
   },
   editMessageText: (state, params) => {
     const chat = chatOf(state, params.chat_id);
