@@ -6,9 +6,6 @@ import {
   fieldErrorText,
   isContactRequired,
   phoneHint,
-  validateLeadFields,
-  type ConsentField,
-  type FieldErrors,
   type LeadField,
   type Locale,
   type PhoneRegion,
@@ -19,6 +16,15 @@ import { LANDING_MESSAGES } from '~/i18n';
 import { CaptchaWidget } from '../captcha/captcha-widget';
 import type { PageCaptcha } from '../captcha/providers';
 import { reachGoalOnce, type AnalyticsConfig } from './analytics';
+import {
+  errorsAfterEditing,
+  errorsWhileEditing,
+  formErrors,
+  formFieldOf,
+  sameErrors,
+  type FormErrors,
+  type FormField,
+} from './field-errors';
 import { HONEYPOT_FIELD, readValues } from './form-fields';
 import type { ActionResult } from './lead-form.server';
 import { forgetRequestSent, markRequestSent, requestSentRecently } from './request-sent';
@@ -88,9 +94,19 @@ export function LeadForm({
   const t = LANDING_MESSAGES[locale];
   const navigation = useNavigation();
   const submitting = navigation.state === 'submitting';
-  const [clientErrors, setClientErrors] = useState<FieldErrors<LeadField | ConsentField> | null>(null);
+  // The errors the browser shows instead of the action's: found before sending, or the shown ones as edits fix them.
+  const [clientErrors, setClientErrors] = useState<FormErrors | null>(null);
   const [sentInBrowser, setSentInBrowser] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
+  // Fields marked since the last submit (checked again when the visitor leaves them after an edit), and the fields
+  // edited since the visitor entered them.
+  const watched = useRef(new Set<FormField>());
+  const edited = useRef(new Set<FormField>());
+  const rules = { phoneRegion, requiredContacts, privacyUrl };
+
+  useEffect(() => {
+    for (const field of Object.keys(result?.errors ?? {}) as FormField[]) watched.current.add(field);
+  }, [result]);
 
   useEffect(() => {
     if (result?.state === 'sent') markRequestSent(window.localStorage);
@@ -123,7 +139,23 @@ export function LeadForm({
 
   const errors = clientErrors ?? result?.errors ?? {};
   const values = result?.values;
-  const state = clientErrors && Object.keys(clientErrors).length > 0 ? 'invalid' : result?.state;
+  // Once the visitor has fixed every marked field, "check the fields" goes with the marks.
+  const state = clientErrors
+    ? Object.keys(clientErrors).length > 0
+      ? 'invalid'
+      : result?.state === 'invalid'
+        ? undefined
+        : result?.state
+    : result?.state;
+  /** The shown errors after an edit of the form (`next` from the errors shown now and the form's values). */
+  const showAfterEdit = (form: HTMLFormElement, next: (shown: FormErrors, values: ReturnType<typeof readValues>) => FormErrors) => {
+    const formValues = readValues(new FormData(form));
+    setClientErrors((current) => {
+      const shown = current ?? result?.errors ?? {};
+      const updated = next(shown, formValues);
+      return sameErrors(updated, shown) ? current : updated;
+    });
+  };
   // A retry keeps the request id and its token (the page's own token is for the page's fresh request id); after
   // `expired` the token is a fresh one the action signed for that same request id.
   const id = result?.requestId ?? requestId;
@@ -143,14 +175,29 @@ export function LeadForm({
       ref={formRef}
       noValidate
       aria-describedby={state ? 'form-result' : undefined}
+      onChange={(event) => {
+        // An edit takes the field's error away at once (nothing is marked while typing); a tick of the box is a whole
+        // edit, checked at once when the box has been marked.
+        const field = formFieldOf(event.target);
+        if (!field) return;
+        if (field === CONSENT_FIELD) {
+          if (watched.current.has(field)) showAfterEdit(event.currentTarget, (shown, v) => errorsAfterEditing(shown, field, v, rules));
+          return;
+        }
+        edited.current.add(field);
+        showAfterEdit(event.currentTarget, (shown, v) => errorsWhileEditing(shown, field, v, rules));
+      }}
+      onBlur={(event) => {
+        // Leaving an edited field that was marked since the last submit: checked again by the shared rules.
+        const field = formFieldOf(event.target);
+        if (!field || !edited.current.delete(field) || !watched.current.has(field)) return;
+        showAfterEdit(event.currentTarget, (shown, v) => errorsAfterEditing(shown, field, v, rules));
+      }}
       onSubmit={(event) => {
         // The same shared rules as the server, before anything is sent; and the consent box, as the action checks it.
-        const values = readValues(new FormData(event.currentTarget));
-        const checked = validateLeadFields(values, { phoneRegion, requiredContacts });
-        const found: FieldErrors<LeadField | ConsentField> = {
-          ...(checked.ok ? {} : checked.errors),
-          ...(privacyUrl && values.consent !== 'on' ? { [CONSENT_FIELD]: 'required' as const } : {}),
-        };
+        const found = formErrors(readValues(new FormData(event.currentTarget)), rules);
+        watched.current = new Set(Object.keys(found) as FormField[]);
+        edited.current.clear();
         if (Object.keys(found).length > 0) {
           event.preventDefault();
           setClientErrors(found);
@@ -243,7 +290,7 @@ function Field(props: {
     id: name,
     name,
     required,
-    'aria-invalid': error ? true : undefined,
+    'aria-invalid': !!error,
     'aria-describedby': describedBy,
     defaultValue: defaultValue ?? '',
     autoComplete,
@@ -285,7 +332,7 @@ function ConsentBox({ privacyUrl, error, checked, locale }: { privacyUrl: string
           name={CONSENT_FIELD}
           required
           defaultChecked={checked}
-          aria-invalid={error ? true : undefined}
+          aria-invalid={!!error}
           aria-describedby={error ? errorId : undefined}
         />{' '}
         {text.before}
