@@ -1,7 +1,9 @@
-// Run it like a product: graceful shutdown under load, the trace command, and `npm run dev` end to end.
+// Run it like a product: graceful shutdown under load, the trace command, and `npm run dev` end to end (and with a
+// port taken).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -121,9 +123,21 @@ describe('npm run dev', () => {
     dev.stderr.on('data', (d) => (output += d));
     const landingUrl = `http://127.0.0.1:${ports.landing}/`;
     try {
-      await waitUntil(async () => output.includes(`landing:          http://localhost:${ports.landing}/`), 60000, 'the printed URLs');
-      await waitUntil(async () => output.includes('leads server listening'), 90000, `the server:\n${output}`);
-      await waitUntil(async () => (await fetch(landingUrl).catch(() => null))?.ok, 60000, 'the landing');
+      await waitUntil(
+        async () => output.includes(`landing:          http://localhost:${ports.landing}/`),
+        120000,
+        `the printed URLs:\n${output}`,
+      );
+      // The URLs are printed once every part answers.
+      for (const url of [
+        `http://127.0.0.1:${ports.sandbox}/sandbox/api/state`,
+        `http://127.0.0.1:${ports.server}/health`,
+        `${landingUrl}health`,
+      ]) {
+        const res = await fetch(url).catch((err) => err);
+        assert.equal(res.status, 200, `${url} when the URLs were printed: ${res}`);
+      }
+      assert.match(output, /leads server listening/);
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
       try {
         const page = await browser.newPage();
@@ -165,4 +179,63 @@ describe('npm run dev', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  // The part whose port a `net` server holds, the variable that sets its port, and how the line names it.
+  for (const part of [
+    { name: 'server', variable: 'PORT', what: 'the leads server' },
+    { name: 'landing', variable: 'LANDING_PORT', what: 'the landing' },
+    { name: 'sandbox', variable: 'SANDBOX_PORT', what: 'the Telegram sandbox' },
+  ]) {
+    it(
+      `with the ${part.name}'s port taken: one line naming the port and ${part.variable}, no URLs, exit 1`,
+      { timeout: 120000 },
+      async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'leads-dev-taken-'));
+        const ports = { SANDBOX_PORT: await freePort(), PORT: await freePort(), LANDING_PORT: await freePort() };
+        const holder = createServer();
+        await new Promise((resolve, reject) => {
+          holder.once('error', reject);
+          holder.listen(ports[part.variable], resolve);
+        });
+        const dev = spawn(process.execPath, ['scripts/dev.mjs'], {
+          cwd: root,
+          detached: true,
+          env: {
+            ...process.env,
+            ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+            DATABASE_PATH: join(dir, 'leads.sqlite'),
+            LANDING_SPOOL_DIR: join(dir, 'spool'),
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        // Whichever comes first: dev ends (its streams closed), or it prints the URLs as if it were ready.
+        const outcome = new Promise((resolve) => {
+          const seen = (d) => {
+            output += d;
+            if (output.includes('Stickers Leads (development)')) resolve({ banner: true });
+          };
+          dev.stdout.on('data', seen);
+          dev.stderr.on('data', seen);
+          dev.once('close', (code, signal) => resolve({ code, signal }));
+        });
+        try {
+          const result = await outcome;
+          assert.deepEqual(result, { code: 1, signal: null }, output);
+          const port = ports[part.variable];
+          assert.equal(
+            output,
+            `npm run dev: port ${port} (${part.name}: ${part.what}) is already in use; choose another with ${part.variable}, e.g. ${part.variable}=${port + 10} npm run dev\n`,
+          );
+        } finally {
+          if (dev.exitCode === null && dev.signalCode === null) {
+            const gone = new Promise((r) => dev.once('close', r));
+            process.kill(-dev.pid, 'SIGINT');
+            await gone;
+          }
+          await new Promise((r) => holder.close(r));
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    );
+  }
 });

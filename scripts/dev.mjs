@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // `npm run dev`: the Telegram sandbox, the leads server (watch mode) and the landing (Vite, hot reload) with development defaults, no secrets
 // needed, SQLite under ./data/. Variables already set in the environment win. Ctrl-C stops everything.
+// A part's port already taken: one line naming it and its variable, nothing started, exit 1. The URLs are printed once
+// every part answers.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { allAnswer, devParts, portTaken, portTakenLine } from './lib/dev-parts.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const SANDBOX_PORT = process.env.SANDBOX_PORT ?? '3002';
@@ -25,6 +28,14 @@ const devEnv = {
   SANDBOX_INBOX_URL: `http://127.0.0.1:${SERVER_PORT}/inbox`,
 };
 const env = { ...devEnv, ...process.env };
+const parts = devParts({ ...env, LANDING_PORT });
+
+const taken = [];
+for (const part of parts) if (await portTaken(part)) taken.push(part);
+if (taken.length > 0) {
+  for (const part of taken) console.error(portTakenLine(part));
+  process.exit(1);
+}
 mkdirSync(`${root}/data`, { recursive: true });
 
 const children = [];
@@ -38,7 +49,15 @@ function start(name, cmd, args, extraEnv = {}, cwd = root) {
       buf += d;
       const lines = buf.split('\n');
       buf = lines.pop();
-      for (const l of lines) console.log(prefix(l));
+      for (const l of lines) {
+        console.log(prefix(l));
+        // Taken between the check above and the part's start: the same line, and dev stops rather than run without it.
+        const part = parts.find((p) => p.name === name);
+        if (/EADDRINUSE/.test(l) && part && !stopping) {
+          console.error(portTakenLine(part));
+          stop(1);
+        }
+      }
     });
   }
   child.on('exit', (code, signal) => {
@@ -102,7 +121,8 @@ start(
   `${root}/landing`,
 );
 
-console.log(`
+if (await allAnswer(parts, () => stopping))
+  console.log(`
   Stickers Leads (development)
   - landing:          http://localhost:${LANDING_PORT}/
   - leads API:        http://localhost:${SERVER_PORT}/leads   (secret: ${env.LEADS_SECRET})
