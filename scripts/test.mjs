@@ -5,7 +5,7 @@
 // each what it uses; as root on Debian it installs Debian's chromium when there is no browser, and otherwise it stops
 // with one line saying what to install, before any suite runs.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkMachine } from './lib/machine-check.mjs';
 
@@ -13,6 +13,15 @@ const root = new URL('..', import.meta.url).pathname;
 const reports = join(root, '.cache', 'test-reports');
 rmSync(reports, { recursive: true, force: true });
 mkdirSync(reports, { recursive: true });
+
+/** The server's test files that take their database from the harness (and so run again on PostgreSQL). */
+function databaseTests() {
+  const dir = join(root, 'server', 'test');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.test.ts'))
+    .filter((f) => /from '\.\/(harness|support\/test-database)'/.test(readFileSync(join(dir, f), 'utf8')))
+    .map((f) => `test/${f}`);
+}
 
 const only = process.argv.slice(2);
 const suites = [
@@ -25,10 +34,19 @@ const suites = [
   // about half the time even on two cores (jest's default there is one).
   { name: 'server', cmd: ['npx', 'jest', '--maxWorkers=2', '--json', `--outputFile=${join(reports, 'server.json')}`], cwd: 'server' },
   // The same server tests on PostgreSQL: the harness gives each test a database on one throwaway server.
-  // Only test/: the unit tests under src/ use fakes, not a database, and ran above.
+  // Only the files that take their database from the harness: the unit tests under src/ use fakes, and the files that
+  // never ask for one (the sandbox's, the architecture's, the migrations' own PostgreSQL) would only run again.
   {
     name: 'server-postgres',
-    cmd: ['npx', 'jest', '--maxWorkers=2', '--json', `--outputFile=${join(reports, 'server-postgres.json')}`, 'test/'],
+    cmd: [
+      'npx',
+      'jest',
+      '--maxWorkers=2',
+      '--json',
+      `--outputFile=${join(reports, 'server-postgres.json')}`,
+      '--runTestsByPath',
+      ...databaseTests(),
+    ],
     cwd: 'server',
     env: { LEADS_TEST_DATABASE: 'postgres' },
   },
