@@ -130,6 +130,30 @@ describe('setup says what is wrong in one line and exits 1', () => {
     expect(sandbox.polls).toEqual([]);
   });
 
+  it('a token of the wrong form: refused before any call to Telegram, the token never printed', async () => {
+    // Nothing listens on port 9: a request would fail there and its error would name its URL, the token in it.
+    const run = setup([], { TELEGRAM_BOT_TOKEN: 'AA123', TELEGRAM_API_ROOT: 'http://127.0.0.1:9' });
+    expect(await run.done).toBe(1);
+    expect(run.err).toEqual([
+      'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it): copy it again from @BotFather (/mybots → the bot → API Token)',
+    ]);
+    expect(run.out).toEqual([]);
+  });
+
+  it("TELEGRAM_API_ROOT's password is never printed", async () => {
+    const root = new URL(sandbox.url);
+    root.username = 'apiuser';
+    root.password = 'APIPASSWORD';
+    // Nothing listens on port 9: the failed request names its URL.
+    root.port = '9';
+    const run = setup([], { TELEGRAM_API_ROOT: root.toString() });
+    expect(await run.done).toBe(1);
+    expect(run.out).toEqual([
+      expect.stringMatching(/^FAIL {2}TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer \(.*apiuser@/),
+    ]);
+    expect([...run.out, ...run.err].join('\n')).not.toContain('APIPASSWORD');
+  });
+
   it('no token at all', async () => {
     const run = setup([], { TELEGRAM_BOT_TOKEN: '' });
     expect(await run.done).toBe(1);

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { runDoctor } from './doctor.command';
 import { runSetup, type SetupCommandOptions } from './setup.command';
+import { terminalSafe } from './terminal-text';
 
 /** Where the CLI reads and writes: the process's streams in production, a test's buffers in tests. */
 export interface CliIo {
@@ -75,7 +76,9 @@ function positiveSeconds(raw: string): number {
  * command: X` for anything else). Resolves with the exit code: 0 done, 1 the command found a problem (said in its
  * lines), 2 a usage error, 130 stopped by Ctrl-C.
  */
-export async function runCli(argv: string[], io: CliIo, ops: OpsCommands): Promise<number> {
+export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Promise<number> {
+  // Every line goes through terminalSafe: a chat title or a user name from Telegram, an error quoting a URL.
+  const io: CliIo = { ...given, out: (line) => given.out(terminalSafe(line)), err: (line) => given.err(terminalSafe(line)) };
   const env = io.env;
   const path = env.DATABASE_PATH || './data/leads.sqlite';
   const url = env.DATABASE_URL || undefined;
