@@ -10,6 +10,10 @@ export interface SetupCommandOptions {
   admin: boolean;
   deleteWebhook: boolean;
   dropPending: boolean;
+  /** --chat: the leads group's chat id; only that group is taken. */
+  chat: string | null;
+  /** --from: the operator's Telegram user id; only a group they add the bot to (or write in) is taken. */
+  from: number | null;
 }
 
 /** Setup's conversation: lines to `out`; at a terminal, answers and Enter read from stdin. */
