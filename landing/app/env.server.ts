@@ -9,6 +9,7 @@ import { accessSync, chmodSync, constants, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   checkPolicyUrl,
+  withoutPasswords,
   CONSENT_POLICY_URL_MAX,
   parseLocale,
   parsePhoneRegion,
@@ -164,7 +165,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
       const url = new URL(leadsEndpoint);
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
     } catch {
-      problems.push(`LEADS_ENDPOINT must be the full http(s) URL of POST /leads (got "${leadsEndpoint}")`);
+      problems.push(`LEADS_ENDPOINT must be the full http(s) URL of POST /leads (got "${withoutPasswords(leadsEndpoint)}")`);
     }
   }
   if (!!leadsEndpoint !== !!leadsSecret)
@@ -182,7 +183,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     const url = new URL(apiRoot);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
   } catch {
-    problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
+    problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${withoutPasswords(apiRoot)}")`);
   }
   // The forum topic of the leads group, as the server's LEADS_THREAD_ID.
   const threadRaw = get('LEADS_THREAD_ID');

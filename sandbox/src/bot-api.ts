@@ -449,6 +449,15 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     if (!user) throw bad('user not found');
     return presentMember({ user, status: 'left' });
   },
+  // How many are in the chat: its `member_count` when set, else the members of its roster that are in it.
+  getChatMemberCount: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    if (chat.member_count !== undefined) return chat.member_count;
+    const roster = [...(state.members.get(chat.id)?.values() ?? [])];
+    const inChat = (m: ChatMember) =>
+      !['left', 'kicked'].includes(m.status) && (m.status !== 'restricted' || m.rights?.is_member !== false);
+    return roster.filter(inChat).length;
+  },
   getChatAdministrators: (state, params) => {
     const chat = chatOf(state, params.chat_id);
     if (chat.type === 'private') throw bad('there are no administrators in the private chat');

@@ -38,6 +38,8 @@ export interface SandboxChat {
   topics?: SandboxTopic[];
   /** What members may do by default (`can_send_messages: false`: only administrators write). */
   permissions?: ChatPermissions;
+  /** What getChatMemberCount answers (a big group); absent: the members the sandbox knows in it. */
+  member_count?: number;
   /**
    * The bot's membership when the chat is added (and after a reset): an administrator when absent; `null`: the bot is
    * not in the chat (Telegram then answers "chat not found" and sends no updates from it until the bot is added).

@@ -26,6 +26,7 @@ import { LeadEventsRepository } from './repositories/lead-events.repository';
 import { LeadsRepository } from './repositories/leads.repository';
 import { TraceRepository } from './repositories/trace.repository';
 import { Transactor } from './repositories/transactor';
+import { terminalSafeJson } from './cli/terminal-text';
 import { formatTrace } from './trace/trace-format';
 import { TraceService } from './trace/trace.service';
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository';
@@ -125,7 +126,7 @@ export async function trace(location: string, key: string, json: boolean): Promi
   }
   try {
     const result = await new TraceService(new TraceRepository(db)).read(key);
-    console.log(json ? JSON.stringify(result, null, 2) : formatTrace(result));
+    console.log(json ? terminalSafeJson(result) : formatTrace(result));
     return result.found ? 0 : 1;
   } finally {
     await db.destroy();

@@ -163,6 +163,45 @@ describe('doctor on a configured deployment', () => {
   });
 });
 
+describe('doctor prints nothing it should not', () => {
+  it('an empty configuration (.env not loaded): said plainly, exit 1', async () => {
+    const out: string[] = [];
+    const code = await runCli(['doctor'], { out: (l) => out.push(l), err: (l) => out.push(`stderr: ${l}`), env: {} }, OPS);
+    expect(out).toEqual([
+      'FAIL  config: nothing is configured: no TELEGRAM_BOT_TOKEN, and POST /leads is off (LEADS_SECRET empty or LEADS_ENABLED=0); ' +
+        'the CLI reads only its environment: load .env first (set -a; . ./.env; set +a)',
+      'doctor: 1 problem',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('a chat title full of terminal sequences and bidi controls: shown escaped, on its own line', async () => {
+    const title = '\u001b]0;pwned\u0007\u001b[2J\u001b[H\rok    «Заявки Stickers»\u202E\u2066\u200F\u009B31m';
+    const chat = sandbox.addChat({ title, type: 'supergroup', bot: { status: 'administrator' } });
+    const { out } = await doctor({ LEADS_CHAT_ID: String(chat.id) });
+    expect(out).toContain(
+      `ok    LEADS_CHAT_ID=${chat.id} «\\x1B]0;pwned\\x07\\x1B[2J\\x1B[H\\x0Dok    «Заявки Stickers»\\u202E\\u2066\\u200F\\x9B31m»: ` +
+        'the bot is an administrator, may send and edit its messages',
+    );
+    for (const line of out) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+  });
+
+  it('the passwords of TELEGRAM_API_ROOT and LEADS_ENDPOINT are never printed', async () => {
+    const closed = `http://endpointuser:ENDPOINTPASSWORD@127.0.0.1:${await freePort()}/leads`;
+    const { code, out } = await doctor({ TELEGRAM_API_ROOT: 'http://apiuser:APIPASSWORD@127.0.0.1:9', LEADS_ENDPOINT: closed });
+    expect(out).toContainEqual(
+      expect.stringMatching(
+        /^FAIL {2}TELEGRAM_API_ROOT=http:\/\/apiuser@127\.0\.0\.1:9: Telegram did not answer \(request to http:\/\/apiuser@127/,
+      ),
+    );
+    expect(out).toContainEqual(
+      expect.stringMatching(/^FAIL {2}LEADS_ENDPOINT=http:\/\/endpointuser@127\.0\.0\.1:\d+\/leads: no answer \(/),
+    );
+    expect(out.join('\n')).not.toMatch(/APIPASSWORD|ENDPOINTPASSWORD/);
+    expect(code).toBe(1);
+  });
+});
+
 describe('doctor and PostgreSQL', () => {
   it('DATABASE_URL that does not answer: its line, without the password', async () => {
     const url = `postgres://leads:hunter2-password@127.0.0.1:${await freePort()}/leads`;

@@ -3,6 +3,7 @@
  * updates the test causes in the sandbox (the bot added to a group, a message in a topic, the press of the test card);
  * setup waits for them, prints the lines of .env, checks the bot's rights, and leaves the updates confirmed.
  */
+import { PassThrough } from 'node:stream';
 import { BOT_USER, DEFAULT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import { runCli, type CliIo, type OpsCommands } from '../src/cli/program';
 import { callBotApi, waitFor } from './harness';
@@ -18,16 +19,22 @@ afterEach(() => sandbox.state.reset());
 const unused = () => Promise.reject(new Error('not a setup command'));
 const OPS: OpsCommands = { trace: unused, backup: unused, forget: unused, migrateToPostgres: unused, webhooksReplay: unused };
 
-/** Runs setup in this process with the sandbox's token: its lines, a wait for a line, and its exit code. */
-function setup(args: string[], env: Record<string, string> = {}) {
+/**
+ * Runs setup in this process with the sandbox's token: its lines, a wait for a line, and its exit code. Without a
+ * terminal (no `stdin`) and without --chat or --from in `args`, it runs as the sandbox's default user (--from).
+ */
+function setup(args: string[], env: Record<string, string> = {}, stdin?: CliIo['stdin']) {
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIo = {
     out: (line) => out.push(line),
     err: (line) => err.push(line),
     env: { TELEGRAM_BOT_TOKEN: sandbox.token, TELEGRAM_API_ROOT: sandbox.url, ...env },
+    ...(stdin ? { stdin } : {}),
   };
-  const done = runCli(['setup', '--timeout', '20', ...args], io, OPS);
+  const named = stdin || args.includes('--chat') || args.includes('--from') || args.includes('--bare');
+  const given = args.filter((a) => a !== '--bare');
+  const done = runCli(['setup', '--timeout', '20', ...(named ? [] : ['--from', String(DEFAULT_USER.id)]), ...given], io, OPS);
   return {
     out,
     err,
@@ -63,7 +70,7 @@ describe('setup finds the chat from what the operator does', () => {
     expect(run.out).toContain(`LEADS_CHAT_ID=${chat.id}`);
     expect(run.out.filter((l) => /_ID=/.test(l))).toEqual([`LEADS_CHAT_ID=${chat.id}`]);
     expect(run.out).toContain(`ok    TELEGRAM_BOT_TOKEN: the bot @${BOT_USER.username} (id ${BOT_USER.id})`);
-    expect(run.out).toContain(`ok    «Заявки с сайта» (${chat.id}): the bot was added to it by Мария Менеджер`);
+    expect(run.out).toContain(`ok    «Заявки с сайта» (${chat.id}): 2 members; the bot was added to it by Мария Менеджер (user id 501)`);
     expect(run.out).toContain(
       `ok    leads chat «Заявки с сайта» (${chat.id}): the bot is an administrator, may send and edit its messages`,
     );
@@ -120,6 +127,104 @@ describe('setup finds the chat from what the operator does', () => {
   });
 });
 
+/** A stranger who adds the bot to a group of their own while setup waits. */
+const STRANGER = { id: 666, is_bot: false, first_name: 'Незнакомец' };
+
+/** A pretend terminal: what setup reads as the operator's answers, one line each. */
+function terminal() {
+  const stdin = Object.assign(new PassThrough(), { isTTY: true });
+  return { stdin, answer: (text: string) => stdin.write(`${text}\n`) };
+}
+
+/** Presses the test card's button once it is there. */
+async function pressTestCard(chatId: number) {
+  const card = await testCard(chatId);
+  sandbox.press(chatId, card.message_id, card.reply_markup!.inline_keyboard[0][0].callback_data!);
+}
+
+describe("setup takes only the operator's group, never the first one that shows up", () => {
+  it('without a terminal and without --chat or --from: refused in one line before any call to Telegram', async () => {
+    const run = setup(['--bare']);
+    expect(await run.done).toBe(1);
+    expect(run.out).toEqual([
+      "FAIL  without a terminal setup takes only the group you name: run it with --chat <the group's chat id> or --from <your Telegram user id> (then the group you add the bot to is taken, and nobody else's)",
+    ]);
+    expect(sandbox.state.calls).toEqual([]);
+    expect(sandbox.polls).toEqual([]);
+  });
+
+  it("--chat: a stranger's group that shows up first is ignored, the named one is taken", async () => {
+    const theirs = sandbox.addChat({ title: 'Чужая группа', type: 'supergroup' });
+    const ours = sandbox.addChat({ title: 'Наша группа', type: 'supergroup' });
+    const run = setup(['--no-admin', '--chat', String(ours.id)]);
+    await run.line(/^ {3}Waiting up to 20 s/);
+    sandbox.addBot(theirs.id, 'administrator', undefined, STRANGER);
+    await run.line(/not the chat of --chat/);
+    sandbox.addBot(ours.id, 'administrator');
+    await pressTestCard(ours.id);
+    expect(await run.done).toBe(0);
+    expect(run.out).toContain(
+      `note  «Чужая группа» (${theirs.id}): the bot was added to it by Незнакомец (user id 666); not the chat of --chat ${ours.id}: ignored`,
+    );
+    expect(run.out.filter((l) => /_ID=/.test(l))).toEqual([`LEADS_CHAT_ID=${ours.id}`]);
+    expect(sandbox.messages(theirs.id)).toEqual([]);
+  });
+
+  it("--from: the group that user adds the bot to is taken; a stranger's, added first, is not", async () => {
+    const theirs = sandbox.addChat({ title: 'Чужая группа', type: 'supergroup' });
+    const ours = sandbox.addChat({ title: 'Наша группа', type: 'supergroup', member_count: 12 });
+    const run = setup(['--no-admin', '--from', String(DEFAULT_USER.id)]);
+    await run.line(/^ {3}Waiting up to 20 s/);
+    sandbox.addBot(theirs.id, 'administrator', undefined, STRANGER);
+    sandbox.say(theirs.id, '/stickers_chatid', STRANGER);
+    sandbox.addBot(ours.id, 'administrator', undefined, DEFAULT_USER);
+    await pressTestCard(ours.id);
+    expect(await run.done).toBe(0);
+    expect(run.out).toContain(
+      `note  «Чужая группа» (${theirs.id}): the bot was added to it by Незнакомец (user id 666); not by --from 501: ignored`,
+    );
+    expect(run.out).toContain(`note  «Чужая группа» (${theirs.id}): Незнакомец (user id 666) wrote in it; not by --from 501: ignored`);
+    expect(run.out).toContain(`ok    «Наша группа» (${ours.id}): 12 members; the bot was added to it by Мария Менеджер (user id 501)`);
+    expect(run.out.filter((l) => /_ID=/.test(l))).toEqual([`LEADS_CHAT_ID=${ours.id}`]);
+    expect(sandbox.messages(theirs.id).map((m) => m.text)).toEqual(['/stickers_chatid']);
+  });
+
+  it('at a terminal: the group, its member count and who added the bot are shown; "n" waits for another, "y" takes it', async () => {
+    const theirs = sandbox.addChat({ title: 'Заявки Stickers', type: 'supergroup', member_count: 3400 });
+    const ours = sandbox.addChat({ title: 'Наша группа', type: 'supergroup' });
+    const tty = terminal();
+    const run = setup(['--no-admin'], {}, tty.stdin);
+    await run.line(/^ {3}Waiting up to 20 s/);
+    sandbox.addBot(theirs.id, 'administrator', undefined, STRANGER);
+    await run.line(/^Take it as the leads group\? \[y\/N\] $/);
+    expect(run.out.at(-2)).toBe(`   «Заявки Stickers» (${theirs.id}): 3400 members; the bot was added to it by Незнакомец (user id 666)`);
+    tty.answer('n');
+    await run.line(/not taken: waiting for another group/);
+    sandbox.addBot(ours.id, 'administrator');
+    await waitFor(() => run.out.filter((l) => l.startsWith('Take it as')).length === 2 || undefined, 10_000, 'the second question');
+    expect(run.out.at(-2)).toBe(`   «Наша группа» (${ours.id}): 2 members; the bot was added to it by Мария Менеджер (user id 501)`);
+    tty.answer('y');
+    await pressTestCard(ours.id);
+    expect(await run.done).toBe(0);
+    expect(run.out.filter((l) => /_ID=/.test(l))).toEqual([`LEADS_CHAT_ID=${ours.id}`]);
+    expect(sandbox.messages(theirs.id)).toEqual([]);
+  });
+
+  it('a chat title that drives the terminal is shown escaped, on its one line', async () => {
+    const title = '\u001b]0;pwned\u0007\u001b[2J\u001b[H\rok    «Заявки Stickers» (-100)\u202E\u2066\u200F';
+    const chat = sandbox.addChat({ title, type: 'supergroup' });
+    const run = setup(['--no-admin', '--timeout', '1']);
+    await run.line(/^ {3}Waiting up to 1 s/);
+    sandbox.addBot(chat.id, 'administrator');
+    expect(await run.done).toBe(1);
+    expect(run.out).toContain(
+      `ok    «\\x1B]0;pwned\\x07\\x1B[2J\\x1B[H\\x0Dok    «Заявки Stickers» (-100)\\u202E\\u2066\\u200F» (${chat.id}): ` +
+        '2 members; the bot was added to it by Мария Менеджер (user id 501)',
+    );
+    for (const line of run.out) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+  });
+});
+
 describe('setup says what is wrong in one line and exits 1', () => {
   it('a wrong token', async () => {
     const run = setup([], { TELEGRAM_BOT_TOKEN: '123:not-the-token' });
@@ -128,6 +233,30 @@ describe('setup says what is wrong in one line and exits 1', () => {
       'FAIL  TELEGRAM_BOT_TOKEN: Telegram does not know this token (401: Unauthorized): copy it again from @BotFather (/mybots → the bot → API Token)',
     ]);
     expect(sandbox.polls).toEqual([]);
+  });
+
+  it('a token of the wrong form: refused before any call to Telegram, the token never printed', async () => {
+    // Nothing listens on port 9: a request would fail there and its error would name its URL, the token in it.
+    const run = setup([], { TELEGRAM_BOT_TOKEN: 'AA123', TELEGRAM_API_ROOT: 'http://127.0.0.1:9' });
+    expect(await run.done).toBe(1);
+    expect(run.err).toEqual([
+      'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it): copy it again from @BotFather (/mybots → the bot → API Token)',
+    ]);
+    expect(run.out).toEqual([]);
+  });
+
+  it("TELEGRAM_API_ROOT's password is never printed", async () => {
+    const root = new URL(sandbox.url);
+    root.username = 'apiuser';
+    root.password = 'APIPASSWORD';
+    // Nothing listens on port 9: the failed request names its URL.
+    root.port = '9';
+    const run = setup([], { TELEGRAM_API_ROOT: root.toString() });
+    expect(await run.done).toBe(1);
+    expect(run.out).toEqual([
+      expect.stringMatching(/^FAIL {2}TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer \(.*apiuser@/),
+    ]);
+    expect([...run.out, ...run.err].join('\n')).not.toContain('APIPASSWORD');
   });
 
   it('no token at all', async () => {

@@ -10,3 +10,4 @@ export * from './source.js';
 export * from './phone.js';
 export * from './captcha.js';
 export * from './consent.js';
+export * from './credentials.js';

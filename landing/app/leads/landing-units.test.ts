@@ -300,6 +300,17 @@ describe('landing env', () => {
       ]);
     }
   });
+  it("a URL's password is not echoed in a problem's line", () => {
+    try {
+      loadLandingEnv({ LEADS_ENDPOINT: 'ftp://leads:ENDPOINTPASSWORD@server/leads', TELEGRAM_API_ROOT: 'ftp://api:APIPASSWORD@bot' });
+      expect.unreachable();
+    } catch (err) {
+      const problems = (err as LandingConfigError).problems;
+      expect(problems).toContain('LEADS_ENDPOINT must be the full http(s) URL of POST /leads (got "ftp://leads@server/leads")');
+      expect(problems).toContain('TELEGRAM_API_ROOT must be an http(s) URL (got "ftp://api@bot")');
+      expect(problems.join('\n')).not.toMatch(/PASSWORD/);
+    }
+  });
   it('defaults: direct mode, 3000 ms fill time, no trusted proxy, development', () => {
     expect(loadLandingEnv({})).toMatchObject({
       leadsEndpoint: null,

@@ -26,6 +26,15 @@ export async function runDoctor(io: CliIo): Promise<number> {
     io.out(summary(err.problems.length));
     return 1;
   }
+  if (!config.telegram.token && !config.leads.enabled) {
+    // The server would start, and do nothing: no request comes in, no card goes out. Most often .env is not loaded.
+    io.out(
+      'FAIL  config: nothing is configured: no TELEGRAM_BOT_TOKEN, and POST /leads is off (LEADS_SECRET empty or LEADS_ENABLED=0); ' +
+        'the CLI reads only its environment: load .env first (set -a; . ./.env; set +a)',
+    );
+    io.out(summary(1));
+    return 1;
+  }
   const { token, apiRoot } = config.telegram;
   const endpoint = io.env.LEADS_ENDPOINT?.trim();
   const doctor = new DoctorService(

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { runDoctor } from './doctor.command';
 import { runSetup, type SetupCommandOptions } from './setup.command';
+import { terminalSafe } from './terminal-text';
 
 /** Where the CLI reads and writes: the process's streams in production, a test's buffers in tests. */
 export interface CliIo {
@@ -71,11 +72,40 @@ function positiveSeconds(raw: string): number {
 }
 
 /**
+ * commander 4 reads a group's chat id ("-1001234567890") as the short options -1 -0 -0…: after --chat it is joined to
+ * the option (--chat=-1001234567890), which commander reads as its value.
+ */
+function joinChatIds(argv: string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--chat' && /^-\d+$/.test(argv[i + 1] ?? '')) {
+      joined.push(`--chat=${argv[i + 1]}`);
+      i += 1;
+    } else joined.push(argv[i]);
+  }
+  return joined;
+}
+
+function chatId(raw: string): string {
+  if (!/^-?\d{1,20}$/.test(raw))
+    throw new CommanderError(USAGE_EXIT, 'leads.badChat', `--chat must be a chat id like -1001234567890 (got "${raw}")`);
+  return raw;
+}
+
+function userId(raw: string): number {
+  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1)
+    throw new CommanderError(USAGE_EXIT, 'leads.badFrom', `--from must be a Telegram user id like 123456789 (got "${raw}")`);
+  return Number(raw);
+}
+
+/**
  * `npm run leads -- <command>`: the ops commands, setup and doctor, on commander (a help per command, `unknown
  * command: X` for anything else). Resolves with the exit code: 0 done, 1 the command found a problem (said in its
  * lines), 2 a usage error, 130 stopped by Ctrl-C.
  */
-export async function runCli(argv: string[], io: CliIo, ops: OpsCommands): Promise<number> {
+export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Promise<number> {
+  // Every line goes through terminalSafe: a chat title or a user name from Telegram, an error quoting a URL.
+  const io: CliIo = { ...given, out: (line) => given.out(terminalSafe(line)), err: (line) => given.err(terminalSafe(line)) };
   const env = io.env;
   const path = env.DATABASE_PATH || './data/leads.sqlite';
   const url = env.DATABASE_URL || undefined;
@@ -108,16 +138,25 @@ export async function runCli(argv: string[], io: CliIo, ops: OpsCommands): Promi
     .option('--no-admin', 'skip the admin chat step')
     .option('--delete-webhook', 'delete a webhook that is set without asking (the server sets it again at its start)')
     .option('--drop-pending', 'go on even when button presses or commands wait for the server (they are dropped)')
-    .action((options: { timeout: string; admin: boolean; deleteWebhook?: boolean; dropPending?: boolean }, extra: unknown) => {
-      noExtra(extra, 'setup');
-      const opts: SetupCommandOptions = {
-        timeoutSec: positiveSeconds(options.timeout),
-        admin: options.admin,
-        deleteWebhook: options.deleteWebhook === true,
-        dropPending: options.dropPending === true,
-      };
-      run(() => runSetup(io, opts));
-    });
+    .option('--chat <chat id>', 'take only this group as the leads group (/stickers_chatid in it tells its id)')
+    .option('--from <user id>', 'take only a group that this Telegram user (you) adds the bot to, or writes /stickers_chatid in')
+    .action(
+      (
+        options: { timeout: string; admin: boolean; deleteWebhook?: boolean; dropPending?: boolean; chat?: string; from?: string },
+        extra: unknown,
+      ) => {
+        noExtra(extra, 'setup');
+        const opts: SetupCommandOptions = {
+          timeoutSec: positiveSeconds(options.timeout),
+          admin: options.admin,
+          deleteWebhook: options.deleteWebhook === true,
+          dropPending: options.dropPending === true,
+          chat: options.chat === undefined ? null : chatId(options.chat),
+          from: options.from === undefined ? null : userId(options.from),
+        };
+        run(() => runSetup(io, opts));
+      },
+    );
 
   program
     .command('doctor')
@@ -205,7 +244,7 @@ export async function runCli(argv: string[], io: CliIo, ops: OpsCommands): Promi
     return USAGE_EXIT;
   }
   try {
-    program.parse(['node', 'leads', ...argv]);
+    program.parse(['node', 'leads', ...joinChatIds(argv)]);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return 0;

@@ -1,5 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import { Clock } from '../clock/clock';
+import { botTokenProblem } from '../config/config';
 import { SetupService, type SetupIo } from '../setup/setup.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { CliIo } from './program';
@@ -9,6 +10,10 @@ export interface SetupCommandOptions {
   admin: boolean;
   deleteWebhook: boolean;
   dropPending: boolean;
+  /** --chat: the leads group's chat id; only that group is taken. */
+  chat: string | null;
+  /** --from: the operator's Telegram user id; only a group they add the bot to (or write in) is taken. */
+  from: number | null;
 }
 
 /** Setup's conversation: lines to `out`; at a terminal, answers and Enter read from stdin. */
@@ -74,6 +79,11 @@ export async function runSetup(io: CliIo, options: SetupCommandOptions): Promise
     io.err(
       'TELEGRAM_BOT_TOKEN is not set: create a bot with @BotFather (/newbot), then run TELEGRAM_BOT_TOKEN=<its token> npm run leads -- setup',
     );
+    return 1;
+  }
+  const tokenProblem = botTokenProblem(token);
+  if (tokenProblem) {
+    io.err(`${tokenProblem}: copy it again from @BotFather (/mybots → the bot → API Token)`);
     return 1;
   }
   const apiRoot = io.env.TELEGRAM_API_ROOT?.trim() || 'https://api.telegram.org';

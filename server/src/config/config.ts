@@ -6,7 +6,16 @@ import {
   type Locale,
   type PhoneRegion,
   type RequiredContacts,
+  withoutPasswords,
 } from '@stickers/shared';
+
+/**
+ * TELEGRAM_BOT_TOKEN's form, checked before any call to Telegram (the server's start, doctor, setup): a token of
+ * another form would only be refused by Telegram, after its URL went out. The line never quotes the token.
+ */
+export function botTokenProblem(token: string): string | null {
+  return /^\d+:[A-Za-z0-9_-]+$/.test(token) ? null : 'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)';
+}
 
 /**
  * Server configuration from environment variables (docs/requirements.md §10.1).
@@ -376,9 +385,8 @@ export function loadServerConfig(env: Env): ServerConfig {
   }
 
   const token = r.string('TELEGRAM_BOT_TOKEN') || null;
-  if (token && !/^\d+:[A-Za-z0-9_-]+$/.test(token)) {
-    r.problems.push('TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)');
-  }
+  const tokenProblem = token ? botTokenProblem(token) : null;
+  if (tokenProblem) r.problems.push(tokenProblem);
   // A token without a group would start, store leads and never publish one.
   if (token && !r.raw('LEADS_CHAT_ID')) {
     r.problems.push('LEADS_CHAT_ID must be set when TELEGRAM_BOT_TOKEN is set (cards would never be published)');
@@ -393,7 +401,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     const url = new URL(apiRoot);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
   } catch {
-    r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
+    r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${withoutPasswords(apiRoot)}")`);
   }
 
   const webhookUrl = r.string('TELEGRAM_WEBHOOK_URL') || null;

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type MigrationProvider, PostgresDialect, sql } from 'kysely';
 import { Pool, type PoolClient, TypeOverrides, types as pgTypes } from 'pg';
+import { withoutPasswords } from '@stickers/shared';
 import {
   type BusyPolicy,
   ImmediateSqliteDialect,
@@ -193,13 +194,7 @@ export class DatabaseUnreachableError extends Error {
 
 /** The URL without its password, for logs and error lines (`postgres://leads@db:5432/leads`). */
 export function describeDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '';
-    return u.toString().replace(/:@/, '@');
-  } catch {
-    return 'DATABASE_URL';
-  }
+  return URL.canParse(url) ? withoutPasswords(url) : 'DATABASE_URL';
 }
 
 /**

@@ -27,6 +27,13 @@ export interface SetupOptions {
   dropPending: boolean;
   /** Ctrl-C: setup stops waiting, confirms what it read and ends. */
   signal?: AbortSignal;
+  /** The leads chat the operator named (--chat): a sighting of another group is ignored. */
+  chat: string | null;
+  /**
+   * The operator's Telegram user id (--from): only a group the bot was added to by them (or written in by them) is
+   * taken, for the leads chat and the admin chat.
+   */
+  from: number | null;
 }
 
 /** A chat (and topic) the operator pointed setup at. */
@@ -51,13 +58,22 @@ interface ChatSighting {
   /** The topic of a message (null: none, or General); undefined: not known (the bot was just added). */
   threadId: number | null | undefined;
   how: string;
+  /** Who added the bot, or wrote the message; null when the update does not say. */
+  by: { id: number; name: string } | null;
 }
 
 type Chat = ChatSighting['chat'];
 
 const IN_CHAT = ['creator', 'administrator', 'member', 'restricted'];
 
-function userName(user: { first_name?: string; last_name?: string; username?: string } | undefined): string {
+interface TelegramUser {
+  id: number;
+  first_name?: string;
+  last_name?: string;
+  username?: string;
+}
+
+function userName(user: Omit<TelegramUser, 'id'> | undefined): string {
   const full = [user?.first_name, user?.last_name].filter(Boolean).join(' ');
   return full || (user?.username ? `@${user.username}` : 'someone');
 }
@@ -65,21 +81,28 @@ function userName(user: { first_name?: string; last_name?: string; username?: st
 /** The chat an update shows, if it is a group the bot is in; null for anything else (a private message, a removal). */
 function sighting(update: RawUpdate, botId: number): ChatSighting | null {
   const change = update.my_chat_member as
-    | { chat: Chat; from?: { first_name?: string }; new_chat_member: { status: string; is_member?: boolean; user?: { id: number } } }
-    | undefined;
+    { chat: Chat; from?: TelegramUser; new_chat_member: { status: string; is_member?: boolean; user?: { id: number } } } | undefined;
   if (change) {
     const member = change.new_chat_member;
     if (member.user && member.user.id !== botId) return null;
     if (!IN_CHAT.includes(member.status) || member.is_member === false) return null;
     if (change.chat.type !== 'group' && change.chat.type !== 'supergroup') return null;
-    return { chat: change.chat, threadId: undefined, how: `the bot was added to it by ${userName(change.from)}` };
+    const by = person(change.from);
+    return { chat: change.chat, threadId: undefined, how: `the bot was added to it by ${named(by)}`, by };
   }
   const message = update.message as
-    { chat: Chat; from?: { first_name?: string }; message_thread_id?: number; is_topic_message?: boolean; text?: string } | undefined;
+    { chat: Chat; from?: TelegramUser; message_thread_id?: number; is_topic_message?: boolean; text?: string } | undefined;
   if (!message || (message.chat.type !== 'group' && message.chat.type !== 'supergroup')) return null;
   const threadId = message.is_topic_message && message.message_thread_id ? message.message_thread_id : null;
-  return { chat: message.chat, threadId, how: `${userName(message.from)} wrote in it` };
+  const by = person(message.from);
+  return { chat: message.chat, threadId, how: `${named(by)} wrote in it`, by };
 }
+
+function person(user: TelegramUser | undefined): ChatSighting['by'] {
+  return user ? { id: user.id, name: userName(user) } : null;
+}
+
+const named = (by: ChatSighting['by']) => (by ? `${by.name} (user id ${by.id})` : 'someone');
 
 const describeChat = (c: ChatChoice) =>
   `«${c.title}» (${c.chatId})${c.forum ? (c.threadId ? `, topic ${c.threadId}` : ', its General topic') : ''}`;
@@ -123,6 +146,14 @@ export class SetupService {
 
   async run(): Promise<SetupResult> {
     const result: SetupResult = { code: 1, leads: null, admin: null };
+    if (!this.io.interactive && this.options.chat === null && this.options.from === null) {
+      // Nobody can confirm the group: the first one to show up could be a stranger's (anyone may add a bot to a group).
+      this.fail(
+        "without a terminal setup takes only the group you name: run it with --chat <the group's chat id> " +
+          "or --from <your Telegram user id> (then the group you add the bot to is taken, and nobody else's)",
+      );
+      return result;
+    }
     const me = await this.identify();
     if (!me) return result;
     if (!(await this.takeOverUpdates())) return result;
@@ -269,41 +300,74 @@ export class SetupService {
       this.io.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
       if (this.io.interactive) this.io.say('   Press Enter to go on without an admin chat.');
     }
-    this.io.say(`   Waiting up to ${this.options.timeoutSec} s…`);
-    const seen = await this.wait((u) => {
-      const s = sighting(u, me.id);
-      if (!s) {
-        const message = u.message as { chat?: { type?: string } } | undefined;
-        if (message?.chat?.type === 'private') this.note('a private message to the bot: the chat to set up is a group, add the bot there');
-        return null;
-      }
-      if (other && String(s.chat.id) === other.chatId && (s.threadId === undefined || s.threadId === other.threadId)) {
-        if (s.threadId !== undefined)
-          this.note(`that is the leads ${other.threadId ? 'topic' : 'chat'}: the admin chat is another chat or topic`);
-        return null;
-      }
-      return s;
-    }, other !== null);
-    if (waited(seen) === null) {
-      if (other && seen.kind !== 'failed' && !this.stopped) {
-        this.note('no admin chat: alerts and the digest are only logged (set ADMIN_CHAT_ID later; /stickers_chatid tells it)');
-      } else if (seen.kind === 'timeout') {
-        this.fail(
-          `no group showed up within ${this.options.timeoutSec} s: add the bot to the group (or send /stickers_chatid there) and run setup again`,
-        );
-      }
+    if (other && !this.io.interactive && this.options.from === null) {
+      this.note(
+        'no admin chat: without a terminal setup takes an admin chat only with --from (set ADMIN_CHAT_ID later; /stickers_chatid tells it)',
+      );
       return null;
     }
-    const s = waited(seen)!;
-    const choice: ChatChoice = {
-      chatId: String(s.chat.id),
-      title: s.chat.title ?? String(s.chat.id),
-      forum: s.chat.is_forum === true,
-      threadId: s.threadId ?? null,
-    };
-    this.ok(`«${choice.title}» (${choice.chatId})${choice.threadId ? `, topic ${choice.threadId}` : ''}: ${s.how}`);
-    if (choice.forum && s.threadId === undefined) choice.threadId = await this.chooseTopic(choice);
-    return choice;
+    this.io.say(`   Waiting up to ${this.options.timeoutSec} s…`);
+    for (;;) {
+      const seen = await this.wait((u) => {
+        const s = sighting(u, me.id);
+        if (!s) {
+          const message = u.message as { chat?: { type?: string } } | undefined;
+          if (message?.chat?.type === 'private')
+            this.note('a private message to the bot: the chat to set up is a group, add the bot there');
+          return null;
+        }
+        const inLeadsChat = other !== null && String(s.chat.id) === other.chatId;
+        if (inLeadsChat && (s.threadId === undefined || s.threadId === other.threadId)) {
+          if (s.threadId !== undefined)
+            this.note(`that is the leads ${other.threadId ? 'topic' : 'chat'}: the admin chat is another chat or topic`);
+          return null;
+        }
+        const chat = `«${s.chat.title ?? s.chat.id}» (${s.chat.id})`;
+        if (!other && this.options.chat !== null && String(s.chat.id) !== this.options.chat) {
+          this.note(`${chat}: ${s.how}; not the chat of --chat ${this.options.chat}: ignored`);
+          return null;
+        }
+        if (!inLeadsChat && this.options.from !== null && s.by?.id !== this.options.from) {
+          this.note(`${chat}: ${s.how}; not by --from ${this.options.from}: ignored`);
+          return null;
+        }
+        return s;
+      }, other !== null);
+      if (waited(seen) === null) {
+        if (other && seen.kind !== 'failed' && !this.stopped) {
+          this.note('no admin chat: alerts and the digest are only logged (set ADMIN_CHAT_ID later; /stickers_chatid tells it)');
+        } else if (seen.kind === 'timeout') {
+          this.fail(
+            `no group showed up within ${this.options.timeoutSec} s: add the bot to the group (or send /stickers_chatid there) and run setup again`,
+          );
+        }
+        return null;
+      }
+      const s = waited(seen)!;
+      const choice: ChatChoice = {
+        chatId: String(s.chat.id),
+        title: s.chat.title ?? String(s.chat.id),
+        forum: s.chat.is_forum === true,
+        threadId: s.threadId ?? null,
+      };
+      const count = await this.telegram.getChatMemberCount(choice.chatId);
+      const members = count.ok ? `${count.value} member${count.value === 1 ? '' : 's'}` : `members unknown (${count.description})`;
+      const found = `«${choice.title}» (${choice.chatId})${choice.threadId ? `, topic ${choice.threadId}` : ''}: ${members}; ${s.how}`;
+      // A group the operator did not name (--chat, --from) is taken only when they say so: it may be a stranger's.
+      const named = this.options.chat !== null || this.options.from !== null || (other !== null && choice.chatId === other.chatId);
+      if (!named) {
+        this.io.say(`   ${found}`);
+        const what = other ? 'the admin chat' : 'the leads group';
+        const answer = await this.io.ask(`Take it as ${what}? [y/N] `);
+        if (!/^y(es)?$/i.test(answer?.trim() ?? '')) {
+          this.note(`«${choice.title}» not taken: waiting for another group (add the bot to yours, or send /stickers_chatid in it)`);
+          continue;
+        }
+      }
+      this.ok(found);
+      if (choice.forum && s.threadId === undefined) choice.threadId = await this.chooseTopic(choice);
+      return choice;
+    }
   }
 
   /** A forum: the topic is the one a message is written in (General: none). */

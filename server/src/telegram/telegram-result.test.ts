@@ -52,3 +52,16 @@ describe('classifyTelegramError', () => {
     });
   });
 });
+
+describe("a network error's URL in the description (the outbox's last_error, the logs)", () => {
+  it("loses TELEGRAM_API_ROOT's password", () => {
+    const err = new Error(
+      'request to http://apiuser:APIPASSWORD@10.0.0.1:8081/bot1:[REDACTED]/sendMessage failed, reason: connect ECONNREFUSED',
+    );
+    expect(classifyTelegramError(err)).toEqual({
+      ok: false,
+      kind: 'failed',
+      description: 'request to http://apiuser@10.0.0.1:8081/bot1:[REDACTED]/sendMessage failed, reason: connect ECONNREFUSED',
+    });
+  });
+});

@@ -1,3 +1,5 @@
+import { withoutPasswords } from '@stickers/shared';
+
 /**
  * What a Bot API call came to, as a value: the outbox decides on it (retry schedule, flood control, migration,
  * plain-text fallback). Exceptions are for bugs only.
@@ -39,7 +41,8 @@ interface TelegramErrorLike {
 export function classifyTelegramError(err: unknown): TelegramFailure {
   const e = err as TelegramErrorLike;
   const code = e?.response?.error_code;
-  const description = e?.response?.description ?? e?.message ?? String(err);
+  // A network error names the request's URL, with TELEGRAM_API_ROOT's password if it has one: never logged or printed.
+  const description = withoutPasswords(e?.response?.description ?? e?.message ?? String(err));
   const params = e?.response?.parameters;
   if (code === 429) return { ok: false, kind: 'flood', retryAfterSec: params?.retry_after ?? 5, description };
   if (params?.migrate_to_chat_id !== undefined)

@@ -221,6 +221,11 @@ export class TelegramGateway {
     return this.call('getChat', { chat_id: chatId });
   }
 
+  /** How many are in the chat (the CLI's setup shows it before a group is taken). */
+  async getChatMemberCount(chatId: string): Promise<TelegramResult<number>> {
+    return this.call('getChatMemberCount', { chat_id: chatId });
+  }
+
   /**
    * "typing…" in a chat, in a topic when given: the CLI's doctor reaches a topic this way without posting in it
    * (Telegram refuses an unknown or closed topic as it refuses a message).

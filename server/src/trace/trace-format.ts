@@ -1,4 +1,5 @@
 import type { LeadSource } from '@stickers/shared';
+import { terminalSafe } from '../cli/terminal-text';
 import type { ConsentTrace, FallbackTrace, LateTrace, LeadTrace, MissingTrace } from './trace.service';
 
 const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
@@ -47,7 +48,12 @@ function consentLines(consent: ConsentTrace | undefined, indent: string): string
 
 /** The trace as lines a person reads in a terminal. */
 export function formatTrace(trace: LeadTrace | MissingTrace): string {
-  if (!trace.found) return `${trace.key}: ${trace.message}`;
+  return traceLines(trace).map(terminalSafe).join('\n');
+}
+
+/** The lines of the trace, with the values as they are stored (a user name from Telegram, an error's text). */
+function traceLines(trace: LeadTrace | MissingTrace): string[] {
+  if (!trace.found) return [`${trace.key}: ${trace.message}`];
   const { lead } = trace;
   const lines = [
     `request ${trace.key}: ${trace.matched === 'repeat' ? `a repeat of lead #${lead.lead_number}` : `lead #${lead.lead_number}`}`,
@@ -79,5 +85,5 @@ export function formatTrace(trace: LeadTrace | MissingTrace): string {
     lines.push(
       `    ${iso(e.at)} ${e.kind}${e.repeat_request_id ? ` [repeat ${e.repeat_request_id}]` : ''}${e.detail ? `: ${e.detail}` : ''}`,
     );
-  return lines.join('\n');
+  return lines;
 }

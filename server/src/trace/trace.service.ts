@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { LeadSource } from '@stickers/shared';
+import { isUuidV4, type LeadSource } from '@stickers/shared';
 import type { ConsentColumns, LateColumns, SourceColumns } from '../domain/lead';
 import { TraceRepository } from '../repositories/trace.repository';
 
@@ -83,6 +83,11 @@ export const NOT_IN_DATABASE =
   'not in the database: check the fallback channel (a message in the leads group starting with "⚠️ Запасной канал" and this request_id); ' +
   "it may still wait in the landing's spool (LANDING_SPOOL_DIR; the landing replays it once the server takes it)";
 
+/** A key that is neither: what a key looks like (a word such as "hello" is not an unknown request, it is no request). */
+export const NOT_A_KEY =
+  'not a request_id or a lead number: give the request_id the landing or the integration sent (a UUID such as ' +
+  '0f8fad5b-d9cb-469f-a165-70867728950e) or the lead number of its card (42 or #42)';
+
 /**
  * The whole story of a request from the database, without personal data: the lead, its repeats, every publish
  * attempt and notification, status changes, anonymisation. Used by the CLI and `GET /leads/:request_id/trace`.
@@ -100,6 +105,8 @@ export class TraceService {
     if (number) {
       leadId = Number(number[1]);
       matched = 'lead_number';
+    } else if (!isUuidV4(key)) {
+      return { found: false, key: rawKey, message: NOT_A_KEY };
     } else {
       leadId = await this.trace.leadIdOfRequest(key);
       if (leadId === undefined) {

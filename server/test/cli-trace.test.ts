@@ -1,0 +1,60 @@
+/**
+ * `npm run leads -- trace <key>`: what it says of a key that is no key at all, and how it prints values that came from
+ * outside (a user name from Telegram, an error's text) to the operator's terminal.
+ */
+import { formatTrace } from '../src/trace/trace-format';
+import { type LeadTrace, TraceService } from '../src/trace/trace.service';
+import type { TraceRepository } from '../src/repositories/trace.repository';
+
+/** No key of these forms reaches the database: a repository that is never asked. */
+const nothingAsked = new Proxy({} as TraceRepository, {
+  get: (_target, name) => () => Promise.reject(new Error(`the database was asked (${String(name)})`)),
+});
+
+describe('trace: a key that is neither a request_id nor a lead number', () => {
+  it.each(['hello', '42a', '0f8fad5b-d9cb-469f-a165'])('"%s": says what a key looks like', async (key) => {
+    const trace = await new TraceService(nothingAsked).read(key);
+    expect(trace).toEqual({ found: false, key, message: expect.stringMatching(/^not a request_id or a lead number: /) });
+    expect(formatTrace(trace)).toBe(
+      `${key}: not a request_id or a lead number: give the request_id the landing or the integration sent ` +
+        '(a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e) or the lead number of its card (42 or #42)',
+    );
+  });
+});
+
+describe('trace: what came from outside is printed terminal-safe', () => {
+  it('a status changer whose name drives the terminal, and an error with a password in a URL', () => {
+    const trace: LeadTrace = {
+      found: true,
+      key: '7',
+      matched: 'lead_number',
+      lead: {
+        lead_number: 7,
+        request_id: '0f8fad5b-d9cb-469f-a165-70867728950e',
+        created_at: 0,
+        status: 'new',
+        published_at: null,
+        chat_id: null,
+        message_id: null,
+        card_format: null,
+        publish_attempts: 1,
+        last_error: 'request to http://apiuser:APIPASSWORD@10.0.0.1/bot1:[REDACTED]/sendMessage failed',
+        next_attempt_at: 0,
+        reminded_at: null,
+        anonymised_at: null,
+        received_at: null,
+        late: null,
+        fallback: null,
+      },
+      repeats: [],
+      status_history: [{ at: 0, from: 'new', to: 'in_progress', by: '\u001b]0;x\u0007\u001b[2J\u202EМария', user_id: 5 }],
+      events: [],
+    };
+    const lines = formatTrace(trace).split('\n');
+    expect(lines).toContain('    1970-01-01T00:00:00.000Z new → in_progress by \\x1B]0;x\\x07\\x1B[2J\\u202EМария (5)');
+    expect(lines).toContainEqual(
+      expect.stringContaining('last error: request to http://apiuser@10.0.0.1/bot1:[REDACTED]/sendMessage failed'),
+    );
+    for (const line of lines) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]|APIPASSWORD/u);
+  });
+});
