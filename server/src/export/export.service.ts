@@ -48,6 +48,12 @@ export function readSourceParam(raw: unknown): string | null | undefined | typeo
   return raw === NO_SOURCE ? null : raw;
 }
 const SEARCH_MAX = 100;
+/**
+ * A control character (U+0000–U+001F, U+007F–U+009F): nothing a person searches for, and PostgreSQL refuses a NUL in
+ * any text it is given, so `q` holding one is refused (422) before any query.
+ */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+const SEARCH_RULE = `must be a text of at most ${SEARCH_MAX} characters, without control characters`;
 
 /**
  * The inbox's `q`: `#42` or `№42` is a lead number; digits alone are a number or a part of a phone; anything else a
@@ -200,7 +206,7 @@ export class ExportService {
     else if (source !== undefined) out.source = source;
     const q = query.q;
     if (q !== undefined) {
-      if (typeof q !== 'string' || q.length > SEARCH_MAX) problems.q = `must be a text of at most ${SEARCH_MAX} characters`;
+      if (typeof q !== 'string' || q.length > SEARCH_MAX || CONTROL_CHARACTER.test(q)) problems.q = SEARCH_RULE;
       else out.search = parseSearch(q) ?? undefined;
     }
     return out;
