@@ -25,7 +25,10 @@ export interface ExportFilter {
   search?: LeadSearch;
 }
 
-/** How a caller reads leads: the inbox's extra filters, and personal values hidden (LEADS_CARD_PII=0 for the inbox). */
+/**
+ * How a caller reads leads: the inbox's extra filters, and personal values hidden (LEADS_CARD_PII=0 for the inbox):
+ * then none is shown, and the search matches none (parseSearch).
+ */
 export interface ExportOptions {
   /** `source` and `q` are read too (`GET /inbox/api/leads`); `GET /leads` takes neither. */
   inbox?: boolean;
@@ -58,18 +61,24 @@ const SEARCH_RULE = `must be a text of at most ${SEARCH_MAX} characters, without
 /**
  * The inbox's `q`: `#42` or `№42` is a lead number; digits alone are a number or a part of a phone; anything else a
  * part of a name (any case), of a username (without `@`) or of a phone's digits (when it looks like a phone).
+ *
+ * With personal values hidden (`personal: false`, LEADS_CARD_PII=0) it matches only what the viewer sees: `#42`, `№42`
+ * or digits alone are a lead number, anything else a part of the landing's source name (any case) — never a name, a
+ * username or a phone, which a search would otherwise let a viewer rebuild a character at a time.
  */
-export function parseSearch(raw: string): LeadSearch | null {
+export function parseSearch(raw: string, o: { personal: boolean } = { personal: true }): LeadSearch | null {
   const q = raw.trim();
   if (q === '') return null;
+  const none: LeadSearch = { number: null, name: null, username: null, phoneDigits: null, source: null };
   const numbered = /^[#№]\s*(\d{1,15})$/.exec(q);
-  if (numbered) return { number: Number(numbered[1]), name: null, username: null, phoneDigits: null };
-  if (/^\d{1,15}$/.test(q)) return { number: Number(q), name: null, username: null, phoneDigits: q };
+  if (numbered) return { ...none, number: Number(numbered[1]) };
+  if (/^\d{1,15}$/.test(q)) return { ...none, number: Number(q), phoneDigits: o.personal ? q : null };
+  const lower = q.toLowerCase();
+  if (!o.personal) return { ...none, source: lower };
   const digits = q.replace(/\D/g, '');
   const phoneLike = /^[+\d\s().-]+$/.test(q) && digits.length >= 3;
-  const lower = q.toLowerCase();
   return {
-    number: null,
+    ...none,
     name: phoneLike ? null : lower,
     username: phoneLike ? null : lower.replace(/^@/, ''),
     phoneDigits: phoneLike ? digits : null,
@@ -185,7 +194,7 @@ export class ExportService {
 
   /** Reads since, until and status (and for the inbox source and q); throws ExportQueryError with every problem. */
   filter(query: Query, problems: Record<string, string> = {}, options: ExportOptions = {}): ExportFilter {
-    const extra = options.inbox ? this.inboxFilter(query, problems) : {};
+    const extra = options.inbox ? this.inboxFilter(query, problems, options.hidePersonal !== true) : {};
     const since = parseExportTime(query.since);
     const until = parseExportTime(query.until);
     if (since === undefined) problems.since = TIME_RULE;
@@ -199,7 +208,7 @@ export class ExportService {
     return { since: since!, until: until!, status: status as LeadStatus | null, ...extra };
   }
 
-  private inboxFilter(query: Query, problems: Record<string, string>): Pick<ExportFilter, 'source' | 'search'> {
+  private inboxFilter(query: Query, problems: Record<string, string>, personal: boolean): Pick<ExportFilter, 'source' | 'search'> {
     const out: Pick<ExportFilter, 'source' | 'search'> = {};
     const source = readSourceParam(query.source);
     if (source === INVALID_SOURCE) problems.source = SOURCE_RULE;
@@ -207,7 +216,7 @@ export class ExportService {
     const q = query.q;
     if (q !== undefined) {
       if (typeof q !== 'string' || q.length > SEARCH_MAX || CONTROL_CHARACTER.test(q)) problems.q = SEARCH_RULE;
-      else out.search = parseSearch(q) ?? undefined;
+      else out.search = parseSearch(q, { personal }) ?? undefined;
     }
     return out;
   }

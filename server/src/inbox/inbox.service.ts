@@ -80,7 +80,9 @@ export class InboxService {
 
   /** The filter of the CSV (422 for a bad one) and its rows, streamed. */
   async csv(query: Record<string, unknown>): Promise<AsyncGenerator<string>> {
-    const filter: ExportFilter = await answeringInvalidQuery(() => this.exports.filter(query, {}, { inbox: true }));
+    const filter: ExportFilter = await answeringInvalidQuery(() =>
+      this.exports.filter(query, {}, { inbox: true, hidePersonal: this.hidePersonal }),
+    );
     return this.exports.csv(filter, { hidePersonal: this.hidePersonal });
   }
 

@@ -45,13 +45,14 @@ export interface ExportQuery {
 
 /**
  * The inbox's search: a lead matching any of the parts given — its number, a part of its name (any case), a part of
- * its username (stored lower-cased) or of its phone's digits.
+ * its username (stored lower-cased) or of its phone's digits, a part of its landing's source name (any case).
  */
 export interface LeadSearch {
   number: number | null;
   name: string | null;
   username: string | null;
   phoneDigits: string | null;
+  source: string | null;
 }
 
 /** `%part%` for LIKE with `\` as the escape character: the part's own `%`, `_` and `\` match themselves. */
@@ -557,6 +558,7 @@ export class LeadsRepository {
           ...(search.name !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.name', search.name)] : []),
           ...(search.username !== null ? [eb('l.telegram_key', 'like', sql<string>`${contains(search.username)} escape '\\'`)] : []),
           ...(search.phoneDigits !== null ? [eb('l.phone', 'like', `%${search.phoneDigits}%`)] : []),
+          ...(search.source !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.source_landing', search.source)] : []),
         ]),
       );
     }
