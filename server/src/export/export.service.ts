@@ -6,7 +6,7 @@ import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
-import { LeadsRepository, type ExportRow, type LeadSearch } from '../repositories/leads.repository';
+import { LeadsRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
 import { decodeCursor, encodeCursor, parseExportTime } from './export-query';
 
@@ -23,6 +23,8 @@ export interface ExportFilter {
   /** The inbox's filters (ExportOptions.inbox): the source (null: leads without one) and the search. */
   source?: string | null;
   search?: LeadSearch;
+  /** The inbox viewer's leads (ExportOptions.scope); undefined: every lead. */
+  scope?: LeadScope;
 }
 
 /**
@@ -33,6 +35,8 @@ export interface ExportOptions {
   /** `source` and `q` are read too (`GET /inbox/api/leads`); `GET /leads` takes neither. */
   inbox?: boolean;
   hidePersonal?: boolean;
+  /** Only the leads an inbox viewer may see; null or absent: every lead. */
+  scope?: LeadScope | null;
 }
 
 /** `source=none`: the leads that came without a source. */
@@ -205,7 +209,8 @@ export class ExportService {
       problems.status = `must be one of ${LEAD_STATUSES.join(', ')}`;
     if (typeof since === 'number' && typeof until === 'number' && since >= until) problems.until = 'must be after since';
     if (Object.keys(problems).length > 0) throw new ExportQueryError(problems);
-    return { since: since!, until: until!, status: status as LeadStatus | null, ...extra };
+    const scope = options.scope ? { scope: options.scope } : {};
+    return { since: since!, until: until!, status: status as LeadStatus | null, ...extra, ...scope };
   }
 
   private inboxFilter(query: Query, problems: Record<string, string>, personal: boolean): Pick<ExportFilter, 'source' | 'search'> {
@@ -243,10 +248,21 @@ export class ExportService {
     return { leads: page.map((r) => toJson(r, hide)), next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
   }
 
-  /** One lead as `GET /leads` shows it (the inbox's lead page), or null when there is none of that number. */
-  async lead(leadNumber: number, options: Pick<ExportOptions, 'hidePersonal'> = {}): Promise<ExportedLead | null> {
-    const [row] = await this.leads.exportPage({ since: null, until: null, status: null, beforeId: leadNumber + 1, limit: 1 });
-    return row?.id === leadNumber ? toJson(row, options.hidePersonal === true) : null;
+  /**
+   * One lead as `GET /leads` shows it (the inbox's lead page), or null when there is none of that number (or none
+   * the scope lets the viewer see).
+   */
+  async lead(leadNumber: number, options: Pick<ExportOptions, 'hidePersonal' | 'scope'> = {}): Promise<ExportedLead | null> {
+    const [row] = await this.leads.exportPage({
+      since: null,
+      until: null,
+      status: null,
+      beforeId: null,
+      id: leadNumber,
+      limit: 1,
+      ...(options.scope ? { scope: options.scope } : {}),
+    });
+    return row ? toJson(row, options.hidePersonal === true) : null;
   }
 
   /** The CSV, row by row (BOM and header first), read from the database a page at a time. */
