@@ -1,3 +1,4 @@
+import { setImmediate as nextTurnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -9,10 +10,15 @@ import { withoutPersonal } from '../domain/personal-fields';
 import { LeadsRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
 import { decodeCursor, encodeCursor, parseExportTime } from './export-query';
+import { Turns } from './export-turns';
 
 export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
 const CSV_PAGE = 200;
+/** How many CSV exports read the database at once; more wait their turn (Turns). */
+export const EXPORTS_AT_ONCE = 2;
+/** How many inbox searches (`q`) read the database at once; more wait their turn. */
+export const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The filters of `GET /leads` and `GET /leads/export.csv`, checked. */
@@ -178,6 +184,8 @@ export { encodeCursor };
 @Injectable()
 export class ExportService {
   private readonly local: Intl.DateTimeFormat;
+  private readonly turns = new Turns(EXPORTS_AT_ONCE);
+  private readonly searchTurns = new Turns(SEARCHES_AT_ONCE);
 
   constructor(
     @Inject(SERVER_CONFIG) config: ServerConfig,
@@ -241,7 +249,9 @@ export class ExportService {
       else beforeId = id;
     }
     const filter = this.filter(query, problems, options);
-    const rows = await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
+    const rows = filter.search
+      ? await this.searching(() => this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 }))
+      : await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const hide = options.hidePersonal === true;
@@ -265,16 +275,54 @@ export class ExportService {
     return row ? toJson(row, options.hidePersonal === true) : null;
   }
 
-  /** The CSV, row by row (BOM and header first), read from the database a page at a time. */
+  /**
+   * The CSV, row by row (BOM and header first), read from the database a page at a time. On SQLite a page is read
+   * synchronously, so between two pages the export gives the event loop a turn (`setImmediate`): requests beside it
+   * (POST /leads, /health) are answered while it runs instead of after it. At most EXPORTS_AT_ONCE exports read at
+   * once (a turn held for the whole run; the others wait their turn before their first row), so many exports at
+   * once cannot stack their pages between two turns of the loop either.
+   */
   async *csv(filter: ExportFilter, options: Pick<ExportOptions, 'hidePersonal'> = {}): AsyncGenerator<string> {
-    yield CSV_BOM + csvRow(CSV_COLUMNS);
-    let beforeId: number | null = null;
-    for (;;) {
-      const rows = await this.leads.exportPage({ ...filter, beforeId, limit: CSV_PAGE });
-      for (const row of rows) yield this.csvLine(options.hidePersonal ? withoutPersonal(row) : row);
-      if (rows.length < CSV_PAGE) return;
-      beforeId = rows[rows.length - 1].id;
+    const done = await this.turns.take();
+    try {
+      yield CSV_BOM + csvRow(CSV_COLUMNS);
+      let beforeId: number | null = null;
+      for (;;) {
+        const rows = await this.leads.exportPage({ ...filter, beforeId, limit: CSV_PAGE });
+        for (const row of rows) yield this.csvLine(options.hidePersonal ? withoutPersonal(row) : row);
+        if (rows.length < CSV_PAGE) return;
+        beforeId = rows[rows.length - 1].id;
+        await nextTurnOfTheLoop();
+      }
+    } finally {
+      done();
     }
+  }
+
+  /**
+   * A search's read (the inbox's `q`): a part of a name, username or phone matches no index, so a search that finds
+   * little reads the whole table — synchronously on SQLite. One search reads at a time (SEARCHES_AT_ONCE), each after
+   * a turn of the event loop, so searches at once run one per turn of the loop instead of back to back, and a POST
+   * /leads beside them waits for one search at most.
+   */
+  private async searching<T>(read: () => Promise<T>): Promise<T> {
+    const done = await this.searchTurns.take();
+    try {
+      await nextTurnOfTheLoop();
+      return await read();
+    } finally {
+      done();
+    }
+  }
+
+  /** How many searches read now and how many wait their turn. */
+  get searchTurnsState(): { held: number; waiting: number } {
+    return this.searchTurns.state;
+  }
+
+  /** How many exports read now and how many wait their turn. */
+  get exportTurns(): { held: number; waiting: number } {
+    return this.turns.state;
   }
 
   /** The CSV of the leads created in the last `days` days, whole (for the bot's document), and how many rows. */
