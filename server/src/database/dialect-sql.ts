@@ -68,3 +68,14 @@ export function containsAnyCase(db: Kysely<unknown>, column: string, part: strin
   if (dialectOf(db) === 'sqlite') return sql<SqlBool>`unicode_lower(${sql.ref(column)}) like ${likeContains(part)} escape '\\'`;
   return sql<SqlBool>`${sql.ref(column)} ~ ${anyCasePattern(part)}`;
 }
+
+/**
+ * A case-insensitive "is one of" on a text column, `values` lower-cased already (false for none): SQLite's
+ * `unicode_lower(column) in (…)`; PostgreSQL's anchored regular expression with both cases of each letter, as
+ * containsAnyCase, for the same reason (its `lower` folds only ASCII under the C locale).
+ */
+export function equalsAnyCase(db: Kysely<unknown>, column: string, values: readonly string[]): RawBuilder<SqlBool> {
+  if (values.length === 0) return sql<SqlBool>`1 = 0`;
+  if (dialectOf(db) === 'sqlite') return sql<SqlBool>`unicode_lower(${sql.ref(column)}) in (${sql.join(values)})`;
+  return sql<SqlBool>`${sql.ref(column)} ~ ${`^(?:${values.map(anyCasePattern).join('|')})$`}`;
+}

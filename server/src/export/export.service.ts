@@ -1,3 +1,4 @@
+import { setImmediate as nextTurnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -6,13 +7,18 @@ import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
-import { LeadsRepository, type ExportRow, type LeadSearch } from '../repositories/leads.repository';
+import { LeadsRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
 import { decodeCursor, encodeCursor, parseExportTime } from './export-query';
+import { Turns } from './export-turns';
 
 export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
 const CSV_PAGE = 200;
+/** How many CSV exports read the database at once; more wait their turn (Turns). */
+export const EXPORTS_AT_ONCE = 2;
+/** How many inbox searches (`q`) read the database at once; more wait their turn. */
+export const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The filters of `GET /leads` and `GET /leads/export.csv`, checked. */
@@ -23,13 +29,20 @@ export interface ExportFilter {
   /** The inbox's filters (ExportOptions.inbox): the source (null: leads without one) and the search. */
   source?: string | null;
   search?: LeadSearch;
+  /** The inbox viewer's leads (ExportOptions.scope); undefined: every lead. */
+  scope?: LeadScope;
 }
 
-/** How a caller reads leads: the inbox's extra filters, and personal values hidden (LEADS_CARD_PII=0 for the inbox). */
+/**
+ * How a caller reads leads: the inbox's extra filters, and personal values hidden (LEADS_CARD_PII=0 for the inbox):
+ * then none is shown, and the search matches none (parseSearch).
+ */
 export interface ExportOptions {
   /** `source` and `q` are read too (`GET /inbox/api/leads`); `GET /leads` takes neither. */
   inbox?: boolean;
   hidePersonal?: boolean;
+  /** Only the leads an inbox viewer may see; null or absent: every lead. */
+  scope?: LeadScope | null;
 }
 
 /** `source=none`: the leads that came without a source. */
@@ -48,22 +61,34 @@ export function readSourceParam(raw: unknown): string | null | undefined | typeo
   return raw === NO_SOURCE ? null : raw;
 }
 const SEARCH_MAX = 100;
+/**
+ * A control character (U+0000–U+001F, U+007F–U+009F): nothing a person searches for, and PostgreSQL refuses a NUL in
+ * any text it is given, so `q` holding one is refused (422) before any query.
+ */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+const SEARCH_RULE = `must be a text of at most ${SEARCH_MAX} characters, without control characters`;
 
 /**
  * The inbox's `q`: `#42` or `№42` is a lead number; digits alone are a number or a part of a phone; anything else a
  * part of a name (any case), of a username (without `@`) or of a phone's digits (when it looks like a phone).
+ *
+ * With personal values hidden (`personal: false`, LEADS_CARD_PII=0) it matches only what the viewer sees: `#42`, `№42`
+ * or digits alone are a lead number, anything else a part of the landing's source name (any case) — never a name, a
+ * username or a phone, which a search would otherwise let a viewer rebuild a character at a time.
  */
-export function parseSearch(raw: string): LeadSearch | null {
+export function parseSearch(raw: string, o: { personal: boolean } = { personal: true }): LeadSearch | null {
   const q = raw.trim();
   if (q === '') return null;
+  const none: LeadSearch = { number: null, name: null, username: null, phoneDigits: null, source: null };
   const numbered = /^[#№]\s*(\d{1,15})$/.exec(q);
-  if (numbered) return { number: Number(numbered[1]), name: null, username: null, phoneDigits: null };
-  if (/^\d{1,15}$/.test(q)) return { number: Number(q), name: null, username: null, phoneDigits: q };
+  if (numbered) return { ...none, number: Number(numbered[1]) };
+  if (/^\d{1,15}$/.test(q)) return { ...none, number: Number(q), phoneDigits: o.personal ? q : null };
+  const lower = q.toLowerCase();
+  if (!o.personal) return { ...none, source: lower };
   const digits = q.replace(/\D/g, '');
   const phoneLike = /^[+\d\s().-]+$/.test(q) && digits.length >= 3;
-  const lower = q.toLowerCase();
   return {
-    number: null,
+    ...none,
     name: phoneLike ? null : lower,
     username: phoneLike ? null : lower.replace(/^@/, ''),
     phoneDigits: phoneLike ? digits : null,
@@ -159,6 +184,8 @@ export { encodeCursor };
 @Injectable()
 export class ExportService {
   private readonly local: Intl.DateTimeFormat;
+  private readonly turns = new Turns(EXPORTS_AT_ONCE);
+  private readonly searchTurns = new Turns(SEARCHES_AT_ONCE);
 
   constructor(
     @Inject(SERVER_CONFIG) config: ServerConfig,
@@ -179,7 +206,7 @@ export class ExportService {
 
   /** Reads since, until and status (and for the inbox source and q); throws ExportQueryError with every problem. */
   filter(query: Query, problems: Record<string, string> = {}, options: ExportOptions = {}): ExportFilter {
-    const extra = options.inbox ? this.inboxFilter(query, problems) : {};
+    const extra = options.inbox ? this.inboxFilter(query, problems, options.hidePersonal !== true) : {};
     const since = parseExportTime(query.since);
     const until = parseExportTime(query.until);
     if (since === undefined) problems.since = TIME_RULE;
@@ -190,18 +217,19 @@ export class ExportService {
       problems.status = `must be one of ${LEAD_STATUSES.join(', ')}`;
     if (typeof since === 'number' && typeof until === 'number' && since >= until) problems.until = 'must be after since';
     if (Object.keys(problems).length > 0) throw new ExportQueryError(problems);
-    return { since: since!, until: until!, status: status as LeadStatus | null, ...extra };
+    const scope = options.scope ? { scope: options.scope } : {};
+    return { since: since!, until: until!, status: status as LeadStatus | null, ...extra, ...scope };
   }
 
-  private inboxFilter(query: Query, problems: Record<string, string>): Pick<ExportFilter, 'source' | 'search'> {
+  private inboxFilter(query: Query, problems: Record<string, string>, personal: boolean): Pick<ExportFilter, 'source' | 'search'> {
     const out: Pick<ExportFilter, 'source' | 'search'> = {};
     const source = readSourceParam(query.source);
     if (source === INVALID_SOURCE) problems.source = SOURCE_RULE;
     else if (source !== undefined) out.source = source;
     const q = query.q;
     if (q !== undefined) {
-      if (typeof q !== 'string' || q.length > SEARCH_MAX) problems.q = `must be a text of at most ${SEARCH_MAX} characters`;
-      else out.search = parseSearch(q) ?? undefined;
+      if (typeof q !== 'string' || q.length > SEARCH_MAX || CONTROL_CHARACTER.test(q)) problems.q = SEARCH_RULE;
+      else out.search = parseSearch(q, { personal }) ?? undefined;
     }
     return out;
   }
@@ -221,29 +249,80 @@ export class ExportService {
       else beforeId = id;
     }
     const filter = this.filter(query, problems, options);
-    const rows = await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
+    const rows = filter.search
+      ? await this.searching(() => this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 }))
+      : await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const hide = options.hidePersonal === true;
     return { leads: page.map((r) => toJson(r, hide)), next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
   }
 
-  /** One lead as `GET /leads` shows it (the inbox's lead page), or null when there is none of that number. */
-  async lead(leadNumber: number, options: Pick<ExportOptions, 'hidePersonal'> = {}): Promise<ExportedLead | null> {
-    const [row] = await this.leads.exportPage({ since: null, until: null, status: null, beforeId: leadNumber + 1, limit: 1 });
-    return row?.id === leadNumber ? toJson(row, options.hidePersonal === true) : null;
+  /**
+   * One lead as `GET /leads` shows it (the inbox's lead page), or null when there is none of that number (or none
+   * the scope lets the viewer see).
+   */
+  async lead(leadNumber: number, options: Pick<ExportOptions, 'hidePersonal' | 'scope'> = {}): Promise<ExportedLead | null> {
+    const [row] = await this.leads.exportPage({
+      since: null,
+      until: null,
+      status: null,
+      beforeId: null,
+      id: leadNumber,
+      limit: 1,
+      ...(options.scope ? { scope: options.scope } : {}),
+    });
+    return row ? toJson(row, options.hidePersonal === true) : null;
   }
 
-  /** The CSV, row by row (BOM and header first), read from the database a page at a time. */
+  /**
+   * The CSV, row by row (BOM and header first), read from the database a page at a time. On SQLite a page is read
+   * synchronously, so between two pages the export gives the event loop a turn (`setImmediate`): requests beside it
+   * (POST /leads, /health) are answered while it runs instead of after it. At most EXPORTS_AT_ONCE exports read at
+   * once (a turn held for the whole run; the others wait their turn before their first row), so many exports at
+   * once cannot stack their pages between two turns of the loop either.
+   */
   async *csv(filter: ExportFilter, options: Pick<ExportOptions, 'hidePersonal'> = {}): AsyncGenerator<string> {
-    yield CSV_BOM + csvRow(CSV_COLUMNS);
-    let beforeId: number | null = null;
-    for (;;) {
-      const rows = await this.leads.exportPage({ ...filter, beforeId, limit: CSV_PAGE });
-      for (const row of rows) yield this.csvLine(options.hidePersonal ? withoutPersonal(row) : row);
-      if (rows.length < CSV_PAGE) return;
-      beforeId = rows[rows.length - 1].id;
+    const done = await this.turns.take();
+    try {
+      yield CSV_BOM + csvRow(CSV_COLUMNS);
+      let beforeId: number | null = null;
+      for (;;) {
+        const rows = await this.leads.exportPage({ ...filter, beforeId, limit: CSV_PAGE });
+        for (const row of rows) yield this.csvLine(options.hidePersonal ? withoutPersonal(row) : row);
+        if (rows.length < CSV_PAGE) return;
+        beforeId = rows[rows.length - 1].id;
+        await nextTurnOfTheLoop();
+      }
+    } finally {
+      done();
     }
+  }
+
+  /**
+   * A search's read (the inbox's `q`): a part of a name, username or phone matches no index, so a search that finds
+   * little reads the whole table — synchronously on SQLite. One search reads at a time (SEARCHES_AT_ONCE), each after
+   * a turn of the event loop, so searches at once run one per turn of the loop instead of back to back, and a POST
+   * /leads beside them waits for one search at most.
+   */
+  private async searching<T>(read: () => Promise<T>): Promise<T> {
+    const done = await this.searchTurns.take();
+    try {
+      await nextTurnOfTheLoop();
+      return await read();
+    } finally {
+      done();
+    }
+  }
+
+  /** How many searches read now and how many wait their turn. */
+  get searchTurnsState(): { held: number; waiting: number } {
+    return this.searchTurns.state;
+  }
+
+  /** How many exports read now and how many wait their turn. */
+  get exportTurns(): { held: number; waiting: number } {
+    return this.turns.state;
   }
 
   /** The CSV of the leads created in the last `days` days, whole (for the bot's document), and how many rows. */

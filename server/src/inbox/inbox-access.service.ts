@@ -4,6 +4,7 @@ import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import type { LeadScope } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
 /** The Telegram user the launch data names (the fields the inbox shows). */
@@ -15,10 +16,15 @@ export interface InboxUser {
   language_code: string | null;
 }
 
-/** Who is asking, once let in: the user and whether they are a manager (erasure, and status changes with a manager list). */
+/**
+ * Who is asking, once let in: the user, whether they are a manager (erasure, and status changes with a manager list),
+ * and whose leads they see and act on: null for every lead (a user in LEADS_MANAGER_IDS), else the leads of the chats
+ * they are a member of.
+ */
 export interface InboxViewer {
   user: InboxUser;
   manager: boolean;
+  scope: LeadScope | null;
 }
 
 /** What the launch data of a request came to. */
@@ -31,9 +37,12 @@ export type LaunchCheck =
 /** Who may enter: `forbidden` (neither a manager nor a member), or `unknown` (Telegram could not say). */
 export type AccessDecision = { ok: true; viewer: InboxViewer } | { ok: false; why: 'forbidden' | 'unknown' };
 
-/** What getChatMember said of a user, for the cache: a member of some leads chat; an administrator of the main one. */
+/**
+ * What getChatMember said of a user, for the cache: the leads chats they are a member of (none: not let in); an
+ * administrator of the main one.
+ */
 interface Membership {
-  member: boolean;
+  chats: ReadonlySet<string>;
   admin: boolean;
   until: number;
 }
@@ -94,12 +103,29 @@ export class InboxAccessService {
   /** A manager, or a member of a leads chat; Telegram asked at most once per LEADS_INBOX_MEMBER_CACHE_S per user. */
   async decide(user: InboxUser): Promise<AccessDecision> {
     const managers = this.config.telegram.managerIds;
-    if (managers?.includes(user.id)) return { ok: true, viewer: { user, manager: true } };
+    if (managers?.includes(user.id)) return { ok: true, viewer: { user, manager: true, scope: null } };
     const membership = await this.membership(user.id);
     if (membership === null) return { ok: false, why: 'unknown' };
-    if (!membership.member) return { ok: false, why: 'forbidden' };
+    if (membership.chats.size === 0) return { ok: false, why: 'forbidden' };
     // The manager rule of /stickers_forget: the list when set, else an administrator of the leads chat.
-    return { ok: true, viewer: { user, manager: managers === null && membership.admin } };
+    const manager = managers === null && membership.admin;
+    return { ok: true, viewer: { user, manager, scope: await this.scopeOf(membership.chats) } };
+  }
+
+  /**
+   * The leads of the chats a member is in: those whose card went there, and those without a card yet whose source's
+   * route (LEADS_ROUTES; none: LEADS_CHAT_ID) sends it there — the chat the outbox will publish it to.
+   */
+  private async scopeOf(chats: ReadonlySet<string>): Promise<LeadScope> {
+    const routes = this.config.telegram.routes;
+    const routedSources: string[] = [];
+    for (const route of routes) {
+      const target = await this.chats.cardTarget({ source_landing: route.source });
+      if (target && chats.has(target.chatId)) routedSources.push(route.source.toLowerCase());
+    }
+    const main = await this.chats.leadsChatId();
+    const unrouted = main !== null && chats.has(main) ? { routed: routes.map((r) => r.source.toLowerCase()) } : null;
+    return { chats: [...chats], routedSources, unrouted };
   }
 
   private async membership(userId: number): Promise<Membership | null> {
@@ -107,7 +133,7 @@ export class InboxAccessService {
     const cached = this.memberships.get(userId);
     if (cached && cached.until > now) return cached;
     const main = await this.chats.leadsChatId();
-    let member = false;
+    const memberOf = new Set<string>();
     let admin = false;
     let unknown = false;
     for (const chatId of await this.chats.leadsChats()) {
@@ -121,12 +147,13 @@ export class InboxAccessService {
       }
       const { status } = answer.value;
       const isMember = MEMBER_STATUSES.has(status) || (status === 'restricted' && answer.value.is_member === true);
-      member ||= isMember;
+      if (isMember) memberOf.add(chatId);
       if (chatId === main && ADMIN_STATUSES.has(status)) admin = true;
     }
-    // A member is let in even when another chat did not answer; a "no" counts only when every chat answered.
-    if (!member && unknown) return null;
-    const membership = { member, admin, until: now + this.config.inbox.memberCacheSec * 1000 };
+    // A member is let in even when another chat did not answer (seeing the leads of the chats that said so); a "no"
+    // counts only when every chat answered.
+    if (memberOf.size === 0 && unknown) return null;
+    const membership = { chats: memberOf, admin, until: now + this.config.inbox.memberCacheSec * 1000 };
     this.memberships.set(userId, membership);
     if (this.memberships.size > 10_000) this.memberships.delete(this.memberships.keys().next().value!);
     return membership;

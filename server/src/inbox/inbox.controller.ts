@@ -21,6 +21,9 @@ import type { InboxViewer } from './inbox-access.service';
 import { InboxAuthGuard, Viewer } from './inbox-auth.guard';
 import { InboxService } from './inbox.service';
 
+/** A lead a viewer may not see is answered as one that does not exist. */
+const NOT_FOUND_DESCRIPTION = "No such lead, or none of the viewer's chats has it (LEADS_ROUTES)";
+
 /**
  * The inbox's API (`/inbox/api/*`), for the Mini App at `/inbox`: every route behind InboxAuthGuard (the launch data,
  * then who the user is), every answer `Cache-Control: no-store` (InboxModule's middleware). Thin: InboxService decides.
@@ -58,14 +61,16 @@ export class InboxController {
   @ApiOperation({
     operationId: 'inboxListLeads',
     summary: 'Leads, newest first, a page at a time: the filters and paging of GET /leads, plus source and q',
-    description: 'Personal values are null where LEADS_CARD_PII=0 hides them on the card.',
+    description:
+      'Only the leads of the chats the viewer is a member of (every lead for LEADS_MANAGER_IDS). Personal values are ' +
+      'null where LEADS_CARD_PII=0 hides them on the card, and q then matches only the lead number and the source.',
   })
   @ApiPageQuery()
   @ApiInboxFilters()
   @ApiOkResponse({ type: LeadsPageDto })
   @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
-  list(@Query() query: Record<string, unknown>) {
-    return this.inbox.list(query);
+  list(@Viewer() viewer: InboxViewer, @Query() query: Record<string, unknown>) {
+    return this.inbox.list(viewer, query);
   }
 
   @Get('leads.csv')
@@ -78,8 +83,8 @@ export class InboxController {
   @ApiInboxFilters()
   @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
   @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
-  async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
-    const rows = await this.inbox.csv(query);
+  async csv(@Viewer() viewer: InboxViewer, @Query() query: Record<string, unknown>): Promise<StreamableFile> {
+    const rows = await this.inbox.csv(viewer, query);
     return new StreamableFile(Readable.from(rows), { type: 'text/csv; charset=utf-8', disposition: 'attachment; filename="leads.csv"' });
   }
 
@@ -100,8 +105,8 @@ export class InboxController {
   })
   @ApiOkResponse({ type: InboxChartsDto })
   @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
-  charts(@Query() query: Record<string, unknown>) {
-    return this.inbox.charts(query);
+  charts(@Viewer() viewer: InboxViewer, @Query() query: Record<string, unknown>) {
+    return this.inbox.charts(viewer, query);
   }
 
   @Get('leads/:number')
@@ -111,9 +116,9 @@ export class InboxController {
   })
   @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
   @ApiOkResponse({ type: InboxLeadPageDto })
-  @ApiResponse({ status: 404, description: 'No such lead', ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
-  lead(@Param('number') number: string) {
-    return this.inbox.lead(number);
+  @ApiResponse({ status: 404, description: NOT_FOUND_DESCRIPTION, ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  lead(@Viewer() viewer: InboxViewer, @Param('number') number: string) {
+    return this.inbox.lead(viewer, number);
   }
 
   @Post('leads/:number/status')
@@ -125,7 +130,7 @@ export class InboxController {
   @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
   @ApiBody({ type: InboxStatusBodyDto })
   @ApiOkResponse({ type: InboxLeadAnswerDto })
-  @ApiResponse({ status: 404, description: 'No such lead', ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  @ApiResponse({ status: 404, description: NOT_FOUND_DESCRIPTION, ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
   @ApiResponse({
     status: 409,
     description: 'The status is no longer `expected`, or the lead is anonymised',
@@ -147,7 +152,7 @@ export class InboxController {
   @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
   @ApiBody({ type: InboxEraseBodyDto })
   @ApiOkResponse({ type: InboxLeadAnswerDto })
-  @ApiResponse({ status: 404, description: 'No such lead', ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  @ApiResponse({ status: 404, description: NOT_FOUND_DESCRIPTION, ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
   @ApiResponse({ status: 413, description: 'A body over 16 KB', ...jsonContent(INBOX_REFUSAL_SCHEMAS.tooLarge) })
   @ApiResponse({ status: 422, description: 'Not confirmed, or not a JSON object', ...jsonContent(INBOX_REFUSAL_SCHEMAS.invalidBody) })
   erase(@Viewer() viewer: InboxViewer, @Param('number') number: string, @JsonBody() body: Record<string, unknown>) {

@@ -69,26 +69,38 @@ export class InboxService {
     };
   }
 
-  list(query: Record<string, unknown>): Promise<ExportPage> {
-    return answeringInvalidQuery(() => this.exports.page(query, { inbox: true, hidePersonal: this.hidePersonal }));
+  /** How the export reads leads for this viewer: the inbox's filters, their scope, personal values as the card shows them. */
+  private readAs(viewer: InboxViewer) {
+    return { inbox: true, hidePersonal: this.hidePersonal, scope: viewer.scope };
   }
 
-  /** The charts of the last 30 days, of one source if asked (422 for a bad one). */
-  charts(query: Record<string, unknown>): Promise<InboxCharts> {
-    return answeringInvalidQuery(() => this.chartsService.inbox(query));
+  list(viewer: InboxViewer, query: Record<string, unknown>): Promise<ExportPage> {
+    return answeringInvalidQuery(() => this.exports.page(query, this.readAs(viewer)));
   }
 
-  /** The filter of the CSV (422 for a bad one) and its rows, streamed. */
-  async csv(query: Record<string, unknown>): Promise<AsyncGenerator<string>> {
-    const filter: ExportFilter = await answeringInvalidQuery(() => this.exports.filter(query, {}, { inbox: true }));
+  /** The charts of the last 30 days of the viewer's leads, of one source if asked (422 for a bad one). */
+  charts(viewer: InboxViewer, query: Record<string, unknown>): Promise<InboxCharts> {
+    return answeringInvalidQuery(() => this.chartsService.inbox(query, viewer.scope));
+  }
+
+  /** The filter of the CSV (422 for a bad one) and its rows of the viewer's leads, streamed. */
+  async csv(viewer: InboxViewer, query: Record<string, unknown>): Promise<AsyncGenerator<string>> {
+    const filter: ExportFilter = await answeringInvalidQuery(() => this.exports.filter(query, {}, this.readAs(viewer)));
     return this.exports.csv(filter, { hidePersonal: this.hidePersonal });
   }
 
-  async lead(rawNumber: string): Promise<InboxLeadPage> {
+  /** The lead as the viewer may see it; 404 for none of that number, or one outside the viewer's chats. */
+  private async visibleLead(viewer: InboxViewer, leadNumber: number): Promise<ExportedLead> {
+    const lead = await this.exports.lead(leadNumber, this.readAs(viewer));
+    if (!lead) throw notFound();
+    return lead;
+  }
+
+  async lead(viewer: InboxViewer, rawNumber: string): Promise<InboxLeadPage> {
     const leadNumber = parseLeadNumber(rawNumber);
-    const lead = await this.exports.lead(leadNumber, { hidePersonal: this.hidePersonal });
+    const lead = await this.visibleLead(viewer, leadNumber);
     const trace = await this.traces.read(String(leadNumber));
-    if (!lead || !trace.found) throw notFound();
+    if (!trace.found) throw notFound();
     return {
       lead,
       repeats: trace.repeats.map((r) => ({ at: iso(r.created_at) })),
@@ -106,6 +118,7 @@ export class InboxService {
     if (typeof body.status !== 'string' || !isLeadStatus(body.status)) errors.status = statusRule;
     if (typeof body.expected !== 'string' || !isLeadStatus(body.expected)) errors.expected = `${statusRule} (the status shown)`;
     if (Object.keys(errors).length > 0) throw invalidBody(errors);
+    await this.visibleLead(viewer, leadNumber);
     const [to, expected] = [body.status as LeadStatus, body.expected as LeadStatus];
     const outcome = await this.statuses.set({
       leadId: leadNumber,
@@ -128,7 +141,7 @@ export class InboxService {
       case 'changed':
         if (outcome.card !== 'shown')
           this.logger.log({ msg: 'inbox status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
-        return { lead: (await this.exports.lead(leadNumber, { hidePersonal: this.hidePersonal }))! };
+        return { lead: await this.visibleLead(viewer, leadNumber) };
     }
   }
 
@@ -137,10 +150,11 @@ export class InboxService {
     const leadNumber = parseLeadNumber(rawNumber);
     if (!viewer.manager) throw fail(403, { error: 'forbidden' });
     if (body.confirm !== true) throw invalidBody({ confirm: 'must be true: erasure cannot be undone' });
+    await this.visibleLead(viewer, leadNumber);
     const result = await this.anonymisation.forget(leadNumber);
     if (result === 'unknown') throw notFound();
     this.logger.log({ msg: 'inbox erasure', lead_number: leadNumber, user_id: viewer.user.id, result });
-    return { lead: (await this.exports.lead(leadNumber, { hidePersonal: this.hidePersonal }))! };
+    return { lead: await this.visibleLead(viewer, leadNumber) };
   }
 }
 

@@ -5,12 +5,15 @@ import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { inLeadScope, type LeadScope } from './leads.repository';
 
 /** The leads a chart counts: created in [since, until), of one landing's source (null: none) or of any (undefined). */
 export interface ChartWindow {
   since: number;
   until: number;
   source?: string | null;
+  /** The inbox viewer's leads; undefined: every lead (the digest). */
+  scope?: LeadScope;
 }
 
 /** Quarter hours: every time zone's offset is a whole number of them, so any local day is a run of whole quarters. */
@@ -40,6 +43,7 @@ export class ChartsRepository {
         eb('l.created_at', '>=', w.since),
         eb('l.created_at', '<', w.until),
         ...(w.source === undefined ? [] : [eb('l.source_landing', w.source === null ? 'is' : '=', w.source)]),
+        ...(w.scope === undefined ? [] : [inLeadScope(this.db as unknown as Kysely<unknown>, w.scope)(eb)]),
       ]);
   }
 

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
 import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import { containsAnyCase } from '../database/dialect-sql';
+import { containsAnyCase, equalsAnyCase } from '../database/dialect-sql';
+import type { Database } from '../database/schema';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { erasedChanges, erasedLeadColumns, erasedRepeatColumns, SOURCE_COLUMNS } from '../domain/personal-fields';
@@ -41,17 +42,55 @@ export interface ExportQuery {
   source?: string | null;
   /** The inbox's search; undefined for none. */
   search?: LeadSearch;
+  /** The inbox viewer's leads; undefined: every lead. */
+  scope?: LeadScope;
+  /** Only the lead of this number (a lead's page); undefined: any. */
+  id?: number;
+}
+
+/**
+ * The leads an inbox viewer may see (docs/api.md, "whose leads"): those whose card went to one of `chats`, and those
+ * without a card yet that their source's route (LEADS_ROUTES) sends to one of them. The repository applies it; the
+ * inbox's access service decides it from the viewer's memberships and the routes.
+ */
+export interface LeadScope {
+  /** The leads chats the viewer is a member of (ids as they are now). */
+  chats: readonly string[];
+  /** Leads without a card yet whose source (lower-cased) is one of these go to one of `chats`. */
+  routedSources: readonly string[];
+  /** Leads without a card yet whose source no route names (or that have none) go to one of `chats`: null if not. */
+  unrouted: { routed: readonly string[] } | null;
+}
+
+type ScopedLeads = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
+
+/** The condition of a LeadScope on `leads as l` (docs/api.md, "whose leads"). */
+export function inLeadScope(db: Kysely<unknown>, scope: LeadScope) {
+  return (eb: ScopedLeads) => {
+    const unpublished = [
+      ...(scope.routedSources.length > 0 ? [equalsAnyCase(db, 'l.source_landing', scope.routedSources)] : []),
+      ...(scope.unrouted
+        ? [eb.or([eb('l.source_landing', 'is', null), eb.not(equalsAnyCase(db, 'l.source_landing', scope.unrouted.routed))])]
+        : []),
+    ];
+    return eb.or([
+      ...(scope.chats.length > 0 ? [eb('l.chat_id', 'in', [...scope.chats])] : []),
+      ...(unpublished.length > 0 ? [eb.and([eb('l.chat_id', 'is', null), eb.or(unpublished)])] : []),
+      sql<SqlBool>`1 = 0`,
+    ]);
+  };
 }
 
 /**
  * The inbox's search: a lead matching any of the parts given — its number, a part of its name (any case), a part of
- * its username (stored lower-cased) or of its phone's digits.
+ * its username (stored lower-cased) or of its phone's digits, a part of its landing's source name (any case).
  */
 export interface LeadSearch {
   number: number | null;
   name: string | null;
   username: string | null;
   phoneDigits: string | null;
+  source: string | null;
 }
 
 /** `%part%` for LIKE with `\` as the escape character: the part's own `%`, `_` and `\` match themselves. */
@@ -549,6 +588,8 @@ export class LeadsRepository {
     if (q.status !== null) query = query.where('l.status', '=', q.status);
     if (q.beforeId !== null) query = query.where('l.id', '<', q.beforeId);
     if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
+    if (q.id !== undefined) query = query.where('l.id', '=', q.id);
+    if (q.scope !== undefined) query = query.where(inLeadScope(this.db as unknown as Kysely<unknown>, q.scope));
     const search = q.search;
     if (search) {
       query = query.where((eb) =>
@@ -557,6 +598,7 @@ export class LeadsRepository {
           ...(search.name !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.name', search.name)] : []),
           ...(search.username !== null ? [eb('l.telegram_key', 'like', sql<string>`${contains(search.username)} escape '\\'`)] : []),
           ...(search.phoneDigits !== null ? [eb('l.phone', 'like', `%${search.phoneDigits}%`)] : []),
+          ...(search.source !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.source_landing', search.source)] : []),
         ]),
       );
     }

@@ -5,6 +5,7 @@ import type { ServerConfig } from '../../config/config';
 import type { LeadStatus } from '../../domain/lead-status';
 import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '../../export/export.service';
 import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../../repositories/charts.repository';
+import type { LeadScope } from '../../repositories/leads.repository';
 import { svgToPng } from './chart-png';
 import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
 import { MESSAGES } from '../../i18n/i18n.module';
@@ -39,9 +40,14 @@ export class ChartsService {
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
-  private window(source?: string | null) {
+  private window(source?: string | null, scope?: LeadScope | null) {
     const days = lastLocalDays(this.clock.now(), this.config.timezone, CHART_DAYS);
-    const window: ChartWindow = { since: days.starts[0], until: days.starts[CHART_DAYS], ...(source !== undefined ? { source } : {}) };
+    const window: ChartWindow = {
+      since: days.starts[0],
+      until: days.starts[CHART_DAYS],
+      ...(source !== undefined ? { source } : {}),
+      ...(scope ? { scope } : {}),
+    };
     return { days, window };
   }
 
@@ -49,8 +55,8 @@ export class ChartsService {
    * Leads per local day and source, sources with more leads first (leads without a source last). Counted per quarter
    * hour by the database and grouped into local days here, so a day is the time zone's, DST included, on both databases.
    */
-  async perDay(source?: string | null): Promise<PerDayChart> {
-    const { days, window } = this.window(source);
+  async perDay(source?: string | null, scope?: LeadScope | null): Promise<PerDayChart> {
+    const { days, window } = this.window(source, scope);
     const bySource = new Map<string | null, number[]>();
     for (const row of await this.charts.perQuarterHour(window)) {
       const d = dayIndex(days, row.quarter * QUARTER_MS);
@@ -71,14 +77,17 @@ export class ChartsService {
     return { days: days.dates, series, ...(source !== undefined ? { source } : {}) };
   }
 
-  /** The inbox's charts; `source` as the list takes it (a landing's name, `none`, or empty for all); 422 for a bad one. */
-  async inbox(query: Record<string, unknown>): Promise<InboxCharts> {
+  /**
+   * The inbox's charts of the leads a viewer sees (`scope`; null: every lead); `source` as the list takes it (a
+   * landing's name, `none`, or empty for all); 422 for a bad one.
+   */
+  async inbox(query: Record<string, unknown>, scope: LeadScope | null = null): Promise<InboxCharts> {
     const source = readSourceParam(query.source);
     if (source === INVALID_SOURCE) throw new ExportQueryError({ source: SOURCE_RULE });
-    const { window } = this.window(source);
+    const { window } = this.window(source, scope);
     // Three reads of the same window: at once (on PostgreSQL each on its own pooled connection; SQLite runs them in turn).
     const [perDay, funnel, median] = await Promise.all([
-      this.perDay(source),
+      this.perDay(source, scope),
       this.charts.statusCounts(window),
       this.charts.medianFirstChangeMs(window),
     ]);
