@@ -154,7 +154,11 @@ function option(value: string, text: string, selected: boolean): HTMLOptionEleme
 function leadRow(app: App, lead: LeadItem): HTMLElement {
   const who = lead.anonymised_at
     ? '—'
-    : [lead.name, lead.telegram ? `@${lead.telegram.replace(/^@/, '')}` : null, lead.phone ? formatPhone(lead.phone) : null]
+    : [
+        lead.name,
+        lead.telegram ? `@${lead.telegram.replace(/^@/, '')}` : null,
+        lead.phone ? formatPhone(lead.phone).replace(/ /g, '\u00a0') : null,
+      ]
         .filter(Boolean)
         .join(' · ');
   return el(
