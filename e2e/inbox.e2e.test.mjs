@@ -40,14 +40,14 @@ const outside = [];
 /** Lead number by name, as the server gave them. */
 const numbers = {};
 
-async function postLead(lead, i) {
+async function postLead(lead, i, expected = 201) {
   const res = await fetch(`${stack.serverUrl}/leads`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
     body: JSON.stringify({ request_id: randomUUID(), client_ip: `203.0.113.${10 + i}`, ...lead }),
   });
   const text = await res.text();
-  assert.equal(res.status, 201, text);
+  assert.equal(res.status, expected, text);
   return JSON.parse(text).lead_number;
 }
 
@@ -106,6 +106,11 @@ async function screenshot(name) {
   if (SCREENSHOTS) await page.screenshot({ path: join(root, 'docs/images', name) });
 }
 
+/** Unfolds the list's filters (folded by default) when they are not already. */
+async function openFilters(on = page) {
+  if (!(await on.locator('details#filters').evaluate((d) => d.open))) await on.locator('details#filters > summary').click();
+}
+
 async function openLead(number) {
   await page.click(`ol.leads a[href$="?lead=${number}"]`);
   await page.waitForSelector(`h1:has-text("Заявка №${number}")`);
@@ -115,6 +120,9 @@ before(async () => {
   stack = await startStack({ serverEnv: { LEADS_IP_LIMIT: '100' } });
   for (const [i, lead] of LEADS.entries()) numbers[lead.name] = await postLead(lead, i);
   await waitUntil(async () => (await Promise.all(Object.values(numbers).map(cardOf))).every(Boolean), 15000, 'the four cards');
+  // Anna again, by her username, from another phone and with another comment: a repeat of her lead.
+  const repeatOf = await postLead({ ...LEADS[0], phone: '+79035550011', comment: 'Уточнение: 45 гостей' }, 0, 200);
+  assert.equal(repeatOf, numbers['Анна Петрова']);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   context = await phoneContext();
   page = await context.newPage();
@@ -135,7 +143,7 @@ describe('the inbox launched through the URL fragment', () => {
     );
     assert.equal(new URL(page.url()).hash, '');
     const anna = page.locator(`ol.leads a[href$="?lead=${numbers['Анна Петрова']}"]`);
-    assert.match(await anna.innerText(), /Анна Петрова · @anna_petrova · \+79161234501/);
+    assert.match(await anna.innerText(), /Анна Петрова · @anna_petrova · \+7\u00a0916\u00a0123\u00a045\u00a001/);
     assert.match(await anna.innerText(), /🆕 Новая/);
     await screenshot('inbox-list.png');
   });
@@ -144,7 +152,21 @@ describe('the inbox launched through the URL fragment', () => {
     assert.deepEqual(await axeViolations(), []);
   });
 
+  it('folds the filters past the search, so the leads start on the first screen; the fold counts the filters on', async () => {
+    const filters = page.locator('details#filters');
+    assert.equal(await filters.evaluate((d) => d.open), false);
+    assert.equal(await page.locator('details#filters > summary').innerText(), 'Фильтры');
+    assert.equal(await page.getByLabel('Статус').isVisible(), false);
+    assert.equal(await page.getByLabel('Поиск').isVisible(), true);
+    const form = await page.locator('form.filters').boundingBox();
+    const first = await page.locator('ol.leads li').first().boundingBox();
+    // The folded form is the search and one line; the first lead shows whole in the first screen.
+    assert.ok(form.y + form.height < PHONE.height / 3, `the filters end at ${form.y + form.height}px of ${PHONE.height}`);
+    assert.ok(first.y + first.height <= PHONE.height, `the first lead ends at ${first.y + first.height}px`);
+  });
+
   it('filters by source', async () => {
+    await openFilters();
     const shown = await listAfter(
       async () => {
         await page.getByLabel('Источник').fill('wedding');
@@ -153,6 +175,9 @@ describe('the inbox launched through the URL fragment', () => {
       (q) => q.get('source') === 'wedding',
     );
     assert.deepEqual(shown, [numbers['Глеб Орлов'], numbers['Анна Петрова']]);
+    // The list redrew for the filter; the fold stayed open and counts it.
+    assert.equal(await page.locator('details#filters').evaluate((d) => d.open), true);
+    assert.equal(await page.locator('details#filters > summary').innerText(), 'Фильтры (1)');
   });
 
   it('searches by name, and by number within the filter reset', async () => {
@@ -188,15 +213,42 @@ describe('the inbox launched through the URL fragment', () => {
     );
     assert.equal(fields[0]['Имя'], 'Анна Петрова');
     assert.equal(fields[0]['Telegram'], '@anna_petrova');
-    assert.equal(fields[0]['Телефон'], '+79161234501');
+    assert.equal(fields[0]['Телефон'], '+7 916 123 45 01');
     assert.equal(fields[0]['Комментарий'], 'Свадьба, 40 гостей');
     assert.equal(fields[1]['Лендинг'], 'wedding');
     assert.equal(fields[1]['utm_source'], 'yandex');
     const card = await cardOf(number);
     const link = page.getByRole('link', { name: 'Открыть карточку в группе' });
     assert.equal(await link.getAttribute('href'), `https://t.me/c/${String(LEADS_CHAT).slice(4)}/${card.message_id}`);
-    assert.notEqual(await page.locator('section:has(h2:text-is("События")) li').count(), 0);
     await screenshot('inbox-lead.png');
+  });
+
+  it("reaches the person from a lead's page: the phone as a tel: link, the username as a t.me link", async () => {
+    const phone = page.locator('dl.fields').first().getByRole('link', { name: '+7 916 123 45 01' });
+    assert.equal(await phone.getAttribute('href'), 'tel:+79161234501');
+    const username = page.locator('dl.fields').first().getByRole('link', { name: '@anna_petrova' });
+    assert.equal(await username.getAttribute('href'), 'https://t.me/anna_petrova');
+    // Outside Telegram a t.me link opens beside the inbox; inside, Telegram's openTelegramLink takes it (below).
+    assert.equal(await username.getAttribute('target'), '_blank');
+  });
+
+  it("words a lead's events from the catalogue, not the trace's developer details", async () => {
+    const events = await page.locator('section:has(h2:text-is("События")) li').allInnerTexts();
+    assert.ok(
+      events.some((e) => e.endsWith(' · Карточка опубликована в группе')),
+      events.join('\n'),
+    );
+    for (const e of events) assert.doesNotMatch(e, /chat -?\d|message \d|status [a-z_]+|published|repeat_/);
+  });
+
+  it('shows a repeat as the card does: when, what changed with its values, and which contact alone matched', async () => {
+    const repeat = page.locator('section:has(h2:text-is("Повторы")) ul.repeats > li');
+    assert.equal(await repeat.count(), 1);
+    const text = await repeat.innerText();
+    assert.match(text, /^🔁 Повторное обращение: /);
+    assert.match(text, /Комментарий\s+Уточнение: 45 гостей/);
+    assert.match(text, /⚠️ другой телефон — совпал только ник в Telegram/);
+    assert.equal(await repeat.getByRole('link', { name: '+7 903 555 00 11' }).getAttribute('href'), 'tel:+79035550011');
   });
 
   it("has no WCAG 2.1 AA violation on a lead's page", async () => {
@@ -254,6 +306,7 @@ describe('the inbox launched through the URL fragment', () => {
   it('filters by status', async () => {
     await page.getByRole('link', { name: /К списку/ }).click();
     await shownNumbers();
+    await openFilters();
     const shown = await listAfter(
       () => page.getByLabel('Статус').selectOption('in_progress'),
       (q) => q.get('status') === 'in_progress',
@@ -335,6 +388,44 @@ describe('the inbox launched through the URL fragment', () => {
   });
 });
 
+describe('the inbox opened without launch data, or refused', () => {
+  it("in development (the server talks to the local sandbox) points to the sandbox page's launch links", async () => {
+    const ctx = await phoneContext();
+    const bare = await ctx.newPage();
+    try {
+      await bare.goto(`${stack.serverUrl}/inbox`);
+      await bare.waitForSelector('#sandbox-hint');
+      assert.match(await bare.getByRole('alert').innerText(), /Откройте эту страницу из Telegram/);
+      assert.match(await bare.locator('#sandbox-hint').innerText(), /«открыть инбокс как …»/);
+      assert.equal(await bare.getByRole('link', { name: 'Страница песочницы' }).getAttribute('href'), `${stack.sandboxUrl}/`);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('says that Telegram could not confirm the membership (503 membership_unknown), not that the token is missing', async () => {
+    const faults = (path, body = {}) =>
+      fetch(`${stack.sandboxUrl}/sandbox/api/${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    assert.equal((await faults('faults', { method: 'getChatMember', kind: 'server_error', count: 100 })).status, 200);
+    const ctx = await phoneContext();
+    const refused = await ctx.newPage();
+    try {
+      // A user the server has not asked about yet, so no cached answer lets them in.
+      await refused.goto(launchUrl(`${stack.serverUrl}/inbox`, initData({ id: 4242, is_bot: false, first_name: 'Новый' })));
+      const alert = refused.locator('.problem[role="alert"]');
+      await alert.waitFor();
+      assert.match(await alert.innerText(), /Telegram сейчас не ответил, состоите ли вы в группе заявок/);
+    } finally {
+      await ctx.close();
+      await faults('faults/clear');
+    }
+  });
+});
+
 describe('the inbox launched through window.Telegram.WebApp', () => {
   it("uses the host's launch data and theme, says ready, and confirms with Telegram's showConfirm", async () => {
     const ctx = await phoneContext();
@@ -349,6 +440,7 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
           version: '8.0',
           ready: () => window.__calls.push('ready'),
           expand: () => window.__calls.push('expand'),
+          openTelegramLink: (url) => window.__calls.push(`link:${url}`),
           showConfirm: (message, callback) => {
             window.__calls.push(`confirm:${message}`);
             callback(true);
@@ -370,6 +462,9 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
       const number = numbers['Вера Козлова'];
       await tgPage.click(`ol.leads a[href$="?lead=${number}"]`);
       await tgPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      // The username's link opens the chat through Telegram, the inbox staying where it is.
+      await tgPage.getByRole('link', { name: '@vera_kozlova' }).click();
+      assert.equal(new URL(tgPage.url()).search, `?lead=${number}`);
       await Promise.all([
         tgPage.waitForResponse((r) => r.url().endsWith(`/inbox/api/leads/${number}/status`)),
         tgPage.getByRole('button', { name: 'Спам' }).click(),
@@ -378,6 +473,7 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
       const calls = await tgPage.evaluate(() => window.__calls);
       assert.deepEqual(calls.slice(0, 2), ['ready', 'expand']);
       assert.ok(calls.includes(`confirm:Заявка №${number}: «🚫 Спам»?`), calls.join('\n'));
+      assert.ok(calls.includes('link:https://t.me/vera_kozlova'), calls.join('\n'));
       assert.ok(calls.includes('back:show'));
       assert.equal(await tgPage.locator('dialog').count(), 0);
     } finally {

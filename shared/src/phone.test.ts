@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkPhone, validateLeadFields, validateSubmission } from './fields.js';
 import { fieldErrorText, phoneHint } from './messages.js';
-import { normalisePhone, parsePhoneRegion, PHONE_TEXT_MAX } from './phone.js';
+import { formatPhone, normalisePhone, parsePhoneRegion, PHONE_TEXT_MAX } from './phone.js';
 
 const lead = { name: 'Анна', telegram: '@anna_k' };
 
@@ -102,5 +102,14 @@ describe('the form text', () => {
     expect(fieldErrorText('phone', 'required', { phoneRegion: 'DE' })).toBe('Укажите телефон');
     expect(phoneHint()).toBe('+7 999 123-45-67');
     expect(phoneHint('DE')).toBe('+49 …');
+  });
+});
+
+describe('formatPhone', () => {
+  it("writes a stored number in its numbering plan's groups, and leaves what it cannot read as it is", () => {
+    expect(formatPhone('+79165551234')).toBe('+7 916 555 12 34');
+    expect(formatPhone('+4915112345678')).toBe('+49 1511 2345678');
+    expect(formatPhone(normalisePhone('8 (916) 555-12-34')!)).toBe('+7 916 555 12 34');
+    expect(formatPhone('not a phone')).toBe('not a phone');
   });
 });

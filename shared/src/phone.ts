@@ -63,3 +63,11 @@ export function normalisePhone(text: string, region: PhoneRegion = DEFAULT_PHONE
 export function phoneCallingCode(region: PhoneRegion): string {
   return getCountryCallingCode(region);
 }
+
+/**
+ * A stored phone (E.164) as people read it, in libphonenumber's international form (`+7 916 555 12 34`: the country code,
+ * then its numbering plan's groups); a value libphonenumber cannot read comes back as it is.
+ */
+export function formatPhone(e164: string): string {
+  return parsePhoneNumberFromString(e164)?.formatInternational() ?? e164;
+}

@@ -48,6 +48,12 @@ interface Membership {
 }
 
 const MEMBER_STATUSES = new Set(['creator', 'administrator', 'member']);
+
+/**
+ * How far ahead of the app's clock launch data may be dated: Telegram's clock and this server's differ by seconds, not
+ * minutes. Anything further ahead would otherwise never grow old enough to expire.
+ */
+export const LAUNCH_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const ADMIN_STATUSES = new Set(['creator', 'administrator']);
 
 /**
@@ -68,7 +74,10 @@ export class InboxAccessService {
     private readonly clock: Clock,
   ) {}
 
-  /** `Authorization: tma <initData>`: the signature under the bot's token and the age (LEADS_INBOX_MAX_AGE_S). */
+  /**
+   * `Authorization: tma <initData>`: the signature under the bot's token and the age (LEADS_INBOX_MAX_AGE_S; dated more
+   * than LAUNCH_FUTURE_SKEW_MS ahead is invalid). Launch data without Telegram's `signature` field is read too.
+   */
   checkLaunch(authorization: string | undefined): LaunchCheck {
     const token = this.config.telegram.token;
     if (!token) return { ok: false, why: 'unavailable' };
@@ -80,7 +89,12 @@ export class InboxAccessService {
     try {
       // The age is checked below on the app's clock (the library reads Date.now()); here the signature only.
       validate(initData, token, { expiresIn: 0 });
-      const data = parse(initData);
+      // Telegram's `signature` (Ed25519, for parties without the bot's token) came with Bot API 8.0; clients before it
+      // send launch data without one, and the bot token's HMAC just checked is what this server trusts. The library's
+      // parser insists on the field, so it reads the checked fields with an empty one in its place.
+      const fields = new URLSearchParams(initData);
+      if (!fields.has('signature')) fields.set('signature', '');
+      const data = parse(fields);
       authDate = data.auth_date;
       user = data.user
         ? {
@@ -96,7 +110,14 @@ export class InboxAccessService {
     }
     // Launch data without a user (an inline query's, a chat's) names nobody to let in.
     if (!user) return { ok: false, why: 'invalid' };
-    if (this.clock.now() - authDate.getTime() > this.config.inbox.maxAgeSec * 1000) return { ok: false, why: 'expired' };
+    const age = this.clock.now() - authDate.getTime();
+    if (age > this.config.inbox.maxAgeSec * 1000) return { ok: false, why: 'expired' };
+    // Dated ahead of the clock by more than the skew: it would stay "fresh" for as long as it is ahead. Refused as
+    // invalid, and logged, since a server clock far behind Telegram's refuses every launch the same way.
+    if (-age > LAUNCH_FUTURE_SKEW_MS) {
+      this.logger.warn({ msg: 'inbox launch data dated ahead of the server clock', user_id: user.id, ahead_s: Math.round(-age / 1000) });
+      return { ok: false, why: 'invalid' };
+    }
     return { ok: true, user };
   }
 

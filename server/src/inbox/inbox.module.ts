@@ -3,6 +3,7 @@ import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { ChatsModule } from '../chats/chats.module';
 import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
+import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { TraceModule } from '../trace/trace.module';
 import { ChartsModule } from './charts/charts.module';
@@ -18,7 +19,17 @@ import { InboxPageModule } from './page/inbox-page.module';
  * call, the leads through the services that own them, the charts (ChartsModule), every API answer `Cache-Control: no-store`.
  */
 @Module({
-  imports: [InboxPageModule, ExportModule, TraceModule, LeadStatusModule, AnonymisationModule, ChatsModule, TelegramModule, ChartsModule],
+  imports: [
+    InboxPageModule,
+    ExportModule,
+    TraceModule,
+    LeadStatusModule,
+    AnonymisationModule,
+    ChatsModule,
+    TelegramModule,
+    ChartsModule,
+    RepositoriesModule,
+  ],
   controllers: [InboxController],
   providers: [InboxAccessService, InboxAuthGuard, InboxService],
 })

@@ -8,15 +8,18 @@ import { isLeadStatus, LEAD_STATUSES, type LeadStatus } from '../domain/lead-sta
 import { ExportService, type ExportedLead, type ExportFilter, type ExportPage } from '../export/export.service';
 import { answeringInvalidQuery } from '../export/invalid-query';
 import { LeadStatusService } from '../lead-status/lead-status.service';
+import { TraceRepository } from '../repositories/trace.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
 import { ChartsService, type InboxCharts } from './charts/charts.service';
 import type { InboxViewer } from './inbox-access.service';
+import { repeatChanges, type RepeatChanges } from './repeat-changes';
 
 /** A lead's page in the inbox (`GET /inbox/api/leads/:number`). */
 export interface InboxLeadPage {
   lead: ExportedLead;
-  repeats: { at: string }[];
+  /** Oldest first, each with the fields that differ from the lead (the card's repeat block). */
+  repeats: { at: string; changes: RepeatChanges }[];
   history: { status: LeadStatus; from: LeadStatus; by: string; at: string }[];
   events: { at: string; kind: string; text: string }[];
   card_url: string | null;
@@ -53,6 +56,7 @@ export class InboxService {
     private readonly anonymisation: AnonymisationService,
     private readonly chartsService: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
+    private readonly traceRows: TraceRepository,
   ) {
     this.hidePersonal = !config.leads.cardPii;
   }
@@ -103,7 +107,10 @@ export class InboxService {
     if (!trace.found) throw notFound();
     return {
       lead,
-      repeats: trace.repeats.map((r) => ({ at: iso(r.created_at) })),
+      repeats: (await this.traceRows.repeats(leadNumber)).map((r) => ({
+        at: iso(r.created_at),
+        changes: repeatChanges(r.changes, this.hidePersonal),
+      })),
       history: trace.status_history.map((h) => ({ status: h.to as LeadStatus, from: h.from as LeadStatus, by: h.by, at: iso(h.at) })),
       events: trace.events.map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
       card_url: cardUrl(trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),

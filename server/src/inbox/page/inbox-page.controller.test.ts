@@ -5,12 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { ConfigModule } from '../../config/config.module';
+import type { ServerConfig } from '../../config/config';
+import { sandboxPageOf } from './inbox-page.controller';
 import { InboxPageFiles } from './inbox-page.files';
 import { InboxPageModule } from './inbox-page.module';
 
-/** InboxPageModule alone, serving the page from `dir` (a build, or nothing), on a free loopback port. */
-async function pageApp(dir: string): Promise<{ app: INestApplication; url: string }> {
-  const moduleRef = await Test.createTestingModule({ imports: [InboxPageModule] })
+/**
+ * InboxPageModule alone, serving the page from `dir` (a build, or nothing), on a free loopback port; the server talks
+ * to Telegram at `apiRoot`.
+ */
+async function pageApp(dir: string, apiRoot = 'https://api.telegram.org'): Promise<{ app: INestApplication; url: string }> {
+  const config = { telegram: { apiRoot } } as ServerConfig;
+  const moduleRef = await Test.createTestingModule({ imports: [ConfigModule.register(config), InboxPageModule] })
     .overrideProvider(InboxPageFiles)
     .useValue(new InboxPageFiles(dir))
     .compile();
@@ -82,5 +89,29 @@ describe('the inbox page', () => {
     expect(await missing.json()).toEqual({ error: 'not_found' });
     const outside = await fetch(`${started.url}/inbox/assets/..%2Findex.html`);
     expect(outside.status).toBe(404);
+  });
+
+  it('names the sandbox page in development (the server talks to a sandbox on the loopback), and nothing against Telegram', async () => {
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><html><head><title>Заявки</title></head><body></body></html>');
+    const dev = await pageApp(dir, 'http://127.0.0.1:3002');
+    app = dev.app;
+    expect(await (await fetch(`${dev.url}/inbox`)).text()).toContain(
+      '<meta name="inbox-sandbox" content="http://127.0.0.1:3002/" /></head>',
+    );
+    await app.close();
+    const prod = await pageApp(dir);
+    app = prod.app;
+    expect(await (await fetch(`${prod.url}/inbox`)).text()).not.toContain('inbox-sandbox');
+  });
+});
+
+describe('sandboxPageOf', () => {
+  it('is the root of a loopback Bot API address, and null for any other', () => {
+    expect(sandboxPageOf('http://127.0.0.1:3002')).toBe('http://127.0.0.1:3002/');
+    expect(sandboxPageOf('http://localhost:8081/bot-api/')).toBe('http://localhost:8081/');
+    expect(sandboxPageOf('http://[::1]:3002')).toBe('http://[::1]:3002/');
+    expect(sandboxPageOf('https://api.telegram.org')).toBeNull();
+    expect(sandboxPageOf('http://sandbox:8081')).toBeNull();
+    expect(sandboxPageOf('not a url')).toBeNull();
   });
 });

@@ -1,6 +1,8 @@
-import { Controller, Get, Param, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { SERVER_CONFIG } from '../../config/config.module';
+import type { ServerConfig } from '../../config/config';
 import { InboxPageFiles } from './inbox-page.files';
 
 /**
@@ -23,13 +25,39 @@ const NOT_BUILT_HTML =
   '<body><h1>The inbox page is not built</h1><p>Run <code>npm run build -w server</code> and restart the server.</p></body></html>';
 
 /**
+ * The local Telegram sandbox's page when the server talks to one (TELEGRAM_API_ROOT on the loopback, as `npm run dev`
+ * sets it): its "open the inbox as …" links launch the page with signed launch data. Null against Telegram itself.
+ */
+export function sandboxPageOf(apiRoot: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(apiRoot);
+  } catch {
+    return null;
+  }
+  if (!['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) return null;
+  return new URL('/', url).toString();
+}
+
+const attribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/**
  * The inbox's page: `GET /inbox` (the HTML) and `GET /inbox/assets/:file` (its bundled script and styles). Not one
  * of the API's operations, so it stays out of the OpenAPI document; the page's data comes from `/inbox/api/*`.
  */
 @ApiExcludeController()
 @Controller('inbox')
 export class InboxPageController {
-  constructor(private readonly files: InboxPageFiles) {}
+  /** In development, a `<meta name="inbox-sandbox">` naming the sandbox's page, for the page opened without launch data. */
+  private readonly sandboxMeta: string;
+
+  constructor(
+    private readonly files: InboxPageFiles,
+    @Inject(SERVER_CONFIG) config: ServerConfig,
+  ) {
+    const sandbox = sandboxPageOf(config.telegram.apiRoot);
+    this.sandboxMeta = sandbox ? `<meta name="inbox-sandbox" content="${attribute(sandbox)}" />` : '';
+  }
 
   @Get()
   index(@Res() res: Response): void {
@@ -41,7 +69,8 @@ export class InboxPageController {
       res.status(503).type('html').send(NOT_BUILT_HTML);
       return;
     }
-    res.status(200).type('html').send(this.files.html);
+    const html = this.sandboxMeta ? this.files.html.replace('</head>', `${this.sandboxMeta}</head>`) : this.files.html;
+    res.status(200).type('html').send(html);
   }
 
   /** Asset names carry their content's hash (the build's), so a browser may keep them for a year. */

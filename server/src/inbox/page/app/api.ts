@@ -1,4 +1,4 @@
-import type { CardWords } from './texts';
+import type { CardField, CardWords } from './texts';
 import type { LeadStatus } from '../../../domain/lead-status';
 
 /** The shapes of `/inbox/api/*` (docs/api.md, the inbox's section). */
@@ -49,7 +49,8 @@ export interface LeadPage {
 
 export interface LeadDetail {
   lead: LeadItem;
-  repeats: { at: string }[];
+  /** Oldest first: the fields that differ from the lead, each value null where it is hidden (LEADS_CARD_PII=0) or erased. */
+  repeats: { at: string; changes: Partial<Record<CardField, string | null>> }[];
   history: { status: LeadStatus; by: string | null; at: string }[];
   events: { at: string; kind: string; text: string }[];
   card_url: string | null;

@@ -1,3 +1,4 @@
+import { formatPhone } from '@stickers/shared';
 import { LEAD_STATUSES, LEAD_TRANSITIONS, type LeadStatus } from '../../../domain/lead-status';
 import { ApiFailure, InboxApi, type Charts, type Filters, type LeadDetail, type LeadItem, type Me } from './api';
 import { el, show } from './dom';
@@ -20,6 +21,8 @@ interface App {
   view: number;
   /** The sources of the last 30 days (the source field's suggestions), asked for once. */
   sources?: Promise<string[]>;
+  /** Whether the manager unfolded the list's filters: kept while the list redraws for each change. */
+  filtersOpen?: boolean;
 }
 
 function filtersFrom(query: URLSearchParams): Filters {
@@ -74,7 +77,7 @@ function failureText(app: App, err: unknown): string {
       return app.t.unauthorized[why === 'expired' || why === 'invalid' ? why : 'missing'];
     }
     if (err.status === 403) return app.t.forbidden;
-    if (err.status === 503) return app.t.unavailable;
+    if (err.status === 503) return err.body?.why === 'membership_unknown' ? app.t.membershipUnknown : app.t.unavailable;
     if (err.status === 404) return app.t.notFound;
   }
   return app.t.failed;
@@ -151,7 +154,13 @@ function option(value: string, text: string, selected: boolean): HTMLOptionEleme
 function leadRow(app: App, lead: LeadItem): HTMLElement {
   const who = lead.anonymised_at
     ? '—'
-    : [lead.name, lead.telegram ? `@${lead.telegram.replace(/^@/, '')}` : null, lead.phone].filter(Boolean).join(' · ');
+    : [
+        lead.name,
+        lead.telegram ? `@${lead.telegram.replace(/^@/, '')}` : null,
+        lead.phone ? formatPhone(lead.phone).replace(/ /g, '\u00a0') : null,
+      ]
+        .filter(Boolean)
+        .join(' · ');
   return el(
     'li',
     { class: 'lead' },
@@ -221,16 +230,20 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
   const since = el('input', { id: 'f-since', type: 'date', name: 'since', value: filters.since });
   const until = el('input', { id: 'f-until', type: 'date', name: 'until', value: filters.until });
   const note = el('p', { class: 'note', role: 'status' });
-  const form = el(
-    'form',
-    { class: 'filters', role: 'search' },
-    field('f-q', t.search, search),
+  // The search stays in sight; the rest folds away (a phone's first screen is for the leads), its summary counting
+  // the filters that are on.
+  const active = [filters.status, filters.source, filters.since || filters.until].filter(Boolean).length;
+  const folded = el(
+    'details',
+    { class: 'more-filters', id: 'filters', open: app.filtersOpen ?? false },
+    el('summary', {}, t.filters(active)),
     el('div', { class: 'row wrap' }, field('f-status', t.status, status), field('f-source', t.source, source), sources),
     el(
-      'details',
-      { class: 'period', open: Boolean(filters.since || filters.until) },
-      el('summary', {}, t.period),
-      el('div', { class: 'row wrap' }, field('f-since', t.since, since), field('f-until', t.until, until)),
+      'fieldset',
+      { class: 'row wrap period' },
+      el('legend', {}, t.period),
+      field('f-since', t.since, since),
+      field('f-until', t.until, until),
     ),
     el(
       'div',
@@ -239,6 +252,8 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
       el('button', { type: 'button', class: 'secondary', onclick: () => void saveCsv(app, filters, note) }, t.csv),
     ),
   );
+  folded.addEventListener('toggle', () => (app.filtersOpen = folded.open));
+  const form = el('form', { class: 'filters', role: 'search' }, field('f-q', t.search, search), folded);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     apply({ q: search.value, source: source.value.trim() });
@@ -255,8 +270,8 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
 
   const list = el('ol', { class: 'leads', 'aria-label': t.title, 'aria-busy': 'true' });
   const count = el('p', { class: 'hint', id: 'count', role: 'status' }, t.loading);
-  const more = el('div', { class: 'more' });
-  show(app.root, header(app, 'list'), el('h1', {}, t.title), form, note, count, list, more);
+  const moreLeads = el('div', { class: 'more' });
+  show(app.root, header(app, 'list'), el('h1', {}, t.title), form, note, count, list, moreLeads);
   if (document.activeElement === document.body && filters.q) search.focus();
 
   // The sources the charts know (last 30 days) are the source field's suggestions.
@@ -275,7 +290,7 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
     try {
       page = await app.api.leads(filters, cursor);
     } catch (err) {
-      show(more, problem(app, err));
+      show(moreLeads, problem(app, err));
       count.textContent = '';
       return;
     }
@@ -283,7 +298,7 @@ async function renderList(app: App, query: URLSearchParams): Promise<void> {
     shown += page.leads.length;
     count.textContent = shown === 0 ? t.empty : t.found(shown, page.next_cursor !== null);
     const next = page.next_cursor;
-    show(more, next ? el('button', { type: 'button', class: 'secondary wide', onclick: () => void load(next) }, t.more) : null);
+    show(moreLeads, next ? el('button', { type: 'button', class: 'secondary wide', onclick: () => void load(next) }, t.more) : null);
     list.setAttribute('aria-busy', 'false');
   };
   await load(null);
@@ -319,12 +334,13 @@ function list(items: string[], empty: string): HTMLElement {
     : el('p', { class: 'hint' }, empty);
 }
 
-function externalLink(app: App, url: string, text: string): HTMLAnchorElement {
+function externalLink(app: App, url: string, text: string, className?: string): HTMLAnchorElement {
   const webApp = app.launch.webApp;
   return el(
     'a',
     {
       href: url,
+      class: className,
       target: '_blank',
       rel: 'noopener noreferrer',
       onclick: ((event: MouseEvent) => {
@@ -336,6 +352,44 @@ function externalLink(app: App, url: string, text: string): HTMLAnchorElement {
     },
     text,
   );
+}
+
+/** The lead's phone as people read it, dialled by a tap (`tel:` with the stored E.164 number). */
+function phoneLink(phone: string): HTMLAnchorElement {
+  return el('a', { href: `tel:${phone}`, class: 'contact' }, formatPhone(phone));
+}
+
+/** The lead's username, opening the chat with them (`t.me`, as the card's "✈️ Написать" button does). */
+function usernameLink(app: App, telegram: string): HTMLAnchorElement {
+  const name = telegram.replace(/^@/, '');
+  return externalLink(app, `https://t.me/${encodeURIComponent(name)}`, `@${name}`, 'contact');
+}
+
+/**
+ * A repeat as the card's repeat block shows it: when, the fields that differ with their values (or that they are
+ * hidden), "same data" when none does, and which contact alone matched when the other one differs.
+ */
+function repeatBlock(app: App, lead: LeadItem, repeat: LeadDetail['repeats'][number]): HTMLElement[] {
+  const t = app.t;
+  const lines: HTMLElement[] = [el('strong', {}, t.repeatAt(time(app, repeat.at)))];
+  if (lead.anonymised_at) return lines;
+  const changed = (Object.keys(t.fields) as (keyof typeof t.fields)[]).filter(
+    (f): f is keyof LeadDetail['repeats'][number]['changes'] => f in repeat.changes,
+  );
+  const shown = changed.filter((f) => repeat.changes[f] !== null);
+  const rows: [string, Node | string | null][] = shown.map((f) => {
+    const value = repeat.changes[f]!;
+    if (f === 'phone') return [t.fields[f], phoneLink(value)];
+    if (f === 'telegram') return [t.fields[f], usernameLink(app, value)];
+    return [t.fields[f], value];
+  });
+  if (rows.length) lines.push(dl(rows));
+  if (shown.length < changed.length) lines.push(el('span', { class: 'hint' }, t.repeatHidden));
+  if (changed.length === 0) lines.push(el('span', { class: 'hint' }, t.repeatSame));
+  // A repeat is matched by username or by phone: a different phone means only the (public) username matched.
+  if ('phone' in repeat.changes) lines.push(el('strong', { class: 'warn' }, t.repeatByUsername));
+  if ('telegram' in repeat.changes) lines.push(el('strong', { class: 'warn' }, t.repeatByPhone));
+  return lines;
 }
 
 async function renderLead(app: App, n: number, message: string | null = null): Promise<void> {
@@ -386,8 +440,8 @@ async function renderLead(app: App, n: number, message: string | null = null): P
     section(t.actions, actions),
     dl([
       [t.fields.name, personal(app, lead, lead.name)],
-      [t.fields.telegram, personal(app, lead, lead.telegram ? `@${lead.telegram.replace(/^@/, '')}` : null)],
-      [t.fields.phone, personal(app, lead, lead.phone)],
+      [t.fields.telegram, lead.telegram ? usernameLink(app, lead.telegram) : personal(app, lead, null)],
+      [t.fields.phone, lead.phone ? phoneLink(lead.phone) : personal(app, lead, null)],
       [t.fields.date, personal(app, lead, lead.date)],
       [t.fields.guests, personal(app, lead, lead.guests)],
       [t.fields.comment, personal(app, lead, lead.comment)],
@@ -407,10 +461,13 @@ async function renderLead(app: App, n: number, message: string | null = null): P
     ),
     section(
       t.repeats,
-      list(
-        detail.repeats.map((r) => time(app, r.at)),
-        t.noRepeats,
-      ),
+      detail.repeats.length
+        ? el(
+            'ul',
+            { class: 'plain repeats' },
+            [...detail.repeats].reverse().map((r) => el('li', {}, repeatBlock(app, lead, r))),
+          )
+        : el('p', { class: 'hint' }, t.noRepeats),
     ),
     section(
       t.history,
@@ -422,7 +479,7 @@ async function renderLead(app: App, n: number, message: string | null = null): P
     section(
       t.events,
       list(
-        detail.events.map((e) => `${time(app, e.at)} · ${e.text || e.kind}`),
+        detail.events.map((e) => `${time(app, e.at)} · ${(t.eventKinds as Record<string, string>)[e.kind] ?? t.eventOther}`),
         t.noEvents,
       ),
     ),
@@ -554,7 +611,14 @@ async function start(): Promise<void> {
   let t = textsFor(navigator.language);
   if (!launch) {
     applyTheme({});
-    show(root, el('h1', {}, t.title), el('p', { role: 'alert' }, t.noLaunch));
+    // In development the server names the local sandbox's page, whose links launch the inbox as Telegram would.
+    const sandbox = document.querySelector<HTMLMetaElement>('meta[name="inbox-sandbox"]')?.content;
+    show(
+      root,
+      el('h1', {}, t.title),
+      el('p', { role: 'alert' }, t.noLaunch),
+      sandbox ? el('p', { id: 'sandbox-hint' }, t.noLaunchSandbox, ' ', el('a', { href: sandbox }, t.sandboxLink)) : null,
+    );
     return;
   }
   applyTheme(launch.themeParams);

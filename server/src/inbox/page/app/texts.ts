@@ -1,3 +1,4 @@
+import type { LeadEventKind } from '../../../database/schema';
 import type { LeadStatus } from '../../../domain/lead-status';
 
 /** Every text of the page, one object per locale (the card's words come from the server: `CardWords`); `GET /inbox/api/me` says which (`locale`), Russian by default. */
@@ -10,10 +11,17 @@ export interface Texts {
   loading: string;
   retry: string;
   noLaunch: string;
+  /** In development (the server talks to the local sandbox): where a launch comes from instead, and the link's words. */
+  noLaunchSandbox: string;
+  sandboxLink: string;
   unauthorized: Record<'missing' | 'invalid' | 'expired', string>;
   forbidden: string;
   unavailable: string;
+  /** 503 `membership_unknown`: Telegram did not answer whether the user is a member of the leads chats. */
+  membershipUnknown: string;
   failed: string;
+  /** The list's folded filters: the disclosure's words, with how many filters are on. */
+  filters: (active: number) => string;
   search: string;
   searchHint: string;
   status: string;
@@ -63,11 +71,20 @@ export interface Texts {
   policy: string;
   repeats: string;
   noRepeats: string;
+  /** A repeat's lines, as the card's repeat block says them. */
+  repeatAt: (at: string) => string;
+  repeatSame: string;
+  repeatHidden: string;
+  repeatByUsername: string;
+  repeatByPhone: string;
   history: string;
   noHistory: string;
   historyLine: (status: string, by: string | null) => string;
   events: string;
   noEvents: string;
+  /** What each event of a lead's story means, in words (the kinds of `lead_events`); `eventOther` for a kind unknown here. */
+  eventKinds: Record<LeadEventKind, string>;
+  eventOther: string;
   cardLink: string;
   noCard: string;
   actions: string;
@@ -116,7 +133,7 @@ function ruLeads(n: number): string {
 }
 
 /** The lead's own fields, as the card labels them. */
-type CardField = 'name' | 'telegram' | 'phone' | 'date' | 'guests' | 'comment';
+export type CardField = 'name' | 'telegram' | 'phone' | 'date' | 'guests' | 'comment';
 
 /** A locale's own texts: all but the card's words (`CardWords`). */
 type PageTexts = Omit<Texts, 'statusLabel' | 'statusButton' | 'fields'> & { fields: Omit<Texts['fields'], CardField> };
@@ -130,6 +147,9 @@ const ru: PageTexts = {
   loading: 'Загрузка…',
   retry: 'Повторить',
   noLaunch: 'Откройте эту страницу из Telegram: кнопкой бота или ссылкой из группы заявок.',
+  noLaunchSandbox:
+    'Разработка: сервер работает с локальной песочницей Telegram. Откройте её страницу и нажмите «открыть инбокс как …» — ссылка запустит инбокс с подписанными данными запуска.',
+  sandboxLink: 'Страница песочницы',
   unauthorized: {
     missing: 'Нет данных запуска: откройте страницу из Telegram.',
     invalid: 'Данные запуска не прошли проверку: откройте страницу из Telegram заново.',
@@ -137,7 +157,9 @@ const ru: PageTexts = {
   },
   forbidden: 'У вас нет доступа к заявкам: страница открыта не участником группы заявок.',
   unavailable: 'Заявки недоступны: у сервера нет токена бота.',
+  membershipUnknown: 'Telegram сейчас не ответил, состоите ли вы в группе заявок. Повторите через минуту.',
   failed: 'Не удалось загрузить. Проверьте связь и повторите.',
+  filters: (active) => (active ? `Фильтры (${active})` : 'Фильтры'),
   search: 'Поиск',
   searchHint: 'Номер, имя, телефон или ник',
   status: 'Статус',
@@ -179,11 +201,42 @@ const ru: PageTexts = {
   policy: 'Политика',
   repeats: 'Повторы',
   noRepeats: 'Повторов нет.',
+  repeatAt: (at) => `🔁 Повторное обращение: ${at}`,
+  repeatSame: 'Те же данные',
+  repeatHidden: 'Изменились данные (скрыты)',
+  repeatByUsername: '⚠️ другой телефон — совпал только ник в Telegram',
+  repeatByPhone: '⚠️ другой Telegram — совпал только телефон',
   history: 'История статусов',
   noHistory: 'Статус не менялся.',
   historyLine: (status, by) => (by ? `${status} — ${by}` : status),
   events: 'События',
   noEvents: 'Событий нет.',
+  eventKinds: {
+    published: 'Карточка опубликована в группе',
+    published_plain: 'Карточка опубликована простым текстом (Telegram не принял оформление)',
+    published_minimal: 'Опубликована краткая карточка: полная не поместилась',
+    publish_failed: 'Карточку не удалось опубликовать, будет новая попытка',
+    publish_deferred: 'Публикация отложена: Telegram попросил подождать',
+    card_rewritten: 'Карточка обновлена',
+    card_rewrite_failed: 'Карточку не удалось обновить, будет новая попытка',
+    card_gone: 'Карточку удалили из группы: она будет опубликована заново',
+    repeat_notified: 'Группе сообщено о повторном обращении',
+    repeat_notify_failed: 'О повторном обращении не удалось сообщить, будет новая попытка',
+    repeat_gave_up: 'О повторном обращении так и не удалось сообщить',
+    repeat_skipped: 'О повторном обращении не сообщалось отдельно',
+    reminded: 'Напоминание в группе: заявка ждёт ответа',
+    anonymised: 'Персональные данные удалены',
+    received_late: 'Пришла с опозданием, из резервной очереди лендинга',
+    fallback_adopted: 'Сообщение резервного канала стало карточкой',
+    fallback_not_adopted: 'Карточка опубликована новым сообщением вместо сообщения резервного канала',
+    fallback_answered: 'На сообщение резервного канала дан ответ «Заявка в базе»',
+    fallback_answer_failed: 'На сообщение резервного канала не удалось ответить, будет новая попытка',
+    fallback_left: 'Сообщение резервного канала оставлено без ответа',
+    webhook_sent: 'Вебхук доставлен',
+    webhook_failed: 'Вебхук не доставлен, будет новая попытка',
+    webhook_replayed: 'Вебхук отправлен заново',
+  },
+  eventOther: 'Служебное событие',
   cardLink: 'Открыть карточку в группе',
   noCard: 'Карточка ещё не опубликована.',
   actions: 'Сменить статус',
@@ -214,6 +267,9 @@ const en: PageTexts = {
   loading: 'Loading…',
   retry: 'Retry',
   noLaunch: 'Open this page from Telegram: with the bot’s button or a link from the leads group.',
+  noLaunchSandbox:
+    'Development: the server talks to the local Telegram sandbox. Open its page and press “open the inbox as …”: the link launches the inbox with signed launch data.',
+  sandboxLink: 'The sandbox page',
   unauthorized: {
     missing: 'No launch data: open the page from Telegram.',
     invalid: 'The launch data did not check out: open the page from Telegram again.',
@@ -221,7 +277,9 @@ const en: PageTexts = {
   },
   forbidden: 'You have no access to the leads: the page was not opened by a member of the leads group.',
   unavailable: 'The inbox is unavailable: the server has no bot token.',
+  membershipUnknown: 'Telegram did not say just now whether you are a member of the leads group. Retry in a minute.',
   failed: 'Could not load. Check the connection and retry.',
+  filters: (active) => (active ? `Filters (${active})` : 'Filters'),
   search: 'Search',
   searchHint: 'Number, name, phone or username',
   status: 'Status',
@@ -263,11 +321,42 @@ const en: PageTexts = {
   policy: 'Policy',
   repeats: 'Repeats',
   noRepeats: 'No repeats.',
+  repeatAt: (at) => `🔁 Repeat request: ${at}`,
+  repeatSame: 'Same data',
+  repeatHidden: 'Data changed (hidden)',
+  repeatByUsername: '⚠️ another phone — only the Telegram username matched',
+  repeatByPhone: '⚠️ another Telegram — only the phone matched',
   history: 'Status history',
   noHistory: 'The status never changed.',
   historyLine: (status, by) => (by ? `${status} — ${by}` : status),
   events: 'Events',
   noEvents: 'No events.',
+  eventKinds: {
+    published: 'Card published in the group',
+    published_plain: 'Card published as plain text (Telegram refused the formatting)',
+    published_minimal: 'A short card published: the full one did not fit',
+    publish_failed: 'The card could not be published; it will be tried again',
+    publish_deferred: 'Publishing put off: Telegram asked to wait',
+    card_rewritten: 'Card updated',
+    card_rewrite_failed: 'The card could not be updated; it will be tried again',
+    card_gone: 'The card was deleted from the group; it will be published again',
+    repeat_notified: 'The group was told about a repeat request',
+    repeat_notify_failed: 'The group could not be told about a repeat request; it will be tried again',
+    repeat_gave_up: 'The group was never told about a repeat request',
+    repeat_skipped: 'No separate message about a repeat request',
+    reminded: 'Reminder in the group: the lead is waiting for an answer',
+    anonymised: 'Personal data erased',
+    received_late: "Arrived late, from the landing's fallback queue",
+    fallback_adopted: 'The fallback message became the card',
+    fallback_not_adopted: 'The card was published as a new message instead of the fallback message',
+    fallback_answered: 'The fallback message got the answer “Lead stored”',
+    fallback_answer_failed: 'The fallback message could not be answered; it will be tried again',
+    fallback_left: 'The fallback message was left without an answer',
+    webhook_sent: 'Webhook delivered',
+    webhook_failed: 'Webhook not delivered; it will be tried again',
+    webhook_replayed: 'Webhook sent again',
+  },
+  eventOther: 'Internal event',
   cardLink: 'Open the card in the group',
   noCard: 'The card is not published yet.',
   actions: 'Change the status',
