@@ -143,6 +143,8 @@ export const en = {
     sourcesTitle: '📣 By source (landing · source / campaign):',
     otherSources: (count: number) => `…other sources: ${count}`,
     noSource: (count: number) => `no source: ${count}`,
+    landingsTitle: '📣 By landing:',
+    noLanding: (count: number) => `no landing: ${count}`,
   },
 
   alerts: {

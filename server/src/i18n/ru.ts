@@ -161,6 +161,8 @@ export const ru = {
     sourcesTitle: '📣 По источникам (лендинг · источник / кампания):',
     otherSources: (count: number) => `…другие источники: ${count}`,
     noSource: (count: number) => `без источника: ${count}`,
+    landingsTitle: '📣 По лендингам:',
+    noLanding: (count: number) => `без лендинга: ${count}`,
   },
 
   /** Messages to the admin chat (docs/requirements.md §9). */
