@@ -84,6 +84,8 @@ export const ru = {
       stickers_chatid: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)',
       stickers_inbox: 'Инбокс заявок: список, поиск, графики (Mini App)',
     } satisfies Record<BotCommand, string>,
+    /** `/help`'s first line, above the menu's commands and their descriptions. */
+    helpTitle: '🤖 Команды бота:',
     wrongChat: 'Команды работают только в группе заявок и в чате админов.',
     notManager: 'Обезличивать заявки могут только менеджеры.',
     notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
