@@ -20,7 +20,8 @@ async function boot(env: Record<string, string> = {}) {
 }
 
 /** The menu the bot registered (setMyCommands), as `/help` must list it. */
-const menuLines = () => sandbox.state.commands.map((c: { command: string; description: string }) => `/${c.command} — ${c.description}`);
+const menuLines = () =>
+  (sandbox.state.commands as { command: string; description: string }[]).map((c) => `/${c.command} — ${c.description}`);
 
 describe('/help', () => {
   it('lists every command of the menu with its description, in Russian by default, in every chat', async () => {
