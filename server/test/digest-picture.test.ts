@@ -47,7 +47,12 @@ describe("the digest's picture", () => {
     const sent = await submitLead(server, { source: { landing: 'wed\uFFFEding' } });
     const old = await submitLead(server, { source: { landing: 'summer' } });
     // The shared normalisation drops the noncharacter before the lead is stored.
-    const stored = await server.db.db.selectFrom('leads').select(['id', 'source_landing']).where('id', 'in', [sent, old]).orderBy('id').execute();
+    const stored = await server.db.db
+      .selectFrom('leads')
+      .select(['id', 'source_landing'])
+      .where('id', 'in', [sent, old])
+      .orderBy('id')
+      .execute();
     expect(stored.map((r) => r.source_landing)).toEqual(['wedding', 'summer']);
     // A value stored before that rule: every character XML refuses, in the landing's name the chart shows.
     await server.db.db.updateTable('leads').set({ source_landing: 'sum\uFFFEmer\u0001\uFFFF\uD800' }).where('id', '=', old).execute();

@@ -71,14 +71,14 @@ export function closeAfterEarlyAnswer(bounds: LingerBounds = LINGER_BOUNDS) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     if (hasBody(req)) {
       // The headers are written by writeHead, explicitly or from the first write or end: the last moment to say close.
-      const writeHead = res.writeHead;
-      res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.writeHead = (...args: unknown[]) => {
         if (!req.complete) {
-          this.setHeader('Connection', 'close');
+          res.setHeader('Connection', 'close');
           lingerAfterAnswer(req, bounds);
         }
-        return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-      } as ServerResponse['writeHead'];
+        return writeHead(...args);
+      };
     }
     next();
   };

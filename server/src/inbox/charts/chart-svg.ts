@@ -60,7 +60,6 @@ export function perDaySize(legend: boolean): { width: number; height: number } {
  * refuses the whole picture for one of them (resvg: "non-XML character"), so they are dropped from every text the
  * SVG carries, whatever the caller has normalised before.
  */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const NOT_XML = /[^\t\n\r\u0020-\u007E\u00A0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]|\p{Noncharacter_Code_Point}/gu;
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
