@@ -6,6 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
 import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './database/database';
+import { closeAfterEarlyAnswer } from './http/linger';
 import { OpenApiDocument } from './observability/openapi';
 
 export interface CreateAppOptions {
@@ -31,6 +32,9 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
+  // Before every route (and the 404 of none): an answer given before the body was read closes its connection after a
+  // bounded lingering close, instead of Node reading the rest of the body to its end (http/linger.ts).
+  app.use(closeAfterEarlyAnswer());
   // GET /openapi.json: generated from this app's routes when first asked for (observability/openapi.ts).
   app.get(OpenApiDocument).describe(app);
 }

@@ -42,6 +42,29 @@ describe("the digest's picture", () => {
     expect(page).toContain('\'<img class="photo" src="/sandbox/files/\'');
   });
 
+  it('a landing with U+FFFE (sent now, or stored so by an older version) still gets its picture', async () => {
+    const server = await startDigest();
+    const sent = await submitLead(server, { source: { landing: 'wed\uFFFEding' } });
+    const old = await submitLead(server, { source: { landing: 'summer' } });
+    // The shared normalisation drops the noncharacter before the lead is stored.
+    const stored = await server.db.db
+      .selectFrom('leads')
+      .select(['id', 'source_landing'])
+      .where('id', 'in', [sent, old])
+      .orderBy('id')
+      .execute();
+    expect(stored.map((r) => r.source_landing)).toEqual(['wedding', 'summer']);
+    // A value stored before that rule: every character XML refuses, in the landing's name the chart shows.
+    await server.db.db.updateTable('leads').set({ source_landing: 'sum\uFFFEmer\u0001\uFFFF\uD800' }).where('id', '=', old).execute();
+
+    expect(await server.app.get(HousekeepingService).digest()).toBe(true);
+    expect(server.logger.lines.filter((l) => l.includes('digest picture not sent'))).toEqual([]);
+    const [text, photo] = sandbox.messages(ADMIN_CHAT);
+    expect(text.text).toContain('🗓 Сводка за сутки: заявок 2');
+    expect(photo.photo).toHaveLength(1);
+    expect(sandbox.state.photos.get(photo.photo![0].file_id)!.content.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+  });
+
   it('a picture Telegram refuses is logged; the text went, and the day is done', async () => {
     const server = await startDigest();
     sandbox.inject({ method: 'sendPhoto', kind: 'server_error', count: 5 });

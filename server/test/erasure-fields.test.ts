@@ -53,9 +53,27 @@ const victim = () =>
       referrer: 'ivanova-anna.example',
     },
   });
-/** A repeat of hers (same username within 24 h) with other free text. */
+/** A repeat of hers (same username within 24 h) with other free text, from another address, with its own source. */
 const repeat = () =>
-  lead({ name: 'Анна Иванова', telegram: '@Victim_One', phone: '+79994510999', date: 'Ленина 5, кв. 12', guests: 'паспорт 4510 654321' });
+  lead({
+    name: 'Анна Иванова',
+    telegram: '@Victim_One',
+    phone: '+79994510999',
+    date: 'Ленина 5, кв. 12',
+    guests: 'паспорт 4510 654321',
+    client_ip: '198.51.100.77',
+    source: {
+      landing: 'wedding',
+      utm_source: 'ivanova-repeat-source',
+      utm_medium: 'ivanova-repeat-medium',
+      utm_campaign: 'ivanova-repeat-campaign',
+      utm_content: 'ivanova.repeat@example.com',
+      utm_term: 'ivanova repeat term',
+      referrer: 'ivanova-repeat.example',
+    },
+  });
+/** The repeat's columns that erasure must empty besides its changes: its address hash, UTM values and referrer. */
+const REPEAT_PERSONAL = 'ip_hash, utm_source, utm_medium, utm_campaign, utm_content, utm_term, source_referrer';
 const VALUES = [
   'Иванова',
   'Ленина',
@@ -68,6 +86,9 @@ const VALUES = [
   'ivanova.anna@example.com',
   'анна иванова',
   'ivanova-anna.example',
+  'ivanova-repeat',
+  'ivanova.repeat@example.com',
+  'ivanova repeat term',
 ];
 
 /** The values are in no row of any table (both databases), and on SQLite in no byte of any file in `dir`. */
@@ -144,6 +165,18 @@ describe('/stickers_forget erases every free-text field', () => {
     expect((await postLead(server, repeat())).body).toMatchObject({ lead_number: id, repeat: true });
     await server.outbox.whenIdle();
     await webhooks.whenIdle();
+    const repeatRow = () =>
+      sqlRows<Record<string, string | null>>(
+        server.db,
+        `select ${REPEAT_PERSONAL}, source_landing from lead_repeats where lead_id = ?`,
+        id,
+      );
+    const [before] = await repeatRow();
+    // Stored: each personal column of the repeat holds a value (its own address's hash, not the lead's).
+    for (const column of REPEAT_PERSONAL.split(', '))
+      expect({ column, value: before[column] }).toEqual({ column, value: expect.any(String) });
+    const [leadBefore] = await sqlRows<{ ip_hash: string }>(server.db, 'select ip_hash from leads where id = ?', id);
+    expect(before.ip_hash).not.toBe(leadBefore.ip_hash);
 
     expect(await command(LEADS_CHAT, '/stickers_forget @victim_one')).toBe(
       `🗑 Обезличено заявок: 1 (#${id}): личные данные удалены, карточки обновлены.`,
@@ -191,6 +224,9 @@ describe('/stickers_forget erases every free-text field', () => {
     ]) {
       for (const v of VALUES) expect({ what, value: v, found: text.includes(v) }).toEqual({ what, value: v, found: false });
     }
+    // The repeat's address hash, UTM values and referrer are gone too; its landing stays, as the lead's does.
+    const [after] = await repeatRow();
+    expect(after).toEqual({ ...Object.fromEntries(REPEAT_PERSONAL.split(', ').map((c) => [c, null])), source_landing: 'wedding' });
     // The repeat still says which fields it changed, not to what.
     const [erasedRepeat] = await sqlRows<{ changes: string }>(server.db, 'select changes from lead_repeats where lead_id = ?', id);
     expect(JSON.parse(erasedRepeat.changes)).toEqual({ phone: null, date: null, guests: null, comment: null });

@@ -4,6 +4,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
 import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, type TestServer, sandboxSuite, watchAlerts } from './harness';
@@ -72,6 +73,15 @@ describe('steps 2–3: secret and wrong-secret lockout', () => {
     expect((await postLead(server, lead())).status).toBe(201);
   });
 
+  it('missing secrets count as wrong ones: 5 requests without the header lock the caller out, even with the right secret', async () => {
+    await boot();
+    const noSecret = () =>
+      fetch(`${server.url}/leads`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(lead()) });
+    for (let i = 0; i < 5; i += 1) expect((await noSecret()).status).toBe(401);
+    expect(await postLead(server, lead())).toMatchObject({ status: 429, body: { error: 'rate_limited', why: 'secret' } });
+    expect(await row('select count(*) as n from leads')).toEqual({ n: 0 });
+  });
+
   it('four wrong secrets do not lock the caller out', async () => {
     await boot();
     for (let i = 0; i < 4; i += 1) await postLead(server, lead(), { [SECRET_HEADER]: 'wrong' });
@@ -103,6 +113,37 @@ describe('step 4: size and JSON', () => {
     expect(Buffer.byteLength(pad(16385))).toBe(16385);
     expect(await postLead(server, pad(16385))).toMatchObject({ status: 413, body: { error: 'payload_too_large' } });
     expect((await postLead(server, pad(16384))).status).toBe(201);
+  });
+
+  it('a declared Content-Length over the limit is 413 before a byte of the body is read: the headers alone get it', async () => {
+    await boot();
+    const { hostname, port } = new URL(server.url);
+    const head = [
+      `POST /leads HTTP/1.1`,
+      `Host: ${hostname}`,
+      `${SECRET_HEADER}: ${SECRET}`,
+      'Content-Type: application/json',
+      'Content-Length: 20000',
+    ];
+    // The client sends the headers and no body at all, and waits: only an answer given unread can reach it.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(`${head.join('\r\n')}\r\n\r\n`));
+      const received: Buffer[] = [];
+      socket.on('data', (d: Buffer) => {
+        received.push(d);
+        const text = Buffer.concat(received).toString('utf8');
+        if (text.includes('payload_too_large')) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(received).toString('utf8')));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('Connection: close');
+    expect(answer).toContain('{"error":"payload_too_large"}');
+    expect(await row('select count(*) as n from leads')).toEqual({ n: 0 });
   });
 
   it('a chunked body (no Content-Length) over the limit is 413', async () => {
@@ -406,12 +447,13 @@ describe('step 10: the submit transaction', () => {
     const created = await postLead(server, first);
     const again = await postLead(
       server,
-      lead({ telegram: 'repeat_user', phone: first.phone, name: first.name, guests: '45', date: '1 марта', comment: first.comment }),
+      // Another phone: only the username, in another case, can make it a repeat.
+      lead({ telegram: 'REPEAT_user', phone: '+79990001122', name: first.name, guests: '45', date: '1 марта', comment: first.comment }),
     );
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ lead_number: created.body.lead_number, duplicate: true, repeat: true });
     const stored = await row('select changes from lead_repeats where lead_id = ?', created.body.lead_number);
-    expect(JSON.parse(stored!.changes)).toEqual({ guests: '45', date: '1 марта' });
+    expect(JSON.parse(stored!.changes)).toEqual({ phone: '+79990001122', guests: '45', date: '1 марта' });
     expect(await row('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 

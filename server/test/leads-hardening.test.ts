@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
 import { WriteHealth } from '../src/database/write-health';
+import { LINGER_BOUNDS } from '../src/http/linger';
 import { Metrics } from '../src/observability/metrics';
 import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite, watchAlerts } from './harness';
 import { describeSqliteOnly, sqlRow } from './support/test-database';
@@ -150,6 +151,76 @@ describe('413 with a lingering close', () => {
       expect(r.response).toContain('{"error":"payload_too_large"}');
     }
     expect(server.app.get(Metrics).value('leads_submissions_total', { result: 'rejected', reason: 'payload_too_large' })).toBe(16);
+  });
+});
+
+interface Flood {
+  /** The answer's status line. */
+  status: string;
+  response: string;
+  /** Body bytes the client's kernel took before the connection was closed (all it tried when it never was). */
+  written: number;
+}
+
+/**
+ * A hostile client: sends `total` body bytes to `path` as fast as the server takes them, whatever it answers, and goes
+ * on after the server has ended its side (half-open, as a client that ignores the answer does); it reads the answer
+ * as it comes. Chunked when `chunked`, else with `Content-Length: total`.
+ */
+function floodUpload(url: string, path: string, total: number, chunked: boolean): Promise<Flood> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+    const received: Buffer[] = [];
+    let written = 0;
+    let queued = 0;
+    const chunk = Buffer.alloc(64 * 1024, 0x7b);
+    const frame = chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
+    socket.on('data', (d: Buffer) => received.push(d));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      const response = Buffer.concat(received).toString('latin1');
+      resolve({ status: response.split('\r\n')[0], response, written });
+    });
+    socket.on('connect', () => {
+      const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${total}`;
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n${length}\r\n\r\n`);
+      const pump = () => {
+        while (queued < total && !socket.destroyed) {
+          queued += chunk.length;
+          const ok = socket.write(frame, (err) => {
+            if (!err) written += chunk.length;
+          });
+          if (!ok) return void socket.once('drain', pump);
+        }
+        if (socket.destroyed) return;
+        // All of it went: the server read it to the end. Close our side; the server's close ends the test.
+        if (chunked) socket.write('0\r\n\r\n');
+        socket.end();
+      };
+      pump();
+    });
+  });
+}
+
+describe('an early answer bounds what is read after it', () => {
+  const TRIED = 200 * 1024 * 1024;
+  // What the server reads and discards at most (LINGER_BOUNDS.maxBytes), and what the two sockets' kernel buffers hold
+  // besides (a few MB on loopback).
+  const BOUND = LINGER_BOUNDS.maxBytes + 16 * 1024 * 1024;
+
+  it.each([
+    ['a 401 (no secret) on POST /leads', '/leads', /^HTTP\/1\.1 401 /, false],
+    ['a 401 (no secret) on POST /leads, chunked', '/leads', /^HTTP\/1\.1 401 /, true],
+    ['a 404 on a route that does not exist', '/no/such/route', /^HTTP\/1\.1 404 /, false],
+    ['a 404 on a route that does not exist, chunked', '/no/such/route', /^HTTP\/1\.1 404 /, true],
+  ])('%s: answered, then closed after at most the lingering bound of a 200 MB upload', async (_name, path, status, chunked) => {
+    await boot({ telegram: false });
+    const flood = await floodUpload(server.url, path, TRIED, chunked);
+    expect(flood.status).toMatch(status);
+    expect(flood.written).toBeLessThanOrEqual(BOUND);
+    expect(flood.written).toBeLessThan(TRIED / 2);
+    expect(flood.response).toContain('Connection: close');
   });
 });
 

@@ -12,6 +12,7 @@ import {
 } from './fields.js';
 import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX } from './limits.js';
 import { COMBINING_MARKS_MAX, capCombiningMarks, normaliseLine, normaliseMultiline, visibleLength } from './text.js';
+import { checkSource } from './source.js';
 
 const ACUTE = '\u0301';
 const THUMB = '👍🏽'; // one character, four code units
@@ -107,5 +108,31 @@ describe('UTF-16 code unit bounds', () => {
       ok: false,
       errors: { comment: 'too_long' },
     });
+  });
+});
+
+describe('noncharacters (all 66) are dropped in every field and in the source', () => {
+  const noncharacters = [
+    ...Array.from({ length: 0x20 }, (_, i) => 0xfdd0 + i),
+    ...Array.from({ length: 17 }, (_, plane) => [plane * 0x10000 + 0xfffe, plane * 0x10000 + 0xffff]).flat(),
+  ].map((cp) => String.fromCodePoint(cp));
+
+  it('there are 66 of them, and each is one', () => {
+    expect(noncharacters).toHaveLength(66);
+    for (const ch of noncharacters) expect(ch).toMatch(/^\p{Noncharacter_Code_Point}$/u);
+  });
+  it.each(noncharacters.map((ch) => [ch.codePointAt(0)!.toString(16).toUpperCase(), ch]))('U+%s', (_hex, ch) => {
+    expect(normaliseLine(`wed${ch}ding`)).toBe('wedding');
+    expect(normaliseMultiline(`раз${ch}\nдва${ch}`)).toBe('раз\nдва');
+    expect(checkName(`Ан${ch}на`)).toEqual({ ok: true, value: 'Анна' });
+    expect(checkComment(`${ch}раз`)).toEqual({ ok: true, value: 'раз' });
+    expect(checkSource({ landing: `wedding${ch}`, utm_campaign: `${ch}summer` })).toEqual({
+      ok: true,
+      value: { landing: 'wedding', utm_campaign: 'summer' },
+    });
+  });
+  it('a value of noncharacters alone is missing', () => {
+    expect(normaliseLine(noncharacters.join(''))).toBe('');
+    expect(checkSource({ landing: '\uFFFE\uFFFF' })).toEqual({ ok: true, value: undefined });
   });
 });

@@ -21,6 +21,9 @@ const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 const EMOJI_MODIFIER = /[\u{1F3FB}-\u{1F3FF}]/u;
 const ZWJ = '\u200D';
 const VS16 = '\uFE0F';
+// The 66 noncharacters (U+FDD0–U+FDEF and the last two code points of every plane, U+FFFE, U+FFFF, U+1FFFE…): never
+// text, and not allowed in XML, so one of them would break every picture or document that shows the value.
+const NONCHARACTER = /\p{Noncharacter_Code_Point}/gu;
 // A lone surrogate cannot be stored as UTF-8 or shown; it is dropped.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 /** At most this many combining marks in a row are kept; the rest are dropped (see `capCombiningMarks`). */
@@ -62,6 +65,7 @@ function clean(value: string): string {
   const visible = value
     .replace(LONE_SURROGATE, '')
     .replace(CONTROL, '')
+    .replace(NONCHARACTER, '')
     .replace(IGNORABLE, (ch: string, index: number, s: string) => (keepIgnorable(ch, index, s) ? ch : ''));
   // Invisible characters go before NFC, so that what they separated can compose and a second pass changes nothing.
   // NFC runs again after the mark cap: a cut run may compose further, never grow.

@@ -27,6 +27,19 @@ export function botCommands(t: Messages): { command: BotCommand; description: st
   return BOT_COMMAND_NAMES.map((command) => ({ command, description: t.commands.menu[command] }));
 }
 
+/**
+ * `/help`: the menu's commands with their descriptions, in every chat. It is not in the menu itself: a group's other
+ * bots answer `/help` too, and the menu lists only this bot's own `stickers_` commands.
+ */
+export const HELP_COMMAND = 'help';
+/** Every command the bot answers: the menu's and `/help`. */
+export type AnsweredCommand = BotCommand | typeof HELP_COMMAND;
+
+/** `/help`'s answer: a title, then `/<command> — <description>` per command of the menu, in its order. */
+export function helpText(t: Messages): string {
+  return [t.commands.helpTitle, ...botCommands(t).map((c) => `/${c.command} — ${c.description}`)].join('\n');
+}
+
 /** A command's answer: its text, and buttons when it has any. */
 export interface CommandReply {
   text: string;
@@ -34,7 +47,7 @@ export interface CommandReply {
 }
 
 export interface CommandCall {
-  command: BotCommand;
+  command: AnsweredCommand;
   chatId: string;
   /** The forum topic the command was sent in (null: none); the answer and the export's file go there. */
   threadId?: number | null;
@@ -73,6 +86,8 @@ export class BotCommandsService {
   }
 
   private async decide(call: CommandCall): Promise<CommandOutcome> {
+    // What the bot can do is no secret: `/help` answers in every chat.
+    if (call.command === HELP_COMMAND) return helpText(this.t);
     // Setup's helper answers in any group: it is how a chat's id is found before it is configured.
     if (call.command === 'stickers_chatid') return this.chatIds(call);
     // The inbox checks who opens it: its address may be given in the private chat with the bot too.

@@ -3,7 +3,7 @@ import { Command, Ctx, On, Update } from 'nestjs-telegraf';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { BotContext } from '../telegram/telegraf';
 import { TelegramGateway } from '../telegram/telegram.gateway';
-import { BotCommandsService, type BotCommand } from './bot-commands.service';
+import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
 
 function displayName(user: { first_name: string; last_name?: string; username?: string }): string {
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
@@ -64,7 +64,12 @@ export class LeadsBotUpdate {
     return this.command(ctx, 'stickers_inbox');
   }
 
-  private async command(ctx: BotContext, command: BotCommand): Promise<void> {
+  @Command(HELP_COMMAND)
+  onHelp(@Ctx() ctx: BotContext) {
+    return this.command(ctx, HELP_COMMAND);
+  }
+
+  private async command(ctx: BotContext, command: AnsweredCommand): Promise<void> {
     const text = ctx.message && 'text' in ctx.message ? ctx.message.text : '';
     const args = text.replace(/^\/\S+\s*/, '');
     const chatId = String(ctx.chat?.id ?? '');

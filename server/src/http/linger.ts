@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 export interface LingerBounds {
@@ -51,5 +51,35 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
       clearTimeout(idle);
       clearTimeout(total);
     });
+  };
+}
+
+/** Whether the request has a body: a positive `Content-Length`, or any `Transfer-Encoding` (chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/**
+ * Express middleware for every route, the unknown ones too (app.ts): an answer written before its request's body was
+ * read to the end — a 401 of a missing secret, a 404, a 429, anything that did not want the body — carries
+ * `Connection: close` and is followed by the lingering close, bounded by `bounds`. Without it Node keeps such a
+ * connection alive, and to find the next request on it reads and discards the rest of the body to its end, however
+ * large: a client could make the server read gigabytes it had already answered. A body read in full is untouched (the
+ * connection is kept as before).
+ */
+export function closeAfterEarlyAnswer(bounds: LingerBounds = LINGER_BOUNDS) {
+  return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    if (hasBody(req)) {
+      // The headers are written by writeHead, explicitly or from the first write or end: the last moment to say close.
+      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.writeHead = (...args: unknown[]) => {
+        if (!req.complete) {
+          res.setHeader('Connection', 'close');
+          lingerAfterAnswer(req, bounds);
+        }
+        return writeHead(...args);
+      };
+    }
+    next();
   };
 }

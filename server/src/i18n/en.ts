@@ -70,6 +70,8 @@ export const en = {
       stickers_chatid: 'This chat’s and topic’s ids for setup (LEADS_CHAT_ID, LEADS_THREAD_ID)',
       stickers_inbox: 'The leads inbox: list, search, charts (Mini App)',
     },
+    /** `/help`'s first line, above the menu's commands and their descriptions. */
+    helpTitle: '🤖 The bot’s commands:',
     wrongChat: 'Commands work only in the leads group and the admin chat.',
     notManager: 'Only managers may anonymise leads.',
     notAdmin: 'Only administrators of the leads group may anonymise leads.',
@@ -143,6 +145,8 @@ export const en = {
     sourcesTitle: '📣 By source (landing · source / campaign):',
     otherSources: (count: number) => `…other sources: ${count}`,
     noSource: (count: number) => `no source: ${count}`,
+    landingsTitle: '📣 By landing:',
+    noLanding: (count: number) => `no landing: ${count}`,
   },
 
   alerts: {

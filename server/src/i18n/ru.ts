@@ -84,6 +84,8 @@ export const ru = {
       stickers_chatid: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)',
       stickers_inbox: 'Инбокс заявок: список, поиск, графики (Mini App)',
     } satisfies Record<BotCommand, string>,
+    /** `/help`'s first line, above the menu's commands and their descriptions. */
+    helpTitle: '🤖 Команды бота:',
     wrongChat: 'Команды работают только в группе заявок и в чате админов.',
     notManager: 'Обезличивать заявки могут только менеджеры.',
     notAdmin: 'Обезличивать заявки могут только администраторы группы заявок.',
@@ -161,6 +163,8 @@ export const ru = {
     sourcesTitle: '📣 По источникам (лендинг · источник / кампания):',
     otherSources: (count: number) => `…другие источники: ${count}`,
     noSource: (count: number) => `без источника: ${count}`,
+    landingsTitle: '📣 По лендингам:',
+    noLanding: (count: number) => `без лендинга: ${count}`,
   },
 
   /** Messages to the admin chat (docs/requirements.md §9). */

@@ -30,16 +30,18 @@ export function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaig
 
 /**
  * The lines counting leads per source and campaign, or none when no lead of the period has a source:
- * a deployment whose landings send none sees its reports as before.
+ * a deployment whose landings send none sees its reports as before. `landingOnly` (LEADS_CARD_PII=0, where the UTM
+ * values are personal and hidden as on the card): `counts` are per landing, under their own title, and the rest are
+ * the leads without a landing.
  */
-export function sourceLines(t: Messages, counts: SourceCount[], total: number): string[] {
+export function sourceLines(t: Messages, counts: SourceCount[], total: number, landingOnly = false): string[] {
   if (counts.length === 0) return [];
-  const lines = [t.reports.sourcesTitle];
+  const lines = [landingOnly ? t.reports.landingsTitle : t.reports.sourcesTitle];
   for (const c of counts.slice(0, SOURCE_CAP)) lines.push(`${sourceLabel(c)}: ${c.count}`);
   const rest = counts.slice(SOURCE_CAP).reduce((sum, c) => sum + c.count, 0);
   if (rest > 0) lines.push(t.reports.otherSources(rest));
   const without = total - counts.reduce((sum, c) => sum + c.count, 0);
-  if (without > 0) lines.push(t.reports.noSource(without));
+  if (without > 0) lines.push(landingOnly ? t.reports.noLanding(without) : t.reports.noSource(without));
   return lines;
 }
 
@@ -51,7 +53,10 @@ function ago(t: Messages, ms: number): string {
   return t.reports.days(Math.floor(h / 24));
 }
 
-/** The texts of /stickers_new, /stickers_stats and the daily digest. No personal data: numbers and lead numbers. */
+/**
+ * The texts of /stickers_new, /stickers_stats and the daily digest. No personal data: numbers, lead numbers, and the
+ * sources' values — the UTM ones only where LEADS_CARD_PII shows personal values on the card.
+ */
 @Injectable()
 export class ReportsService {
   constructor(
@@ -61,6 +66,12 @@ export class ReportsService {
     private readonly leads: LeadsRepository,
     private readonly clock: Clock,
   ) {}
+
+  /** The lines per source of the period since `since` (LEADS_CARD_PII=0: per landing alone). */
+  private async sourcesSince(since: number, total: number): Promise<string[]> {
+    const landingOnly = !this.config.leads.cardPii;
+    return sourceLines(this.t, await this.reports.sourceCounts(since, { landingOnly }), total, landingOnly);
+  }
 
   private time(ms: number): string {
     return formatTime(ms, this.config.timezone, this.t.intl);
@@ -111,7 +122,7 @@ export class ReportsService {
       lines.push('', r.statsPeriod(days, total));
       for (const s of LEAD_STATUSES) lines.push(`${this.t.statuses[s]}: ${counts[s]}`);
       lines.push(r.repeats(await this.reports.repeatsSince(now - days * DAY)));
-      lines.push(...sourceLines(this.t, await this.reports.sourceCounts(now - days * DAY), total));
+      lines.push(...(await this.sourcesSince(now - days * DAY, total)));
     }
     lines.push('', r.unpublishedNow(await this.leads.countUnpublished()));
     return lines.join('\n');
@@ -129,7 +140,7 @@ export class ReportsService {
       r.repeats(await this.reports.repeatsSince(now - DAY)),
       r.unpublishedNow(await this.leads.countUnpublished()),
       r.digestStillNew(await this.reports.countStillNew()),
-      ...sourceLines(this.t, await this.reports.sourceCounts(now - DAY), total),
+      ...(await this.sourcesSince(now - DAY, total)),
     ].join('\n');
   }
 }

@@ -54,9 +54,22 @@ export class ReportsRepository {
 
   /**
    * Leads created since `since`, counted per landing, UTM source and UTM campaign, most first; leads with
-   * none of the three are not listed (the caller counts them as the rest).
+   * none of the three are not listed (the caller counts them as the rest). `landingOnly`: per landing alone, the UTM
+   * values (personal: domain/personal-fields.ts) neither read nor returned, and leads without a landing not listed.
    */
-  async sourceCounts(since: number): Promise<SourceCount[]> {
+  async sourceCounts(since: number, options: { landingOnly?: boolean } = {}): Promise<SourceCount[]> {
+    if (options.landingOnly) {
+      const rows = await this.db
+        .selectFrom('leads')
+        .select(['source_landing', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('created_at', '>=', since)
+        .where('source_landing', 'is not', null)
+        .groupBy('source_landing')
+        .execute();
+      return rows
+        .map((r) => ({ landing: r.source_landing, source: null, campaign: null, count: Number(r.n) }))
+        .sort((a, b) => b.count - a.count || sortKey(a).localeCompare(sortKey(b)));
+    }
     const rows = await this.db
       .selectFrom('leads')
       .select(['source_landing', 'utm_source', 'utm_campaign', (eb) => eb.fn.countAll<number>().as('n')])

@@ -54,8 +54,17 @@ export function perDaySize(legend: boolean): { width: number; height: number } {
   return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? LEGEND_HEIGHT : 0) };
 }
 
-const escapeXml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+/**
+ * What XML 1.0 does not allow in a document (anything outside its `Char`: C0 controls but tab, LF and CR, lone
+ * surrogates, U+FFFE, U+FFFF) and what it discourages (C1 controls, the noncharacters of every plane). A renderer
+ * refuses the whole picture for one of them (resvg: "non-XML character"), so they are dropped from every text the
+ * SVG carries, whatever the caller has normalised before.
+ */
+const NOT_XML = /[^\t\n\r\u0020-\u007E\u00A0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]|\p{Noncharacter_Code_Point}/gu;
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+
+/** A text as XML character data or an attribute's value: escaped, and the characters XML refuses dropped. */
+export const escapeXml = (s: string): string => s.replace(NOT_XML, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);
 
 /** `2026-11-29` → `29.11`. */
 const shortDate = (day: string) => `${day.slice(8, 10)}.${day.slice(5, 7)}`;

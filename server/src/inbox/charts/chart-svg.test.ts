@@ -1,0 +1,54 @@
+import { escapeXml, funnelSvg, LIGHT_PALETTE, perDaySvg } from './chart-svg';
+import { PNG_SIGNATURE, svgToPng } from './chart-png';
+import { ru } from '../../i18n/ru';
+
+/** Every character XML 1.0 refuses or discourages: C0 and C1 controls, DEL, lone surrogates, all 66 noncharacters. */
+const BAD = [
+  ...Array.from({ length: 0x20 }, (_, i) => i).filter((cp) => ![0x09, 0x0a, 0x0d].includes(cp)),
+  ...Array.from({ length: 0x21 }, (_, i) => 0x7f + i),
+  ...Array.from({ length: 0x20 }, (_, i) => 0xfdd0 + i),
+  ...Array.from({ length: 17 }, (_, plane) => [plane * 0x10000 + 0xfffe, plane * 0x10000 + 0xffff]).flat(),
+]
+  .map((cp) => String.fromCodePoint(cp))
+  .concat(['\uD800', '\uDBFF', '\uDC00', '\uDFFF']);
+
+/** `word` with every bad character around it (a lone surrogate never next to another, so none makes a pair). */
+const dirty = (word: string) => BAD.map((ch) => `${word}${ch}`).join('');
+
+/** What an XML 1.0 parser accepts as a character (the `Char` production), without the discouraged ones. */
+const XML_TEXT = /^[\t\n\r\u0020-\u007E\u00A0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;
+
+describe('the charts as SVG take any text', () => {
+  it('escapeXml drops every character XML does not allow and escapes markup', () => {
+    for (const ch of BAD) expect(escapeXml(`a${ch}b`)).toBe('ab');
+    expect(escapeXml('a\uD800b\uFFFE<c>&"\'😀\tи\uDE00')).toBe('ab&lt;c&gt;&amp;&quot;&apos;😀\tи');
+    expect(escapeXml(dirty('-'))).toBe('-'.repeat(BAD.length));
+  });
+
+  it('a per-day chart with every bad character in its sources, legend and title is still drawn as a PNG', () => {
+    const chart = {
+      days: ['2026-11-28', '2026-11-29'],
+      series: [
+        { source: dirty('wedding'), counts: [1, 2] },
+        { source: `\uFFFE${dirty('')}`, counts: [1, 0] },
+        { source: null, counts: [0, 1] },
+      ],
+      source: dirty('promo'),
+    };
+    const svg = perDaySvg(chart, { t: ru, palette: LIGHT_PALETTE, legend: true });
+    expect(svg).toMatch(XML_TEXT);
+    expect(svg).not.toMatch(/\p{Noncharacter_Code_Point}/u);
+    expect(svg).toContain('wedding'.repeat(BAD.length));
+    const { png, width } = svgToPng(svg);
+    expect(png.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    expect(width).toBe(720);
+  });
+
+  it('the funnel with every bad character in its words is still drawn as a PNG', () => {
+    const t = { ...ru, statuses: { ...ru.statuses, new: dirty('Новая') }, charts: { ...ru.charts, funnelTitle: () => dirty('Воронка') } };
+    const svg = funnelSvg({ new: 3, in_progress: 1, won: 1, lost: 0, spam: 0 }, 30, { t, palette: LIGHT_PALETTE });
+    expect(svg).toMatch(XML_TEXT);
+    expect(svg).toContain('Новая'.repeat(BAD.length));
+    expect(svgToPng(svg).png.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+  });
+});
