@@ -31,6 +31,9 @@ export default defineConfig({
       'react-dom/client',
       'react/jsx-runtime',
       'react/jsx-dev-runtime',
+      // What the browser reaches through @stickers/shared (a linked workspace, so Vite reads its source).
+      'libphonenumber-js/min',
+      'proxy-addr',
     ],
   },
   resolve: { alias: { '~': new URL('./app', import.meta.url).pathname } },
