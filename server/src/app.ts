@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
 import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './database/database';
 import { OpenApiDocument } from './observability/openapi';
+import { RouteNotFoundFilter } from './http/api-error.filter';
 
 export interface CreateAppOptions {
   logger?: LoggerService | false;
@@ -31,6 +32,8 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
+  // A path no route serves: the documented {"error":"not_found"} (http/api-error.filter.ts).
+  app.useGlobalFilters(new RouteNotFoundFilter());
   // GET /openapi.json: generated from this app's routes when first asked for (observability/openapi.ts).
   app.get(OpenApiDocument).describe(app);
 }
