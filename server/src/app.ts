@@ -8,6 +8,7 @@ import { ConfigError, loadServerConfig, type ServerConfig } from './config/confi
 import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './database/database';
 import { closeAfterEarlyAnswer } from './http/linger';
 import { OpenApiDocument } from './observability/openapi';
+import { RouteNotFoundFilter } from './http/api-error.filter';
 
 export interface CreateAppOptions {
   logger?: LoggerService | false;
@@ -35,6 +36,8 @@ export function configureApp(app: INestApplication): void {
   // Before every route (and the 404 of none): an answer given before the body was read closes its connection after a
   // bounded lingering close, instead of Node reading the rest of the body to its end (http/linger.ts).
   app.use(closeAfterEarlyAnswer());
+  // A path no route serves: the documented {"error":"not_found"} (http/api-error.filter.ts).
+  app.useGlobalFilters(new RouteNotFoundFilter());
   // GET /openapi.json: generated from this app's routes when first asked for (observability/openapi.ts).
   app.get(OpenApiDocument).describe(app);
 }

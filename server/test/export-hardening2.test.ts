@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
-import { decodeCursor, encodeCursor, parseExportTime } from '../src/export/export-query';
-import { lead, NO_RATE_LIMITS, postLead, SECRET, sandboxSuite, type TestServer } from './harness';
+import { cursorKey, decodeCursor, encodeCursor, parseExportTime } from '../src/export/export-query';
+import { lead, NO_RATE_LIMITS, postLead, SALT, SECRET, sandboxSuite, type TestServer } from './harness';
 
 const MIN = 60 * 1000;
 const { tmp, start } = sandboxSuite();
@@ -35,6 +35,8 @@ async function store(server: TestServer, overrides: Record<string, unknown> = {}
   return res.body.lead_number as number;
 }
 
+/** The key the test server signs its cursors with. */
+const KEY = cursorKey(SECRET, SALT);
 const cursorOf = (json: string) => Buffer.from(json).toString('base64url');
 
 /**
@@ -152,16 +154,16 @@ describe('since, until and cursor: one strict reading', () => {
     // Only the text the API gives: not another spelling of the same JSON, not base64 with padding or junk around it.
     for (const cursor of [
       cursorOf('{"id": 2}'),
-      `${encodeCursor(last + 1)}==`,
-      `${encodeCursor(last + 1)}!`,
-      `%20${encodeCursor(last + 1)}`,
+      `${encodeCursor(last + 1, KEY)}==`,
+      `${encodeCursor(last + 1, KEY)}!`,
+      `%20${encodeCursor(last + 1, KEY)}`,
     ]) {
       expect([cursor, (await get(server, `/leads?cursor=${cursor}`)).status]).toEqual([cursor, 422]);
     }
-    const page = await get(server, `/leads?cursor=${encodeCursor(last + 1)}`);
+    const page = await get(server, `/leads?cursor=${encodeCursor(last + 1, KEY)}`);
     expect(page.status).toBe(200);
     expect(page.body.leads.map((l: { lead_number: number }) => l.lead_number)).toEqual([last]);
-    expect(decodeCursor(encodeCursor(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
+    expect(decodeCursor(encodeCursor(Number.MAX_SAFE_INTEGER, KEY), KEY)).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('parseExportTime: dates at midnight UTC, a zone as given, milliseconds as they are', () => {

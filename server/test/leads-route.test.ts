@@ -110,10 +110,27 @@ describe('POST /leads on Nest’s router', () => {
       });
       expect({ path, status: res.status }).toEqual({ path, status: 201 });
     }
-    // Not the route: another path under it is Nest's 404, not an answer of POST /leads.
+    // Not the route: another path under it is the documented 404, not an answer of POST /leads.
     const other = await fetch(`${server.url}/leads/x`, { method: 'POST', headers: { [SECRET_HEADER]: SECRET }, body: '{}' });
     expect(other.status).toBe(404);
-    expect(await other.json()).toMatchObject({ statusCode: 404 });
+    expect(await other.json()).toEqual({ error: 'not_found' });
+  });
+
+  it('answers a path no route serves with the documented 404 body, whatever the method', async () => {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['POST', '/leads/x/y'],
+      ['DELETE', '/leads'],
+      ['GET', '/inbox/api/nothing'],
+    ]) {
+      const res = await fetch(`${server.url}${path}`, { method });
+      expect({ method, path, status: res.status, body: await res.json() }).toEqual({
+        method,
+        path,
+        status: 404,
+        body: { error: 'not_found' },
+      });
+    }
   });
 
   it('takes the request targets Express reads as /leads: the absolute form and one with a fragment', async () => {

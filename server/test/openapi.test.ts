@@ -47,9 +47,9 @@ function operations(doc: any): Record<string, string[]> {
 
 const EXPECTED_OPERATIONS = {
   'POST /leads': ['200', '201', '401', '404', '413', '422', '429', '503'],
-  'GET /leads': ['200', '401', '404', '422'],
-  'GET /leads/export.csv': ['200', '401', '404', '422'],
-  'GET /leads/{request_id}/trace': ['200', '401', '404'],
+  'GET /leads': ['200', '401', '404', '422', '429', '503'],
+  'GET /leads/export.csv': ['200', '401', '404', '422', '429', '503'],
+  'GET /leads/{request_id}/trace': ['200', '401', '404', '429', '503'],
   'GET /health': ['200'],
   'GET /ready': ['200', '503'],
   'GET /metrics': ['200'],
@@ -78,7 +78,10 @@ describe('GET /openapi.json', () => {
       expect.arrayContaining(['submitLead', 'listLeads', 'exportLeadsCsv', 'traceLead']),
     );
 
-    // The secret: an apiKey scheme in its header, on the routes behind it and not on the ops doors.
+    // Paths relative to where the document was fetched (no empty servers list).
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+
+    // The secret: an apiKey scheme in its header, on the routes behind it; the ops doors say they are public.
     expect(doc.components.securitySchemes.leadsSecret).toMatchObject({ type: 'apiKey', in: 'header', name: SECRET_HEADER });
     for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
       for (const op of Object.values(ops)) {
@@ -86,7 +89,7 @@ describe('GET /openapi.json', () => {
           ? [{ leadsSecret: [] }]
           : path.startsWith('/inbox/api/')
             ? [{ telegramMiniApp: [] }]
-            : undefined;
+            : [];
         expect([path, op.security]).toEqual([path, security]);
       }
     }
@@ -104,11 +107,15 @@ describe('GET /openapi.json', () => {
     expect(json(post.requestBody)).toEqual({ $ref: '#/components/schemas/LeadRequest' });
     expect(post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
     const request = doc.components.schemas.LeadRequest;
-    // The contacts are required as LEADS_REQUIRED_CONTACTS says: only the name always is.
-    expect(request.required).toEqual(['name']);
+    // request_id and both contacts, as by default; the description says the contacts follow LEADS_REQUIRED_CONTACTS.
+    expect(request.required).toEqual(['request_id', 'name', 'telegram', 'phone']);
+    expect(request.description).toContain('LEADS_REQUIRED_CONTACTS');
     expect(request.properties.consent.required).toEqual(['accepted_at', 'policy_url']);
     expect(request.properties.consent.additionalProperties).toBe(false);
-    expect(doc.components.schemas.ExportedLead.properties.consent).toMatchObject({ nullable: true });
+    expect(doc.components.schemas.ExportedLead.properties.consent.oneOf).toEqual([
+      { $ref: '#/components/schemas/ExportedLeadConsent' },
+      { type: 'object', nullable: true, enum: [null] },
+    ]);
     expect(request.properties.late.required).toEqual(['submitted_at', 'route', 'reason']);
     expect(request.properties.late.properties.route.enum).toEqual([...LATE_ROUTES]);
     expect(request.properties.source).toEqual({ $ref: '#/components/schemas/LeadSource' });
@@ -139,7 +146,18 @@ describe('GET /openapi.json', () => {
     expect(list.parameters.find((p: any) => p.name === 'status').schema.enum).toEqual([...LEAD_STATUSES]);
     expect(json(list.responses['200'])).toEqual({ $ref: '#/components/schemas/LeadsPage' });
     expect(doc.components.schemas.ExportedLead.properties.status.enum).toEqual([...LEAD_STATUSES]);
-    expect(doc.components.schemas.ExportedLead.properties.captcha).toMatchObject({ enum: [...CAPTCHA_RESULTS], nullable: true });
+    expect(doc.components.schemas.ExportedLead.properties.captcha).toMatchObject({ enum: [...CAPTCHA_RESULTS, null], nullable: true });
+    for (const path of ['/leads', '/leads/export.csv', '/leads/{request_id}/trace']) {
+      const tooMany = doc.paths[path].get.responses['429'];
+      expect([path, Object.keys(tooMany.headers), json(tooMany).properties.why.enum]).toEqual([path, ['Retry-After'], ['secret']]);
+    }
+
+    // The webhooks the server sends: one per event type under x-webhooks (OpenAPI 3.0 has no webhooks field), signed.
+    expect(Object.keys(doc['x-webhooks'])).toEqual(['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised']);
+    const statusHook = doc['x-webhooks']['lead.status_changed'].post;
+    expect(statusHook.parameters.map((p: any) => p.name)).toEqual(['Stickers-Event-Id', 'Stickers-Event-Type', 'Stickers-Signature']);
+    expect(json(statusHook.requestBody)).toEqual({ $ref: '#/components/schemas/WebhookEventLeadStatusChanged' });
+    expect(doc.components.schemas.WebhookEventLeadStatusChanged.properties.data.required).toEqual(['lead', 'from', 'to', 'by']);
     expect(doc.components.schemas.ExportedLead.required).toContain('captcha');
     expect(Object.keys(doc.paths['/leads/export.csv'].get.responses['200'].content)).toEqual(['text/csv']);
     expect(doc.paths['/leads/{request_id}/trace'].get.parameters).toEqual([

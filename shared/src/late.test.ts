@@ -125,6 +125,19 @@ describe('validateLate (the replayed request)', () => {
     expect(parseIsoTime(`2026-12-01T10:00:00.000Z${' '.repeat(50)}`)).toBeNull();
   });
 
+  it('parseIsoTime: up to nine digits of a second (Python writes six), read to the millisecond', () => {
+    const at = Date.UTC(2026, 11, 1, 10, 0, 0, 123);
+    expect(parseIsoTime('2026-12-01T10:00:00.123456+00:00')).toBe(at);
+    expect(parseIsoTime('2026-12-01T13:00:00.123456789+03:00')).toBe(at);
+    expect(parseIsoTime('2026-12-01T10:00:00.1Z')).toBe(at - 23);
+    expect(parseIsoTime('2026-12-01T10:00:00.1234567890Z')).toBeNull();
+    expect(parseIsoTime('2026-12-01T10:00:00.Z')).toBeNull();
+    expect(validateLate(late({ submitted_at: '2026-12-01T10:15:30.123456+00:00' }), NOW)).toMatchObject({
+      ok: true,
+      value: { submitted_at: Date.parse('2026-12-01T10:15:30.123Z') },
+    });
+  });
+
   it('late is a field the server can name in a 422', () => {
     expect(REPORTED_FIELDS).toContain('late');
     expect(REPORTED_FIELDS).toContain('request_id');

@@ -39,8 +39,11 @@ export type LateRoute = (typeof LATE_ROUTES)[number];
 export const LATE_REASON = /^[A-Za-z0-9][A-Za-z0-9 ._:()/-]{0,59}$/;
 /** A chat id as the Bot API gives it: an integer (as text) or a public `@name`. */
 const CHAT_ID = /^(?:-?[1-9]\d{0,19}|@[A-Za-z][A-Za-z0-9_]{4,31})$/;
-/** ISO 8601 with a time zone: what `Date.prototype.toISOString` writes, or with an offset. */
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,3})?(?:Z|[+-](\d{2}):(\d{2}))$/;
+/**
+ * ISO 8601 with a time zone: what `Date.prototype.toISOString` writes, or with an offset, and with up to nine digits
+ * of a second (Python's `isoformat()` writes six); digits past the millisecond are dropped.
+ */
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-](\d{2}):(\d{2}))$/;
 
 /**
  * `fallback.sig`: the landing's signature of its claim to the fallback message, base64url without padding
@@ -92,8 +95,9 @@ export function parseIsoTime(raw: unknown): number | null {
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return null;
-  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return null;
-  const ms = Date.parse(raw);
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
+  const millis = (m[7] ?? '').padEnd(3, '0').slice(0, 3);
+  const ms = Date.parse(`${m.slice(1, 4).join('-')}T${m.slice(4, 7).join(':')}.${millis}${m[8]}`);
   return Number.isFinite(ms) ? ms : null;
 }
 

@@ -6,10 +6,10 @@ export const CRLF = '\r\n';
 const FORMULA_START = /^[=+\-@\t\r]/;
 /**
  * A separator some reader may split this file at — the comma, the `;` of a spreadsheet whose list separator it is
- * (Excel in ru-RU), a tab, a line break — then any quotes, then a formula character: a cell of that reader would start
- * there.
+ * (Excel in ru-RU), a tab, a line break — then any spaces (a spreadsheet trims them off the cell it starts) and quotes,
+ * then a formula character: a cell of that reader would start there.
  */
-const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n])("*)(?=[=+\-@\t\r])/g;
+const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n][ \t]*)("*)(?=[=+\-@\t\r])/g;
 
 /**
  * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, or a tab or carriage return before one) gets a

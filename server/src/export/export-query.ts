@@ -1,3 +1,5 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
 /**
  * The one strict reading of `GET /leads`'s times and cursor (and the CSV's times): a value names exactly one thing or
  * is refused (422 `invalid_query`). No calendar roll-over (`2026-02-30` is not 2 March), no clock that does not exist
@@ -50,21 +52,41 @@ export function parseExportTime(raw: unknown): number | null | undefined {
   return Number.isFinite(at) ? at : undefined;
 }
 
-/** The opaque cursor: base64url of `{"id":n}`, n the last lead number of the page read. */
-export function encodeCursor(id: number): string {
-  return Buffer.from(JSON.stringify({ id })).toString('base64url');
+/**
+ * The key that signs cursors: derived from the server's secrets (LEADS_SECRET and LEADS_IP_SALT), so every instance of
+ * one deployment gives and takes the same cursors and nobody without the secrets can make one.
+ */
+export function cursorKey(secret: string, salt: string): Buffer {
+  return createHmac('sha256', `${secret}\n${salt}`).update('stickers-leads cursor').digest();
+}
+
+/** The first 128 bits of HMAC-SHA256(key, payload), base64url: 22 characters. */
+function cursorMac(key: Buffer, payload: string): string {
+  return createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url');
+}
+
+/**
+ * The opaque cursor: base64url of `{"id":n}` (n the last lead number of the page read), a dot, and its signature with
+ * the server's key, so a cursor made by hand is refused.
+ */
+export function encodeCursor(id: number, key: Buffer): string {
+  const payload = Buffer.from(JSON.stringify({ id })).toString('base64url');
+  return `${payload}.${cursorMac(key, payload)}`;
 }
 
 /** The lead number of a cursor this API gave; undefined for anything else. */
-export function decodeCursor(raw: unknown): number | undefined {
-  if (typeof raw !== 'string' || raw.length > 40 || !/^[A-Za-z0-9_-]+$/.test(raw)) return undefined;
+export function decodeCursor(raw: unknown, key: Buffer): number | undefined {
+  if (typeof raw !== 'string' || raw.length > 80 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/.test(raw)) return undefined;
+  const [payload, mac] = raw.split('.');
+  const expected = Buffer.from(cursorMac(key, payload));
+  if (!timingSafeEqual(Buffer.from(mac), expected)) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+    value = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
     return undefined;
   }
   const id = (value as { id?: unknown } | null)?.id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
-  return encodeCursor(id) === raw ? id : undefined;
+  return encodeCursor(id, key) === raw ? id : undefined;
 }

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiQuery, ApiSchema, getSchemaPath, type SchemaObject } from '@nestjs/swagger';
 import { CAPTCHA_RESULTS, LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/shared';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import {
@@ -59,6 +59,15 @@ export const INVALID_QUERY_SCHEMA: SchemaObject = {
 const nullableString = { type: 'string', nullable: true } as const;
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const;
 
+/**
+ * An object of `model`'s schema, or null. OpenAPI 3.0's `nullable` only adds null to the `type` beside it, so
+ * `nullable` next to a `$ref` (or an `allOf` of one) lets no null through: null is the second branch, a schema whose
+ * only value is null.
+ */
+const refOrNull = (model: () => unknown) => ({
+  oneOf: [{ $ref: getSchemaPath(model() as never) }, { type: 'object', nullable: true, enum: [null] }],
+});
+
 @ApiSchema({ name: 'ExportedLeadSource' })
 export class ExportedLeadSourceDto implements ExportedSource {
   @ApiProperty(nullableString) landing!: string | null;
@@ -78,6 +87,7 @@ export class ExportedLeadConsentDto implements ExportedConsent {
   policy_url!: string;
 }
 
+@ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto)
 @ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
 export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'integer' }) lead_number!: number;
@@ -91,16 +101,14 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty(nullableTime) anonymised_at!: string | null;
 
   @ApiProperty({
-    type: () => ExportedLeadSourceDto,
-    nullable: true,
+    ...refOrNull(() => ExportedLeadSourceDto),
     description:
       "Where the lead came from (the landing's LANDING_SOURCE, the UTM parameters of its page, the referrer's host); null when the landing sent none",
   })
   source!: ExportedLeadSourceDto | null;
 
   @ApiProperty({
-    type: () => ExportedLeadConsentDto,
-    nullable: true,
+    ...refOrNull(() => ExportedLeadConsentDto),
     description:
       "The visitor's consent to the processing of personal data; null when the request had none. Kept when the lead is anonymised",
   })
@@ -110,7 +118,8 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
 
   @ApiProperty({
     type: 'string',
-    enum: [...CAPTCHA_RESULTS],
+    // null listed in the enum too: OpenAPI 3.0's `nullable` does not add it to an enum.
+    enum: [...CAPTCHA_RESULTS, null],
     nullable: true,
     description:
       "What came of the landing's captcha: passed; unchecked (its provider could not be reached, the lead was delivered anyway); null when the landing has no captcha",

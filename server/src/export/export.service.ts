@@ -9,7 +9,7 @@ import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
 import { LeadsRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
-import { decodeCursor, encodeCursor, parseExportTime } from './export-query';
+import { cursorKey, decodeCursor, encodeCursor, parseExportTime } from './export-query';
 import { Turns } from './export-turns';
 
 export const EXPORT_LIMIT_DEFAULT = 50;
@@ -178,7 +178,6 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** Why a `since` or `until` is refused (the strict reading of export-query.ts). */
 const TIME_RULE = 'must be an ISO 8601 date or time that exists (no 30 February, no 24:00), or milliseconds since the epoch';
-export { encodeCursor };
 
 /** Leads out of the database, as JSON pages and as CSV, for integrators and for `/stickers_export`. */
 @Injectable()
@@ -186,12 +185,14 @@ export class ExportService {
   private readonly local: Intl.DateTimeFormat;
   private readonly turns = new Turns(EXPORTS_AT_ONCE);
   private readonly searchTurns = new Turns(SEARCHES_AT_ONCE);
+  private readonly cursorKey: Buffer;
 
   constructor(
     @Inject(SERVER_CONFIG) config: ServerConfig,
     private readonly leads: LeadsRepository,
     private readonly clock: Clock,
   ) {
+    this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
     this.local = new Intl.DateTimeFormat('sv-SE', {
       timeZone: config.timezone,
       year: 'numeric',
@@ -234,17 +235,23 @@ export class ExportService {
     return out;
   }
 
+  /** The cursor of the page that starts right below lead `id` (signed with this server's key). */
+  cursorAbove(id: number): string {
+    return encodeCursor(id, this.cursorKey);
+  }
+
   /** `GET /leads` (and the inbox's list): one page, newest first. */
   async page(query: Query, options: ExportOptions = {}): Promise<ExportPage> {
     const problems: Record<string, string> = {};
     let limit = EXPORT_LIMIT_DEFAULT;
-    if (query.limit !== undefined) {
+    // An empty parameter (`limit=`) counts as absent, as every other filter's.
+    if (query.limit !== undefined && query.limit !== '') {
       limit = typeof query.limit === 'string' && /^\d{1,4}$/.test(query.limit) ? Number(query.limit) : NaN;
       if (!(limit >= 1 && limit <= EXPORT_LIMIT_MAX)) problems.limit = `must be an integer from 1 to ${EXPORT_LIMIT_MAX}`;
     }
     let beforeId: number | null = null;
-    if (query.cursor !== undefined) {
-      const id = decodeCursor(query.cursor);
+    if (query.cursor !== undefined && query.cursor !== '') {
+      const id = decodeCursor(query.cursor, this.cursorKey);
       if (id === undefined) problems.cursor = 'is not a cursor this API gave';
       else beforeId = id;
     }
@@ -255,7 +262,7 @@ export class ExportService {
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const hide = options.hidePersonal === true;
-    return { leads: page.map((r) => toJson(r, hide)), next_cursor: more ? encodeCursor(page[page.length - 1].id) : null };
+    return { leads: page.map((r) => toJson(r, hide)), next_cursor: more ? this.cursorAbove(page[page.length - 1].id) : null };
   }
 
   /**

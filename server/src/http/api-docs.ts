@@ -30,12 +30,24 @@ export const RETRY_AFTER_HEADER = {
 
 /**
  * What SecretGuard answers before the route runs, for the routes behind the shared secret: the secret's scheme, 401
- * and 404 with their bodies.
+ * and 404 with their bodies, the wrong-secret lockout (429 with Retry-After) and 503 when the lockout cannot be read.
+ * A route's own answer for one of these statuses (POST /leads's 429 and 503) replaces the one given here.
  */
 export function ApiSecretRefusals(): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiSecurity(LEADS_SECRET_SCHEME),
     ApiResponse({ status: 401, description: 'Wrong or missing secret', ...jsonContent(apiErrorSchema([API_ERRORS.unauthorized])) }),
     ApiResponse({ status: 404, description: 'Leads module switched off', ...jsonContent(apiErrorSchema([API_ERRORS.notFound])) }),
+    ApiResponse({
+      status: 429,
+      description: 'Wrong-secret lockout: too many wrong secrets from this caller',
+      headers: RETRY_AFTER_HEADER,
+      ...jsonContent(apiErrorSchema([API_ERRORS.rateLimited], { why: { type: 'string', enum: ['secret'] } }, ['error', 'why'])),
+    }),
+    ApiResponse({
+      status: 503,
+      description: 'The database cannot be read now (the lockout is kept there); retry later',
+      ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
+    }),
   );
 }

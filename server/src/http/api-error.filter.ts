@@ -1,4 +1,4 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, NotFoundException } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiError, UploadAbortedError } from './api-error';
 
@@ -21,5 +21,18 @@ export function answerApiError(res: Response, error: ApiError | UploadAbortedErr
 export class ApiErrorFilter implements ExceptionFilter {
   catch(error: ApiError | UploadAbortedError, host: ArgumentsHost): void {
     answerApiError(host.switchToHttp().getResponse<Response>(), error);
+  }
+}
+
+/**
+ * A path no route serves: the documented `{"error":"not_found"}` rather than Nest's own body (it is the only place a
+ * NotFoundException comes from; routes answer their own 404s as ApiError or HttpException with this body).
+ */
+@Catch(NotFoundException)
+export class RouteNotFoundFilter implements ExceptionFilter {
+  catch(_error: NotFoundException, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    if (res.headersSent) res.destroy();
+    else res.status(404).json({ error: 'not_found' });
   }
 }

@@ -121,16 +121,19 @@ export class LeadSourceDto {
 
 @ApiSchema({
   name: 'LeadRequest',
-  description: `Unknown fields are ignored; request_id is required unless the ${IDEMPOTENCY_HEADER} header carries it. late only on a replay.`,
+  description:
+    `Unknown fields are ignored. request_id is required (the ${IDEMPOTENCY_HEADER} header may carry it instead). telegram and ` +
+    'phone are listed as required because both are by default: the required contacts follow LEADS_REQUIRED_CONTACTS (both, ' +
+    'either one, or any one of the two). late only on a replay.',
 })
 export class LeadRequestDto {
-  @ApiPropertyOptional({ type: 'string', format: 'uuid', description: 'UUID v4; the idempotency key' })
+  @ApiProperty({ type: 'string', format: 'uuid', description: `UUID v4; the idempotency key (or in the ${IDEMPOTENCY_HEADER} header)` })
   request_id?: string;
 
   @ApiProperty({ type: 'string', minLength: NAME_MIN, maxLength: NAME_MAX })
   name!: string;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: 'string',
     description:
       `@name, name, t.me/name or https://t.me/name; ${TELEGRAM_NAME_MIN}–${TELEGRAM_NAME_MAX} of A-Za-z0-9_, starting with a letter. ` +
@@ -138,7 +141,7 @@ export class LeadRequestDto {
   })
   telegram?: string;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: 'string',
     description:
       'As typed: international with + or 00 (+7 916 555-12-34), or national in LEADS_PHONE_REGION (RU: 8 916 555-12-34); ' +

@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { SECRET_HEADER } from '@stickers/shared';
 import { LEADS_SECRET_SCHEME } from '../http/api-docs';
 import { INBOX_SCHEME } from '../inbox/inbox.dto';
+import { describeWebhooks } from './webhooks.openapi';
 
 /** What the document says about itself and the shared secret's scheme; the paths come from the routes. */
 function documentFrame(): Omit<OpenAPIObject, 'paths'> {
@@ -23,7 +24,22 @@ function documentFrame(): Omit<OpenAPIObject, 'paths'> {
       },
       INBOX_SCHEME,
     )
+    .addServer('/', 'This server: the paths are relative to where the document was fetched')
     .build();
+}
+
+/**
+ * What the decorators cannot say: an operation without a scheme is public (`security: []`, the ops doors), and the
+ * webhooks the server sends (webhooks.openapi.ts).
+ */
+function complete(document: OpenAPIObject): OpenAPIObject {
+  for (const item of Object.values(document.paths)) {
+    for (const op of Object.values(item)) {
+      if (op && typeof op === 'object' && 'responses' in op && !('security' in op)) (op as { security?: unknown[] }).security = [];
+    }
+  }
+  describeWebhooks(document);
+  return document;
 }
 
 /**
@@ -46,7 +62,7 @@ export class OpenApiDocument {
   get(): OpenAPIObject {
     if (this.document) return this.document;
     if (!this.app) throw new Error('no OpenAPI document: the app was not given to configureApp');
-    this.document = SwaggerModule.createDocument(this.app, documentFrame());
+    this.document = complete(SwaggerModule.createDocument(this.app, documentFrame()));
     return this.document;
   }
 }

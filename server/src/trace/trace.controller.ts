@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { SecretGuard } from '../http/secret.guard';
+import { TRACE_SCHEMA } from './trace.dto';
 import { TraceService } from './trace.service';
 
 /**
@@ -21,8 +22,8 @@ export class TraceController {
   @ApiOperation({ operationId: 'traceLead', summary: 'The story of a request: stored or not, card, repeats, status changes' })
   @ApiParam({ name: 'request_id', required: true, schema: { type: 'string' }, description: 'request_id or lead number' })
   @ApiOkResponse({
-    description: 'The trace (found true or false)',
-    ...jsonContent({ type: 'object', required: ['found'], properties: { found: { type: 'boolean' } } }),
+    description: 'The trace (found true or false); its times are milliseconds since the epoch',
+    ...jsonContent(TRACE_SCHEMA),
   })
   trace(@Param('request_id') key: string) {
     return this.traces.read(key);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig, WebhookEndpoint } from '../config/config';
-import { encodeCursor, type ExportedLead, ExportService } from '../export/export.service';
+import { type ExportedLead, ExportService } from '../export/export.service';
 import { retryDelayMs } from '../outbox/retry-schedule';
 import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
@@ -108,7 +108,7 @@ export class WebhookDeliverer {
 
   /** The lead as `GET /leads` lists it: the page that starts right above its number, one lead long. */
   private async leadAsListed(leadId: number): Promise<ExportedLead | null> {
-    const page = await this.exports.page({ cursor: encodeCursor(leadId + 1), limit: '1' });
+    const page = await this.exports.page({ cursor: this.exports.cursorAbove(leadId + 1), limit: '1' });
     const lead = page.leads[0];
     return lead?.lead_number === leadId ? lead : null;
   }

@@ -1,0 +1,109 @@
+import type { OpenAPIObject, SchemaObject } from '@nestjs/swagger';
+import { LEAD_STATUSES } from '../domain/lead-status';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
+import { SIGNATURE_HEADER } from '../webhooks/webhook-signature';
+
+/**
+ * The signed webhooks the server POSTs to LEADS_WEBHOOK_URL, as the OpenAPI document shows them. The document is
+ * OpenAPI 3.0, which has no `webhooks` field (3.1 has): they are listed under the `x-webhooks` extension, one path item
+ * per event type (the shape 3.1's `webhooks` takes), and their bodies are component schemas any 3.0 tool reads.
+ */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** Each event type's `data`, besides `lead` (GET /leads's lead, as it is when the delivery is sent). */
+const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<string, SchemaObject>; required: string[] }> = {
+  'lead.created': { when: 'A new lead is stored (a late one from the landing’s spool too)', properties: {}, required: [] },
+  'lead.repeat': {
+    when: 'A repeat is attached to the lead',
+    properties: {
+      repeat: {
+        type: 'object',
+        required: ['request_id', 'received_at', 'changed_fields'],
+        properties: {
+          request_id: { type: 'string' },
+          received_at: { type: 'string', format: 'date-time' },
+          changed_fields: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'The names of the fields that differ, never their values',
+          },
+        },
+      },
+    },
+    required: ['repeat'],
+  },
+  'lead.status_changed': {
+    when: 'A card button (or the inbox) changed the status',
+    properties: {
+      from: { type: 'string', enum: [...LEAD_STATUSES] },
+      to: { type: 'string', enum: [...LEAD_STATUSES] },
+      by: {
+        type: 'object',
+        required: ['telegram_user_id', 'name'],
+        properties: { telegram_user_id: { type: 'integer' }, name: { type: 'string', description: 'As on the card' } },
+      },
+    },
+    required: ['from', 'to', 'by'],
+  },
+  'lead.anonymised': {
+    when: 'The lead was erased: /stickers_forget by number or by contact, retention, or `npm run leads -- forget`',
+    properties: { reason: { type: 'string', enum: ['number', 'contact', 'retention'] } },
+    required: ['reason'],
+  },
+};
+
+const schemaName = (type: WebhookEventType) =>
+  `WebhookEvent${type
+    .split(/[._]/)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('')}`;
+
+/** Adds the webhooks' event schemas to the document's components and their deliveries under `x-webhooks`. */
+export function describeWebhooks(document: OpenAPIObject): void {
+  const schemas = (document.components ??= {}).schemas ?? (document.components.schemas = {});
+  const hooks: Record<string, unknown> = {};
+  for (const type of WEBHOOK_EVENT_TYPES) {
+    const data = EVENT_DATA[type];
+    schemas[schemaName(type)] = {
+      type: 'object',
+      description: `${type}: ${data.when}`,
+      required: ['id', 'type', 'created_at', 'data'],
+      properties: {
+        id: { type: 'string', description: 'The event: every delivery of it (a retry, a replay) has the same id' },
+        type: { type: 'string', enum: [type] },
+        created_at: { type: 'string', format: 'date-time', description: 'When the change happened (UTC)' },
+        data: {
+          type: 'object',
+          required: ['lead', ...data.required],
+          properties: { lead: ref('ExportedLead'), ...data.properties },
+        },
+      },
+    };
+    hooks[type] = {
+      post: {
+        operationId: `webhook${schemaName(type).slice('WebhookEvent'.length)}`,
+        summary: `${type}: ${data.when}`,
+        description:
+          'POSTed to each LEADS_WEBHOOK_URL, at least once, in order per lead. Success is a 2xx within 10 s; anything else is ' +
+          'retried (5 s, 15 s, 60 s, 5 min, then every 15 min). See docs/api.md, "Webhooks".',
+        parameters: [
+          { name: 'Stickers-Event-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'The event’s id' },
+          { name: 'Stickers-Event-Type', in: 'header', required: true, schema: { type: 'string', enum: [type] } },
+          {
+            name: SIGNATURE_HEADER,
+            in: 'header',
+            required: true,
+            schema: { type: 'string', pattern: '^t=\\d+,v1=[0-9a-f]{64}$' },
+            description:
+              '`t=<unix seconds>,v1=<hex HMAC-SHA256(LEADS_WEBHOOK_SECRET, "<t>.<raw body>")>`: recompute over the exact bytes ' +
+              'received, compare in constant time, refuse a t more than 5 minutes from your clock',
+          },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: ref(schemaName(type)) } } },
+        responses: { '2XX': { description: 'Delivered; any other answer (or none in 10 s) is retried' } },
+      },
+    };
+  }
+  (document as unknown as Record<string, unknown>)['x-webhooks'] = hooks;
+}

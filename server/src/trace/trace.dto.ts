@@ -1,0 +1,127 @@
+import type { SchemaObject } from '@nestjs/swagger';
+import { LATE_ROUTES, SOURCE_KEYS } from '@stickers/shared';
+import { LEAD_STATUSES } from '../domain/lead-status';
+
+/**
+ * `GET /leads/:request_id/trace`'s answer as the OpenAPI document shows it: TraceService's LeadTrace (found) or
+ * MissingTrace (not found). Its times are milliseconds since the epoch (the trace is a debugging view of the rows as
+ * stored), unlike GET /leads's ISO 8601.
+ */
+
+const ms = (what: string, nullable = false): SchemaObject => ({
+  type: 'integer',
+  ...(nullable ? { nullable: true } : {}),
+  description: `${what}: milliseconds since the epoch`,
+});
+const nullableString: SchemaObject = { type: 'string', nullable: true };
+const nullableInteger: SchemaObject = { type: 'integer', nullable: true };
+
+/** An object of these properties, all required but the optional ones (OpenAPI 3.0 takes no empty `required`). */
+function object(properties: Record<string, SchemaObject>, optional: string[] = [], extra: SchemaObject = {}): SchemaObject {
+  const required = Object.keys(properties).filter((key) => !optional.includes(key));
+  return { type: 'object', ...(required.length ? { required } : {}), properties, ...extra };
+}
+
+const LATE = object(
+  {
+    route: { type: 'string', enum: [...LATE_ROUTES] },
+    reason: nullableString,
+    submitted_at: ms('When the landing first handled the request'),
+    received_at: ms('When the server got it', true),
+  },
+  [],
+  { nullable: true, description: 'How a replayed request came; null for the others' },
+);
+
+const FALLBACK = object(
+  {
+    chat_id: { type: 'string' },
+    message_id: { type: 'integer' },
+    sent_at: ms('When Telegram accepted it', true),
+    state: nullableString,
+    reply_attempts: { type: 'integer', minimum: 0 },
+  },
+  [],
+  { nullable: true, description: "The landing's fallback message, and what the outbox did with it; null without" },
+);
+
+const SOURCE = object(Object.fromEntries(SOURCE_KEYS.map((key) => [key, { type: 'string' }])), [...SOURCE_KEYS], {
+  description: 'As the landing sent it; absent when it sent none',
+});
+const CONSENT = object({ accepted_at: ms('When the visitor ticked the box'), policy_url: { type: 'string' } }, [], {
+  description: 'Absent without a consent; kept through anonymisation',
+});
+
+const FOUND: SchemaObject = object({
+  found: { type: 'boolean', enum: [true] },
+  key: { type: 'string', description: 'What was asked for' },
+  matched: { type: 'string', enum: ['lead', 'repeat', 'lead_number'] },
+  lead: object(
+    {
+      lead_number: { type: 'integer' },
+      request_id: { type: 'string' },
+      created_at: ms('The lead’s time'),
+      status: { type: 'string', enum: [...LEAD_STATUSES] },
+      published_at: ms('When its card went out', true),
+      chat_id: nullableString,
+      message_id: nullableInteger,
+      thread_id: { type: 'integer', description: 'The forum topic of the card; absent when none' },
+      card_format: nullableString,
+      publish_attempts: { type: 'integer', minimum: 0 },
+      last_error: nullableString,
+      next_attempt_at: ms('The next publish attempt', true),
+      reminded_at: ms('When the reminder went out', true),
+      anonymised_at: ms('When it was anonymised', true),
+      received_at: ms('When the server got it', true),
+      late: LATE,
+      fallback: FALLBACK,
+      source: SOURCE,
+      consent: CONSENT,
+    },
+    ['thread_id', 'source', 'consent'],
+  ),
+  repeats: {
+    type: 'array',
+    items: object(
+      {
+        request_id: { type: 'string' },
+        created_at: ms('The repeat’s time'),
+        changed_fields: { type: 'array', items: { type: 'string' } },
+        notified_at: ms('When the group was told', true),
+        notify_outcome: nullableString,
+        notify_attempts: { type: 'integer', minimum: 0 },
+        last_error: nullableString,
+        late: LATE,
+        fallback: FALLBACK,
+        source: SOURCE,
+        consent: CONSENT,
+      },
+      ['source', 'consent'],
+    ),
+  },
+  status_history: {
+    type: 'array',
+    items: object({
+      at: ms('When'),
+      from: { type: 'string' },
+      to: { type: 'string' },
+      by: { type: 'string' },
+      user_id: { type: 'integer' },
+    }),
+  },
+  events: {
+    type: 'array',
+    items: object({ at: ms('When'), kind: { type: 'string' }, detail: nullableString, repeat_request_id: nullableString }),
+  },
+});
+
+const MISSING: SchemaObject = object({
+  found: { type: 'boolean', enum: [false] },
+  key: { type: 'string' },
+  message: { type: 'string', description: 'Why nothing was found, for a person' },
+});
+
+export const TRACE_SCHEMA: SchemaObject = {
+  oneOf: [FOUND, MISSING],
+  description: 'found true: the lead and its story; found false: nothing under that key. Times are epoch milliseconds',
+};

@@ -1,0 +1,144 @@
+/**
+ * The OpenAPI document tells the truth: real answers of every JSON route, got over HTTP from the real app, are valid
+ * against the document's own schemas (Ajv, the document's OpenAPI 3.0 schemas read as its version says: `nullable`
+ * adds null to the `type` beside it and to nothing else). A lead with no source, consent or captcha and one with all
+ * of them; POST /leads's 201, 200, 401, 413, 422 and 429; the trace; the ops doors; the inbox's list and lead; the
+ * wrong-secret lockout on every route behind the secret.
+ */
+import { join } from 'node:path';
+import Ajv, { type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { SECRET_HEADER } from '@stickers/shared';
+import { lead, postLead, sandboxSuite, SECRET } from './harness';
+import { inboxCall, secretGet } from './support/inbox-client';
+
+const { tmp, sandbox, start } = sandboxSuite();
+
+/** OpenAPI 3.0 to JSON Schema: `nullable: true` puts null in the `type` beside it (3.0.3's reading); examples go. */
+function toJsonSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(toJsonSchema);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'nullable' || key === 'example') continue;
+    out[key] = toJsonSchema(value);
+  }
+  const { nullable, type } = node as { nullable?: boolean; type?: unknown };
+  if (nullable === true && typeof type === 'string') out.type = [type, 'null'];
+  return out;
+}
+
+function validatorOf(doc: any) {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema({ ...(toJsonSchema({ components: doc.components }) as object), $id: 'openapi.json' });
+  return (path: string, method: string, status: number): ValidateFunction => {
+    const response = doc.paths[path][method].responses[String(status)];
+    if (!response) throw new Error(`${method} ${path} has no ${status} in the document`);
+    const schema = response.content['application/json'].schema;
+    return ajv.compile(JSON.parse(JSON.stringify(toJsonSchema(schema)).replace(/"#\/components\//g, '"openapi.json#/components/')));
+  };
+}
+
+describe('the answers match the OpenAPI document', () => {
+  it('every JSON route answers as its schema in the document says', async () => {
+    const server = await start({ dbPath: join(tmp.dir, 'answers.sqlite'), env: { LEADS_IP_LIMIT: '3' } });
+    const doc: any = await (await fetch(`${server.url}/openapi.json`)).json();
+    const schemaOf = validatorOf(doc);
+    const seen: string[] = [];
+    const check = (path: string, method: string, answer: { status: number; body: unknown }) => {
+      const validate = schemaOf(path, method, answer.status);
+      expect([`${method} ${path} ${answer.status}`, validate(answer.body) ? null : validate.errors]).toEqual([
+        `${method} ${path} ${answer.status}`,
+        null,
+      ]);
+      seen.push(`${method} ${path} ${answer.status}`);
+    };
+
+    const bare = lead({ client_ip: '198.51.100.7' }) as { request_id: string };
+    check('/leads', 'post', await postLead(server, bare));
+    check('/leads', 'post', await postLead(server, bare));
+    const full = <{ request_id: string }>lead({
+      client_ip: '198.51.100.8',
+      source: { landing: 'wedding', utm_source: 'ya', utm_campaign: 'spring' },
+      consent: { accepted_at: new Date(server.clock.now()).toISOString(), policy_url: 'https://example.com/privacy' },
+      captcha: 'passed',
+    });
+    check('/leads', 'post', await postLead(server, full));
+    await server.outbox.whenIdle();
+    check('/leads', 'post', await postLead(server, { ...lead(), name: '' }));
+    check('/leads', 'post', await postLead(server, '[1]'));
+    check('/leads', 'post', await postLead(server, lead({ comment: 'x'.repeat(70_000) })));
+    for (let i = 0; i < 3; i++) await postLead(server, lead({ client_ip: '198.51.100.9' }));
+    check('/leads', 'post', await postLead(server, lead({ client_ip: '198.51.100.9' })));
+
+    const page = await secretGet(server, '/leads');
+    expect(page.body.leads.map((l: any) => [l.source === null, l.consent === null, l.captcha])).toEqual(
+      expect.arrayContaining([
+        [true, true, null],
+        [false, false, 'passed'],
+      ]),
+    );
+    check('/leads', 'get', page);
+    check('/leads', 'get', await secretGet(server, '/leads?limit=abc'));
+    check('/leads/{request_id}/trace', 'get', await secretGet(server, `/leads/${full.request_id}/trace`));
+    const trace = await secretGet(server, `/leads/${bare.request_id}/trace`);
+    check('/leads/{request_id}/trace', 'get', trace);
+    // The trace's schema is its real shape: a found trace without its lead, or with an ISO time, is not one.
+    const traceSchema = schemaOf('/leads/{request_id}/trace', 'get', 200);
+    expect(traceSchema({ found: true, key: bare.request_id })).toBe(false);
+    expect(traceSchema({ ...trace.body, lead: { ...trace.body.lead, created_at: new Date(0).toISOString() } })).toBe(false);
+    check('/leads/{request_id}/trace', 'get', await secretGet(server, '/leads/no-such-request/trace'));
+    const plain = async (path: string) => {
+      const res = await fetch(`${server.url}${path}`);
+      return { status: res.status, body: await res.json() };
+    };
+    check('/health', 'get', await plain('/health'));
+    check('/ready', 'get', await plain('/ready'));
+    check('/inbox/api/leads', 'get', await inboxCall(server, sandbox, 'leads'));
+    check('/inbox/api/leads/{number}', 'get', await inboxCall(server, sandbox, 'leads/1'));
+    check('/inbox/api/leads/{number}', 'get', await inboxCall(server, sandbox, 'leads/2'));
+
+    // The wrong-secret lockout: five wrong secrets, then every route behind the secret answers 429 with Retry-After.
+    const wrong = async (path: string, method = 'GET') => {
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { [SECRET_HEADER]: `${SECRET}-wrong`, 'Content-Type': 'application/json' },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+      });
+      return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
+    };
+    check('/leads', 'get', await wrong('/leads'));
+    check('/leads', 'post', await wrong('/leads', 'POST'));
+    for (let i = 0; i < 3; i++) await wrong('/leads');
+    for (const [path, docPath, method] of [
+      ['/leads', '/leads', 'get'],
+      ['/leads/export.csv', '/leads/export.csv', 'get'],
+      [`/leads/${bare.request_id}/trace`, '/leads/{request_id}/trace', 'get'],
+      ['/leads', '/leads', 'post'],
+    ]) {
+      const answer = await wrong(path, method.toUpperCase());
+      expect([path, answer.status, answer.retryAfter]).toEqual([path, 429, expect.stringMatching(/^[1-9]\d*$/)]);
+      expect(doc.paths[docPath][method].responses['429'].headers['Retry-After']).toBeDefined();
+      if (docPath !== '/leads/export.csv') check(docPath, method, answer);
+      else expect(schemaOf(docPath, method, 429)(answer.body)).toBe(true);
+    }
+
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'post /leads 201',
+        'post /leads 200',
+        'post /leads 401',
+        'post /leads 413',
+        'post /leads 422',
+        'post /leads 429',
+        'get /leads 200',
+        'get /leads/{request_id}/trace 200',
+        'get /health 200',
+        'get /ready 200',
+        'get /inbox/api/leads 200',
+        'get /inbox/api/leads/{number} 200',
+      ]),
+    );
+  });
+});
