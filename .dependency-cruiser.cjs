@@ -21,8 +21,7 @@ module.exports = {
     {
       name: 'bottom-imports-nothing-above',
       severity: 'error',
-      comment:
-        'domain/, config/, clock/ and i18n/ import only each other, shared/, node and packages: everything else stands on them.',
+      comment: 'domain/, config/, clock/ and i18n/ import only each other, shared/, node and packages: everything else stands on them.',
       from: { path: BOTTOM },
       to: { path: '^server/src/', pathNot: BOTTOM },
     },
