@@ -65,7 +65,7 @@ module.exports = {
     },
   ],
   options: {
-    doNotFollow: { path: ['(^|/)node_modules/', '^shared/dist/'] },
+    doNotFollow: { path: ['(^|/)node_modules/', '(^|/)shared/dist/'] },
     exclude: { path: ['\\.test\\.ts$', '^server/src/inbox/page/app/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'server/tsconfig.json' },
