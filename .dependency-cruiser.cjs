@@ -26,6 +26,14 @@ module.exports = {
       to: { path: '^server/src/', pathNot: BOTTOM },
     },
     {
+      name: 'http-imports-no-doors',
+      severity: 'error',
+      comment:
+        'http/ (the guard, the error filter, the body reader) serves the doors: it imports none of their folders, only the bottom, the database, repositories, alerts and metrics.',
+      from: { path: '^server/src/http/' },
+      to: { path: '^server/src/', pathNot: ['^server/src/(http|database|repositories|alerts|observability)/', BOTTOM] },
+    },
+    {
       name: 'repositories-import-no-services',
       severity: 'error',
       comment: 'Services call repositories, never the other way round.',

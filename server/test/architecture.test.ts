@@ -39,6 +39,7 @@ const PLANTED: Record<string, string> = {
   'cards/planted-b.ts': "import type { A } from './planted-a';\nexport interface B { a?: A }\n",
   'domain/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
   'i18n/planted.ts': "export { refusalText } from '../bot/command-answers';\n",
+  'http/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
   'repositories/planted.repository.ts':
     "import { ExportService } from '../export/export.service';\nexport const planted = ExportService;\n",
   'trace/planted.controller.ts': "import { InjectDb } from '../database/database.module';\nexport const planted = InjectDb;\n",
@@ -91,6 +92,10 @@ describe('the house (dependency-cruiser)', () => {
     );
   });
 
+  it('reports http/ importing the folder of a door', () => {
+    expect(reported()).toContain('http-imports-no-doors: server/src/http/planted.ts → server/src/leads/leads.service.ts');
+  });
+
   it('reports a repository importing a service', () => {
     expect(reported()).toContain(
       'repositories-import-no-services: server/src/repositories/planted.repository.ts → server/src/export/export.service.ts',
@@ -123,7 +128,7 @@ describe('the house (dependency-cruiser)', () => {
 
   it('reports the planted breaches and nothing else', () => {
     expect(planted.violations.every((v) => v.from.includes('/planted'))).toBe(true);
-    expect(planted.error).toBe(9);
+    expect(planted.error).toBe(10);
   });
 
   it('finds no violation in the real tree', () => {
