@@ -53,51 +53,6 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
-  // The house (docs/architecture.md): controllers and bot handlers call services; services call repositories and
-  // gateways; only repositories and the database folder touch the connection; only telegram/ touches telegraf.
-  {
-    files: ['server/src/**/*.ts'],
-    ignores: ['server/src/telegram/**'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [{ regex: '^telegraf(/.*)?$', message: 'Only server/src/telegram/ talks to telegraf: call TelegramGateway.' }],
-        },
-      ],
-    },
-  },
-  {
-    files: ['server/src/**/*.controller.ts', 'server/src/bot/*.update.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { regex: '^telegraf(/.*)?$', message: 'Only server/src/telegram/ talks to telegraf: call TelegramGateway.' },
-            { group: ['**/database/*', '**/repositories/*'], message: 'Controllers and bot handlers call services only.' },
-            { group: ['better-sqlite3', 'kysely'], message: 'Controllers and bot handlers call services only.' },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['server/src/**/*.service.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { regex: '^telegraf(/.*)?$', message: 'Only server/src/telegram/ talks to telegraf: call TelegramGateway.' },
-            {
-              group: ['better-sqlite3', 'kysely', '**/database/database', '**/database/database.module'],
-              allowTypeImports: true,
-              message: 'Services reach the database through repositories (types are fine).',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // The house (docs/architecture.md, "Layers") is checked by dependency-cruiser (.dependency-cruiser.cjs), the last
+  // step of `npm run lint`.
 );

@@ -31,7 +31,8 @@ import { formatTrace } from './trace/trace-format';
 import { TraceService } from './trace/trace.service';
 import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository';
 import { parseReplayKey, replayWebhooks } from './webhooks/webhook-replay';
-import { type CliIo, runCli } from './cli/program';
+import type { CliIo } from './cli/cli-io';
+import { runCli } from './cli/program';
 
 /** A PostgreSQL URL rather than a SQLite file path. */
 function isPostgresUrl(location: string): boolean {

@@ -1,120 +1,139 @@
-// The house, checked on every run (docs/architecture.md, "Layers"): controllers and bot handlers call services only;
-// services reach the database through repositories; only server/src/telegram/ talks to telegraf. The same rules are
-// lint errors (eslint.config.mjs); this test also proves the checker itself catches each kind of breach.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+// The house (docs/architecture.md, "Layers") is dependency-cruiser's rules in .dependency-cruiser.cjs, run by
+// `npm run lint` through scripts/depcruise.mjs. This test runs the same script: on a copy of the sources with one
+// planted breach per rule (each must be reported by its rule, and nothing else), and on the real tree (no violation).
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
-const SRC = resolve(__dirname, '..', 'src');
+const ROOT = resolve(__dirname, '..', '..');
+const SCRIPT = join(ROOT, 'scripts', 'depcruise.mjs');
+const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
 
-interface Import {
+interface Violation {
+  rule: { name: string; severity: string };
   from: string;
-  typeOnly: boolean;
+  to: string;
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+interface Summary {
+  violations: Violation[];
+  error: number;
+  totalCruised: number;
+}
+
+/** dependency-cruiser's summary of server/src and shared/src, as seen from `cwd`. */
+function cruise(cwd: string): Summary {
+  const run = spawnSync(process.execPath, [SCRIPT, '--config', CONFIG, '--output-type', 'json', 'server/src', 'shared/src'], {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
   });
+  expect(run.stderr).toBe('');
+  return (JSON.parse(run.stdout) as { summary: Summary }).summary;
 }
 
-/** Every `import … from '…'` and `export … from '…'` of a file, with whether it brings types only. */
-export function importsOf(code: string): Import[] {
-  const found: Import[] = [];
-  const statement = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]/g;
-  for (const m of code.matchAll(statement)) {
-    const clause = m[3];
-    const names = /^\{([^}]*)\}$/
-      .exec(clause.trim())?.[1]
-      .split(',')
-      .map((n) => n.trim())
-      .filter(Boolean);
-    const allTypes = names !== undefined && names.length > 0 && names.every((n) => /^type\s/.test(n));
-    found.push({ from: m[4], typeOnly: m[2] !== undefined || allTypes });
-  }
-  return found;
-}
-
-/** Where a relative import lands inside server/src, as a path like `repositories/leads.repository`. */
-function target(file: string, from: string): string {
-  return from.startsWith('.') ? relative(SRC, resolve(dirname(file), from)) : from;
-}
-
-type Rule = (file: string, imp: Import) => string | null;
-
-const isController = (file: string) => /\.controller\.ts$/.test(file) || /^bot\/.*\.update\.ts$/.test(file);
-const isService = (file: string) => /\.service\.ts$/.test(file);
-const inTelegram = (file: string) => file.startsWith('telegram/');
-
-export const RULES: Record<string, Rule> = {
-  'controllers and bot handlers call services only': (file, imp) => {
-    if (!isController(file)) return null;
-    const to = target(join(SRC, file), imp.from);
-    return /^(database|repositories)\//.test(to) || ['better-sqlite3', 'kysely'].includes(to) ? to : null;
-  },
-  'services reach the database through repositories (types are fine)': (file, imp) => {
-    if (!isService(file) || imp.typeOnly) return null;
-    const to = target(join(SRC, file), imp.from);
-    return ['better-sqlite3', 'kysely', 'database/database', 'database/database.module'].includes(to) ? to : null;
-  },
-  'only server/src/telegram/ imports telegraf (bot/ may use nestjs-telegraf decorators)': (file, imp) => {
-    if (inTelegram(file)) return null;
-    if (/^telegraf(\/|$)/.test(imp.from)) return imp.from;
-    if (imp.from === 'nestjs-telegraf' && !file.startsWith('bot/')) return imp.from;
-    return null;
-  },
+/** One breach per rule: file → its code, under server/src of the copy. */
+const PLANTED: Record<string, string> = {
+  // A circle of type-only imports still counts.
+  'cards/planted-a.ts': "import type { B } from './planted-b';\nexport interface A { b?: B }\n",
+  'cards/planted-b.ts': "import type { A } from './planted-a';\nexport interface B { a?: A }\n",
+  'domain/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
+  'i18n/planted.ts': "export { refusalText } from '../bot/command-answers';\n",
+  'http/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
+  'repositories/planted.repository.ts':
+    "import { ExportService } from '../export/export.service';\nexport const planted = ExportService;\n",
+  'trace/planted.controller.ts': "import { InjectDb } from '../database/database.module';\nexport const planted = InjectDb;\n",
+  'bot/planted.update.ts':
+    "import type { LeadsRepository } from '../repositories/leads.repository';\nexport type Planted = LeadsRepository;\n",
+  'leads/planted.service.ts': "import { sql } from 'kysely';\nexport const planted = sql;\n",
+  // Types of the database are fine in a service: not a breach.
+  'leads/planted-types.service.ts':
+    "import type { Kysely } from 'kysely';\nimport type { Db } from '../database/database';\nexport type Planted = [Kysely<Db>];\n",
+  'alerts/planted-telegraf.ts': "import { Telegraf } from 'telegraf';\nexport const planted = Telegraf;\n",
+  'outbox/planted-bot.ts': "import { InjectBot } from 'nestjs-telegraf';\nexport const planted = InjectBot;\n",
 };
 
-function breaches(rule: Rule, files: { file: string; code: string }[]): string[] {
-  return files.flatMap(({ file, code }) =>
-    importsOf(code)
-      .map((imp) => rule(file, imp))
-      .filter((hit): hit is string => hit !== null)
-      .map((hit) => `${file} imports ${hit}`),
-  );
-}
+describe('the house (dependency-cruiser)', () => {
+  let copy: string;
+  let planted: Summary;
 
-const tree = sourceFiles(SRC).map((path) => ({ file: relative(SRC, path), code: readFileSync(path, 'utf8') }));
-
-describe('the house', () => {
-  it('finds the controllers, bot handlers and services it checks', () => {
-    expect(tree.filter((f) => isController(f.file)).length).toBeGreaterThanOrEqual(3);
-    expect(tree.filter((f) => isService(f.file)).length).toBeGreaterThanOrEqual(8);
+  beforeAll(() => {
+    mkdirSync(join(ROOT, '.cache'), { recursive: true });
+    // Inside the repository, so that packages resolve from its node_modules as they do for the real tree.
+    copy = mkdtempSync(join(ROOT, '.cache', 'architecture-'));
+    for (const path of ['tsconfig.json', 'server/tsconfig.json', 'server/src', 'shared/src']) {
+      cpSync(join(ROOT, path), join(copy, path), { recursive: true });
+    }
+    for (const [file, code] of Object.entries(PLANTED)) {
+      const path = join(copy, 'server', 'src', file);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, code);
+    }
+    planted = cruise(copy);
   });
 
-  for (const [name, rule] of Object.entries(RULES)) {
-    it(name, () => {
-      expect(breaches(rule, tree)).toEqual([]);
-    });
-  }
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-  it('the checker catches each kind of breach', () => {
-    const bad = [
-      { file: 'trace/trace.controller.ts', code: "import { InjectDb } from '../database/database.module';" },
-      { file: 'bot/leads-bot.update.ts', code: "import type { LeadsRepository } from '../repositories/leads.repository';" },
-      {
-        file: 'leads/leads.service.ts',
-        code: "import { DatabaseHandle } from '../database/database.module';\nimport { sql } from 'kysely';",
-      },
-      { file: 'alerts/alerts.service.ts', code: "import { Telegram } from 'telegraf';" },
-      { file: 'outbox/outbox.service.ts', code: "import { InjectBot } from 'nestjs-telegraf';" },
-    ];
-    const [controllers, services, telegraf] = Object.values(RULES).map((rule) => breaches(rule, bad));
-    expect(controllers).toEqual([
-      'trace/trace.controller.ts imports database/database.module',
-      'bot/leads-bot.update.ts imports repositories/leads.repository',
+  const reported = () =>
+    planted.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to.replace(/^.*node_modules\/([^/]+)\/.*$/, '$1')}`).sort();
+
+  it('reports a circle of imports, type-only ones included', () => {
+    expect(reported().filter((v) => v.startsWith('no-circular:'))).toEqual([
+      'no-circular: server/src/cards/planted-a.ts → server/src/cards/planted-b.ts',
     ]);
-    expect(services).toEqual(['leads/leads.service.ts imports database/database.module', 'leads/leads.service.ts imports kysely']);
-    expect(telegraf).toEqual(['alerts/alerts.service.ts imports telegraf', 'outbox/outbox.service.ts imports nestjs-telegraf']);
-    // Types are fine in a service.
-    expect(
-      breaches(RULES['services reach the database through repositories (types are fine)'], [
-        {
-          file: 'leads/leads.service.ts',
-          code: "import type { LeadsDb } from '../database/database';\nimport { type Lead } from 'kysely';",
-        },
+  });
+
+  it('reports the bottom (domain, config, clock, i18n) importing anything above it', () => {
+    expect(reported()).toEqual(
+      expect.arrayContaining([
+        'bottom-imports-nothing-above: server/src/domain/planted.ts → server/src/leads/leads.service.ts',
+        'bottom-imports-nothing-above: server/src/i18n/planted.ts → server/src/bot/command-answers.ts',
       ]),
-    ).toEqual([]);
+    );
+  });
+
+  it('reports http/ importing the folder of a door', () => {
+    expect(reported()).toContain('http-imports-no-doors: server/src/http/planted.ts → server/src/leads/leads.service.ts');
+  });
+
+  it('reports a repository importing a service', () => {
+    expect(reported()).toContain(
+      'repositories-import-no-services: server/src/repositories/planted.repository.ts → server/src/export/export.service.ts',
+    );
+  });
+
+  it('reports a controller or a bot handler importing the database or a repository', () => {
+    expect(reported()).toEqual(
+      expect.arrayContaining([
+        'controllers-call-services-only: server/src/trace/planted.controller.ts → server/src/database/database.module.ts',
+        'controllers-call-services-only: server/src/bot/planted.update.ts → server/src/repositories/leads.repository.ts',
+      ]),
+    );
+  });
+
+  it('reports a service importing kysely for more than its types', () => {
+    expect(reported().filter((v) => v.startsWith('services-reach-the-database-through-repositories:'))).toEqual([
+      'services-reach-the-database-through-repositories: server/src/leads/planted.service.ts → kysely',
+    ]);
+  });
+
+  it('reports telegraf outside telegram/ and nestjs-telegraf outside bot/ and telegram/', () => {
+    expect(reported()).toEqual(
+      expect.arrayContaining([
+        'only-telegram-imports-telegraf: server/src/alerts/planted-telegraf.ts → telegraf',
+        'nestjs-telegraf-in-bot-and-telegram-only: server/src/outbox/planted-bot.ts → nestjs-telegraf',
+      ]),
+    );
+  });
+
+  it('reports the planted breaches and nothing else', () => {
+    expect(planted.violations.every((v) => v.from.includes('/planted'))).toBe(true);
+    expect(planted.error).toBe(10);
+  });
+
+  it('finds no violation in the real tree', () => {
+    const real = cruise(ROOT);
+    expect(real.violations).toEqual([]);
+    expect(real.totalCruised).toBeGreaterThan(200);
   });
 });

@@ -5,7 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { runCli, type CliIo, type OpsCommands } from '../src/cli/program';
+import type { CliIo } from '../src/cli/cli-io';
+import { runCli, type OpsCommands } from '../src/cli/program';
 import { tempDir } from './harness';
 
 const calls: unknown[][] = [];

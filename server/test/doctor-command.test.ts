@@ -6,7 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOT_USER, DEFAULT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import BetterSqlite3 from 'better-sqlite3';
-import { runCli, type CliIo, type OpsCommands } from '../src/cli/program';
+import type { CliIo } from '../src/cli/cli-io';
+import { runCli, type OpsCommands } from '../src/cli/program';
 import { ADMIN_CHAT, LEADS_CHAT, callBotApi, freePort, startServer, tempDir, testEnv, waitFor, type TestServer } from './harness';
 import { itSqliteOnly, onPostgres, postgresDatabaseFor } from './support/test-database';
 

@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../src/anonymisation/lead-anonymised.event';
+import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../src/domain/lead-anonymised.event';
 import { forget } from '../src/cli';
 import {
   FakeClock,

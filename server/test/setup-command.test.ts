@@ -5,7 +5,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { BOT_USER, DEFAULT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
-import { runCli, type CliIo, type OpsCommands } from '../src/cli/program';
+import type { CliIo } from '../src/cli/cli-io';
+import { runCli, type OpsCommands } from '../src/cli/program';
 import { callBotApi, waitFor } from './harness';
 
 let sandbox: TelegramSandbox;

@@ -1,16 +1,6 @@
 /** Error codes on the wire (docs/requirements.md §1.2, §2.2). Both sides import these; never spell them inline. */
-import type { LeadField } from './fields.js';
 
-// The form's fields (LEAD_FIELDS, LeadField) are listed with their rules, in fields.ts.
-
-/**
- * Fields the server reads besides the visitor's own: the idempotency key, the visitor address and what came of the
- * landing's captcha.
- */
-export const SERVER_FIELDS = ['request_id', 'client_ip', 'captcha'] as const;
-export type ServerField = (typeof SERVER_FIELDS)[number];
-
-export type SubmissionField = LeadField | ServerField;
+// The fields' names (LEAD_FIELDS, SERVER_FIELDS, SubmissionField) and FieldErrors are in fields.ts, with their rules.
 
 /** The consent's field name: the `consent` object of the body, the form's checkbox, and in `errors` when refused. */
 export const CONSENT_FIELD = 'consent';
@@ -18,8 +8,6 @@ export type ConsentField = typeof CONSENT_FIELD;
 
 export const FIELD_ERROR_CODES = ['required', 'too_short', 'too_long', 'invalid'] as const;
 export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
-
-export type FieldErrors<F extends string = SubmissionField> = Partial<Record<F, FieldErrorCode>>;
 
 export const API_ERRORS = {
   unauthorized: 'unauthorized',

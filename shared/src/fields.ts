@@ -3,7 +3,7 @@
  * Every value is trimmed and normalised first; the normalised value is the one that is checked and stored.
  */
 import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX, NAME_MIN, PHONE_DIGITS_MAX, TELEGRAM_NAME_MAX, TELEGRAM_NAME_MIN } from './limits.js';
-import type { FieldErrorCode, FieldErrors, SubmissionField } from './codes.js';
+import type { FieldErrorCode } from './codes.js';
 import { canonicalIp } from './ip.js';
 import { normaliseLine, normaliseMultiline, visibleLength } from './text.js';
 import { checkSource, type LeadSource, type SourceField } from './source.js';
@@ -73,6 +73,18 @@ export const OPTIONAL_LEAD_FIELDS = Object.keys(OPTIONAL_FIELD_RULES) as Optiona
 /** Every field of the form, required ones first. */
 export type LeadField = (typeof REQUIRED_LEAD_FIELDS)[number] | OptionalLeadField;
 export const LEAD_FIELDS: readonly LeadField[] = [...REQUIRED_LEAD_FIELDS, ...OPTIONAL_LEAD_FIELDS];
+
+/**
+ * Fields the server reads besides the visitor's own: the idempotency key, the visitor address and what came of the
+ * landing's captcha.
+ */
+export const SERVER_FIELDS = ['request_id', 'client_ip', 'captcha'] as const;
+export type ServerField = (typeof SERVER_FIELDS)[number];
+
+export type SubmissionField = LeadField | ServerField;
+
+/** A submission's refused fields, each with its code (docs/requirements.md §1.2). */
+export type FieldErrors<F extends string = SubmissionField> = Partial<Record<F, FieldErrorCode>>;
 
 export type FieldResult<T> = { ok: true; value: T } | { ok: false; code: FieldErrorCode };
 

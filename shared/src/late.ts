@@ -4,8 +4,8 @@
  * with the same `request_id`, saying when the visitor sent it and where it went meanwhile. The server keeps the
  * visitor's time as the lead's time and turns the fallback message, when it can, into the lead's card.
  */
-import { CONSENT_FIELD, SERVER_FIELDS } from './codes.js';
-import { LEAD_FIELDS } from './fields.js';
+import { CONSENT_FIELD } from './codes.js';
+import { LEAD_FIELDS, SERVER_FIELDS } from './fields.js';
 
 /** The field name of the object in the body, and in `errors` when it is refused (`"late": "invalid"`). */
 export const LATE_FIELD = 'late';

@@ -1,4 +1,5 @@
-import type { ApiErrorCode, FieldErrors, RateLimitReason } from './codes.js';
+import type { ApiErrorCode, RateLimitReason } from './codes.js';
+import type { FieldErrors } from './fields.js';
 import type { CaptchaResult } from './captcha.js';
 import type { ConsentBody } from './consent.js';
 import type { OptionalLeadField } from './fields.js';

@@ -9,7 +9,7 @@ import { LeadsRepository, type AnonymiseResult } from '../repositories/leads.rep
 import { Transactor } from '../repositories/transactor';
 import { ContactEraser, type Contact, type EraseOptions } from './contact';
 import { ContactHasher } from './contact-hasher';
-import { LEAD_ANONYMISED, LeadAnonymisedEvent } from './lead-anonymised.event';
+import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
 
 const CHECKPOINT_RETRY_MS = 1000;
 

@@ -9,18 +9,8 @@ import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway, type MessageKeyboard } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-import { EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, refusalText, type CommandRefusal, type PermissionRefusal } from './command-answers';
-
-/** The bot's commands, in the order of its menu; their descriptions are the catalogue's `commands.menu`. */
-export const BOT_COMMAND_NAMES = [
-  'stickers_new',
-  'stickers_stats',
-  'stickers_forget',
-  'stickers_export',
-  'stickers_chatid',
-  'stickers_inbox',
-] as const;
-export type BotCommand = (typeof BOT_COMMAND_NAMES)[number];
+import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
+import { refusalText, type CommandRefusal, type PermissionRefusal } from './command-answers';
 
 /** The menu setMyCommands sets, in the locale's words. */
 export function botCommands(t: Messages): { command: BotCommand; description: string }[] {

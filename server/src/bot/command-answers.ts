@@ -1,9 +1,5 @@
 import type { Messages } from '../i18n';
 
-/** `/stickers_export [days]`: 7 days unless told, at most a year. */
-export const EXPORT_DAYS_DEFAULT = 7;
-export const EXPORT_DAYS_MAX = 365;
-
 /** The commands that erase or hand out personal data: only managers (or the leads group's administrators) may. */
 export type GuardedAction = 'forget' | 'export';
 

@@ -2,6 +2,7 @@ import { LEAD_FIELDS, type LeadField, sourceSummary } from '@stickers/shared';
 import type { Lead } from '../domain/lead';
 import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields';
 import { formatClock, formatDay, formatTime, type Messages } from '../i18n';
+import type { InlineKeyboard } from '../telegram/telegram.gateway';
 import { statusButtons as buttonsOf, statusCallbackData } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
@@ -42,10 +43,6 @@ export interface CardOptions {
   timezone: string;
   /** The catalogue of LEADS_LOCALE (server/src/i18n/): every word of the card, and how its times are written. */
   messages: Messages;
-}
-
-export interface InlineKeyboard {
-  inline_keyboard: ({ text: string; callback_data: string } | { text: string; url: string })[][];
 }
 
 export interface Card {

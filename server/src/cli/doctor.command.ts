@@ -4,7 +4,7 @@ import { DatabaseProbe } from '../doctor/database.probe';
 import { type CheckStatus, DoctorService } from '../doctor/doctor.service';
 import { probeEndpoint } from '../doctor/endpoint.probe';
 import { TelegramGateway } from '../telegram/telegram.gateway';
-import type { CliIo } from './program';
+import type { CliIo } from './cli-io';
 
 const LABEL: Record<CheckStatus, string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };
 

@@ -1,18 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { runDoctor } from './doctor.command';
 import { runSetup, type SetupCommandOptions } from './setup.command';
+import type { CliIo } from './cli-io';
 import { terminalSafe } from './terminal-text';
-
-/** Where the CLI reads and writes: the process's streams in production, a test's buffers in tests. */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  env: Record<string, string | undefined>;
-  /** Setup's answers (a terminal); absent or not a TTY: non-interactive. */
-  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
-  /** Ctrl-C: setup stops waiting and hands polling back; absent: never. */
-  signal?: AbortSignal;
-}
 
 /** The ops commands of cli.ts, passed in (they live there, beside the database code they compose). */
 export interface OpsCommands {

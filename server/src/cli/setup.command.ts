@@ -3,7 +3,7 @@ import { Clock } from '../clock/clock';
 import { botTokenProblem } from '../config/config';
 import { SetupService, type SetupIo } from '../setup/setup.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
-import type { CliIo } from './program';
+import type { CliIo } from './cli-io';
 
 export interface SetupCommandOptions {
   timeoutSec: number;

@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
-import { LeadsModule } from '../leads/leads.module';
+import { SecretGuardModule } from '../http/secret-guard.module';
 import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { ExportController } from './export.controller';
 import { ExportService } from './export.service';
 
-/** The export door for integrators; LeadsModule lends the secret check and the error filter of `POST /leads`. */
+/** The export door for integrators; SecretGuardModule lends the secret check of `POST /leads`. */
 @Module({
-  imports: [RepositoriesModule, LeadsModule, MetricsModule],
+  imports: [RepositoriesModule, SecretGuardModule, MetricsModule],
   controllers: [ExportController],
   providers: [ExportService],
   exports: [ExportService],

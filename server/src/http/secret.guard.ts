@@ -4,8 +4,8 @@ import { API_ERRORS, SECRET_HEADER } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isStorageError } from '../database/write-health';
-import { SecretLockout } from '../leads/secret-lockout';
-import { VisitorHasher } from '../leads/visitor-hasher';
+import { SecretLockout } from './secret-lockout';
+import { VisitorHasher } from './visitor-hasher';
 import { ApiError } from './api-error';
 import { callerAddress } from './caller-address';
 
@@ -13,8 +13,8 @@ import { callerAddress } from './caller-address';
  * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; caller locked out after wrong
  * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted. Each refusal is thrown as an ApiError
  * for the route's filter (ApiErrorFilter) to answer. `POST /leads`, the export and the trace use it
- * (`@UseGuards(SecretGuard)`); their modules get its providers (VisitorHasher, SecretLockout) from LeadsModule, so the
- * lockout is one per app.
+ * (`@UseGuards(SecretGuard)`); their modules import SecretGuardModule for its providers (VisitorHasher, SecretLockout),
+ * so the lockout is one per app.
  */
 @Injectable()
 export class SecretGuard implements CanActivate {

@@ -1,4 +1,4 @@
-import { EXPORT_DAYS_MAX } from '../bot/command-answers';
+import { EXPORT_DAYS_MAX } from '../domain/bot-commands';
 import type { Messages } from './ru';
 
 /** Every text the leads group and the admin chat see, in English (LEADS_LOCALE=en); the shape is ru.ts's. */

@@ -1,6 +1,5 @@
 import type { LeadField } from '@stickers/shared';
-import type { BotCommand } from '../bot/bot-commands.service';
-import { EXPORT_DAYS_MAX } from '../bot/command-answers';
+import { EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
 import type { LeadStatus, TransitionFrom } from '../domain/lead-status';
 
 /**

@@ -10,7 +10,7 @@ import { OutboxService, type CardRefresh } from '../outbox/outbox.service';
 import { LeadStatusChangesRepository } from '../repositories/lead-status-changes.repository';
 import { LeadsRepository, type StatusChange } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
-import { LEAD_STATUS_CHANGED, LeadStatusChangedEvent } from './lead-status-changed.event';
+import { LEAD_STATUS_CHANGED, LeadStatusChangedEvent } from '../domain/lead-status-changed.event';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 

@@ -1,4 +1,5 @@
-import { changedFields, retryAfterSeconds } from './lead-submission';
+import { retryAfterSeconds } from '../http/retry-after';
+import { changedFields } from './lead-submission';
 
 describe('changedFields (requirements §1.4: a repeat keeps the fields that differ)', () => {
   const stored = { name: 'Анна', telegram: '@Anna_K', phone: '+79991234567', date: null, guests: '30', comment: 'свадьба' };

@@ -6,19 +6,18 @@ import { RepositoriesModule } from '../repositories/repositories.module';
 import { LeadsController } from './leads.controller';
 import { LeadsService } from './leads.service';
 import { FallbackVerifier } from '../outbox/fallback-verifier';
-import { VisitorHasher } from './visitor-hasher';
-import { SecretLockout } from './secret-lockout';
+import { SecretGuardModule } from '../http/secret-guard.module';
 import { SubmitProblemsLog } from './submit-problems.log';
 
 /**
- * `POST /leads` (LeadsController). Exports what the other controllers behind the same secret (the export, the trace)
- * need for `SecretGuard` (http/secret.guard.ts), so the lockout and the throttled problem log stay one per app.
+ * `POST /leads` (LeadsController), behind `SecretGuard` (http/secret.guard.ts) with the export and the trace: all three
+ * import SecretGuardModule, so the lockout stays one per app.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule],
+  imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule, SecretGuardModule],
   controllers: [LeadsController],
   // FallbackVerifier: the landing's signature of a fallback claim, checked before the decision.
-  providers: [LeadsService, VisitorHasher, SecretLockout, SubmitProblemsLog, FallbackVerifier],
-  exports: [LeadsService, VisitorHasher, SecretLockout, SubmitProblemsLog],
+  providers: [LeadsService, SubmitProblemsLog, FallbackVerifier],
+  exports: [LeadsService],
 })
 export class LeadsModule {}

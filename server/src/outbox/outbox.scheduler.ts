@@ -3,7 +3,7 @@ import { OnEvent } from '@nestjs/event-emitter';
 import { SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LEAD_ACCEPTED } from '../leads/lead-accepted.event';
+import { LEAD_ACCEPTED } from '../domain/lead-accepted.event';
 import { PassSchedule } from '../cluster/pass-schedule';
 import { OutboxService } from './outbox.service';
 

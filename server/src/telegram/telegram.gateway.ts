@@ -3,7 +3,6 @@ import { InjectBot } from 'nestjs-telegraf';
 import { Telegraf, type Telegram } from 'telegraf';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import type { InlineKeyboard } from '../cards/card.renderer';
 import { telegrafApiRoot } from './telegraf';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
 
@@ -16,6 +15,11 @@ export function cutTo(text: string, max: number): string {
   let end = max - 1;
   if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end -= 1;
   return `${text.slice(0, end)}…`;
+}
+
+/** Buttons under a card: a status change's callback data, or a link. */
+export interface InlineKeyboard {
+  inline_keyboard: ({ text: string; callback_data: string } | { text: string; url: string })[][];
 }
 
 /** Buttons under a new message: a card's (InlineKeyboard), or a Mini App's `web_app` button (private chats only). */

@@ -1,12 +1,12 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
-import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../anonymisation/lead-anonymised.event';
+import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
 import { SCHEDULED_JOBS } from '../clock/clock';
 import { PassSchedule } from '../cluster/pass-schedule';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LEAD_ACCEPTED } from '../leads/lead-accepted.event';
-import { LEAD_STATUS_CHANGED } from '../lead-status/lead-status-changed.event';
+import { LEAD_ACCEPTED } from '../domain/lead-accepted.event';
+import { LEAD_STATUS_CHANGED } from '../domain/lead-status-changed.event';
 import { WebhooksService } from './webhooks.service';
 
 /**

@@ -1,4 +1,4 @@
-import type { LeadStatus } from '../domain/lead-status';
+import type { LeadStatus } from './lead-status';
 
 /**
  * Emitted (through Nest's event emitter) right after a press changed a lead's status and the change committed with its
