@@ -1,5 +1,5 @@
 /**
- * Erasure that erases (docs/decisions.md, "Erasure that erases, and fallback claims that must be signed"): every free
+ * Erasure that erases (docs/decisions.md, "Erasure that erases"): every free
  * text a visitor typed is personal — the form's six fields, the UTM values, the referrer — so after `/stickers_forget`
  * none of it is in `GET /leads`, the CSV, the webhooks, the card, the trace or any database file. One list
  * (server/src/domain/personal-fields.ts) says so for all of them. And leads an older erasure left with their date and

@@ -1,6 +1,6 @@
 /**
- * Erasure that reaches late replays, the server's part (docs/decisions.md, "Erasure that erases, and fallback claims
- * that must be signed"): `/stickers_forget` (by contact or by number) and `npm run leads -- forget` record what they
+ * Erasure that reaches late replays, the server's part (docs/decisions.md, "Erased contacts are remembered, hashed,
+ * against late replays"): `/stickers_forget` (by contact or by number) and `npm run leads -- forget` record what they
  * erased as keyed hashes of the contacts in `erased_contacts`, with the erasure time; the submit decision asks
  * `ErasedContactsRepository.erasedSince` whether a submission's contacts were erased at or after its visitor time.
  * No contact is stored in the clear; the rows are pruned once no late replay can precede them.

@@ -1,5 +1,5 @@
 /**
- * `POST /leads` is a Nest route (docs/decisions.md, "POST /leads back on Nest's router"): what the app adds for every
+ * `POST /leads` is a Nest route (docs/decisions.md, "`POST /leads` is a Nest route"): what the app adds for every
  * route (an `app.use` middleware, a global interceptor) runs for it too; Express's router takes the paths it takes
  * for every route; the answers keep their headers; an unexpected error is answered as Nest answers it.
  */

@@ -23,7 +23,8 @@ const CALLS_PER_UPDATE = 3;
 export type UpdateClaim = 'handle' | 'handled' | 'busy';
 
 /**
- * Each Telegram update handled once in webhook mode, across instances (docs/decisions.md "Hardening, second pass").
+ * Each Telegram update handled once in webhook mode, across instances (docs/decisions.md, "Each Telegram webhook update
+ * is claimed before it is handled").
  * Telegram delivers an update again when its answer was slow or lost; the id is claimed in the shared database before
  * the update is handled, and marked handled after. A claim left unfinished for longer than any handling takes (its
  * instance died mid-update) may be taken again, so a crash still loses nothing.

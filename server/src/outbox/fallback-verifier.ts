@@ -22,7 +22,7 @@ export interface ScreenedLate {
 }
 
 /**
- * Fallback claims must be signed (docs/decisions.md, "Erasure that erases, and fallback claims that must be signed"):
+ * Fallback claims must be signed (docs/decisions.md, "Fallback claims that must be signed"):
  * `LEADS_SECRET` lets a caller store leads, but not make the bot edit, or reply to, any message it names — a reminder,
  * a command's answer, another lead's pending fallback message. A claim whose signature does not check (or that has
  * none, or when this server has no bot token to check it with) is dropped before the submit decision: the lead is

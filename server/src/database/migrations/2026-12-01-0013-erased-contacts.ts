@@ -4,7 +4,7 @@ import { int64 } from '../dialect-sql';
 // Frozen once released: a change to the schema is a new migration.
 
 /**
- * Erasure that erases (docs/decisions.md, "Erasure that erases, and fallback claims that must be signed"):
+ * Erasure that erases (docs/decisions.md, "Erasure that erases" and "Erased contacts are remembered, hashed, against late replays"):
  *  - `erased_contacts`: what `/stickers_forget` (and `npm run leads -- forget`) erased, held without the contact
  *    itself — a keyed hash (HMAC-SHA256 with LEADS_IP_SALT) of each normalised username and phone, and when it was
  *    last erased. A late replay of a request the visitor sent before that time is stored anonymised. A row lives as
