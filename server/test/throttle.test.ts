@@ -180,3 +180,29 @@ describe("the Telegram webhook's route: per caller address, before its secret", 
     expect((await post(OTHER_ADDRESS)).status).toBe(401);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('lists the throttle\'s 429 (why flood, Retry-After) on every throttled route', async () => {
+    const server = await startWith({});
+    const doc = (await call(`${server.url}/openapi.json`)).body;
+    const routes: [string, string][] = [
+      ['/leads', 'post'],
+      ['/leads', 'get'],
+      ['/leads/export.csv', 'get'],
+      ['/leads/{request_id}/trace', 'get'],
+      ['/inbox/api/me', 'get'],
+      ['/inbox/api/leads', 'get'],
+      ['/inbox/api/leads.csv', 'get'],
+      ['/inbox/api/leads/{number}', 'get'],
+      ['/inbox/api/charts', 'get'],
+      ['/inbox/api/leads/{number}/status', 'post'],
+      ['/inbox/api/leads/{number}/erase', 'post'],
+    ];
+    for (const [path, method] of routes) {
+      const refusal = doc.paths[path][method].responses['429'];
+      expect([path, method, Object.keys(refusal.headers ?? {})]).toEqual([path, method, ['Retry-After']]);
+      const schema = refusal.content['application/json'].schema;
+      expect([path, method, schema.properties.why.enum]).toEqual([path, method, expect.arrayContaining(['flood'])]);
+    }
+  });
+});
