@@ -26,10 +26,7 @@ interface Answer {
 }
 
 /** One HTTP request from `from` (the caller's address; 127.0.0.1 unless told). */
-function call(
-  url: string,
-  o: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {},
-): Promise<Answer> {
+function call(url: string, o: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -182,7 +179,7 @@ describe("the Telegram webhook's route: per caller address, before its secret", 
 });
 
 describe('the OpenAPI document', () => {
-  it('lists the throttle\'s 429 (why flood, Retry-After) on every throttled route', async () => {
+  it("lists the throttle's 429 (why flood, Retry-After) on every throttled route", async () => {
     const server = await startWith({});
     const doc = (await call(`${server.url}/openapi.json`)).body;
     const routes: [string, string][] = [

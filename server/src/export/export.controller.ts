@@ -54,10 +54,10 @@ export class ExportController {
       'of the leads created in the last days (default 7, at most 365), sent there as a document.',
   })
   @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
-  @ApiRateLimited('Too many requests or exports from this caller (flood: LEADS_THROTTLE_API, LEADS_THROTTLE_EXPORT), or the wrong-secret lockout', [
-    'flood',
-    'secret',
-  ])
+  @ApiRateLimited(
+    'Too many requests or exports from this caller (flood: LEADS_THROTTLE_API, LEADS_THROTTLE_EXPORT), or the wrong-secret lockout',
+    ['flood', 'secret'],
+  )
   @Throttled('export')
   async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
     const filter = await answeringInvalidQuery(() => this.exports.filter(query));

@@ -27,7 +27,11 @@ export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
  * whole seconds (at least 1). Thrown as an ApiError, so each route's filter answers it as its other refusals.
  */
 export function floodRefusal(retryAfterSec: number): ApiError {
-  return new ApiError(429, { error: API_ERRORS.rateLimited, why: 'flood' }, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) });
+  return new ApiError(
+    429,
+    { error: API_ERRORS.rateLimited, why: 'flood' },
+    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) },
+  );
 }
 
 /**
@@ -40,7 +44,10 @@ export function floodRefusal(retryAfterSec: number): ApiError {
 @Injectable()
 export class CallerThrottleGuard extends ThrottlerGuard {
   protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
-    const names = this.reflector.getAllAndMerge<ThrottleName[]>(ROUTE_THROTTLES, [request.context.getHandler(), request.context.getClass()]);
+    const names = this.reflector.getAllAndMerge<ThrottleName[]>(ROUTE_THROTTLES, [
+      request.context.getHandler(),
+      request.context.getClass(),
+    ]);
     if (!names.includes(request.throttler.name as ThrottleName)) return true;
     return super.handleRequest(request);
   }
