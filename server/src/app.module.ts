@@ -2,11 +2,13 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { ExportModule } from './export/export.module';
 import { ScheduleModule } from '@nestjs/schedule';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { BotModule } from './bot/bot.module';
 import { ClockModule } from './clock/clock.module';
 import { ConfigModule } from './config/config.module';
 import type { ServerConfig } from './config/config';
 import { DatabaseModule } from './database/database.module';
+import { throttlerOptions } from './http/caller-throttle';
 import { I18nModule } from './i18n/i18n.module';
 import { HousekeepingModule } from './housekeeping/housekeeping.module';
 import { InboxModule } from './inbox/inbox.module';
@@ -32,6 +34,8 @@ export class AppModule {
         ClockModule,
         ScheduleModule.forRoot(),
         EventEmitterModule.forRoot(),
+        // The per-caller throttles' options and their in-memory storage, for CallerThrottleGuard (http/caller-throttle.ts).
+        ThrottlerModule.forRoot(throttlerOptions(config)),
         DatabaseModule,
         TelegramModule.forRoot(config),
         LeadsModule,

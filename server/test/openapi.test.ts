@@ -53,13 +53,13 @@ const EXPECTED_OPERATIONS = {
   'GET /health': ['200'],
   'GET /ready': ['200', '503'],
   'GET /metrics': ['200'],
-  'GET /inbox/api/me': ['200', '401', '403', '503'],
-  'GET /inbox/api/leads': ['200', '401', '403', '422', '503'],
-  'GET /inbox/api/leads.csv': ['200', '401', '403', '422', '503'],
-  'GET /inbox/api/leads/{number}': ['200', '401', '403', '404', '503'],
-  'GET /inbox/api/charts': ['200', '401', '403', '422', '503'],
-  'POST /inbox/api/leads/{number}/status': ['200', '401', '403', '404', '409', '413', '422', '503'],
-  'POST /inbox/api/leads/{number}/erase': ['200', '401', '403', '404', '413', '422', '503'],
+  'GET /inbox/api/me': ['200', '401', '403', '429', '503'],
+  'GET /inbox/api/leads': ['200', '401', '403', '422', '429', '503'],
+  'GET /inbox/api/leads.csv': ['200', '401', '403', '422', '429', '503'],
+  'GET /inbox/api/leads/{number}': ['200', '401', '403', '404', '429', '503'],
+  'GET /inbox/api/charts': ['200', '401', '403', '422', '429', '503'],
+  'POST /inbox/api/leads/{number}/status': ['200', '401', '403', '404', '409', '413', '422', '429', '503'],
+  'POST /inbox/api/leads/{number}/erase': ['200', '401', '403', '404', '413', '422', '429', '503'],
 };
 
 const json = (response: any) => response.content['application/json'].schema;
@@ -149,7 +149,7 @@ describe('GET /openapi.json', () => {
     expect(doc.components.schemas.ExportedLead.properties.captcha).toMatchObject({ enum: [...CAPTCHA_RESULTS, null], nullable: true });
     for (const path of ['/leads', '/leads/export.csv', '/leads/{request_id}/trace']) {
       const tooMany = doc.paths[path].get.responses['429'];
-      expect([path, Object.keys(tooMany.headers), json(tooMany).properties.why.enum]).toEqual([path, ['Retry-After'], ['secret']]);
+      expect([path, Object.keys(tooMany.headers), json(tooMany).properties.why.enum]).toEqual([path, ['Retry-After'], ['flood', 'secret']]);
     }
 
     // The webhooks the server sends: one per event type under x-webhooks (OpenAPI 3.0 has no webhooks field), signed.

@@ -21,6 +21,9 @@ export const API_ERRORS = {
 } as const;
 export type ApiErrorCode = (typeof API_ERRORS)[keyof typeof API_ERRORS];
 
-/** Why a 429 was given (docs/requirements.md §1.2, §3). */
-export const RATE_LIMIT_REASONS = ['secret', 'visitor', 'hourly'] as const;
+/**
+ * Why a 429 was given (docs/requirements.md §1.2, §3; docs/api.md): `flood` is the per-caller throttle in front of a
+ * route (too many requests from one caller in LEADS_THROTTLE_WINDOW_SEC), before anything else is read.
+ */
+export const RATE_LIMIT_REASONS = ['secret', 'visitor', 'hourly', 'flood'] as const;
 export type RateLimitReason = (typeof RATE_LIMIT_REASONS)[number];

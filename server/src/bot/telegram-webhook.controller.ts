@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Controller, Inject, Logger, Post, Req, Res, type Type } from '@nestjs/common';
+import { Controller, Inject, Logger, Post, Req, Res, type Type, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { ApiError, UploadAbortedError } from '../http/api-error';
+import { ApiErrorFilter } from '../http/api-error.filter';
+import { ThrottledAlone } from '../http/caller-throttle';
 import { readJsonObject } from '../http/json-body.reader';
 import { lingerAfterAnswer, type LingerBounds } from '../http/linger';
 import { TelegramGateway } from '../telegram/telegram.gateway';
@@ -33,7 +35,9 @@ function sameSecret(given: string, expected: string): boolean {
  * with a bare 401 (no body: nothing to learn) and a bounded close. The update runs through the same handlers as
  * polling, once: its id is claimed first (TelegramUpdatesService), so a second delivery is answered without being
  * handled again. The answer (200) comes after it has been handled, so Telegram sends the next one only then, and sends
- * this one again if the instance died meanwhile. It is Telegram's door, not the API's: the OpenAPI document leaves it out.
+ * this one again if the instance died meanwhile. Each caller address is throttled first (`webhook`, before the secret:
+ * 429 `{"error":"rate_limited","why":"flood"}` + Retry-After, which Telegram honours). It is Telegram's door, not
+ * the API's: the OpenAPI document leaves it out.
  */
 export function telegramWebhookController(path: string): Type {
   @ApiExcludeController()
@@ -48,6 +52,8 @@ export function telegramWebhookController(path: string): Type {
     ) {}
 
     @Post(path)
+    @ThrottledAlone('webhook')
+    @UseFilters(ApiErrorFilter)
     async receive(@Req() req: Request, @Res() res: Response): Promise<void> {
       const given = req.headers[TELEGRAM_SECRET_HEADER];
       if (typeof given !== 'string' || !sameSecret(given, this.config.telegram.webhook!.secret)) {

@@ -121,6 +121,16 @@ export interface ServerConfig {
    * (LEADS_INBOX_MAX_AGE_S) and how long a getChatMember answer is trusted (LEADS_INBOX_MEMBER_CACHE_S).
    */
   inbox: { url: string | null; maxAgeSec: number; memberCacheSec: number };
+  /**
+   * The per-caller throttles (http/caller-throttle.ts), counted in each instance's memory: at most this many requests
+   * per LEADS_THROTTLE_WINDOW_SEC from one caller, before anything else the route does; over it, 429 `why: flood`.
+   * `submit` (LEADS_THROTTLE_SUBMIT): POST /leads per caller address, before the secret and the body. `api`
+   * (LEADS_THROTTLE_API): GET /leads, the export and the trace per caller address, before the secret. `export`
+   * (LEADS_THROTTLE_EXPORT): GET /leads/export.csv per caller address and the inbox's CSV per Telegram user. `inbox`
+   * (LEADS_THROTTLE_INBOX): /inbox/api/* per Telegram user, and per caller address for launch data that does not
+   * check out. `webhook` (LEADS_THROTTLE_WEBHOOK): the Telegram webhook's route per caller address.
+   */
+  throttle: { windowSec: number; submit: number; api: number; export: number; inbox: number; webhook: number };
   /** GET /ready turns 503 when the oldest lead without a card is older than this. */
   readyMaxOutboxAgeSec: number;
   timezone: string;
@@ -537,6 +547,14 @@ export function loadServerConfig(env: Env): ServerConfig {
       url: readInboxUrl(r),
       maxAgeSec: r.int('LEADS_INBOX_MAX_AGE_S', 3600, 1, 7 * 24 * 3600),
       memberCacheSec: r.int('LEADS_INBOX_MEMBER_CACHE_S', 60, 0, 24 * 3600),
+    },
+    throttle: {
+      windowSec: r.int('LEADS_THROTTLE_WINDOW_SEC', 60, 1, 24 * 3600),
+      submit: r.int('LEADS_THROTTLE_SUBMIT', 600, 1),
+      api: r.int('LEADS_THROTTLE_API', 120, 1),
+      export: r.int('LEADS_THROTTLE_EXPORT', 10, 1),
+      inbox: r.int('LEADS_THROTTLE_INBOX', 300, 1),
+      webhook: r.int('LEADS_THROTTLE_WEBHOOK', 1200, 1),
     },
     readyMaxOutboxAgeSec: r.int('READY_MAX_OUTBOX_AGE_SEC', 600, 1),
     timezone,

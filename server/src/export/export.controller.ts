@@ -1,20 +1,25 @@
 import { Readable } from 'node:stream';
 import { Controller, Get, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExtension, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
+import { ApiRateLimited, ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
+import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../http/secret.guard';
 import { ApiExportFilters, ApiPageQuery, INVALID_QUERY_SCHEMA, LeadsPageDto } from './export.dto';
 import { CSV_COLUMNS, ExportService } from './export.service';
 import { answeringInvalidQuery } from './invalid-query';
 
-/** `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`. `@Api…`: the OpenAPI document's. */
+/**
+ * `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`, each caller throttled before the
+ * secret is checked (`api`; the CSV `export` too). `@Api…`: the OpenAPI document's.
+ */
 @ApiTags('leads')
-@ApiSecretRefusals()
+@ApiSecretRefusals({ throttled: true })
 @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
 @Controller('leads')
 @UseFilters(ApiErrorFilter)
-@UseGuards(SecretGuard)
+@Throttled('api')
+@UseGuards(CallerThrottleGuard, SecretGuard)
 export class ExportController {
   constructor(private readonly exports: ExportService) {}
 
@@ -49,6 +54,11 @@ export class ExportController {
       'of the leads created in the last days (default 7, at most 365), sent there as a document.',
   })
   @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
+  @ApiRateLimited(
+    'Too many requests or exports from this caller (flood: LEADS_THROTTLE_API, LEADS_THROTTLE_EXPORT), or the wrong-secret lockout',
+    ['flood', 'secret'],
+  )
+  @Throttled('export')
   async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
     const filter = await answeringInvalidQuery(() => this.exports.filter(query));
     return new StreamableFile(Readable.from(this.exports.csv(filter)), {

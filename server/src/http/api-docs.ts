@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
-import { API_ERRORS } from '@stickers/shared';
+import { API_ERRORS, type RateLimitReason } from '@stickers/shared';
 
 /**
  * The OpenAPI pieces several routes share (the document is generated from the routes' decorators by @nestjs/swagger:
@@ -28,22 +28,30 @@ export const RETRY_AFTER_HEADER = {
   'Retry-After': { description: 'Seconds until the window has room again', schema: { type: 'integer', minimum: 1 } },
 };
 
+/** A 429 `{"error":"rate_limited","why":…}` with `Retry-After`, for the reasons `whys`. */
+export function ApiRateLimited(description: string, whys: readonly RateLimitReason[]): MethodDecorator & ClassDecorator {
+  return ApiResponse({
+    status: 429,
+    description,
+    headers: RETRY_AFTER_HEADER,
+    ...jsonContent(apiErrorSchema([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...whys] } }, ['error', 'why'])),
+  });
+}
+
 /**
  * What SecretGuard answers before the route runs, for the routes behind the shared secret: the secret's scheme, 401
- * and 404 with their bodies, the wrong-secret lockout (429 with Retry-After) and 503 when the lockout cannot be read.
- * A route's own answer for one of these statuses (POST /leads's 429 and 503) replaces the one given here.
+ * and 404 with their bodies, the wrong-secret lockout (429 with Retry-After) and 503 when the lockout cannot be read;
+ * with `throttled`, the per-caller throttle in front of the guard too (429 `why: flood`, http/caller-throttle.ts). A
+ * route's own answer for one of these statuses (POST /leads's 429 and 503) replaces the one given here.
  */
-export function ApiSecretRefusals(): MethodDecorator & ClassDecorator {
+export function ApiSecretRefusals(options: { throttled?: boolean } = {}): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiSecurity(LEADS_SECRET_SCHEME),
     ApiResponse({ status: 401, description: 'Wrong or missing secret', ...jsonContent(apiErrorSchema([API_ERRORS.unauthorized])) }),
     ApiResponse({ status: 404, description: 'Leads module switched off', ...jsonContent(apiErrorSchema([API_ERRORS.notFound])) }),
-    ApiResponse({
-      status: 429,
-      description: 'Wrong-secret lockout: too many wrong secrets from this caller',
-      headers: RETRY_AFTER_HEADER,
-      ...jsonContent(apiErrorSchema([API_ERRORS.rateLimited], { why: { type: 'string', enum: ['secret'] } }, ['error', 'why'])),
-    }),
+    options.throttled
+      ? ApiRateLimited('Too many requests from this caller (flood: LEADS_THROTTLE_API), or the wrong-secret lockout', ['flood', 'secret'])
+      : ApiRateLimited('Wrong-secret lockout: too many wrong secrets from this caller', ['secret']),
     ApiResponse({
       status: 503,
       description: 'The database cannot be read now (the lockout is kept there); retry later',

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { Controller, Get, HttpCode, Param, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { jsonContent } from '../http/api-docs';
+import { ApiRateLimited, jsonContent } from '../http/api-docs';
+import { Throttled } from '../http/caller-throttle';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
 import { ApiPageQuery, INVALID_QUERY_SCHEMA, ApiExportFilters, LeadsPageDto } from '../export/export.dto';
@@ -20,13 +21,14 @@ import {
 import type { InboxViewer } from './inbox-access.service';
 import { InboxAuthGuard, Viewer } from './inbox-auth.guard';
 import { InboxService } from './inbox.service';
+import { InboxThrottleGuard } from './inbox-throttle.guard';
 
 /** A lead a viewer may not see is answered as one that does not exist. */
 const NOT_FOUND_DESCRIPTION = "No such lead, or none of the viewer's chats has it (LEADS_ROUTES)";
 
 /**
- * The inbox's API (`/inbox/api/*`), for the Mini App at `/inbox`: every route behind InboxAuthGuard (the launch data,
- * then who the user is), every answer `Cache-Control: no-store` (InboxModule's middleware). Thin: InboxService decides.
+ * The inbox's API (`/inbox/api/*`), for the Mini App at `/inbox`: every route throttled per Telegram user first
+ * (InboxThrottleGuard: `inbox`, and `export` on the CSV), then behind InboxAuthGuard (the launch data, then who the user is), every answer `Cache-Control: no-store` (InboxModule's middleware). Thin: InboxService decides.
  */
 @ApiTags('inbox')
 @ApiSecurity(INBOX_SCHEME)
@@ -43,7 +45,9 @@ const NOT_FOUND_DESCRIPTION = "No such lead, or none of the viewer's chats has i
 })
 @Controller('inbox/api')
 @UseFilters(ApiErrorFilter)
-@UseGuards(InboxAuthGuard)
+@ApiRateLimited('Too many requests from this Telegram user, or from this address with launch data that does not check out', ['flood'])
+@Throttled('inbox')
+@UseGuards(InboxThrottleGuard, InboxAuthGuard)
 export class InboxController {
   constructor(private readonly inbox: InboxService) {}
 
@@ -82,6 +86,8 @@ export class InboxController {
   @ApiExportFilters()
   @ApiInboxFilters()
   @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
+  @ApiRateLimited('Too many requests or exports (LEADS_THROTTLE_EXPORT) from this Telegram user', ['flood'])
+  @Throttled('export')
   @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
   async csv(@Viewer() viewer: InboxViewer, @Query() query: Record<string, unknown>): Promise<StreamableFile> {
     const rows = await this.inbox.csv(viewer, query);

@@ -10,7 +10,7 @@ export type SubmitOutcome =
   /** `fallbackNoted`: a replay told of a fallback message of this request, recorded now (the outbox has work). */
   | { kind: 'duplicate'; leadNumber: number; repeat: boolean; fallbackNoted?: boolean }
   /** `late`: a replay over the replays' own allowance (LEADS_LATE_HOURLY_LIMIT), or over the per-visitor limit among replays. */
-  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret'>; retryAfterSec: number; late?: boolean }
+  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret' | 'flood'>; retryAfterSec: number; late?: boolean }
   /** The database could not take the decision (file gone, locked too long, disk full): nothing was stored. */
   | { kind: 'unavailable' };
 

@@ -5,6 +5,7 @@ import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, type LeadAcceptedBody }
 import { ApiSecretRefusals, apiErrorSchema, jsonContent, RETRY_AFTER_HEADER } from '../http/api-docs';
 import { ApiError } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
+import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
 import { SecretGuard } from '../http/secret.guard';
 import { Metrics } from '../observability/metrics';
@@ -13,8 +14,8 @@ import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadRequestDto, RATE_LIMITED_SCHE
 import { LeadsService } from './leads.service';
 
 /**
- * `POST /leads` (docs/requirements.md §1.2), a Nest route: the guard's checks (SecretGuard: module off, lockout,
- * secret), then the body (`@JsonBody()`, read only after the guard, 16 KB measured while reading), then the service;
+ * `POST /leads` (docs/requirements.md §1.2), a Nest route: the per-caller flood guard (CallerThrottleGuard's `submit`,
+ * before anything is read), the guard's checks (SecretGuard: module off, lockout, secret), then the body (`@JsonBody()`, read only after the guard, 16 KB measured while reading), then the service;
  * an accepted lead answered here, every refusal thrown as an ApiError and answered (and counted) by LeadsErrorFilter.
  * Express's router matches the path as it does every route's: any case, one trailing slash, any query. The `@Api…`
  * decorators are the OpenAPI document's (metadata only).
@@ -22,7 +23,8 @@ import { LeadsService } from './leads.service';
 @ApiTags('leads')
 @ApiSecretRefusals()
 @Controller('leads')
-@UseGuards(SecretGuard)
+@Throttled('submit')
+@UseGuards(CallerThrottleGuard, SecretGuard)
 @UseFilters(LeadsErrorFilter)
 export class LeadsController {
   constructor(
@@ -60,7 +62,7 @@ export class LeadsController {
   @ApiResponse({ status: 422, description: 'Fields rejected, or the body is not a JSON object', ...jsonContent(LEAD_REFUSED_SCHEMA) })
   @ApiResponse({
     status: 429,
-    description: 'Wrong-secret lockout, per-visitor limit or hourly limit',
+    description: 'Too many requests from this caller (flood), wrong-secret lockout, per-visitor limit or hourly limit',
     headers: RETRY_AFTER_HEADER,
     ...jsonContent(RATE_LIMITED_SCHEMA),
   })

@@ -2,6 +2,7 @@ import { Controller, Get, Param, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
+import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../http/secret.guard';
 import { TRACE_SCHEMA } from './trace.dto';
 import { TraceService } from './trace.service';
@@ -11,14 +12,15 @@ import { TraceService } from './trace.service';
  * `@Api…`: the OpenAPI document's.
  */
 @ApiTags('leads')
-@ApiSecretRefusals()
+@ApiSecretRefusals({ throttled: true })
 @Controller('leads')
 @UseFilters(ApiErrorFilter)
 export class TraceController {
   constructor(private readonly traces: TraceService) {}
 
   @Get(':request_id/trace')
-  @UseGuards(SecretGuard)
+  @Throttled('api')
+  @UseGuards(CallerThrottleGuard, SecretGuard)
   @ApiOperation({ operationId: 'traceLead', summary: 'The story of a request: stored or not, card, repeats, status changes' })
   @ApiParam({ name: 'request_id', required: true, schema: { type: 'string' }, description: 'request_id or lead number' })
   @ApiOkResponse({

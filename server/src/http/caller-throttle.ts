@@ -1,0 +1,79 @@
+import { applyDecorators, type ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions, type ThrottlerRequest } from '@nestjs/throttler';
+import type { IncomingMessage } from 'node:http';
+import { API_ERRORS } from '@stickers/shared';
+import type { ServerConfig } from '../config/config';
+import { ApiError } from './api-error';
+import { callerAddress } from './caller-address';
+
+/** The per-caller throttles, each with its limit in ServerConfig.throttle (docs/configuration.md, "Throttles"). */
+export const THROTTLES = ['submit', 'api', 'export', 'inbox', 'webhook'] as const;
+export type ThrottleName = (typeof THROTTLES)[number];
+
+const ROUTE_THROTTLES = 'stickers:throttles';
+
+/**
+ * The options of @nestjs/throttler's module: one named throttler per throttle, its limit per LEADS_THROTTLE_WINDOW_SEC,
+ * counted in this instance's memory (the library's own storage; several instances each count their own callers). A
+ * caller over the limit is refused for one window. No X-RateLimit headers: the 429's Retry-After says what to do.
+ */
+export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
+  const ttl = config.throttle.windowSec * 1000;
+  return { setHeaders: false, throttlers: THROTTLES.map((name) => ({ name, ttl, limit: config.throttle[name] })) };
+}
+
+/**
+ * The 429 of every throttle, in the API's shape: `{"error":"rate_limited","why":"flood"}` with `Retry-After` in
+ * whole seconds (at least 1). Thrown as an ApiError, so each route's filter answers it as its other refusals.
+ */
+export function floodRefusal(retryAfterSec: number): ApiError {
+  return new ApiError(
+    429,
+    { error: API_ERRORS.rateLimited, why: 'flood' },
+    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) },
+  );
+}
+
+/**
+ * @nestjs/throttler's guard, applying to a route only the throttles its `@Throttled(…)` names, and keyed by the caller
+ * only (`<throttle>:<tracker>`), so one caller's requests count together on every route of a throttle. The tracker is
+ * the caller's address as the rate limits see it (http/caller-address.ts); InboxThrottleGuard tracks the Telegram user.
+ * Guards run before pipes and before the body is read: put it first in `@UseGuards`, so a refused request costs nothing
+ * else (no secret check, no database, no body).
+ */
+@Injectable()
+export class CallerThrottleGuard extends ThrottlerGuard {
+  protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
+    const names = this.reflector.getAllAndMerge<ThrottleName[]>(ROUTE_THROTTLES, [
+      request.context.getHandler(),
+      request.context.getClass(),
+    ]);
+    if (!names.includes(request.throttler.name as ThrottleName)) return true;
+    return super.handleRequest(request);
+  }
+
+  protected override getTracker(req: Record<string, unknown>): Promise<string> {
+    return Promise.resolve(`address:${callerAddress(req as unknown as IncomingMessage)}`);
+  }
+
+  protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
+    return `${name}:${tracker}`;
+  }
+
+  protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    return Promise.reject(floodRefusal(detail.timeToBlockExpire));
+  }
+}
+
+/**
+ * Names the throttles of a route or a controller (merged: a controller's and its route's). The guard itself is set
+ * with `@UseGuards(CallerThrottleGuard, …)` first, so it runs before the route's other guards.
+ */
+export function Throttled(...names: ThrottleName[]): MethodDecorator & ClassDecorator {
+  return SetMetadata(ROUTE_THROTTLES, names);
+}
+
+/** `@Throttled(…names)` and the guard, for a route with no other guard (the Telegram webhook's). */
+export function ThrottledAlone(...names: ThrottleName[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(Throttled(...names), UseGuards(CallerThrottleGuard));
+}

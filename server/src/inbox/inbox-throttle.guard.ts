@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerStorage, type ThrottlerModuleOptions } from '@nestjs/throttler';
+import type { IncomingMessage } from 'node:http';
+import { callerAddress } from '../http/caller-address';
+import { CallerThrottleGuard } from '../http/caller-throttle';
+import { InboxAccessService } from './inbox-access.service';
+
+/**
+ * The inbox API's throttles (`inbox`, and `export` on its CSV), before InboxAuthGuard: per Telegram user — the user of
+ * launch data whose signature and age check out (the same check as InboxAuthGuard's, which runs after this one) — so
+ * members behind one address (an office, a proxy) each have their own count. Launch data that does not check out
+ * (missing, forged, too old: answered 401 right after) counts per caller address instead, so unauthenticated requests
+ * are throttled too and never cost a getChatMember.
+ */
+@Injectable()
+export class InboxThrottleGuard extends CallerThrottleGuard {
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() storage: ThrottlerStorage,
+    reflector: Reflector,
+    private readonly access: InboxAccessService,
+  ) {
+    super(options, storage, reflector);
+  }
+
+  protected override getTracker(req: Record<string, unknown>): Promise<string> {
+    const request = req as unknown as IncomingMessage;
+    const launch = this.access.checkLaunch(request.headers.authorization);
+    return Promise.resolve(launch.ok ? `user:${launch.user.id}` : `address:${callerAddress(request)}`);
+  }
+}
