@@ -5,7 +5,6 @@
  * `ErasedContactsRepository.erasedSince` whether a submission's contacts were erased at or after its visitor time.
  * No contact is stored in the clear; the rows are pruned once no late replay can precede them.
  */
-import { join } from 'node:path';
 import { Client } from 'pg';
 import { LATE_MAX_AGE_MS } from '@stickers/shared';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
@@ -15,38 +14,18 @@ import { migrateToLatest, openDatabase } from '../src/database/database';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { ErasedContactsRepository } from '../src/repositories/erased-contacts.repository';
 import { SUBMIT_LOCK_KEY } from '../src/repositories/submit-runner';
-import {
-  FakeClock,
-  LEADS_CHAT,
-  NO_RATE_LIMITS,
-  SALT,
-  botLaunched,
-  lead,
-  memberActions,
-  sandboxSuite,
-  submitLead,
-  type TestServer,
-} from './harness';
+import { FakeClock, LEADS_CHAT, SALT, lead, memberActions, sandboxSuite, submitLead, type TestServer } from './harness';
 import { describePostgresOnly, sqlRows } from './support/test-database';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 const { command } = memberActions(sandbox);
-let n = 0;
 
 const hasher = ContactHasher.keyed(SALT);
 
-async function boot(env: Record<string, string> = {}): Promise<TestServer> {
-  const server = await start({
-    dbPath: join(tmp.dir, `replays-${++n}.sqlite`),
-    clock: new FakeClock(),
-    polling: true,
-    env: { ...NO_RATE_LIMITS, ...env },
-  });
-  await botLaunched(sandbox);
-  return server;
-}
+const boot = (env: Record<string, string> = {}): Promise<TestServer> => suite.boot({ clock: new FakeClock(), polling: true, env });
 
 const recorded = (server: TestServer) =>
   sqlRows<{ contact_hash: string; erased_at: number }>(
@@ -134,7 +113,7 @@ describe('the erasures recorded for late replays', () => {
   it('npm run leads -- forget records as the server does, and refuses without LEADS_IP_SALT', async () => {
     const server = await boot();
     await submitLead(server, { telegram: '@cli_victim', phone: '+79994510003' });
-    const location = server.config.databaseUrl ?? join(tmp.dir, `replays-${n}.sqlite`);
+    const location = server.config.databaseUrl ?? server.config.databasePath;
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     try {

@@ -23,6 +23,8 @@ export const LEADS_CHAT = DEFAULT_CHATS[0].id;
 export const ADMIN_CHAT = DEFAULT_CHATS[1].id;
 /** Rate limits no test reaches unless it sets its own. */
 export const NO_RATE_LIMITS = { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000' };
+/** An hourly limit no test reaches; the per-visitor limit as configured (for the tests of `POST /leads`). */
+export const NO_HOURLY_LIMIT = { LEADS_HOURLY_LIMIT: '100000' };
 
 /** A clock the test moves by hand. Starts at 2026-11-29 09:00 UTC. */
 export class FakeClock extends Clock {
@@ -228,7 +230,9 @@ export async function waitFor<T>(probe: () => T | undefined | null | false, time
 /**
  * The lifecycle shared by suites that run the app against one Telegram sandbox: a temp dir and a sandbox per file;
  * after each test the server it started is closed first (its last outbox pass finishes), then the sandbox is reset.
- * `start` is `startServer` with this sandbox (pass `sandbox: undefined` for an app without Telegram).
+ * `start` is `startServer` with this sandbox (pass `sandbox: undefined` for an app without Telegram). `boot` is `start`
+ * on a fresh database file with no rate limit a test reaches (unless it sets `limits` or `env`), and with `polling` it
+ * waits until the bot has launched: the start most tests share.
  */
 export function sandboxSuite(prepare?: (sandbox: TelegramSandbox) => void) {
   const tmp = tempDir();
@@ -250,7 +254,23 @@ export function sandboxSuite(prepare?: (sandbox: TelegramSandbox) => void) {
     current = await startServer({ sandbox, ...options });
     return current;
   };
-  return { tmp, sandbox, start };
+  let files = 0;
+  const boot = async ({ dbPath, limits = NO_RATE_LIMITS, env, ...options }: BootOptions = {}): Promise<TestServer> => {
+    const server = await start({ ...options, dbPath: dbPath ?? join(tmp.dir, `app-${(files += 1)}.sqlite`), env: { ...limits, ...env } });
+    if (options.polling) await botLaunched(sandbox);
+    return server;
+  };
+  return { tmp, sandbox, start, boot };
+}
+
+/** What `boot` of a `sandboxSuite` takes: `startServer`'s options, each with the suite's default. */
+export interface BootOptions extends Omit<StartOptions, 'dbPath' | 'sandbox'> {
+  /** The database file: a fresh one in the suite's temp dir by default. */
+  dbPath?: string;
+  /** The Telegram the app talks to: the suite's sandbox by default, `undefined` for an app without Telegram. */
+  sandbox?: TelegramSandbox;
+  /** The rate limits beneath `env`: `NO_RATE_LIMITS` by default. */
+  limits?: Record<string, string>;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Signed webhooks (docs/requirements.md §14.8, docs/api.md "Webhooks"): the real app (startServer, the
+ * The signed webhook deliveries to integrators (docs/requirements.md §14.8, docs/api.md "Webhooks"): the real app (startServer, the
  * sandbox's bot where a press or a command is needed) posts to a real HTTP receiver started here. Every signature is
  * checked with the verification snippet of docs/api.md, read from the document and run as it stands. Time is the
  * FakeClock's: retries and the 30-minute alert come from moving it, never from sleeping.
@@ -19,10 +19,8 @@ import {
   ADMIN_CHAT,
   FakeClock,
   LEADS_CHAT,
-  NO_RATE_LIMITS,
   SALT,
   SECRET,
-  botLaunched,
   lead,
   memberActions,
   postLead,
@@ -101,7 +99,8 @@ class Receiver {
   }
 }
 
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { tmp, sandbox } = suite;
 const { press, command } = memberActions(sandbox);
 let server: TestServer;
 let clock: FakeClock;
@@ -113,13 +112,13 @@ const webhooks = () => server.app.get(WebhooksService);
 /** Where the CLI finds the server's database. */
 const location = () => server.config.databaseUrl ?? dbPath;
 
+/** The app with the receiver as its one webhook endpoint (or `hooks`), on a fresh database file unless `path` is given. */
 async function boot(
   options: { polling?: boolean; env?: Record<string, string>; path?: string } = {},
   hooks: Record<string, string> = { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: HOOK_SECRET },
 ): Promise<TestServer> {
-  dbPath = options.path ?? join(tmp.dir, `webhooks-${++n}.sqlite`);
-  server = await start({ dbPath, clock, polling: options.polling, env: { ...NO_RATE_LIMITS, ...hooks, ...options.env } });
-  if (options.polling) await botLaunched(sandbox);
+  server = await suite.boot({ dbPath: options.path, clock, polling: options.polling, env: { ...hooks, ...options.env } });
+  dbPath = server.config.databasePath;
   return server;
 }
 

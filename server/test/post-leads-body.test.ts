@@ -1,97 +1,141 @@
 /**
- * `POST /leads` under hostile conditions: a landing locked out by wrong secrets, a database file deleted or replaced
- * under the running server, uploads far over the size limit in parallel, and floods of aborted uploads.
+ * `POST /leads` reading its body: the size limit (16 KB), JSON, and what happens to uploads far over the limit — in
+ * parallel, flooding after an early answer, or aborted (docs/requirements.md §1.1, step 4).
  */
-import { createHmac } from 'node:crypto';
-import { copyFileSync, renameSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
-import { WriteHealth } from '../src/database/write-health';
 import { LINGER_BOUNDS } from '../src/http/linger';
 import { Metrics } from '../src/observability/metrics';
-import { ADMIN_CHAT, FakeClock, SALT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite, watchAlerts } from './harness';
-import { describeSqliteOnly, sqlRow } from './support/test-database';
+import { NO_HOURLY_LIMIT, SECRET, lead, postLead, sandboxSuite, waitFor, type BootOptions, type TestServer } from './harness';
+import { sqlRow } from './support/test-database';
 
-const MIN = 60_000;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
 let server: TestServer;
-let n = 0;
+/** The app on a fresh database, with the Telegram sandbox and no hourly limit a test reaches. */
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ limits: NO_HOURLY_LIMIT, ...options }));
 
-async function boot(options: { env?: Record<string, string>; clock?: FakeClock; telegram?: boolean } = {}) {
-  server = await start({
-    dbPath: join(tmp.dir, `hardening-${++n}`, 'leads.sqlite'),
-    sandbox: options.telegram === false ? undefined : sandbox,
-    clock: options.clock,
-    env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...options.env },
-  });
-  return server;
+function row(sql: string, ...params: unknown[]) {
+  return sqlRow<Record<string, any>>(server.db, sql, ...params);
 }
 
-const count = async (sql: string, ...params: unknown[]) => (await sqlRow<{ n: number }>(server.db, sql, ...params))!.n;
-
-describe('wrong-secret lockout alert', () => {
-  it('the 5th wrong secret from one address sends one admin alert, naming the address by its hash only; no second one', async () => {
-    const clock = new FakeClock();
-    await boot({ clock });
-    const callerHash = createHmac('sha256', SALT).update('caller:127.0.0.1').digest('hex');
-    for (let i = 0; i < 5; i += 1) {
-      expect((await postLead(server, lead(), { [SECRET_HEADER]: `wrong-${i}` })).status).toBe(401);
-      clock.advance(MIN);
-    }
-    await waitFor(() => sandbox.messages(ADMIN_CHAT).length > 0, 5000, 'the lockout alert');
-    const [alert] = sandbox.messages(ADMIN_CHAT);
-    expect(alert.text).toContain(callerHash.slice(0, 10));
-    expect(alert.text).toContain('LEADS_SECRET');
-    expect(alert.text).not.toContain('127.0.0.1');
-
-    // During the lockout: a 6th wrong secret and the right one are both refused, and alert nobody.
-    const alerts = watchAlerts(server);
-    expect(await postLead(server, lead(), { [SECRET_HEADER]: 'wrong-6' })).toMatchObject({ status: 429, body: { why: 'secret' } });
-    expect((await postLead(server, lead())).status).toBe(429);
-    expect(await alerts()).toEqual([]);
-    expect(await count("select count(*) as n from alert_throttles where key like 'secret_lockout:%'")).toBe(1);
-    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
-
-    // The first failure leaves the window: one more wrong secret starts a new lockout, inside the alert's throttle.
-    clock.advance(5 * MIN);
-    expect((await postLead(server, lead(), { [SECRET_HEADER]: 'wrong-7' })).status).toBe(401);
-    const throttled = (l: string) => l.includes('caller locked out') && l.includes('"alert":"throttled"');
-    await waitFor(() => server.logger.lines.some(throttled), 5000, 'the throttled alert');
-    expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
-    expect(server.logger.lines.join('\n')).not.toContain('127.0.0.1');
-  });
+afterEach(() => {
+  jest.restoreAllMocks();
 });
 
-describeSqliteOnly('the database file under a running server (SQLite only: the file at DATABASE_PATH)', () => {
-  it('deleted: POST /leads answers 503 unavailable and stores nothing; /health stays 200; readiness learns the submit failed', async () => {
-    await boot({ telegram: false });
-    expect((await postLead(server, lead())).status).toBe(201);
-    rmSync(server.config.databasePath);
-
-    const refused = lead();
-    const res = await postLead(server, refused);
-    expect(res).toMatchObject({ status: 503, body: { error: 'unavailable' } });
-    expect(res.body).toEqual({ error: 'unavailable' });
-    expect(await count('select count(*) as n from leads where request_id = ?', refused.request_id)).toBe(0);
-    expect(await count('select count(*) as n from leads')).toBe(1);
-    expect((await fetch(`${server.url}/health`)).status).toBe(200);
-    expect(server.app.get(WriteHealth).failing('submit')).toMatchObject({ site: 'submit', code: 'DATABASE_FILE_GONE' });
-    expect(server.app.get(Metrics).value('leads_submissions_total', { result: 'unavailable' })).toBe(1);
-    // Retries of a lead acknowledged before are refused too: no answer may come from a file nobody will open again.
-    expect((await postLead(server, refused)).status).toBe(503);
+describe('step 4: size and JSON', () => {
+  it('a wrong secret with a 20 KB body is 401, not 413', async () => {
+    await boot();
+    const res = await postLead(server, lead({ comment: 'x'.repeat(20_000) }), { [SECRET_HEADER]: 'wrong' });
+    expect(res).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
   });
 
-  it('replaced by another file (moved over it): POST /leads answers 503 and the new file gets nothing', async () => {
-    await boot({ telegram: false });
-    expect((await postLead(server, lead())).status).toBe(201);
-    const path = server.config.databasePath;
-    copyFileSync(path, `${path}.copy`);
-    renameSync(`${path}.copy`, path);
-    const refused = lead();
-    expect(await postLead(server, refused)).toMatchObject({ status: 503, body: { error: 'unavailable' } });
-    expect(await count('select count(*) as n from leads where request_id = ?', refused.request_id)).toBe(0);
-    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  it('the right secret with 16385 bytes is 413; 16384 bytes is read', async () => {
+    await boot();
+    const base = JSON.stringify(lead({ comment: '' }));
+    const pad = (size: number) => base.slice(0, -1) + `,"pad":"${'p'.repeat(size - Buffer.byteLength(base) - 9)}"}`;
+    expect(Buffer.byteLength(pad(16385))).toBe(16385);
+    expect(await postLead(server, pad(16385))).toMatchObject({ status: 413, body: { error: 'payload_too_large' } });
+    expect((await postLead(server, pad(16384))).status).toBe(201);
+  });
+
+  it('a declared Content-Length over the limit is 413 before a byte of the body is read: the headers alone get it', async () => {
+    await boot();
+    const { hostname, port } = new URL(server.url);
+    const head = [
+      `POST /leads HTTP/1.1`,
+      `Host: ${hostname}`,
+      `${SECRET_HEADER}: ${SECRET}`,
+      'Content-Type: application/json',
+      'Content-Length: 20000',
+    ];
+    // The client sends the headers and no body at all, and waits: only an answer given unread can reach it.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(`${head.join('\r\n')}\r\n\r\n`));
+      const received: Buffer[] = [];
+      socket.on('data', (d: Buffer) => {
+        received.push(d);
+        const text = Buffer.concat(received).toString('utf8');
+        if (text.includes('payload_too_large')) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(received).toString('utf8')));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toContain('Connection: close');
+    expect(answer).toContain('{"error":"payload_too_large"}');
+    expect(await row('select count(*) as n from leads')).toEqual({ n: 0 });
+  });
+
+  it('a chunked body (no Content-Length) over the limit is 413', async () => {
+    await boot();
+    const body = JSON.stringify(lead({ comment: 'к'.repeat(9000) }));
+    const res = await fetch(`${server.url}/leads`, {
+      method: 'POST',
+      headers: { [SECRET_HEADER]: SECRET, 'Content-Type': 'application/json' },
+      body: new Blob([body]).stream(),
+      duplex: 'half',
+    });
+    expect(res.status).toBe(413);
+  });
+
+  it.each([
+    ['invalid JSON', '{"name": '],
+    ['an array', '[1,2]'],
+    ['null', 'null'],
+    ['a string', '"hello"'],
+    ['a number', '42'],
+    ['an empty body', ''],
+    ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d])],
+  ])('%s is 422 invalid_body', async (_what, payload) => {
+    await boot();
+    const res = await fetch(`${server.url}/leads`, {
+      method: 'POST',
+      headers: { [SECRET_HEADER]: SECRET, 'Content-Type': 'application/json' },
+      body: payload,
+    });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ error: 'invalid_body' });
+  });
+
+  it('a 50 MB upload is refused without being read: the answer comes before the client has sent it', async () => {
+    await boot();
+    for (const declared of [true, false]) {
+      const { status, sent } = await new Promise<{ status: number; sent: number }>((resolve, reject) => {
+        const url = new URL(`${server.url}/leads`);
+        const total = 50 * 1024 * 1024;
+        const req = httpRequest({
+          host: url.hostname,
+          port: url.port,
+          path: '/leads',
+          method: 'POST',
+          headers: { [SECRET_HEADER]: SECRET, 'Content-Type': 'application/json', ...(declared ? { 'Content-Length': total } : {}) },
+        });
+        let sent = 0;
+        let answered = false;
+        const chunk = Buffer.alloc(64 * 1024, 0x20);
+        req.on('response', (res) => {
+          answered = true;
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, sent });
+          req.destroy();
+        });
+        req.on('error', (err) => (answered ? undefined : reject(err)));
+        const pump = () => {
+          while (!answered && sent < total) {
+            sent += chunk.length;
+            if (!req.write(chunk)) return void req.once('drain', pump);
+          }
+          if (!answered) req.end();
+        };
+        pump();
+      });
+      expect(status).toBe(413);
+      expect(sent).toBeLessThan(8 * 1024 * 1024);
+    }
   });
 });
 
@@ -140,7 +184,7 @@ function rawUpload(url: string, total: number, chunked: boolean): Promise<RawUpl
 
 describe('413 with a lingering close', () => {
   it('16 parallel uploads of 20 MB (declared and chunked) that keep sending all read their 413, with no connection reset', async () => {
-    await boot({ telegram: false });
+    await boot({ sandbox: undefined });
     const total = 20 * 1024 * 1024;
     const results = await Promise.all(Array.from({ length: 16 }, (_, i) => rawUpload(server.url, total, i % 2 === 1)));
     for (const r of results) {
@@ -215,7 +259,7 @@ describe('an early answer bounds what is read after it', () => {
     ['a 404 on a route that does not exist', '/no/such/route', /^HTTP\/1\.1 404 /, false],
     ['a 404 on a route that does not exist, chunked', '/no/such/route', /^HTTP\/1\.1 404 /, true],
   ])('%s: answered, then closed after at most the lingering bound of a 200 MB upload', async (_name, path, status, chunked) => {
-    await boot({ telegram: false });
+    await boot({ sandbox: undefined });
     const flood = await floodUpload(server.url, path, TRIED, chunked);
     expect(flood.status).toMatch(status);
     expect(flood.written).toBeLessThanOrEqual(BOUND);
@@ -241,7 +285,7 @@ function abortedUpload(url: string): Promise<void> {
 
 describe('aborted uploads', () => {
   it('50 aborted uploads: no error-level line, at most two lines in all, each with the count it stands for', async () => {
-    await boot({ telegram: false });
+    await boot({ sandbox: undefined });
     const metrics = server.app.get(Metrics);
     await Promise.all(Array.from({ length: 50 }, () => abortedUpload(server.url)));
     await waitFor(() => metrics.value('leads_submissions_total', { result: 'aborted' }) === 50, 10_000, '50 aborted uploads seen');

@@ -1,5 +1,5 @@
 /**
- * Signed webhooks, second hardening pass: an endpoint URL's credentials, path and query never reach a log line, the
+ * Signed deliveries to integrators: an endpoint URL's credentials, path and query never reach a log line, the
  * lead's trace, `webhook_deliveries.last_error` or the admin alert — only its scheme, host and port do — whatever the
  * HTTP client puts into its error. (The start refuses a URL with a user name or password: config.test.ts. Here the
  * app is given one anyway, as an older start took it, to show what its failures write.) Time is the FakeClock's.
