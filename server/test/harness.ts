@@ -23,6 +23,17 @@ export const LEADS_CHAT = DEFAULT_CHATS[0].id;
 export const ADMIN_CHAT = DEFAULT_CHATS[1].id;
 /** Rate limits no test reaches unless it sets its own. */
 export const NO_RATE_LIMITS = { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000' };
+/**
+ * Per-caller throttles no test reaches unless it sets its own (every test calls from one address, as one user): part of
+ * every test's environment, beneath the test's own `env`.
+ */
+export const NO_THROTTLES = {
+  LEADS_THROTTLE_SUBMIT: '1000000',
+  LEADS_THROTTLE_API: '1000000',
+  LEADS_THROTTLE_EXPORT: '1000000',
+  LEADS_THROTTLE_INBOX: '1000000',
+  LEADS_THROTTLE_WEBHOOK: '1000000',
+};
 /** An hourly limit no test reaches; the per-visitor limit as configured (for the tests of `POST /leads`). */
 export const NO_HOURLY_LIMIT = { LEADS_HOURLY_LIMIT: '100000' };
 
@@ -104,6 +115,7 @@ export function testEnv(options: StartOptions): Record<string, string> {
     DATABASE_PATH: options.dbPath,
     LEADS_SECRET: SECRET,
     LEADS_IP_SALT: SALT,
+    ...NO_THROTTLES,
     ...(options.sandbox
       ? {
           TELEGRAM_BOT_TOKEN: options.sandbox.token,

@@ -223,7 +223,7 @@ describe('OpenAPI', () => {
     expect(Object.keys(post.responses).sort()).toEqual(['200', '201', '401', '404', '413', '422', '429', '503']);
     expect(post.responses['503'].content['application/json'].schema.properties.error.enum).toEqual(['unavailable']);
     expect(post.responses['429'].headers['Retry-After']).toBeDefined();
-    expect(post.responses['429'].content['application/json'].schema.properties.why.enum).toEqual(['secret', 'visitor', 'hourly']);
+    expect(post.responses['429'].content['application/json'].schema.properties.why.enum).toEqual(['secret', 'visitor', 'hourly', 'flood']);
     // The optional free-text fields come last, as shared's table of them lists them.
     expect(Object.keys(doc.components.schemas.LeadRequest.properties)).toEqual([
       'request_id',
