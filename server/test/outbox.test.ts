@@ -1,14 +1,19 @@
 /**
  * The outbox publishing real cards through telegraf to the Telegram sandbox over loopback, with a fake clock.
  * docs/requirements.md §4.1 (passes), §4.2 (retry schedule), §4.3 (flood control), §4.6 (repeats), §4.8–§4.9 (the card).
+ * A card Telegram refuses as too long goes out (or is rewritten) in the minimal form with one alert. What happens when
+ * the database refuses to record a send is in outbox-unrecorded-sends.test.ts.
  */
 import { join } from 'node:path';
+import { ru } from '../src/i18n/ru';
+import { CardService } from '../src/cards/card.service';
+import type { Lead } from '../src/domain/lead';
 import {
   ADMIN_CHAT,
   FakeClock,
   LEADS_CHAT,
-  NO_RATE_LIMITS,
   advanceAndTick,
+  type BootOptions,
   lead,
   postLead,
   submitLead,
@@ -17,19 +22,17 @@ import {
   sandboxSuite,
   watchAlerts,
 } from './harness';
-import { sqlRow, sqlRun } from './support/test-database';
+import { sqlRow, sqlRows, sqlRun } from './support/test-database';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { tmp, sandbox } = suite;
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
 
-async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `outbox-${++n}.sqlite`)) {
-  server = await start({ dbPath, sandbox, clock, env: { ...NO_RATE_LIMITS, ...env } });
-  return server;
-}
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, ...options }));
 
 const submit = (overrides: Record<string, unknown> = {}) => submitLead(server, overrides);
 const tickAt = (ms: number) => advanceAndTick(server, ms);
@@ -38,6 +41,23 @@ const cards = () => sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith
 const cardOf = (id: number) => cards().find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
 /** The first row the query returns, on SQLite or PostgreSQL. */
 const row = (sql: string, ...params: unknown[]) => sqlRow(server.db, sql, ...params);
+const cardsOf = (id: number) => cards().filter((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
+const pingsOf = (id: number) => sandbox.messages(LEADS_CHAT).filter((m) => m.text === `🔁 Повторное обращение по заявке #${id}`);
+const leadRow = async (id: number) => (await sqlRow<Lead>(server.db, 'select * from leads where id = ?', id))!;
+const eventsOf = (id: number) =>
+  sqlRows<{ kind: string; detail: string }>(server.db, 'select kind, detail from lead_events where lead_id = ? order by id', id);
+/** The lead as the status service leaves it after a press: a new status, the card marked for rewriting. */
+const setStatus = (id: number, status: string, dirtyAt = clock.now()) =>
+  sqlRun(
+    server.db,
+    'update leads set status = ?, card_dirty_at = ?, card_refresh_next_at = ? where id = ?',
+    status,
+    dirtyAt,
+    clock.now(),
+    id,
+  );
+/** Telegram answers the next call of `method` to the leads chat with a 400. */
+const refuse = (method: string, description: string) => sandbox.inject({ method, kind: 'bad_request', description, chat_id: LEADS_CHAT });
 
 beforeEach(() => {
   clock = new FakeClock();
@@ -90,7 +110,7 @@ describe('publishing a card', () => {
   });
 
   it('LEADS_CARD_PII=0 hides every personal field: name, username, phone, date, guests, comment (and the link button)', async () => {
-    await boot({ LEADS_CARD_PII: '0' });
+    await boot({ env: { LEADS_CARD_PII: '0' } });
     const id = await submit({
       name: 'Секретное Имя',
       telegram: '@secret_user',
@@ -126,12 +146,110 @@ describe('publishing a card', () => {
   });
 
   it('without TELEGRAM_BOT_TOKEN leads are stored and publishing waits, logged once', async () => {
-    server = await start({ dbPath: join(tmp.dir, `outbox-${++n}.sqlite`), clock, sandbox: undefined });
+    await boot({ sandbox: undefined });
     await submit();
     await submit();
     expect(sandbox.callsOf('sendMessage')).toHaveLength(0);
     expect(server.logger.lines.filter((l) => l.includes('publishing paused'))).toHaveLength(1);
     expect(await row('select count(*) as n from leads where published_at is null')).toEqual({ n: 2 });
+  });
+});
+
+describe('a card Telegram refuses as too long', () => {
+  const minimalText = (id: number, status: string) => `🆕 Заявка #${id}\nСтатус: ${status}\n⚠️ ${ru.card.minimalNote}`;
+
+  it('goes out in the minimal form (number, status, buttons, the note) with one alert', async () => {
+    await boot();
+    const alerts = watchAlerts(server);
+    refuse('sendMessage', 'Bad Request: message is too long');
+    const id = await submit({ name: 'Очень Длинное Имя' });
+    const [card] = cardsOf(id);
+    expect(card.text).toBe(minimalText(id, '🆕 Новая'));
+    expect(card.text).not.toContain('Очень Длинное Имя');
+    expect(card.reply_markup!.inline_keyboard).toEqual([
+      [
+        { text: 'В работу', callback_data: `lead:${id}:new:in_progress` },
+        { text: 'Спам', callback_data: `lead:${id}:new:spam` },
+      ],
+    ]);
+    expect(await leadRow(id)).toMatchObject({ message_id: card.message_id, card_format: 'html' });
+    expect((await leadRow(id)).published_at).not.toBeNull();
+    expect(await eventsOf(id)).toEqual([{ kind: 'published_minimal', detail: expect.stringContaining('message is too long') }]);
+    expect(await alerts()).toEqual([{ key: `card_minimal:${id}`, result: 'sent' }]);
+    expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes(`#${id}`))).toHaveLength(1);
+  });
+
+  it('HTML refused, then the plain text refused as too long: the minimal card, and only its alert', async () => {
+    await boot();
+    const alerts = watchAlerts(server);
+    refuse('sendMessage', "Bad Request: can't parse entities: Unsupported start tag");
+    refuse('sendMessage', 'Bad Request: message is too long');
+    const id = await submit();
+    expect(cardsOf(id).map((c) => c.text)).toEqual([minimalText(id, '🆕 Новая')]);
+    expect(await alerts()).toEqual([{ key: `card_minimal:${id}`, result: 'sent' }]);
+  });
+
+  it('a rewrite refused as too long (status change) becomes the minimal card with working buttons; still one alert per lead', async () => {
+    await boot();
+    const alerts = watchAlerts(server);
+    const id = await submit();
+    const [card] = cardsOf(id);
+    await setStatus(id, 'in_progress');
+    refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
+    expect(await server.outbox.refreshCard(id)).toBe('shown');
+    const edited = sandbox.state.message(LEADS_CHAT, card.message_id)!;
+    expect(edited.text).toBe(minimalText(id, '🛠 В работе'));
+    expect(edited.reply_markup).toEqual(server.app.get(CardService).minimalCardFor(await leadRow(id)).keyboard);
+    expect(edited.reply_markup!.inline_keyboard[0].length).toBeGreaterThan(0);
+    expect((await leadRow(id)).card_dirty_at).toBeNull();
+    expect((await eventsOf(id)).at(-1)).toEqual({ kind: 'card_rewritten', detail: expect.stringContaining('minimal card') });
+
+    // The next change is refused as too long too: rewritten again, no second alert.
+    await setStatus(id, 'won', clock.now() + 1);
+    refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
+    await server.outbox.tick();
+    expect(sandbox.state.message(LEADS_CHAT, card.message_id)!.text).toContain('Статус: ');
+    expect((await leadRow(id)).card_dirty_at).toBeNull();
+    expect(await alerts()).toEqual([
+      { key: `card_minimal:${id}`, result: 'sent' },
+      { key: `card_minimal:${id}`, result: 'throttled' },
+    ]);
+  });
+
+  it('a repeat whose card edit is refused as too long: the minimal card, then the ping', async () => {
+    await boot();
+    const id = await submit({ phone: '+79990006666' });
+    clock.advance(MIN);
+    refuse('editMessageText', 'Bad Request: message is too long');
+    await submit({ phone: '+79990006666', guests: '88' });
+    expect(cardsOf(id).map((c) => c.text)).toEqual([minimalText(id, '🆕 Новая')]);
+    expect(pingsOf(id)).toHaveLength(1);
+    expect(await sqlRow(server.db, 'select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });
+  });
+});
+
+describe('refreshCard tells its caller whether the card shows the lead as stored', () => {
+  it("'shown' after an edit or when nothing is to rewrite; 'later' when not published, on flood control, on failure", async () => {
+    await boot();
+
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', chat_id: LEADS_CHAT });
+    const unpublished = await submit();
+    await setStatus(unpublished, 'in_progress');
+    expect(await server.outbox.refreshCard(unpublished)).toBe('later');
+
+    const id = await submit();
+    expect(await server.outbox.refreshCard(id)).toBe('shown');
+
+    await setStatus(id, 'in_progress');
+    sandbox.inject({ method: 'editMessageText', kind: 'server_error', chat_id: LEADS_CHAT });
+    expect(await server.outbox.refreshCard(id)).toBe('later');
+    sandbox.inject({ method: 'editMessageText', kind: 'retry_after', retry_after: 3, chat_id: LEADS_CHAT });
+    clock.advance(5 * MIN);
+    expect(await server.outbox.refreshCard(id)).toBe('later');
+    expect(await server.outbox.refreshCard(id)).toBe('later'); // still paused: no call at all
+    clock.advance(3 * SEC);
+    expect(await server.outbox.refreshCard(id)).toBe('shown');
+    expect(cardsOf(id)[0].text).toContain('В работе');
   });
 });
 
@@ -186,7 +304,7 @@ describe('retry schedule', () => {
   });
 
   it('a hanging Telegram times out (TELEGRAM_TIMEOUT_MS) and counts as a failure', async () => {
-    await boot({ TELEGRAM_TIMEOUT_MS: '300' });
+    await boot({ env: { TELEGRAM_TIMEOUT_MS: '300' } });
     sandbox.inject({ method: 'sendMessage', kind: 'hang', chat_id: LEADS_CHAT });
     const id = await submit();
     expect(await row('select publish_attempts, last_error from leads where id = ?', id)).toEqual({
@@ -199,7 +317,7 @@ describe('retry schedule', () => {
 
   it('the publish alert throttle survives a restart', async () => {
     const dbPath = join(tmp.dir, `outbox-${++n}.sqlite`);
-    await boot({}, dbPath);
+    await boot({ dbPath });
     let alerts = watchAlerts(server);
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 100, chat_id: LEADS_CHAT });
     await submit();
@@ -207,7 +325,7 @@ describe('retry schedule', () => {
     expect(await alerts()).toEqual([{ key: 'publish_failing', result: 'sent' }]);
     expect(sandbox.messages(ADMIN_CHAT)).toHaveLength(1);
     await server.close();
-    await boot({}, dbPath);
+    await boot({ dbPath });
     alerts = watchAlerts(server);
     await tickAt(15 * MIN);
     // Waits for the decision instead of sleeping: a throttle lost in the restart would come to 'sent', a second alert.
@@ -259,7 +377,7 @@ describe('flood control and batches', () => {
   });
 
   it('a tick that takes longer than the interval is not re-entered', async () => {
-    await boot({ TELEGRAM_TIMEOUT_MS: '5000' });
+    await boot({ env: { TELEGRAM_TIMEOUT_MS: '5000' } });
     sandbox.inject({ method: 'sendMessage', kind: 'hang', chat_id: LEADS_CHAT });
     const id = (await postLead(server, lead())).body.lead_number as number;
     // The pass started by the commit is inside Telegram: its sendMessage hangs.
@@ -279,12 +397,12 @@ describe('flood control and batches', () => {
   });
 
   it('with the interval running, a lead stored while publishing was off is published by the interval', async () => {
-    await boot({ PUBLISH_INTERVAL_SEC: '1' });
+    await boot({ env: { PUBLISH_INTERVAL_SEC: '1' } });
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 1, chat_id: LEADS_CHAT });
     const id = await submit();
     await server.close();
     clock.advance(5 * SEC);
-    server = await start({ dbPath: server.config.databasePath, sandbox, clock, scheduled: true, env: { PUBLISH_INTERVAL_SEC: '1' } });
+    await boot({ dbPath: server.config.databasePath, scheduled: true, env: { PUBLISH_INTERVAL_SEC: '1' } });
     await waitFor(() => cardOf(id), 5000, 'the card from the interval');
   });
 });
@@ -292,7 +410,7 @@ describe('flood control and batches', () => {
 describe('group migration', () => {
   it('a 400 with migrate_to_chat_id moves publishing to the new chat, persisted, with an alert', async () => {
     const dbPath = join(tmp.dir, `outbox-${++n}.sqlite`);
-    await boot({}, dbPath);
+    await boot({ dbPath });
     const newChat = -1009999999999;
     sandbox.migrateChat(LEADS_CHAT, newChat);
     const id = await submit();
@@ -300,7 +418,7 @@ describe('group migration', () => {
     expect(await row('select chat_id from leads where id = ?', id)).toEqual({ chat_id: String(newChat) });
     await waitFor(() => sandbox.messages(ADMIN_CHAT).some((m) => m.text.includes(String(newChat))), 3000, 'the migration alert');
     await server.close();
-    await boot({}, dbPath);
+    await boot({ dbPath });
     const next = await submit();
     expect(sandbox.messages(newChat).some((m) => m.text.startsWith(`🆕 Заявка #${next}`))).toBe(true);
   });

@@ -1,43 +1,26 @@
 /**
- * The outbox when the database refuses writes and when Telegram refuses a card as too long: a message Telegram took
- * is never sent again because its recording failed, failed passes back off, readiness hears of it, and a card that
- * is too long goes out (or is rewritten) in the minimal form with one alert.
+ * The outbox when the database refuses to record what Telegram took (writes refused, disk full): a message Telegram
+ * took is never sent again because its recording failed, failed passes back off, readiness hears of it, and a graceful
+ * shutdown tries once more to record it.
  */
-import { join } from 'node:path';
 import Database, { SqliteError } from 'better-sqlite3';
 import { Client, DatabaseError, types } from 'pg';
-import { ru } from '../src/i18n/ru';
-import { CardService } from '../src/cards/card.service';
 import type { Lead } from '../src/domain/lead';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
 import { LeadsRepository } from '../src/repositories/leads.repository';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
-import {
-  ADMIN_CHAT,
-  FakeClock,
-  LEADS_CHAT,
-  NO_RATE_LIMITS,
-  advanceAndTick,
-  submitLead,
-  type TestServer,
-  sandboxSuite,
-  watchAlerts,
-} from './harness';
-import { allowWrites, onPostgres, READONLY_CODE, refuseWrites, sqlRow, sqlRows, sqlRun } from './support/test-database';
+import { FakeClock, LEADS_CHAT, advanceAndTick, submitLead, type TestServer, sandboxSuite } from './harness';
+import { allowWrites, onPostgres, READONLY_CODE, refuseWrites, sqlRow, sqlRows } from './support/test-database';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 let server: TestServer;
 let clock: FakeClock;
-let n = 0;
 
-async function boot(env: Record<string, string> = {}) {
-  const dbPath = join(tmp.dir, `hardening-${++n}.sqlite`);
-  server = await start({ dbPath, sandbox, clock, env: { ...NO_RATE_LIMITS, ...env } });
-  return server;
-}
+const boot = async () => (server = await suite.boot({ clock }));
 
 const submit = (overrides: Record<string, unknown> = {}) => submitLead(server, overrides);
 const tickAt = (ms: number) => advanceAndTick(server, ms);
@@ -53,20 +36,6 @@ const pingsOf = (id: number) => sandbox.messages(LEADS_CHAT).filter((m) => m.tex
 const row = async (id: number) => (await sqlRow<Lead>(server.db, 'select * from leads where id = ?', id))!;
 const eventsOf = (id: number) =>
   sqlRows<{ kind: string; detail: string }>(server.db, 'select kind, detail from lead_events where lead_id = ? order by id', id);
-/** The lead as the status service leaves it after a press: a new status, the card marked for rewriting. */
-const setStatus = (id: number, status: string, dirtyAt = clock.now()) =>
-  sqlRun(
-    server.db,
-    'update leads set status = ?, card_dirty_at = ?, card_refresh_next_at = ? where id = ?',
-    status,
-    dirtyAt,
-    clock.now(),
-    id,
-  );
-/** Telegram answers the next call of `method` to the leads chat with a 400. */
-const refuse = (method: string, description: string) => sandbox.inject({ method, kind: 'bad_request', description, chat_id: LEADS_CHAT });
-
-/** The error code of a write the database refuses as read-only. */
 
 /**
  * The database starts refusing writes at the moment Telegram has taken a message matching `when` (the sandbox holds
@@ -230,103 +199,5 @@ describe('a message Telegram took is never sent again because the database did n
     expect(await sqlRow(server.db, 'select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });
     expect(pingsOf(id)).toHaveLength(1);
     expect((await eventsOf(id)).map((e) => e.kind)).toEqual(['published', 'repeat_notified']);
-  });
-});
-
-describe('a card Telegram refuses as too long', () => {
-  const minimalText = (id: number, status: string) => `🆕 Заявка #${id}\nСтатус: ${status}\n⚠️ ${ru.card.minimalNote}`;
-
-  it('goes out in the minimal form (number, status, buttons, the note) with one alert', async () => {
-    await boot();
-    const alerts = watchAlerts(server);
-    refuse('sendMessage', 'Bad Request: message is too long');
-    const id = await submit({ name: 'Очень Длинное Имя' });
-    const [card] = cardsOf(id);
-    expect(card.text).toBe(minimalText(id, '🆕 Новая'));
-    expect(card.text).not.toContain('Очень Длинное Имя');
-    expect(card.reply_markup!.inline_keyboard).toEqual([
-      [
-        { text: 'В работу', callback_data: `lead:${id}:new:in_progress` },
-        { text: 'Спам', callback_data: `lead:${id}:new:spam` },
-      ],
-    ]);
-    expect(await row(id)).toMatchObject({ message_id: card.message_id, card_format: 'html' });
-    expect((await row(id)).published_at).not.toBeNull();
-    expect(await eventsOf(id)).toEqual([{ kind: 'published_minimal', detail: expect.stringContaining('message is too long') }]);
-    expect(await alerts()).toEqual([{ key: `card_minimal:${id}`, result: 'sent' }]);
-    expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes(`#${id}`))).toHaveLength(1);
-  });
-
-  it('HTML refused, then the plain text refused as too long: the minimal card, and only its alert', async () => {
-    await boot();
-    const alerts = watchAlerts(server);
-    refuse('sendMessage', "Bad Request: can't parse entities: Unsupported start tag");
-    refuse('sendMessage', 'Bad Request: message is too long');
-    const id = await submit();
-    expect(cardsOf(id).map((c) => c.text)).toEqual([minimalText(id, '🆕 Новая')]);
-    expect(await alerts()).toEqual([{ key: `card_minimal:${id}`, result: 'sent' }]);
-  });
-
-  it('a rewrite refused as too long (status change) becomes the minimal card with working buttons; still one alert per lead', async () => {
-    await boot();
-    const alerts = watchAlerts(server);
-    const id = await submit();
-    const [card] = cardsOf(id);
-    await setStatus(id, 'in_progress');
-    refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
-    expect(await server.outbox.refreshCard(id)).toBe('shown');
-    const edited = sandbox.state.message(LEADS_CHAT, card.message_id)!;
-    expect(edited.text).toBe(minimalText(id, '🛠 В работе'));
-    expect(edited.reply_markup).toEqual(server.app.get(CardService).minimalCardFor(await row(id)).keyboard);
-    expect(edited.reply_markup!.inline_keyboard[0].length).toBeGreaterThan(0);
-    expect((await row(id)).card_dirty_at).toBeNull();
-    expect((await eventsOf(id)).at(-1)).toEqual({ kind: 'card_rewritten', detail: expect.stringContaining('minimal card') });
-
-    // The next change is refused as too long too: rewritten again, no second alert.
-    await setStatus(id, 'won', clock.now() + 1);
-    refuse('editMessageText', 'Bad Request: MESSAGE_TOO_LONG');
-    await server.outbox.tick();
-    expect(sandbox.state.message(LEADS_CHAT, card.message_id)!.text).toContain('Статус: ');
-    expect((await row(id)).card_dirty_at).toBeNull();
-    expect(await alerts()).toEqual([
-      { key: `card_minimal:${id}`, result: 'sent' },
-      { key: `card_minimal:${id}`, result: 'throttled' },
-    ]);
-  });
-
-  it('a repeat whose card edit is refused as too long: the minimal card, then the ping', async () => {
-    await boot();
-    const id = await submit({ phone: '+79990006666' });
-    clock.advance(MIN);
-    refuse('editMessageText', 'Bad Request: message is too long');
-    await submit({ phone: '+79990006666', guests: '88' });
-    expect(cardsOf(id).map((c) => c.text)).toEqual([minimalText(id, '🆕 Новая')]);
-    expect(pingsOf(id)).toHaveLength(1);
-    expect(await sqlRow(server.db, 'select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });
-  });
-});
-
-describe('refreshCard tells its caller whether the card shows the lead as stored', () => {
-  it("'shown' after an edit or when nothing is to rewrite; 'later' when not published, on flood control, on failure", async () => {
-    await boot();
-
-    sandbox.inject({ method: 'sendMessage', kind: 'server_error', chat_id: LEADS_CHAT });
-    const unpublished = await submit();
-    await setStatus(unpublished, 'in_progress');
-    expect(await server.outbox.refreshCard(unpublished)).toBe('later');
-
-    const id = await submit();
-    expect(await server.outbox.refreshCard(id)).toBe('shown');
-
-    await setStatus(id, 'in_progress');
-    sandbox.inject({ method: 'editMessageText', kind: 'server_error', chat_id: LEADS_CHAT });
-    expect(await server.outbox.refreshCard(id)).toBe('later');
-    sandbox.inject({ method: 'editMessageText', kind: 'retry_after', retry_after: 3, chat_id: LEADS_CHAT });
-    clock.advance(5 * MIN);
-    expect(await server.outbox.refreshCard(id)).toBe('later');
-    expect(await server.outbox.refreshCard(id)).toBe('later'); // still paused: no call at all
-    clock.advance(3 * SEC);
-    expect(await server.outbox.refreshCard(id)).toBe('shown');
-    expect(cardsOf(id)[0].text).toContain('В работе');
   });
 });

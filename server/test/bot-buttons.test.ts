@@ -1,29 +1,29 @@
 /**
- * The bot against the sandbox where things go wrong: a card that cannot be rewritten, a button on a card that is not
- * the lead's, and who may anonymise a lead when no manager list is set.
+ * The real bot (nestjs-telegraf, long polling) against the sandbox: status buttons (docs/requirements.md §5), pressed
+ * as updates through getUpdates. A press is answered "Готово" only when the card shows it, acts only through the
+ * lead's own card, and its answer fits Telegram's limits.
  */
-import { join } from 'node:path';
 import { DEFAULT_USER, type Fault, type SandboxUser } from '@stickers/telegram-sandbox';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
 import {
   ADMIN_CHAT,
   FakeClock,
   LEADS_CHAT,
-  NO_RATE_LIMITS,
-  botLaunched,
+  type BootOptions,
+  callBotApi,
+  lead,
+  postLead,
   memberActions,
   publishLead,
   waitFor,
   type TestServer,
   sandboxSuite,
 } from './harness';
-import { sqlRow } from './support/test-database';
+import { sqlRow, sqlRows } from './support/test-database';
 
 const MIN = 60_000;
 const OTHER: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег', username: 'oleg_member' };
-const THIRD: SandboxUser = { id: 503, is_bot: false, first_name: 'Ира', username: 'ira_admin_chat' };
 const STALE = 'Эта карточка устарела: её кнопки больше не меняют статус.';
-const NOT_ADMIN = 'Обезличивать заявки могут только администраторы группы заявок.';
 const EDIT_FAILS: Omit<Fault, 'remaining'> = {
   method: 'editMessageText',
   kind: 'server_error',
@@ -31,17 +31,13 @@ const EDIT_FAILS: Omit<Fault, 'remaining'> = {
   description: 'Bad Gateway',
   chat_id: LEADS_CHAT,
 };
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 const { press, command } = memberActions(sandbox);
 let server: TestServer;
 let clock: FakeClock;
-let n = 0;
 
-async function boot(env: Record<string, string> = {}, dbPath = join(tmp.dir, `hardening-${++n}.sqlite`)) {
-  server = await start({ dbPath, sandbox, clock, polling: true, env: { ...NO_RATE_LIMITS, ...env } });
-  await botLaunched(sandbox);
-  return server;
-}
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, polling: true, ...options }));
 
 async function newLead(overrides: Record<string, unknown> = {}) {
   const id = (await publishLead(server, overrides)).body.lead_number as number;
@@ -55,6 +51,9 @@ async function newLead(overrides: Record<string, unknown> = {}) {
   return { id, card };
 }
 
+const status = (id: number) => sqlRow<{ status: string }>(server.db, 'select status from leads where id = ?', id);
+const buttons = (card: { reply_markup?: { inline_keyboard: { text: string; callback_data?: string }[][] } }) =>
+  card.reply_markup!.inline_keyboard[0].map((b) => b.text);
 const row = async (id: number) =>
   (await sqlRow<{ status: string; name: string | null; phone: string | null; anonymised_at: number | null }>(
     server.db,
@@ -65,6 +64,87 @@ const changes = async () => (await sqlRow<{ n: number }>(server.db, 'select coun
 
 beforeEach(() => {
   clock = new FakeClock();
+});
+
+describe('status buttons (requirements §5)', () => {
+  it('walks every transition of the table: status line names who and when, buttons follow, history recorded', async () => {
+    await boot();
+    const { id, card } = await newLead();
+    expect(buttons(card())).toEqual(['В работу', 'Спам']);
+    const steps: [string, string, string, string[]][] = [
+      ['new', 'in_progress', '🛠 В работе', ['Заказ', 'Отказ', 'Спам']],
+      ['in_progress', 'won', '✅ Заказ', ['Вернуть в работу']],
+      ['won', 'in_progress', '🛠 В работе', ['Заказ', 'Отказ', 'Спам']],
+      ['in_progress', 'lost', '❌ Отказ', ['Вернуть в работу']],
+      ['lost', 'in_progress', '🛠 В работе', ['Заказ', 'Отказ', 'Спам']],
+      ['in_progress', 'spam', '🚫 Спам', ['Не спам']],
+      ['spam', 'new', '🆕 Новая', ['В работу', 'Спам']],
+      ['new', 'spam', '🚫 Спам', ['Не спам']],
+    ];
+    for (const [from, to, label, next] of steps) {
+      clock.advance(MIN);
+      const answer = await press(LEADS_CHAT, card().message_id, `lead:${id}:${from}:${to}`);
+      expect(answer).toBe(`Готово: ${label}`);
+      expect(await status(id)).toEqual({ status: to });
+      expect(card().text).toMatch(new RegExp(`Статус: ${label} — Мария Менеджер, \\d\\d\\.\\d\\d\\.\\d{4} \\d\\d:\\d\\d`));
+      expect(buttons(card())).toEqual(next);
+    }
+    const history = await sqlRows(
+      server.db,
+      'select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ? order by id',
+      id,
+    );
+    expect(history).toEqual(
+      steps.map(([from, to]) => ({ from_status: from, to_status: to, user_id: DEFAULT_USER.id, user_name: 'Мария Менеджер' })),
+    );
+  });
+
+  it('two managers at once: one change, the other is told it already changed', async () => {
+    await boot();
+    const { id, card } = await newLead();
+    const [a, b] = await Promise.all([
+      press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, DEFAULT_USER),
+      press(LEADS_CHAT, card().message_id, `lead:${id}:new:spam`, OTHER),
+    ]);
+    const answers = [a, b].sort();
+    expect(answers[0]).toMatch(/^Готово: /);
+    expect(answers[1]).toMatch(/^Статус уже изменён: /);
+    expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 1 });
+  });
+
+  it('refuses presses from another chat, from non-managers, with malformed data, for unknown or anonymised leads', async () => {
+    await boot({ env: { LEADS_MANAGER_IDS: `${DEFAULT_USER.id}` } });
+    const { id, card } = await newLead();
+    const foreign = await callBotApi<{ message_id: number }>(sandbox, 'sendMessage', {
+      chat_id: ADMIN_CHAT,
+      text: 'копия',
+      reply_markup: { inline_keyboard: [[{ text: 'В работу', callback_data: `lead:${id}:new:in_progress` }]] },
+    });
+    expect(await press(ADMIN_CHAT, foreign.message_id, `lead:${id}:new:in_progress`)).toBe(
+      'Кнопки карточек работают только в группе заявок.',
+    );
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, OTHER)).toBe(
+      'Менять статус заявки могут только менеджеры.',
+    );
+    for (const data of ['lead:abc', `lead:${id}:new:won`, `lead:${id}:new:bogus`, 'x'.repeat(64)]) {
+      expect(await press(LEADS_CHAT, card().message_id, data)).toBe('Неизвестная кнопка.');
+    }
+    expect(await press(LEADS_CHAT, card().message_id, 'lead:99999:new:in_progress')).toBe('Заявка не найдена.');
+    expect(await status(id)).toEqual({ status: 'new' });
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toContain('обезличена');
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe('Заявка обезличена: статус больше не меняется.');
+    expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
+  });
+
+  it('a lead marked spam by a button stops matching repeats', async () => {
+    await boot();
+    const first = lead({ phone: '+79995554433' });
+    const created = (await postLead(server, first)).body.lead_number;
+    await server.outbox.whenIdle();
+    const card = sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${created}\n`))!;
+    await press(LEADS_CHAT, card.message_id, `lead:${created}:new:spam`);
+    expect(await postLead(server, lead({ phone: '+79995554433' }))).toMatchObject({ status: 201 });
+  });
 });
 
 describe('a press is answered "Готово" only when the card shows it', () => {
@@ -136,66 +216,9 @@ describe("a press acts only through the lead's own card", () => {
   });
 });
 
-describe('/stickers_forget without LEADS_MANAGER_IDS: only administrators of the leads group', () => {
-  it('a plain member is refused and the lead is intact; once made an administrator, the same member may', async () => {
-    await boot();
-    const { id, card } = await newLead({ name: 'Пётр Тайный', phone: '+79991112233' });
-    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toBe(NOT_ADMIN);
-    expect(await row(id)).toMatchObject({ name: 'Пётр Тайный', phone: '+79991112233', anonymised_at: null });
-    expect(card().text).toContain('Пётр Тайный');
-
-    sandbox.setMember(LEADS_CHAT, OTHER, 'administrator');
-    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toBe(
-      `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`,
-    );
-    expect(await row(id)).toMatchObject({ name: null, phone: null });
-    expect(card().text).not.toContain('Пётр Тайный');
-  });
-
-  it('an administrator of the admin chat who is not one of the leads group is refused there too', async () => {
-    await boot();
-    const { id } = await newLead();
-    sandbox.setMember(ADMIN_CHAT, THIRD, 'administrator');
-    expect(await command(ADMIN_CHAT, `/stickers_forget ${id}`, THIRD)).toBe(NOT_ADMIN);
-    expect((await row(id)).anonymised_at).toBeNull();
-    // The group's creator may, from either chat.
-    expect(await command(ADMIN_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toContain('обезличена');
-  });
-
-  it('when Telegram cannot say who is an administrator, the answer is "try later", never yes', async () => {
-    await boot();
-    const { id } = await newLead();
-    sandbox.inject({ method: 'getChatMember', kind: 'server_error', status: 502, description: 'Bad Gateway' });
-    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toBe(
-      'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
-    );
-    expect((await row(id)).anonymised_at).toBeNull();
-    expect(server.logger.lines.some((l) => l.startsWith('warn') && l.includes('administrator check failed'))).toBe(true);
-  });
-
-  it('status buttons stay open to every member', async () => {
-    await boot();
-    const { id, card } = await newLead();
-    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, OTHER)).toBe('Готово: 🛠 В работе');
-  });
-});
-
-describe('/stickers_forget with LEADS_MANAGER_IDS: the list decides, as before', () => {
-  it('a listed plain member may, an unlisted administrator may not, and Telegram is not asked', async () => {
-    await boot({ LEADS_MANAGER_IDS: String(OTHER.id) });
-    const { id } = await newLead();
-    sandbox.setMember(LEADS_CHAT, THIRD, 'administrator');
-    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, THIRD)).toBe('Обезличивать заявки могут только менеджеры.');
-    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toBe('Обезличивать заявки могут только менеджеры.');
-    expect((await row(id)).anonymised_at).toBeNull();
-    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toContain('обезличена');
-    expect(sandbox.callsOf('getChatMember')).toHaveLength(0);
-  });
-});
-
 describe("the gateway and Telegram's length limits", () => {
   it('a message over 4096 characters is a "too_long" failure, apart from HTML that Telegram cannot parse', async () => {
-    server = await start({ dbPath: join(tmp.dir, `hardening-${++n}.sqlite`), clock });
+    server = await boot({ polling: false });
     const gateway = server.app.get(TelegramGateway);
     expect(await gateway.send({ chatId: String(LEADS_CHAT), text: '🎉'.repeat(2049), html: false })).toEqual({
       ok: false,
@@ -206,7 +229,7 @@ describe("the gateway and Telegram's length limits", () => {
   });
 
   it('an answer over 200 characters is cut with "…" (never splitting an emoji) instead of being refused', async () => {
-    server = await start({ dbPath: join(tmp.dir, `hardening-${++n}.sqlite`), clock });
+    server = await boot({ polling: false });
     const query = sandbox.press(LEADS_CHAT, sandbox.say(LEADS_CHAT, 'сообщение'), 'lead:1:new:in_progress');
     const answered = await server.app.get(TelegramGateway).answerCallback(query, '🎉'.repeat(150));
     expect(answered.ok).toBe(true);

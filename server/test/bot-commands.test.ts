@@ -1,0 +1,194 @@
+/**
+ * The real bot (nestjs-telegraf, long polling) against the sandbox: commands (docs/requirements.md §6) arrive as
+ * updates through getUpdates; who may anonymise a lead with and without a manager list.
+ */
+import { DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
+import {
+  ADMIN_CHAT,
+  FakeClock,
+  LEADS_CHAT,
+  type BootOptions,
+  lead,
+  memberActions,
+  postLead,
+  publishLead,
+  type TestServer,
+  sandboxSuite,
+} from './harness';
+import { sqlRow, sqlRows } from './support/test-database';
+
+const MIN = 60_000;
+const PRIVATE_CHAT = 777001;
+const OTHER: SandboxUser = { id: 502, is_bot: false, first_name: 'Олег', username: 'oleg_mgr' };
+const suite = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
+const THIRD: SandboxUser = { id: 503, is_bot: false, first_name: 'Ира', username: 'ira_admin_chat' };
+const NOT_ADMIN = 'Обезличивать заявки могут только администраторы группы заявок.';
+const { sandbox } = suite;
+const { press, command } = memberActions(sandbox);
+let server: TestServer;
+let clock: FakeClock;
+
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, polling: true, ...options }));
+
+async function newLead(overrides: Record<string, unknown> = {}) {
+  const id = (await publishLead(server, overrides)).body.lead_number as number;
+  return { id, card: () => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))! };
+}
+
+const row = async (id: number) =>
+  (await sqlRow<{ status: string; name: string | null; phone: string | null; anonymised_at: number | null }>(
+    server.db,
+    'select status, name, phone, anonymised_at from leads where id = ?',
+    id,
+  ))!;
+
+beforeEach(() => {
+  clock = new FakeClock();
+});
+
+describe('commands (requirements §6)', () => {
+  it('are registered with setMyCommands', async () => {
+    await boot();
+    expect(sandbox.state.commands.map((c: any) => c.command)).toEqual([
+      'stickers_new',
+      'stickers_stats',
+      'stickers_forget',
+      'stickers_export',
+      'stickers_chatid',
+      'stickers_inbox',
+    ]);
+  });
+
+  it('/stickers_new lists leads without a card (error, next attempt) and leads still new, oldest first', async () => {
+    await boot();
+    const published = await newLead();
+    clock.advance(MIN);
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', status: 502, description: 'Bad Gateway', count: 1, chat_id: LEADS_CHAT });
+    const stuck = await newLead();
+    const reply = await command(ADMIN_CHAT, '/stickers_new');
+    const lines = reply.split('\n');
+    expect(lines[0]).toBe('📭 Без карточки: 1');
+    expect(lines[1]).toMatch(new RegExp(`^#${stuck.id} · .* · попыток 1 · ошибка: 502: Bad Gateway · следующая попытка `));
+    expect(reply).toContain('🆕 В статусе «Новая»: 2');
+    expect(reply.indexOf(`#${published.id} · `, reply.indexOf('«Новая»'))).toBeLessThan(
+      reply.indexOf(`#${stuck.id} · `, reply.indexOf('«Новая»')),
+    );
+    expect(reply).toContain('без карточки');
+  });
+
+  it('/stickers_new caps each list with an "and N more" line', async () => {
+    await boot();
+    for (let i = 0; i < 17; i += 1) await newLead();
+    const reply = await command(LEADS_CHAT, '/stickers_new');
+    expect(reply).toContain('✅ Все заявки опубликованы.');
+    expect(reply).toContain('🆕 В статусе «Новая»: 17');
+    expect(reply).toContain('…и ещё 2');
+  });
+
+  it('/stickers_stats counts by status for 7 and 30 days, repeats and unpublished', async () => {
+    await boot();
+    const old = await newLead({ phone: '+79990000001' });
+    await press(LEADS_CHAT, old.card().message_id, `lead:${old.id}:new:in_progress`);
+    clock.advance(10 * 24 * 60 * MIN);
+    const fresh = await newLead({ phone: '+79990000002' });
+    await postLead(server, lead({ phone: '+79990000002' }));
+    const reply = await command(LEADS_CHAT, '/stickers_stats');
+    expect(reply).toContain('За 7 дней: 1\n🆕 Новая: 1\n🛠 В работе: 0');
+    expect(reply).toContain('За 30 дней: 2\n🆕 Новая: 1\n🛠 В работе: 1');
+    expect(reply).toMatch(/За 7 дней[\s\S]*🔁 Повторных обращений: 1/);
+    expect(reply).toContain('📭 Без карточки сейчас: 0');
+    // The repeat counted in the last 7 days is the one of the fresh lead.
+    expect(await sqlRows(server.db, 'select lead_id from lead_repeats order by id')).toEqual([{ lead_id: fresh.id }]);
+  });
+
+  it('/stickers_forget anonymises one lead: fields erased, card rewritten, statistics kept', async () => {
+    await boot();
+    const { id, card } = await newLead({
+      name: 'Зоя Секретная',
+      telegram: '@zoya_secret',
+      phone: '+79993332211',
+      comment: 'тайна',
+      guests: '12',
+    });
+    expect(await command(LEADS_CHAT, '/stickers_forget #' + id)).toBe(
+      `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`,
+    );
+    expect(await sqlRow(server.db, 'select name, telegram, phone, comment, ip_hash, guests, status from leads where id = ?', id)).toEqual({
+      name: null,
+      telegram: null,
+      phone: null,
+      comment: null,
+      ip_hash: null,
+      guests: null,
+      status: 'new',
+    });
+    expect(card().text).toContain('🗑 Личные данные удалены');
+    expect(card().text).not.toContain('Зоя');
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toBe(`Заявка #${id} уже обезличена.`);
+    expect(await command(LEADS_CHAT, '/stickers_forget 9999')).toBe('Заявки #9999 нет.');
+    expect(await command(LEADS_CHAT, '/stickers_forget')).toBe('Укажите номер заявки: /stickers_forget 42');
+    expect(await command(LEADS_CHAT, '/stickers_stats')).toContain('За 7 дней: 1');
+  });
+
+  it('answer only in the leads group or the admin chat', async () => {
+    await boot();
+    expect(await command(PRIVATE_CHAT, '/stickers_stats')).toBe('Команды работают только в группе заявок и в чате админов.');
+  });
+});
+
+describe('/stickers_forget without LEADS_MANAGER_IDS: only administrators of the leads group', () => {
+  it('a plain member is refused and the lead is intact; once made an administrator, the same member may', async () => {
+    await boot();
+    const { id, card } = await newLead({ name: 'Пётр Тайный', phone: '+79991112233' });
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toBe(NOT_ADMIN);
+    expect(await row(id)).toMatchObject({ name: 'Пётр Тайный', phone: '+79991112233', anonymised_at: null });
+    expect(card().text).toContain('Пётр Тайный');
+
+    sandbox.setMember(LEADS_CHAT, OTHER, 'administrator');
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toBe(
+      `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`,
+    );
+    expect(await row(id)).toMatchObject({ name: null, phone: null });
+    expect(card().text).not.toContain('Пётр Тайный');
+  });
+
+  it('an administrator of the admin chat who is not one of the leads group is refused there too', async () => {
+    await boot();
+    const { id } = await newLead();
+    sandbox.setMember(ADMIN_CHAT, THIRD, 'administrator');
+    expect(await command(ADMIN_CHAT, `/stickers_forget ${id}`, THIRD)).toBe(NOT_ADMIN);
+    expect((await row(id)).anonymised_at).toBeNull();
+    // The group's creator may, from either chat.
+    expect(await command(ADMIN_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toContain('обезличена');
+  });
+
+  it('when Telegram cannot say who is an administrator, the answer is "try later", never yes', async () => {
+    await boot();
+    const { id } = await newLead();
+    sandbox.inject({ method: 'getChatMember', kind: 'server_error', status: 502, description: 'Bad Gateway' });
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toBe(
+      'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
+    );
+    expect((await row(id)).anonymised_at).toBeNull();
+    expect(server.logger.lines.some((l) => l.startsWith('warn') && l.includes('administrator check failed'))).toBe(true);
+  });
+
+  it('status buttons stay open to every member', async () => {
+    await boot();
+    const { id, card } = await newLead();
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`, OTHER)).toBe('Готово: 🛠 В работе');
+  });
+});
+
+describe('/stickers_forget with LEADS_MANAGER_IDS: the list decides', () => {
+  it('a listed plain member may, an unlisted administrator may not, and Telegram is not asked', async () => {
+    await boot({ env: { LEADS_MANAGER_IDS: String(OTHER.id) } });
+    const { id } = await newLead();
+    sandbox.setMember(LEADS_CHAT, THIRD, 'administrator');
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, THIRD)).toBe('Обезличивать заявки могут только менеджеры.');
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, DEFAULT_USER)).toBe('Обезличивать заявки могут только менеджеры.');
+    expect((await row(id)).anonymised_at).toBeNull();
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, OTHER)).toContain('обезличена');
+    expect(sandbox.callsOf('getChatMember')).toHaveLength(0);
+  });
+});

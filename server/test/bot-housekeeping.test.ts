@@ -1,0 +1,173 @@
+/**
+ * Housekeeping (docs/requirements.md §7) with the real bot against the sandbox, on the fake clock: reminders on cards
+ * still new, the daily digest, retention, and pruning of limit records.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
+import { HousekeepingScheduler } from '../src/housekeeping/housekeeping.scheduler';
+import {
+  ADMIN_CHAT,
+  FakeClock,
+  LEADS_CHAT,
+  type BootOptions,
+  lead,
+  memberActions,
+  postLead,
+  publishLead,
+  type TestServer,
+  sandboxSuite,
+} from './harness';
+import { itSqliteOnly, onPostgres, sqlRow, sqlRows } from './support/test-database';
+
+const MIN = 60_000;
+const PRIVATE_CHAT = 777001;
+const suite = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
+const { tmp, sandbox } = suite;
+const { press } = memberActions(sandbox);
+let server: TestServer;
+let clock: FakeClock;
+let n = 0;
+
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, polling: true, ...options }));
+
+async function newLead(overrides: Record<string, unknown> = {}) {
+  const id = (await publishLead(server, overrides)).body.lead_number as number;
+  return { id, card: () => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))! };
+}
+
+beforeEach(() => {
+  clock = new FakeClock();
+});
+
+describe('housekeeping (once a minute)', () => {
+  it('one reminder reply on a card still new after 30 minutes, once per lead, even with two runs at once', async () => {
+    await boot();
+    const waiting = await newLead();
+    const taken = await newLead();
+    await press(LEADS_CHAT, taken.card().message_id, `lead:${taken.id}:new:in_progress`);
+    const housekeeping = server.app.get(HousekeepingService);
+    clock.advance(30 * MIN - 1);
+    expect(await housekeeping.remind()).toBe(0);
+    clock.advance(1);
+    const [a, b] = await Promise.all([housekeeping.remind(), housekeeping.remind()]);
+    expect(a + b).toBe(1);
+    clock.advance(60 * MIN);
+    expect(await housekeeping.remind()).toBe(0);
+    const reminders = sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('⏰'));
+    expect(reminders).toHaveLength(1);
+    expect(reminders[0]).toMatchObject({
+      reply_to_message_id: waiting.card().message_id,
+      text: `⏰ Заявка #${waiting.id} ждёт ответа больше 30 мин. Возьмите её в работу.`,
+    });
+  });
+
+  it('the daily digest goes to the admin chat at LEADS_DIGEST_AT, once per day even across a restart', async () => {
+    // 2026-11-29 05:59 UTC = 08:59 in Moscow.
+    clock = new FakeClock(Date.UTC(2026, 10, 29, 5, 59));
+    const dbPath = join(tmp.dir, `bot-${++n}.sqlite`);
+    await boot({ dbPath });
+    // Its text (a photo of the chart follows each: test/digest-picture.test.ts).
+    const digests = () => sandbox.messages(ADMIN_CHAT).filter((m) => !m.photo);
+    await newLead();
+    const scheduler = server.app.get(HousekeepingScheduler);
+    await scheduler.tick();
+    expect(digests()).toHaveLength(0);
+    clock.advance(MIN);
+    await Promise.all([scheduler.tick(), scheduler.tick()]);
+    expect(digests()).toHaveLength(1);
+    expect(digests()[0].text).toContain('🗓 Сводка за сутки: заявок 1');
+    await server.close();
+    clock.advance(3 * 60 * MIN);
+    await boot({ dbPath });
+    await server.app.get(HousekeepingScheduler).tick();
+    expect(digests()).toHaveLength(1);
+    clock.advance(21 * 60 * MIN);
+    await server.app.get(HousekeepingScheduler).tick();
+    expect(digests()).toHaveLength(2);
+  });
+
+  /** Two leads (one with a repeat) 30 days old and one 1 day old; housekeeping runs once retention is due. */
+  async function retentionRun() {
+    const dbPath = join(tmp.dir, `retention-${++n}`, 'leads.sqlite');
+    await boot({ dbPath, env: { LEADS_RETENTION_DAYS: '30' } });
+    const secrets = {
+      name: 'Ульяна Удаляемая',
+      telegram: '@uliana_erase',
+      phone: '+79997776655',
+      comment: 'Секретный комментарий',
+      client_ip: '203.0.113.99',
+    };
+    const old = await newLead({ ...secrets, date: '1 мая', guests: '15' });
+    await postLead(server, lead({ phone: secrets.phone, name: 'Ульяна Повтор', comment: 'Повторный секрет' }));
+    await server.outbox.whenIdle();
+    clock.advance(29 * 24 * 60 * MIN);
+    const recent = await newLead({ name: 'Свежая Заявка' });
+    clock.advance(1 * 24 * 60 * MIN + 1);
+    const report = await server.app.get(HousekeepingService).run();
+    const values = [
+      secrets.name,
+      secrets.telegram,
+      secrets.telegram.toLowerCase(),
+      secrets.phone,
+      secrets.comment,
+      'Ульяна Повтор',
+      'Повторный секрет',
+    ];
+    return { dbPath, values, old, recent, report };
+  }
+
+  it('retention anonymises leads older than LEADS_RETENTION_DAYS: exactly the personal fields, gone from every table', async () => {
+    const { values, old, recent, report } = await retentionRun();
+    expect(report.anonymised).toBe(1);
+    expect(
+      await sqlRow(server.db, 'select name, telegram, telegram_key, phone, comment, ip_hash, date, guests from leads where id = ?', old.id),
+    ).toEqual({
+      name: null,
+      telegram: null,
+      telegram_key: null,
+      phone: null,
+      comment: null,
+      ip_hash: null,
+      date: null,
+      guests: null,
+    });
+    expect(await sqlRow(server.db, 'select name from leads where id = ?', recent.id)).toEqual({ name: 'Свежая Заявка' });
+    await server.outbox.tick();
+    expect(old.card().text).toContain('🗑 Личные данные удалены');
+    const tables = await sqlRows<{ name: string }>(
+      server.db,
+      onPostgres
+        ? 'select tablename as name from pg_tables where schemaname = current_schema() order by tablename'
+        : "select name from sqlite_master where type = 'table' order by name",
+    );
+    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['leads', 'lead_repeats', 'lead_events']));
+    for (const { name } of tables) {
+      const text = JSON.stringify(await sqlRows(server.db, `select * from ${name}`));
+      for (const v of values) expect({ table: name, value: v, found: text.includes(v) }).toEqual({ table: name, value: v, found: false });
+    }
+  });
+
+  itSqliteOnly('retention leaves the personal values in no database file (SQLite only: the bytes of the file and its WAL)', async () => {
+    const { dbPath, values, old, report } = await retentionRun();
+    expect(report.anonymised).toBe(1);
+    await server.outbox.tick();
+    expect(old.card().text).toContain('🗑 Личные данные удалены');
+    const dir = join(dbPath, '..');
+    for (const file of readdirSync(dir)) {
+      const bytes = readFileSync(join(dir, file));
+      for (const v of values) expect({ file, value: v, found: bytes.includes(Buffer.from(v)) }).toEqual({ file, value: v, found: false });
+    }
+  });
+
+  it('prunes limit and lockout records older than every window', async () => {
+    await boot();
+    await postLead(server, lead());
+    await postLead(server, lead(), { 'X-Stickers-Leads-Secret': 'wrong' });
+    const housekeeping = server.app.get(HousekeepingService);
+    clock.advance(60 * MIN - 1);
+    expect(await housekeeping.prune()).toBe(0);
+    clock.advance(1);
+    expect(await housekeeping.prune()).toBe(2);
+  });
+});
