@@ -116,6 +116,7 @@ describe('written before the action answers, on every route that did not reach t
     ['413', { status: 413 }, 'fallback', '413'],
     ['500', { status: 500 }, 'fallback', '500'],
     ['429 why=secret', { status: 429, body: { error: 'rate_limited', why: 'secret' } }, 'fallback', '429 secret'],
+    ['429 why=flood', { status: 429, body: { error: 'rate_limited', why: 'flood' } }, 'fallback', '429 flood'],
   ])('%s → an entry with its route and reason', async (_, server, route, reason) => {
     answer = server;
     const { requestId, result } = await submit();

@@ -82,12 +82,17 @@ export function acceptedLeadNumber(body: string): number | undefined {
   }
 }
 
-/** The server's 429 for the landing itself: too many wrong secrets from its address. */
-function lockedOut(body: string): boolean {
+/**
+ * A 429 for the landing itself rather than for the visitor: too many wrong secrets from its address (`secret`), or
+ * more requests from the landing's address than the server's flood guard takes (`flood`; every visitor shares it).
+ * The reason it is logged and spooled under (`429 secret`, `429 flood`), or null for the visitor's own limits.
+ */
+function landingRefused(body: string): string | null {
   try {
-    return (JSON.parse(body) as Partial<RateLimitedBody>)?.why === 'secret';
+    const why = (JSON.parse(body) as Partial<RateLimitedBody>)?.why;
+    return why === 'secret' || why === 'flood' ? `429 ${why}` : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -185,9 +190,9 @@ export function leadRequestBody(delivery: Delivery): LeadRequestBody {
 /**
  * The status mapping of docs/requirements.md §8.3: POST to the server with the secret and a 5 s timeout; 201/200
  * sent; 429 and 422 never fall back; 401, 404, 413, 5xx, any other status, a timeout or a network error fall back
- * to a direct Telegram message with the warning line. A 429 whose `why` is `secret` is the exception: the server
- * has locked out the landing itself (wrong secrets from its address), which is a server-side failure like a 401,
- * not a visitor sending too much. Without a server configured: straight to Telegram (no warning line), or, in
+ * to a direct Telegram message with the warning line. A 429 whose `why` is `secret` or `flood` is the exception: the
+ * server has refused the landing itself (wrong secrets from its address, or its flood guard over every visitor
+ * together), which is a server-side failure like a 401, not a visitor sending too much. Without a server configured: straight to Telegram (no warning line), or, in
  * development only, to the console when Telegram is not configured either.
  */
 export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promise<DeliveryResult> {
@@ -227,9 +232,10 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
       const leadNumber = acceptedLeadNumber(detail);
       return { route: 'server', status, body, ...(leadNumber !== undefined ? { leadNumber } : {}) };
     }
-    if (status === 429 && !lockedOut(detail)) return { route: 'server-throttled', status, body };
+    const refused = status === 429 ? landingRefused(detail) : null;
+    if (status === 429 && refused === null) return { route: 'server-throttled', status, body };
     if (status === 422) return { route: 'server-rejected', status, detail, body };
-    reason = status === 429 ? '429 secret' : String(status);
+    reason = refused ?? String(status);
   } catch (err) {
     const timedOut = err instanceof Error && err.name === 'TimeoutError';
     reason = timedOut ? 'timeout' : 'network';
