@@ -20,7 +20,7 @@ async function call(server: TestServer, path: string, o: { method?: 'GET' | 'POS
   if (o.auth !== false) test.set('Authorization', `tma ${initData}`);
   if (o.body !== undefined) test.set('Content-Type', 'application/json').send(JSON.stringify(o.body));
   const res = await test;
-  return { status: res.status, body: JSON.parse(res.text) as any, headers: res.headers as Record<string, string> };
+  return { status: res.status, body: JSON.parse(res.text), headers: res.headers as Record<string, string> };
 }
 
 /** A lead created at `at` (the server's clock), from `landing` (null: no source). */
