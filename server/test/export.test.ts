@@ -7,6 +7,7 @@
  */
 import { SECRET_HEADER } from '@stickers/shared';
 import { type SandboxUser } from '@stickers/telegram-sandbox';
+import request from 'supertest';
 import { cursorKey, decodeCursor, encodeCursor, parseExportTime } from '../src/export/export-query';
 import { ADMIN_CHAT, FakeClock, LEADS_CHAT, SALT, SECRET, lead, memberActions, postLead, sandboxSuite, type TestServer } from './harness';
 import { sqlRun } from './support/test-database';
@@ -22,9 +23,10 @@ async function get(
   server: TestServer,
   path: string,
   secret = SECRET,
-): Promise<{ status: number; body: any; raw: Buffer; text: string; headers: Headers }> {
-  const res = await fetch(`${server.url}${path}`, { headers: { [SECRET_HEADER]: secret } });
-  const raw = Buffer.from(await res.arrayBuffer());
+): Promise<{ status: number; body: any; raw: Buffer; text: string; headers: Record<string, string> }> {
+  // The body as bytes, whatever its type: the CSV's byte order mark is checked byte by byte.
+  const res = await request(server.app.getHttpServer()).get(path).set(SECRET_HEADER, secret).responseType('blob');
+  const raw = res.body as Buffer;
   let body: unknown = null;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -325,7 +327,7 @@ describe('GET /leads/export.csv', () => {
     });
     const res = await get(server, '/leads/export.csv');
     expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toContain('text/csv');
+    expect(res.headers['content-type']).toContain('text/csv');
     expect([...res.raw.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const rows = parseCsv(res.raw.subarray(3).toString('utf8'));
     expect(rows[0]).toEqual(COLUMNS);
@@ -456,7 +458,7 @@ describe('a late lead in the export', () => {
 describe('OpenAPI', () => {
   it('lists GET /leads, GET /leads/export.csv and the /stickers_export command', async () => {
     const server = await bootApi();
-    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
+    const doc = (await request(server.app.getHttpServer()).get('/openapi.json')).body;
     expect(doc.paths['/leads'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
       'since',
       'until',

@@ -3,6 +3,7 @@
  * the sandbox as Telegram signs it, membership asked of the sandbox with getChatMember, the card rewritten there.
  */
 import { DEFAULT_USER, signInitData, type SandboxUser } from '@stickers/telegram-sandbox';
+import request from 'supertest';
 import { LEADS_CHAT, NO_RATE_LIMITS, sandboxSuite, submitLead, tempDir, startServer, type TestServer } from './harness';
 import { join } from 'node:path';
 import { ru } from '../src/i18n/ru';
@@ -17,7 +18,7 @@ interface Answer {
   status: number;
   body: any;
   text: string;
-  headers: Headers;
+  headers: Record<string, string>;
 }
 
 /** Launch data for `user`, signed now (by the server's clock) with the sandbox's token unless told otherwise. */
@@ -31,15 +32,15 @@ async function call(
   o: { auth?: string | null; initData?: string; method?: string; body?: unknown } = {},
 ): Promise<Answer> {
   const auth = o.auth !== undefined ? o.auth : `tma ${o.initData ?? launch(server)}`;
-  const res = await fetch(`${server.url}/inbox/api/${path}`, {
-    method: o.method ?? 'GET',
-    headers: {
-      ...(auth !== null ? { Authorization: auth } : {}),
-      ...(o.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-    },
-    ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
-  });
-  const text = await res.text();
+  const http = request(server.app.getHttpServer());
+  const url = `/inbox/api/${path}`;
+  const method = o.method ?? 'GET';
+  if (method !== 'GET' && method !== 'POST') throw new Error(`call: no ${method} route in the inbox API`);
+  const test = method === 'POST' ? http.post(url) : http.get(url);
+  if (auth !== null) test.set('Authorization', auth);
+  if (o.body !== undefined) test.set('Content-Type', 'application/json').send(JSON.stringify(o.body));
+  const res = await test;
+  const { text } = res;
   let body: unknown = null;
   try {
     body = JSON.parse(text);
@@ -71,7 +72,7 @@ describe('who may enter', () => {
     expect([stale.status, stale.body]).toEqual([401, { error: 'unauthorized', why: 'expired' }]);
     const fresh = await call(server, 'me', { initData: launch(server, DEFAULT_USER, { ageSec: 3500 }) });
     expect(fresh.status).toBe(200);
-    for (const a of [missing, notTma, otherToken, forged, stale, fresh]) expect(a.headers.get('cache-control')).toBe('no-store');
+    for (const a of [missing, notTma, otherToken, forged, stale, fresh]) expect(a.headers['cache-control']).toBe('no-store');
   });
 
   it('LEADS_INBOX_MAX_AGE_S sets how old launch data may be', async () => {
@@ -85,7 +86,7 @@ describe('who may enter', () => {
     const server = await startInbox();
     const stranger = await call(server, 'me', { initData: launch(server, STRANGER) });
     expect([stranger.status, stranger.body]).toEqual([403, { error: 'forbidden' }]);
-    expect(stranger.headers.get('cache-control')).toBe('no-store');
+    expect(stranger.headers['cache-control']).toBe('no-store');
 
     // Without LEADS_MANAGER_IDS the leads chat's administrators (here its creator) are the managers.
     const creator = await call(server, 'me');
@@ -125,7 +126,7 @@ describe('who may enter', () => {
     try {
       const res = await call(server, 'me');
       expect([res.status, res.body]).toEqual([503, { error: 'inbox_unavailable' }]);
-      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers['cache-control']).toBe('no-store');
     } finally {
       await server.close();
       dir.remove();
@@ -152,7 +153,7 @@ describe('the leads', () => {
 
     const first = await call(server, 'leads?limit=2');
     expect(first.status).toBe(200);
-    expect(first.headers.get('cache-control')).toBe('no-store');
+    expect(first.headers['cache-control']).toBe('no-store');
     expect(first.body.leads.map((l: any) => l.lead_number)).toEqual([c, b]);
     const second = await call(server, `leads?limit=2&cursor=${first.body.next_cursor}`);
     expect(second.body).toMatchObject({ leads: [{ lead_number: a, name: 'Анна Ким' }], next_cursor: null });
@@ -217,9 +218,9 @@ describe('the leads', () => {
     await submitLead(server, { telegram: '@csv_two_inbox', source: { landing: 'wedding' } });
     const csv = await call(server, 'leads.csv?source=wedding');
     expect(csv.status).toBe(200);
-    expect(csv.headers.get('content-disposition')).toBe('attachment; filename="leads.csv"');
-    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
-    expect(csv.headers.get('cache-control')).toBe('no-store');
+    expect(csv.headers['content-disposition']).toBe('attachment; filename="leads.csv"');
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    expect(csv.headers['cache-control']).toBe('no-store');
     expect(csv.text).toContain('@csv_two_inbox');
     expect(csv.text).not.toContain('@csv_one_inbox');
     expect(csv.text.split('\r\n')[0]).toMatch(/^\uFEFF?number,created_at,/);

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { DEFAULT_USER, signInitData } from '@stickers/telegram-sandbox';
+import request from 'supertest';
 import { NO_RATE_LIMITS, sandboxSuite, submitLead, type TestServer } from './harness';
 
 const { tmp, sandbox, start } = sandboxSuite();
@@ -12,17 +13,14 @@ let n = 0;
 const startInbox = (env: Record<string, string> = {}) =>
   start({ dbPath: join(tmp.dir, `charts-${(n += 1)}.sqlite`), env: { ...NO_RATE_LIMITS, ...env } });
 
-async function call(server: TestServer, path: string, o: { method?: string; body?: unknown; auth?: boolean } = {}) {
+async function call(server: TestServer, path: string, o: { method?: 'GET' | 'POST'; body?: unknown; auth?: boolean } = {}) {
   const initData = signInitData({ botToken: sandbox.token, user: DEFAULT_USER, authDate: Math.floor(server.clock.now() / 1000) });
-  const res = await fetch(`${server.url}/inbox/api/${path}`, {
-    method: o.method ?? 'GET',
-    headers: {
-      ...(o.auth === false ? {} : { Authorization: `tma ${initData}` }),
-      ...(o.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-    },
-    ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+  const http = request(server.app.getHttpServer());
+  const test = o.method === 'POST' ? http.post(`/inbox/api/${path}`) : http.get(`/inbox/api/${path}`);
+  if (o.auth !== false) test.set('Authorization', `tma ${initData}`);
+  if (o.body !== undefined) test.set('Content-Type', 'application/json').send(JSON.stringify(o.body));
+  const res = await test;
+  return { status: res.status, body: JSON.parse(res.text), headers: res.headers as Record<string, string> };
 }
 
 /** A lead created at `at` (the server's clock), from `landing` (null: no source). */
@@ -65,7 +63,7 @@ describe('GET /inbox/api/charts', () => {
 
     const all = await call(server, 'charts');
     expect(all.status).toBe(200);
-    expect(all.headers.get('cache-control')).toBe('no-store');
+    expect(all.headers['cache-control']).toBe('no-store');
     const { svg, ...numbers } = all.body;
     const wedding = zeros();
     [wedding[0], wedding[20], wedding[29]] = [1, 1, 2];
@@ -146,6 +144,6 @@ describe('GET /inbox/api/charts', () => {
     ]);
     const anonymous = await call(server, 'charts', { auth: false });
     expect(anonymous.status).toBe(401);
-    expect(anonymous.headers.get('cache-control')).toBe('no-store');
+    expect(anonymous.headers['cache-control']).toBe('no-store');
   });
 });

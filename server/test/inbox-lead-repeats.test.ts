@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { DEFAULT_USER, signInitData } from '@stickers/telegram-sandbox';
+import request from 'supertest';
 import { NO_RATE_LIMITS, sandboxSuite, submitLead, type TestServer } from './harness';
 
 const { tmp, sandbox, start } = sandboxSuite();
@@ -14,13 +15,13 @@ const startInbox = (env: Record<string, string> = {}) =>
 
 async function api(server: TestServer, path: string, body?: unknown): Promise<any> {
   const initData = signInitData({ botToken: sandbox.token, user: DEFAULT_USER, authDate: Math.floor(server.clock.now() / 1000) });
-  const res = await fetch(`${server.url}/inbox/api/${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { Authorization: `tma ${initData}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+  const http = request(server.app.getHttpServer());
+  const test = body === undefined ? http.get(`/inbox/api/${path}`) : http.post(`/inbox/api/${path}`);
+  test.set('Authorization', `tma ${initData}`);
+  if (body !== undefined) test.set('Content-Type', 'application/json').send(JSON.stringify(body));
+  const res = await test;
   expect(res.status).toBe(200);
-  return res.json();
+  return JSON.parse(res.text);
 }
 
 const CONTACT = { telegram: '@repeat_page', phone: '+79165551234', name: 'Анна', comment: 'Свадьба' };

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { SECRET_HEADER } from '@stickers/shared';
+import request from 'supertest';
 import { lead, postLead, sandboxSuite, SECRET } from './harness';
 import { inboxCall, secretGet } from './support/inbox-client';
 
@@ -43,7 +44,7 @@ function validatorOf(doc: any) {
 describe('the answers match the OpenAPI document', () => {
   it('every JSON route answers as its schema in the document says', async () => {
     const server = await start({ dbPath: join(tmp.dir, 'answers.sqlite'), env: { LEADS_IP_LIMIT: '3' } });
-    const doc: any = await (await fetch(`${server.url}/openapi.json`)).json();
+    const doc: any = (await request(server.app.getHttpServer()).get('/openapi.json')).body;
     const schemaOf = validatorOf(doc);
     const seen: string[] = [];
     const check = (path: string, method: string, answer: { status: number; body: unknown }) => {
@@ -90,8 +91,8 @@ describe('the answers match the OpenAPI document', () => {
     expect(traceSchema({ ...trace.body, lead: { ...trace.body.lead, created_at: new Date(0).toISOString() } })).toBe(false);
     check('/leads/{request_id}/trace', 'get', await secretGet(server, '/leads/no-such-request/trace'));
     const plain = async (path: string) => {
-      const res = await fetch(`${server.url}${path}`);
-      return { status: res.status, body: await res.json() };
+      const res = await request(server.app.getHttpServer()).get(path);
+      return { status: res.status, body: res.body };
     };
     check('/health', 'get', await plain('/health'));
     check('/ready', 'get', await plain('/ready'));
@@ -101,12 +102,10 @@ describe('the answers match the OpenAPI document', () => {
 
     // The wrong-secret lockout: five wrong secrets, then every route behind the secret answers 429 with Retry-After.
     const wrong = async (path: string, method = 'GET') => {
-      const res = await fetch(`${server.url}${path}`, {
-        method,
-        headers: { [SECRET_HEADER]: `${SECRET}-wrong`, 'Content-Type': 'application/json' },
-        ...(method === 'POST' ? { body: '{}' } : {}),
-      });
-      return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
+      const http = request(server.app.getHttpServer());
+      const call = method === 'POST' ? http.post(path).send('{}') : http.get(path);
+      const res = await call.set(SECRET_HEADER, `${SECRET}-wrong`).set('Content-Type', 'application/json');
+      return { status: res.status, body: JSON.parse(res.text), retryAfter: res.headers['retry-after'] };
     };
     check('/leads', 'get', await wrong('/leads'));
     check('/leads', 'post', await wrong('/leads', 'POST'));

@@ -18,7 +18,8 @@ import {
 } from '@stickers/shared';
 import { LEAD_STATUSES } from '../src/domain/lead-status';
 import { OpenApiDocument } from '../src/observability/openapi';
-import { freePort, sandboxSuite, waitFor } from './harness';
+import request from 'supertest';
+import { freePort, sandboxSuite, waitFor, type TestServer } from './harness';
 
 const { tmp, sandbox, start } = sandboxSuite();
 let n = 0;
@@ -30,10 +31,9 @@ function validate(text: string): { valid: boolean; version: string; errors: unkn
   return JSON.parse(run.stdout);
 }
 
-async function fetchDocument(url: string) {
-  const res = await fetch(`${url}/openapi.json`);
-  const text = await res.text();
-  return { res, text, doc: JSON.parse(text) };
+async function fetchDocument(server: TestServer) {
+  const res = await request(server.app.getHttpServer()).get('/openapi.json');
+  return { res, text: res.text, doc: JSON.parse(res.text) };
 }
 
 /** Every operation as `METHOD path` with its answers' statuses, sorted. */
@@ -67,9 +67,9 @@ const json = (response: any) => response.content['application/json'].schema;
 describe('GET /openapi.json', () => {
   it('is valid OpenAPI 3 and lists every route with every answer, generated from the decorators', async () => {
     const server = await start({ dbPath: join(tmp.dir, `openapi-${++n}.sqlite`) });
-    const { res, text, doc } = await fetchDocument(server.url);
+    const { res, text, doc } = await fetchDocument(server);
     expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(validate(text)).toEqual({ valid: true, version: '3.0', errors: null });
     expect(doc.info.title).toBe('Stickers Leads API');
 
@@ -171,7 +171,7 @@ describe('GET /openapi.json', () => {
     // Built once per app: a request reads the kept document.
     const kept = server.app.get(OpenApiDocument);
     expect(kept.get()).toBe(kept.get());
-    expect((await fetchDocument(server.url)).text).toBe(text);
+    expect((await fetchDocument(server)).text).toBe(text);
   });
 
   it('leaves the Telegram webhook route out, and is the same document for another app', async () => {
@@ -183,7 +183,7 @@ describe('GET /openapi.json', () => {
       env: { TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${port}/telegram/webhook`, TELEGRAM_WEBHOOK_SECRET: 'webhook-secret-0123456789_abc' },
     });
     await waitFor(() => sandbox.state.webhook, 5000, 'setWebhook');
-    const { text, doc } = await fetchDocument(server.url);
+    const { text, doc } = await fetchDocument(server);
     expect(operations(doc)).toEqual(EXPECTED_OPERATIONS);
     expect(text).not.toContain('/telegram/webhook');
   });

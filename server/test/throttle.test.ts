@@ -5,10 +5,11 @@
  * Each: 429 `{"error":"rate_limited","why":"flood"}` with a whole-second Retry-After, and another caller unaffected.
  * The windows are an hour long, so no test ever crosses one (the throttler counts on the wall clock).
  */
-import { request } from 'node:http';
+import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { DEFAULT_USER, signInitData, type SandboxUser } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
+import request, { type Response } from 'supertest';
 import { freePort, lead, sandboxSuite, SECRET, type TestServer } from './harness';
 
 const { tmp, sandbox, start } = sandboxSuite();
@@ -19,40 +20,22 @@ const FLOOD = { error: 'rate_limited', why: 'flood' };
 const OTHER_ADDRESS = '127.0.0.2';
 let n = 0;
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: any;
-}
-
-/** One HTTP request from `from` (the caller's address; 127.0.0.1 unless told). */
-function call(url: string, o: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: o.method ?? 'GET', headers: { Connection: 'close', ...o.headers }, localAddress: o.from ?? '127.0.0.1' },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            /* CSV or empty */
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(o.body);
-  });
+/** One request to the app from `from` (the caller's address; 127.0.0.1 unless told). */
+async function call(
+  server: TestServer,
+  path: string,
+  o: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; from?: string } = {},
+): Promise<Response> {
+  const http = request(server.app.getHttpServer());
+  const test = o.method === 'POST' ? http.post(path) : http.get(path);
+  if (o.from) test.agent(new Agent({ localAddress: o.from }));
+  test.set(o.headers ?? {});
+  if (o.body !== undefined) test.send(o.body);
+  return test;
 }
 
 /** The answer is the throttle's: 429, the documented body, Retry-After whole seconds within the window. */
-function expectFlood(answer: Answer): void {
+function expectFlood(answer: Response): void {
   expect([answer.status, answer.body]).toEqual([429, FLOOD]);
   const retryAfter = String(answer.headers['retry-after']);
   expect(retryAfter).toMatch(/^[1-9]\d*$/);
@@ -63,7 +46,7 @@ const startWith = (env: Record<string, string>, options: { port?: number } = {})
   start({ dbPath: `${tmp.dir}/throttle-${++n}.sqlite`, ...options, env: { LEADS_THROTTLE_WINDOW_SEC: String(WINDOW_SEC), ...env } });
 
 const postLead = (server: TestServer, from?: string) =>
-  call(`${server.url}/leads`, {
+  call(server, '/leads', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', [SECRET_HEADER]: SECRET },
     body: JSON.stringify(lead()),
@@ -109,26 +92,26 @@ describe('POST /leads: the flood guard per caller address, before the secret and
 describe('the API behind the secret: per caller address, before the secret', () => {
   it('counts requests refused as unauthorized: over LEADS_THROTTLE_API even the right secret gets 429; another caller does not', async () => {
     const server = await startWith({ LEADS_THROTTLE_API: '2' });
-    expect((await call(`${server.url}/leads`)).status).toBe(401);
-    expect((await call(`${server.url}/leads`, { headers: { [SECRET_HEADER]: 'wrong-secret-0123456789' } })).status).toBe(401);
-    expectFlood(await call(`${server.url}/leads`, { headers: withSecret }));
-    expectFlood(await call(`${server.url}/leads/1/trace`, { headers: withSecret }));
-    expect((await call(`${server.url}/leads`, { headers: withSecret, from: OTHER_ADDRESS })).status).toBe(200);
+    expect((await call(server, '/leads')).status).toBe(401);
+    expect((await call(server, '/leads', { headers: { [SECRET_HEADER]: 'wrong-secret-0123456789' } })).status).toBe(401);
+    expectFlood(await call(server, '/leads', { headers: withSecret }));
+    expectFlood(await call(server, '/leads/1/trace', { headers: withSecret }));
+    expect((await call(server, '/leads', { headers: withSecret, from: OTHER_ADDRESS })).status).toBe(200);
   });
 
   it('GET /leads/export.csv: over LEADS_THROTTLE_EXPORT a 429, while the JSON list and another caller go on', async () => {
     const server = await startWith({ LEADS_THROTTLE_EXPORT: '1' });
-    expect((await call(`${server.url}/leads/export.csv`, { headers: withSecret })).status).toBe(200);
-    expectFlood(await call(`${server.url}/leads/export.csv`, { headers: withSecret }));
-    expect((await call(`${server.url}/leads`, { headers: withSecret })).status).toBe(200);
-    expect((await call(`${server.url}/leads/export.csv`, { headers: withSecret, from: OTHER_ADDRESS })).status).toBe(200);
+    expect((await call(server, '/leads/export.csv', { headers: withSecret })).status).toBe(200);
+    expectFlood(await call(server, '/leads/export.csv', { headers: withSecret }));
+    expect((await call(server, '/leads', { headers: withSecret })).status).toBe(200);
+    expect((await call(server, '/leads/export.csv', { headers: withSecret, from: OTHER_ADDRESS })).status).toBe(200);
   });
 });
 
 describe('the inbox API: per Telegram user, per address without good launch data', () => {
   const managers = { LEADS_MANAGER_IDS: `${DEFAULT_USER.id},${OTHER_USER.id}` };
   const inbox = (server: TestServer, path: string, user: SandboxUser | null = DEFAULT_USER, from?: string) =>
-    call(`${server.url}/inbox/api/${path}`, {
+    call(server, `/inbox/api/${path}`, {
       headers: user
         ? { Authorization: `tma ${signInitData({ botToken: sandbox.token, user, authDate: Math.floor(server.clock.now() / 1000) })}` }
         : {},
@@ -165,12 +148,12 @@ describe("the Telegram webhook's route: per caller address, before its secret", 
   it('over LEADS_THROTTLE_WEBHOOK a 429 with Retry-After; another address still reaches the secret check', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/telegram/webhook`;
-    await startWith(
+    const server = await startWith(
       { LEADS_THROTTLE_WEBHOOK: '2', TELEGRAM_WEBHOOK_URL: url, TELEGRAM_WEBHOOK_SECRET: 'webhook-secret-0123456789_abc-XYZ' },
       { port },
     );
     const post = (from?: string) =>
-      call(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"update_id":1}', from });
+      call(server, '/telegram/webhook', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"update_id":1}', from });
     expect((await post()).status).toBe(401);
     expect((await post()).status).toBe(401);
     expectFlood(await post());
@@ -181,7 +164,7 @@ describe("the Telegram webhook's route: per caller address, before its secret", 
 describe('the OpenAPI document', () => {
   it("lists the throttle's 429 (why flood, Retry-After) on every throttled route", async () => {
     const server = await startWith({});
-    const doc = (await call(`${server.url}/openapi.json`)).body;
+    const doc = (await call(server, '/openapi.json')).body;
     const routes: [string, string][] = [
       ['/leads', 'post'],
       ['/leads', 'get'],

@@ -1,3 +1,4 @@
+import request, { type Response } from 'supertest';
 import { DEFAULT_USER, signInitData, type SandboxUser, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
 import { SECRET, type TestServer } from '../harness';
@@ -7,7 +8,7 @@ export interface ApiAnswer {
   status: number;
   body: any;
   text: string;
-  headers: Headers;
+  headers: Record<string, string>;
 }
 
 /** Launch data for `user`, signed now (by the server's clock) with the sandbox's token. */
@@ -15,8 +16,8 @@ export function launch(server: TestServer, sandbox: TelegramSandbox, user: Sandb
   return signInitData({ botToken: sandbox.token, user, authDate: Math.floor(server.clock.now() / 1000) });
 }
 
-async function answer(res: Response): Promise<ApiAnswer> {
-  const text = await res.text();
+function answer(res: Response): ApiAnswer {
+  const { text } = res;
   let body: unknown = null;
   try {
     body = JSON.parse(text);
@@ -33,18 +34,17 @@ export async function inboxCall(
   path: string,
   o: { user?: SandboxUser; method?: string; body?: unknown } = {},
 ): Promise<ApiAnswer> {
-  const res = await fetch(`${server.url}/inbox/api/${path}`, {
-    method: o.method ?? 'GET',
-    headers: {
-      Authorization: `tma ${launch(server, sandbox, o.user)}`,
-      ...(o.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-    },
-    ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
-  });
-  return answer(res);
+  const http = request(server.app.getHttpServer());
+  const url = `/inbox/api/${path}`;
+  const method = o.method ?? 'GET';
+  if (method !== 'GET' && method !== 'POST') throw new Error(`inboxCall: no ${method} route in the inbox API`);
+  const call = method === 'POST' ? http.post(url) : http.get(url);
+  call.set('Authorization', `tma ${launch(server, sandbox, o.user)}`);
+  if (o.body !== undefined) call.set('Content-Type', 'application/json').send(JSON.stringify(o.body));
+  return answer(await call);
 }
 
 /** A call to a route behind the secret (`GET /leads`, the CSV export). */
 export async function secretGet(server: TestServer, path: string): Promise<ApiAnswer> {
-  return answer(await fetch(`${server.url}${path}`, { headers: { [SECRET_HEADER]: SECRET } }));
+  return answer(await request(server.app.getHttpServer()).get(path).set(SECRET_HEADER, SECRET));
 }
