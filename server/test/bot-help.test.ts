@@ -2,22 +2,18 @@
  * `/help` through the real app and the Telegram sandbox: the bot answers with its menu's commands and their
  * descriptions, in the configured language, in every chat (what the bot can do is no secret).
  */
-import { join } from 'node:path';
-import { ADMIN_CHAT, LEADS_CHAT, NO_RATE_LIMITS, botLaunched, memberActions, sandboxSuite } from './harness';
+import { ADMIN_CHAT, LEADS_CHAT, memberActions, sandboxSuite } from './harness';
 
 const PRIVATE_CHAT = 777002;
 const OTHER_GROUP = -100777003;
-const { tmp, sandbox, start } = sandboxSuite((s) => {
+const suite = sandboxSuite((s) => {
   s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' });
   s.state.addChat({ id: OTHER_GROUP, type: 'supergroup', title: 'Другая группа' });
 });
+const { sandbox } = suite;
 const { command } = memberActions(sandbox);
-let n = 0;
-
-async function boot(env: Record<string, string> = {}) {
-  await start({ dbPath: join(tmp.dir, `bot-help-${++n}.sqlite`), polling: true, env: { ...NO_RATE_LIMITS, ...env } });
-  await botLaunched(sandbox);
-}
+/** The app with the bot polling, once it has launched. */
+const boot = (env: Record<string, string> = {}) => suite.boot({ polling: true, env });
 
 /** The menu the bot registered (setMyCommands), as `/help` must list it. */
 const menuLines = () =>

@@ -3,24 +3,14 @@
  * sandbox: `captcha` of POST /leads (`passed` or `unchecked`) is checked by the shared rules and stored with the lead
  * (a repeat keeps its own); an unchecked captcha puts a warning line on the card; `GET /leads` and the CSV show it.
  */
-import { join } from 'node:path';
 import { ru } from '../src/i18n/ru';
-import { FakeClock, LEADS_CHAT, NO_RATE_LIMITS, SECRET, lead, postLead, publishLead, type TestServer, sandboxSuite } from './harness';
+import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, publishLead, type TestServer, sandboxSuite } from './harness';
 import { sqlRow } from './support/test-database';
 
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 let server: TestServer;
-let n = 0;
-
-async function boot() {
-  server = await start({
-    dbPath: join(tmp.dir, `captcha-${++n}.sqlite`),
-    sandbox,
-    clock: new FakeClock(),
-    env: { ...NO_RATE_LIMITS },
-  });
-  return server;
-}
+const boot = async () => (server = await suite.boot({ clock: new FakeClock() }));
 const cardOf = (id: number) => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
 const get = (path: string) => fetch(`${server.url}${path}`, { headers: { 'X-Stickers-Leads-Secret': SECRET } });
 

@@ -4,10 +4,10 @@
  * route) are debug.
  */
 import { join } from 'node:path';
-import { Logger } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { startFromEnv, startLine } from '../src/app';
 import { JsonLogger, type JsonLevel } from '../src/observability/json-logger';
-import { SALT, SECRET, tempDir } from './harness';
+import { CapturingLogger, SALT, SECRET, tempDir } from './harness';
 import { onPostgres, postgresDatabaseFor } from './support/test-database';
 
 const tmp = tempDir();
@@ -78,5 +78,30 @@ describe('the start line', () => {
     expect(main).toMatchObject({ mode: 'development', bot: 'webhook' });
     expect(main.msg).toContain(' · development · ');
     expect(main.msg).toContain(' · bot by webhook https://leads.example.com/telegram · ');
+  });
+});
+
+describe('the listen address (HOST)', () => {
+  let started: INestApplication | undefined;
+  afterEach(async () => {
+    await started?.close();
+    started = undefined;
+  });
+  const dbPath = () => join(tmp.dir, 'listen.sqlite');
+  const env = (extra: Record<string, string>) => ({ PORT: '0', LEADS_SECRET: SECRET, LEADS_IP_SALT: SALT, LOG_LEVEL: 'warn', ...extra });
+  const logger = () => new CapturingLogger();
+
+  it('HOST=127.0.0.1 binds loopback only; without HOST every interface, as before', async () => {
+    // On PostgreSQL the app runs on the database that stands for the file, as startServer's do.
+    const database: Record<string, string> = onPostgres ? { DATABASE_URL: await postgresDatabaseFor(dbPath()) } : {};
+    const loopback = await startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '127.0.0.1', ...database }), { logger });
+    started = loopback.app;
+    expect(loopback.address.address).toBe('127.0.0.1');
+    expect((await fetch(`http://127.0.0.1:${loopback.address.port}/health`)).status).toBe(200);
+    await started.close();
+
+    const every = await startFromEnv(env({ DATABASE_PATH: dbPath(), ...database }), { logger });
+    started = every.app;
+    expect(['::', '0.0.0.0']).toContain(every.address.address);
   });
 });

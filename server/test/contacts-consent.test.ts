@@ -4,38 +4,15 @@
  * is stored, published, repeated by what it has (never by two missing contacts), exported and erased; the `consent`
  * object is checked, stored with the lead, shown by GET /leads, the CSV, the trace and the card, and kept through erasure.
  */
-import { join } from 'node:path';
 import { loadServerConfig } from '../src/config/config';
 import { formatTrace } from '../src/trace/trace-format';
-import {
-  FakeClock,
-  LEADS_CHAT,
-  NO_RATE_LIMITS,
-  SECRET,
-  botLaunched,
-  lead,
-  memberActions,
-  postLead,
-  sandboxSuite,
-  type TestServer,
-} from './harness';
+import { FakeClock, LEADS_CHAT, SECRET, lead, memberActions, postLead, sandboxSuite, type BootOptions, type TestServer } from './harness';
 import { sqlRow } from './support/test-database';
 
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 const { command } = memberActions(sandbox);
-let n = 0;
-
-async function boot(env: Record<string, string> = {}, polling = false): Promise<TestServer> {
-  const server = await start({
-    dbPath: join(tmp.dir, `contacts-${++n}.sqlite`),
-    sandbox,
-    clock: new FakeClock(),
-    polling,
-    env: { ...NO_RATE_LIMITS, ...env },
-  });
-  if (polling) await botLaunched(sandbox);
-  return server;
-}
+const boot = (options: BootOptions = {}): Promise<TestServer> => suite.boot({ clock: new FakeClock(), ...options });
 
 /** Posts a lead built from `lead()` without the contacts named in `drop`; waits for its publish attempt. */
 async function post(server: TestServer, overrides: Record<string, unknown>, drop: ('telegram' | 'phone')[] = []) {
@@ -85,7 +62,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
   });
 
   it('phone: the username may be left out, the phone may not', async () => {
-    const server = await boot({ LEADS_REQUIRED_CONTACTS: 'phone' });
+    const server = await boot({ env: { LEADS_REQUIRED_CONTACTS: 'phone' } });
     const ok = await post(server, {}, ['telegram']);
     expect(ok.status).toBe(201);
     expect(cardOf(ok.body.lead_number)!.text).not.toContain('Telegram:');
@@ -93,7 +70,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
   });
 
   it('any: a telegram-only and a phone-only lead are stored, published, listed and exported with what they have', async () => {
-    const server = await boot({ LEADS_REQUIRED_CONTACTS: 'any' });
+    const server = await boot({ env: { LEADS_REQUIRED_CONTACTS: 'any' } });
     const tg = await post(server, { telegram: '@only_telegram_1' }, ['phone']);
     const ph = await post(server, { phone: '+7 916 555-12-01' }, ['telegram']);
     expect([tg.status, ph.status]).toEqual([201, 201]);
@@ -122,7 +99,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
   });
 
   it('any: neither contact is required on both fields; a malformed one is still invalid', async () => {
-    const server = await boot({ LEADS_REQUIRED_CONTACTS: 'any' });
+    const server = await boot({ env: { LEADS_REQUIRED_CONTACTS: 'any' } });
     const none = await post(server, { telegram: '  ', phone: '' });
     expect(none.status).toBe(422);
     expect(none.body.errors).toEqual({ telegram: 'required', phone: 'required' });
@@ -131,7 +108,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
   });
 
   it('any: a phone-only lead is repeated by its phone; two leads without a username are not the same person', async () => {
-    const server = await boot({ LEADS_REQUIRED_CONTACTS: 'any' });
+    const server = await boot({ env: { LEADS_REQUIRED_CONTACTS: 'any' } });
     const first = await post(server, { phone: '+79165551202', comment: 'первый' }, ['telegram']);
     const again = await post(server, { phone: '8 916 555-12-02', comment: 'второй' }, ['telegram']);
     expect(again.status).toBe(200);
@@ -149,7 +126,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
   });
 
   it('any: /stickers_forget erases a phone-only lead and its repeat, and a telegram-only lead by its username', async () => {
-    const server = await boot({ LEADS_REQUIRED_CONTACTS: 'any' }, true);
+    const server = await boot({ env: { LEADS_REQUIRED_CONTACTS: 'any' }, polling: true });
     const ph = (await post(server, { phone: '+79165551204', name: 'Стираемый Телефон' }, ['telegram'])).body.lead_number;
     await post(server, { phone: '+79165551204', comment: 'повтор' }, ['telegram']);
     const tg = (await post(server, { telegram: '@erase_only_tg', name: 'Стираемый Ник' }, ['phone'])).body.lead_number;
@@ -225,7 +202,7 @@ describe('consent', () => {
   });
 
   it('LEADS_REQUIRE_CONSENT=1: a lead without consent is 422 errors.consent = required, with the other errors', async () => {
-    const server = await boot({ LEADS_REQUIRE_CONSENT: '1' });
+    const server = await boot({ env: { LEADS_REQUIRE_CONSENT: '1' } });
     const res = await postLead(server, lead({ name: 'А' }));
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({ name: 'too_short', consent: 'required' });
@@ -247,7 +224,7 @@ describe('consent', () => {
   });
 
   it('erasure keeps the fact and time of consent and of erasure, and nothing personal', async () => {
-    const server = await boot({}, true);
+    const server = await boot({ polling: true });
     const at = consentAt(server, -2000);
     const id = (await post(server, { name: 'Согласная Анна', consent: { accepted_at: at, policy_url: POLICY } })).body.lead_number;
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toContain('обезличена');

@@ -4,7 +4,6 @@
  * sandbox over loopback (the landing's fallback message is sent the way the landing sends it: the Bot API with the
  * same token), a fake clock.
  */
-import { join } from 'node:path';
 import type { SandboxUser } from '@stickers/telegram-sandbox';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { fallbackSignature } from '../src/outbox/fallback-verifier';
@@ -12,15 +11,14 @@ import { formatTrace } from '../src/trace/trace-format';
 import { TraceService, type LeadTrace } from '../src/trace/trace.service';
 import {
   ADMIN_CHAT,
-  botLaunched,
   callBotApi,
   FakeClock,
   LEADS_CHAT,
   lead,
   memberActions,
-  NO_RATE_LIMITS,
   postLead,
   sandboxSuite,
+  type BootOptions,
   type TestServer,
 } from './harness';
 import { sqlRow, sqlRows, sqlRun } from './support/test-database';
@@ -29,16 +27,12 @@ const SEC = 1000;
 const MIN = 60 * SEC;
 const HOUR = 60 * MIN;
 const OTHER_BOT: SandboxUser = { id: 7000000099, is_bot: true, first_name: 'Старый бот лендинга', username: 'old_landing_bot' };
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 let server: TestServer;
 let clock: FakeClock;
-let n = 0;
-
-async function boot(env: Record<string, string> = {}, polling = false) {
-  server = await start({ dbPath: join(tmp.dir, `late-${++n}.sqlite`), sandbox, clock, polling, env: { ...NO_RATE_LIMITS, ...env } });
-  if (polling) await botLaunched(sandbox);
-  return server;
-}
+/** The app on a fresh database file with this test's clock, no rate limit a test reaches. */
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, ...options }));
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -110,7 +104,7 @@ beforeEach(() => {
 
 describe('a late lead with its fallback message in the leads group', () => {
   it('keeps the visitor time, passes the visitors’ full limits (replays are counted apart, at arrival), and its fallback message becomes the card with working buttons', async () => {
-    await boot({ LEADS_IP_LIMIT: '1', LEADS_HOURLY_LIMIT: '1' }, true);
+    await boot({ limits: { LEADS_IP_LIMIT: '1', LEADS_HOURLY_LIMIT: '1' }, polling: true });
     const visitor = '203.0.113.7';
     // The limits are full: the visitor's one and the hourly one.
     expect((await postLead(server, lead({ client_ip: visitor }))).status).toBe(201);

@@ -4,24 +4,17 @@
  * holding the secret passes the limits by calling a request late, and a real replay after an outage does not use up
  * the visitors' hour. A landing whose clock runs ahead is taken at the server's time, noted and alerted once.
  */
-import { join } from 'node:path';
-import { lead, postLead, startServer, type TestServer, tempDir, watchAlerts } from './harness';
+import { lead, postLead, sandboxSuite, type TestServer, watchAlerts } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { parseContact } from '../src/anonymisation/contact';
 
 const MIN = 60_000;
 const iso = (ms: number) => new Date(ms).toISOString();
-const tmp = tempDir();
+const suite = sandboxSuite();
 let server: TestServer;
-let n = 0;
-afterEach(() => server?.close());
-afterAll(() => tmp.remove());
-
-async function boot(env: Record<string, string>) {
-  server = await startServer({ dbPath: join(tmp.dir, `late-limits-${++n}.sqlite`), env });
-  return server;
-}
+/** The app without Telegram on a fresh database file, under the configured rate limits but for those `env` sets. */
+const boot = async (env: Record<string, string>) => (server = await suite.boot({ sandbox: undefined, limits: {}, env }));
 
 /** A replay as the landing sends it: the visitor's body with `late` (lost: no fallback message). */
 const late = (body: Record<string, unknown>, submittedAt: number, route = 'lost') => ({

@@ -8,10 +8,21 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Metrics } from '../src/observability/metrics';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
-import { FakeClock, LEADS_CHAT, NO_RATE_LIMITS, lead, postLead, sandboxSuite, startServer, type TestServer } from './harness';
+import {
+  FakeClock,
+  LEADS_CHAT,
+  NO_RATE_LIMITS,
+  lead,
+  postLead,
+  sandboxSuite,
+  startServer,
+  type BootOptions,
+  type TestServer,
+} from './harness';
 
 const SEC = 1000;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { tmp, sandbox } = suite;
 let clock: FakeClock;
 let n = 0;
 
@@ -66,13 +77,11 @@ beforeEach(() => {
   clock = new FakeClock();
 });
 
-async function boot(env: Record<string, string> = {}): Promise<TestServer> {
-  return start({ dbPath: join(tmp.dir, `metrics-${++n}`, 'leads.sqlite'), sandbox, clock, env: { ...NO_RATE_LIMITS, ...env } });
-}
+const boot = (options: BootOptions = {}): Promise<TestServer> => suite.boot({ clock, ...options });
 
 describe('GET /metrics (prom-client)', () => {
   it('times every POST /leads answer by outcome, in a registry of its own app; the old counters and process metrics stay', async () => {
-    const server = await boot({ LEADS_IP_LIMIT: '1' });
+    const server = await boot({ env: { LEADS_IP_LIMIT: '1' } });
     const first = lead({ client_ip: '203.0.113.1' });
     expect((await postLead(server, first)).status).toBe(201);
     expect((await postLead(server, first)).status).toBe(200); // duplicate: the same request_id
@@ -196,7 +205,7 @@ describe('GET /metrics (prom-client)', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-      const server = await boot({ LEADS_WEBHOOK_URL: url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' });
+      const server = await boot({ env: { LEADS_WEBHOOK_URL: url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' } });
       const webhooks = server.app.get(WebhooksService);
       expect((await postLead(server, lead())).status).toBe(201);
       await server.outbox.whenIdle();

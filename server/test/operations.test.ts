@@ -1,31 +1,21 @@
 /** Run it like a product: trace, readiness, metrics, OpenAPI, structured logs. */
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { JsonLogger } from '../src/observability/json-logger';
 import { formatTrace } from '../src/trace/trace-format';
 import { NOT_IN_DATABASE } from '../src/trace/trace.service';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
-import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, waitFor, type TestServer, sandboxSuite } from './harness';
+import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, waitFor, type BootOptions, type TestServer, sandboxSuite } from './harness';
 import { itSqliteOnly } from './support/test-database';
 
 const SEC = 1000;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 let server: TestServer;
 let clock: FakeClock;
-let n = 0;
 
-async function boot(env: Record<string, string> = {}, polling = false) {
-  server = await start({
-    dbPath: join(tmp.dir, `ops-${++n}`, 'leads.sqlite'),
-    sandbox,
-    clock,
-    polling,
-    env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env },
-  });
-  return server;
-}
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, ...options }));
 const get = async (path: string, headers: Record<string, string> = {}) => {
   const res = await fetch(`${server.url}${path}`, { headers });
   const text = await res.text();
@@ -59,7 +49,7 @@ describe('trace', () => {
   });
 
   it('tells the whole story: failed attempts, card, repeat and its notification, status changes, reminder, anonymisation', async () => {
-    await boot({}, true);
+    await boot({ polling: true });
     await waitFor(() => sandbox.state.commands.length > 0, 5000, 'bot');
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', status: 502, description: 'Bad Gateway', count: 1, chat_id: LEADS_CHAT });
     const first = lead({ phone: '+79990101010' });
@@ -149,7 +139,7 @@ describe('health and readiness', () => {
   });
 
   it('/ready is 503 when the outbox is stuck (oldest unpublished lead older than READY_MAX_OUTBOX_AGE_SEC)', async () => {
-    await boot({ READY_MAX_OUTBOX_AGE_SEC: '60' });
+    await boot({ env: { READY_MAX_OUTBOX_AGE_SEC: '60' } });
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 100, chat_id: LEADS_CHAT });
     await postLead(server, lead());
     await server.outbox.whenIdle();
@@ -180,7 +170,7 @@ describe('health and readiness', () => {
 
 describe('metrics', () => {
   it('counters move with requests; outbox gauges read the database', async () => {
-    await boot({ LEADS_IP_LIMIT: '1' });
+    await boot({ env: { LEADS_IP_LIMIT: '1' } });
     const value = async (sample: string) => {
       const text = (await get('/metrics')).body as string;
       const line = text.split('\n').find((l) => l.startsWith(`${sample} `));

@@ -12,28 +12,23 @@ import { ConfigError, loadServerConfig } from '../src/config/config';
 import {
   FakeClock,
   LEADS_CHAT,
-  NO_RATE_LIMITS,
   SALT,
   SECRET,
-  botLaunched,
   lead,
   memberActions,
   postLead,
   sandboxSuite,
+  type BootOptions,
   type TestServer,
 } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
 
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { tmp, sandbox } = suite;
 const { command } = memberActions(sandbox);
 let n = 0;
 
-async function boot(env: Record<string, string> = {}, polling = false): Promise<TestServer> {
-  const dbPath = join(tmp.dir, `phone-${++n}`, 'leads.sqlite');
-  const server = await start({ dbPath, clock: new FakeClock(), polling, env: { ...NO_RATE_LIMITS, ...env } });
-  if (polling) await botLaunched(sandbox);
-  return server;
-}
+const boot = (options: BootOptions = {}): Promise<TestServer> => suite.boot({ clock: new FakeClock(), ...options });
 
 async function listed(server: TestServer): Promise<{ lead_number: number; phone: string | null }[]> {
   const res = await fetch(`${server.url}/leads`, { headers: { [SECRET_HEADER]: SECRET } });
@@ -83,7 +78,7 @@ describe('POST /leads: phone numbers as typed', () => {
   });
 
   it('LEADS_PHONE_REGION=DE: a German national number is stored in E.164; +7 still means Russia', async () => {
-    const server = await boot({ LEADS_PHONE_REGION: 'DE' });
+    const server = await boot({ env: { LEADS_PHONE_REGION: 'DE' } });
     expect(server.config.leads.phoneRegion).toBe('DE');
     const de = await postLead(server, lead({ phone: '030 12345678' }));
     const ru = await postLead(server, lead({ phone: '+7 916 555-12-34' }));
@@ -120,7 +115,7 @@ describe('erasure by contact reads the phone as the form does', () => {
   const hasher = ContactHasher.keyed(SALT);
 
   it('/stickers_forget 8 916 555-12-34 erases the lead sent as +7 916…, recorded under the E.164 hash', async () => {
-    const server = await boot({}, true);
+    const server = await boot({ polling: true });
     const stored = await postLead(server, lead({ phone: '+7 916 555-12-34', name: 'Пётр Стираемый' }));
     const other = await postLead(server, lead({ name: 'Чужая Заявка' }));
     await server.outbox.whenIdle();
@@ -142,7 +137,7 @@ describe('erasure by contact reads the phone as the form does', () => {
 
   it('npm run leads -- forget --phone takes the national spelling too, in LEADS_PHONE_REGION', async () => {
     const dbPath = join(tmp.dir, `phone-cli-${++n}`, 'leads.sqlite');
-    const server = await start({ dbPath, clock: new FakeClock(), env: NO_RATE_LIMITS });
+    const server = await boot({ dbPath });
     const stored = await postLead(server, lead({ phone: '89165551234' }));
     const location = server.config.databaseUrl ?? dbPath;
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);

@@ -4,25 +4,20 @@
  * lead next to cards that go out keeps the server ready; Telegram down past the limit does not).
  */
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { SqliteError } from 'better-sqlite3';
 import { DatabaseError } from 'pg';
 import { WriteHealth } from '../src/database/write-health';
 import { READY_CACHE_MS } from '../src/observability/readiness.service';
-import { FakeClock, LEADS_CHAT, lead, postLead, type TestServer, sandboxSuite } from './harness';
+import { FakeClock, LEADS_CHAT, lead, postLead, type BootOptions, type TestServer, sandboxSuite } from './harness';
 import { allowWrites, describePostgresOnly, itSqliteOnly, onPostgres, refuseWrites, sqlRow, sqlRun } from './support/test-database';
 
 const SEC = 1000;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 let server: TestServer;
 let clock: FakeClock;
-let n = 0;
 
-async function boot(env: Record<string, string> = {}, telegram: typeof sandbox | undefined = sandbox) {
-  const dbPath = join(tmp.dir, `ready-${++n}.sqlite`);
-  server = await start({ dbPath, sandbox: telegram, clock, env: { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000', ...env } });
-  return server;
-}
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, ...options }));
 
 async function ready(): Promise<{ status: number; body: any }> {
   const res = await fetch(`${server.url}/ready`);
@@ -150,7 +145,7 @@ describe('storage errors where the probe write does not see them', () => {
     'a full disk: POST /leads refused while the probe write still fits makes /ready 503; room again makes it 200 with no lead sent (SQLite only: max_page_count caps the file; PostgreSQL: below)',
     async () => {
       // No Telegram: only the submit path writes.
-      await boot({}, undefined);
+      await boot({ sandbox: undefined });
       expect((await ready()).status).toBe(200);
       // The database may not grow: a write that needs a new page fails with SQLITE_FULL, as on a full disk.
       const pages = server.db.sqlite.pragma('page_count', { simple: true }) as number;
@@ -211,7 +206,7 @@ describePostgresOnly('storage errors where the probe write does not see them, on
 
   it('a full disk (53100): POST /leads refused while the probe write still fits makes /ready 503; room again makes it 200 with no lead sent', async () => {
     // No Telegram: only the submit path writes.
-    await boot({}, undefined);
+    await boot({ sandbox: undefined });
     expect((await ready()).status).toBe(200);
     await fillDisk();
     expect((await postLead(server, lead())).status).toBe(503);
@@ -229,7 +224,7 @@ describePostgresOnly('storage errors where the probe write does not see them, on
 
 describe('the outbox progress rule', () => {
   it('a poison lead next to cards that go out keeps /ready at 200; Telegram down for longer than the limit makes it 503', async () => {
-    await boot({ READY_MAX_OUTBOX_AGE_SEC: '60' });
+    await boot({ env: { READY_MAX_OUTBOX_AGE_SEC: '60' } });
     const poison = await PoisonLead.store();
     await poison.arm();
     await server.outbox.tick();

@@ -6,14 +6,13 @@
  * - the inbox's searches, which read the whole table when they match little, read one at a time, each after a turn
  *   of the event loop, so a POST /leads sent beside many of them is answered before the last of them.
  */
-import { join } from 'node:path';
 import { ExportService, EXPORTS_AT_ONCE } from '../src/export/export.service';
-import { lead, NO_RATE_LIMITS, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
+import { lead, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
 import { sqlRun } from './support/test-database';
 
-const { tmp, start } = sandboxSuite();
-let n = 0;
-const boot = () => start({ dbPath: join(tmp.dir, `reads-beside-${(n += 1)}.sqlite`), sandbox: undefined, env: NO_RATE_LIMITS });
+const suite = sandboxSuite();
+/** The app without Telegram on a fresh database file, with no rate limit a test reaches. */
+const boot = () => suite.boot({ sandbox: undefined });
 
 /** `count` published leads written straight into the database (one statement, both databases). */
 async function manyLeads(server: TestServer, count: number): Promise<void> {

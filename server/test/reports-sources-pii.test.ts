@@ -3,18 +3,13 @@
  * card shows the landing only; the reports — the daily digest and /stickers_stats — count per landing only too, so a
  * visitor-typed `utm_campaign` (an e-mail address) reaches no chat.
  */
-import { join } from 'node:path';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
-import { ADMIN_CHAT, LEADS_CHAT, NO_RATE_LIMITS, botLaunched, memberActions, publishLead, sandboxSuite } from './harness';
+import { ADMIN_CHAT, LEADS_CHAT, memberActions, publishLead, sandboxSuite, type BootOptions } from './harness';
 
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 const { command } = memberActions(sandbox);
-let n = 0;
-const boot = async (env: Record<string, string>, polling = false) => {
-  const server = await start({ dbPath: join(tmp.dir, `reports-pii-${++n}.sqlite`), polling, env: { ...NO_RATE_LIMITS, ...env } });
-  if (polling) await botLaunched(sandbox);
-  return server;
-};
+const boot = (options: BootOptions = {}) => suite.boot(options);
 
 const MAIL = 'anna.k@example.com';
 
@@ -28,7 +23,7 @@ async function sourcedLeads(server: Awaited<ReturnType<typeof boot>>) {
 
 describe('the reports with LEADS_CARD_PII=0 count per landing only', () => {
   it('the daily digest: per landing, no UTM value, the rest without a landing', async () => {
-    const server = await boot({ LEADS_CARD_PII: '0' });
+    const server = await boot({ env: { LEADS_CARD_PII: '0' } });
     await sourcedLeads(server);
     expect(await server.app.get(HousekeepingService).digest()).toBe(true);
     const digest = sandbox
@@ -41,7 +36,7 @@ describe('the reports with LEADS_CARD_PII=0 count per landing only', () => {
   });
 
   it('/stickers_stats: the same', async () => {
-    const server = await boot({ LEADS_CARD_PII: '0' }, true);
+    const server = await boot({ env: { LEADS_CARD_PII: '0' }, polling: true });
     await sourcedLeads(server);
     const reply = await command(LEADS_CHAT, '/stickers_stats');
     expect(reply).toContain(['🔁 Повторных обращений: 0', '📣 По лендингам:', 'wedding: 3', 'corporate: 1', 'без лендинга: 2'].join('\n'));
@@ -49,7 +44,7 @@ describe('the reports with LEADS_CARD_PII=0 count per landing only', () => {
   });
 
   it('with LEADS_CARD_PII=1 (the default) the UTM source and campaign are counted as before', async () => {
-    const server = await boot({});
+    const server = await boot();
     await sourcedLeads(server);
     expect(await server.app.get(HousekeepingService).digest()).toBe(true);
     const digest = sandbox

@@ -14,13 +14,12 @@ import {
   ADMIN_CHAT,
   FakeClock,
   LEADS_CHAT,
-  NO_RATE_LIMITS,
-  botLaunched,
   lead,
   memberActions,
   postLead,
   sandboxSuite,
   submitLead,
+  type BootOptions,
   type TestServer,
   waitFor,
   watchAlerts,
@@ -35,20 +34,18 @@ const WEDDING_TOPIC = 5;
 const CORPORATE = -1001000000012;
 const ROUTES = { LEADS_ROUTES: `wedding=${WEDDING}:${WEDDING_TOPIC}, corporate=${CORPORATE}` };
 
-const { tmp, sandbox, start } = sandboxSuite((s) => {
+const suite = sandboxSuite((s) => {
   s.state.addChat({ id: WEDDING, type: 'supergroup', title: 'Свадьбы', is_forum: true, topics: [{ id: WEDDING_TOPIC, name: 'Заявки' }] });
   s.state.addChat({ id: CORPORATE, type: 'supergroup', title: 'Корпоративы' });
 });
+const { tmp, sandbox } = suite;
 const { press, command } = memberActions(sandbox);
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
 
-async function boot(env: Record<string, string> = ROUTES, dbPath = join(tmp.dir, `routing-${++n}.sqlite`), polling = false) {
-  server = await start({ dbPath, sandbox, clock, polling, env: { ...NO_RATE_LIMITS, ...env } });
-  if (polling) await botLaunched(sandbox);
-  return server;
-}
+/** The app with `env` (LEADS_ROUTES by default) on a fresh database file, or on `dbPath` to restart on one. */
+const boot = async ({ env = ROUTES, ...options }: BootOptions = {}) => (server = await suite.boot({ clock, env, ...options }));
 
 const from = (landing: string) => ({ source: { landing } });
 const submit = (overrides: Record<string, unknown> = {}) => submitLead(server, overrides);
@@ -120,13 +117,13 @@ describe('cards by source', () => {
 
   it('a card already published stays where it went when the routes change; its repeats ping it there', async () => {
     const dbPath = join(tmp.dir, `routing-${++n}.sqlite`);
-    await boot(ROUTES, dbPath);
+    await boot({ dbPath });
     const first = lead({ telegram: '@route_moved', phone: '+79990008833', ...from('corporate') });
     const id = (await postLead(server, first)).body.lead_number as number;
     await server.outbox.whenIdle();
     const card = cardIn(CORPORATE, id)!;
     await server.close();
-    await boot({}, dbPath);
+    await boot({ env: {}, dbPath });
     await postLead(server, lead({ telegram: '@route_moved', phone: '+79990008844' }));
     await server.outbox.whenIdle();
     expect(sandbox.messages(CORPORATE).find((m) => m.reply_to_message_id === card.message_id)?.text).toBe(
@@ -140,7 +137,7 @@ describe('cards by source', () => {
 
 describe('presses and commands in routed chats', () => {
   it('presses work in each chat, on the lead’s own card only; a chat not routed is refused', async () => {
-    await boot(ROUTES, undefined, true);
+    await boot({ polling: true });
     const wedding = await submit(from('wedding'));
     const corporate = await submit(from('corporate'));
     const weddingCard = cardIn(WEDDING, wedding)!;
@@ -176,7 +173,7 @@ describe('group migration of a routed chat', () => {
   it('the routed chat’s new id is learnt and kept (restarts included), its cards re-addressed, ops asked to update LEADS_ROUTES', async () => {
     const dbPath = join(tmp.dir, `routing-${++n}.sqlite`);
     const NEW_CORPORATE = -1001000000099;
-    await boot(ROUTES, dbPath, true);
+    await boot({ dbPath, polling: true });
     const before = await submit(from('corporate'));
     sandbox.migrateChat(CORPORATE, NEW_CORPORATE);
     const alerts = watchAlerts(server);
@@ -200,7 +197,7 @@ describe('group migration of a routed chat', () => {
 
     await server.close();
     const calls = sandbox.callsOf('sendMessage').length;
-    await boot(ROUTES, dbPath);
+    await boot({ dbPath });
     const later = await submit(from('corporate'));
     expect(cardIn(NEW_CORPORATE, later)).toBeDefined();
     // Straight to the new chat: nothing more was sent to the old id.
@@ -216,7 +213,7 @@ describe('group migration of a routed chat', () => {
 describe('LEADS_ROUTES at start', () => {
   const refused = async (routes: string): Promise<string[]> => {
     try {
-      await boot({ LEADS_ROUTES: routes });
+      await boot({ env: { LEADS_ROUTES: routes } });
     } catch (err) {
       if (err instanceof ConfigError) return err.problems;
       throw err;

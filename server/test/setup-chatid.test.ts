@@ -2,19 +2,15 @@
  * `/stickers_chatid` (docs/requirements.md §16.2): in any group — configured or not — the bot answers with the lines
  * of .env for that chat and the topic the command was sent in.
  */
-import { join } from 'node:path';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
-import { botLaunched, memberActions, sandboxSuite, waitFor } from './harness';
+import { memberActions, sandboxSuite, waitFor } from './harness';
 
 const PRIVATE_CHAT = 777002;
-const { tmp, sandbox, start } = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
+const suite = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
+const { sandbox } = suite;
 const { command } = memberActions(sandbox);
-let n = 0;
-
-async function boot() {
-  await start({ dbPath: join(tmp.dir, `chatid-${++n}.sqlite`), sandbox, polling: true });
-  await botLaunched(sandbox);
-}
+/** The app with the bot polling, once it has launched. */
+const boot = () => suite.boot({ polling: true });
 
 describe('/stickers_chatid', () => {
   it('in a group the server is not configured for: its id, for the leads group and for the admin chat', async () => {

@@ -3,37 +3,31 @@
  * is checked by the shared rules, stored with the lead (and a repeat keeps its own), shown on the card as one short
  * line, counted per source and campaign in /stickers_stats and the daily digest, and shown by the trace.
  */
-import { join } from 'node:path';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { formatTrace } from '../src/trace/trace-format';
 import {
   ADMIN_CHAT,
   FakeClock,
   LEADS_CHAT,
-  NO_RATE_LIMITS,
   SECRET,
-  botLaunched,
   lead,
   memberActions,
   postLead,
   publishLead,
+  type BootOptions,
   type TestServer,
   sandboxSuite,
 } from './harness';
 import { sqlRow } from './support/test-database';
 
 const DAY = 24 * 60 * 60_000;
-const { tmp, sandbox, start } = sandboxSuite();
+const suite = sandboxSuite();
+const { sandbox } = suite;
 const { command } = memberActions(sandbox);
 let server: TestServer;
 let clock: FakeClock;
-let n = 0;
 
-async function boot(polling = false) {
-  server = await start({ dbPath: join(tmp.dir, `sources-${++n}.sqlite`), sandbox, clock, polling, env: { ...NO_RATE_LIMITS } });
-  if (polling) await botLaunched(sandbox);
-  return server;
-}
+const boot = async (options: BootOptions = {}) => (server = await suite.boot({ clock, ...options }));
 const WEDDING = { landing: 'wedding', utm_source: 'yandex', utm_medium: 'cpc', utm_campaign: 'summer', referrer: 'yandex.ru' };
 const cardOf = (id: number) => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
 const trace = async (key: string) => {
@@ -133,7 +127,7 @@ describe('reports count per source and campaign', () => {
   }
 
   it('/stickers_stats: per landing · source / campaign, most first, and the leads without a source', async () => {
-    await boot(true);
+    await boot({ polling: true });
     await sourcedLeads();
     const reply = await command(LEADS_CHAT, '/stickers_stats');
     expect(reply).toContain(

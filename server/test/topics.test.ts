@@ -5,7 +5,6 @@
  * thread not found") as Telegram does. A topic that is gone never costs a card: it goes into the chat's General topic,
  * one alert tells ops, and the trace says so. Runs on both databases.
  */
-import { join } from 'node:path';
 import { DEFAULT_CHATS, DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { formatTrace } from '../src/trace/trace-format';
@@ -14,13 +13,12 @@ import {
   ADMIN_CHAT,
   FakeClock,
   LEADS_CHAT,
-  NO_RATE_LIMITS,
-  botLaunched,
   lead,
   memberActions,
   postLead,
   sandboxSuite,
   submitLead,
+  type BootOptions,
   type TestServer,
   waitFor,
   watchAlerts,
@@ -33,20 +31,16 @@ const ADMIN_THREAD = 7;
 const TOPICS = { LEADS_THREAD_ID: String(THREAD), ADMIN_THREAD_ID: String(ADMIN_THREAD) };
 
 // Both chats of the harness are forum supergroups here: the leads chat with its topic 12, the admin chat with 7.
-const { tmp, sandbox, start } = sandboxSuite((s) => {
+const suite = sandboxSuite((s) => {
   s.state.addChat({ ...DEFAULT_CHATS[0], is_forum: true, topics: [{ id: THREAD, name: 'Заявки' }] });
   s.state.addChat({ ...DEFAULT_CHATS[1], is_forum: true, topics: [{ id: ADMIN_THREAD, name: 'Алерты' }] });
 });
+const { sandbox } = suite;
 let server: TestServer;
 let clock: FakeClock;
-let n = 0;
 
-async function boot(env: Record<string, string> = TOPICS, options: { polling?: boolean } = {}) {
-  const dbPath = join(tmp.dir, `topics-${++n}.sqlite`);
-  server = await start({ dbPath, sandbox, clock, polling: options.polling, env: { ...NO_RATE_LIMITS, ...env } });
-  if (options.polling) await botLaunched(sandbox);
-  return server;
-}
+/** The app with `env` (the two topics by default) on a fresh database file. */
+const boot = async ({ env = TOPICS, ...options }: BootOptions = {}) => (server = await suite.boot({ clock, env, ...options }));
 
 const submit = (overrides: Record<string, unknown> = {}) => submitLead(server, overrides);
 const inTopic = (chat: number, thread: number | null) => sandbox.topicMessages(chat, thread);
@@ -125,7 +119,7 @@ describe('cards in a forum topic (LEADS_THREAD_ID)', () => {
   });
 
   it('without LEADS_THREAD_ID a forum gets its cards in the General topic, and no thread id is sent', async () => {
-    await boot({});
+    await boot({ env: {} });
     const id = await submit();
     expect(cardOf(id)!.message_thread_id).toBeUndefined();
     expect(sendCall(LEADS_CHAT, new RegExp(`Заявка #${id}\\D`))!.params).not.toHaveProperty('message_thread_id');
@@ -230,7 +224,7 @@ describe('a topic that is closed or deleted', () => {
 
 describe('the bot in forum topics', () => {
   it('presses work on a card in a topic; a command gets its answer in the topic it was sent in', async () => {
-    await boot(TOPICS, { polling: true });
+    await boot({ polling: true });
     const { press } = memberActions(sandbox);
     const id = await submit();
     const card = cardOf(id)!;

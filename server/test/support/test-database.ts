@@ -15,6 +15,7 @@ export const onPostgres = process.env.LEADS_TEST_DATABASE === 'postgres';
 export const describeSqliteOnly: jest.Describe = onPostgres ? describe.skip : describe;
 export const itSqliteOnly: jest.It = onPostgres ? it.skip : it;
 export const describePostgresOnly: jest.Describe = onPostgres ? describe : describe.skip;
+export const itPostgresOnly: jest.It = onPostgres ? it : it.skip;
 
 /** The URL of the PostgreSQL database that stands for the SQLite file `dbPath`, created on first use. */
 export async function postgresDatabaseFor(dbPath: string): Promise<string> {

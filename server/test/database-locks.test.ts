@@ -1,24 +1,19 @@
 /**
- * The database connection under ops conditions: another connection holding the write lock (a backup tool), an
- * online backup of the live file, a DATABASE_PATH (or DATABASE_URL) that cannot be opened, and the listen address (HOST).
+ * The database's locks under a running server: another connection (a backup tool, a maintenance shell) or another
+ * PostgreSQL session holding a lock the app's writes need. Requests other than the waiting write are served meanwhile;
+ * a lock that outlasts DATABASE_BUSY_TIMEOUT_MS makes POST /leads answer 503, and the app serves again once it is released.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { INestApplication } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import { startFromEnv } from '../src/app';
-import { ConfigError } from '../src/config/config';
-import { backupDatabase } from '../src/database/backup';
 import { WriteHealth } from '../src/database/write-health';
-import { CapturingLogger, SALT, SECRET, lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
-import { describePostgresOnly, describeSqliteOnly, itSqliteOnly, onPostgres, postgresDatabaseFor, sqlRow } from './support/test-database';
+import { lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+import { describePostgresOnly, describeSqliteOnly, sqlRow } from './support/test-database';
 
 let tmp: ReturnType<typeof tempDir>;
 let server: TestServer | undefined;
 let other: Database.Database | undefined;
 let otherPg: Client | undefined;
-let started: INestApplication | undefined;
 beforeEach(() => {
   tmp = tempDir();
 });
@@ -31,8 +26,6 @@ afterEach(async () => {
   otherPg = undefined;
   await server?.close();
   server = undefined;
-  await started?.close();
-  started = undefined;
   tmp.remove();
 });
 
@@ -158,104 +151,5 @@ describePostgresOnly('a lock held by another PostgreSQL session', () => {
     await lock.query('commit');
     await write;
     expect(await sqlRow(server.db, "select value from settings where key = 'probe'")).toEqual({ value: 'x' });
-  });
-});
-
-describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only: a copy of the database file)', () => {
-  it('copies the live database while the server takes leads: the copy opens, passes its check, holds every lead', async () => {
-    server = await startServer({ dbPath: dbPath() });
-    const before = Array.from({ length: 30 }, () => lead());
-    for (const body of before) expect((await postLead(server, body)).status).toBe(201);
-    const target = join(tmp.dir, 'backups', 'leads-backup.sqlite');
-    mkdirSync(join(tmp.dir, 'backups'));
-
-    const during = Promise.all(Array.from({ length: 10 }, () => postLead(server!, lead())));
-    const result = await backupDatabase(dbPath(), target);
-    expect((await during).every((a) => a.status === 201)).toBe(true);
-
-    expect(result.target).toBe(target);
-    expect(result.leads).toBeGreaterThanOrEqual(30);
-    expect(existsSync(`${target}.partial`)).toBe(false);
-    const copy = new Database(target, { readonly: true, fileMustExist: true });
-    try {
-      expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
-      const ids = new Set(copy.prepare('select request_id from leads').pluck().all());
-      expect(ids.size).toBe(result.leads);
-      for (const body of before) expect(ids.has(body.request_id)).toBe(true);
-    } finally {
-      copy.close();
-    }
-    // The server goes on as before.
-    expect((await postLead(server, lead())).status).toBe(201);
-  });
-
-  it('never overwrites an existing file, and refuses a database that does not exist', async () => {
-    server = await startServer({ dbPath: dbPath() });
-    const target = join(tmp.dir, 'taken.sqlite');
-    writeFileSync(target, 'keep me');
-    await expect(backupDatabase(dbPath(), target)).rejects.toThrow('already exists');
-    await expect(backupDatabase(join(tmp.dir, 'none.sqlite'), join(tmp.dir, 'b.sqlite'))).rejects.toThrow('no database at');
-    expect(existsSync(join(tmp.dir, 'b.sqlite'))).toBe(false);
-  });
-});
-
-describe('starting (the function main uses)', () => {
-  const env = (extra: Record<string, string>) => ({ PORT: '0', LEADS_SECRET: SECRET, LEADS_IP_SALT: SALT, LOG_LEVEL: 'warn', ...extra });
-  const logger = () => new CapturingLogger();
-
-  async function startProblems(extra: Record<string, string>): Promise<string[]> {
-    try {
-      started = (await startFromEnv(env(extra), { logger })).app;
-    } catch (err) {
-      if (err instanceof ConfigError) return err.problems;
-      throw err;
-    }
-    return [];
-  }
-
-  itSqliteOnly(
-    'an unusable DATABASE_PATH is one config line naming the variable, the path and the reason (SQLite only: the file)',
-    async () => {
-      const file = join(tmp.dir, 'plain-file');
-      writeFileSync(file, 'not a directory');
-      const under = join(file, 'leads.sqlite');
-      expect(await startProblems({ DATABASE_PATH: under })).toEqual([
-        `DATABASE_PATH=${under}: cannot open: EEXIST: file already exists, mkdir '${file}'`,
-      ]);
-
-      const notDb = join(tmp.dir, 'notes.txt');
-      writeFileSync(notDb, 'this is not a database, just some text that is long enough to fill a header page. '.repeat(20));
-      expect(await startProblems({ DATABASE_PATH: notDb })).toEqual([
-        `DATABASE_PATH=${notDb}: cannot open: file is not a database (SQLITE_NOTADB)`,
-      ]);
-    },
-  );
-
-  (onPostgres ? it : it.skip)(
-    'an unusable DATABASE_URL is one config line naming the variable, the URL without its password and the reason (PostgreSQL only)',
-    async () => {
-      const url = new URL(await postgresDatabaseFor(dbPath()));
-      url.password = 'secret-pw';
-      url.pathname = '/no_such_database';
-      const [problem, ...more] = await startProblems({ DATABASE_URL: url.toString() });
-      expect(more).toEqual([]);
-      url.password = '';
-      expect(problem).toBe(`DATABASE_URL=${url.toString().replace(/:@/, '@')}: cannot connect: database "no_such_database" does not exist`);
-      expect(problem).not.toContain('secret-pw');
-    },
-  );
-
-  it('HOST=127.0.0.1 binds loopback only; without HOST every interface, as before', async () => {
-    // On PostgreSQL the app runs on the database that stands for the file, as startServer's do.
-    const database: Record<string, string> = onPostgres ? { DATABASE_URL: await postgresDatabaseFor(dbPath()) } : {};
-    const loopback = await startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '127.0.0.1', ...database }), { logger });
-    started = loopback.app;
-    expect(loopback.address.address).toBe('127.0.0.1');
-    expect((await fetch(`http://127.0.0.1:${loopback.address.port}/health`)).status).toBe(200);
-    await started.close();
-
-    const every = await startFromEnv(env({ DATABASE_PATH: dbPath(), ...database }), { logger });
-    started = every.app;
-    expect(['::', '0.0.0.0']).toContain(every.address.address);
   });
 });
