@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { DAYS, fillPostgres, fillSqlite } from './fill-leads.mjs';
 import { percentile } from './load.mjs';
+import { killAll, startServer as startProcess, stop } from './processes.mjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox, signInitData, DEFAULT_USER } = require('../sandbox/dist/index.js');
@@ -23,19 +23,7 @@ const children = [];
 /** The throwaway PostgreSQL server (BENCH_INBOX_DATABASE=postgres), stopped at the end whatever happened. */
 let postgres = null;
 
-async function startServer(env) {
-  const port = await freePort();
-  const child = run('server', ['server/dist/main.js'], { ...env, PORT: String(port) });
-  children.push(child);
-  await waitForHttp(`http://127.0.0.1:${port}/health`, child, 'server');
-  return { child, url: `http://127.0.0.1:${port}` };
-}
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
+const startServer = (env) => startProcess(env, children);
 
 async function main() {
   const sandbox = await startSandbox();
@@ -110,7 +98,7 @@ main()
     process.exitCode = 1;
   })
   .finally(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    killAll(children);
     await postgres?.stop();
     rmSync(dir, { recursive: true, force: true });
   });

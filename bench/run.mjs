@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { load, percentile } from './load.mjs';
+import { killAll, stop } from './processes.mjs';
 import { postgresBinDir, startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
 
 const require = createRequire(import.meta.url);
@@ -30,12 +31,6 @@ async function start(name, args, env, url) {
   children.push(child);
   await waitForHttp(url.replace('/leads', '/health'), child, name);
   return child;
-}
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
 }
 /** utime+stime in ms of a process; with `children`, plus its live children and the ones it reaped (PostgreSQL's backends). */
 function cpuMs(pid, children = false) {
@@ -401,6 +396,6 @@ main()
     process.exitCode = 1;
   })
   .finally(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    killAll(children);
     rmSync(dir, { recursive: true, force: true });
   });

@@ -1,0 +1,25 @@
+// The benches' child processes: a built server started on a free port and waited for, stopped with SIGTERM, and
+// whatever is still running killed at the end.
+import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
+
+/** Starts `server/dist/main.js` with `env` on a free port, remembered in `children`; resolves once /health answers. */
+export async function startServer(env, children) {
+  const port = await freePort();
+  const child = run('server', ['server/dist/main.js'], { ...env, PORT: String(port) });
+  children.push(child);
+  await waitForHttp(`http://127.0.0.1:${port}/health`, child, 'server');
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/** SIGTERM, resolved once the process has exited (at once when it already has). */
+export async function stop(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** SIGKILL for every child still running. */
+export function killAll(children) {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+}
