@@ -75,6 +75,20 @@ export class InboxAccessService {
   ) {}
 
   /**
+   * checkLaunch for one request, done once however many guards ask (the inbox's throttle, then its auth guard): the
+   * answer is kept with the request object for as long as the request lives.
+   */
+  launchOf(req: { headers: { authorization?: string } }): LaunchCheck {
+    let launch = this.launches.get(req);
+    if (!launch) {
+      launch = this.checkLaunch(req.headers.authorization);
+      this.launches.set(req, launch);
+    }
+    return launch;
+  }
+  private readonly launches = new WeakMap<object, LaunchCheck>();
+
+  /**
    * `Authorization: tma <initData>`: the signature under the bot's token and the age (LEADS_INBOX_MAX_AGE_S; dated more
    * than LAUNCH_FUTURE_SKEW_MS ahead is invalid). Launch data without Telegram's `signature` field is read too.
    */

@@ -27,7 +27,7 @@ export class InboxAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<InboxRequest>();
-    const launch = this.access.checkLaunch(req.headers.authorization);
+    const launch = this.access.launchOf(req);
     if (!launch.ok) {
       if (launch.why === 'unavailable') throw new HttpException(INBOX_REFUSALS.unavailable.body, INBOX_REFUSALS.unavailable.status);
       throw unauthorized(launch.why);

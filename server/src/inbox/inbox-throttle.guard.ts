@@ -8,7 +8,7 @@ import { InboxAccessService } from './inbox-access.service';
 
 /**
  * The inbox API's throttles (`inbox`, and `export` on its CSV), before InboxAuthGuard: per Telegram user — the user of
- * launch data whose signature and age check out (the same check as InboxAuthGuard's, which runs after this one) — so
+ * launch data whose signature and age check out (checked once per request: InboxAuthGuard, after this one, reads the same answer) — so
  * members behind one address (an office, a proxy) each have their own count. Launch data that does not check out
  * (missing, forged, too old: answered 401 right after) counts per caller address instead, so unauthenticated requests
  * are throttled too and never cost a getChatMember.
@@ -26,7 +26,7 @@ export class InboxThrottleGuard extends CallerThrottleGuard {
 
   protected override getTracker(req: Record<string, unknown>): Promise<string> {
     const request = req as unknown as IncomingMessage;
-    const launch = this.access.checkLaunch(request.headers.authorization);
+    const launch = this.access.launchOf(request);
     return Promise.resolve(launch.ok ? `user:${launch.user.id}` : `address:${callerAddress(request)}`);
   }
 }
