@@ -122,3 +122,13 @@ export interface LeadRepeat extends LateColumns, SourceColumns, CaptchaColumns, 
   last_error: string | null;
   notify_outcome: RepeatOutcome | null;
 }
+
+/** A repeat's `changes` (JSON of the fields that differ) as an object; an unreadable one as none. */
+export function parseRepeatChanges(json: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(json) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,4 +1,5 @@
 import { LEAD_FIELDS, type LeadField } from '@stickers/shared';
+import { parseRepeatChanges } from '../domain/lead';
 import { isPersonalField } from '../domain/personal-fields';
 
 /**
@@ -9,14 +10,7 @@ export type RepeatChanges = Partial<Record<LeadField, string | null>>;
 
 /** A repeat's stored `changes` (JSON) as the page shows them; an unreadable one as no change. */
 export function repeatChanges(json: string, hidePersonal: boolean): RepeatChanges {
-  let stored: unknown;
-  try {
-    stored = JSON.parse(json);
-  } catch {
-    return {};
-  }
-  if (!stored || typeof stored !== 'object' || Array.isArray(stored)) return {};
-  const values = stored as Record<string, unknown>;
+  const values = parseRepeatChanges(json);
   const changes: RepeatChanges = {};
   for (const field of LEAD_FIELDS) {
     if (!(field in values)) continue;

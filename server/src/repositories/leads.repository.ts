@@ -5,7 +5,7 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { containsAnyCase, equalsAnyCase } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
-import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
+import { parseRepeatChanges, type FallbackState, type Lead, type LeadRepeat, type RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { erasedChanges, erasedLeadColumns, erasedRepeatColumns, SOURCE_COLUMNS } from '../domain/personal-fields';
 import type { Tx } from './transactor';
@@ -520,7 +520,7 @@ export class LeadsRepository {
           .updateTable('lead_repeats')
           .set({
             ...erasedRepeatColumns(),
-            changes: JSON.stringify(erasedChanges(parseChanges(r.changes))),
+            changes: JSON.stringify(erasedChanges(parseRepeatChanges(r.changes))),
             ...(r.notified_at === null ? { notified_at: now, notify_outcome: 'skipped' as const } : {}),
           })
           .where('id', '=', r.id)
@@ -547,7 +547,7 @@ export class LeadsRepository {
     const telegrams = new Set<string>(lead.telegram ? [lead.telegram] : []);
     const phones = new Set<string>(lead.phone ? [lead.phone] : []);
     for (const r of await trx.selectFrom('lead_repeats').select('changes').where('lead_id', '=', leadId).execute()) {
-      const changes = parseChanges(r.changes);
+      const changes = parseRepeatChanges(r.changes);
       if (typeof changes.telegram === 'string' && changes.telegram) telegrams.add(changes.telegram);
       if (typeof changes.phone === 'string' && changes.phone) phones.add(changes.phone);
     }
@@ -641,15 +641,5 @@ export class LeadsRepository {
       if ((c.phone !== null && phone === c.phone) || (c.telegramKey !== null && key === c.telegramKey)) ids.add(r.lead_id);
     }
     return [...ids].sort((a, b) => a - b);
-  }
-}
-
-/** A repeat's `changes` (JSON of the fields that differ); an unreadable one as none. */
-function parseChanges(json: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(json) as unknown;
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
   }
 }
