@@ -17,7 +17,6 @@ import { ObservabilityModule } from './observability/observability.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { TelegramModule } from './telegram/telegram.module';
 import { TraceModule } from './trace/trace.module';
-import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The app: the app-wide modules (config, clock, database), then the features that face the outside — HTTP doors,
@@ -44,7 +43,6 @@ export class AppModule {
         OutboxModule,
         HousekeepingModule,
         ObservabilityModule,
-        WebhooksModule,
         InboxModule,
         // Without a token there is no bot: leads are stored, cards wait (docs/requirements.md §10.1).
         ...(config.telegram.token ? [BotModule.register(config)] : []),

@@ -29,7 +29,8 @@ import { Transactor } from './repositories/transactor';
 import { terminalSafeJson } from './cli/terminal-text';
 import { formatTrace } from './trace/trace-format';
 import { TraceService } from './trace/trace.service';
-import { WebhookDeliveriesRepository } from './repositories/webhook-deliveries.repository';
+import { WebhookEventsRepository } from './repositories/webhook-events.repository';
+import { OutboxRepository } from './repositories/outbox.repository';
 import { parseReplayKey, replayWebhooks } from './webhooks/webhook-replay';
 import type { CliIo } from './cli/cli-io';
 import { runCli } from './cli/program';
@@ -179,7 +180,8 @@ export async function webhooksReplay(location: string, key: string, now = Date.n
   const { db } = opened;
   try {
     const { events, deliveries } = await replayWebhooks(
-      new WebhookDeliveriesRepository(db),
+      new WebhookEventsRepository(db),
+      new OutboxRepository(db),
       new LeadEventsRepository(db),
       new Transactor(db),
       parsed,

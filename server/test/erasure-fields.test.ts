@@ -14,7 +14,7 @@ import { migrateToLatest, openDatabase, openPostgres, type LeadsDb } from '../sr
 import { MIGRATIONS } from '../src/database/migrations';
 import { PERSONAL_FIELDS, PERSONAL_LEAD_COLUMNS, PERSONAL_SOURCE_COLUMNS } from '../src/domain/personal-fields';
 import { TraceService } from '../src/trace/trace.service';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { OutboxService } from '../src/outbox/outbox.service';
 import {
   FakeClock,
   LEADS_CHAT,
@@ -156,7 +156,7 @@ describe('/stickers_forget erases every free-text field', () => {
       env: { ...NO_RATE_LIMITS, LEADS_WEBHOOK_URL: hooks.url(), LEADS_WEBHOOK_SECRET: HOOK_SECRET },
     });
     await botLaunched(sandbox);
-    const webhooks = server.app.get(WebhooksService);
+    const webhooks = server.app.get(OutboxService);
     const first = await postLead(server, victim());
     expect(first.status).toBe(201);
     const id = first.body.lead_number as number;

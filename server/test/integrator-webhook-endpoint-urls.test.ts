@@ -1,11 +1,11 @@
 /**
  * Signed deliveries to integrators: an endpoint URL's credentials, path and query never reach a log line, the
- * lead's trace, `webhook_deliveries.last_error` or the admin alert — only its scheme, host and port do — whatever the
+ * lead's trace, the outbox row's `last_error` or the admin alert — only its scheme, host and port do — whatever the
  * HTTP client puts into its error. (The start refuses a URL with a user name or password: config.test.ts. Here the
  * app is given one anyway, as an older start took it, to show what its failures write.) Time is the FakeClock's.
  */
 import { createServer, type Server } from 'node:http';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { OutboxService } from '../src/outbox/outbox.service';
 import { networkErrorText, WebhookSender, withoutUrls } from '../src/webhooks/webhook.sender';
 import { ADMIN_CHAT, FakeClock, NO_RATE_LIMITS, sandboxSuite, submitLead, type TestServer, watchAlerts } from './harness';
 import { sqlRows } from './support/test-database';
@@ -73,7 +73,7 @@ describe('an endpoint with credentials through the real app', () => {
     });
     // What an older start accepted: credentials in the URL (the configuration object is the app's own).
     server.config.webhooks[0] = { url: `http://user:pa55word@127.0.0.1:${port}/hook?token=TOPSECRET1`, secret: HOOK_SECRET };
-    const webhooks = server.app.get(WebhooksService);
+    const webhooks = server.app.get(OutboxService);
     const alerts = watchAlerts(server);
     const id = await submitLead(server);
     await webhooks.whenIdle();
@@ -93,7 +93,7 @@ describe('an endpoint with credentials through the real app', () => {
     expect(trace).toHaveLength(7);
     for (const detail of trace) expect(detail).toContain(`to ${origin}: network error: `);
     expectNoSecret('trace', trace);
-    const lastErrors = (await sqlRows<{ last_error: string }>(server.db, 'select last_error from webhook_deliveries')).map(
+    const lastErrors = (await sqlRows<{ last_error: string }>(server.db, "select last_error from outbox where kind = 'webhook'")).map(
       (r) => r.last_error,
     );
     expect(lastErrors).toHaveLength(1);

@@ -14,7 +14,7 @@ import { forget, trace, webhooksReplay } from '../src/cli';
 import { ConfigError, loadServerConfig } from '../src/config/config';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { WEBHOOK_TIMEOUT, type WebhookTimeout } from '../src/webhooks/webhook.sender';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { OutboxService } from '../src/outbox/outbox.service';
 import {
   ADMIN_CHAT,
   FakeClock,
@@ -108,7 +108,7 @@ let receiver: Receiver;
 let dbPath: string;
 let n = 0;
 
-const webhooks = () => server.app.get(WebhooksService);
+const webhooks = () => server.app.get(OutboxService);
 /** Where the CLI finds the server's database. */
 const location = () => server.config.databaseUrl ?? dbPath;
 
@@ -248,12 +248,12 @@ describe('configuration (LEADS_WEBHOOK_URL, LEADS_WEBHOOK_SECRET)', () => {
 describe('webhooks through the real app', () => {
   it('without the webhook variables nothing is recorded or sent', async () => {
     await boot({}, {});
-    expect(webhooks().enabled).toBe(false);
     await submitLead(server);
     await settle();
-    for (const table of ['webhook_sources', 'webhook_events', 'webhook_deliveries']) {
+    for (const table of ['webhook_sources', 'webhook_events']) {
       expect([table, await sqlRow(server.db, `select count(*) as n from ${table}`)]).toEqual([table, { n: 0 }]);
     }
+    expect(await sqlRow(server.db, `select count(*) as n from outbox where kind = 'webhook'`)).toEqual({ n: 0 });
     expect(receiver.received).toEqual([]);
   });
 
@@ -310,7 +310,7 @@ describe('webhooks through the real app', () => {
 
     const row = await sqlRow(
       server.db,
-      'select attempts, delivered_at, last_error from webhook_deliveries where lead_id = ? order by id limit 1',
+      "select attempts, done_at as delivered_at, last_error from outbox where kind = 'webhook' and lead_id = ? order by id limit 1",
       a,
     );
     expect(row).toEqual({ attempts: 3, delivered_at: clock.now(), last_error: null });
@@ -451,7 +451,7 @@ describe('webhooks through the real app', () => {
       [one, 200],
     ]);
     expect(receiver.received[4].body.id).toBe(receiver.received[0].body.id);
-    expect(await sqlRow(server.db, 'select attempts, first_failed_at from webhook_deliveries where lead_id = ?', one)).toEqual({
+    expect(await sqlRow(server.db, "select attempts, first_failed_at from outbox where kind = 'webhook' and lead_id = ?", one)).toEqual({
       attempts: 3,
       first_failed_at: clock.now() - 20 * SECOND,
     });
@@ -502,7 +502,7 @@ describe('webhooks through the real app', () => {
       // The same event, the same id, to both.
       expect(down.received[0].body.id).toBe(receiver.received[0].body.id);
       expect(
-        await sqlRow(server.db, 'select count(*) as n from webhook_deliveries where lead_id = ? and delivered_at is null', id),
+        await sqlRow(server.db, "select count(*) as n from outbox where kind = 'webhook' and lead_id = ? and done_at is null", id),
       ).toEqual({ n: 2 });
     } finally {
       await server.close();

@@ -88,7 +88,29 @@ async function pass(): Promise<void> {
   await server.outbox.tick();
 }
 
-const row = async (id: number) => (await sqlRow<Record<string, any>>(server.db, 'select * from leads where id = ?', id))!;
+/**
+ * The lead's row, with its outbox rows' failures and next times under the names /stickers_new and the trace give
+ * them: the card's (`publish_attempts`, `next_attempt_at`) and its fallback reply's (`fallback_attempts`, `fallback_next_at`).
+ */
+const row = async (id: number) => {
+  const lead = (await sqlRow<Record<string, any>>(server.db, 'select * from leads where id = ?', id))!;
+  const latest = (kind: string) =>
+    sqlRow<{ attempts: number; next_at: number }>(
+      server.db,
+      'select attempts, next_at from outbox where lead_id = ? and kind = ? and repeat_id is null order by id desc',
+      id,
+      kind,
+    );
+  const card = await latest('card');
+  const reply = await latest('fallback_reply');
+  return {
+    ...lead,
+    publish_attempts: card?.attempts ?? 0,
+    next_attempt_at: card?.next_at ?? null,
+    fallback_attempts: reply?.attempts ?? 0,
+    fallback_next_at: reply?.next_at ?? null,
+  };
+};
 const messages = () => sandbox.messages(LEADS_CHAT);
 const message = (id: number, chat: number = LEADS_CHAT) => sandbox.messages(chat).find((m) => m.message_id === id)!;
 const repliesTo = (id: number, chat: number = LEADS_CHAT) => sandbox.messages(chat).filter((m) => m.reply_to_message_id === id);
@@ -369,7 +391,7 @@ describe('a fallback message that cannot become the card', () => {
       clock.advance(wait * SEC);
       await server.outbox.tick();
     }
-    expect(await row(id)).toMatchObject({ fallback_state: 'gave_up', fallback_attempts: 4 });
+    expect(await row(id)).toMatchObject({ fallback_state: 'gave_up', fallback_attempts: 5 });
     clock.advance(HOUR);
     await server.outbox.tick();
     expect(repliesTo(fallbackId, ADMIN_CHAT)).toHaveLength(0);

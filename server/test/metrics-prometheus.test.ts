@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Metrics } from '../src/observability/metrics';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { OutboxService } from '../src/outbox/outbox.service';
 import {
   FakeClock,
   LEADS_CHAT,
@@ -206,7 +206,7 @@ describe('GET /metrics (prom-client)', () => {
     try {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       const server = await boot({ env: { LEADS_WEBHOOK_URL: url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' } });
-      const webhooks = server.app.get(WebhooksService);
+      const webhooks = server.app.get(OutboxService);
       expect((await postLead(server, lead())).status).toBe(201);
       await server.outbox.whenIdle();
       await webhooks.whenIdle();

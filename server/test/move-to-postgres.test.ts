@@ -30,7 +30,7 @@ const TABLES: Record<string, string> = {
   alert_throttles: 'key',
   webhook_sources: 'type',
   webhook_events: 'id',
-  webhook_deliveries: 'id',
+  outbox: 'id',
   erased_contacts: 'contact_hash',
 };
 
@@ -234,22 +234,25 @@ async function buildSqlite(file: string): Promise<string> {
       at: T + 86_400_000,
       data: JSON.stringify({ reason: 'retention' }),
     });
-    const delivery = { lead_id: 1, event_id: 1, created_at: T, next_attempt_at: T };
-    insert(sqlite, 'webhook_deliveries', { ...delivery, endpoint: 'https://crm.example.com/hooks', attempts: 1, delivered_at: T + 1 });
-    insert(sqlite, 'webhook_deliveries', {
+    const delivery = { kind: 'webhook', lead_id: 1, event_id: 1, created_at: T, next_at: T };
+    insert(sqlite, 'outbox', { ...delivery, target: 'https://crm.example.com/hooks', attempts: 1, done_at: T + 1, outcome: 'delivered' });
+    insert(sqlite, 'outbox', {
       ...delivery,
-      endpoint: 'https://backup.example.com/hooks',
+      target: 'https://backup.example.com/hooks',
       attempts: 5,
-      next_attempt_at: T + 900_000,
+      next_at: T + 900_000,
       first_failed_at: T,
       last_error: 'HTTP 503',
+      claimed_by: 'host:1:2:abc',
+      claimed_until: T + 60_000,
     });
-    insert(sqlite, 'webhook_deliveries', {
+    insert(sqlite, 'outbox', {
+      kind: 'webhook',
       lead_id: 2,
       event_id: 2,
-      endpoint: 'https://crm.example.com/hooks',
+      target: 'https://crm.example.com/hooks',
       created_at: T,
-      next_attempt_at: T,
+      next_at: T,
       replayed_at: T,
     });
   } finally {
@@ -303,7 +306,7 @@ describe('moveToPostgres', () => {
       'rate_minutes',
       'settings',
       'webhook_events',
-      'webhook_deliveries',
+      'outbox',
       'webhook_sources',
     ]);
     expect(Object.fromEntries(report.tables.map((t) => [t.table, [t.rows, t.nextId]]))).toEqual({
@@ -318,7 +321,7 @@ describe('moveToPostgres', () => {
       alert_throttles: [2, null],
       erased_contacts: [1, null],
       webhook_events: [2, 3],
-      webhook_deliveries: [3, 4],
+      outbox: [7, 8],
       webhook_sources: [4, null],
     });
     expect(lines).toEqual([
@@ -335,7 +338,7 @@ describe('moveToPostgres', () => {
       'rate_minutes: 1 rows',
       'settings: 2 rows',
       'webhook_events: 2 rows, next id 3',
-      'webhook_deliveries: 3 rows, next id 4',
+      'outbox: 7 rows, next id 8',
       'webhook_sources: 4 rows',
     ]);
 
@@ -370,7 +373,7 @@ describe('moveToPostgres', () => {
     const before = await dumpPostgres(db);
     await expect(moveToPostgres(path, url)).rejects.toThrow(
       'the PostgreSQL database already holds rows (in alert_throttles, erased_contacts, job_runs, lead_events, lead_repeats, lead_status_changes, ' +
-        'leads, rate_events, rate_minutes, settings, webhook_deliveries, webhook_events, webhook_sources): refusing to merge into or overwrite it',
+        'leads, outbox, rate_events, rate_minutes, settings, webhook_events, webhook_sources): refusing to merge into or overwrite it',
     );
     expect(await dumpPostgres(db)).toEqual(before);
   });

@@ -43,6 +43,12 @@ const cardOf = (id: number) => cards().find((m) => m.text.startsWith(`🆕 За�
 const row = (sql: string, ...params: unknown[]) => sqlRow(server.db, sql, ...params);
 const cardsOf = (id: number) => cards().filter((m) => m.text.startsWith(`🆕 Заявка #${id}\n`));
 const pingsOf = (id: number) => sandbox.messages(LEADS_CHAT).filter((m) => m.text === `🔁 Повторное обращение по заявке #${id}`);
+/** The lead's (latest) card row in the outbox: its failures, next time and last error, named as /stickers_new names them. */
+const cardRow = (id: number) =>
+  row(
+    "select attempts as publish_attempts, next_at as next_attempt_at, last_error from outbox where kind = 'card' and lead_id = ? order by id desc",
+    id,
+  );
 const leadRow = async (id: number) => (await sqlRow<Lead>(server.db, 'select * from leads where id = ?', id))!;
 const eventsOf = (id: number) =>
   sqlRows<{ kind: string; detail: string }>(server.db, 'select kind, detail from lead_events where lead_id = ? order by id', id);
@@ -258,7 +264,7 @@ describe('retry schedule', () => {
     await boot();
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 2, chat_id: LEADS_CHAT });
     const id = await submit();
-    expect(await row('select publish_attempts, next_attempt_at, last_error from leads where id = ?', id)).toMatchObject({
+    expect(await cardRow(id)).toMatchObject({
       publish_attempts: 1,
       next_attempt_at: clock.now() + 5 * SEC,
       last_error: expect.stringContaining('500'),
@@ -267,7 +273,7 @@ describe('retry schedule', () => {
     expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
     await tickAt(1);
     expect(sandbox.callsOf('sendMessage')).toHaveLength(2);
-    expect(await row('select publish_attempts, next_attempt_at from leads where id = ?', id)).toEqual({
+    expect(await cardRow(id)).toMatchObject({
       publish_attempts: 2,
       next_attempt_at: clock.now() + 15 * SEC,
     });
@@ -290,7 +296,7 @@ describe('retry schedule', () => {
       await tickAt(1);
       expect(sandbox.callsOf('sendMessage').filter((c) => String(c.params.chat_id) === String(LEADS_CHAT))).toHaveLength(before + 1);
     }
-    const attempts = (await row('select publish_attempts, next_attempt_at from leads where id = ?', id)) as any;
+    const attempts = (await cardRow(id)) as any;
     expect(attempts.publish_attempts).toBe(8);
     expect(attempts.next_attempt_at).toBe(clock.now() + 15 * MIN);
     // Failures 5..8 happened over 45 min: one alert at the 5th, one 30 min later (the 7th).
@@ -307,7 +313,7 @@ describe('retry schedule', () => {
     await boot({ env: { TELEGRAM_TIMEOUT_MS: '300' } });
     sandbox.inject({ method: 'sendMessage', kind: 'hang', chat_id: LEADS_CHAT });
     const id = await submit();
-    expect(await row('select publish_attempts, last_error from leads where id = ?', id)).toEqual({
+    expect(await cardRow(id)).toMatchObject({
       publish_attempts: 1,
       last_error: expect.stringMatching(/timeout/i),
     });
@@ -353,7 +359,7 @@ describe('flood control and batches', () => {
     expect(cards()).toHaveLength(0);
     await tickAt(1);
     expect(cards().map((c) => c.text.split('\n')[0])).toEqual(ids.map((id) => `🆕 Заявка #${id}`));
-    expect(await row('select max(publish_attempts) as n from leads')).toEqual({ n: 1 }); // 429 is not a failure
+    expect(await row("select max(attempts) as n from outbox where kind = 'card'")).toEqual({ n: 1 }); // 429 is not a failure
   });
 
   it('12 due leads go out in batches of at most 10 per pass', async () => {
@@ -390,7 +396,7 @@ describe('flood control and batches', () => {
     await first;
     await server.outbox.whenIdle();
     expect(sandbox.callsOf('sendMessage')).toHaveLength(1);
-    expect(await row('select publish_attempts, last_error from leads where id = ?', id)).toEqual({
+    expect(await cardRow(id)).toMatchObject({
       publish_attempts: 1,
       last_error: expect.stringContaining('502'),
     });
@@ -508,9 +514,13 @@ describe('repeats', () => {
     await postLead(server, lead({ phone: '+79990006666' }));
     await server.outbox.whenIdle();
     for (const d of [5 * SEC, 15 * SEC, 60 * SEC, 5 * MIN]) await tickAt(d);
-    expect(await row('select notify_outcome, notify_attempts, last_error from lead_repeats order by id desc')).toEqual({
+    expect(
+      await row(
+        "select r.notify_outcome, o.attempts as notify_attempts, r.last_error from lead_repeats r join outbox o on o.repeat_id = r.id and o.kind = 'repeat_ping' order by r.id desc",
+      ),
+    ).toEqual({
       notify_outcome: 'gave_up',
-      notify_attempts: 4,
+      notify_attempts: 5,
       last_error: expect.stringContaining('500'),
     });
     await tickAt(15 * MIN);

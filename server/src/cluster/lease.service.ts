@@ -19,7 +19,7 @@ export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { ttlMs: 45_000, renewMs: 15_
 const DENIAL_MEMORY_MS = 2000;
 
 /** The jobs that run on one instance at a time. */
-export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling' | 'webhooks';
+export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling';
 
 /**
  * Leases of the jobs that must run on one instance at a time when several share a database: the outbox's

@@ -83,6 +83,9 @@ export async function moveToPostgres(sqlitePath: string, postgresUrl: string, op
     const tables = readSourceTables(sqlite);
     const moved = await pg.transaction().execute(async (trx) => {
       await checkTarget(trx, tables);
+      // The rows come as they are, the outbox's with them: its triggers would queue the copied leads' work again.
+      await sql`alter table leads disable trigger outbox_of_leads`.execute(trx);
+      await sql`alter table lead_repeats disable trigger outbox_of_repeats`.execute(trx);
       const report: MovedTable[] = [];
       for (const table of tables) {
         const rows = await copyTable(sqlite, trx, table, batchSize);
@@ -94,6 +97,8 @@ export async function moveToPostgres(sqlitePath: string, postgresUrl: string, op
         report.push({ table: table.name, rows, nextId });
         log(`${table.name}: ${rows} rows${nextId === null ? '' : `, next id ${nextId}`}`);
       }
+      await sql`alter table leads enable trigger outbox_of_leads`.execute(trx);
+      await sql`alter table lead_repeats enable trigger outbox_of_repeats`.execute(trx);
       return report;
     });
     return { tables: moved, migrated: { sqlite: sqliteMigrated, postgres: postgresMigrated } };

@@ -138,7 +138,7 @@ export interface Database {
   rate_minutes: RateMinutesTable;
   webhook_sources: WebhookSourcesTable;
   webhook_events: WebhookEventsTable;
-  webhook_deliveries: WebhookDeliveriesTable;
+  outbox: OutboxTable;
   telegram_updates: TelegramUpdatesTable;
   erased_contacts: ErasedContactsTable;
 }
@@ -190,21 +190,38 @@ export interface WebhookEventsTable {
   data: string;
 }
 
-/** One event to one endpoint: the durable outbox of the webhooks, retried on the cards' schedule until a 2xx. */
-export interface WebhookDeliveriesTable {
+/** What an outbox row does (docs/architecture.md, "The outbox"). */
+export const OUTBOX_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'webhook'] as const;
+export type OutboxKind = (typeof OUTBOX_KINDS)[number];
+
+/**
+ * One effect on the outside world (migration 2026-12-05-0018): retried on its schedule until done, claimed by one
+ * instance at a time, in order per lead and target.
+ */
+export interface OutboxTable {
   id: Generated<number>;
-  event_id: number;
-  /** Copied from the event: a delivery waits while an earlier one of the same lead and endpoint is not delivered. */
+  kind: OutboxKind;
   lead_id: number;
-  /** The endpoint's URL as configured (LEADS_WEBHOOK_URL); its secret comes from the configuration. */
-  endpoint: string;
-  /** Set when `npm run leads -- webhooks replay` queued this delivery again; null for the first one. */
+  /** The repeat a ping or a repeat's fallback reply is for. */
+  repeat_id: number | null;
+  /** The webhook event a delivery sends. */
+  event_id: number | null;
+  /** `telegram`, or the webhook endpoint's URL as configured (its secret comes from the configuration). */
+  target: string;
+  /** Set when `npm run leads -- webhooks replay` queued a delivery again. */
   replayed_at: number | null;
+  /** When the change that caused it happened (ms). */
   created_at: number;
+  /** Not before this time (ms, the app's clock): due at once, after a failure, after a flood pause. */
+  next_at: number;
   attempts: Generated<number>;
-  next_attempt_at: number;
-  /** The first failed attempt of this delivery: the alert is raised once it has failed for 30 minutes. */
+  /** The first failed attempt (the webhook alert is raised once one has failed for 30 minutes). */
   first_failed_at: number | null;
   last_error: string | null;
-  delivered_at: number | null;
+  /** The instance working on it, and until when (wall-clock ms): another instance takes it only after that. */
+  claimed_by: string | null;
+  claimed_until: number | null;
+  done_at: number | null;
+  /** How it ended: `sent`, `delivered`, `skipped`, `gave_up`, `left`, … (free text for the trace). */
+  outcome: string | null;
 }

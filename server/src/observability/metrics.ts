@@ -14,6 +14,7 @@ const COUNTERS = {
   outbox_published_total: ['Cards published', []],
   outbox_publish_failures_total: ['Card sends that failed (flood control not counted)', []],
   telegram_flood_total: ['Telegram 429 answers (flood control)', []],
+  outbox_attempt_failures_total: ['Outbox attempts that failed and wait for their next time, by kind', ['kind']],
   alerts_sent_total: ['Admin alerts sent, by kind', ['kind']],
 } as const satisfies Record<string, readonly [string, readonly string[]]>;
 export type CounterName = keyof typeof COUNTERS;

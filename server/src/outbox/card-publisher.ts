@@ -12,18 +12,16 @@ import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
 import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
-import { BATCH_SIZE } from './retry-schedule';
+import type { Outcome, OutboxHandler } from './outcome';
+import type { OutboxRow } from '../repositories/outbox.repository';
 import { type AdoptCall, type AdoptStep, nextStep, type PublishCall, type PublishFailureStep, type Retry } from './telegram-answer.policy';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
-/** 'flood': Telegram asked to wait, and the rest of the pass waits too. */
-export type Step = 'done' | 'flood';
-
 type PublishForm = PublishCall['form'];
 
-/** A card Telegram accepted whose publication is not in the database yet (the write after the send failed). */
-export interface UnrecordedCard {
+/** A card Telegram accepted, as its record writes it. */
+interface SentCard {
   leadId: number;
   requestId: string;
   chatId: string;
@@ -46,18 +44,16 @@ export interface UnrecordedCard {
   topic?: string;
 }
 
-const EVENT: Record<PublishForm, UnrecordedCard['kind']> = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' };
+const EVENT: Record<PublishForm, SentCard['kind']> = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' };
 
 /**
  * Publishes the cards of stored leads (docs/requirements.md §4.1–§4.5, §12.5): the full card, else the plain-text or
  * the minimal one as the answer policy says, in the leads group of the lead's source and its forum topic (§14.9,
- * §14.10; a closed or deleted topic: the chat's General topic, once alerted). A sent card is remembered until it is recorded
- * (§12.7), so a database that refuses the write never turns into a card per pass.
+ * §14.10; a closed or deleted topic: the chat's General topic, once alerted). The handler of the outbox's `card` rows.
  */
 @Injectable()
-export class CardPublisher {
+export class CardPublisher implements OutboxHandler {
   private readonly logger = new Logger('Outbox');
-  private readonly unrecorded = new Map<number, UnrecordedCard>();
   /** When a card last went out (any form); undefined until read from the database. */
   private lastCardAt: number | null | undefined;
 
@@ -80,42 +76,19 @@ export class CardPublisher {
     return this.lastCardAt;
   }
 
-  /** Cards sent but not recorded yet, for the runner's logs. */
-  unrecordedCards(): UnrecordedCard[] {
-    return [...this.unrecorded.values()];
-  }
-
-  async recordUnrecorded(): Promise<void> {
-    for (const card of [...this.unrecorded.values()]) await this.record(card);
-  }
-
-  /** Up to 10 due leads, lowest number first. False when the pass must stop (flood control, no bot, no chat). */
-  async publishDue(): Promise<boolean> {
-    if (!this.gate.ready()) return false;
+  /** A lead's card, unless it has one already (adopted, or published by an earlier row). */
+  async handle(row: OutboxRow): Promise<Outcome> {
+    const lead = await this.repo.findLead(row.lead_id);
+    if (!lead || lead.published_at !== null) return { done: 'already published' };
     const chatId = await this.chats.leadsChatId();
-    if (!chatId) {
-      this.gate.pausedOnce('publishing paused: LEADS_CHAT_ID is not set (leads are stored)');
-      return false;
-    }
-    const due = await this.repo.dueLeads(this.clock.now(), BATCH_SIZE);
-    for (const lead of due) {
-      if (this.gate.stopped) return false;
-      // Read for each lead: a migration learnt in this batch moves the next cards too.
-      const target = (await this.chats.cardTarget(lead)) ?? { chatId, threadId: null, route: null };
-      const step = await this.publish(lead, target);
-      if (step !== 'done') return false; // flood control: the rest of the batch waits too
-    }
-    return true;
+    if (!chatId) return { defer: this.clock.now(), stop: true };
+    const target = (await this.chats.cardTarget(lead)) ?? { chatId, threadId: null, route: null };
+    return this.publish(lead, row.attempts, target);
   }
 
-  private async publish(lead: Lead, target: CardTarget, afterMigration = false): Promise<Step> {
-    const unrecorded = this.unrecorded.get(lead.id);
-    if (unrecorded) {
-      await this.record(unrecorded);
-      return 'done';
-    }
+  private async publish(lead: Lead, attempts: number, target: CardTarget, afterMigration = false): Promise<Outcome> {
     if (lead.fallback_state === 'pending') {
-      const adopted = await this.adopt(lead, target.chatId);
+      const adopted = await this.adopt(lead, attempts, target.chatId);
       if (adopted !== 'publish_new') return adopted;
       lead = { ...lead, fallback_state: 'answer' };
     }
@@ -140,13 +113,13 @@ export class CardPublisher {
         return this.sent({ ...base, ...where, form, messageId: sent.value.message_id, refused });
       }
       const inGeneral = to.threadId === null;
-      const next: PublishFailureStep = nextStep({ action: 'publish', form, afterMigration, inGeneral }, sent, lead.publish_attempts);
+      const next: PublishFailureStep = nextStep({ action: 'publish', form, afterMigration, inGeneral }, sent, attempts);
       switch (next.step) {
         case 'flood_pause':
           return this.flood(lead, next.pauseMs, sent.description, form === 'html');
         case 'follow_migration':
           await this.chats.migrated(to.chatId, next.newChatId);
-          return this.publish(lead, { ...to, chatId: next.newChatId }, true);
+          return this.publish(lead, attempts, { ...to, chatId: next.newChatId }, true);
         case 'general_topic':
           // The topic is closed or deleted; the card goes into the chat's General topic at once.
           this.chats.topicGone(to.chatId, to.threadId, sent.description, this.t.alerts.topicCard(lead.id));
@@ -172,7 +145,7 @@ export class CardPublisher {
    * the card goes out as a new message and the message waits for its reply. A 5xx or a timeout is a failure on the
    * card's schedule, and the next attempt tries the edit again.
    */
-  private async adopt(lead: Lead, chatId: string): Promise<Step | 'publish_new'> {
+  private async adopt(lead: Lead, attempts: number, chatId: string): Promise<Outcome | 'publish_new'> {
     const messageId = lead.fallback_message_id!;
     if (lead.fallback_chat_id !== chatId) {
       await this.notAdopted(lead, `the fallback message is in chat ${lead.fallback_chat_id}, the cards go to chat ${chatId}`);
@@ -203,7 +176,7 @@ export class CardPublisher {
       const shown = form === 'minimal' ? this.cards.minimalCardFor(lead) : card;
       const plain = form === 'plain';
       const answer = await this.telegram.edit(chatId, messageId, plain ? shown.plain : shown.html, !plain, shown.keyboard);
-      const next: AdoptStep = nextStep({ action: 'adopt', form }, answer, lead.publish_attempts);
+      const next: AdoptStep = nextStep({ action: 'adopt', form }, answer, attempts);
       const description = answer.ok ? '' : answer.description;
       switch (next.step) {
         case 'success':
@@ -225,7 +198,7 @@ export class CardPublisher {
   }
 
   private async notAdopted(lead: Lead, why: string, next: 'answer' | 'refused' = 'answer'): Promise<void> {
-    await this.repo.fallbackNotAdopted(lead.id, this.clock.now(), next);
+    await this.repo.fallbackNotAdopted(lead.id, next);
     const after = next === 'answer' ? ', and the fallback message gets a reply' : '; that message is left alone';
     const detail = `${why}: the card goes out as a new message${after}`;
     await this.events.record(lead.id, 'fallback_not_adopted', this.clock.now(), detail);
@@ -233,13 +206,12 @@ export class CardPublisher {
   }
 
   /** Flood control: the lead keeps its place and waits for the pause; the trace tells of a pause on the card's first try. */
-  private flood(lead: Lead, pauseMs: number, description: string, firstTry: boolean): Promise<'flood'> {
-    return this.gate.flood(pauseMs, description, async () => {
-      await this.repo.deferLead(lead.id, this.gate.pauseEndsAt, description);
-      // A fallback form's pause only moves the lead's time.
-      if (firstTry)
-        await this.events.record(lead.id, 'publish_deferred', this.clock.now(), `flood control: retry after ${pauseMs / 1000} s`);
-    });
+  private async flood(lead: Lead, pauseMs: number, description: string, firstTry: boolean): Promise<Outcome> {
+    await this.gate.flood(pauseMs, description);
+    const detail = `flood control: retry after ${pauseMs / 1000} s`;
+    // A fallback form's pause only moves the lead's time.
+    const record = firstTry ? () => this.events.record(lead.id, 'publish_deferred', this.clock.now(), detail) : undefined;
+    return { defer: this.gate.pauseEndsAt, error: description, stop: true, record };
   }
 
   private send(to: CardTarget, form: PublishForm, card: Card) {
@@ -248,8 +220,8 @@ export class CardPublisher {
     return this.telegram.send({ chatId, threadId, text: plain ? card.plain : card.html, html: !plain, keyboard: card.keyboard });
   }
 
-  /** Telegram has the card: remember it first, so that a failing write cannot make the next pass send it again. */
-  private async sent(card: Omit<UnrecordedCard, 'sentAt' | 'kind' | 'format' | 'detail'> & { form: PublishForm }): Promise<Step> {
+  /** Telegram has the card: its record (the runner keeps it until it is written, so the card is never sent twice). */
+  private sent(card: Omit<SentCard, 'sentAt' | 'kind' | 'format' | 'detail'> & { form: PublishForm }): Outcome {
     const { form, ...rest } = card;
     // The topic, when the card is in one, and why not, when it should have been.
     const where =
@@ -264,22 +236,19 @@ export class CardPublisher {
         plain: `HTML refused (${card.refused}); ${where}`,
         minimal: `card refused (${card.refused}); minimal card in ${where}`,
       }[form];
-    const entry: UnrecordedCard = {
+    const entry: SentCard = {
       ...rest,
       format: form === 'plain' ? 'plain' : 'html',
       kind: EVENT[form],
       detail,
       sentAt: this.clock.now(),
     };
-    this.unrecorded.set(entry.leadId, entry);
-    await this.record(entry);
-    return 'done';
+    return { done: card.adopted ? 'adopted' : 'sent', record: () => this.record(entry) };
   }
 
-  private async record(card: UnrecordedCard): Promise<void> {
+  private async record(card: SentCard): Promise<void> {
     const { leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, adopted } = card;
     await this.repo.markPublished({ leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, now: card.sentAt, adopted });
-    this.unrecorded.delete(leadId);
     this.lastCardAt = Math.max(this.lastCardAt ?? 0, card.sentAt);
     this.metrics.inc('outbox_published_total');
     this.metrics.observe('outbox_card_latency_seconds', (card.sentAt - card.acceptedAt) / 1000);
@@ -296,16 +265,17 @@ export class CardPublisher {
     await this.events.record(leadId, adopted ? 'fallback_adopted' : card.kind, this.clock.now(), card.detail);
   }
 
-  private async failed(lead: Lead, failure: TelegramFailure, next: Retry): Promise<Step> {
+  private failed(lead: Lead, failure: TelegramFailure, next: Retry): Outcome {
     const attempts = next.failures;
     const nextAt = this.clock.now() + next.delayMs;
-    await this.repo.markPublishFailed(lead.id, attempts, nextAt, failure.description);
-    const detail = `attempt ${attempts}: ${failure.description}; next attempt at ${new Date(nextAt).toISOString()}`;
-    await this.events.record(lead.id, 'publish_failed', this.clock.now(), detail);
-    this.metrics.inc('outbox_publish_failures_total');
-    const log = { lead_number: lead.id, request_id: lead.request_id, attempt: attempts, error: failure.description };
-    this.logger.warn({ msg: 'publish attempt failed', ...log });
-    if (next.alert) this.alerts.publishFailing(lead.id, attempts, failure.description);
-    return 'done';
+    const record = async () => {
+      const detail = `attempt ${attempts}: ${failure.description}; next attempt at ${new Date(nextAt).toISOString()}`;
+      await this.events.record(lead.id, 'publish_failed', this.clock.now(), detail);
+      this.metrics.inc('outbox_publish_failures_total');
+      const log = { lead_number: lead.id, request_id: lead.request_id, attempt: attempts, error: failure.description };
+      this.logger.warn({ msg: 'publish attempt failed', ...log });
+      if (next.alert) this.alerts.publishFailing(lead.id, attempts, failure.description);
+    };
+    return { failed: { attempts, nextAt, error: failure.description }, record };
   }
 }

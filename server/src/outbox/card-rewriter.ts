@@ -10,7 +10,8 @@ import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
 import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
-import { BATCH_SIZE } from './retry-schedule';
+import type { Outcome, OutboxHandler } from './outcome';
+import type { OutboxRow } from '../repositories/outbox.repository';
 import { type EditCall, type EditStep, type MinimalCard, nextStep } from './telegram-answer.policy';
 
 /**
@@ -29,11 +30,11 @@ export interface CardEdit {
 }
 
 /**
- * Rewrites published cards to show their lead as stored (docs/requirements.md §4.7): the cards marked by a status
- * change or an anonymisation, on the retry schedule; and the edit itself, shared with the repeat notifications.
+ * Rewrites published cards to show their lead as stored (docs/requirements.md §4.7): the handler of the outbox's
+ * `card_edit` rows (a status change, an anonymisation), and the edit itself, shared with the repeat notifications.
  */
 @Injectable()
-export class CardRewriter {
+export class CardRewriter implements OutboxHandler {
   private readonly logger = new Logger('Outbox');
 
   constructor(
@@ -71,45 +72,50 @@ export class CardRewriter {
     return this.telegram.edit(lead.chat_id!, lead.message_id!, html ? card.html : card.plain, html, card.keyboard);
   }
 
-  /** Up to 10 marked cards whose retry time has come; a flood pause ends the step. */
-  async rewriteDirty(): Promise<void> {
-    for (const { id } of await this.repo.dirtyCards(this.clock.now(), BATCH_SIZE)) {
-      if (this.gate.stopped || !this.gate.ready()) return;
-      if ((await this.rewrite(id)) === 'flood') return;
-    }
+  /** Whether the lead's card in Telegram shows the lead as stored. */
+  async shows(leadId: number): Promise<boolean> {
+    const lead = await this.repo.findLead(leadId);
+    return lead !== undefined && lead.published_at !== null && lead.card_dirty_at === null;
   }
 
-  /** The card of `leadId` as the lead is now; a failure leaves the card marked for the next attempt. */
-  async rewrite(leadId: number): Promise<CardRefresh | 'flood'> {
-    const lead = await this.repo.findLead(leadId);
-    if (!lead) return 'later';
-    if (lead.card_dirty_at === null) return lead.published_at !== null ? 'shown' : 'later';
-    if (lead.chat_id === null || lead.message_id === null) return 'later';
-    if (!this.gate.ready()) return 'flood';
+  /** The card of the row's lead as the lead is now; a failure waits for the row's next time. */
+  async handle(row: OutboxRow): Promise<Outcome> {
+    const lead = await this.repo.findLead(row.lead_id);
+    if (!lead || lead.card_dirty_at === null) return { done: 'shown' };
+    // Not in the group (a card gone, published anew): the new card shows the lead as it is.
+    if (lead.chat_id === null || lead.message_id === null || lead.published_at === null) return { done: 'card not published' };
     const card = this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
-    const { answer, next, minimal } = await this.editCard('rewrite', lead, card, lead.card_refresh_attempts);
+    const { answer, next, minimal } = await this.editCard('rewrite', lead, card, row.attempts);
     const description = answer.ok ? '' : answer.description;
+    const now = this.clock.now();
     switch (next.step) {
       case 'success': {
-        await this.repo.markCardRefreshed(lead.id, lead.card_dirty_at);
+        const dirtyAt = lead.card_dirty_at;
         const anonymised = lead.anonymised_at !== null ? ', anonymised' : '';
         const detail = `status ${lead.status}${anonymised}${minimal ? `; minimal card (${minimal})` : ''}`;
-        await this.events.record(lead.id, 'card_rewritten', this.clock.now(), detail);
-        return 'shown';
+        return {
+          done: 'sent',
+          record: async () => {
+            await this.repo.markCardRefreshed(lead.id, dirtyAt);
+            await this.events.record(lead.id, 'card_rewritten', this.clock.now(), detail);
+          },
+        };
       }
       case 'flood_pause':
-        return this.gate.flood(next.pauseMs, description);
+        await this.gate.flood(next.pauseMs, description);
+        return { defer: this.gate.pauseEndsAt, stop: true };
       case 'republish':
-        await this.repo.republish(lead.id, this.clock.now(), description);
-        return 'later';
+        return { done: 'card gone', record: () => this.repo.republish(lead.id, description) };
       case 'follow_migration':
         await this.chats.migrated(lead.chat_id, next.newChatId);
-        return 'later';
-      case 'retry':
-        await this.repo.markCardRefreshFailed(lead.id, next.failures, this.clock.now() + next.delayMs, description);
-        await this.events.record(lead.id, 'card_rewrite_failed', this.clock.now(), `attempt ${next.failures}: ${description}`);
-        this.logger.warn({ msg: 'card rewrite attempt failed', lead_number: lead.id, attempt: next.failures, error: description });
-        return 'later';
+        return { defer: now };
+      case 'retry': {
+        const record = async () => {
+          await this.events.record(lead.id, 'card_rewrite_failed', this.clock.now(), `attempt ${next.failures}: ${description}`);
+          this.logger.warn({ msg: 'card rewrite attempt failed', lead_number: lead.id, attempt: next.failures, error: description });
+        };
+        return { failed: { attempts: next.failures, nextAt: now + next.delayMs, error: description }, record };
+      }
     }
   }
 }

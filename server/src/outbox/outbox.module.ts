@@ -6,6 +6,7 @@ import { ClusterModule } from '../cluster/cluster.module';
 import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CardPublisher } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
 import { FallbackAnswerer } from './fallback-answerer';
@@ -16,11 +17,12 @@ import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 
 /**
- * docs/requirements.md §4. New leads are heard through the `lead.accepted` event, so this module does not import the
- * leads feature. ChatsModule is passed on: whoever uses the outbox's cards asks it which chat is the leads group.
+ * docs/requirements.md §4: one queue and one runner for every effect on the outside world — cards, their edits,
+ * repeat pings, fallback replies (here) and webhook deliveries (WebhooksModule's handler). Changes are heard through
+ * Nest events, so this module imports none of the features that cause them. ChatsModule is passed on: whoever uses the outbox's cards asks it which chat is the leads group.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, CardsModule, ChatsModule, ClusterModule, MetricsModule, TelegramModule],
+  imports: [RepositoriesModule, AlertsModule, CardsModule, ChatsModule, ClusterModule, MetricsModule, TelegramModule, WebhooksModule],
   providers: [OutboxService, OutboxScheduler, OutboxGate, OutboxAlerts, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer],
   exports: [OutboxService, ChatsModule],
 })

@@ -4,10 +4,17 @@ import { SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_ACCEPTED } from '../domain/lead-accepted.event';
+import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
+import { LEAD_STATUS_CHANGED } from '../domain/lead-status-changed.event';
 import { PassSchedule } from '../cluster/pass-schedule';
+import { WebhookRecorder } from '../webhooks/webhook-recorder';
 import { OutboxService } from './outbox.service';
 
-/** Thin: runs the outbox every PUBLISH_INTERVAL_SEC and right after each accepted lead. */
+/**
+ * Thin: the outbox's runner every PUBLISH_INTERVAL_SEC (also how a CLI `forget` or `webhooks replay` is noticed) and
+ * right after each change another feature announces. The events only wake the runner: what it sends comes from the
+ * outbox's rows.
+ */
 @Injectable()
 export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
@@ -16,6 +23,7 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
     private readonly outbox: OutboxService,
+    private readonly recorder: WebhookRecorder,
     private readonly passes: PassSchedule,
   ) {}
 
@@ -25,7 +33,20 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
     this.outbox.publishSoon();
   }
 
-  onApplicationBootstrap(): void {
+  @OnEvent(LEAD_STATUS_CHANGED)
+  statusChanged(): void {
+    this.outbox.publishSoon();
+  }
+
+  /** The server erased a lead and said why: `lead.anonymised` carries the reason. */
+  @OnEvent(LEAD_ANONYMISED)
+  leadAnonymised(event: LeadAnonymisedEvent): void {
+    if (this.config.webhooks.length > 0) this.recorder.noteAnonymised(event.leadNumber, event.reason);
+    this.outbox.publishSoon();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.config.webhooks.length > 0) await this.recorder.start();
     if (!this.scheduled) return;
     this.passes.every('outbox', this.config.publishIntervalSec * 1000, () => this.outbox.tick());
     this.outbox.publishSoon();

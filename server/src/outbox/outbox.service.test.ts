@@ -25,6 +25,9 @@ import { OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { FallbackAnswerer } from './fallback-answerer';
+import { OutboxRepository } from '../repositories/outbox.repository';
+import type { WebhookDeliverer } from '../webhooks/webhook-deliverer';
+import type { WebhookRecorder } from '../webhooks/webhook-recorder';
 
 const LEADS_CHAT = '-1001';
 const ADMIN_CHAT = '-1002';
@@ -100,7 +103,10 @@ function build() {
   const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate, ru);
   const answerer = new FallbackAnswerer(leads, gateway, events, clock, gate, ru);
   const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS);
-  const outbox = new OutboxService(publisher, rewriter, notifier, answerer, gate, clock, new WriteHealth(), leases);
+  const webhooks = null as unknown as WebhookDeliverer; // no endpoint configured: never called
+  const recorder = null as unknown as WebhookRecorder;
+  const repo = new OutboxRepository(db);
+  const outbox = new OutboxService(config, repo, gate, chats, publisher, rewriter, recorder, leases, clock, new WriteHealth(), metrics, notifier, answerer, webhooks);
   return { db, clock, telegram, leads, outbox };
 }
 
@@ -123,6 +129,17 @@ async function storeLead(db: LeadsDb, now: number): Promise<number> {
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
+}
+
+/** The lead's card row in the outbox: its failures, last error and next time. */
+async function cardRow(db: LeadsDb, leadId: number) {
+  return db
+    .selectFrom('outbox')
+    .select(['attempts', 'last_error', 'next_at', 'done_at'])
+    .where('kind', '=', 'card')
+    .where('lead_id', '=', leadId)
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow();
 }
 
 async function trace(db: LeadsDb, leadId: number): Promise<string[]> {
@@ -169,23 +186,25 @@ describe('outbox with a fake Telegram', () => {
       t.telegram.answers.push(BAD_GATEWAY);
       await t.outbox.tick();
       expect(t.telegram.cards()).toHaveLength(i + 1);
-      const lead = await t.leads.findLead(id);
-      expect(lead).toMatchObject({ published_at: null, publish_attempts: i + 1, last_error: '502: Bad Gateway' });
-      expect(lead!.next_attempt_at - t.clock.now()).toBe(delay);
+      expect(await t.leads.findLead(id)).toMatchObject({ published_at: null });
+      const row = await cardRow(t.db, id);
+      expect(row).toMatchObject({ attempts: i + 1, last_error: '502: Bad Gateway' });
+      expect(row.next_at - t.clock.now()).toBe(delay);
       t.clock.t += delay - 1;
       await t.outbox.tick();
       expect(t.telegram.cards()).toHaveLength(i + 1);
       t.clock.t += 1;
     }
     await t.outbox.tick();
-    expect(await t.leads.findLead(id)).toMatchObject({ publish_attempts: 6, published_at: t.clock.now(), last_error: null });
+    expect(await t.leads.findLead(id)).toMatchObject({ published_at: t.clock.now(), last_error: null });
+    expect(await cardRow(t.db, id)).toMatchObject({ attempts: 6, done_at: t.clock.now(), last_error: null });
   });
 
   it('the 5th failure raises the alert, at most once per 30 minutes', async () => {
-    await storeLead(t.db, t.clock.now());
+    const id = await storeLead(t.db, t.clock.now());
     const failOnce = async () => {
       t.telegram.answers.push(BAD_GATEWAY);
-      t.clock.t = (await t.leads.dueLeads(Number.MAX_SAFE_INTEGER, 1))[0].next_attempt_at;
+      t.clock.t = Math.max(t.clock.t, (await cardRow(t.db, id)).next_at);
       await t.outbox.tick();
       await settle();
     };
@@ -211,7 +230,7 @@ describe('outbox with a fake Telegram', () => {
     t.telegram.answers.push({ ok: false, kind: 'flood', retryAfterSec: 7, description: 'Too Many Requests: retry after 7' });
     await t.outbox.tick();
     expect(t.telegram.cards()).toHaveLength(1); // the second lead waits too
-    expect(await t.leads.findLead(id)).toMatchObject({ publish_attempts: 0, next_attempt_at: t.clock.now() + 7 * SEC });
+    expect(await cardRow(t.db, id)).toMatchObject({ attempts: 0, next_at: t.clock.now() + 7 * SEC });
     t.clock.t += 7 * SEC - 1;
     await t.outbox.tick();
     expect(t.telegram.cards()).toHaveLength(1);

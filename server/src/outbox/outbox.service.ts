@@ -1,53 +1,81 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { LeaseService } from '../cluster/lease.service';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { LeadsChatService } from '../chats/leads-chat.service';
+import { holderIsDead, LeaseService } from '../cluster/lease.service';
 import { PassRunner } from '../cluster/pass-runner';
 import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import type { OutboxKind } from '../database/schema';
 import { isStorageError, WriteHealth } from '../database/write-health';
+import { Metrics } from '../observability/metrics';
+import { type OutboxRow, OutboxRepository, TELEGRAM_TARGET } from '../repositories/outbox.repository';
+import { WebhookDeliverer } from '../webhooks/webhook-deliverer';
+import { WebhookRecorder } from '../webhooks/webhook-recorder';
+import { withoutUrls } from '../webhooks/webhook.sender';
 import { CardPublisher } from './card-publisher';
 import { type CardRefresh, CardRewriter } from './card-rewriter';
 import { FallbackAnswerer } from './fallback-answerer';
 import { OutboxGate } from './outbox-gate';
+import type { Outcome, OutboxHandler } from './outcome';
 import { RepeatNotifier } from './repeat-notifier';
 import { passBackoffMs } from './retry-schedule';
 
 export type { CardRefresh } from './card-rewriter';
 
+/** docs/requirements.md §4.1: a pass takes up to 10 rows of each Telegram kind, in this order. */
+const TELEGRAM_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply'] as const satisfies readonly OutboxKind[];
+const TELEGRAM_BATCH = 10;
+/** Webhook rows claimed at a time, claims per pass, and lanes (one per endpoint and lead) sending at once. */
+const WEBHOOK_BATCH = 20;
+const WEBHOOK_ROUNDS = 10;
+const WEBHOOK_LANES = 8;
+/** How long a claim lasts (wall clock); renewed before each attempt, so a slow lane never loses its rows. */
+const CLAIM_MS = 60_000;
+
 function errorText(err: unknown): string {
-  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+  return withoutUrls(err instanceof Error ? (err.stack ?? err.message) : String(err));
 }
 
 /**
- * The outbox's runner (docs/requirements.md §4.1, §12.7): passes that never overlap — sends recorded late first, then
- * due cards, marked cards, due repeats —, one more pass when asked during one, a pass when a flood pause ends, the
- * back-off after a failed pass, and the shutdown. What a pass does with each lead is the work's: CardPublisher,
- * CardRewriter, RepeatNotifier, FallbackAnswerer (the replies on late leads' fallback messages). Other
- * features call this class only.
+ * The one runner of the outbox (docs/architecture.md, "The outbox"): every effect on the outside world is a row, and
+ * a pass claims the due ones — any number of instances share them, with no leader —, sends each through its kind's
+ * handler, and records the outcome on the row. Lanes run at once: the Telegram rows one after another (the group
+ * sees cards in the order leads came), the webhook rows in a lane per endpoint and lead, so a receiver that hangs holds
+ * only its own rows. A flood pause stops the Telegram lane; an endpoint that does not answer stops its lanes for the
+ * pass. Passes never overlap, a pass asked for during one follows it, a failed pass backs off (cluster/pass-runner.ts).
  */
 @Injectable()
 export class OutboxService {
   private readonly logger = new Logger('Outbox');
-  /** No overlap, one more pass when asked during one, the back-off, the `outbox` lease, the stop (cluster/pass-runner.ts). */
   private readonly runner: PassRunner;
+  private readonly handlers: Record<OutboxKind, OutboxHandler>;
+  /** Outcomes of sends whose record failed: recorded first at every pass, never sent again. */
+  private readonly unrecorded = new Map<number, { row: OutboxRow; outcome: Outcome }>();
+  /** Rows this instance is attempting now: a button's rewrite and a pass never take the same row twice. */
+  private readonly inFlight = new Set<number>();
+  /** Webhook endpoints that did not answer in this pass: their rows wait for the next pass. */
+  private readonly down = new Set<string>();
 
   constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly repo: OutboxRepository,
+    private readonly gate: OutboxGate,
+    private readonly chats: LeadsChatService,
     private readonly publisher: CardPublisher,
     private readonly rewriter: CardRewriter,
-    private readonly notifier: RepeatNotifier,
-    private readonly answerer: FallbackAnswerer,
-    private readonly gate: OutboxGate,
+    private readonly recorder: WebhookRecorder,
+    private readonly leases: LeaseService,
     private readonly clock: Clock,
     private readonly writeHealth: WriteHealth,
-    leases: LeaseService,
+    private readonly metrics: Metrics,
+    notifier: RepeatNotifier,
+    answerer: FallbackAnswerer,
+    deliverer: WebhookDeliverer,
   ) {
+    this.handlers = { card: publisher, card_edit: rewriter, repeat_ping: notifier, fallback_reply: answerer, webhook: deliverer };
     this.runner = new PassRunner({
       clock,
-      // Without a bot a pass has nothing to do: it reads nothing and takes no lease.
-      enabled: () => gate.hasBot(),
-      // Sent but not recorded is this instance's own memory: recorded whoever holds the outbox.
-      beforeLease: () => this.recordUnrecorded(),
-      // Several instances on one database: one runs passes at a time, the others leave the work to it
-      // (and take it over within a minute when it dies).
-      lease: { name: 'outbox', leases },
+      enabled: () => this.config.webhooks.length > 0 || gate.hasBot(),
       pass: () => this.pass(),
       backoffMs: passBackoffMs,
       onSuccess: (failedPasses) => this.passSucceeded(failedPasses),
@@ -56,12 +84,12 @@ export class OutboxService {
     gate.onPauseEnd(() => this.publishSoon());
   }
 
-  /** One pass: due leads, then marked cards, then due repeats. A call while a pass runs returns that pass (no overlap). */
+  /** Passes until nothing more is due. A call while a pass runs returns that pass (no overlap). */
   tick(): Promise<void> {
     return this.runner.tick();
   }
 
-  /** After a commit: publish now rather than at the next interval; if a pass is running, one more follows it. */
+  /** After a commit: a pass now rather than at the next interval; if a pass is running, one more follows it. */
   publishSoon(): void {
     this.runner.soon();
   }
@@ -77,23 +105,24 @@ export class OutboxService {
     this.runner.stop();
   }
 
-  /**
-   * When the outbox last put a card in the group, full, plain or minimal (null: never). Readiness uses it to tell
-   * an outbox that makes progress around one poison lead from one that is stuck.
-   */
+  /** When the outbox last put a card in the group, full, plain or minimal (null: never): readiness tells progress by it. */
   lastCardPublishedAt(): Promise<number | null> {
     return this.publisher.lastCardPublishedAt();
   }
 
   /**
-   * Rewrites a published card to show its lead as it is now (status line, buttons, anonymisation). A failure
-   * leaves the card marked, and the outbox tries again on the retry schedule. Never throws: a database error here
-   * is the outbox's (readiness hears of it) and the card is rewritten later.
+   * A button press: the lead's card rewritten now, by its waiting edit row when its turn has come (else the runner
+   * does it on its schedule). Never throws: a database error here is the outbox's (readiness hears of it).
    */
   async refreshCard(leadId: number): Promise<CardRefresh> {
     try {
       await this.gate.syncFlood();
-      return (await this.rewriter.rewrite(leadId)) === 'shown' ? 'shown' : 'later';
+      if (!this.gate.ready()) return 'later';
+      const holder = this.leases.instanceId;
+      const rows = await this.repo.claim({ ...this.claimTimes(), holder, targets: [TELEGRAM_TARGET], limit: 1, leadId, kind: 'card_edit' });
+      const outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
+      if (outcome && !('done' in outcome)) return 'later';
+      return (await this.rewriter.shows(leadId)) ? 'shown' : 'later';
     } catch (err) {
       if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
       this.logger.error({ msg: 'card rewrite failed', lead_number: leadId, error: errorText(err) });
@@ -103,38 +132,139 @@ export class OutboxService {
 
   /** Shutdown: one last try to record what was sent; what still cannot be recorded is logged for ops. */
   async recordSentBeforeShutdown(): Promise<void> {
-    const cards = this.publisher.unrecordedCards();
-    const pings = this.notifier.unrecordedPings();
-    const answers = this.answerer.unrecordedAnswers();
-    if (cards.length === 0 && pings.length === 0 && answers.length === 0) return;
+    if (this.unrecorded.size === 0) return;
     try {
       await this.recordUnrecorded();
     } catch (err) {
       this.logger.error({
-        msg: 'sent messages not recorded at shutdown: the next start publishes these cards again',
-        cards: this.publisher.unrecordedCards().map((c) => ({ lead_number: c.leadId, chat_id: c.chatId, message_id: c.messageId })),
-        pings: this.notifier.unrecordedPings().map((p) => ({ lead_number: p.leadId, repeat_id: p.repeatId, message_id: p.messageId })),
-        fallback_replies: this.answerer.unrecordedAnswers().map((a) => ({ lead_number: a.leadId, detail: a.detail })),
+        msg: 'sent messages not recorded at shutdown: the next start sends these again',
+        rows: [...this.unrecorded.values()].map(({ row }) => ({ kind: row.kind, lead_number: row.lead_id, row: row.id })),
         error: errorText(err),
       });
     }
   }
 
-  /** One pass, under the lease: due leads, then marked cards, then due repeats, then the fallback replies. */
+  private claimTimes() {
+    const wallNow = Date.now();
+    return { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
+  }
+
+  /**
+   * One pass: what was sent and not recorded, the webhook events of new changes, then the Telegram lane — up to
+   * TELEGRAM_BATCH rows of each kind in turn, cards first (a ping whose card this pass published follows it) — beside
+   * the webhook lanes, up to WEBHOOK_ROUNDS claims of WEBHOOK_BATCH.
+   */
   private async pass(): Promise<void> {
-    await this.gate.syncFlood();
-    if (await this.publisher.publishDue()) {
-      await this.rewriter.rewriteDirty();
-      await this.notifier.notifyDue();
-      await this.answerer.answerDue();
+    await this.recordUnrecorded();
+    await this.freeClaimsOfDeadInstances();
+    const [telegram, webhooks] = await Promise.allSettled([this.telegramPass(), this.webhookPass()]);
+    for (const done of [telegram, webhooks]) if (done.status === 'rejected') throw done.reason;
+  }
+
+  private async telegramPass(): Promise<void> {
+    for (const kind of TELEGRAM_KINDS) {
+      if (this.gate.stopped || !(await this.telegramOpen())) return;
+      const rows = await this.claim([TELEGRAM_TARGET], TELEGRAM_BATCH, kind);
+      if (rows.length > 0 && !(await this.runLane(rows))) return;
     }
   }
 
-  /** Sent but not recorded: recorded before anything else, and never sent again (§12.7). */
+  private async webhookPass(): Promise<void> {
+    if (this.config.webhooks.length === 0) return;
+    await this.recorder.recordNew();
+    this.down.clear();
+    for (let round = 0; round < WEBHOOK_ROUNDS && !this.gate.stopped; round += 1) {
+      const targets = this.config.webhooks.map((e) => e.url).filter((url) => !this.down.has(url));
+      const rows = await this.claim(targets, WEBHOOK_BATCH, 'webhook');
+      const lanes = new Map<string, OutboxRow[]>();
+      for (const row of rows) lanes.set(`${row.target}\n${row.lead_id}`, [...(lanes.get(`${row.target}\n${row.lead_id}`) ?? []), row]);
+      const queue = [...lanes.values()];
+      const errors: unknown[] = [];
+      const worker = async () => {
+        for (let lane = queue.shift(); lane; lane = queue.shift()) await this.runLane(lane).catch((err) => errors.push(err));
+      };
+      await Promise.all(Array.from({ length: Math.min(WEBHOOK_LANES, queue.length) }, worker));
+      if (errors.length > 0) throw errors[0];
+      if (rows.length < WEBHOOK_BATCH) return;
+    }
+  }
+
+  private claim(targets: string[], limit: number, kind: OutboxKind): Promise<OutboxRow[]> {
+    return this.repo.claim({ ...this.claimTimes(), holder: this.leases.instanceId, targets, limit, kind });
+  }
+
+  /** A lane's rows one after another; what a stop leaves unattempted is given back (false: the lane stopped). */
+  private async runLane(rows: OutboxRow[]): Promise<boolean> {
+    const holder = this.leases.instanceId;
+    for (let i = 0; i < rows.length; i += 1) {
+      const row = rows[i];
+      const telegram = row.target === TELEGRAM_TARGET;
+      const halted = this.gate.stopped || (telegram ? !this.gate.ready() : this.down.has(row.target));
+      if (halted || !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS))) {
+        if (!halted) continue;
+        await this.repo.release(rows.slice(i).map((r) => r.id), holder);
+        return false;
+      }
+      const outcome = await this.attempt(row);
+      if (outcome?.stop) {
+        if (!telegram) this.down.add(row.target);
+        await this.repo.release(rows.slice(i + 1).map((r) => r.id), holder);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** One attempt at a row and its record; null when this instance is attempting it already. */
+  private async attempt(row: OutboxRow): Promise<Outcome | null> {
+    if (this.inFlight.has(row.id)) return null;
+    this.inFlight.add(row.id);
+    try {
+      const outcome = await this.handlers[row.kind].handle(row);
+      await this.apply(row, outcome);
+      return outcome;
+    } finally {
+      this.inFlight.delete(row.id);
+    }
+  }
+
+  /** Records an outcome on its row (and what it changed); kept in memory when the write fails after a send. */
+  private async apply(row: OutboxRow, outcome: Outcome): Promise<void> {
+    this.unrecorded.set(row.id, { row, outcome });
+    await this.record(row, outcome);
+  }
+
+  private async record(row: OutboxRow, outcome: Outcome): Promise<void> {
+    const now = this.clock.now();
+    await outcome.record?.();
+    if ('done' in outcome) await this.repo.finish(row.id, outcome.done, now, outcome.attempts ?? row.attempts);
+    else if ('failed' in outcome) {
+      await this.repo.failed(row.id, outcome.failed);
+      this.metrics.inc('outbox_attempt_failures_total', { kind: row.kind });
+    } else if ('defer' in outcome) await this.repo.defer(row.id, outcome.defer, outcome.error);
+    else await this.repo.requeue(row, now);
+    this.unrecorded.delete(row.id);
+  }
+
   private async recordUnrecorded(): Promise<void> {
-    await this.publisher.recordUnrecorded();
-    await this.notifier.recordUnrecorded();
-    await this.answerer.recordUnrecorded();
+    for (const { row, outcome } of [...this.unrecorded.values()]) await this.record(row, outcome);
+  }
+
+  /** Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim. */
+  private async freeClaimsOfDeadInstances(): Promise<void> {
+    for (const holder of await this.repo.holders(this.leases.instanceId)) {
+      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.releaseHolder(holder);
+    }
+  }
+
+  /** Telegram rows go out: a bot, no flood pause (shared by every instance), a leads chat. */
+  private async telegramOpen(): Promise<boolean> {
+    if (!this.gate.hasBot()) return false;
+    await this.gate.syncFlood();
+    if (!this.gate.ready()) return false;
+    if (await this.chats.leadsChatId()) return true;
+    this.gate.pausedOnce('publishing paused: LEADS_CHAT_ID is not set (leads are stored)');
+    return false;
   }
 
   private passSucceeded(failedPasses: number): void {
@@ -142,16 +272,14 @@ export class OutboxService {
     this.writeHealth.recordSuccess('outbox');
   }
 
-  /** A database error or a bug: nothing is marked done, and the next pass waits 5 s, 15 s, then 60 s at most. */
+  /** A database error or a bug: what failed stays due, and the next pass waits 5 s, 15 s, then 60 s at most. */
   private passFailed(err: unknown, failedPasses: number, backoff: number): void {
     if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
     this.logger.error({
       msg: 'outbox pass failed',
       failed_passes: failedPasses,
       next_pass_in_sec: backoff / 1000,
-      unrecorded_cards: this.publisher.unrecordedCards().length,
-      unrecorded_pings: this.notifier.unrecordedPings().length,
-      unrecorded_fallback_replies: this.answerer.unrecordedAnswers().length,
+      unrecorded_sends: this.unrecorded.size,
       error: errorText(err),
     });
   }

@@ -6,31 +6,21 @@ import type { Lead } from '../domain/lead';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
-import type { Step } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
 import { OutboxGate } from './outbox-gate';
-import { BATCH_SIZE } from './retry-schedule';
+import type { Outcome, OutboxHandler } from './outcome';
+import type { OutboxRow } from '../repositories/outbox.repository';
 import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
-/** A repeat ping Telegram accepted whose "handled" mark is not in the database yet. */
-export interface UnrecordedPing {
-  repeatId: number;
-  leadId: number;
-  requestId: string;
-  messageId: number;
-  detail: string;
-}
-
 /**
  * Tells the group about repeats (docs/requirements.md §4.6): the card is edited to show the repeat block, then a short
- * reply without personal data. A sent reply is remembered until it is recorded (§12.7).
+ * reply without personal data. The handler of the outbox's `repeat_ping` rows.
  */
 @Injectable()
-export class RepeatNotifier {
+export class RepeatNotifier implements OutboxHandler {
   private readonly logger = new Logger('Outbox');
-  private readonly unrecorded = new Map<number, UnrecordedPing>();
 
   constructor(
     private readonly repo: LeadsRepository,
@@ -44,40 +34,27 @@ export class RepeatNotifier {
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
-  /** Pings sent but not recorded yet, for the runner's logs. */
-  unrecordedPings(): UnrecordedPing[] {
-    return [...this.unrecorded.values()];
-  }
-
-  async recordUnrecorded(): Promise<void> {
-    for (const ping of [...this.unrecorded.values()]) await this.record(ping);
-  }
-
-  /** Up to 10 due repeats; a flood pause ends the step. */
-  async notifyDue(): Promise<void> {
-    const due = await this.repo.dueRepeats(this.clock.now(), BATCH_SIZE);
-    for (const repeat of due) {
-      if (this.gate.stopped || !this.gate.ready()) return;
-      if (repeat.status === 'spam' || repeat.anonymised_at !== null) {
-        // "A repeat of a lead that is spam or anonymised is only marked as handled."
+  async handle(row: OutboxRow): Promise<Outcome> {
+    const repeat = await this.repo.findRepeat(row.repeat_id!);
+    // In the card already (it came before the card went out), or erased with its lead.
+    if (!repeat || repeat.notified_at !== null) return { done: repeat?.notify_outcome ?? 'handled' };
+    const lead = await this.repo.findLead(repeat.lead_id);
+    if (!lead) return { done: 'no lead' };
+    if (lead.status === 'spam' || lead.anonymised_at !== null) {
+      // "A repeat of a lead that is spam or anonymised is only marked as handled."
+      const why = lead.status === 'spam' ? 'lead is spam' : 'lead is anonymised';
+      const record = async () => {
         await this.repo.markRepeatHandled(repeat.id, 'skipped', this.clock.now());
-        const why = repeat.status === 'spam' ? 'lead is spam' : 'lead is anonymised';
         await this.events.record(repeat.lead_id, 'repeat_skipped', this.clock.now(), why, repeat.id);
-        continue;
-      }
-      const lead = await this.repo.findLead(repeat.lead_id);
-      if (!lead || lead.chat_id === null || lead.message_id === null) continue;
-      const step = await this.notify(repeat.id, repeat.notify_attempts, lead);
-      if (step === 'flood') return;
+      };
+      return { done: 'skipped', record };
     }
+    // No card in the group now (gone, published anew): the new card shows every repeat, with no ping.
+    if (lead.chat_id === null || lead.message_id === null || lead.published_at === null) return { done: 'in the next card' };
+    return this.notify(repeat.id, row.attempts, lead);
   }
 
-  private async notify(repeatId: number, attempts: number, lead: Lead): Promise<Step> {
-    const unrecorded = this.unrecorded.get(repeatId);
-    if (unrecorded) {
-      await this.record(unrecorded);
-      return 'done';
-    }
+  private async notify(repeatId: number, attempts: number, lead: Lead): Promise<Outcome> {
     const card = this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
     const { answer: edited, next, minimal } = await this.rewriter.editCard('ping', lead, card, attempts);
     const description = edited.ok ? '' : edited.description;
@@ -85,15 +62,18 @@ export class RepeatNotifier {
       case 'success': // "message is not modified" too: the card already shows this repeat
         break;
       case 'flood_pause':
-        return this.gate.flood(next.pauseMs, description);
-      case 'republish':
-        await this.repo.republish(lead.id, this.clock.now(), description);
-        await this.events.record(lead.id, 'card_gone', this.clock.now(), `${description}; a new card will be published`);
-        this.logger.warn({ msg: 'card message is gone; a new card will be published', lead_number: lead.id, error: description });
-        return 'done';
+        return this.flood(next.pauseMs, description);
+      case 'republish': {
+        const record = async () => {
+          await this.repo.republish(lead.id, description);
+          await this.events.record(lead.id, 'card_gone', this.clock.now(), `${description}; a new card will be published`);
+          this.logger.warn({ msg: 'card message is gone; a new card will be published', lead_number: lead.id, error: description });
+        };
+        return { done: 'card gone', record };
+      }
       case 'follow_migration':
         await this.chats.migrated(lead.chat_id!, next.newChatId);
-        return 'done';
+        return { defer: this.clock.now() };
       case 'retry':
         return this.failed(repeatId, lead.id, description, next);
     }
@@ -121,36 +101,39 @@ export class RepeatNotifier {
       }
     }
     const detail = `card edited${minimal ? ` (minimal card: ${minimal})` : ''}, ping message ${ping.value.message_id}${topic}`;
-    const entry: UnrecordedPing = { repeatId, leadId: lead.id, requestId: lead.request_id, messageId: ping.value.message_id, detail };
-    this.unrecorded.set(repeatId, entry);
-    await this.record(entry);
-    return 'done';
+    const record = async () => {
+      await this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
+      this.logger.log({ msg: 'repeat notified', lead_number: lead.id, request_id: lead.request_id });
+      await this.events.record(lead.id, 'repeat_notified', this.clock.now(), detail, repeatId);
+    };
+    return { done: 'sent', record };
   }
 
-  private async record(ping: UnrecordedPing): Promise<void> {
-    await this.repo.markRepeatHandled(ping.repeatId, 'pinged', this.clock.now());
-    this.unrecorded.delete(ping.repeatId);
-    this.logger.log({ msg: 'repeat notified', lead_number: ping.leadId, request_id: ping.requestId });
-    await this.events.record(ping.leadId, 'repeat_notified', this.clock.now(), ping.detail, ping.repeatId);
+  private async flood(pauseMs: number, error: string): Promise<Outcome> {
+    await this.gate.flood(pauseMs, error);
+    return { defer: this.gate.pauseEndsAt, stop: true };
   }
 
-  private pingFailed(repeatId: number, leadId: number, error: string, step: FloodPause | Retry): Promise<Step> {
-    if (step.step === 'flood_pause') return this.gate.flood(step.pauseMs, error);
+  private pingFailed(repeatId: number, leadId: number, error: string, step: FloodPause | Retry): Promise<Outcome> | Outcome {
+    if (step.step === 'flood_pause') return this.flood(step.pauseMs, error);
     return this.failed(repeatId, leadId, error, step);
   }
 
   /** §4.2: the repeat's schedule; after its 5th failure the notification is given up, and the trace says so. */
-  private async failed(repeatId: number, leadId: number, error: string, next: Retry): Promise<Step> {
+  private failed(repeatId: number, leadId: number, error: string, next: Retry): Outcome {
     const { failures } = next;
     if (next.giveUp) {
-      await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), error);
-      await this.events.record(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${error}`, repeatId);
-      this.logger.warn({ msg: 'repeat notification given up', lead_number: leadId, failures, error });
-      return 'done';
+      const record = async () => {
+        await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), error);
+        await this.events.record(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${error}`, repeatId);
+        this.logger.warn({ msg: 'repeat notification given up', lead_number: leadId, failures, error });
+      };
+      return { done: 'gave_up', attempts: failures, record };
     }
-    await this.repo.markRepeatFailed(repeatId, failures, this.clock.now() + next.delayMs, error);
-    await this.events.record(leadId, 'repeat_notify_failed', this.clock.now(), `attempt ${failures}: ${error}`, repeatId);
-    this.logger.warn({ msg: 'repeat notification attempt failed', lead_number: leadId, attempt: failures, error });
-    return 'done';
+    const record = async () => {
+      await this.events.record(leadId, 'repeat_notify_failed', this.clock.now(), `attempt ${failures}: ${error}`, repeatId);
+      this.logger.warn({ msg: 'repeat notification attempt failed', lead_number: leadId, attempt: failures, error });
+    };
+    return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };
   }
 }

@@ -131,6 +131,8 @@ export interface FallbackToAnswer {
   chatId: string;
   messageId: number;
   attempts: number;
+  /** Its lead's card is in the group (the reply names its number). */
+  published: boolean;
 }
 
 /** What became of a fallback message's reply: sent, or given up for good. */
@@ -145,18 +147,6 @@ export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 're
 @Injectable()
 export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
-
-  /** Leads without a card whose retry time has come, oldest lead first (cards appear in the order leads came). */
-  dueLeads(now: number, limit: number): Promise<Lead[]> {
-    return this.db
-      .selectFrom('leads')
-      .selectAll()
-      .where('published_at', 'is', null)
-      .where('next_attempt_at', '<=', now)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-  }
 
   /** Every repeat of a lead, newest first. */
   repeatsOf(leadId: number): Promise<LeadRepeat[]> {
@@ -188,9 +178,10 @@ export class LeadsRepository {
     adopted?: boolean;
   }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      // One update: the outbox's triggers see the card published and, when a newer change marked it, rewritten.
       await trx
         .updateTable('leads')
-        .set({
+        .set((eb) => ({
           published_at: p.now,
           chat_id: p.chatId,
           message_id: p.messageId,
@@ -198,17 +189,12 @@ export class LeadsRepository {
           card_format: p.format,
           last_error: null,
           ...(p.adopted ? { fallback_state: 'adopted' as const } : {}),
-        })
+          ...(p.dirtyAt !== null
+            ? { card_dirty_at: eb.case().when('card_dirty_at', '=', p.dirtyAt).then(null).else(eb.ref('card_dirty_at')).end() }
+            : {}),
+        }))
         .where('id', '=', p.leadId)
         .execute();
-      if (p.dirtyAt !== null) {
-        await trx
-          .updateTable('leads')
-          .set({ card_dirty_at: null })
-          .where('id', '=', p.leadId)
-          .where('card_dirty_at', '=', p.dirtyAt)
-          .execute();
-      }
       if (p.repeatIds.length > 0) {
         await trx
           .updateTable('lead_repeats')
@@ -220,24 +206,11 @@ export class LeadsRepository {
     });
   }
 
-  async markPublishFailed(leadId: number, attempts: number, nextAttemptAt: number, error: string): Promise<void> {
+  /** The card message is gone: a new card (with every repeat in it); the outbox's trigger queues it. */
+  async republish(leadId: number, error: string): Promise<void> {
     await this.db
       .updateTable('leads')
-      .set({ publish_attempts: attempts, next_attempt_at: nextAttemptAt, last_error: error })
-      .where('id', '=', leadId)
-      .execute();
-  }
-
-  /** Flood control: not the lead's failure, only a later time. */
-  async deferLead(leadId: number, nextAttemptAt: number, error: string): Promise<void> {
-    await this.db.updateTable('leads').set({ next_attempt_at: nextAttemptAt, last_error: error }).where('id', '=', leadId).execute();
-  }
-
-  /** The card message is gone: publish a new card (with every repeat in it) at the next tick. */
-  async republish(leadId: number, now: number, error: string): Promise<void> {
-    await this.db
-      .updateTable('leads')
-      .set({ published_at: null, message_id: null, next_attempt_at: now, last_error: error })
+      .set({ published_at: null, message_id: null, last_error: error })
       .where('id', '=', leadId)
       .execute();
   }
@@ -257,86 +230,58 @@ export class LeadsRepository {
    * The fallback message cannot be the card: the card goes out anew and the message waits for its reply (`answer`),
    * or, when it is no fallback message at all (another lead's card), it is left alone (`refused`).
    */
-  async fallbackNotAdopted(leadId: number, now: number, next: Extract<FallbackState, 'answer' | 'refused'> = 'answer'): Promise<void> {
+  async fallbackNotAdopted(leadId: number, next: Extract<FallbackState, 'answer' | 'refused'> = 'answer'): Promise<void> {
     await this.db
       .updateTable('leads')
-      .set({ fallback_state: next, fallback_attempts: 0, fallback_next_at: next === 'answer' ? now : null })
+      .set({ fallback_state: next })
       .where('id', '=', leadId)
       .where('fallback_state', '=', 'pending')
       .execute();
   }
 
-  /**
-   * Fallback messages whose reply is due, leads before repeats, each once its lead's card is in the group (the reply
-   * names its number).
-   */
-  async dueFallbackAnswers(now: number, limit: number): Promise<FallbackToAnswer[]> {
-    const leads = await this.db
+  /** The fallback message of a lead (`repeatId` null) or of a repeat, if it waits for its reply. */
+  async fallbackToAnswer(leadId: number, repeatId: number | null, attempts: number): Promise<FallbackToAnswer | undefined> {
+    const lead = await this.db
       .selectFrom('leads')
-      .select(['id', 'request_id', 'fallback_chat_id', 'fallback_message_id', 'fallback_attempts'])
-      .where('fallback_state', '=', 'answer')
-      .where('fallback_next_at', '<=', now)
-      .where('published_at', 'is not', null)
-      .orderBy('fallback_next_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    const repeats = await this.db
-      .selectFrom('lead_repeats as r')
-      .innerJoin('leads as l', 'l.id', 'r.lead_id')
-      .select(['r.id', 'r.lead_id', 'r.request_id', 'r.fallback_chat_id', 'r.fallback_message_id', 'r.fallback_attempts'])
-      .where('r.fallback_state', '=', 'answer')
-      .where('r.fallback_next_at', '<=', now)
-      .where('l.published_at', 'is not', null)
-      .orderBy('r.fallback_next_at')
-      .orderBy('r.id')
-      .limit(limit)
-      .execute();
-    const row = (of: FallbackToAnswer['of'], r: (typeof leads)[number], leadId: number): FallbackToAnswer => ({
-      of,
-      id: r.id,
+      .select(['id', 'request_id', 'fallback_state', 'fallback_chat_id', 'fallback_message_id', 'published_at'])
+      .where('id', '=', leadId)
+      .executeTakeFirst();
+    if (!lead) return undefined;
+    const own =
+      repeatId === null
+        ? lead
+        : await this.db
+            .selectFrom('lead_repeats')
+            .select(['id', 'request_id', 'fallback_state', 'fallback_chat_id', 'fallback_message_id'])
+            .where('id', '=', repeatId)
+            .executeTakeFirst();
+    if (!own || own.fallback_state !== 'answer') return undefined;
+    return {
+      of: repeatId === null ? 'lead' : 'repeat',
+      id: own.id,
       leadId,
-      requestId: r.request_id,
-      chatId: r.fallback_chat_id!,
-      messageId: r.fallback_message_id!,
-      attempts: r.fallback_attempts,
-    });
-    return [...leads.map((r) => row('lead', r, r.id)), ...repeats.map((r) => row('repeat', r, r.lead_id))].slice(0, limit);
+      requestId: own.request_id,
+      chatId: own.fallback_chat_id!,
+      messageId: own.fallback_message_id!,
+      attempts,
+      published: lead.published_at !== null,
+    };
   }
 
   async markFallbackAnswered(of: FallbackToAnswer['of'], id: number, end: FallbackAnswerEnd): Promise<void> {
     await this.db
       .updateTable(of === 'lead' ? 'leads' : 'lead_repeats')
-      .set({ fallback_state: end, fallback_next_at: null })
+      .set({ fallback_state: end })
       .where('id', '=', id)
-      .execute();
-  }
-
-  async markFallbackAnswerFailed(of: FallbackToAnswer['of'], id: number, attempts: number, nextAt: number): Promise<void> {
-    await this.db
-      .updateTable(of === 'lead' ? 'leads' : 'lead_repeats')
-      .set({ fallback_attempts: attempts, fallback_next_at: nextAt })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /** Repeats waiting for a notification whose lead has a card (or will never need one: spam, anonymised). */
-  dueRepeats(now: number, limit: number) {
-    return this.db
-      .selectFrom('lead_repeats as r')
-      .innerJoin('leads as l', 'l.id', 'r.lead_id')
-      .select(['r.id', 'r.lead_id', 'r.notify_attempts', 'l.status', 'l.anonymised_at', 'l.published_at'])
-      .where('r.notified_at', 'is', null)
-      .where('r.next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('l.published_at', 'is not', null), eb('l.status', '=', 'spam'), eb('l.anonymised_at', 'is not', null)]))
-      .orderBy('r.next_attempt_at')
-      .orderBy('r.id')
-      .limit(limit)
       .execute();
   }
 
   async findLead(id: number): Promise<Lead | undefined> {
     return this.db.selectFrom('leads').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async findRepeat(id: number): Promise<LeadRepeat | undefined> {
+    return this.db.selectFrom('lead_repeats').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   async markRepeatHandled(id: number, outcome: RepeatOutcome, now: number, error: string | null = null): Promise<void> {
@@ -347,42 +292,13 @@ export class LeadsRepository {
       .execute();
   }
 
-  async markRepeatFailed(id: number, attempts: number, nextAttemptAt: number, error: string): Promise<void> {
-    await this.db
-      .updateTable('lead_repeats')
-      .set({ notify_attempts: attempts, next_attempt_at: nextAttemptAt, last_error: error })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /** Published cards that must be rewritten (a status change, an anonymisation) and whose retry time has come. */
-  dirtyCards(now: number, limit: number): Promise<{ id: number }[]> {
-    return this.db
-      .selectFrom('leads')
-      .select('id')
-      .where('card_dirty_at', 'is not', null)
-      .where('published_at', 'is not', null)
-      .where('card_refresh_next_at', '<=', now)
-      .orderBy('card_refresh_next_at')
-      .limit(limit)
-      .execute();
-  }
-
   /** The card shows the change seen at `dirtyAt`; a newer change keeps it dirty. */
   async markCardRefreshed(leadId: number, dirtyAt: number): Promise<void> {
     await this.db
       .updateTable('leads')
-      .set({ card_dirty_at: null, card_refresh_attempts: 0, card_refresh_next_at: null })
+      .set({ card_dirty_at: null })
       .where('id', '=', leadId)
       .where('card_dirty_at', '=', dirtyAt)
-      .execute();
-  }
-
-  async markCardRefreshFailed(leadId: number, attempts: number, nextAt: number, error: string): Promise<void> {
-    await this.db
-      .updateTable('leads')
-      .set({ card_refresh_attempts: attempts, card_refresh_next_at: nextAt, last_error: error })
-      .where('id', '=', leadId)
       .execute();
   }
 
@@ -391,16 +307,24 @@ export class LeadsRepository {
     await this.db.updateTable('leads').set({ chat_id: to }).where('chat_id', '=', from).execute();
   }
 
-  /** Leads with no card yet, oldest first, with their last error and next attempt (feeds /stickers_new). */
-  listUnpublished(limit: number): Promise<UnpublishedLead[]> {
-    return this.db
-      .selectFrom('leads')
-      .select(['id', 'created_at', 'publish_attempts', 'last_error', 'next_attempt_at'])
-      .where('published_at', 'is', null)
-      .orderBy('created_at')
-      .orderBy('id')
+  /** Leads with no card yet, oldest first, with their card row's attempts, last error and next time (/stickers_new). */
+  async listUnpublished(limit: number): Promise<UnpublishedLead[]> {
+    const rows = await this.db
+      .selectFrom('leads as l')
+      .leftJoin('outbox as o', (join) => join.onRef('o.lead_id', '=', 'l.id').on('o.kind', '=', 'card').on('o.done_at', 'is', null))
+      .select(['l.id', 'l.created_at', 'o.attempts', 'o.last_error', 'o.next_at'])
+      .where('l.published_at', 'is', null)
+      .orderBy('l.created_at')
+      .orderBy('l.id')
       .limit(limit)
       .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      created_at: r.created_at,
+      publish_attempts: r.attempts ?? 0,
+      last_error: r.last_error ?? null,
+      next_attempt_at: r.next_at ?? r.created_at,
+    }));
   }
 
   /**
@@ -447,8 +371,6 @@ export class LeadsRepository {
         status_changed_by: c.userName,
         status_changed_at: c.at,
         card_dirty_at: c.at,
-        card_refresh_attempts: 0,
-        card_refresh_next_at: c.at,
       })
       .where('id', '=', c.leadId)
       .where('status', '=', c.from)
@@ -509,8 +431,6 @@ export class LeadsRepository {
           ...erasedLeadColumns(),
           anonymised_at: now,
           card_dirty_at: now,
-          card_refresh_attempts: 0,
-          card_refresh_next_at: now,
         })
         .where('id', '=', leadId)
         .execute();

@@ -15,8 +15,9 @@ import { submitRunnerProvider } from './submit-runner.provider';
 import { SubmitRunner } from './submit-runner';
 import { TelegramUpdatesRepository } from './telegram-updates.repository';
 import { TraceRepository } from './trace.repository';
+import { OutboxRepository } from './outbox.repository';
 import { Transactor } from './transactor';
-import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
+import { WebhookEventsRepository } from './webhook-events.repository';
 
 const REPOSITORIES = [
   AlertThrottlesRepository,
@@ -28,13 +29,14 @@ const REPOSITORIES = [
   LeadStatusChangesRepository,
   LeadsRepository,
   LeasesRepository,
+  OutboxRepository,
   RateEventsRepository,
   ReportsRepository,
   SettingsRepository,
   TelegramUpdatesRepository,
   TraceRepository,
   Transactor,
-  WebhookDeliveriesRepository,
+  WebhookEventsRepository,
 ];
 
 /**

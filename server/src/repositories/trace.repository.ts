@@ -37,4 +37,15 @@ export class TraceRepository {
   events(leadId: number) {
     return this.db.selectFrom('lead_events').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
   }
+
+  /** The lead's outbox rows, oldest first: its card's, its edits', its repeats' pings and its fallback replies' attempts. */
+  outbox(leadId: number) {
+    return this.db
+      .selectFrom('outbox')
+      .select(['kind', 'repeat_id', 'attempts', 'next_at', 'done_at', 'last_error'])
+      .where('lead_id', '=', leadId)
+      .where('kind', '!=', 'webhook')
+      .orderBy('id')
+      .execute();
+  }
 }

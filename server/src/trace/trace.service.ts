@@ -121,6 +121,12 @@ export class TraceService {
     const requestOf = new Map(repeats.map((r) => [r.id, r.request_id]));
     const history = await this.trace.statusChanges(lead.id);
     const events = await this.trace.events(lead.id);
+    const rows = await this.trace.outbox(lead.id);
+    // Failures per kind (and repeat) over the lead's outbox rows; the waiting card row's next time and last error.
+    const failures = (kind: string, repeatId: number | null) =>
+      rows.filter((o) => o.kind === kind && o.repeat_id === repeatId).reduce((n, o) => n + o.attempts, 0);
+    const waitingCard = rows.find((o) => o.kind === 'card' && o.done_at === null);
+    const waitingPing = (repeatId: number) => rows.find((o) => o.kind === 'repeat_ping' && o.repeat_id === repeatId && o.done_at === null);
     return {
       found: true,
       key: rawKey,
@@ -135,14 +141,14 @@ export class TraceService {
         message_id: lead.message_id,
         ...(lead.card_thread_id !== null ? { thread_id: lead.card_thread_id } : {}),
         card_format: lead.card_format,
-        publish_attempts: lead.publish_attempts,
-        last_error: lead.last_error,
-        next_attempt_at: lead.published_at === null ? lead.next_attempt_at : null,
+        publish_attempts: failures('card', null),
+        last_error: (lead.published_at === null ? waitingCard?.last_error : null) ?? lead.last_error,
+        next_attempt_at: lead.published_at === null ? (waitingCard?.next_at ?? null) : null,
         reminded_at: lead.reminded_at,
         anonymised_at: lead.anonymised_at,
         received_at: lead.received_at,
         late: lateOf(lead),
-        fallback: fallbackOf(lead),
+        fallback: fallbackOf(lead, failures('fallback_reply', null)),
         ...sourceOf(lead),
         ...consentOf(lead),
       },
@@ -152,10 +158,10 @@ export class TraceService {
         changed_fields: Object.keys(JSON.parse(r.changes) as object),
         notified_at: r.notified_at,
         notify_outcome: r.notify_outcome,
-        notify_attempts: r.notify_attempts,
-        last_error: r.last_error,
+        notify_attempts: failures('repeat_ping', r.id),
+        last_error: r.last_error ?? waitingPing(r.id)?.last_error ?? null,
         late: lateOf(r),
-        fallback: fallbackOf(r),
+        fallback: fallbackOf(r, failures('fallback_reply', r.id)),
         ...sourceOf(r),
         ...consentOf(r),
       })),
@@ -171,9 +177,7 @@ export class TraceService {
 }
 
 type LateRow = Pick<LateColumns, 'late_route' | 'late_reason' | 'received_at'> & { created_at: number };
-type FallbackRow = Pick<LateColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at' | 'fallback_state'> & {
-  fallback_attempts: number;
-};
+type FallbackRow = Pick<LateColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at' | 'fallback_state'>;
 
 // `?? null` and `== null`: the CLI may read a database the new columns have not reached yet (the server not restarted).
 function lateOf(row: LateRow): LateTrace | null {
@@ -182,7 +186,7 @@ function lateOf(row: LateRow): LateTrace | null {
   return { route, reason: row.late_reason ?? null, submitted_at: row.created_at, received_at: row.received_at ?? null };
 }
 
-function fallbackOf(row: FallbackRow): FallbackTrace | null {
+function fallbackOf(row: FallbackRow, replyAttempts: number): FallbackTrace | null {
   const chatId = row.fallback_chat_id ?? null;
   const messageId = row.fallback_message_id ?? null;
   if (chatId === null || messageId === null) return null;
@@ -191,7 +195,7 @@ function fallbackOf(row: FallbackRow): FallbackTrace | null {
     message_id: messageId,
     sent_at: row.fallback_sent_at,
     state: row.fallback_state,
-    reply_attempts: row.fallback_attempts,
+    reply_attempts: replyAttempts,
   };
 }
 

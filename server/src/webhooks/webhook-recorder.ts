@@ -4,8 +4,10 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { WebhookEventType } from '../database/schema';
+import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
-import { type AnonymisedRow, type NewWebhookEvent, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository';
+import { endpointOrigin } from './webhook-alerts';
+import { type AnonymisedRow, type NewWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 
 /** Why a lead was anonymised, as `lead.anonymised` says it (null: the server could not tell). */
 export type AnonymisedReason = 'number' | 'contact' | 'retention';
@@ -30,7 +32,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Turns stored changes into webhook events. The change itself is the durable record, committed in the same
  * transaction as the change because it is the change: a lead row, a repeat row, a status history row, an `anonymised`
- * lead event — also one the CLI's `forget` wrote. Each pass records an event (and a delivery per endpoint) for every
+ * lead event — also one the CLI's `forget` wrote. Each outbox pass records an event (and a delivery row per endpoint) for every
  * such row above the type's starting id that has none yet, in one commit; the unique (type, source row) of
  * `webhook_events` makes that idempotent, whoever runs it and however often. Nest events only make it run sooner.
  */
@@ -42,14 +44,23 @@ export class WebhookRecorder {
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly repo: WebhookDeliveriesRepository,
+    private readonly repo: WebhookEventsRepository,
+    private readonly outbox: OutboxRepository,
     private readonly transactor: Transactor,
     private readonly clock: Clock,
   ) {}
 
-  /** Where announcements start, for the types that have no start yet: the rows stored from now on. */
-  start(): Promise<void> {
-    return this.repo.startSources(this.clock.now());
+  /**
+   * At start: where announcements start, for the types that have no start yet (the rows stored from now on), and a
+   * warning for deliveries that wait for an endpoint no longer configured.
+   */
+  async start(): Promise<void> {
+    await this.repo.startSources(this.clock.now());
+    const endpoints = this.config.webhooks.map((e) => e.url);
+    this.logger.log({ msg: `webhooks to ${endpoints.length} endpoint(s)`, endpoints: endpoints.map(endpointOrigin) });
+    const orphaned = await this.outbox.waitingForOtherEndpoints(endpoints);
+    if (orphaned > 0)
+      this.logger.warn({ msg: 'webhook deliveries wait for endpoints no longer in LEADS_WEBHOOK_URL: they are not sent', deliveries: orphaned });
   }
 
   /** The server's anonymisation said why (the `anonymised` row does not tell a number from retention). */
@@ -107,7 +118,12 @@ export class WebhookRecorder {
     const now = this.clock.now();
     let recorded = 0;
     await this.transactor.run(async (trx) => {
-      for (const e of events) if (await this.repo.recordEvent(e, endpoints, now, trx)) recorded += 1;
+      for (const e of events) {
+        const stored = await this.repo.recordEvent(e, trx);
+        if (!stored) continue;
+        await this.outbox.addDeliveries(stored, endpoints, now, trx);
+        recorded += 1;
+      }
     });
     for (const e of events) if (e.type === 'lead.anonymised') this.reasons.delete(e.lead_id);
     this.logger.log({ msg: 'webhook events recorded', events: recorded });

@@ -1,6 +1,7 @@
 import type { LeadEventsRepository } from '../repositories/lead-events.repository';
+import type { OutboxRepository } from '../repositories/outbox.repository';
 import type { Transactor } from '../repositories/transactor';
-import type { StoredWebhookEvent, WebhookDeliveriesRepository } from '../repositories/webhook-deliveries.repository';
+import type { StoredWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import { endpointOrigin } from './webhook-alerts';
 
 /** What `webhooks replay` was given: an event's id (`evt_…`) or a lead number (`42`, `#42`). Null: neither. */
@@ -20,10 +21,11 @@ export interface ReplayResult {
  * `npm run leads -- webhooks replay <event id | lead number>`: queues the event — or every event of the
  * lead, oldest first — again, to each endpoint it was addressed to, in one commit, with a `webhook_replayed` row in
  * the lead's trace. The running server's next pass sends them (same event id, a fresh signature), after whatever of
- * that lead still waits. The CLI never calls an endpoint itself.
+ * that lead still waits (outbox rows, in order per lead and endpoint). The CLI never calls an endpoint itself.
  */
 export async function replayWebhooks(
-  repo: WebhookDeliveriesRepository,
+  repo: WebhookEventsRepository,
+  outbox: OutboxRepository,
   leadEvents: LeadEventsRepository,
   transactor: Transactor,
   key: { publicId: string } | { leadId: number },
@@ -34,7 +36,7 @@ export async function replayWebhooks(
   await transactor.run(async (trx) => {
     for (const event of events) {
       for (const endpoint of event.endpoints) {
-        await repo.requeue(event, endpoint, now, trx);
+        await outbox.addDeliveries(event, [endpoint], now, trx, now);
         await leadEvents.record(
           event.lead_id,
           'webhook_replayed',

@@ -42,15 +42,11 @@ export interface NewWebhookEvent {
   data: string;
 }
 
-/** A delivery whose time has come and whose lead has no earlier delivery waiting on that endpoint. */
-export interface DueDelivery {
+/** A webhook event as its delivery sends it. */
+export interface WebhookEventRow {
   id: number;
-  lead_id: number;
-  endpoint: string;
-  attempts: number;
-  first_failed_at: number | null;
-  replayed_at: number | null;
   public_id: string;
+  lead_id: number;
   type: WebhookEventType;
   at: number;
   data: string;
@@ -70,12 +66,12 @@ const unannounced = (type: WebhookEventType, sourceId: 'l.id' | 'r.id' | 's.id' 
   sql<boolean>`not exists (select 1 from webhook_events as e where e.type = ${type} and e.source_id = ${sql.ref(sourceId)})`;
 
 /**
- * Signed webhooks: their outbox (`webhook_sources`, `webhook_events`, `webhook_deliveries`) and the reads
- * of the four tables whose rows are the changes they announce (leads, lead_repeats, lead_status_changes, lead_events
- * of kind `anonymised`): "rows above an id that have no event yet".
+ * Signed webhooks' events (`webhook_sources`, `webhook_events`; their deliveries are outbox rows) and the reads of
+ * the four tables whose rows are the changes they announce (leads, lead_repeats, lead_status_changes, lead_events of
+ * kind `anonymised`): "rows above an id that have no event yet".
  */
 @Injectable()
-export class WebhookDeliveriesRepository {
+export class WebhookEventsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
   /**
@@ -170,89 +166,23 @@ export class WebhookDeliveriesRepository {
       .execute();
   }
 
-  /**
-   * Records an event and its deliveries (due at once) in `trx`; false when that change was announced already (the
-   * event exists: another pass, another instance).
-   */
-  async recordEvent(event: NewWebhookEvent, endpoints: string[], now: number, trx: Tx): Promise<boolean> {
+  /** Records an event in `trx`; null when that change was announced already (another pass, another instance). */
+  async recordEvent(event: NewWebhookEvent, trx: Tx): Promise<{ id: number; lead_id: number } | null> {
     const inserted = await trx
       .insertInto('webhook_events')
       .values(event)
       .onConflict((oc) => oc.columns(['type', 'source_id']).doNothing())
       .returning('id')
       .executeTakeFirst();
-    if (!inserted) return false;
-    if (endpoints.length > 0) {
-      await trx
-        .insertInto('webhook_deliveries')
-        .values(
-          endpoints.map((endpoint) => ({ event_id: inserted.id, lead_id: event.lead_id, endpoint, created_at: now, next_attempt_at: now })),
-        )
-        .execute();
-    }
-    return true;
+    return inserted ? { id: inserted.id, lead_id: event.lead_id } : null;
   }
 
-  /**
-   * Up to `limit` deliveries to `endpoint` not delivered, due by `now`, with no earlier delivery of the same lead to
-   * the same endpoint still waiting (the order per lead), oldest first.
-   */
-  dueDeliveries(endpoint: string, now: number, limit: number): Promise<DueDelivery[]> {
+  findEvent(id: number): Promise<WebhookEventRow | undefined> {
     return this.db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
-      .select([
-        'd.id',
-        'd.lead_id',
-        'd.endpoint',
-        'd.attempts',
-        'd.first_failed_at',
-        'd.replayed_at',
-        'e.public_id',
-        'e.type',
-        'e.at',
-        'e.data',
-      ])
-      .where('d.endpoint', '=', endpoint)
-      .where('d.delivered_at', 'is', null)
-      .where('d.next_attempt_at', '<=', now)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('webhook_deliveries as p')
-              .select('p.id')
-              .whereRef('p.lead_id', '=', 'd.lead_id')
-              .whereRef('p.endpoint', '=', 'd.endpoint')
-              .where('p.delivered_at', 'is', null)
-              .whereRef('p.id', '<', 'd.id'),
-          ),
-        ),
-      )
-      .orderBy('d.id')
-      .limit(limit)
-      .execute();
-  }
-
-  async markDelivered(id: number, attempts: number, now: number, trx: Tx): Promise<void> {
-    await trx.updateTable('webhook_deliveries').set({ delivered_at: now, attempts, last_error: null }).where('id', '=', id).execute();
-  }
-
-  async markFailed(
-    id: number,
-    failure: { attempts: number; nextAt: number; firstFailedAt: number; error: string },
-    trx: Tx,
-  ): Promise<void> {
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        attempts: failure.attempts,
-        next_attempt_at: failure.nextAt,
-        first_failed_at: failure.firstFailedAt,
-        last_error: failure.error,
-      })
+      .selectFrom('webhook_events')
+      .select(['id', 'public_id', 'lead_id', 'type', 'at', 'data'])
       .where('id', '=', id)
-      .execute();
+      .executeTakeFirst();
   }
 
   /** The event with this public id, or every event of a lead (oldest first), each with the endpoints it went to. */
@@ -262,8 +192,9 @@ export class WebhookDeliveriesRepository {
     const events = await query.orderBy('id').execute();
     if (events.length === 0) return [];
     const deliveries = await this.db
-      .selectFrom('webhook_deliveries')
-      .select(['event_id', 'endpoint'])
+      .selectFrom('outbox')
+      .select(['event_id', 'target'])
+      .where('kind', '=', 'webhook')
       .where(
         'event_id',
         'in',
@@ -273,26 +204,7 @@ export class WebhookDeliveriesRepository {
       .execute();
     return events.map((e) => ({
       ...e,
-      endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.endpoint))],
+      endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.target))],
     }));
-  }
-
-  /** A new delivery of an event already sent (or not): it goes after every delivery of its lead already waiting. */
-  async requeue(event: StoredWebhookEvent, endpoint: string, now: number, trx: Tx): Promise<void> {
-    await trx
-      .insertInto('webhook_deliveries')
-      .values({ event_id: event.id, lead_id: event.lead_id, endpoint, replayed_at: now, created_at: now, next_attempt_at: now })
-      .execute();
-  }
-
-  /** How many deliveries wait for endpoints not configured any more (they are never sent: their secret is gone). */
-  async waitingForOtherEndpoints(endpoints: string[]): Promise<number> {
-    let query = this.db
-      .selectFrom('webhook_deliveries')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('delivered_at', 'is', null);
-    if (endpoints.length > 0) query = query.where('endpoint', 'not in', endpoints);
-    const row = await query.executeTakeFirst();
-    return Number(row?.n ?? 0);
   }
 }

@@ -1,0 +1,245 @@
+import { Injectable } from '@nestjs/common';
+import type { Kysely, Selectable } from 'kysely';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+import { dialectOf } from '../database/dialect-sql';
+import type { OutboxKind, OutboxTable } from '../database/schema';
+import type { Tx } from './transactor';
+
+export type OutboxRow = Selectable<OutboxTable>;
+
+/** The Telegram rows' target (the webhook rows' is their endpoint's URL). */
+export const TELEGRAM_TARGET = 'telegram';
+
+/** A row's failed attempt: counted, with its next time. */
+export interface OutboxFailure {
+  attempts: number;
+  nextAt: number;
+  error: string;
+  firstFailedAt?: number;
+}
+
+/** The backlog of one kind: rows not done, and of those the ones that failed at least once. */
+export interface OutboxBacklog {
+  kind: OutboxKind;
+  waiting: number;
+  failing: number;
+}
+
+/**
+ * The outbox (migration 2026-12-05-0018): the runner's claims and outcomes, and what others read of it. Rows of the
+ * Telegram kinds are inserted by the database's triggers; webhook rows here, with their event.
+ */
+@Injectable()
+export class OutboxRepository {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /**
+   * Claims up to `limit` rows for `holder` until `until` (wall clock): due by `now` (the app's clock), of one of
+   * `targets`, not claimed by a live instance, with no earlier row of the same lead and target still waiting; lowest
+   * id first; only `leadId`'s rows of `kind` when given. On PostgreSQL `for update skip locked`: instances claiming at
+   * once take different rows, and none waits.
+   */
+  async claim(p: {
+    now: number;
+    wallNow: number;
+    until: number;
+    holder: string;
+    targets: string[];
+    limit: number;
+    leadId?: number;
+    kind?: OutboxKind;
+  }): Promise<OutboxRow[]> {
+    if (p.targets.length === 0) return [];
+    let candidates = this.db
+      .selectFrom('outbox as o')
+      .select('o.id')
+      .where('o.done_at', 'is', null)
+      .where('o.next_at', '<=', p.now)
+      .where('o.target', 'in', p.targets)
+      .where((eb) => eb.or([eb('o.claimed_until', 'is', null), eb('o.claimed_until', '<', p.wallNow), eb('o.claimed_by', '=', p.holder)]))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('outbox as p')
+              .select('p.id')
+              .whereRef('p.lead_id', '=', 'o.lead_id')
+              .whereRef('p.target', '=', 'o.target')
+              .where('p.done_at', 'is', null)
+              .whereRef('p.id', '<', 'o.id'),
+          ),
+        ),
+      )
+      .orderBy('o.id')
+      .limit(p.limit);
+    if (p.leadId !== undefined) candidates = candidates.where('o.lead_id', '=', p.leadId);
+    if (p.kind !== undefined) candidates = candidates.where('o.kind', '=', p.kind);
+    if (dialectOf(this.db as unknown as Kysely<unknown>) === 'postgres') candidates = candidates.forUpdate().skipLocked();
+    const rows = await this.db
+      .updateTable('outbox')
+      .set({ claimed_by: p.holder, claimed_until: p.until })
+      .where('id', 'in', candidates)
+      .returningAll()
+      .execute();
+    return rows.sort((a, b) => a.id - b.id);
+  }
+
+  /** Keeps the claim of `holder` on a row until `until`; false when the row is no longer its (or is done). */
+  async extendClaim(id: number, holder: string, until: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('outbox')
+      .set({ claimed_until: until })
+      .where('id', '=', id)
+      .where('claimed_by', '=', holder)
+      .where('done_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** The row is done; `trx` when its outcome is one commit with what it changed. */
+  async finish(id: number, outcome: string, now: number, attempts: number, trx?: Tx): Promise<void> {
+    await (trx ?? this.db)
+      .updateTable('outbox')
+      .set({ done_at: now, outcome, attempts, last_error: null, claimed_by: null, claimed_until: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** A failed attempt: counted, the row waits for its next time. */
+  async failed(id: number, f: OutboxFailure, trx?: Tx): Promise<void> {
+    await (trx ?? this.db)
+      .updateTable('outbox')
+      .set({
+        attempts: f.attempts,
+        next_at: f.nextAt,
+        last_error: f.error,
+        ...(f.firstFailedAt !== undefined ? { first_failed_at: f.firstFailedAt } : {}),
+        claimed_by: null,
+        claimed_until: null,
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Not a failure, only a later time (a flood pause); `error` says why, for /stickers_new. */
+  async defer(id: number, nextAt: number, error?: string): Promise<void> {
+    await this.db
+      .updateTable('outbox')
+      .set({ next_at: nextAt, ...(error !== undefined ? { last_error: error } : {}), claimed_by: null, claimed_until: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Claims given back unattempted (the pass stopped). */
+  async release(ids: number[], holder: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable('outbox')
+      .set({ claimed_by: null, claimed_until: null })
+      .where('id', 'in', ids)
+      .where('claimed_by', '=', holder)
+      .where('done_at', 'is', null)
+      .execute();
+  }
+
+  /** The row goes to the end of its lead's queue (its turn comes after a card published anew). */
+  async requeue(row: OutboxRow, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await this.finish(row.id, 'requeued', now, row.attempts, trx);
+      const { id: _id, claimed_by: _by, claimed_until: _until, done_at: _done, outcome: _outcome, ...rest } = row;
+      await trx.insertInto('outbox').values({ ...rest, next_at: now }).execute();
+    });
+  }
+
+  /** Holders of claims on rows not done, other than `self` (the runner frees those of dead processes). */
+  async holders(self: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select('claimed_by')
+      .distinct()
+      .where('done_at', 'is', null)
+      .where('claimed_by', 'is not', null)
+      .where('claimed_by', '<>', self)
+      .execute();
+    return rows.map((r) => r.claimed_by!);
+  }
+
+  async releaseHolder(holder: string): Promise<void> {
+    await this.db
+      .updateTable('outbox')
+      .set({ claimed_by: null, claimed_until: null })
+      .where('claimed_by', '=', holder)
+      .where('done_at', 'is', null)
+      .execute();
+  }
+
+  /** Rows not done, per kind, and how many of them failed at least once. */
+  async backlog(): Promise<OutboxBacklog[]> {
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select((eb) => ['kind', eb.fn.countAll<number>().as('waiting'), eb.fn.sum<number>(eb.case().when('attempts', '>', 0).then(1).else(0).end()).as('failing')])
+      .where('done_at', 'is', null)
+      .groupBy('kind')
+      .execute();
+    return rows.map((r) => ({ kind: r.kind, waiting: Number(r.waiting), failing: Number(r.failing ?? 0) }));
+  }
+
+  /** The waiting card rows of leads (attempts, last error, next time), by lead. */
+  async waitingCards(leadIds: number[]): Promise<Map<number, Pick<OutboxRow, 'attempts' | 'last_error' | 'next_at'>>> {
+    if (leadIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select(['lead_id', 'attempts', 'last_error', 'next_at'])
+      .where('kind', '=', 'card')
+      .where('done_at', 'is', null)
+      .where('lead_id', 'in', leadIds)
+      .orderBy('id')
+      .execute();
+    return new Map(rows.map((r) => [r.lead_id, r]));
+  }
+
+  /** One delivery per endpoint of a webhook event, due at once. */
+  async addDeliveries(event: { id: number; lead_id: number }, endpoints: string[], now: number, trx: Tx, replayedAt: number | null = null) {
+    if (endpoints.length === 0) return;
+    await trx
+      .insertInto('outbox')
+      .values(
+        endpoints.map((target) => ({
+          kind: 'webhook' as const,
+          lead_id: event.lead_id,
+          event_id: event.id,
+          target,
+          replayed_at: replayedAt,
+          created_at: now,
+          next_at: now,
+        })),
+      )
+      .execute();
+  }
+
+  /** The endpoints each event was addressed to (delivered or not), in the order of their rows. */
+  async endpointsOf(eventIds: number[]): Promise<{ event_id: number; target: string }[]> {
+    if (eventIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select(['event_id', 'target'])
+      .where('kind', '=', 'webhook')
+      .where('event_id', 'in', eventIds)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ event_id: r.event_id!, target: r.target }));
+  }
+
+  /** How many webhook deliveries wait for endpoints not configured any more (their secret is gone: never sent). */
+  async waitingForOtherEndpoints(endpoints: string[]): Promise<number> {
+    let query = this.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('kind', '=', 'webhook')
+      .where('done_at', 'is', null);
+    if (endpoints.length > 0) query = query.where('target', 'not in', endpoints);
+    const row = await query.executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+}
