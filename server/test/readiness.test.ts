@@ -58,7 +58,7 @@ class PoisonLead {
 
   /** Arms the refusal if the next pass will try the lead. */
   async arm(): Promise<void> {
-    if ((await value<number>('select next_attempt_at as v from leads where id = ?', this.id))! > clock.now()) return;
+    if ((await value<number>("select next_at as v from outbox where kind = 'card' and done_at is null and lead_id = ?", this.id))! > clock.now()) return;
     sandbox.inject({ method: 'sendMessage', kind: 'bad_request', description: 'Bad Request: BUTTON_USER_INVALID', chat_id: LEADS_CHAT });
   }
 }
@@ -228,7 +228,7 @@ describe('the outbox progress rule', () => {
     const poison = await PoisonLead.store();
     await poison.arm();
     await server.outbox.tick();
-    expect(await sqlRow(server.db, 'select last_error from leads where id = ?', poison.id)).toEqual({
+    expect(await sqlRow(server.db, "select last_error from outbox where kind = 'card' and lead_id = ?", poison.id)).toEqual({
       last_error: '400: Bad Request: BUTTON_USER_INVALID',
     });
 

@@ -44,6 +44,11 @@ export class PassRunner {
     return this.isStopped;
   }
 
+  /** A pass is running (or about to). */
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
   /** One pass now, or the running one (no overlap). Resolves when the passes end; never rejects. */
   tick(): Promise<void> {
     if (!this.isEnabled()) return Promise.resolve();

@@ -25,10 +25,9 @@ export type { CardRefresh } from './card-rewriter';
 /** docs/requirements.md §4.1: a pass takes up to 10 rows of each Telegram kind, in this order. */
 const TELEGRAM_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply'] as const satisfies readonly OutboxKind[];
 const TELEGRAM_BATCH = 10;
-/** Webhook rows claimed at a time, claims per pass, and lanes (one per endpoint and lead) sending at once. */
-const WEBHOOK_BATCH = 20;
+/** An endpoint's rows claimed at a time, and claims per pass. */
+const WEBHOOK_BATCH = 10;
 const WEBHOOK_ROUNDS = 10;
-const WEBHOOK_LANES = 8;
 /** How long a claim lasts (wall clock); renewed before each attempt, so a slow lane never loses its rows. */
 const CLAIM_MS = 60_000;
 
@@ -38,23 +37,26 @@ function errorText(err: unknown): string {
 
 /**
  * The one runner of the outbox (docs/architecture.md, "The outbox"): every effect on the outside world is a row, and
- * a pass claims the due ones — any number of instances share them, with no leader —, sends each through its kind's
- * handler, and records the outcome on the row. Lanes run at once: the Telegram rows one after another (the group
- * sees cards in the order leads came), the webhook rows in a lane per endpoint and lead, so a receiver that hangs holds
- * only its own rows. A flood pause stops the Telegram lane; an endpoint that does not answer stops its lanes for the
- * pass. Passes never overlap, a pass asked for during one follows it, a failed pass backs off (cluster/pass-runner.ts).
+ * passes claim the due ones — any number of instances share them, with no leader —, send each through its kind's
+ * handler, and record the outcome on the row. A lane per target runs its own passes: Telegram's (one row after
+ * another: the group sees cards in the order leads came; a flood pause stops it) and one per webhook endpoint (an
+ * endpoint that does not answer stops its lane for the pass), so a receiver that hangs holds only its own rows. The
+ * runner's own pass records what was sent and not recorded, frees the claims of dead instances, turns new changes
+ * into webhook events, and wakes the lanes. Passes of a lane never overlap, a pass asked for during one follows it, a
+ * failed pass backs off (cluster/pass-runner.ts).
  */
 @Injectable()
 export class OutboxService {
   private readonly logger = new Logger('Outbox');
   private readonly runner: PassRunner;
+  /** The lanes' runners, by target (`telegram`, an endpoint's URL). */
+  private readonly lanes = new Map<string, PassRunner>();
   private readonly handlers: Record<OutboxKind, OutboxHandler>;
-  /** Outcomes of sends whose record failed: recorded first at every pass, never sent again. */
+  /** Outcomes of sends whose record failed: recorded first, never sent again. */
   private readonly unrecorded = new Map<number, { row: OutboxRow; outcome: Outcome }>();
   /** Rows this instance is attempting now: a button's rewrite and a pass never take the same row twice. */
   private readonly inFlight = new Set<number>();
-  /** Webhook endpoints that did not answer in this pass: their rows wait for the next pass. */
-  private readonly down = new Set<string>();
+  private ticking: Promise<void> | null = null;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
@@ -73,20 +75,30 @@ export class OutboxService {
     deliverer: WebhookDeliverer,
   ) {
     this.handlers = { card: publisher, card_edit: rewriter, repeat_ping: notifier, fallback_reply: answerer, webhook: deliverer };
-    this.runner = new PassRunner({
-      clock,
-      enabled: () => this.config.webhooks.length > 0 || gate.hasBot(),
-      pass: () => this.pass(),
-      backoffMs: passBackoffMs,
-      onSuccess: (failedPasses) => this.passSucceeded(failedPasses),
-      onFailure: (err, failedPasses, backoff) => this.passFailed(err, failedPasses, backoff),
-    });
+    this.runner = this.passRunner('outbox', () => this.pass(), () => this.config.webhooks.length > 0 || gate.hasBot());
+    this.lanes.set(TELEGRAM_TARGET, this.passRunner('telegram', () => this.telegramPass(), () => gate.hasBot()));
+    for (const { url } of config.webhooks) this.lanes.set(url, this.passRunner('webhook', () => this.endpointPass(url)));
     gate.onPauseEnd(() => this.publishSoon());
   }
 
-  /** Passes until nothing more is due. A call while a pass runs returns that pass (no overlap). */
+  private passRunner(name: string, pass: () => Promise<void>, enabled?: () => boolean): PassRunner {
+    return new PassRunner({
+      clock: this.clock,
+      enabled,
+      pass,
+      backoffMs: passBackoffMs,
+      onSuccess: (failedPasses) => this.passSucceeded(name, failedPasses),
+      onFailure: (err, failedPasses, backoff) => this.passFailed(name, err, failedPasses, backoff),
+    });
+  }
+
+  /** A pass of the runner and of every lane it wakes; resolves when they are all over. A call meanwhile gets the same. */
   tick(): Promise<void> {
-    return this.runner.tick();
+    this.ticking ??= (async () => {
+      await this.runner.tick();
+      await this.whenIdle();
+    })().finally(() => (this.ticking = null));
+    return this.ticking;
   }
 
   /** After a commit: a pass now rather than at the next interval; if a pass is running, one more follows it. */
@@ -94,15 +106,17 @@ export class OutboxService {
     this.runner.soon();
   }
 
-  /** Resolves when no pass is running (graceful shutdown, tests). */
-  whenIdle(): Promise<void> {
-    return this.runner.whenIdle();
+  /** Resolves when neither the runner nor a lane runs a pass (graceful shutdown, tests). */
+  async whenIdle(): Promise<void> {
+    const runners = [this.runner, ...this.lanes.values()];
+    while (runners.some((r) => r.busy)) await Promise.all(runners.map((r) => r.whenIdle()));
   }
 
-  /** Shutdown: no new pass starts by itself, and the running one sends nothing more (whenIdle waits for its end). */
+  /** Shutdown: no new pass starts by itself, and the running ones send nothing more (whenIdle waits for their end). */
   stop(): void {
     this.gate.stop();
     this.runner.stop();
+    for (const lane of this.lanes.values()) lane.stop();
   }
 
   /** When the outbox last put a card in the group, full, plain or minimal (null: never): readiness tells progress by it. */
@@ -111,15 +125,15 @@ export class OutboxService {
   }
 
   /**
-   * A button press: the lead's card rewritten now, by its waiting edit row when its turn has come (else the runner
-   * does it on its schedule). Never throws: a database error here is the outbox's (readiness hears of it).
+   * A button press: the lead's card rewritten now, by its waiting edit row, whatever that row's next time (unless a row
+   * of the lead before it still waits: then the runner does it in turn). Never throws: a database error here is the outbox's (readiness hears of it).
    */
   async refreshCard(leadId: number): Promise<CardRefresh> {
     try {
       await this.gate.syncFlood();
       if (!this.gate.ready()) return 'later';
       const holder = this.leases.instanceId;
-      const rows = await this.repo.claim({ ...this.claimTimes(), holder, targets: [TELEGRAM_TARGET], limit: 1, leadId, kind: 'card_edit' });
+      const rows = await this.repo.claim({ ...this.claimTimes(), holder, targets: [TELEGRAM_TARGET], limit: 1, leadId, kind: 'card_edit', anyTime: true });
       const outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
       if (outcome && !('done' in outcome)) return 'later';
       return (await this.rewriter.shows(leadId)) ? 'shown' : 'later';
@@ -149,18 +163,15 @@ export class OutboxService {
     return { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
   }
 
-  /**
-   * One pass: what was sent and not recorded, the webhook events of new changes, then the Telegram lane — up to
-   * TELEGRAM_BATCH rows of each kind in turn, cards first (a ping whose card this pass published follows it) — beside
-   * the webhook lanes, up to WEBHOOK_ROUNDS claims of WEBHOOK_BATCH.
-   */
+  /** The runner's pass: what was sent and not recorded, dead instances' claims, new webhook events; then the lanes. */
   private async pass(): Promise<void> {
     await this.recordUnrecorded();
     await this.freeClaimsOfDeadInstances();
-    const [telegram, webhooks] = await Promise.allSettled([this.telegramPass(), this.webhookPass()]);
-    for (const done of [telegram, webhooks]) if (done.status === 'rejected') throw done.reason;
+    if (this.config.webhooks.length > 0) await this.recorder.recordNew();
+    for (const lane of this.lanes.values()) lane.soon();
   }
 
+  /** Up to TELEGRAM_BATCH rows of each kind in turn, cards first (a ping whose card this pass published follows it). */
   private async telegramPass(): Promise<void> {
     for (const kind of TELEGRAM_KINDS) {
       if (this.gate.stopped || !(await this.telegramOpen())) return;
@@ -169,23 +180,14 @@ export class OutboxService {
     }
   }
 
-  private async webhookPass(): Promise<void> {
-    if (this.config.webhooks.length === 0) return;
-    await this.recorder.recordNew();
-    this.down.clear();
+  /**
+   * An endpoint's due deliveries, lowest first, WEBHOOK_BATCH at a time (claimed again after each batch: a delivered
+   * event lets its lead's next go in this very pass), until an attempt finds it not answering.
+   */
+  private async endpointPass(url: string): Promise<void> {
     for (let round = 0; round < WEBHOOK_ROUNDS && !this.gate.stopped; round += 1) {
-      const targets = this.config.webhooks.map((e) => e.url).filter((url) => !this.down.has(url));
-      const rows = await this.claim(targets, WEBHOOK_BATCH, 'webhook');
-      const lanes = new Map<string, OutboxRow[]>();
-      for (const row of rows) lanes.set(`${row.target}\n${row.lead_id}`, [...(lanes.get(`${row.target}\n${row.lead_id}`) ?? []), row]);
-      const queue = [...lanes.values()];
-      const errors: unknown[] = [];
-      const worker = async () => {
-        for (let lane = queue.shift(); lane; lane = queue.shift()) await this.runLane(lane).catch((err) => errors.push(err));
-      };
-      await Promise.all(Array.from({ length: Math.min(WEBHOOK_LANES, queue.length) }, worker));
-      if (errors.length > 0) throw errors[0];
-      if (rows.length < WEBHOOK_BATCH) return;
+      const rows = await this.claim([url], WEBHOOK_BATCH, 'webhook');
+      if (rows.length === 0 || !(await this.runLane(rows))) return;
     }
   }
 
@@ -199,7 +201,7 @@ export class OutboxService {
     for (let i = 0; i < rows.length; i += 1) {
       const row = rows[i];
       const telegram = row.target === TELEGRAM_TARGET;
-      const halted = this.gate.stopped || (telegram ? !this.gate.ready() : this.down.has(row.target));
+      const halted = this.gate.stopped || (telegram && !this.gate.ready());
       if (halted || !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS))) {
         if (!halted) continue;
         await this.repo.release(rows.slice(i).map((r) => r.id), holder);
@@ -207,7 +209,6 @@ export class OutboxService {
       }
       const outcome = await this.attempt(row);
       if (outcome?.stop) {
-        if (!telegram) this.down.add(row.target);
         await this.repo.release(rows.slice(i + 1).map((r) => r.id), holder);
         return false;
       }
@@ -215,9 +216,14 @@ export class OutboxService {
     return true;
   }
 
-  /** One attempt at a row and its record; null when this instance is attempting it already. */
+  /** One attempt at a row and its record; null when this instance is attempting it already, or sent it already. */
   private async attempt(row: OutboxRow): Promise<Outcome | null> {
     if (this.inFlight.has(row.id)) return null;
+    const sent = this.unrecorded.get(row.id);
+    if (sent) {
+      await this.record(sent.row, sent.outcome);
+      return null;
+    }
     this.inFlight.add(row.id);
     try {
       const outcome = await this.handlers[row.kind].handle(row);
@@ -267,16 +273,17 @@ export class OutboxService {
     return false;
   }
 
-  private passSucceeded(failedPasses: number): void {
-    if (failedPasses > 0) this.logger.log({ msg: 'outbox passes succeed again', failed_passes: failedPasses });
+  private passSucceeded(lane: string, failedPasses: number): void {
+    if (failedPasses > 0) this.logger.log({ msg: 'outbox passes succeed again', lane, failed_passes: failedPasses });
     this.writeHealth.recordSuccess('outbox');
   }
 
   /** A database error or a bug: what failed stays due, and the next pass waits 5 s, 15 s, then 60 s at most. */
-  private passFailed(err: unknown, failedPasses: number, backoff: number): void {
+  private passFailed(lane: string, err: unknown, failedPasses: number, backoff: number): void {
     if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
     this.logger.error({
       msg: 'outbox pass failed',
+      lane,
       failed_passes: failedPasses,
       next_pass_in_sec: backoff / 1000,
       unrecorded_sends: this.unrecorded.size,

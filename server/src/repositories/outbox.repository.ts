@@ -49,13 +49,15 @@ export class OutboxRepository {
     limit: number;
     leadId?: number;
     kind?: OutboxKind;
+    /** Due or not (a button press rewrites its card now, whatever the row's next time). */
+    anyTime?: boolean;
   }): Promise<OutboxRow[]> {
     if (p.targets.length === 0) return [];
     let candidates = this.db
       .selectFrom('outbox as o')
       .select('o.id')
       .where('o.done_at', 'is', null)
-      .where('o.next_at', '<=', p.now)
+      .where('o.next_at', '<=', p.anyTime ? Number.MAX_SAFE_INTEGER : p.now)
       .where('o.target', 'in', p.targets)
       .where((eb) => eb.or([eb('o.claimed_until', 'is', null), eb('o.claimed_until', '<', p.wallNow), eb('o.claimed_by', '=', p.holder)]))
       .where((eb) =>

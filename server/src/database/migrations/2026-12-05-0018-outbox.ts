@@ -58,7 +58,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('replayed_at', int64(db))
     .addColumn('created_at', int64(db), (c) => c.notNull())
     .addColumn('next_at', int64(db), (c) => c.notNull())
-    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('attempts', int64(db), (c) => c.notNull().defaultTo(0))
     .addColumn('first_failed_at', int64(db))
     .addColumn('last_error', 'text')
     .addColumn('claimed_by', 'text')
