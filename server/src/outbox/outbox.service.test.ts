@@ -106,7 +106,22 @@ function build() {
   const webhooks = null as unknown as WebhookDeliverer; // no endpoint configured: never called
   const recorder = null as unknown as WebhookRecorder;
   const repo = new OutboxRepository(db);
-  const outbox = new OutboxService(config, repo, gate, chats, publisher, rewriter, recorder, leases, clock, new WriteHealth(), metrics, notifier, answerer, webhooks);
+  const outbox = new OutboxService(
+    config,
+    repo,
+    gate,
+    chats,
+    publisher,
+    rewriter,
+    recorder,
+    leases,
+    clock,
+    new WriteHealth(),
+    metrics,
+    notifier,
+    answerer,
+    webhooks,
+  );
   return { db, clock, telegram, leads, outbox };
 }
 

@@ -41,8 +41,8 @@ function errorText(err: unknown): string {
  * handler, and record the outcome on the row. A lane per target runs its own passes: Telegram's (one row after
  * another: the group sees cards in the order leads came; a flood pause stops it) and one per webhook endpoint (an
  * endpoint that does not answer stops its lane for the pass), so a receiver that hangs holds only its own rows. The
- * runner's own pass records what was sent and not recorded, frees the claims of dead instances, turns new changes
- * into webhook events, and wakes the lanes. Passes of a lane never overlap, a pass asked for during one follows it, a
+ * runner's own pass frees the claims of dead instances, turns new changes into webhook events, and wakes the lanes;
+ * each lane first records what it sent and could not record. Passes of a lane never overlap, a pass asked for during one follows it, a
  * failed pass backs off (cluster/pass-runner.ts).
  */
 @Injectable()
@@ -75,9 +75,19 @@ export class OutboxService {
     deliverer: WebhookDeliverer,
   ) {
     this.handlers = { card: publisher, card_edit: rewriter, repeat_ping: notifier, fallback_reply: answerer, webhook: deliverer };
-    this.runner = this.passRunner('outbox', () => this.pass(), () => this.config.webhooks.length > 0 || gate.hasBot());
-    this.lanes.set(TELEGRAM_TARGET, this.passRunner('telegram', () => this.telegramPass(), () => gate.hasBot()));
-    for (const { url } of config.webhooks) this.lanes.set(url, this.passRunner('webhook', () => this.endpointPass(url)));
+    this.runner = this.passRunner(
+      'outbox',
+      () => this.pass(),
+      () => this.config.webhooks.length > 0 || gate.hasBot(),
+    );
+    this.lanes.set(
+      TELEGRAM_TARGET,
+      this.passRunner(
+        'telegram',
+        () => this.telegramPass(),
+        () => gate.hasBot(),
+      ),
+    );
     gate.onPauseEnd(() => this.publishSoon());
   }
 
@@ -133,7 +143,15 @@ export class OutboxService {
       await this.gate.syncFlood();
       if (!this.gate.ready()) return 'later';
       const holder = this.leases.instanceId;
-      const rows = await this.repo.claim({ ...this.claimTimes(), holder, targets: [TELEGRAM_TARGET], limit: 1, leadId, kind: 'card_edit', anyTime: true });
+      const rows = await this.repo.claim({
+        ...this.claimTimes(),
+        holder,
+        targets: [TELEGRAM_TARGET],
+        limit: 1,
+        leadId,
+        kind: 'card_edit',
+        anyTime: true,
+      });
       const outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
       if (outcome && !('done' in outcome)) return 'later';
       return (await this.rewriter.shows(leadId)) ? 'shown' : 'later';
@@ -165,14 +183,20 @@ export class OutboxService {
 
   /** The runner's pass: what was sent and not recorded, dead instances' claims, new webhook events; then the lanes. */
   private async pass(): Promise<void> {
-    await this.recordUnrecorded();
     await this.freeClaimsOfDeadInstances();
     if (this.config.webhooks.length > 0) await this.recorder.recordNew();
+    for (const { url } of this.config.webhooks)
+      if (!this.lanes.has(url))
+        this.lanes.set(
+          url,
+          this.passRunner('webhook', () => this.endpointPass(url)),
+        );
     for (const lane of this.lanes.values()) lane.soon();
   }
 
   /** Up to TELEGRAM_BATCH rows of each kind in turn, cards first (a ping whose card this pass published follows it). */
   private async telegramPass(): Promise<void> {
+    await this.recordUnrecorded(TELEGRAM_TARGET);
     for (const kind of TELEGRAM_KINDS) {
       if (this.gate.stopped || !(await this.telegramOpen())) return;
       const rows = await this.claim([TELEGRAM_TARGET], TELEGRAM_BATCH, kind);
@@ -185,6 +209,7 @@ export class OutboxService {
    * event lets its lead's next go in this very pass), until an attempt finds it not answering.
    */
   private async endpointPass(url: string): Promise<void> {
+    await this.recordUnrecorded(url);
     for (let round = 0; round < WEBHOOK_ROUNDS && !this.gate.stopped; round += 1) {
       const rows = await this.claim([url], WEBHOOK_BATCH, 'webhook');
       if (rows.length === 0 || !(await this.runLane(rows))) return;
@@ -204,12 +229,18 @@ export class OutboxService {
       const halted = this.gate.stopped || (telegram && !this.gate.ready());
       if (halted || !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS))) {
         if (!halted) continue;
-        await this.repo.release(rows.slice(i).map((r) => r.id), holder);
+        await this.repo.release(
+          rows.slice(i).map((r) => r.id),
+          holder,
+        );
         return false;
       }
       const outcome = await this.attempt(row);
       if (outcome?.stop) {
-        await this.repo.release(rows.slice(i + 1).map((r) => r.id), holder);
+        await this.repo.release(
+          rows.slice(i + 1).map((r) => r.id),
+          holder,
+        );
         return false;
       }
     }
@@ -252,8 +283,10 @@ export class OutboxService {
     this.unrecorded.delete(row.id);
   }
 
-  private async recordUnrecorded(): Promise<void> {
-    for (const { row, outcome } of [...this.unrecorded.values()]) await this.record(row, outcome);
+  /** What was sent and not recorded, of one target (each lane's first step) or of all. */
+  private async recordUnrecorded(target?: string): Promise<void> {
+    for (const { row, outcome } of [...this.unrecorded.values()])
+      if (target === undefined || row.target === target) await this.record(row, outcome);
   }
 
   /** Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim. */

@@ -12,10 +12,7 @@ import type { OutboxFailure, OutboxRow } from '../repositories/outbox.repository
  * `stop`: the row's lane sends nothing more in this pass (flood control, an endpoint that does not answer).
  */
 export type Outcome = (
-  | { done: string; attempts?: number }
-  | { failed: OutboxFailure }
-  | { defer: number; error?: string }
-  | { requeue: true }
+  { done: string; attempts?: number } | { failed: OutboxFailure } | { defer: number; error?: string } | { requeue: true }
 ) & { record?: () => Promise<void>; stop?: boolean };
 
 /** One kind's sender: an attempt at one row. Never throws for the outside world's answers (those are outcomes). */

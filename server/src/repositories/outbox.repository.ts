@@ -150,7 +150,10 @@ export class OutboxRepository {
     await this.db.transaction().execute(async (trx) => {
       await this.finish(row.id, 'requeued', now, row.attempts, trx);
       const { id: _id, claimed_by: _by, claimed_until: _until, done_at: _done, outcome: _outcome, ...rest } = row;
-      await trx.insertInto('outbox').values({ ...rest, next_at: now }).execute();
+      await trx
+        .insertInto('outbox')
+        .values({ ...rest, next_at: now })
+        .execute();
     });
   }
 
@@ -180,7 +183,11 @@ export class OutboxRepository {
   async backlog(): Promise<OutboxBacklog[]> {
     const rows = await this.db
       .selectFrom('outbox')
-      .select((eb) => ['kind', eb.fn.countAll<number>().as('waiting'), eb.fn.sum<number>(eb.case().when('attempts', '>', 0).then(1).else(0).end()).as('failing')])
+      .select((eb) => [
+        'kind',
+        eb.fn.countAll<number>().as('waiting'),
+        eb.fn.sum<number>(eb.case().when('attempts', '>', 0).then(1).else(0).end()).as('failing'),
+      ])
       .where('done_at', 'is', null)
       .groupBy('kind')
       .execute();
