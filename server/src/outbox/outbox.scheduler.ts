@@ -35,7 +35,7 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
 
   @OnEvent(LEAD_STATUS_CHANGED)
   statusChanged(): void {
-    this.outbox.publishSoon();
+    this.outbox.webhooksSoon();
   }
 
   /** The server erased a lead and said why: `lead.anonymised` carries the reason. */

@@ -57,6 +57,8 @@ export class OutboxService {
   /** Rows this instance is attempting now: a button's rewrite and a pass never take the same row twice. */
   private readonly inFlight = new Set<number>();
   private ticking: Promise<void> | null = null;
+  /** Whether the runner's next pass wakes the Telegram lane (a tick, a new lead, a flood pause over; not a status change). */
+  private wakeTelegram = false;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
@@ -104,6 +106,7 @@ export class OutboxService {
 
   /** A pass of the runner and of every lane it wakes; resolves when they are all over. A call meanwhile gets the same. */
   tick(): Promise<void> {
+    this.wakeTelegram = true;
     this.ticking ??= (async () => {
       await this.runner.tick();
       await this.whenIdle();
@@ -113,7 +116,16 @@ export class OutboxService {
 
   /** After a commit: a pass now rather than at the next interval; if a pass is running, one more follows it. */
   publishSoon(): void {
+    this.wakeTelegram = true;
     this.runner.soon();
+  }
+
+  /**
+   * A change only integrators hear of now (a status change: its card is rewritten by the press itself, which must not
+   * meet a pass of the Telegram lane doing the same): the webhook lanes only.
+   */
+  webhooksSoon(): void {
+    if (this.config.webhooks.length > 0) this.runner.soon();
   }
 
   /** Resolves when neither the runner nor a lane runs a pass (graceful shutdown, tests). */
@@ -191,7 +203,9 @@ export class OutboxService {
           url,
           this.passRunner('webhook', () => this.endpointPass(url)),
         );
-    for (const lane of this.lanes.values()) lane.soon();
+    for (const [target, lane] of this.lanes) if (target !== TELEGRAM_TARGET) lane.soon();
+    if (this.wakeTelegram) this.lanes.get(TELEGRAM_TARGET)!.soon();
+    this.wakeTelegram = false;
   }
 
   /** Up to TELEGRAM_BATCH rows of each kind in turn, cards first (a ping whose card this pass published follows it). */
