@@ -34,6 +34,14 @@ module.exports = {
       to: { path: '^server/src/', pathNot: ['^server/src/(http|database|repositories|alerts|observability)/', BOTTOM] },
     },
     {
+      name: 'observability-and-housekeeping-import-no-inbox',
+      severity: 'error',
+      comment:
+        'observability/ and housekeeping/ stand below the inbox (a feature): they import nothing from inbox/; what both need lives lower (charts/, http/).',
+      from: { path: '^server/src/(observability|housekeeping)/' },
+      to: { path: '^server/src/inbox/' },
+    },
+    {
       name: 'repositories-import-no-services',
       severity: 'error',
       comment: 'Services call repositories, never the other way round.',

@@ -40,6 +40,9 @@ const PLANTED: Record<string, string> = {
   'domain/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
   'i18n/planted.ts': "export { refusalText } from '../bot/command-answers';\n",
   'http/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
+  'observability/planted-inbox.ts':
+    "import { INBOX_REFUSAL_SCHEMAS } from '../inbox/inbox.dto';\nexport const planted = INBOX_REFUSAL_SCHEMAS;\n",
+  'housekeeping/planted-inbox.ts': "import type { InboxService } from '../inbox/inbox.service';\nexport type Planted = InboxService;\n",
   'repositories/planted.repository.ts':
     "import { ExportService } from '../export/export.service';\nexport const planted = ExportService;\n",
   'trace/planted.controller.ts': "import { InjectDb } from '../database/database.module';\nexport const planted = InjectDb;\n",
@@ -96,6 +99,15 @@ describe('the house (dependency-cruiser)', () => {
     expect(reported()).toContain('http-imports-no-doors: server/src/http/planted.ts → server/src/leads/leads.service.ts');
   });
 
+  it('reports observability/ or housekeeping/ importing the inbox', () => {
+    expect(reported()).toEqual(
+      expect.arrayContaining([
+        'observability-and-housekeeping-import-no-inbox: server/src/observability/planted-inbox.ts → server/src/inbox/inbox.dto.ts',
+        'observability-and-housekeeping-import-no-inbox: server/src/housekeeping/planted-inbox.ts → server/src/inbox/inbox.service.ts',
+      ]),
+    );
+  });
+
   it('reports a repository importing a service', () => {
     expect(reported()).toContain(
       'repositories-import-no-services: server/src/repositories/planted.repository.ts → server/src/export/export.service.ts',
@@ -128,7 +140,7 @@ describe('the house (dependency-cruiser)', () => {
 
   it('reports the planted breaches and nothing else', () => {
     expect(planted.violations.every((v) => v.from.includes('/planted'))).toBe(true);
-    expect(planted.error).toBe(10);
+    expect(planted.error).toBe(12);
   });
 
   it('finds no violation in the real tree', () => {

@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import { ADMIN_CHAT, NO_RATE_LIMITS, sandboxSuite, submitLead } from './harness';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
-import { ChartsService } from '../src/inbox/charts/charts.service';
-import { PNG_SIGNATURE, svgToPng } from '../src/inbox/charts/chart-png';
+import { ChartsService } from '../src/charts/charts.service';
+import { PNG_SIGNATURE, svgToPng } from '../src/charts/chart-png';
 
 const { tmp, sandbox, start } = sandboxSuite();
 let n = 0;

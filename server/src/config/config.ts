@@ -8,14 +8,12 @@ import {
   type RequiredContacts,
   withoutPasswords,
 } from '@stickers/shared';
+import { EnvReader, type Env } from './env-reader';
+import { botTokenProblem, readRoutes, readTelegramWebhook, type LeadsRoute, type TelegramWebhook } from './telegram-settings';
+import { readWebhooks, type WebhookEndpoint } from './webhook-endpoints';
 
-/**
- * TELEGRAM_BOT_TOKEN's form, checked before any call to Telegram (the server's start, doctor, setup): a token of
- * another form would only be refused by Telegram, after its URL went out. The line never quotes the token.
- */
-export function botTokenProblem(token: string): string | null {
-  return /^\d+:[A-Za-z0-9_-]+$/.test(token) ? null : 'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)';
-}
+export { botTokenProblem, type LeadsRoute } from './telegram-settings';
+export type { WebhookEndpoint } from './webhook-endpoints';
 
 /**
  * Server configuration from environment variables (docs/requirements.md §10.1).
@@ -106,7 +104,7 @@ export interface ServerConfig {
      * TELEGRAM_WEBHOOK_URL and TELEGRAM_WEBHOOK_SECRET: Telegram posts updates to this URL (any instance
      * behind the load balancer takes them) with the secret in its header. Null: long polling, by one instance at a time.
      */
-    webhook: { url: string; path: string; secret: string } | null;
+    webhook: TelegramWebhook | null;
   };
   /** How long one Bot API call may take before it counts as failed (a hanging Telegram must not stall the outbox). */
   telegramTimeoutMs: number;
@@ -139,148 +137,11 @@ export interface ServerConfig {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
-/** One entry of LEADS_ROUTES: the leads of `source` (their `source_landing`) get their cards in this chat and topic. */
-export interface LeadsRoute {
-  source: string;
-  chatId: string;
-  threadId: number | null;
-}
-
-/** A route's source name: LANDING_SOURCE's rule (letters, digits, `_`, `-`, `.`; up to 64, first a letter or digit). */
-const ROUTE_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
-const CHAT_ID = /^-?\d{1,20}$|^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
-const THREAD_ID = /^[1-9]\d{0,15}$/;
-
-/**
- * LEADS_ROUTES=wedding=-1001111111111:12,corporate=-1002222222222 — `source=chat` or `source=chat:topic`, comma
- * separated; each source once (names compared without case). One problem line per bad entry, naming it.
- */
-function readRoutes(r: Reader): LeadsRoute[] {
-  const raw = r.string('LEADS_ROUTES');
-  if (raw === '') return [];
-  const before = r.problems.length;
-  const routes: LeadsRoute[] = [];
-  const seen = new Set<string>();
-  raw.split(',').forEach((part, i) => {
-    const entry = part.trim();
-    const m = /^([^=]*)=([^:]*)(?::(.*))?$/.exec(entry);
-    const source = m?.[1].trim() ?? '';
-    const chatId = m?.[2].trim() ?? '';
-    const thread = m?.[3]?.trim();
-    const name = `LEADS_ROUTES entry ${i + 1} ("${entry}")`;
-    if (!m || !ROUTE_SOURCE.test(source)) {
-      r.problems.push(`${name} must be source=chat_id or source=chat_id:topic_id, the source a name like wedding (as LANDING_SOURCE)`);
-    } else if (!CHAT_ID.test(chatId)) {
-      r.problems.push(`${name} must name a numeric chat id like -1001234567890 after the "="`);
-    } else if (thread !== undefined && !THREAD_ID.test(thread)) {
-      r.problems.push(`${name} must have a positive whole topic id after the ":" (message_thread_id), or none`);
-    } else if (seen.has(source.toLowerCase())) {
-      r.problems.push(`${name} repeats the source "${source}" (each source once)`);
-    } else {
-      seen.add(source.toLowerCase());
-      routes.push({ source, chatId, threadId: thread === undefined ? null : Number(thread) });
-    }
-  });
-  return r.problems.length > before ? [] : routes;
-}
-
-/** One webhook endpoint: where events are posted and the secret that signs them (`Stickers-Signature`). */
-export interface WebhookEndpoint {
-  url: string;
-  secret: string;
-}
-
-/** At most this many webhook endpoints. */
-export const MAX_WEBHOOK_ENDPOINTS = 10;
-
-/**
- * LEADS_WEBHOOK_URL=https://a/x,https://b/y with LEADS_WEBHOOK_SECRET=s1,s2: both or neither, as many secrets as URLs,
- * each URL http(s) and given once, each secret 16–256 characters without spaces. A URL is never printed (its path or
- * query may hold a token): a problem names the entry by its position.
- */
-function readWebhooks(r: Reader): WebhookEndpoint[] {
-  const urlsRaw = r.string('LEADS_WEBHOOK_URL');
-  const secretsRaw = r.string('LEADS_WEBHOOK_SECRET');
-  if (urlsRaw === '' && secretsRaw === '') return [];
-  if (secretsRaw === '') {
-    r.problems.push('LEADS_WEBHOOK_SECRET must be set with LEADS_WEBHOOK_URL (one secret per URL, comma-separated)');
-    return [];
-  }
-  if (urlsRaw === '') {
-    r.problems.push('LEADS_WEBHOOK_URL must be set with LEADS_WEBHOOK_SECRET (set both for webhooks, neither for none)');
-    return [];
-  }
-  const urls = urlsRaw.split(',').map((u) => u.trim());
-  const secrets = secretsRaw.split(',').map((s) => s.trim());
-  const before = r.problems.length;
-  if (urls.length > MAX_WEBHOOK_ENDPOINTS) {
-    r.problems.push(`LEADS_WEBHOOK_URL must list at most ${MAX_WEBHOOK_ENDPOINTS} URLs (got ${urls.length})`);
-  }
-  if (urls.length !== secrets.length) {
-    r.problems.push(
-      `LEADS_WEBHOOK_SECRET must list one secret per URL of LEADS_WEBHOOK_URL, in the same order (got ${secrets.length} secrets for ${urls.length} URLs)`,
-    );
-  }
-  const seen = new Set<string>();
-  urls.forEach((raw, i) => {
-    let url: URL | null = null;
-    try {
-      url = new URL(raw);
-    } catch {
-      /* reported below */
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-      r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} must be an http(s) URL like https://crm.example.com/hooks/leads`);
-    } else if (url.username !== '' || url.password !== '') {
-      // fetch refuses such a URL (and its error would quote it, password and all): never delivered, only leaked.
-      r.problems.push(
-        `LEADS_WEBHOOK_URL entry ${i + 1} must not hold a user name or password (user:password@); the signature authenticates, a token may go in the path or query`,
-      );
-    } else if (seen.has(url.toString())) {
-      r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} repeats an earlier URL (each endpoint once)`);
-    } else {
-      seen.add(url.toString());
-    }
-  });
-  secrets.forEach((secret, i) => {
-    if (!/^\S{16,256}$/.test(secret)) {
-      r.problems.push(`LEADS_WEBHOOK_SECRET entry ${i + 1} must be 16–256 characters without spaces or commas`);
-    }
-  });
-  if (r.problems.length > before) return [];
-  return urls.map((url, i) => ({ url: new URL(url).toString(), secret: secrets[i] }));
-}
-
-/** A path the router takes literally: no `:`, `*`, brackets or other pattern characters (percent escapes allowed). */
-const WEBHOOK_PATH = /^\/(?:[A-Za-z0-9/._~-]|%[0-9A-Fa-f]{2})*$/;
-
-/** The server's own routes (controllers and the POST /leads mount), as one problem line names them. */
-const SERVER_ROUTES = '/leads (and every path under it), /health, /ready, /metrics and /openapi.json';
-
-/**
- * Whether another route of this server answers `path` (Express matches without case and with or without one trailing
- * slash): `/leads` (POST /leads, GET /leads) and everything under it (export.csv, the trace), and the observability
- * routes. The Telegram webhook there would never see an update: POST /leads would answer 401 to each and count it
- * toward the wrong-secret lockout.
- */
-function servedByServer(path: string): boolean {
-  let decoded = path;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    /* the raw path is checked */
-  }
-  return [path, decoded].some((p) => {
-    const key = p.toLowerCase().replace(/\/+$/, '');
-    return key === '/leads' || key.startsWith('/leads/') || ['/health', '/ready', '/metrics', '/openapi.json'].includes(key);
-  });
-}
-
 /**
  * LEADS_INBOX_URL: https (Telegram opens Mini Apps over https only), or http on the loopback for development (the
  * sandbox opens it as a plain link). No user name or password in it.
  */
-function readInboxUrl(r: Reader): string | null {
+function readInboxUrl(r: EnvReader): string | null {
   const raw = r.string('LEADS_INBOX_URL');
   if (raw === '') return null;
   let url: URL | null = null;
@@ -305,76 +166,8 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
-
-class Reader {
-  readonly problems: string[] = [];
-  constructor(private readonly env: Env) {}
-
-  raw(name: string): string | undefined {
-    const v = this.env[name];
-    return v === undefined ? undefined : v.trim();
-  }
-
-  string(name: string, fallback = ''): string {
-    return this.raw(name) || fallback;
-  }
-
-  int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-    const v = this.raw(name);
-    if (v === undefined || v === '') return fallback;
-    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
-      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${v}")`);
-      return fallback;
-    }
-    return Number(v);
-  }
-
-  flag(name: string, fallback: boolean): boolean {
-    const v = this.raw(name)?.toLowerCase();
-    if (v === undefined || v === '') return fallback;
-    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-    if (['0', 'false', 'no', 'off'].includes(v)) return false;
-    this.problems.push(`${name} must be 1 or 0 (got "${v}")`);
-    return fallback;
-  }
-
-  /** `HH:MM` (24 h) as minutes after midnight. */
-  time(name: string, fallback: number): number {
-    const v = this.raw(name);
-    if (v === undefined || v === '') return fallback;
-    const m = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(v);
-    if (!m) {
-      this.problems.push(`${name} must be a time like 09:00 (got "${v}")`);
-      return fallback;
-    }
-    return Number(m[1]) * 60 + Number(m[2]);
-  }
-
-  /** An optional forum topic id (`message_thread_id`): a positive whole number. */
-  threadId(name: string): number | null {
-    const v = this.raw(name);
-    if (!v) return null;
-    if (!THREAD_ID.test(v)) {
-      this.problems.push(`${name} must be a topic id (message_thread_id), a positive whole number like 12 (got "${v}")`);
-      return null;
-    }
-    return Number(v);
-  }
-
-  chatId(name: string): string | null {
-    const v = this.raw(name);
-    if (!v) return null;
-    if (!/^-?\d{1,20}$/.test(v) && !/^@[A-Za-z][A-Za-z0-9_]{4,31}$/.test(v)) {
-      this.problems.push(`${name} must be a numeric chat id like -1001234567890 or @channelname (got "${v}")`);
-      return null;
-    }
-    return v;
-  }
-}
-
 export function loadServerConfig(env: Env): ServerConfig {
-  const r = new Reader(env);
+  const r = new EnvReader(env);
   const secret = r.string('LEADS_SECRET');
   const enabledSaid = r.raw('LEADS_ENABLED') ? r.flag('LEADS_ENABLED', true) : null;
   // Said on purpose and not usable: every lead would get 404 and go to the landing's fallback, unnoticed.
@@ -414,40 +207,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${withoutPasswords(apiRoot)}")`);
   }
 
-  const webhookUrl = r.string('TELEGRAM_WEBHOOK_URL') || null;
-  const webhookSecret = r.string('TELEGRAM_WEBHOOK_SECRET') || null;
-  let webhook: ServerConfig['telegram']['webhook'] = null;
-  if (webhookUrl !== null) {
-    let url: URL | null = null;
-    try {
-      url = new URL(webhookUrl);
-    } catch {
-      /* reported below */
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-      r.problems.push(`TELEGRAM_WEBHOOK_URL must be the https URL Telegram posts updates to (got "${webhookUrl}")`);
-    } else if (!token) {
-      r.problems.push('TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not (no bot to take updates for)');
-    } else if (webhookSecret === null) {
-      r.problems.push('TELEGRAM_WEBHOOK_SECRET must be set with TELEGRAM_WEBHOOK_URL (anyone could post updates otherwise)');
-    } else if (!WEBHOOK_PATH.test(url.pathname)) {
-      r.problems.push(
-        'TELEGRAM_WEBHOOK_URL must have a path of letters, digits and / - _ . ~ only, like /telegram/webhook (the router reads other characters as patterns)',
-      );
-    } else if (servedByServer(url.pathname)) {
-      r.problems.push(
-        `TELEGRAM_WEBHOOK_URL must have a path of its own, like /telegram/webhook: ${SERVER_ROUTES} are the server's own routes, and Telegram's updates would never reach the bot`,
-      );
-    } else {
-      webhook = { url: url.toString(), path: url.pathname, secret: webhookSecret };
-    }
-  } else if (webhookSecret !== null) {
-    r.problems.push('TELEGRAM_WEBHOOK_SECRET is set but TELEGRAM_WEBHOOK_URL is not (set both for webhook mode, neither for polling)');
-  }
-  // Telegram's own rule for secret_token: 1–256 of A–Z, a–z, 0–9, _ and -.
-  if (webhookSecret !== null && !/^[A-Za-z0-9_-]{16,256}$/.test(webhookSecret)) {
-    r.problems.push('TELEGRAM_WEBHOOK_SECRET must be 16–256 characters of A–Z, a–z, 0–9, _ and - (as Telegram allows)');
-  }
+  const webhook = readTelegramWebhook(r, token);
 
   let managerIds: number[] | null = null;
   const managers = r.string('LEADS_MANAGER_IDS');

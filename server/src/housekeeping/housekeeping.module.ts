@@ -3,7 +3,7 @@ import { AlertsModule } from '../alerts/alerts.module';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { ChatsModule } from '../chats/chats.module';
 import { ClusterModule } from '../cluster/cluster.module';
-import { ChartsModule } from '../inbox/charts/charts.module';
+import { ChartsModule } from '../charts/charts.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { ReportsModule } from '../reports/reports.module';
 import { TelegramModule } from '../telegram/telegram.module';

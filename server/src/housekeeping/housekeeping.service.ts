@@ -13,7 +13,7 @@ import { JobRunsRepository } from '../repositories/job-runs.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
-import { ChartsService } from '../inbox/charts/charts.service';
+import { ChartsService } from '../charts/charts.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';

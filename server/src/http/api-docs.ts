@@ -10,6 +10,9 @@ import { API_ERRORS, type RateLimitReason } from '@stickers/shared';
 /** The name of the security scheme of the shared secret: an apiKey in the SECRET_HEADER header (observability/openapi.ts). */
 export const LEADS_SECRET_SCHEME = 'leadsSecret';
 
+/** The name of the inbox's security scheme: `Authorization: tma <initData>` (observability/openapi.ts). */
+export const INBOX_SCHEME = 'telegramMiniApp';
+
 /** The JSON body of an API error: `{ "error": <one of codes>, …extra }`. */
 export function apiErrorSchema(codes: readonly string[], extra: Record<string, SchemaObject> = {}, required = ['error']): SchemaObject {
   return { type: 'object', required, properties: { error: { type: 'string', enum: [...codes] }, ...extra } };

@@ -8,8 +8,7 @@ import { ExportedLeadDto } from '../export/export.dto';
  * InboxService's own rules, not with these classes).
  */
 
-/** The security scheme of the inbox: `Authorization: tma <initData>` (observability/openapi.ts). */
-export const INBOX_SCHEME = 'telegramMiniApp';
+export { INBOX_SCHEME } from '../http/api-docs';
 
 const errorBody = (codes: string[], extra: Record<string, SchemaObject> = {}): SchemaObject => ({
   type: 'object',

@@ -1,12 +1,12 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
+import { ChartsModule } from '../charts/charts.module';
 import { ChatsModule } from '../chats/chats.module';
 import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { TraceModule } from '../trace/trace.module';
-import { ChartsModule } from './charts/charts.module';
 import { InboxAccessService } from './inbox-access.service';
 import { InboxAuthGuard } from './inbox-auth.guard';
 import { InboxController } from './inbox.controller';

@@ -11,7 +11,7 @@ import { LeadStatusService } from '../lead-status/lead-status.service';
 import { TraceRepository } from '../repositories/trace.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
-import { ChartsService, type InboxCharts } from './charts/charts.service';
+import { ChartsService, type InboxCharts } from '../charts/charts.service';
 import type { InboxViewer } from './inbox-access.service';
 import { repeatChanges, type RepeatChanges } from './repeat-changes';
 

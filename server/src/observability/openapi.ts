@@ -1,8 +1,7 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { SECRET_HEADER } from '@stickers/shared';
-import { LEADS_SECRET_SCHEME } from '../http/api-docs';
-import { INBOX_SCHEME } from '../inbox/inbox.dto';
+import { INBOX_SCHEME, LEADS_SECRET_SCHEME } from '../http/api-docs';
 import { describeWebhooks } from './webhooks.openapi';
 
 /** What the document says about itself and the shared secret's scheme; the paths come from the routes. */

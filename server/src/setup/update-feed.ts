@@ -96,3 +96,8 @@ export class UpdateFeed {
     return result.ok ? { ok: true } : { ok: false, failure: result };
   }
 }
+
+/** What a wait found; null when it ended without (a timeout, Ctrl-C or Enter, a failure). */
+export function waited<T>(w: Waited<T>): T | null {
+  return w.kind === 'found' ? w.value : null;
+}

@@ -1,6 +1,6 @@
 import { escapeXml, funnelSvg, LIGHT_PALETTE, perDaySvg } from './chart-svg';
 import { PNG_SIGNATURE, svgToPng } from './chart-png';
-import { ru } from '../../i18n/ru';
+import { ru } from '../i18n/ru';
 
 /** Every character XML 1.0 refuses or discourages: C0 and C1 controls, DEL, lone surrogates, all 66 noncharacters. */
 const BAD = [

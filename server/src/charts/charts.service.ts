@@ -1,15 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Clock } from '../../clock/clock';
-import { SERVER_CONFIG } from '../../config/config.module';
-import type { ServerConfig } from '../../config/config';
-import type { LeadStatus } from '../../domain/lead-status';
-import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '../../export/export.service';
-import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../../repositories/charts.repository';
-import type { LeadScope } from '../../repositories/leads.repository';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import type { LeadStatus } from '../domain/lead-status';
+import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '../export/export.service';
+import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../repositories/charts.repository';
+import type { LeadScope } from '../repositories/leads.repository';
 import { svgToPng } from './chart-png';
 import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
-import { MESSAGES } from '../../i18n/i18n.module';
-import type { Messages } from '../../i18n';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 import { dayIndex, lastLocalDays } from './local-days';
 
 /** The charts cover the last 30 local days (LEADS_TIMEZONE), today included. */

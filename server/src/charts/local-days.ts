@@ -1,4 +1,4 @@
-import { localDate, localWallTime } from '../../clock/local-time';
+import { localDate, localWallTime } from '../clock/local-time';
 
 /** The difference between the local wall clock in `timezone` and UTC at the instant `ms`, in ms. */
 function offsetAt(ms: number, timezone: string): number {

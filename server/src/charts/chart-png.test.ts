@@ -1,6 +1,6 @@
 import { LIGHT_PALETTE, perDaySize, perDaySvg } from './chart-svg';
 import { PNG_SIGNATURE, svgToPng } from './chart-png';
-import { ru as t } from '../../i18n/ru';
+import { ru as t } from '../i18n/ru';
 
 const chart = {
   days: ['2026-11-28', '2026-11-29'],

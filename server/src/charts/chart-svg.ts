@@ -1,5 +1,5 @@
-import { LEAD_STATUSES, type LeadStatus } from '../../domain/lead-status';
-import type { Messages } from '../../i18n';
+import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import type { Messages } from '../i18n';
 
 /**
  * The charts as SVG, drawn from numbers alone (a plain module: no I/O, no Nest). Without a palette they are drawn for a

@@ -1,0 +1,75 @@
+/** How one environment variable is read: trimmed, its default when unset or empty, one problem line when malformed. */
+
+export type Env = Record<string, string | undefined>;
+
+/** A chat id: numeric (`-1001234567890`) or a public `@username`. */
+export const CHAT_ID = /^-?\d{1,20}$|^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
+/** A forum topic id (`message_thread_id`). */
+export const THREAD_ID = /^[1-9]\d{0,15}$/;
+
+/** Reads the variables of `env`, collecting one line per problem in `problems` instead of stopping at the first. */
+export class EnvReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined ? undefined : v.trim();
+  }
+
+  string(name: string, fallback = ''): string {
+    return this.raw(name) || fallback;
+  }
+
+  int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+    const v = this.raw(name);
+    if (v === undefined || v === '') return fallback;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${v}")`);
+      return fallback;
+    }
+    return Number(v);
+  }
+
+  flag(name: string, fallback: boolean): boolean {
+    const v = this.raw(name)?.toLowerCase();
+    if (v === undefined || v === '') return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+    if (['0', 'false', 'no', 'off'].includes(v)) return false;
+    this.problems.push(`${name} must be 1 or 0 (got "${v}")`);
+    return fallback;
+  }
+
+  /** `HH:MM` (24 h) as minutes after midnight. */
+  time(name: string, fallback: number): number {
+    const v = this.raw(name);
+    if (v === undefined || v === '') return fallback;
+    const m = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(v);
+    if (!m) {
+      this.problems.push(`${name} must be a time like 09:00 (got "${v}")`);
+      return fallback;
+    }
+    return Number(m[1]) * 60 + Number(m[2]);
+  }
+
+  /** An optional forum topic id (`message_thread_id`): a positive whole number. */
+  threadId(name: string): number | null {
+    const v = this.raw(name);
+    if (!v) return null;
+    if (!THREAD_ID.test(v)) {
+      this.problems.push(`${name} must be a topic id (message_thread_id), a positive whole number like 12 (got "${v}")`);
+      return null;
+    }
+    return Number(v);
+  }
+
+  chatId(name: string): string | null {
+    const v = this.raw(name);
+    if (!v) return null;
+    if (!CHAT_ID.test(v)) {
+      this.problems.push(`${name} must be a numeric chat id like -1001234567890 or @channelname (got "${v}")`);
+      return null;
+    }
+    return v;
+  }
+}

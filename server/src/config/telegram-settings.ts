@@ -1,0 +1,128 @@
+import { CHAT_ID, THREAD_ID, type EnvReader } from './env-reader';
+
+/** The Telegram variables' own rules: the bot token's form, the updates' webhook, the routes by source. */
+
+/**
+ * TELEGRAM_BOT_TOKEN's form, checked before any call to Telegram (the server's start, doctor, setup): a token of
+ * another form would only be refused by Telegram, after its URL went out. The line never quotes the token.
+ */
+export function botTokenProblem(token: string): string | null {
+  return /^\d+:[A-Za-z0-9_-]+$/.test(token) ? null : 'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)';
+}
+
+/** A route's source name: LANDING_SOURCE's rule (letters, digits, `_`, `-`, `.`; up to 64, first a letter or digit). */
+const ROUTE_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+
+/** One entry of LEADS_ROUTES: the leads of `source` (their `source_landing`) get their cards in this chat and topic. */
+export interface LeadsRoute {
+  source: string;
+  chatId: string;
+  threadId: number | null;
+}
+
+/**
+ * LEADS_ROUTES=wedding=-1001111111111:12,corporate=-1002222222222 — `source=chat` or `source=chat:topic`, comma
+ * separated; each source once (names compared without case). One problem line per bad entry, naming it.
+ */
+export function readRoutes(r: EnvReader): LeadsRoute[] {
+  const raw = r.string('LEADS_ROUTES');
+  if (raw === '') return [];
+  const before = r.problems.length;
+  const routes: LeadsRoute[] = [];
+  const seen = new Set<string>();
+  raw.split(',').forEach((part, i) => {
+    const entry = part.trim();
+    const m = /^([^=]*)=([^:]*)(?::(.*))?$/.exec(entry);
+    const source = m?.[1].trim() ?? '';
+    const chatId = m?.[2].trim() ?? '';
+    const thread = m?.[3]?.trim();
+    const name = `LEADS_ROUTES entry ${i + 1} ("${entry}")`;
+    if (!m || !ROUTE_SOURCE.test(source)) {
+      r.problems.push(`${name} must be source=chat_id or source=chat_id:topic_id, the source a name like wedding (as LANDING_SOURCE)`);
+    } else if (!CHAT_ID.test(chatId)) {
+      r.problems.push(`${name} must name a numeric chat id like -1001234567890 after the "="`);
+    } else if (thread !== undefined && !THREAD_ID.test(thread)) {
+      r.problems.push(`${name} must have a positive whole topic id after the ":" (message_thread_id), or none`);
+    } else if (seen.has(source.toLowerCase())) {
+      r.problems.push(`${name} repeats the source "${source}" (each source once)`);
+    } else {
+      seen.add(source.toLowerCase());
+      routes.push({ source, chatId, threadId: thread === undefined ? null : Number(thread) });
+    }
+  });
+  return r.problems.length > before ? [] : routes;
+}
+
+/** Where Telegram posts the bot's updates (TELEGRAM_WEBHOOK_URL), the path the server takes them on, and its secret. */
+export interface TelegramWebhook {
+  url: string;
+  path: string;
+  secret: string;
+}
+
+/** A path the router takes literally: no `:`, `*`, brackets or other pattern characters (percent escapes allowed). */
+const WEBHOOK_PATH = /^\/(?:[A-Za-z0-9/._~-]|%[0-9A-Fa-f]{2})*$/;
+
+/** The server's own routes (controllers and the POST /leads mount), as one problem line names them. */
+const SERVER_ROUTES = '/leads (and every path under it), /health, /ready, /metrics and /openapi.json';
+
+/**
+ * Whether another route of this server answers `path` (Express matches without case and with or without one trailing
+ * slash): `/leads` (POST /leads, GET /leads) and everything under it (export.csv, the trace), and the observability
+ * routes. The Telegram webhook there would never see an update: POST /leads would answer 401 to each and count it
+ * toward the wrong-secret lockout.
+ */
+function servedByServer(path: string): boolean {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    /* the raw path is checked */
+  }
+  return [path, decoded].some((p) => {
+    const key = p.toLowerCase().replace(/\/+$/, '');
+    return key === '/leads' || key.startsWith('/leads/') || ['/health', '/ready', '/metrics', '/openapi.json'].includes(key);
+  });
+}
+
+/**
+ * TELEGRAM_WEBHOOK_URL with TELEGRAM_WEBHOOK_SECRET (and a bot token to take the updates for): both or neither, the
+ * URL http(s) on a path of its own. Null: long polling.
+ */
+export function readTelegramWebhook(r: EnvReader, token: string | null): TelegramWebhook | null {
+  const webhookUrl = r.string('TELEGRAM_WEBHOOK_URL') || null;
+  const webhookSecret = r.string('TELEGRAM_WEBHOOK_SECRET') || null;
+  let webhook: TelegramWebhook | null = null;
+  if (webhookUrl !== null) {
+    let url: URL | null = null;
+    try {
+      url = new URL(webhookUrl);
+    } catch {
+      /* reported below */
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      r.problems.push(`TELEGRAM_WEBHOOK_URL must be the https URL Telegram posts updates to (got "${webhookUrl}")`);
+    } else if (!token) {
+      r.problems.push('TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not (no bot to take updates for)');
+    } else if (webhookSecret === null) {
+      r.problems.push('TELEGRAM_WEBHOOK_SECRET must be set with TELEGRAM_WEBHOOK_URL (anyone could post updates otherwise)');
+    } else if (!WEBHOOK_PATH.test(url.pathname)) {
+      r.problems.push(
+        'TELEGRAM_WEBHOOK_URL must have a path of letters, digits and / - _ . ~ only, like /telegram/webhook (the router reads other characters as patterns)',
+      );
+    } else if (servedByServer(url.pathname)) {
+      r.problems.push(
+        `TELEGRAM_WEBHOOK_URL must have a path of its own, like /telegram/webhook: ${SERVER_ROUTES} are the server's own routes, and Telegram's updates would never reach the bot`,
+      );
+    } else {
+      webhook = { url: url.toString(), path: url.pathname, secret: webhookSecret };
+    }
+  } else if (webhookSecret !== null) {
+    r.problems.push('TELEGRAM_WEBHOOK_SECRET is set but TELEGRAM_WEBHOOK_URL is not (set both for webhook mode, neither for polling)');
+  }
+  // Telegram's own rule for secret_token: 1–256 of A–Z, a–z, 0–9, _ and -.
+  if (webhookSecret !== null && !/^[A-Za-z0-9_-]{16,256}$/.test(webhookSecret)) {
+    r.problems.push('TELEGRAM_WEBHOOK_SECRET must be 16–256 characters of A–Z, a–z, 0–9, _ and - (as Telegram allows)');
+  }
+  return webhook;
+}

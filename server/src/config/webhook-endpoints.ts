@@ -1,0 +1,68 @@
+import type { EnvReader } from './env-reader';
+
+/** One webhook endpoint: where events are posted and the secret that signs them (`Stickers-Signature`). */
+export interface WebhookEndpoint {
+  url: string;
+  secret: string;
+}
+
+/** At most this many webhook endpoints. */
+const MAX_WEBHOOK_ENDPOINTS = 10;
+
+/**
+ * LEADS_WEBHOOK_URL=https://a/x,https://b/y with LEADS_WEBHOOK_SECRET=s1,s2: both or neither, as many secrets as URLs,
+ * each URL http(s) and given once, each secret 16–256 characters without spaces. A URL is never printed (its path or
+ * query may hold a token): a problem names the entry by its position.
+ */
+export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
+  const urlsRaw = r.string('LEADS_WEBHOOK_URL');
+  const secretsRaw = r.string('LEADS_WEBHOOK_SECRET');
+  if (urlsRaw === '' && secretsRaw === '') return [];
+  if (secretsRaw === '') {
+    r.problems.push('LEADS_WEBHOOK_SECRET must be set with LEADS_WEBHOOK_URL (one secret per URL, comma-separated)');
+    return [];
+  }
+  if (urlsRaw === '') {
+    r.problems.push('LEADS_WEBHOOK_URL must be set with LEADS_WEBHOOK_SECRET (set both for webhooks, neither for none)');
+    return [];
+  }
+  const urls = urlsRaw.split(',').map((u) => u.trim());
+  const secrets = secretsRaw.split(',').map((s) => s.trim());
+  const before = r.problems.length;
+  if (urls.length > MAX_WEBHOOK_ENDPOINTS) {
+    r.problems.push(`LEADS_WEBHOOK_URL must list at most ${MAX_WEBHOOK_ENDPOINTS} URLs (got ${urls.length})`);
+  }
+  if (urls.length !== secrets.length) {
+    r.problems.push(
+      `LEADS_WEBHOOK_SECRET must list one secret per URL of LEADS_WEBHOOK_URL, in the same order (got ${secrets.length} secrets for ${urls.length} URLs)`,
+    );
+  }
+  const seen = new Set<string>();
+  urls.forEach((raw, i) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(raw);
+    } catch {
+      /* reported below */
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} must be an http(s) URL like https://crm.example.com/hooks/leads`);
+    } else if (url.username !== '' || url.password !== '') {
+      // fetch refuses such a URL (and its error would quote it, password and all): never delivered, only leaked.
+      r.problems.push(
+        `LEADS_WEBHOOK_URL entry ${i + 1} must not hold a user name or password (user:password@); the signature authenticates, a token may go in the path or query`,
+      );
+    } else if (seen.has(url.toString())) {
+      r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} repeats an earlier URL (each endpoint once)`);
+    } else {
+      seen.add(url.toString());
+    }
+  });
+  secrets.forEach((secret, i) => {
+    if (!/^\S{16,256}$/.test(secret)) {
+      r.problems.push(`LEADS_WEBHOOK_SECRET entry ${i + 1} must be 16–256 characters without spaces or commas`);
+    }
+  });
+  if (r.problems.length > before) return [];
+  return urls.map((url, i) => ({ url: new URL(url).toString(), secret: secrets[i] }));
+}

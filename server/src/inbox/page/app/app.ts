@@ -1,0 +1,108 @@
+import type { LeadStatus } from '../../../domain/lead-status';
+import { ApiFailure, type InboxApi, type Me } from './api';
+import { el } from './dom';
+import type { Launch } from './launch';
+import type { Texts } from './texts';
+
+/** What every view shares: the app's state, in-page navigation, and the pieces each view draws with. */
+
+/** The page's state: who the manager is, their texts and launch, where the views draw. */
+export interface App {
+  api: InboxApi;
+  me: Me;
+  t: Texts;
+  launch: Launch;
+  root: HTMLElement;
+  /** Counts renders: a view whose data arrives after the manager went elsewhere is not shown. */
+  view: number;
+  /** The sources of the last 30 days (the source field's suggestions), asked for once. */
+  sources?: Promise<string[]>;
+  /** Whether the manager unfolded the list's filters: kept while the list redraws for each change. */
+  filtersOpen?: boolean;
+  /** Draws the view the address names (main.ts); before the manager is known, loads the page again. */
+  render(): void;
+}
+
+/** Goes to the view `query` names: a new history entry, or in place of the current one (`replace`). */
+export function go(app: App, query: URLSearchParams, replace = false): void {
+  const search = query.toString();
+  const url = location.pathname + (search ? `?${search}` : '');
+  if (replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  app.render();
+}
+
+/** An in-page link: a real `<a href>` (opens in a new tab with a modifier key), navigated without a reload. */
+export function link(app: App, query: URLSearchParams, attrs: Record<string, string>, ...children: (Node | string)[]): HTMLAnchorElement {
+  const search = query.toString();
+  return el(
+    'a',
+    {
+      ...attrs,
+      href: location.pathname + (search ? `?${search}` : ''),
+      onclick: ((event: MouseEvent) => {
+        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+        event.preventDefault();
+        go(app, query);
+      }) as EventListener,
+    },
+    ...children,
+  );
+}
+
+export function time(app: App, iso: string | null): string {
+  if (!iso) return '—';
+  return new Date(iso).toLocaleString(app.t.lang, { dateStyle: 'short', timeStyle: 'short' });
+}
+
+export function statusBadge(app: App, status: LeadStatus): HTMLElement {
+  return el('span', { class: `badge status-${status}` }, app.t.statusLabel[status]);
+}
+
+export function failureText(app: App, err: unknown): string {
+  if (err instanceof ApiFailure) {
+    if (err.status === 401) {
+      const why = err.body?.why;
+      return app.t.unauthorized[why === 'expired' || why === 'invalid' ? why : 'missing'];
+    }
+    if (err.status === 403) return app.t.forbidden;
+    if (err.status === 503) return err.body?.why === 'membership_unknown' ? app.t.membershipUnknown : app.t.unavailable;
+    if (err.status === 404) return app.t.notFound;
+  }
+  return app.t.failed;
+}
+
+export function problem(app: App, err: unknown, retry: () => void = () => app.render()): HTMLElement {
+  return el(
+    'div',
+    { class: 'problem', role: 'alert' },
+    el('p', {}, failureText(app, err)),
+    el('button', { type: 'button', class: 'secondary', onclick: retry }, app.t.retry),
+  );
+}
+
+export function header(app: App, current: 'list' | 'charts' | null): HTMLElement {
+  const tab = (name: 'list' | 'charts', text: string) =>
+    link(
+      app,
+      name === 'charts' ? new URLSearchParams({ view: 'charts' }) : new URLSearchParams(),
+      {
+        class: 'tab',
+        ...(current === name ? { 'aria-current': 'page' } : {}),
+      },
+      text,
+    );
+  return el('header', { class: 'top' }, el('nav', { 'aria-label': app.t.nav }, tab('list', app.t.tabList), tab('charts', app.t.tabCharts)));
+}
+
+export function field(id: string, label: string, control: HTMLElement): HTMLElement {
+  return el('div', { class: 'field' }, el('label', { for: id }, label), control);
+}
+
+export function option(value: string, text: string, selected: boolean): HTMLOptionElement {
+  return el('option', { value, selected }, text);
+}
+
+export function section(title: string, ...children: (Node | null)[]): HTMLElement {
+  return el('section', {}, el('h2', {}, title), ...children);
+}

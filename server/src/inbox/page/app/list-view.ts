@@ -1,0 +1,170 @@
+import { formatPhone } from '@stickers/shared';
+import { LEAD_STATUSES } from '../../../domain/lead-status';
+import type { Filters, LeadItem } from './api';
+import { field, go, header, link, option, problem, statusBadge, time, type App } from './app';
+import { el, show } from './dom';
+
+/** The list of leads: the search, the folded filters (kept in the address), the CSV, pages of leads. */
+
+function filtersFrom(query: URLSearchParams): Filters {
+  return {
+    q: query.get('q') ?? '',
+    status: query.get('status') ?? '',
+    source: query.get('source') ?? '',
+    since: query.get('since') ?? '',
+    until: query.get('until') ?? '',
+  };
+}
+
+function leadRow(app: App, lead: LeadItem): HTMLElement {
+  const who = lead.anonymised_at
+    ? '—'
+    : [
+        lead.name,
+        lead.telegram ? `@${lead.telegram.replace(/^@/, '')}` : null,
+        lead.phone ? formatPhone(lead.phone).replace(/ /g, '\u00a0') : null,
+      ]
+        .filter(Boolean)
+        .join(' · ');
+  return el(
+    'li',
+    { class: 'lead' },
+    link(
+      app,
+      new URLSearchParams({ lead: String(lead.lead_number) }),
+      { class: 'lead-link' },
+      el('span', { class: 'lead-top' }, el('strong', { class: 'number' }, `№${lead.lead_number}`), statusBadge(app, lead.status)),
+      el('span', { class: 'who' }, who || (app.me.card_pii ? '—' : app.t.hiddenPii)),
+      el(
+        'span',
+        { class: 'meta' },
+        [time(app, lead.created_at), lead.source?.landing ?? null, lead.repeats ? `↻ ${lead.repeats}` : null].filter(Boolean).join(' · '),
+      ),
+    ),
+  );
+}
+
+async function saveCsv(app: App, filters: Filters, note: HTMLElement): Promise<void> {
+  try {
+    const { blob, name } = await app.api.csv(filters);
+    const url = URL.createObjectURL(blob);
+    const a = el('a', { href: url, download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } catch {
+    note.textContent = app.t.csvFailed;
+  }
+}
+
+export async function renderList(app: App, query: URLSearchParams): Promise<void> {
+  const t = app.t;
+  const filters = filtersFrom(query);
+  const apply = (change: Partial<Filters>) => {
+    const next = { ...filters, ...change };
+    const q = new URLSearchParams(Object.entries(next).filter(([, v]) => v !== ''));
+    // A field's change and the form's submit may both come from one Enter: the second finds nothing new.
+    if (q.toString() !== new URLSearchParams(location.search).toString()) go(app, q, true);
+  };
+
+  const search = el('input', {
+    id: 'f-q',
+    type: 'search',
+    name: 'q',
+    value: filters.q,
+    placeholder: t.searchHint,
+    autocomplete: 'off',
+    enterkeyhint: 'search',
+  });
+  const status = el(
+    'select',
+    { id: 'f-status', name: 'status' },
+    option('', t.anyStatus, !filters.status),
+    LEAD_STATUSES.map((s) => option(s, t.statusLabel[s], filters.status === s)),
+  );
+  const sources = el('datalist', { id: 'f-sources' });
+  const source = el('input', {
+    id: 'f-source',
+    name: 'source',
+    value: filters.source,
+    list: 'f-sources',
+    placeholder: t.anySource,
+    autocomplete: 'off',
+  });
+  const since = el('input', { id: 'f-since', type: 'date', name: 'since', value: filters.since });
+  const until = el('input', { id: 'f-until', type: 'date', name: 'until', value: filters.until });
+  const note = el('p', { class: 'note', role: 'status' });
+  // The search stays in sight; the rest folds away (a phone's first screen is for the leads), its summary counting
+  // the filters that are on.
+  const active = [filters.status, filters.source, filters.since || filters.until].filter(Boolean).length;
+  const folded = el(
+    'details',
+    { class: 'more-filters', id: 'filters', open: app.filtersOpen ?? false },
+    el('summary', {}, t.filters(active)),
+    el('div', { class: 'row wrap' }, field('f-status', t.status, status), field('f-source', t.source, source), sources),
+    el(
+      'fieldset',
+      { class: 'row wrap period' },
+      el('legend', {}, t.period),
+      field('f-since', t.since, since),
+      field('f-until', t.until, until),
+    ),
+    el(
+      'div',
+      { class: 'row' },
+      el('button', { type: 'button', class: 'secondary', onclick: () => go(app, new URLSearchParams(), true) }, t.reset),
+      el('button', { type: 'button', class: 'secondary', onclick: () => void saveCsv(app, filters, note) }, t.csv),
+    ),
+  );
+  folded.addEventListener('toggle', () => (app.filtersOpen = folded.open));
+  const form = el('form', { class: 'filters', role: 'search' }, field('f-q', t.search, search), folded);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    apply({ q: search.value, source: source.value.trim() });
+  });
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => apply({ q: search.value }), 400);
+  });
+  status.addEventListener('change', () => apply({ status: status.value }));
+  source.addEventListener('change', () => apply({ source: source.value.trim() }));
+  since.addEventListener('change', () => apply({ since: since.value }));
+  until.addEventListener('change', () => apply({ until: until.value }));
+
+  const list = el('ol', { class: 'leads', 'aria-label': t.title, 'aria-busy': 'true' });
+  const count = el('p', { class: 'hint', id: 'count', role: 'status' }, t.loading);
+  const moreLeads = el('div', { class: 'more' });
+  show(app.root, header(app, 'list'), el('h1', {}, t.title), form, note, count, list, moreLeads);
+  if (document.activeElement === document.body && filters.q) search.focus();
+
+  // The sources the charts know (last 30 days) are the source field's suggestions.
+  app.sources ??= app.api.charts('').then(
+    (charts) => charts.per_day.map((s) => s.source).filter((s): s is string => s !== null),
+    () => [],
+  );
+  void app.sources.then((known) =>
+    sources.replaceChildren(...known.map((s) => el('option', { value: s })), el('option', { value: 'none' }, t.noSource)),
+  );
+
+  let shown = 0;
+  const load = async (cursor: string | null) => {
+    list.setAttribute('aria-busy', 'true');
+    let page;
+    try {
+      page = await app.api.leads(filters, cursor);
+    } catch (err) {
+      show(moreLeads, problem(app, err));
+      count.textContent = '';
+      return;
+    }
+    list.append(...page.leads.map((lead) => leadRow(app, lead)));
+    shown += page.leads.length;
+    count.textContent = shown === 0 ? t.empty : t.found(shown, page.next_cursor !== null);
+    const next = page.next_cursor;
+    show(moreLeads, next ? el('button', { type: 'button', class: 'secondary wide', onclick: () => void load(next) }, t.more) : null);
+    list.setAttribute('aria-busy', 'false');
+  };
+  await load(null);
+}
