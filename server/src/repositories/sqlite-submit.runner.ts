@@ -40,10 +40,10 @@ export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number,
 }
 
 /**
- * The writes of a row of `leads` or `lead_repeats` by the columns the plan's row names (the others take their
- * defaults, or stay as they are), as PostgreSQL's `leads_insert_row` and `leads_report_fallback` do from the same plan:
- * a column added or dropped needs no change here. One prepared statement per table and set of columns (a handful:
- * in time or late, with a source or without), cached.
+ * The writes of a row of `leads` or `lead_repeats` by the columns the plan names (the others take their defaults, or
+ * stay as they are), as PostgreSQL's `leads_submit` does from the same plan: a column added or dropped needs no change
+ * here. One prepared statement per table and set of columns (a handful: in time or late, with a source or without),
+ * cached.
  */
 class RowWrites {
   private readonly statements = new Map<string, Statement>();

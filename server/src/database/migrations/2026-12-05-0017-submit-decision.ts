@@ -1,18 +1,14 @@
 import { type Kysely, sql } from 'kysely';
 import { dialectOf } from '../dialect-sql';
-import { up as submitFunctionBefore } from './2026-12-01-0011-submit-function';
 import { up as submitFieldsBefore } from './2026-12-01-0014-submit-fields';
 
 // Frozen once released: a change to the schema is a new migration (a changed decision replaces the function there).
 
 /**
- * PostgreSQL only: the submit decision, whole, as the functions the app calls — `leads_submit(plan jsonb)` and its
- * helpers `leads_nth_accepted` and `leads_write_row` — replacing those of migrations 0011 and 0014, so that the
- * decision PostgreSQL runs is this file alone. SQLite runs the same decision as TypeScript (leads/submit-decision.ts,
- * group commit): nothing to create there. Both answer the same cases (test/submit-decision.test.ts).
- *
- * `leads_submit` takes the plan LeadsService builds (repositories/submit-runner.ts, `SubmitPlan`) and answers what the
- * TypeScript decision answers, in the same order of checks:
+ * PostgreSQL only: `leads_submit(plan jsonb)`, the submit decision PostgreSQL runs, replacing the one of migration 0014
+ * (its helpers `leads_nth_accepted` and `leads_insert_row` stay as migration 0011 made them). SQLite runs the same
+ * decision as TypeScript (leads/submit-decision.ts, group commit): nothing to create there. Both answer the same cases
+ * (test/submit-decision.test.ts), in the same order of checks:
  *  1. the lock (`pg_advisory_xact_lock`, waiting at most the session's `lock_timeout`, then 55P03), held to the end of the
  *     caller's transaction — one statement outside BEGIN is its own transaction, so the lock goes with the answer;
  *  2. a known request_id → `duplicate`, recording a reported fallback message once (and its event);
@@ -22,70 +18,15 @@ import { up as submitFieldsBefore } from './2026-12-01-0014-submit-fields';
  *  5. a late request whose contact was erased after it was submitted → `created`, stored without personal data;
  *  6. a repeat of a lead by username or phone → `repeat`, with the fields that changed;
  *  7. otherwise a new lead → `created`.
- * Every column it writes comes from the plan by name (`lead`, `repeat`, the reported fallback's `fallback_` columns),
- * so a column added or dropped needs no change here. Unlike 0014, a reported fallback message sets the columns the
- * plan names instead of a fixed set; a plan of the version before (`chat_id`, `message_id`, `sent_at`, during a
- * deploy) still records its message.
+ * Every column it writes comes from the plan by name (`lead`, `repeat`, and — unlike 0014 — the `fallback_` columns of
+ * a reported fallback message), so a column added or dropped needs no change here. A plan of the version before
+ * (`fallback` as `chat_id`, `message_id`, `sent_at`, during a deploy) still records its message.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   if (dialectOf(db) !== 'postgres') return;
   await sql
     .raw(
       String.raw`
-create or replace function leads_nth_accepted(p_kind text, p_since bigint, p_limit bigint) returns bigint
-language plpgsql stable as $fn$
--- The time of the p_limit-th newest submission of the count p_kind after p_since (null: fewer), read from the per-minute counts:
--- newest minute first, adding counts until the limit falls into one minute, then the exact submission inside it.
-declare
-  first_minute bigint := floor(p_since::numeric / 60000)::bigint;
-  newer bigint := 0;
-  counted bigint;
-  r record;
-begin
-  for r in select minute, n from rate_minutes where kind = p_kind and minute >= first_minute order by minute desc loop
-    if r.minute = first_minute then
-      select count(*) into counted from rate_events where kind = p_kind and at > p_since and at < (r.minute + 1) * 60000;
-    else
-      counted := r.n;
-    end if;
-    if newer + counted >= p_limit then
-      return (select at from rate_events
-               where kind = p_kind and at > greatest(p_since, r.minute * 60000 - 1) and at < (r.minute + 1) * 60000
-               order by at desc limit 1 offset (p_limit - newer - 1));
-    end if;
-    newer := newer + counted;
-  end loop;
-  return null;
-end
-$fn$;
-
-create or replace function leads_write_row(p_table text, p_row jsonb, p_fallback_of bigint default null) returns bigint
-language plpgsql as $fn$
--- Without p_fallback_of: inserts the columns the row names (the others take their defaults) and returns the new id.
--- With it: a fallback message for that stored lead or repeat, if it has none — the row's fallback_ columns, and its
--- state: a lead without a card yet may still adopt it (pending), else (and a repeat) it gets its reply (answer).
--- Returns that id, or null when one was recorded meanwhile.
-declare
-  cols text;
-  new_id bigint;
-begin
-  if p_fallback_of is null then
-    select string_agg(quote_ident(k), ', ') into cols from jsonb_object_keys(p_row) as k;
-    execute format('insert into %I (%s) select %s from jsonb_populate_record(null::%I, $1) returning id', p_table, cols, cols, p_table)
-      into new_id using p_row;
-    return new_id;
-  end if;
-  select string_agg(quote_ident(k), ', ') into cols from jsonb_object_keys(p_row) as k
-    where k like 'fallback\_%' and k != 'fallback_state';
-  execute format('update %I set (%s) = (select %s from jsonb_populate_record(null::%I, $1)), fallback_state = %s '
-                 'where id = $2 and fallback_message_id is null returning id',
-                 p_table, cols, cols, p_table,
-                 case when p_table = 'leads' then 'case when published_at is null then ''pending'' else ''answer'' end' else '''answer''' end)
-    into new_id using p_row, p_fallback_of;
-  return new_id;
-end
-$fn$;
-
 create or replace function leads_submit(p jsonb) returns jsonb
 language plpgsql as $fn$
 declare
@@ -98,6 +39,7 @@ declare
   changes text;
   row_id bigint;
   noted boolean := false;
+  changed bigint;
 begin
   perform pg_advisory_xact_lock((p->>'lock_key')::bigint);
 
@@ -115,7 +57,17 @@ begin
         fallback := jsonb_build_object('fallback_chat_id', fallback->'chat_id', 'fallback_message_id', fallback->'message_id',
                                        'fallback_sent_at', fallback->'sent_at');
       end if;
-      noted := leads_write_row(case when known.is_repeat then 'lead_repeats' else 'leads' end, fallback, known.row_id) is not null;
+      -- The message's columns as the plan names them; a lead without a card yet may still adopt it (pending), else
+      -- (and a repeat) it gets its reply (answer).
+      execute format('update %1$I set (%2$s) = (select %2$s from jsonb_populate_record(null::%1$I, $1)), fallback_state = %3$s '
+                     'where id = $2 and fallback_message_id is null',
+                     case when known.is_repeat then 'lead_repeats' else 'leads' end,
+                     (select string_agg(quote_ident(k), ', ') from jsonb_object_keys(fallback) as k
+                       where k like 'fallback\_%' and k != 'fallback_state'),
+                     case when known.is_repeat then '''answer''' else 'case when published_at is null then ''pending'' else ''answer'' end' end)
+        using fallback, known.row_id;
+      get diagnostics changed = row_count;
+      noted := changed = 1;
       if noted then
         insert into lead_events (lead_id, repeat_id, kind, at, detail)
         values (known.lead_id, case when known.is_repeat then known.row_id end, 'received_late', now_ms,
@@ -147,7 +99,7 @@ begin
       select 1 from erased_contacts
        where erased_at >= (p->>'created_at')::bigint
          and contact_hash in (select jsonb_array_elements_text(p->'erased'->'hashes'))) then
-    row_id := leads_write_row('leads', p->'erased'->'lead');
+    row_id := leads_insert_row('leads', p->'erased'->'lead');
     insert into lead_events (lead_id, repeat_id, kind, at, detail)
     values (row_id, null, 'received_late', now_ms,
             story || ' as lead #' || row_id || ', anonymised: its contact was erased after it was submitted');
@@ -168,7 +120,7 @@ begin
       where p->'incoming'->>f.k is not null
         and (case when f.k = 'telegram' then lower(to_jsonb(target)->>f.k) is distinct from lower(p->'incoming'->>f.k)
                   else to_jsonb(target)->>f.k is distinct from p->'incoming'->>f.k end);
-    row_id := leads_write_row('lead_repeats', p->'repeat' || jsonb_build_object('lead_id', target.id, 'changes', changes));
+    row_id := leads_insert_row('lead_repeats', p->'repeat' || jsonb_build_object('lead_id', target.id, 'changes', changes));
     if story is not null then
       insert into lead_events (lead_id, repeat_id, kind, at, detail)
       values (target.id, row_id, 'received_late', now_ms, story || ' as a repeat of #' || target.id);
@@ -176,24 +128,19 @@ begin
     return jsonb_build_object('kind', 'repeat', 'lead_number', target.id);
   end if;
 
-  row_id := leads_write_row('leads', p->'lead');
+  row_id := leads_insert_row('leads', p->'lead');
   if story is not null then
     insert into lead_events (lead_id, repeat_id, kind, at, detail) values (row_id, null, 'received_late', now_ms, story || ' as lead #' || row_id);
   end if;
   return jsonb_build_object('kind', 'created', 'lead_number', row_id);
 end
 $fn$;
-
-drop function if exists leads_insert_row(text, jsonb);
 `,
     )
     .execute(db);
 }
 
-/** The functions as migrations 0011 and 0014 made them. */
+/** The function as migration 0014 made it. */
 export async function down(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
-  await sql`drop function if exists leads_write_row(text, jsonb, bigint)`.execute(db);
-  await submitFunctionBefore(db);
   await submitFieldsBefore(db);
 }
