@@ -3,7 +3,7 @@
  * TypeScript decision over its prepared statements, PostgreSQL's function `leads_submit`. The same cases on both
  * (`npx jest test/submit-decision.test.ts`, and again with LEADS_TEST_DATABASE=postgres): they hold the two together.
  */
-import { SubmitRunner, type SubmitPlan } from '../src/repositories/submit-runner';
+import { SUBMIT_LOCK_KEY, SubmitRunner, type SubmitPlan } from '../src/repositories/submit-runner';
 import { startServer, tempDir, type TestServer } from './harness';
 import { planOf } from './support/submit-plans';
 import { itPostgresOnly, sqlRow, sqlRows, sqlRun } from './support/test-database';
@@ -279,8 +279,11 @@ describe('a fallback message reported by a replay of a stored request', () => {
   itPostgresOnly('in the plan of the version before (during a deploy) is recorded as well', async () => {
     const lead = planOf(NOW);
     const l = (await submit(lead)) as { lead_number: number };
-    const before = { ...replayOf(lead, 31), fallback: { chat_id: '-100777', message_id: 31, sent_at: NOW - 5 } } as unknown as SubmitPlan;
-    expect(await submit(before)).toMatchObject({ kind: 'duplicate', fallback_noted: true });
+    // As an instance of the version before calls it.
+    const before = { ...replayOf(lead, 31), fallback: { chat_id: '-100777', message_id: 31, sent_at: NOW - 5 }, lock_key: SUBMIT_LOCK_KEY };
+    expect(await row('select leads_submit(?::jsonb) as verdict', JSON.stringify(before))).toEqual({
+      verdict: { kind: 'duplicate', lead_number: l.lead_number, repeat: false, fallback_noted: true },
+    });
     expect(
       await row('select fallback_chat_id, fallback_message_id, fallback_sent_at, fallback_state from leads where id = ?', l.lead_number),
     ).toEqual({
