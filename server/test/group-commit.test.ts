@@ -5,8 +5,9 @@
  */
 import { LeadsService, type SubmitRequest } from '../src/leads/leads.service';
 import type { SqliteSubmitRunner } from '../src/repositories/sqlite-submit.runner';
-import { SubmitRunner, type SubmitPlan } from '../src/repositories/submit-runner';
+import { SubmitRunner } from '../src/repositories/submit-runner';
 import { lead, startServer, type TestServer, tempDir } from './harness';
+import { planOf } from './support/submit-plans';
 import { describeSqliteOnly, sqlRow } from './support/test-database';
 
 describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL commits each decision under its lock)', () => {
@@ -48,6 +49,12 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL co
     ] as const;
   }
 
+  /** A fresh request_id whose lead row carries `storedRequestId`: past the decision's own check, the unique index refuses it. */
+  function refusedPlan(storedRequestId: string) {
+    const plan = planOf(Date.now());
+    return { ...plan, lead: { ...plan.lead, request_id: storedRequestId } };
+  }
+
   async function runAll(
     service: LeadsService,
     repository: SqliteSubmitRunner,
@@ -56,26 +63,10 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL co
   ): Promise<unknown[]> {
     const one = (item: (typeof batch)[number]): Promise<unknown> =>
       typeof item === 'string'
-        ? repository
-            // SQLite's runner takes the decision as it is (the plan is PostgreSQL's input).
-            .submit({} as SubmitPlan, function* (q) {
-              // The first lead's request_id again, past the decision's own check: the unique index refuses it.
-              const id = yield* q.insertLead({
-                request_id: batch[0].request_id as string,
-                name: 'x',
-                telegram: '@x',
-                telegram_key: '@x',
-                phone: '+70000000000',
-                ip_hash: 'x',
-                created_at: 1,
-                next_attempt_at: 1,
-              });
-              return { kind: 'created' as const, lead_number: id };
-            })
-            .then(
-              () => 'stored',
-              (err: { code?: string; message?: string }) => `refused: ${err.code ?? err.message}`,
-            )
+        ? repository.submit(refusedPlan(batch[0].request_id as string)).then(
+            () => 'stored',
+            (err: { code?: string; message?: string }) => `refused: ${err.code ?? err.message}`,
+          )
         : service.submit(request(item));
     if (together) return Promise.all(batch.map(one));
     const answers: unknown[] = [];

@@ -25,8 +25,7 @@ import { isStorageError, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, LeadAcceptedEvent } from '../domain/lead-accepted.event';
 import { retryAfterSeconds } from '../http/retry-after';
 import type { SubmitOutcome } from './lead-submission';
-import { SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
-import { decideSubmit } from './submit-decision';
+import { type ReportedFallback, SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../outbox/fallback-verifier';
 import { formFieldsOf } from '../domain/lead';
@@ -99,7 +98,7 @@ export class LeadsService {
     const plan = this.plan(lead, consent.value, screened.late, ipHash, now, screened.ignored);
     let outcome: SubmitOutcome;
     try {
-      outcome = this.outcomeOf(await this.submits.submit(plan, (q) => decideSubmit(q, plan)), late.value !== null, now);
+      outcome = this.outcomeOf(await this.submits.submit(plan), late.value !== null, now);
       this.writeHealth.recordSuccess('submit');
     } catch (err) {
       // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
@@ -115,7 +114,8 @@ export class LeadsService {
 
   /**
    * What the decision needs, worked out before the lock: the windows of the limits, the repeat match around the
-   * visitor's time, and the rows to insert whole (docs/requirements.md §1.1, step 10; leads/submit-decision.ts).
+   * visitor's time, and the rows to write whole (docs/requirements.md §1.1, step 10; leads/submit-decision.ts): every
+   * column the decision writes is named here, none in the decision.
    */
   private plan(
     lead: LeadSubmission,
@@ -179,7 +179,7 @@ export class LeadsService {
         // A repeat's fallback message is never its card: the lead has one. It gets its reply at once.
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
       },
-      fallback: late?.fallback ?? null,
+      fallback: late?.fallback ? fallbackColumnsOf(late.fallback, now) : null,
       late_story: late ? `${lateStoryPrefix(late, now)}${ignored ? `; ${ignored}` : ''}` : null,
       erased: null,
     };
@@ -259,12 +259,13 @@ function lateColumnsOf(late: LateInfo, now: number) {
     received_at: now,
     late_route: late.route,
     late_reason: late.reason,
-    fallback_chat_id: f?.chat_id ?? null,
-    fallback_message_id: f?.message_id ?? null,
-    fallback_sent_at: f?.sent_at ?? null,
-    fallback_state: f ? ('pending' as const) : null,
-    fallback_next_at: f ? now : null,
+    ...(f ? { ...fallbackColumnsOf(f, now), fallback_state: 'pending' as const } : {}),
   };
+}
+
+/** The columns of a fallback message a replay reports, due at once (the decision sets a stored row's state). */
+function fallbackColumnsOf(f: NonNullable<LateInfo['fallback']>, now: number): ReportedFallback {
+  return { fallback_chat_id: f.chat_id, fallback_message_id: f.message_id, fallback_sent_at: f.sent_at, fallback_next_at: now };
 }
 
 /** The columns of a request's `source`; none when it sent none (the columns stay null). */

@@ -1,11 +1,12 @@
 import { changedFields } from './lead-submission';
-import type { Decision, SubmitPlan, SubmitSteps, SubmitVerdict } from '../repositories/submit-runner';
+import type { SubmitPlan, SubmitQueries, SubmitVerdict } from '../repositories/submit-runner';
 
 /**
- * The submit decision on SQLite (docs/requirements.md §1.1, step 10), from the plan LeadsService made, with the limit
- * checks inside the same BEGIN IMMEDIATE so that races cannot pass them. PostgreSQL runs the same steps, in the same
- * order, as its function `leads_submit` (database/migrations, 0011): a change here is a change there, and the server
- * suite runs on both databases to hold them together.
+ * The submit decision (docs/requirements.md §1.1, step 10), from the plan LeadsService made, over the queries of one
+ * transaction that no other decision runs beside, so that races cannot pass the limits. SQLite runs it over its
+ * prepared statements (SqliteSubmitRunner, group commit); PostgreSQL runs the same checks, in the same order, as its
+ * function `leads_submit` (migration 0017): a change here is a change there, and test/submit-decision.test.ts runs the
+ * same cases on both databases to hold them together.
  *
  * A late request (replayed from the landing's spool) keeps the visitor's time as its creation time and is matched for
  * repeats around that time (a lead within 24 h of it, before or after). It is checked and counted at its arrival, as
@@ -13,41 +14,37 @@ import type { Decision, SubmitPlan, SubmitSteps, SubmitVerdict } from '../reposi
  * hourly allowance of its own, so that a burst of replays after an outage neither locks out the visitors who come
  * after it nor lets anyone holding the secret pass the limits by calling a request late.
  */
-export function* decideSubmit(q: SubmitSteps, plan: SubmitPlan): Decision<SubmitVerdict> {
+export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict {
   // Known request_id first: a landing retry is never throttled.
-  const known = yield* q.findRequest(plan.request_id);
+  const known = q.findRequest(plan.request_id);
   if (known) {
-    let noted = false;
-    const f = plan.fallback;
-    if (f && !known.hasFallback) {
-      noted = yield* q.reportFallback(known, { chatId: f.chat_id, messageId: f.message_id, sentAt: f.sent_at, now: plan.now });
-      if (noted) {
-        const what = known.repeat ? `a repeat of #${known.leadId}` : `lead #${known.leadId}`;
-        yield* q.recordEvent({
-          leadId: known.leadId,
-          repeatId: known.repeat ? known.rowId : null,
-          kind: 'received_late',
-          at: plan.now,
-          detail: `${plan.late_story} as ${what}, stored before; the fallback message is recorded`,
-        });
-      }
+    const noted = plan.fallback !== null && !known.hasFallback && q.reportFallback(known, plan.fallback);
+    if (noted) {
+      const what = known.repeat ? `a repeat of #${known.leadId}` : `lead #${known.leadId}`;
+      q.recordEvent({
+        leadId: known.leadId,
+        repeatId: known.repeat ? known.rowId : null,
+        kind: 'received_late',
+        at: plan.now,
+        detail: `${plan.late_story} as ${what}, stored before; the fallback message is recorded`,
+      });
     }
     return { kind: 'duplicate', lead_number: known.leadId, repeat: known.repeat, fallback_noted: noted };
   }
 
   const { limits, count } = plan;
-  const visitorNth = yield* q.nthAccepted(count, plan.ip_hash, limits.visitor_since, limits.visitor_limit);
+  const visitorNth = q.nthAccepted(count, plan.ip_hash, limits.visitor_since, limits.visitor_limit);
   if (visitorNth !== null) return { kind: 'limited', why: 'visitor', nth: visitorNth };
-  const hourlyNth = yield* q.nthAccepted(count, null, limits.hourly_since, limits.hourly_limit);
+  const hourlyNth = q.nthAccepted(count, null, limits.hourly_since, limits.hourly_limit);
   if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', nth: hourlyNth };
 
   // Counted at its arrival, in its own count (a late request's time on the landing may lie in windows long gone).
-  yield* q.recordAccepted(count, plan.ip_hash, plan.now);
+  q.recordAccepted(count, plan.ip_hash, plan.now);
   // A replay sent before its contact was erased is stored without its personal data (and repeats nothing: the
   // erased leads are anonymised).
-  if (plan.erased && (yield* q.erasedSince(plan.erased.hashes, plan.created_at))) {
-    const id = yield* q.insertLead(plan.erased.lead);
-    yield* q.recordEvent({
+  if (plan.erased && q.erasedSince(plan.erased.hashes, plan.created_at)) {
+    const id = q.insertLead(plan.erased.lead);
+    q.recordEvent({
       leadId: id,
       repeatId: null,
       kind: 'received_late',
@@ -57,15 +54,11 @@ export function* decideSubmit(q: SubmitSteps, plan: SubmitPlan): Decision<Submit
     return { kind: 'created', lead_number: id };
   }
   const { match } = plan;
-  const target = yield* q.findRepeatTarget(match.telegram_key, match.phone, match.since, match.until);
+  const target = q.findRepeatTarget(match.telegram_key, match.phone, match.since, match.until);
   if (target) {
-    const repeatId = yield* q.insertRepeat({
-      ...plan.repeat,
-      lead_id: target.id,
-      changes: JSON.stringify(changedFields(target, plan.incoming)),
-    });
+    const repeatId = q.insertRepeat({ ...plan.repeat, lead_id: target.id, changes: JSON.stringify(changedFields(target, plan.incoming)) });
     if (plan.late_story !== null)
-      yield* q.recordEvent({
+      q.recordEvent({
         leadId: target.id,
         repeatId,
         kind: 'received_late',
@@ -74,8 +67,8 @@ export function* decideSubmit(q: SubmitSteps, plan: SubmitPlan): Decision<Submit
       });
     return { kind: 'repeat', lead_number: target.id };
   }
-  const id = yield* q.insertLead(plan.lead);
+  const id = q.insertLead(plan.lead);
   if (plan.late_story !== null)
-    yield* q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: plan.now, detail: `${plan.late_story} as lead #${id}` });
+    q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: plan.now, detail: `${plan.late_story} as lead #${id}` });
   return { kind: 'created', lead_number: id };
 }

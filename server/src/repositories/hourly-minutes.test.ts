@@ -4,13 +4,13 @@
  * limit — the minutes once, one count of the first minute, one read inside one minute.
  */
 import fc from 'fast-check';
-import { nthByMinutes, runSync, SUBMIT_STEPS } from './submit-runner';
+import { nthByMinutes } from './sqlite-submit.runner';
 
 const MINUTE = 60_000;
 
-/** The walk as a decision runs it on SQLite: its steps answered by `reads`. */
+/** The walk as a decision runs it on SQLite, over `reads`. */
 const hourlyNth = (since: number, limit: number, reads: ReturnType<typeof readsOver>['reads']) =>
-  runSync(nthByMinutes(SUBMIT_STEPS, 'accepted', since, limit), reads);
+  nthByMinutes(reads, 'accepted', since, limit);
 const NOW = 1_796_000_000_000;
 
 function naive(events: number[], since: number, limit: number): number | null {

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../database/database.module';
-import { type Decision, SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitSteps, type SubmitVerdict } from './submit-runner';
+import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict } from './submit-runner';
 
 /**
- * PostgreSQL's submit runner: the decision is the server-side function `leads_submit` (migration 0011), called once
+ * PostgreSQL's submit runner: the decision is the server-side function `leads_submit` (migration 0017), called once
  * with the plan — one statement, one round trip, holding the submit lock only while it runs.
  *
  * One statement outside BEGIN is a transaction of its own, so the advisory lock the function takes first (waiting at
@@ -17,8 +17,7 @@ export class PostgresSubmitRunner extends SubmitRunner {
     super();
   }
 
-  /** The TypeScript steps `decide` are SQLite's: the function decides from the plan, in the same order of checks. */
-  async submit(plan: SubmitPlan, _decide: (q: SubmitSteps) => Decision<SubmitVerdict>): Promise<SubmitVerdict> {
+  async submit(plan: SubmitPlan): Promise<SubmitVerdict> {
     const call = { ...plan, lock_key: SUBMIT_LOCK_KEY };
     const { rows } = await sql<{ verdict: SubmitVerdict }>`select leads_submit(${JSON.stringify(call)}::jsonb) as verdict`.execute(
       this.database.db,

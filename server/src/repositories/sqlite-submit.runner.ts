@@ -1,60 +1,115 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import type { DatabaseHandle } from '../database/database.module';
+import type { RateEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
+import { decideSubmit } from '../leads/submit-decision';
 import { ErasedContactsRepository } from './erased-contacts.repository';
-import {
-  type Decision,
-  MINUTE_MS,
-  runSync,
-  SUBMIT_STEPS,
-  type SubmitPlan,
-  type SubmitQueries,
-  type SubmitSteps,
-  type SubmitVerdict,
-  SubmitRunner,
-} from './submit-runner';
+import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner } from './submit-runner';
+
+/** The per-minute counts' minute (rate_minutes). */
+export const MINUTE_MS = 60_000;
+
+/** The reads of the hourly limit: the per-minute counts, and the submissions of one minute. */
+export interface MinuteReads {
+  /** The minutes of accepted submissions from `from` on (minute numbers), newest first, with their counts. */
+  acceptedMinutes(kind: RateEventKind, from: number): { minute: number; n: number }[];
+  /** Accepted submissions with `after < at < before`. */
+  acceptedBetween(kind: RateEventKind, after: number, before: number): number;
+  /** The time of the (offset + 1)-th newest accepted submission with `after < at < before`. */
+  nthAcceptedBetween(kind: RateEventKind, after: number, before: number, offset: number): number | null;
+}
 
 /**
- * The insert of a row into `leads` or `lead_repeats`, by the columns the row names (the others take their defaults),
- * as PostgreSQL's `leads_insert_row` does from the same plan: a column added to the lead needs no change here. One
- * prepared statement per table and set of columns (a handful: in time or late, with a source or without), cached.
+ * The time of the `limit`-th newest accepted submission after `since` (null: fewer), read from the per-minute counts:
+ * newest minute first, adding counts until the limit falls into one minute, then the exact submission inside that
+ * minute. The minute the window starts in is counted exactly (only its submissions after `since`). At most 61 count
+ * rows and two reads of one minute's submissions, however high the limit. PostgreSQL's `leads_nth_accepted` walks the
+ * same way.
  */
-class RowInserts {
+export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number, limit: number): number | null {
+  const first = Math.floor(since / MINUTE_MS);
+  let newer = 0;
+  for (const { minute, n: counted } of q.acceptedMinutes(kind, first)) {
+    const end = (minute + 1) * MINUTE_MS;
+    const n = minute === first ? q.acceptedBetween(kind, since, end) : counted;
+    if (newer + n >= limit) return q.nthAcceptedBetween(kind, Math.max(since, minute * MINUTE_MS - 1), end, limit - newer - 1);
+    newer += n;
+  }
+  return null;
+}
+
+/**
+ * The writes of a row of `leads` or `lead_repeats` by the columns the plan names (the others take their defaults, or
+ * stay as they are), as PostgreSQL's `leads_submit` does from the same plan: a column added or dropped needs no change
+ * here. One prepared statement per table and set of columns (a handful: in time or late, with a source or without),
+ * cached.
+ */
+class RowWrites {
   private readonly statements = new Map<string, Statement>();
 
   constructor(private readonly sqlite: BetterSqlite3.Database) {}
 
   insert(table: 'leads' | 'lead_repeats', row: object): number {
-    const values = Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined));
+    const values = definedOf(row);
     const columns = Object.keys(values);
-    const key = `${table}(${columns.join(',')})`;
+    const statement = this.statement(
+      `insert ${table}`,
+      columns,
+      () => `insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`,
+    );
+    return Number(statement.run(values).lastInsertRowid);
+  }
+
+  /**
+   * A fallback message for a stored request that has none: a lead without a card yet may still take it as its card
+   * (`pending`); a published one, or a repeat, answers it (`answer`). Whether it was recorded.
+   */
+  reportFallback(table: 'leads' | 'lead_repeats', id: number, row: object): boolean {
+    const values = definedOf(row);
+    const columns = Object.keys(values).filter((c) => c.startsWith('fallback_') && c !== 'fallback_state');
+    const state = table === 'leads' ? "case when published_at is null then 'pending' else 'answer' end" : "'answer'";
+    const statement = this.statement(
+      `report ${table}`,
+      columns,
+      () =>
+        `update ${table} set ${columns.map((c) => `${c} = @${c}, `).join('')}fallback_state = ${state} ` +
+        'where id = @id and fallback_message_id is null',
+    );
+    return statement.run({ ...Object.fromEntries(columns.map((c) => [c, values[c]])), id }).changes === 1;
+  }
+
+  private statement(kind: string, columns: string[], text: () => string): Statement {
+    const key = `${kind}(${columns.join(',')})`;
     let statement = this.statements.get(key);
     if (!statement) {
       for (const c of columns) if (!/^[a-z_]+$/.test(c)) throw new Error(`not a column name: ${c}`);
-      statement = this.sqlite.prepare(`insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`);
+      statement = this.sqlite.prepare(text());
       this.statements.set(key, statement);
     }
-    return Number(statement.run(values).lastInsertRowid);
+    return statement;
   }
 }
+
+const definedOf = (row: object): Record<string, unknown> => Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined));
 
 /** At most this many decisions share one SQLite commit: bounds the time the write lock is held. */
 export const MAX_BATCH = 64;
 
 interface Waiting {
-  decide: (q: SubmitSteps) => Decision<unknown>;
-  resolve: (value: unknown) => void;
+  plan: SubmitPlan;
+  resolve: (verdict: SubmitVerdict) => void;
   reject: (error: unknown) => void;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+type Outcome = { ok: true; verdict: SubmitVerdict } | { ok: false; error: unknown };
 
 /**
- * The hot path of `POST /leads` as prepared better-sqlite3 statements in one synchronous `BEGIN IMMEDIATE`
- * (docs/requirements.md §1.1, steps 6–10). `npm run bench` showed the async query path costing more than the SQL
- * itself (docs/performance.md). The transaction is entered through Kysely's connection mutex, so it never runs inside
- * an open Kysely transaction (where better-sqlite3 would silently turn it into a savepoint, docs/performance.md).
+ * The hot path of `POST /leads`: the decision (leads/submit-decision.ts) over prepared better-sqlite3 statements in
+ * one synchronous `BEGIN IMMEDIATE` (docs/requirements.md §1.1, steps 6–10). `npm run bench` showed the async query
+ * path costing more than the SQL itself (docs/performance.md). The transaction is entered through Kysely's connection
+ * mutex, so it never runs inside an open Kysely transaction (where better-sqlite3 would silently turn it into a
+ * savepoint, docs/performance.md).
  */
 export class SqliteSubmitRunner extends SubmitRunner {
   private prepared: SubmitQueries | null = null;
@@ -74,8 +129,8 @@ export class SqliteSubmitRunner extends SubmitRunner {
   private sqliteQueries(): SubmitQueries {
     if (this.prepared) return this.prepared;
     const s = this.database.sqlite;
-    const rows = new RowInserts(s);
-    const st: Record<string, Statement> = {
+    const rows = new RowWrites(s);
+    const st = {
       findRequest: s.prepare(
         'select id as lead_id, 0 as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ? ' +
           'union all select lead_id, 1, id, fallback_message_id is not null from lead_repeats where request_id = ? limit 1',
@@ -92,64 +147,50 @@ export class SqliteSubmitRunner extends SubmitRunner {
         'select * from leads where (telegram_key = ? or phone = ?) and created_at > ? and created_at <= ? ' +
           "and status != 'spam' and anonymised_at is null order by created_at desc, id desc limit 1",
       ),
-      // A lead that has no card yet can still take the message as its card; a published one, or a repeat, answers it.
-      reportLeadFallback: s.prepare(
-        'update leads set fallback_chat_id = @chat_id, fallback_message_id = @message_id, fallback_sent_at = @sent_at, ' +
-          "fallback_state = case when published_at is null then 'pending' else 'answer' end, fallback_next_at = @now " +
-          'where id = @id and fallback_message_id is null',
-      ),
-      reportRepeatFallback: s.prepare(
-        'update lead_repeats set fallback_chat_id = @chat_id, fallback_message_id = @message_id, fallback_sent_at = @sent_at, ' +
-          "fallback_state = 'answer', fallback_next_at = @now where id = @id and fallback_message_id is null",
-      ),
       recordEvent: s.prepare(
         'insert into lead_events (lead_id, repeat_id, kind, at, detail) values (@leadId, @repeatId, @kind, @at, @detail)',
       ),
+    };
+    const minutes: MinuteReads = {
+      acceptedMinutes: (kind, from) => st.minutes.all(kind, from) as { minute: number; n: number }[],
+      acceptedBetween: (kind, after, before) => (st.countBetween.get(kind, after, before) as { n: number }).n,
+      nthAcceptedBetween: (kind, after, before, offset) =>
+        (st.nthBetween.get(kind, after, before, offset) as { at: number } | undefined)?.at ?? null,
     };
     this.prepared = {
       findRequest: (id) => {
         const row = st.findRequest.get(id, id) as { lead_id: number; repeat: number; row_id: number; has_fallback: number } | undefined;
         return row ? { leadId: row.lead_id, repeat: row.repeat === 1, rowId: row.row_id, hasFallback: row.has_fallback === 1 } : undefined;
       },
-      nthOfVisitor: (kind, keyHash, since, limit) =>
-        (st.visitorNth.get(kind, keyHash, since, limit - 1) as { at: number } | undefined)?.at ?? null,
-      acceptedMinutes: (kind, from) => st.minutes.all(kind, from) as { minute: number; n: number }[],
-      acceptedBetween: (kind, after, before) => (st.countBetween.get(kind, after, before) as { n: number }).n,
-      nthAcceptedBetween: (kind, after, before, offset) =>
-        (st.nthBetween.get(kind, after, before, offset) as { at: number } | undefined)?.at ?? null,
+      nthAccepted: (kind, keyHash, since, limit) =>
+        keyHash === null
+          ? nthByMinutes(minutes, kind, since, limit)
+          : ((st.visitorNth.get(kind, keyHash, since, limit - 1) as { at: number } | undefined)?.at ?? null),
       recordAccepted: (kind, keyHash, at) => {
         st.record.run(kind, keyHash, at);
         st.bumpMinute.run(kind, Math.floor(at / MINUTE_MS));
       },
+      erasedSince: ErasedContactsRepository.sqliteErasedSince(s),
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
       insertLead: (lead) => rows.insert('leads', lead),
       insertRepeat: (repeat) => rows.insert('lead_repeats', repeat),
-      reportFallback: (known, f) => {
-        const params = { id: known.rowId, chat_id: f.chatId, message_id: f.messageId, sent_at: f.sentAt, now: f.now };
-        return (known.repeat ? st.reportRepeatFallback : st.reportLeadFallback).run(params).changes === 1;
-      },
+      reportFallback: (known, fallback) => rows.reportFallback(known.repeat ? 'lead_repeats' : 'leads', known.rowId, fallback),
       recordEvent: (event) => void st.recordEvent.run(event),
-      erasedSince: ErasedContactsRepository.sqliteErasedSince(s),
     };
     return this.prepared;
   }
 
-  /** Runs the decision `decide` in the next group commit; the plan is PostgreSQL's input, unused here. */
-  submit(_plan: SubmitPlan, decide: (q: SubmitSteps) => Decision<SubmitVerdict>): Promise<SubmitVerdict> {
-    return this.runSqlite(decide);
-  }
-
   /**
-   * SQLite, with group commit: decisions asked for in the same turn of the event loop wait for that turn's
+   * Decides `plan` in the next group commit: decisions asked for in the same turn of the event loop wait for that turn's
    * end (`setImmediate`), then run one after another, each exactly as alone, inside ONE `BEGIN IMMEDIATE … COMMIT`, so
    * they share one fsync (`synchronous=FULL`). Each decision is a savepoint: one that throws (a constraint, a bug) is
    * rolled back alone and rejected, the others commit. No decision is answered before the commit that holds it has
    * returned; a failed commit (disk full, the file gone, a lock held past DATABASE_BUSY_TIMEOUT_MS) rejects the whole
    * batch, and nothing of it was stored. At most MAX_BATCH decisions per commit; more wait for the next one.
    */
-  private runSqlite<T>(decide: (q: SubmitSteps) => Decision<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ decide, resolve: resolve as (value: unknown) => void, reject });
+  submit(plan: SubmitPlan): Promise<SubmitVerdict> {
+    return new Promise<SubmitVerdict>((resolve, reject) => {
+      this.waiting.push({ plan, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush());
@@ -171,7 +212,11 @@ export class SqliteSubmitRunner extends SubmitRunner {
           for (const w of batch) w.reject(err);
           continue;
         }
-        batch.forEach((w, i) => (outcomes[i].ok ? w.resolve(outcomes[i].value) : w.reject(outcomes[i].error)));
+        batch.forEach((w, i) => {
+          const outcome = outcomes[i];
+          if (outcome.ok) w.resolve(outcome.verdict);
+          else w.reject(outcome.error);
+        });
       }
     } finally {
       this.flushing = false;
@@ -205,11 +250,11 @@ export class SqliteSubmitRunner extends SubmitRunner {
     if (this.transactions) return this.transactions;
     const { sqlite } = this.database;
     const queries = this.sqliteQueries();
-    const alone = sqlite.transaction((decide: Waiting['decide']): unknown => runSync(decide(SUBMIT_STEPS), queries));
+    const alone = sqlite.transaction((plan: SubmitPlan): SubmitVerdict => decideSubmit(queries, plan));
     const inBatch = sqlite.transaction((batch: Waiting[]): Outcome[] =>
       batch.map((w) => {
         try {
-          return { ok: true, value: alone(w.decide) };
+          return { ok: true, verdict: alone(w.plan) };
         } catch (error) {
           // Some errors (SQLITE_FULL, SQLITE_IOERR…) make SQLite roll the whole transaction back: then nothing of the
           // batch will be stored, and the next decisions must not run outside it. The batch fails with this error.

@@ -15,6 +15,7 @@ import * as erasedContacts from './2026-12-01-0013-erased-contacts';
 import * as submitFields from './2026-12-01-0014-submit-fields';
 import * as leadConsent from './2026-12-02-0015-lead-consent';
 import * as leadCaptcha from './2026-12-02-0016-lead-captcha';
+import * as submitDecision from './2026-12-05-0017-submit-decision';
 import * as outboxQueue from './2026-12-05-0018-outbox';
 
 /** Every migration, by date-prefixed name. Append only. */
@@ -35,5 +36,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-0014-submit-fields': submitFields,
   '2026-12-02-0015-lead-consent': leadConsent,
   '2026-12-02-0016-lead-captcha': leadCaptcha,
+  '2026-12-05-0017-submit-decision': submitDecision,
   '2026-12-05-0018-outbox': outboxQueue,
 };
