@@ -358,7 +358,7 @@ describe('moveToPostgres', () => {
     // The next lead takes the next number; the next rate event does not reuse the pruned one's id.
     const { id } = await db
       .insertInto('leads')
-      .values({ request_id: 'req-new', created_at: T, next_attempt_at: T })
+      .values({ request_id: 'req-new', created_at: T })
       .returning('id')
       .executeTakeFirstOrThrow();
     expect(id).toBe(6);

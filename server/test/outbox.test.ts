@@ -56,10 +56,9 @@ const eventsOf = (id: number) =>
 const setStatus = (id: number, status: string, dirtyAt = clock.now()) =>
   sqlRun(
     server.db,
-    'update leads set status = ?, card_dirty_at = ?, card_refresh_next_at = ? where id = ?',
+    'update leads set status = ?, card_dirty_at = ? where id = ?',
     status,
     dirtyAt,
-    clock.now(),
     id,
   );
 /** Telegram answers the next call of `method` to the leads chat with a 400. */

@@ -37,8 +37,6 @@ const LATE = {
   fallback_message_id: 'number null',
   fallback_sent_at: 'number null',
   fallback_state: 'text null',
-  fallback_attempts: 'number',
-  fallback_next_at: 'number null',
 } as const;
 
 const SOURCE = {
@@ -72,16 +70,12 @@ const EXPECTED: Expected = {
     chat_id: 'text null',
     message_id: 'number null',
     card_thread_id: 'number null',
-    publish_attempts: 'number',
-    next_attempt_at: 'number',
     last_error: 'text null',
     anonymised_at: 'number null',
     card_format: 'text null',
     status_changed_by: 'text null',
     status_changed_at: 'number null',
     card_dirty_at: 'number null',
-    card_refresh_attempts: 'number',
-    card_refresh_next_at: 'number null',
     reminded_at: 'number null',
     ...LATE,
     ...SOURCE,
@@ -95,8 +89,6 @@ const EXPECTED: Expected = {
     changes: 'text',
     ip_hash: 'text null',
     notified_at: 'number null',
-    notify_attempts: 'number',
-    next_attempt_at: 'number',
     last_error: 'text null',
     notify_outcome: 'text null',
     ...LATE,
@@ -212,16 +204,12 @@ function fullLead(requestId: string): Insertable<LeadsTable> {
     chat_id: '-1001234567890',
     message_id: 2_147_483_648,
     card_thread_id: 12,
-    publish_attempts: 2,
-    next_attempt_at: t + 2,
     last_error: '429: retry after 3',
     anonymised_at: t + 3,
     card_format: 'plain',
     status_changed_by: '@manager',
     status_changed_at: t + 4,
     card_dirty_at: t + 5,
-    card_refresh_attempts: 1,
-    card_refresh_next_at: t + 6,
     reminded_at: t + 7,
     received_at: t + 8,
     late_route: 'fallback',
@@ -230,8 +218,6 @@ function fullLead(requestId: string): Insertable<LeadsTable> {
     fallback_message_id: 77,
     fallback_sent_at: t + 9,
     fallback_state: 'answer',
-    fallback_attempts: 3,
-    fallback_next_at: t + 10,
     source_landing: 'wedding',
     utm_source: 'yandex',
     utm_medium: 'cpc',
@@ -347,16 +333,13 @@ describe('the migrations on PostgreSQL', () => {
     // A lead with only what is required: the defaults and nulls are the same as on SQLite.
     const { id: second } = await db
       .insertInto('leads')
-      .values({ request_id: 'req-min', created_at: 1, next_attempt_at: 1 })
+      .values({ request_id: 'req-min', created_at: 1 })
       .returning('id')
       .executeTakeFirstOrThrow();
     const minimal = await db.selectFrom('leads').selectAll().where('id', '=', second).executeTakeFirstOrThrow();
     expect(minimal).toMatchObject({
       id: 2,
       status: 'new',
-      publish_attempts: 0,
-      card_refresh_attempts: 0,
-      fallback_attempts: 0,
       name: null,
     });
 
@@ -390,7 +373,7 @@ describe('the migrations on PostgreSQL', () => {
     ).rejects.toThrow(/leads_status_known/);
     await db
       .insertInto('lead_repeats')
-      .values({ lead_id: id, request_id: 'req-r', created_at: 1, changes: '{}', next_attempt_at: 1 })
+      .values({ lead_id: id, request_id: 'req-r', created_at: 1, changes: '{}' })
       .execute();
     await db.insertInto('lead_events').values({ lead_id: id, kind: 'published', at: 1, detail: null }).execute();
     await db.deleteFrom('leads').where('id', '=', id).execute();

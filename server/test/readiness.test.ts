@@ -48,9 +48,8 @@ class PoisonLead {
   static async store(): Promise<PoisonLead> {
     const stored = await sqlRow<{ id: number }>(
       server.db,
-      `insert into leads (request_id, name, status, created_at, next_attempt_at) values (?, 'Отравленная', 'new', ?, ?) returning id`,
+      `insert into leads (request_id, name, status, created_at) values (?, 'Отравленная', 'new', ?) returning id`,
       crypto.randomUUID(),
-      clock.now(),
       clock.now(),
     );
     return new PoisonLead(stored!.id);

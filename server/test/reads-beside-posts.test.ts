@@ -19,9 +19,9 @@ async function manyLeads(server: TestServer, count: number): Promise<void> {
   const now = server.clock.now();
   await sqlRun(
     server.db,
-    `insert into leads (request_id, name, telegram, telegram_key, phone, status, created_at, received_at, next_attempt_at, published_at, chat_id, message_id)
+    `insert into leads (request_id, name, telegram, telegram_key, phone, status, created_at, received_at, published_at, chat_id, message_id)
      with recursive seq(i) as (select 1 union all select i + 1 from seq where i < ${count})
-     select 'bulk-' || i, 'Анна Ким', '@bulk_lead', 'bulk_lead', '+79990000000', 'new', ${now}, ${now}, ${now}, ${now}, '-1001000000001', i from seq`,
+     select 'bulk-' || i, 'Анна Ким', '@bulk_lead', 'bulk_lead', '+79990000000', 'new', ${now}, ${now}, ${now}, '-1001000000001', i from seq`,
   );
 }
 

@@ -202,7 +202,6 @@ describe('a fallback message reported by a replay of a stored request', () => {
     fallback_chat_id: '-100777',
     fallback_message_id: id,
     fallback_sent_at: NOW - 5,
-    fallback_next_at: NOW + HOUR + 7,
   });
   const replayOf = (plan: SubmitPlan, id: number) => ({
     ...planOf(NOW + HOUR, { late: { createdAt: NOW, story: 'replayed' }, fallback: message(id) }),
@@ -220,7 +219,7 @@ describe('a fallback message reported by a replay of a stored request', () => {
     });
     expect(
       await row(
-        'select fallback_chat_id, fallback_message_id, fallback_sent_at, fallback_state, fallback_next_at from leads where id = ?',
+        'select fallback_chat_id, fallback_message_id, fallback_sent_at, fallback_state from leads where id = ?',
         a.lead_number,
       ),
     ).toEqual({

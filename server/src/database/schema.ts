@@ -10,8 +10,8 @@ import type { Lead, LeadRepeat } from '../domain/lead';
  */
 type WithDefaults<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: Generated<Row[P]> };
 
-export type LeadsTable = WithDefaults<Lead, 'id' | 'status' | 'publish_attempts' | 'card_refresh_attempts' | 'fallback_attempts'>;
-export type LeadRepeatsTable = WithDefaults<LeadRepeat, 'id' | 'notify_attempts' | 'fallback_attempts'>;
+export type LeadsTable = WithDefaults<Lead, 'id' | 'status'>;
+export type LeadRepeatsTable = WithDefaults<LeadRepeat, 'id'>;
 
 export interface SettingsTable {
   key: string;

@@ -38,9 +38,6 @@ export interface LateColumns {
   fallback_message_id: number | null;
   fallback_sent_at: number | null;
   fallback_state: FallbackState | null;
-  /** Failed replies to the fallback message, and when the next is due (state `answer`). */
-  fallback_attempts: number;
-  fallback_next_at: number | null;
 }
 
 /**
@@ -92,16 +89,12 @@ export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaCo
    * topic (or a chat without topics). Replies to the card (repeat pings, reminders) go there too.
    */
   card_thread_id: number | null;
-  publish_attempts: number;
-  next_attempt_at: number;
   last_error: string | null;
   anonymised_at: number | null;
   card_format: 'html' | 'plain' | null;
   status_changed_by: string | null;
   status_changed_at: number | null;
   card_dirty_at: number | null;
-  card_refresh_attempts: number;
-  card_refresh_next_at: number | null;
   reminded_at: number | null;
 }
 
@@ -117,8 +110,6 @@ export interface LeadRepeat extends LateColumns, SourceColumns, CaptchaColumns, 
   changes: string;
   ip_hash: string | null;
   notified_at: number | null;
-  notify_attempts: number;
-  next_attempt_at: number;
   last_error: string | null;
   notify_outcome: RepeatOutcome | null;
 }

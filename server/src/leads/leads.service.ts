@@ -167,14 +167,12 @@ export class LeadsService {
         telegram_key: telegramKey,
         ip_hash: ipHash,
         created_at: createdAt,
-        next_attempt_at: now,
         ...requestColumns,
       },
       repeat: {
         request_id: lead.request_id,
         created_at: createdAt,
         ip_hash: ipHash,
-        next_attempt_at: now,
         ...requestColumns,
         // A repeat's fallback message is never its card: the lead has one. It gets its reply at once.
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
@@ -265,7 +263,7 @@ function lateColumnsOf(late: LateInfo, now: number) {
 
 /** The columns of a fallback message a replay reports, due at once (the decision sets a stored row's state). */
 function fallbackColumnsOf(f: NonNullable<LateInfo['fallback']>, now: number): ReportedFallback {
-  return { fallback_chat_id: f.chat_id, fallback_message_id: f.message_id, fallback_sent_at: f.sent_at, fallback_next_at: now };
+  return { fallback_chat_id: f.chat_id, fallback_message_id: f.message_id, fallback_sent_at: f.sent_at };
 }
 
 /** The columns of a request's `source`; none when it sent none (the columns stay null). */

@@ -139,7 +139,6 @@ async function storeLead(db: LeadsDb, now: number): Promise<number> {
       comment: null,
       ip_hash: null,
       created_at: now,
-      next_attempt_at: now,
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -73,7 +73,7 @@ export function planOf(
     incoming: fields,
     fields: LEAD_FIELDS,
     lead,
-    repeat: { request_id: requestId, created_at: createdAt, ip_hash: ipHash, next_attempt_at: now, ...late },
+    repeat: { request_id: requestId, created_at: createdAt, ip_hash: ipHash, ...late },
     fallback: options.fallback ?? null,
     late_story: options.late?.story ?? null,
     erased: options.erased ? { hashes: options.erased, lead: { ...lead, ...erasedLeadColumns(), anonymised_at: now } } : null,

@@ -25,6 +25,10 @@ const repeatReplyRow = (r: string, when = 'true') => `
   insert into outbox (kind, lead_id, repeat_id, target, created_at, next_at)
   select 'fallback_reply', ${r}.lead_id, ${r}.id, ${TELEGRAM}, coalesce(${r}.received_at, ${r}.created_at), 0 where ${when}`;
 
+/** The columns the outbox's rows replace. */
+const LEAD_COLUMNS = ['publish_attempts', 'next_attempt_at', 'card_refresh_attempts', 'card_refresh_next_at', 'fallback_attempts', 'fallback_next_at'];
+const REPEAT_COLUMNS = ['notify_attempts', 'next_attempt_at', 'fallback_attempts', 'fallback_next_at'];
+
 /** When a lead's card must be rewritten: marked while published, or published while marked. */
 const EDIT_WHEN = `new.card_dirty_at is not null and new.published_at is not null
   and (old.published_at is null or old.card_dirty_at is null or old.card_dirty_at <> new.card_dirty_at)`;
@@ -108,6 +112,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     from webhook_deliveries order by id`.execute(db);
   await db.schema.dropTable('webhook_deliveries').execute();
 
+  // The attempts and next times that lived on the leads' and the repeats' rows live on the outbox's now.
+  for (const index of ['leads_unpublished', 'lead_repeats_unnotified', 'leads_card_dirty', 'leads_fallback_due', 'lead_repeats_fallback_due'])
+    await db.schema.dropIndex(index).execute();
+  for (const column of LEAD_COLUMNS) await db.schema.alterTable('leads').dropColumn(column).execute();
+  for (const column of REPEAT_COLUMNS) await db.schema.alterTable('lead_repeats').dropColumn(column).execute();
+  // Leads without a card (readiness, metrics, /stickers_new).
+  await db.schema.createIndex('leads_without_card').on('leads').column('id').where(sql.ref('published_at'), 'is', null).execute();
+
   if (postgres) {
     await sql
       .raw(
@@ -157,8 +169,31 @@ create trigger outbox_of_repeats after insert or update on lead_repeats for each
   for (const trigger of triggers) await sql.raw(trigger).execute(db);
 }
 
-/** Back to the webhook deliveries' own table (the Telegram rows' work stays in the outbox's place: gone). */
+/**
+ * Back to the columns and the webhook deliveries' own table: the webhook rows go back, the Telegram rows' attempts do
+ * not (every waiting lead, repeat and card is due at once).
+ */
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex('leads_without_card').execute();
+  for (const [table, columns] of [
+    ['leads', LEAD_COLUMNS],
+    ['lead_repeats', REPEAT_COLUMNS],
+  ] as const) {
+    for (const column of columns) {
+      const counter = column.endsWith('_attempts');
+      const type = counter ? 'integer' : int64(db);
+      await db.schema
+        .alterTable(table)
+        .addColumn(column, type, (c) => (counter || column === 'next_attempt_at' ? c.notNull().defaultTo(0) : c))
+        .execute();
+    }
+  }
+  const index = (name: string, table: string, column: string) => db.schema.createIndex(name).on(table).column(column);
+  await index('leads_unpublished', 'leads', 'next_attempt_at').where(sql.ref('published_at'), 'is', null).execute();
+  await index('lead_repeats_unnotified', 'lead_repeats', 'next_attempt_at').where(sql.ref('notified_at'), 'is', null).execute();
+  await index('leads_card_dirty', 'leads', 'card_refresh_next_at').where(sql.ref('card_dirty_at'), 'is not', null).execute();
+  for (const table of ['leads', 'lead_repeats'])
+    await index(`${table}_fallback_due`, table, 'fallback_next_at').where(sql.ref('fallback_state'), '=', 'answer').execute();
   if (dialectOf(db) === 'postgres') {
     await sql.raw('drop trigger outbox_of_leads on leads; drop trigger outbox_of_repeats on lead_repeats').execute(db);
     await sql.raw('drop function outbox_of_leads(); drop function outbox_of_repeats()').execute(db);
