@@ -2,11 +2,14 @@
  * The routes' input through their DTOs' ValidationPipes, against the real app on both databases: a 422 names every bad
  * parameter in the documented order (a rule between two parameters last) with the documented words, byte for byte;
  * the inbox's `:number` and bodies are checked by their pipes before the handler, so a path naming no lead is 404
- * whatever the body, and an erasure's body is refused (422) before who may erase is asked.
+ * whatever the body, and an erasure's body is refused (422) before who may erase is asked. `POST /leads`'s fields are
+ * refused by its body's pipe before the service is asked.
  */
 import { join } from 'node:path';
 import type { SandboxUser } from '@stickers/telegram-sandbox';
-import { LEADS_CHAT, NO_RATE_LIMITS, sandboxSuite, submitLead } from './harness';
+import { IDEMPOTENCY_HEADER } from '@stickers/shared';
+import { LeadsService } from '../src/leads/leads.service';
+import { lead, LEADS_CHAT, NO_RATE_LIMITS, postLead, sandboxSuite, submitLead } from './harness';
 import { inboxCall, secretGet } from './support/inbox-client';
 
 const { tmp, sandbox, start } = sandboxSuite();
@@ -81,5 +84,22 @@ describe("the inbox's :number and bodies", () => {
     ]);
     const confirmed = await inboxCall(server, sandbox, `leads/${number}/erase`, { user: MEMBER, method: 'POST', body: { confirm: true } });
     expect([confirmed.status, confirmed.body]).toEqual([403, { error: 'forbidden' }]);
+  });
+});
+
+describe('POST /leads', () => {
+  it("refuses the body's fields by its DTO's rules before the service is asked; request_id may come from Idempotency-Key", async () => {
+    const server = await startApp();
+    const submit = jest.spyOn(server.app.get(LeadsService), 'submit');
+    const refused = await postLead(server, { name: 'A', telegram: '@ab', phone: '12' });
+    expect([refused.status, JSON.stringify(refused.body)]).toEqual([
+      422,
+      '{"error":"invalid","errors":{"name":"too_short","telegram":"invalid","phone":"invalid","request_id":"required"}}',
+    ]);
+    expect(submit).not.toHaveBeenCalled();
+
+    const { request_id: key, ...withoutId } = lead();
+    const keyed = await postLead(server, withoutId, { [IDEMPOTENCY_HEADER]: String(key) });
+    expect([keyed.status, submit.mock.calls.length]).toEqual([201, 1]);
   });
 });
