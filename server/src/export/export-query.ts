@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { LEAD_STATUSES } from '../domain/lead-status';
 
 /**
  * The one strict reading of `GET /leads`'s times and cursor (and the CSV's times): a value names exactly one thing or
@@ -6,6 +7,35 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * (`24:00`, `:60`, an offset of `+24:00`, a local hour the clock skips), no cursor the API did not give (its id a
  * positive safe integer, the text exactly as `encodeCursor` writes it).
  */
+
+/** `GET /leads`'s page size: this unless told, at most EXPORT_LIMIT_MAX. */
+export const EXPORT_LIMIT_DEFAULT = 50;
+export const EXPORT_LIMIT_MAX = 200;
+
+/** `source=none`: the leads that came without a source. */
+export const NO_SOURCE = 'none';
+/** The inbox's `source`: a landing's name as LANDING_SOURCE takes it (`none` among them). */
+export const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+export const SEARCH_MAX = 100;
+/**
+ * A control character (U+0000–U+001F, U+007F–U+009F): nothing a person searches for, and PostgreSQL refuses a NUL in
+ * any text it is given, so a parameter holding one is refused (422) before any query.
+ */
+export const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
+
+/** The `error` of a 422 for a bad query parameter. */
+export const INVALID_QUERY = 'invalid_query';
+
+/** Why a parameter is refused (422 `invalid_query`, `errors.<parameter>`), as docs/api.md lists them. */
+export const QUERY_RULES = {
+  time: 'must be an ISO 8601 date or time that exists (no 30 February, no 24:00), or milliseconds since the epoch',
+  afterSince: 'must be after since',
+  status: `must be one of ${LEAD_STATUSES.join(', ')}`,
+  limit: `must be an integer from 1 to ${EXPORT_LIMIT_MAX}`,
+  cursor: 'is not a cursor this API gave',
+  source: `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`,
+  q: `must be a text of at most ${SEARCH_MAX} characters, without control characters`,
+} as const;
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2}))?)?$/;
 const EPOCH_MS = /^\d{1,15}$/;

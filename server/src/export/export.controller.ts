@@ -7,11 +7,13 @@ import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../http/secret.guard';
 import { ApiExportFilters, ApiPageQuery, INVALID_QUERY_SCHEMA, LeadsPageDto } from './export.dto';
 import { CSV_COLUMNS, ExportService } from './export.service';
-import { answeringInvalidQuery } from './invalid-query';
+import { LeadsFilterQuery, LeadsPageQuery } from './export-query.dto';
+import { LeadsQueryPipe } from './invalid-query';
 
 /**
  * `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`, each caller throttled before the
- * secret is checked (`api`; the CSV `export` too). `@Api…`: the OpenAPI document's.
+ * secret is checked (`api`; the CSV `export` too), the query checked by its DTO (LeadsQueryPipe, 422 `invalid_query`)
+ * after both. `@Api…`: the OpenAPI document's.
  */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
@@ -33,8 +35,8 @@ export class ExportController {
   })
   @ApiPageQuery()
   @ApiOkResponse({ description: 'A page', type: LeadsPageDto })
-  list(@Query() query: Record<string, unknown>) {
-    return answeringInvalidQuery(() => this.exports.page(query));
+  list(@Query(LeadsQueryPipe) query: LeadsPageQuery) {
+    return this.exports.checkedPage(query);
   }
 
   @Get('export.csv')
@@ -59,9 +61,8 @@ export class ExportController {
     ['flood', 'secret'],
   )
   @Throttled('export')
-  async csv(@Query() query: Record<string, unknown>): Promise<StreamableFile> {
-    const filter = await answeringInvalidQuery(() => this.exports.filter(query));
-    return new StreamableFile(Readable.from(this.exports.csv(filter)), {
+  csv(@Query(LeadsQueryPipe) query: LeadsFilterQuery): StreamableFile {
+    return new StreamableFile(Readable.from(this.exports.csv(this.exports.filter(query))), {
       type: 'text/csv; charset=utf-8',
       disposition: 'attachment; filename="leads.csv"',
     });

@@ -14,7 +14,7 @@ import {
 
 /**
  * `GET /leads` and `GET /leads/export.csv` as the OpenAPI document shows them (@nestjs/swagger reads these
- * decorators; the routes read their query with ExportService's strict rules, not with these classes).
+ * decorators; the routes' queries are checked by the DTOs of export-query.dto.ts).
  */
 
 /** The filters both routes take. */

@@ -3,23 +3,39 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
-import type { FormColumns } from '../domain/lead';
-import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { LEAD_FIELDS } from '@stickers/shared';
+import type { LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
 import { LeadsRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/leads.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
-import { cursorKey, decodeCursor, encodeCursor, parseExportTime } from './export-query';
+import { iso, shown, toJson, type ExportedLead, type ExportPage } from './exported-lead';
+import { checkPlain } from '../http/validation';
+import {
+  cursorKey,
+  decodeCursor,
+  encodeCursor,
+  EXPORT_LIMIT_DEFAULT,
+  EXPORT_LIMIT_MAX,
+  INVALID_QUERY,
+  NO_SOURCE,
+  parseExportTime,
+  QUERY_RULES,
+  SOURCE_VALUE,
+} from './export-query';
+import { InboxPageQuery, LeadsPageQuery, type CursorContext } from './export-query.dto';
 import { Turns } from './export-turns';
 
-export const EXPORT_LIMIT_DEFAULT = 50;
-export const EXPORT_LIMIT_MAX = 200;
 const CSV_PAGE = 200;
 /** How many CSV exports read the database at once; more wait their turn (Turns). */
 export const EXPORTS_AT_ONCE = 2;
 /** How many inbox searches (`q`) read the database at once; more wait their turn. */
 export const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+export { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY, NO_SOURCE };
+export type { ExportedConsent, ExportedLead, ExportedSource, ExportPage } from './exported-lead';
+/** Why a `source` is refused (the charts' own check reads it here). */
+export const SOURCE_RULE = QUERY_RULES.source;
 
 /** The filters of `GET /leads` and `GET /leads/export.csv`, checked. */
 export interface ExportFilter {
@@ -34,6 +50,21 @@ export interface ExportFilter {
 }
 
 /**
+ * A query of the routes that read leads, every parameter already checked by its DTO (export-query.dto.ts): present
+ * only when given and not empty, each one a value that exists (a time, a status, this server's cursor).
+ */
+export interface LeadsQuery {
+  limit?: number;
+  cursor?: string;
+  since?: string;
+  until?: string;
+  status?: LeadStatus;
+  /** The inbox's (ExportOptions.inbox). */
+  source?: string;
+  q?: string;
+}
+
+/**
  * How a caller reads leads: the inbox's extra filters, and personal values hidden (LEADS_CARD_PII=0 for the inbox):
  * then none is shown, and the search matches none (parseSearch).
  */
@@ -45,10 +76,6 @@ export interface ExportOptions {
   scope?: LeadScope | null;
 }
 
-/** `source=none`: the leads that came without a source. */
-export const NO_SOURCE = 'none';
-const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
-export const SOURCE_RULE = `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`;
 export const INVALID_SOURCE = Symbol('invalid source');
 
 /**
@@ -60,13 +87,6 @@ export function readSourceParam(raw: unknown): string | null | undefined | typeo
   if (typeof raw !== 'string' || !SOURCE_VALUE.test(raw)) return INVALID_SOURCE;
   return raw === NO_SOURCE ? null : raw;
 }
-const SEARCH_MAX = 100;
-/**
- * A control character (U+0000–U+001F, U+007F–U+009F): nothing a person searches for, and PostgreSQL refuses a NUL in
- * any text it is given, so `q` holding one is refused (422) before any query.
- */
-const CONTROL_CHARACTER = /\p{Cc}/u;
-const SEARCH_RULE = `must be a text of at most ${SEARCH_MAX} characters, without control characters`;
 
 /**
  * The inbox's `q`: `#42` or `№42` is a lead number; digits alone are a number or a part of a phone; anything else a
@@ -95,59 +115,11 @@ export function parseSearch(raw: string, o: { personal: boolean } = { personal: 
   };
 }
 
-/** The `error` of a 422 for a bad query parameter. */
-export const INVALID_QUERY = 'invalid_query';
-
 /** A bad query parameter: answered 422 with every problem by name. */
 export class ExportQueryError extends Error {
   constructor(readonly problems: Record<string, string>) {
     super(`invalid query: ${Object.keys(problems).join(', ')}`);
   }
-}
-
-/**
- * A lead as `GET /leads` shows it: its number, status and times, then every field of the form (`LEAD_FIELDS`, in
- * that order), where it came from and how many repeats. Personal fields (and the source's) are null once anonymised.
- * Times are ISO 8601 (UTC).
- */
-export interface ExportedLead extends FormColumns {
-  lead_number: number;
-  request_id: string;
-  status: LeadStatus;
-  status_changed_by: string | null;
-  status_changed_at: string | null;
-  created_at: string;
-  received_at: string;
-  published_at: string | null;
-  anonymised_at: string | null;
-  /** Where the lead came from: the landing's name, the UTM parameters, the referrer's host; null without. */
-  source: ExportedSource | null;
-  /** The visitor's consent as the landing sent it (time ISO 8601); null without. Kept when the lead is anonymised. */
-  consent: ExportedConsent | null;
-  repeats: number;
-  /** What came of the landing's captcha: `passed`, `unchecked` (its provider was unreachable), null without one. */
-  captcha: CaptchaResult | null;
-}
-
-export interface ExportedConsent {
-  accepted_at: string;
-  policy_url: string;
-}
-
-export interface ExportedSource {
-  landing: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  utm_content: string | null;
-  utm_term: string | null;
-  referrer: string | null;
-}
-
-export interface ExportPage {
-  leads: ExportedLead[];
-  /** Pass it back as `cursor` for the next (older) page; null on the last page. */
-  next_cursor: string | null;
 }
 
 export const CSV_COLUMNS = [
@@ -172,12 +144,12 @@ export const CSV_COLUMNS = [
   'captcha',
 ] as const;
 
-type Query = Record<string, unknown>;
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/** Why a `since` or `until` is refused (the strict reading of export-query.ts). */
-const TIME_RULE = 'must be an ISO 8601 date or time that exists (no 30 February, no 24:00), or milliseconds since the epoch';
+/** A time of a checked query: null when absent (the DTO refused every time that names no instant). */
+function instant(raw: string | undefined): number | null {
+  const at = parseExportTime(raw);
+  if (at === undefined) throw new Error('an unchecked time reached the export');
+  return at;
+}
 
 /** Leads out of the database, as JSON pages and as CSV, for integrators and for `/stickers_export`. */
 @Injectable()
@@ -205,34 +177,18 @@ export class ExportService {
     });
   }
 
-  /** Reads since, until and status (and for the inbox source and q); throws ExportQueryError with every problem. */
-  filter(query: Query, problems: Record<string, string> = {}, options: ExportOptions = {}): ExportFilter {
-    const extra = options.inbox ? this.inboxFilter(query, problems, options.hidePersonal !== true) : {};
-    const since = parseExportTime(query.since);
-    const until = parseExportTime(query.until);
-    if (since === undefined) problems.since = TIME_RULE;
-    if (until === undefined) problems.until = TIME_RULE;
-    const rawStatus = query.status;
-    const status = rawStatus === undefined || rawStatus === '' ? null : rawStatus;
-    if (status !== null && !(LEAD_STATUSES as readonly unknown[]).includes(status))
-      problems.status = `must be one of ${LEAD_STATUSES.join(', ')}`;
-    if (typeof since === 'number' && typeof until === 'number' && since >= until) problems.until = 'must be after since';
-    if (Object.keys(problems).length > 0) throw new ExportQueryError(problems);
-    const scope = options.scope ? { scope: options.scope } : {};
-    return { since: since!, until: until!, status: status as LeadStatus | null, ...extra, ...scope };
-  }
-
-  private inboxFilter(query: Query, problems: Record<string, string>, personal: boolean): Pick<ExportFilter, 'source' | 'search'> {
-    const out: Pick<ExportFilter, 'source' | 'search'> = {};
-    const source = readSourceParam(query.source);
-    if (source === INVALID_SOURCE) problems.source = SOURCE_RULE;
-    else if (source !== undefined) out.source = source;
-    const q = query.q;
-    if (q !== undefined) {
-      if (typeof q !== 'string' || q.length > SEARCH_MAX || CONTROL_CHARACTER.test(q)) problems.q = SEARCH_RULE;
-      else out.search = parseSearch(q, { personal }) ?? undefined;
+  /** The filter of a checked query (a route's DTO, or page's own check): since, until, status, and the inbox's source and q. */
+  filter(query: LeadsQuery, options: ExportOptions = {}): ExportFilter {
+    const filter: ExportFilter = { since: instant(query.since), until: instant(query.until), status: query.status ?? null };
+    if (options.inbox) {
+      const source = readSourceParam(query.source);
+      if (source === INVALID_SOURCE) throw new Error('an unchecked source reached the export');
+      if (source !== undefined) filter.source = source;
+      const search = query.q === undefined ? null : parseSearch(query.q, { personal: options.hidePersonal !== true });
+      if (search) filter.search = search;
     }
-    return out;
+    if (options.scope) filter.scope = options.scope;
+    return filter;
   }
 
   /** The cursor of the page that starts right below lead `id` (signed with this server's key). */
@@ -240,22 +196,27 @@ export class ExportService {
     return encodeCursor(id, this.cursorKey);
   }
 
-  /** `GET /leads` (and the inbox's list): one page, newest first. */
-  async page(query: Query, options: ExportOptions = {}): Promise<ExportPage> {
-    const problems: Record<string, string> = {};
-    let limit = EXPORT_LIMIT_DEFAULT;
-    // An empty parameter (`limit=`) counts as absent, as every other filter's.
-    if (query.limit !== undefined && query.limit !== '') {
-      limit = typeof query.limit === 'string' && /^\d{1,4}$/.test(query.limit) ? Number(query.limit) : NaN;
-      if (!(limit >= 1 && limit <= EXPORT_LIMIT_MAX)) problems.limit = `must be an integer from 1 to ${EXPORT_LIMIT_MAX}`;
-    }
-    let beforeId: number | null = null;
-    if (query.cursor !== undefined && query.cursor !== '') {
-      const id = decodeCursor(query.cursor, this.cursorKey);
-      if (id === undefined) problems.cursor = 'is not a cursor this API gave';
-      else beforeId = id;
-    }
-    const filter = this.filter(query, problems, options);
+  /** What the cursor rule of the queries' DTOs needs (LeadsQueryPipe gives the same key from the configuration). */
+  get cursorContext(): CursorContext {
+    return { cursorKey: this.cursorKey };
+  }
+
+  /**
+   * A page of a query from inside the server (not a request): checked with the routes' own DTO (LeadsPageQuery, or
+   * InboxPageQuery for the inbox); a bad parameter throws ExportQueryError with every problem by name.
+   */
+  async page(query: Record<string, unknown>, options: ExportOptions = {}): Promise<ExportPage> {
+    const checked = checkPlain(options.inbox ? InboxPageQuery : LeadsPageQuery, query, this.cursorContext);
+    if (!checked.ok) throw new ExportQueryError(checked.problems);
+    return this.checkedPage(checked.value, options);
+  }
+
+  /** `GET /leads` (and the inbox's list): one page of a checked query, newest first. */
+  async checkedPage(query: LeadsQuery, options: ExportOptions = {}): Promise<ExportPage> {
+    const limit = query.limit ?? EXPORT_LIMIT_DEFAULT;
+    const beforeId = query.cursor === undefined ? null : decodeCursor(query.cursor, this.cursorKey);
+    if (beforeId === undefined) throw new Error('an unchecked cursor reached the export');
+    const filter = this.filter(query, options);
     const rows = filter.search
       ? await this.searching(() => this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 }))
       : await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
@@ -369,45 +330,4 @@ export class ExportService {
   private localTime(ms: number): string {
     return this.local.format(new Date(ms));
   }
-}
-
-/** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
-const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
-
-function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
-  const r = hidePersonal ? withoutPersonal(row) : shown(row);
-  return {
-    lead_number: r.id,
-    request_id: r.request_id,
-    status: r.status,
-    status_changed_by: r.status_changed_by,
-    status_changed_at: iso(r.status_changed_at),
-    created_at: iso(r.created_at)!,
-    received_at: iso(r.received_at ?? r.created_at)!,
-    published_at: iso(r.published_at),
-    anonymised_at: iso(r.anonymised_at),
-    ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
-    source: sourceOf(r),
-    consent: consentOf(r),
-    repeats: Number(r.repeats),
-    captcha: r.captcha,
-  };
-}
-
-function sourceOf(r: ExportRow): ExportedSource | null {
-  const source: ExportedSource = {
-    landing: r.source_landing,
-    utm_source: r.utm_source,
-    utm_medium: r.utm_medium,
-    utm_campaign: r.utm_campaign,
-    utm_content: r.utm_content,
-    utm_term: r.utm_term,
-    referrer: r.source_referrer,
-  };
-  return Object.values(source).some((v) => v !== null) ? source : null;
-}
-
-function consentOf(r: ExportRow): ExportedConsent | null {
-  if (r.consent_accepted_at === null || r.consent_policy_url === null) return null;
-  return { accepted_at: iso(r.consent_accepted_at)!, policy_url: r.consent_policy_url };
 }

@@ -6,7 +6,9 @@ import { Throttled } from '../http/caller-throttle';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
 import { ApiPageQuery, INVALID_QUERY_SCHEMA, ApiExportFilters, LeadsPageDto } from '../export/export.dto';
+import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery } from '../export/export-query.dto';
 import { CSV_COLUMNS } from '../export/export.service';
+import { LeadsQueryPipe } from '../export/invalid-query';
 import {
   ApiInboxFilters,
   INBOX_SCHEME,
@@ -15,12 +17,14 @@ import {
   InboxEraseBodyDto,
   InboxLeadAnswerDto,
   InboxLeadPageDto,
+  InboxLeadParams,
   InboxMeDto,
   InboxStatusBodyDto,
 } from './inbox.dto';
 import type { InboxViewer } from './inbox-access.service';
 import { InboxAuthGuard, Viewer } from './inbox-auth.guard';
 import { InboxService } from './inbox.service';
+import { INBOX_BODY_PIPE, LEAD_NUMBER_PIPE } from './inbox-input';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
 
 /** A lead a viewer may not see is answered as one that does not exist. */
@@ -28,7 +32,9 @@ const NOT_FOUND_DESCRIPTION = "No such lead, or none of the viewer's chats has i
 
 /**
  * The inbox's API (`/inbox/api/*`), for the Mini App at `/inbox`: every route throttled per Telegram user first
- * (InboxThrottleGuard: `inbox`, and `export` on the CSV), then behind InboxAuthGuard (the launch data, then who the user is), every answer `Cache-Control: no-store` (InboxModule's middleware). Thin: InboxService decides.
+ * (InboxThrottleGuard: `inbox`, and `export` on the CSV), then behind InboxAuthGuard (the launch data, then who the user is), every answer `Cache-Control: no-store` (InboxModule's middleware). The input is checked by its DTO's ValidationPipe
+ * after the guards: the queries as `GET /leads`'s (LeadsQueryPipe), `:number` (404) and the bodies (422 `invalid_body`)
+ * by inbox-input.ts. Thin: InboxService decides.
  */
 @ApiTags('inbox')
 @ApiSecurity(INBOX_SCHEME)
@@ -73,7 +79,7 @@ export class InboxController {
   @ApiInboxFilters()
   @ApiOkResponse({ type: LeadsPageDto })
   @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
-  list(@Viewer() viewer: InboxViewer, @Query() query: Record<string, unknown>) {
+  list(@Viewer() viewer: InboxViewer, @Query(LeadsQueryPipe) query: InboxPageQuery) {
     return this.inbox.list(viewer, query);
   }
 
@@ -89,8 +95,8 @@ export class InboxController {
   @ApiRateLimited('Too many requests or exports (LEADS_THROTTLE_EXPORT) from this Telegram user', ['flood'])
   @Throttled('export')
   @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
-  async csv(@Viewer() viewer: InboxViewer, @Query() query: Record<string, unknown>): Promise<StreamableFile> {
-    const rows = await this.inbox.csv(viewer, query);
+  csv(@Viewer() viewer: InboxViewer, @Query(LeadsQueryPipe) query: InboxFilterQuery): StreamableFile {
+    const rows = this.inbox.csv(viewer, query);
     return new StreamableFile(Readable.from(rows), { type: 'text/csv; charset=utf-8', disposition: 'attachment; filename="leads.csv"' });
   }
 
@@ -111,7 +117,7 @@ export class InboxController {
   })
   @ApiOkResponse({ type: InboxChartsDto })
   @ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
-  charts(@Viewer() viewer: InboxViewer, @Query() query: Record<string, unknown>) {
+  charts(@Viewer() viewer: InboxViewer, @Query(LeadsQueryPipe) query: InboxChartsQuery) {
     return this.inbox.charts(viewer, query);
   }
 
@@ -123,8 +129,8 @@ export class InboxController {
   @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
   @ApiOkResponse({ type: InboxLeadPageDto })
   @ApiResponse({ status: 404, description: NOT_FOUND_DESCRIPTION, ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
-  lead(@Viewer() viewer: InboxViewer, @Param('number') number: string) {
-    return this.inbox.lead(viewer, number);
+  lead(@Viewer() viewer: InboxViewer, @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams) {
+    return this.inbox.lead(viewer, params.number);
   }
 
   @Post('leads/:number/status')
@@ -148,8 +154,12 @@ export class InboxController {
     description: 'An unknown status, or a change the card does not offer',
     ...jsonContent(INBOX_REFUSAL_SCHEMAS.invalidBody),
   })
-  setStatus(@Viewer() viewer: InboxViewer, @Param('number') number: string, @JsonBody() body: Record<string, unknown>) {
-    return this.inbox.setStatus(viewer, number, body);
+  setStatus(
+    @Viewer() viewer: InboxViewer,
+    @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
+    @JsonBody(INBOX_BODY_PIPE) body: InboxStatusBodyDto,
+  ) {
+    return this.inbox.setStatus(viewer, params.number, body);
   }
 
   @Post('leads/:number/erase')
@@ -161,7 +171,12 @@ export class InboxController {
   @ApiResponse({ status: 404, description: NOT_FOUND_DESCRIPTION, ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
   @ApiResponse({ status: 413, description: 'A body over 16 KB', ...jsonContent(INBOX_REFUSAL_SCHEMAS.tooLarge) })
   @ApiResponse({ status: 422, description: 'Not confirmed, or not a JSON object', ...jsonContent(INBOX_REFUSAL_SCHEMAS.invalidBody) })
-  erase(@Viewer() viewer: InboxViewer, @Param('number') number: string, @JsonBody() body: Record<string, unknown>) {
-    return this.inbox.erase(viewer, number, body);
+  // The body's DTO (InboxEraseBodyDto) only lets `{"confirm": true}` through: the handler needs nothing of it.
+  erase(
+    @Viewer() viewer: InboxViewer,
+    @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
+    @JsonBody(INBOX_BODY_PIPE) _body: InboxEraseBodyDto,
+  ) {
+    return this.inbox.erase(viewer, params.number);
   }
 }

@@ -1,11 +1,14 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { Equals, IsIn, IsInt } from 'class-validator';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 
 /**
- * The inbox's API as the OpenAPI document shows it (@nestjs/swagger reads these; the routes read their input with
- * InboxService's own rules, not with these classes).
+ * The inbox's API as the OpenAPI document shows it (@nestjs/swagger reads these), and its input's rules
+ * (class-validator's decorators, run by the routes' ValidationPipes: inbox-input.ts). Its queries are the export's
+ * (export-query.dto.ts).
  */
 
 export { INBOX_SCHEME } from '../http/api-docs';
@@ -111,15 +114,31 @@ export class InboxLeadAnswerDto {
   @ApiProperty({ type: () => ExportedLeadDto }) lead!: ExportedLeadDto;
 }
 
+/** `:number` of a route: a lead number as the API writes it (a positive whole number, no leading zero). */
+export class InboxLeadParams {
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : value))
+  @IsInt()
+  number!: number;
+}
+
+const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
+
 @ApiSchema({ name: 'InboxStatusBody' })
 export class InboxStatusBodyDto {
-  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status to set' }) status!: LeadStatus;
-  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status shown (compare-and-set)' }) expected!: LeadStatus;
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status to set' })
+  @IsIn([...LEAD_STATUSES], { message: STATUS_RULE })
+  status!: LeadStatus;
+
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status shown (compare-and-set)' })
+  @IsIn([...LEAD_STATUSES], { message: `${STATUS_RULE} (the status shown)` })
+  expected!: LeadStatus;
 }
 
 @ApiSchema({ name: 'InboxEraseBody' })
 export class InboxEraseBodyDto {
-  @ApiProperty({ type: 'boolean', enum: [true] }) confirm!: true;
+  @ApiProperty({ type: 'boolean', enum: [true] })
+  @Equals(true, { message: 'must be true: erasure cannot be undone' })
+  confirm!: true;
 }
 
 @ApiSchema({ name: 'InboxChartsSeries' })

@@ -4,13 +4,14 @@ import { SERVER_CONFIG } from '../config/config.module';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import type { ServerConfig } from '../config/config';
-import { isLeadStatus, LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import { ExportService, type ExportedLead, type ExportFilter, type ExportPage } from '../export/export.service';
+import type { LeadStatus } from '../domain/lead-status';
+import { ExportService, type ExportedLead, type ExportPage, type LeadsQuery } from '../export/export.service';
 import { answeringInvalidQuery } from '../export/invalid-query';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import { TraceRepository } from '../repositories/trace.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
+import { invalidBody, notFound } from './inbox-input';
 import { ChartsService, type InboxCharts } from '../charts/charts.service';
 import type { InboxViewer } from './inbox-access.service';
 import { repeatChanges, type RepeatChanges } from './repeat-changes';
@@ -27,8 +28,6 @@ export interface InboxLeadPage {
 
 /** The answers of the inbox's routes that are not a success, exactly as docs/api.md gives them. */
 const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
-const notFound = () => fail(404, { error: 'not_found' });
-const invalidBody = (errors: Record<string, string>) => fail(422, { error: 'invalid_body', errors });
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -78,19 +77,20 @@ export class InboxService {
     return { inbox: true, hidePersonal: this.hidePersonal, scope: viewer.scope };
   }
 
-  list(viewer: InboxViewer, query: Record<string, unknown>): Promise<ExportPage> {
-    return answeringInvalidQuery(() => this.exports.page(query, this.readAs(viewer)));
+  /** A page of the viewer's leads (the query checked by InboxPageQuery). */
+  list(viewer: InboxViewer, query: LeadsQuery): Promise<ExportPage> {
+    return this.exports.checkedPage(query, this.readAs(viewer));
   }
 
-  /** The charts of the last 30 days of the viewer's leads, of one source if asked (422 for a bad one). */
-  charts(viewer: InboxViewer, query: Record<string, unknown>): Promise<InboxCharts> {
-    return answeringInvalidQuery(() => this.chartsService.inbox(query, viewer.scope));
+  /** The charts of the last 30 days of the viewer's leads, of one source if asked (checked by InboxChartsQuery). */
+  charts(viewer: InboxViewer, query: { source?: string }): Promise<InboxCharts> {
+    // ChartsService reads `source` with its own check as well: a refusal of it is the same 422.
+    return answeringInvalidQuery(() => this.chartsService.inbox({ source: query.source }, viewer.scope));
   }
 
-  /** The filter of the CSV (422 for a bad one) and its rows of the viewer's leads, streamed. */
-  async csv(viewer: InboxViewer, query: Record<string, unknown>): Promise<AsyncGenerator<string>> {
-    const filter: ExportFilter = await answeringInvalidQuery(() => this.exports.filter(query, {}, this.readAs(viewer)));
-    return this.exports.csv(filter, { hidePersonal: this.hidePersonal });
+  /** The rows of the viewer's leads for the filter (checked by InboxFilterQuery), streamed. */
+  csv(viewer: InboxViewer, query: LeadsQuery): AsyncGenerator<string> {
+    return this.exports.csv(this.exports.filter(query, this.readAs(viewer)), { hidePersonal: this.hidePersonal });
   }
 
   /** The lead as the viewer may see it; 404 for none of that number, or one outside the viewer's chats. */
@@ -100,8 +100,7 @@ export class InboxService {
     return lead;
   }
 
-  async lead(viewer: InboxViewer, rawNumber: string): Promise<InboxLeadPage> {
-    const leadNumber = parseLeadNumber(rawNumber);
+  async lead(viewer: InboxViewer, leadNumber: number): Promise<InboxLeadPage> {
     const lead = await this.visibleLead(viewer, leadNumber);
     const trace = await this.traces.read(String(leadNumber));
     if (!trace.found) throw notFound();
@@ -117,16 +116,14 @@ export class InboxService {
     };
   }
 
-  /** The card buttons' rules through their service: 403 / 404 / 409 / 422 as docs/api.md says. */
-  async setStatus(viewer: InboxViewer, rawNumber: string, body: Record<string, unknown>): Promise<{ lead: ExportedLead }> {
-    const leadNumber = parseLeadNumber(rawNumber);
-    const errors: Record<string, string> = {};
-    const statusRule = `must be one of ${LEAD_STATUSES.join(', ')}`;
-    if (typeof body.status !== 'string' || !isLeadStatus(body.status)) errors.status = statusRule;
-    if (typeof body.expected !== 'string' || !isLeadStatus(body.expected)) errors.expected = `${statusRule} (the status shown)`;
-    if (Object.keys(errors).length > 0) throw invalidBody(errors);
+  /** The card buttons' rules through their service (the body checked by InboxStatusBodyDto): 403 / 404 / 409 / 422 as docs/api.md says. */
+  async setStatus(
+    viewer: InboxViewer,
+    leadNumber: number,
+    body: { status: LeadStatus; expected: LeadStatus },
+  ): Promise<{ lead: ExportedLead }> {
     await this.visibleLead(viewer, leadNumber);
-    const [to, expected] = [body.status as LeadStatus, body.expected as LeadStatus];
+    const { status: to, expected } = body;
     const outcome = await this.statuses.set({
       leadId: leadNumber,
       expected,
@@ -152,21 +149,13 @@ export class InboxService {
     }
   }
 
-  /** Erasure, for managers only, confirmed by `{"confirm": true}`; erasing an anonymised lead again is no error. */
-  async erase(viewer: InboxViewer, rawNumber: string, body: Record<string, unknown>): Promise<{ lead: ExportedLead }> {
-    const leadNumber = parseLeadNumber(rawNumber);
+  /** Erasure, for managers only (confirmed by `{"confirm": true}`: InboxEraseBodyDto); erasing an anonymised lead again is no error. */
+  async erase(viewer: InboxViewer, leadNumber: number): Promise<{ lead: ExportedLead }> {
     if (!viewer.manager) throw fail(403, { error: 'forbidden' });
-    if (body.confirm !== true) throw invalidBody({ confirm: 'must be true: erasure cannot be undone' });
     await this.visibleLead(viewer, leadNumber);
     const result = await this.anonymisation.forget(leadNumber);
     if (result === 'unknown') throw notFound();
     this.logger.log({ msg: 'inbox erasure', lead_number: leadNumber, user_id: viewer.user.id, result });
     return { lead: await this.visibleLead(viewer, leadNumber) };
   }
-}
-
-/** `:number` of a route: a positive whole number (404 otherwise: no lead has that number). */
-function parseLeadNumber(raw: string): number {
-  if (!/^[1-9]\d{0,14}$/.test(raw)) throw notFound();
-  return Number(raw);
 }

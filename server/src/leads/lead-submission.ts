@@ -1,5 +1,5 @@
-import type { FieldErrors, LeadField, LeadFields, RateLimitReason, ReportedField, SourceField } from '@stickers/shared';
-import { LEAD_FIELDS } from '@stickers/shared';
+import type { FieldErrors, FieldOptions, LeadField, LeadFields, RateLimitReason, ReportedField, SourceField } from '@stickers/shared';
+import { checkConsent, CONSENT_FIELD, LATE_FIELD, LEAD_FIELDS, validateLate, validateSubmission } from '@stickers/shared';
 
 /** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
 export type SubmitOutcome =
@@ -13,6 +13,35 @@ export type SubmitOutcome =
   | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret' | 'flood'>; retryAfterSec: number; late?: boolean }
   /** The database could not take the decision (file gone, locked too long, disk full): nothing was stored. */
   | { kind: 'unavailable' };
+
+/** What the field rules of `POST /leads` depend on: the configuration's contacts, phone region and consent. */
+export interface SubmissionRules extends FieldOptions {
+  requireConsent: boolean;
+}
+
+/**
+ * Every field `POST /leads` refuses with its code, in the order its 422 names them (shared's rules: the visitor's
+ * fields, request_id, client_ip, captcha, source, then late and consent), or null when every field is good. `now`:
+ * the server's clock, which late and consent times are measured against. The body holds request_id already when the
+ * Idempotency-Key header gave it.
+ */
+export function submissionErrors(
+  body: Record<string, unknown>,
+  rules: SubmissionRules,
+  now: number,
+): FieldErrors<ReportedField | SourceField> | null {
+  const checked = validateSubmission(body, { phoneRegion: rules.phoneRegion, requiredContacts: rules.requiredContacts });
+  const late = validateLate(body[LATE_FIELD], now);
+  // A replay's consent was stamped by the landing's clock when the visitor sent it: it may be as far ahead as `late`.
+  const isLate = body[LATE_FIELD] !== undefined && body[LATE_FIELD] !== null;
+  const consent = checkConsent(body[CONSENT_FIELD], now, { required: rules.requireConsent, late: isLate });
+  if (checked.ok && late.ok && consent.ok) return null;
+  return {
+    ...(checked.ok ? {} : checked.errors),
+    ...(late.ok ? {} : { [LATE_FIELD]: 'invalid' }),
+    ...(consent.ok ? {} : { [CONSENT_FIELD]: consent.code }),
+  };
+}
 
 export type LeadChanges = Partial<Record<LeadField, string>>;
 

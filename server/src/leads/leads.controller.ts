@@ -1,4 +1,4 @@
-import { Controller, Headers, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, createParamDecorator, type ExecutionContext, Headers, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, type LeadAcceptedBody } from '@stickers/shared';
@@ -6,16 +6,28 @@ import { ApiSecretRefusals, apiErrorSchema, jsonContent, RETRY_AFTER_HEADER } fr
 import { ApiError } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
-import { JsonBody } from '../http/json-body.reader';
+import { readJsonObject } from '../http/json-body.reader';
 import { SecretGuard } from '../http/secret.guard';
 import { Metrics } from '../observability/metrics';
 import { LeadsErrorFilter } from './leads-error.filter';
-import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
+import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
 import { LeadsService } from './leads.service';
 
 /**
+ * The body of `POST /leads` as a JSON object (readJsonObject: a handler parameter, so read only after the guard), with
+ * the Idempotency-Key header as its request_id when it has none, so the body's rules see the request_id the lead gets.
+ */
+const LeadBody = createParamDecorator(async (_data: unknown, ctx: ExecutionContext) => {
+  const req = ctx.switchToHttp().getRequest<Request>();
+  const body = await readJsonObject(req);
+  const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
+  if ((body.request_id === undefined || body.request_id === null) && typeof key === 'string') body.request_id = key;
+  return body;
+});
+
+/**
  * `POST /leads` (docs/requirements.md §1.2), a Nest route: the per-caller flood guard (CallerThrottleGuard's `submit`,
- * before anything is read), the guard's checks (SecretGuard: module off, lockout, secret), then the body (`@JsonBody()`, read only after the guard, 16 KB measured while reading), then the service;
+ * before anything is read), the guard's checks (SecretGuard: module off, lockout, secret), then the body (`@LeadBody()`, read only after the guard, 16 KB measured while reading; its fields checked by LeadBodyPipe: 422 `invalid`), then the service;
  * an accepted lead answered here, every refusal thrown as an ApiError and answered (and counted) by LeadsErrorFilter.
  * Express's router matches the path as it does every route's: any case, one trailing slash, any query. The `@Api…`
  * decorators are the OpenAPI document's (metadata only).
@@ -72,13 +84,13 @@ export class LeadsController {
     ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
   })
   async submit(
-    @JsonBody() body: Record<string, unknown>,
+    @LeadBody(LeadBodyPipe) body: LeadRequestDto,
     @Headers(IDEMPOTENCY_HEADER) key: string | undefined,
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
     const outcome = await this.leads.submit({
-      body,
+      body: { ...body },
       callerIp: callerAddress(req),
       idempotencyKey: typeof key === 'string' ? key : undefined,
     });

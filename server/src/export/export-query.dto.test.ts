@@ -1,0 +1,58 @@
+import { checkPlain } from '../http/validation';
+import { cursorKey, encodeCursor, QUERY_RULES } from './export-query';
+import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery, LeadsFilterQuery, LeadsPageQuery } from './export-query.dto';
+
+const KEY = cursorKey('a-secret', 'a-salt');
+const check = <T extends object>(type: new () => T, plain: Record<string, unknown>) => checkPlain(type, plain, { cursorKey: KEY });
+const problems = <T extends object>(type: new () => T, plain: Record<string, unknown>) => {
+  const checked = check(type, plain);
+  return checked.ok ? null : JSON.stringify(checked.problems);
+};
+
+describe('the queries of the routes that read leads, as DTOs', () => {
+  it('names every bad parameter in the order of the documented 422, a rule between two parameters last', () => {
+    const bad = { status: 'open', until: '3', since: '5', limit: '0', cursor: 'nonsense', q: 'a\u0000', source: '-x' };
+    expect(problems(LeadsPageQuery, bad)).toBe(
+      JSON.stringify({ limit: QUERY_RULES.limit, cursor: QUERY_RULES.cursor, status: QUERY_RULES.status, until: QUERY_RULES.afterSince }),
+    );
+    expect(problems(InboxPageQuery, bad)).toBe(
+      JSON.stringify({
+        limit: QUERY_RULES.limit,
+        cursor: QUERY_RULES.cursor,
+        source: QUERY_RULES.source,
+        q: QUERY_RULES.q,
+        status: QUERY_RULES.status,
+        until: QUERY_RULES.afterSince,
+      }),
+    );
+    expect(problems(InboxFilterQuery, { ...bad, since: '2026-02-30' })).toBe(
+      JSON.stringify({ source: QUERY_RULES.source, q: QUERY_RULES.q, since: QUERY_RULES.time, status: QUERY_RULES.status }),
+    );
+    expect(problems(InboxChartsQuery, bad)).toBe(JSON.stringify({ source: QUERY_RULES.source }));
+  });
+
+  it('takes an empty parameter as absent, reads limit as a number and drops what no rule names', () => {
+    const checked = check(LeadsPageQuery, { limit: '', cursor: '', since: '', until: '', status: '', q: 'x', extra: '1' });
+    expect(checked).toEqual({ ok: true, value: expect.any(LeadsPageQuery) });
+    expect(checked.ok && { ...checked.value }).toEqual({
+      limit: undefined,
+      cursor: undefined,
+      since: undefined,
+      until: undefined,
+      status: undefined,
+    });
+    const page = check(LeadsPageQuery, { limit: '007', cursor: encodeCursor(9, KEY), status: 'won' });
+    expect(page.ok && [page.value.limit, page.value.cursor, page.value.status]).toEqual([7, encodeCursor(9, KEY), 'won']);
+  });
+
+  it('refuses a day that does not exist, a repeated parameter and a cursor signed with another key', () => {
+    expect(problems(LeadsFilterQuery, { since: '2026-02-30', until: '2026-12-01T24:00Z' })).toBe(
+      JSON.stringify({ since: QUERY_RULES.time, until: QUERY_RULES.time }),
+    );
+    expect(problems(LeadsFilterQuery, { status: ['won', 'lost'] })).toBe(JSON.stringify({ status: QUERY_RULES.status }));
+    expect(problems(LeadsPageQuery, { limit: '1e2', cursor: encodeCursor(3, cursorKey('another', 'a-salt')) })).toBe(
+      JSON.stringify({ limit: QUERY_RULES.limit, cursor: QUERY_RULES.cursor }),
+    );
+    expect(() => checkPlain(LeadsPageQuery, { cursor: 'x' })).toThrow('cursor key');
+  });
+});

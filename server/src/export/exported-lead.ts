@@ -1,0 +1,95 @@
+import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
+import type { FormColumns } from '../domain/lead';
+import type { LeadStatus } from '../domain/lead-status';
+import { withoutPersonal } from '../domain/personal-fields';
+import type { ExportRow } from '../repositories/leads.repository';
+
+/** A lead as `GET /leads` and the inbox show it, made from a row of the export's read. */
+
+/**
+ * A lead as `GET /leads` shows it: its number, status and times, then every field of the form (`LEAD_FIELDS`, in
+ * that order), where it came from and how many repeats. Personal fields (and the source's) are null once anonymised.
+ * Times are ISO 8601 (UTC).
+ */
+export interface ExportedLead extends FormColumns {
+  lead_number: number;
+  request_id: string;
+  status: LeadStatus;
+  status_changed_by: string | null;
+  status_changed_at: string | null;
+  created_at: string;
+  received_at: string;
+  published_at: string | null;
+  anonymised_at: string | null;
+  /** Where the lead came from: the landing's name, the UTM parameters, the referrer's host; null without. */
+  source: ExportedSource | null;
+  /** The visitor's consent as the landing sent it (time ISO 8601); null without. Kept when the lead is anonymised. */
+  consent: ExportedConsent | null;
+  repeats: number;
+  /** What came of the landing's captcha: `passed`, `unchecked` (its provider was unreachable), null without one. */
+  captcha: CaptchaResult | null;
+}
+
+export interface ExportedConsent {
+  accepted_at: string;
+  policy_url: string;
+}
+
+export interface ExportedSource {
+  landing: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  referrer: string | null;
+}
+
+export interface ExportPage {
+  leads: ExportedLead[];
+  /** Pass it back as `cursor` for the next (older) page; null on the last page. */
+  next_cursor: string | null;
+}
+
+export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
+export const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
+
+export function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
+  const r = hidePersonal ? withoutPersonal(row) : shown(row);
+  return {
+    lead_number: r.id,
+    request_id: r.request_id,
+    status: r.status,
+    status_changed_by: r.status_changed_by,
+    status_changed_at: iso(r.status_changed_at),
+    created_at: iso(r.created_at)!,
+    received_at: iso(r.received_at ?? r.created_at)!,
+    published_at: iso(r.published_at),
+    anonymised_at: iso(r.anonymised_at),
+    ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
+    source: sourceOf(r),
+    consent: consentOf(r),
+    repeats: Number(r.repeats),
+    captcha: r.captcha,
+  };
+}
+
+function sourceOf(r: ExportRow): ExportedSource | null {
+  const source: ExportedSource = {
+    landing: r.source_landing,
+    utm_source: r.utm_source,
+    utm_medium: r.utm_medium,
+    utm_campaign: r.utm_campaign,
+    utm_content: r.utm_content,
+    utm_term: r.utm_term,
+    referrer: r.source_referrer,
+  };
+  return Object.values(source).some((v) => v !== null) ? source : null;
+}
+
+function consentOf(r: ExportRow): ExportedConsent | null {
+  if (r.consent_accepted_at === null || r.consent_policy_url === null) return null;
+  return { accepted_at: iso(r.consent_accepted_at)!, policy_url: r.consent_policy_url };
+}

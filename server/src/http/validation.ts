@@ -1,0 +1,87 @@
+import { ValidationPipe } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
+
+/**
+ * The API's input through class-validator: the DTO classes' decorators are the rules, a ValidationPipe on a handler's
+ * parameter runs them (transform on, unknown keys dropped), and the route's own refusal is built from every problem
+ * by name (`refuse`), so no Nest-shaped error reaches a caller.
+ */
+
+/** Each rule stops at a property's first failure (one reason per name); keys no rule names are dropped, not refused. */
+export const API_VALIDATOR_OPTIONS: ValidatorOptions = { whitelist: true, stopAtFirstError: true, forbidUnknownValues: false };
+
+/**
+ * `context` of a rule between two properties (`@Validate(Rule, { context: CROSS_FIELD })`): its problem is named after
+ * every problem of a single property, as a rule between values is checked once each value is known to be good.
+ */
+export const CROSS_FIELD = { crossField: true } as const;
+
+/** Every bad property by name with the reason of the rule it broke, in the DTO's order, rules between properties last. */
+export function problemsOf(errors: ValidationError[]): Record<string, string> {
+  const single: [string, string][] = [];
+  const between: [string, string][] = [];
+  for (const error of errors) {
+    const [rule, reason] = Object.entries(error.constraints ?? {})[0] ?? [];
+    if (rule === undefined) continue;
+    const crossField = (error.contexts?.[rule] as typeof CROSS_FIELD | undefined)?.crossField === true;
+    (crossField ? between : single).push([error.property, reason]);
+  }
+  return Object.fromEntries([...single, ...between]);
+}
+
+const CONTEXT = Symbol('validation context');
+
+/**
+ * What a rule needs beyond the values (the cursor's key: the server's own), laid on the instance being checked as a
+ * hidden property (neither enumerable nor a key class-validator looks at), read by the rule from its arguments.
+ */
+export function validationContext<T>(args: ValidationArguments): T | undefined {
+  return (args.object as { [CONTEXT]?: T })[CONTEXT];
+}
+
+function giveContext(object: object, context: object | undefined): void {
+  if (context) Object.defineProperty(object, CONTEXT, { value: context, enumerable: false });
+}
+
+/**
+ * Nest's ValidationPipe with the API's options: `refuse` turns every problem by name into the route's documented
+ * answer; `context` reaches the rules that need it (validationContext). On a handler's parameter, also a custom one
+ * (`@JsonBody(pipe)`).
+ */
+export class ApiValidationPipe extends ValidationPipe {
+  constructor(
+    refuse: (problems: Record<string, string>, errors: ValidationError[]) => Error,
+    private readonly context?: object,
+    /** Beside API_VALIDATOR_OPTIONS: e.g. keys no rule names kept (`whitelist: false`). */
+    options: ValidatorOptions = {},
+  ) {
+    super({
+      ...API_VALIDATOR_OPTIONS,
+      ...options,
+      transform: true,
+      validateCustomDecorators: true,
+      exceptionFactory: (errors: ValidationError[]) => refuse(problemsOf(errors), errors),
+    });
+  }
+
+  protected override validate(object: object, options?: ValidatorOptions) {
+    giveContext(object, this.context);
+    return super.validate(object, options);
+  }
+}
+
+/**
+ * The same rules for a caller inside the server (not a request): the checked, transformed instance, or every problem
+ * by name as problemsOf gives them.
+ */
+export function checkPlain<T extends object>(
+  type: new () => T,
+  plain: object,
+  context?: object,
+): { ok: true; value: T } | { ok: false; problems: Record<string, string> } {
+  const value = plainToInstance(type, plain);
+  giveContext(value, context);
+  const errors = validateSync(value, API_VALIDATOR_OPTIONS);
+  return errors.length === 0 ? { ok: true, value } : { ok: false, problems: problemsOf(errors) };
+}
