@@ -356,11 +356,7 @@ describe('moveToPostgres', () => {
     }
 
     // The next lead takes the next number; the next rate event does not reuse the pruned one's id.
-    const { id } = await db
-      .insertInto('leads')
-      .values({ request_id: 'req-new', created_at: T })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const { id } = await db.insertInto('leads').values({ request_id: 'req-new', created_at: T }).returning('id').executeTakeFirstOrThrow();
     expect(id).toBe(6);
     const event = await db
       .insertInto('rate_events')

@@ -54,13 +54,7 @@ const eventsOf = (id: number) =>
   sqlRows<{ kind: string; detail: string }>(server.db, 'select kind, detail from lead_events where lead_id = ? order by id', id);
 /** The lead as the status service leaves it after a press: a new status, the card marked for rewriting. */
 const setStatus = (id: number, status: string, dirtyAt = clock.now()) =>
-  sqlRun(
-    server.db,
-    'update leads set status = ?, card_dirty_at = ? where id = ?',
-    status,
-    dirtyAt,
-    id,
-  );
+  sqlRun(server.db, 'update leads set status = ?, card_dirty_at = ? where id = ?', status, dirtyAt, id);
 /** Telegram answers the next call of `method` to the leads chat with a 400. */
 const refuse = (method: string, description: string) => sandbox.inject({ method, kind: 'bad_request', description, chat_id: LEADS_CHAT });
 

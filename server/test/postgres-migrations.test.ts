@@ -371,10 +371,7 @@ describe('the migrations on PostgreSQL', () => {
         .values({ ...fullLead('req-d'), status: 'bogus' as never })
         .execute(),
     ).rejects.toThrow(/leads_status_known/);
-    await db
-      .insertInto('lead_repeats')
-      .values({ lead_id: id, request_id: 'req-r', created_at: 1, changes: '{}' })
-      .execute();
+    await db.insertInto('lead_repeats').values({ lead_id: id, request_id: 'req-r', created_at: 1, changes: '{}' }).execute();
     await db.insertInto('lead_events').values({ lead_id: id, kind: 'published', at: 1, detail: null }).execute();
     await db.deleteFrom('leads').where('id', '=', id).execute();
     expect(await db.selectFrom('lead_repeats').selectAll().execute()).toEqual([]);

@@ -57,7 +57,11 @@ class PoisonLead {
 
   /** Arms the refusal if the next pass will try the lead. */
   async arm(): Promise<void> {
-    if ((await value<number>("select next_at as v from outbox where kind = 'card' and done_at is null and lead_id = ?", this.id))! > clock.now()) return;
+    if (
+      (await value<number>("select next_at as v from outbox where kind = 'card' and done_at is null and lead_id = ?", this.id))! >
+      clock.now()
+    )
+      return;
     sandbox.inject({ method: 'sendMessage', kind: 'bad_request', description: 'Bad Request: BUTTON_USER_INVALID', chat_id: LEADS_CHAT });
   }
 }

@@ -218,10 +218,7 @@ describe('a fallback message reported by a replay of a stored request', () => {
       fallback_noted: true,
     });
     expect(
-      await row(
-        'select fallback_chat_id, fallback_message_id, fallback_sent_at, fallback_state from leads where id = ?',
-        a.lead_number,
-      ),
+      await row('select fallback_chat_id, fallback_message_id, fallback_sent_at, fallback_state from leads where id = ?', a.lead_number),
     ).toEqual({
       ...message(11),
       fallback_state: 'pending',

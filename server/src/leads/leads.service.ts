@@ -177,7 +177,7 @@ export class LeadsService {
         // A repeat's fallback message is never its card: the lead has one. It gets its reply at once.
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
       },
-      fallback: late?.fallback ? fallbackColumnsOf(late.fallback, now) : null,
+      fallback: late?.fallback ? fallbackColumnsOf(late.fallback) : null,
       late_story: late ? `${lateStoryPrefix(late, now)}${ignored ? `; ${ignored}` : ''}` : null,
       erased: null,
     };
@@ -257,12 +257,12 @@ function lateColumnsOf(late: LateInfo, now: number) {
     received_at: now,
     late_route: late.route,
     late_reason: late.reason,
-    ...(f ? { ...fallbackColumnsOf(f, now), fallback_state: 'pending' as const } : {}),
+    ...(f ? { ...fallbackColumnsOf(f), fallback_state: 'pending' as const } : {}),
   };
 }
 
-/** The columns of a fallback message a replay reports, due at once (the decision sets a stored row's state). */
-function fallbackColumnsOf(f: NonNullable<LateInfo['fallback']>, now: number): ReportedFallback {
+/** The columns of a fallback message a replay reports (the decision sets a stored row's state; its reply is an outbox row). */
+function fallbackColumnsOf(f: NonNullable<LateInfo['fallback']>): ReportedFallback {
   return { fallback_chat_id: f.chat_id, fallback_message_id: f.message_id, fallback_sent_at: f.sent_at };
 }
 

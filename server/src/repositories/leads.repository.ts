@@ -208,11 +208,7 @@ export class LeadsRepository {
 
   /** The card message is gone: a new card (with every repeat in it); the outbox's trigger queues it. */
   async republish(leadId: number, error: string): Promise<void> {
-    await this.db
-      .updateTable('leads')
-      .set({ published_at: null, message_id: null, last_error: error })
-      .where('id', '=', leadId)
-      .execute();
+    await this.db.updateTable('leads').set({ published_at: null, message_id: null, last_error: error }).where('id', '=', leadId).execute();
   }
 
   /** The lead whose card is that message, if any. */
@@ -294,12 +290,7 @@ export class LeadsRepository {
 
   /** The card shows the change seen at `dirtyAt`; a newer change keeps it dirty. */
   async markCardRefreshed(leadId: number, dirtyAt: number): Promise<void> {
-    await this.db
-      .updateTable('leads')
-      .set({ card_dirty_at: null })
-      .where('id', '=', leadId)
-      .where('card_dirty_at', '=', dirtyAt)
-      .execute();
+    await this.db.updateTable('leads').set({ card_dirty_at: null }).where('id', '=', leadId).where('card_dirty_at', '=', dirtyAt).execute();
   }
 
   /** After a group migration the cards live in the new chat. */

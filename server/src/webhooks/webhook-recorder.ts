@@ -60,7 +60,10 @@ export class WebhookRecorder {
     this.logger.log({ msg: `webhooks to ${endpoints.length} endpoint(s)`, endpoints: endpoints.map(endpointOrigin) });
     const orphaned = await this.outbox.waitingForOtherEndpoints(endpoints);
     if (orphaned > 0)
-      this.logger.warn({ msg: 'webhook deliveries wait for endpoints no longer in LEADS_WEBHOOK_URL: they are not sent', deliveries: orphaned });
+      this.logger.warn({
+        msg: 'webhook deliveries wait for endpoints no longer in LEADS_WEBHOOK_URL: they are not sent',
+        deliveries: orphaned,
+      });
   }
 
   /** The server's anonymisation said why (the `anonymised` row does not tell a number from retention). */

@@ -26,7 +26,14 @@ const repeatReplyRow = (r: string, when = 'true') => `
   select 'fallback_reply', ${r}.lead_id, ${r}.id, ${TELEGRAM}, coalesce(${r}.received_at, ${r}.created_at), 0 where ${when}`;
 
 /** The columns the outbox's rows replace. */
-const LEAD_COLUMNS = ['publish_attempts', 'next_attempt_at', 'card_refresh_attempts', 'card_refresh_next_at', 'fallback_attempts', 'fallback_next_at'];
+const LEAD_COLUMNS = [
+  'publish_attempts',
+  'next_attempt_at',
+  'card_refresh_attempts',
+  'card_refresh_next_at',
+  'fallback_attempts',
+  'fallback_next_at',
+];
 const REPEAT_COLUMNS = ['notify_attempts', 'next_attempt_at', 'fallback_attempts', 'fallback_next_at'];
 
 /** When a lead's card must be rewritten: marked while published, or published while marked. */
@@ -113,7 +120,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('webhook_deliveries').execute();
 
   // The attempts and next times that lived on the leads' and the repeats' rows live on the outbox's now.
-  for (const index of ['leads_unpublished', 'lead_repeats_unnotified', 'leads_card_dirty', 'leads_fallback_due', 'lead_repeats_fallback_due'])
+  for (const index of [
+    'leads_unpublished',
+    'lead_repeats_unnotified',
+    'leads_card_dirty',
+    'leads_fallback_due',
+    'lead_repeats_fallback_due',
+  ])
     await db.schema.dropIndex(index).execute();
   for (const column of LEAD_COLUMNS) await db.schema.alterTable('leads').dropColumn(column).execute();
   for (const column of REPEAT_COLUMNS) await db.schema.alterTable('lead_repeats').dropColumn(column).execute();
