@@ -70,7 +70,7 @@ async function buildSqlite(file: string): Promise<string> {
   const { db, sqlite } = openDatabase(path);
   try {
     await migrateToLatest(db);
-    const lead = { created_at: T, received_at: T, next_attempt_at: T };
+    const lead = { created_at: T, received_at: T };
     insert(sqlite, 'leads', {
       ...lead,
       id: 1,
@@ -87,13 +87,10 @@ async function buildSqlite(file: string): Promise<string> {
       published_at: T + 1_000,
       chat_id: '-1001234567890',
       message_id: 2_147_483_648,
-      publish_attempts: 1,
       card_format: 'html',
       status_changed_by: '@manager',
       status_changed_at: T + 60_000,
       card_dirty_at: T + 60_000,
-      card_refresh_attempts: 2,
-      card_refresh_next_at: T + 90_000,
       reminded_at: T + 1_800_000,
       source_landing: 'wedding',
       utm_source: 'yandex',
@@ -123,8 +120,6 @@ async function buildSqlite(file: string): Promise<string> {
       name: 'Boris',
       phone: '+70000000000',
       ip_hash: 'b'.repeat(64),
-      publish_attempts: 3,
-      next_attempt_at: T + 30_000,
       last_error: '429: Too Many Requests: retry after 3',
     });
     // Late: replayed from the landing's spool, its fallback message waiting for its reply.
@@ -142,8 +137,6 @@ async function buildSqlite(file: string): Promise<string> {
       fallback_message_id: 77,
       fallback_sent_at: T + 5_000,
       fallback_state: 'answer',
-      fallback_attempts: 1,
-      fallback_next_at: T + 3_700_000,
       utm_source: 'vk',
     });
     insert(sqlite, 'lead_repeats', {
@@ -155,8 +148,6 @@ async function buildSqlite(file: string): Promise<string> {
       changes: JSON.stringify({ comment: 'ещё 5 гостей' }),
       ip_hash: 'a'.repeat(64),
       notified_at: T + 11_000,
-      notify_attempts: 1,
-      next_attempt_at: T + 10_000,
       notify_outcome: 'pinged',
       utm_campaign: 'осень',
     });
@@ -167,8 +158,6 @@ async function buildSqlite(file: string): Promise<string> {
       created_at: T + 20_000,
       received_at: T + 3_600_500,
       changes: '{}',
-      notify_attempts: 2,
-      next_attempt_at: T + 3_700_000,
       last_error: 'network',
       late_route: 'fallback',
       late_reason: 'timeout',
@@ -405,7 +394,7 @@ describe('moveToPostgres', () => {
     const server = new BetterSqlite3(path);
     // Once the first table is in PostgreSQL (the snapshot is taken), the "server" stores a lead and its event.
     const write = () => {
-      insert(server, 'leads', { id: 6, request_id: 'req-during', created_at: T, next_attempt_at: T });
+      insert(server, 'leads', { id: 6, request_id: 'req-during', created_at: T });
       insert(server, 'lead_events', { lead_id: 6, kind: 'published', at: T });
     };
     try {

@@ -54,7 +54,6 @@ export function planOf(
     telegram_key: telegramKey,
     ip_hash: ipHash,
     created_at: createdAt,
-    next_attempt_at: now,
     ...late,
   };
   return {
