@@ -83,8 +83,13 @@ class Receiver {
     this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/hooks/leads?token=s3cr3t-path-token`;
   }
 
+  /** Ends the requests it left hanging (the sender sees the connection go). */
+  releaseHanging(): void {
+    for (const res of this.hanging.splice(0)) res.destroy();
+  }
+
   async stop(): Promise<void> {
-    for (const res of this.hanging) res.destroy();
+    this.releaseHanging();
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
   }
@@ -455,6 +460,32 @@ describe('webhooks through the real app', () => {
       attempts: 3,
       first_failed_at: clock.now() - 20 * SECOND,
     });
+  });
+
+  it('a receiver that hangs holds only its own deliveries: another endpoint gets its events, and its retry on time', async () => {
+    const other = new Receiver();
+    await other.start();
+    try {
+      receiver.answer = () => 'hang';
+      other.answer = (i) => (i === 1 ? 500 : 200);
+      await boot({}, { LEADS_WEBHOOK_URL: `${receiver.url},${other.url}`, LEADS_WEBHOOK_SECRET: `${HOOK_SECRET},${HOOK_SECRET}` });
+      // Far longer than this test: the first endpoint's lane waits for it all along.
+      server.app.get<WebhookTimeout>(WEBHOOK_TIMEOUT).ms = 60_000;
+      const id = (await postLead(server, lead())).body.lead_number as number;
+      await waitFor(() => receiver.received.length === 1 && other.received.length === 1, 5000, 'both endpoints asked');
+      clock.advance(5 * SECOND);
+      webhooks().publishSoon();
+      await waitFor(() => other.received.length === 2, 5000, "the other endpoint's retry");
+      expect(other.received.map((r) => [r.body.data.lead.lead_number, r.answered])).toEqual([
+        [id, 500],
+        [id, 200],
+      ]);
+      expect(other.received[1].at - other.received[0].at).toBe(5 * SECOND);
+      expect(receiver.received.map((r) => r.answered)).toEqual(['hang']);
+    } finally {
+      receiver.releaseHanging();
+      await other.stop();
+    }
   });
 
   it('alerts the admin chat once a delivery has failed for 30 minutes, throttled like the outbox', async () => {

@@ -211,7 +211,13 @@ describe('GET /metrics (prom-client)', () => {
       await server.outbox.whenIdle();
       await webhooks.whenIdle();
       expect(requests).toBe(1); // refused: the lead's later events wait behind it
-      expect((await scrape(server)).sum('webhook_delivery_latency_seconds_count')).toBe(0);
+      const failing = await scrape(server);
+      expect(failing.sum('webhook_delivery_latency_seconds_count')).toBe(0);
+      // The outbox per kind: the failed delivery waits (and counts as failing), nothing else does.
+      expect(failing.value('outbox_attempt_failures_total', { kind: 'webhook' })).toBe(1);
+      expect(failing.value('outbox_failing', { kind: 'webhook' })).toBe(1);
+      expect(failing.value('outbox_waiting', { kind: 'webhook' })).toBe(1);
+      expect(failing.value('outbox_failing', { kind: 'card' })).toBe(0);
 
       clock.advance(7 * SEC); // past the first retry (5 s)
       await webhooks.tick();
@@ -224,6 +230,8 @@ describe('GET /metrics (prom-client)', () => {
       expect(m.sum('webhook_delivery_latency_seconds_bucket', { le: '5' })).toBe(0);
       expect(m.sum('webhook_delivery_latency_seconds_bucket', { le: '10' })).toBe(delivered);
       expect(m.sum('webhook_delivery_latency_seconds_sum')).toBe(7 * delivered);
+      expect(m.value('outbox_waiting', { kind: 'webhook' })).toBe(0);
+      expect(m.value('outbox_failing', { kind: 'webhook' })).toBe(0);
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
     }

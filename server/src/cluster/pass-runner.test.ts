@@ -1,25 +1,11 @@
-// The pass runner on its own: passes held open by hand, a hand-moved clock, a fake lease. No database, no timers.
+// The pass runner on its own: passes held open by hand, a hand-moved clock. No database, no timers.
 import { Clock } from '../clock/clock';
-import type { LeaseName, LeaseService } from './lease.service';
 import { PassRunner, type PassRunnerOptions } from './pass-runner';
 
 class HandClock extends Clock {
   t = Date.UTC(2026, 10, 29, 9, 0, 0);
   override now(): number {
     return this.t;
-  }
-}
-
-/** A lease this instance holds or not, and every name asked for. */
-class FakeLeases {
-  held = true;
-  readonly asked: LeaseName[] = [];
-
-  async whileHeld(name: LeaseName, work: () => Promise<void>): Promise<boolean> {
-    this.asked.push(name);
-    if (!this.held) return false;
-    await work();
-    return true;
   }
 }
 
@@ -62,18 +48,16 @@ class HeldPasses {
 
 function runner(overrides: Partial<PassRunnerOptions> & Pick<PassRunnerOptions, 'pass'>) {
   const clock = new HandClock();
-  const leases = new FakeLeases();
   const failures: { error: string; failures: number; backoffMs: number }[] = [];
   const successes: number[] = [];
   const r = new PassRunner({
     clock,
-    lease: { name: 'outbox', leases: leases as unknown as LeaseService },
     backoffMs: (n) => [5_000, 15_000, 60_000][Math.min(n, 3) - 1],
     onSuccess: (before) => successes.push(before),
     onFailure: (err, n, backoffMs) => failures.push({ error: (err as Error).message, failures: n, backoffMs }),
     ...overrides,
   });
-  return { r, clock, leases, failures, successes };
+  return { r, clock, failures, successes };
 }
 
 /** A runner whose first pass, asked for by `soon`, has begun and is held open. */
@@ -177,43 +161,10 @@ describe('PassRunner', () => {
     expect(passes.log).toEqual(['start 1', 'end 1', 'stopped']);
   });
 
-  it('runs the pass under its lease; while another instance holds it, nothing runs and nothing asked for follows', async () => {
-    const passes = new HeldPasses();
-    const before: string[] = [];
-    const { r, leases } = runner({ pass: passes.pass, beforeLease: () => Promise.resolve(void before.push('recorded')) });
-    leases.held = false;
-    r.soon();
-    r.soon();
-    await r.whenIdle();
-    expect(passes.started).toBe(0);
-    expect(leases.asked).toEqual(['outbox']);
-    // What this instance alone knows is seen to whoever holds the lease.
-    expect(before).toEqual(['recorded']);
-    leases.held = true;
-    const pass = r.tick();
-    await passes.begun(1);
-    passes.release();
-    await pass;
-    expect(leases.asked).toEqual(['outbox', 'outbox']);
-  });
-
-  it('a failure before the lease fails the pass and backs off', async () => {
-    const passes = new HeldPasses();
-    const { r, failures, leases } = runner({
-      pass: passes.pass,
-      beforeLease: () => Promise.reject(new Error('disk full')),
-    });
-    await r.tick();
-    expect(failures).toEqual([{ error: 'disk full', failures: 1, backoffMs: 5_000 }]);
-    expect(leases.asked).toEqual([]);
-    expect(passes.started).toBe(0);
-  });
-
-  it('without a lease runs the pass as it is; when disabled, neither tick nor soon runs anything', async () => {
+  it('when disabled, neither tick nor soon runs anything', async () => {
     let enabled = false;
     let passes = 0;
     const { r } = runner({
-      lease: undefined,
       enabled: () => enabled,
       pass: () => Promise.resolve(void (passes += 1)),
     });

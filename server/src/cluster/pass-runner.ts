@@ -1,5 +1,4 @@
 import type { Clock } from '../clock/clock';
-import type { LeaseName, LeaseService } from './lease.service';
 
 /** What a feature gives its runner: the pass, and what the runner does around it. */
 export interface PassRunnerOptions {
@@ -7,13 +6,6 @@ export interface PassRunnerOptions {
   clock: Clock;
   /** One pass. True asks for one more pass right after it (more is due than one pass takes). */
   pass: () => Promise<boolean | void>;
-  /**
-   * The lease a pass runs under (LeaseService.whileHeld): while another instance holds it, a pass does nothing and no
-   * pass asked for meanwhile follows. Without one, the pass runs as it is (it takes its lease itself, or needs none).
-   */
-  lease?: { name: LeaseName; leases: LeaseService };
-  /** Before the lease is asked for, at each pass (what this instance alone knows); its error fails the pass. */
-  beforeLease?: () => Promise<void>;
   /** Whether passes run at all (no bot, no endpoint): when false, `tick` and `soon` do nothing. Asked at each call. */
   enabled?: () => boolean;
   /** The wait after the `failures`-th failed pass in a row; none: the next pass may run at once. */
@@ -25,10 +17,10 @@ export interface PassRunnerOptions {
 }
 
 /**
- * The loop behind the outbox's, the webhooks' and housekeeping's passes: passes that never overlap (a `tick` during a
- * pass returns that pass), "one more soon" asked any number of times during a pass gives exactly one more pass after
- * it, a failed pass backs off before the next, a pass runs under a lease when several instances share a database,
- * and a stop lets the running pass finish and starts no other on its own. What a pass does is the feature's.
+ * The loop behind the outbox's runner and lanes and housekeeping: passes that never overlap (a `tick` during a pass
+ * returns that pass), "one more soon" asked any number of times during a pass gives exactly one more pass after it, a
+ * failed pass backs off before the next, and a stop lets the running pass finish and starts no other on its own. What
+ * a pass does is the feature's.
  */
 export class PassRunner {
   private running: Promise<void> | null = null;
@@ -87,20 +79,14 @@ export class PassRunner {
   }
 
   private async loop(): Promise<void> {
-    const { clock, lease } = this.options;
+    const { clock } = this.options;
     do {
       this.rerun = false;
       // After a failed pass the runner waits (the database is full, locked, gone) instead of hammering it each tick.
       if (clock.now() < this.backoffUntil) return;
       try {
-        await this.options.beforeLease?.();
-        let more: boolean | void = false;
-        const work = async () => void (more = await this.options.pass());
-        const held = lease ? await lease.leases.whileHeld(lease.name, work) : (await work(), true);
-        if (more) this.rerun = true;
+        if (await this.options.pass()) this.rerun = true;
         this.succeeded();
-        // Another instance holds the job: nothing more for this one to do now, however many passes were asked for.
-        if (!held) return;
       } catch (err) {
         this.failed(err);
       }
