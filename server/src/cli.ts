@@ -23,7 +23,7 @@ import { moveToPostgres } from './database/move-to-postgres';
 import type { Database } from './database/schema';
 import { ErasedContactsRepository } from './repositories/erased-contacts.repository';
 import { LeadEventsRepository } from './repositories/lead-events.repository';
-import { LeadsRepository } from './repositories/leads.repository';
+import { LeadErasureRepository } from './repositories/lead-erasure.repository';
 import { TraceRepository } from './repositories/trace.repository';
 import { Transactor } from './repositories/transactor';
 import { terminalSafeJson } from './cli/terminal-text';
@@ -96,7 +96,7 @@ export async function forget(
   const { db, afterErase } = opened;
   try {
     const eraser = new ContactEraser(
-      new LeadsRepository(db),
+      new LeadErasureRepository(db),
       new LeadEventsRepository(db),
       new Transactor(db),
       new ErasedContactsRepository(db),

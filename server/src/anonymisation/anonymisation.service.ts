@@ -5,7 +5,7 @@ import { OutboxService } from '../outbox/outbox.service';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
 import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
-import { LeadsRepository, type AnonymiseResult } from '../repositories/leads.repository';
+import { LeadErasureRepository, type AnonymiseResult } from '../repositories/lead-erasure.repository';
 import { Transactor } from '../repositories/transactor';
 import { ContactEraser, type Contact, type EraseOptions } from './contact';
 import { ContactHasher } from './contact-hasher';
@@ -25,7 +25,7 @@ export class AnonymisationService implements OnApplicationShutdown {
   private readonly eraser: ContactEraser;
 
   constructor(
-    private readonly leads: LeadsRepository,
+    private readonly leads: LeadErasureRepository,
     events: LeadEventsRepository,
     transactor: Transactor,
     erased: ErasedContactsRepository,

@@ -1,7 +1,7 @@
 import { checkPhone, checkTelegram, DEFAULT_PHONE_REGION, type PhoneRegion } from '@stickers/shared';
 import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
-import { type AnonymiseResult, LeadsRepository } from '../repositories/leads.repository';
+import { type AnonymiseResult, LeadErasureRepository } from '../repositories/lead-erasure.repository';
 import { Transactor } from '../repositories/transactor';
 import { ContactHasher } from './contact-hasher';
 
@@ -49,7 +49,7 @@ export interface EraseOptions {
  */
 export class ContactEraser {
   constructor(
-    private readonly leads: LeadsRepository,
+    private readonly leads: LeadErasureRepository,
     private readonly events: LeadEventsRepository,
     private readonly transactor: Transactor,
     private readonly erased: ErasedContactsRepository,

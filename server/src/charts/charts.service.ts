@@ -5,7 +5,7 @@ import type { ServerConfig } from '../config/config';
 import type { LeadStatus } from '../domain/lead-status';
 import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '../export/export.service';
 import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../repositories/charts.repository';
-import type { LeadScope } from '../repositories/leads.repository';
+import type { LeadScope } from '../repositories/lead-pages.repository';
 import { svgToPng } from './chart-png';
 import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
 import { MESSAGES } from '../i18n/i18n.module';

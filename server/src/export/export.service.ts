@@ -6,7 +6,7 @@ import type { ServerConfig } from '../config/config';
 import { LEAD_FIELDS } from '@stickers/shared';
 import type { LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
-import { LeadsRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/leads.repository';
+import { LeadPagesRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/lead-pages.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
 import { iso, shown, toJson, type ExportedLead, type ExportPage } from './exported-lead';
 import { checkPlain } from '../http/validation';
@@ -161,7 +161,7 @@ export class ExportService {
 
   constructor(
     @Inject(SERVER_CONFIG) config: ServerConfig,
-    private readonly leads: LeadsRepository,
+    private readonly leads: LeadPagesRepository,
     private readonly clock: Clock,
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);

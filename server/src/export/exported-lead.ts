@@ -2,7 +2,7 @@ import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
-import type { ExportRow } from '../repositories/leads.repository';
+import type { ExportRow } from '../repositories/lead-pages.repository';
 
 /** A lead as `GET /leads` and the inbox show it, made from a row of the export's read. */
 

@@ -4,7 +4,7 @@ import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import type { LeadScope } from '../repositories/leads.repository';
+import type { LeadScope } from '../repositories/lead-pages.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
 /** The Telegram user the launch data names (the fields the inbox shows). */

@@ -5,7 +5,7 @@ import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import { inLeadScope, type LeadScope } from './leads.repository';
+import { inLeadScope, type LeadScope } from './lead-pages.repository';
 
 /** The leads a chart counts: created in [since, until), of one landing's source (null: none) or of any (undefined). */
 export interface ChartWindow {

@@ -1,13 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
-import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import { containsAnyCase, equalsAnyCase } from '../database/dialect-sql';
-import type { Database } from '../database/schema';
-import { parseRepeatChanges, type FallbackState, type Lead, type LeadRepeat, type RepeatOutcome } from '../domain/lead';
+import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
-import { erasedChanges, erasedLeadColumns, erasedRepeatColumns, SOURCE_COLUMNS } from '../domain/personal-fields';
 import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
@@ -28,98 +23,6 @@ export interface StatusChange {
   at: number;
 }
 
-export type AnonymiseResult = 'done' | 'already' | 'unknown';
-
-/** A page of the export: filters on the creation time and the status, and the id paging goes below. */
-export interface ExportQuery {
-  since: number | null;
-  until: number | null;
-  status: LeadStatus | null;
-  /** Only leads with a smaller id (the cursor); null for the first page. */
-  beforeId: number | null;
-  limit: number;
-  /** The inbox's: the landing's source (`null` here: leads without one), undefined for any. */
-  source?: string | null;
-  /** The inbox's search; undefined for none. */
-  search?: LeadSearch;
-  /** The inbox viewer's leads; undefined: every lead. */
-  scope?: LeadScope;
-  /** Only the lead of this number (a lead's page); undefined: any. */
-  id?: number;
-}
-
-/**
- * The leads an inbox viewer may see (docs/api.md, "whose leads"): those whose card went to one of `chats`, and those
- * without a card yet that their source's route (LEADS_ROUTES) sends to one of them. The repository applies it; the
- * inbox's access service decides it from the viewer's memberships and the routes.
- */
-export interface LeadScope {
-  /** The leads chats the viewer is a member of (ids as they are now). */
-  chats: readonly string[];
-  /** Leads without a card yet whose source (lower-cased) is one of these go to one of `chats`. */
-  routedSources: readonly string[];
-  /** Leads without a card yet whose source no route names (or that have none) go to one of `chats`: null if not. */
-  unrouted: { routed: readonly string[] } | null;
-}
-
-type ScopedLeads = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
-
-/** The condition of a LeadScope on `leads as l` (docs/api.md, "whose leads"). */
-export function inLeadScope(db: Kysely<unknown>, scope: LeadScope) {
-  return (eb: ScopedLeads) => {
-    const unpublished = [
-      ...(scope.routedSources.length > 0 ? [equalsAnyCase(db, 'l.source_landing', scope.routedSources)] : []),
-      ...(scope.unrouted
-        ? [eb.or([eb('l.source_landing', 'is', null), eb.not(equalsAnyCase(db, 'l.source_landing', scope.unrouted.routed))])]
-        : []),
-    ];
-    return eb.or([
-      ...(scope.chats.length > 0 ? [eb('l.chat_id', 'in', [...scope.chats])] : []),
-      ...(unpublished.length > 0 ? [eb.and([eb('l.chat_id', 'is', null), eb.or(unpublished)])] : []),
-      sql<SqlBool>`1 = 0`,
-    ]);
-  };
-}
-
-/**
- * The inbox's search: a lead matching any of the parts given — its number, a part of its name (any case), a part of
- * its username (stored lower-cased) or of its phone's digits, a part of its landing's source name (any case).
- */
-export interface LeadSearch {
-  number: number | null;
-  name: string | null;
-  username: string | null;
-  phoneDigits: string | null;
-  source: string | null;
-}
-
-/** `%part%` for LIKE with `\` as the escape character: the part's own `%`, `_` and `\` match themselves. */
-const contains = (part: string) => `%${part.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/**
- * The columns of a lead the export reads (besides how many repeats it has): the form's fields, where it came from and
- * what came of the landing's captcha among them.
- */
-const EXPORT_COLUMNS = [
-  'id',
-  'request_id',
-  ...LEAD_FIELDS,
-  'status',
-  'status_changed_by',
-  'status_changed_at',
-  'created_at',
-  'received_at',
-  'published_at',
-  'anonymised_at',
-  ...SOURCE_COLUMNS,
-  'captcha',
-  'consent_accepted_at',
-  'consent_policy_url',
-] as const satisfies readonly (keyof Lead)[];
-
-/** A lead as the export reads it: its columns and how many repeats it has. */
-export type ExportRow = Pick<Lead, (typeof EXPORT_COLUMNS)[number]> & { repeats: number };
-
 /** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's. */
 export interface FallbackToAnswer {
   /** `lead`: the row is the lead's; `repeat`: a repeat's (the reply names the lead it repeats). */
@@ -139,10 +42,10 @@ export interface FallbackToAnswer {
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
 /**
- * Every query on `leads` and `lead_repeats`: the outbox's (due leads and repeats, what happened to each attempt), the
- * status compare-and-set, reminders, anonymisation, and the backlog figures of reports, readiness and metrics. Three
- * kinds live elsewhere on purpose: the submit decision (SubmitRunner: SQLite's prepared statements on the hot path, PostgreSQL's function),
- * the reports' aggregations (ReportsRepository) and the trace's reads (TraceRepository).
+ * The queries on one lead and its repeats: what the outbox's handlers read and record (the card, its rewrites, the
+ * pings, the fallback replies), the status compare-and-set, reminders, and the backlog figures of reports, readiness
+ * and metrics. Elsewhere: the submit decision (SubmitRunner), pages of leads (LeadPagesRepository), erasure
+ * (LeadErasureRepository), the reports' aggregations (ReportsRepository) and the trace's reads (TraceRepository).
  */
 @Injectable()
 export class LeadsRepository {
@@ -401,156 +304,5 @@ export class LeadsRepository {
 
   async releaseReminder(leadId: number): Promise<void> {
     await this.db.updateTable('leads').set({ reminded_at: null }).where('id', '=', leadId).execute();
-  }
-
-  /**
-   * Erases a lead's personal columns (every one `domain/personal-fields.ts` lists: the form's six fields, the
-   * username key, ip_hash, the UTM values and the referrer) and those of its repeats (the values of their changed
-   * fields too; the names stay), keeps
-   * the lead for statistics, and marks the card for rewriting. Pending repeat notifications become handled: there is
-   * nothing left to show. Without `trx` it is a transaction of its own; the anonymisation service passes the one that
-   * also writes the lead's `anonymised` event, so the trace shows an erase exactly when it committed.
-   */
-  anonymise(leadId: number, now: number, trx?: Tx): Promise<AnonymiseResult> {
-    const erase = async (ex: LeadsDb): Promise<AnonymiseResult> => {
-      const lead = await ex.selectFrom('leads').select(['id', 'anonymised_at']).where('id', '=', leadId).executeTakeFirst();
-      if (!lead) return 'unknown';
-      if (lead.anonymised_at !== null) return 'already';
-      await ex
-        .updateTable('leads')
-        .set({
-          ...erasedLeadColumns(),
-          anonymised_at: now,
-          card_dirty_at: now,
-        })
-        .where('id', '=', leadId)
-        .execute();
-      const repeats = await ex.selectFrom('lead_repeats').select(['id', 'changes', 'notified_at']).where('lead_id', '=', leadId).execute();
-      for (const r of repeats) {
-        await ex
-          .updateTable('lead_repeats')
-          .set({
-            ...erasedRepeatColumns(),
-            changes: JSON.stringify(erasedChanges(parseRepeatChanges(r.changes))),
-            ...(r.notified_at === null ? { notified_at: now, notify_outcome: 'skipped' as const } : {}),
-          })
-          .where('id', '=', r.id)
-          .execute();
-      }
-      return 'done';
-    };
-    return trx ? erase(trx) : this.db.transaction().execute(erase);
-  }
-
-  /**
-   * The contacts of a lead not yet anonymised, as stored: its username and phone and those its repeats changed to
-   * (each once). Read in the erasing transaction, before the erase, so that the erasure can be recorded (hashed) for
-   * late replays. Nothing for an unknown or anonymised lead.
-   */
-  async contactsOf(leadId: number, trx: Tx): Promise<{ telegrams: string[]; phones: string[] }> {
-    const lead = await trx
-      .selectFrom('leads')
-      .select(['telegram', 'phone'])
-      .where('id', '=', leadId)
-      .where('anonymised_at', 'is', null)
-      .executeTakeFirst();
-    if (!lead) return { telegrams: [], phones: [] };
-    const telegrams = new Set<string>(lead.telegram ? [lead.telegram] : []);
-    const phones = new Set<string>(lead.phone ? [lead.phone] : []);
-    for (const r of await trx.selectFrom('lead_repeats').select('changes').where('lead_id', '=', leadId).execute()) {
-      const changes = parseRepeatChanges(r.changes);
-      if (typeof changes.telegram === 'string' && changes.telegram) telegrams.add(changes.telegram);
-      if (typeof changes.phone === 'string' && changes.phone) phones.add(changes.phone);
-    }
-    return { telegrams: [...telegrams], phones: [...phones] };
-  }
-
-  /** Leads created before `cutoff` and not yet anonymised (retention). */
-  async expired(cutoff: number, limit: number): Promise<number[]> {
-    const rows = await this.db
-      .selectFrom('leads')
-      .select('id')
-      .where('created_at', '<', cutoff)
-      .where('anonymised_at', 'is', null)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => r.id);
-  }
-
-  /**
-   * Export: one page of leads, newest first by arrival (the id: a lead stored later always has a greater
-   * one, so paging "older than the cursor" neither repeats nor skips while leads keep coming), filtered by the
-   * creation time (since inclusive, until exclusive) and the status, each with its count of repeats.
-   */
-  exportPage(q: ExportQuery): Promise<ExportRow[]> {
-    let query = this.db
-      .selectFrom('leads as l')
-      .select(EXPORT_COLUMNS.map((c) => `l.${c}` as const))
-      .select((eb) =>
-        eb
-          .selectFrom('lead_repeats as r')
-          .select((e) => e.fn.countAll<number>().as('n'))
-          .whereRef('r.lead_id', '=', 'l.id')
-          .as('repeats'),
-      );
-    if (q.since !== null) query = query.where('l.created_at', '>=', q.since);
-    if (q.until !== null) query = query.where('l.created_at', '<', q.until);
-    if (q.status !== null) query = query.where('l.status', '=', q.status);
-    if (q.beforeId !== null) query = query.where('l.id', '<', q.beforeId);
-    if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
-    if (q.id !== undefined) query = query.where('l.id', '=', q.id);
-    if (q.scope !== undefined) query = query.where(inLeadScope(this.db as unknown as Kysely<unknown>, q.scope));
-    const search = q.search;
-    if (search) {
-      query = query.where((eb) =>
-        eb.or([
-          ...(search.number !== null ? [eb('l.id', '=', search.number)] : []),
-          ...(search.name !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.name', search.name)] : []),
-          ...(search.username !== null ? [eb('l.telegram_key', 'like', sql<string>`${contains(search.username)} escape '\\'`)] : []),
-          ...(search.phoneDigits !== null ? [eb('l.phone', 'like', `%${search.phoneDigits}%`)] : []),
-          ...(search.source !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.source_landing', search.source)] : []),
-        ]),
-      );
-    }
-    return query.orderBy('l.id', 'desc').limit(q.limit).execute() as Promise<ExportRow[]>;
-  }
-
-  /**
-   * Erasure by contact: the leads not yet anonymised whose phone is `phone` or whose lower-cased username is
-   * `telegramKey`, and those with a repeat that carried that phone or username in its changes. Oldest first.
-   */
-  async leadsOfContact(c: { phone: string | null; telegramKey: string | null }): Promise<number[]> {
-    const direct = await this.db
-      .selectFrom('leads')
-      .select('id')
-      .where('anonymised_at', 'is', null)
-      .where((eb) =>
-        eb.or([
-          ...(c.phone !== null ? [eb('phone', '=', c.phone)] : []),
-          ...(c.telegramKey !== null ? [eb('telegram_key', '=', c.telegramKey)] : []),
-        ]),
-      )
-      .execute();
-    const needle = c.phone ?? c.telegramKey ?? '';
-    const repeats = needle
-      ? await this.db
-          .selectFrom('lead_repeats as r')
-          .innerJoin('leads as l', 'l.id', 'r.lead_id')
-          .select(['r.lead_id', 'r.changes'])
-          .where('l.anonymised_at', 'is', null)
-          // A prefilter (lower() on both sides, as PostgreSQL's LIKE minds case; `_` in a username matches any
-          // character): the exact match is below.
-          .where((eb) => eb(eb.fn<string>('lower', ['r.changes']), 'like', `%${needle.toLowerCase()}%`))
-          .execute()
-      : [];
-    const ids = new Set(direct.map((r) => r.id));
-    for (const r of repeats) {
-      const changes = JSON.parse(r.changes) as Record<string, unknown>;
-      const phone = typeof changes.phone === 'string' ? changes.phone : null;
-      const key = typeof changes.telegram === 'string' ? changes.telegram.toLowerCase() : null;
-      if ((c.phone !== null && phone === c.phone) || (c.telegramKey !== null && key === c.telegramKey)) ids.add(r.lead_id);
-    }
-    return [...ids].sort((a, b) => a - b);
   }
 }

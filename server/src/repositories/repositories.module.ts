@@ -4,7 +4,9 @@ import { ChartsRepository } from './charts.repository';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
 import { ErasedContactsRepository } from './erased-contacts.repository';
 import { JobRunsRepository } from './job-runs.repository';
+import { LeadErasureRepository } from './lead-erasure.repository';
 import { LeadEventsRepository } from './lead-events.repository';
+import { LeadPagesRepository } from './lead-pages.repository';
 import { LeadStatusChangesRepository } from './lead-status-changes.repository';
 import { LeadsRepository } from './leads.repository';
 import { LeasesRepository } from './leases.repository';
@@ -25,7 +27,9 @@ const REPOSITORIES = [
   DatabaseMaintenanceRepository,
   ErasedContactsRepository,
   JobRunsRepository,
+  LeadErasureRepository,
   LeadEventsRepository,
+  LeadPagesRepository,
   LeadStatusChangesRepository,
   LeadsRepository,
   LeasesRepository,
