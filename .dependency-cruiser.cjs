@@ -34,12 +34,12 @@ module.exports = {
       to: { path: '^server/src/', pathNot: ['^server/src/(http|database|repositories|alerts|observability)/', BOTTOM] },
     },
     {
-      name: 'observability-and-housekeeping-import-no-inbox',
+      name: 'observability-and-housekeeping-import-no-features',
       severity: 'error',
       comment:
-        'observability/ and housekeeping/ stand below the inbox (a feature): they import nothing from inbox/; what both need lives lower (charts/, http/).',
+        'observability/ and housekeeping/ stand below the inbox and the outbox (features): they import nothing from inbox/ or outbox/; what they need lives lower (charts/, http/, repositories/).',
       from: { path: '^server/src/(observability|housekeeping)/' },
-      to: { path: '^server/src/inbox/' },
+      to: { path: '^server/src/(inbox|outbox)/' },
     },
     {
       name: 'repositories-import-no-services',

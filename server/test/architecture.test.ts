@@ -43,6 +43,8 @@ const PLANTED: Record<string, string> = {
   'observability/planted-inbox.ts':
     "import { INBOX_REFUSAL_SCHEMAS } from '../inbox/inbox.dto';\nexport const planted = INBOX_REFUSAL_SCHEMAS;\n",
   'housekeeping/planted-inbox.ts': "import type { InboxService } from '../inbox/inbox.service';\nexport type Planted = InboxService;\n",
+  'observability/planted-outbox.ts':
+    "import type { OutboxService } from '../outbox/outbox.service';\nexport type Planted = OutboxService;\n",
   'repositories/planted.repository.ts':
     "import { ExportService } from '../export/export.service';\nexport const planted = ExportService;\n",
   'trace/planted.controller.ts': "import { InjectDb } from '../database/database.module';\nexport const planted = InjectDb;\n",
@@ -99,11 +101,12 @@ describe('the house (dependency-cruiser)', () => {
     expect(reported()).toContain('http-imports-no-doors: server/src/http/planted.ts → server/src/leads/leads.service.ts');
   });
 
-  it('reports observability/ or housekeeping/ importing the inbox', () => {
+  it('reports observability/ or housekeeping/ importing the inbox or the outbox', () => {
     expect(reported()).toEqual(
       expect.arrayContaining([
-        'observability-and-housekeeping-import-no-inbox: server/src/observability/planted-inbox.ts → server/src/inbox/inbox.dto.ts',
-        'observability-and-housekeeping-import-no-inbox: server/src/housekeeping/planted-inbox.ts → server/src/inbox/inbox.service.ts',
+        'observability-and-housekeeping-import-no-features: server/src/observability/planted-inbox.ts → server/src/inbox/inbox.dto.ts',
+        'observability-and-housekeeping-import-no-features: server/src/housekeeping/planted-inbox.ts → server/src/inbox/inbox.service.ts',
+        'observability-and-housekeeping-import-no-features: server/src/observability/planted-outbox.ts → server/src/outbox/outbox.service.ts',
       ]),
     );
   });
@@ -140,7 +143,7 @@ describe('the house (dependency-cruiser)', () => {
 
   it('reports the planted breaches and nothing else', () => {
     expect(planted.violations.every((v) => v.from.includes('/planted'))).toBe(true);
-    expect(planted.error).toBe(12);
+    expect(planted.error).toBe(13);
   });
 
   it('finds no violation in the real tree', () => {

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { OutboxModule } from '../outbox/outbox.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { GracefulShutdown } from './graceful-shutdown';
@@ -14,7 +13,7 @@ import { ReadinessService } from './readiness.service';
  * MetricsModule, apart, because the modules that count (leads, outbox, alerts) are below this one.
  */
 @Module({
-  imports: [RepositoriesModule, OutboxModule, MetricsModule, TelegramModule],
+  imports: [RepositoriesModule, MetricsModule, TelegramModule],
   controllers: [ObservabilityController],
   providers: [ReadinessService, MetricsService, GracefulShutdown, OpenApiDocument],
 })

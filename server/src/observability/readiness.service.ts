@@ -3,7 +3,6 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
-import { OutboxService } from '../outbox/outbox.service';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
@@ -56,7 +55,6 @@ export class ReadinessService {
     private readonly database: DatabaseMaintenanceRepository,
     private readonly telegram: TelegramGateway,
     private readonly leads: LeadsRepository,
-    private readonly outbox: OutboxService,
     private readonly writeHealth: WriteHealth,
     private readonly settings: SettingsRepository,
     private readonly clock: Clock,
@@ -159,7 +157,7 @@ export class ReadinessService {
     const now = this.clock.now();
     const ageSec = (t: number | null) => (t === null ? null : Math.floor((now - t) / 1000));
     const oldest = ageSec(await this.leads.oldestUnpublishedAt());
-    const lastCard = ageSec(await this.outbox.lastCardPublishedAt());
+    const lastCard = ageSec(await this.leads.lastPublishedAt());
     const max = this.config.readyMaxOutboxAgeSec;
     const ages = { oldest_unpublished_age_sec: oldest, last_card_age_sec: lastCard };
     if (oldest === null) return { check: { ok: true, detail: 'nothing waiting', ...ages } };

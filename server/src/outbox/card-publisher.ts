@@ -54,8 +54,6 @@ const EVENT: Record<PublishForm, SentCard['kind']> = { html: 'published', plain:
 @Injectable()
 export class CardPublisher implements OutboxHandler {
   private readonly logger = new Logger('Outbox');
-  /** When a card last went out (any form); undefined until read from the database. */
-  private lastCardAt: number | null | undefined;
 
   constructor(
     private readonly repo: LeadsRepository,
@@ -69,12 +67,6 @@ export class CardPublisher implements OutboxHandler {
     private readonly gate: OutboxGate,
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
-
-  /** When the outbox last put a card in the group, full, plain or minimal (null: never). */
-  async lastCardPublishedAt(): Promise<number | null> {
-    if (this.lastCardAt === undefined) this.lastCardAt = await this.repo.lastPublishedAt();
-    return this.lastCardAt;
-  }
 
   /** A lead's card, unless it has one already (adopted, or published by an earlier row). */
   async handle(row: OutboxRow): Promise<Outcome> {
@@ -249,7 +241,6 @@ export class CardPublisher implements OutboxHandler {
   private async record(card: SentCard): Promise<void> {
     const { leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, adopted } = card;
     await this.repo.markPublished({ leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, now: card.sentAt, adopted });
-    this.lastCardAt = Math.max(this.lastCardAt ?? 0, card.sentAt);
     this.metrics.inc('outbox_published_total');
     this.metrics.observe('outbox_card_latency_seconds', (card.sentAt - card.acceptedAt) / 1000);
     const log = { lead_number: leadId, request_id: card.requestId, message_id: messageId };

@@ -188,7 +188,7 @@ describe('outbox with a fake Telegram', () => {
       card_format: 'html',
     });
     expect(await trace(t.db, id)).toEqual(['published']);
-    expect(await t.outbox.lastCardPublishedAt()).toBe(t.clock.now());
+    expect(await t.leads.lastPublishedAt()).toBe(t.clock.now());
     await t.outbox.tick();
     expect(t.telegram.cards()).toHaveLength(1);
   });

@@ -65,7 +65,7 @@ export class OutboxService {
     private readonly repo: OutboxRepository,
     private readonly gate: OutboxGate,
     private readonly chats: LeadsChatService,
-    private readonly publisher: CardPublisher,
+    publisher: CardPublisher,
     private readonly rewriter: CardRewriter,
     private readonly recorder: WebhookRecorder,
     private readonly leases: LeaseService,
@@ -139,11 +139,6 @@ export class OutboxService {
     this.gate.stop();
     this.runner.stop();
     for (const lane of this.lanes.values()) lane.stop();
-  }
-
-  /** When the outbox last put a card in the group, full, plain or minimal (null: never): readiness tells progress by it. */
-  lastCardPublishedAt(): Promise<number | null> {
-    return this.publisher.lastCardPublishedAt();
   }
 
   /**

@@ -234,7 +234,7 @@ export class LeadsRepository {
     return row?.oldest ?? null;
   }
 
-  /** When the newest card went out (null: none yet). Read once at start; the outbox keeps it up to date after that. */
+  /** When the newest card went out (null: none yet): readiness tells an outbox that makes progress by it (an index reads it). */
   async lastPublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')

@@ -132,6 +132,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const column of REPEAT_COLUMNS) await db.schema.alterTable('lead_repeats').dropColumn(column).execute();
   // Leads without a card (readiness, metrics, /stickers_new).
   await db.schema.createIndex('leads_without_card').on('leads').column('id').where(sql.ref('published_at'), 'is', null).execute();
+  // When the newest card went out (readiness).
+  await db.schema.createIndex('leads_published_at').on('leads').column('published_at').execute();
 
   if (postgres) {
     await sql
@@ -188,6 +190,7 @@ create trigger outbox_of_repeats after insert or update on lead_repeats for each
  */
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('leads_without_card').execute();
+  await db.schema.dropIndex('leads_published_at').execute();
   for (const [table, columns] of [
     ['leads', LEAD_COLUMNS],
     ['lead_repeats', REPEAT_COLUMNS],
