@@ -143,7 +143,8 @@ export class OutboxService {
 
   /**
    * A button press: the lead's card rewritten now, by its waiting edit row, whatever that row's next time (unless a row
-   * of the lead before it still waits: then the runner does it in turn). Never throws: a database error here is the outbox's (readiness hears of it).
+   * of the lead before it still waits: then the runner does it in turn). Never throws: a database error here is the
+   * outbox's (readiness hears of it).
    */
   async refreshCard(leadId: number): Promise<CardRefresh> {
     try {
@@ -188,7 +189,7 @@ export class OutboxService {
     return { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
   }
 
-  /** The runner's pass: what was sent and not recorded, dead instances' claims, new webhook events; then the lanes. */
+  /** The runner's pass: dead instances' claims freed, new webhook events recorded, a lane per endpoint; then the lanes. */
   private async pass(): Promise<void> {
     await this.freeClaimsOfDeadInstances();
     if (this.config.webhooks.length > 0) await this.recorder.recordNew();
