@@ -473,6 +473,8 @@ describe('webhooks through the real app', () => {
       server.app.get<WebhookTimeout>(WEBHOOK_TIMEOUT).ms = 60_000;
       const id = (await postLead(server, lead())).body.lead_number as number;
       await waitFor(() => receiver.received.length === 1 && other.received.length === 1, 5000, 'both endpoints asked');
+      // The other endpoint's 500 is recorded (its next attempt 5 s on) before the clock moves.
+      await waitFor(() => server.logger.lines.some((l) => l.includes('webhook attempt failed')), 5000, 'the failure recorded');
       clock.advance(5 * SECOND);
       webhooks().publishSoon();
       await waitFor(() => other.received.length === 2, 5000, "the other endpoint's retry");
