@@ -364,13 +364,13 @@ async function main() {
   const db = new Database(bigDb);
   const have = db.prepare('select count(*) as n from leads').get().n;
   const insert =
-    db.prepare(`insert into leads (request_id, name, telegram, telegram_key, phone, ip_hash, created_at, next_attempt_at, published_at, chat_id, message_id)
-    values (?, 'Старый Лид', ?, ?, ?, 'x', ?, ?, ?, '-1001000000001', ?)`);
+    db.prepare(`insert into leads (request_id, name, telegram, telegram_key, phone, ip_hash, created_at, published_at, chat_id, message_id)
+    values (?, 'Старый Лид', ?, ?, ?, 'x', ?, ?, '-1001000000001', ?)`);
   const now = Date.now();
   db.transaction(() => {
     for (let i = have; i < 100_000; i += 1) {
       const t = now - (100_000 - i) * 60_000;
-      insert.run(crypto.randomUUID(), `@old_${i}`, `@old_${i}`, `+1555${String(i).padStart(7, '0')}`, t, t, t, i + 1);
+      insert.run(crypto.randomUUID(), `@old_${i}`, `@old_${i}`, `+1555${String(i).padStart(7, '0')}`, t, t, i + 1);
     }
   })();
   db.close();

@@ -230,14 +230,19 @@ export class OutboxService {
     return this.repo.claim({ ...this.claimTimes(), holder: this.leases.instanceId, targets, limit, kind });
   }
 
-  /** A lane's rows one after another; what a stop leaves unattempted is given back (false: the lane stopped). */
+  /**
+   * A lane's rows one after another; what a stop leaves unattempted is given back (false: the lane stopped). A claim
+   * older than half its time is renewed before the row's attempt (and the row skipped if it is no longer ours).
+   */
   private async runLane(rows: OutboxRow[]): Promise<boolean> {
     const holder = this.leases.instanceId;
+    const claimedAt = Date.now();
     for (let i = 0; i < rows.length; i += 1) {
       const row = rows[i];
       const telegram = row.target === TELEGRAM_TARGET;
       const halted = this.gate.stopped || (telegram && !this.gate.ready());
-      if (halted || !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS))) {
+      const stale = Date.now() - claimedAt > CLAIM_MS / 2;
+      if (halted || (stale && !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS)))) {
         if (!halted) continue;
         await this.repo.release(
           rows.slice(i).map((r) => r.id),

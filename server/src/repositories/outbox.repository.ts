@@ -32,13 +32,19 @@ export interface OutboxBacklog {
  */
 @Injectable()
 export class OutboxRepository {
-  constructor(@InjectDb() private readonly db: LeadsDb) {}
+  /** Several instances may share the database (PostgreSQL): claims are written. */
+  private readonly shared: boolean;
+
+  constructor(@InjectDb() private readonly db: LeadsDb) {
+    this.shared = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+  }
 
   /**
    * Claims up to `limit` rows for `holder` until `until` (wall clock): due by `now` (the app's clock), of one of
    * `targets`, not claimed by a live instance, with no earlier row of the same lead and target still waiting; lowest
    * id first; only `leadId`'s rows of `kind` when given. On PostgreSQL `for update skip locked`: instances claiming at
-   * once take different rows, and none waits.
+   * once take different rows, and none waits. SQLite has one process, whose runner keeps its claims in memory: the rows
+   * are read, not written (a write is an fsync on the card's way).
    */
   async claim(p: {
     now: number;
@@ -77,7 +83,8 @@ export class OutboxRepository {
       .limit(p.limit);
     if (p.leadId !== undefined) candidates = candidates.where('o.lead_id', '=', p.leadId);
     if (p.kind !== undefined) candidates = candidates.where('o.kind', '=', p.kind);
-    if (dialectOf(this.db as unknown as Kysely<unknown>) === 'postgres') candidates = candidates.forUpdate().skipLocked();
+    if (!this.shared) return candidates.clearSelect().selectAll('o').execute();
+    candidates = candidates.forUpdate().skipLocked();
     const rows = await this.db
       .updateTable('outbox')
       .set({ claimed_by: p.holder, claimed_until: p.until })
@@ -89,6 +96,7 @@ export class OutboxRepository {
 
   /** Keeps the claim of `holder` on a row until `until`; false when the row is no longer its (or is done). */
   async extendClaim(id: number, holder: string, until: number): Promise<boolean> {
+    if (!this.shared) return true;
     const r = await this.db
       .updateTable('outbox')
       .set({ claimed_until: until })
@@ -135,7 +143,7 @@ export class OutboxRepository {
 
   /** Claims given back unattempted (the pass stopped). */
   async release(ids: number[], holder: string): Promise<void> {
-    if (ids.length === 0) return;
+    if (ids.length === 0 || !this.shared) return;
     await this.db
       .updateTable('outbox')
       .set({ claimed_by: null, claimed_until: null })
@@ -159,6 +167,7 @@ export class OutboxRepository {
 
   /** Holders of claims on rows not done, other than `self` (the runner frees those of dead processes). */
   async holders(self: string): Promise<string[]> {
+    if (!this.shared) return [];
     const rows = await this.db
       .selectFrom('outbox')
       .select('claimed_by')
