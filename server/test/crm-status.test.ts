@@ -42,9 +42,9 @@ describe('POST /leads/{lead_number}/status', () => {
     expect(res.body).toEqual({ lead: listed.body.leads.find((l: { lead_number: number }) => l.lead_number === id) });
     expect(res.body.lead).toMatchObject({ lead_number: id, status: 'in_progress', status_changed_by: 'CRM: Мария' });
     await waitFor(() => /Статус: 🛠 В работе — CRM: Мария, /.test(card().text), 5000, 'the card shows the new status');
-    expect(await sqlRows(server.db, 'select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ?', id)).toEqual([
-      { from_status: 'new', to_status: 'in_progress', user_id: 0, user_name: 'CRM: Мария' },
-    ]);
+    expect(
+      await sqlRows(server.db, 'select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ?', id),
+    ).toEqual([{ from_status: 'new', to_status: 'in_progress', user_id: 0, user_name: 'CRM: Мария' }]);
   });
 
   it('409 with the status now on a stale `from`, and nothing changes', async () => {

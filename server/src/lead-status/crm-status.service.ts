@@ -35,7 +35,8 @@ export class CrmStatusService {
       case 'not_allowed':
         throw invalidBody({ to: `cannot change from ${body.from} to ${body.to}; allowed: ${outcome.allowed.join(', ')}` });
       case 'changed': {
-        if (outcome.card !== 'shown') this.logger.log({ msg: 'crm status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
+        if (outcome.card !== 'shown')
+          this.logger.log({ msg: 'crm status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
         const lead = await this.exports.lead(leadNumber);
         if (!lead) throw notFound();
         return { lead };

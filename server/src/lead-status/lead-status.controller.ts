@@ -10,9 +10,9 @@ import { CrmStatusService, invalidBody, notFound } from './crm-status.service';
 import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberParams } from './lead-status.dto';
 
 /** `{lead_number}` that is not a lead number: 404 (no lead has it). */
-const LEAD_NUMBER_PIPE = new ApiValidationPipe(() => notFound());
+export const LEAD_NUMBER_PIPE = new ApiValidationPipe(() => notFound());
 /** The body after it is read (16 KB, a JSON object): 422 `invalid_body` naming every bad field. */
-const BODY_PIPE = new ApiValidationPipe(invalidBody);
+export const BODY_PIPE = new ApiValidationPipe(invalidBody);
 
 /**
  * `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret of `POST /leads`, each
