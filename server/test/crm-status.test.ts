@@ -6,6 +6,7 @@ import { SECRET_HEADER } from '@stickers/shared';
 import request from 'supertest';
 import { FakeClock, LEADS_CHAT, SECRET, publishLead, sandboxSuite, waitFor, type TestServer } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 const suite = sandboxSuite();
 const { sandbox } = suite;
@@ -76,5 +77,27 @@ describe('POST /leads/{lead_number}/status', () => {
     server = await suite.boot({ clock: new FakeClock(), env: { LEADS_MANAGER_IDS: '501' } });
     const { id } = await newLead();
     expect((await setStatus(id, { from: 'new', to: 'spam', by: 'CRM' })).status).toBe(200);
+  });
+
+  it('a lead.status_changed webhook follows, by the name given and no Telegram user', async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    try {
+      await server.close();
+      server = await suite.boot({
+        clock: new FakeClock(),
+        env: { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' },
+      });
+      const { id } = await newLead();
+      expect((await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM: Мария' })).status).toBe(200);
+      await server.outbox.whenIdle();
+      await server.outbox.tick();
+      const changed = receiver.received.filter((r) => r.body.type === 'lead.status_changed');
+      expect(changed.map((r) => [r.body.data.from, r.body.data.to, r.body.data.by, r.body.data.lead.status])).toEqual([
+        ['new', 'in_progress', { telegram_user_id: null, name: 'CRM: Мария' }, 'in_progress'],
+      ]);
+    } finally {
+      await receiver.stop();
+    }
   });
 });
