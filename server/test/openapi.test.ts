@@ -50,6 +50,9 @@ const EXPECTED_OPERATIONS = {
   'GET /leads': ['200', '401', '404', '422', '429', '503'],
   'GET /leads/export.csv': ['200', '401', '404', '422', '429', '503'],
   'GET /leads/{request_id}/trace': ['200', '401', '404', '429', '503'],
+  'POST /leads/{lead_number}/status': ['200', '401', '404', '409', '413', '422', '429', '503'],
+  'GET /webhooks/events': ['200', '401', '404', '422', '429', '503'],
+  'POST /webhooks/events/{id}/redeliver': ['202', '401', '404', '429', '503'],
   'GET /health': ['200'],
   'GET /ready': ['200', '503'],
   'GET /metrics': ['200'],
@@ -85,11 +88,12 @@ describe('GET /openapi.json', () => {
     expect(doc.components.securitySchemes.leadsSecret).toMatchObject({ type: 'apiKey', in: 'header', name: SECRET_HEADER });
     for (const [path, ops] of Object.entries<Record<string, any>>(doc.paths)) {
       for (const op of Object.values(ops)) {
-        const security = path.startsWith('/leads')
-          ? [{ leadsSecret: [] }]
-          : path.startsWith('/inbox/api/')
-            ? [{ telegramMiniApp: [] }]
-            : [];
+        const security =
+          path.startsWith('/leads') || path.startsWith('/webhooks/')
+            ? [{ leadsSecret: [] }]
+            : path.startsWith('/inbox/api/')
+              ? [{ telegramMiniApp: [] }]
+              : [];
         expect([path, op.security]).toEqual([path, security]);
       }
     }

@@ -110,7 +110,8 @@ export interface ServerConfig {
   telegramTimeoutMs: number;
   /**
    * Signed webhooks: LEADS_WEBHOOK_URL and LEADS_WEBHOOK_SECRET, comma lists of the same length, the n-th
-   * secret signing for the n-th URL. Empty: no webhooks (nothing is recorded, nothing sent).
+   * secret signing for the n-th URL (and LEADS_WEBHOOK_SECRET_PREVIOUS's n-th too, during a rotation). Empty: no
+   * webhooks (nothing is recorded, nothing sent).
    */
   webhooks: WebhookEndpoint[];
   /**

@@ -4,6 +4,11 @@ import type { EnvReader } from './env-reader';
 export interface WebhookEndpoint {
   url: string;
   secret: string;
+  /**
+   * During a rotation, the secret being retired (LEADS_WEBHOOK_SECRET_PREVIOUS): each delivery is signed with both,
+   * so a receiver holding either verifies it.
+   */
+  previousSecret?: string;
 }
 
 /** At most this many webhook endpoints. */
@@ -63,6 +68,33 @@ export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
       r.problems.push(`LEADS_WEBHOOK_SECRET entry ${i + 1} must be 16–256 characters without spaces or commas`);
     }
   });
+  const previous = readPreviousSecrets(r, urls.length);
   if (r.problems.length > before) return [];
-  return urls.map((url, i) => ({ url: new URL(url).toString(), secret: secrets[i] }));
+  return urls.map((url, i) => ({
+    url: new URL(url).toString(),
+    secret: secrets[i],
+    ...(previous[i] && previous[i] !== secrets[i] ? { previousSecret: previous[i] } : {}),
+  }));
+}
+
+/**
+ * LEADS_WEBHOOK_SECRET_PREVIOUS=old1,,old3: during a rotation, the secret each URL had before, in the same order as
+ * LEADS_WEBHOOK_URL; an empty entry is a URL not being rotated. Empty: no rotation.
+ */
+function readPreviousSecrets(r: EnvReader, urlCount: number): string[] {
+  const raw = r.string('LEADS_WEBHOOK_SECRET_PREVIOUS');
+  if (raw === '') return [];
+  const previous = raw.split(',').map((s) => s.trim());
+  if (previous.length !== urlCount) {
+    r.problems.push(
+      `LEADS_WEBHOOK_SECRET_PREVIOUS must list one entry per URL of LEADS_WEBHOOK_URL, in the same order, empty for a URL not being rotated (got ${previous.length} entries for ${urlCount} URLs)`,
+    );
+    return [];
+  }
+  previous.forEach((secret, i) => {
+    if (secret !== '' && !/^\S{16,256}$/.test(secret)) {
+      r.problems.push(`LEADS_WEBHOOK_SECRET_PREVIOUS entry ${i + 1} must be empty or 16–256 characters without spaces or commas`);
+    }
+  });
+  return previous;
 }

@@ -128,8 +128,7 @@ export class InboxService {
       leadId: leadNumber,
       expected,
       to,
-      userId: viewer.user.id,
-      userName: displayName(viewer.user),
+      by: { telegramUserId: viewer.user.id, name: displayName(viewer.user) },
     });
     switch (outcome.kind) {
       case 'not_manager':

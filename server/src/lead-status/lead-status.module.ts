@@ -1,11 +1,20 @@
 import { Module } from '@nestjs/common';
+import { ExportModule } from '../export/export.module';
+import { SecretGuardModule } from '../http/secret-guard.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
+import { CrmStatusService } from './crm-status.service';
+import { LeadStatusController } from './lead-status.controller';
 import { LeadStatusService } from './lead-status.service';
 
+/**
+ * A lead's status and its three doors: the card's buttons (bot/) and the inbox (inbox/) call LeadStatusService; a CRM
+ * calls `POST /leads/{lead_number}/status` (LeadStatusController, behind the shared secret SecretGuardModule lends).
+ */
 @Module({
-  imports: [RepositoriesModule, OutboxModule],
-  providers: [LeadStatusService],
+  imports: [RepositoriesModule, OutboxModule, ExportModule, SecretGuardModule],
+  controllers: [LeadStatusController],
+  providers: [LeadStatusService, CrmStatusService],
   exports: [LeadStatusService],
 })
 export class LeadStatusModule {}

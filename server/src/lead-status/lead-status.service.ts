@@ -7,7 +7,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { OutboxService, type CardRefresh } from '../outbox/outbox.service';
-import { LeadStatusChangesRepository } from '../repositories/lead-status-changes.repository';
+import { CRM_USER_ID, LeadStatusChangesRepository } from '../repositories/lead-status-changes.repository';
 import { LeadsRepository, type StatusChange } from '../repositories/leads.repository';
 import { Transactor } from '../repositories/transactor';
 import { LEAD_STATUS_CHANGED, LeadStatusChangedEvent } from '../domain/lead-status-changed.event';
@@ -23,14 +23,19 @@ export interface ButtonPress {
   userName: string;
 }
 
-/** A status change asked for outside a card (the inbox): the status the asker saw, and the one to set. */
+/**
+ * Who asks outside a card: a Telegram user (the inbox; LEADS_MANAGER_IDS applies), or an integrator holding the shared
+ * secret (`POST /leads/{n}/status`), named by what it sends and recorded with user id 0 (CRM_USER_ID).
+ */
+export type StatusAsker = { telegramUserId: number; name: string } | { integrator: string };
+
+/** A status change asked for outside a card (the inbox, a CRM): the status the asker saw, and the one to set. */
 export interface StatusRequest {
   leadId: number;
   /** The status the asker saw: the change is a compare-and-set against it, as a card button's is. */
   expected: LeadStatus;
   to: LeadStatus;
-  userId: number;
-  userName: string;
+  by: StatusAsker;
 }
 
 /** What a StatusRequest came to; the door words it. `card`: whether the card in Telegram shows it yet. */
@@ -99,13 +104,14 @@ export class LeadStatusService {
   }
 
   /**
-   * A change from the inbox, by the rules of a press (managers only when LEADS_MANAGER_IDS is set, the changes the
-   * card offers, compare-and-set against the status the asker saw, the history row, the card rewritten): one rule
-   * for both doors. The lead need not have a card yet (the outbox shows the status when it publishes one).
+   * A change from the inbox or a CRM, by the rules of a press (a Telegram user: managers only when LEADS_MANAGER_IDS
+   * is set; the changes the card offers, compare-and-set against the status the asker saw, the history row, the card
+   * rewritten): one rule for every door. The lead need not have a card yet (the outbox shows the status when it
+   * publishes one).
    */
   async set(r: StatusRequest): Promise<StatusOutcome> {
     const managers = this.config.telegram.managerIds;
-    if (managers && !managers.includes(r.userId)) return { kind: 'not_manager' };
+    if ('telegramUserId' in r.by && managers && !managers.includes(r.by.telegramUserId)) return { kind: 'not_manager' };
     const lead = await this.leads.findLead(r.leadId);
     if (!lead) return { kind: 'unknown_lead' };
     if (lead.anonymised_at !== null) return { kind: 'anonymised' };
@@ -115,8 +121,9 @@ export class LeadStatusService {
       leadId: r.leadId,
       from: r.expected,
       to: r.to,
-      userId: r.userId,
-      userName: r.userName,
+      ...('telegramUserId' in r.by
+        ? { userId: r.by.telegramUserId, userName: r.by.name }
+        : { userId: CRM_USER_ID, userName: r.by.integrator }),
       at: this.clock.now(),
     };
     if (!(await this.change(change, lead.request_id))) {

@@ -94,10 +94,11 @@ export function describeWebhooks(document: OpenAPIObject): void {
             name: SIGNATURE_HEADER,
             in: 'header',
             required: true,
-            schema: { type: 'string', pattern: '^t=\\d+,v1=[0-9a-f]{64}$' },
+            schema: { type: 'string', pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$' },
             description:
               '`t=<unix seconds>,v1=<hex HMAC-SHA256(LEADS_WEBHOOK_SECRET, "<t>.<raw body>")>`: recompute over the exact bytes ' +
-              'received, compare in constant time, refuse a t more than 5 minutes from your clock',
+              'received, compare in constant time, refuse a t more than 5 minutes from your clock. During a secret rotation ' +
+              '(LEADS_WEBHOOK_SECRET_PREVIOUS) a second v1 signs with the previous secret: accept when any v1 matches',
           },
         ],
         requestBody: { required: true, content: { 'application/json': { schema: ref(schemaName(type)) } } },

@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { StatusChange } from './leads.repository';
 import type { Tx } from './transactor';
 
+/** The history's user id of a change an integrator made (`POST /leads/{n}/status`): no Telegram user has it. */
+export const CRM_USER_ID = 0;
+
 /** Who changed a lead's status, from what to what, and when (`lead_status_changes`; the trace reads it back). */
 @Injectable()
 export class LeadStatusChangesRepository {

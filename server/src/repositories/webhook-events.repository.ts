@@ -61,6 +61,22 @@ export interface StoredWebhookEvent {
   endpoints: string[];
 }
 
+/** An event as `GET /webhooks/events` lists it, with the newest delivery row to each endpoint it was addressed to. */
+export interface ListedWebhookEvent {
+  public_id: string;
+  lead_id: number;
+  type: WebhookEventType;
+  at: number;
+  deliveries: {
+    /** The endpoint's URL as configured: the reader names only its origin. */
+    target: string;
+    done_at: number | null;
+    outcome: string | null;
+    attempts: number;
+    last_error: string | null;
+  }[];
+}
+
 /** The rows of a source table (`alias.id`) that no `type` event announces yet: what every "new …" query below asks. */
 const unannounced = (type: WebhookEventType, sourceId: 'l.id' | 'r.id' | 's.id' | 'v.id') =>
   sql<boolean>`not exists (select 1 from webhook_events as e where e.type = ${type} and e.source_id = ${sql.ref(sourceId)})`;
@@ -206,5 +222,32 @@ export class WebhookEventsRepository {
       ...e,
       endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.target))],
     }));
+  }
+
+  /**
+   * Events that happened at or after `since` (all when null), newest first, at most `limit`; for each endpoint, the
+   * state of its newest delivery row (a replay's, once one is queued).
+   */
+  async recentEvents(since: number | null, limit: number): Promise<ListedWebhookEvent[]> {
+    let query = this.db.selectFrom('webhook_events').select(['id', 'public_id', 'lead_id', 'type', 'at']);
+    if (since !== null) query = query.where('at', '>=', since);
+    const events = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    if (events.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select(['event_id', 'target', 'done_at', 'outcome', 'attempts', 'last_error'])
+      .where('kind', '=', 'webhook')
+      .where(
+        'event_id',
+        'in',
+        events.map((e) => e.id),
+      )
+      .orderBy('id')
+      .execute();
+    return events.map(({ id, ...e }) => {
+      const newest = new Map<string, ListedWebhookEvent['deliveries'][number]>();
+      for (const { event_id, ...r } of rows) if (event_id === id) newest.set(r.target, { ...r, attempts: Number(r.attempts) });
+      return { ...e, at: Number(e.at), deliveries: [...newest.values()] };
+    });
   }
 }

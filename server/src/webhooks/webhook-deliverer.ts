@@ -10,7 +10,7 @@ import type { OutboxRow } from '../repositories/outbox.repository';
 import { type WebhookEventRow, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import type { Outcome, OutboxHandler } from '../outbox/outcome';
 import { endpointOrigin, WEBHOOK_ALERT_AFTER_MS, WebhookAlerts } from './webhook-alerts';
-import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature';
+import { SIGNATURE_HEADER, signatureHeader, signingSecrets } from './webhook-signature';
 import { WebhookSender } from './webhook.sender';
 
 /**
@@ -41,7 +41,7 @@ export class WebhookDeliverer implements OutboxHandler {
     const body = await this.body(event);
     const t = Math.floor(this.clock.now() / 1000);
     const answer = await this.sender.post(endpoint.url, body, {
-      [SIGNATURE_HEADER]: signatureHeader(endpoint.secret, t, body),
+      [SIGNATURE_HEADER]: signatureHeader(signingSecrets(endpoint), t, body),
       'Stickers-Event-Id': event.public_id,
       'Stickers-Event-Type': event.type,
     });

@@ -4,6 +4,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { WebhookEventType } from '../database/schema';
+import { CRM_USER_ID } from '../repositories/lead-status-changes.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { endpointOrigin } from './webhook-alerts';
@@ -108,7 +109,8 @@ export class WebhookRecorder {
         event('lead.status_changed', row, {
           from: row.from_status,
           to: row.to_status,
-          by: { telegram_user_id: row.user_id, name: row.user_name },
+          // A CRM's change (POST /leads/{n}/status) is by no Telegram user: its id is null.
+          by: { telegram_user_id: row.user_id === CRM_USER_ID ? null : row.user_id, name: row.user_name },
         });
     const anonymised = await from('lead.anonymised');
     if (anonymised !== null)

@@ -1,0 +1,46 @@
+import { HttpException, Injectable, Logger } from '@nestjs/common';
+import { ExportService, type ExportedLead } from '../export/export.service';
+import { LeadStatusService } from './lead-status.service';
+import type { CrmStatusBodyDto } from './lead-status.dto';
+
+const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
+export const notFound = () => fail(404, { error: 'not_found' });
+export const invalidBody = (errors: Record<string, string>) => fail(422, { error: 'invalid_body', errors });
+
+/**
+ * The CRM's door to a lead's status (`POST /leads/{lead_number}/status`, behind the shared secret): LeadStatusService's
+ * `set`, the rule of the card's buttons and the inbox, with the integrator named by `by`; its outcomes worded as
+ * docs/api.md gives them.
+ */
+@Injectable()
+export class CrmStatusService {
+  private readonly logger = new Logger('LeadStatus');
+
+  constructor(
+    private readonly statuses: LeadStatusService,
+    private readonly exports: ExportService,
+  ) {}
+
+  async set(leadNumber: number, body: CrmStatusBodyDto): Promise<{ lead: ExportedLead }> {
+    const outcome = await this.statuses.set({ leadId: leadNumber, expected: body.from, to: body.to, by: { integrator: body.by } });
+    switch (outcome.kind) {
+      // Only a Telegram user is checked against LEADS_MANAGER_IDS: never an integrator.
+      case 'not_manager':
+      case 'unknown_lead':
+        throw notFound();
+      case 'anonymised':
+        throw fail(409, { error: 'anonymised' });
+      case 'conflict':
+        throw fail(409, { error: 'conflict', status: outcome.status });
+      case 'not_allowed':
+        throw invalidBody({ to: `cannot change from ${body.from} to ${body.to}; allowed: ${outcome.allowed.join(', ')}` });
+      case 'changed': {
+        if (outcome.card !== 'shown')
+          this.logger.log({ msg: 'crm status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
+        const lead = await this.exports.lead(leadNumber);
+        if (!lead) throw notFound();
+        return { lead };
+      }
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import { ApiProperty, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsString, Matches, MaxLength } from 'class-validator';
+import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { ExportedLeadDto } from '../export/export.dto';
+import { apiErrorSchema } from '../http/api-docs';
+
+/**
+ * `POST /leads/{lead_number}/status` as the OpenAPI document shows it (@nestjs/swagger reads these), and its input's
+ * rules (class-validator's decorators, run by the route's ApiValidationPipes: lead-status.controller.ts).
+ */
+
+const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
+/** The longest name a CRM may give (a Telegram user's first and last name fit). */
+export const CRM_NAME_MAX = 128;
+
+/** `{lead_number}`: a lead number as the API writes it (a positive whole number, no leading zero). */
+export class LeadNumberParams {
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : value))
+  @IsInt()
+  lead_number!: number;
+}
+
+@ApiSchema({ name: 'CrmStatusBody' })
+export class CrmStatusBodyDto {
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status the CRM has (compare-and-set)' })
+  @IsIn([...LEAD_STATUSES], { message: `${STATUS_RULE} (the status the CRM has)` })
+  from!: LeadStatus;
+
+  @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status to set' })
+  @IsIn([...LEAD_STATUSES], { message: STATUS_RULE })
+  to!: LeadStatus;
+
+  @ApiProperty({
+    type: 'string',
+    minLength: 1,
+    maxLength: CRM_NAME_MAX,
+    description: "Who changed it, as the card's status line and the history name them (e.g. `CRM: Мария`)",
+  })
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
+  @IsString({ message: 'must be a string' })
+  @MaxLength(CRM_NAME_MAX, { message: `must be at most ${CRM_NAME_MAX} characters` })
+  @Matches(/^[^\p{Cc}]+$/u, { message: 'must be a name: not empty, no control characters' })
+  by!: string;
+}
+
+@ApiSchema({ name: 'CrmStatusAnswer' })
+export class CrmStatusAnswerDto {
+  @ApiProperty({ type: () => ExportedLeadDto, description: 'The lead as `GET /leads` lists it, with its new status' })
+  lead!: ExportedLeadDto;
+}
+
+export const CRM_STATUS_SCHEMAS: Record<'notFound' | 'conflict' | 'invalidBody', SchemaObject> = {
+  notFound: apiErrorSchema(['not_found']),
+  conflict: apiErrorSchema(['conflict', 'anonymised'], {
+    status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
+  }),
+  invalidBody: apiErrorSchema(['invalid_body'], {
+    errors: { type: 'object', description: 'Each bad field with why', additionalProperties: { type: 'string' } },
+  }),
+};

@@ -1,0 +1,76 @@
+import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { apiErrorSchema, ApiSecretRefusals, jsonContent } from '../http/api-docs';
+import { ApiErrorFilter } from '../http/api-error.filter';
+import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
+import { SecretGuard } from '../http/secret.guard';
+import { ApiValidationPipe } from '../http/validation';
+import {
+  WEBHOOK_EVENTS_LIMIT_DEFAULT,
+  WEBHOOK_EVENTS_LIMIT_MAX,
+  WebhookEventParams,
+  WebhookEventsPageDto,
+  WebhookEventsQuery,
+  WebhookRedeliveryDto,
+} from './webhook-events.dto';
+import { invalidQuery, notFound, WebhookEventsService } from './webhook-events.service';
+
+export const QUERY_PIPE = new ApiValidationPipe(invalidQuery);
+/** An `{id}` that is not an event id: 404 (no event has it). */
+export const ID_PIPE = new ApiValidationPipe(() => notFound());
+
+/**
+ * `GET /webhooks/events` and `POST /webhooks/events/{id}/redeliver`, behind the shared secret of `POST /leads`, each
+ * caller throttled first (`api`). Thin: WebhookEventsService reads and queues.
+ */
+@ApiTags('webhooks')
+@ApiSecretRefusals({ throttled: true })
+@Controller('webhooks/events')
+@UseFilters(ApiErrorFilter)
+@Throttled('api')
+@UseGuards(CallerThrottleGuard, SecretGuard)
+export class WebhookEventsController {
+  constructor(private readonly events: WebhookEventsService) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listWebhookEvents',
+    summary: 'Recent webhook events, newest first, with the state of their delivery to each endpoint',
+  })
+  @ApiQuery({ name: 'since', required: false, schema: { type: 'string' }, description: 'Events that happened at or after (ISO 8601)' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: WEBHOOK_EVENTS_LIMIT_MAX, default: WEBHOOK_EVENTS_LIMIT_DEFAULT },
+  })
+  @ApiOkResponse({ type: WebhookEventsPageDto })
+  @ApiResponse({
+    status: 422,
+    description: 'A bad query parameter',
+    ...jsonContent(
+      apiErrorSchema(['invalid_query'], {
+        errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } },
+      }),
+    ),
+  })
+  list(@Query(QUERY_PIPE) query: WebhookEventsQuery) {
+    return this.events.list(query);
+  }
+
+  @Post(':id/redeliver')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'redeliverWebhookEvent',
+    summary: 'Send an event again to each endpoint it went to (the same id, a fresh signature), as `webhooks replay` does',
+  })
+  @ApiParam({ name: 'id', schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' } })
+  @ApiAcceptedResponse({ type: WebhookRedeliveryDto })
+  @ApiResponse({
+    status: 404,
+    description: 'No such event (or the leads module switched off)',
+    ...jsonContent(apiErrorSchema(['not_found'])),
+  })
+  redeliver(@Param(ID_PIPE) params: WebhookEventParams) {
+    return this.events.redeliver(params.id);
+  }
+}

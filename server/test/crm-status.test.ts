@@ -1,0 +1,103 @@
+/**
+ * `POST /leads/{lead_number}/status`: a CRM writes a status back behind the shared secret, through the same rule as
+ * the card's buttons and the inbox (compare-and-set, the changes the card offers, the history row, the card rewritten).
+ */
+import { SECRET_HEADER } from '@stickers/shared';
+import request from 'supertest';
+import { FakeClock, LEADS_CHAT, SECRET, publishLead, sandboxSuite, waitFor, type TestServer } from './harness';
+import { sqlRow, sqlRows } from './support/test-database';
+import { WebhookReceiver } from './support/webhook-receiver';
+
+const suite = sandboxSuite();
+const { sandbox } = suite;
+let server: TestServer;
+
+async function newLead() {
+  const id = (await publishLead(server)).body.lead_number as number;
+  const card = () =>
+    sandbox
+      .messages(LEADS_CHAT)
+      .filter((m) => m.text.startsWith(`🆕 Заявка #${id}\n`))
+      .at(-1);
+  await waitFor(() => card(), 5000, `card of #${id}`);
+  return { id, card: () => card()! };
+}
+
+const setStatus = (id: number | string, body: unknown, secret = SECRET) =>
+  request(server.app.getHttpServer())
+    .post(`/leads/${id}/status`)
+    .set(SECRET_HEADER, secret)
+    .set('Content-Type', 'application/json')
+    .send(JSON.stringify(body));
+
+beforeEach(async () => {
+  server = await suite.boot({ clock: new FakeClock() });
+});
+
+describe('POST /leads/{lead_number}/status', () => {
+  it('changes the status, answers the lead as GET /leads lists it, rewrites the card and names the CRM in the history', async () => {
+    const { id, card } = await newLead();
+    const res = await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM: Мария' });
+    expect(res.status).toBe(200);
+    const listed = await request(server.app.getHttpServer()).get('/leads').set(SECRET_HEADER, SECRET);
+    expect(res.body).toEqual({ lead: listed.body.leads.find((l: { lead_number: number }) => l.lead_number === id) });
+    expect(res.body.lead).toMatchObject({ lead_number: id, status: 'in_progress', status_changed_by: 'CRM: Мария' });
+    await waitFor(() => /Статус: 🛠 В работе — CRM: Мария, /.test(card().text), 5000, 'the card shows the new status');
+    expect(
+      await sqlRows(server.db, 'select from_status, to_status, user_id, user_name from lead_status_changes where lead_id = ?', id),
+    ).toEqual([{ from_status: 'new', to_status: 'in_progress', user_id: 0, user_name: 'CRM: Мария' }]);
+  });
+
+  it('409 with the status now on a stale `from`, and nothing changes', async () => {
+    const { id } = await newLead();
+    expect((await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM' })).status).toBe(200);
+    const res = await setStatus(id, { from: 'new', to: 'spam', by: 'CRM' });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: 'conflict', status: 'in_progress' });
+    expect(await sqlRow(server.db, 'select status from leads where id = ?', id)).toEqual({ status: 'in_progress' });
+  });
+
+  it('422 invalid_body on a change the card does not offer and on a bad body; 404 for an unknown lead; 401 without the secret', async () => {
+    const { id } = await newLead();
+    const forbidden = await setStatus(id, { from: 'new', to: 'won', by: 'CRM' });
+    expect(forbidden.status).toBe(422);
+    expect(forbidden.body).toEqual({ error: 'invalid_body', errors: { to: 'cannot change from new to won; allowed: in_progress, spam' } });
+    const bad = await setStatus(id, { from: 'old', to: 'in_progress', by: '   ' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error).toBe('invalid_body');
+    expect(Object.keys(bad.body.errors).sort()).toEqual(['by', 'from']);
+    expect((await setStatus(id + 100, { from: 'new', to: 'in_progress', by: 'CRM' })).status).toBe(404);
+    expect((await setStatus('abc', { from: 'new', to: 'in_progress', by: 'CRM' })).status).toBe(404);
+    expect((await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM' }, 'wrong-secret-0123456789')).status).toBe(401);
+    expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
+  });
+
+  it('is not bound by LEADS_MANAGER_IDS, which names Telegram users', async () => {
+    await server.close();
+    server = await suite.boot({ clock: new FakeClock(), env: { LEADS_MANAGER_IDS: '501' } });
+    const { id } = await newLead();
+    expect((await setStatus(id, { from: 'new', to: 'spam', by: 'CRM' })).status).toBe(200);
+  });
+
+  it('a lead.status_changed webhook follows, by the name given and no Telegram user', async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    try {
+      await server.close();
+      server = await suite.boot({
+        clock: new FakeClock(),
+        env: { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' },
+      });
+      const { id } = await newLead();
+      expect((await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM: Мария' })).status).toBe(200);
+      await server.outbox.whenIdle();
+      await server.outbox.tick();
+      const changed = receiver.received.filter((r) => r.body.type === 'lead.status_changed');
+      expect(changed.map((r) => [r.body.data.from, r.body.data.to, r.body.data.by, r.body.data.lead.status])).toEqual([
+        ['new', 'in_progress', { telegram_user_id: null, name: 'CRM: Мария' }, 'in_progress'],
+      ]);
+    } finally {
+      await receiver.stop();
+    }
+  });
+});

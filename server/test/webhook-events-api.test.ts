@@ -1,0 +1,115 @@
+/**
+ * `GET /webhooks/events` and `POST /webhooks/events/{id}/redeliver` behind the shared secret: the events with the
+ * state of each delivery (the endpoint named by its origin only), and a redelivery that is `webhooks replay`'s.
+ */
+import { SECRET_HEADER } from '@stickers/shared';
+import request from 'supertest';
+import { FakeClock, SECRET, sandboxSuite, submitLead, type TestServer } from './harness';
+import { sqlRows } from './support/test-database';
+import { WebhookReceiver } from './support/webhook-receiver';
+
+const HOOK_SECRET = 'whsec_test_0123456789abcdef';
+const MIN = 60_000;
+const suite = sandboxSuite();
+let server: TestServer;
+let clock: FakeClock;
+let receiver: WebhookReceiver;
+
+const api = () => request(server.app.getHttpServer());
+const list = (query = '') => api().get(`/webhooks/events${query}`).set(SECRET_HEADER, SECRET);
+const redeliver = (id: string) => api().post(`/webhooks/events/${id}/redeliver`).set(SECRET_HEADER, SECRET);
+
+/** Runs one webhook pass to its end. */
+async function pass(): Promise<void> {
+  await server.outbox.whenIdle();
+  await server.outbox.tick();
+}
+
+beforeEach(async () => {
+  clock = new FakeClock();
+  receiver = new WebhookReceiver();
+  await receiver.start();
+  server = await suite.boot({ clock, env: { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: HOOK_SECRET } });
+});
+afterEach(async () => {
+  await receiver.stop();
+});
+
+describe('GET /webhooks/events', () => {
+  it('lists a delivered and a failing event, newest first, each delivery with its state and only its origin', async () => {
+    receiver.answer = (n) => (n === 1 ? 204 : 500);
+    const first = await submitLead(server);
+    await pass();
+    clock.advance(MIN);
+    const second = await submitLead(server);
+    await pass();
+    expect(receiver.received.map((r) => r.answered)).toEqual([204, 500]);
+
+    const res = await list();
+    expect(res.status).toBe(200);
+    expect(res.text).not.toContain('s3cr3t-path-token');
+    expect(res.text).not.toContain('/hooks/leads');
+    expect(res.body).toEqual({
+      events: [
+        {
+          id: receiver.received[1].body.id,
+          type: 'lead.created',
+          lead_number: second,
+          created_at: new Date(clock.now()).toISOString(),
+          deliveries: [{ endpoint: receiver.origin, delivered_at: null, attempts: 1, last_error: 'HTTP 500' }],
+        },
+        {
+          id: receiver.received[0].body.id,
+          type: 'lead.created',
+          lead_number: first,
+          created_at: new Date(clock.now() - MIN).toISOString(),
+          deliveries: [
+            { endpoint: receiver.origin, delivered_at: new Date(clock.now() - MIN).toISOString(), attempts: 1, last_error: null },
+          ],
+        },
+      ],
+    });
+    const since = await list(`?since=${encodeURIComponent(new Date(clock.now()).toISOString())}`);
+    expect(since.body.events.map((e: { lead_number: number }) => e.lead_number)).toEqual([second]);
+    expect((await list('?limit=1')).body.events.map((e: { lead_number: number }) => e.lead_number)).toEqual([second]);
+  });
+
+  it('refuses a bad query with 422 invalid_query, and a caller without the secret with 401', async () => {
+    const res = await list('?since=yesterday&limit=0');
+    expect(res.status).toBe(422);
+    expect(res.body.error).toBe('invalid_query');
+    expect(Object.keys(res.body.errors).sort()).toEqual(['limit', 'since']);
+    expect((await api().get('/webhooks/events')).status).toBe(401);
+  });
+});
+
+describe('POST /webhooks/events/{id}/redeliver', () => {
+  it('queues the event again to its endpoint: the receiver gets the same event id again, and the trace says so', async () => {
+    const leadNumber = await submitLead(server);
+    await pass();
+    expect(receiver.received).toHaveLength(1);
+    const id = receiver.received[0].body.id as string;
+
+    const res = await redeliver(id);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ queued: 1 });
+    await pass();
+    expect(receiver.received.map((r) => [r.body.id, r.headers['stickers-event-id'], r.answered])).toEqual([
+      [id, id, 200],
+      [id, id, 200],
+    ]);
+    const replayed = await sqlRows<{ detail: string }>(
+      server.db,
+      "select detail from lead_events where lead_id = ? and kind = 'webhook_replayed'",
+      leadNumber,
+    );
+    expect(replayed).toEqual([{ detail: `lead.created ${id} to ${receiver.origin} queued again` }]);
+  });
+
+  it('404 for an id no event has, or that is not an event id', async () => {
+    for (const id of [`evt_${'0'.repeat(32)}`, 'evt_nope']) {
+      const res = await redeliver(id);
+      expect([id, res.status, res.body]).toEqual([id, 404, { error: 'not_found' }]);
+    }
+  });
+});
