@@ -30,6 +30,11 @@ export function ApiExportFilters(): MethodDecorator {
     time('since', 'Leads created at or after'),
     time('until', 'Leads created before'),
     ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: [...LEAD_STATUSES] } }),
+    time(
+      'updated_since',
+      "Leads whose state changed at or after (created, a status, a repeat, the card published, erased; each lead's updated_at), " +
+        'ordered by that change (oldest first), then by number',
+    ),
   );
 }
 
@@ -99,6 +104,13 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'string', format: 'date-time' }) received_at!: string;
   @ApiProperty(nullableTime) published_at!: string | null;
   @ApiProperty(nullableTime) anonymised_at!: string | null;
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    description:
+      'When its state last changed: created (or received late), a status, a repeat, its card published, its erasure. updated_since reads leads by it',
+  })
+  updated_at!: string;
 
   @ApiProperty({
     ...refOrNull(() => ExportedLeadSourceDto),

@@ -21,6 +21,8 @@ export interface ExportedLead extends FormColumns {
   received_at: string;
   published_at: string | null;
   anonymised_at: string | null;
+  /** When its state last changed: created, a status, a repeat, its card published, erased (`updated_since`). */
+  updated_at: string;
   /** Where the lead came from: the landing's name, the UTM parameters, the referrer's host; null without. */
   source: ExportedSource | null;
   /** The visitor's consent as the landing sent it (time ISO 8601); null without. Kept when the lead is anonymised. */
@@ -68,6 +70,7 @@ export function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
     received_at: iso(r.received_at ?? r.created_at)!,
     published_at: iso(r.published_at),
     anonymised_at: iso(r.anonymised_at),
+    updated_at: iso(r.updated_at)!,
     ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
     source: sourceOf(r),
     consent: consentOf(r),

@@ -25,6 +25,11 @@ export interface ExportQuery {
   scope?: LeadScope;
   /** Only the lead of this number (a lead's page); undefined: any. */
   id?: number;
+  /**
+   * Only the leads whose state changed at or after `since` (`updated_at`), oldest change first (then by number), after
+   * the position `after` (the last lead of the page before; null for the first page). `beforeId` is not used with it.
+   */
+  changed?: { since: number; after: { updatedAt: number; id: number } | null };
 }
 
 /**
@@ -90,6 +95,7 @@ const EXPORT_COLUMNS = [
   'received_at',
   'published_at',
   'anonymised_at',
+  'updated_at',
   ...SOURCE_COLUMNS,
   'captcha',
   'consent_accepted_at',
@@ -107,7 +113,9 @@ export class LeadPagesRepository {
   /**
    * Export: one page of leads, newest first by arrival (the id: a lead stored later always has a greater
    * one, so paging "older than the cursor" neither repeats nor skips while leads keep coming), filtered by the
-   * creation time (since inclusive, until exclusive) and the status, each with its count of repeats.
+   * creation time (since inclusive, until exclusive) and the status, each with its count of repeats. With `changed`:
+   * the leads changed since then, in the order of `updated_at` and the number (the index `leads_updated` reads them
+   * in that order from the first change at or after the later of `since` and the position).
    */
   exportPage(q: ExportQuery): Promise<ExportRow[]> {
     let query = this.db
@@ -124,6 +132,12 @@ export class LeadPagesRepository {
     if (q.until !== null) query = query.where('l.created_at', '<', q.until);
     if (q.status !== null) query = query.where('l.status', '=', q.status);
     if (q.beforeId !== null) query = query.where('l.id', '<', q.beforeId);
+    const changed = q.changed;
+    if (changed) {
+      const after = changed.after;
+      query = query.where('l.updated_at', '>=', Math.max(changed.since, after?.updatedAt ?? 0));
+      if (after) query = query.where((eb) => eb.or([eb('l.updated_at', '>', after.updatedAt), eb('l.id', '>', after.id)]));
+    }
     if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
     if (q.id !== undefined) query = query.where('l.id', '=', q.id);
     if (q.scope !== undefined) query = query.where(inLeadScope(this.db as unknown as Kysely<unknown>, q.scope));
@@ -139,6 +153,7 @@ export class LeadPagesRepository {
         ]),
       );
     }
-    return query.orderBy('l.id', 'desc').limit(q.limit).execute() as Promise<ExportRow[]>;
+    query = changed ? query.orderBy('l.updated_at').orderBy('l.id') : query.orderBy('l.id', 'desc');
+    return query.limit(q.limit).execute() as Promise<ExportRow[]>;
   }
 }
