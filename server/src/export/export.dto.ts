@@ -8,6 +8,7 @@ import {
   INVALID_QUERY,
   type ExportedConsent,
   type ExportedLead,
+  type ExportedRepeat,
   type ExportedSource,
   type ExportPage,
 } from './export.service';
@@ -92,7 +93,24 @@ export class ExportedLeadConsentDto implements ExportedConsent {
   policy_url!: string;
 }
 
-@ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto)
+@ApiSchema({ name: 'ExportedLeadRepeat' })
+export class ExportedLeadRepeatDto implements ExportedRepeat {
+  @ApiProperty({ type: 'string', description: "The repeat's own request_id (as lead.repeat's data.repeat.request_id)" })
+  request_id!: string;
+  @ApiProperty({ type: 'string', format: 'date-time', description: 'When the visitor sent it' }) created_at!: string;
+  @ApiProperty({ type: 'string', format: 'date-time', description: 'When it arrived' }) received_at!: string;
+  @ApiProperty({
+    type: 'object',
+    // Each of the form's fields, present only when the repeat changed it.
+    properties: Object.fromEntries(LEAD_FIELDS.map((f) => [f, nullableString])),
+    additionalProperties: false,
+    description:
+      'The form fields that differed from the lead, each with the value the repeat sent; null where it is personal and hidden (LEADS_CARD_PII=0 for the inbox) or erased with the lead',
+  })
+  changes!: Partial<Record<LeadField, string | null>>;
+}
+
+@ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto, ExportedLeadRepeatDto)
 @ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
 export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'integer' }) lead_number!: number;
@@ -127,6 +145,9 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   consent!: ExportedLeadConsentDto | null;
 
   @ApiProperty({ type: 'integer', minimum: 0 }) repeats!: number;
+
+  @ApiProperty({ type: () => ExportedLeadRepeatDto, isArray: true, description: 'Each repeat, oldest first (as many as repeats)' })
+  repeat_history!: ExportedLeadRepeatDto[];
 
   @ApiProperty({
     type: 'string',

@@ -39,7 +39,7 @@ export const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY, NO_SOURCE };
-export type { ExportedConsent, ExportedLead, ExportedSource, ExportPage } from './exported-lead';
+export type { ExportedConsent, ExportedLead, ExportedRepeat, ExportedSource, ExportPage } from './exported-lead';
 /** Why a `source` is refused (the charts' own check reads it here). */
 export const SOURCE_RULE = QUERY_RULES.source;
 
@@ -247,7 +247,7 @@ export class ExportService {
     const hide = options.hidePersonal === true;
     const last = page[page.length - 1];
     const next = !more ? null : changes ? encodeCursor(last.id, this.cursorKey, last.updated_at) : this.cursorAbove(last.id);
-    return { leads: page.map((r) => toJson(r, hide)), next_cursor: next };
+    return { leads: await this.withRepeats(page, hide), next_cursor: next };
   }
 
   /**
@@ -264,7 +264,20 @@ export class ExportService {
       limit: 1,
       ...(options.scope ? { scope: options.scope } : {}),
     });
-    return row ? toJson(row, options.hidePersonal === true) : null;
+    return row ? (await this.withRepeats([row], options.hidePersonal === true))[0] : null;
+  }
+
+  /** The rows as `GET /leads` shows them, each with its repeats (one read for the page). */
+  private async withRepeats(rows: ExportRow[], hide: boolean): Promise<ExportedLead[]> {
+    const repeated = rows.filter((r) => Number(r.repeats) > 0).map((r) => r.id);
+    const repeats = await this.leads.repeatsOf(repeated);
+    return rows.map((r) =>
+      toJson(
+        r,
+        hide,
+        repeats.filter((repeat) => repeat.lead_id === r.id),
+      ),
+    );
   }
 
   /**

@@ -5,7 +5,7 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { containsAnyCase, equalsAnyCase } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
-import type { Lead } from '../domain/lead';
+import type { Lead, LeadRepeat } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { SOURCE_COLUMNS } from '../domain/personal-fields';
 
@@ -105,6 +105,9 @@ const EXPORT_COLUMNS = [
 /** A lead as the export reads it: its columns and how many repeats it has. */
 export type ExportRow = Pick<Lead, (typeof EXPORT_COLUMNS)[number]> & { repeats: number };
 
+/** A repeat as the export reads it: whose, its request, its times and its changed fields (JSON). */
+export type ExportRepeatRow = Pick<LeadRepeat, 'lead_id' | 'request_id' | 'created_at' | 'received_at' | 'changes'>;
+
 /** Pages of leads as `GET /leads`, the CSV, the inbox's list and the webhooks read them: filters, search, scope. */
 @Injectable()
 export class LeadPagesRepository {
@@ -155,5 +158,18 @@ export class LeadPagesRepository {
     }
     query = changed ? query.orderBy('l.updated_at').orderBy('l.id') : query.orderBy('l.id', 'desc');
     return query.limit(q.limit).execute() as Promise<ExportRow[]>;
+  }
+
+  /** The repeats of these leads (a page's), oldest first within each lead. */
+  repeatsOf(leadIds: readonly number[]): Promise<ExportRepeatRow[]> {
+    if (leadIds.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom('lead_repeats')
+      .select(['lead_id', 'request_id', 'created_at', 'received_at', 'changes'])
+      .where('lead_id', 'in', [...leadIds])
+      .orderBy('lead_id')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
   }
 }
