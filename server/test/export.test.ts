@@ -463,11 +463,17 @@ describe('OpenAPI', () => {
       'since',
       'until',
       'status',
+      'updated_since',
       'limit',
       'cursor',
     ]);
     expect(Object.keys(doc.paths['/leads'].get.responses).sort()).toEqual(['200', '401', '404', '422', '429', '503']);
-    expect(doc.paths['/leads/export.csv'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['since', 'until', 'status']);
+    expect(doc.paths['/leads/export.csv'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'since',
+      'until',
+      'status',
+      'updated_since',
+    ]);
     expect(doc.paths['/leads/export.csv'].get['x-telegram-command'].command).toBe('/stickers_export [days]');
   });
 });

@@ -312,6 +312,15 @@ describe('webhooks through the real app', () => {
     // data.lead is the lead exactly as GET /leads shows it (nothing has changed since this delivery).
     expect(repeated.body.data.lead).toEqual(await listed(a));
     expect(repeated.body.data.lead.repeats).toBe(1);
+    // The values the repeat sent come in data.lead (read when the delivery is sent), never in the event's own facts.
+    expect(repeated.body.data.lead.repeat_history).toEqual([
+      {
+        request_id: again.request_id,
+        created_at: created.body.created_at,
+        received_at: created.body.created_at,
+        changes: { phone: again.phone },
+      },
+    ]);
 
     const row = await sqlRow(
       server.db,

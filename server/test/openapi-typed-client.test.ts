@@ -51,6 +51,24 @@ export async function postThenSync(baseUrl: string, secret: string, leads: LeadR
     cursor = next;
   }
 }
+
+/** The loop of "what changed since": each lead changed at or after \`since\`, oldest change first, with its updated_at. */
+export async function changedSince(baseUrl: string, secret: string, since: string): Promise<[number, string][]> {
+  const client = createClient<paths>({ baseUrl, headers: { '${SECRET_HEADER}': secret } });
+  const read: [number, string][] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const { data, error, response } = await client.GET('/leads', { params: { query: { updated_since: since, limit: 2, cursor } } });
+    if (!data) throw new Error(\`GET /leads: \${response.status} \${JSON.stringify(error)}\`);
+    for (const item of data.leads) {
+      const updatedAt: string = item.updated_at;
+      read.push([item.lead_number, updatedAt]);
+    }
+    const next: string | null = data.next_cursor;
+    if (next === null) return read;
+    cursor = next;
+  }
+}
 `;
 
 /** openapi-typescript's types of the document (openapiTS, astToString), made by Node: support/openapi-types.mjs. */
@@ -106,6 +124,7 @@ function typecheck(files: Record<string, string>): Record<string, string[]> {
 /** The client as JavaScript (CommonJS), its imports resolved from here. */
 function load(source: string): {
   postThenSync: (baseUrl: string, secret: string, leads: unknown[]) => Promise<{ posted: number[]; read: number[] }>;
+  changedSince: (baseUrl: string, secret: string, since: string) => Promise<[number, string][]>;
 } {
   const js = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
@@ -127,10 +146,14 @@ describe('a client generated from GET /openapi.json', () => {
 
     // The client, run: five leads posted, then read back two a page until next_cursor is null.
     const leads = Array.from({ length: 5 }, () => lead());
-    const { posted, read } = await load(CLIENT_SOURCE).postThenSync(server.url, SECRET, leads);
+    const since = new Date(server.clock.now()).toISOString();
+    const client = load(CLIENT_SOURCE);
+    const { posted, read } = await client.postThenSync(server.url, SECRET, leads);
     await server.outbox.whenIdle();
     expect(posted).toHaveLength(5);
     expect(read).toEqual([...posted].sort((a, b) => b - a));
+    // And what changed since before them: every lead once, by its change (all at one time), then by number.
+    expect(await client.changedSince(server.url, SECRET, since)).toEqual([...posted].sort((a, b) => a - b).map((n) => [n, since]));
 
     // The same client, typechecked against the generated types; the check has teeth: reading lead_number as text fails.
     const wrong = CLIENT_SOURCE.replace('read.push(item.lead_number)', 'read.push(item.lead_number satisfies string as never)');

@@ -77,6 +77,7 @@ const EXPECTED: Expected = {
     status_changed_at: 'number null',
     card_dirty_at: 'number null',
     reminded_at: 'number null',
+    updated_at: 'number',
     ...LATE,
     ...SOURCE,
     ...CONSENT,
@@ -211,6 +212,7 @@ function fullLead(requestId: string): Insertable<LeadsTable> {
     status_changed_at: t + 4,
     card_dirty_at: t + 5,
     reminded_at: t + 7,
+    updated_at: t + 10,
     received_at: t + 8,
     late_route: 'fallback',
     late_reason: '503',
@@ -308,8 +310,9 @@ describe('the migrations on PostgreSQL', () => {
     ).map((r) => [r.name, / where /i.test(r.sql)]);
     await lite.destroy();
     expect(Object.entries(indexes).map(([name, def]) => [name, / WHERE /.test(def)])).toEqual(liteIndexes);
-    expect(indexes.leads_unpublished).toMatch(/WHERE \(published_at IS NULL\)$/);
-    expect(indexes.leads_fallback_due).toMatch(/WHERE \(fallback_state = 'answer'::text\)$/);
+    expect(indexes.leads_without_card).toMatch(/WHERE \(published_at IS NULL\)$/);
+    expect(indexes.outbox_due).toMatch(/WHERE \(done_at IS NULL\)$/);
+    expect(indexes.leads_updated).toMatch(/\(updated_at, id\)$/);
 
     // Twice: nothing to do, nothing changed.
     expect(await migrateToLatest(db)).toEqual([]);

@@ -28,6 +28,7 @@ const lead: Lead = {
   status_changed_at: Date.UTC(2026, 10, 29, 10, 30),
   card_dirty_at: null,
   reminded_at: null,
+  updated_at: Date.UTC(2026, 10, 29, 9, 0),
   received_at: Date.UTC(2026, 10, 29, 9, 0),
   late_route: null,
   late_reason: null,

@@ -10,7 +10,7 @@ import type { Lead, LeadRepeat } from '../domain/lead';
  */
 type WithDefaults<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: Generated<Row[P]> };
 
-export type LeadsTable = WithDefaults<Lead, 'id' | 'status'>;
+export type LeadsTable = WithDefaults<Lead, 'id' | 'status' | 'updated_at'>;
 export type LeadRepeatsTable = WithDefaults<LeadRepeat, 'id'>;
 
 export interface SettingsTable {

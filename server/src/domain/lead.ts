@@ -96,6 +96,11 @@ export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaCo
   status_changed_at: number | null;
   card_dirty_at: number | null;
   reminded_at: number | null;
+  /**
+   * When the lead's state last changed (migration 2026-12-05-0019): the latest of its arrival, status change, card,
+   * erasure and its repeats' arrivals, kept by the database's triggers (`GET /leads?updated_since=`).
+   */
+  updated_at: number;
 }
 
 export type RepeatOutcome = 'pinged' | 'in_card' | 'skipped' | 'gave_up';

@@ -16,15 +16,7 @@ import {
 } from 'class-validator';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { CROSS_FIELD, validationContext } from '../http/validation';
-import {
-  decodeCursor,
-  EXPORT_LIMIT_MAX,
-  NO_CONTROL_CHARACTER,
-  parseExportTime,
-  QUERY_RULES,
-  SEARCH_MAX,
-  SOURCE_VALUE,
-} from './export-query';
+import { EXPORT_LIMIT_MAX, NO_CONTROL_CHARACTER, parseExportTime, QUERY_RULES, readCursor, SEARCH_MAX, SOURCE_VALUE } from './export-query';
 
 /**
  * The queries of the routes that read leads (`GET /leads`, its CSV, the inbox's list, CSV and charts) as
@@ -55,13 +47,18 @@ export class AfterSince implements ValidatorConstraintInterface {
   }
 }
 
-/** A cursor exactly as this server gave it (signed with its key); nothing else, not another spelling of one. */
+/**
+ * A cursor exactly as this server gave it (signed with its key); nothing else, not another spelling of one. A cursor
+ * of the order of changes (`updated_since`) only with `updated_since`, one of the order of numbers only without.
+ */
 @ValidatorConstraint({ name: 'apiCursor' })
 export class ApiCursor implements ValidatorConstraintInterface {
   validate(value: unknown, args: ValidationArguments): boolean {
     const context = validationContext<CursorContext>(args);
     if (!context) throw new Error('the cursor rule needs the cursor key (CursorContext)');
-    return decodeCursor(value, context.cursorKey) !== undefined;
+    const position = readCursor(value, context.cursorKey);
+    const changes = (args.object as { updated_since?: unknown }).updated_since !== undefined;
+    return position !== undefined && (position.updatedAt !== null) === changes;
   }
 }
 
@@ -106,6 +103,8 @@ export class LeadsFilterQuery {
   @Since() since?: string;
   @Until() until?: string;
   @Status() status?: LeadStatus;
+  /** Leads whose state changed at or after this time, in the order of their changes. */
+  @Since() updated_since?: string;
 }
 
 /** `GET /leads`: the page, then the filters. */
@@ -115,6 +114,7 @@ export class LeadsPageQuery {
   @Since() since?: string;
   @Until() until?: string;
   @Status() status?: LeadStatus;
+  @Since() updated_since?: string;
 }
 
 /** `GET /inbox/api/leads.csv`: the inbox's filters (source, q), then those of `GET /leads`. */

@@ -96,17 +96,28 @@ function cursorMac(key: Buffer, payload: string): string {
 }
 
 /**
- * The opaque cursor: base64url of `{"id":n}` (n the last lead number of the page read), a dot, and its signature with
- * the server's key, so a cursor made by hand is refused.
+ * Where a page ends: the last lead's number, and with `updated_since` its `updated_at` too (that order's position is
+ * the pair: the change, then the number).
  */
-export function encodeCursor(id: number, key: Buffer): string {
-  const payload = Buffer.from(JSON.stringify({ id })).toString('base64url');
+export interface CursorPosition {
+  id: number;
+  updatedAt: number | null;
+}
+
+/**
+ * The opaque cursor: base64url of `{"id":n}` (n the last lead number of the page read) — or `{"u":t,"id":n}` in the
+ * order of `updated_since` (t that lead's `updated_at`) — a dot, and its signature with the server's key, so a cursor
+ * made by hand is refused.
+ */
+export function encodeCursor(id: number, key: Buffer, updatedAt: number | null = null): string {
+  const position = updatedAt === null ? { id } : { u: updatedAt, id };
+  const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
   return `${payload}.${cursorMac(key, payload)}`;
 }
 
-/** The lead number of a cursor this API gave; undefined for anything else. */
-export function decodeCursor(raw: unknown, key: Buffer): number | undefined {
-  if (typeof raw !== 'string' || raw.length > 80 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/.test(raw)) return undefined;
+/** The position of a cursor this API gave (either order); undefined for anything else. */
+export function readCursor(raw: unknown, key: Buffer): CursorPosition | undefined {
+  if (typeof raw !== 'string' || raw.length > 100 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/.test(raw)) return undefined;
   const [payload, mac] = raw.split('.');
   const expected = Buffer.from(cursorMac(key, payload));
   if (!timingSafeEqual(Buffer.from(mac), expected)) return undefined;
@@ -116,7 +127,15 @@ export function decodeCursor(raw: unknown, key: Buffer): number | undefined {
   } catch {
     return undefined;
   }
-  const id = (value as { id?: unknown } | null)?.id;
+  const { id, u } = (value ?? {}) as { id?: unknown; u?: unknown };
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
-  return encodeCursor(id, key) === raw ? id : undefined;
+  if (u !== undefined && (typeof u !== 'number' || !Number.isSafeInteger(u) || u < 0)) return undefined;
+  const updatedAt = u === undefined ? null : u;
+  return encodeCursor(id, key, updatedAt) === raw ? { id, updatedAt } : undefined;
+}
+
+/** The lead number of a cursor this API gave in the order of numbers; undefined for anything else. */
+export function decodeCursor(raw: unknown, key: Buffer): number | undefined {
+  const position = readCursor(raw, key);
+  return position && position.updatedAt === null ? position.id : undefined;
 }

@@ -8,6 +8,7 @@ import {
   INVALID_QUERY,
   type ExportedConsent,
   type ExportedLead,
+  type ExportedRepeat,
   type ExportedSource,
   type ExportPage,
 } from './export.service';
@@ -30,6 +31,11 @@ export function ApiExportFilters(): MethodDecorator {
     time('since', 'Leads created at or after'),
     time('until', 'Leads created before'),
     ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: [...LEAD_STATUSES] } }),
+    time(
+      'updated_since',
+      "Leads whose state changed at or after (created, a status, a repeat, the card published, erased; each lead's updated_at), " +
+        'ordered by that change (oldest first), then by number',
+    ),
   );
 }
 
@@ -87,7 +93,24 @@ export class ExportedLeadConsentDto implements ExportedConsent {
   policy_url!: string;
 }
 
-@ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto)
+@ApiSchema({ name: 'ExportedLeadRepeat' })
+export class ExportedLeadRepeatDto implements ExportedRepeat {
+  @ApiProperty({ type: 'string', description: "The repeat's own request_id (as lead.repeat's data.repeat.request_id)" })
+  request_id!: string;
+  @ApiProperty({ type: 'string', format: 'date-time', description: 'When the visitor sent it' }) created_at!: string;
+  @ApiProperty({ type: 'string', format: 'date-time', description: 'When it arrived' }) received_at!: string;
+  @ApiProperty({
+    type: 'object',
+    // Each of the form's fields, present only when the repeat changed it.
+    properties: Object.fromEntries(LEAD_FIELDS.map((f) => [f, nullableString])),
+    additionalProperties: false,
+    description:
+      'The form fields that differed from the lead, each with the value the repeat sent; null where it is personal and hidden (LEADS_CARD_PII=0 for the inbox) or erased with the lead',
+  })
+  changes!: Partial<Record<LeadField, string | null>>;
+}
+
+@ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto, ExportedLeadRepeatDto)
 @ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
 export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'integer' }) lead_number!: number;
@@ -99,6 +122,13 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'string', format: 'date-time' }) received_at!: string;
   @ApiProperty(nullableTime) published_at!: string | null;
   @ApiProperty(nullableTime) anonymised_at!: string | null;
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    description:
+      'When its state last changed: created (or received late), a status, a repeat, its card published, its erasure. updated_since reads leads by it',
+  })
+  updated_at!: string;
 
   @ApiProperty({
     ...refOrNull(() => ExportedLeadSourceDto),
@@ -115,6 +145,9 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   consent!: ExportedLeadConsentDto | null;
 
   @ApiProperty({ type: 'integer', minimum: 0 }) repeats!: number;
+
+  @ApiProperty({ type: () => ExportedLeadRepeatDto, isArray: true, description: 'Each repeat, oldest first (as many as repeats)' })
+  repeat_history!: ExportedLeadRepeatDto[];
 
   @ApiProperty({
     type: 'string',

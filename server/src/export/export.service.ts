@@ -6,13 +6,18 @@ import type { ServerConfig } from '../config/config';
 import { LEAD_FIELDS } from '@stickers/shared';
 import type { LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
-import { LeadPagesRepository, type ExportRow, type LeadScope, type LeadSearch } from '../repositories/lead-pages.repository';
+import {
+  LeadPagesRepository,
+  type ExportQuery,
+  type ExportRow,
+  type LeadScope,
+  type LeadSearch,
+} from '../repositories/lead-pages.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
 import { iso, shown, toJson, type ExportedLead, type ExportPage } from './exported-lead';
 import { checkPlain } from '../http/validation';
 import {
   cursorKey,
-  decodeCursor,
   encodeCursor,
   EXPORT_LIMIT_DEFAULT,
   EXPORT_LIMIT_MAX,
@@ -20,6 +25,7 @@ import {
   NO_SOURCE,
   parseExportTime,
   QUERY_RULES,
+  readCursor,
   SOURCE_VALUE,
 } from './export-query';
 import { InboxPageQuery, LeadsPageQuery, type CursorContext } from './export-query.dto';
@@ -33,7 +39,7 @@ export const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY, NO_SOURCE };
-export type { ExportedConsent, ExportedLead, ExportedSource, ExportPage } from './exported-lead';
+export type { ExportedConsent, ExportedLead, ExportedRepeat, ExportedSource, ExportPage } from './exported-lead';
 /** Why a `source` is refused (the charts' own check reads it here). */
 export const SOURCE_RULE = QUERY_RULES.source;
 
@@ -42,6 +48,8 @@ export interface ExportFilter {
   since: number | null;
   until: number | null;
   status: LeadStatus | null;
+  /** `updated_since`: leads whose state changed at or after it, in the order of the changes; undefined: none. */
+  updatedSince?: number;
   /** The inbox's filters (ExportOptions.inbox): the source (null: leads without one) and the search. */
   source?: string | null;
   search?: LeadSearch;
@@ -59,6 +67,7 @@ export interface LeadsQuery {
   since?: string;
   until?: string;
   status?: LeadStatus;
+  updated_since?: string;
   /** The inbox's (ExportOptions.inbox). */
   source?: string;
   q?: string;
@@ -180,6 +189,8 @@ export class ExportService {
   /** The filter of a checked query (a route's DTO, or page's own check): since, until, status, and the inbox's source and q. */
   filter(query: LeadsQuery, options: ExportOptions = {}): ExportFilter {
     const filter: ExportFilter = { since: instant(query.since), until: instant(query.until), status: query.status ?? null };
+    const updatedSince = instant(query.updated_since);
+    if (updatedSince !== null) filter.updatedSince = updatedSince;
     if (options.inbox) {
       const source = readSourceParam(query.source);
       if (source === INVALID_SOURCE) throw new Error('an unchecked source reached the export');
@@ -211,19 +222,32 @@ export class ExportService {
     return this.checkedPage(checked.value, options);
   }
 
-  /** `GET /leads` (and the inbox's list): one page of a checked query, newest first. */
+  /**
+   * `GET /leads` (and the inbox's list): one page of a checked query, newest first; with `updated_since`, oldest
+   * change first (then by number), its cursor holding the last lead's change and number.
+   */
   async checkedPage(query: LeadsQuery, options: ExportOptions = {}): Promise<ExportPage> {
     const limit = query.limit ?? EXPORT_LIMIT_DEFAULT;
-    const beforeId = query.cursor === undefined ? null : decodeCursor(query.cursor, this.cursorKey);
-    if (beforeId === undefined) throw new Error('an unchecked cursor reached the export');
+    const position = query.cursor === undefined ? null : readCursor(query.cursor, this.cursorKey);
+    if (position === undefined) throw new Error('an unchecked cursor reached the export');
     const filter = this.filter(query, options);
+    const changes = filter.updatedSince !== undefined;
+    const read: Omit<ExportQuery, 'limit'> = changes
+      ? {
+          ...filter,
+          beforeId: null,
+          changed: { since: filter.updatedSince!, after: position && { updatedAt: position.updatedAt ?? 0, id: position.id } },
+        }
+      : { ...filter, beforeId: position?.id ?? null };
     const rows = filter.search
-      ? await this.searching(() => this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 }))
-      : await this.leads.exportPage({ ...filter, beforeId, limit: limit + 1 });
+      ? await this.searching(() => this.leads.exportPage({ ...read, limit: limit + 1 }))
+      : await this.leads.exportPage({ ...read, limit: limit + 1 });
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const hide = options.hidePersonal === true;
-    return { leads: page.map((r) => toJson(r, hide)), next_cursor: more ? this.cursorAbove(page[page.length - 1].id) : null };
+    const last = page[page.length - 1];
+    const next = !more ? null : changes ? encodeCursor(last.id, this.cursorKey, last.updated_at) : this.cursorAbove(last.id);
+    return { leads: await this.withRepeats(page, hide), next_cursor: next };
   }
 
   /**
@@ -240,7 +264,20 @@ export class ExportService {
       limit: 1,
       ...(options.scope ? { scope: options.scope } : {}),
     });
-    return row ? toJson(row, options.hidePersonal === true) : null;
+    return row ? (await this.withRepeats([row], options.hidePersonal === true))[0] : null;
+  }
+
+  /** The rows as `GET /leads` shows them, each with its repeats (one read for the page). */
+  private async withRepeats(rows: ExportRow[], hide: boolean): Promise<ExportedLead[]> {
+    const repeated = rows.filter((r) => Number(r.repeats) > 0).map((r) => r.id);
+    const repeats = await this.leads.repeatsOf(repeated);
+    return rows.map((r) =>
+      toJson(
+        r,
+        hide,
+        repeats.filter((repeat) => repeat.lead_id === r.id),
+      ),
+    );
   }
 
   /**
@@ -254,17 +291,24 @@ export class ExportService {
     const done = await this.turns.take();
     try {
       yield CSV_BOM + csvRow(CSV_COLUMNS);
-      let beforeId: number | null = null;
+      let last: ExportRow | null = null;
       for (;;) {
-        const rows = await this.leads.exportPage({ ...filter, beforeId, limit: CSV_PAGE });
+        const rows = await this.leads.exportPage(this.csvPage(filter, last));
         for (const row of rows) yield this.csvLine(options.hidePersonal ? withoutPersonal(row) : row);
         if (rows.length < CSV_PAGE) return;
-        beforeId = rows[rows.length - 1].id;
+        last = rows[rows.length - 1];
         await nextTurnOfTheLoop();
       }
     } finally {
       done();
     }
+  }
+
+  /** The CSV's page after the row `last` (null: the first): below its number, or after its change (`updated_since`). */
+  private csvPage(filter: ExportFilter, last: ExportRow | null): ExportQuery {
+    if (filter.updatedSince === undefined) return { ...filter, beforeId: last?.id ?? null, limit: CSV_PAGE };
+    const after = last && { updatedAt: last.updated_at, id: last.id };
+    return { ...filter, beforeId: null, changed: { since: filter.updatedSince, after }, limit: CSV_PAGE };
   }
 
   /**

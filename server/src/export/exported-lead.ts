@@ -1,8 +1,8 @@
-import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
-import type { FormColumns } from '../domain/lead';
+import { LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/shared';
+import { parseRepeatChanges, type FormColumns } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
-import { withoutPersonal } from '../domain/personal-fields';
-import type { ExportRow } from '../repositories/lead-pages.repository';
+import { isPersonalField, withoutPersonal } from '../domain/personal-fields';
+import type { ExportRepeatRow, ExportRow } from '../repositories/lead-pages.repository';
 
 /** A lead as `GET /leads` and the inbox show it, made from a row of the export's read. */
 
@@ -21,13 +21,29 @@ export interface ExportedLead extends FormColumns {
   received_at: string;
   published_at: string | null;
   anonymised_at: string | null;
+  /** When its state last changed: created, a status, a repeat, its card published, erased (`updated_since`). */
+  updated_at: string;
   /** Where the lead came from: the landing's name, the UTM parameters, the referrer's host; null without. */
   source: ExportedSource | null;
   /** The visitor's consent as the landing sent it (time ISO 8601); null without. Kept when the lead is anonymised. */
   consent: ExportedConsent | null;
   repeats: number;
+  /** Each repeat, oldest first, with the values it sent for the fields that changed. */
+  repeat_history: ExportedRepeat[];
   /** What came of the landing's captcha: `passed`, `unchecked` (its provider was unreachable), null without one. */
   captcha: CaptchaResult | null;
+}
+
+/**
+ * A repeat of a lead: its own request, when the visitor sent it and when it arrived, and the form's fields that
+ * differed from the lead, each with the value the repeat sent — null where the value is personal and hidden
+ * (LEADS_CARD_PII=0 for the inbox) or erased with the lead.
+ */
+export interface ExportedRepeat {
+  request_id: string;
+  created_at: string;
+  received_at: string;
+  changes: Partial<Record<LeadField, string | null>>;
 }
 
 export interface ExportedConsent {
@@ -56,8 +72,28 @@ export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toI
 /** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
 export const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
 
-export function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
+/** A repeat as shown: personal values null when `hidePersonal` (or the lead is erased), the fields' names kept. */
+export function repeatJson(repeat: ExportRepeatRow, hidePersonal: boolean): ExportedRepeat {
+  const sent = parseRepeatChanges(repeat.changes);
+  const changes: ExportedRepeat['changes'] = {};
+  for (const field of LEAD_FIELDS) {
+    if (!(field in sent)) continue;
+    const value = sent[field];
+    const shownValue = typeof value === 'string' || typeof value === 'number' ? String(value) : null;
+    changes[field] = hidePersonal && isPersonalField(field) ? null : shownValue;
+  }
+  return {
+    request_id: repeat.request_id,
+    created_at: iso(repeat.created_at)!,
+    received_at: iso(repeat.received_at ?? repeat.created_at)!,
+    changes,
+  };
+}
+
+/** The lead as `GET /leads` shows it, with its repeats (oldest first; none read: an empty list). */
+export function toJson(row: ExportRow, hidePersonal = false, repeats: readonly ExportRepeatRow[] = []): ExportedLead {
   const r = hidePersonal ? withoutPersonal(row) : shown(row);
+  const hideRepeats = hidePersonal || row.anonymised_at !== null;
   return {
     lead_number: r.id,
     request_id: r.request_id,
@@ -68,10 +104,12 @@ export function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
     received_at: iso(r.received_at ?? r.created_at)!,
     published_at: iso(r.published_at),
     anonymised_at: iso(r.anonymised_at),
+    updated_at: iso(r.updated_at)!,
     ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
     source: sourceOf(r),
     consent: consentOf(r),
     repeats: Number(r.repeats),
+    repeat_history: repeats.map((repeat) => repeatJson(repeat, hideRepeats)),
     captcha: r.captcha,
   };
 }

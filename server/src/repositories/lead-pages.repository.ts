@@ -5,7 +5,7 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { containsAnyCase, equalsAnyCase } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
-import type { Lead } from '../domain/lead';
+import type { Lead, LeadRepeat } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { SOURCE_COLUMNS } from '../domain/personal-fields';
 
@@ -25,6 +25,11 @@ export interface ExportQuery {
   scope?: LeadScope;
   /** Only the lead of this number (a lead's page); undefined: any. */
   id?: number;
+  /**
+   * Only the leads whose state changed at or after `since` (`updated_at`), oldest change first (then by number), after
+   * the position `after` (the last lead of the page before; null for the first page). `beforeId` is not used with it.
+   */
+  changed?: { since: number; after: { updatedAt: number; id: number } | null };
 }
 
 /**
@@ -90,6 +95,7 @@ const EXPORT_COLUMNS = [
   'received_at',
   'published_at',
   'anonymised_at',
+  'updated_at',
   ...SOURCE_COLUMNS,
   'captcha',
   'consent_accepted_at',
@@ -99,6 +105,9 @@ const EXPORT_COLUMNS = [
 /** A lead as the export reads it: its columns and how many repeats it has. */
 export type ExportRow = Pick<Lead, (typeof EXPORT_COLUMNS)[number]> & { repeats: number };
 
+/** A repeat as the export reads it: whose, its request, its times and its changed fields (JSON). */
+export type ExportRepeatRow = Pick<LeadRepeat, 'lead_id' | 'request_id' | 'created_at' | 'received_at' | 'changes'>;
+
 /** Pages of leads as `GET /leads`, the CSV, the inbox's list and the webhooks read them: filters, search, scope. */
 @Injectable()
 export class LeadPagesRepository {
@@ -107,7 +116,9 @@ export class LeadPagesRepository {
   /**
    * Export: one page of leads, newest first by arrival (the id: a lead stored later always has a greater
    * one, so paging "older than the cursor" neither repeats nor skips while leads keep coming), filtered by the
-   * creation time (since inclusive, until exclusive) and the status, each with its count of repeats.
+   * creation time (since inclusive, until exclusive) and the status, each with its count of repeats. With `changed`:
+   * the leads changed since then, in the order of `updated_at` and the number (the index `leads_updated` reads them
+   * in that order from the first change at or after the later of `since` and the position).
    */
   exportPage(q: ExportQuery): Promise<ExportRow[]> {
     let query = this.db
@@ -124,6 +135,12 @@ export class LeadPagesRepository {
     if (q.until !== null) query = query.where('l.created_at', '<', q.until);
     if (q.status !== null) query = query.where('l.status', '=', q.status);
     if (q.beforeId !== null) query = query.where('l.id', '<', q.beforeId);
+    const changed = q.changed;
+    if (changed) {
+      const after = changed.after;
+      query = query.where('l.updated_at', '>=', Math.max(changed.since, after?.updatedAt ?? 0));
+      if (after) query = query.where((eb) => eb.or([eb('l.updated_at', '>', after.updatedAt), eb('l.id', '>', after.id)]));
+    }
     if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
     if (q.id !== undefined) query = query.where('l.id', '=', q.id);
     if (q.scope !== undefined) query = query.where(inLeadScope(this.db as unknown as Kysely<unknown>, q.scope));
@@ -139,6 +156,20 @@ export class LeadPagesRepository {
         ]),
       );
     }
-    return query.orderBy('l.id', 'desc').limit(q.limit).execute() as Promise<ExportRow[]>;
+    query = changed ? query.orderBy('l.updated_at').orderBy('l.id') : query.orderBy('l.id', 'desc');
+    return query.limit(q.limit).execute() as Promise<ExportRow[]>;
+  }
+
+  /** The repeats of these leads (a page's), oldest first within each lead. */
+  repeatsOf(leadIds: readonly number[]): Promise<ExportRepeatRow[]> {
+    if (leadIds.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom('lead_repeats')
+      .select(['lead_id', 'request_id', 'created_at', 'received_at', 'changes'])
+      .where('lead_id', 'in', [...leadIds])
+      .orderBy('lead_id')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
   }
 }
