@@ -56,7 +56,8 @@ describe('GET /leads?updated_since=', () => {
     const mark = new Date(server.clock.now()).toISOString();
     server.clock.advance(MIN);
     const status = server.app.get(LeadStatusService);
-    const press = (leadId: number) => status.set({ leadId, expected: 'new', to: 'in_progress', userId: 42, userName: 'manager' });
+    const press = (leadId: number) =>
+      status.set({ leadId, expected: 'new', to: 'in_progress', by: { telegramUserId: 42, name: 'manager' } });
     expect((await press(changing)).kind).toBe('changed');
     server.clock.advance(MIN);
     expect((await press(other)).kind).toBe('changed');
@@ -99,7 +100,9 @@ describe('GET /leads?updated_since=', () => {
     expect(page.body.leads.map((l: { lead_number: number }) => l.lead_number)).toEqual([first]);
     server.clock.advance(MIN);
     const status = server.app.get(LeadStatusService);
-    expect((await status.set({ leadId: first, expected: 'new', to: 'in_progress', userId: 1, userName: 'm' })).kind).toBe('changed');
+    expect((await status.set({ leadId: first, expected: 'new', to: 'in_progress', by: { telegramUserId: 1, name: 'm' } })).kind).toBe(
+      'changed',
+    );
     const rest = await get(server, `/leads?updated_since=${since}&limit=5&cursor=${page.body.next_cursor}`);
     expect(rest.body.leads.map((l: { lead_number: number; status: string }) => [l.lead_number, l.status])).toEqual([
       [second, 'new'],
@@ -115,7 +118,7 @@ describe('GET /leads?updated_since=', () => {
     const since = new Date(server.clock.now()).toISOString();
     const status = server.app.get(LeadStatusService);
     for (const leadId of [first, third]) {
-      expect((await status.set({ leadId, expected: 'new', to: 'in_progress', userId: 1, userName: 'm' })).kind).toBe('changed');
+      expect((await status.set({ leadId, expected: 'new', to: 'in_progress', by: { telegramUserId: 1, name: 'm' } })).kind).toBe('changed');
       server.clock.advance(MIN);
     }
     const csv = await get(server, `/leads/export.csv?updated_since=${encodeURIComponent(since)}`);
