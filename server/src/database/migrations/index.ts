@@ -17,6 +17,7 @@ import * as leadConsent from './2026-12-02-0015-lead-consent';
 import * as leadCaptcha from './2026-12-02-0016-lead-captcha';
 import * as submitDecision from './2026-12-05-0017-submit-decision';
 import * as outboxQueue from './2026-12-05-0018-outbox';
+import * as telegramLinks from './2026-12-05-0021-telegram-links';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-02-0016-lead-captcha': leadCaptcha,
   '2026-12-05-0017-submit-decision': submitDecision,
   '2026-12-05-0018-outbox': outboxQueue,
+  '2026-12-05-0021-telegram-links': telegramLinks,
 };
