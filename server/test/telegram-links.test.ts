@@ -5,7 +5,8 @@
  * used payload binds nothing and gets a polite answer. Against the sandbox's private chat, on both databases.
  */
 import type { SandboxUser } from '@stickers/telegram-sandbox';
-import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, type TestServer } from './harness';
+import { SECRET_HEADER } from '@stickers/shared';
+import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, SECRET, type TestServer } from './harness';
 
 const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
 const OTHER: SandboxUser = { id: 7002, is_bot: false, first_name: 'Олег' };
@@ -63,7 +64,8 @@ describe('POST /leads: telegram_link', () => {
 describe('/start <payload> in the private chat', () => {
   it("binds the visitor's account once: the bot answers with the lead's number, the card, GET /leads and the trace show it", async () => {
     const server = await boot({ polling: true });
-    const created = await postLead(server, lead({ telegram: '@anna_k' }));
+    const body = lead({ telegram: '@anna_k' });
+    const created = await postLead(server, body);
     const leadNumber = created.body.lead_number as number;
     await cardsSettled(server);
     expect(cardOf(leadNumber)).not.toContain('Telegram подтверждён');
@@ -75,8 +77,21 @@ describe('/start <payload> in the private chat', () => {
     expect(cardOf(leadNumber)).toContain('✅ Telegram подтверждён: @anna_k');
     expect(cardOf(leadNumber)).not.toContain('не совпадает');
 
-    const events = await server.db.db.selectFrom('lead_events').select(['kind', 'detail']).where('lead_id', '=', leadNumber).execute();
-    expect(events).toContainEqual({ kind: 'telegram_bound', detail: expect.stringContaining('@anna_k (id 7001)') });
+    const listed = await fetch(`${server.url}/leads`, { headers: { [SECRET_HEADER]: SECRET } });
+    const page = (await listed.json()) as { leads: { lead_number: number; telegram_account: unknown }[] };
+    expect(page.leads.find((l) => l.lead_number === leadNumber)?.telegram_account).toEqual({
+      id: VISITOR.id,
+      username: 'anna_k',
+      first_name: 'Анна',
+      last_name: 'Ким',
+    });
+
+    const traced = await fetch(`${server.url}/leads/${body.request_id as string}/trace`, { headers: { [SECRET_HEADER]: SECRET } });
+    expect(traced.status).toBe(200);
+    const trace = (await traced.json()) as { events: { kind: string; detail: string | null }[] };
+    expect(trace.events).toContainEqual(
+      expect.objectContaining({ kind: 'telegram_bound', detail: expect.stringContaining('@anna_k (id 7001)') }),
+    );
   });
 
   it('says so on the card when the account is not the username typed in the form', async () => {

@@ -24,6 +24,7 @@ import {
 } from './export-query';
 import { InboxPageQuery, LeadsPageQuery, type CursorContext } from './export-query.dto';
 import { Turns } from './export-turns';
+import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 
 const CSV_PAGE = 200;
 /** How many CSV exports read the database at once; more wait their turn (Turns). */
@@ -163,6 +164,7 @@ export class ExportService {
     @Inject(SERVER_CONFIG) config: ServerConfig,
     private readonly leads: LeadPagesRepository,
     private readonly clock: Clock,
+    private readonly telegramLinks: TelegramLinksRepository,
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
     this.local = new Intl.DateTimeFormat('sv-SE', {
@@ -223,7 +225,11 @@ export class ExportService {
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const hide = options.hidePersonal === true;
-    return { leads: page.map((r) => toJson(r, hide)), next_cursor: more ? this.cursorAbove(page[page.length - 1].id) : null };
+    const accounts = await this.telegramLinks.accountsOf(page.map((r) => r.id));
+    return {
+      leads: page.map((r) => toJson(r, hide, accounts.get(r.id))),
+      next_cursor: more ? this.cursorAbove(page[page.length - 1].id) : null,
+    };
   }
 
   /**
@@ -240,7 +246,9 @@ export class ExportService {
       limit: 1,
       ...(options.scope ? { scope: options.scope } : {}),
     });
-    return row ? toJson(row, options.hidePersonal === true) : null;
+    if (!row) return null;
+    const accounts = await this.telegramLinks.accountsOf([row.id]);
+    return toJson(row, options.hidePersonal === true, accounts.get(row.id));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { LEAD_FIELDS, type CaptchaResult } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
+import type { TelegramAccount } from '../domain/telegram-account';
 import { withoutPersonal } from '../domain/personal-fields';
 import type { ExportRow } from '../repositories/lead-pages.repository';
 
@@ -28,6 +29,11 @@ export interface ExportedLead extends FormColumns {
   repeats: number;
   /** What came of the landing's captcha: `passed`, `unchecked` (its provider was unreachable), null without one. */
   captcha: CaptchaResult | null;
+  /**
+   * The Telegram account the visitor bound by opening the lead's "Continue in Telegram" link; null without one.
+   * Personal: null where personal fields are hidden and once the lead is anonymised.
+   */
+  telegram_account: TelegramAccount | null;
 }
 
 export interface ExportedConsent {
@@ -56,7 +62,7 @@ export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toI
 /** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
 export const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
 
-export function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
+export function toJson(row: ExportRow, hidePersonal = false, account: TelegramAccount | null = null): ExportedLead {
   const r = hidePersonal ? withoutPersonal(row) : shown(row);
   return {
     lead_number: r.id,
@@ -73,6 +79,7 @@ export function toJson(row: ExportRow, hidePersonal = false): ExportedLead {
     consent: consentOf(r),
     repeats: Number(r.repeats),
     captcha: r.captcha,
+    telegram_account: hidePersonal || r.anonymised_at !== null ? null : account,
   };
 }
 
