@@ -62,7 +62,7 @@ describe('POST /leads: telegram_link', () => {
 });
 
 describe('/start <payload> in the private chat', () => {
-  it("binds the visitor's account once: the bot answers with the lead's number, the card, GET /leads and the trace show it", async () => {
+  it("binds the visitor's account once: the bot answers with the lead's number, the card, GET /leads and the trace show it; an erasure erases it", async () => {
     const server = await boot({ polling: true });
     const body = lead({ telegram: '@anna_k' });
     const created = await postLead(server, body);
@@ -90,8 +90,18 @@ describe('/start <payload> in the private chat', () => {
     expect(traced.status).toBe(200);
     const trace = (await traced.json()) as { events: { kind: string; detail: string | null }[] };
     expect(trace.events).toContainEqual(
-      expect.objectContaining({ kind: 'telegram_bound', detail: expect.stringContaining('@anna_k (id 7001)') }),
+      expect.objectContaining({ kind: 'telegram_bound', detail: expect.stringContaining('Telegram account is bound') }),
     );
+
+    // Erased with the lead: the account is gone from the database, the card and the list; the link stays used.
+    expect(await command(LEADS_CHAT, `/stickers_forget ${leadNumber}`)).toContain(`Заявка #${leadNumber} обезличена`);
+    await cardsSettled(server);
+    expect(cardOf(leadNumber)).not.toContain('Telegram подтверждён');
+    const rows = await server.db.db.selectFrom('telegram_links').selectAll().where('lead_id', '=', leadNumber).execute();
+    expect(rows.map((r) => [r.tg_user_id, r.tg_username, r.tg_first_name, r.tg_last_name, r.used_at === null])).toEqual([
+      [null, null, null, null, false],
+    ]);
+    expect(await command(OTHER.id, `/start ${payloadOf(created.body.telegram_link)}`, OTHER)).toContain('Эта ссылка не работает');
   });
 
   it('says so on the card when the account is not the username typed in the form', async () => {

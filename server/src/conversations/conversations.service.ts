@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-import { accountName, type TelegramAccount } from '../domain/telegram-account';
+import type { TelegramAccount } from '../domain/telegram-account';
 import { TelegramLinksRepository } from './telegram-links.repository';
 import { payloadHash } from './telegram-links.service';
 
@@ -38,7 +38,8 @@ export class ConversationsService {
     if (payload === '') return this.t.conversation.hello;
     if (!PAYLOAD.test(payload)) return this.t.conversation.invalid;
     const account = request.from;
-    const detail = `Telegram account ${accountName(account)} (id ${account.id}) opened the lead's link in the bot`;
+    // No personal data in the event (it outlives an erasure): the account itself is the link's row, erased with the lead.
+    const detail = "the visitor opened the lead's link in the bot: their Telegram account is bound (GET /leads telegram_account)";
     const result = await this.links.bind(payloadHash(payload), account, this.clock.now(), detail);
     if (result.kind !== 'bound') {
       this.logger.log({ msg: 'telegram link refused', why: result.kind });
