@@ -94,7 +94,7 @@ export type LeadEventKind =
   | 'webhook_failed'
   /** `npm run leads -- webhooks replay` queued an event of the lead again. */
   | 'webhook_replayed'
-  /** "Continue in Telegram": a visitor opened the lead's link and the bot bound their Telegram account (detail: who). */
+  /** "Continue in Telegram": a visitor opened the lead's link and the bot bound their Telegram account (no personal data in the detail: the account is on the link's row). */
   | 'telegram_bound';
 
 export interface LeadEventsTable {
