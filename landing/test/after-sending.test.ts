@@ -8,6 +8,11 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { LandingConfigError, loadLandingEnv } from '~/env.server';
 import { counterBootstrap, forgetReachedInPage, GOAL_KEY, reachGoalOnce, type AnalyticsConfig } from '~/leads/analytics';
 import { loader as rootLoader } from '~/root';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { en } from '~/i18n/en';
+import { ru } from '~/i18n/ru';
+import { TelegramLink } from '~/leads/lead-form';
 import { postForm } from './post-form';
 import { ENV_KEYS, captureConsole, configuredEnv, setEnv, standIns, type StandInAnswer } from './support';
 
@@ -74,6 +79,40 @@ describe("the sent screen's number", () => {
     const { result } = await submit({ fields: { company: 'Bots Inc' } });
     expect(result.state).toBe('sent');
     expect(result).not.toHaveProperty('leadNumber');
+  });
+});
+
+describe('the sent screen\'s "Get the answer in Telegram"', () => {
+  const LINK = 'https://t.me/stickers_leads_bot?start=Zx3kq9R2mV8pL0aB7cT1wY5nH4jD6fE_';
+
+  it("201 and 200 (duplicate, repeat): the action's sent carries the server's telegram_link", async () => {
+    answer = { status: 201, body: { lead_number: 42, duplicate: false, repeat: false, telegram_link: LINK } };
+    expect((await submit()).result).toMatchObject({ state: 'sent', leadNumber: 42, telegramLink: LINK });
+    answer = { status: 200, body: { lead_number: 42, duplicate: true, repeat: true, telegram_link: LINK } };
+    expect((await submit()).result).toMatchObject({ state: 'sent', leadNumber: 42, telegramLink: LINK });
+  });
+
+  it('none when the server answered none or something that is not a t.me start link', async () => {
+    for (const telegram_link of [null, undefined, 'javascript:alert(1)', 'https://evil.example/?start=x', `${LINK}"><script>`]) {
+      answer = { status: 201, body: { lead_number: 5, duplicate: false, repeat: false, telegram_link } };
+      const { result } = await submit();
+      expect(result).toMatchObject({ state: 'sent', leadNumber: 5 });
+      expect(result).not.toHaveProperty('telegramLink');
+    }
+  });
+
+  it('the fallback (and so the spool) shows none', async () => {
+    answer = { status: 503, body: { error: 'unavailable', telegram_link: LINK } };
+    const { result } = await submit();
+    expect(result.state).toBe('sent');
+    expect(result).not.toHaveProperty('telegramLink');
+  });
+
+  it("is a real link, in the locale's words (it works without JavaScript)", () => {
+    expect(renderToStaticMarkup(createElement(TelegramLink, { href: LINK, label: ru.sent.telegram }))).toBe(
+      `<p class="telegram-link"><a href="${LINK}" rel="noopener noreferrer" target="_blank">Получить ответ в Telegram</a></p>`,
+    );
+    expect(en.sent.telegram).toBe('Get the answer in Telegram');
   });
 });
 

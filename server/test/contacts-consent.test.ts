@@ -6,7 +6,18 @@
  */
 import { loadServerConfig } from '../src/config/config';
 import { formatTrace } from '../src/trace/trace-format';
-import { FakeClock, LEADS_CHAT, SECRET, lead, memberActions, postLead, sandboxSuite, type BootOptions, type TestServer } from './harness';
+import {
+  FakeClock,
+  LEADS_CHAT,
+  SECRET,
+  lead,
+  memberActions,
+  postLead,
+  sandboxSuite,
+  type BootOptions,
+  type TestServer,
+  TELEGRAM_LINK,
+} from './harness';
 import { sqlRow } from './support/test-database';
 
 const suite = sandboxSuite();
@@ -112,7 +123,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
     const first = await post(server, { phone: '+79165551202', comment: 'первый' }, ['telegram']);
     const again = await post(server, { phone: '8 916 555-12-02', comment: 'второй' }, ['telegram']);
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: true });
+    expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: true, telegram_link: TELEGRAM_LINK });
     // Another phone-only visitor: both have no username, and that is no match.
     const other = await post(server, { phone: '+79165551203' }, ['telegram']);
     expect(other.status).toBe(201);

@@ -22,6 +22,8 @@ export const SALT = 'test-salt-for-ip-hashes';
 export const LEADS_CHAT = DEFAULT_CHATS[0].id;
 export const ADMIN_CHAT = DEFAULT_CHATS[1].id;
 /** Rate limits no test reaches unless it sets its own. */
+/** A `POST /leads` answer's `telegram_link` from the sandbox's bot: a fresh random start parameter each answer. */
+export const TELEGRAM_LINK: unknown = expect.stringMatching(/^https:\/\/t\.me\/stickers_leads_bot\?start=[A-Za-z0-9_-]{32}$/);
 export const NO_RATE_LIMITS = { LEADS_HOURLY_LIMIT: '100000', LEADS_IP_LIMIT: '100000' };
 /**
  * Per-caller throttles no test reaches unless it sets its own (every test calls from one address, as one user): part of

@@ -20,6 +20,7 @@ import {
   sandboxSuite,
   type BootOptions,
   type TestServer,
+  TELEGRAM_LINK,
 } from './harness';
 import { sqlRow, sqlRows, sqlRun } from './support/test-database';
 
@@ -450,7 +451,7 @@ describe('repeats, known requests and what the server refuses', () => {
     clock.advance(26 * HOUR);
     // Sent 23 h after the lead, arriving 26 h after it: a repeat.
     const within = await postLead(server, late(lead({ phone: '+79990008888' }), { submittedAt: t0 + 23 * HOUR }));
-    expect(within.body).toEqual({ lead_number: original, duplicate: true, repeat: true });
+    expect(within.body).toEqual({ lead_number: original, duplicate: true, repeat: true, telegram_link: TELEGRAM_LINK });
     // Sent 25 h after it: a new lead, though another request of the same visitor arrived after it.
     const outside = await postLead(server, late(lead({ phone: '+79990008888' }), { submittedAt: t0 + 25 * HOUR }));
     expect(outside).toMatchObject({ status: 201, body: { repeat: false } });
@@ -463,7 +464,7 @@ describe('repeats, known requests and what the server refuses', () => {
     expect(old.body.lead_number).not.toBe(recent);
     // One from 20 h before it: a repeat of it, though it came first.
     const before = await postLead(server, late(lead({ phone: '+79990008899' }), { submittedAt: clock.now() - 20 * HOUR }));
-    expect(before.body).toEqual({ lead_number: recent, duplicate: true, repeat: true });
+    expect(before.body).toEqual({ lead_number: recent, duplicate: true, repeat: true, telegram_link: TELEGRAM_LINK });
   });
 
   it('a late lead without a fallback message (route lost) gets a card that says it came late', async () => {

@@ -32,6 +32,7 @@ const TABLES: Record<string, string> = {
   webhook_events: 'id',
   outbox: 'id',
   erased_contacts: 'contact_hash',
+  telegram_links: 'payload_hash',
 };
 
 let pg: TestPostgres | undefined;
@@ -199,6 +200,18 @@ async function buildSqlite(file: string): Promise<string> {
     insert(sqlite, 'alert_throttles', { key: 'disk_low', last_sent_at: T + 5 });
     // A recorded erasure (its keyed hash, never the contact).
     insert(sqlite, 'erased_contacts', { contact_hash: 'e'.repeat(64), erased_at: T + 86_400_000 });
+    // A "Continue in Telegram" link, used: its payload's hash and the account it bound (a Telegram id beyond 32 bits).
+    insert(sqlite, 'telegram_links', {
+      payload_hash: 'f'.repeat(64),
+      lead_id: 1,
+      created_at: T,
+      expires_at: T + 7 * 86_400_000,
+      used_at: T + 60_000,
+      tg_user_id: 7_000_000_001,
+      tg_username: 'anna_k',
+      tg_first_name: 'Анна',
+      tg_last_name: null,
+    });
     // Webhooks: where announcements start, two events, a delivered delivery and two still waiting.
     for (const [type, since_id] of [
       ['lead.created', 0],
@@ -294,6 +307,7 @@ describe('moveToPostgres', () => {
       'rate_events',
       'rate_minutes',
       'settings',
+      'telegram_links',
       'webhook_events',
       'outbox',
       'webhook_sources',
@@ -309,6 +323,7 @@ describe('moveToPostgres', () => {
       job_runs: [1, null],
       alert_throttles: [2, null],
       erased_contacts: [1, null],
+      telegram_links: [1, null],
       webhook_events: [2, 3],
       outbox: [7, 8],
       webhook_sources: [4, null],
@@ -326,6 +341,7 @@ describe('moveToPostgres', () => {
       'rate_events: 4 rows, next id 6',
       'rate_minutes: 1 rows',
       'settings: 2 rows',
+      'telegram_links: 1 rows',
       'webhook_events: 2 rows, next id 3',
       'outbox: 7 rows, next id 8',
       'webhook_sources: 4 rows',
@@ -358,7 +374,7 @@ describe('moveToPostgres', () => {
     const before = await dumpPostgres(db);
     await expect(moveToPostgres(path, url)).rejects.toThrow(
       'the PostgreSQL database already holds rows (in alert_throttles, erased_contacts, job_runs, lead_events, lead_repeats, lead_status_changes, ' +
-        'leads, outbox, rate_events, rate_minutes, settings, webhook_events, webhook_sources): refusing to merge into or overwrite it',
+        'leads, outbox, rate_events, rate_minutes, settings, telegram_links, webhook_events, webhook_sources): refusing to merge into or overwrite it',
     );
     expect(await dumpPostgres(db)).toEqual(before);
   });

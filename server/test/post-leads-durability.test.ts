@@ -28,7 +28,7 @@ describe('races', () => {
     expect(created).toHaveLength(1);
     expect(dupes).toHaveLength(49);
     const number = created[0].body.lead_number;
-    for (const d of dupes) expect(d.body).toEqual({ lead_number: number, duplicate: true, repeat: false });
+    for (const d of dupes) expect(d.body).toEqual({ lead_number: number, duplicate: true, repeat: false, telegram_link: null });
     expect(await count('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 
@@ -42,7 +42,8 @@ describe('races', () => {
     expect(created).toHaveLength(1);
     const repeats = answers.filter((a) => a.status === 200);
     expect(repeats).toHaveLength(19);
-    for (const r of repeats) expect(r.body).toEqual({ lead_number: created[0].body.lead_number, duplicate: true, repeat: true });
+    for (const r of repeats)
+      expect(r.body).toEqual({ lead_number: created[0].body.lead_number, duplicate: true, repeat: true, telegram_link: null });
     expect(await count('select count(*) as n from lead_repeats')).toEqual({ n: 19 });
   });
 

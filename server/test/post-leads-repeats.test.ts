@@ -2,7 +2,7 @@
  * `POST /leads` idempotency and repeats (docs/requirements.md §1.1, steps 6 and 10): a known request_id (or
  * Idempotency-Key) answers the lead it made, and the same contact within 24 h is a repeat of the newest matching lead.
  */
-import { FakeClock, NO_HOURLY_LIMIT, lead, postLead, sandboxSuite, type BootOptions, type TestServer } from './harness';
+import { FakeClock, NO_HOURLY_LIMIT, lead, postLead, sandboxSuite, type BootOptions, type TestServer, TELEGRAM_LINK } from './harness';
 import { sqlRow, sqlRun } from './support/test-database';
 
 const MIN = 60_000;
@@ -27,7 +27,7 @@ describe('step 6: known request_id', () => {
     expect(first).toMatchObject({ status: 201, body: { duplicate: false, repeat: false } });
     const again = await postLead(server, { ...body, name: 'Другое имя' });
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: false });
+    expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: false, telegram_link: TELEGRAM_LINK });
     expect(await row('select count(*) as n from leads')).toEqual({ n: 1 });
   });
 
@@ -36,7 +36,7 @@ describe('step 6: known request_id', () => {
     const body = lead();
     const first = await postLead(server, body);
     const again = await postLead(server, { ...body, request_id: String(body.request_id).toUpperCase() });
-    expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: false });
+    expect(again.body).toEqual({ lead_number: first.body.lead_number, duplicate: true, repeat: false, telegram_link: TELEGRAM_LINK });
   });
 
   it('is checked before the limits: a retry is never throttled', async () => {
@@ -92,7 +92,7 @@ describe('step 10: the submit transaction', () => {
       lead({ telegram: 'REPEAT_user', phone: '+79990001122', name: first.name, guests: '45', date: '1 марта', comment: first.comment }),
     );
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ lead_number: created.body.lead_number, duplicate: true, repeat: true });
+    expect(again.body).toEqual({ lead_number: created.body.lead_number, duplicate: true, repeat: true, telegram_link: TELEGRAM_LINK });
     const stored = await row('select changes from lead_repeats where lead_id = ?', created.body.lead_number);
     expect(JSON.parse(stored!.changes)).toEqual({ phone: '+79990001122', guests: '45', date: '1 марта' });
     expect(await row('select count(*) as n from leads')).toEqual({ n: 1 });

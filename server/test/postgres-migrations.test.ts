@@ -134,6 +134,17 @@ const EXPECTED: Expected = {
   },
   telegram_updates: { update_id: 'number', seen_at: 'number', handled_at: 'number null' },
   erased_contacts: { contact_hash: 'text', erased_at: 'number' },
+  telegram_links: {
+    payload_hash: 'text',
+    lead_id: 'number',
+    created_at: 'number',
+    expires_at: 'number',
+    used_at: 'number null',
+    tg_user_id: 'number null',
+    tg_username: 'text null',
+    tg_first_name: 'text null',
+    tg_last_name: 'text null',
+  },
 };
 
 /** table → column → `<type> null|not null`, as each database names its types. */

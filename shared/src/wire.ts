@@ -63,6 +63,8 @@ export interface LeadAcceptedBody {
   lead_number: number;
   duplicate: boolean;
   repeat: boolean;
+  /** "Continue in Telegram": a link that opens the bot and binds the visitor's account to the lead; null: none. */
+  telegram_link?: string | null;
 }
 
 export interface ErrorBody {

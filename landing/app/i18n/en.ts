@@ -47,6 +47,7 @@ export const en = {
     numbered: (lead: number) => `Request #${lead} sent!`,
     plain: 'Request sent!',
     next: 'We will message you on Telegram within a working day.',
+    telegram: 'Get the answer in Telegram',
     again: 'Send another request',
   },
   message: {

@@ -54,6 +54,7 @@ export const ru = {
     numbered: (lead: number) => `Заявка №${lead} отправлена!`,
     plain: 'Заявка отправлена!',
     next: 'Мы напишем вам в Telegram в течение рабочего дня.',
+    telegram: 'Получить ответ в Telegram',
     again: 'Отправить ещё одну заявку',
   },
   /** The request as a Telegram message (fallback or direct route, docs/requirements.md §8.4). */

@@ -70,6 +70,21 @@ export interface DeliveryResult {
    * to). Absent on every other route, and when the answer did not carry a positive whole number.
    */
   leadNumber?: number;
+  /** The answer's "Continue in Telegram" link (route `server`), when it carries one of the bot's t.me links. */
+  telegramLink?: string;
+}
+
+/** A link that opens a bot with a start parameter: nothing else is ever put on the page as the Telegram link. */
+const TELEGRAM_START_LINK = /^https:\/\/t\.me\/[A-Za-z][A-Za-z0-9_]{4,31}\?start=[A-Za-z0-9_-]{1,64}$/;
+
+/** `telegram_link` of an accepted lead's answer, when it is a t.me link with a start parameter; otherwise none. */
+export function acceptedTelegramLink(body: string): string | undefined {
+  try {
+    const link = (JSON.parse(body) as Partial<LeadAcceptedBody> | null)?.telegram_link;
+    return typeof link === 'string' && TELEGRAM_START_LINK.test(link) ? link : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `lead_number` of an accepted lead's answer, when it is a positive whole number; otherwise none. */
@@ -230,7 +245,14 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     detail = (await res.text().catch(() => '')).slice(0, 300);
     if (status === 201 || status === 200) {
       const leadNumber = acceptedLeadNumber(detail);
-      return { route: 'server', status, body, ...(leadNumber !== undefined ? { leadNumber } : {}) };
+      const telegramLink = acceptedTelegramLink(detail);
+      return {
+        route: 'server',
+        status,
+        body,
+        ...(leadNumber !== undefined ? { leadNumber } : {}),
+        ...(telegramLink !== undefined ? { telegramLink } : {}),
+      };
     }
     const refused = status === 429 ? landingRefused(detail) : null;
     if (status === 429 && refused === null) return { route: 'server-throttled', status, body };

@@ -31,6 +31,11 @@ export interface ActionResult {
    */
   leadNumber?: number;
   /**
+   * `sent` by the server: its "Continue in Telegram" link to the lead, offered on the sent screen. Absent on the
+   * fallback and the spool's routes, and when the server answered none.
+   */
+  telegramLink?: string;
+  /**
    * `sent` and delivered (the server or the fallback took it), with an analytics goal configured: the sent screen
    * reaches the goal, once for this request id. Never on a field error, a refusal, or a bot's quiet "sent".
    */
@@ -150,6 +155,7 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
           state,
           requestId: check.requestId,
           ...(result.leadNumber !== undefined ? { leadNumber: result.leadNumber } : {}),
+          ...(result.telegramLink !== undefined ? { telegramLink: result.telegramLink } : {}),
           ...(env.analytics ? { goal: true as const } : {}),
         };
       }

@@ -128,6 +128,7 @@ export function LeadForm({
       <div className="result" role="status" data-state="sent">
         <p className="done">{result?.leadNumber ? t.sent.numbered(result.leadNumber) : t.sent.plain}</p>
         <p>{t.sent.next}</p>
+        {result?.telegramLink ? <TelegramLink href={result.telegramLink} label={t.sent.telegram} /> : null}
         <p>
           <Link to="/?again" reloadDocument onClick={() => forgetRequestSent(window.localStorage)}>
             {t.sent.again}
@@ -347,5 +348,19 @@ function ConsentBox({ privacyUrl, error, checked, locale }: { privacyUrl: string
         </span>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * The sent screen's "Continue in Telegram": a plain link (it works without JavaScript too) that opens the business's
+ * bot, which then knows the visitor's lead.
+ */
+export function TelegramLink({ href, label }: { href: string; label: string }) {
+  return (
+    <p className="telegram-link">
+      <a href={href} rel="noopener noreferrer" target="_blank">
+        {label}
+      </a>
+    </p>
   );
 }

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ClusterModule } from '../cluster/cluster.module';
+import { ConversationsModule } from '../conversations/conversations.module';
 import type { ServerConfig } from '../config/config';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { ExportModule } from '../export/export.module';
@@ -29,6 +30,7 @@ import { TelegramUpdatesService } from './telegram-updates.service';
     OutboxModule,
     ClusterModule,
     RepositoriesModule,
+    ConversationsModule,
   ],
   // True in production; tests that feed updates by hand override it.
   providers: [

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { Command, Ctx, On, Update } from 'nestjs-telegraf';
+import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
+import { ConversationsService } from '../conversations/conversations.service';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { BotContext } from '../telegram/telegraf';
 import { TelegramGateway } from '../telegram/telegram.gateway';
@@ -20,7 +21,25 @@ export class LeadsBotUpdate {
     private readonly statuses: LeadStatusService,
     private readonly commands: BotCommandsService,
     private readonly telegram: TelegramGateway,
+    private readonly conversations: ConversationsService,
   ) {}
+
+  /** `/start <payload>` in the private chat: a visitor's "Continue in Telegram" link (ConversationsService). */
+  @Start()
+  async onStart(@Ctx() ctx: BotContext): Promise<void> {
+    const message = ctx.message;
+    if (!message || !ctx.from || !ctx.chat) return;
+    const text = 'text' in message ? message.text : '';
+    const from = ctx.from;
+    const reply = await this.conversations.start({
+      chatType: ctx.chat.type,
+      payload: text.replace(/^\/\S+\s*/, ''),
+      from: { id: from.id, username: from.username ?? null, first_name: from.first_name || null, last_name: from.last_name ?? null },
+    });
+    if (reply === null) return;
+    const sent = await this.telegram.send({ chatId: String(ctx.chat.id), text: reply, html: false, replyTo: message.message_id });
+    if (!sent.ok) this.logger.warn(`start reply failed: ${sent.description}`);
+  }
 
   @On('callback_query')
   async onButton(@Ctx() ctx: BotContext): Promise<void> {

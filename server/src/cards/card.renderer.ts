@@ -1,5 +1,6 @@
 import { LEAD_FIELDS, type LeadField, sourceSummary } from '@stickers/shared';
 import type { Lead } from '../domain/lead';
+import { accountName, type TelegramAccount } from '../domain/telegram-account';
 import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields';
 import { formatClock, formatDay, formatTime, type Messages } from '../i18n';
 import type { InlineKeyboard } from '../telegram/telegram.gateway';
@@ -30,7 +31,10 @@ export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | '
       | 'captcha'
       | 'consent_accepted_at'
     >
-  >;
+  > & {
+    /** The Telegram account the visitor bound by opening the lead's "Continue in Telegram" link. */
+    telegram_account?: TelegramAccount | null;
+  };
 
 export interface CardRepeat {
   created_at: number;
@@ -104,6 +108,23 @@ function captchaLine(lead: CardLead, options: CardOptions): Line[] {
 function consentLine(lead: CardLead, options: CardOptions): Line[] {
   if (lead.consent_accepted_at == null) return [];
   return [[{ text: options.messages.card.consent(timeAfter(lead.consent_accepted_at, lead.created_at, options)) }]];
+}
+
+/**
+ * `✅ Telegram подтверждён: @anna_k` once the visitor opened the lead's link in the bot, with a warning when the account
+ * is not the username typed in the form. Personal: without its name when personal fields are hidden; none once erased.
+ */
+function telegramLine(lead: CardLead, options: CardOptions): Line[] {
+  const account = lead.telegram_account;
+  if (!account || lead.anonymised_at !== null) return [];
+  const card = options.messages.card;
+  if (!options.pii) return [[{ text: card.telegramBoundHidden }]];
+  const line: Line = [{ text: card.telegramBound(accountName(account)) }];
+  const typed = lead.telegram;
+  if (typed && (!account.username || `@${account.username}`.toLowerCase() !== typed.toLowerCase())) {
+    line.push({ text: ` ${card.telegramDiffers(typed)}`, bold: true });
+  }
+  return [line];
 }
 
 export const SOURCE_LINE = '📣';
@@ -226,6 +247,7 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
     if (!options.pii) lines.push([{ text: card.piiHidden }]);
   }
   lines.push(...consentLine(lead, options));
+  lines.push(...telegramLine(lead, options));
   lines.push([], statusLine(draft, lead, options));
   for (const repeat of newest.slice(0, shown)) lines.push(...repeatBlock(draft, lead, repeat, options));
   if (newest.length > shown) lines.push([{ text: card.moreRepeats(newest.length - shown) }]);

@@ -1,6 +1,8 @@
 import { loadServerConfig } from '../config/config';
 import type { Lead } from '../domain/lead';
 import { ru } from '../i18n/ru';
+import type { TelegramAccount } from '../domain/telegram-account';
+import type { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from './card.service';
 import { TELEGRAM_TEXT_MAX } from './telegram-text';
 
@@ -49,7 +51,20 @@ const lead: Lead = {
 };
 
 describe('CardService', () => {
-  const cards = new CardService(loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '1' }), ru);
+  const accounts = new Map<number, TelegramAccount>();
+  const links = {
+    accountsOf: (ids: number[]) => Promise.resolve(new Map(ids.filter((id) => accounts.has(id)).map((id) => [id, accounts.get(id)!]))),
+  };
+  const cards = new CardService(
+    loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '1' }),
+    ru,
+    links as unknown as TelegramLinksRepository,
+  );
+  const hidden = new CardService(
+    loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '0' }),
+    ru,
+    links as unknown as TelegramLinksRepository,
+  );
   const MINIMAL_CARD_NOTE = ru.card.minimalNote;
 
   it('minimalCardFor: number, status in LEADS_TIMEZONE, the note and the status buttons, nothing personal', () => {
@@ -67,11 +82,30 @@ describe('CardService', () => {
     });
   });
 
-  it('cardFor: the full card of a lead with a huge name and comment stays within the limit', () => {
-    const card = cards.cardFor(lead, [{ created_at: lead.created_at + 1, changes: JSON.stringify({ phone: '+70000000000' }) }]);
+  it('cardFor: the full card of a lead with a huge name and comment stays within the limit', async () => {
+    const card = await cards.cardFor(lead, [{ created_at: lead.created_at + 1, changes: JSON.stringify({ phone: '+70000000000' }) }]);
     expect(card.plain.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
     expect(card.plain).toContain('Имя: З…');
     expect(card.plain).toContain('⚠️ другой телефон');
     expect(card.keyboard.inline_keyboard[0]).toEqual(cards.minimalCardFor(lead).keyboard.inline_keyboard[0]);
+  });
+
+  it('cardFor: the Telegram account the visitor bound, with a warning when it is not the typed username; hidden with LEADS_CARD_PII=0', async () => {
+    const small = { ...lead, id: 8, name: 'Анна', comment: null, telegram: '@Anna_K' };
+    expect((await cards.cardFor(small, [])).plain).not.toContain('Telegram подтверждён');
+    accounts.set(8, { id: 501, username: 'anna_k', first_name: 'Анна', last_name: null });
+    const same = (await cards.cardFor(small, [])).plain;
+    expect(same).toContain('✅ Telegram подтверждён: @anna_k\n');
+    expect(same).not.toContain('не совпадает');
+    accounts.set(8, { id: 502, username: 'other_one', first_name: 'Олег', last_name: null });
+    expect((await cards.cardFor(small, [])).plain).toContain(
+      '✅ Telegram подтверждён: @other_one ⚠️ не совпадает с указанным в заявке (@Anna_K)',
+    );
+    const secret = (await hidden.cardFor(small, [])).plain;
+    expect(secret).toContain('✅ Telegram подтверждён\n');
+    expect(secret).not.toContain('other_one');
+    expect((await cards.cardFor({ ...small, anonymised_at: small.created_at + 1, telegram: null, name: null }, [])).plain).not.toContain(
+      'Telegram подтверждён',
+    );
   });
 });

@@ -4,6 +4,7 @@ import type { ServerConfig } from '../config/config';
 import type { Lead, LeadRepeat } from '../domain/lead';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
+import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { type Card, renderCard, renderMinimalCard } from './card.renderer';
 
 /** The card of a lead as it should look now, from the lead and its repeats, with this deployment's options. */
@@ -12,11 +13,14 @@ export class CardService {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(MESSAGES) private readonly messages: Messages,
+    private readonly telegramLinks: TelegramLinksRepository,
   ) {}
 
-  cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Card {
+  /** With the Telegram account the visitor bound to the lead, when one is (its "Continue in Telegram" link). */
+  async cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Promise<Card> {
+    const account = (await this.telegramLinks.accountsOf([lead.id])).get(lead.id) ?? null;
     return renderCard(
-      lead,
+      { ...lead, telegram_account: account },
       repeats.map((r) => ({ created_at: r.created_at, changes: parseChanges(r.changes) })),
       { pii: this.config.leads.cardPii, timezone: this.config.timezone, messages: this.messages },
     );

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ConversationsModule } from '../conversations/conversations.module';
 import { CardService } from './card.service';
 
-@Module({ providers: [CardService], exports: [CardService] })
+@Module({ imports: [ConversationsModule], providers: [CardService], exports: [CardService] })
 export class CardsModule {}

@@ -219,4 +219,15 @@ describe('server configuration (requirements §10.1)', () => {
       }
     });
   });
+
+  it('LEADS_TELEGRAM_LINK_DAYS: 7 by default, 0 turns the link off, anything else but 0–365 is one line at start', () => {
+    expect(loadServerConfig(base).leads.telegramLinkDays).toBe(7);
+    expect(loadServerConfig({ ...base, LEADS_TELEGRAM_LINK_DAYS: '0' }).leads.telegramLinkDays).toBe(0);
+    expect(loadServerConfig({ ...base, LEADS_TELEGRAM_LINK_DAYS: '30' }).leads.telegramLinkDays).toBe(30);
+    for (const bad of ['-1', '366', 'week', '1.5']) {
+      expect(problems({ ...base, LEADS_TELEGRAM_LINK_DAYS: bad })).toEqual([
+        `LEADS_TELEGRAM_LINK_DAYS must be a whole number from 0 to 365 (got "${bad}")`,
+      ]);
+    }
+  });
 });

@@ -71,6 +71,11 @@ export interface ServerConfig {
     requiredContacts: RequiredContacts;
     /** LEADS_REQUIRE_CONSENT=1: a lead without the `consent` object is a 422 (`errors.consent: required`). */
     requireConsent: boolean;
+    /**
+     * LEADS_TELEGRAM_LINK_DAYS: how many days the "Continue in Telegram" link of a `POST /leads` answer opens the bot
+     * (`telegram_link`); 0: no link.
+     */
+    telegramLinkDays: number;
   };
   publishIntervalSec: number;
   housekeeping: {
@@ -284,6 +289,7 @@ export function loadServerConfig(env: Env): ServerConfig {
       phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
       requiredContacts: requiredContacts.ok ? requiredContacts.value : 'telegram,phone',
       requireConsent: r.flag('LEADS_REQUIRE_CONSENT', false),
+      telegramLinkDays: r.int('LEADS_TELEGRAM_LINK_DAYS', 7, 0, 365),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
     housekeeping: {

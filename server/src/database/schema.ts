@@ -93,7 +93,9 @@ export type LeadEventKind =
   /** A delivery attempt failed (not 2xx, a network error, 10 s without an answer); the next attempt's time in the detail. */
   | 'webhook_failed'
   /** `npm run leads -- webhooks replay` queued an event of the lead again. */
-  | 'webhook_replayed';
+  | 'webhook_replayed'
+  /** "Continue in Telegram": a visitor opened the lead's link and the bot bound their Telegram account (no personal data in the detail: the account is on the link's row). */
+  | 'telegram_bound';
 
 export interface LeadEventsTable {
   id: Generated<number>;
@@ -141,6 +143,7 @@ export interface Database {
   outbox: OutboxTable;
   telegram_updates: TelegramUpdatesTable;
   erased_contacts: ErasedContactsTable;
+  telegram_links: TelegramLinksTable;
 }
 
 /**
@@ -151,6 +154,22 @@ export interface Database {
 export interface ErasedContactsTable {
   contact_hash: string;
   erased_at: number;
+}
+
+/**
+ * A "Continue in Telegram" link (migration 2026-12-05-0021): the SHA-256 of its payload, its lead, until when it opens
+ * the bot, when it was used (once) and the Telegram account that used it.
+ */
+export interface TelegramLinksTable {
+  payload_hash: string;
+  lead_id: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  tg_user_id: number | null;
+  tg_username: string | null;
+  tg_first_name: string | null;
+  tg_last_name: string | null;
 }
 
 /** A lead's row as inserted (the columns with defaults may be left out). */

@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, ApiQuery, ApiSchema, getSchemaPath, type SchemaObject } from '@nestjs/swagger';
 import { CAPTCHA_RESULTS, LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/shared';
+import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import {
   EXPORT_LIMIT_DEFAULT,
@@ -110,7 +111,15 @@ export class ExportedLeadRepeatDto implements ExportedRepeat {
   changes!: Partial<Record<LeadField, string | null>>;
 }
 
-@ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto, ExportedLeadRepeatDto)
+@ApiSchema({ name: 'ExportedTelegramAccount' })
+export class ExportedTelegramAccountDto implements TelegramAccount {
+  @ApiProperty({ type: 'integer', description: "The account's Telegram user id" }) id!: number;
+  @ApiProperty(nullableString) username!: string | null;
+  @ApiProperty(nullableString) first_name!: string | null;
+  @ApiProperty(nullableString) last_name!: string | null;
+}
+
+@ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto, ExportedLeadRepeatDto, ExportedTelegramAccountDto)
 @ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
 export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
   @ApiProperty({ type: 'integer' }) lead_number!: number;
@@ -158,6 +167,14 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
       "What came of the landing's captcha: passed; unchecked (its provider could not be reached, the lead was delivered anyway); null when the landing has no captcha",
   })
   captcha!: CaptchaResult | null;
+
+  @ApiProperty({
+    ...refOrNull(() => ExportedTelegramAccountDto),
+    description:
+      'The Telegram account the visitor bound by opening the lead\'s "Continue in Telegram" link (POST /leads telegram_link); ' +
+      'null without one. Personal: null where personal fields are hidden and once the lead is anonymised',
+  })
+  telegram_account!: ExportedTelegramAccountDto | null;
 }
 
 // The lead's form fields (null once it is anonymised), in the order of shared's LEAD_FIELDS: a new field is documented

@@ -30,6 +30,7 @@ import {
 } from './export-query';
 import { InboxPageQuery, LeadsPageQuery, type CursorContext } from './export-query.dto';
 import { Turns } from './export-turns';
+import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 
 const CSV_PAGE = 200;
 /** How many CSV exports read the database at once; more wait their turn (Turns). */
@@ -172,6 +173,7 @@ export class ExportService {
     @Inject(SERVER_CONFIG) config: ServerConfig,
     private readonly leads: LeadPagesRepository,
     private readonly clock: Clock,
+    private readonly telegramLinks: TelegramLinksRepository,
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
     this.local = new Intl.DateTimeFormat('sv-SE', {
@@ -271,11 +273,13 @@ export class ExportService {
   private async withRepeats(rows: ExportRow[], hide: boolean): Promise<ExportedLead[]> {
     const repeated = rows.filter((r) => Number(r.repeats) > 0).map((r) => r.id);
     const repeats = await this.leads.repeatsOf(repeated);
+    const accounts = await this.telegramLinks.accountsOf(rows.map((r) => r.id));
     return rows.map((r) =>
       toJson(
         r,
         hide,
         repeats.filter((repeat) => repeat.lead_id === r.id),
+        accounts.get(r.id) ?? null,
       ),
     );
   }

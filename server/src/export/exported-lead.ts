@@ -2,6 +2,7 @@ import { LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/share
 import { parseRepeatChanges, type FormColumns } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
 import { isPersonalField, withoutPersonal } from '../domain/personal-fields';
+import type { TelegramAccount } from '../domain/telegram-account';
 import type { ExportRepeatRow, ExportRow } from '../repositories/lead-pages.repository';
 
 /** A lead as `GET /leads` and the inbox show it, made from a row of the export's read. */
@@ -32,6 +33,11 @@ export interface ExportedLead extends FormColumns {
   repeat_history: ExportedRepeat[];
   /** What came of the landing's captcha: `passed`, `unchecked` (its provider was unreachable), null without one. */
   captcha: CaptchaResult | null;
+  /**
+   * The Telegram account the visitor bound by opening the lead's "Continue in Telegram" link; null without one.
+   * Personal: null where personal fields are hidden and once the lead is anonymised.
+   */
+  telegram_account: TelegramAccount | null;
 }
 
 /**
@@ -91,7 +97,12 @@ export function repeatJson(repeat: ExportRepeatRow, hidePersonal: boolean): Expo
 }
 
 /** The lead as `GET /leads` shows it, with its repeats (oldest first; none read: an empty list). */
-export function toJson(row: ExportRow, hidePersonal = false, repeats: readonly ExportRepeatRow[] = []): ExportedLead {
+export function toJson(
+  row: ExportRow,
+  hidePersonal = false,
+  repeats: readonly ExportRepeatRow[] = [],
+  account: TelegramAccount | null = null,
+): ExportedLead {
   const r = hidePersonal ? withoutPersonal(row) : shown(row);
   const hideRepeats = hidePersonal || row.anonymised_at !== null;
   return {
@@ -111,6 +122,7 @@ export function toJson(row: ExportRow, hidePersonal = false, repeats: readonly E
     repeats: Number(r.repeats),
     repeat_history: repeats.map((repeat) => repeatJson(repeat, hideRepeats)),
     captcha: r.captcha,
+    telegram_account: hidePersonal || r.anonymised_at !== null ? null : account,
   };
 }
 

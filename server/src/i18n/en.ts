@@ -46,6 +46,19 @@ export const en = {
     minimalNote: 'text too long — see trace',
     captchaUnchecked: '⚠️ Captcha not checked: the verification service was unavailable',
     consent: (time: string) => `☑️ Consent to data processing: ${time}`,
+    telegramBound: (account: string) => `✅ Telegram confirmed: ${account}`,
+    telegramBoundHidden: '✅ Telegram confirmed',
+    telegramDiffers: (typed: string) => `⚠️ not the one typed in the form (${typed})`,
+  },
+
+  conversation: {
+    bound: (lead: number) =>
+      `Thank you! This is your request #${lead}. A manager has it and will write to you here, in this chat, as soon as they take it on.`,
+    invalid:
+      'This link does not work: it has expired or was used already. If you sent a request, a manager will contact you anyway; ' +
+      'send the form on the site again if you need to.',
+    hello:
+      'Hello! To connect this chat with your request, open the “Get the answer in Telegram” link on the page shown after sending the form.',
   },
 
   press: {

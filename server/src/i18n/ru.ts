@@ -55,6 +55,19 @@ export const ru = {
     minimalNote: 'текст слишком длинный — см. trace',
     captchaUnchecked: '⚠️ Капча не проверена: сервис проверки был недоступен',
     consent: (time: string) => `☑️ Согласие на обработку данных: ${time}`,
+    telegramBound: (account: string) => `✅ Telegram подтверждён: ${account}`,
+    telegramBoundHidden: '✅ Telegram подтверждён',
+    telegramDiffers: (typed: string) => `⚠️ не совпадает с указанным в заявке (${typed})`,
+  },
+
+  /** The bot's answers in its private chat to a visitor who opened a lead's "Continue in Telegram" link. */
+  conversation: {
+    bound: (lead: number) =>
+      `Спасибо! Это ваша заявка #${lead}. Менеджер получил её и напишет вам сюда, в этот чат, как только её возьмёт в работу.`,
+    invalid:
+      'Эта ссылка не работает: она устарела или уже была использована. Если вы оставляли заявку, менеджер всё равно с вами свяжется; ' +
+      'при необходимости отправьте форму на сайте ещё раз.',
+    hello: 'Здравствуйте! Чтобы связать этот чат с заявкой, откройте ссылку «Получить ответ в Telegram» со страницы после отправки формы.',
   },
 
   /** Short answers to a card button's press (Telegram shows at most 200 characters). */

@@ -5,10 +5,11 @@ import { checkConsent, CONSENT_FIELD, LATE_FIELD, LEAD_FIELDS, validateLate, val
 export type SubmitOutcome =
   | { kind: 'invalid'; errors: FieldErrors<ReportedField | SourceField> }
   /** `late`: replayed from the landing's spool. */
-  | { kind: 'created'; leadNumber: number; late?: boolean }
-  | { kind: 'repeat'; leadNumber: number; late?: boolean }
+  /** `telegramLink`: the lead's "Continue in Telegram" link, issued after the commit (null: none). */
+  | { kind: 'created'; leadNumber: number; late?: boolean; telegramLink?: string | null }
+  | { kind: 'repeat'; leadNumber: number; late?: boolean; telegramLink?: string | null }
   /** `fallbackNoted`: a replay told of a fallback message of this request, recorded now (the outbox has work). */
-  | { kind: 'duplicate'; leadNumber: number; repeat: boolean; fallbackNoted?: boolean }
+  | { kind: 'duplicate'; leadNumber: number; repeat: boolean; fallbackNoted?: boolean; telegramLink?: string | null }
   /** `late`: a replay over the replays' own allowance (LEADS_LATE_HOURLY_LIMIT), or over the per-visitor limit among replays. */
   | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret' | 'flood'>; retryAfterSec: number; late?: boolean }
   /** The database could not take the decision (file gone, locked too long, disk full): nothing was stored. */

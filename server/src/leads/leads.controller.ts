@@ -57,13 +57,18 @@ export class LeadsController {
     status: 201,
     description: 'New lead stored',
     type: LeadAcceptedDto,
-    example: { lead_number: 42, duplicate: false, repeat: false },
+    example: {
+      lead_number: 42,
+      duplicate: false,
+      repeat: false,
+      telegram_link: 'https://t.me/stickers_bot?start=Zx3kq9R2mV8pL0aB7cT1wY5nH4jD6fE_',
+    },
   })
   @ApiResponse({
     status: 200,
     description: 'Known request_id (duplicate), or a repeat of a lead from the last 24 h',
     type: LeadAcceptedDto,
-    example: { lead_number: 42, duplicate: true, repeat: true },
+    example: { lead_number: 42, duplicate: true, repeat: true, telegram_link: null },
   })
   @ApiResponse({
     status: 413,
@@ -102,11 +107,26 @@ export class LeadsController {
       case 'limited':
         throw new ApiError(429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
       case 'created':
-        return this.accept(res, 201, outcome.kind, { lead_number: outcome.leadNumber, duplicate: false, repeat: false });
+        return this.accept(res, 201, outcome.kind, {
+          lead_number: outcome.leadNumber,
+          duplicate: false,
+          repeat: false,
+          telegram_link: outcome.telegramLink ?? null,
+        });
       case 'repeat':
-        return this.accept(res, 200, outcome.kind, { lead_number: outcome.leadNumber, duplicate: true, repeat: true });
+        return this.accept(res, 200, outcome.kind, {
+          lead_number: outcome.leadNumber,
+          duplicate: true,
+          repeat: true,
+          telegram_link: outcome.telegramLink ?? null,
+        });
       case 'duplicate':
-        return this.accept(res, 200, outcome.kind, { lead_number: outcome.leadNumber, duplicate: true, repeat: outcome.repeat });
+        return this.accept(res, 200, outcome.kind, {
+          lead_number: outcome.leadNumber,
+          duplicate: true,
+          repeat: outcome.repeat,
+          telegram_link: outcome.telegramLink ?? null,
+        });
     }
   }
 

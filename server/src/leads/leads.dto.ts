@@ -300,6 +300,19 @@ export class LeadAcceptedDto implements LeadAcceptedBody {
 
   @ApiProperty({ type: 'boolean' })
   repeat!: boolean;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'uri',
+    nullable: true,
+    maxLength: 120,
+    description:
+      '"Continue in Telegram": https://t.me/<bot username>?start=<payload>, which opens the bot; the visitor\'s /start binds ' +
+      'their Telegram account to this lead (a duplicate and a repeat get a fresh link to the same lead). The payload is random ' +
+      '([A-Za-z0-9_-], 32 characters), used once, valid for LEADS_TELEGRAM_LINK_DAYS days. Null without a bot, with ' +
+      'LEADS_TELEGRAM_LINK_DAYS=0, or when the link could not be stored.',
+  })
+  telegram_link!: string | null;
 }
 
 /** A 422's `errors`: every failing field (the body's fields, request_id, client_ip, captcha, late, source) with its code. */

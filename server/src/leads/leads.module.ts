@@ -8,13 +8,14 @@ import { LeadsService } from './leads.service';
 import { FallbackVerifier } from '../outbox/fallback-verifier';
 import { SecretGuardModule } from '../http/secret-guard.module';
 import { SubmitProblemsLog } from './submit-problems.log';
+import { ConversationsModule } from '../conversations/conversations.module';
 
 /**
  * `POST /leads` (LeadsController), behind `SecretGuard` (http/secret.guard.ts) with the export and the trace: all three
  * import SecretGuardModule, so the lockout stays one per app.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule, SecretGuardModule],
+  imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule, SecretGuardModule, ConversationsModule],
   controllers: [LeadsController],
   // FallbackVerifier: the landing's signature of a fallback claim, checked before the decision.
   providers: [LeadsService, SubmitProblemsLog, FallbackVerifier],

@@ -34,6 +34,7 @@ import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from '../http/visitor-hasher';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
+import { TelegramLinksService } from '../conversations/telegram-links.service';
 
 const HOUR_MS = 60 * 60 * 1000;
 export const HOURLY_LIMIT_ALERT = 'hourly_limit';
@@ -66,6 +67,7 @@ export class LeadsService {
     private readonly contacts: ContactHasher,
     private readonly fallbacks: FallbackVerifier,
     @Inject(MESSAGES) private readonly t: Messages,
+    private readonly telegramLinks: TelegramLinksService,
   ) {}
 
   async submit(request: SubmitRequest): Promise<SubmitOutcome> {
@@ -109,6 +111,10 @@ export class LeadsService {
     }
     this.report(outcome, lead.request_id);
     if (late.value && late.value.skewMs > 0) this.reportSkew(late.value.skewMs);
+    // After the commit, outside the decision: a link to the lead the answer names (a duplicate's and a repeat's too).
+    if (outcome.kind === 'created' || outcome.kind === 'repeat' || outcome.kind === 'duplicate') {
+      return { ...outcome, telegramLink: await this.telegramLinks.linkFor(outcome.leadNumber) };
+    }
     return outcome;
   }
 

@@ -85,7 +85,7 @@ export class CardPublisher implements OutboxHandler {
       lead = { ...lead, fallback_state: 'answer' };
     }
     const repeats = await this.repo.repeatsOf(lead.id);
-    const card = this.cards.cardFor(lead, repeats);
+    const card = await this.cards.cardFor(lead, repeats);
     const base = {
       leadId: lead.id,
       requestId: lead.request_id,
@@ -150,7 +150,7 @@ export class CardPublisher implements OutboxHandler {
       return 'publish_new';
     }
     const repeats = await this.repo.repeatsOf(lead.id);
-    const card = this.cards.cardFor(lead, repeats);
+    const card = await this.cards.cardFor(lead, repeats);
     // The fallback message's topic is where the landing put it: unknown here, and replies to it follow it there.
     const base = {
       leadId: lead.id,

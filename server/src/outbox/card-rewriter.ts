@@ -84,7 +84,7 @@ export class CardRewriter implements OutboxHandler {
     if (!lead || lead.card_dirty_at === null) return { done: 'shown' };
     // Not in the group (a card gone, published anew): the new card shows the lead as it is.
     if (lead.chat_id === null || lead.message_id === null || lead.published_at === null) return { done: 'card not published' };
-    const card = this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
+    const card = await this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
     const { answer, next, minimal } = await this.editCard('rewrite', lead, card, row.attempts);
     const description = answer.ok ? '' : answer.description;
     const now = this.clock.now();

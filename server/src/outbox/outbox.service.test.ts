@@ -2,6 +2,7 @@
 // repositories. No HTTP, no sandbox (docs/requirements.md §4.1–§4.3, §12.7).
 import { Logger } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
+import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from '../cards/card.service';
 import { ru } from '../i18n/ru';
 import { LeadsChatService } from '../chats/leads-chat.service';
@@ -93,7 +94,7 @@ function build() {
   const metrics = new Metrics();
   const leads = new LeadsRepository(db);
   const events = new LeadEventsRepository(db);
-  const cards = new CardService(config, ru);
+  const cards = new CardService(config, ru, new TelegramLinksRepository(db));
   const adminAlerts = new AlertsService(config, gateway, new AlertThrottlesRepository(db), clock, metrics, ru);
   const alerts = new OutboxAlerts(adminAlerts, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);

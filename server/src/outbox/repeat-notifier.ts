@@ -55,7 +55,7 @@ export class RepeatNotifier implements OutboxHandler {
   }
 
   private async notify(repeatId: number, attempts: number, lead: Lead): Promise<Outcome> {
-    const card = this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
+    const card = await this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
     const { answer: edited, next, minimal } = await this.rewriter.editCard('ping', lead, card, attempts);
     const description = edited.ok ? '' : edited.description;
     switch (next.step) {

@@ -34,6 +34,12 @@ export class LeadErasureRepository {
         })
         .where('id', '=', leadId)
         .execute();
+      // The Telegram account its "Continue in Telegram" link bound (the used row stays: the link cannot be used again).
+      await ex
+        .updateTable('telegram_links')
+        .set({ tg_user_id: null, tg_username: null, tg_first_name: null, tg_last_name: null })
+        .where('lead_id', '=', leadId)
+        .execute();
       const repeats = await ex.selectFrom('lead_repeats').select(['id', 'changes', 'notified_at']).where('lead_id', '=', leadId).execute();
       for (const r of repeats) {
         await ex

@@ -18,6 +18,7 @@ import * as leadCaptcha from './2026-12-02-0016-lead-captcha';
 import * as submitDecision from './2026-12-05-0017-submit-decision';
 import * as outboxQueue from './2026-12-05-0018-outbox';
 import * as leadUpdatedAt from './2026-12-05-0019-lead-updated-at';
+import * as telegramLinks from './2026-12-05-0021-telegram-links';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-05-0017-submit-decision': submitDecision,
   '2026-12-05-0018-outbox': outboxQueue,
   '2026-12-05-0019-lead-updated-at': leadUpdatedAt,
+  '2026-12-05-0021-telegram-links': telegramLinks,
 };

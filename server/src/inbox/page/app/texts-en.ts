@@ -107,6 +107,7 @@ export const en: PageTexts = {
     webhook_sent: 'Webhook delivered',
     webhook_failed: 'Webhook not delivered; it will be tried again',
     webhook_replayed: 'Webhook sent again',
+    telegram_bound: 'The visitor confirmed their Telegram',
   },
   eventOther: 'Internal event',
   cardLink: 'Open the card in the group',

@@ -115,6 +115,7 @@ export const ru: PageTexts = {
     webhook_sent: 'Вебхук доставлен',
     webhook_failed: 'Вебхук не доставлен, будет новая попытка',
     webhook_replayed: 'Вебхук отправлен заново',
+    telegram_bound: 'Клиент подтвердил Telegram',
   },
   eventOther: 'Служебное событие',
   cardLink: 'Открыть карточку в группе',

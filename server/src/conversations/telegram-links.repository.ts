@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+import type { TelegramAccount } from '../domain/telegram-account';
+
+/** What a `/start <payload>` came to. */
+export type BindResult =
+  | { kind: 'bound'; leadId: number }
+  /** No such payload, its time is over, or it was used before: nothing is bound. */
+  | { kind: 'unknown' | 'expired' | 'used' };
+
+/**
+ * `telegram_links` (migration 2026-12-05-0021): the links `POST /leads` answers with, by the SHA-256 of their payload,
+ * and the account each one bound.
+ */
+@Injectable()
+export class TelegramLinksRepository {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  async add(link: { payload_hash: string; lead_id: number; created_at: number; expires_at: number }): Promise<void> {
+    await this.db.insertInto('telegram_links').values(link).execute();
+  }
+
+  /**
+   * Uses the link once, in one transaction: marks it used with the account, marks the lead's card for a rewrite
+   * (`card_dirty_at`: the outbox's trigger queues its `card_edit`) and records a `telegram_bound` event for the trace.
+   * A link used by a concurrent `/start` (its `used_at` set meanwhile) is `used`.
+   */
+  bind(payloadHash: string, account: TelegramAccount, now: number, detail: string): Promise<BindResult> {
+    return this.db.transaction().execute(async (trx): Promise<BindResult> => {
+      const link = await trx
+        .selectFrom('telegram_links')
+        .select(['lead_id', 'expires_at', 'used_at'])
+        .where('payload_hash', '=', payloadHash)
+        .executeTakeFirst();
+      if (!link) return { kind: 'unknown' };
+      if (link.used_at !== null) return { kind: 'used' };
+      if (link.expires_at <= now) return { kind: 'expired' };
+      const used = await trx
+        .updateTable('telegram_links')
+        .set({
+          used_at: now,
+          tg_user_id: account.id,
+          tg_username: account.username,
+          tg_first_name: account.first_name,
+          tg_last_name: account.last_name,
+        })
+        .where('payload_hash', '=', payloadHash)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(used.numUpdatedRows) !== 1) return { kind: 'used' };
+      await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', '=', link.lead_id).execute();
+      await trx
+        .insertInto('lead_events')
+        .values({ lead_id: link.lead_id, repeat_id: null, kind: 'telegram_bound', at: now, detail })
+        .execute();
+      return { kind: 'bound', leadId: link.lead_id };
+    });
+  }
+
+  /** Each lead's bound account (that of its latest used link), for the leads that have one. */
+  async accountsOf(leadIds: readonly number[]): Promise<Map<number, TelegramAccount>> {
+    const found = new Map<number, TelegramAccount>();
+    if (leadIds.length === 0) return found;
+    const rows = await this.db
+      .selectFrom('telegram_links')
+      .select(['lead_id', 'used_at', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name'])
+      .where('lead_id', 'in', [...leadIds])
+      .where('used_at', 'is not', null)
+      .orderBy('used_at', 'asc')
+      .execute();
+    for (const r of rows) {
+      if (r.tg_user_id === null) continue;
+      found.set(r.lead_id, { id: r.tg_user_id, username: r.tg_username, first_name: r.tg_first_name, last_name: r.tg_last_name });
+    }
+    return found;
+  }
+}
