@@ -25,8 +25,6 @@ export function payloadHash(payload: string): string {
 @Injectable()
 export class TelegramLinksService {
   private readonly logger = new Logger('TelegramLinks');
-  /** The bot's username, asked of getMe once it answers. */
-  private username: Promise<string | null> | null = null;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: Pick<ServerConfig, 'leads'>,
@@ -51,13 +49,9 @@ export class TelegramLinksService {
     return `https://t.me/${bot}?start=${payload}`;
   }
 
-  /** getMe's username, asked once; a failed getMe is asked again at the next link. */
-  private botUsername(): Promise<string | null> {
-    this.username ??= this.telegram.getMe().then((me) => {
-      if (me.ok && me.value.username) return me.value.username;
-      this.username = null;
-      return null;
-    });
-    return this.username;
+  /** The bot's username (getMe's, asked once for the app by the gateway). */
+  private async botUsername(): Promise<string | null> {
+    const me = await this.telegram.identity();
+    return me.ok ? (me.value.username ?? null) : null;
   }
 }

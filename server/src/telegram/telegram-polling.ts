@@ -86,9 +86,9 @@ export class TelegramPolling {
   ): Promise<TelegramResult<void>> {
     if (previous) await previous.over;
     if (!bot.botInfo) {
-      const me = await this.gateway.getMe();
+      const me = await this.gateway.identity();
       if (!me.ok) return me;
-      bot.botInfo = me.value as BotInfo;
+      bot.botInfo ??= me.value as BotInfo;
     }
     const { username } = bot.botInfo;
     if (this.stopRequested || run.ending) return { ok: true, value: undefined };

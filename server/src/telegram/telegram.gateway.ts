@@ -112,6 +112,9 @@ export class TelegramGateway {
   private readonly logger = new Logger('Telegram');
   private readonly telegram: Telegram | null;
 
+  /** getMe asked and not answered yet (identity). */
+  private asking: Promise<TelegramResult<BotIdentity>> | null = null;
+
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: Pick<ServerConfig, 'telegramTimeoutMs'>,
     @Optional() @InjectBot() private readonly bot?: Telegraf,
@@ -218,6 +221,21 @@ export class TelegramGateway {
 
   async getMe(): Promise<TelegramResult<BotIdentity>> {
     return this.call('getMe', {});
+  }
+
+  /**
+   * The bot itself, asked of getMe once for the app and kept as telegraf's `botInfo`: the polling's launch and the
+   * links to the bot share it (a failed getMe is asked again next time).
+   */
+  identity(): Promise<TelegramResult<BotIdentity>> {
+    const known = this.bot?.botInfo;
+    if (known) return Promise.resolve({ ok: true, value: known });
+    this.asking ??= this.getMe().then((me) => {
+      this.asking = null;
+      if (me.ok && this.bot && !this.bot.botInfo) this.bot.botInfo = me.value as NonNullable<Telegraf['botInfo']>;
+      return me;
+    });
+    return this.asking;
   }
 
   /** The chat as the bot sees it: refused ("chat not found", 403) when the bot is not in it. */
