@@ -199,11 +199,11 @@ export class CardPublisher implements OutboxHandler {
 
   /** Flood control: the lead keeps its place and waits for the pause; the trace tells of a pause on the card's first try. */
   private async flood(lead: Lead, pauseMs: number, description: string, firstTry: boolean): Promise<Outcome> {
-    await this.gate.flood(pauseMs, description);
+    const until = await this.gate.flood(pauseMs, description);
     const detail = `flood control: retry after ${pauseMs / 1000} s`;
     // A fallback form's pause only moves the lead's time.
     const record = firstTry ? () => this.events.record(lead.id, 'publish_deferred', this.clock.now(), detail) : undefined;
-    return { defer: this.gate.pauseEndsAt, error: description, stop: true, record };
+    return { defer: until, error: description, stop: true, record };
   }
 
   private send(to: CardTarget, form: PublishForm, card: Card) {

@@ -102,8 +102,7 @@ export class CardRewriter implements OutboxHandler {
         };
       }
       case 'flood_pause':
-        await this.gate.flood(next.pauseMs, description);
-        return { defer: this.gate.pauseEndsAt, stop: true };
+        return { defer: await this.gate.flood(next.pauseMs, description), stop: true };
       case 'republish':
         return { done: 'card gone', record: () => this.repo.republish(lead.id, description) };
       case 'follow_migration':

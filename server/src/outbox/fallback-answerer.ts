@@ -65,8 +65,7 @@ export class FallbackAnswerer implements OutboxHandler {
     const next: AnswerFailureStep = nextStep({ action: 'answer', form: 'reply' }, sent, f.attempts);
     switch (next.step) {
       case 'flood_pause':
-        await this.gate.flood(next.pauseMs, sent.description);
-        return { defer: this.gate.pauseEndsAt, stop: true };
+        return { defer: await this.gate.flood(next.pauseMs, sent.description), stop: true };
       case 'leave': {
         const end: FallbackAnswerEnd = sent.kind === 'gone' ? 'gone' : 'refused';
         const why =

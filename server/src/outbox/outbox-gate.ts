@@ -34,11 +34,6 @@ export class OutboxGate {
     return this.isStopped;
   }
 
-  /** The end of the flood pause (0: none yet); a lead that got the 429 waits until then. */
-  get pauseEndsAt(): number {
-    return this.pausedUntil;
-  }
-
   /** What runs when a flood pause ends: the runner's next pass, so waiting cards go out at once. */
   onPauseEnd(wake: () => void): void {
     this.wake = wake;
@@ -67,13 +62,12 @@ export class OutboxGate {
 
   /**
    * Telegram asked to wait: every call of the outbox waits exactly `pauseMs`, on every instance (the pause is written
-   * to the database, and each instance reads it before a pass: `syncFlood`); `defer` notes it first (the lead's time).
+   * to the database, and each instance reads it before a pass: `syncFlood`). Gives the pause's end: the row's next time.
    */
-  async flood(pauseMs: number, description: string, defer: () => Promise<void> = () => Promise.resolve()): Promise<'flood'> {
+  async flood(pauseMs: number, description: string): Promise<number> {
     const now = this.clock.now();
     this.pauseUntil(now + pauseMs);
     this.metrics.inc('telegram_flood_total');
-    await defer();
     this.logger.warn({ msg: 'flood control', retry_after_sec: pauseMs / 1000, error: description });
     try {
       await this.settings.set(FLOOD_UNTIL_SETTING, String(this.pausedUntil), now);
@@ -81,7 +75,7 @@ export class OutboxGate {
       // This instance still waits; the others learn of the pause from their own 429 instead.
       this.logger.warn({ msg: 'flood pause not shared', error: err instanceof Error ? err.message : String(err) });
     }
-    return 'flood';
+    return this.pausedUntil;
   }
 
   /** Adopts a flood pause another instance got. Database errors propagate (the pass fails and backs off). */

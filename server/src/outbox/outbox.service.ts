@@ -18,13 +18,12 @@ import { FallbackAnswerer } from './fallback-answerer';
 import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler } from './outcome';
 import { RepeatNotifier } from './repeat-notifier';
-import { passBackoffMs } from './retry-schedule';
+import { BATCH_SIZE, passBackoffMs } from './retry-schedule';
 
 export type { CardRefresh } from './card-rewriter';
 
-/** docs/requirements.md §4.1: a pass takes up to 10 rows of each Telegram kind, in this order. */
+/** docs/requirements.md §4.1: a pass takes up to BATCH_SIZE rows of each Telegram kind, in this order. */
 const TELEGRAM_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply'] as const satisfies readonly OutboxKind[];
-const TELEGRAM_BATCH = 10;
 /** An endpoint's rows claimed at a time, and claims per pass. */
 const WEBHOOK_BATCH = 10;
 const WEBHOOK_ROUNDS = 10;
@@ -204,12 +203,16 @@ export class OutboxService {
     this.wakeTelegram = false;
   }
 
-  /** Up to TELEGRAM_BATCH rows of each kind in turn, cards first (a ping whose card this pass published follows it). */
+  /**
+   * Up to BATCH_SIZE rows of each kind in turn, cards first (a ping whose card this pass published follows it). Whether
+   * Telegram is open (the shared flood pause, the chat) is read once per pass; between kinds, the pause this pass met.
+   */
   private async telegramPass(): Promise<void> {
     await this.recordUnrecorded(TELEGRAM_TARGET);
+    if (!(await this.telegramOpen())) return;
     for (const kind of TELEGRAM_KINDS) {
-      if (this.gate.stopped || !(await this.telegramOpen())) return;
-      const rows = await this.claim([TELEGRAM_TARGET], TELEGRAM_BATCH, kind);
+      if (this.gate.stopped || !this.gate.ready()) return;
+      const rows = await this.claim([TELEGRAM_TARGET], BATCH_SIZE, kind);
       if (rows.length > 0 && !(await this.runLane(rows))) return;
     }
   }

@@ -110,8 +110,7 @@ export class RepeatNotifier implements OutboxHandler {
   }
 
   private async flood(pauseMs: number, error: string): Promise<Outcome> {
-    await this.gate.flood(pauseMs, error);
-    return { defer: this.gate.pauseEndsAt, stop: true };
+    return { defer: await this.gate.flood(pauseMs, error), stop: true };
   }
 
   private pingFailed(repeatId: number, leadId: number, error: string, step: FloodPause | Retry): Promise<Outcome> | Outcome {
