@@ -23,6 +23,33 @@ function databaseTests() {
     .map((f) => `test/${f}`);
 }
 
+/** The end-to-end file that runs `npm run dev`. */
+const DEV_TESTS = 'e2e/operations.e2e.test.mjs';
+
+function e2eFiles() {
+  return readdirSync(join(root, 'e2e'))
+    .filter((f) => f.endsWith('.e2e.test.mjs'))
+    .map((f) => `e2e/${f}`);
+}
+
+/** A node:test suite: the spec on the screen, TAP into the reports for the counts. */
+function nodeTests(name, args) {
+  return {
+    name,
+    cmd: [
+      'node',
+      '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${join(reports, `${name}.tap`)}`,
+      ...args,
+    ],
+    cwd: '.',
+    tap: true,
+  };
+}
+
 const only = process.argv.slice(2);
 const suites = [
   {
@@ -55,27 +82,17 @@ const suites = [
     cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`],
     cwd: 'landing',
   },
-  {
-    name: 'e2e',
-    cmd: [
-      'node',
-      '--test',
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${join(reports, 'e2e.tap')}`,
-      'e2e/',
-    ],
-    cwd: '.',
-    tap: true,
-  },
+  // The processes and browsers of the end-to-end tests mostly wait (on timers, HTTP, Chromium), so two files run at a
+  // time. Not the file that runs `npm run dev`: that command rebuilds shared/ and sandbox/, whose dist/ the others load.
+  nodeTests('e2e', ['--test-concurrency=2', ...e2eFiles().filter((f) => f !== DEV_TESTS)]),
+  nodeTests('e2e-dev', [DEV_TESTS]),
 ].filter((s) => only.length === 0 || only.includes(s.name));
 
 const wants = (...names) => suites.some((s) => names.includes(s.name));
 const { problems } = checkMachine({
   // The server's tests on both databases (some tests on SQLite start a PostgreSQL of their own) and the e2e cluster test.
-  postgres: wants('server', 'server-postgres', 'e2e'),
-  browser: wants('e2e'),
+  postgres: wants('server', 'server-postgres', 'e2e', 'e2e-dev'),
+  browser: wants('e2e', 'e2e-dev'),
 });
 if (problems.length > 0) {
   for (const line of problems) console.log(line);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import request from 'supertest';
 import { DEFAULT_CHATS, DEFAULT_USER, TelegramSandbox, type SandboxUser } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
 import { AppModule } from '../src/app.module';
@@ -169,20 +170,24 @@ export interface Answer {
   headers: Headers;
 }
 
+/** `POST /leads` through supertest, with the secret unless `headers` says otherwise; the body parsed when it is JSON. */
 export async function postLead(server: { url: string }, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(`${server.url}/leads`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', [SECRET_HEADER]: SECRET, ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
+  const res = await request(server.url)
+    .post('/leads')
+    .set({ 'Content-Type': 'application/json', [SECRET_HEADER]: SECRET, ...headers })
+    .send(typeof body === 'string' ? body : JSON.stringify(body))
+    .ok(() => true);
+  let parsed: unknown = res.text;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(res.text);
   } catch {
     /* keep text */
   }
-  return { status: res.status, body: parsed, headers: res.headers };
+  const answered = new Headers();
+  for (const [name, value] of Object.entries(res.headers as Record<string, string | string[]>)) {
+    for (const one of Array.isArray(value) ? value : [value]) answered.append(name, one);
+  }
+  return { status: res.status, body: parsed, headers: answered };
 }
 
 /** Posts a lead and waits until the publish attempt it triggers is over. */
