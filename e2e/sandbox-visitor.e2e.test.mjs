@@ -85,6 +85,8 @@ describe('the sandbox page: the visitor and the bot', () => {
         from: DEFAULT_VISITOR.id,
       },
     );
+    await visitorChat().locator('.msg.user', { hasText: 'Вот макет' }).waitFor();
+    assert.equal(await visitorChat().locator('form[data-visitor] input').inputValue(), '');
 
     sandbox.state.addMessage({
       chat_id: DEFAULT_VISITOR.id,

@@ -38,6 +38,7 @@ export function renderPage(options: { inbox?: boolean } = {}): string {
   .act { background:none; border:0; color:var(--accent); cursor:pointer; font-size:12px; padding:0; margin-top:4px; }
   .reply-form { margin-top:6px; padding:6px; border-radius:6px; }
   section.private h2 { background:#1c2b3a; }
+  section.private .msg { max-width:80%; }
   section.focus { outline:2px solid var(--accent); outline-offset:-2px; }
   .msg img.photo { display:block; max-width:100%; height:auto; border-radius:6px; margin-bottom:4px; background:#fff; }
   .topic { margin:0 0 12px; border-left:3px solid #2b5278; padding-left:8px; }
@@ -217,9 +218,11 @@ function draw(state) {
     const section = root.querySelector('section[data-chat-id="' + CSS.escape(FOCUS) + '"]');
     if (section) {
       focused = true;
-      section.scrollIntoView({ block: 'nearest' });
-      const box = section.querySelector('form[data-visitor] input');
-      if (box && !active) box.focus();
+      // Only when it is out of sight: the page's header stays where it is.
+      const box = section.getBoundingClientRect();
+      if (box.left < 0 || box.right > innerWidth || box.top > innerHeight) section.scrollIntoView({ block: 'start' });
+      const input = section.querySelector('form[data-visitor] input');
+      if (input && !active) input.focus({ preventScroll: true });
     }
   }
 }
@@ -266,8 +269,10 @@ document.addEventListener('click', async (e) => {
   const photo = e.target.closest('button[data-photo]');
   if (photo) {
     const form = photo.closest('form');
-    await api('say', { chat_id: form.dataset.chat, text: form.text.value.trim(), photo: true, from: visitors[form.dataset.chat] });
+    const caption = form.text.value.trim();
+    // Cleared before the redraw the message brings keeps what the box holds.
     form.text.value = '';
+    await api('say', { chat_id: form.dataset.chat, text: caption, photo: true, from: visitors[form.dataset.chat] });
     return;
   }
   if (e.target.closest('button[data-clear]')) { await api('faults/clear'); toast('Сбои сброшены'); }
