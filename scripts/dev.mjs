@@ -26,6 +26,8 @@ const devEnv = {
   // The inbox Mini App: the bot offers it, and the sandbox page links to it as each user it knows (signed launch data).
   LEADS_INBOX_URL: `http://127.0.0.1:${SERVER_PORT}/inbox`,
   SANDBOX_INBOX_URL: `http://127.0.0.1:${SERVER_PORT}/inbox`,
+  // "Continue in Telegram": the sent screen's link opens the sandbox, which plays the visitor opening the bot.
+  LEADS_TELEGRAM_LINK_ROOT: `http://127.0.0.1:${SANDBOX_PORT}/sandbox/t.me`,
 };
 const env = { ...devEnv, ...process.env };
 const parts = devParts({ ...env, LANDING_PORT });

@@ -63,6 +63,11 @@ export interface LandingEnv {
    */
   telegram: { token: string; apiRoot: string; chatId: string; threadId?: number | null } | null;
   minFillMs: number;
+  /**
+   * LEADS_TELEGRAM_LINK_ROOT (`https://t.me`), as the server's: the sent screen shows a "Continue in Telegram" link only
+   * when it is `<root>/<bot>?start=<payload>` (the sandbox's stand-in for t.me in development).
+   */
+  telegramLinkRoot: string;
   /** Key that signs the `startedAt` the page hands the form (derived from LEADS_SECRET, or random per process). */
   signingKey: Buffer;
   signingKeyIsRandom: boolean;
@@ -185,6 +190,13 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   } catch {
     problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${withoutPasswords(apiRoot)}")`);
   }
+  const telegramLinkRoot = (get('LEADS_TELEGRAM_LINK_ROOT') ?? 'https://t.me').replace(/\/+$/, '');
+  try {
+    const url = new URL(telegramLinkRoot);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+  } catch {
+    problems.push(`LEADS_TELEGRAM_LINK_ROOT must be an http(s) URL like https://t.me (got "${withoutPasswords(telegramLinkRoot)}")`);
+  }
   // The forum topic of the leads group, as the server's LEADS_THREAD_ID.
   const threadRaw = get('LEADS_THREAD_ID');
   if (threadRaw && !/^[1-9]\d{0,15}$/.test(threadRaw)) {
@@ -272,6 +284,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     leadsSecret,
     telegram: token && chatId ? { token, apiRoot, chatId, threadId } : null,
     minFillMs: Number(fill),
+    telegramLinkRoot,
     signingKey: leadsSecret ? createHmac('sha256', leadsSecret).update('stickers-landing:startedAt').digest() : randomBytes(32),
     signingKeyIsRandom: !leadsSecret,
     trustProxy: trust.ok ? trust.value : { mode: 'none' },

@@ -17,7 +17,7 @@ import { postForm } from './post-form';
 import { ENV_KEYS, captureConsole, configuredEnv, setEnv, standIns, type StandInAnswer } from './support';
 
 const ANALYTICS_KEYS = ['LANDING_METRIKA_ID', 'LANDING_GA4_ID', 'LANDING_GOAL'];
-const KEYS = [...ENV_KEYS, ...ANALYTICS_KEYS];
+const KEYS = [...ENV_KEYS, ...ANALYTICS_KEYS, 'LEADS_TELEGRAM_LINK_ROOT'];
 
 let answer: StandInAnswer = { status: 201 };
 const { sandbox, leads } = standIns(() => answer);
@@ -99,6 +99,21 @@ describe('the sent screen\'s "Get the answer in Telegram"', () => {
       expect(result).toMatchObject({ state: 'sent', leadNumber: 5 });
       expect(result).not.toHaveProperty('telegramLink');
     }
+  });
+
+  it('under LEADS_TELEGRAM_LINK_ROOT (the sandbox in development): its links, and no longer t.me ones; a wrong root is one line', async () => {
+    const root = 'http://127.0.0.1:3002/sandbox/t.me';
+    const local = `${root}/stickers_leads_bot?start=Zx3kq9R2mV8pL0aB7cT1wY5nH4jD6fE_`;
+    useEnv({ LEADS_TELEGRAM_LINK_ROOT: `${root}/` });
+    answer = { status: 201, body: { lead_number: 8, duplicate: false, repeat: false, telegram_link: local } };
+    expect((await submit()).result).toMatchObject({ state: 'sent', leadNumber: 8, telegramLink: local });
+    for (const telegram_link of [LINK, `${root}/stickers_leads_bot?start=x&y=1`, `${root}.evil.example/stickers_leads_bot?start=x`]) {
+      answer = { status: 201, body: { lead_number: 8, duplicate: false, repeat: false, telegram_link } };
+      expect((await submit()).result).not.toHaveProperty('telegramLink');
+    }
+    expect(() => loadLandingEnv({ ...process.env, LEADS_TELEGRAM_LINK_ROOT: 't.me' })).toThrow(
+      'LEADS_TELEGRAM_LINK_ROOT must be an http(s) URL like https://t.me (got "t.me")',
+    );
   });
 
   it('the fallback (and so the spool) shows none', async () => {

@@ -29,3 +29,4 @@ export {
   type CaptchaVerification,
 } from './captcha';
 export { signInitData, launchUrl, SANDBOX_THEME, type InitDataOptions } from './init-data';
+export { DEFAULT_VISITOR, BOT_LINK_PATH } from './visitor';

@@ -5,8 +5,12 @@ import { BOT_USER } from './state';
  * forum's messages grouped by topic. "＋ группа" makes a new group (a forum with two topics, if asked) and
  * adds the bot to it, as `npm run leads -- setup` asks the operator to do; a group the bot is not in says so and
  * offers to add it.
- * Pressing a button sends the bot a callback_query; the box under a chat sends a message (a command) as a member.
- * The page redraws from server-sent events; it needs no build step.
+ * Pressing a button sends the bot a callback_query; the box under a chat sends a message (a command) as a member, and
+ * "↩ ответить" under a bot's message in a group replies to it as that member. A private chat is a visitor's chat with
+ * the bot (the visitor's messages on the right, the bot's on the left): its box writes as the visitor, "📷 фото" sends
+ * a photo with the box's text as its caption. Photos nobody uploaded (a visitor's) are a tile with the caption;
+ * reactions show under their message. `/?chat=<id>` (where a bot link sends the browser) brings that chat into view.
+ * The page redraws from server-sent events, keeping what is typed in its boxes; it needs no build step.
  */
 export function renderPage(options: { inbox?: boolean } = {}): string {
   return `<!doctype html>
@@ -28,6 +32,14 @@ export function renderPage(options: { inbox?: boolean } = {}): string {
   .msg { background:var(--bubble); border-radius:10px; padding:8px 12px; margin:0 0 10px; max-width:560px; white-space:pre-wrap; word-wrap:break-word; }
   .msg.user { background:#2b5278; margin-left:auto; }
   .meta { color:var(--muted); font-size:12px; margin-top:4px; }
+  .tile { display:flex; align-items:center; justify-content:center; width:220px; max-width:100%; height:140px; border-radius:6px; margin-bottom:4px; background:#22303f; color:var(--muted); font-size:14px; }
+  .reactions { display:flex; gap:4px; margin-top:6px; }
+  .reactions span { background:#0e1621aa; border-radius:12px; padding:1px 8px; font-size:13px; }
+  .act { background:none; border:0; color:var(--accent); cursor:pointer; font-size:12px; padding:0; margin-top:4px; }
+  .reply-form { margin-top:6px; padding:6px; border-radius:6px; }
+  section.private h2 { background:#1c2b3a; }
+  section.private .msg { max-width:80%; }
+  section.focus { outline:2px solid var(--accent); outline-offset:-2px; }
   .msg img.photo { display:block; max-width:100%; height:auto; border-radius:6px; margin-bottom:4px; background:#fff; }
   .topic { margin:0 0 12px; border-left:3px solid #2b5278; padding-left:8px; }
   .topic h3 { margin:4px 0 8px; font-size:13px; color:var(--accent); }
@@ -41,6 +53,7 @@ export function renderPage(options: { inbox?: boolean } = {}): string {
   a { color:var(--accent); }
   code, pre { background:#0b1118; border-radius:4px; padding:0 3px; }
   .compose { display:flex; gap:6px; padding:10px; background:var(--panel); }
+  .compose button[data-photo] { background:#263545; }
   .compose input { flex:1; background:var(--bg); color:var(--text); border:1px solid #2b5278; border-radius:6px; padding:7px; }
   #inbox { padding:6px 16px; background:var(--panel); font-size:13px; }
   #inbox:empty { display:none; }
@@ -102,13 +115,49 @@ function drawInbox(state) {
   nav.innerHTML = [...users.values()].map((u) => '<a href="/sandbox/api/inbox?user_id=' + u.id + '" target="_blank" rel="noopener">открыть инбокс как '
     + esc(u.first_name + (u.last_name ? ' ' + u.last_name : '')) + '</a>').join(' · ');
 }
+// Reactions as the sandbox keeps them: Telegram's ReactionType objects, emoji strings, or per-user lists of either.
+function reactionsOf(m) {
+  const out = [];
+  const walk = (r) => {
+    if (!r) return;
+    if (typeof r === 'string') out.push(r);
+    else if (Array.isArray(r)) r.forEach(walk);
+    else if (typeof r === 'object') {
+      if (typeof r.emoji === 'string') out.push(r.emoji);
+      else if (r.type === 'custom_emoji' || r.type === 'paid') out.push('✨');
+      else walk(r.reaction || r.reactions || Object.values(r));
+    }
+  };
+  walk(m.reactions || m.reaction);
+  return out;
+}
+// A photo the sandbox has no bytes for (a visitor's, a copy of one): the tile, in place of the broken image.
+function noPhoto(img) {
+  const tile = document.createElement('div');
+  tile.className = 'tile';
+  tile.textContent = '📷 фото';
+  img.replaceWith(tile);
+}
+// A private chat's visitor: its id is the chat's; their name from their messages, else the chat's title.
+const visitors = {};
+const visitorOf = (chat) => (chat.messages.find((m) => m.from.id === chat.id) || {}).from || { id: chat.id, is_bot: false, first_name: chat.title };
+const FOCUS = new URLSearchParams(location.search).get('chat');
+let focused = false;
+// The reply box open under a group's message ("chat:message"), kept across redraws.
+let replyOpen = null;
 function draw(state) {
   drawUpdates(state);
   drawInbox(state);
   const root = document.getElementById('chats');
+  // What is typed survives the redraw (the box, the caret); so does the box that had the focus.
+  const typed = {};
+  root.querySelectorAll('input[data-key]').forEach((i) => (typed[i.dataset.key] = i.value));
+  const active = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : undefined;
   const scroll = {};
   root.querySelectorAll('.log').forEach((l) => (scroll[l.dataset.chat] = l.scrollHeight - l.scrollTop - l.clientHeight < 40));
   root.innerHTML = state.chats.filter((c) => !c.migratedTo).map((chat) => {
+    const personal = chat.type === 'private';
+    if (personal) visitors[chat.id] = visitorOf(chat);
     const bubble = (m) => {
       const reply = m.reply_to_message_id ? chat.messages.find((r) => r.message_id === m.reply_to_message_id) : null;
       const kb = (m.reply_markup?.inline_keyboard || []).map((row) => '<div class="row">' + row.map((b) => b.url
@@ -120,10 +169,12 @@ function draw(state) {
       return '<div class="msg' + (m.from.is_bot ? '' : ' user') + '" data-message-id="' + m.message_id + '">'
         + (reply ? '<div class="reply">↩ ' + esc(reply.text.split('\\n')[0]) + '</div>' : '')
         + (m.document ? '<div class="doc">📎 ' + esc(m.document.file_name) + ' · ' + m.document.file_size + ' Б</div>' : '')
-        + (m.photo ? '<img class="photo" src="/sandbox/files/' + encodeURIComponent(m.photo[0].file_id) + '" width="' + m.photo[0].width
-          + '" height="' + m.photo[0].height + '" alt="' + esc(m.text || 'фото') + '">' : '')
-        + render(m.text, m.entities)
+        + (m.photo ? (m.from.is_bot ? '<img class="photo" src="/sandbox/files/' + encodeURIComponent(m.photo[0].file_id) + '" width="' + m.photo[0].width
+          + '" height="' + m.photo[0].height + '" alt="' + esc(m.text || 'фото') + '" onerror="noPhoto(this)">' : '<div class="tile">📷 фото</div>') : '')
+        + render(m.text || '', m.entities)
         + (kb ? '<div class="kb">' + kb + '</div>' : '')
+        + (reactionsOf(m).length ? '<div class="reactions">' + reactionsOf(m).map((r) => '<span>' + esc(r) + '</span>').join('') + '</div>' : '')
+        + (!personal && m.from.is_bot ? replyBox(chat, m) : '')
         + '<div class="meta">' + esc(m.from.first_name) + ' · #' + m.message_id + ' · ' + time(m.date)
         + (m.edit_date ? ' · изменено ' + time(m.edit_date) + ' (' + m.history.length + ')' : '') + '</div></div>';
     };
@@ -146,13 +197,45 @@ function draw(state) {
     const botOut = chat.type !== 'private' && (!bot || bot.status === 'left' || bot.status === 'kicked');
     const subtitle = chat.id + (admins ? ' · админы: ' + admins : '')
       + (botOut ? ' · бота нет в группе <button data-add-bot="' + chat.id + '">добавить бота</button>' : '');
-    return '<section><h2>' + esc(chat.title) + ' <small>' + subtitle + '</small></h2>'
+    const cls = (personal ? ' private' : '') + (String(chat.id) === FOCUS ? ' focus' : '');
+    if (personal) {
+      const who = visitors[chat.id];
+      return '<section class="' + cls.trim() + '" data-chat-id="' + chat.id + '"><h2>' + esc(chat.title) + ' <small>личный чат с @' + BOT_USERNAME + ' · ' + chat.id + '</small></h2>'
+        + '<div class="log" data-chat="' + chat.id + '">' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
+        + '<form class="compose" data-chat="' + chat.id + '" data-visitor><input name="text" data-key="visitor:' + chat.id + '" placeholder="Написать боту как ' + esc(who.first_name) + ' (подпись к фото)" autocomplete="off">'
+        + '<button>Отправить</button><button type="button" data-photo title="Фото с подписью из поля">📷 фото</button></form></section>';
+    }
+    return '<section' + (cls ? ' class="' + cls.trim() + '"' : '') + ' data-chat-id="' + chat.id + '"><h2>' + esc(chat.title) + ' <small>' + subtitle + '</small></h2>'
       + '<div class="log" data-chat="' + chat.id + '">' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
-      + '<form class="compose" data-chat="' + chat.id + '">' + topicSelect + '<input name="text" placeholder="Написать как участник, например /stickers_new" autocomplete="off"><button>Отправить</button></form></section>';
+      + '<form class="compose" data-chat="' + chat.id + '">' + topicSelect + '<input name="text" data-key="compose:' + chat.id + '" placeholder="Написать как участник, например /stickers_new" autocomplete="off"><button>Отправить</button></form></section>';
   }).join('');
+  root.querySelectorAll('input[data-key]').forEach((i) => {
+    if (typed[i.dataset.key] !== undefined) i.value = typed[i.dataset.key];
+    if (i.dataset.key === active) i.focus();
+  });
   root.querySelectorAll('.log').forEach((l) => { if (scroll[l.dataset.chat] !== false) l.scrollTop = l.scrollHeight; });
+  if (FOCUS && !focused) {
+    const section = root.querySelector('section[data-chat-id="' + CSS.escape(FOCUS) + '"]');
+    if (section) {
+      focused = true;
+      // Only when it is out of sight: the page's header stays where it is.
+      const box = section.getBoundingClientRect();
+      if (box.left < 0 || box.right > innerWidth || box.top > innerHeight) section.scrollIntoView({ block: 'start' });
+      const input = section.querySelector('form[data-visitor] input');
+      if (input && !active) input.focus({ preventScroll: true });
+    }
+  }
+}
+// Under a bot's message in a group: "↩ ответить", which opens a box replying to it as the page's member.
+function replyBox(chat, m) {
+  const key = chat.id + ':' + m.message_id;
+  if (replyOpen !== key) return '<button class="act" data-open-reply="' + key + '">↩ ответить как участник</button>';
+  return '<form class="compose reply-form" data-chat="' + chat.id + '" data-reply-to="' + m.message_id + '"'
+    + (m.message_thread_id !== undefined ? ' data-thread="' + m.message_thread_id + '"' : '') + '>'
+    + '<input name="text" data-key="reply:' + key + '" placeholder="Ответ на #' + m.message_id + ' как участник" autocomplete="off"><button>Ответить</button></form>';
 }
 const BOT_ID = ${BOT_USER.id};
+const BOT_USERNAME = ${JSON.stringify(BOT_USER.username)};
 async function api(path, body) {
   const res = await fetch('/sandbox/api/' + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body || {}) });
   const answer = await res.json();
@@ -165,6 +248,8 @@ function toast(text) {
   clearTimeout(toast.timer); toast.timer = setTimeout(() => (t.style.display = 'none'), 3000);
 }
 let answered = 0;
+// The latest state, for a redraw of the page's own (a reply box opened).
+let last = null;
 document.addEventListener('click', async (e) => {
   const b = e.target.closest('button[data-cb]');
   if (b) { await api('press', { chat_id: b.dataset.chat, message_id: b.dataset.msg, data: b.dataset.cb }); return; }
@@ -172,6 +257,23 @@ document.addEventListener('click', async (e) => {
   if (f) {
     for (const method of ['sendMessage', 'editMessageText']) await api('faults', { method, kind: f.dataset.fault, retry_after: 5 });
     toast('Сбой включён: ' + f.textContent);
+  }
+  const open = e.target.closest('button[data-open-reply]');
+  if (open) {
+    replyOpen = open.dataset.openReply;
+    if (last) draw(last);
+    const box = document.querySelector('input[data-key="reply:' + replyOpen + '"]');
+    if (box) box.focus();
+    return;
+  }
+  const photo = e.target.closest('button[data-photo]');
+  if (photo) {
+    const form = photo.closest('form');
+    const caption = form.text.value.trim();
+    // Cleared before the redraw the message brings keeps what the box holds.
+    form.text.value = '';
+    await api('say', { chat_id: form.dataset.chat, text: caption, photo: true, from: visitors[form.dataset.chat] });
+    return;
   }
   if (e.target.closest('button[data-clear]')) { await api('faults/clear'); toast('Сбои сброшены'); }
   const add = e.target.closest('button[data-add-bot]');
@@ -187,14 +289,23 @@ document.addEventListener('click', async (e) => {
 document.addEventListener('submit', async (e) => {
   e.preventDefault();
   const form = e.target; const text = form.text.value.trim();
-  if (text) await api('say', { chat_id: form.dataset.chat, text, ...(form.thread && form.thread.value ? { thread_id: form.thread.value } : {}) });
+  if (!text) return;
   form.text.value = '';
+  if (form.dataset.replyTo !== undefined) {
+    replyOpen = null;
+    await api('say', { chat_id: form.dataset.chat, text, reply_to_message_id: form.dataset.replyTo, ...(form.dataset.thread ? { thread_id: form.dataset.thread } : {}) });
+  } else if (form.dataset.visitor !== undefined) {
+    await api('say', { chat_id: form.dataset.chat, text, from: visitors[form.dataset.chat] });
+  } else {
+    await api('say', { chat_id: form.dataset.chat, text, ...(form.thread && form.thread.value ? { thread_id: form.thread.value } : {}) });
+  }
 });
 const events = new EventSource('/sandbox/api/events');
 events.onopen = () => (document.getElementById('status').textContent = 'подключено');
 events.onerror = () => (document.getElementById('status').textContent = 'нет связи, переподключение…');
 events.onmessage = (e) => {
   const state = JSON.parse(e.data);
+  last = state;
   draw(state);
   if (state.callbackAnswers.length > answered) {
     const last = state.callbackAnswers[state.callbackAnswers.length - 1];

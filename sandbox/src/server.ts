@@ -19,6 +19,7 @@ import {
   type SandboxUser,
   type WebhookDelivery,
 } from './state';
+import { BOT_LINK_PATH, openBotLink } from './visitor';
 import { WebhookSender } from './webhook';
 
 export interface SandboxOptions {
@@ -472,6 +473,7 @@ export class TelegramSandbox {
     if (bot) return this.handleBotApi(bot[1], bot[2], req, res, url);
     if (url.pathname.startsWith('/sandbox/api/')) return this.handleControl(url.pathname.slice('/sandbox/api/'.length), req, res);
     if (url.pathname.startsWith('/captcha/')) return this.captcha.handle(req, res, url);
+    if (url.pathname.startsWith(BOT_LINK_PATH)) return openBotLink(this, req, res, url);
     const file = /^\/sandbox\/files\/([\w-]+)$/.exec(url.pathname);
     if (file && req.method === 'GET') {
       // A photo the bot sent, for the page's <img>.

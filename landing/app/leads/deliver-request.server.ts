@@ -74,14 +74,17 @@ export interface DeliveryResult {
   telegramLink?: string;
 }
 
-/** A link that opens a bot with a start parameter: nothing else is ever put on the page as the Telegram link. */
-const TELEGRAM_START_LINK = /^https:\/\/t\.me\/[A-Za-z][A-Za-z0-9_]{4,31}\?start=[A-Za-z0-9_-]{1,64}$/;
+/** A bot's username and a start parameter after the root: nothing else is ever put on the page as the Telegram link. */
+const BOT_START = /^\/[A-Za-z][A-Za-z0-9_]{4,31}\?start=[A-Za-z0-9_-]{1,64}$/;
 
-/** `telegram_link` of an accepted lead's answer, when it is a t.me link with a start parameter; otherwise none. */
-export function acceptedTelegramLink(body: string): string | undefined {
+/**
+ * `telegram_link` of an accepted lead's answer, when it is a link under `root` (LEADS_TELEGRAM_LINK_ROOT, t.me) that
+ * opens a bot with a start parameter; otherwise none.
+ */
+export function acceptedTelegramLink(body: string, root = 'https://t.me'): string | undefined {
   try {
     const link = (JSON.parse(body) as Partial<LeadAcceptedBody> | null)?.telegram_link;
-    return typeof link === 'string' && TELEGRAM_START_LINK.test(link) ? link : undefined;
+    return typeof link === 'string' && link.startsWith(root) && BOT_START.test(link.slice(root.length)) ? link : undefined;
   } catch {
     return undefined;
   }
@@ -245,7 +248,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     detail = (await res.text().catch(() => '')).slice(0, 300);
     if (status === 201 || status === 200) {
       const leadNumber = acceptedLeadNumber(detail);
-      const telegramLink = acceptedTelegramLink(detail);
+      const telegramLink = acceptedTelegramLink(detail, env.telegramLinkRoot);
       return {
         route: 'server',
         status,

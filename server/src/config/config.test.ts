@@ -230,4 +230,16 @@ describe('server configuration (requirements §10.1)', () => {
       ]);
     }
   });
+
+  it('LEADS_TELEGRAM_LINK_ROOT: https://t.me by default, any http(s) URL without its trailing slash, anything else one line at start', () => {
+    expect(loadServerConfig(base).leads.telegramLinkRoot).toBe('https://t.me');
+    expect(loadServerConfig({ ...base, LEADS_TELEGRAM_LINK_ROOT: 'http://localhost:3002/sandbox/t.me/' }).leads.telegramLinkRoot).toBe(
+      'http://localhost:3002/sandbox/t.me',
+    );
+    for (const bad of ['t.me', 'ftp://t.me', 'https://']) {
+      expect(problems({ ...base, LEADS_TELEGRAM_LINK_ROOT: bad })).toEqual([
+        `LEADS_TELEGRAM_LINK_ROOT must be an http(s) URL like https://t.me (got "${bad}")`,
+      ]);
+    }
+  });
 });

@@ -76,6 +76,11 @@ export interface ServerConfig {
      * (`telegram_link`); 0: no link.
      */
     telegramLinkDays: number;
+    /**
+     * LEADS_TELEGRAM_LINK_ROOT: where `telegram_link` points, `<root>/<bot username>?start=<payload>`; `https://t.me`
+     * by default, the sandbox's stand-in for t.me in development. No trailing slash.
+     */
+    telegramLinkRoot: string;
   };
   publishIntervalSec: number;
   housekeeping: {
@@ -213,6 +218,14 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${withoutPasswords(apiRoot)}")`);
   }
 
+  const linkRoot = r.string('LEADS_TELEGRAM_LINK_ROOT', 'https://t.me');
+  try {
+    const url = new URL(linkRoot);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    r.problems.push(`LEADS_TELEGRAM_LINK_ROOT must be an http(s) URL like https://t.me (got "${withoutPasswords(linkRoot)}")`);
+  }
+
   const webhook = readTelegramWebhook(r, token);
 
   let managerIds: number[] | null = null;
@@ -290,6 +303,7 @@ export function loadServerConfig(env: Env): ServerConfig {
       requiredContacts: requiredContacts.ok ? requiredContacts.value : 'telegram,phone',
       requireConsent: r.flag('LEADS_REQUIRE_CONSENT', false),
       telegramLinkDays: r.int('LEADS_TELEGRAM_LINK_DAYS', 7, 0, 365),
+      telegramLinkRoot: linkRoot.replace(/\/+$/, ''),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
     housekeeping: {

@@ -16,11 +16,12 @@ export function payloadHash(payload: string): string {
 }
 
 /**
- * "Continue in Telegram" links (docs/api.md, POST /leads `telegram_link`): `https://t.me/<bot>?start=<payload>`, the
- * payload random and single-use, bound to one lead for LEADS_TELEGRAM_LINK_DAYS days. Issued after the submit commits,
- * one per answer (a duplicate and a repeat get a fresh link to the same lead). None without a bot, when getMe has not
- * answered with a username, or with LEADS_TELEGRAM_LINK_DAYS=0; a link that cannot be stored is none too: the lead
- * is stored whatever comes of its link.
+ * "Continue in Telegram" links (docs/api.md, POST /leads `telegram_link`): `<root>/<bot>?start=<payload>`, the root
+ * LEADS_TELEGRAM_LINK_ROOT (`https://t.me`; the sandbox's stand-in in development), the payload random and
+ * single-use, bound to one lead for LEADS_TELEGRAM_LINK_DAYS days. Issued after the submit commits, one per answer (a
+ * duplicate and a repeat get a fresh link to the same lead). None without a bot, when getMe has not answered with a
+ * username, or with LEADS_TELEGRAM_LINK_DAYS=0; a link that cannot be stored is none too: the lead is stored whatever
+ * comes of its link.
  */
 @Injectable()
 export class TelegramLinksService {
@@ -46,7 +47,7 @@ export class TelegramLinksService {
       this.logger.warn({ msg: 'telegram link not stored', lead_number: leadId, error: err instanceof Error ? err.message : String(err) });
       return null;
     }
-    return `https://t.me/${bot}?start=${payload}`;
+    return `${this.config.leads.telegramLinkRoot}/${bot}?start=${payload}`;
   }
 
   /** The bot's username (getMe's, asked once for the app by the gateway). */

@@ -56,6 +56,25 @@ export interface LeadDetail {
   card_url: string | null;
 }
 
+/** One message of a lead's conversation with the visitor through the bot: `in` from the visitor, `out` from the team. */
+export interface ConversationMessage {
+  id: number | string;
+  direction: 'in' | 'out';
+  author: string | null;
+  text: string | null;
+  /** What the message carries besides its text (`photo`, `document`…), or null. */
+  media: string | null;
+  at: string;
+  state: 'queued' | 'delivered' | 'failed';
+  error: string | null;
+}
+
+export interface Conversation {
+  messages: ConversationMessage[];
+  /** The visitor's Telegram account once they opened the bot's link; null: not yet, nothing can be sent. */
+  bound: { username: string | null; name: string } | null;
+}
+
 export interface Charts {
   days: string[];
   per_day: { source: string | null; counts: number[] }[];
@@ -127,6 +146,15 @@ export class InboxApi {
 
   setStatus(n: number, status: LeadStatus, expected: LeadStatus): Promise<{ lead: LeadItem }> {
     return this.post(`leads/${n}/status`, { status, expected });
+  }
+
+  conversation(n: number): Promise<Conversation> {
+    return this.json(`leads/${n}/messages`);
+  }
+
+  /** 202 with the message as queued; 409 `not_bound` while the visitor has not opened the bot. */
+  sendMessage(n: number, text: string): Promise<{ message: ConversationMessage }> {
+    return this.post(`leads/${n}/messages`, { text });
   }
 
   erase(n: number): Promise<{ lead: LeadItem }> {

@@ -3,9 +3,13 @@ import { LEAD_TRANSITIONS, type LeadStatus } from '../../../domain/lead-status';
 import { ApiFailure, type LeadDetail, type LeadItem } from './api';
 import { failureText, header, link, problem, section, statusBadge, time, type App } from './app';
 import { confirmAction } from './confirm';
+import { conversationSection } from './conversation-view';
 import { el, show } from './dom';
 
-/** A lead's page: its fields and links, its source, consent, repeats and story; the status buttons and the erasure. */
+/**
+ * A lead's page: its fields and links, its conversation with the visitor, its source, consent, repeats and story; the
+ * status buttons and the erasure.
+ */
 
 function dl(rows: [string, Node | string | null][]): HTMLElement {
   return el(
@@ -146,6 +150,7 @@ export async function renderLead(app: App, n: number, message: string | null = n
       [t.fields.received, time(app, lead.received_at)],
       [t.fields.published, time(app, lead.published_at)],
     ]),
+    conversationSection(app, lead.lead_number, !lead.anonymised_at),
     section(t.sourceTitle, sourceRows.length ? dl(sourceRows) : el('p', { class: 'hint' }, t.noSource)),
     section(
       t.consent,

@@ -104,6 +104,22 @@ export interface Texts {
   medianNone: string;
   duration: (seconds: number) => string;
   legend: string;
+  /** The lead's conversation with the visitor through the bot. */
+  conversation: string;
+  conversationWith: (who: string) => string;
+  conversationNotBound: string;
+  noMessages: string;
+  messageIn: string;
+  messageOut: string;
+  photo: string;
+  file: string;
+  messageState: Record<'queued' | 'delivered' | 'failed', string>;
+  messageFailed: (error: string | null) => string;
+  messageLabel: string;
+  messagePlaceholder: string;
+  send: string;
+  sent: string;
+  notBound: string;
 }
 
 /** The lead's own fields, as the card labels them. */

@@ -1,0 +1,157 @@
+// A lead's conversation on the inbox's lead page, in headless Chromium against the built server: the "Переписка"
+// section lists the messages the API gives (from the visitor or the team, who, when, the text or «📷 фото», the
+// state — a failed one with its reason) and its box posts the team's answer; 409 not_bound says the visitor has not
+// opened the bot. The conversation's routes (`GET`/`POST /inbox/api/leads/:n/messages`) are answered here by the
+// browser with the shapes docs/api.md gives them, so the page is tested on its own; the rest is the real inbox.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { DEFAULT_USER, launchUrl, signInitData } from '@stickers/telegram-sandbox';
+import { CHROMIUM, CHROMIUM_ARGS, SECRET, startStack, waitUntil } from './stack.mjs';
+
+const TOKEN = '123456789:sandbox-token';
+const AXE = createRequire(import.meta.url)('axe-core').source;
+
+let stack;
+let browser;
+let page;
+let leadNumber;
+/** What the stubbed routes answer, and what the page sent them. */
+let conversation;
+let postAnswer;
+const posted = [];
+
+const at = (minutes) => new Date(Date.UTC(2026, 0, 10, 9, minutes)).toISOString();
+const section = () => page.locator('section#conversation');
+
+async function openLead() {
+  await page.goto(launchUrl(`${stack.serverUrl}/inbox?lead=${leadNumber}`, signInitData({ botToken: TOKEN, user: DEFAULT_USER })));
+  await section().locator('.conversation > p').first().waitFor();
+}
+
+before(async () => {
+  stack = await startStack();
+  const res = await fetch(`${stack.serverUrl}/leads`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
+    body: JSON.stringify({
+      request_id: randomUUID(),
+      client_ip: '203.0.113.40',
+      name: 'Анна Ким',
+      telegram: '@anna_k',
+      phone: '+79161234500',
+    }),
+  });
+  assert.equal(res.status, 201);
+  leadNumber = (await res.json()).lead_number;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'ru-RU' });
+  page = await context.newPage();
+  page.setDefaultTimeout(10000);
+  await page.route(`**/inbox/api/leads/${leadNumber}/messages`, async (route) => {
+    const request = route.request();
+    assert.match(request.headers().authorization ?? '', /^tma /);
+    if (request.method() === 'GET') return route.fulfill({ status: 200, json: conversation });
+    posted.push(request.postDataJSON());
+    const [status, json] = postAnswer();
+    return route.fulfill({ status, json });
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+describe("the inbox: a lead's conversation", () => {
+  it('before the visitor opens the bot: says so, and a send answered 409 not_bound says the visitor has not opened the bot yet', async () => {
+    conversation = { messages: [], bound: null };
+    postAnswer = () => [409, { error: 'not_bound' }];
+    await openLead();
+    assert.equal(await section().locator('h2').innerText(), 'Переписка');
+    assert.match(await section().innerText(), /Клиент ещё не открыл бота/);
+    assert.match(await section().innerText(), /Сообщений пока нет\./);
+    await page.getByLabel('Сообщение клиенту').fill('Здравствуйте!');
+    await section().getByRole('button', { name: 'Отправить' }).click();
+    await waitUntil(
+      async () => /отправить сообщение пока нельзя/.test(await section().locator('#conversation-note').innerText()),
+      5000,
+      'the note',
+    );
+    assert.equal(await section().locator('#conversation-note').innerText(), 'Клиент ещё не открыл бота — отправить сообщение пока нельзя.');
+    assert.deepEqual(posted, [{ text: 'Здравствуйте!' }]);
+  });
+
+  it('lists the messages: side, author, time, text or «📷 фото», state; a failed one with its reason', async () => {
+    conversation = {
+      bound: { username: 'anna_k', name: 'Анна Ким' },
+      messages: [
+        { id: 1, direction: 'in', author: 'Анна Ким', text: 'А можно быстрее?', media: null, at: at(1), state: 'delivered', error: null },
+        { id: 2, direction: 'in', author: 'Анна Ким', text: null, media: 'photo', at: at(2), state: 'delivered', error: null },
+        { id: 3, direction: 'out', author: 'Мария', text: 'Да, завтра', media: null, at: at(3), state: 'delivered', error: null },
+        {
+          id: 4,
+          direction: 'out',
+          author: 'Мария',
+          text: 'Вы здесь?',
+          media: null,
+          at: at(4),
+          state: 'failed',
+          error: 'Forbidden: bot was blocked by the user',
+        },
+      ],
+    };
+    await openLead();
+    assert.match(await section().innerText(), /С клиентом в Telegram: @anna_k \(Анна Ким\)/);
+    const items = section().locator('ol.messages > li');
+    assert.equal(await items.count(), 4);
+    assert.deepEqual(await items.evaluateAll((li) => li.map((l) => l.className)), [
+      'message in',
+      'message in',
+      'message out',
+      'message out failed',
+    ]);
+    assert.match(await items.nth(0).innerText(), /^Клиент · Анна Ким · .+\nА можно быстрее\?\nдоставлено$/);
+    assert.match(await items.nth(1).innerText(), /📷 фото/);
+    assert.match(await items.nth(2).innerText(), /^Команда · Мария · .+\nДа, завтра\nдоставлено$/);
+    assert.match(await items.nth(3).innerText(), /не доставлено: Forbidden: bot was blocked by the user$/);
+  });
+
+  it('sends the answer and shows it queued', async () => {
+    const queued = {
+      id: 5,
+      direction: 'out',
+      author: 'Мария',
+      text: 'Пришлите фото',
+      media: null,
+      at: at(5),
+      state: 'queued',
+      error: null,
+    };
+    postAnswer = () => {
+      conversation = { ...conversation, messages: [...conversation.messages, queued] };
+      return [202, { message: queued }];
+    };
+    await page.getByLabel('Сообщение клиенту').fill('Пришлите фото');
+    await section().getByRole('button', { name: 'Отправить' }).click();
+    await section().locator('ol.messages > li', { hasText: 'Пришлите фото' }).waitFor();
+    assert.match(await section().locator('ol.messages > li').last().innerText(), /в очереди$/);
+    assert.equal(await section().locator('#conversation-note').innerText(), 'Сообщение в очереди на отправку.');
+    assert.equal(await page.getByLabel('Сообщение клиенту').inputValue(), '');
+    assert.deepEqual(posted.at(-1), { text: 'Пришлите фото' });
+  });
+
+  it('has no WCAG 2.1 AA violation on the lead page with its conversation', async () => {
+    await section().locator('ol.messages').waitFor();
+    await page.evaluate(AXE);
+    const result = await page.evaluate(() =>
+      window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
+    );
+    assert.deepEqual(
+      result.violations.map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+      [],
+    );
+  });
+});

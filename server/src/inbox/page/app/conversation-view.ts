@@ -1,0 +1,105 @@
+import { ApiFailure, type Conversation, type ConversationMessage } from './api';
+import { failureText, problem, time, type App } from './app';
+import { el, show } from './dom';
+
+/**
+ * A lead's conversation with the visitor through the bot (`/inbox/api/leads/:n/messages`): who the visitor is in
+ * Telegram, the messages oldest first (from the visitor or the team, who wrote, when, the text or «📷 фото», whether it
+ * was delivered — a failed one with its reason), and a box that sends the team's answer. The section is drawn at once
+ * and filled when the messages arrive, so the rest of the lead's page never waits for it.
+ */
+export function conversationSection(app: App, n: number, open: boolean): HTMLElement {
+  const t = app.t;
+  const body = el('div', { class: 'conversation', 'aria-live': 'polite' }, el('p', { class: 'hint' }, t.loading));
+  const section = el('section', { id: 'conversation' }, el('h2', {}, t.conversation), body);
+  const view = app.view;
+  const load = async (note: string | null = null): Promise<void> => {
+    let conversation: Conversation;
+    try {
+      conversation = await app.api.conversation(n);
+    } catch (err) {
+      if (view === app.view)
+        show(
+          body,
+          problem(app, err, () => void load()),
+        );
+      return;
+    }
+    if (view === app.view) show(body, ...drawConversation(app, n, conversation, open, note, load));
+  };
+  void load();
+  return section;
+}
+
+function drawConversation(
+  app: App,
+  n: number,
+  conversation: Conversation,
+  open: boolean,
+  message: string | null,
+  reload: (note: string | null) => Promise<void>,
+): (HTMLElement | null)[] {
+  const t = app.t;
+  const bound = conversation.bound;
+  const who = bound ? (bound.username ? `@${bound.username} (${bound.name})` : bound.name) : null;
+  const note = el('p', { class: 'note', role: 'status', id: 'conversation-note' }, message ?? '');
+  return [
+    el('p', { class: bound ? '' : 'hint' }, who ? t.conversationWith(who) : t.conversationNotBound),
+    conversation.messages.length
+      ? el(
+          'ol',
+          { class: 'messages' },
+          conversation.messages.map((m) => messageItem(app, m)),
+        )
+      : el('p', { class: 'hint' }, t.noMessages),
+    note,
+    open ? composer(app, n, note, reload) : null,
+  ];
+}
+
+function messageItem(app: App, m: ConversationMessage): HTMLElement {
+  const t = app.t;
+  const media = m.media ? (m.media === 'photo' ? t.photo : t.file) : null;
+  const state = m.state === 'failed' ? t.messageFailed(m.error) : t.messageState[m.state];
+  return el(
+    'li',
+    { class: `message ${m.direction}${m.state === 'failed' ? ' failed' : ''}`, 'data-state': m.state },
+    el(
+      'div',
+      { class: 'meta' },
+      `${m.direction === 'in' ? t.messageIn : t.messageOut}${m.author ? ` · ${m.author}` : ''} · ${time(app, m.at)}`,
+    ),
+    media ? el('div', { class: 'media' }, media) : null,
+    m.text ? el('div', { class: 'text' }, m.text) : null,
+    el('div', { class: `state ${m.state}` }, state),
+  );
+}
+
+function composer(app: App, n: number, note: HTMLElement, reload: (note: string | null) => Promise<void>): HTMLElement {
+  const t = app.t;
+  const text = el('textarea', { id: 'conversation-text', name: 'text', rows: 3, maxlength: 4096, placeholder: t.messagePlaceholder });
+  const send = el('button', { type: 'submit', class: 'primary' }, t.send);
+  const submit = async (event: Event): Promise<void> => {
+    event.preventDefault();
+    const value = text.value.trim();
+    if (!value) return;
+    send.disabled = true;
+    try {
+      await app.api.sendMessage(n, value);
+      text.value = '';
+      await reload(t.sent);
+    } catch (err) {
+      note.textContent =
+        err instanceof ApiFailure && err.status === 409 && err.body?.error === 'not_bound' ? t.notBound : failureText(app, err);
+    } finally {
+      send.disabled = false;
+    }
+  };
+  return el(
+    'form',
+    { class: 'composer', onsubmit: ((e: Event) => void submit(e)) as EventListener },
+    el('label', { for: 'conversation-text' }, t.messageLabel),
+    text,
+    el('div', { class: 'row' }, send),
+  );
+}
