@@ -70,13 +70,18 @@ export async function startLanding(env, { name = 'landing', wait = true, onStart
   return { child, url, port };
 }
 
-export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv = {} } = {}) {
+/**
+ * The sandbox, the server and the landing, built, on free loopback ports. `linksToSandbox`: the "Continue in Telegram"
+ * links point at the sandbox's stand-in for t.me (as `npm run dev` does), so a browser can open them.
+ */
+export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv = {}, linksToSandbox = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
   const [sandboxPort, serverPort] = [await freePort(), await freePort()];
   const token = '123456789:sandbox-token';
   const sandbox = run('sandbox', ['sandbox/dist/cli.js'], { SANDBOX_PORT: String(sandboxPort) });
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   await waitForHttp(`${sandboxUrl}/sandbox/api/state`, sandbox, 'sandbox');
+  const links = linksToSandbox ? { LEADS_TELEGRAM_LINK_ROOT: `${sandboxUrl}/sandbox/t.me` } : {};
   const server = run('server', ['server/dist/main.js'], {
     PORT: String(serverPort),
     DATABASE_PATH: join(dir, 'leads.sqlite'),
@@ -86,6 +91,7 @@ export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv 
     TELEGRAM_API_ROOT: sandboxUrl,
     LEADS_CHAT_ID: String(LEADS_CHAT),
     ADMIN_CHAT_ID: '-1001000000002',
+    ...links,
     ...serverEnv,
   });
   const serverUrl = `http://127.0.0.1:${serverPort}`;
@@ -97,6 +103,7 @@ export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv 
     TELEGRAM_API_ROOT: sandboxUrl,
     LEADS_CHAT_ID: String(LEADS_CHAT),
     MIN_FILL_MS: String(minFillMs),
+    ...links,
   };
   const { child: landing, url: landingUrl } = await startLanding({ ...landingBase, ...landingEnv });
   const children = [landing, server, sandbox];
