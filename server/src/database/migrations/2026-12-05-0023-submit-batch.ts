@@ -6,8 +6,9 @@ import { up as submitDecisionBefore } from './2026-12-05-0017-submit-decision';
 
 /**
  * PostgreSQL only (SQLite runs the decision as TypeScript, leads/submit-decision.ts: nothing to change there). The
- * decision of migration 0017 without its lock, as `leads_decide(plan jsonb)`, and `leads_submit(plan)` the lock, then
- * the decision: one call as before. Same checks, same answers. Two reads are planned afresh at each call (EXECUTE) instead of once per
+ * decision of migration 0017 without its lock, as `leads_decide(plan jsonb)`, so that `leads_submit(plan)` (the lock,
+ * then the decision: one call as before) and `leads_submit_batch(plans jsonb)` (the lock once, then each plan in order)
+ * share it. Same checks, same answers. Two reads are planned afresh at each call (EXECUTE) instead of once per
  * connection: the visitor's limit and the repeat's lead. plpgsql keeps a statement's generic plan from its sixth call
  * on, and a plan made while the tables were small (a new database, before its first ANALYZE) read them by time alone —
  * every event of the visitor's window, every lead of the last 24 hours — for the life of the connection
@@ -136,6 +137,22 @@ begin
   return leads_decide(p);
 end
 $fn$;
+
+create or replace function leads_submit_batch(lock_key bigint, plans jsonb) returns jsonb
+language plpgsql as $fn$
+-- Group commit: the lock once, then each plan of the array in order, each seeing the ones before it (one transaction);
+-- the verdicts in the plans' order. An error fails the whole call: nothing of it is stored.
+declare
+  verdicts jsonb := '[]'::jsonb;
+  plan jsonb;
+begin
+  perform pg_advisory_xact_lock(lock_key);
+  for plan in select value from jsonb_array_elements(plans) with ordinality as e(value, ord) order by ord loop
+    verdicts := verdicts || jsonb_build_array(leads_decide(plan));
+  end loop;
+  return verdicts;
+end
+$fn$;
 `,
     )
     .execute(db);
@@ -144,6 +161,7 @@ $fn$;
 /** The functions as migration 0017 made them. */
 export async function down(db: Kysely<any>): Promise<void> {
   if (dialectOf(db) !== 'postgres') return;
+  await sql`drop function leads_submit_batch(bigint, jsonb)`.execute(db);
   await submitDecisionBefore(db);
   await sql`drop function leads_decide(jsonb)`.execute(db);
 }
