@@ -97,10 +97,14 @@ begin
     return jsonb_build_object('kind', 'created', 'lead_number', row_id);
   end if;
 
-  -- The newest lead of either contact in the window: its plan made for the call's values (EXECUTE), on the
-  -- (contact, created_at) indexes, never a walk over the window's leads.
-  execute 'select * from leads where (telegram_key = $1 or phone = $2) and created_at > $3 and created_at <= $4 '
-          'and status != ''spam'' and anonymised_at is null order by created_at desc, id desc limit 1'
+  -- The newest lead of either contact in the window: one probe per contact, each on its (contact, created_at) index,
+  -- planned for the call's values (EXECUTE); never a walk over the window's leads.
+  execute '(select * from leads where telegram_key = $1 and created_at > $3 and created_at <= $4 '
+          '   and status != ''spam'' and anonymised_at is null order by created_at desc, id desc limit 1) '
+          'union all '
+          '(select * from leads where phone = $2 and created_at > $3 and created_at <= $4 '
+          '   and status != ''spam'' and anonymised_at is null order by created_at desc, id desc limit 1) '
+          'order by created_at desc, id desc limit 1'
     into target
     using p->'match'->>'telegram_key', p->'match'->>'phone', (p->'match'->>'since')::bigint, (p->'match'->>'until')::bigint;
   if target.id is not null then  -- EXECUTE sets no FOUND
