@@ -98,16 +98,18 @@ begin
   end if;
 
   -- The newest lead of either contact in the window: one probe per contact, each on its (contact, created_at) index,
-  -- planned for the call's values (EXECUTE); never a walk over the window's leads.
-  execute '(select * from leads where telegram_key = $1 and created_at > $3 and created_at <= $4 '
-          '   and status != ''spam'' and anonymised_at is null order by created_at desc, id desc limit 1) '
-          'union all '
-          '(select * from leads where phone = $2 and created_at > $3 and created_at <= $4 '
-          '   and status != ''spam'' and anonymised_at is null order by created_at desc, id desc limit 1) '
-          'order by created_at desc, id desc limit 1'
-    into target
+  -- planned for the call's values (EXECUTE; its id alone, a short plan); never a walk over the window's leads.
+  execute 'select id from ('
+          '  (select id, created_at from leads where telegram_key = $1 and created_at > $3 and created_at <= $4 '
+          '     and status != ''spam'' and anonymised_at is null order by created_at desc, id desc limit 1) '
+          '  union all '
+          '  (select id, created_at from leads where phone = $2 and created_at > $3 and created_at <= $4 '
+          '     and status != ''spam'' and anonymised_at is null order by created_at desc, id desc limit 1) '
+          ') c order by created_at desc, id desc limit 1'
+    into row_id
     using p->'match'->>'telegram_key', p->'match'->>'phone', (p->'match'->>'since')::bigint, (p->'match'->>'until')::bigint;
-  if target.id is not null then  -- EXECUTE sets no FOUND
+  if row_id is not null then
+    select * into target from leads where id = row_id;
     -- The fields (the plan's, in order) that differ from the lead as first stored, as JSON.stringify writes them (no
     -- spaces); an empty incoming field is no change, and a username is compared without letter case.
     select coalesce('{' || string_agg(to_json(f.k)::text || ':' || to_json(p->'incoming'->>f.k)::text, ',' order by f.ord) || '}', '{}')
