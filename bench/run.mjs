@@ -54,15 +54,17 @@ const newLead = () => {
 const invalid = () => JSON.stringify({ request_id: crypto.randomUUID(), name: 'A', telegram: '@x', phone: '12' });
 
 /**
- * How long the submit decision runs inside PostgreSQL (`leads_submit`, one call per decision, holding the submit lock
- * from its first statement to the commit), summed over a database: `track_functions = 'pl'` counts it.
+ * How long the submit decisions run inside PostgreSQL (`leads_submit_batch`, one call per group commit, holding the
+ * submit lock from its first statement to the commit), summed over a database, and how many decisions
+ * (`leads_decide`): `track_functions = 'pl'` counts them.
  */
 async function decisionTime(url) {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
     const { rows } = await client.query(
-      "select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_time), 0)::float8 as ms from pg_stat_user_functions where funcname = 'leads_submit'",
+      "select coalesce(sum(calls) filter (where funcname = 'leads_decide'), 0)::float8 as calls, " +
+        "coalesce(sum(total_time) filter (where funcname in ('leads_submit', 'leads_submit_batch')), 0)::float8 as ms from pg_stat_user_functions",
     );
     return rows[0];
   } finally {
