@@ -4,8 +4,7 @@
 // through the sandbox, and memory and p99 with 100,000 stored leads. Prints figures only; nothing here is a
 // pass/fail test. Needs `npm run build` first (npm run bench does it). BENCH_POSTGRES=0 skips PostgreSQL (also
 // skipped, with a line saying so, when its server binaries are not installed).
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import Database from 'better-sqlite3';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { load, percentile } from './load.mjs';
 import { killAll, stop } from './processes.mjs';
+import { withCpu } from './cpu.mjs';
 import { postgresBinDir, startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
 
 const require = createRequire(import.meta.url);
@@ -31,54 +31,6 @@ async function start(name, args, env, url) {
   children.push(child);
   await waitForHttp(url.replace('/leads', '/health'), child, name);
   return child;
-}
-/** utime+stime in ms of a process; with `children`, plus its live children and the ones it reaped (PostgreSQL's backends). */
-function cpuMs(pid, children = false) {
-  const fields = (p) => readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
-  const f = fields(pid);
-  let ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
-  if (children)
-    for (const p of readdirSync('/proc')) {
-      if (!/^\d+$/.test(p)) continue;
-      try {
-        const c = fields(p);
-        if (Number(c[1]) === pid) ticks += Number(c[11]) + Number(c[12]);
-      } catch {
-        /* gone meanwhile */
-      }
-    }
-  return ticks * 10; // CLK_TCK is 100 on Linux
-}
-/** CPU time (ms) the whole machine spent busy (every process, every core), from /proc/stat. */
-function machineBusyMs() {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  return (user + nice + system + irq + softirq + steal) * 10;
-}
-/**
- * Runs `work` (a load run) and adds the CPU per request it cost: this process (the client), the servers, PostgreSQL;
- * and `others`, the cores' worth of CPU that the rest of the machine used meanwhile (another job running beside the
- * bench makes the run's figures unreliable: the lines show it).
- */
-async function withCpu(work, serverPids, pgPid = null) {
-  // Every line starts with no dirty pages left by the line before: the bare NORMAL server leaves its writes to the
-  // kernel, and the next server's first fsyncs would otherwise pay for writing them out (ext4 commits them together).
-  execFileSync('sync');
-  const sample = () => ({
-    at: performance.now(),
-    machine: machineBusyMs(),
-    client: process.cpuUsage(),
-    server: serverPids.reduce((sum, p) => sum + cpuMs(p), 0),
-    pg: pgPid ? cpuMs(pgPid, true) : 0,
-  });
-  const before = sample();
-  const r = await work();
-  const after = sample();
-  const perReq = (ms) => (ms * 1000) / Math.max(1, r.sent);
-  const clientMs = (after.client.user + after.client.system - before.client.user - before.client.system) / 1000;
-  const [serverMs, pgMs] = [after.server - before.server, after.pg - before.pg];
-  const othersMs = after.machine - before.machine - clientMs - serverMs - pgMs;
-  r.cpu = { client: perReq(clientMs), server: perReq(serverMs), pg: perReq(pgMs), others: Math.max(0, othersMs) / (after.at - before.at) };
-  return r;
 }
 const fmtCpu = (r) =>
   `  cpu/req: server ${r.cpu.server.toFixed(0)} µs${r.cpu.pg ? `, postgres ${r.cpu.pg.toFixed(0)} µs` : ''}, client ${r.cpu.client.toFixed(0)} µs` +
@@ -102,15 +54,17 @@ const newLead = () => {
 const invalid = () => JSON.stringify({ request_id: crypto.randomUUID(), name: 'A', telegram: '@x', phone: '12' });
 
 /**
- * How long the submit decision runs inside PostgreSQL (`leads_submit`, one call per decision, holding the submit lock
- * from its first statement to the commit), summed over a database: `track_functions = 'pl'` counts it.
+ * How long the submit decisions run inside PostgreSQL (`leads_submit_batch`, one call per group commit, holding the
+ * submit lock from its first statement to the commit), summed over a database, and how many decisions
+ * (`leads_decide`): `track_functions = 'pl'` counts them.
  */
 async function decisionTime(url) {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
     const { rows } = await client.query(
-      "select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_time), 0)::float8 as ms from pg_stat_user_functions where funcname = 'leads_submit'",
+      "select coalesce(sum(calls) filter (where funcname = 'leads_decide'), 0)::float8 as calls, " +
+        "coalesce(sum(total_time) filter (where funcname in ('leads_submit', 'leads_submit_batch')), 0)::float8 as ms from pg_stat_user_functions",
     );
     return rows[0];
   } finally {

@@ -1,7 +1,7 @@
 /**
  * Group commit: submit decisions asked for in the same turn of the event loop share one SQLite commit, each
- * decided exactly as alone, in order. SQLite only: on PostgreSQL each decision is its own transaction under the
- * submit lock (docs/decisions.md), and the server's fsync is PostgreSQL's own business.
+ * decided exactly as alone, in order. SQLite only (its commits, its savepoints): PostgreSQL's group commit, one call of
+ * `leads_submit_batch`, is test/submit-batch.test.ts's.
  */
 import { LeadsService, type SubmitRequest } from '../src/leads/leads.service';
 import type { SqliteSubmitRunner } from '../src/repositories/sqlite-submit.runner';
@@ -10,7 +10,7 @@ import { lead, startServer, type TestServer, tempDir } from './harness';
 import { planOf } from './support/submit-plans';
 import { describeSqliteOnly, sqlRow } from './support/test-database';
 
-describeSqliteOnly('group commit of submit decisions (SQLite only: PostgreSQL commits each decision under its lock)', () => {
+describeSqliteOnly('group commit of submit decisions (SQLite only: its commits and savepoints)', () => {
   const tmp = tempDir();
   let n = 0;
   const servers: TestServer[] = [];

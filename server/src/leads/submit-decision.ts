@@ -5,7 +5,7 @@ import type { SubmitPlan, SubmitQueries, SubmitVerdict } from '../repositories/s
  * The submit decision (docs/requirements.md §1.1, step 10), from the plan LeadsService made, over the queries of one
  * transaction that no other decision runs beside, so that races cannot pass the limits. SQLite runs it over its
  * prepared statements (SqliteSubmitRunner, group commit); PostgreSQL runs the same checks, in the same order, as its
- * function `leads_submit` (migration 0017): a change here is a change there, and test/submit-decision.test.ts runs the
+ * function `leads_decide` (migration 0023): a change here is a change there, and test/submit-decision.test.ts runs the
  * same cases on both databases to hold them together.
  *
  * A late request (replayed from the landing's spool) keeps the visitor's time as its creation time and is matched for

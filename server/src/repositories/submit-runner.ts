@@ -6,7 +6,7 @@ import type { Lead, LateColumns } from '../domain/lead';
  * The submit decision's protocol, shared by LeadsService (which plans it), the decision itself
  * (leads/submit-decision.ts, plain code over `SubmitQueries`) and the two runners, one per database:
  * SqliteSubmitRunner (the decision over prepared statements, group commit) and PostgresSubmitRunner (one call of the
- * function `leads_submit`, migration 0017). Which one the app has is chosen once, when RepositoriesModule is built
+ * function `leads_submit_batch` per group commit, migration 0023). Which one the app has is chosen once, when RepositoriesModule is built
  * (submit-runner.provider.ts).
  */
 
