@@ -3,8 +3,17 @@
 const segmenter: { segment(s: string): Iterable<unknown> } | null =
   typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
 
+/**
+ * Characters that are a grapheme each, one UTF-16 unit each, and never join the next one: printable ASCII, tab and
+ * newline (not CR: CR LF is one grapheme), Latin-1 and Latin Extended-A/B, Cyrillic without its combining marks
+ * (U+0483–U+0489), general punctuation but the zero-width and joining marks. Text made only of these (nearly every
+ * name, username and comment the form gets) is counted by its length; anything else goes through the segmenter.
+ */
+const ONE_UNIT_GRAPHEMES = /^[\t\n\u0020-\u007E\u00A0-\u024F\u0400-\u0482\u048A-\u052F\u2010-\u2027\u2030-\u205E]*$/;
+
 /** Lengths count characters as a person sees them, an emoji is one (docs/requirements.md §2.2). */
 export function visibleLength(value: string): number {
+  if (ONE_UNIT_GRAPHEMES.test(value)) return value.length;
   if (!segmenter) return Array.from(value).length;
   let n = 0;
   for (const _ of segmenter.segment(value)) n += 1;
