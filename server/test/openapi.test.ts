@@ -63,6 +63,8 @@ const EXPECTED_OPERATIONS = {
   'GET /inbox/api/charts': ['200', '401', '403', '422', '429', '503'],
   'POST /inbox/api/leads/{number}/status': ['200', '401', '403', '404', '409', '413', '422', '429', '503'],
   'POST /inbox/api/leads/{number}/erase': ['200', '401', '403', '404', '413', '422', '429', '503'],
+  'GET /inbox/api/leads/{number}/messages': ['200', '401', '403', '404', '429', '503'],
+  'POST /inbox/api/leads/{number}/messages': ['202', '401', '403', '404', '409', '413', '422', '429', '503'],
 };
 
 const json = (response: any) => response.content['application/json'].schema;
