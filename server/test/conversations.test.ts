@@ -6,7 +6,9 @@
  */
 import type { SandboxUser } from '@stickers/telegram-sandbox';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
-import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
+import { SECRET_HEADER } from '@stickers/shared';
+import { LEADS_CHAT, SECRET, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
 const STRANGER: SandboxUser = { id: 7002, is_bot: false, first_name: 'Олег' };
@@ -23,15 +25,19 @@ async function settled(server: TestServer): Promise<void> {
 }
 
 /** A published lead whose link the visitor opened: its number and card message. */
-async function boundLead(server: TestServer, overrides: Record<string, unknown> = {}): Promise<{ leadNumber: number; card: number }> {
-  const created = await postLead(server, lead({ telegram: '@anna_k', ...overrides }));
+async function boundLead(
+  server: TestServer,
+  overrides: Record<string, unknown> = {},
+): Promise<{ leadNumber: number; card: number; requestId: string }> {
+  const body = lead({ telegram: '@anna_k', ...overrides });
+  const created = await postLead(server, body);
   const leadNumber = created.body.lead_number as number;
   await settled(server);
   const payload = LINK.exec(String(created.body.telegram_link))![1];
   expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toContain(`#${leadNumber}`);
   await settled(server);
   const card = sandbox.messages(LEADS_CHAT).find((m) => m.from.is_bot && m.text.includes(`#${leadNumber}`))!;
-  return { leadNumber, card: card.message_id };
+  return { leadNumber, card: card.message_id, requestId: body.request_id as string };
 }
 
 const rows = (server: TestServer, leadNumber: number) =>
@@ -208,5 +214,39 @@ describe('erasure', () => {
     await settled(server);
     expect(await rows(server, leadNumber)).toEqual([]);
     expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card && m.text.includes('второе'))).toEqual([]);
+  });
+});
+
+describe('the story of the lead', () => {
+  const receiver = new WebhookReceiver();
+  beforeAll(() => receiver.start());
+  afterAll(() => receiver.stop());
+
+  it('integrators get lead.message (no text); the trace shows one line per message (no text)', async () => {
+    const server = await boot({
+      polling: true,
+      env: { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' },
+    });
+    const { leadNumber, card, requestId } = await boundLead(server);
+    sandbox.say(VISITOR.id, 'секретный текст', VISITOR, undefined, { photo: true });
+    await waitStored(server, leadNumber, 1);
+    sandbox.say(LEADS_CHAT, 'ответ', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 2);
+    await settled(server);
+    const events = receiver.received.map((r) => r.body).filter((b) => b.type === 'lead.message');
+    expect(events.map((e) => e.data.message)).toEqual([
+      { id: expect.any(Number), direction: 'in', media: 'photo' },
+      { id: expect.any(Number), direction: 'out', media: null },
+    ]);
+    expect(events[0].data.lead.lead_number).toBe(leadNumber);
+    expect(JSON.stringify(events)).not.toContain('секретный текст');
+
+    const traced = await fetch(`${server.url}/leads/${requestId}/trace`, { headers: { [SECRET_HEADER]: SECRET } });
+    const trace = (await traced.json()) as { messages: unknown[] };
+    expect(trace.messages).toEqual([
+      { at: expect.any(Number), direction: 'in', media: 'photo', state: 'delivered', error: null },
+      { at: expect.any(Number), direction: 'out', media: null, state: 'delivered', error: null },
+    ]);
+    expect(JSON.stringify(trace)).not.toContain('секретный текст');
   });
 });

@@ -159,7 +159,13 @@ describe('GET /openapi.json', () => {
     }
 
     // The webhooks the server sends: one per event type under x-webhooks (OpenAPI 3.0 has no webhooks field), signed.
-    expect(Object.keys(doc['x-webhooks'])).toEqual(['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised']);
+    expect(Object.keys(doc['x-webhooks'])).toEqual([
+      'lead.created',
+      'lead.repeat',
+      'lead.status_changed',
+      'lead.anonymised',
+      'lead.message',
+    ]);
     const statusHook = doc['x-webhooks']['lead.status_changed'].post;
     expect(statusHook.parameters.map((p: any) => p.name)).toEqual(['Stickers-Event-Id', 'Stickers-Event-Type', 'Stickers-Signature']);
     expect(json(statusHook.requestBody)).toEqual({ $ref: '#/components/schemas/WebhookEventLeadStatusChanged' });

@@ -208,12 +208,12 @@ export type LeadUpdate = Updateable<LeadsTable>;
 export type NewLeadRepeat = Insertable<LeadRepeatsTable>;
 
 /** Signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */
-export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised'] as const;
+export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised', 'lead.message'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**
  * Where each event type's announcements start (migration 2026-12-01-0008): the rows of its source table (`leads`,
- * `lead_repeats`, `lead_status_changes`, `lead_events` of kind `anonymised`) with an id above `since_id` are
+ * `lead_repeats`, `lead_status_changes`, `lead_events` of kind `anonymised`, `lead_messages`) with an id above `since_id` are
  * announced; `since_id` is the highest id when webhooks were first configured, so history is never announced.
  */
 export interface WebhookSourcesTable {
