@@ -201,13 +201,16 @@ describe('team → visitor', () => {
 });
 
 describe('erasure', () => {
-  it('/stickers_forget removes the messages and the binding; a later message is not relayed', async () => {
+  it('/stickers_forget by contact removes the messages and the binding; a later message is not relayed', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);
     sandbox.say(VISITOR.id, 'первое', VISITOR);
     await waitStored(server, leadNumber, 1);
     await settled(server);
-    expect(await memberActions(sandbox).command(LEADS_CHAT, `/stickers_forget ${leadNumber}`)).toContain(`#${leadNumber}`);
+    expect(await memberActions(sandbox).command(LEADS_CHAT, '/stickers_forget @anna_k')).toContain(`#${leadNumber}`);
+    expect(await server.db.db.selectFrom('telegram_links').select('tg_user_id').where('lead_id', '=', leadNumber).execute()).toEqual([
+      { tg_user_id: null },
+    ]);
     expect(await rows(server, leadNumber)).toEqual([]);
     const after = sandbox.say(VISITOR.id, 'второе', VISITOR);
     await waitFor(() => botMessagesIn(VISITOR.id).find((m) => m.reply_to_message_id === after), 5000, 'the unbound answer');
