@@ -9,6 +9,7 @@ import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
 import { LEADS_CHAT, SECRET, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { MessagesService } from '../src/conversations/messages.service';
 
 const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
 const STRANGER: SandboxUser = { id: 7002, is_bot: false, first_name: 'Олег' };
@@ -106,6 +107,26 @@ describe('visitor → team', () => {
     expect(await server.db.db.selectFrom('lead_messages').selectAll().execute()).toEqual([]);
     await settled(server);
     expect(sandbox.messages(LEADS_CHAT).filter((m) => m.text.includes('💬'))).toEqual([]);
+  });
+});
+
+describe('crash safety', () => {
+  it('a message handled twice (its update delivered again after a crash) is stored and relayed once', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const messageId = sandbox.say(VISITOR.id, 'один раз', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    const again = {
+      chatId: String(VISITOR.id),
+      messageId,
+      from: { id: VISITOR.id, username: 'anna_k', first_name: 'Анна', last_name: 'Ким' },
+    };
+    expect(await server.app.get(MessagesService).fromVisitor({ ...again, text: 'один раз', media: null })).toBeNull();
+    await settled(server);
+    expect((await rows(server, leadNumber)).map((m) => m.text)).toEqual(['один раз']);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card && m.text.includes('один раз'))).toHaveLength(1);
+    const queued = await server.db.db.selectFrom('outbox').select('id').where('kind', '=', 'visitor_message').execute();
+    expect(queued).toHaveLength(1);
   });
 });
 

@@ -28,14 +28,27 @@ export interface Binding {
 export class LeadMessagesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /** Stores a message, queued, with its outbox row; gives the stored row. */
-  add(message: NewLeadMessage): Promise<LeadMessage> {
+  /**
+   * Stores a message, queued, with its outbox row; gives the stored row. A Telegram message stored before (its update
+   * handled again after a crash) is not stored or sent again: its row as it is, `added` false.
+   */
+  add(message: NewLeadMessage): Promise<LeadMessage & { added: boolean }> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .insertInto('lead_messages')
         .values({ ...message, state: 'queued' })
+        .onConflict((oc) => oc.columns(['tg_chat_id', 'tg_message_id']).where('tg_message_id', 'is not', null).doNothing())
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirst();
+      if (!row) {
+        const stored = await trx
+          .selectFrom('lead_messages')
+          .selectAll()
+          .where('tg_chat_id', '=', message.tg_chat_id!)
+          .where('tg_message_id', '=', message.tg_message_id!)
+          .executeTakeFirstOrThrow();
+        return { ...stored, added: false };
+      }
       await trx
         .insertInto('outbox')
         .values({
@@ -47,7 +60,7 @@ export class LeadMessagesRepository {
           next_at: 0,
         })
         .execute();
-      return row;
+      return { ...row, added: true };
     });
   }
 
