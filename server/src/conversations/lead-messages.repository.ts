@@ -37,7 +37,7 @@ export class LeadMessagesRepository {
       const row = await trx
         .insertInto('lead_messages')
         .values({ ...message, state: 'queued' })
-        .onConflict((oc) => oc.columns(['tg_chat_id', 'tg_message_id']).where('tg_message_id', 'is not', null).doNothing())
+        .onConflict((oc) => oc.columns(['tg_chat_id', 'tg_message_id']).doNothing())
         .returningAll()
         .executeTakeFirst();
       if (!row) {

@@ -37,6 +37,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['copy_chat_id', 'copy_message_id'])
     .where(sql.ref('copy_message_id'), 'is not', null)
     .execute();
+  // A Telegram message is stored once: an update handled again (a crash before its offset was confirmed) adds nothing.
+  // The inbox's messages have no Telegram ids: nulls are distinct in a unique index, on both databases.
+  await db.schema.createIndex('lead_messages_original').on('lead_messages').columns(['tg_chat_id', 'tg_message_id']).unique().execute();
   await db.schema.alterTable('outbox').addColumn('message_id', int64(db)).execute();
   await db.schema.alterTable('telegram_links').addColumn('stopped_at', int64(db)).execute();
   await db.schema.alterTable('telegram_links').addColumn('blocked_at', int64(db)).execute();
