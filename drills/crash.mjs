@@ -2,7 +2,9 @@
 // `npm run drill:crash`: under a steady load, SIGKILL the server at random moments 10 times, restarting it each
 // time. Clients retry a request with the same request_id until it is acknowledged, as the landing does. Then:
 // every acknowledged lead is in the database, every stored lead has exactly one card (at most one extra per kill),
-// and no request_id got two lead numbers. Prints the counts; exits 1 when a lead is lost or a rule is broken.
+// and no request_id got two lead numbers. Meanwhile a visitor bound to a lead ("Continue in Telegram") writes to the bot:
+// every message is stored once and relayed into the group (at most one extra copy per kill, as for cards). Prints the
+// counts; exits 1 when a lead or a message is lost or a rule is broken.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -23,6 +25,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const progress = (line) => process.stderr.write(`[drill] ${line}\n`);
 
 const sandbox = await startSandbox();
+const VISITOR = { id: 7001, is_bot: false, first_name: 'Анна', username: 'drill_visitor' };
+sandbox.state.addChat({ id: VISITOR.id, type: 'private', title: 'Анна' });
 let server = null;
 async function startServer() {
   server = run('server', ['server/dist/main.js'], {
@@ -91,7 +95,31 @@ async function client() {
   }
 }
 
+/** The visitor: one lead, its link opened in the bot, then a message a second to the bot, each with its own text. */
+async function bindVisitor() {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'X-Stickers-Leads-Secret': SECRET },
+    body: JSON.stringify({ ...body(), telegram: '@drill_visitor' }),
+  });
+  const { telegram_link } = await res.json();
+  const start = sandbox.say(VISITOR.id, `/start ${new URL(telegram_link).searchParams.get('start')}`, VISITOR);
+  for (let i = 0; i < 100 && !sandbox.messages(VISITOR.id).some((m) => m.reply_to_message_id === start); i += 1) await sleep(100);
+  if (!sandbox.messages(VISITOR.id).some((m) => m.reply_to_message_id === start)) throw new Error('the bot did not answer /start');
+}
+const said = [];
+async function chatter() {
+  while (!stopping) {
+    const text = `drill message ${said.length + 1}`;
+    said.push(text);
+    sandbox.say(VISITOR.id, text, VISITOR);
+    await sleep(1000); // one a second: the pace the group takes them at (ChatPacer)
+  }
+}
+
 await startServer();
+await bindVisitor();
+const chatting = chatter();
 const clients = Array.from({ length: 4 }, client);
 for (let k = 0; k < KILLS; k += 1) {
   await sleep(300 + Math.random() * 1200);
@@ -103,13 +131,22 @@ for (let k = 0; k < KILLS; k += 1) {
 }
 await sleep(1000);
 stopping = true;
-await Promise.all(clients);
+await Promise.all([...clients, chatting]);
 progress('load stopped; waiting for the outbox to drain');
 
 // Let the outbox publish everything that is left.
 const db = new Database(dbPath, { readonly: true });
 const unpublished = () => db.prepare('select count(*) as n from leads where published_at is null').get().n;
-for (let i = 0; i < 1200 && unpublished() > 0; i += 1) await sleep(100);
+const conversationWaiting = () =>
+  db.prepare(`select count(*) as n from outbox where kind = 'visitor_message' and done_at is null`).get().n +
+  db.prepare(`select count(*) as n from lead_messages`).get().n -
+  said.length;
+// Every message stored (the bot may take the last ones after the load stopped) and every relay done.
+for (let i = 0; i < 1200 && (unpublished() > 0 || conversationWaiting() !== 0); i += 1) await sleep(100);
+const storedTexts = db
+  .prepare(`select text from lead_messages`)
+  .all()
+  .map((m) => m.text);
 const leads = db.prepare('select id, request_id from leads').all();
 const repeats = db.prepare('select lead_id, request_id from lead_repeats').all();
 const stored = new Map([...leads.map((l) => [l.request_id, l.id]), ...repeats.map((r) => [r.request_id, r.lead_id])]);
@@ -131,6 +168,14 @@ for (const m of sandbox.messages(LEADS_CHAT)) {
   if (n) cardsPerLead.set(Number(n[1]), (cardsPerLead.get(Number(n[1])) ?? 0) + 1);
 }
 const withoutCard = leads.filter((l) => !cardsPerLead.has(l.id)).length;
+const relays = new Map();
+for (const m of sandbox.messages(LEADS_CHAT)) {
+  const t = /\n(drill message \d+)$/.exec(m.text);
+  if (t) relays.set(t[1], (relays.get(t[1]) ?? 0) + 1);
+}
+const messagesLost = said.filter((t) => !storedTexts.includes(t) || !relays.has(t)).length;
+const storedTwice = storedTexts.length - new Set(storedTexts).size;
+const extraRelays = [...relays.values()].reduce((sum, c) => sum + (c - 1), 0);
 const extraCards = [...cardsPerLead.values()].reduce((sum, c) => sum + (c - 1), 0);
 await sandbox.stop();
 rmSync(dir, { recursive: true, force: true });
@@ -140,8 +185,18 @@ console.log(`crash drill: ${KILLS} SIGKILLs under load
   acknowledged ${acks.size}, lost ${lost}
   stored leads ${leads.length}, repeats ${repeats.length}, unpublished at the end ${left}
   leads without a card ${withoutCard}, extra cards ${extraCards} (allowed: at most ${KILLS}, one per kill)
-  request_ids with two lead numbers ${violations.length}`);
-if (lost > 0 || withoutCard > 0 || left > 0 || extraCards > KILLS || violations.length > 0) {
+  request_ids with two lead numbers ${violations.length}
+  visitor messages ${said.length}: lost ${messagesLost}, stored twice ${storedTwice}, extra copies in the group ${extraRelays} (allowed: at most ${KILLS})`);
+if (
+  lost > 0 ||
+  withoutCard > 0 ||
+  left > 0 ||
+  extraCards > KILLS ||
+  violations.length > 0 ||
+  messagesLost > 0 ||
+  storedTwice > 0 ||
+  extraRelays > KILLS
+) {
   for (const v of violations.slice(0, 10)) console.log(`  ! ${v}`);
   console.log('FAILED');
   process.exit(1);

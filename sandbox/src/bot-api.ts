@@ -69,7 +69,8 @@ function botMayWrite(state: SandboxState, chat: SandboxChat): boolean {
   return chat.permissions?.can_send_messages !== false;
 }
 
-function mustWrite(state: SandboxState, chat: SandboxChat, what: 'text messages' | 'documents' | 'photos'): void {
+function mustWrite(state: SandboxState, chat: SandboxChat, what: 'text messages' | 'documents' | 'photos' | 'messages'): void {
+  if (chat.type === 'private' && state.blocked.has(chat.id)) throw new ApiError(403, 'Forbidden: bot was blocked by the user');
   if (!botMayWrite(state, chat)) throw bad(`not enough rights to send ${what} to the chat`);
 }
 
@@ -165,6 +166,11 @@ function present(state: SandboxState, msg: SandboxMessage): Record<string, unkno
     date: msg.date,
     text: msg.text,
   };
+  if (msg.voice) {
+    out.voice = msg.voice;
+    if (msg.text) out.caption = msg.text;
+    delete out.text;
+  }
   if (msg.photo) {
     out.photo = msg.photo;
     if (msg.text) out.caption = msg.text;
@@ -532,6 +538,50 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
       state.photos.set(file_id, { content, mimeType: size.mimeType });
       return { reply_markup, photo: [{ file_id, file_unique_id: file_id, width, height, file_size: content.length }] };
     });
+  },
+  // A copy of any message the bot can see into another chat: text with its entities, or the media with its caption
+  // (`caption` replaces it; refused for a text message, as Telegram does). No "forwarded from" header.
+  copyMessage: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    mustWrite(state, chat, 'messages');
+    const from = chatOf(state, params.from_chat_id);
+    const original = state.message(from.id, int(params.message_id, 'message_id'));
+    if (!original) throw bad('message to copy not found');
+    const media = original.photo !== undefined || original.document !== undefined || original.voice !== undefined;
+    if (params.caption !== undefined && typeof params.caption !== 'string') throw bad('caption must be a string');
+    if (params.caption !== undefined && !media) throw bad('message caption is not allowed for a text message');
+    const text = typeof params.caption === 'string' ? params.caption : original.text;
+    if (media && text.length > 1024) throw bad('message caption is too long');
+    const reply_to_message_id = replyTarget(state, chat, params);
+    const message_thread_id = threadOf(state, chat, params, reply_to_message_id);
+    const msg = state.addMessage({
+      chat_id: chat.id,
+      date: now(),
+      from: BOT_USER,
+      text,
+      entities: params.caption !== undefined ? [] : original.entities,
+      reply_to_message_id,
+      ...(message_thread_id !== undefined ? { message_thread_id } : {}),
+      ...(original.photo ? { photo: original.photo } : {}),
+      ...(original.document ? { document: original.document } : {}),
+      ...(original.voice ? { voice: original.voice } : {}),
+    });
+    return { message_id: msg.message_id };
+  },
+  // The bot's reaction on a message: at most one emoji (a bot's limit), an empty list takes it away.
+  setMessageReaction: (state, params) => {
+    const chat = chatOf(state, params.chat_id);
+    const msg = state.message(chat.id, int(params.message_id, 'message_id'));
+    if (!msg) throw bad('message to react not found');
+    const reaction = json<{ type?: string; emoji?: string }[]>(params.reaction) ?? [];
+    if (!Array.isArray(reaction) || reaction.length > 1) throw bad('REACTIONS_TOO_MANY');
+    const emojis = reaction.map((r) => {
+      if (r?.type !== 'emoji' || typeof r.emoji !== 'string' || r.emoji === '') throw bad('REACTION_INVALID');
+      return r.emoji;
+    });
+    msg.reactions = emojis;
+    state.changed();
+    return true;
   },
   editMessageText: (state, params) => {
     const chat = chatOf(state, params.chat_id);

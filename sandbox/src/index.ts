@@ -1,4 +1,4 @@
-export { TelegramSandbox, startSandbox, DEFAULT_TOKEN, DEFAULT_USER, type SandboxOptions } from './server';
+export { TelegramSandbox, startSandbox, DEFAULT_TOKEN, DEFAULT_USER, type SandboxOptions, type SayExtras } from './server';
 export {
   SandboxState,
   BOT_USER,

@@ -22,6 +22,17 @@ import {
 import { BOT_LINK_PATH, openBotLink } from './visitor';
 import { WebhookSender } from './webhook';
 
+/**
+ * What a member's message carries besides its text (`POST /sandbox/api/say`): the message it replies to, and a photo,
+ * a document or a voice message (a generated `file_id`; `text` is then its caption and may be empty).
+ */
+export interface SayExtras {
+  reply_to_message_id?: number;
+  photo?: boolean;
+  document?: boolean;
+  voice?: boolean;
+}
+
 export interface SandboxOptions {
   port?: number;
   host?: string;
@@ -329,23 +340,43 @@ export class TelegramSandbox {
    * privacy mode on (as BotFather sets it; getMe's `can_read_all_group_messages` is false), the bot is an administrator,
    * or the message is a command not addressed to another bot, or a reply to one of the bot's messages.
    */
-  say(chatId: number, text: string, from: SandboxUser = DEFAULT_USER, threadId?: number): number {
+  say(chatId: number, text: string, from: SandboxUser = DEFAULT_USER, threadId?: number, extra: SayExtras = {}): number {
     const chat = this.state.chats.get(chatId);
     if (!chat) throw new Error(`no chat ${chatId}`);
     if (threadId !== undefined && !this.state.topic(chatId, threadId)) throw new Error(`no topic ${threadId} in chat ${chatId}`);
+    const replyTo = extra.reply_to_message_id;
+    const replied = replyTo !== undefined ? this.state.message(chatId, replyTo) : undefined;
+    if (replyTo !== undefined && !replied) throw new Error(`no message ${replyTo} in chat ${chatId}`);
+    const media = extra.photo || extra.document || extra.voice;
+    if (!media && text === '') throw new Error('"text" is empty (only a photo, a document or a voice message may have none)');
     this.state.join(chatId, from);
-    const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
+    const command = media ? null : /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
     const entities = command ? [{ type: 'bot_command', offset: 0, length: command[0].length }] : [];
+    const fileId = (kind: string) => `${kind}-${randomUUID().replace(/-/g, '').slice(0, 12)}`;
     const msg = this.state.addMessage({
       chat_id: chatId,
       date: Math.floor(Date.now() / 1000),
       from,
       text,
       entities,
-      ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
+      // A reply lands in the topic of the message it replies to, as in Telegram.
+      ...(threadId !== undefined
+        ? { message_thread_id: threadId }
+        : replied?.message_thread_id !== undefined
+          ? { message_thread_id: replied.message_thread_id }
+          : {}),
+      ...(replyTo !== undefined ? { reply_to_message_id: replyTo } : {}),
+      ...(extra.photo
+        ? { photo: [{ file_id: fileId('photo'), file_unique_id: fileId('u'), width: 800, height: 600, file_size: 48_000 }] }
+        : {}),
+      ...(extra.document
+        ? { document: { file_id: fileId('doc'), file_name: 'document.pdf', file_size: 12_000, mime_type: 'application/pdf' } }
+        : {}),
+      ...(extra.voice ? { voice: { file_id: fileId('voice'), duration: 3 } } : {}),
     });
     const forThisBot = command !== null && (command[1] === undefined || command[1].slice(1).toLowerCase() === BOT_USER.username);
-    if (this.state.botIsIn(chatId) && (forThisBot || this.botReadsEverything(chatId))) {
+    const toTheBot = replied?.from.id === BOT_USER.id;
+    if (this.state.botIsIn(chatId) && (forThisBot || toTheBot || this.botReadsEverything(chatId))) {
       this.state.pushUpdate({ message: presentMessage(this.state, msg) });
     }
     return msg.message_id;
@@ -674,7 +705,12 @@ export class TelegramSandbox {
           });
         case 'POST say':
           return send(res, 200, {
-            message_id: this.say(body.int('chat_id'), body.string('text'), body.user('from'), body.optionalInt('thread_id')),
+            message_id: this.say(body.int('chat_id'), body.optionalString('text') ?? '', body.user('from'), body.optionalInt('thread_id'), {
+              reply_to_message_id: body.optionalInt('reply_to_message_id'),
+              photo: body.optionalBoolean('photo'),
+              document: body.optionalBoolean('document'),
+              voice: body.optionalBoolean('voice'),
+            }),
           });
         case 'POST chats': {
           const chat = this.addChat({
@@ -730,6 +766,14 @@ export class TelegramSandbox {
         case 'POST migrate':
           this.migrateChat(body.int('chat_id'), body.int('new_chat_id'));
           return send(res, 200, { ok: true });
+        case 'POST block':
+        case 'POST unblock': {
+          const userId = body.int('user_id');
+          if (path === 'block') this.state.blocked.add(userId);
+          else this.state.blocked.delete(userId);
+          this.state.changed();
+          return send(res, 200, { blocked: [...this.state.blocked] });
+        }
         case 'POST reset':
           this.state.reset();
           return send(res, 200, { ok: true });

@@ -98,6 +98,10 @@ export interface SandboxMessage {
   document?: { file_id: string; file_name: string; file_size: number; mime_type?: string };
   /** A photo (sendPhoto): its one size, the original (Telegram adds smaller ones); its bytes are in `SandboxState.photos`. */
   photo?: PhotoSize[];
+  /** A voice message, a video, a sticker a user sent (the control API's `say` makes photos and documents only). */
+  voice?: { file_id: string; duration: number };
+  /** The bot's reactions on the message (setMessageReaction), emoji. */
+  reactions?: string[];
   /** Every earlier version of the message, oldest first. */
   history: { text: string; entities: MessageEntity[]; reply_markup?: ReplyMarkup; edited_at: number }[];
   edit_date?: number;
@@ -232,6 +236,8 @@ export class SandboxState extends EventEmitter {
   polls: Poll[] = [];
   /** getUpdates polls ended by a newer one ("terminated by other getUpdates request"): two bot instances polling. */
   pollConflicts = 0;
+  /** Users who blocked the bot: a send to their private chat answers 403 "Forbidden: bot was blocked by the user". */
+  blocked = new Set<number>();
 
   /** Each chat as it was added: `reset()` brings chats (their topics, a migration) back to this. */
   private readonly initialChats = new Map<number, SandboxChat>();
@@ -480,6 +486,7 @@ export class SandboxState extends EventEmitter {
     this.webhookDeliveries = [];
     this.polls = [];
     this.pollConflicts = 0;
+    this.blocked.clear();
     // Every chat as it was added: no migration, its topics as they were (open, none created since).
     for (const [id, chat] of this.initialChats) this.chats.set(id, cloneChat(chat));
     for (const id of this.chats.keys()) this.seedMembers(id);

@@ -49,6 +49,7 @@ describe('trace: what came from outside is printed terminal-safe', () => {
       repeats: [],
       status_history: [{ at: 0, from: 'new', to: 'in_progress', by: '\u001b]0;x\u0007\u001b[2J\u202EМария', user_id: 5 }],
       events: [],
+      messages: [],
     };
     const lines = formatTrace(trace).split('\n');
     expect(lines).toContain('    1970-01-01T00:00:00.000Z new → in_progress by \\x1B]0;x\\x07\\x1B[2J\\u202EМария (5)');
@@ -56,5 +57,46 @@ describe('trace: what came from outside is printed terminal-safe', () => {
       expect.stringContaining('last error: request to http://apiuser@10.0.0.1/bot1:[REDACTED]/sendMessage failed'),
     );
     for (const line of lines) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]|APIPASSWORD/u);
+  });
+});
+
+describe('trace: the conversation', () => {
+  it('one line per message, without its text', () => {
+    const trace: LeadTrace = {
+      found: true,
+      key: '8',
+      matched: 'lead_number',
+      lead: {
+        lead_number: 8,
+        request_id: '0f8fad5b-d9cb-469f-a165-70867728950f',
+        created_at: 0,
+        status: 'new',
+        published_at: 0,
+        chat_id: '-100',
+        message_id: 3,
+        card_format: 'html',
+        publish_attempts: 0,
+        last_error: null,
+        next_attempt_at: null,
+        reminded_at: null,
+        anonymised_at: null,
+        received_at: null,
+        late: null,
+        fallback: null,
+      },
+      repeats: [],
+      status_history: [],
+      events: [],
+      messages: [
+        { at: 1000, direction: 'in', media: 'photo', state: 'delivered', error: null },
+        { at: 2000, direction: 'out', media: null, state: 'failed', error: 'the visitor blocked the bot' },
+      ],
+    };
+    const lines = formatTrace(trace).split('\n');
+    expect(lines.slice(lines.indexOf('  messages      2'))).toEqual([
+      '  messages      2',
+      '    1970-01-01T00:00:01.000Z visitor → team, photo: delivered',
+      '    1970-01-01T00:00:02.000Z team → visitor, text: failed (the visitor blocked the bot)',
+    ]);
   });
 });

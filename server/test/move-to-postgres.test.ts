@@ -33,6 +33,7 @@ const TABLES: Record<string, string> = {
   outbox: 'id',
   erased_contacts: 'contact_hash',
   telegram_links: 'payload_hash',
+  lead_messages: 'id',
 };
 
 let pg: TestPostgres | undefined;
@@ -212,6 +213,23 @@ async function buildSqlite(file: string): Promise<string> {
       tg_first_name: 'Анна',
       tg_last_name: null,
     });
+    // A message of the lead's conversation, relayed into the group (Telegram ids beyond 32 bits).
+    insert(sqlite, 'lead_messages', {
+      id: 1,
+      lead_id: 1,
+      direction: 'in',
+      author_tg_id: 7_000_000_001,
+      author_name: 'Анна (@anna_k)',
+      at: T + 120_000,
+      text: 'Можно на 30 гостей?',
+      media: null,
+      tg_chat_id: '7000000001',
+      tg_message_id: 5,
+      copy_chat_id: '-1001234567890',
+      copy_message_id: 2_147_483_649,
+      state: 'delivered',
+      error: null,
+    });
     // Webhooks: where announcements start, two events, a delivered delivery and two still waiting.
     for (const [type, since_id] of [
       ['lead.created', 0],
@@ -302,6 +320,7 @@ describe('moveToPostgres', () => {
       'job_runs',
       'leads',
       'lead_events',
+      'lead_messages',
       'lead_repeats',
       'lead_status_changes',
       'rate_events',
@@ -316,6 +335,7 @@ describe('moveToPostgres', () => {
       leads: [4, 6],
       lead_repeats: [2, 3],
       lead_events: [5, 6],
+      lead_messages: [1, 2],
       lead_status_changes: [2, 3],
       rate_events: [4, 6],
       rate_minutes: [1, null],
@@ -336,6 +356,7 @@ describe('moveToPostgres', () => {
       'job_runs: 1 rows',
       'leads: 4 rows, next id 6',
       'lead_events: 5 rows, next id 6',
+      'lead_messages: 1 rows, next id 2',
       'lead_repeats: 2 rows, next id 3',
       'lead_status_changes: 2 rows, next id 3',
       'rate_events: 4 rows, next id 6',
@@ -373,8 +394,8 @@ describe('moveToPostgres', () => {
     // A second move into the same database is refused and changes nothing there.
     const before = await dumpPostgres(db);
     await expect(moveToPostgres(path, url)).rejects.toThrow(
-      'the PostgreSQL database already holds rows (in alert_throttles, erased_contacts, job_runs, lead_events, lead_repeats, lead_status_changes, ' +
-        'leads, outbox, rate_events, rate_minutes, settings, telegram_links, webhook_events, webhook_sources): refusing to merge into or overwrite it',
+      'the PostgreSQL database already holds rows (in alert_throttles, erased_contacts, job_runs, lead_events, lead_messages, lead_repeats, ' +
+        'lead_status_changes, leads, outbox, rate_events, rate_minutes, settings, telegram_links, webhook_events, webhook_sources): refusing to merge into or overwrite it',
     );
     expect(await dumpPostgres(db)).toEqual(before);
   });

@@ -63,6 +63,8 @@ const EXPECTED_OPERATIONS = {
   'GET /inbox/api/charts': ['200', '401', '403', '422', '429', '503'],
   'POST /inbox/api/leads/{number}/status': ['200', '401', '403', '404', '409', '413', '422', '429', '503'],
   'POST /inbox/api/leads/{number}/erase': ['200', '401', '403', '404', '413', '422', '429', '503'],
+  'GET /inbox/api/leads/{number}/messages': ['200', '401', '403', '404', '429', '503'],
+  'POST /inbox/api/leads/{number}/messages': ['202', '401', '403', '404', '409', '413', '422', '429', '503'],
 };
 
 const json = (response: any) => response.content['application/json'].schema;
@@ -157,7 +159,13 @@ describe('GET /openapi.json', () => {
     }
 
     // The webhooks the server sends: one per event type under x-webhooks (OpenAPI 3.0 has no webhooks field), signed.
-    expect(Object.keys(doc['x-webhooks'])).toEqual(['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised']);
+    expect(Object.keys(doc['x-webhooks'])).toEqual([
+      'lead.created',
+      'lead.repeat',
+      'lead.status_changed',
+      'lead.anonymised',
+      'lead.message',
+    ]);
     const statusHook = doc['x-webhooks']['lead.status_changed'].post;
     expect(statusHook.parameters.map((p: any) => p.name)).toEqual(['Stickers-Event-Id', 'Stickers-Event-Type', 'Stickers-Signature']);
     expect(json(statusHook.requestBody)).toEqual({ $ref: '#/components/schemas/WebhookEventLeadStatusChanged' });

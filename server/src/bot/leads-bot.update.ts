@@ -1,10 +1,21 @@
 import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { ConversationsService } from '../conversations/conversations.service';
+import { MessagesService } from '../conversations/messages.service';
+import type { MessageMedia } from '../domain/lead-message';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { BotContext } from '../telegram/telegraf';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
+
+type AnyMessage = Record<string, unknown> & { message_id: number };
+
+/** What a message carries besides text, in the conversation's words; null for a text message. */
+function mediaOf(message: AnyMessage): MessageMedia | null {
+  if ('text' in message) return null;
+  for (const kind of ['photo', 'document', 'voice', 'video', 'sticker'] as const) if (kind in message) return kind;
+  return 'other';
+}
 
 function displayName(user: { first_name: string; last_name?: string; username?: string }): string {
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
@@ -22,6 +33,7 @@ export class LeadsBotUpdate {
     private readonly commands: BotCommandsService,
     private readonly telegram: TelegramGateway,
     private readonly conversations: ConversationsService,
+    private readonly messages: MessagesService,
   ) {}
 
   /** `/start <payload>` in the private chat: a visitor's "Continue in Telegram" link (ConversationsService). */
@@ -39,6 +51,14 @@ export class LeadsBotUpdate {
     if (reply === null) return;
     const sent = await this.telegram.send({ chatId: String(ctx.chat.id), text: reply, html: false, replyTo: message.message_id });
     if (!sent.ok) this.logger.warn(`start reply failed: ${sent.description}`);
+  }
+
+  /** `/stop` in the private chat: the visitor is unbound from their leads (MessagesService). */
+  @Command('stop')
+  async onStop(@Ctx() ctx: BotContext): Promise<void> {
+    if (!ctx.message || !ctx.from || ctx.chat?.type !== 'private') return;
+    const reply = await this.messages.stop(account(ctx.from));
+    await this.answer(String(ctx.chat.id), reply, ctx.message.message_id, null);
   }
 
   @On('callback_query')
@@ -107,4 +127,36 @@ export class LeadsBotUpdate {
     });
     if (!sent.ok) this.logger.warn(`command reply failed: ${sent.description}`);
   }
+
+  /**
+   * Any other message (registered last: commands are answered above). In the private chat, the visitor's message to
+   * the team; in a group, a member's reply to a card or to a relayed message, for the visitor (MessagesService).
+   */
+  @On('message')
+  async onMessage(@Ctx() ctx: BotContext): Promise<void> {
+    const message = ctx.message as unknown as AnyMessage | undefined;
+    if (!message || !ctx.from || !ctx.chat || ctx.from.is_bot) return;
+    const text = typeof message.text === 'string' ? message.text : typeof message.caption === 'string' ? message.caption : null;
+    if (text?.startsWith('/')) return;
+    const incoming = { chatId: String(ctx.chat.id), messageId: message.message_id, from: account(ctx.from), text, media: mediaOf(message) };
+    const thread = message as { message_thread_id?: number; is_topic_message?: boolean };
+    const threadId = thread.is_topic_message && thread.message_thread_id ? thread.message_thread_id : null;
+    let reply: string | null;
+    if (ctx.chat.type === 'private') reply = await this.messages.fromVisitor(incoming);
+    else {
+      const replyTo = (message.reply_to_message as { message_id?: number } | undefined)?.message_id;
+      if (replyTo === undefined) return;
+      reply = await this.messages.fromTeam({ ...incoming, replyTo, authorName: displayName(ctx.from) || String(ctx.from.id) });
+    }
+    if (reply !== null) await this.answer(incoming.chatId, reply, message.message_id, threadId);
+  }
+
+  private async answer(chatId: string, text: string, replyTo: number, threadId: number | null): Promise<void> {
+    const sent = await this.telegram.send({ chatId, threadId, text, html: false, replyTo });
+    if (!sent.ok) this.logger.warn(`conversation answer failed: ${sent.description}`);
+  }
+}
+
+function account(from: { id: number; username?: string; first_name: string; last_name?: string }) {
+  return { id: from.id, username: from.username ?? null, first_name: from.first_name || null, last_name: from.last_name ?? null };
 }

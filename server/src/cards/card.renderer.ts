@@ -34,6 +34,8 @@ export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | '
   > & {
     /** The Telegram account the visitor bound by opening the lead's "Continue in Telegram" link. */
     telegram_account?: TelegramAccount | null;
+    /** The conversation with that visitor cannot go on: they blocked the bot, or sent `/stop`. */
+    telegram_conversation?: 'blocked' | 'stopped' | null;
   };
 
 export interface CardRepeat {
@@ -118,13 +120,21 @@ function telegramLine(lead: CardLead, options: CardOptions): Line[] {
   const account = lead.telegram_account;
   if (!account || lead.anonymised_at !== null) return [];
   const card = options.messages.card;
-  if (!options.pii) return [[{ text: card.telegramBoundHidden }]];
+  if (!options.pii) return [[{ text: card.telegramBoundHidden }], ...conversationLine(lead, options)];
   const line: Line = [{ text: card.telegramBound(accountName(account)) }];
   const typed = lead.telegram;
   if (typed && (!account.username || `@${account.username}`.toLowerCase() !== typed.toLowerCase())) {
     line.push({ text: ` ${card.telegramDiffers(typed)}`, bold: true });
   }
-  return [line];
+  return [line, ...conversationLine(lead, options)];
+}
+
+/** `⛔ Посетитель заблокировал бота…` or `🔕 Посетитель отписался (/stop)…` under the account's line. */
+function conversationLine(lead: CardLead, options: CardOptions): Line[] {
+  const card = options.messages.card;
+  if (lead.telegram_conversation === 'blocked') return [[{ text: card.telegramBlocked }]];
+  if (lead.telegram_conversation === 'stopped') return [[{ text: card.telegramStopped }]];
+  return [];
 }
 
 export const SOURCE_LINE = '📣';

@@ -2,6 +2,7 @@ import { loadServerConfig } from '../config/config';
 import type { Lead } from '../domain/lead';
 import { ru } from '../i18n/ru';
 import type { TelegramAccount } from '../domain/telegram-account';
+import type { LeadMessagesRepository } from '../conversations/lead-messages.repository';
 import type { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from './card.service';
 import { TELEGRAM_TEXT_MAX } from './telegram-text';
@@ -55,15 +56,18 @@ describe('CardService', () => {
   const links = {
     accountsOf: (ids: number[]) => Promise.resolve(new Map(ids.filter((id) => accounts.has(id)).map((id) => [id, accounts.get(id)!]))),
   };
+  const conversations = { bindingOf: () => Promise.resolve(null) } as unknown as LeadMessagesRepository;
   const cards = new CardService(
     loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '1' }),
     ru,
     links as unknown as TelegramLinksRepository,
+    conversations,
   );
   const hidden = new CardService(
     loadServerConfig({ LEADS_TIMEZONE: 'UTC', LEADS_CARD_PII: '0' }),
     ru,
     links as unknown as TelegramLinksRepository,
+    conversations,
   );
   const MINIMAL_CARD_NOTE = ru.card.minimalNote;
 

@@ -4,6 +4,7 @@ import type { ServerConfig } from '../config/config';
 import type { Lead, LeadRepeat } from '../domain/lead';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
+import { LeadMessagesRepository } from '../conversations/lead-messages.repository';
 import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { type Card, renderCard, renderMinimalCard } from './card.renderer';
 
@@ -14,13 +15,16 @@ export class CardService {
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     @Inject(MESSAGES) private readonly messages: Messages,
     private readonly telegramLinks: TelegramLinksRepository,
+    private readonly conversations: LeadMessagesRepository,
   ) {}
 
   /** With the Telegram account the visitor bound to the lead, when one is (its "Continue in Telegram" link). */
   async cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Promise<Card> {
     const account = (await this.telegramLinks.accountsOf([lead.id])).get(lead.id) ?? null;
+    const binding = account ? await this.conversations.bindingOf(lead.id) : null;
+    const conversation = binding?.stoppedAt != null ? 'stopped' : binding?.blockedAt != null ? 'blocked' : null;
     return renderCard(
-      { ...lead, telegram_account: account },
+      { ...lead, telegram_account: account, telegram_conversation: conversation },
       repeats.map((r) => ({ created_at: r.created_at, changes: parseChanges(r.changes) })),
       { pii: this.config.leads.cardPii, timezone: this.config.timezone, messages: this.messages },
     );

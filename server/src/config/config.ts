@@ -81,6 +81,11 @@ export interface ServerConfig {
      * by default, the sandbox's stand-in for t.me in development. No trailing slash.
      */
     telegramLinkRoot: string;
+    /**
+     * LEADS_LANDING_URL: the landing's address, given to a person who writes to the bot without being bound to a lead
+     * (null: the answer names none). An http(s) URL.
+     */
+    landingUrl: string | null;
   };
   publishIntervalSec: number;
   housekeeping: {
@@ -146,6 +151,17 @@ export interface ServerConfig {
   /** LEADS_LOCALE: the language of every text the group and the admin chat see (server/src/i18n/), `ru` by default. */
   locale: Locale;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+/** LEADS_LANDING_URL: an http(s) address, or none. */
+function readLandingUrl(r: EnvReader): string | null {
+  const raw = r.string('LEADS_LANDING_URL');
+  if (raw === '') return null;
+  if (!URL.canParse(raw) || !['http:', 'https:'].includes(new URL(raw).protocol)) {
+    r.problems.push(`LEADS_LANDING_URL must be the landing's http(s) address like https://stickers.example.com (got "${raw}")`);
+    return null;
+  }
+  return raw;
 }
 
 /**
@@ -304,6 +320,7 @@ export function loadServerConfig(env: Env): ServerConfig {
       requireConsent: r.flag('LEADS_REQUIRE_CONSENT', false),
       telegramLinkDays: r.int('LEADS_TELEGRAM_LINK_DAYS', 7, 0, 365),
       telegramLinkRoot: linkRoot.replace(/\/+$/, ''),
+      landingUrl: readLandingUrl(r),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
     housekeeping: {

@@ -1,16 +1,21 @@
 import { Module } from '@nestjs/common';
+import { ChatsModule } from '../chats/chats.module';
+import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
+import { LeadMessagesRepository } from './lead-messages.repository';
+import { MessagesService } from './messages.service';
 import { ConversationsService } from './conversations.service';
 import { TelegramLinksRepository } from './telegram-links.repository';
 import { TelegramLinksService } from './telegram-links.service';
 
 /**
  * "Continue in Telegram": the links `POST /leads` answers with (TelegramLinksService) and what the bot's private chat
- * makes of them (ConversationsService); the account a link bound (TelegramLinksRepository) for the card and GET /leads.
+ * makes of them (ConversationsService); the account a link bound (TelegramLinksRepository) for the card and GET /leads;
+ * the conversation between the visitor and the team (MessagesService, LeadMessagesRepository).
  */
 @Module({
-  imports: [TelegramModule],
-  providers: [TelegramLinksRepository, TelegramLinksService, ConversationsService],
-  exports: [TelegramLinksRepository, TelegramLinksService, ConversationsService],
+  imports: [TelegramModule, RepositoriesModule, ChatsModule],
+  providers: [TelegramLinksRepository, TelegramLinksService, ConversationsService, LeadMessagesRepository, MessagesService],
+  exports: [TelegramLinksRepository, TelegramLinksService, ConversationsService, LeadMessagesRepository, MessagesService],
 })
 export class ConversationsModule {}

@@ -2,6 +2,7 @@ import type { Generated, Insertable, Updateable } from 'kysely';
 
 import type { LeadStatus } from '../domain/lead-status';
 import type { Lead, LeadRepeat } from '../domain/lead';
+import type { MessageDirection, MessageMedia, MessageState } from '../domain/lead-message';
 
 /**
  * The tables' types for Kysely. The lead's and the repeat's rows are the domain's (domain/lead.ts): storage adds
@@ -144,6 +145,7 @@ export interface Database {
   telegram_updates: TelegramUpdatesTable;
   erased_contacts: ErasedContactsTable;
   telegram_links: TelegramLinksTable;
+  lead_messages: LeadMessagesTable;
 }
 
 /**
@@ -170,6 +172,34 @@ export interface TelegramLinksTable {
   tg_username: string | null;
   tg_first_name: string | null;
   tg_last_name: string | null;
+  /** The visitor sent `/stop` (migration 2026-12-05-0022): the bot no longer writes to them for this lead. */
+  stopped_at: number | null;
+  /** Telegram answered a send to the visitor with "bot was blocked by the user". */
+  blocked_at: number | null;
+}
+
+/**
+ * One message of a lead's conversation (migration 2026-12-05-0022): `in` from the visitor (relayed into the group),
+ * `out` from the team (a member's reply in the group, or the inbox; sent to the visitor). `tg_*`: the original in
+ * Telegram (none for the inbox's); `copy_*`: the copy once sent (in the group, or in the visitor's chat).
+ */
+export interface LeadMessagesTable {
+  id: Generated<number>;
+  lead_id: number;
+  direction: MessageDirection;
+  /** The author's Telegram user id (the visitor, the member, the inbox's user); null when none is known. */
+  author_tg_id: number | null;
+  author_name: string | null;
+  at: number;
+  /** The text, or a media message's caption. */
+  text: string | null;
+  media: MessageMedia | null;
+  tg_chat_id: string | null;
+  tg_message_id: number | null;
+  copy_chat_id: string | null;
+  copy_message_id: number | null;
+  state: MessageState;
+  error: string | null;
 }
 
 /** A lead's row as inserted (the columns with defaults may be left out). */
@@ -178,12 +208,12 @@ export type LeadUpdate = Updateable<LeadsTable>;
 export type NewLeadRepeat = Insertable<LeadRepeatsTable>;
 
 /** Signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */
-export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised'] as const;
+export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised', 'lead.message'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**
  * Where each event type's announcements start (migration 2026-12-01-0008): the rows of its source table (`leads`,
- * `lead_repeats`, `lead_status_changes`, `lead_events` of kind `anonymised`) with an id above `since_id` are
+ * `lead_repeats`, `lead_status_changes`, `lead_events` of kind `anonymised`, `lead_messages`) with an id above `since_id` are
  * announced; `since_id` is the highest id when webhooks were first configured, so history is never announced.
  */
 export interface WebhookSourcesTable {
@@ -210,7 +240,7 @@ export interface WebhookEventsTable {
 }
 
 /** What an outbox row does (docs/architecture.md, "The outbox"). */
-export const OUTBOX_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'webhook'] as const;
+export const OUTBOX_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'webhook', 'visitor_message', 'team_message'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 /**
@@ -225,6 +255,8 @@ export interface OutboxTable {
   repeat_id: number | null;
   /** The webhook event a delivery sends. */
   event_id: number | null;
+  /** The conversation's message a `visitor_message` or `team_message` row sends (migration 2026-12-05-0022). */
+  message_id: number | null;
   /** `telegram`, or the webhook endpoint's URL as configured (its secret comes from the configuration). */
   target: string;
   /** Set when `npm run leads -- webhooks replay` queued a delivery again. */

@@ -48,6 +48,8 @@ export const en = {
     consent: (time: string) => `☑️ Consent to data processing: ${time}`,
     telegramBound: (account: string) => `✅ Telegram confirmed: ${account}`,
     telegramBoundHidden: '✅ Telegram confirmed',
+    telegramBlocked: '⛔ The visitor blocked the bot: replies do not reach them',
+    telegramStopped: '🔕 The visitor unsubscribed (/stop): the bot no longer writes to them',
     telegramDiffers: (typed: string) => `⚠️ not the one typed in the form (${typed})`,
   },
 
@@ -59,6 +61,11 @@ export const en = {
       'send the form on the site again if you need to.',
     hello:
       'Hello! To connect this chat with your request, open the “Get the answer in Telegram” link on the page shown after sending the form.',
+    unbound: (landing: string | null) =>
+      `This chat is not connected with any request yet, so your message was not passed on to a manager. Send a request on the site${landing ? `: ${landing}` : ''} ` +
+      'and open the “Get the answer in Telegram” link on the page shown after sending the form.',
+    stopped: (leads: number[]) =>
+      `All right, we will not write to you here about request ${leads.map((n) => `#${n}`).join(', ')} again. To continue, send a request on the site again.`,
   },
 
   press: {
@@ -132,6 +139,16 @@ export const en = {
     reminder: (lead: number, minutes: number) => `⏰ Lead #${lead} has waited for an answer for over ${minutes} min. Please take it.`,
     fallbackAnswer: (lead: number) => `✅ Lead stored: #${lead}`,
     fallbackAnswerRepeat: (lead: number) => `✅ Lead stored: repeat of lead #${lead}`,
+    visitorHeader: (lead: number, name: string) => `💬 ${name} · lead #${lead}`,
+    visitorNotice: (lead: number) => `💬 New message on lead #${lead}`,
+    notDelivered: (why: string) => `⚠️ Not delivered to the visitor: ${why}`,
+    why: {
+      blocked: 'they blocked the bot',
+      stopped: 'they unsubscribed with /stop',
+      notBound: "no visitor's Telegram is bound to the lead",
+      refused: (description: string) => `Telegram refused (${description})`,
+      gaveUp: (description: string) => `Telegram did not answer after several attempts (${description})`,
+    },
   },
 
   reports: {

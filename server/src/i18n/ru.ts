@@ -57,6 +57,8 @@ export const ru = {
     consent: (time: string) => `☑️ Согласие на обработку данных: ${time}`,
     telegramBound: (account: string) => `✅ Telegram подтверждён: ${account}`,
     telegramBoundHidden: '✅ Telegram подтверждён',
+    telegramBlocked: '⛔ Посетитель заблокировал бота: ответы ему не доходят',
+    telegramStopped: '🔕 Посетитель отписался (/stop): бот ему больше не пишет',
     telegramDiffers: (typed: string) => `⚠️ не совпадает с указанным в заявке (${typed})`,
   },
 
@@ -68,6 +70,12 @@ export const ru = {
       'Эта ссылка не работает: она устарела или уже была использована. Если вы оставляли заявку, менеджер всё равно с вами свяжется; ' +
       'при необходимости отправьте форму на сайте ещё раз.',
     hello: 'Здравствуйте! Чтобы связать этот чат с заявкой, откройте ссылку «Получить ответ в Telegram» со страницы после отправки формы.',
+    /** To a person bound to no lead (at most once a minute). */
+    unbound: (landing: string | null) =>
+      `Этот чат пока не связан ни с одной заявкой, поэтому сообщение не передано менеджеру. Оставьте заявку на сайте${landing ? `: ${landing}` : ''} ` +
+      'и откройте ссылку «Получить ответ в Telegram» со страницы после отправки формы.',
+    stopped: (leads: number[]) =>
+      `Хорошо, больше не будем писать вам здесь по заявке ${leads.map((n) => `#${n}`).join(', ')}. Чтобы продолжить, оставьте заявку на сайте ещё раз.`,
   },
 
   /** Short answers to a card button's press (Telegram shows at most 200 characters). */
@@ -148,6 +156,18 @@ export const ru = {
     /** The reply on a late lead's fallback message that did not become its card. */
     fallbackAnswer: (lead: number) => `✅ Заявка в базе: #${lead}`,
     fallbackAnswerRepeat: (lead: number) => `✅ Заявка в базе: повтор заявки #${lead}`,
+    /** The header of a visitor's message relayed into the group (personal: the visitor's name). */
+    visitorHeader: (lead: number, name: string) => `💬 ${name} · заявка #${lead}`,
+    /** The same with LEADS_CARD_PII=0: the text stays in the inbox. */
+    visitorNotice: (lead: number) => `💬 Новое сообщение по заявке #${lead}`,
+    notDelivered: (why: string) => `⚠️ Не доставлено посетителю: ${why}`,
+    why: {
+      blocked: 'он заблокировал бота',
+      stopped: 'он отписался командой /stop',
+      notBound: 'к заявке не привязан Telegram посетителя',
+      refused: (description: string) => `Telegram отказал (${description})`,
+      gaveUp: (description: string) => `Telegram не ответил после нескольких попыток (${description})`,
+    },
   },
 
   /** /stickers_new, /stickers_stats and the daily digest. */

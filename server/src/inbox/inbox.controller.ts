@@ -23,6 +23,7 @@ import {
 } from './inbox.dto';
 import type { InboxViewer } from './inbox-access.service';
 import { InboxAuthGuard, Viewer } from './inbox-auth.guard';
+import { InboxMessageAnswerDto, InboxMessageBodyDto, InboxMessagesDto } from './inbox-messages.dto';
 import { InboxService } from './inbox.service';
 import { INBOX_BODY_PIPE, LEAD_NUMBER_PIPE } from './inbox-input';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
@@ -178,5 +179,39 @@ export class InboxController {
     @JsonBody(INBOX_BODY_PIPE) _body: InboxEraseBodyDto,
   ) {
     return this.inbox.erase(viewer, params.number);
+  }
+
+  @Get('leads/:number/messages')
+  @ApiOperation({
+    operationId: 'inboxMessages',
+    summary: "The lead's conversation with its visitor in Telegram, oldest first, and the visitor the bot writes to",
+  })
+  @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
+  @ApiOkResponse({ type: InboxMessagesDto })
+  @ApiResponse({ status: 404, description: NOT_FOUND_DESCRIPTION, ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  messages(@Viewer() viewer: InboxViewer, @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams) {
+    return this.inbox.messages(viewer, params.number);
+  }
+
+  @Post('leads/:number/messages')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'inboxSendMessage',
+    summary: "Send the visitor a message through the bot (queued: the outbox sends it; its state follows in GET's answer)",
+    description: 'Who may: whoever may change the status (LEADS_MANAGER_IDS when set).',
+  })
+  @ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } })
+  @ApiBody({ type: InboxMessageBodyDto })
+  @ApiResponse({ status: 202, type: InboxMessageAnswerDto, description: 'Stored and queued' })
+  @ApiResponse({ status: 404, description: NOT_FOUND_DESCRIPTION, ...jsonContent(INBOX_REFUSAL_SCHEMAS.notFound) })
+  @ApiResponse({ status: 409, description: 'No visitor is bound to the lead', ...jsonContent(INBOX_REFUSAL_SCHEMAS.notBound) })
+  @ApiResponse({ status: 413, description: 'A body over 16 KB', ...jsonContent(INBOX_REFUSAL_SCHEMAS.tooLarge) })
+  @ApiResponse({ status: 422, description: 'No text, or over 4096 characters', ...jsonContent(INBOX_REFUSAL_SCHEMAS.invalidBody) })
+  sendMessage(
+    @Viewer() viewer: InboxViewer,
+    @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
+    @JsonBody(INBOX_BODY_PIPE) body: InboxMessageBodyDto,
+  ) {
+    return this.inbox.postMessage(viewer, params.number, body.text);
   }
 }

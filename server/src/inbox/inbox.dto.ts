@@ -28,6 +28,7 @@ export const INBOX_REFUSAL_SCHEMAS = {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
   }),
   tooLarge: errorBody(['payload_too_large']),
+  notBound: errorBody(['not_bound']),
   invalidBody: errorBody(['invalid_body'], { errors: { type: 'object', additionalProperties: { type: 'string' } } }),
 } satisfies Record<string, SchemaObject>;
 

@@ -2,6 +2,7 @@ import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from 
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { ChartsModule } from '../charts/charts.module';
 import { ChatsModule } from '../chats/chats.module';
+import { ConversationsModule } from '../conversations/conversations.module';
 import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
@@ -29,6 +30,7 @@ import { InboxPageModule } from './page/inbox-page.module';
     TelegramModule,
     ChartsModule,
     RepositoriesModule,
+    ConversationsModule,
   ],
   controllers: [InboxController],
   providers: [InboxAccessService, InboxAuthGuard, InboxService],

@@ -8,6 +8,8 @@ import type { LeadStatus } from '../domain/lead-status';
 import { ExportService, type ExportedLead, type ExportPage, type LeadsQuery } from '../export/export.service';
 import { answeringInvalidQuery } from '../export/invalid-query';
 import { LeadStatusService } from '../lead-status/lead-status.service';
+import type { LeadMessage } from '../conversations/lead-messages.repository';
+import { MessagesService } from '../conversations/messages.service';
 import { TraceRepository } from '../repositories/trace.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
@@ -56,6 +58,7 @@ export class InboxService {
     private readonly chartsService: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
     private readonly traceRows: TraceRepository,
+    private readonly conversation: MessagesService,
   ) {
     this.hidePersonal = !config.leads.cardPii;
   }
@@ -156,5 +159,43 @@ export class InboxService {
     if (result === 'unknown') throw notFound();
     this.logger.log({ msg: 'inbox erasure', lead_number: leadNumber, user_id: viewer.user.id, result });
     return { lead: await this.visibleLead(viewer, leadNumber) };
+  }
+
+  /** The lead's conversation with its visitor (the viewer's leads only: 404 otherwise). */
+  async messages(viewer: InboxViewer, leadNumber: number) {
+    await this.visibleLead(viewer, leadNumber);
+    const { messages, bound } = await this.conversation.history(leadNumber);
+    return {
+      messages: messages.map((m) => this.messageOf(m)),
+      bound: bound && {
+        username: this.hidePersonal ? null : bound.username,
+        name: this.hidePersonal ? '' : [bound.firstName, bound.lastName].filter(Boolean).join(' '),
+      },
+    };
+  }
+
+  /** A message to the visitor, sent like a member's reply; by whoever may change the status (403), to a bound visitor (409). */
+  async postMessage(viewer: InboxViewer, leadNumber: number, text: string) {
+    await this.visibleLead(viewer, leadNumber);
+    const managers = this.config.telegram.managerIds;
+    if (managers && !managers.includes(viewer.user.id)) throw fail(403, { error: 'forbidden' });
+    const outcome = await this.conversation.post(leadNumber, text, { telegramUserId: viewer.user.id, name: displayName(viewer.user) });
+    if (outcome.kind === 'unknown_lead') throw notFound();
+    if (outcome.kind === 'not_bound') throw fail(409, { error: 'not_bound' });
+    return { message: this.messageOf(outcome.message) };
+  }
+
+  private messageOf(m: LeadMessage) {
+    const personal = m.direction === 'in' && this.hidePersonal;
+    return {
+      id: m.id,
+      direction: m.direction,
+      author: personal ? null : m.author_name,
+      text: m.text,
+      media: m.media,
+      at: iso(m.at),
+      state: m.state,
+      error: m.error,
+    };
   }
 }

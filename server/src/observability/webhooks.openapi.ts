@@ -51,6 +51,26 @@ const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<st
     properties: { reason: { type: 'string', enum: ['number', 'contact', 'retention'] } },
     required: ['reason'],
   },
+  'lead.message': {
+    when: "A message of the lead's conversation in Telegram is stored: the visitor's to the team (`in`) or the team's to the visitor (`out`)",
+    properties: {
+      message: {
+        type: 'object',
+        required: ['id', 'direction', 'media'],
+        properties: {
+          id: { type: 'integer', description: 'The message in the inbox (GET /inbox/api/leads/{number}/messages)' },
+          direction: { type: 'string', enum: ['in', 'out'] },
+          media: {
+            type: 'string',
+            nullable: true,
+            enum: ['photo', 'document', 'voice', 'video', 'sticker', 'other'],
+            description: 'null: a text message. The text itself is personal data and never in a webhook',
+          },
+        },
+      },
+    },
+    required: ['message'],
+  },
 };
 
 const schemaName = (type: WebhookEventType) =>

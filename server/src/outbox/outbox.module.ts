@@ -15,6 +15,10 @@ import { OutboxGate } from './outbox-gate';
 import { OutboxScheduler } from './outbox.scheduler';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
+import { ChatPacer } from './chat-pacer';
+import { TeamMessageSender } from './team-message-sender';
+import { VisitorMessageSender } from './visitor-message-sender';
+import { ConversationsModule } from '../conversations/conversations.module';
 
 /**
  * docs/requirements.md §4: one queue and one runner for every effect on the outside world — cards, their edits,
@@ -22,8 +26,30 @@ import { RepeatNotifier } from './repeat-notifier';
  * Nest events, so this module imports none of the features that cause them. ChatsModule is passed on: whoever uses the outbox's cards asks it which chat is the leads group.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, CardsModule, ChatsModule, ClusterModule, MetricsModule, TelegramModule, WebhooksModule],
-  providers: [OutboxService, OutboxScheduler, OutboxGate, OutboxAlerts, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer],
+  imports: [
+    RepositoriesModule,
+    AlertsModule,
+    CardsModule,
+    ChatsModule,
+    ClusterModule,
+    MetricsModule,
+    TelegramModule,
+    WebhooksModule,
+    ConversationsModule,
+  ],
+  providers: [
+    OutboxService,
+    OutboxScheduler,
+    OutboxGate,
+    OutboxAlerts,
+    CardPublisher,
+    CardRewriter,
+    RepeatNotifier,
+    FallbackAnswerer,
+    ChatPacer,
+    VisitorMessageSender,
+    TeamMessageSender,
+  ],
   exports: [OutboxService, ChatsModule],
 })
 export class OutboxModule {}

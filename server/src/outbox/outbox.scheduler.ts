@@ -6,6 +6,7 @@ import type { ServerConfig } from '../config/config';
 import { LEAD_ACCEPTED } from '../domain/lead-accepted.event';
 import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
 import { LEAD_STATUS_CHANGED } from '../domain/lead-status-changed.event';
+import { LEAD_MESSAGE } from '../domain/lead-message.event';
 import { PassSchedule } from '../cluster/pass-schedule';
 import { WebhookRecorder } from '../webhooks/webhook-recorder';
 import { OutboxService } from './outbox.service';
@@ -30,6 +31,12 @@ export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicatio
   /** Also where the clock is moved by hand (tests, drills): a committed lead is published without waiting for a tick. */
   @OnEvent(LEAD_ACCEPTED)
   leadAccepted(): void {
+    this.outbox.publishSoon();
+  }
+
+  /** A message of a lead's conversation was stored with its outbox row: sent now. */
+  @OnEvent(LEAD_MESSAGE)
+  leadMessage(): void {
     this.outbox.publishSoon();
   }
 

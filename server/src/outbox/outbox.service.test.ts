@@ -2,6 +2,9 @@
 // repositories. No HTTP, no sandbox (docs/requirements.md §4.1–§4.3, §12.7).
 import { Logger } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
+import { LeadMessagesRepository } from '../conversations/lead-messages.repository';
+import type { TeamMessageSender } from './team-message-sender';
+import type { VisitorMessageSender } from './visitor-message-sender';
 import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from '../cards/card.service';
 import { ru } from '../i18n/ru';
@@ -94,7 +97,7 @@ function build() {
   const metrics = new Metrics();
   const leads = new LeadsRepository(db);
   const events = new LeadEventsRepository(db);
-  const cards = new CardService(config, ru, new TelegramLinksRepository(db));
+  const cards = new CardService(config, ru, new TelegramLinksRepository(db), new LeadMessagesRepository(db));
   const adminAlerts = new AlertsService(config, gateway, new AlertThrottlesRepository(db), clock, metrics, ru);
   const alerts = new OutboxAlerts(adminAlerts, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
@@ -122,6 +125,8 @@ function build() {
     notifier,
     answerer,
     webhooks,
+    null as unknown as VisitorMessageSender, // no conversation in these tests: never called
+    null as unknown as TeamMessageSender,
   );
   return { db, clock, telegram, leads, outbox };
 }

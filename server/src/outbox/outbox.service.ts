@@ -19,11 +19,20 @@ import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler } from './outcome';
 import { RepeatNotifier } from './repeat-notifier';
 import { BATCH_SIZE, passBackoffMs } from './retry-schedule';
+import { TeamMessageSender } from './team-message-sender';
+import { VisitorMessageSender } from './visitor-message-sender';
 
 export type { CardRefresh } from './card-rewriter';
 
 /** docs/requirements.md §4.1: a pass takes up to BATCH_SIZE rows of each Telegram kind, in this order. */
-const TELEGRAM_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply'] as const satisfies readonly OutboxKind[];
+const TELEGRAM_KINDS = [
+  'card',
+  'card_edit',
+  'repeat_ping',
+  'fallback_reply',
+  'visitor_message',
+  'team_message',
+] as const satisfies readonly OutboxKind[];
 /** An endpoint's rows claimed at a time, and claims per pass. */
 const WEBHOOK_BATCH = 10;
 const WEBHOOK_ROUNDS = 10;
@@ -74,8 +83,18 @@ export class OutboxService {
     notifier: RepeatNotifier,
     answerer: FallbackAnswerer,
     deliverer: WebhookDeliverer,
+    visitorMessages: VisitorMessageSender,
+    teamMessages: TeamMessageSender,
   ) {
-    this.handlers = { card: publisher, card_edit: rewriter, repeat_ping: notifier, fallback_reply: answerer, webhook: deliverer };
+    this.handlers = {
+      card: publisher,
+      card_edit: rewriter,
+      repeat_ping: notifier,
+      fallback_reply: answerer,
+      webhook: deliverer,
+      visitor_message: visitorMessages,
+      team_message: teamMessages,
+    };
     this.runner = this.passRunner(
       'outbox',
       () => this.pass(),

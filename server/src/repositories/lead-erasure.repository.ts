@@ -40,6 +40,8 @@ export class LeadErasureRepository {
         .set({ tg_user_id: null, tg_username: null, tg_first_name: null, tg_last_name: null })
         .where('lead_id', '=', leadId)
         .execute();
+      // Its conversation with the visitor (the outbox's rows that would send a message find none and end).
+      await ex.deleteFrom('lead_messages').where('lead_id', '=', leadId).execute();
       const repeats = await ex.selectFrom('lead_repeats').select(['id', 'changes', 'notified_at']).where('lead_id', '=', leadId).execute();
       for (const r of repeats) {
         await ex

@@ -38,6 +38,16 @@ export class TraceRepository {
     return this.db.selectFrom('lead_events').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
   }
 
+  /** The lead's conversation in Telegram, oldest first, without its text or authors (personal). */
+  messages(leadId: number) {
+    return this.db
+      .selectFrom('lead_messages')
+      .select(['at', 'direction', 'media', 'state', 'error'])
+      .where('lead_id', '=', leadId)
+      .orderBy('id')
+      .execute();
+  }
+
   /** The lead's outbox rows, oldest first: its card's, its edits', its repeats' pings and its fallback replies' attempts. */
   outbox(leadId: number) {
     return this.db

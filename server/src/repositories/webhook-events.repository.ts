@@ -33,6 +33,12 @@ export interface AnonymisedRow extends ChangeRow {
 }
 
 /** An event to record, with one delivery per endpoint. */
+/** A message of a lead's conversation (its text is personal: never in an event). */
+export interface MessageRow extends ChangeRow {
+  direction: 'in' | 'out';
+  media: string | null;
+}
+
 export interface NewWebhookEvent {
   public_id: string;
   lead_id: number;
@@ -78,7 +84,7 @@ export interface ListedWebhookEvent {
 }
 
 /** The rows of a source table (`alias.id`) that no `type` event announces yet: what every "new …" query below asks. */
-const unannounced = (type: WebhookEventType, sourceId: 'l.id' | 'r.id' | 's.id' | 'v.id') =>
+const unannounced = (type: WebhookEventType, sourceId: 'l.id' | 'r.id' | 's.id' | 'v.id' | 'm.id') =>
   sql<boolean>`not exists (select 1 from webhook_events as e where e.type = ${type} and e.source_id = ${sql.ref(sourceId)})`;
 
 /**
@@ -95,7 +101,7 @@ export class WebhookEventsRepository {
    * A type that has its row keeps it (insert or nothing: two instances starting together agree on the first).
    */
   async startSources(now: number): Promise<void> {
-    const max = (table: 'leads' | 'lead_repeats' | 'lead_status_changes' | 'lead_events') =>
+    const max = (table: 'leads' | 'lead_repeats' | 'lead_status_changes' | 'lead_events' | 'lead_messages') =>
       this.db
         .selectFrom(table)
         .select((eb) => eb.fn.max('id').as('id'))
@@ -106,6 +112,7 @@ export class WebhookEventsRepository {
       'lead.repeat': await max('lead_repeats'),
       'lead.status_changed': await max('lead_status_changes'),
       'lead.anonymised': await max('lead_events'),
+      'lead.message': await max('lead_messages'),
     };
     await this.db
       .insertInto('webhook_sources')
@@ -178,6 +185,18 @@ export class WebhookEventsRepository {
       .where('v.kind', '=', 'anonymised')
       .where(unannounced('lead.anonymised', 'v.id'))
       .orderBy('v.id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Messages of a conversation with an id above `after` and no `lead.message` event, lowest first. */
+  newMessages(after: number, limit: number): Promise<MessageRow[]> {
+    return this.db
+      .selectFrom('lead_messages as m')
+      .select(['m.id as source_id', 'm.lead_id', 'm.at', 'm.direction', 'm.media'])
+      .where('m.id', '>', after)
+      .where(unannounced('lead.message', 'm.id'))
+      .orderBy('m.id')
       .limit(limit)
       .execute();
   }

@@ -182,6 +182,33 @@ export class TelegramGateway {
     });
   }
 
+  /**
+   * A copy of a message into another chat (text, photo, document, voice…; no "forwarded from" header), as a reply when
+   * `replyTo` is given; `caption` replaces a media message's caption (Telegram refuses it for a text message).
+   */
+  async copyMessage(c: {
+    chatId: string;
+    fromChatId: string;
+    messageId: number;
+    threadId?: number | null;
+    replyTo?: number;
+    caption?: string;
+  }): Promise<TelegramResult<{ message_id: number }>> {
+    return this.call('copyMessage', {
+      chat_id: c.chatId,
+      from_chat_id: c.fromChatId,
+      message_id: c.messageId,
+      ...(c.threadId ? { message_thread_id: c.threadId } : {}),
+      ...(c.caption !== undefined ? { caption: c.caption } : {}),
+      ...(c.replyTo ? { reply_parameters: { message_id: c.replyTo, allow_sending_without_reply: true } } : {}),
+    });
+  }
+
+  /** An emoji reaction of the bot's on a message (👍 on a member's reply once it reached the visitor). */
+  async react(chatId: string, messageId: number, emoji: string): Promise<TelegramResult<unknown>> {
+    return this.call('setMessageReaction', { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] });
+  }
+
   /** A file as a document, with a short caption (an upload: `upload`). */
   sendDocument(d: Upload): Promise<TelegramResult<{ message_id: number }>> {
     return this.upload('sendDocument', 'document', d);

@@ -85,5 +85,10 @@ function traceLines(trace: LeadTrace | MissingTrace): string[] {
     lines.push(
       `    ${iso(e.at)} ${e.kind}${e.repeat_request_id ? ` [repeat ${e.repeat_request_id}]` : ''}${e.detail ? `: ${e.detail}` : ''}`,
     );
+  lines.push(`  messages      ${trace.messages.length}`);
+  for (const m of trace.messages)
+    lines.push(
+      `    ${iso(m.at)} ${m.direction === 'in' ? 'visitor → team' : 'team → visitor'}, ${m.media ?? 'text'}: ${m.state}${m.error ? ` (${m.error})` : ''}`,
+    );
   return lines;
 }

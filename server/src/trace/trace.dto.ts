@@ -113,6 +113,17 @@ const FOUND: SchemaObject = object({
     type: 'array',
     items: object({ at: ms('When'), kind: { type: 'string' }, detail: nullableString, repeat_request_id: nullableString }),
   },
+  messages: {
+    type: 'array',
+    description: 'The conversation with the visitor in Telegram, oldest first: no text and no names (they are personal)',
+    items: object({
+      at: ms('When it was stored'),
+      direction: { type: 'string', enum: ['in', 'out'], description: '`in`: from the visitor; `out`: from the team' },
+      media: { type: 'string', nullable: true, description: 'photo, document, voice, video, sticker, other; null: text' },
+      state: { type: 'string', enum: ['queued', 'delivered', 'failed'] },
+      error: nullableString,
+    }),
+  },
 });
 
 const MISSING: SchemaObject = object({

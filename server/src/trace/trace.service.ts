@@ -66,6 +66,8 @@ export interface LeadTrace {
   }[];
   status_history: { at: number; from: string; to: string; by: string; user_id: number }[];
   events: { at: number; kind: string; detail: string | null; repeat_request_id: string | null }[];
+  /** The conversation with the visitor in Telegram (no text, no names: those are personal). */
+  messages: { at: number; direction: string; media: string | null; state: string; error: string | null }[];
 }
 
 export interface ConsentTrace {
@@ -122,6 +124,7 @@ export class TraceService {
     const history = await this.trace.statusChanges(lead.id);
     const events = await this.trace.events(lead.id);
     const rows = await this.trace.outbox(lead.id);
+    const messages = await this.trace.messages(lead.id);
     // Failures per kind (and repeat) over the lead's outbox rows; the waiting card row's next time and last error.
     const failures = (kind: string, repeatId: number | null) =>
       rows.filter((o) => o.kind === kind && o.repeat_id === repeatId).reduce((n, o) => n + o.attempts, 0);
@@ -172,6 +175,7 @@ export class TraceService {
         detail: e.detail,
         repeat_request_id: e.repeat_id !== null ? (requestOf.get(e.repeat_id) ?? null) : null,
       })),
+      messages,
     };
   }
 }

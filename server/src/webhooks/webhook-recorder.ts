@@ -27,13 +27,14 @@ const TYPE_ORDER: Record<WebhookEventType, number> = {
   'lead.repeat': 1,
   'lead.status_changed': 2,
   'lead.anonymised': 3,
+  'lead.message': 4,
 };
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Turns stored changes into webhook events. The change itself is the durable record, committed in the same
  * transaction as the change because it is the change: a lead row, a repeat row, a status history row, an `anonymised`
- * lead event — also one the CLI's `forget` wrote. Each outbox pass records an event (and a delivery row per endpoint) for every
+ * lead event — also one the CLI's `forget` wrote —, a message of the lead's conversation. Each outbox pass records an event (and a delivery row per endpoint) for every
  * such row above the type's starting id that has none yet, in one commit; the unique (type, source row) of
  * `webhook_events` makes that idempotent, whoever runs it and however often. Nest events only make it run sooner.
  */
@@ -115,6 +116,10 @@ export class WebhookRecorder {
     const anonymised = await from('lead.anonymised');
     if (anonymised !== null)
       for (const row of await this.repo.newAnonymisations(anonymised, BATCH)) event('lead.anonymised', row, { reason: this.reasonOf(row) });
+    const message = await from('lead.message');
+    if (message !== null)
+      for (const row of await this.repo.newMessages(message, BATCH))
+        event('lead.message', row, { message: { id: row.source_id, direction: row.direction, media: row.media } });
     if (events.length === 0) return 0;
 
     // Changes of one lead in the order they happened (a pass after an outage reads many at once).

@@ -19,6 +19,7 @@ import * as submitDecision from './2026-12-05-0017-submit-decision';
 import * as outboxQueue from './2026-12-05-0018-outbox';
 import * as leadUpdatedAt from './2026-12-05-0019-lead-updated-at';
 import * as telegramLinks from './2026-12-05-0021-telegram-links';
+import * as leadMessages from './2026-12-05-0022-lead-messages';
 import * as submitBatch from './2026-12-05-0023-submit-batch';
 
 /** Every migration, by date-prefixed name. Append only. */
@@ -43,5 +44,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-05-0018-outbox': outboxQueue,
   '2026-12-05-0019-lead-updated-at': leadUpdatedAt,
   '2026-12-05-0021-telegram-links': telegramLinks,
+  '2026-12-05-0022-lead-messages': leadMessages,
   '2026-12-05-0023-submit-batch': submitBatch,
 };

@@ -1,0 +1,194 @@
+import { Injectable } from '@nestjs/common';
+import type { Insertable, Selectable } from 'kysely';
+import { InjectDb } from '../database/database.module';
+import type { LeadsDb } from '../database/database';
+import type { LeadMessagesTable } from '../database/schema';
+import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
+
+export type LeadMessage = Selectable<LeadMessagesTable>;
+export type NewLeadMessage = Omit<Insertable<LeadMessagesTable>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
+
+/** The visitor bound to a lead: the account of its latest used link, and whether they stopped or blocked the bot. */
+export interface Binding {
+  leadId: number;
+  userId: number;
+  username: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  stoppedAt: number | null;
+  blockedAt: number | null;
+}
+
+/**
+ * `lead_messages` (migration 2026-12-05-0022): the conversation of each lead, and the bindings it is sent along. A
+ * message is stored with the outbox row that sends it (`visitor_message` into the group, `team_message` to the
+ * visitor) in one transaction, so a message is never stored without being sent, nor sent without being stored.
+ */
+@Injectable()
+export class LeadMessagesRepository {
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /**
+   * Stores a message, queued, with its outbox row; gives the stored row. A Telegram message stored before (its update
+   * handled again after a crash) is not stored or sent again: its row as it is, `added` false.
+   */
+  add(message: NewLeadMessage): Promise<LeadMessage & { added: boolean }> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('lead_messages')
+        .values({ ...message, state: 'queued' })
+        .onConflict((oc) => oc.columns(['tg_chat_id', 'tg_message_id']).doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const stored = await trx
+          .selectFrom('lead_messages')
+          .selectAll()
+          .where('tg_chat_id', '=', message.tg_chat_id!)
+          .where('tg_message_id', '=', message.tg_message_id!)
+          .executeTakeFirstOrThrow();
+        return { ...stored, added: false };
+      }
+      await trx
+        .insertInto('outbox')
+        .values({
+          kind: message.direction === 'in' ? 'visitor_message' : 'team_message',
+          lead_id: message.lead_id,
+          message_id: row.id,
+          target: TELEGRAM_TARGET,
+          created_at: message.at,
+          next_at: 0,
+        })
+        .execute();
+      return { ...row, added: true };
+    });
+  }
+
+  find(id: number): Promise<LeadMessage | undefined> {
+    return this.db.selectFrom('lead_messages').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The lead's conversation, oldest first. */
+  of(leadId: number): Promise<LeadMessage[]> {
+    return this.db.selectFrom('lead_messages').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
+  }
+
+  /** The message whose copy (or notice) is this message of a chat: a visitor's message relayed into the group. */
+  byCopy(chatId: string, messageId: number): Promise<LeadMessage | undefined> {
+    return this.db
+      .selectFrom('lead_messages')
+      .selectAll()
+      .where('copy_chat_id', '=', chatId)
+      .where('copy_message_id', '=', messageId)
+      .executeTakeFirst();
+  }
+
+  async delivered(id: number, copy: { chatId: string; messageId: number }): Promise<void> {
+    await this.db
+      .updateTable('lead_messages')
+      .set({ state: 'delivered', error: null, copy_chat_id: copy.chatId, copy_message_id: copy.messageId })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async failed(id: number, error: string): Promise<void> {
+    await this.db.updateTable('lead_messages').set({ state: 'failed', error }).where('id', '=', id).execute();
+  }
+
+  /** Telegram says the visitor blocked the bot: the lead's bindings say so, and its card is marked for a rewrite. */
+  async blocked(leadId: number, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('telegram_links')
+        .set({ blocked_at: now })
+        .where('lead_id', '=', leadId)
+        .where('used_at', 'is not', null)
+        .execute();
+      await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', '=', leadId).execute();
+    });
+  }
+
+  /** The lead's visitor: that of its latest used link that still names an account (an erasure clears it). */
+  async bindingOf(leadId: number): Promise<Binding | null> {
+    const row = await this.db
+      .selectFrom('telegram_links')
+      .select(['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'])
+      .where('lead_id', '=', leadId)
+      .where('used_at', 'is not', null)
+      .where('tg_user_id', 'is not', null)
+      .orderBy('used_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? binding(row) : null;
+  }
+
+  /**
+   * The lead a person's private messages go to: the latest one their account is bound to, not stopped, not erased
+   * (an erasure clears the account on the link), not anonymised. Null: the person is bound to no lead.
+   */
+  async latestLeadOf(userId: number): Promise<Binding | null> {
+    const row = await this.db
+      .selectFrom('telegram_links as t')
+      .innerJoin('leads as l', 'l.id', 't.lead_id')
+      .select(['t.lead_id', 't.tg_user_id', 't.tg_username', 't.tg_first_name', 't.tg_last_name', 't.stopped_at', 't.blocked_at'])
+      .where('t.tg_user_id', '=', userId)
+      .where('t.used_at', 'is not', null)
+      .where('t.stopped_at', 'is', null)
+      .where('l.anonymised_at', 'is', null)
+      .orderBy('t.used_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? binding(row) : null;
+  }
+
+  /**
+   * `/stop`: every lead the person is bound to and has not stopped is stopped, its card marked for a rewrite. Gives
+   * the leads stopped.
+   */
+  stop(userId: number, now: number): Promise<number[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .updateTable('telegram_links')
+        .set({ stopped_at: now })
+        .where('tg_user_id', '=', userId)
+        .where('used_at', 'is not', null)
+        .where('stopped_at', 'is', null)
+        .returning('lead_id')
+        .execute();
+      const leads = [...new Set(rows.map((r) => r.lead_id))];
+      // The cards say so.
+      if (leads.length > 0) await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', 'in', leads).execute();
+      return leads;
+    });
+  }
+
+  /** The person wrote to the bot: a block recorded before is over. */
+  async unblocked(leadId: number): Promise<void> {
+    await this.db
+      .updateTable('telegram_links')
+      .set({ blocked_at: null })
+      .where('lead_id', '=', leadId)
+      .where('blocked_at', 'is not', null)
+      .execute();
+  }
+}
+
+function binding(r: {
+  lead_id: number;
+  tg_user_id: number | null;
+  tg_username: string | null;
+  tg_first_name: string | null;
+  tg_last_name: string | null;
+  stopped_at: number | null;
+  blocked_at: number | null;
+}): Binding {
+  return {
+    leadId: r.lead_id,
+    userId: r.tg_user_id!,
+    username: r.tg_username,
+    firstName: r.tg_first_name,
+    lastName: r.tg_last_name,
+    stoppedAt: r.stopped_at,
+    blockedAt: r.blocked_at,
+  };
+}

@@ -1,0 +1,166 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { LeadsChatService } from '../chats/leads-chat.service';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import type { MessageMedia } from '../domain/lead-message';
+import { LEAD_MESSAGE, LeadMessageEvent } from '../domain/lead-message.event';
+import { accountName, type TelegramAccount } from '../domain/telegram-account';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
+import { LeadsRepository } from '../repositories/leads.repository';
+import { type Binding, type LeadMessage, LeadMessagesRepository } from './lead-messages.repository';
+
+/** At most one answer a minute to a person who writes to the bot without being bound to a lead. */
+export const UNBOUND_ANSWER_INTERVAL_MS = 60_000;
+
+/** A message in Telegram, as the bot read it. */
+export interface IncomingMessage {
+  chatId: string;
+  messageId: number;
+  from: TelegramAccount;
+  /** The text, or a media message's caption. */
+  text: string | null;
+  media: MessageMedia | null;
+}
+
+/** A member's message in a group, replying to `replyTo` (the card, or a relayed visitor's message). */
+export interface TeamReply extends IncomingMessage {
+  replyTo: number;
+  authorName: string;
+}
+
+/** What a post to the conversation came to. */
+export type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
+
+/**
+ * The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"): what the visitor
+ * writes in the bot's private chat goes to the group (into the latest lead they are bound to); a member's reply to the
+ * card or to a relayed message, and the inbox's message, go to the visitor. Each is stored with its outbox row (the
+ * outbox sends it, on its schedule); `/stop` unbinds the visitor.
+ */
+@Injectable()
+export class MessagesService {
+  private readonly logger = new Logger('Conversations');
+  /** When each unbound person was last answered (in memory: a restart may answer once more). */
+  private readonly answeredAt = new Map<number, number>();
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly messages: LeadMessagesRepository,
+    private readonly leads: LeadsRepository,
+    private readonly chats: LeadsChatService,
+    private readonly clock: Clock,
+    private readonly emitter: EventEmitter2,
+    @Inject(MESSAGES) private readonly t: Messages,
+  ) {}
+
+  /** A message in the bot's private chat: stored and relayed, or (bound to no lead) the answer to give, once a minute. */
+  async fromVisitor(m: IncomingMessage): Promise<string | null> {
+    const binding = await this.messages.latestLeadOf(m.from.id);
+    if (!binding) return this.unboundAnswer(m.from.id);
+    if (binding.blockedAt !== null) await this.messages.unblocked(binding.leadId);
+    await this.store({
+      lead_id: binding.leadId,
+      direction: 'in',
+      author_tg_id: m.from.id,
+      author_name: visitorName(m.from),
+      at: this.clock.now(),
+      text: m.text,
+      media: m.media,
+      tg_chat_id: m.chatId,
+      tg_message_id: m.messageId,
+    });
+    return null;
+  }
+
+  /**
+   * A member's reply in a leads chat: to a lead's card or to a visitor's message relayed there, by someone who may
+   * press the card's buttons (LEADS_MANAGER_IDS when set). Anything else is not the conversation's (null, silently).
+   * A reply to a lead no visitor is bound to gets one short line.
+   */
+  async fromTeam(m: TeamReply): Promise<string | null> {
+    if (!(await this.chats.isLeadsChat(m.chatId))) return null;
+    const managers = this.config.telegram.managerIds;
+    if (managers && !managers.includes(m.from.id)) return null;
+    const leadId = (await this.leads.cardAt(m.chatId, m.replyTo)) ?? (await this.messages.byCopy(m.chatId, m.replyTo))?.lead_id;
+    if (leadId === undefined) return null;
+    const binding = await this.messages.bindingOf(leadId);
+    if (!bound(binding)) return this.t.group.notDelivered(binding ? this.t.group.why.stopped : this.t.group.why.notBound);
+    await this.store({
+      lead_id: leadId,
+      direction: 'out',
+      author_tg_id: m.from.id,
+      author_name: m.authorName,
+      at: this.clock.now(),
+      text: m.text,
+      media: m.media,
+      tg_chat_id: m.chatId,
+      tg_message_id: m.messageId,
+    });
+    return null;
+  }
+
+  /** `/stop` in the private chat: the visitor's leads stopped; the answer (once: a second `/stop` finds none). */
+  async stop(from: TelegramAccount): Promise<string> {
+    const leads = await this.messages.stop(from.id, this.clock.now());
+    if (leads.length === 0) return this.t.conversation.unbound(this.config.leads.landingUrl);
+    this.logger.log({ msg: 'visitor stopped the conversation', lead_numbers: leads });
+    return this.t.conversation.stopped(leads);
+  }
+
+  /** The lead's conversation and its visitor (null: none bound, stopped or erased). */
+  async history(leadId: number): Promise<{ messages: LeadMessage[]; bound: Binding | null }> {
+    const binding = await this.messages.bindingOf(leadId);
+    return { messages: await this.messages.of(leadId), bound: bound(binding) ? binding : null };
+  }
+
+  /** The inbox's message to the lead's visitor, sent like a member's reply. */
+  async post(leadId: number, text: string, by: { telegramUserId: number; name: string }): Promise<PostOutcome> {
+    const lead = await this.leads.findLead(leadId);
+    if (!lead) return { kind: 'unknown_lead' };
+    if (lead.anonymised_at !== null || !bound(await this.messages.bindingOf(leadId))) return { kind: 'not_bound' };
+    const message = await this.store({
+      lead_id: leadId,
+      direction: 'out',
+      author_tg_id: by.telegramUserId,
+      author_name: by.name,
+      at: this.clock.now(),
+      text,
+      media: null,
+      tg_chat_id: null,
+      tg_message_id: null,
+    });
+    return { kind: 'queued', message };
+  }
+
+  private async store(message: Parameters<LeadMessagesRepository['add']>[0]): Promise<LeadMessage> {
+    const stored = await this.messages.add(message);
+    this.logger.log({ msg: 'conversation message stored', lead_number: stored.lead_id, direction: stored.direction, message: stored.id });
+    this.emitter.emit(LEAD_MESSAGE, new LeadMessageEvent(stored.lead_id, stored.id));
+    return stored;
+  }
+
+  private unboundAnswer(userId: number): string | null {
+    const now = this.clock.now();
+    const last = this.answeredAt.get(userId);
+    if (last !== undefined && now - last < UNBOUND_ANSWER_INTERVAL_MS) return null;
+    this.answeredAt.set(userId, now);
+    if (this.answeredAt.size > 10_000) {
+      for (const [id, at] of this.answeredAt) if (now - at >= UNBOUND_ANSWER_INTERVAL_MS) this.answeredAt.delete(id);
+    }
+    return this.t.conversation.unbound(this.config.leads.landingUrl);
+  }
+}
+
+/** A binding the bot may write along: not stopped. */
+function bound(binding: Binding | null): binding is Binding {
+  return binding !== null && binding.stoppedAt === null;
+}
+
+/** The visitor as the group reads them: `Анна Ким (@anna_k)`. */
+function visitorName(account: TelegramAccount): string {
+  const name = [account.first_name, account.last_name].filter(Boolean).join(' ');
+  return name && account.username ? `${name} (@${account.username})` : accountName(account);
+}

@@ -1,0 +1,109 @@
+/**
+ * The conversation in the inbox's API: `GET /inbox/api/leads/:number/messages` (the history, the bound visitor, personal
+ * data hidden as the inbox hides it) and `POST` (a message to the visitor through the outbox: 202, 409 `not_bound`,
+ * 403 for who may not change the status, 422 for a bad text). Against the sandbox, on both databases.
+ */
+import { DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
+import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, type TestServer } from './harness';
+import { inboxCall } from './support/inbox-client';
+
+const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
+const MEMBER: SandboxUser = { id: 502, is_bot: false, first_name: 'Пётр', username: 'petr_member' };
+const LINK = /^https:\/\/t\.me\/stickers_leads_bot\?start=([A-Za-z0-9_-]{1,64})$/;
+
+const { sandbox, boot } = sandboxSuite((s) => s.state.addChat({ id: VISITOR.id, type: 'private', title: 'Анна' }));
+
+async function settled(server: TestServer): Promise<void> {
+  await server.outbox.tick();
+  await server.outbox.whenIdle();
+}
+
+async function newLead(server: TestServer, bind: boolean): Promise<number> {
+  const created = await postLead(server, lead({ telegram: '@anna_k' }));
+  await settled(server);
+  if (bind) {
+    const payload = LINK.exec(String(created.body.telegram_link))![1];
+    await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR);
+  }
+  return created.body.lead_number as number;
+}
+
+async function waitStored(server: TestServer, n: number) {
+  while ((await server.db.db.selectFrom('lead_messages').select('id').execute()).length < n) await new Promise((r) => setTimeout(r, 20));
+}
+
+describe('GET and POST /inbox/api/leads/:number/messages', () => {
+  it('the history with the bound visitor; a message sent to the visitor (202), delivered through the outbox', async () => {
+    const server = await boot({ polling: true });
+    const leadNumber = await newLead(server, true);
+    sandbox.say(VISITOR.id, 'Здравствуйте!', VISITOR);
+    await waitStored(server, 1);
+    await settled(server);
+
+    const sent = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Добрый день, Анна' } });
+    expect(sent.status).toBe(202);
+    expect(sent.body).toEqual({
+      message: {
+        id: expect.any(Number),
+        direction: 'out',
+        author: 'Мария Менеджер',
+        text: 'Добрый день, Анна',
+        media: null,
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        state: 'queued',
+        error: null,
+      },
+    });
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(
+      sandbox
+        .messages(VISITOR.id)
+        .filter((m) => m.from.is_bot)
+        .map((m) => m.text),
+    ).toContain('Добрый день, Анна');
+
+    const read = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
+    expect(read.status).toBe(200);
+    expect(read.body.bound).toEqual({ username: 'anna_k', name: 'Анна Ким' });
+    expect(read.body.messages.map((m: any) => [m.direction, m.author, m.text, m.state])).toEqual([
+      ['in', 'Анна Ким (@anna_k)', 'Здравствуйте!', 'delivered'],
+      ['out', 'Мария Менеджер', 'Добрый день, Анна', 'delivered'],
+    ]);
+  });
+
+  it('409 not_bound for a lead without a visitor; bound null', async () => {
+    const server = await boot({ polling: true });
+    const leadNumber = await newLead(server, false);
+    const sent = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Алло' } });
+    expect([sent.status, sent.body]).toEqual([409, { error: 'not_bound' }]);
+    const read = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
+    expect([read.status, read.body]).toEqual([200, { messages: [], bound: null }]);
+  });
+
+  it('403 for a member who may not change the status (LEADS_MANAGER_IDS); 422 for an empty or too long text; 404 for no lead', async () => {
+    const server = await boot({ polling: true, env: { LEADS_MANAGER_IDS: String(DEFAULT_USER.id) } });
+    sandbox.state.setMember(LEADS_CHAT, MEMBER, 'member');
+    const leadNumber = await newLead(server, true);
+    const path = `leads/${leadNumber}/messages`;
+    expect((await inboxCall(server, sandbox, path, { user: MEMBER })).status).toBe(200);
+    const refused = await inboxCall(server, sandbox, path, { user: MEMBER, method: 'POST', body: { text: 'Привет' } });
+    expect([refused.status, refused.body]).toEqual([403, { error: 'forbidden' }]);
+    for (const text of ['', 'я'.repeat(4097), 42]) {
+      const bad = await inboxCall(server, sandbox, path, { method: 'POST', body: { text } });
+      expect([bad.status, bad.body.error, Object.keys(bad.body.errors)]).toEqual([422, 'invalid_body', ['text']]);
+    }
+    expect((await inboxCall(server, sandbox, `leads/999/messages`)).status).toBe(404);
+    expect(await server.db.db.selectFrom('lead_messages').selectAll().execute()).toEqual([]);
+  });
+
+  it("with LEADS_CARD_PII=0 the visitor's name is hidden; the text is shown", async () => {
+    const server = await boot({ polling: true, env: { LEADS_CARD_PII: '0' } });
+    const leadNumber = await newLead(server, true);
+    sandbox.say(VISITOR.id, 'Мой номер +7 999', VISITOR);
+    await waitStored(server, 1);
+    const read = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
+    expect(read.body.bound).toEqual({ username: null, name: '' });
+    expect(read.body.messages.map((m: any) => [m.author, m.text])).toEqual([[null, 'Мой номер +7 999']]);
+  });
+});

@@ -1,0 +1,276 @@
+/**
+ * "Continue in Telegram", the conversation: what a bound visitor sends the bot is stored and relayed into the group as
+ * a reply to the lead's card; a member's reply to the card or to a relayed message is stored and copied to the visitor;
+ * `/stop`, a blocked bot, an unbound person and an erasure each end it their way; replies to one visitor are spaced
+ * out. Against the sandbox, on both databases.
+ */
+import type { SandboxUser } from '@stickers/telegram-sandbox';
+import { DEFAULT_USER } from '@stickers/telegram-sandbox';
+import { SECRET_HEADER } from '@stickers/shared';
+import { LEADS_CHAT, SECRET, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
+import { WebhookReceiver } from './support/webhook-receiver';
+import { MessagesService } from '../src/conversations/messages.service';
+
+const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
+const STRANGER: SandboxUser = { id: 7002, is_bot: false, first_name: 'Олег' };
+const LINK = /^https:\/\/t\.me\/stickers_leads_bot\?start=([A-Za-z0-9_-]{1,64})$/;
+
+const { sandbox, boot } = sandboxSuite((s) => {
+  s.state.addChat({ id: VISITOR.id, type: 'private', title: 'Анна' });
+  s.state.addChat({ id: STRANGER.id, type: 'private', title: 'Олег' });
+});
+
+async function settled(server: TestServer): Promise<void> {
+  await server.outbox.tick();
+  await server.outbox.whenIdle();
+}
+
+/** A published lead whose link the visitor opened: its number and card message. */
+async function boundLead(
+  server: TestServer,
+  overrides: Record<string, unknown> = {},
+): Promise<{ leadNumber: number; card: number; requestId: string }> {
+  const body = lead({ telegram: '@anna_k', ...overrides });
+  const created = await postLead(server, body);
+  const leadNumber = created.body.lead_number as number;
+  await settled(server);
+  const payload = LINK.exec(String(created.body.telegram_link))![1];
+  expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toContain(`#${leadNumber}`);
+  await settled(server);
+  const card = sandbox.messages(LEADS_CHAT).find((m) => m.from.is_bot && m.text.includes(`#${leadNumber}`))!;
+  return { leadNumber, card: card.message_id, requestId: body.request_id as string };
+}
+
+const rows = (server: TestServer, leadNumber: number) =>
+  server.db.db.selectFrom('lead_messages').selectAll().where('lead_id', '=', leadNumber).orderBy('id').execute();
+
+/** Waits until the app stored `n` messages of the lead (the bot handles updates as they come; jest's timeout bounds it). */
+async function waitStored(server: TestServer, leadNumber: number, n: number) {
+  for (;;) {
+    const found = await rows(server, leadNumber);
+    if (found.length >= n) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const botMessagesIn = (chatId: number) => sandbox.messages(chatId).filter((m) => m.from.is_bot);
+
+describe('visitor → team', () => {
+  it("a text and a photo are stored and relayed as replies to the card, with the visitor's name", async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    sandbox.say(VISITOR.id, 'Можно на 30 гостей?', VISITOR);
+    sandbox.say(VISITOR.id, 'вот макет', VISITOR, undefined, { photo: true });
+    await waitStored(server, leadNumber, 2);
+    await settled(server);
+    // One a second into the group too.
+    server.clock.advance(1_000);
+    await settled(server);
+    const relayed = sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card);
+    expect(relayed.map((m) => m.text)).toEqual([
+      `💬 Анна Ким (@anna_k) · заявка #${leadNumber}\nМожно на 30 гостей?`,
+      `💬 Анна Ким (@anna_k) · заявка #${leadNumber}\nвот макет`,
+    ]);
+    expect(relayed[1].photo).toBeDefined();
+    const messages = await rows(server, leadNumber);
+    expect(messages.map((m) => [m.direction, m.text, m.media, m.state, m.author_name])).toEqual([
+      ['in', 'Можно на 30 гостей?', null, 'delivered', 'Анна Ким (@anna_k)'],
+      ['in', 'вот макет', 'photo', 'delivered', 'Анна Ким (@anna_k)'],
+    ]);
+    expect(messages.map((m) => m.copy_message_id)).toEqual(relayed.map((m) => m.message_id));
+  });
+
+  it('with LEADS_CARD_PII=0 the group gets only a notice; the text stays in the history', async () => {
+    const server = await boot({ polling: true, env: { LEADS_CARD_PII: '0' } });
+    const { leadNumber, card } = await boundLead(server);
+    sandbox.say(VISITOR.id, 'мой телефон +7 999 000-00-00', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    const relayed = sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card);
+    expect(relayed.map((m) => m.text)).toEqual([`💬 Новое сообщение по заявке #${leadNumber}`]);
+    expect((await rows(server, leadNumber)).map((m) => [m.text, m.state])).toEqual([['мой телефон +7 999 000-00-00', 'delivered']]);
+  });
+
+  it('a person bound to no lead gets a short answer with the landing, at most once a minute; nothing is stored or relayed', async () => {
+    const server = await boot({ polling: true, env: { LEADS_LANDING_URL: 'https://stickers.example.com' } });
+    const first = sandbox.say(STRANGER.id, 'здравствуйте', STRANGER);
+    await waitFor(() => botMessagesIn(STRANGER.id).find((m) => m.reply_to_message_id === first), 5000, 'the answer');
+    sandbox.say(STRANGER.id, 'ау', STRANGER);
+    // Handled (the bot confirmed the update) before the minute passes.
+    await waitFor(() => sandbox.state.updates.length === 0, 5000, 'the update taken');
+    server.clock.advance(60_000);
+    const third = sandbox.say(STRANGER.id, 'ещё раз', STRANGER);
+    await waitFor(() => botMessagesIn(STRANGER.id).find((m) => m.reply_to_message_id === third), 5000, 'the answer a minute later');
+    const answers = botMessagesIn(STRANGER.id);
+    expect(answers).toHaveLength(2);
+    expect(answers[0].text).toContain('https://stickers.example.com');
+    expect(await server.db.db.selectFrom('lead_messages').selectAll().execute()).toEqual([]);
+    await settled(server);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.text.includes('💬'))).toEqual([]);
+  });
+});
+
+describe('crash safety', () => {
+  it('a message handled twice (its update delivered again after a crash) is stored and relayed once', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const messageId = sandbox.say(VISITOR.id, 'один раз', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    const again = {
+      chatId: String(VISITOR.id),
+      messageId,
+      from: { id: VISITOR.id, username: 'anna_k', first_name: 'Анна', last_name: 'Ким' },
+    };
+    expect(await server.app.get(MessagesService).fromVisitor({ ...again, text: 'один раз', media: null })).toBeNull();
+    await settled(server);
+    expect((await rows(server, leadNumber)).map((m) => m.text)).toEqual(['один раз']);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card && m.text.includes('один раз'))).toHaveLength(1);
+    const queued = await server.db.db.selectFrom('outbox').select('id').where('kind', '=', 'visitor_message').execute();
+    expect(queued).toHaveLength(1);
+  });
+});
+
+describe('team → visitor', () => {
+  it("a member's reply to the card and to a relayed message reaches the visitor; the group sees 👍", async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    sandbox.say(VISITOR.id, 'Есть вопрос', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    const relayed = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card)!;
+    const toCard = sandbox.say(LEADS_CHAT, 'Здравствуйте, Анна!', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 2);
+    await settled(server);
+    const toRelayed = sandbox.say(LEADS_CHAT, 'макет', DEFAULT_USER, undefined, {
+      reply_to_message_id: relayed.message_id,
+      document: true,
+    });
+    await waitStored(server, leadNumber, 3);
+    server.clock.advance(1_000);
+    await settled(server);
+    const inPrivate = botMessagesIn(VISITOR.id).filter((m) => !m.reply_to_message_id);
+    expect(inPrivate.map((m) => m.text)).toEqual(['Здравствуйте, Анна!', 'макет']);
+    expect(inPrivate[1].document).toBeDefined();
+    expect(sandbox.state.message(LEADS_CHAT, toCard)?.reactions).toEqual(['👍']);
+    expect(sandbox.state.message(LEADS_CHAT, toRelayed)?.reactions).toEqual(['👍']);
+    const messages = await rows(server, leadNumber);
+    expect(messages.map((m) => [m.direction, m.text, m.media, m.state, m.author_name])).toEqual([
+      ['in', 'Есть вопрос', null, 'delivered', 'Анна Ким (@anna_k)'],
+      ['out', 'Здравствуйте, Анна!', null, 'delivered', 'Мария Менеджер'],
+      ['out', 'макет', 'document', 'delivered', 'Мария Менеджер'],
+    ]);
+  });
+
+  it('a blocked bot: failed, not retried, the card and the group say so', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    sandbox.state.blocked.add(VISITOR.id);
+    const reply = sandbox.say(LEADS_CHAT, 'Добрый день', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    expect((await rows(server, leadNumber)).map((m) => [m.state, m.error])).toEqual([['failed', 'the visitor blocked the bot']]);
+    const notice = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot);
+    expect(notice?.text).toBe('⚠️ Не доставлено посетителю: он заблокировал бота');
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, card)?.text).toContain('⛔ Посетитель заблокировал бота');
+    const row = await server.db.db.selectFrom('outbox').selectAll().where('kind', '=', 'team_message').executeTakeFirstOrThrow();
+    expect([row.done_at !== null, row.outcome, row.attempts]).toEqual([true, 'failed', 0]);
+    expect(sandbox.state.calls.filter((c) => c.method === 'copyMessage' && String(c.params.chat_id) === String(VISITOR.id))).toHaveLength(
+      1,
+    );
+  });
+
+  it('/stop: the bot answers once, and the team replies then fail with the reason, not retried', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const stop = await memberActions(sandbox).command(VISITOR.id, '/stop', VISITOR);
+    expect(stop).toContain(`#${leadNumber}`);
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, card)?.text).toContain('🔕 Посетитель отписался');
+    const reply = sandbox.say(LEADS_CHAT, 'Вы тут?', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    const line = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
+    expect(line.text).toBe('⚠️ Не доставлено посетителю: он отписался командой /stop');
+    // Nothing stored or queued for a stopped visitor, and nothing more in their chat than the answer to /stop.
+    expect(await rows(server, leadNumber)).toEqual([]);
+    const before = botMessagesIn(VISITOR.id).length;
+    sandbox.say(VISITOR.id, 'передумала', VISITOR);
+    await waitFor(() => botMessagesIn(VISITOR.id).length > before, 5000, 'the unbound answer');
+    expect(await rows(server, leadNumber)).toEqual([]);
+  });
+
+  it('a burst of replies to one visitor goes out one a second', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    for (const text of ['раз', 'два', 'три']) sandbox.say(LEADS_CHAT, text, DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 3);
+    const sent = () =>
+      botMessagesIn(VISITOR.id)
+        .filter((m) => !m.reply_to_message_id)
+        .map((m) => m.text);
+    await settled(server);
+    expect(sent()).toEqual(['раз']);
+    server.clock.advance(999);
+    await settled(server);
+    expect(sent()).toEqual(['раз']);
+    server.clock.advance(1);
+    await settled(server);
+    expect(sent()).toEqual(['раз', 'два']);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(sent()).toEqual(['раз', 'два', 'три']);
+  });
+});
+
+describe('erasure', () => {
+  it('/stickers_forget by contact removes the messages and the binding; a later message is not relayed', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    sandbox.say(VISITOR.id, 'первое', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    expect(await memberActions(sandbox).command(LEADS_CHAT, '/stickers_forget @anna_k')).toContain(`#${leadNumber}`);
+    expect(await server.db.db.selectFrom('telegram_links').select('tg_user_id').where('lead_id', '=', leadNumber).execute()).toEqual([
+      { tg_user_id: null },
+    ]);
+    expect(await rows(server, leadNumber)).toEqual([]);
+    const after = sandbox.say(VISITOR.id, 'второе', VISITOR);
+    await waitFor(() => botMessagesIn(VISITOR.id).find((m) => m.reply_to_message_id === after), 5000, 'the unbound answer');
+    await settled(server);
+    expect(await rows(server, leadNumber)).toEqual([]);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card && m.text.includes('второе'))).toEqual([]);
+  });
+});
+
+describe('the story of the lead', () => {
+  const receiver = new WebhookReceiver();
+  beforeAll(() => receiver.start());
+  afterAll(() => receiver.stop());
+
+  it('integrators get lead.message (no text); the trace shows one line per message (no text)', async () => {
+    const server = await boot({
+      polling: true,
+      env: { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' },
+    });
+    const { leadNumber, card, requestId } = await boundLead(server);
+    sandbox.say(VISITOR.id, 'секретный текст', VISITOR, undefined, { photo: true });
+    await waitStored(server, leadNumber, 1);
+    sandbox.say(LEADS_CHAT, 'ответ', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 2);
+    await settled(server);
+    const events = receiver.received.map((r) => r.body).filter((b) => b.type === 'lead.message');
+    expect(events.map((e) => e.data.message)).toEqual([
+      { id: expect.any(Number), direction: 'in', media: 'photo' },
+      { id: expect.any(Number), direction: 'out', media: null },
+    ]);
+    expect(events[0].data.lead.lead_number).toBe(leadNumber);
+    expect(JSON.stringify(events)).not.toContain('секретный текст');
+
+    const traced = await fetch(`${server.url}/leads/${requestId}/trace`, { headers: { [SECRET_HEADER]: SECRET } });
+    const trace = (await traced.json()) as { messages: unknown[] };
+    expect(trace.messages).toEqual([
+      { at: expect.any(Number), direction: 'in', media: 'photo', state: 'delivered', error: null },
+      { at: expect.any(Number), direction: 'out', media: null, state: 'delivered', error: null },
+    ]);
+    expect(JSON.stringify(trace)).not.toContain('секретный текст');
+  });
+});
