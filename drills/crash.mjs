@@ -2,9 +2,9 @@
 // `npm run drill:crash`: under a steady load, SIGKILL the server at random moments 10 times, restarting it each
 // time. Clients retry a request with the same request_id until it is acknowledged, as the landing does. Then:
 // every acknowledged lead is in the database, every stored lead has exactly one card (at most one extra per kill),
-// and no request_id got two lead numbers. Meanwhile a visitor bound to a lead ("Continue in Telegram") writes to the bot:
-// every message is stored once and relayed into the group (at most one extra copy per kill, as for cards). Prints the
-// counts; exits 1 when a lead or a message is lost or a rule is broken.
+// and no request_id got two lead numbers. Meanwhile a visitor bound to a lead ("Continue in Telegram") writes to the bot
+// and a member replies to the card: every message is stored once and reaches the other side (at most one extra copy
+// per kill, as for cards). Prints the counts; exits 1 when a lead or a message is lost or a rule is broken.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 
 const require = createRequire(import.meta.url);
-const { startSandbox } = require('../sandbox/dist/index.js');
+const { startSandbox, DEFAULT_USER } = require('../sandbox/dist/index.js');
 const KILLS = Number(process.env.DRILL_KILLS ?? 10);
 const SECRET = 'drill-secret-0123456789abcdef';
 const LEADS_CHAT = -1001000000001;
@@ -102,18 +102,29 @@ async function bindVisitor() {
     headers: { 'X-Stickers-Leads-Secret': SECRET },
     body: JSON.stringify({ ...body(), telegram: '@drill_visitor' }),
   });
-  const { telegram_link } = await res.json();
+  const { telegram_link, lead_number } = await res.json();
+  for (let i = 0; i < 100 && !cardOf(lead_number); i += 1) await sleep(100);
+  card = cardOf(lead_number)?.message_id;
+  if (!card) throw new Error("the visitor's lead got no card");
   const start = sandbox.say(VISITOR.id, `/start ${new URL(telegram_link).searchParams.get('start')}`, VISITOR);
   for (let i = 0; i < 100 && !sandbox.messages(VISITOR.id).some((m) => m.reply_to_message_id === start); i += 1) await sleep(100);
   if (!sandbox.messages(VISITOR.id).some((m) => m.reply_to_message_id === start)) throw new Error('the bot did not answer /start');
 }
+let card;
+const cardOf = (n) => sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${n}\n`));
 const said = [];
+const answered = [];
+/** The visitor writes to the bot and a member replies to the card, in turn, each message with its own text. */
 async function chatter() {
   while (!stopping) {
     const text = `drill message ${said.length + 1}`;
     said.push(text);
     sandbox.say(VISITOR.id, text, VISITOR);
-    await sleep(1000); // one a second: the pace the group takes them at (ChatPacer)
+    await sleep(500);
+    const answer = `drill answer ${answered.length + 1}`;
+    answered.push(answer);
+    sandbox.say(LEADS_CHAT, answer, DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await sleep(500); // a message a second each way: the pace a chat takes them at (ChatPacer)
   }
 }
 
@@ -138,9 +149,10 @@ progress('load stopped; waiting for the outbox to drain');
 const db = new Database(dbPath, { readonly: true });
 const unpublished = () => db.prepare('select count(*) as n from leads where published_at is null').get().n;
 const conversationWaiting = () =>
-  db.prepare(`select count(*) as n from outbox where kind = 'visitor_message' and done_at is null`).get().n +
+  db.prepare(`select count(*) as n from outbox where kind in ('visitor_message', 'team_message') and done_at is null`).get().n +
   db.prepare(`select count(*) as n from lead_messages`).get().n -
-  said.length;
+  said.length -
+  answered.length;
 // Every message stored (the bot may take the last ones after the load stopped) and every relay done.
 for (let i = 0; i < 1200 && (unpublished() > 0 || conversationWaiting() !== 0); i += 1) await sleep(100);
 const storedTexts = db
@@ -173,9 +185,13 @@ for (const m of sandbox.messages(LEADS_CHAT)) {
   const t = /\n(drill message \d+)$/.exec(m.text);
   if (t) relays.set(t[1], (relays.get(t[1]) ?? 0) + 1);
 }
+const copies = new Map();
+for (const m of sandbox.messages(VISITOR.id))
+  if (m.from.is_bot && /^drill answer \d+$/.test(m.text)) copies.set(m.text, (copies.get(m.text) ?? 0) + 1);
 const messagesLost = said.filter((t) => !storedTexts.includes(t) || !relays.has(t)).length;
+const answersLost = answered.filter((t) => !storedTexts.includes(t) || !copies.has(t)).length;
 const storedTwice = storedTexts.length - new Set(storedTexts).size;
-const extraRelays = [...relays.values()].reduce((sum, c) => sum + (c - 1), 0);
+const extraRelays = [...relays.values(), ...copies.values()].reduce((sum, c) => sum + (c - 1), 0);
 const extraCards = [...cardsPerLead.values()].reduce((sum, c) => sum + (c - 1), 0);
 await sandbox.stop();
 rmSync(dir, { recursive: true, force: true });
@@ -186,7 +202,8 @@ console.log(`crash drill: ${KILLS} SIGKILLs under load
   stored leads ${leads.length}, repeats ${repeats.length}, unpublished at the end ${left}
   leads without a card ${withoutCard}, extra cards ${extraCards} (allowed: at most ${KILLS}, one per kill)
   request_ids with two lead numbers ${violations.length}
-  visitor messages ${said.length}: lost ${messagesLost}, stored twice ${storedTwice}, extra copies in the group ${extraRelays} (allowed: at most ${KILLS})`);
+  visitor messages ${said.length}, lost ${messagesLost}; team replies ${answered.length}, lost ${answersLost}
+  messages stored twice ${storedTwice}, sent twice ${extraRelays} (allowed: at most ${KILLS}, one per kill)`);
 if (
   lost > 0 ||
   withoutCard > 0 ||
@@ -194,6 +211,7 @@ if (
   extraCards > KILLS ||
   violations.length > 0 ||
   messagesLost > 0 ||
+  answersLost > 0 ||
   storedTwice > 0 ||
   extraRelays > KILLS
 ) {
