@@ -107,7 +107,7 @@ export class MessagesService {
     const leads = await this.messages.stop(from.id, this.clock.now());
     if (leads.length === 0) return this.t.conversation.unbound(this.config.leads.landingUrl);
     this.logger.log({ msg: 'visitor stopped the conversation', lead_numbers: leads });
-    return this.t.conversation.stopped(leads);
+    return this.t.conversation.stopped(leads.map((n) => `#${n}`).join(', '));
   }
 
   /** The lead's conversation and its visitor (null: none bound, stopped or erased). */

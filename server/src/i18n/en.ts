@@ -64,8 +64,8 @@ export const en = {
     unbound: (landing: string | null) =>
       `This chat is not connected with any request yet, so your message was not passed on to a manager. Send a request on the site${landing ? `: ${landing}` : ''} ` +
       'and open the “Get the answer in Telegram” link on the page shown after sending the form.',
-    stopped: (leads: number[]) =>
-      `All right, we will not write to you here about request ${leads.map((n) => `#${n}`).join(', ')} again. To continue, send a request on the site again.`,
+    stopped: (leads: string) =>
+      `All right, we will not write to you here about request ${leads} again. To continue, send a request on the site again.`,
   },
 
   press: {
