@@ -61,9 +61,13 @@ class FakeTelegram {
     return Promise.resolve(queued ?? { ok: true, value: { message_id: ++this.messageId } });
   }
 
-  edit(chatId: string, messageId: number, text: string): Promise<TelegramResult<unknown>> {
+  /** While set, an edit is answered only once it resolves (an edit still on its way). */
+  editHeld: Promise<void> | null = null;
+
+  async edit(chatId: string, messageId: number, text: string): Promise<TelegramResult<unknown>> {
     this.edits.push({ chatId, messageId, text });
-    return Promise.resolve({ ok: true, value: true });
+    if (this.editHeld) await this.editHeld;
+    return { ok: true, value: true };
   }
 
   cards(): OutgoingMessage[] {
@@ -257,6 +261,26 @@ describe('outbox with a fake Telegram', () => {
     t.clock.t += 1;
     await t.outbox.tick();
     expect(t.telegram.cards()).toHaveLength(3);
+  });
+
+  it("a rewrite asked for while the lane is rewriting the same card waits for the lane's edit, and says the card shows it", async () => {
+    const id = await storeLead(t.db, t.clock.now());
+    await t.outbox.tick();
+    await t.db.updateTable('leads').set({ status: 'in_progress', card_dirty_at: t.clock.now() }).where('id', '=', id).execute();
+    let release!: () => void;
+    t.telegram.editHeld = new Promise((r) => (release = r));
+    const pass = t.outbox.tick();
+    while (t.telegram.edits.length === 0) await new Promise((r) => setImmediate(r));
+    const refresh = t.outbox.refreshCard(id);
+    let answered = false;
+    void refresh.then(() => (answered = true));
+    await settle();
+    const answeredBeforeTheEdit = answered;
+    release();
+    expect(answeredBeforeTheEdit).toBe(false);
+    expect(await refresh).toBe('shown');
+    await pass;
+    expect(t.telegram.edits).toHaveLength(1);
   });
 
   it('a card sent but not recorded is recorded by a later pass, never sent again', async () => {

@@ -63,7 +63,8 @@ export class OutboxService {
   /** Outcomes of sends whose record failed: recorded first, never sent again. */
   private readonly unrecorded = new Map<number, { row: OutboxRow; outcome: Outcome }>();
   /** Rows this instance is attempting now: a button's rewrite and a pass never take the same row twice. */
-  private readonly inFlight = new Set<number>();
+  /** The rows being attempted in this instance, and the attempt's end (a refresh waits for the lane's edit). */
+  private readonly inFlight = new Map<number, Promise<unknown>>();
   private ticking: Promise<void> | null = null;
   /** Whether the runner's next pass wakes the Telegram lane (a tick, a new lead, a flood pause over; not a status change). */
   private wakeTelegram = false;
@@ -169,16 +170,15 @@ export class OutboxService {
       await this.gate.syncFlood();
       if (!this.gate.ready()) return 'later';
       const holder = this.leases.instanceId;
-      const rows = await this.repo.claim({
-        ...this.claimTimes(),
-        holder,
-        targets: [TELEGRAM_TARGET],
-        limit: 1,
-        leadId,
-        kind: 'card_edit',
-        anyTime: true,
-      });
-      const outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
+      const claimEdit = () =>
+        this.repo.claim({ ...this.claimTimes(), holder, targets: [TELEGRAM_TARGET], limit: 1, leadId, kind: 'card_edit', anyTime: true });
+      let rows = await claimEdit();
+      let outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
+      // The lane was rewriting the card meanwhile: after its end, the change it may not have shown yet.
+      if (rows.length > 0 && outcome === null) {
+        rows = await claimEdit();
+        outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
+      }
       if (outcome && !('done' in outcome)) return 'later';
       return (await this.rewriter.shows(leadId)) ? 'shown' : 'later';
     } catch (err) {
@@ -285,18 +285,26 @@ export class OutboxService {
   }
 
   /** One attempt at a row and its record; null when this instance is attempting it already, or sent it already. */
+  /** The row's attempt; null when it was not made here (already running: after its end; or only to be recorded). */
   private async attempt(row: OutboxRow): Promise<Outcome | null> {
-    if (this.inFlight.has(row.id)) return null;
+    const running = this.inFlight.get(row.id);
+    if (running) {
+      await running.catch(() => undefined);
+      return null;
+    }
     const sent = this.unrecorded.get(row.id);
     if (sent) {
       await this.record(sent.row, sent.outcome);
       return null;
     }
-    this.inFlight.add(row.id);
-    try {
+    const attempt = (async () => {
       const outcome = await this.handlers[row.kind].handle(row);
       await this.apply(row, outcome);
       return outcome;
+    })();
+    this.inFlight.set(row.id, attempt);
+    try {
+      return await attempt;
     } finally {
       this.inFlight.delete(row.id);
     }
