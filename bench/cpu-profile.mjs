@@ -12,7 +12,7 @@ import { freePort, root, run, waitForHttp } from '../e2e/stack.mjs';
 import { load } from './load.mjs';
 import { stop } from './processes.mjs';
 
-const KIND = process.env.PROFILE_KIND ?? 'new';
+const KINDS = (process.env.PROFILE_KIND ?? 'new').split(',');
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 16);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const MIN_PERCENT = Number(process.env.PROFILE_MIN_PERCENT ?? 1.5);
@@ -37,7 +37,7 @@ const bodies = {
   })(),
   invalid: () => JSON.stringify({ request_id: randomUUID(), name: 'A', telegram: '@x', phone: '12' }),
 };
-if (!bodies[KIND]) throw new Error(`PROFILE_KIND must be one of ${Object.keys(bodies).join(', ')}`);
+for (const kind of KINDS) if (!bodies[kind]) throw new Error(`PROFILE_KIND must be one of ${Object.keys(bodies).join(', ')}`);
 
 const dir = mkdtempSync(join(tmpdir(), 'leads-profile-'));
 const port = await freePort();
@@ -54,16 +54,11 @@ const child = run('server', ['--cpu-prof', `--cpu-prof-dir=${dir}`, 'server/dist
 });
 try {
   await waitForHttp(`http://127.0.0.1:${port}/health`, child, 'server');
-  const next = bodies[KIND];
-  const r = await load({
-    url,
-    connections: CONNECTIONS,
-    seconds: SECONDS,
-    warmupSeconds: 2,
-    next,
-    headers: { 'X-Stickers-Leads-Secret': SECRET },
-  });
-  console.log(`${KIND}, ${CONNECTIONS} connections, ${SECONDS} s: ${r.rps.toFixed(0)} req/s (${JSON.stringify(r.statuses)})`);
+  for (const kind of KINDS) {
+    const headers = { 'X-Stickers-Leads-Secret': SECRET };
+    const r = await load({ url, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: 2, next: bodies[kind], headers });
+    console.log(`${kind}, ${CONNECTIONS} connections, ${SECONDS} s: ${r.rps.toFixed(0)} req/s (${JSON.stringify(r.statuses)})`);
+  }
   await stop(child);
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('the server wrote no profile');

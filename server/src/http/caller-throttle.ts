@@ -5,6 +5,7 @@ import { API_ERRORS } from '@stickers/shared';
 import type { ServerConfig } from '../config/config';
 import { ApiError } from './api-error';
 import { callerAddress } from './caller-address';
+import { WindowCounterStorage } from './window-counter.storage';
 
 /** The per-caller throttles, each with its limit in ServerConfig.throttle (docs/configuration.md, "Throttles"). */
 export const THROTTLES = ['submit', 'api', 'export', 'inbox', 'webhook'] as const;
@@ -14,12 +15,17 @@ const ROUTE_THROTTLES = 'stickers:throttles';
 
 /**
  * The options of @nestjs/throttler's module: one named throttler per throttle, its limit per LEADS_THROTTLE_WINDOW_SEC,
- * counted in this instance's memory (the library's own storage; several instances each count their own callers). A
- * caller over the limit is refused for one window. No X-RateLimit headers: the 429's Retry-After says what to do.
+ * counted in this instance's memory (several instances each count their own callers). A
+ * caller over the limit is refused for one window (WindowCounterStorage: one counter per caller, not one timestamp per
+ * request). No X-RateLimit headers: the 429's Retry-After says what to do.
  */
 export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
   const ttl = config.throttle.windowSec * 1000;
-  return { setHeaders: false, throttlers: THROTTLES.map((name) => ({ name, ttl, limit: config.throttle[name] })) };
+  return {
+    setHeaders: false,
+    storage: new WindowCounterStorage(),
+    throttlers: THROTTLES.map((name) => ({ name, ttl, limit: config.throttle[name] })),
+  };
 }
 
 /**
