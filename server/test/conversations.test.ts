@@ -110,6 +110,34 @@ describe('visitor → team', () => {
   });
 });
 
+describe('several leads, one chat', () => {
+  it("a person bound to two leads writes into the latest; another lead's button sends their messages there", async () => {
+    const server = await boot({ polling: true });
+    const first = await boundLead(server);
+    const second = await boundLead(server, { telegram: '@anna_second', phone: '+79990001122' });
+    expect(second.leadNumber).not.toBe(first.leadNumber);
+    // The answer to the second /start says where the chat writes, with a button per lead.
+    const answer = botMessagesIn(VISITOR.id).at(-1)!;
+    expect(answer.text).toContain(`по заявке #${second.leadNumber}`);
+    const buttons = answer.reply_markup!.inline_keyboard.flat() as { text: string; callback_data: string }[];
+    expect(buttons.map((b) => b.callback_data)).toEqual([`talk:${first.leadNumber}`, `talk:${second.leadNumber}`]);
+
+    sandbox.say(VISITOR.id, 'про вторую заявку', VISITOR);
+    await waitStored(server, second.leadNumber, 1);
+    expect(await memberActions(sandbox).press(VISITOR.id, answer.message_id, `talk:${first.leadNumber}`, VISITOR)).toBe(
+      `Теперь сообщения идут по заявке #${first.leadNumber}.`,
+    );
+    sandbox.say(VISITOR.id, 'про первую заявку', VISITOR);
+    expect((await waitStored(server, first.leadNumber, 1)).map((m) => m.text)).toEqual(['про первую заявку']);
+    expect((await rows(server, second.leadNumber)).map((m) => m.text)).toEqual(['про вторую заявку']);
+
+    // A lead the person is not bound to (or no longer: /stop) cannot be chosen.
+    expect(await memberActions(sandbox).press(VISITOR.id, answer.message_id, 'talk:999', VISITOR)).toBe(
+      'По этой заявке здесь больше нельзя писать.',
+    );
+  });
+});
+
 describe('crash safety', () => {
   it('a message handled twice (its update delivered again after a crash) is stored and relayed once', async () => {
     const server = await boot({ polling: true });

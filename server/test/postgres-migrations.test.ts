@@ -147,6 +147,7 @@ const EXPECTED: Expected = {
     tg_last_name: 'text null',
     stopped_at: 'number null',
     blocked_at: 'number null',
+    chosen_at: 'number null',
   },
   lead_messages: {
     id: 'number',

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { ConversationsService } from '../conversations/conversations.service';
-import { MessagesService } from '../conversations/messages.service';
+import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
 import type { MessageMedia } from '../domain/lead-message';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { BotContext } from '../telegram/telegraf';
@@ -49,7 +49,15 @@ export class LeadsBotUpdate {
       from: { id: from.id, username: from.username ?? null, first_name: from.first_name || null, last_name: from.last_name ?? null },
     });
     if (reply === null) return;
-    const sent = await this.telegram.send({ chatId: String(ctx.chat.id), text: reply, html: false, replyTo: message.message_id });
+    // Bound to several leads: which one this chat writes about, and a button per lead to choose another.
+    const choice = await this.messages.choice(from.id);
+    const sent = await this.telegram.send({
+      chatId: String(ctx.chat.id),
+      text: choice ? `${reply}\n\n${choice.text}` : reply,
+      html: false,
+      replyTo: message.message_id,
+      ...(choice ? { keyboard: choice.keyboard } : {}),
+    });
     if (!sent.ok) this.logger.warn(`start reply failed: ${sent.description}`);
   }
 
@@ -68,7 +76,10 @@ export class LeadsBotUpdate {
     // A press from an inline message has no message: it is no card of ours, and the service refuses it by its chat.
     const chatId = query.message ? String(query.message.chat.id) : '';
     const messageId = query.message?.message_id ?? 0;
-    const answer = await this.statuses.press({ data, chatId, messageId, userId: query.from.id, userName: displayName(query.from) });
+    const answer =
+      data.startsWith(CHOOSE_PREFIX) && query.message?.chat.type === 'private'
+        ? await this.messages.choose(account(query.from), data)
+        : await this.statuses.press({ data, chatId, messageId, userId: query.from.id, userName: displayName(query.from) });
     const answered = await this.telegram.answerCallback(query.id, answer);
     if (!answered.ok) this.logger.warn(`callback not answered: ${answered.description}`);
   }

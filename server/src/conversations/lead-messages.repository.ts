@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Injectable } from '@nestjs/common';
 import type { Insertable, Selectable } from 'kysely';
 import { InjectDb } from '../database/database.module';
@@ -123,22 +124,49 @@ export class LeadMessagesRepository {
   }
 
   /**
-   * The lead a person's private messages go to: the latest one their account is bound to, not stopped, not erased
-   * (an erasure clears the account on the link), not anonymised. Null: the person is bound to no lead.
+   * The lead a person's private messages go to: of the leads their account is bound to, not stopped, not erased (an
+   * erasure clears the account on the link), not anonymised, the one they chose last, else the latest bound. Null: the
+   * person is bound to no lead.
    */
   async latestLeadOf(userId: number): Promise<Binding | null> {
-    const row = await this.db
-      .selectFrom('telegram_links as t')
-      .innerJoin('leads as l', 'l.id', 't.lead_id')
+    const row = await this.activeLinksOf(userId)
       .select(['t.lead_id', 't.tg_user_id', 't.tg_username', 't.tg_first_name', 't.tg_last_name', 't.stopped_at', 't.blocked_at'])
-      .where('t.tg_user_id', '=', userId)
-      .where('t.used_at', 'is not', null)
-      .where('t.stopped_at', 'is', null)
-      .where('l.anonymised_at', 'is', null)
-      .orderBy('t.used_at', 'desc')
+      .orderBy(sql`coalesce(t.chosen_at, t.used_at)`, 'desc')
+      // At the same millisecond: a choice over a binding, then the newer lead.
+      .orderBy(sql`(t.chosen_at is not null)`, 'desc')
+      .orderBy('t.lead_id', 'desc')
       .limit(1)
       .executeTakeFirst();
     return row ? binding(row) : null;
+  }
+
+  /** The leads a person's messages may go to (as `latestLeadOf` picks among them), oldest binding first. */
+  async activeLeadsOf(userId: number): Promise<number[]> {
+    const rows = await this.activeLinksOf(userId).select('t.lead_id').orderBy('t.used_at').orderBy('t.lead_id').execute();
+    return [...new Set(rows.map((r) => r.lead_id))];
+  }
+
+  /** The person's messages go to `leadId` from now on; false when they are not bound to it (or it is over). */
+  async choose(userId: number, leadId: number, now: number): Promise<boolean> {
+    if (!(await this.activeLeadsOf(userId)).includes(leadId)) return false;
+    await this.db
+      .updateTable('telegram_links')
+      .set({ chosen_at: now })
+      .where('tg_user_id', '=', userId)
+      .where('lead_id', '=', leadId)
+      .where('used_at', 'is not', null)
+      .execute();
+    return true;
+  }
+
+  private activeLinksOf(userId: number) {
+    return this.db
+      .selectFrom('telegram_links as t')
+      .innerJoin('leads as l', 'l.id', 't.lead_id')
+      .where('t.tg_user_id', '=', userId)
+      .where('t.used_at', 'is not', null)
+      .where('t.stopped_at', 'is', null)
+      .where('l.anonymised_at', 'is', null);
   }
 
   /**

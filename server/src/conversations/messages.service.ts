@@ -10,7 +10,11 @@ import { accountName, type TelegramAccount } from '../domain/telegram-account';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { LeadsRepository } from '../repositories/leads.repository';
+import type { InlineKeyboard } from '../telegram/telegram.gateway';
 import { type Binding, type LeadMessage, LeadMessagesRepository } from './lead-messages.repository';
+
+/** The callback data of a button choosing the lead a person's messages go to: `talk:<lead>`. */
+export const CHOOSE_PREFIX = 'talk:';
 
 /** At most one answer a minute to a person who writes to the bot without being bound to a lead. */
 export const UNBOUND_ANSWER_INTERVAL_MS = 60_000;
@@ -108,6 +112,27 @@ export class MessagesService {
     if (leads.length === 0) return this.t.conversation.unbound(this.config.leads.landingUrl);
     this.logger.log({ msg: 'visitor stopped the conversation', lead_numbers: leads });
     return this.t.conversation.stopped(leads.map((n) => `#${n}`).join(', '));
+  }
+
+  /**
+   * For a person bound to several leads: which one their messages go to, and a button per lead to choose another
+   * (`talk:<lead>`); null when they are bound to one lead or none.
+   */
+  async choice(userId: number): Promise<{ text: string; keyboard: InlineKeyboard } | null> {
+    const leads = await this.messages.activeLeadsOf(userId);
+    const current = await this.messages.latestLeadOf(userId);
+    if (leads.length < 2 || !current) return null;
+    const keyboard = leads.map((lead) => [{ text: this.t.conversation.writeAbout(lead), callback_data: `${CHOOSE_PREFIX}${lead}` }]);
+    return { text: this.t.conversation.several(current.leadId), keyboard: { inline_keyboard: keyboard } };
+  }
+
+  /** A press of a `choice` button in the private chat: the answer to show (the lead chosen, or why not). */
+  async choose(from: TelegramAccount, data: string): Promise<string> {
+    const leadId = Number(data.slice(CHOOSE_PREFIX.length));
+    if (!Number.isSafeInteger(leadId) || !(await this.messages.choose(from.id, leadId, this.clock.now())))
+      return this.t.conversation.notChosen;
+    this.logger.log({ msg: 'visitor chose the lead for their messages', lead_number: leadId });
+    return this.t.conversation.chosen(leadId);
   }
 
   /** The lead's conversation and its visitor (null: none bound, stopped or erased). */

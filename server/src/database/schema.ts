@@ -176,6 +176,8 @@ export interface TelegramLinksTable {
   stopped_at: number | null;
   /** Telegram answered a send to the visitor with "bot was blocked by the user". */
   blocked_at: number | null;
+  /** The person chose this lead for their messages (its button, migration 2026-12-05-0024); the newest choice wins. */
+  chosen_at: number | null;
 }
 
 /**

@@ -66,6 +66,11 @@ export const en = {
       'and open the “Get the answer in Telegram” link on the page shown after sending the form.',
     stopped: (leads: string) =>
       `All right, we will not write to you here about request ${leads} again. To continue, send a request on the site again.`,
+    several: (lead: number) =>
+      `You have sent several requests: messages in this chat go to request #${lead}. To write about another, press its button.`,
+    writeAbout: (lead: number) => `✍️ Write about request #${lead}`,
+    chosen: (lead: number) => `Your messages now go to request #${lead}.`,
+    notChosen: 'You can no longer write about this request here.',
   },
 
   press: {

@@ -21,6 +21,7 @@ import * as leadUpdatedAt from './2026-12-05-0019-lead-updated-at';
 import * as telegramLinks from './2026-12-05-0021-telegram-links';
 import * as leadMessages from './2026-12-05-0022-lead-messages';
 import * as submitBatch from './2026-12-05-0023-submit-batch';
+import * as telegramLinkChoice from './2026-12-05-0024-telegram-link-choice';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-05-0021-telegram-links': telegramLinks,
   '2026-12-05-0022-lead-messages': leadMessages,
   '2026-12-05-0023-submit-batch': submitBatch,
+  '2026-12-05-0024-telegram-link-choice': telegramLinkChoice,
 };
