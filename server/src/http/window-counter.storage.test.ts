@@ -3,7 +3,6 @@ import { WindowCounterStorage } from './window-counter.storage';
 describe('WindowCounterStorage', () => {
   let t = 1_000_000;
   const storage = new WindowCounterStorage(() => t);
-  afterAll(() => storage.stop());
 
   it('counts a caller to its limit, then refuses it for the block, then opens a new window', async () => {
     for (let i = 1; i <= 3; i += 1)
@@ -30,6 +29,14 @@ describe('WindowCounterStorage', () => {
     expect(await storage.increment('submit:c', 1_000, 1, 1_000)).toMatchObject({ totalHits: 1, isBlocked: false });
     t += 1_000;
     expect(await storage.increment('submit:b', 1_000, 1, 1_000)).toMatchObject({ totalHits: 1, isBlocked: false });
+  });
+
+  it('drops the windows that ended, at the first request a minute after the last sweep', async () => {
+    await storage.increment('submit:gone', 1_000, 5, 1_000);
+    const counted = storage.size;
+    t += 60_000;
+    await storage.increment('submit:new', 1_000, 5, 1_000);
+    expect(storage.size).toBeLessThan(counted);
   });
 
   it('keeps one counter per caller however many requests it makes', async () => {

@@ -9,7 +9,7 @@ interface Window {
   blockedUntil: number;
 }
 
-/** How often windows that ended are dropped (they are also replaced when their caller comes back). */
+/** How often windows that ended are dropped, by the first request after (they are also replaced when their caller comes back). */
 const SWEEP_MS = 60_000;
 
 /**
@@ -21,11 +21,11 @@ const SWEEP_MS = 60_000;
  */
 export class WindowCounterStorage implements ThrottlerStorage {
   private readonly windows = new Map<string, Window>();
-  private readonly sweep: NodeJS.Timeout;
+  /** When the next request drops the windows that ended (no timer: nothing to stop at shutdown). */
+  private sweepAt: number;
 
   constructor(private readonly now: () => number = Date.now) {
-    this.sweep = setInterval(() => this.evict(), SWEEP_MS);
-    this.sweep.unref();
+    this.sweepAt = now() + SWEEP_MS;
   }
 
   /** The callers counted now (a window open or a refusal running). */
@@ -35,6 +35,7 @@ export class WindowCounterStorage implements ThrottlerStorage {
 
   increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottlerStorageRecord> {
     const now = this.now();
+    if (now >= this.sweepAt) this.evict(now);
     let w = this.windows.get(key);
     if (!w || (w.blockedUntil === 0 && w.endsAt <= now) || (w.blockedUntil !== 0 && w.blockedUntil <= now)) {
       w = { endsAt: now + ttl, hits: 0, blockedUntil: 0 };
@@ -53,12 +54,8 @@ export class WindowCounterStorage implements ThrottlerStorage {
     });
   }
 
-  private evict(): void {
-    const now = this.now();
+  private evict(now: number): void {
+    this.sweepAt = now + SWEEP_MS;
     for (const [key, w] of this.windows) if (w.endsAt <= now && w.blockedUntil <= now) this.windows.delete(key);
-  }
-
-  stop(): void {
-    clearInterval(this.sweep);
   }
 }
