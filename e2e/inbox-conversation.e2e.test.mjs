@@ -138,7 +138,7 @@ describe("the inbox: a lead's conversation", () => {
     await section().getByRole('button', { name: 'Отправить' }).click();
     await section().locator('ol.messages > li', { hasText: 'Пришлите фото' }).waitFor();
     assert.match(await section().locator('ol.messages > li').last().innerText(), /в очереди$/);
-    assert.equal(await section().locator('#conversation-note').innerText(), 'Сообщение в очереди на отправку.');
+    assert.equal(await section().locator('#conversation-note').innerText(), 'Сообщение принято к отправке: его состояние — в списке выше.');
     assert.equal(await page.getByLabel('Сообщение клиенту').inputValue(), '');
     assert.deepEqual(posted.at(-1), { text: 'Пришлите фото' });
   });

@@ -142,6 +142,6 @@ export const en: PageTexts = {
   messageLabel: 'Message to the visitor',
   messagePlaceholder: 'Sent to the visitor by the bot',
   send: 'Send',
-  sent: 'Message queued for sending.',
+  sent: 'The message is accepted for sending: its state is in the list above.',
   notBound: 'The visitor has not opened the bot yet — nothing can be sent.',
 };
