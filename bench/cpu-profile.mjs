@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, root, run, waitForHttp } from '../e2e/stack.mjs';
+import { invalid, newLead } from './bodies.mjs';
 import { load } from './load.mjs';
 import { stop } from './processes.mjs';
 
@@ -18,24 +19,13 @@ const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const MIN_PERCENT = Number(process.env.PROFILE_MIN_PERCENT ?? 1.5);
 const SECRET = 'bench-secret-0123456789abcdef';
 
-let seq = 0;
 const bodies = {
-  new: () => {
-    seq += 1;
-    return JSON.stringify({
-      request_id: randomUUID(),
-      name: 'Бенчмарк Тестович',
-      telegram: `@bench_${process.pid}_${seq}`,
-      phone: `+7${String(9_000_000_000 + ((process.pid * 1_000_003 + seq) % 999_999_999))}`,
-      comment: 'Нагрузочный тест: стикеры для свадьбы',
-      client_ip: `10.${(seq >> 16) & 255}.${(seq >> 8) & 255}.${seq & 255}`,
-    });
-  },
+  new: () => newLead(),
   duplicate: (() => {
     const body = JSON.stringify({ request_id: randomUUID(), name: 'Дубль', telegram: '@bench_duplicate', phone: '+79990001122' });
     return () => body;
   })(),
-  invalid: () => JSON.stringify({ request_id: randomUUID(), name: 'A', telegram: '@x', phone: '12' }),
+  invalid,
 };
 for (const kind of KINDS) if (!bodies[kind]) throw new Error(`PROFILE_KIND must be one of ${Object.keys(bodies).join(', ')}`);
 

@@ -12,6 +12,7 @@ import { withCpu } from './cpu.mjs';
 import { load } from './load.mjs';
 import { killAll, startServer, stop } from './processes.mjs';
 import { startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
+import { newLead as newLeadBody } from './bodies.mjs';
 
 const require = createRequire(import.meta.url);
 const { Client } = require('pg');
@@ -22,20 +23,7 @@ const TOP = Number(process.env.PROFILE_TOP ?? 14);
 const dir = mkdtempSync(join(tmpdir(), 'leads-pg-profile-'));
 const children = [];
 
-let seq = 0;
-const newLead = () => {
-  seq += 1;
-  return JSON.stringify({
-    request_id: crypto.randomUUID(),
-    name: 'Бенчмарк Тестович',
-    telegram: `@profile_${process.pid}_${seq}`,
-    phone: `+7${String(9_000_000_000 + ((process.pid * 1_000_003 + seq) % 999_999_999))}`,
-    date: '14 февраля',
-    guests: '30',
-    comment: 'Нагрузочный тест: стикеры для свадьбы',
-    client_ip: `10.${(seq >> 16) & 255}.${(seq >> 8) & 255}.${seq & 255}`,
-  });
-};
+const newLead = () => newLeadBody('profile');
 
 async function query(url, text) {
   const client = new Client({ connectionString: url });

@@ -10,6 +10,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
+import { invalid, newLead } from './bodies.mjs';
 import { load, percentile } from './load.mjs';
 import { killAll, stop } from './processes.mjs';
 import { withCpu } from './cpu.mjs';
@@ -36,22 +37,6 @@ const fmtCpu = (r) =>
   `  cpu/req: server ${r.cpu.server.toFixed(0)} µs${r.cpu.pg ? `, postgres ${r.cpu.pg.toFixed(0)} µs` : ''}, client ${r.cpu.client.toFixed(0)} µs` +
   `; others ${r.cpu.others.toFixed(2)} cores`;
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
-
-let seq = 0;
-const newLead = () => {
-  seq += 1;
-  return JSON.stringify({
-    request_id: crypto.randomUUID(),
-    name: 'Бенчмарк Тестович',
-    telegram: `@bench_${process.pid}_${seq}`,
-    phone: `+7${String(9_000_000_000 + ((process.pid * 1_000_003 + seq) % 999_999_999))}`,
-    date: '14 февраля',
-    guests: '30',
-    comment: 'Нагрузочный тест: стикеры для свадьбы',
-    client_ip: `10.${(seq >> 16) & 255}.${(seq >> 8) & 255}.${seq & 255}`,
-  });
-};
-const invalid = () => JSON.stringify({ request_id: crypto.randomUUID(), name: 'A', telegram: '@x', phone: '12' });
 
 /**
  * How long the submit decisions run inside PostgreSQL (`leads_submit_batch`, one call per group commit, holding the
