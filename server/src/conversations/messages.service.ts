@@ -40,7 +40,7 @@ export type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'no
 
 /**
  * The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"): what the visitor
- * writes in the bot's private chat goes to the group (into the latest lead they are bound to); a member's reply to the
+ * writes in the bot's private chat goes to the group (into the lead they chose, else the latest bound); a member's reply to the
  * card or to a relayed message, and the inbox's message, go to the visitor. Each is stored with its outbox row (the
  * outbox sends it, on its schedule); `/stop` unbinds the visitor.
  */
