@@ -268,7 +268,7 @@ describe('422: kept aside, never retried, reported', () => {
     expect(received).toHaveLength(2);
     // No personal data in the alert or the log lines.
     for (const line of [...logs, adminMessages()[0].text])
-      for (const pii of ['Анна', 'anna_k', '999', '198.51.100']) expect(line).not.toContain(pii);
+      for (const pii of ['Анна', 'anna_k', '9991234567', '198.51.100']) expect(line).not.toContain(pii);
   });
 
   it('without ADMIN_CHAT_ID the alert is logged only', async () => {
@@ -324,7 +324,7 @@ describe('a file that is not a spool entry: set aside at once, never in the way'
     await waitUntil(() => adminMessages().length === 1, 'the alert');
     expect(adminMessages()[0].text).toContain(`повреждён (request_id ${array.requestId}: the file holds an array, not an object)`);
     // No personal data from the files' content anywhere.
-    for (const line of [...logs, adminMessages()[0].text]) for (const pii of ['Анна', 'anna_k', '999']) expect(line).not.toContain(pii);
+    for (const line of [...logs, adminMessages()[0].text]) for (const pii of ['Анна', 'anna_k', '9991234567']) expect(line).not.toContain(pii);
     // Counted as rejected, not as waiting; later passes leave them alone.
     expect(await spoolMetricsText({ spool: { dir, maxAgeMs: 7 * DAY } } as never, clock.t)).toContain('landing_spool_depth 1\n');
     clock.t += 15 * SEC;
@@ -510,7 +510,7 @@ describe('maximum age', () => {
     expect(line).toMatch(
       /^error: \[spool\] .* dropped: older than LANDING_SPOOL_MAX_AGE_DAYS=7 \(age 8\.0 d, route fallback, 0 failed replays\)$/,
     );
-    for (const pii of ['Анна', 'anna_k', '999', '198.51.100']) expect(line).not.toContain(pii);
+    for (const pii of ['Анна', 'anna_k', '9991234567', '198.51.100']) expect(line).not.toContain(pii);
     expect(spoolShared(dir).dropped).toBe(droppedBefore + 1);
     expect(received.map((r) => r.body.request_id)).toEqual([young.requestId]);
     expect(await spoolMetricsText({ spool: { dir, maxAgeMs: 7 * DAY } } as never, T0)).toContain(
