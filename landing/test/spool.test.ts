@@ -280,7 +280,8 @@ describe('no personal data in the spool log lines', () => {
     await submit();
     const spoolLines = logs.filter((l) => l.startsWith('[spool]'));
     expect(spoolLines.length).toBeGreaterThanOrEqual(4);
-    for (const line of [...logs, ...errors]) for (const pii of ['Анна', 'anna_k', '999 123-45-67', '9991234567', '198.51.100']) expect(line).not.toContain(pii);
+    for (const line of [...logs, ...errors])
+      for (const pii of ['Анна', 'anna_k', '999 123-45-67', '9991234567', '198.51.100']) expect(line).not.toContain(pii);
   });
 });
 

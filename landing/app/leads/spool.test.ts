@@ -324,7 +324,8 @@ describe('a file that is not a spool entry: set aside at once, never in the way'
     await waitUntil(() => adminMessages().length === 1, 'the alert');
     expect(adminMessages()[0].text).toContain(`повреждён (request_id ${array.requestId}: the file holds an array, not an object)`);
     // No personal data from the files' content anywhere.
-    for (const line of [...logs, adminMessages()[0].text]) for (const pii of ['Анна', 'anna_k', '9991234567']) expect(line).not.toContain(pii);
+    for (const line of [...logs, adminMessages()[0].text])
+      for (const pii of ['Анна', 'anna_k', '9991234567']) expect(line).not.toContain(pii);
     // Counted as rejected, not as waiting; later passes leave them alone.
     expect(await spoolMetricsText({ spool: { dir, maxAgeMs: 7 * DAY } } as never, clock.t)).toContain('landing_spool_depth 1\n');
     clock.t += 15 * SEC;
