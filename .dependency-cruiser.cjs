@@ -34,11 +34,19 @@ module.exports = {
       to: { path: '^server/src/', pathNot: ['^server/src/(http|database|repositories|alerts|observability)/', BOTTOM] },
     },
     {
-      name: 'observability-and-housekeeping-import-no-features',
+      name: 'access-imports-no-doors',
       severity: 'error',
       comment:
-        'observability/ and housekeeping/ stand below the inbox and the outbox (features): they import nothing from inbox/ or outbox/; what they need lives lower (charts/, http/, repositories/).',
-      from: { path: '^server/src/(observability|housekeeping)/' },
+        'access/ (the secret guard, its lockout, the visitor hasher, the fallback signature, the inbox guard) stands below the doors that use it: it imports none of their folders.',
+      from: { path: '^server/src/access/' },
+      to: { path: '^server/src/(leads|inbox|export|webhooks|outbox|bot|lead-status|trace|conversations|health)/' },
+    },
+    {
+      name: 'observability-health-and-housekeeping-import-no-features',
+      severity: 'error',
+      comment:
+        'observability/, health/ and housekeeping/ stand below the inbox and the outbox (features): they import nothing from inbox/ or outbox/; what they need lives lower (charts/, http/, repositories/).',
+      from: { path: '^server/src/(observability|health|housekeeping)/' },
       to: { path: '^server/src/(inbox|outbox)/' },
     },
     {

@@ -13,7 +13,7 @@ import { I18nModule } from './i18n/i18n.module';
 import { HousekeepingModule } from './housekeeping/housekeeping.module';
 import { InboxModule } from './inbox/inbox.module';
 import { LeadsModule } from './leads/leads.module';
-import { ObservabilityModule } from './observability/observability.module';
+import { HealthModule } from './health/health.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { TelegramModule } from './telegram/telegram.module';
 import { TraceModule } from './trace/trace.module';
@@ -42,7 +42,7 @@ export class AppModule {
         ExportModule,
         OutboxModule,
         HousekeepingModule,
-        ObservabilityModule,
+        HealthModule,
         InboxModule,
         // Without a token there is no bot: leads are stored, cards wait (docs/requirements.md §10.1).
         ...(config.telegram.token ? [BotModule.register(config)] : []),

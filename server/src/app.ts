@@ -7,7 +7,7 @@ import { AppModule } from './app.module';
 import { ConfigError, loadServerConfig, type ServerConfig } from './config/config';
 import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './database/database';
 import { closeAfterEarlyAnswer } from './http/linger';
-import { OpenApiDocument } from './observability/openapi';
+import { OpenApiDocument } from './health/openapi';
 import { RouteNotFoundFilter } from './http/api-error.filter';
 
 export interface CreateAppOptions {
@@ -38,7 +38,7 @@ export function configureApp(app: INestApplication): void {
   app.use(closeAfterEarlyAnswer());
   // A path no route serves: the documented {"error":"not_found"} (http/api-error.filter.ts).
   app.useGlobalFilters(new RouteNotFoundFilter());
-  // GET /openapi.json: generated from this app's routes when first asked for (observability/openapi.ts).
+  // GET /openapi.json: generated from this app's routes when first asked for (health/openapi.ts).
   app.get(OpenApiDocument).describe(app);
 }
 

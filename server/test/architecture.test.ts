@@ -40,6 +40,8 @@ const PLANTED: Record<string, string> = {
   'domain/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
   'i18n/planted.ts': "export { refusalText } from '../bot/command-answers';\n",
   'http/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
+  'access/planted.ts': "import type { InboxService } from '../inbox/inbox.service';\nexport type Planted = InboxService;\n",
+  'health/planted-outbox.ts': "import type { OutboxService } from '../outbox/outbox.service';\nexport type Planted = OutboxService;\n",
   'observability/planted-inbox.ts':
     "import { INBOX_REFUSAL_SCHEMAS } from '../inbox/inbox.dto';\nexport const planted = INBOX_REFUSAL_SCHEMAS;\n",
   'housekeeping/planted-inbox.ts': "import type { InboxService } from '../inbox/inbox.service';\nexport type Planted = InboxService;\n",
@@ -101,12 +103,17 @@ describe('the house (dependency-cruiser)', () => {
     expect(reported()).toContain('http-imports-no-doors: server/src/http/planted.ts → server/src/leads/leads.service.ts');
   });
 
-  it('reports observability/ or housekeeping/ importing the inbox or the outbox', () => {
+  it('reports access/ importing the folder of a door', () => {
+    expect(reported()).toContain('access-imports-no-doors: server/src/access/planted.ts → server/src/inbox/inbox.service.ts');
+  });
+
+  it('reports observability/, health/ or housekeeping/ importing the inbox or the outbox', () => {
     expect(reported()).toEqual(
       expect.arrayContaining([
-        'observability-and-housekeeping-import-no-features: server/src/observability/planted-inbox.ts → server/src/inbox/inbox.dto.ts',
-        'observability-and-housekeeping-import-no-features: server/src/housekeeping/planted-inbox.ts → server/src/inbox/inbox.service.ts',
-        'observability-and-housekeeping-import-no-features: server/src/observability/planted-outbox.ts → server/src/outbox/outbox.service.ts',
+        'observability-health-and-housekeeping-import-no-features: server/src/health/planted-outbox.ts → server/src/outbox/outbox.service.ts',
+        'observability-health-and-housekeeping-import-no-features: server/src/observability/planted-inbox.ts → server/src/inbox/inbox.dto.ts',
+        'observability-health-and-housekeeping-import-no-features: server/src/housekeeping/planted-inbox.ts → server/src/inbox/inbox.service.ts',
+        'observability-health-and-housekeeping-import-no-features: server/src/observability/planted-outbox.ts → server/src/outbox/outbox.service.ts',
       ]),
     );
   });
@@ -143,7 +150,7 @@ describe('the house (dependency-cruiser)', () => {
 
   it('reports the planted breaches and nothing else', () => {
     expect(planted.violations.every((v) => v.from.includes('/planted'))).toBe(true);
-    expect(planted.error).toBe(13);
+    expect(planted.error).toBe(15);
   });
 
   it('finds no violation in the real tree', () => {

@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { DEFAULT_USER, signInitData } from '@stickers/telegram-sandbox';
-import { LAUNCH_FUTURE_SKEW_MS } from '../src/inbox/inbox-access.service';
+import { LAUNCH_FUTURE_SKEW_MS } from '../src/access/inbox-access.service';
 import { NO_RATE_LIMITS, sandboxSuite, type TestServer } from './harness';
 
 const { tmp, sandbox, start } = sandboxSuite();

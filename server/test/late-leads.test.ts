@@ -6,7 +6,7 @@
  */
 import type { SandboxUser } from '@stickers/telegram-sandbox';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
-import { fallbackSignature } from '../src/outbox/fallback-verifier';
+import { fallbackSignature } from '../src/access/fallback-verifier';
 import { formatTrace } from '../src/trace/trace-format';
 import { TraceService, type LeadTrace } from '../src/trace/trace.service';
 import {

@@ -17,7 +17,7 @@ import {
   SOURCE_KEYS,
 } from '@stickers/shared';
 import { LEAD_STATUSES } from '../src/domain/lead-status';
-import { OpenApiDocument } from '../src/observability/openapi';
+import { OpenApiDocument } from '../src/health/openapi';
 import request from 'supertest';
 import { freePort, sandboxSuite, waitFor, type TestServer } from './harness';
 

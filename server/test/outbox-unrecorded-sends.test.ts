@@ -7,7 +7,7 @@ import Database, { SqliteError } from 'better-sqlite3';
 import { Client, DatabaseError, types } from 'pg';
 import type { Lead } from '../src/domain/lead';
 import { WriteHealth } from '../src/database/write-health';
-import { READY_CACHE_MS } from '../src/observability/readiness.service';
+import { READY_CACHE_MS } from '../src/health/readiness.service';
 import { LeadsRepository } from '../src/repositories/leads.repository';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
 import { FakeClock, LEADS_CHAT, advanceAndTick, submitLead, type TestServer, sandboxSuite } from './harness';

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { SqliteError } from 'better-sqlite3';
 import { DatabaseError } from 'pg';
 import { WriteHealth } from '../src/database/write-health';
-import { READY_CACHE_MS } from '../src/observability/readiness.service';
+import { READY_CACHE_MS } from '../src/health/readiness.service';
 import { FakeClock, LEADS_CHAT, lead, postLead, type BootOptions, type TestServer, sandboxSuite } from './harness';
 import { allowWrites, describePostgresOnly, itSqliteOnly, onPostgres, refuseWrites, sqlRow, sqlRun } from './support/test-database';
 

@@ -9,7 +9,7 @@
  * 413 with the same lingering close, so a sender that keeps sending reads its 413 instead of a connection reset.
  */
 import { connect } from 'node:net';
-import { TELEGRAM_SECRET_HEADER } from '../src/bot/telegram-webhook.controller';
+import { TELEGRAM_SECRET_HEADER } from '../src/bot/telegram-updates.controller';
 import { ConfigError, loadServerConfig } from '../src/config/config';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
 import { ADMIN_CHAT, freePort, LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, startServer, waitFor } from './harness';

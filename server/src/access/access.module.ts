@@ -14,4 +14,4 @@ import { VisitorHasher } from './visitor-hasher';
   providers: [VisitorHasher, SecretLockout],
   exports: [VisitorHasher, SecretLockout],
 })
-export class SecretGuardModule {}
+export class AccessModule {}

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
-import { retryAfterSeconds } from './retry-after';
+import { retryAfterSeconds } from '../http/retry-after';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 

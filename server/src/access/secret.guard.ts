@@ -6,14 +6,14 @@ import type { ServerConfig } from '../config/config';
 import { isStorageError } from '../database/write-health';
 import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
-import { ApiError } from './api-error';
-import { callerAddress } from './caller-address';
+import { ApiError } from '../http/api-error';
+import { callerAddress } from '../http/caller-address';
 
 /**
  * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; caller locked out after wrong
  * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted. Each refusal is thrown as an ApiError
  * for the route's filter (ApiErrorFilter) to answer. `POST /leads`, the export and the trace use it
- * (`@UseGuards(SecretGuard)`); their modules import SecretGuardModule for its providers (VisitorHasher, SecretLockout),
+ * (`@UseGuards(SecretGuard)`); their modules import AccessModule for its providers (VisitorHasher, SecretLockout),
  * so the lockout is one per app.
  */
 @Injectable()

@@ -15,7 +15,7 @@ export interface Contacts {
 
 /**
  * The one place that turns a contact into the keyed hash `erased_contacts` holds (docs/decisions.md, "Erasure that
- * erases…"): HMAC-SHA256 keyed with LEADS_IP_SALT — the secret `ip_hash` is keyed with (http/visitor-hasher.ts) — of
+ * erases…"): HMAC-SHA256 keyed with LEADS_IP_SALT — the secret `ip_hash` is keyed with (access/visitor-hasher.ts) — of
  * the normalised contact in its own namespace, so that a hash of a phone is never an address's hash and is worthless
  * without the salt (a phone number has too few possibilities for a plain hash to hide it). Normalised: a username
  * lower-cased without `@` (`@Anna_K` and `anna_k` are one account), a phone exactly as the form stores it: E.164

@@ -29,7 +29,7 @@ const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /**
  * How the bot gets its updates. With TELEGRAM_WEBHOOK_URL: sets the webhook at start (tried again every
- * BOT_RETRY_MS until Telegram takes it), and any instance takes the updates Telegram posts (TelegramWebhookController).
+ * BOT_RETRY_MS until Telegram takes it), and any instance takes the updates Telegram posts (TelegramUpdatesController).
  * Without: long polling, by one instance at a time, the holder of the `telegram-polling` lease; every instance asks
  * for it at each renewal, so when the poller dies another polls within a minute, and two never poll at once (Telegram
  * would answer one of them 409).

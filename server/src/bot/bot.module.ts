@@ -12,7 +12,7 @@ import { TelegramModule } from '../telegram/telegram.module';
 import { BotCommandsService } from './bot-commands.service';
 import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS, BotLauncher } from './bot.launcher';
 import { LeadsBotUpdate } from './leads-bot.update';
-import { telegramWebhookController } from './telegram-webhook.controller';
+import { telegramWebhookController } from './telegram-updates.controller';
 import { TelegramUpdatesService } from './telegram-updates.service';
 
 /**

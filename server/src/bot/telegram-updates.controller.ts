@@ -42,7 +42,7 @@ function sameSecret(given: string, expected: string): boolean {
 export function telegramWebhookController(path: string): Type {
   @ApiExcludeController()
   @Controller()
-  class TelegramWebhookController {
+  class TelegramUpdatesController {
     private readonly logger = new Logger('Bot');
 
     constructor(
@@ -102,5 +102,5 @@ export function telegramWebhookController(path: string): Type {
       res.status(200).end();
     }
   }
-  return TelegramWebhookController;
+  return TelegramUpdatesController;
 }

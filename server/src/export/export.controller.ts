@@ -4,7 +4,7 @@ import { ApiExtension, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from 
 import { ApiRateLimited, ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
-import { SecretGuard } from '../http/secret.guard';
+import { SecretGuard } from '../access/secret.guard';
 import { ApiExportFilters, ApiPageQuery, INVALID_QUERY_SCHEMA, LeadsPageDto } from './export.dto';
 import { CSV_COLUMNS, ExportService } from './export.service';
 import { LeadsFilterQuery, LeadsPageQuery } from './export-query.dto';

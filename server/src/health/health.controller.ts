@@ -2,15 +2,15 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { jsonContent } from '../http/api-docs';
-import { MetricsService } from './metrics.service';
-import { HEALTH_SCHEMA, READINESS_SCHEMA } from './observability.dto';
+import { MetricsService } from '../observability/metrics.service';
+import { HEALTH_SCHEMA, READINESS_SCHEMA } from './health.dto';
 import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
 /** Doors for ops and integrators: liveness, readiness, metrics, the API document. `@Api…`: the OpenAPI document's. */
 @ApiTags('operations')
 @Controller()
-export class ObservabilityController {
+export class HealthController {
   constructor(
     private readonly readiness: ReadinessService,
     private readonly metrics: MetricsService,

@@ -2,9 +2,9 @@ import { Module } from '@nestjs/common';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { GracefulShutdown } from './graceful-shutdown';
-import { MetricsModule } from './metrics.module';
-import { MetricsService } from './metrics.service';
-import { ObservabilityController } from './observability.controller';
+import { MetricsModule } from '../observability/metrics.module';
+import { MetricsService } from '../observability/metrics.service';
+import { HealthController } from './health.controller';
 import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
@@ -14,7 +14,7 @@ import { ReadinessService } from './readiness.service';
  */
 @Module({
   imports: [RepositoriesModule, MetricsModule, TelegramModule],
-  controllers: [ObservabilityController],
+  controllers: [HealthController],
   providers: [ReadinessService, MetricsService, GracefulShutdown, OpenApiDocument],
 })
-export class ObservabilityModule {}
+export class HealthModule {}

@@ -7,7 +7,7 @@ import { Clock } from '../clock/clock';
 import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { SECRET_FAILURE_WINDOW_MS } from '../http/secret-lockout';
+import { SECRET_FAILURE_WINDOW_MS } from '../access/secret-lockout';
 import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { JobRunsRepository } from '../repositories/job-runs.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';

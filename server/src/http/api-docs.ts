@@ -4,13 +4,13 @@ import { API_ERRORS, type RateLimitReason } from '@stickers/shared';
 
 /**
  * The OpenAPI pieces several routes share (the document is generated from the routes' decorators by @nestjs/swagger:
- * observability/openapi.ts). Metadata only: nothing here runs on a request.
+ * health/openapi.ts). Metadata only: nothing here runs on a request.
  */
 
-/** The name of the security scheme of the shared secret: an apiKey in the SECRET_HEADER header (observability/openapi.ts). */
+/** The name of the security scheme of the shared secret: an apiKey in the SECRET_HEADER header (health/openapi.ts). */
 export const LEADS_SECRET_SCHEME = 'leadsSecret';
 
-/** The name of the inbox's security scheme: `Authorization: tma <initData>` (observability/openapi.ts). */
+/** The name of the inbox's security scheme: `Authorization: tma <initData>` (health/openapi.ts). */
 export const INBOX_SCHEME = 'telegramMiniApp';
 
 /** The JSON body of an API error: `{ "error": <one of codes>, …extra }`. */

@@ -4,7 +4,7 @@ import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerStorage, type 
 import type { IncomingMessage } from 'node:http';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard } from '../http/caller-throttle';
-import { InboxAccessService } from './inbox-access.service';
+import { InboxAccessService } from '../access/inbox-access.service';
 
 /**
  * The inbox API's throttles (`inbox`, and `export` on its CSV), before InboxAuthGuard: per Telegram user — the user of

@@ -21,8 +21,8 @@ import {
   InboxMeDto,
   InboxStatusBodyDto,
 } from './inbox.dto';
-import type { InboxViewer } from './inbox-access.service';
-import { InboxAuthGuard, Viewer } from './inbox-auth.guard';
+import type { InboxViewer } from '../access/inbox-access.service';
+import { InboxAuthGuard, Viewer } from '../access/inbox-auth.guard';
 import { InboxMessageAnswerDto, InboxMessageBodyDto, InboxMessagesDto } from './inbox-messages.dto';
 import { InboxService } from './inbox.service';
 import { INBOX_BODY_PIPE, LEAD_NUMBER_PIPE } from './inbox-input';

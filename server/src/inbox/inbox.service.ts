@@ -15,7 +15,7 @@ import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
 import { invalidBody, notFound } from './inbox-input';
 import { ChartsService, type InboxCharts } from '../charts/charts.service';
-import type { InboxViewer } from './inbox-access.service';
+import type { InboxViewer } from '../access/inbox-access.service';
 import { repeatChanges, type RepeatChanges } from './repeat-changes';
 
 /** A lead's page in the inbox (`GET /inbox/api/leads/:number`). */

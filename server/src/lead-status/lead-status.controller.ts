@@ -4,7 +4,7 @@ import { apiErrorSchema, ApiSecretRefusals, jsonContent } from '../http/api-docs
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
-import { SecretGuard } from '../http/secret.guard';
+import { SecretGuard } from '../access/secret.guard';
 import { ApiValidationPipe } from '../http/validation';
 import { CrmStatusService, invalidBody, notFound } from './crm-status.service';
 import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberParams } from './lead-status.dto';

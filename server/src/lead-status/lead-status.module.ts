@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ExportModule } from '../export/export.module';
-import { SecretGuardModule } from '../http/secret-guard.module';
+import { AccessModule } from '../access/access.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { CrmStatusService } from './crm-status.service';
@@ -9,10 +9,10 @@ import { LeadStatusService } from './lead-status.service';
 
 /**
  * A lead's status and its three doors: the card's buttons (bot/) and the inbox (inbox/) call LeadStatusService; a CRM
- * calls `POST /leads/{lead_number}/status` (LeadStatusController, behind the shared secret SecretGuardModule lends).
+ * calls `POST /leads/{lead_number}/status` (LeadStatusController, behind the shared secret AccessModule lends).
  */
 @Module({
-  imports: [RepositoriesModule, OutboxModule, ExportModule, SecretGuardModule],
+  imports: [RepositoriesModule, OutboxModule, ExportModule, AccessModule],
   controllers: [LeadStatusController],
   providers: [LeadStatusService, CrmStatusService],
   exports: [LeadStatusService],

@@ -7,7 +7,7 @@ import { ApiError } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { readJsonObject } from '../http/json-body.reader';
-import { SecretGuard } from '../http/secret.guard';
+import { SecretGuard } from '../access/secret.guard';
 import { Metrics } from '../observability/metrics';
 import { LeadsErrorFilter } from './leads-error.filter';
 import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';

@@ -5,17 +5,17 @@ import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { LeadsController } from './leads.controller';
 import { LeadsService } from './leads.service';
-import { FallbackVerifier } from '../outbox/fallback-verifier';
-import { SecretGuardModule } from '../http/secret-guard.module';
+import { FallbackVerifier } from '../access/fallback-verifier';
+import { AccessModule } from '../access/access.module';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { ConversationsModule } from '../conversations/conversations.module';
 
 /**
- * `POST /leads` (LeadsController), behind `SecretGuard` (http/secret.guard.ts) with the export and the trace: all three
- * import SecretGuardModule, so the lockout stays one per app.
+ * `POST /leads` (LeadsController), behind `SecretGuard` (access/secret.guard.ts) with the export and the trace: all three
+ * import AccessModule, so the lockout stays one per app.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule, SecretGuardModule, ConversationsModule],
+  imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule, AccessModule, ConversationsModule],
   controllers: [LeadsController],
   // FallbackVerifier: the landing's signature of a fallback claim, checked before the decision.
   providers: [LeadsService, SubmitProblemsLog, FallbackVerifier],

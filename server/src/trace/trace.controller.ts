@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
-import { SecretGuard } from '../http/secret.guard';
+import { SecretGuard } from '../access/secret.guard';
 import { TRACE_SCHEMA } from './trace.dto';
 import { TraceService } from './trace.service';
 

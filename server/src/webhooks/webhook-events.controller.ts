@@ -3,7 +3,7 @@ import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, A
 import { apiErrorSchema, ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
-import { SecretGuard } from '../http/secret.guard';
+import { SecretGuard } from '../access/secret.guard';
 import { ApiValidationPipe } from '../http/validation';
 import {
   WEBHOOK_EVENTS_LIMIT_DEFAULT,

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AlertsModule } from '../alerts/alerts.module';
 import { ExportModule } from '../export/export.module';
-import { SecretGuardModule } from '../http/secret-guard.module';
+import { AccessModule } from '../access/access.module';
 import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { WebhookAlerts } from './webhook-alerts';
@@ -14,10 +14,10 @@ import { DEFAULT_WEBHOOK_TIMEOUT_MS, WEBHOOK_TIMEOUT, WebhookSender, type Webhoo
 /**
  * Signed webhooks (docs/api.md "Webhooks", docs/requirements.md §14.8): the recorder that turns stored changes into
  * events and their delivery rows, and the deliverer the outbox's runner sends those rows with. ExportModule lends the
- * lead as `GET /leads` shows it. `GET /webhooks/events` and its redelivery sit behind the shared secret SecretGuardModule lends.
+ * lead as `GET /leads` shows it. `GET /webhooks/events` and its redelivery sit behind the shared secret AccessModule lends.
  */
 @Module({
-  imports: [RepositoriesModule, AlertsModule, ExportModule, MetricsModule, SecretGuardModule],
+  imports: [RepositoriesModule, AlertsModule, ExportModule, MetricsModule, AccessModule],
   controllers: [WebhookEventsController],
   providers: [
     WebhookRecorder,
