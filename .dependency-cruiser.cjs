@@ -90,7 +90,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: ['(^|/)node_modules/', '(^|/)shared/dist/'] },
-    exclude: { path: ['\\.test\\.ts$', '^server/src/inbox/page/app/'] },
+    exclude: { path: ['\\.test\\.ts$'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'server/tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['require', 'node', 'default', 'types'] },

@@ -101,12 +101,12 @@ process.on('SIGTERM', () => stop(0));
 
 start('sandbox', process.execPath, ['sandbox/dist/cli.js']);
 const server = start('server', 'npx', ['nest', 'start', '--watch', '--preserveWatchOutput']);
-// The inbox's page (server/src/inbox/page/app) is bundled by esbuild into server/dist, which nest's watch mode empties
+// The inbox's page (server/inbox-page) is bundled by esbuild into server/dist, which nest's watch mode empties
 // when it starts: build it after each compile that nest reports clean (the page is read at its first request).
 let pageBuild = null;
 server.stdout.on('data', (d) => {
   if (!/Found 0 errors/.test(String(d)) || pageBuild) return;
-  pageBuild = spawn(process.execPath, ['server/src/inbox/page/build.mjs'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  pageBuild = spawn(process.execPath, ['server/inbox-page/build.mjs'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
   pageBuild.on('exit', (code) => {
     if (code !== 0) console.log(`[inbox] the page's build failed (${code}); /inbox answers 503 until it builds`);
     pageBuild = null;

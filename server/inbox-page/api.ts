@@ -1,5 +1,5 @@
 import type { CardField, CardWords } from './texts';
-import type { LeadStatus } from '../../../domain/lead-status';
+import type { LeadStatus } from '../src/domain/lead-status';
 
 /** The shapes of `/inbox/api/*` (docs/api.md, the inbox's section). */
 export interface Me {

@@ -1,5 +1,5 @@
 import { formatPhone } from '@stickers/shared';
-import { LEAD_STATUSES } from '../../../domain/lead-status';
+import { LEAD_STATUSES } from '../src/domain/lead-status';
 import type { Filters, LeadItem } from './api';
 import { field, go, header, link, option, problem, statusBadge, time, type App } from './app';
 import { el, show } from './dom';

@@ -1,5 +1,5 @@
-import type { LeadEventKind } from '../../../database/schema';
-import type { LeadStatus } from '../../../domain/lead-status';
+import type { LeadEventKind } from '../src/database/schema';
+import type { LeadStatus } from '../src/domain/lead-status';
 
 /** Every text of the page, one object per locale (the card's words come from the server: `CardWords`); `GET /inbox/api/me` says which (`locale`), Russian by default. */
 export interface Texts {

@@ -1,5 +1,5 @@
 import { formatPhone } from '@stickers/shared';
-import { LEAD_TRANSITIONS, type LeadStatus } from '../../../domain/lead-status';
+import { LEAD_TRANSITIONS, type LeadStatus } from '../src/domain/lead-status';
 import { ApiFailure, type LeadDetail, type LeadItem } from './api';
 import { failureText, header, link, problem, section, statusBadge, time, type App } from './app';
 import { confirmAction } from './confirm';

@@ -1,4 +1,4 @@
-import type { LeadStatus } from '../../../domain/lead-status';
+import type { LeadStatus } from '../src/domain/lead-status';
 import { ApiFailure, type InboxApi, type Me } from './api';
 import { el } from './dom';
 import type { Launch } from './launch';
