@@ -1,7 +1,11 @@
-import type { TestPostgres } from './support/postgres';
+import { rmSync } from 'node:fs';
+import type { JestRun } from './global-setup';
 
-const KEY = Symbol.for('stickers-leads.jest-postgres');
+const KEY = Symbol.for('stickers-leads.jest-run');
 
 export default async function globalTeardown(): Promise<void> {
-  await (globalThis as { [KEY]?: TestPostgres })[KEY]?.stop();
+  const run = (globalThis as { [KEY]?: JestRun })[KEY];
+  if (!run) return;
+  rmSync(run.templates, { recursive: true, force: true });
+  await run.pg?.stop();
 }

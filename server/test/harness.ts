@@ -16,7 +16,7 @@ import { OutboxService } from '../src/outbox/outbox.service';
 import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS } from '../src/bot/bot.launcher';
 import { AlertsService } from '../src/alerts/alerts.service';
 import { DEFAULT_LEASE_TIMINGS, LEASE_TIMINGS, type LeaseTimings } from '../src/cluster/lease.service';
-import { onPostgres, postgresDatabaseFor } from './support/test-database';
+import { migratedSqliteAt, onPostgres, postgresDatabaseFor } from './support/test-database';
 
 export const SECRET = 'test-secret-0123456789abcdef';
 export const SALT = 'test-salt-for-ip-hashes';
@@ -138,8 +138,9 @@ export function testEnv(options: StartOptions): Record<string, string> {
  */
 export async function startServer(options: StartOptions): Promise<TestServer> {
   const env = testEnv(options);
-  if (onPostgres && !env.DATABASE_URL) env.DATABASE_URL = await postgresDatabaseFor(options.dbPath);
+  if (onPostgres && !env.DATABASE_URL) env.DATABASE_URL = await postgresDatabaseFor(options.dbPath, { migrated: true });
   const config = loadServerConfig(env);
+  if (!config.databaseUrl) await migratedSqliteAt(config.databasePath);
   const clock = options.clock ?? new FakeClock();
   const logger = options.logger ?? new CapturingLogger();
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] })

@@ -2,8 +2,13 @@
 // (`npm test` runs the server suite once on each). On PostgreSQL one throwaway server serves the whole run
 // (test/global-setup.ts starts it and passes its URL in LEADS_TEST_POSTGRES_URL); each SQLite file path a test
 // names maps to its own database on it, so a test that restarts its server on the same path finds its data again.
-import { createHash } from 'node:crypto';
+// The app a test starts on a new database gets a copy of one migrated once per run (`migrated`), not 24 migrations of
+// its own; the tests of migrations and upgrades open their databases empty and migrate them themselves.
+import { constants, copyFileSync, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { Client } from 'pg';
+import { migrateToLatest, openDatabase, openPostgres } from '../../src/database/database';
 import type { DatabaseHandle } from '../../src/database/database.module';
 
 export const onPostgres = process.env.LEADS_TEST_DATABASE === 'postgres';
@@ -17,24 +22,96 @@ export const itSqliteOnly: jest.It = onPostgres ? it.skip : it;
 export const describePostgresOnly: jest.Describe = onPostgres ? describe : describe.skip;
 export const itPostgresOnly: jest.It = onPostgres ? it : it.skip;
 
-/** The URL of the PostgreSQL database that stands for the SQLite file `dbPath`, created on first use. */
-export async function postgresDatabaseFor(dbPath: string): Promise<string> {
+/** The migrated PostgreSQL database the `migrated` ones are created from (nobody connects to it once it is built). */
+const TEMPLATE = 'leads_migrated_template';
+
+/**
+ * The URL of the PostgreSQL database that stands for the SQLite file `dbPath`, created on first use: empty, or with
+ * `migrated` a copy of the migrated template (as the app would leave a new database after its migrations).
+ */
+export async function postgresDatabaseFor(dbPath: string, { migrated = false } = {}): Promise<string> {
+  const name = `leads_${createHash('sha256').update(dbPath).digest('hex').slice(0, 24)}`;
+  try {
+    await createDatabase(name, migrated);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    // 42P04: it exists already (the test restarts its server on the same path).
+    if (code === '42P04') return databaseUrl(name);
+    // 3D000: no template yet (the run's first migrated database).
+    if (!migrated || code !== '3D000') throw err;
+    await buildPostgresTemplate();
+    await createDatabase(name, migrated);
+  }
+  return databaseUrl(name);
+}
+
+function databaseUrl(name: string): string {
   const admin = process.env.LEADS_TEST_POSTGRES_URL;
   if (!admin) throw new Error('LEADS_TEST_DATABASE=postgres needs the server of test/global-setup.ts (LEADS_TEST_POSTGRES_URL)');
-  const name = `leads_${createHash('sha256').update(dbPath).digest('hex').slice(0, 24)}`;
-  const client = new Client({ connectionString: admin });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } catch (err) {
-    // 42P04: it exists already (the test restarts its server on the same path).
-    if ((err as { code?: string }).code !== '42P04') throw err;
-  } finally {
-    await client.end();
-  }
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+async function onAdmin(text: string): Promise<void> {
+  const client = new Client({ connectionString: databaseUrl('postgres') });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+function createDatabase(name: string, migrated: boolean): Promise<void> {
+  // FILE_COPY: a copy of a few files, where the default (WAL_LOG) writes every page of the template through the WAL.
+  return onAdmin(`create database ${name}${migrated ? ` template ${TEMPLATE} strategy file_copy` : ''}`);
+}
+
+/** Migrates a database of its own, then renames it the template; two workers at once: the first rename wins. */
+async function buildPostgresTemplate(): Promise<void> {
+  const building = `leads_building_${randomUUID().replaceAll('-', '')}`;
+  await onAdmin(`create database ${building}`);
+  const { db } = openPostgres(databaseUrl(building), { max: 1 });
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+  try {
+    await onAdmin(`alter database ${building} rename to ${TEMPLATE}`);
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P04') throw err;
+    await onAdmin(`drop database ${building}`);
+  }
+}
+
+/**
+ * Puts a copy of a migrated SQLite file at `path` when there is no file there yet, so the app that opens it next finds
+ * its migrations applied. The template is built once per run in LEADS_TEST_TEMPLATES (test/global-setup.ts); without
+ * it, or when the copy cannot be made (a path a test made impossible), the app meets the path as it is.
+ */
+export async function migratedSqliteAt(path: string): Promise<void> {
+  const dir = process.env.LEADS_TEST_TEMPLATES;
+  if (!dir || path === ':memory:' || existsSync(path)) return;
+  const template = join(dir, 'migrated.sqlite');
+  if (!existsSync(template)) {
+    // Two workers at once: each builds its own and renames it into place; either file is the same schema.
+    const building = `${template}.${randomUUID()}`;
+    const { db } = openDatabase(building);
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.destroy();
+    }
+    renameSync(building, template);
+  }
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    copyFileSync(template, path, constants.COPYFILE_EXCL);
+  } catch {
+    /* the app meets the path as it is */
+  }
 }
 
 /** `?` placeholders as PostgreSQL's `$1, $2, …` (outside quoted strings). */
