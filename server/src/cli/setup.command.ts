@@ -1,7 +1,8 @@
 import { createInterface, type Interface } from 'node:readline';
 import { Clock } from '../clock/clock';
-import { botTokenProblem } from '../config/config';
-import { SetupService, type SetupIo } from '../setup/setup.service';
+import { botTokenProblem } from '../config/telegram-settings';
+import type { SetupIo } from '../setup/setup-session';
+import { SetupService } from '../setup/setup.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { CliIo } from './cli-io';
 
@@ -104,7 +105,7 @@ export async function runSetup(io: CliIo, options: SetupCommandOptions): Promise
       ...options,
       signal: stop.signal,
     });
-    return (await setup.run()).code;
+    return await setup.run();
   } finally {
     terminal.close();
   }

@@ -7,6 +7,12 @@ export const CHAT_ID = /^-?\d{1,20}$|^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
 /** A forum topic id (`message_thread_id`). */
 export const THREAD_ID = /^[1-9]\d{0,15}$/;
 
+/** `raw` parsed as an http(s) URL; null when it is not one. */
+export function httpUrl(raw: string): URL | null {
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  return url && ['http:', 'https:'].includes(url.protocol) ? url : null;
+}
+
 /** Reads the variables of `env`, collecting one line per problem in `problems` instead of stopping at the first. */
 export class EnvReader {
   readonly problems: string[] = [];

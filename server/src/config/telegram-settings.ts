@@ -1,4 +1,4 @@
-import { CHAT_ID, THREAD_ID, type EnvReader } from './env-reader';
+import { CHAT_ID, httpUrl, THREAD_ID, type EnvReader } from './env-reader';
 
 /** The Telegram variables' own rules: the bot token's form, the updates' webhook, the routes by source. */
 
@@ -94,13 +94,8 @@ export function readTelegramWebhook(r: EnvReader, token: string | null): Telegra
   const webhookSecret = r.string('TELEGRAM_WEBHOOK_SECRET') || null;
   let webhook: TelegramWebhook | null = null;
   if (webhookUrl !== null) {
-    let url: URL | null = null;
-    try {
-      url = new URL(webhookUrl);
-    } catch {
-      /* reported below */
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    const url = httpUrl(webhookUrl);
+    if (!url) {
       r.problems.push(`TELEGRAM_WEBHOOK_URL must be the https URL Telegram posts updates to (got "${webhookUrl}")`);
     } else if (!token) {
       r.problems.push('TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not (no bot to take updates for)');

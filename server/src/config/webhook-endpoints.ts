@@ -1,4 +1,4 @@
-import type { EnvReader } from './env-reader';
+import { httpUrl, type EnvReader } from './env-reader';
 
 /** One webhook endpoint: where events are posted and the secret that signs them (`Stickers-Signature`). */
 export interface WebhookEndpoint {
@@ -44,13 +44,8 @@ export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
   }
   const seen = new Set<string>();
   urls.forEach((raw, i) => {
-    let url: URL | null = null;
-    try {
-      url = new URL(raw);
-    } catch {
-      /* reported below */
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    const url = httpUrl(raw);
+    if (!url) {
       r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} must be an http(s) URL like https://crm.example.com/hooks/leads`);
     } else if (url.username !== '' || url.password !== '') {
       // fetch refuses such a URL (and its error would quote it, password and all): never delivered, only leaked.
