@@ -136,9 +136,8 @@ export function loadServerConfig(env: Env): ServerConfig {
   const secret = r.string('LEADS_SECRET');
   const enabledSaid = r.raw('LEADS_ENABLED') ? r.flag('LEADS_ENABLED', true) : null;
   // Said on purpose and not usable: every lead would get 404 and go to the landing's fallback, unnoticed.
-  if (enabledSaid === true && secret === '') {
+  if (enabledSaid === true && secret === '')
     r.problems.push('LEADS_SECRET must be set when LEADS_ENABLED=1 (or set LEADS_ENABLED=0 to switch POST /leads off)');
-  }
   const enabled = enabledSaid !== false && secret !== '';
   const ipSalt = r.string('LEADS_IP_SALT');
   if (enabled && ipSalt === '') {
@@ -148,17 +147,14 @@ export function loadServerConfig(env: Env): ServerConfig {
         : 'LEADS_IP_SALT must be set when the leads module is enabled (LEADS_SECRET set, LEADS_ENABLED unset; set LEADS_ENABLED=0 to switch POST /leads off)',
     );
   }
-  if (enabled && secret.length < 16) {
-    r.problems.push('LEADS_SECRET must be at least 16 characters long');
-  }
+  if (enabled && secret.length < 16) r.problems.push('LEADS_SECRET must be at least 16 characters long');
 
   const token = r.string('TELEGRAM_BOT_TOKEN') || null;
-  const tokenProblem = token ? botTokenProblem(token) : null;
+  const tokenProblem = token && botTokenProblem(token);
   if (tokenProblem) r.problems.push(tokenProblem);
   // A token without a group would start, store leads and never publish one.
-  if (token && !r.raw('LEADS_CHAT_ID')) {
+  if (token && !r.raw('LEADS_CHAT_ID'))
     r.problems.push('LEADS_CHAT_ID must be set when TELEGRAM_BOT_TOKEN is set (cards would never be published)');
-  }
   // A topic belongs to a chat.
   if (r.raw('LEADS_THREAD_ID') && !r.raw('LEADS_CHAT_ID'))
     r.problems.push('LEADS_THREAD_ID is set but LEADS_CHAT_ID is not (a topic of which chat?)');
@@ -191,33 +187,26 @@ export function loadServerConfig(env: Env): ServerConfig {
     r.problems.push(`LEADS_TIMEZONE must be an IANA time zone like Europe/Moscow (got "${timezone}")`);
   }
 
-  const locale = parseLocale('LEADS_LOCALE', r.raw('LEADS_LOCALE'));
-  if (!locale.ok) r.problems.push(locale.error);
-
-  const phoneRegion = parsePhoneRegion(r.raw('LEADS_PHONE_REGION'));
-  if (!phoneRegion.ok) r.problems.push(phoneRegion.error);
-  const requiredContacts = parseRequiredContacts(r.raw('LEADS_REQUIRED_CONTACTS'));
-  if (!requiredContacts.ok) r.problems.push(requiredContacts.error);
+  const locale = r.parsed(parseLocale('LEADS_LOCALE', r.raw('LEADS_LOCALE')), 'ru');
+  const phoneRegion = r.parsed(parsePhoneRegion(r.raw('LEADS_PHONE_REGION')), 'RU');
+  const requiredContacts = r.parsed(parseRequiredContacts(r.raw('LEADS_REQUIRED_CONTACTS')), 'telegram,phone');
 
   const logLevel = r.string('LOG_LEVEL', 'info').toLowerCase();
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
     r.problems.push(`LOG_LEVEL must be debug, info, warn or error (got "${logLevel}")`);
-  }
 
   const host = r.string('HOST') || null;
   const databaseBusyTimeoutMs = r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000);
   const hourlyLimit = r.int('LEADS_HOURLY_LIMIT', 60, 1);
-  if (host !== null && isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/.test(host)) {
+  if (host !== null && isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/.test(host))
     r.problems.push(`HOST must be an IP address like 127.0.0.1 or a host name (got "${host}")`);
-  }
 
   const databaseUrl = r.string('DATABASE_URL') || null;
   if (databaseUrl !== null) {
     const url = URL.canParse(databaseUrl) ? new URL(databaseUrl) : null;
-    if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || (!url.hostname && !url.searchParams.get('host'))) {
-      // The value may hold a password: the line names the variable and the expected form, not what was given.
+    // The value may hold a password: the line names the variable and the expected form, not what was given.
+    if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || (!url.hostname && !url.searchParams.get('host')))
       r.problems.push('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/leads (or unset for SQLite)');
-    }
   }
 
   const config: ServerConfig = {
@@ -239,8 +228,8 @@ export function loadServerConfig(env: Env): ServerConfig {
       hourlyLimit,
       lateHourlyLimit: r.int('LEADS_LATE_HOURLY_LIMIT', hourlyLimit, 1),
       cardPii: r.flag('LEADS_CARD_PII', true),
-      phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
-      requiredContacts: requiredContacts.ok ? requiredContacts.value : 'telegram,phone',
+      phoneRegion,
+      requiredContacts,
       requireConsent: r.flag('LEADS_REQUIRE_CONSENT', false),
       telegramLinkDays: r.int('LEADS_TELEGRAM_LINK_DAYS', 7, 0, 365),
       telegramLinkRoot: linkRoot.replace(/\/+$/, ''),
@@ -280,7 +269,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     },
     readyMaxOutboxAgeSec: r.int('READY_MAX_OUTBOX_AGE_SEC', 600, 1),
     timezone,
-    locale: locale.ok ? locale.value : 'ru',
+    locale,
     logLevel: logLevel as ServerConfig['logLevel'],
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems);

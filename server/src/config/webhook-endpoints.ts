@@ -4,14 +4,10 @@ import { httpUrl, type EnvReader } from './env-reader';
 export interface WebhookEndpoint {
   url: string;
   secret: string;
-  /**
-   * During a rotation, the secret being retired (LEADS_WEBHOOK_SECRET_PREVIOUS): each delivery is signed with both,
-   * so a receiver holding either verifies it.
-   */
+  /** During a rotation, the secret being retired: each delivery is signed with both, so a receiver holding either verifies it. */
   previousSecret?: string;
 }
 
-/** At most this many webhook endpoints. */
 const MAX_WEBHOOK_ENDPOINTS = 10;
 
 /**
