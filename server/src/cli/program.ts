@@ -16,7 +16,7 @@ export interface OpsCommands {
 /** A usage error's exit code (a wrong word, a missing argument); a command's own failure is 1. */
 const USAGE_EXIT = 2;
 
-/** commander 4's own parts that print: replaced so every line goes through the CLI's io (and a test's buffers). */
+/** commander 4's own parts that print (replaced by routeOutput). */
 interface CommanderInternals {
   missingArgument(name: string): void;
   optionMissingArgument(option: { flags: string }, flag?: string): void;
@@ -30,9 +30,8 @@ interface CommanderInternals {
 }
 
 /**
- * commander 4.1 (the version already in the dependency tree) prints its errors with console.error and its help with
- * process.stdout.write, with no hook to change that: each command's printing methods are replaced here, once, so
- * that errors go to `err` (with a pointer to the command's help) and help to `out`.
+ * commander 4.1 prints errors with console.error and help with process.stdout.write, with no hook: each command's
+ * printing methods are replaced here, so that errors go to `err` (with a pointer to the command's help) and help to `out`.
  */
 function routeOutput(command: Command, io: CliIo): void {
   const c = command as unknown as CommanderInternals;
@@ -200,10 +199,6 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   });
 
   routeOutput(program, io);
-  if (argv.length === 0) {
-    program.outputHelp();
-    return USAGE_EXIT;
-  }
   try {
     program.parse(['node', 'leads', ...joinChatIds(argv)]);
   } catch (err) {
