@@ -54,11 +54,7 @@ export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
       seen.add(url.toString());
     }
   });
-  secrets.forEach((secret, i) => {
-    if (!/^\S{16,256}$/.test(secret)) {
-      r.problems.push(`LEADS_WEBHOOK_SECRET entry ${i + 1} must be 16–256 characters without spaces or commas`);
-    }
-  });
+  checkSecrets(r, 'LEADS_WEBHOOK_SECRET', secrets, false);
   const previous = readPreviousSecrets(r, urls.length);
   if (r.problems.length > before) return [];
   return urls.map((url, i) => ({
@@ -82,10 +78,14 @@ function readPreviousSecrets(r: EnvReader, urlCount: number): string[] {
     );
     return [];
   }
-  previous.forEach((secret, i) => {
-    if (secret !== '' && !/^\S{16,256}$/.test(secret)) {
-      r.problems.push(`LEADS_WEBHOOK_SECRET_PREVIOUS entry ${i + 1} must be empty or 16–256 characters without spaces or commas`);
-    }
-  });
+  checkSecrets(r, 'LEADS_WEBHOOK_SECRET_PREVIOUS', previous, true);
   return previous;
+}
+
+/** One line per entry of `name` that is not 16–256 characters without spaces (nor empty, when `emptyOk`). */
+function checkSecrets(r: EnvReader, name: string, secrets: string[], emptyOk: boolean): void {
+  secrets.forEach((secret, i) => {
+    if (!(emptyOk && secret === '') && !/^\S{16,256}$/.test(secret))
+      r.problems.push(`${name} entry ${i + 1} must be ${emptyOk ? 'empty or ' : ''}16–256 characters without spaces or commas`);
+  });
 }
