@@ -1,15 +1,7 @@
 #!/usr/bin/env node
 /**
- * `npm run leads -- <command>` (commander; `npm run leads -- --help`, and `--help` after any command). The ops
- * commands run beside the server on the same database: PostgreSQL when DATABASE_URL is set, else the SQLite file
- * (DATABASE_PATH, default ./data/leads.sqlite):
- *   setup                                            from TELEGRAM_BOT_TOKEN to the chat lines of .env (cli/setup.command.ts)
- *   doctor                                           checks a configured deployment, one line per check (cli/doctor.command.ts)
- *   trace <request_id | lead number> [--json]        the whole story of a request
- *   backup <file>                                    a consistent copy of the live database (SQLite)
- *   forget --phone <+7… | 8 9…> | --telegram <@name> erase every lead and repeat of a person
- *   migrate-to-postgres [postgres://…]               copy the SQLite file into an empty PostgreSQL
- *   webhooks replay <event id | lead number>         send webhook events again
+ * `npm run leads -- <command>` (cli/program.ts wires the commands; `--help` lists them). The ops commands below run
+ * beside the server on its database: PostgreSQL when DATABASE_URL is set, else the SQLite file at DATABASE_PATH.
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
@@ -40,27 +32,39 @@ function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);
 }
 
-/** Opens the database at `location` (a SQLite path, or a PostgreSQL URL) for a command; null (said why) when absent. */
-function openLocation(location: string): { db: Kysely<Database>; afterErase: () => boolean } | null {
-  if (isPostgresUrl(location)) {
-    const { db } = openPostgres(location, { max: 2 });
-    return { db, afterErase: () => true };
-  }
-  if (!existsSync(location)) {
+/**
+ * Runs `work` on the database at `location` (a SQLite path, opened read-only when said, or a PostgreSQL URL), then
+ * closes it; 2 (said why) when there is no SQLite file there. `afterErase` takes erased values out of SQLite's WAL.
+ */
+async function withDatabase(
+  location: string,
+  work: (db: Kysely<Database>, afterErase: () => boolean) => Promise<number>,
+  readonly = false,
+): Promise<number> {
+  let opened: { db: Kysely<Database>; afterErase: () => boolean };
+  if (isPostgresUrl(location)) opened = { db: openPostgres(location, { max: 2 }).db, afterErase: () => true };
+  else if (!existsSync(location)) {
     console.error(`no database at ${location} (set DATABASE_PATH, or DATABASE_URL for PostgreSQL)`);
-    return null;
+    return 2;
+  } else if (readonly) {
+    const database = new BetterSqlite3(location, { readonly: true, fileMustExist: true });
+    opened = { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), afterErase: () => true };
+  } else {
+    const { db, sqlite } = openDatabase(location);
+    opened = { db, afterErase: () => checkpointTruncate(sqlite) };
   }
-  const { db, sqlite } = openDatabase(location);
-  return { db, afterErase: () => checkpointTruncate(sqlite) };
+  try {
+    return await work(opened.db, opened.afterErase);
+  } finally {
+    await opened.db.destroy();
+  }
 }
 
 /**
- * Erases every lead (and repeat) of a phone or a username in the database file, beside a running server:
- * the cards are marked for rewriting and the server's outbox rewrites them at its next pass; a truncating checkpoint
- * takes the values out of the WAL (tried again for a few seconds while a reader holds it off). Exit 0 when some were
- * erased, 1 when nobody was found. The erasure is recorded as the server records it (keyed hashes of the contacts, so
- * that a late replay this person sent before is stored anonymised): it needs the server's LEADS_IP_SALT. The phone is
- * read as the form reads it, national spellings in the server's LEADS_PHONE_REGION (RU when unset).
+ * Erases every lead (and repeat) of a phone or a username beside a running server, whose outbox rewrites the cards;
+ * a truncating checkpoint takes the values out of the WAL (tried for a few seconds while a reader holds it off). The
+ * erasure is recorded as contact hashes keyed with the server's LEADS_IP_SALT; a national phone is read in
+ * LEADS_PHONE_REGION (RU when unset). Exit 0 when some were erased, 1 when nobody was found.
  */
 export async function forget(
   location: string,
@@ -91,10 +95,7 @@ export async function forget(
     console.error("LEADS_IP_SALT must be set to the server's: the erasure is recorded as contact hashes keyed with it");
     return 2;
   }
-  const opened = openLocation(location);
-  if (!opened) return 2;
-  const { db, afterErase } = opened;
-  try {
+  return withDatabase(location, async (db, afterErase) => {
     const eraser = new ContactEraser(
       new LeadErasureRepository(db),
       new LeadEventsRepository(db),
@@ -108,31 +109,20 @@ export async function forget(
     else
       console.log(`🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}); cards are rewritten by the server`);
     return erased.length > 0 ? 0 : 1;
-  } finally {
-    await db.destroy();
-  }
+  });
 }
 
 /** The trace of a request or lead; `location` a SQLite path (opened read-only) or a PostgreSQL URL. */
-export async function trace(location: string, key: string, json: boolean): Promise<number> {
-  let db: Kysely<Database>;
-  if (isPostgresUrl(location)) {
-    db = openPostgres(location, { max: 1 }).db;
-  } else {
-    if (!existsSync(location)) {
-      console.error(`no database at ${location} (set DATABASE_PATH, or DATABASE_URL for PostgreSQL)`);
-      return 2;
-    }
-    const database = new BetterSqlite3(location, { readonly: true, fileMustExist: true });
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-  }
-  try {
-    const result = await new TraceService(new TraceRepository(db)).read(key);
-    console.log(json ? terminalSafeJson(result) : formatTrace(result));
-    return result.found ? 0 : 1;
-  } finally {
-    await db.destroy();
-  }
+export function trace(location: string, key: string, json: boolean): Promise<number> {
+  return withDatabase(
+    location,
+    async (db) => {
+      const result = await new TraceService(new TraceRepository(db)).read(key);
+      console.log(json ? terminalSafeJson(result) : formatTrace(result));
+      return result.found ? 0 : 1;
+    },
+    true,
+  );
 }
 
 async function backup(path: string, target: string): Promise<number> {
@@ -141,11 +131,7 @@ async function backup(path: string, target: string): Promise<number> {
   return 0;
 }
 
-/**
- * Copies the SQLite file into an empty PostgreSQL database (refuses one that holds any row), ids and all,
- * in one transaction; the lead numbering goes on where it stopped. Stop the server (or keep it from taking leads)
- * first: rows written after the copy's snapshot are not moved.
- */
+/** Copies the SQLite file into an empty PostgreSQL database, ids and all, in one transaction (database/move-to-postgres.ts). */
 export async function migrateToPostgres(path: string, url: string | undefined): Promise<number> {
   if (!url || !isPostgresUrl(url)) {
     console.error('migrate-to-postgres needs a PostgreSQL URL: npm run leads -- migrate-to-postgres postgres://… (or set DATABASE_URL)');
@@ -165,20 +151,14 @@ export async function migrateToPostgres(path: string, url: string | undefined): 
   }
 }
 
-/**
- * Queues a webhook event (by its id) or every event of a lead (by its number) again, for the running
- * server's next pass to send. Exit 0 when something was queued, 1 when there was nothing to queue.
- */
+/** Queues a webhook event (by its id) or every event of a lead (by its number) again for the server's next pass. */
 export async function webhooksReplay(location: string, key: string, now = Date.now()): Promise<number> {
   const parsed = parseReplayKey(key);
   if (!parsed) {
     console.error('not an event id (evt_ and 32 hex digits) or a lead number');
     return 2;
   }
-  const opened = openLocation(location);
-  if (!opened) return 2;
-  const { db } = opened;
-  try {
+  return withDatabase(location, async (db) => {
     const { events, deliveries } = await replayWebhooks(
       new WebhookEventsRepository(db),
       new OutboxRepository(db),
@@ -200,9 +180,7 @@ export async function webhooksReplay(location: string, key: string, now = Date.n
         'the server sends them at its next pass',
     );
     return 0;
-  } finally {
-    await db.destroy();
-  }
+  });
 }
 
 /** The CLI with the process's streams, environment and Ctrl-C; resolves with the exit code (scripts/leads.mjs calls it). */

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { runDoctor } from './doctor.command';
-import { runSetup, type SetupCommandOptions } from './setup.command';
+import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
 import { terminalSafe } from './terminal-text';
 
@@ -14,14 +14,13 @@ export interface OpsCommands {
 }
 
 /** A usage error's exit code (a wrong word, a missing argument); a command's own failure is 1. */
-export const USAGE_EXIT = 2;
+const USAGE_EXIT = 2;
 
-/** commander 4's own parts that print: replaced so every line goes through the CLI's io (and a test's buffers). */
+/** commander 4's own parts that print (replaced by routeOutput). */
 interface CommanderInternals {
   missingArgument(name: string): void;
   optionMissingArgument(option: { flags: string }, flag?: string): void;
   unknownOption(flag: string): void;
-  variadicArgNotLast(name: string): void;
   outputHelp(): void;
   helpInformation(): string;
   _exit(exitCode: number, code: string, message: string): void;
@@ -31,9 +30,8 @@ interface CommanderInternals {
 }
 
 /**
- * commander 4.1 (the version already in the dependency tree) prints its errors with console.error and its help with
- * process.stdout.write, with no hook to change that: each command's printing methods are replaced here, once, so
- * that errors go to `err` (with a pointer to the command's help) and help to `out`.
+ * commander 4.1 prints errors with console.error and help with process.stdout.write, with no hook: each command's
+ * printing methods are replaced here, so that errors go to `err` (with a pointer to the command's help) and help to `out`.
  */
 function routeOutput(command: Command, io: CliIo): void {
   const c = command as unknown as CommanderInternals;
@@ -45,7 +43,6 @@ function routeOutput(command: Command, io: CliIo): void {
   c.missingArgument = (name) => usageError('commander.missingArgument', `missing argument: <${name}>`);
   c.optionMissingArgument = (option) => usageError('commander.optionMissingArgument', `option ${option.flags} needs a value`);
   c.unknownOption = (flag) => usageError('commander.unknownOption', `unknown option: ${flag}`);
-  c.variadicArgNotLast = (name) => usageError('commander.variadicArgNotLast', `argument ${name} must come last`);
   c.outputHelp = () => {
     for (const line of c.helpInformation().replace(/\n+$/, '').split('\n')) io.out(line);
     c.emit(c._helpLongFlag);
@@ -55,10 +52,10 @@ function routeOutput(command: Command, io: CliIo): void {
 
 const ROOT_NAME = 'npm run leads --';
 
-function positiveSeconds(raw: string): number {
-  if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1)
-    throw new CommanderError(USAGE_EXIT, 'leads.badTimeout', `--timeout must be whole seconds from 1 (got "${raw}")`);
-  return Number(raw);
+/** `raw` when it matches `re`; else a usage error saying what `option` takes. */
+function matching(raw: string, re: RegExp, option: string, what: string): string {
+  if (!re.test(raw)) throw new CommanderError(USAGE_EXIT, 'leads.badOption', `${option} must be ${what} (got "${raw}")`);
+  return raw;
 }
 
 /**
@@ -76,18 +73,6 @@ function joinChatIds(argv: string[]): string[] {
   return joined;
 }
 
-function chatId(raw: string): string {
-  if (!/^-?\d{1,20}$/.test(raw))
-    throw new CommanderError(USAGE_EXIT, 'leads.badChat', `--chat must be a chat id like -1001234567890 (got "${raw}")`);
-  return raw;
-}
-
-function userId(raw: string): number {
-  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1)
-    throw new CommanderError(USAGE_EXIT, 'leads.badFrom', `--from must be a Telegram user id like 123456789 (got "${raw}")`);
-  return Number(raw);
-}
-
 /**
  * `npm run leads -- <command>`: the ops commands, setup and doctor, on commander (a help per command, `unknown
  * command: X` for anything else). Resolves with the exit code: 0 done, 1 the command found a problem (said in its
@@ -102,15 +87,15 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   const location = url ?? path;
   // Set by the action commander runs (in a closure, so held in an object the compiler does not narrow).
   const chosen: { work: Promise<number> | null } = { work: null };
-  const run = (w: () => Promise<number>) => {
-    chosen.work = w();
-  };
-  /** commander 4 takes any number of extra words after the arguments: refused here. */
-  const noExtra = (extra: unknown, name: string) => {
-    if (Array.isArray(extra) && extra.length > 0) {
-      throw new CommanderError(USAGE_EXIT, 'leads.extra', `too many arguments for ${name}: ${extra.join(' ')}`);
-    }
-  };
+  /** The action of command `name`; commander 4 passes extra words after the arguments as a last array: refused here. */
+  const run =
+    <A extends unknown[]>(name: string, work: (...args: A) => Promise<number>) =>
+    (...args: A) => {
+      const extra = args.at(-1);
+      if (Array.isArray(extra) && extra.length > 0)
+        throw new CommanderError(USAGE_EXIT, 'leads.extra', `too many arguments for ${name}: ${extra.join(' ')}`);
+      chosen.work = work(...args);
+    };
 
   const program = new Command(ROOT_NAME)
     .usage('<command> [options]')
@@ -131,21 +116,16 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     .option('--chat <chat id>', 'take only this group as the leads group (/stickers_chatid in it tells its id)')
     .option('--from <user id>', 'take only a group that this Telegram user (you) adds the bot to, or writes /stickers_chatid in')
     .action(
-      (
-        options: { timeout: string; admin: boolean; deleteWebhook?: boolean; dropPending?: boolean; chat?: string; from?: string },
-        extra: unknown,
-      ) => {
-        noExtra(extra, 'setup');
-        const opts: SetupCommandOptions = {
-          timeoutSec: positiveSeconds(options.timeout),
-          admin: options.admin,
-          deleteWebhook: options.deleteWebhook === true,
-          dropPending: options.dropPending === true,
-          chat: options.chat === undefined ? null : chatId(options.chat),
-          from: options.from === undefined ? null : userId(options.from),
-        };
-        run(() => runSetup(io, opts));
-      },
+      run('setup', (o: { timeout: string; admin: boolean; deleteWebhook?: boolean; dropPending?: boolean; chat?: string; from?: string }) =>
+        runSetup(io, {
+          timeoutSec: Number(matching(o.timeout, /^(?!0+$)\d{1,5}$/, '--timeout', 'whole seconds from 1')),
+          admin: o.admin,
+          deleteWebhook: o.deleteWebhook === true,
+          dropPending: o.dropPending === true,
+          chat: o.chat === undefined ? null : matching(o.chat, /^-?\d{1,20}$/, '--chat', 'a chat id like -1001234567890'),
+          from: o.from === undefined ? null : Number(matching(o.from, /^(?!0+$)\d{1,15}$/, '--from', 'a Telegram user id like 123456789')),
+        }),
+      ),
     );
 
   program
@@ -153,65 +133,55 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     .description(
       "checks a configured deployment: the server's configuration, the token, every chat and topic, the webhook, the database, LEADS_ENDPOINT",
     )
-    .action((_options: unknown, extra: unknown) => {
-      noExtra(extra, 'doctor');
-      run(() => runDoctor(io));
-    });
+    .action(run('doctor', () => runDoctor(io)));
 
   program
     .command('trace <key>')
     .description('the whole story of a request or a lead (<key>: its request_id or its number)')
     .option('--json', 'as JSON')
-    .action((key: string, options: { json?: boolean }, extra: unknown) => {
-      noExtra(extra, 'trace');
-      run(() => ops.trace(location, key, options.json === true));
-    });
+    .action(run('trace', (key: string, options: { json?: boolean }) => ops.trace(location, key, options.json === true)));
 
   program
     .command('backup <file>')
     .description('a consistent, checked copy of the live SQLite database (on PostgreSQL use pg_dump)')
-    .action((file: string, _options: unknown, extra: unknown) => {
-      noExtra(extra, 'backup');
-      if (url) {
+    .action(
+      run('backup', (file: string) => {
+        if (!url) return ops.backup(path, file);
         io.err('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
-        chosen.work = Promise.resolve(USAGE_EXIT);
-        return;
-      }
-      run(() => ops.backup(path, file));
-    });
+        return Promise.resolve(USAGE_EXIT);
+      }),
+    );
 
   program
     .command('forget')
     .description("erase every lead and repeat of a person (needs the server's LEADS_IP_SALT)")
     .option('--phone <phone>', 'the phone as the form takes it: +7 916 555-12-34, 8 916 555-12-34 (LEADS_PHONE_REGION, RU)')
     .option('--telegram <name>', 'the Telegram username: @name')
-    .action((options: { phone?: string; telegram?: string }, extra: unknown) => {
-      noExtra(extra, 'forget');
-      if ((options.phone === undefined) === (options.telegram === undefined)) {
-        throw new CommanderError(USAGE_EXIT, 'leads.forget', 'forget needs one of --phone <+7…> or --telegram <@name>');
-      }
-      const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
-      run(() => ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT, env.LEADS_PHONE_REGION));
-    });
+    .action(
+      run('forget', (options: { phone?: string; telegram?: string }) => {
+        if ((options.phone === undefined) === (options.telegram === undefined))
+          throw new CommanderError(USAGE_EXIT, 'leads.forget', 'forget needs one of --phone <+7…> or --telegram <@name>');
+        const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
+        return ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT, env.LEADS_PHONE_REGION);
+      }),
+    );
 
   program
     .command('migrate-to-postgres [url]')
     .description('copy the SQLite file (DATABASE_PATH) into an empty PostgreSQL database (default: DATABASE_URL)')
-    .action((target: string | undefined, _options: unknown, extra: unknown) => {
-      noExtra(extra, 'migrate-to-postgres');
-      run(() => ops.migrateToPostgres(path, target ?? url));
-    });
+    .action(run('migrate-to-postgres', (target: string | undefined) => ops.migrateToPostgres(path, target ?? url)));
 
   program
     .command('webhooks <action> <key>')
     .usage('replay <event id (evt_…) | lead number>')
     .description('webhooks replay <key>: send webhook events again (an event by its id, or every event of a lead)')
-    .action((action: string, key: string, _options: unknown, extra: unknown) => {
-      noExtra(extra, 'webhooks');
-      if (action !== 'replay')
-        throw new CommanderError(USAGE_EXIT, 'leads.webhooks', `unknown webhooks action: ${action} (webhooks replay <key>)`);
-      run(() => ops.webhooksReplay(location, key));
-    });
+    .action(
+      run('webhooks', (action: string, key: string) => {
+        if (action !== 'replay')
+          throw new CommanderError(USAGE_EXIT, 'leads.webhooks', `unknown webhooks action: ${action} (webhooks replay <key>)`);
+        return ops.webhooksReplay(location, key);
+      }),
+    );
 
   program
     .command('help [command]')
@@ -229,10 +199,6 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   });
 
   routeOutput(program, io);
-  if (argv.length === 0) {
-    program.outputHelp();
-    return USAGE_EXIT;
-  }
   try {
     program.parse(['node', 'leads', ...joinChatIds(argv)]);
   } catch (err) {

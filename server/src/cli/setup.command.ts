@@ -1,20 +1,11 @@
 import { createInterface, type Interface } from 'node:readline';
 import { Clock } from '../clock/clock';
-import { botTokenProblem } from '../config/config';
-import { SetupService, type SetupIo } from '../setup/setup.service';
+import { EnvReader, httpUrl } from '../config/env-reader';
+import { botTokenProblem } from '../config/telegram-settings';
+import type { SetupIo, SetupOptions } from '../setup/setup-session';
+import { SetupService } from '../setup/setup.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { CliIo } from './cli-io';
-
-export interface SetupCommandOptions {
-  timeoutSec: number;
-  admin: boolean;
-  deleteWebhook: boolean;
-  dropPending: boolean;
-  /** --chat: the leads group's chat id; only that group is taken. */
-  chat: string | null;
-  /** --from: the operator's Telegram user id; only a group they add the bot to (or write in) is taken. */
-  from: number | null;
-}
 
 /** Setup's conversation: lines to `out`; at a terminal, answers and Enter read from stdin. */
 class TerminalIo implements SetupIo {
@@ -64,16 +55,11 @@ class TerminalIo implements SetupIo {
   }
 }
 
-function timeoutMs(raw: string | undefined): number | null {
-  if (raw === undefined || raw.trim() === '') return 10_000;
-  return /^\d+$/.test(raw.trim()) && Number(raw) >= 100 && Number(raw) <= 120_000 ? Number(raw) : null;
-}
-
 /**
  * `npm run leads -- setup` (docs/requirements.md §16.1): needs TELEGRAM_BOT_TOKEN (and TELEGRAM_API_ROOT for the
  * sandbox), nothing else: no other variable, no running server.
  */
-export async function runSetup(io: CliIo, options: SetupCommandOptions): Promise<number> {
+export async function runSetup(io: CliIo, options: SetupOptions): Promise<number> {
   const token = io.env.TELEGRAM_BOT_TOKEN?.trim();
   if (!token) {
     io.err(
@@ -86,14 +72,13 @@ export async function runSetup(io: CliIo, options: SetupCommandOptions): Promise
     io.err(`${tokenProblem}: copy it again from @BotFather (/mybots → the bot → API Token)`);
     return 1;
   }
-  const apiRoot = io.env.TELEGRAM_API_ROOT?.trim() || 'https://api.telegram.org';
-  if (!URL.canParse(apiRoot) || !['http:', 'https:'].includes(new URL(apiRoot).protocol)) {
-    io.err(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
-    return 1;
-  }
-  const timeout = timeoutMs(io.env.TELEGRAM_TIMEOUT_MS);
-  if (timeout === null) {
-    io.err(`TELEGRAM_TIMEOUT_MS must be a whole number from 100 to 120000 (got "${io.env.TELEGRAM_TIMEOUT_MS}")`);
+  // The two other variables setup reads, checked as the server checks them.
+  const r = new EnvReader(io.env);
+  const apiRoot = r.string('TELEGRAM_API_ROOT', 'https://api.telegram.org');
+  if (!httpUrl(apiRoot)) r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
+  const timeout = r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000);
+  if (r.problems.length > 0) {
+    io.err(r.problems[0]);
     return 1;
   }
   const stop = new AbortController();
@@ -104,7 +89,7 @@ export async function runSetup(io: CliIo, options: SetupCommandOptions): Promise
       ...options,
       signal: stop.signal,
     });
-    return (await setup.run()).code;
+    return await setup.run();
   } finally {
     terminal.close();
   }

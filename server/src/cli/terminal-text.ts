@@ -1,10 +1,8 @@
 import { withoutPasswords } from '@stickers/shared';
 
 /**
- * Characters a terminal acts on or that change how a line reads: C0 and C1 controls (ESC starts the sequences that
- * set the window's title, clear the screen or move the cursor; CR and LF start a line of their own), format
- * characters (bidi overrides and isolates, zero-width characters, tag characters), line and paragraph separators,
- * lone surrogates. A zero-width joiner between two emoji (👨‍👩‍👧) is kept: it only joins them.
+ * Characters a terminal acts on or that change how a line reads: C0 and C1 controls, format characters (bidi, zero
+ * width, tags), line and paragraph separators, lone surrogates; a zero-width joiner between two emoji (👨‍👩‍👧) only joins them.
  */
 const UNSAFE =
   /(?<!\p{Extended_Pictographic}(?:[\u{1F3FB}-\u{1F3FF}]|\uFE0F)?)\u200D|\u200D(?!\p{Extended_Pictographic})|(?!\u200D)[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
@@ -17,20 +15,16 @@ function escaped(ch: string): string {
 }
 
 /**
- * A line as the operator's terminal may show it: every character of UNSAFE is written as its escape (`\x1B`,
- * `\u202E`), so that a chat title or a user name from Telegram can neither drive the terminal nor pass for another
- * line, and what was hidden in it shows. URLs lose their password (`withoutPasswords`). Every line the CLI prints
- * goes through it.
+ * A line as the operator's terminal may show it: every UNSAFE character as its escape (`\x1B`, `\u202E`), so that a
+ * chat title from Telegram can neither drive the terminal nor pass for another line; URLs lose their password.
  */
 export function terminalSafe(line: string): string {
   return withoutPasswords(line).replace(UNSAFE, escaped);
 }
 
 /**
- * `value` as JSON for a terminal: the same JSON (a reader parses the same values), with every character a terminal
- * acts on inside a string written as its `\uXXXX` escape. JSON.stringify escapes C0 controls and lone surrogates
- * itself; DEL, the C1 controls (U+009B starts a sequence as ESC [ does), format characters and separators are left to
- * this. Passwords of URLs go too.
+ * `value` as JSON for a terminal: the same values, with DEL, C1 controls, format characters and separators inside
+ * strings as `\uXXXX` escapes (JSON.stringify escapes C0 controls and lone surrogates itself); URLs lose their password.
  */
 export function terminalSafeJson(value: unknown): string {
   const units = (ch: string) =>

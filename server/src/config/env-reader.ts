@@ -7,14 +7,19 @@ export const CHAT_ID = /^-?\d{1,20}$|^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
 /** A forum topic id (`message_thread_id`). */
 export const THREAD_ID = /^[1-9]\d{0,15}$/;
 
+/** `raw` parsed as an http(s) URL; null when it is not one. */
+export function httpUrl(raw: string): URL | null {
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  return url && ['http:', 'https:'].includes(url.protocol) ? url : null;
+}
+
 /** Reads the variables of `env`, collecting one line per problem in `problems` instead of stopping at the first. */
 export class EnvReader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
 
   raw(name: string): string | undefined {
-    const v = this.env[name];
-    return v === undefined ? undefined : v.trim();
+    return this.env[name]?.trim();
   }
 
   string(name: string, fallback = ''): string {
@@ -40,6 +45,13 @@ export class EnvReader {
     return fallback;
   }
 
+  /** A shared parser's answer: its value, or its one problem line and `fallback`. */
+  parsed<T>(result: { ok: true; value: T } | { ok: false; error: string }, fallback: T): T {
+    if (result.ok) return result.value;
+    this.problems.push(result.error);
+    return fallback;
+  }
+
   /** `HH:MM` (24 h) as minutes after midnight. */
   time(name: string, fallback: number): number {
     const v = this.raw(name);
@@ -54,22 +66,20 @@ export class EnvReader {
 
   /** An optional forum topic id (`message_thread_id`): a positive whole number. */
   threadId(name: string): number | null {
-    const v = this.raw(name);
-    if (!v) return null;
-    if (!THREAD_ID.test(v)) {
-      this.problems.push(`${name} must be a topic id (message_thread_id), a positive whole number like 12 (got "${v}")`);
-      return null;
-    }
-    return Number(v);
+    const v = this.matching(name, THREAD_ID, 'a topic id (message_thread_id), a positive whole number like 12');
+    return v === null ? null : Number(v);
   }
 
   chatId(name: string): string | null {
+    return this.matching(name, CHAT_ID, 'a numeric chat id like -1001234567890 or @channelname');
+  }
+
+  /** An optional value of the form `re`, described as `what` in its problem line. */
+  private matching(name: string, re: RegExp, what: string): string | null {
     const v = this.raw(name);
     if (!v) return null;
-    if (!CHAT_ID.test(v)) {
-      this.problems.push(`${name} must be a numeric chat id like -1001234567890 or @channelname (got "${v}")`);
-      return null;
-    }
-    return v;
+    if (re.test(v)) return v;
+    this.problems.push(`${name} must be ${what} (got "${v}")`);
+    return null;
   }
 }

@@ -1,11 +1,8 @@
-import { CHAT_ID, THREAD_ID, type EnvReader } from './env-reader';
+import { CHAT_ID, httpUrl, THREAD_ID, type EnvReader } from './env-reader';
 
 /** The Telegram variables' own rules: the bot token's form, the updates' webhook, the routes by source. */
 
-/**
- * TELEGRAM_BOT_TOKEN's form, checked before any call to Telegram (the server's start, doctor, setup): a token of
- * another form would only be refused by Telegram, after its URL went out. The line never quotes the token.
- */
+/** TELEGRAM_BOT_TOKEN's form, checked before its URL goes out to Telegram (start, doctor, setup); the line never quotes it. */
 export function botTokenProblem(token: string): string | null {
   return /^\d+:[A-Za-z0-9_-]+$/.test(token) ? null : 'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)';
 }
@@ -63,14 +60,9 @@ export interface TelegramWebhook {
 /** A path the router takes literally: no `:`, `*`, brackets or other pattern characters (percent escapes allowed). */
 const WEBHOOK_PATH = /^\/(?:[A-Za-z0-9/._~-]|%[0-9A-Fa-f]{2})*$/;
 
-/** The server's own routes (controllers and the POST /leads mount), as one problem line names them. */
-const SERVER_ROUTES = '/leads (and every path under it), /health, /ready, /metrics and /openapi.json';
-
 /**
- * Whether another route of this server answers `path` (Express matches without case and with or without one trailing
- * slash): `/leads` (POST /leads, GET /leads) and everything under it (export.csv, the trace), and the observability
- * routes. The Telegram webhook there would never see an update: POST /leads would answer 401 to each and count it
- * toward the wrong-secret lockout.
+ * Whether another route of this server answers `path`, as Express matches (without case, one trailing slash or none):
+ * the webhook there would never see an update (POST /leads would answer 401 and count it toward the lockout).
  */
 function servedByServer(path: string): boolean {
   let decoded = path;
@@ -94,13 +86,8 @@ export function readTelegramWebhook(r: EnvReader, token: string | null): Telegra
   const webhookSecret = r.string('TELEGRAM_WEBHOOK_SECRET') || null;
   let webhook: TelegramWebhook | null = null;
   if (webhookUrl !== null) {
-    let url: URL | null = null;
-    try {
-      url = new URL(webhookUrl);
-    } catch {
-      /* reported below */
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    const url = httpUrl(webhookUrl);
+    if (!url) {
       r.problems.push(`TELEGRAM_WEBHOOK_URL must be the https URL Telegram posts updates to (got "${webhookUrl}")`);
     } else if (!token) {
       r.problems.push('TELEGRAM_WEBHOOK_URL is set but TELEGRAM_BOT_TOKEN is not (no bot to take updates for)');
@@ -112,7 +99,7 @@ export function readTelegramWebhook(r: EnvReader, token: string | null): Telegra
       );
     } else if (servedByServer(url.pathname)) {
       r.problems.push(
-        `TELEGRAM_WEBHOOK_URL must have a path of its own, like /telegram/webhook: ${SERVER_ROUTES} are the server's own routes, and Telegram's updates would never reach the bot`,
+        `TELEGRAM_WEBHOOK_URL must have a path of its own, like /telegram/webhook: /leads (and every path under it), /health, /ready, /metrics and /openapi.json are the server's own routes, and Telegram's updates would never reach the bot`,
       );
     } else {
       webhook = { url: url.toString(), path: url.pathname, secret: webhookSecret };

@@ -1,17 +1,13 @@
-import type { EnvReader } from './env-reader';
+import { httpUrl, type EnvReader } from './env-reader';
 
 /** One webhook endpoint: where events are posted and the secret that signs them (`Stickers-Signature`). */
 export interface WebhookEndpoint {
   url: string;
   secret: string;
-  /**
-   * During a rotation, the secret being retired (LEADS_WEBHOOK_SECRET_PREVIOUS): each delivery is signed with both,
-   * so a receiver holding either verifies it.
-   */
+  /** During a rotation, the secret being retired: each delivery is signed with both, so a receiver holding either verifies it. */
   previousSecret?: string;
 }
 
-/** At most this many webhook endpoints. */
 const MAX_WEBHOOK_ENDPOINTS = 10;
 
 /**
@@ -44,13 +40,8 @@ export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
   }
   const seen = new Set<string>();
   urls.forEach((raw, i) => {
-    let url: URL | null = null;
-    try {
-      url = new URL(raw);
-    } catch {
-      /* reported below */
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    const url = httpUrl(raw);
+    if (!url) {
       r.problems.push(`LEADS_WEBHOOK_URL entry ${i + 1} must be an http(s) URL like https://crm.example.com/hooks/leads`);
     } else if (url.username !== '' || url.password !== '') {
       // fetch refuses such a URL (and its error would quote it, password and all): never delivered, only leaked.
@@ -63,11 +54,7 @@ export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
       seen.add(url.toString());
     }
   });
-  secrets.forEach((secret, i) => {
-    if (!/^\S{16,256}$/.test(secret)) {
-      r.problems.push(`LEADS_WEBHOOK_SECRET entry ${i + 1} must be 16–256 characters without spaces or commas`);
-    }
-  });
+  checkSecrets(r, 'LEADS_WEBHOOK_SECRET', secrets, false);
   const previous = readPreviousSecrets(r, urls.length);
   if (r.problems.length > before) return [];
   return urls.map((url, i) => ({
@@ -91,10 +78,14 @@ function readPreviousSecrets(r: EnvReader, urlCount: number): string[] {
     );
     return [];
   }
-  previous.forEach((secret, i) => {
-    if (secret !== '' && !/^\S{16,256}$/.test(secret)) {
-      r.problems.push(`LEADS_WEBHOOK_SECRET_PREVIOUS entry ${i + 1} must be empty or 16–256 characters without spaces or commas`);
-    }
-  });
+  checkSecrets(r, 'LEADS_WEBHOOK_SECRET_PREVIOUS', previous, true);
   return previous;
+}
+
+/** One line per entry of `name` that is not 16–256 characters without spaces (nor empty, when `emptyOk`). */
+function checkSecrets(r: EnvReader, name: string, secrets: string[], emptyOk: boolean): void {
+  secrets.forEach((secret, i) => {
+    if (!(emptyOk && secret === '') && !/^\S{16,256}$/.test(secret))
+      r.problems.push(`${name} entry ${i + 1} must be ${emptyOk ? 'empty or ' : ''}16–256 characters without spaces or commas`);
+  });
 }

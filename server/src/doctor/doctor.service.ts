@@ -13,7 +13,7 @@ export interface CheckLine {
   text: string;
 }
 
-/** What the doctor service asks of the world; the CLI wires the real probes, tests may wire others. */
+/** What the doctor service asks of the world (the CLI wires the probes). */
 export interface DoctorProbes {
   /** Null: TELEGRAM_BOT_TOKEN is not set. */
   telegram: TelegramGateway | null;
@@ -22,19 +22,17 @@ export interface DoctorProbes {
   endpoint: { url: string; probe(url: string, secret: string): Promise<EndpointAnswer> } | null;
 }
 
-/** A chat of the configuration: where its id and topic come from, to name them in a problem's line. */
+/** A chat of the configuration and the variables its id and topic come from (a route's: one for both). */
 interface ChatTarget {
   chatVar: string;
-  threadVar: string;
+  threadVar?: string;
   chatId: string;
   threadId: number | null;
 }
 
 /**
  * `npm run leads -- doctor` (docs/requirements.md §16.3): the configuration the server would start with, checked
- * against the world — the token, every configured chat and topic (reachable, writable), the webhook in webhook mode,
- * the database (reachable, migrated, writable), the landing's endpoint. One line per check; a problem names the
- * variable to fix.
+ * against the world — the token, every chat and topic, the webhook, the database, the landing's endpoint.
  */
 export class DoctorService {
   private readonly lines: CheckLine[] = [];
@@ -80,13 +78,9 @@ export class DoctorService {
     }
     this.add('ok', `TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
     const t = this.config.telegram;
-    const targets: ChatTarget[] = [];
+    const targets: ChatTarget[] = t.routes.map((r) => ({ chatVar: `LEADS_ROUTES (${r.source})`, chatId: r.chatId, threadId: r.threadId }));
     if (t.leadsChatId)
-      targets.push({ chatVar: 'LEADS_CHAT_ID', threadVar: 'LEADS_THREAD_ID', chatId: t.leadsChatId, threadId: t.leadsThreadId });
-    for (const route of t.routes) {
-      const name = `LEADS_ROUTES (${route.source})`;
-      targets.push({ chatVar: name, threadVar: name, chatId: route.chatId, threadId: route.threadId });
-    }
+      targets.unshift({ chatVar: 'LEADS_CHAT_ID', threadVar: 'LEADS_THREAD_ID', chatId: t.leadsChatId, threadId: t.leadsThreadId });
     if (t.adminChatId)
       targets.push({ chatVar: 'ADMIN_CHAT_ID', threadVar: 'ADMIN_THREAD_ID', chatId: t.adminChatId, threadId: t.adminThreadId });
     else this.add('warn', 'ADMIN_CHAT_ID is not set: alerts and the daily digest are only logged');
@@ -127,7 +121,8 @@ export class DoctorService {
     }
     this.add('ok', `${name}${title}: the bot is ${rights.role}, may send and edit its messages`);
     if (target.threadId === null) return;
-    const topic = `${target.threadVar}${target.threadVar === target.chatVar ? ' topic' : ''}=${target.threadId}`;
+    const threadVar = target.threadVar ?? target.chatVar;
+    const topic = `${target.threadVar ?? `${target.chatVar} topic`}=${target.threadId}`;
     if (!chat.value.is_forum) {
       this.add('fail', `${topic}:${title || ` ${target.chatId}`} has no topics: unset the topic, or turn topics on in the group`);
       return;
@@ -137,7 +132,7 @@ export class DoctorService {
     else if (reached.kind === 'thread_gone') {
       this.add(
         'fail',
-        `${topic}: no open topic ${target.threadId} in${title} (${reached.description}): reopen it, or fix ${target.threadVar} (/stickers_chatid in the topic tells it)`,
+        `${topic}: no open topic ${target.threadId} in${title} (${reached.description}): reopen it, or fix ${threadVar} (/stickers_chatid in the topic tells it)`,
       );
     } else this.add('fail', `${topic}: the topic could not be reached (${reached.description})`);
   }
@@ -223,34 +218,20 @@ export class DoctorService {
     if (!endpoint) return;
     const name = `LEADS_ENDPOINT=${endpoint.url}`;
     const answer = await endpoint.probe(endpoint.url, this.config.leads.secret);
-    if (answer.error !== undefined) {
-      this.add('fail', `${name}: no answer (${answer.error}): the landing could not reach the server either`);
-      return;
-    }
-    switch (answer.status) {
-      case 422:
-        this.add('ok', `${name}: the server takes the landing's requests (an empty one answered 422, nothing stored)`);
-        return;
-      case 401:
-        this.add('fail', `${name}: the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET`);
-        return;
-      case 404:
-        this.add(
-          'fail',
-          `${name}: 404: the leads module is off there (LEADS_SECRET empty or LEADS_ENABLED=0), or the URL's path is not /leads`,
-        );
-        return;
-      case 429:
-        this.add(
-          'fail',
-          `${name}: 429: this address is locked out after wrong secrets, or the server is at its limit: wait, then check LEADS_SECRET`,
-        );
-        return;
-      default:
-        this.add(
-          'fail',
-          `${name}: answered ${answer.status} to an empty request (the server answers 422): is it the server's POST /leads?`,
-        );
-    }
+    if (answer.error !== undefined) this.add('fail', `${name}: no answer (${answer.error}): the landing could not reach the server either`);
+    else if (answer.status === 422)
+      this.add('ok', `${name}: the server takes the landing's requests (an empty one answered 422, nothing stored)`);
+    else
+      this.add(
+        'fail',
+        `${name}: ${ENDPOINT_REFUSALS[answer.status] ?? `answered ${answer.status} to an empty request (the server answers 422): is it the server's POST /leads?`}`,
+      );
   }
 }
+
+/** What an answer other than 422 to the landing's empty request means. */
+const ENDPOINT_REFUSALS: Record<number, string> = {
+  401: 'the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET',
+  404: "404: the leads module is off there (LEADS_SECRET empty or LEADS_ENABLED=0), or the URL's path is not /leads",
+  429: '429: this address is locked out after wrong secrets, or the server is at its limit: wait, then check LEADS_SECRET',
+};

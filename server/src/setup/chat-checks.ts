@@ -19,22 +19,15 @@ export class ChatChecks {
 
   /** getChat and getChatMember of the bot: may it post and edit there? True when it may post. */
   async rights(me: BotIdentity, label: string, choice: ChatChoice): Promise<boolean> {
+    const name = `${label} ${describeChat(choice)}`;
     const chat = await this.telegram.getChat(choice.chatId);
-    if (!chat.ok) {
-      this.session.fail(`${label} ${describeChat(choice)}: the bot cannot reach it (${chat.description}): add the bot to the chat again`);
-      return false;
-    }
-    const member = await this.telegram.getChatMember(choice.chatId, me.id);
-    if (!member.ok) {
-      this.session.fail(`${label} ${describeChat(choice)}: the bot's rights could not be read (${member.description})`);
-      return false;
-    }
-    const rights = botRights(chat.value, member.value);
-    if (rights.problem) {
-      this.session.fail(`${label} ${describeChat(choice)}: ${rights.problem}`);
-      return false;
-    }
-    this.session.ok(`${label} ${describeChat(choice)}: the bot is ${rights.role}, may send and edit its messages`);
+    const member = chat.ok ? await this.telegram.getChatMember(choice.chatId, me.id) : null;
+    const rights = chat.ok && member?.ok ? botRights(chat.value, member.value) : null;
+    if (!chat.ok) this.session.fail(`${name}: the bot cannot reach it (${chat.description}): add the bot to the chat again`);
+    else if (member && !member.ok) this.session.fail(`${name}: the bot's rights could not be read (${member.description})`);
+    else if (rights?.problem) this.session.fail(`${name}: ${rights.problem}`);
+    if (!rights || rights.problem) return false;
+    this.session.ok(`${name}: the bot is ${rights.role}, may send and edit its messages`);
     if (rights.manageTopics === false) this.session.note(`${label}: the bot may not manage topics (not needed to post in an open topic)`);
     if (rights.manageTopics === true) this.session.ok(`${label}: the bot may manage topics`);
     return true;
@@ -72,30 +65,18 @@ export class ChatChecks {
       return query?.data === this.pressData ? query : null;
     }, false);
     const press = waited(seen);
-    const done = { inline_keyboard: [] };
+    /** The card's last text, without its button. */
+    const close = (text: string) => this.telegram.edit(leads.chatId, sent.value.message_id, text, false, { inline_keyboard: [] });
     if (!press) {
-      await this.telegram.edit(
-        leads.chatId,
-        sent.value.message_id,
-        '🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.',
-        false,
-        done,
-      );
-      if (seen.kind === 'timeout') {
+      await close('🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.');
+      if (seen.kind === 'timeout')
         this.session.fail(
           `buttons: no press of the test card reached the bot within ${options.timeoutSec} s (run setup again to repeat the check)`,
         );
-      }
       return;
     }
     await this.telegram.answerCallback(press.id, '✅ Кнопка работает: нажатие дошло до бота');
-    await this.telegram.edit(
-      leads.chatId,
-      sent.value.message_id,
-      `✅ Проверочная карточка Stickers Leads: нажатие (${userName(press.from)}) дошло до бота. Её можно удалить.`,
-      false,
-      done,
-    );
+    await close(`✅ Проверочная карточка Stickers Leads: нажатие (${userName(press.from)}) дошло до бота. Её можно удалить.`);
     this.session.ok(`buttons: the press of ${userName(press.from)} reached the bot`);
   }
 }

@@ -32,13 +32,12 @@ export class ChatChooser {
   async choose(me: BotIdentity, other: ChatChoice | null): Promise<ChatChoice | null> {
     const { io, options } = this.session;
     const username = me.username ? `@${me.username}` : 'the bot';
+    io.say('');
     if (!other) {
-      io.say('');
       io.say('1. The leads group (the cards go there).');
       io.say(`   Add ${username} to the group (group → Add members), or, if it is there already, send /stickers_chatid in it.`);
       io.say('   A group with topics: send /stickers_chatid in the topic for the cards.');
     } else {
-      io.say('');
       io.say('2. The admin chat (alerts, the daily digest, /stickers_export), optional.');
       io.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
       if (io.interactive) io.say('   Press Enter to go on without an admin chat.');
@@ -100,8 +99,7 @@ export class ChatChooser {
       const named = options.chat !== null || options.from !== null || (other !== null && choice.chatId === other.chatId);
       if (!named) {
         io.say(`   ${found}`);
-        const what = other ? 'the admin chat' : 'the leads group';
-        const answer = await io.ask(`Take it as ${what}? [y/N] `);
+        const answer = await io.ask(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `);
         if (!/^y(es)?$/i.test(answer?.trim() ?? '')) {
           this.session.note(
             `«${choice.title}» not taken: waiting for another group (add the bot to yours, or send /stickers_chatid in it)`,

@@ -19,18 +19,13 @@ export interface SetupOptions {
   timeoutSec: number;
   /** Ask for the admin chat as well. */
   admin: boolean;
-  /** Delete a webhook that is set without asking. */
+  /** Delete a webhook that is set, and take (so drop) presses and commands that wait for the server, without asking. */
   deleteWebhook: boolean;
-  /** Take (and so drop) presses and commands that wait for the server, without asking. */
   dropPending: boolean;
   /** Ctrl-C: setup stops waiting, confirms what it read and ends. */
   signal?: AbortSignal;
-  /** The leads chat the operator named (--chat): a sighting of another group is ignored. */
+  /** --chat: only this leads group is taken. --from: only a group this user added the bot to (or wrote in) is taken. */
   chat: string | null;
-  /**
-   * The operator's Telegram user id (--from): only a group the bot was added to by them (or written in by them) is
-   * taken, for the leads chat and the admin chat.
-   */
   from: number | null;
 }
 
@@ -77,7 +72,7 @@ export class SetupSession {
     }
   }
 
-  /** Waits for one update `pick` accepts, within the bound; a line for a timeout or a failure. */
+  /** Waits for one update `pick` accepts, within the bound (Enter ends a `skippable` wait); a line for a failure. */
   async wait<T>(pick: (u: RawUpdate) => T | null, skippable: boolean): Promise<Waited<T>> {
     const until = this.clock.now() + this.options.timeoutSec * 1000;
     const local = new AbortController();

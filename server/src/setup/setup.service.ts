@@ -6,15 +6,6 @@ import { ChatChecks } from './chat-checks';
 import { SetupSession, type SetupIo, type SetupOptions } from './setup-session';
 import { isForTheServer, UpdateFeed } from './update-feed';
 
-export type { SetupIo } from './setup-session';
-
-export interface SetupResult {
-  /** 0: every check passed; 1: a problem (said in its line); 130: stopped by the operator. */
-  code: number;
-  leads: ChatChoice | null;
-  admin: ChatChoice | null;
-}
-
 /**
  * `npm run leads -- setup` (docs/requirements.md §16.1): from a bot token alone to the lines of `.env` — the leads
  * group and its topic, the admin chat — found from updates the operator causes (adding the bot, a message in the
@@ -22,63 +13,50 @@ export interface SetupResult {
  * updates with its own long polling and leaves them confirmed for the server that polls next.
  */
 export class SetupService {
-  private readonly nonce = randomBytes(6).toString('hex');
+  /** The test card's `callback_data`, this run's own. */
+  private readonly pressData = `setup:${randomBytes(6).toString('hex')}`;
   private readonly session: SetupSession;
 
   constructor(
     private readonly telegram: TelegramGateway,
-    io: SetupIo,
+    private readonly io: SetupIo,
     clock: Clock,
-    options: SetupOptions,
+    private readonly options: SetupOptions,
   ) {
     const feed = new UpdateFeed(telegram, clock, (data) => data === this.pressData);
     this.session = new SetupSession(io, options, clock, feed);
   }
 
-  private get io(): SetupIo {
-    return this.session.io;
-  }
-
-  private get options(): SetupOptions {
-    return this.session.options;
-  }
-
-  private get pressData(): string {
-    return `setup:${this.nonce}`;
-  }
-
-  async run(): Promise<SetupResult> {
-    const result: SetupResult = { code: 1, leads: null, admin: null };
+  /** The exit code: 0 every check passed; 1 a problem (said in its line); 130 stopped by the operator. */
+  async run(): Promise<number> {
     if (!this.io.interactive && this.options.chat === null && this.options.from === null) {
       // Nobody can confirm the group: the first one to show up could be a stranger's (anyone may add a bot to a group).
       this.session.fail(
         "without a terminal setup takes only the group you name: run it with --chat <the group's chat id> " +
           "or --from <your Telegram user id> (then the group you add the bot to is taken, and nobody else's)",
       );
-      return result;
+      return 1;
     }
     const me = await this.identify();
-    if (!me) return result;
-    if (!(await this.takeOverUpdates())) return result;
+    if (!me || !(await this.takeOverUpdates())) return 1;
     try {
       const chooser = new ChatChooser(this.session, this.telegram);
-      result.leads = await chooser.choose(me, null);
-      if (result.leads && this.options.admin) result.admin = await chooser.choose(me, result.leads);
-      if (!result.leads) return { ...result, code: this.session.stopped ? 130 : 1 };
-      this.printEnv(result.leads, result.admin);
+      const leads = await chooser.choose(me, null);
+      const admin = leads && this.options.admin ? await chooser.choose(me, leads) : null;
+      if (!leads) return this.session.stopped ? 130 : 1;
+      this.printEnv(leads, admin);
       const checks = new ChatChecks(this.session, this.telegram, this.pressData);
-      const leadsWritable = await checks.rights(me, 'leads chat', result.leads);
-      const adminWritable = result.admin ? await checks.rights(me, 'admin chat', result.admin) : false;
-      if (result.admin && adminWritable) await checks.adminMessage(result.admin);
-      if (leadsWritable) await checks.card(result.leads);
-      if (this.session.stopped) return { ...result, code: 130 };
-      result.code = this.session.problems > 0 ? 1 : 0;
+      const leadsWritable = await checks.rights(me, 'leads chat', leads);
+      if (admin && (await checks.rights(me, 'admin chat', admin))) await checks.adminMessage(admin);
+      if (leadsWritable) await checks.card(leads);
+      if (this.session.stopped) return 130;
+      const problems = this.session.problems;
       this.io.say(
-        this.session.problems > 0
-          ? `setup: ${this.session.problems} problem${this.session.problems > 1 ? 's' : ''} above; fix and run it again (or npm run leads -- doctor once .env is set)`
+        problems > 0
+          ? `setup: ${problems} problem${problems > 1 ? 's' : ''} above; fix and run it again (or npm run leads -- doctor once .env is set)`
           : 'setup: every check passed. Paste the lines above into .env, start the server, then run npm run leads -- doctor',
       );
-      return result;
+      return problems > 0 ? 1 : 0;
     } finally {
       await this.handBack();
     }

@@ -15,10 +15,7 @@ export type Waited<T> =
   /** Telegram refused or failed the poll (409: another program polls this bot; a webhook is set; the network). */
   | { kind: 'failed'; failure: TelegramFailure };
 
-/**
- * An update the server would act on (a card's button, a command other than /stickers_chatid): setup must not take it
- * from the server unnoticed.
- */
+/** An update the server would act on (a card's button, a command but /stickers_chatid): not taken from it unnoticed. */
 export function isForTheServer(update: RawUpdate, ownData?: (data: string) => boolean): boolean {
   const query = update.callback_query as { data?: string } | undefined;
   if (query) return !(ownData?.(query.data ?? '') ?? false);
@@ -28,10 +25,9 @@ export function isForTheServer(update: RawUpdate, ownData?: (data: string) => bo
 }
 
 /**
- * The setup command's own long polling (docs/requirements.md §16.1): reads updates in order, each one looked at once,
- * and confirms what it has read so that nothing comes again to the server that polls next. Reading with an offset
- * confirms every update before it, which is Telegram's only way to confirm: so the first look at what waits
- * (`pending`) has no offset and confirms nothing.
+ * The setup command's own long polling (docs/requirements.md §16.1): each update looked at once, in order, and
+ * confirmed at the end for the server that polls next. An offset confirms every update before it (Telegram's only way),
+ * so the first look at what waits (`pending`) has none.
  */
 export class UpdateFeed {
   /** The next update id to ask for: one past the last update looked at; undefined before the first. */
@@ -61,10 +57,7 @@ export class UpdateFeed {
     this.buffer.length = 0;
   }
 
-  /**
-   * Looks at updates, oldest first, until `pick` gives a value for one, `until` (a clock time) passes, or `signal`
-   * aborts. Every update looked at is consumed, whether picked or not.
-   */
+  /** Looks at updates, oldest first, until `pick` takes one, `until` passes or `signal` aborts; each looked at is consumed. */
   async next<T>(pick: (update: RawUpdate) => T | null, until: number, signal?: AbortSignal): Promise<Waited<T>> {
     for (;;) {
       for (let update = this.buffer.shift(); update; update = this.buffer.shift()) {
@@ -86,9 +79,8 @@ export class UpdateFeed {
   }
 
   /**
-   * Confirms every update looked at: one getUpdates from the next offset that does not wait, so that the server's
-   * first poll neither gets them again nor meets a poll of ours still open (no 409). Updates read but not looked at
-   * stay for the server.
+   * Confirms every update looked at with one getUpdates from the next offset that does not wait: the server's first
+   * poll neither gets them again nor meets a poll of ours still open (409). Those not looked at stay for the server.
    */
   async confirm(): Promise<{ ok: true } | { ok: false; failure: TelegramFailure }> {
     if (this.offset === undefined) return { ok: true };
