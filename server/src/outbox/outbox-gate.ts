@@ -3,6 +3,7 @@ import { Clock } from '../clock/clock';
 import { Metrics } from '../observability/metrics';
 import { SettingsRepository } from '../repositories/settings.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import type { Outcome } from './outcome';
 
 /** The settings row that shares a flood pause between instances: Telegram's limits are per bot token. */
 export const FLOOD_UNTIL_SETTING = 'telegram_flood_until';
@@ -76,6 +77,11 @@ export class OutboxGate {
       this.logger.warn({ msg: 'flood pause not shared', error: err instanceof Error ? err.message : String(err) });
     }
     return this.pausedUntil;
+  }
+
+  /** A 429's outcome: the row waits for the pause, and its lane sends nothing more this pass. */
+  async pause(pauseMs: number, description: string): Promise<Outcome> {
+    return { defer: await this.flood(pauseMs, description), stop: true };
   }
 
   /** Adopts a flood pause another instance got. Database errors propagate (the pass fails and backs off). */

@@ -16,8 +16,7 @@ import { OutboxScheduler } from './outbox.scheduler';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { ChatPacer } from './chat-pacer';
-import { TeamMessageSender } from './team-message-sender';
-import { VisitorMessageSender } from './visitor-message-sender';
+import { TeamMessageSender, VisitorMessageSender } from './message-senders';
 import { ConversationsModule } from '../conversations/conversations.module';
 
 /**
