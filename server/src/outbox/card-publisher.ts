@@ -127,11 +127,9 @@ export class CardPublisher implements OutboxHandler {
   }
 
   /**
-   * A late lead whose fallback message is in the leads group gets that very message as its card — edited
-   * into the full card (else plain text, else the minimal card, as a publication), so the group keeps one message
-   * for it. 'publish_new' when the message cannot be the card (another chat, another bot's, deleted, refused): then
-   * the card goes out as a new message and the message waits for its reply. A 5xx or a timeout is a failure on the
-   * card's schedule, and the next attempt tries the edit again.
+   * A late lead's fallback message in the leads group becomes its card, edited in as a publication (full, plain,
+   * minimal), so the group keeps one message. 'publish_new' when it cannot (another chat, another bot's, deleted,
+   * refused). A 5xx or a timeout is a failure on the card's schedule; the next attempt tries the edit again.
    */
   private async adopt(lead: Lead, attempts: number, chatId: string, card: Card, base: CardBase): Promise<Outcome | 'publish_new'> {
     const messageId = lead.fallback_message_id!;

@@ -9,10 +9,8 @@ import type { Outcome } from './outcome';
 export const FLOOD_UNTIL_SETTING = 'telegram_flood_until';
 
 /**
- * Whether the outbox may call Telegram now, shared by the runner and the work it runs: not without a bot, not
- * during a flood pause (docs/requirements.md §4.3), and no new work once the runner stopped (§4.1). The pause lives
- * here rather than in the runner because a card rewrite asked for outside a pass (a button press) obeys and starts it
- * too; the runner says what happens when it ends.
+ * Whether the outbox may call Telegram now: not without a bot, not during a flood pause (docs/requirements.md §4.3),
+ * nothing new once stopped (§4.1). Here, not in the runner: a button's rewrite outside a pass obeys and starts it too.
  */
 @Injectable()
 export class OutboxGate {
@@ -45,10 +43,7 @@ export class OutboxGate {
     return this.hasBot() && this.clock.now() >= this.pausedUntil;
   }
 
-  /**
-   * A bot exists (its absence is logged once). Without one a pass has nothing to do: the runner then reads nothing
-   * and takes no lease (which would keep the outbox from an instance that has a bot).
-   */
+  /** A bot exists (its absence is logged once); without one the runner reads nothing. */
   hasBot(): boolean {
     if (this.telegram.available) return true;
     this.pausedOnce('publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)');
@@ -61,10 +56,7 @@ export class OutboxGate {
     this.pausedLogged = true;
   }
 
-  /**
-   * Telegram asked to wait: every call of the outbox waits exactly `pauseMs`, on every instance (the pause is written
-   * to the database, and each instance reads it before a pass: `syncFlood`). Gives the pause's end: the row's next time.
-   */
+  /** Telegram asked to wait: every instance waits exactly `pauseMs` (shared through the settings). Gives the pause's end. */
   async flood(pauseMs: number, description: string): Promise<number> {
     const now = this.clock.now();
     this.pauseUntil(now + pauseMs);
