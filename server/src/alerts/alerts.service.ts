@@ -11,10 +11,7 @@ import type { Messages } from '../i18n';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
 
-/**
- * Messages to the admin chat (ADMIN_CHAT_ID, in its ADMIN_THREAD_ID topic when set) for ops; each kind throttled by a
- * persisted interval.
- */
+/** Messages for ops to the admin chat (ADMIN_CHAT_ID, its ADMIN_THREAD_ID topic when set), each kind throttled. */
 @Injectable()
 export class AlertsService {
   private readonly logger = new Logger('Alerts');
@@ -38,7 +35,6 @@ export class AlertsService {
         this.logger.warn({ msg: `alert ${key} not sent (no TELEGRAM_BOT_TOKEN or ADMIN_CHAT_ID)`, alert: key, text });
         return 'no_target';
       }
-      // Through the gateway: a hanging Telegram is cut off after TELEGRAM_TIMEOUT_MS instead of holding the caller.
       const sent = await this.sendToAdmin(text);
       if (sent.ok) {
         this.metrics.inc('alerts_sent_total', { kind: key.split(':')[0] });
@@ -61,11 +57,7 @@ export class AlertsService {
     }
   }
 
-  /**
-   * A message to the admin chat (alerts, the digest), in the ADMIN_THREAD_ID topic when set. When Telegram
-   * refuses the topic (closed, deleted), the message goes into the chat's General topic at once, saying so: ops are
-   * never left without an alert because of a topic.
-   */
+  /** A message to the admin chat; a topic Telegram refuses sends it to the General topic at once, saying so. */
   async sendToAdmin(text: string): Promise<TelegramResult<{ message_id: number }>> {
     const chatId = this.config.telegram.adminChatId;
     if (!chatId) return { ok: false, kind: 'refused', description: 'ADMIN_CHAT_ID is not set' };

@@ -22,16 +22,12 @@ const DENIAL_MEMORY_MS = 2000;
 export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling';
 
 /**
- * Leases of the jobs that must run on one instance at a time when several share a database: the outbox's
- * passes, housekeeping, long polling. Wall-clock time (not the app's Clock, which tests move by hand): a lease is about
- * whether a process is alive, not about the leads' times. On a single instance every lease is simply always granted.
+ * Leases of the jobs that run on one instance at a time when several share a database. Wall-clock time, not the app's
+ * Clock (which tests move by hand): a lease is about whether a process is alive.
  */
 @Injectable()
 export class LeaseService {
-  /**
-   * This app, as lease holders are named: host, pid, when the process started, and a random part (two apps in one
-   * process — tests — are two instances too).
-   */
+  /** This app as a holder: host, pid, process start, and a random part (two apps in one process are two instances). */
   readonly instanceId = `${hostname()}:${process.pid}:${PROCESS_STARTED}:${randomBytes(3).toString('hex')}`;
   /** Until when this instance holds each lease, as of its last successful take. */
   private readonly heldUntil = new Map<LeaseName, number>();
@@ -67,30 +63,9 @@ export class LeaseService {
     return granted;
   }
 
-  /**
-   * Whether this instance still holds `name` by its own reckoning, with a margin of one renewal period: past that,
-   * another instance may take it any moment, so work under it stops before it does.
-   */
+  /** Whether this instance still holds `name` by its own reckoning, with a margin of one renewal period. */
   holds(name: LeaseName): boolean {
     return Date.now() < (this.heldUntil.get(name) ?? 0) - this.timings.renewMs;
-  }
-
-  /**
-   * Runs `work` while this instance holds `name`, renewing the lease every renewal period as long as the work goes on;
-   * false, without running it, while another instance holds it. A lease renewed within the last period is not written
-   * again (a job asked for once per accepted lead would otherwise commit a write — an fsync on SQLite — per lead).
-   * Errors of the first take and of the work propagate.
-   */
-  async whileHeld(name: LeaseName, work: () => Promise<void>): Promise<boolean> {
-    if (!this.holds(name) && !(await this.take(name))) return false;
-    const renewal = setInterval(() => void this.take(name).catch(() => undefined), this.timings.renewMs);
-    renewal.unref();
-    try {
-      await work();
-    } finally {
-      clearInterval(renewal);
-    }
-    return true;
   }
 
   /** Gives `name` up (a clean shutdown, polling handed over), so another instance takes it without waiting. */

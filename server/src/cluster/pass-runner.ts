@@ -4,8 +4,7 @@ import type { Clock } from '../clock/clock';
 export interface PassRunnerOptions {
   /** The app's clock (tests move it by hand): the back-off after a failed pass is measured on it. */
   clock: Clock;
-  /** One pass. True asks for one more pass right after it (more is due than one pass takes). */
-  pass: () => Promise<boolean | void>;
+  pass: () => Promise<void>;
   /** Whether passes run at all (no bot, no endpoint): when false, `tick` and `soon` do nothing. Asked at each call. */
   enabled?: () => boolean;
   /** The wait after the `failures`-th failed pass in a row; none: the next pass may run at once. */
@@ -17,10 +16,9 @@ export interface PassRunnerOptions {
 }
 
 /**
- * The loop behind the outbox's runner and lanes and housekeeping: passes that never overlap (a `tick` during a pass
- * returns that pass), "one more soon" asked any number of times during a pass gives exactly one more pass after it, a
- * failed pass backs off before the next, and a stop lets the running pass finish and starts no other on its own. What
- * a pass does is the feature's.
+ * The loop behind the outbox's runner and lanes and housekeeping: passes never overlap (a `tick` during a pass returns
+ * it), any number of `soon` during a pass give exactly one more after it, a failed pass backs off, and a stop lets the
+ * running pass finish and starts no other.
  */
 export class PassRunner {
   private running: Promise<void> | null = null;
@@ -31,11 +29,6 @@ export class PassRunner {
 
   constructor(private readonly options: PassRunnerOptions) {}
 
-  /** Set by `stop`: a pass that sends one thing after another looks at it between two. */
-  get stopped(): boolean {
-    return this.isStopped;
-  }
-
   /** A pass is running (or about to). */
   get busy(): boolean {
     return this.running !== null;
@@ -43,7 +36,7 @@ export class PassRunner {
 
   /** One pass now, or the running one (no overlap). Resolves when the passes end; never rejects. */
   tick(): Promise<void> {
-    if (!this.isEnabled()) return Promise.resolve();
+    if (this.options.enabled?.() === false) return Promise.resolve();
     if (this.running) return this.running;
     this.running = this.loop().finally(() => {
       this.running = null;
@@ -53,7 +46,7 @@ export class PassRunner {
 
   /** A pass now rather than at the next interval; during a pass, one more follows it (however often this is called). */
   soon(): void {
-    if (this.isStopped || !this.isEnabled()) return;
+    if (this.isStopped || this.options.enabled?.() === false) return;
     if (this.running) this.rerun = true;
     else void this.tick();
   }
@@ -74,10 +67,6 @@ export class PassRunner {
     await this.whenIdle();
   }
 
-  private isEnabled(): boolean {
-    return this.options.enabled?.() ?? true;
-  }
-
   private async loop(): Promise<void> {
     const { clock } = this.options;
     do {
@@ -85,25 +74,17 @@ export class PassRunner {
       // After a failed pass the runner waits (the database is full, locked, gone) instead of hammering it each tick.
       if (clock.now() < this.backoffUntil) return;
       try {
-        if (await this.options.pass()) this.rerun = true;
-        this.succeeded();
+        await this.options.pass();
+        const failuresBefore = this.failures;
+        this.failures = 0;
+        this.backoffUntil = 0;
+        this.options.onSuccess?.(failuresBefore);
       } catch (err) {
-        this.failed(err);
+        this.failures += 1;
+        const backoff = this.options.backoffMs?.(this.failures) ?? 0;
+        this.backoffUntil = clock.now() + backoff;
+        this.options.onFailure(err, this.failures, backoff);
       }
     } while (this.rerun && !this.isStopped);
-  }
-
-  private succeeded(): void {
-    const failuresBefore = this.failures;
-    this.failures = 0;
-    this.backoffUntil = 0;
-    this.options.onSuccess?.(failuresBefore);
-  }
-
-  private failed(err: unknown): void {
-    this.failures += 1;
-    const backoff = this.options.backoffMs?.(this.failures) ?? 0;
-    this.backoffUntil = this.options.clock.now() + backoff;
-    this.options.onFailure(err, this.failures, backoff);
   }
 }

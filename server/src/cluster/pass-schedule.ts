@@ -3,10 +3,8 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { type LeaseName, LeaseService } from './lease.service';
 
 /**
- * The start and the end every pass feature (the outbox, the webhooks, housekeeping) makes around its `PassRunner`:
- * an interval named after the feature in Nest's scheduler registry, and at shutdown the interval gone, the running
- * pass let end (and whatever the feature does after it), then the feature's lease handed back, so another instance
- * (or this one restarted) takes the job at once instead of after the lease runs out.
+ * The start and end of a pass feature (the outbox, housekeeping): an interval in Nest's scheduler registry; at
+ * shutdown the interval gone, the running pass ended, then the lease handed back so another instance takes it at once.
  */
 @Injectable()
 export class PassSchedule {

@@ -3,7 +3,6 @@ import type { Card } from '../cards/card.renderer';
 import { CardService } from '../cards/card.service';
 import { type CardTarget, LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
-import type { LeadEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
 import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
@@ -20,31 +19,29 @@ import type { Messages } from '../i18n';
 
 type PublishForm = PublishCall['form'];
 
-/** A card Telegram accepted, as its record writes it. */
-interface SentCard {
+/** What a card's record needs besides where it went: the lead's facts as the card showed them. */
+interface CardBase {
   leadId: number;
   requestId: string;
-  chatId: string;
-  /** The forum topic the card is in; null: none (the chat's General topic). */
-  threadId: number | null;
-  messageId: number;
-  format: 'html' | 'plain';
   repeatIds: number[];
   dirtyAt: number | null;
-  /** When the lead was accepted (its arrival): the start of outbox_card_latency_seconds. */
+  /** The lead's arrival: the start of outbox_card_latency_seconds. */
   acceptedAt: number;
-  sentAt: number;
-  kind: Extract<LeadEventKind, 'published' | 'published_plain' | 'published_minimal'>;
-  detail: string;
-  /** What Telegram refused before this fallback card went out. */
-  refused?: string;
-  /** The card is the late lead's fallback message, edited into it. */
-  adopted?: boolean;
-  /** Why the card is not in its topic (closed, deleted): it went into the chat's General topic. */
-  topic?: string;
 }
 
-const EVENT: Record<PublishForm, SentCard['kind']> = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' };
+/** A card Telegram accepted: where, in which form, and why not in the full form or in its topic. */
+type SentCard = CardBase & {
+  chatId: string;
+  threadId: number | null;
+  messageId: number;
+  form: PublishForm;
+  refused?: string;
+  /** The late lead's fallback message, edited into the card. */
+  adopted?: boolean;
+  topic?: string;
+};
+
+const EVENT = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' } as const;
 
 /**
  * Publishes the cards of stored leads (docs/requirements.md §4.1–§4.5, §12.5): the full card, else the plain-text or
@@ -79,20 +76,20 @@ export class CardPublisher implements OutboxHandler {
   }
 
   private async publish(lead: Lead, attempts: number, target: CardTarget, afterMigration = false): Promise<Outcome> {
-    if (lead.fallback_state === 'pending') {
-      const adopted = await this.adopt(lead, attempts, target.chatId);
-      if (adopted !== 'publish_new') return adopted;
-      lead = { ...lead, fallback_state: 'answer' };
-    }
     const repeats = await this.repo.repeatsOf(lead.id);
     const card = await this.cards.cardFor(lead, repeats);
-    const base = {
+    const base: CardBase = {
       leadId: lead.id,
       requestId: lead.request_id,
       repeatIds: repeats.map((r) => r.id),
       dirtyAt: lead.card_dirty_at,
       acceptedAt: lead.received_at ?? lead.created_at,
     };
+    if (lead.fallback_state === 'pending') {
+      const adopted = await this.adopt(lead, attempts, target.chatId, card, base);
+      if (adopted !== 'publish_new') return adopted;
+      lead = { ...lead, fallback_state: 'answer' };
+    }
     this.metrics.inc('outbox_publish_attempts_total');
     let form: PublishForm = 'html';
     let refused: string | undefined;
@@ -101,8 +98,7 @@ export class CardPublisher implements OutboxHandler {
     for (;;) {
       const sent = await this.send(to, form, form === 'minimal' ? this.cards.minimalCardFor(lead) : card);
       if (sent.ok) {
-        const where = { chatId: to.chatId, threadId: to.threadId, topic };
-        return this.sent({ ...base, ...where, form, messageId: sent.value.message_id, refused });
+        return this.sent({ ...base, chatId: to.chatId, threadId: to.threadId, topic, form, messageId: sent.value.message_id, refused });
       }
       const inGeneral = to.threadId === null;
       const next: PublishFailureStep = nextStep({ action: 'publish', form, afterMigration, inGeneral }, sent, attempts);
@@ -131,13 +127,11 @@ export class CardPublisher implements OutboxHandler {
   }
 
   /**
-   * A late lead whose fallback message is in the leads group gets that very message as its card — edited
-   * into the full card (else plain text, else the minimal card, as a publication), so the group keeps one message
-   * for it. 'publish_new' when the message cannot be the card (another chat, another bot's, deleted, refused): then
-   * the card goes out as a new message and the message waits for its reply. A 5xx or a timeout is a failure on the
-   * card's schedule, and the next attempt tries the edit again.
+   * A late lead's fallback message in the leads group becomes its card, edited in as a publication (full, plain,
+   * minimal), so the group keeps one message. 'publish_new' when it cannot (another chat, another bot's, deleted,
+   * refused). A 5xx or a timeout is a failure on the card's schedule; the next attempt tries the edit again.
    */
-  private async adopt(lead: Lead, attempts: number, chatId: string): Promise<Outcome | 'publish_new'> {
+  private async adopt(lead: Lead, attempts: number, chatId: string, card: Card, base: CardBase): Promise<Outcome | 'publish_new'> {
     const messageId = lead.fallback_message_id!;
     if (lead.fallback_chat_id !== chatId) {
       await this.notAdopted(lead, `the fallback message is in chat ${lead.fallback_chat_id}, the cards go to chat ${chatId}`);
@@ -149,18 +143,6 @@ export class CardPublisher implements OutboxHandler {
       await this.notAdopted(lead, `message ${messageId} is the card of lead #${owner}, not a fallback message`, 'refused');
       return 'publish_new';
     }
-    const repeats = await this.repo.repeatsOf(lead.id);
-    const card = await this.cards.cardFor(lead, repeats);
-    // The fallback message's topic is where the landing put it: unknown here, and replies to it follow it there.
-    const base = {
-      leadId: lead.id,
-      requestId: lead.request_id,
-      chatId,
-      threadId: null,
-      repeatIds: repeats.map((r) => r.id),
-      dirtyAt: lead.card_dirty_at,
-      acceptedAt: lead.received_at ?? lead.created_at,
-    };
     this.metrics.inc('outbox_publish_attempts_total');
     let form: AdoptCall['form'] = 'html';
     let refused: string | undefined;
@@ -172,7 +154,8 @@ export class CardPublisher implements OutboxHandler {
       const description = answer.ok ? '' : answer.description;
       switch (next.step) {
         case 'success':
-          return this.sent({ ...base, form, messageId, refused, adopted: true });
+          // The fallback message's topic is where the landing put it: unknown here, and replies follow it there.
+          return this.sent({ ...base, chatId, threadId: null, form, messageId, refused, adopted: true });
         case 'flood_pause':
           return this.flood(lead, next.pauseMs, description, form === 'html');
         case 'plain_text':
@@ -213,47 +196,37 @@ export class CardPublisher implements OutboxHandler {
   }
 
   /** Telegram has the card: its record (the runner keeps it until it is written, so the card is never sent twice). */
-  private sent(card: Omit<SentCard, 'sentAt' | 'kind' | 'format' | 'detail'> & { form: PublishForm }): Outcome {
-    const { form, ...rest } = card;
+  private sent(card: SentCard): Outcome {
+    const { leadId, chatId, threadId, messageId, form, refused, adopted } = card;
     // The topic, when the card is in one, and why not, when it should have been.
     const where =
-      `chat ${card.chatId}` +
-      (card.threadId !== null ? `, topic ${card.threadId}` : '') +
-      `, message ${card.messageId}` +
+      `chat ${chatId}` +
+      (threadId !== null ? `, topic ${threadId}` : '') +
+      `, message ${messageId}` +
       (card.topic ? ` (${card.topic})` : '');
     const detail =
-      (card.adopted ? 'the fallback message is the card now: ' : '') +
-      {
-        html: where,
-        plain: `HTML refused (${card.refused}); ${where}`,
-        minimal: `card refused (${card.refused}); minimal card in ${where}`,
-      }[form];
-    const entry: SentCard = {
-      ...rest,
-      format: form === 'plain' ? 'plain' : 'html',
-      kind: EVENT[form],
-      detail,
-      sentAt: this.clock.now(),
+      (adopted ? 'the fallback message is the card now: ' : '') +
+      { html: where, plain: `HTML refused (${refused}); ${where}`, minimal: `card refused (${refused}); minimal card in ${where}` }[form];
+    const sentAt = this.clock.now();
+    const record = async () => {
+      const format = form === 'plain' ? 'plain' : 'html';
+      const { repeatIds, dirtyAt } = card;
+      await this.repo.markPublished({ leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, now: sentAt, adopted });
+      this.metrics.inc('outbox_published_total');
+      this.metrics.observe('outbox_card_latency_seconds', (sentAt - card.acceptedAt) / 1000);
+      const log = { lead_number: leadId, request_id: card.requestId, message_id: messageId };
+      if (form === 'html') this.logger.log({ msg: adopted ? 'fallback message adopted as the card' : 'card published', ...log });
+      if (form === 'plain') {
+        this.logger.warn({ msg: 'card published as plain text', ...log, error: refused });
+        this.alerts.plainCard(leadId, refused ?? '');
+      }
+      if (form === 'minimal') {
+        this.logger.warn({ msg: 'card published in minimal form: the full card is too long', ...log, error: refused });
+        this.alerts.minimalCard(leadId, refused ?? '');
+      }
+      await this.events.record(leadId, adopted ? 'fallback_adopted' : EVENT[form], this.clock.now(), detail);
     };
-    return { done: card.adopted ? 'adopted' : 'sent', record: () => this.record(entry) };
-  }
-
-  private async record(card: SentCard): Promise<void> {
-    const { leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, adopted } = card;
-    await this.repo.markPublished({ leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, now: card.sentAt, adopted });
-    this.metrics.inc('outbox_published_total');
-    this.metrics.observe('outbox_card_latency_seconds', (card.sentAt - card.acceptedAt) / 1000);
-    const log = { lead_number: leadId, request_id: card.requestId, message_id: messageId };
-    if (card.kind === 'published') this.logger.log({ msg: adopted ? 'fallback message adopted as the card' : 'card published', ...log });
-    if (card.kind === 'published_plain') {
-      this.logger.warn({ msg: 'card published as plain text', ...log, error: card.refused });
-      this.alerts.plainCard(leadId, card.refused ?? '');
-    }
-    if (card.kind === 'published_minimal') {
-      this.logger.warn({ msg: 'card published in minimal form: the full card is too long', ...log, error: card.refused });
-      this.alerts.minimalCard(leadId, card.refused ?? '');
-    }
-    await this.events.record(leadId, adopted ? 'fallback_adopted' : card.kind, this.clock.now(), card.detail);
+    return { done: adopted ? 'adopted' : 'sent', record };
   }
 
   private failed(lead: Lead, failure: TelegramFailure, next: Retry): Outcome {

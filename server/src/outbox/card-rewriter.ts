@@ -3,26 +3,21 @@ import type { Card } from '../cards/card.renderer';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
-import type { Lead } from '../domain/lead';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
 import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
-import type { Outcome, OutboxHandler } from './outcome';
+import { hasCard, type Outcome, type OutboxHandler, type PublishedLead, retryLater } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type EditCall, type EditStep, type MinimalCard, nextStep } from './telegram-answer.policy';
 
-/**
- * What a card rewrite came to, for the caller: 'shown' when the card in Telegram now shows the lead as stored
- * (edited, already showing it, or nothing to rewrite); 'later' when the outbox will try again (flood pause,
- * failure, message gone, card not published yet).
- */
+/** A button's rewrite: 'shown' when the card in Telegram shows the lead as stored; 'later' when the outbox tries again. */
 export type CardRefresh = 'shown' | 'later';
 
 /** An edit of a published card, as the answer policy reads it. */
-export interface CardEdit {
+interface CardEdit {
   answer: TelegramResult<unknown>;
   next: Exclude<EditStep, MinimalCard>;
   /** Telegram's refusal of the full card when the minimal card took its place (docs/requirements.md §12.5), else null. */
@@ -52,7 +47,7 @@ export class CardRewriter implements OutboxHandler {
    * Edits a published card to `card`. When the policy says it is too long, the minimal card takes its place, so the
    * status buttons keep working (§12.5). `failuresSoFar` counts what the edit is for: the card's or the repeat's.
    */
-  async editCard(action: EditCall['action'], lead: Lead, card: Card, failuresSoFar: number): Promise<CardEdit> {
+  async editCard(action: EditCall['action'], lead: PublishedLead, card: Card, failuresSoFar: number): Promise<CardEdit> {
     const full = await this.edit(lead, card);
     const first = nextStep({ action, form: 'full' }, full, failuresSoFar);
     if (first.step !== 'minimal_card') return { answer: full, next: first, minimal: null };
@@ -66,10 +61,10 @@ export class CardRewriter implements OutboxHandler {
     return { answer, next, minimal: refused };
   }
 
-  private edit(lead: Lead, card: Card): Promise<TelegramResult<unknown>> {
+  private edit(lead: PublishedLead, card: Card): Promise<TelegramResult<unknown>> {
     // Every later rewrite of a card that went out as plain text stays plain (§4.4).
     const html = lead.card_format !== 'plain';
-    return this.telegram.edit(lead.chat_id!, lead.message_id!, html ? card.html : card.plain, html, card.keyboard);
+    return this.telegram.edit(lead.chat_id, lead.message_id, html ? card.html : card.plain, html, card.keyboard);
   }
 
   /** Whether the lead's card in Telegram shows the lead as stored. */
@@ -83,38 +78,33 @@ export class CardRewriter implements OutboxHandler {
     const lead = await this.repo.findLead(row.lead_id);
     if (!lead || lead.card_dirty_at === null) return { done: 'shown' };
     // Not in the group (a card gone, published anew): the new card shows the lead as it is.
-    if (lead.chat_id === null || lead.message_id === null || lead.published_at === null) return { done: 'card not published' };
+    if (!hasCard(lead)) return { done: 'card not published' };
     const card = await this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
     const { answer, next, minimal } = await this.editCard('rewrite', lead, card, row.attempts);
     const description = answer.ok ? '' : answer.description;
-    const now = this.clock.now();
     switch (next.step) {
       case 'success': {
         const dirtyAt = lead.card_dirty_at;
         const anonymised = lead.anonymised_at !== null ? ', anonymised' : '';
         const detail = `status ${lead.status}${anonymised}${minimal ? `; minimal card (${minimal})` : ''}`;
-        return {
-          done: 'sent',
-          record: async () => {
-            await this.repo.markCardRefreshed(lead.id, dirtyAt);
-            await this.events.record(lead.id, 'card_rewritten', this.clock.now(), detail);
-          },
+        const record = async () => {
+          await this.repo.markCardRefreshed(lead.id, dirtyAt);
+          await this.events.record(lead.id, 'card_rewritten', this.clock.now(), detail);
         };
+        return { done: 'sent', record };
       }
       case 'flood_pause':
-        return { defer: await this.gate.flood(next.pauseMs, description), stop: true };
+        return this.gate.pause(next.pauseMs, description);
       case 'republish':
         return { done: 'card gone', record: () => this.repo.republish(lead.id, description) };
       case 'follow_migration':
         await this.chats.migrated(lead.chat_id, next.newChatId);
-        return { defer: now };
-      case 'retry': {
-        const record = async () => {
+        return { defer: this.clock.now() };
+      case 'retry':
+        return retryLater(next, this.clock.now(), description, async () => {
           await this.events.record(lead.id, 'card_rewrite_failed', this.clock.now(), `attempt ${next.failures}: ${description}`);
           this.logger.warn({ msg: 'card rewrite attempt failed', lead_number: lead.id, attempt: next.failures, error: description });
-        };
-        return { failed: { attempts: next.failures, nextAt: now + next.delayMs, error: description }, record };
-      }
+        });
     }
   }
 }

@@ -4,16 +4,11 @@ import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { type FallbackAnswerEnd, type FallbackToAnswer, LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { OutboxGate } from './outbox-gate';
-import type { Outcome, OutboxHandler } from './outcome';
+import { type Outcome, type OutboxHandler, retryLater } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type AnswerFailureStep, nextStep } from './telegram-answer.policy';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-
-/** The reply on a fallback message: the lead's number, or the lead it repeats. No personal data. */
-export function fallbackAnswerText(t: Messages, f: Pick<FallbackToAnswer, 'of' | 'leadId'>): string {
-  return f.of === 'lead' ? t.group.fallbackAnswer(f.leadId) : t.group.fallbackAnswerRepeat(f.leadId);
-}
 
 /**
  * A late lead's fallback message that did not become its card, and a late repeat's, get a reply saying the
@@ -48,7 +43,8 @@ export class FallbackAnswerer implements OutboxHandler {
     if (owner !== undefined) return this.end(f, 'refused', `message ${f.messageId} is the card of lead #${owner}, not a fallback message`);
     const sent = await this.telegram.send({
       chatId: f.chatId,
-      text: fallbackAnswerText(this.t, f),
+      // The lead's number, or the lead it repeats; no personal data.
+      text: f.of === 'lead' ? this.t.group.fallbackAnswer(f.leadId) : this.t.group.fallbackAnswerRepeat(f.leadId),
       html: false,
       replyTo: f.messageId,
       replyOnly: true,
@@ -65,7 +61,7 @@ export class FallbackAnswerer implements OutboxHandler {
     const next: AnswerFailureStep = nextStep({ action: 'answer', form: 'reply' }, sent, f.attempts);
     switch (next.step) {
       case 'flood_pause':
-        return { defer: await this.gate.flood(next.pauseMs, sent.description), stop: true };
+        return this.gate.pause(next.pauseMs, sent.description);
       case 'leave': {
         const end: FallbackAnswerEnd = sent.kind === 'gone' ? 'gone' : 'refused';
         const why =
@@ -74,16 +70,11 @@ export class FallbackAnswerer implements OutboxHandler {
       }
       case 'retry': {
         if (next.giveUp) return this.end(f, 'gave_up', `after ${next.failures} failures: ${sent.description}`, next.failures);
-        const record = async () => {
+        return retryLater(next, this.clock.now(), sent.description, async () => {
           await this.event(f, 'fallback_answer_failed', `attempt ${next.failures}: ${sent.description}`);
-          this.logger.warn({
-            msg: 'reply to the fallback message failed',
-            lead_number: f.leadId,
-            attempt: next.failures,
-            error: sent.description,
-          });
-        };
-        return { failed: { attempts: next.failures, nextAt: this.clock.now() + next.delayMs, error: sent.description }, record };
+          const log = { lead_number: f.leadId, attempt: next.failures, error: sent.description };
+          this.logger.warn({ msg: 'reply to the fallback message failed', ...log });
+        });
       }
     }
   }

@@ -3,15 +3,14 @@ import { Clock } from '../clock/clock';
 import { Metrics } from '../observability/metrics';
 import { SettingsRepository } from '../repositories/settings.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import type { Outcome } from './outcome';
 
 /** The settings row that shares a flood pause between instances: Telegram's limits are per bot token. */
 export const FLOOD_UNTIL_SETTING = 'telegram_flood_until';
 
 /**
- * Whether the outbox may call Telegram now, shared by the runner and the work it runs: not without a bot, not
- * during a flood pause (docs/requirements.md §4.3), and no new work once the runner stopped (§4.1). The pause lives
- * here rather than in the runner because a card rewrite asked for outside a pass (a button press) obeys and starts it
- * too; the runner says what happens when it ends.
+ * Whether the outbox may call Telegram now: not without a bot, not during a flood pause (docs/requirements.md §4.3),
+ * nothing new once stopped (§4.1). Here, not in the runner: a button's rewrite outside a pass obeys and starts it too.
  */
 @Injectable()
 export class OutboxGate {
@@ -44,10 +43,7 @@ export class OutboxGate {
     return this.hasBot() && this.clock.now() >= this.pausedUntil;
   }
 
-  /**
-   * A bot exists (its absence is logged once). Without one a pass has nothing to do: the runner then reads nothing
-   * and takes no lease (which would keep the outbox from an instance that has a bot).
-   */
+  /** A bot exists (its absence is logged once); without one the runner reads nothing. */
   hasBot(): boolean {
     if (this.telegram.available) return true;
     this.pausedOnce('publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)');
@@ -60,10 +56,7 @@ export class OutboxGate {
     this.pausedLogged = true;
   }
 
-  /**
-   * Telegram asked to wait: every call of the outbox waits exactly `pauseMs`, on every instance (the pause is written
-   * to the database, and each instance reads it before a pass: `syncFlood`). Gives the pause's end: the row's next time.
-   */
+  /** Telegram asked to wait: every instance waits exactly `pauseMs` (shared through the settings). Gives the pause's end. */
   async flood(pauseMs: number, description: string): Promise<number> {
     const now = this.clock.now();
     this.pauseUntil(now + pauseMs);
@@ -76,6 +69,11 @@ export class OutboxGate {
       this.logger.warn({ msg: 'flood pause not shared', error: err instanceof Error ? err.message : String(err) });
     }
     return this.pausedUntil;
+  }
+
+  /** A 429's outcome: the row waits for the pause, and its lane sends nothing more this pass. */
+  async pause(pauseMs: number, description: string): Promise<Outcome> {
+    return { defer: await this.flood(pauseMs, description), stop: true };
   }
 
   /** Adopts a flood pause another instance got. Database errors propagate (the pass fails and backs off). */

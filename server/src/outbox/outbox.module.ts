@@ -16,14 +16,12 @@ import { OutboxScheduler } from './outbox.scheduler';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { ChatPacer } from './chat-pacer';
-import { TeamMessageSender } from './team-message-sender';
-import { VisitorMessageSender } from './visitor-message-sender';
+import { TeamMessageSender, VisitorMessageSender } from './message-senders';
 import { ConversationsModule } from '../conversations/conversations.module';
 
 /**
- * docs/requirements.md §4: one queue and one runner for every effect on the outside world — cards, their edits,
- * repeat pings, fallback replies (here) and webhook deliveries (WebhooksModule's handler). Changes are heard through
- * Nest events, so this module imports none of the features that cause them. ChatsModule is passed on: whoever uses the outbox's cards asks it which chat is the leads group.
+ * docs/requirements.md §4: one queue and one runner for every effect on the outside world (webhook deliveries are
+ * WebhooksModule's handler). Changes are heard through Nest events; ChatsModule is passed on to the outbox's users.
  */
 @Module({
   imports: [

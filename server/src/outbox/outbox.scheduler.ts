@@ -11,11 +11,7 @@ import { PassSchedule } from '../cluster/pass-schedule';
 import { WebhookRecorder } from '../webhooks/webhook-recorder';
 import { OutboxService } from './outbox.service';
 
-/**
- * Thin: the outbox's runner every PUBLISH_INTERVAL_SEC (also how a CLI `forget` or `webhooks replay` is noticed) and
- * right after each change another feature announces. The events only wake the runner: what it sends comes from the
- * outbox's rows.
- */
+/** Thin: the outbox's runner every PUBLISH_INTERVAL_SEC (how the CLI's changes are noticed) and after each announced change. */
 @Injectable()
 export class OutboxScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');

@@ -3,8 +3,7 @@
 import { Logger } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { LeadMessagesRepository } from '../conversations/lead-messages.repository';
-import type { TeamMessageSender } from './team-message-sender';
-import type { VisitorMessageSender } from './visitor-message-sender';
+import type { TeamMessageSender, VisitorMessageSender } from './message-senders';
 import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from '../cards/card.service';
 import { ru } from '../i18n/ru';

@@ -19,20 +19,12 @@ import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler } from './outcome';
 import { RepeatNotifier } from './repeat-notifier';
 import { BATCH_SIZE, passBackoffMs } from './retry-schedule';
-import { TeamMessageSender } from './team-message-sender';
-import { VisitorMessageSender } from './visitor-message-sender';
+import { TeamMessageSender, VisitorMessageSender } from './message-senders';
 
 export type { CardRefresh } from './card-rewriter';
 
 /** docs/requirements.md §4.1: a pass takes up to BATCH_SIZE rows of each Telegram kind, in this order. */
-const TELEGRAM_KINDS = [
-  'card',
-  'card_edit',
-  'repeat_ping',
-  'fallback_reply',
-  'visitor_message',
-  'team_message',
-] as const satisfies readonly OutboxKind[];
+const TELEGRAM_KINDS: OutboxKind[] = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'visitor_message', 'team_message'];
 /** An endpoint's rows claimed at a time, and claims per pass. */
 const WEBHOOK_BATCH = 10;
 const WEBHOOK_ROUNDS = 10;
@@ -44,14 +36,10 @@ function errorText(err: unknown): string {
 }
 
 /**
- * The one runner of the outbox (docs/architecture.md, "The outbox"): every effect on the outside world is a row, and
- * passes claim the due ones — any number of instances share them, with no leader —, send each through its kind's
- * handler, and record the outcome on the row. A lane per target runs its own passes: Telegram's (one row after
- * another: the group sees cards in the order leads came; a flood pause stops it) and one per webhook endpoint (an
- * endpoint that does not answer stops its lane for the pass), so a receiver that hangs holds only its own rows. The
- * runner's own pass frees the claims of dead instances, turns new changes into webhook events, and wakes the lanes;
- * each lane first records what it sent and could not record. Passes of a lane never overlap, a pass asked for during one follows it, a
- * failed pass backs off (cluster/pass-runner.ts).
+ * The one runner of the outbox (docs/architecture.md, "The outbox"): passes claim due rows — any number of instances
+ * share them, with no leader —, send each through its kind's handler, and record the outcome. A lane per target:
+ * Telegram's (one row after another; a flood pause stops it) and one per webhook endpoint, so a hanging receiver holds
+ * only its own rows. The runner's own pass frees dead instances' claims, records webhook events, and wakes the lanes.
  */
 @Injectable()
 export class OutboxService {
@@ -62,8 +50,7 @@ export class OutboxService {
   private readonly handlers: Record<OutboxKind, OutboxHandler>;
   /** Outcomes of sends whose record failed: recorded first, never sent again. */
   private readonly unrecorded = new Map<number, { row: OutboxRow; outcome: Outcome }>();
-  /** Rows this instance is attempting now: a button's rewrite and a pass never take the same row twice. */
-  /** The rows being attempted in this instance, and the attempt's end (a refresh waits for the lane's edit). */
+  /** The rows being attempted in this instance, and the attempt's end: a button's rewrite and a pass never both send one. */
   private readonly inFlight = new Map<number, Promise<unknown>>();
   private ticking: Promise<void> | null = null;
   /** Whether the runner's next pass wakes the Telegram lane (a tick, a new lead, a flood pause over; not a status change). */
@@ -96,30 +83,28 @@ export class OutboxService {
       visitor_message: visitorMessages,
       team_message: teamMessages,
     };
-    this.runner = this.passRunner(
-      'outbox',
-      () => this.pass(),
-      () => this.config.webhooks.length > 0 || gate.hasBot(),
-    );
-    this.lanes.set(
-      TELEGRAM_TARGET,
-      this.passRunner(
-        'telegram',
-        () => this.telegramPass(),
-        () => gate.hasBot(),
-      ),
-    );
+    this.runner = this.passRunner('outbox', () => this.pass(), { enabled: () => this.config.webhooks.length > 0 || gate.hasBot() });
+    const telegramLane = this.passRunner('telegram', () => this.telegramPass(), { enabled: () => gate.hasBot() });
+    this.lanes.set(TELEGRAM_TARGET, telegramLane);
     gate.onPauseEnd(() => this.publishSoon());
   }
 
-  private passRunner(name: string, pass: () => Promise<void>, enabled?: () => boolean): PassRunner {
+  /** A lane's runner: a failed pass (a database error, a bug) leaves what failed due and backs off 5 s, 15 s, then 60 s. */
+  private passRunner(lane: string, pass: () => Promise<void>, options: { enabled?: () => boolean } = {}): PassRunner {
     return new PassRunner({
+      ...options,
       clock: this.clock,
-      enabled,
       pass,
       backoffMs: passBackoffMs,
-      onSuccess: (failedPasses) => this.passSucceeded(name, failedPasses),
-      onFailure: (err, failedPasses, backoff) => this.passFailed(name, err, failedPasses, backoff),
+      onSuccess: (failedPasses) => {
+        if (failedPasses > 0) this.logger.log({ msg: 'outbox passes succeed again', lane, failed_passes: failedPasses });
+        this.writeHealth.recordSuccess('outbox');
+      },
+      onFailure: (err, failedPasses, backoff) => {
+        if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
+        const log = { lane, failed_passes: failedPasses, next_pass_in_sec: backoff / 1000, unrecorded_sends: this.unrecorded.size };
+        this.logger.error({ msg: 'outbox pass failed', ...log, error: errorText(err) });
+      },
     });
   }
 
@@ -139,10 +124,7 @@ export class OutboxService {
     this.runner.soon();
   }
 
-  /**
-   * A change only integrators hear of now (a status change: its card is rewritten by the press itself, which must not
-   * meet a pass of the Telegram lane doing the same): the webhook lanes only.
-   */
+  /** A status change: the webhook lanes only (the press rewrites its card itself, and must not meet the Telegram lane). */
   webhooksSoon(): void {
     if (this.config.webhooks.length > 0) this.runner.soon();
   }
@@ -211,12 +193,11 @@ export class OutboxService {
   private async pass(): Promise<void> {
     await this.freeClaimsOfDeadInstances();
     if (this.config.webhooks.length > 0) await this.recorder.recordNew();
-    for (const { url } of this.config.webhooks)
-      if (!this.lanes.has(url))
-        this.lanes.set(
-          url,
-          this.passRunner('webhook', () => this.endpointPass(url)),
-        );
+    for (const { url } of this.config.webhooks) {
+      if (this.lanes.has(url)) continue;
+      const lane = this.passRunner('webhook', () => this.endpointPass(url));
+      this.lanes.set(url, lane);
+    }
     for (const [target, lane] of this.lanes) if (target !== TELEGRAM_TARGET) lane.soon();
     if (this.wakeTelegram) this.lanes.get(TELEGRAM_TARGET)!.soon();
     this.wakeTelegram = false;
@@ -259,6 +240,8 @@ export class OutboxService {
   private async runLane(rows: OutboxRow[]): Promise<boolean> {
     const holder = this.leases.instanceId;
     const claimedAt = Date.now();
+    const ids = rows.map((r) => r.id);
+    const release = (from: number) => this.repo.release(ids.slice(from), holder);
     for (let i = 0; i < rows.length; i += 1) {
       const row = rows[i];
       const telegram = row.target === TELEGRAM_TARGET;
@@ -266,25 +249,18 @@ export class OutboxService {
       const stale = Date.now() - claimedAt > CLAIM_MS / 2;
       if (halted || (stale && !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS)))) {
         if (!halted) continue;
-        await this.repo.release(
-          rows.slice(i).map((r) => r.id),
-          holder,
-        );
+        await release(i);
         return false;
       }
       const outcome = await this.attempt(row);
       if (outcome?.stop) {
-        await this.repo.release(
-          rows.slice(i + 1).map((r) => r.id),
-          holder,
-        );
+        await release(i + 1);
         return false;
       }
     }
     return true;
   }
 
-  /** One attempt at a row and its record; null when this instance is attempting it already, or sent it already. */
   /** The row's attempt; null when it was not made here (already running: after its end; or only to be recorded). */
   private async attempt(row: OutboxRow): Promise<Outcome | null> {
     const running = this.inFlight.get(row.id);
@@ -299,7 +275,9 @@ export class OutboxService {
     }
     const attempt = (async () => {
       const outcome = await this.handlers[row.kind].handle(row);
-      await this.apply(row, outcome);
+      // Kept in memory until its record is written: what was sent is never sent again for a failed write.
+      this.unrecorded.set(row.id, { row, outcome });
+      await this.record(row, outcome);
       return outcome;
     })();
     this.inFlight.set(row.id, attempt);
@@ -308,12 +286,6 @@ export class OutboxService {
     } finally {
       this.inFlight.delete(row.id);
     }
-  }
-
-  /** Records an outcome on its row (and what it changed); kept in memory when the write fails after a send. */
-  private async apply(row: OutboxRow, outcome: Outcome): Promise<void> {
-    this.unrecorded.set(row.id, { row, outcome });
-    await this.record(row, outcome);
   }
 
   private async record(row: OutboxRow, outcome: Outcome): Promise<void> {
@@ -349,23 +321,5 @@ export class OutboxService {
     if (await this.chats.leadsChatId()) return true;
     this.gate.pausedOnce('publishing paused: LEADS_CHAT_ID is not set (leads are stored)');
     return false;
-  }
-
-  private passSucceeded(lane: string, failedPasses: number): void {
-    if (failedPasses > 0) this.logger.log({ msg: 'outbox passes succeed again', lane, failed_passes: failedPasses });
-    this.writeHealth.recordSuccess('outbox');
-  }
-
-  /** A database error or a bug: what failed stays due, and the next pass waits 5 s, 15 s, then 60 s at most. */
-  private passFailed(lane: string, err: unknown, failedPasses: number, backoff: number): void {
-    if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
-    this.logger.error({
-      msg: 'outbox pass failed',
-      lane,
-      failed_passes: failedPasses,
-      next_pass_in_sec: backoff / 1000,
-      unrecorded_sends: this.unrecorded.size,
-      error: errorText(err),
-    });
   }
 }

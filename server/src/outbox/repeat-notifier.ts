@@ -2,13 +2,12 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
-import type { Lead } from '../domain/lead';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { CardRewriter } from './card-rewriter';
 import { OutboxGate } from './outbox-gate';
-import type { Outcome, OutboxHandler } from './outcome';
+import { hasCard, type Outcome, type OutboxHandler, type PublishedLead, retryLater } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy';
 import { MESSAGES } from '../i18n/i18n.module';
@@ -50,11 +49,11 @@ export class RepeatNotifier implements OutboxHandler {
       return { done: 'skipped', record };
     }
     // No card in the group now (gone, published anew): the new card shows every repeat, with no ping.
-    if (lead.chat_id === null || lead.message_id === null || lead.published_at === null) return { done: 'in the next card' };
+    if (!hasCard(lead)) return { done: 'in the next card' };
     return this.notify(repeat.id, row.attempts, lead);
   }
 
-  private async notify(repeatId: number, attempts: number, lead: Lead): Promise<Outcome> {
+  private async notify(repeatId: number, attempts: number, lead: PublishedLead): Promise<Outcome> {
     const card = await this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
     const { answer: edited, next, minimal } = await this.rewriter.editCard('ping', lead, card, attempts);
     const description = edited.ok ? '' : edited.description;
@@ -62,7 +61,7 @@ export class RepeatNotifier implements OutboxHandler {
       case 'success': // "message is not modified" too: the card already shows this repeat
         break;
       case 'flood_pause':
-        return this.flood(next.pauseMs, description);
+        return this.gate.pause(next.pauseMs, description);
       case 'republish': {
         const record = async () => {
           await this.repo.republish(lead.id, description);
@@ -72,7 +71,7 @@ export class RepeatNotifier implements OutboxHandler {
         return { done: 'card gone', record };
       }
       case 'follow_migration':
-        await this.chats.migrated(lead.chat_id!, next.newChatId);
+        await this.chats.migrated(lead.chat_id, next.newChatId);
         return { defer: this.clock.now() };
       case 'retry':
         return this.failed(repeatId, lead.id, description, next);
@@ -80,11 +79,11 @@ export class RepeatNotifier implements OutboxHandler {
     const text = this.t.group.repeatPing(lead.id);
     // A reply to the card, in the card's topic.
     let ping = await this.telegram.send({
-      chatId: lead.chat_id!,
+      chatId: lead.chat_id,
       threadId: lead.card_thread_id,
       text,
       html: false,
-      replyTo: lead.message_id!,
+      replyTo: lead.message_id,
     });
     let topic = '';
     if (!ping.ok) {
@@ -92,9 +91,9 @@ export class RepeatNotifier implements OutboxHandler {
       if (step.step !== 'general_topic') return this.pingFailed(repeatId, lead.id, ping.description, step);
       // The card's topic is closed: the ping goes into the chat's General topic, on its own (a reply would follow the
       // card into its topic), and ops hear of it once.
-      this.chats.topicGone(lead.chat_id!, lead.card_thread_id, ping.description, this.t.alerts.topicRepeat(lead.id));
+      this.chats.topicGone(lead.chat_id, lead.card_thread_id, ping.description, this.t.alerts.topicRepeat(lead.id));
       topic = ` in the chat's General topic (the card's topic refused it: ${ping.description})`;
-      ping = await this.telegram.send({ chatId: lead.chat_id!, text, html: false });
+      ping = await this.telegram.send({ chatId: lead.chat_id, text, html: false });
       if (!ping.ok) {
         const again = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, ping, attempts);
         return this.pingFailed(repeatId, lead.id, ping.description, again);
@@ -109,12 +108,8 @@ export class RepeatNotifier implements OutboxHandler {
     return { done: 'sent', record };
   }
 
-  private async flood(pauseMs: number, error: string): Promise<Outcome> {
-    return { defer: await this.gate.flood(pauseMs, error), stop: true };
-  }
-
   private pingFailed(repeatId: number, leadId: number, error: string, step: FloodPause | Retry): Promise<Outcome> | Outcome {
-    if (step.step === 'flood_pause') return this.flood(step.pauseMs, error);
+    if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, error);
     return this.failed(repeatId, leadId, error, step);
   }
 
@@ -129,10 +124,9 @@ export class RepeatNotifier implements OutboxHandler {
       };
       return { done: 'gave_up', attempts: failures, record };
     }
-    const record = async () => {
+    return retryLater(next, this.clock.now(), error, async () => {
       await this.events.record(leadId, 'repeat_notify_failed', this.clock.now(), `attempt ${failures}: ${error}`, repeatId);
       this.logger.warn({ msg: 'repeat notification attempt failed', lead_number: leadId, attempt: failures, error });
-    };
-    return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };
+    });
   }
 }

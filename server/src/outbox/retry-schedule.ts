@@ -9,20 +9,15 @@ export const REPEAT_MAX_FAILURES = 5;
 /** docs/requirements.md §4.1: a pass takes up to 10 due leads, 10 marked cards and 10 due repeats. */
 export const BATCH_SIZE = 10;
 
-/** The delay before the next attempt after the `failures`-th failure (1-based). */
-export function retryDelayMs(failures: number): number {
-  return RETRY_DELAYS_MS[Math.min(Math.max(failures, 1), RETRY_DELAYS_MS.length) - 1];
-}
+/** A failed outbox pass waits 5 s, 15 s, then 60 s at most: once the disk has room again, cards follow within a minute. */
+const PASS_BACKOFF_MS = [5_000, 15_000, 60_000] as const;
 
-/**
- * A failed outbox pass (a database error, a bug) waits before the next: 5 s, 15 s, then 60 s at most. Shorter than
- * the lead schedule's 15 min: once the disk has room again, cards should follow within a minute.
- */
-export const PASS_BACKOFF_MS = [5_000, 15_000, 60_000] as const;
+/** The `failures`-th (1-based) entry of `delays`, the last one for every later failure. */
+const nth = (delays: readonly number[], failures: number) => delays[Math.min(Math.max(failures, 1), delays.length) - 1];
 
-export function passBackoffMs(failures: number): number {
-  return PASS_BACKOFF_MS[Math.min(Math.max(failures, 1), PASS_BACKOFF_MS.length) - 1];
-}
+/** The delay before the next attempt after the `failures`-th failure. */
+export const retryDelayMs = (failures: number): number => nth(RETRY_DELAYS_MS, failures);
+export const passBackoffMs = (failures: number): number => nth(PASS_BACKOFF_MS, failures);
 
 /** The "card too long, minimal card sent" alert: once per lead (a year is "never again" for a lead). */
 export const MINIMAL_CARD_ALERT_INTERVAL_MS = 365 * 24 * 60 * 60_000;

@@ -23,11 +23,7 @@ export type Success = { step: 'success' };
 export type FloodPause = { step: 'flood_pause'; pauseMs: number };
 /** The group became a supergroup (§4.5): the new chat is the leads group from now on. */
 export type FollowMigration = { step: 'follow_migration'; newChatId: string };
-/**
- * The forum topic is closed or deleted — the same message goes into the chat's General topic (without
- * `message_thread_id`, a ping no longer as a reply), and ops hear of it once (throttled). A card is never lost to a
- * topic.
- */
+/** The forum topic is closed or deleted: the same message goes into the chat's General topic (ops hear once). */
 export type GeneralTopic = { step: 'general_topic' };
 /** The card's message is gone (§4.7): the lead is published again as a new card. */
 export type Republish = { step: 'republish' };
@@ -35,17 +31,11 @@ export type Republish = { step: 'republish' };
 export type MinimalCard = { step: 'minimal_card' };
 /** The HTML was refused (§4.4): the same card as plain text. */
 export type PlainText = { step: 'plain_text' };
-/**
- * The fallback message cannot become the card (another bot's, deleted, refused, its group migrated): the card goes
- * out as a new message and the fallback message gets the reply.
- */
+/** The fallback message cannot become the card: the card goes out as a new message, and the fallback gets the reply. */
 export type PublishNew = { step: 'publish_new' };
 /** The fallback message cannot be answered (deleted, refused, its group migrated): it is left as it is. */
 export type Leave = { step: 'leave' };
-/**
- * A failure that counts (§4.2): the `failures`-th, the next attempt after `delayMs`; `alert` for a card that keeps
- * failing (the alert itself is throttled), `giveUp` for a repeat notification at its last failure.
- */
+/** A failure that counts (§4.2): the `failures`-th; `alert` for a card that keeps failing, `giveUp` for a ping's last. */
 export type Retry = { step: 'retry'; failures: number; delayMs: number; alert: boolean; giveUp: boolean };
 
 export type NextStep =
@@ -128,10 +118,8 @@ function retry(call: OutboxCall, failuresSoFar: number): Retry {
 }
 
 /**
- * The one policy for Telegram's answers to the outbox: what comes next after `answer` to `call`, where
- * `failuresSoFar` counts the earlier failures of what is being done (a lead's publish attempts, a card's rewrite
- * attempts, a repeat's notify attempts). Pure: the outbox does the bookkeeping each step needs.
- * A send's success is the message it returns, so its callers look at `ok` first and ask only about failures.
+ * The one policy for Telegram's answers to the outbox: what comes next after `answer` to `call`; `failuresSoFar`
+ * counts the earlier failures of what is being done. Pure: the handlers do the bookkeeping each step needs.
  */
 export function nextStep(call: PublishCall, answer: TelegramFailure, failuresSoFar: number): PublishFailureStep;
 export function nextStep(call: EditCall & { form: 'full' }, answer: TelegramResult<unknown>, failuresSoFar: number): EditStep;

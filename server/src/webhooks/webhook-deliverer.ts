@@ -3,21 +3,25 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { type ExportedLead, ExportService } from '../export/export.service';
-import { retryDelayMs } from '../outbox/retry-schedule';
 import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type WebhookEventRow, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import type { Outcome, OutboxHandler } from '../outbox/outcome';
-import { endpointOrigin, WEBHOOK_ALERT_AFTER_MS, WebhookAlerts } from './webhook-alerts';
 import { SIGNATURE_HEADER, signatureHeader, signingSecrets } from './webhook-signature';
-import { WebhookSender } from './webhook.sender';
+import { endpointOrigin, WebhookSender } from './webhook.sender';
+import { AlertsService } from '../alerts/alerts.service';
+import { PUBLISH_ALERT_INTERVAL_MS, retryDelayMs } from '../outbox/retry-schedule';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
+
+/** A delivery failing this long raises the admin alert (docs/requirements.md §14.8), throttled as the cards' one. */
+const ALERT_AFTER_MS = 30 * 60_000;
 
 /**
- * Sends a webhook delivery (an outbox `webhook` row): a 2xx is success; anything else, a network error or 10 s without an
- * answer is a failure, retried on the cards' schedule (5 s, 15 s, 60 s, 5 min, then every 15 min, forever), with the admin
- * alert once one has failed for 30 minutes. An endpoint that does not answer (no connection, no answer in time) stops its
- * lanes for the pass. Each attempt is a `webhook_sent` or `webhook_failed` row of the lead's trace.
+ * Sends an outbox `webhook` row: a 2xx is success; anything else is a failure on the cards' schedule (forever), with
+ * the admin alert once it has failed for 30 minutes. An endpoint that does not answer stops its lane for the pass.
+ * Each attempt is a `webhook_sent` or `webhook_failed` row of the lead's trace.
  */
 @Injectable()
 export class WebhookDeliverer implements OutboxHandler {
@@ -29,9 +33,10 @@ export class WebhookDeliverer implements OutboxHandler {
     private readonly events: LeadEventsRepository,
     private readonly exports: ExportService,
     private readonly sender: WebhookSender,
-    private readonly alerts: WebhookAlerts,
+    private readonly alerts: AlertsService,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   async handle(row: OutboxRow): Promise<Outcome> {
@@ -64,16 +69,16 @@ export class WebhookDeliverer implements OutboxHandler {
     const record = async () => {
       await this.events.record(row.lead_id, 'webhook_failed', now, detail);
       this.logger.warn({ msg: 'webhook attempt failed', ...log, error: answer.error, next_attempt_in_sec: (nextAt - now) / 1000 });
-      if (now - firstFailedAt >= WEBHOOK_ALERT_AFTER_MS) this.alerts.failing(origin, event.type, row.lead_id, attempts, answer.error);
+      if (now - firstFailedAt >= ALERT_AFTER_MS) {
+        const text = this.t.alerts.webhookFailing(origin, event.type, row.lead_id, attempts, answer.error);
+        void this.alerts.sendThrottled('webhook_failing', PUBLISH_ALERT_INTERVAL_MS, text);
+      }
     };
     // No answer in time, or no connection: the URL is down, and each further try would wait as long again.
     return { failed: { attempts, nextAt, error: answer.error, firstFailedAt }, record, stop: !answer.answered };
   }
 
-  /**
-   * `{ id, type, created_at, data: { lead, …the event's own facts } }`. The lead is read now, exactly as `GET /leads`
-   * shows it: a lead anonymised before its delivery goes out without its personal fields.
-   */
+  /** `{ id, type, created_at, data: { lead, …facts } }`, the lead read now as `GET /leads` shows it (an erased one without PII). */
   private async body(d: WebhookEventRow): Promise<string> {
     const facts = JSON.parse(d.data) as Record<string, unknown>;
     const lead = await this.leadAsListed(d.lead_id);

@@ -4,7 +4,7 @@ import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { WebhookEventsRepository } from '../repositories/webhook-events.repository';
-import { endpointOrigin } from './webhook-alerts';
+import { endpointOrigin } from './webhook.sender';
 import { WEBHOOK_EVENTS_LIMIT_DEFAULT, type WebhookEventsPageDto, type WebhookEventsQuery } from './webhook-events.dto';
 import { replayWebhooks } from './webhook-replay';
 

@@ -7,7 +7,7 @@ import type { WebhookEventType } from '../database/schema';
 import { CRM_USER_ID } from '../repositories/lead-status-changes.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
-import { endpointOrigin } from './webhook-alerts';
+import { endpointOrigin } from './webhook.sender';
 import { type AnonymisedRow, type NewWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 
 /** Why a lead was anonymised, as `lead.anonymised` says it (null: the server could not tell). */
@@ -16,11 +16,10 @@ export type AnonymisedReason = 'number' | 'contact' | 'retention';
 /** Rows read per type and pass; the rest follow at the next pass. */
 const BATCH = 100;
 /**
- * How far below the highest row announced a pass looks again for rows without an event. On PostgreSQL ids are taken
- * when a row is inserted, not when it commits: a change that commits after a later one (two presses on two instances)
- * has a lower id than rows announced already, and is found by this look back.
+ * How far below the highest row announced a pass looks again. PostgreSQL takes ids at insert, not commit: a change
+ * committed after a later one has a lower id than rows announced already.
  */
-export const LOOK_BACK_IDS = 1000;
+const LOOK_BACK_IDS = 1000;
 /** When the same instant holds several changes of one lead, they are announced in this order. */
 const TYPE_ORDER: Record<WebhookEventType, number> = {
   'lead.created': 0,
@@ -32,11 +31,10 @@ const TYPE_ORDER: Record<WebhookEventType, number> = {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Turns stored changes into webhook events. The change itself is the durable record, committed in the same
- * transaction as the change because it is the change: a lead row, a repeat row, a status history row, an `anonymised`
- * lead event — also one the CLI's `forget` wrote —, a message of the lead's conversation. Each outbox pass records an event (and a delivery row per endpoint) for every
- * such row above the type's starting id that has none yet, in one commit; the unique (type, source row) of
- * `webhook_events` makes that idempotent, whoever runs it and however often. Nest events only make it run sooner.
+ * Turns stored changes into webhook events. The change's own row is the durable record (a lead, a repeat, a status
+ * history row, an `anonymised` lead event — the CLI's `forget` too —, a conversation message). Each outbox pass records
+ * an event and a delivery row per endpoint for every such row above the type's starting id that has none, in one
+ * commit; the unique (type, source row) of `webhook_events` makes that idempotent. Nest events only make it run sooner.
  */
 @Injectable()
 export class WebhookRecorder {
@@ -52,10 +50,7 @@ export class WebhookRecorder {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * At start: where announcements start, for the types that have no start yet (the rows stored from now on), and a
-   * warning for deliveries that wait for an endpoint no longer configured.
-   */
+  /** At start: where announcements start for types without one (rows stored from now on); deliveries left orphaned. */
   async start(): Promise<void> {
     await this.repo.startSources(this.clock.now());
     const endpoints = this.config.webhooks.map((e) => e.url);
@@ -140,10 +135,7 @@ export class WebhookRecorder {
     return recorded;
   }
 
-  /**
-   * The reason of an erase: as the server's Nest event said; else `contact` when the row says so (the CLI's `forget`
-   * erases by contact); else retention when the lead was older than the retention period, a number otherwise.
-   */
+  /** As the server's Nest event said; else `contact` (the CLI's `forget` by contact); else retention or number by age. */
   private reasonOf(row: AnonymisedRow): AnonymisedReason {
     const heard = this.reasons.get(row.lead_id);
     if (heard) return heard;

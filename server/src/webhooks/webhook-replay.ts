@@ -2,7 +2,7 @@ import type { LeadEventsRepository } from '../repositories/lead-events.repositor
 import type { OutboxRepository } from '../repositories/outbox.repository';
 import type { Transactor } from '../repositories/transactor';
 import type { StoredWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
-import { endpointOrigin } from './webhook-alerts';
+import { endpointOrigin } from './webhook.sender';
 
 /** What `webhooks replay` was given: an event's id (`evt_…`) or a lead number (`42`, `#42`). Null: neither. */
 export function parseReplayKey(raw: string): { publicId: string } | { leadId: number } | null {
@@ -12,16 +12,10 @@ export function parseReplayKey(raw: string): { publicId: string } | { leadId: nu
   return number && Number(number[1]) > 0 ? { leadId: Number(number[1]) } : null;
 }
 
-export interface ReplayResult {
-  events: StoredWebhookEvent[];
-  deliveries: number;
-}
-
 /**
- * `npm run leads -- webhooks replay <event id | lead number>`: queues the event — or every event of the
- * lead, oldest first — again, to each endpoint it was addressed to, in one commit, with a `webhook_replayed` row in
- * the lead's trace. The running server's next pass sends them (same event id, a fresh signature), after whatever of
- * that lead still waits (outbox rows, in order per lead and endpoint). The CLI never calls an endpoint itself.
+ * `webhooks replay <event id | lead number>` (CLI) and the redelivery: the event, or every event of the lead, queued
+ * again to each endpoint it went to, in one commit, with a `webhook_replayed` row in the trace. The running server's
+ * next pass sends them (same id, a fresh signature), behind whatever of the lead still waits.
  */
 export async function replayWebhooks(
   repo: WebhookEventsRepository,
@@ -30,7 +24,7 @@ export async function replayWebhooks(
   transactor: Transactor,
   key: { publicId: string } | { leadId: number },
   now: number,
-): Promise<ReplayResult> {
+): Promise<{ events: StoredWebhookEvent[]; deliveries: number }> {
   const events = await repo.findEvents(key);
   let deliveries = 0;
   await transactor.run(async (trx) => {

@@ -78,3 +78,8 @@ function safeDecode(text: string): string {
     return text;
   }
 }
+
+/** Scheme, host and port of an endpoint: what logs, the trace and alerts name (its path or query may hold a token). */
+export function endpointOrigin(url: string): string {
+  return new URL(url).origin;
+}

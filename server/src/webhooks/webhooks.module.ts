@@ -4,7 +4,6 @@ import { ExportModule } from '../export/export.module';
 import { AccessModule } from '../access/access.module';
 import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
-import { WebhookAlerts } from './webhook-alerts';
 import { WebhookDeliverer } from './webhook-deliverer';
 import { WebhookEventsController } from './webhook-events.controller';
 import { WebhookEventsService } from './webhook-events.service';
@@ -23,7 +22,6 @@ import { DEFAULT_WEBHOOK_TIMEOUT_MS, WEBHOOK_TIMEOUT, WebhookSender, type Webhoo
     WebhookRecorder,
     WebhookDeliverer,
     WebhookSender,
-    WebhookAlerts,
     WebhookEventsService,
     // A fresh object per app: a test shortens its own app's timeout without touching another's.
     { provide: WEBHOOK_TIMEOUT, useFactory: (): WebhookTimeout => ({ ms: DEFAULT_WEBHOOK_TIMEOUT_MS }) },

@@ -1,0 +1,171 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { type LeadMessage, LeadMessagesRepository } from '../conversations/lead-messages.repository';
+import type { Lead } from '../domain/lead';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
+import { LeadsRepository } from '../repositories/leads.repository';
+import type { OutboxRow } from '../repositories/outbox.repository';
+import { cutTo, TelegramGateway } from '../telegram/telegram.gateway';
+import type { TelegramFailure } from '../telegram/telegram-result';
+import { ChatPacer } from './chat-pacer';
+import { OutboxGate } from './outbox-gate';
+import { hasCard, type Outcome, type OutboxHandler, type PublishedLead, retryLater } from './outcome';
+import { REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
+import { nextStep } from './telegram-answer.policy';
+
+const MAX_TEXT = 4096;
+const MAX_CAPTION = 1024;
+/** The media Telegram lets a copy carry a caption with. */
+const CAPTIONED = new Set(['photo', 'document', 'voice', 'video']);
+/** Telegram's answer when the visitor blocked the bot (a 403). */
+const BLOCKED = /bot was blocked by the user/i;
+
+/** Why a team message did not reach the visitor, as the inbox's `error` shows it (English, as the trace). */
+const NOT_DELIVERED = {
+  blocked: 'the visitor blocked the bot',
+  stopped: 'the visitor stopped the conversation (/stop)',
+  notBound: 'no visitor is bound to the lead',
+} as const;
+
+/** The conversation's rows: the queued message and its lead, read once; a message no longer queued is done. */
+@Injectable()
+abstract class QueuedMessageSender implements OutboxHandler {
+  protected readonly logger = new Logger('Outbox');
+
+  constructor(
+    @Inject(SERVER_CONFIG) protected readonly config: ServerConfig,
+    protected readonly messages: LeadMessagesRepository,
+    protected readonly leads: LeadsRepository,
+    protected readonly telegram: TelegramGateway,
+    protected readonly gate: OutboxGate,
+    protected readonly pacer: ChatPacer,
+    protected readonly clock: Clock,
+    @Inject(MESSAGES) protected readonly t: Messages,
+  ) {}
+
+  async handle(row: OutboxRow): Promise<Outcome> {
+    const msg = row.message_id === null ? undefined : await this.messages.find(row.message_id);
+    // Erased with its lead's contact, or sent already.
+    if (!msg || msg.state !== 'queued') return { done: msg ? msg.state : 'no message' };
+    return this.send(row, msg, await this.leads.findLead(msg.lead_id));
+  }
+
+  protected abstract send(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome>;
+}
+
+/**
+ * The outbox's `visitor_message` rows: a visitor's message relayed into the group as a reply to the lead's card (in
+ * its topic when it has one). With personal data on the card: a text with a header line naming the visitor, a photo,
+ * a document, a voice message or a video copied with the header as its caption, anything else (a sticker) named in a
+ * text. With LEADS_CARD_PII=0 only a notice without the text (the inbox shows it). Failures follow the repeat pings'
+ * schedule (given up after the 5th), a 429 the flood pause.
+ */
+@Injectable()
+export class VisitorMessageSender extends QueuedMessageSender {
+  protected async send(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
+    if (!lead || lead.anonymised_at !== null) return { done: 'skipped', record: () => this.messages.failed(msg.id, 'the lead is erased') };
+    // No card in the group now (gone, published anew): behind the new card.
+    if (!hasCard(lead)) return { requeue: true };
+    const slot = this.pacer.slot(lead.chat_id);
+    if (slot > this.clock.now()) return { defer: slot };
+    let answer = await this.relay(msg, lead, lead.card_thread_id, lead.message_id);
+    // The card's topic is closed: into the chat's General topic, on its own.
+    if (!answer.ok && nextStep({ action: 'ping', form: 'reply' }, answer, row.attempts).step === 'general_topic')
+      answer = await this.relay(msg, lead, null, undefined);
+    this.pacer.sent(lead.chat_id);
+    if (answer.ok) {
+      const copy = { chatId: lead.chat_id, messageId: answer.value.message_id };
+      this.logger.log({ msg: 'visitor message relayed', lead_number: lead.id, message: msg.id });
+      return { done: 'sent', record: () => this.messages.delivered(msg.id, copy) };
+    }
+    const step = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, answer, row.attempts);
+    if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, answer.description);
+    this.logger.warn({ msg: 'visitor message not relayed', lead_number: lead.id, attempt: step.failures, error: answer.description });
+    if (step.giveUp) return { done: 'gave_up', attempts: step.failures, record: () => this.messages.failed(msg.id, answer.description) };
+    return retryLater(step, this.clock.now(), answer.description);
+  }
+
+  private relay(msg: LeadMessage, lead: PublishedLead, threadId: number | null, replyTo: number | undefined) {
+    const chatId = lead.chat_id;
+    if (!this.config.leads.cardPii)
+      return this.telegram.send({ chatId, threadId, text: this.t.group.visitorNotice(lead.id), html: false, replyTo });
+    const header = this.t.group.visitorHeader(lead.id, msg.author_name ?? '—');
+    const text = msg.text ?? '';
+    if (msg.media !== null && CAPTIONED.has(msg.media) && msg.tg_chat_id !== null && msg.tg_message_id !== null) {
+      const caption = cutTo(text ? `${header}\n${text}` : header, MAX_CAPTION);
+      return this.telegram.copyMessage({ chatId, fromChatId: msg.tg_chat_id, messageId: msg.tg_message_id, threadId, replyTo, caption });
+    }
+    const body = msg.media !== null ? `[${msg.media}]${text ? ` ${text}` : ''}` : text;
+    return this.telegram.send({ chatId, threadId, text: cutTo(`${header}\n${body}`, MAX_TEXT), html: false, replyTo });
+  }
+}
+
+/**
+ * The outbox's `team_message` rows: a member's reply (or the inbox's message) sent to the bound visitor by the bot —
+ * a copy of the member's message (text, photo, document, voice…), or the inbox's text. Delivered: 👍 on the member's
+ * message. Not delivered, for good and said in the group (a reply to the member's message, or to the card): no
+ * visitor bound, the visitor sent `/stop`, the visitor blocked the bot (the card says so too), or Telegram refused
+ * (a 4xx); a 5xx or a timeout is retried on the repeat pings' schedule and given up after the 5th failure.
+ */
+@Injectable()
+export class TeamMessageSender extends QueuedMessageSender {
+  protected async send(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
+    const binding = await this.messages.bindingOf(msg.lead_id);
+    if (!binding || !lead || lead.anonymised_at !== null)
+      return this.notDelivered(msg, lead, NOT_DELIVERED.notBound, this.t.group.why.notBound);
+    if (binding.stoppedAt !== null) return this.notDelivered(msg, lead, NOT_DELIVERED.stopped, this.t.group.why.stopped);
+    const chatId = String(binding.userId);
+    const slot = this.pacer.slot(chatId);
+    if (slot > this.clock.now()) return { defer: slot };
+    const answer =
+      msg.tg_chat_id !== null && msg.tg_message_id !== null
+        ? await this.telegram.copyMessage({ chatId, fromChatId: msg.tg_chat_id, messageId: msg.tg_message_id })
+        : await this.telegram.send({ chatId, text: msg.text ?? '', html: false });
+    this.pacer.sent(chatId);
+    if (answer.ok) {
+      if (msg.tg_chat_id !== null && msg.tg_message_id !== null) {
+        const reacted = await this.telegram.react(msg.tg_chat_id, msg.tg_message_id, '👍');
+        if (!reacted.ok) this.logger.warn({ msg: 'delivery reaction failed', lead_number: msg.lead_id, error: reacted.description });
+      }
+      const copy = { chatId, messageId: answer.value.message_id };
+      this.logger.log({ msg: 'team message delivered', lead_number: msg.lead_id, message: msg.id });
+      return { done: 'sent', record: () => this.messages.delivered(msg.id, copy) };
+    }
+    return this.failedSend(row, msg, lead, answer);
+  }
+
+  private async failedSend(row: OutboxRow, msg: LeadMessage, lead: Lead, answer: TelegramFailure): Promise<Outcome> {
+    if (answer.kind === 'flood') return this.gate.pause(answer.retryAfterSec * 1000, answer.description);
+    this.logger.warn({ msg: 'team message not delivered', lead_number: msg.lead_id, error: answer.description });
+    if (BLOCKED.test(answer.description)) {
+      const outcome = await this.notDelivered(msg, lead, NOT_DELIVERED.blocked, this.t.group.why.blocked);
+      return { ...outcome, record: async () => (await outcome.record?.(), this.messages.blocked(msg.lead_id, this.clock.now())) };
+    }
+    if (answer.kind !== 'failed' && answer.kind !== 'no_bot') {
+      return this.notDelivered(msg, lead, `Telegram refused: ${answer.description}`, this.t.group.why.refused(answer.description));
+    }
+    const failures = row.attempts + 1;
+    if (failures >= REPEAT_MAX_FAILURES) {
+      const error = `gave up after ${failures} failures: ${answer.description}`;
+      return { ...(await this.notDelivered(msg, lead, error, this.t.group.why.gaveUp(answer.description))), attempts: failures };
+    }
+    return { failed: { attempts: failures, nextAt: this.clock.now() + retryDelayMs(failures), error: answer.description } };
+  }
+
+  /** Failed for good: the message says why, and so does the group (best effort: the history keeps it either way). */
+  private async notDelivered(msg: LeadMessage, lead: Lead | undefined, error: string, why: string): Promise<Outcome & { done: string }> {
+    const [chatId, replyTo] =
+      msg.tg_chat_id !== null && msg.tg_message_id !== null
+        ? [msg.tg_chat_id, msg.tg_message_id]
+        : [lead?.chat_id ?? null, lead?.message_id ?? undefined];
+    if (chatId !== null) {
+      const threadId = msg.tg_chat_id === null ? lead?.card_thread_id : null;
+      const told = await this.telegram.send({ chatId, text: this.t.group.notDelivered(why), html: false, replyTo, threadId });
+      if (!told.ok) this.logger.warn({ msg: 'not-delivered notice failed', lead_number: msg.lead_id, error: told.description });
+    }
+    return { done: 'failed', record: () => this.messages.failed(msg.id, error) };
+  }
+}
