@@ -1,4 +1,4 @@
-import { ValidationPipe } from '@nestjs/common';
+import { HttpException, ValidationPipe } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
 
@@ -85,3 +85,12 @@ export function checkPlain<T extends object>(
   const errors = validateSync(value, API_VALIDATOR_OPTIONS);
   return errors.length === 0 ? { ok: true, value } : { ok: false, problems: problemsOf(errors) };
 }
+
+/** The refusals of a route's input, as docs/api.md gives them: a `:number` no lead has, a body its DTO refuses. */
+export const notFound = () => new HttpException({ error: 'not_found' }, 404);
+export const invalidBody = (errors: Record<string, string>) => new HttpException({ error: 'invalid_body', errors }, 422);
+
+/** `@Param(LEAD_NUMBER_PIPE)`: a path's lead number that is not one is 404 (no lead has it). */
+export const LEAD_NUMBER_PIPE = new ApiValidationPipe(() => notFound());
+/** `@JsonBody(BODY_PIPE)`: after the body is read (16 KB, a JSON object), its fields: 422 `invalid_body` naming each bad one. */
+export const BODY_PIPE = new ApiValidationPipe(invalidBody);
