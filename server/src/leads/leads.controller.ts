@@ -14,7 +14,7 @@ import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RAT
 import { LeadsService } from './leads.service';
 
 /** The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none. */
-const LeadBody = createParamDecorator(async (_data: unknown, ctx: ExecutionContext) => {
+export const LeadBody = createParamDecorator(async (_data: unknown, ctx: ExecutionContext) => {
   const req = ctx.switchToHttp().getRequest<Request>();
   const body = await readJsonObject(req);
   const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
