@@ -33,8 +33,7 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
-  // Before every route (and the 404 of none): an answer given before the body was read closes its connection after a
-  // bounded lingering close, instead of Node reading the rest of the body to its end (http/linger.ts).
+  // Before every route (and the 404 of none): an answer given before the body was read lingers, then closes (http/linger.ts).
   app.use(closeAfterEarlyAnswer());
   // A path no route serves: the documented {"error":"not_found"} (http/api-error.filter.ts).
   app.useGlobalFilters(new RouteNotFoundFilter());
@@ -50,9 +49,8 @@ export interface StartedServer {
 }
 
 /**
- * What `main.ts` does, minus the process: read the environment (ConfigError lists every problem), check that
- * the database opens (DATABASE_URL's PostgreSQL or DATABASE_PATH's file: a ConfigError naming the variable, not the bare driver message), build the app and listen
- * on PORT, on HOST when it is set (every interface otherwise).
+ * What `main.ts` does, minus the process: read the environment, check that the database opens (a ConfigError naming
+ * the variable), build the app and listen on PORT, on HOST when it is set.
  */
 export async function startFromEnv(
   env: Record<string, string | undefined>,

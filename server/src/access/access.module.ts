@@ -4,11 +4,7 @@ import { RepositoriesModule } from '../repositories/repositories.module';
 import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
 
-/**
- * What `SecretGuard` (secret.guard.ts) needs: the visitor hasher and the lockout after wrong secrets. Every module
- * whose controllers sit behind the secret (the leads, the export, the trace) imports this one, so the lockout is one
- * per app.
- */
+/** What `SecretGuard` needs; every module behind the secret imports this one, so the lockout is one per app. */
 @Module({
   imports: [RepositoriesModule, AlertsModule],
   providers: [VisitorHasher, SecretLockout],

@@ -22,11 +22,8 @@ export interface ScreenedLate {
 }
 
 /**
- * Fallback claims must be signed (docs/decisions.md, "Fallback claims that must be signed"):
- * `LEADS_SECRET` lets a caller store leads, but not make the bot edit, or reply to, any message it names — a reminder,
- * a command's answer, another lead's pending fallback message. A claim whose signature does not check (or that has
- * none, or when this server has no bot token to check it with) is dropped before the submit decision: the lead is
- * stored as one without a fallback message (its card goes out as a new message) and the trace says why.
+ * Fallback claims must be signed (docs/decisions.md): `LEADS_SECRET` lets a caller store leads, not make the bot edit
+ * or answer any message it names. An unsigned or badly signed claim is dropped before the decision; the trace says why.
  */
 @Injectable()
 export class FallbackVerifier {

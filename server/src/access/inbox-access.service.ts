@@ -37,10 +37,7 @@ export type LaunchCheck =
 /** Who may enter: `forbidden` (neither a manager nor a member), or `unknown` (Telegram could not say). */
 export type AccessDecision = { ok: true; viewer: InboxViewer } | { ok: false; why: 'forbidden' | 'unknown' };
 
-/**
- * What getChatMember said of a user, for the cache: the leads chats they are a member of (none: not let in); an
- * administrator of the main one.
- */
+/** What getChatMember said of a user, cached: the leads chats they are a member of; an administrator of the main one. */
 interface Membership {
   chats: ReadonlySet<string>;
   admin: boolean;
@@ -49,18 +46,13 @@ interface Membership {
 
 const MEMBER_STATUSES = new Set(['creator', 'administrator', 'member']);
 
-/**
- * How far ahead of the app's clock launch data may be dated: Telegram's clock and this server's differ by seconds, not
- * minutes. Anything further ahead would otherwise never grow old enough to expire.
- */
+/** How far ahead of the app's clock launch data may be dated (further ahead, it would never expire). */
 export const LAUNCH_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const ADMIN_STATUSES = new Set(['creator', 'administrator']);
 
 /**
- * docs/requirements.md §17 (the inbox): Mini App launch data checked on every API call (the bot token's HMAC by
- * @telegram-apps/init-data-node, the age on the app's clock), then who the user is to the leads groups — in
- * LEADS_MANAGER_IDS, or a member of one of the leads chats as getChatMember says (through the gateway, trusted for
- * LEADS_INBOX_MEMBER_CACHE_S).
+ * docs/requirements.md §17: Mini App launch data checked on every API call, then who the user is to the leads groups —
+ * in LEADS_MANAGER_IDS, or a member of a leads chat as getChatMember says (trusted for LEADS_INBOX_MEMBER_CACHE_S).
  */
 @Injectable()
 export class InboxAccessService {
@@ -74,10 +66,7 @@ export class InboxAccessService {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * checkLaunch for one request, done once however many guards ask (the inbox's throttle, then its auth guard): the
-   * answer is kept with the request object for as long as the request lives.
-   */
+  /** checkLaunch for one request, done once however many guards ask (the inbox's throttle, then its auth guard). */
   launchOf(req: { headers: { authorization?: string } }): LaunchCheck {
     let launch = this.launches.get(req);
     if (!launch) {
@@ -103,9 +92,7 @@ export class InboxAccessService {
     try {
       // The age is checked below on the app's clock (the library reads Date.now()); here the signature only.
       validate(initData, token, { expiresIn: 0 });
-      // Telegram's `signature` (Ed25519, for parties without the bot's token) came with Bot API 8.0; clients before it
-      // send launch data without one, and the bot token's HMAC just checked is what this server trusts. The library's
-      // parser insists on the field, so it reads the checked fields with an empty one in its place.
+      // Clients before Bot API 8.0 send no `signature` (the HMAC just checked is what counts); the parser insists on one.
       const fields = new URLSearchParams(initData);
       if (!fields.has('signature')) fields.set('signature', '');
       const data = parse(fields);
@@ -126,8 +113,7 @@ export class InboxAccessService {
     if (!user) return { ok: false, why: 'invalid' };
     const age = this.clock.now() - authDate.getTime();
     if (age > this.config.inbox.maxAgeSec * 1000) return { ok: false, why: 'expired' };
-    // Dated ahead of the clock by more than the skew: it would stay "fresh" for as long as it is ahead. Refused as
-    // invalid, and logged, since a server clock far behind Telegram's refuses every launch the same way.
+    // Logged: a server clock far behind Telegram's refuses every launch the same way.
     if (-age > LAUNCH_FUTURE_SKEW_MS) {
       this.logger.warn({ msg: 'inbox launch data dated ahead of the server clock', user_id: user.id, ahead_s: Math.round(-age / 1000) });
       return { ok: false, why: 'invalid' };
@@ -147,10 +133,7 @@ export class InboxAccessService {
     return { ok: true, viewer: { user, manager, scope: await this.scopeOf(membership.chats) } };
   }
 
-  /**
-   * The leads of the chats a member is in: those whose card went there, and those without a card yet whose source's
-   * route (LEADS_ROUTES; none: LEADS_CHAT_ID) sends it there — the chat the outbox will publish it to.
-   */
+  /** The leads of the chats a member is in: their cards went there, or their source's route will send them there. */
   private async scopeOf(chats: ReadonlySet<string>): Promise<LeadScope> {
     const routes = this.config.telegram.routes;
     const routedSources: string[] = [];
@@ -175,9 +158,10 @@ export class InboxAccessService {
       const answer = await this.telegram.getChatMember(chatId, userId);
       if (!answer.ok) {
         // Refused: Telegram does not know the user there ("user not found"), an answer. Anything else says nothing.
-        if (answer.kind !== 'refused') unknown = true;
-        if (answer.kind !== 'refused')
+        if (answer.kind !== 'refused') {
+          unknown = true;
           this.logger.warn({ msg: 'inbox membership check failed', user_id: userId, error: answer.description });
+        }
         continue;
       }
       const { status } = answer.value;

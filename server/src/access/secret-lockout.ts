@@ -20,15 +20,9 @@ export function callerLabel(callerHash: string): string {
 }
 
 /**
- * The wrong-secret lockout. Failures live in SQLite (they survive a restart); this keeps, in memory, which callers
- * failed within the window (loaded from SQLite at start), so the common case — a caller that never sent a wrong
- * secret — costs no query. The profile of `npm run bench` showed that query on every request.
- *
- * With several instances on PostgreSQL the memory index is not enough (another instance may have counted
- * failures): there every request asks the table, one indexed read of at most five rows.
- *
- * When a caller's failure starts a lockout, ops are told in the admin chat: the usual caller is the landing's
- * server, and a landing locked out sends every visitor to its fallback until the window passes.
+ * The wrong-secret lockout. Failures live in the database; memory keeps which callers failed within the window, so a
+ * caller that never sent a wrong secret costs no query (several instances on PostgreSQL ask the table every time).
+ * A lockout is told to ops: a landing locked out sends every visitor to its fallback until the window passes.
  */
 @Injectable()
 export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -77,8 +71,7 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
     const now = this.clock.now();
     await this.rateEvents.record('secret_failure', callerHash, now);
     this.lastFailure.set(callerHash, now);
-    // A locked-out caller is refused before its secret is looked at, so a full window here means this failure
-    // started the lockout.
+    // A locked-out caller is refused before its secret is looked at: a full window here means this failure started it.
     const wait = await this.waitMs(callerHash, now);
     if (wait !== null) this.alertLockout(callerHash, retryAfterSeconds(wait));
   }

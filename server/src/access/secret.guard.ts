@@ -11,15 +11,12 @@ import { callerAddress } from '../http/caller-address';
 
 /**
  * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; caller locked out after wrong
- * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted. Each refusal is thrown as an ApiError
- * for the route's filter (ApiErrorFilter) to answer. `POST /leads`, the export and the trace use it
- * (`@UseGuards(SecretGuard)`); their modules import AccessModule for its providers (VisitorHasher, SecretLockout),
- * so the lockout is one per app.
+ * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted. Each refusal is an ApiError.
  */
 @Injectable()
 export class SecretGuard implements CanActivate {
   private readonly logger = new Logger('LeadsAccess');
-  /** A connection's caller hash, computed once per connection (its address never changes), not once per request. */
+  /** A connection's caller hash, computed once per connection (its address never changes). */
   private readonly callerHashes = new WeakMap<object, string>();
 
   constructor(

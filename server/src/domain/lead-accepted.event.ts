@@ -1,8 +1,4 @@
-/**
- * Emitted (through Nest's event emitter) right after a new lead or a repeat is committed — or a replay reported a
- * fallback message for a stored request —, so the outbox works at once instead of at its next interval
- * (docs/requirements.md §4.1). Features that listen import this file, never the leads module.
- */
+/** Emitted after a lead, a repeat or a replay's fallback message is committed, so the outbox works at once. */
 export const LEAD_ACCEPTED = 'lead.accepted';
 
 export class LeadAcceptedEvent {

@@ -1,8 +1,4 @@
-/**
- * Emitted (through Nest's event emitter) after a lead's personal fields were erased and the erase committed — by
- * `/stickers_forget` (a number or a contact) or by retention — so the webhooks can send
- * `lead.anonymised`. Features that listen import this file, never the anonymisation module.
- */
+/** Emitted after a lead's erasure committed, so the webhooks send `lead.anonymised`. */
 export const LEAD_ANONYMISED = 'lead.anonymised';
 
 export class LeadAnonymisedEvent {

@@ -1,16 +1,9 @@
 import { LEAD_FIELDS, type CaptchaResult, type LeadField, type LeadFields } from '@stickers/shared';
 import type { LeadStatus } from './lead-status';
 
-/**
- * What a stored lead is: the one definition of its row, which storage (database/schema.ts builds the `leads` table's
- * type from it), the repositories, the card, the export and the webhooks all read. Times are milliseconds since the
- * epoch (UTC) throughout.
- */
+/** What a stored lead is: the one definition of its row. Times are milliseconds since the epoch (UTC) throughout. */
 
-/**
- * The visitor's fields, one column per field of the form (`LEAD_FIELDS` of @stickers/shared): null when not given,
- * and null once the lead is anonymised. A field added to the form is a column here without another word.
- */
+/** The visitor's fields, one column per field of the form: null when not given, and once the lead is anonymised. */
 export type FormColumns = { [K in LeadField]: string | null };
 
 /** The form's fields of a submission (or any row that has them), and nothing else: what a lead stores of the form. */
@@ -19,10 +12,8 @@ export function formFieldsOf(from: LeadFields): LeadFields {
 }
 
 /**
- * What the outbox does with a late lead's fallback message: `pending` — not looked at yet (a lead's may become its
- * card); `adopted` — it is the lead's card now; `answer` — it gets a reply saying the lead is in the database (the card
- * went out as a new message, or it is a repeat's); `answered` — replied; `gone` — deleted, nothing to reply to;
- * `refused` — Telegram refused the reply (another chat the bot cannot write in); `gave_up` — the reply failed 5 times.
+ * A late lead's fallback message: `pending` (may become its card), `adopted` (it is the card), `answer` (to get a
+ * reply: the lead is in the database), `answered`, `gone` (deleted), `refused` (by Telegram), `gave_up` (failed 5 times).
  */
 export const FALLBACK_STATES = ['pending', 'adopted', 'answer', 'answered', 'gone', 'refused', 'gave_up'] as const;
 export type FallbackState = (typeof FALLBACK_STATES)[number];
@@ -40,10 +31,7 @@ export interface LateColumns {
   fallback_state: FallbackState | null;
 }
 
-/**
- * Where a lead or a repeat came from (migration 2026-12-01-0006): the `source` object of `POST /leads` as checked by
- * `checkSource` of @stickers/shared, one column per key. All null when the request had none.
- */
+/** Where a lead or a repeat came from: `POST /leads`'s `source`, one column per key; all null without one. */
 export interface SourceColumns {
   /** `source.landing`: the landing's own name (LANDING_SOURCE). */
   source_landing: string | null;
@@ -62,10 +50,7 @@ export interface CaptchaColumns {
   captcha: CaptchaResult | null;
 }
 
-/**
- * The visitor's consent as the landing sent it (migration 2026-12-02-0015), on `leads` and `lead_repeats`: when it was
- * given and the policy's address; both null without consent. Not personal (erasure keeps them).
- */
+/** The visitor's consent as the landing sent it: when and the policy's address; null without. Not personal. */
 export interface ConsentColumns {
   consent_accepted_at: number | null;
   consent_policy_url: string | null;
@@ -84,10 +69,7 @@ export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaCo
   published_at: number | null;
   chat_id: string | null;
   message_id: number | null;
-  /**
-   * The forum topic (`message_thread_id`) the card went into (migration 2026-12-01-0009), null for the chat's General
-   * topic (or a chat without topics). Replies to the card (repeat pings, reminders) go there too.
-   */
+  /** The forum topic the card (and replies to it) went into; null for General or a chat without topics. */
   card_thread_id: number | null;
   last_error: string | null;
   anonymised_at: number | null;
@@ -96,10 +78,7 @@ export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaCo
   status_changed_at: number | null;
   card_dirty_at: number | null;
   reminded_at: number | null;
-  /**
-   * When the lead's state last changed (migration 2026-12-05-0019): the latest of its arrival, status change, card,
-   * erasure and its repeats' arrivals, kept by the database's triggers (`GET /leads?updated_since=`).
-   */
+  /** When the lead or its repeats last changed, kept by the database's triggers (`GET /leads?updated_since=`). */
   updated_at: number;
 }
 

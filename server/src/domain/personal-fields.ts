@@ -2,17 +2,9 @@ import { LEAD_FIELDS, type LeadField, SOURCE_KEYS, type SourceKey } from '@stick
 import type { SourceColumns } from './lead';
 
 /**
- * Which stored values are personal data: the one list that the erasure, the card (LEADS_CARD_PII=0), the export
- * (`GET /leads`, the CSV) and the webhooks (which send the lead as `GET /leads` shows it) all read.
- *
- * The rule: every value a visitor (or whoever wrote the link they opened) could type is personal, because anything
- * can be typed into it. So every field of the form is, not only the contacts: `date` and `guests` are free text too
- * (`"Иванова Анна, ул. Ленина 5"` is a valid date, `"паспорт 4510 123456"` a valid guest count). So are the UTM values
- * (free text from the page URL: anyone can edit it, and mailings often put the recipient's address or id into
- * `utm_content` or `utm_term`) and the referrer's host (a personal site's name is a host). What stays is what the
- * visitor cannot type: the landing's own name (`LANDING_SOURCE`, set by the operator), times, statuses, numbers, the
- * landing's route and reason (short fixed words), Telegram chat and message ids. The record types below make a new
- * form field or source key a compile error until it is classified here.
+ * Which stored values are personal data: the one list the erasure, the card (LEADS_CARD_PII=0), the export and the
+ * webhooks read. Every value a visitor could type is personal (every form field, the UTM values, the referrer's host);
+ * what they cannot type is not (the landing's name, times, statuses, ids). A new field or key must be classified here.
  */
 const FORM_FIELD_IS_PERSONAL: Record<LeadField, boolean> = {
   name: true,
@@ -53,7 +45,6 @@ export const PERSONAL_FIELDS: readonly LeadField[] = LEAD_FIELDS.filter((f) => F
 /** The source's personal keys (the UTM values and the referrer); the landing's name is not one. */
 export const PERSONAL_SOURCE_KEYS: readonly SourceKey[] = SOURCE_KEYS.filter((k) => SOURCE_KEY_IS_PERSONAL[k]);
 
-/** Their columns. */
 export const PERSONAL_SOURCE_COLUMNS: readonly (keyof SourceColumns)[] = PERSONAL_SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
 
 /**
@@ -91,11 +82,7 @@ export function erasedChanges(changes: Record<string, unknown>): Record<string, 
   return Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, isPersonalField(k) ? null : v]));
 }
 
-/**
- * A row as it may be shown once its lead is erased: every personal column it has is null. The export and the
- * webhooks show an anonymised lead through this, so a value that an older erasure left (before `date` and `guests`
- * were counted as personal) or a row written while the erase ran is never shown.
- */
+/** A row as an erased lead may be shown: every personal column null, whatever an older erasure or a race left. */
 export function withoutPersonal<T extends object>(row: T): T {
   const out = { ...row } as Record<string, unknown>;
   for (const column of PERSONAL_LEAD_COLUMNS) if (column in out) out[column] = null;

@@ -5,9 +5,8 @@ import type { Server } from 'node:http';
 const DRAIN_MS = 10_000;
 
 /**
- * SIGTERM: stop taking connections and let the requests in flight finish before anything closes. Nest itself
- * closes the HTTP server only after the shutdown hooks, i.e. after the database is closed; this runs first
- * (beforeApplicationShutdown), so an acknowledged lead is always committed and nothing is half-written.
+ * SIGTERM: stop taking connections and let the requests in flight finish before the database closes (Nest closes
+ * the HTTP server only after the shutdown hooks), so an acknowledged lead is always committed.
  */
 @Injectable()
 export class GracefulShutdown implements BeforeApplicationShutdown {
@@ -29,9 +28,7 @@ export class GracefulShutdown implements BeforeApplicationShutdown {
         clearTimeout(timer);
         resolve();
       });
-      // Keep-alive connections with no request in flight would hold close() open: closed now; and each connection
-      // whose request is still in flight is closed as soon as its answer is written (Node gives an idle keep-alive
-      // connection keepAliveTimeout, read when the answer ends) rather than its 5 s later.
+      // Idle keep-alive connections would hold close() open; a busy one closes as soon as its answer is written.
       server.closeIdleConnections();
       server.keepAliveTimeout = 1;
     });

@@ -1,9 +1,6 @@
 import type { SchemaObject } from '@nestjs/swagger';
 
-/**
- * The ops doors' answers as the OpenAPI document shows them (metadata for the controller's decorators; the
- * answers themselves are ReadinessService's and MetricsService's).
- */
+/** The ops doors' answers as the OpenAPI document shows them. */
 
 export const HEALTH_SCHEMA: SchemaObject = {
   type: 'object',

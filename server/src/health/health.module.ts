@@ -8,10 +8,7 @@ import { HealthController } from './health.controller';
 import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
-/**
- * The ops doors (health, readiness, metrics, the API document) and the graceful shutdown. The counters registry is
- * MetricsModule, apart, because the modules that count (leads, outbox, alerts) are below this one.
- */
+/** The ops doors (health, readiness, metrics, the API document) and the graceful shutdown. */
 @Module({
   imports: [RepositoriesModule, MetricsModule, TelegramModule],
   controllers: [HealthController],

@@ -25,10 +25,7 @@ interface Outcome<C extends Check = Check> {
   reason?: string;
 }
 
-/**
- * `/ready` is public and polled hard: one answer serves every call for this long (the probe write is fsync'd).
- * Short enough for an orchestrator's probe period; the fake clock of the tests moves it.
- */
+/** `/ready` is public and polled hard: one answer serves every call for this long (the probe write is fsync'd). */
 export const READY_CACHE_MS = 1000;
 const TELEGRAM_CACHE_MS = 30_000;
 /** Bigger than a page (4 KiB) several times over, so the probe must allocate pages as a new lead does. */
@@ -36,10 +33,8 @@ const GROWTH_PROBE_BYTES = 32 * 1024;
 
 /**
  * `GET /ready`: the database is the file we opened and takes a write, the submit path and the outbox are not failing
- * on storage errors, migrations are current, and the outbox is not stuck. Stuck means a lead has waited for its card
- * longer than READY_MAX_OUTBOX_AGE_SEC and no card at all went out in that time: one poison lead next to cards
- * that go out is the retry schedule's business, not a reason to take the server out of rotation. Telegram is
- * reported but does not make the server unready on its own: leads are still stored while it is down.
+ * on storage errors, migrations are current, and the outbox is not stuck (a lead waiting over READY_MAX_OUTBOX_AGE_SEC
+ * while no card went out). Telegram is reported only: leads are still stored while it is down.
  */
 @Injectable()
 export class ReadinessService {
@@ -117,8 +112,7 @@ export class ReadinessService {
       const reason = `probe write to ${path} failed: ${err instanceof Error ? err.message : String(err)}`;
       return { outcome: { check: { ok: false, detail: 'write failed' }, reason }, readable: true };
     }
-    // A full disk still takes the probe's tiny upsert (it fits in a page that exists) while every new lead fails:
-    // what the submit path and the outbox last saw counts.
+    // A full disk still takes the probe's tiny upsert while every new lead fails: what the submit path and outbox saw counts.
     const submit = (await this.submitStillFailing()) ? this.writeHealth.failing('submit') : null;
     if (submit && isStorageError(submit)) {
       const reason = `the last write on the submit path failed with ${submit.code} at ${new Date(submit.at).toISOString()}`;
@@ -132,10 +126,7 @@ export class ReadinessService {
     return { outcome: { check: { ok: true, detail: 'writable' } }, readable: true };
   }
 
-  /**
-   * After a storage failure of the submit path, a load balancer stops sending leads on our 503, so no lead can clear
-   * the flag: a write that grows the file as a lead would tells whether there is room again.
-   */
+  /** After a submit's storage failure no lead comes to clear it: a write that grows the file says whether there is room. */
   private async submitStillFailing(): Promise<boolean> {
     const failure = this.writeHealth.failing('submit');
     if (!failure || !isStorageError(failure)) return false;

@@ -3,11 +3,7 @@ import { LEAD_STATUSES } from '../domain/lead-status';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 import { SIGNATURE_HEADER } from '../webhooks/webhook-signature';
 
-/**
- * The signed webhooks the server POSTs to LEADS_WEBHOOK_URL, as the OpenAPI document shows them. The document is
- * OpenAPI 3.0, which has no `webhooks` field (3.1 has): they are listed under the `x-webhooks` extension, one path item
- * per event type (the shape 3.1's `webhooks` takes), and their bodies are component schemas any 3.0 tool reads.
- */
+/** The signed webhooks the server POSTs, under `x-webhooks` (OpenAPI 3.0 has no `webhooks`), bodies as component schemas. */
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 

@@ -3,10 +3,8 @@ import type { Response } from 'express';
 import { ApiError, UploadAbortedError } from './api-error';
 
 /**
- * Writes an ApiError as it is: its status, its headers and its body as JSON (docs/requirements.md §1.2), so no
- * Nest-shaped error reaches a caller. An upload the client aborted has nobody to answer: its connection is ended. An
- * answer already begun cannot get another: the connection is ended instead. Anything else is not caught here (Nest's
- * own handler logs it and answers 500).
+ * Writes an ApiError as it is: status, headers, JSON body. An aborted upload, or an answer already begun, ends the
+ * connection instead. Anything else is Nest's (logged, 500).
  */
 export function answerApiError(res: Response, error: ApiError | UploadAbortedError): void {
   if (error instanceof UploadAbortedError || res.headersSent) {
@@ -24,10 +22,7 @@ export class ApiErrorFilter implements ExceptionFilter {
   }
 }
 
-/**
- * A path no route serves: the documented `{"error":"not_found"}` rather than Nest's own body (it is the only place a
- * NotFoundException comes from; routes answer their own 404s as ApiError or HttpException with this body).
- */
+/** A path no route serves: the documented `{"error":"not_found"}` rather than Nest's own body. */
 @Catch(NotFoundException)
 export class RouteNotFoundFilter implements ExceptionFilter {
   catch(_error: NotFoundException, host: ArgumentsHost): void {

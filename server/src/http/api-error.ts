@@ -1,10 +1,8 @@
 import type { LeadErrorBody } from '@stickers/shared';
 
 /**
- * An answer of docs/requirements.md §1.2 that is not a success: its status, its exact body, and any headers.
- *
- * An expected refusal, not a fault: it is built without a stack trace (V8 walks the stack for every Error, a cost on
- * every 401, 413, 422 and 429 that nobody ever reads).
+ * An answer of docs/requirements.md §1.2 that is not a success: its status, exact body and headers. Built without a
+ * stack trace: an expected refusal, and V8's walk of the stack would cost every 401, 413, 422 and 429.
  */
 export class ApiError extends Error {
   constructor(

@@ -5,6 +5,7 @@ import { API_ERRORS } from '@stickers/shared';
 import type { ServerConfig } from '../config/config';
 import { ApiError } from './api-error';
 import { callerAddress } from './caller-address';
+import { retryAfterSeconds } from './retry-after';
 import { WindowCounterStorage } from './window-counter.storage';
 
 /** The per-caller throttles, each with its limit in ServerConfig.throttle (docs/configuration.md, "Throttles"). */
@@ -14,10 +15,8 @@ export type ThrottleName = (typeof THROTTLES)[number];
 const ROUTE_THROTTLES = 'stickers:throttles';
 
 /**
- * The options of @nestjs/throttler's module: one named throttler per throttle, its limit per LEADS_THROTTLE_WINDOW_SEC,
- * counted in this instance's memory (several instances each count their own callers). A
- * caller over the limit is refused for one window (WindowCounterStorage: one counter per caller, not one timestamp per
- * request). No X-RateLimit headers: the 429's Retry-After says what to do.
+ * @nestjs/throttler's options: one named throttler per throttle, its limit per LEADS_THROTTLE_WINDOW_SEC, counted in
+ * this instance's memory; a caller over it is refused for one window. No X-RateLimit headers: Retry-After says it.
  */
 export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
   const ttl = config.throttle.windowSec * 1000;
@@ -28,24 +27,18 @@ export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
   };
 }
 
-/**
- * The 429 of every throttle, in the API's shape: `{"error":"rate_limited","why":"flood"}` with `Retry-After` in
- * whole seconds (at least 1). Thrown as an ApiError, so each route's filter answers it as its other refusals.
- */
+/** The 429 of every throttle: `{"error":"rate_limited","why":"flood"}` with `Retry-After` in whole seconds, at least 1. */
 export function floodRefusal(retryAfterSec: number): ApiError {
   return new ApiError(
     429,
     { error: API_ERRORS.rateLimited, why: 'flood' },
-    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSec))) },
+    { 'Retry-After': String(retryAfterSeconds(retryAfterSec * 1000)) },
   );
 }
 
 /**
- * @nestjs/throttler's guard, applying to a route only the throttles its `@Throttled(…)` names, and keyed by the caller
- * only (`<throttle>:<tracker>`), so one caller's requests count together on every route of a throttle. The tracker is
- * the caller's address as the rate limits see it (http/caller-address.ts); InboxThrottleGuard tracks the Telegram user.
- * Guards run before pipes and before the body is read: put it first in `@UseGuards`, so a refused request costs nothing
- * else (no secret check, no database, no body).
+ * @nestjs/throttler's guard with only the throttles a route's `@Throttled(…)` names, keyed by the caller alone, so one
+ * caller counts together on every route of a throttle. First in `@UseGuards`: a refused request costs nothing else.
  */
 @Injectable()
 export class CallerThrottleGuard extends ThrottlerGuard {
@@ -71,10 +64,7 @@ export class CallerThrottleGuard extends ThrottlerGuard {
   }
 }
 
-/**
- * Names the throttles of a route or a controller (merged: a controller's and its route's). The guard itself is set
- * with `@UseGuards(CallerThrottleGuard, …)` first, so it runs before the route's other guards.
- */
+/** Names the throttles of a route or a controller (merged); the guard is `@UseGuards(CallerThrottleGuard, …)`. */
 export function Throttled(...names: ThrottleName[]): MethodDecorator & ClassDecorator {
   return SetMetadata(ROUTE_THROTTLES, names);
 }

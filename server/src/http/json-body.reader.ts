@@ -22,12 +22,9 @@ function tooLarge(req: IncomingMessage, bounds: LingerBounds): ApiError {
 }
 
 /**
- * Reads a request's body as a JSON object, measured while it is read (the app has no body parser: main.ts, app.ts).
- * Called from the handler's parameters (`@JsonBody()`), so after the route's guards: a wrong secret with a large body
- * is a 401. docs/requirements.md §1.1 step 4: over the limit → 413, not a JSON object → 422 (both ApiErrors). A
- * declared Content-Length over the limit is refused before a byte is read; a chunked body is refused as soon as it
- * passes the limit, and the rest of the upload is never buffered (read and discarded for a bounded time, then the
- * connection is closed: linger.ts). The client going away meanwhile is an UploadAbortedError.
+ * Reads a request's body as a JSON object, measured while it is read (the app has no body parser), after the route's
+ * guards. docs/requirements.md §1.1 step 4: over the limit → 413 (a declared length before a byte is read; the rest
+ * of the upload discarded, linger.ts), not a JSON object → 422. The client going away is an UploadAbortedError.
  */
 export async function readJsonObject(req: IncomingMessage, options: JsonBodyOptions = {}): Promise<Record<string, unknown>> {
   const limit = options.limit ?? MAX_BODY_BYTES;
@@ -70,15 +67,9 @@ export async function readJsonObject(req: IncomingMessage, options: JsonBodyOpti
     req.on('close', onAbort);
   });
 
-  let text: string;
-  try {
-    text = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-  } catch {
-    throw invalidBody();
-  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
   } catch {
     throw invalidBody();
   }
@@ -86,11 +77,7 @@ export async function readJsonObject(req: IncomingMessage, options: JsonBodyOpti
   return parsed as Record<string, unknown>;
 }
 
-/**
- * The request's body as a JSON object (readJsonObject), as a handler parameter: Nest resolves it after the guards
- * and the interceptors' start, so the body stays unread until the secret is checked. Its errors go to the route's
- * exception filter.
- */
+/** readJsonObject as a handler parameter: Nest resolves it after the guards, so the body stays unread until then. */
 export const JsonBody = createParamDecorator((options: JsonBodyOptions | undefined, ctx: ExecutionContext) =>
   readJsonObject(ctx.switchToHttp().getRequest<IncomingMessage>(), options),
 );

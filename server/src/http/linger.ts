@@ -16,11 +16,9 @@ export const LINGER_BOUNDS: LingerBounds = { idleMs: 5_000, totalMs: 30_000, max
 const lingering = new WeakSet<Socket>();
 
 /**
- * Prepares a lingering close for a request answered (with `Connection: close`) before its body was read, as the
- * 413 is. Node closes such a connection as soon as the answer is written; a client still sending then gets a TCP
- * reset, and the reset can arrive before the client has read its answer (ECONNRESET instead of the 413 it was
- * owed). Here the close only ends our side (FIN after the answer); the rest of the body is read and thrown away
- * until the client stops (or closes), within `bounds`; only then is the socket closed.
+ * A lingering close for a request answered (`Connection: close`) before its body was read: our side ends after the
+ * answer and the rest of the body is discarded within `bounds`, so a client still sending reads its answer instead of
+ * a TCP reset.
  */
 export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = LINGER_BOUNDS): void {
   const socket = req.socket;
@@ -60,12 +58,9 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * Express middleware for every route, the unknown ones too (app.ts): an answer written before its request's body was
- * read to the end — a 401 of a missing secret, a 404, a 429, anything that did not want the body — carries
- * `Connection: close` and is followed by the lingering close, bounded by `bounds`. Without it Node keeps such a
- * connection alive, and to find the next request on it reads and discards the rest of the body to its end, however
- * large: a client could make the server read gigabytes it had already answered. A body read in full is untouched (the
- * connection is kept as before).
+ * Express middleware for every route: an answer written before its body was read to the end carries `Connection:
+ * close` and a lingering close. Otherwise Node would read the rest of the body, however large, to find the next
+ * request on the connection.
  */
 export function closeAfterEarlyAnswer(bounds: LingerBounds = LINGER_BOUNDS) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {

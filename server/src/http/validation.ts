@@ -1,12 +1,8 @@
-import { ValidationPipe } from '@nestjs/common';
+import { HttpException, ValidationPipe } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
 
-/**
- * The API's input through class-validator: the DTO classes' decorators are the rules, a ValidationPipe on a handler's
- * parameter runs them (transform on, unknown keys dropped), and the route's own refusal is built from every problem
- * by name (`refuse`), so no Nest-shaped error reaches a caller.
- */
+/** The API's input through class-validator; each route builds its own refusal from every problem by name. */
 
 /** Each rule stops at a property's first failure (one reason per name); keys no rule names are dropped, not refused. */
 export const API_VALIDATOR_OPTIONS: ValidatorOptions = { whitelist: true, stopAtFirstError: true, forbidUnknownValues: false };
@@ -32,10 +28,7 @@ export function problemsOf(errors: ValidationError[]): Record<string, string> {
 
 const CONTEXT = Symbol('validation context');
 
-/**
- * What a rule needs beyond the values (the cursor's key: the server's own), laid on the instance being checked as a
- * hidden property (neither enumerable nor a key class-validator looks at), read by the rule from its arguments.
- */
+/** What a rule needs beyond the values (the cursor's key), laid on the checked instance as a hidden property. */
 export function validationContext<T>(args: ValidationArguments): T | undefined {
   return (args.object as { [CONTEXT]?: T })[CONTEXT];
 }
@@ -44,11 +37,7 @@ function giveContext(object: object, context: object | undefined): void {
   if (context) Object.defineProperty(object, CONTEXT, { value: context, enumerable: false });
 }
 
-/**
- * Nest's ValidationPipe with the API's options: `refuse` turns every problem by name into the route's documented
- * answer; `context` reaches the rules that need it (validationContext). On a handler's parameter, also a custom one
- * (`@JsonBody(pipe)`).
- */
+/** Nest's ValidationPipe with the API's options: `refuse` words the route's answer, `context` reaches the rules. */
 export class ApiValidationPipe extends ValidationPipe {
   constructor(
     refuse: (problems: Record<string, string>, errors: ValidationError[]) => Error,
@@ -71,10 +60,7 @@ export class ApiValidationPipe extends ValidationPipe {
   }
 }
 
-/**
- * The same rules for a caller inside the server (not a request): the checked, transformed instance, or every problem
- * by name as problemsOf gives them.
- */
+/** The same rules for a caller inside the server: the checked, transformed instance, or every problem by name. */
 export function checkPlain<T extends object>(
   type: new () => T,
   plain: object,
@@ -85,3 +71,12 @@ export function checkPlain<T extends object>(
   const errors = validateSync(value, API_VALIDATOR_OPTIONS);
   return errors.length === 0 ? { ok: true, value } : { ok: false, problems: problemsOf(errors) };
 }
+
+/** The refusals of a route's input, as docs/api.md gives them: a `:number` no lead has, a body its DTO refuses. */
+export const notFound = () => new HttpException({ error: 'not_found' }, 404);
+export const invalidBody = (errors: Record<string, string>) => new HttpException({ error: 'invalid_body', errors }, 422);
+
+/** `@Param(LEAD_NUMBER_PIPE)`: a path's lead number that is not one is 404 (no lead has it). */
+export const LEAD_NUMBER_PIPE = new ApiValidationPipe(() => notFound());
+/** `@JsonBody(BODY_PIPE)`: after the body is read (16 KB, a JSON object), its fields: 422 `invalid_body` naming each bad one. */
+export const BODY_PIPE = new ApiValidationPipe(invalidBody);

@@ -7,7 +7,7 @@ export const MESSAGE_TEXT_MAX = 4096;
 
 /**
  * The conversation's routes (`/inbox/api/leads/:number/messages`) as the OpenAPI document shows them, and the rules of
- * the message the inbox sends (run by INBOX_BODY_PIPE: 422 `invalid_body`).
+ * the message the inbox sends (run by BODY_PIPE: 422 `invalid_body`).
  */
 @ApiSchema({ name: 'InboxMessageBody' })
 export class InboxMessageBodyDto {

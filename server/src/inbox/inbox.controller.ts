@@ -25,7 +25,7 @@ import type { InboxViewer } from '../access/inbox-access.service';
 import { InboxAuthGuard, Viewer } from '../access/inbox-auth.guard';
 import { InboxMessageAnswerDto, InboxMessageBodyDto, InboxMessagesDto } from './inbox-messages.dto';
 import { InboxService } from './inbox.service';
-import { INBOX_BODY_PIPE, LEAD_NUMBER_PIPE } from './inbox-input';
+import { BODY_PIPE, LEAD_NUMBER_PIPE } from '../http/validation';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
 
 /** A lead a viewer may not see is answered as one that does not exist. */
@@ -35,7 +35,7 @@ const NOT_FOUND_DESCRIPTION = "No such lead, or none of the viewer's chats has i
  * The inbox's API (`/inbox/api/*`), for the Mini App at `/inbox`: every route throttled per Telegram user first
  * (InboxThrottleGuard: `inbox`, and `export` on the CSV), then behind InboxAuthGuard (the launch data, then who the user is), every answer `Cache-Control: no-store` (InboxModule's middleware). The input is checked by its DTO's ValidationPipe
  * after the guards: the queries as `GET /leads`'s (LeadsQueryPipe), `:number` (404) and the bodies (422 `invalid_body`)
- * by inbox-input.ts. Thin: InboxService decides.
+ * by http/validation.ts. Thin: InboxService decides.
  */
 @ApiTags('inbox')
 @ApiSecurity(INBOX_SCHEME)
@@ -158,7 +158,7 @@ export class InboxController {
   setStatus(
     @Viewer() viewer: InboxViewer,
     @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
-    @JsonBody(INBOX_BODY_PIPE) body: InboxStatusBodyDto,
+    @JsonBody(BODY_PIPE) body: InboxStatusBodyDto,
   ) {
     return this.inbox.setStatus(viewer, params.number, body);
   }
@@ -173,11 +173,7 @@ export class InboxController {
   @ApiResponse({ status: 413, description: 'A body over 16 KB', ...jsonContent(INBOX_REFUSAL_SCHEMAS.tooLarge) })
   @ApiResponse({ status: 422, description: 'Not confirmed, or not a JSON object', ...jsonContent(INBOX_REFUSAL_SCHEMAS.invalidBody) })
   // The body's DTO (InboxEraseBodyDto) only lets `{"confirm": true}` through: the handler needs nothing of it.
-  erase(
-    @Viewer() viewer: InboxViewer,
-    @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
-    @JsonBody(INBOX_BODY_PIPE) _body: InboxEraseBodyDto,
-  ) {
+  erase(@Viewer() viewer: InboxViewer, @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams, @JsonBody(BODY_PIPE) _body: InboxEraseBodyDto) {
     return this.inbox.erase(viewer, params.number);
   }
 
@@ -210,7 +206,7 @@ export class InboxController {
   sendMessage(
     @Viewer() viewer: InboxViewer,
     @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
-    @JsonBody(INBOX_BODY_PIPE) body: InboxMessageBodyDto,
+    @JsonBody(BODY_PIPE) body: InboxMessageBodyDto,
   ) {
     return this.inbox.postMessage(viewer, params.number, body.text);
   }

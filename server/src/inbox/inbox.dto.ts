@@ -7,7 +7,7 @@ import { ExportedLeadDto } from '../export/export.dto';
 
 /**
  * The inbox's API as the OpenAPI document shows it (@nestjs/swagger reads these), and its input's rules
- * (class-validator's decorators, run by the routes' ValidationPipes: inbox-input.ts). Its queries are the export's
+ * (class-validator's decorators, run by the routes' ValidationPipes: http/validation.ts). Its queries are the export's
  * (export-query.dto.ts).
  */
 

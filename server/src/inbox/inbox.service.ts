@@ -13,7 +13,7 @@ import { MessagesService } from '../conversations/messages.service';
 import { TraceRepository } from '../repositories/trace.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
-import { invalidBody, notFound } from './inbox-input';
+import { invalidBody, notFound } from '../http/validation';
 import { ChartsService, type InboxCharts } from '../charts/charts.service';
 import type { InboxViewer } from '../access/inbox-access.service';
 import { repeatChanges, type RepeatChanges } from './repeat-changes';

@@ -1,11 +1,10 @@
 import { HttpException, Injectable, Logger } from '@nestjs/common';
 import { ExportService, type ExportedLead } from '../export/export.service';
+import { invalidBody, notFound } from '../http/validation';
 import { LeadStatusService } from './lead-status.service';
 import type { CrmStatusBodyDto } from './lead-status.dto';
 
-const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
-export const notFound = () => fail(404, { error: 'not_found' });
-export const invalidBody = (errors: Record<string, string>) => fail(422, { error: 'invalid_body', errors });
+const conflict = (body: Record<string, unknown>) => new HttpException(body, 409);
 
 /**
  * The CRM's door to a lead's status (`POST /leads/{lead_number}/status`, behind the shared secret): LeadStatusService's
@@ -29,9 +28,9 @@ export class CrmStatusService {
       case 'unknown_lead':
         throw notFound();
       case 'anonymised':
-        throw fail(409, { error: 'anonymised' });
+        throw conflict({ error: 'anonymised' });
       case 'conflict':
-        throw fail(409, { error: 'conflict', status: outcome.status });
+        throw conflict({ error: 'conflict', status: outcome.status });
       case 'not_allowed':
         throw invalidBody({ to: `cannot change from ${body.from} to ${body.to}; allowed: ${outcome.allowed.join(', ')}` });
       case 'changed': {

@@ -5,14 +5,9 @@ import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
-import { ApiValidationPipe } from '../http/validation';
-import { CrmStatusService, invalidBody, notFound } from './crm-status.service';
+import { BODY_PIPE, LEAD_NUMBER_PIPE } from '../http/validation';
+import { CrmStatusService } from './crm-status.service';
 import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberParams } from './lead-status.dto';
-
-/** `{lead_number}` that is not a lead number: 404 (no lead has it). */
-export const LEAD_NUMBER_PIPE = new ApiValidationPipe(() => notFound());
-/** The body after it is read (16 KB, a JSON object): 422 `invalid_body` naming every bad field. */
-export const BODY_PIPE = new ApiValidationPipe(invalidBody);
 
 /**
  * `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret of `POST /leads`, each

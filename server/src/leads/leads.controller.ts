@@ -1,4 +1,4 @@
-import { Controller, createParamDecorator, type ExecutionContext, Headers, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, createParamDecorator, type ExecutionContext, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, type LeadAcceptedBody } from '@stickers/shared';
@@ -13,11 +13,8 @@ import { LeadsErrorFilter } from './leads-error.filter';
 import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
 import { LeadsService } from './leads.service';
 
-/**
- * The body of `POST /leads` as a JSON object (readJsonObject: a handler parameter, so read only after the guard), with
- * the Idempotency-Key header as its request_id when it has none, so the body's rules see the request_id the lead gets.
- */
-const LeadBody = createParamDecorator(async (_data: unknown, ctx: ExecutionContext) => {
+/** The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none. */
+export const LeadBody = createParamDecorator(async (_data: unknown, ctx: ExecutionContext) => {
   const req = ctx.switchToHttp().getRequest<Request>();
   const body = await readJsonObject(req);
   const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
@@ -26,11 +23,8 @@ const LeadBody = createParamDecorator(async (_data: unknown, ctx: ExecutionConte
 });
 
 /**
- * `POST /leads` (docs/requirements.md §1.2), a Nest route: the per-caller flood guard (CallerThrottleGuard's `submit`,
- * before anything is read), the guard's checks (SecretGuard: module off, lockout, secret), then the body (`@LeadBody()`, read only after the guard, 16 KB measured while reading; its fields checked by LeadBodyPipe: 422 `invalid`), then the service;
- * an accepted lead answered here, every refusal thrown as an ApiError and answered (and counted) by LeadsErrorFilter.
- * Express's router matches the path as it does every route's: any case, one trailing slash, any query. The `@Api…`
- * decorators are the OpenAPI document's (metadata only).
+ * `POST /leads` (docs/requirements.md §1.2): the per-caller flood guard, SecretGuard, then the body (16 KB, checked by
+ * LeadBodyPipe), then the service. Every refusal is an ApiError, answered and counted by LeadsErrorFilter.
  */
 @ApiTags('leads')
 @ApiSecretRefusals()
@@ -88,17 +82,8 @@ export class LeadsController {
     description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
     ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
   })
-  async submit(
-    @LeadBody(LeadBodyPipe) body: LeadRequestDto,
-    @Headers(IDEMPOTENCY_HEADER) key: string | undefined,
-    @Req() req: Request,
-    @Res() res: Response,
-  ): Promise<void> {
-    const outcome = await this.leads.submit({
-      body: { ...body },
-      callerIp: callerAddress(req),
-      idempotencyKey: typeof key === 'string' ? key : undefined,
-    });
+  async submit(@LeadBody(LeadBodyPipe) body: LeadRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const outcome = await this.leads.submit({ body: { ...body }, callerIp: callerAddress(req) });
     switch (outcome.kind) {
       case 'invalid':
         throw new ApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });
@@ -106,36 +91,15 @@ export class LeadsController {
         throw new ApiError(503, { error: API_ERRORS.unavailable });
       case 'limited':
         throw new ApiError(429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
-      case 'created':
-        return this.accept(res, 201, outcome.kind, {
-          lead_number: outcome.leadNumber,
-          duplicate: false,
-          repeat: false,
-          telegram_link: outcome.telegramLink ?? null,
-        });
-      case 'repeat':
-        return this.accept(res, 200, outcome.kind, {
-          lead_number: outcome.leadNumber,
-          duplicate: true,
-          repeat: true,
-          telegram_link: outcome.telegramLink ?? null,
-        });
-      case 'duplicate':
-        return this.accept(res, 200, outcome.kind, {
-          lead_number: outcome.leadNumber,
-          duplicate: true,
-          repeat: outcome.repeat,
-          telegram_link: outcome.telegramLink ?? null,
-        });
     }
-  }
-
-  /**
-   * Written on the response (`@Res()`): the status depends on the outcome (201 or 200), and a route's returned value
-   * always gets the route's one status.
-   */
-  private accept(res: Response, status: number, result: 'created' | 'repeat' | 'duplicate', body: LeadAcceptedBody): void {
-    this.metrics.submission(res.req, { result });
-    res.status(status).json(body);
+    // Written on the response (`@Res()`): the status depends on the outcome, and a returned value gets the route's one status.
+    this.metrics.submission(req, { result: outcome.kind });
+    const answer: LeadAcceptedBody = {
+      lead_number: outcome.leadNumber,
+      duplicate: outcome.kind !== 'created',
+      repeat: outcome.kind === 'duplicate' ? outcome.repeat : outcome.kind === 'repeat',
+      telegram_link: outcome.telegramLink ?? null,
+    };
+    res.status(outcome.kind === 'created' ? 201 : 200).json(answer);
   }
 }

@@ -26,11 +26,13 @@ import {
   REPORTED_FIELDS,
   SOURCE_FIELD,
   SOURCE_HOST_MAX,
+  SOURCE_KEYS,
   SOURCE_VALUE_MAX,
   TELEGRAM_NAME_MAX,
   TELEGRAM_NAME_MIN,
   type CaptchaResult,
   type LeadAcceptedBody,
+  type LeadSource,
 } from '@stickers/shared';
 import { Inject, Injectable } from '@nestjs/common';
 import { Validate, ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
@@ -40,19 +42,14 @@ import type { ServerConfig } from '../config/config';
 import { apiErrorSchema } from '../http/api-docs';
 import { ApiError } from '../http/api-error';
 import { ApiValidationPipe, validationContext } from '../http/validation';
-import { submissionErrors, type SubmissionRules } from './lead-submission';
+import { checkSubmission, type SubmissionRules } from './lead-submission';
 
 /**
- * The body and answers of `POST /leads` as the OpenAPI document shows them (@nestjs/swagger reads these classes'
- * decorators), and the body's rules: each field of LeadRequestDto is checked by a class-validator constraint that asks
- * shared/'s field rules (LeadFieldRule), run by LeadBodyPipe once the body is read after the guard. Every limit, name
- * and code comes from the constants the code runs on.
+ * `POST /leads`'s body and answers as the OpenAPI document shows them, and the body's rules: each field of
+ * LeadRequestDto asks shared's field rules (LeadFieldRule), run by LeadBodyPipe once the body is read after the guard.
  */
 
-/**
- * `@ApiSchema` copies its options but the name into the class's schema; `additionalProperties` is not in its type,
- * so it is given this way. An object that takes only the keys it lists.
- */
+/** An object that takes only the keys it lists (`additionalProperties` is not in `@ApiSchema`'s type). */
 const CLOSED = { additionalProperties: false } as unknown as ApiSchemaOptions;
 
 const isoTime = (what: string): ApiPropertyOptions => ({
@@ -63,7 +60,6 @@ const isoTime = (what: string): ApiPropertyOptions => ({
     `the server's clock (a time ahead is taken as the server's now) and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
 });
 
-/** The fallback message a replay claims (`late.fallback`). */
 const LATE_FALLBACK: ApiPropertyOptions = {
   type: 'object',
   additionalProperties: false,
@@ -83,12 +79,10 @@ const LATE_FALLBACK: ApiPropertyOptions = {
   },
 };
 
-/** Which of the two contacts a body must have. */
 const CONTACT_REQUIRED =
   'Required as LEADS_REQUIRED_CONTACTS says: both telegram and phone (the default), only this one, only the other, or any — at ' +
   'least one of the two (both missing: errors.telegram and errors.phone = required). A contact that is given is checked all the same';
 
-/** The object a landing adds when it replays a request from its spool (requirements §13). */
 const LATE_DESCRIPTION =
   "Only on a request the landing replays from its spool: the server could not take it when the visitor sent it. Such a lead keeps submitted_at as its time (the arrival is stored too), is matched for repeats from that time, is never refused by the per-visitor or hourly limit (it is still counted, at that time), and its fallback message, when it is in the leads group and the bot's own, becomes its card; otherwise the message gets the reply '✅ Заявка в базе: #<n>'. A known request_id still answers 200 (its fallback message, when none was known, is recorded and answered). Anything but this exact shape is 422 with errors.late = invalid.";
 
@@ -101,31 +95,18 @@ const LATE_DESCRIPTION =
     "'📣 <landing> · <utm_source> / <utm_medium> / <utm_campaign>', counted per source and campaign in /stickers_stats and the digest, " +
     `shown by the trace. Anything else is 422 with errors.${SOURCE_FIELD} = invalid.`,
 })
-export class LeadSourceDto {
-  @ApiPropertyOptional({
-    type: 'string',
-    maxLength: SOURCE_VALUE_MAX,
-    description: "The landing's own name (LANDING_SOURCE, e.g. wedding)",
-  })
-  landing?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_source of the page URL' })
-  utm_source?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_medium of the page URL' })
-  utm_medium?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_campaign of the page URL' })
-  utm_campaign?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_content of the page URL' })
-  utm_content?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_VALUE_MAX, description: 'utm_term of the page URL' })
-  utm_term?: string;
-
-  @ApiPropertyOptional({ type: 'string', maxLength: SOURCE_HOST_MAX, description: "The referrer's host only (yandex.ru)" })
-  referrer?: string;
+export class LeadSourceDto implements LeadSource {}
+for (const key of SOURCE_KEYS) {
+  const description =
+    key === 'landing'
+      ? "The landing's own name (LANDING_SOURCE, e.g. wedding)"
+      : key === 'referrer'
+        ? "The referrer's host only (yandex.ru)"
+        : `${key} of the page URL`;
+  ApiPropertyOptional({ type: 'string', maxLength: key === 'referrer' ? SOURCE_HOST_MAX : SOURCE_VALUE_MAX, description })(
+    LeadSourceDto.prototype,
+    key,
+  );
 }
 
 @ApiSchema({
@@ -228,19 +209,17 @@ export class LeadRequestDto {
   consent?: object;
 }
 
-// The optional free-text fields (date, guests, comment…) as shared's table of them says: a new one is documented here
-// without a change to this file.
+// The optional free-text fields (date, guests, comment…) as shared's table of them says.
 for (const field of OPTIONAL_LEAD_FIELDS) {
   ApiPropertyOptional({ type: 'string', maxLength: OPTIONAL_FIELD_RULES[field].max })(LeadRequestDto.prototype, field);
 }
 
-/** What the body's rules need beyond the body: the configuration's field rules and the server's clock. */
 interface LeadRulesContext {
   rules: SubmissionRules;
   clock: Clock;
 }
 
-/** Each body's refusals, worked out once by shared's rules for all of its fields (the first field's check asks). */
+/** Each body's refusals, worked out once for all of its fields (the first field's check asks). */
 const refusals = new WeakMap<object, Record<string, string>>();
 
 function refusalsOf(args: ValidationArguments): Record<string, string> {
@@ -248,7 +227,8 @@ function refusalsOf(args: ValidationArguments): Record<string, string> {
   if (!found) {
     const context = validationContext<LeadRulesContext>(args);
     if (!context) throw new Error('the lead body rule needs its context (LeadBodyPipe)');
-    found = submissionErrors(args.object as Record<string, unknown>, context.rules, context.clock.now()) ?? {};
+    const checked = checkSubmission(args.object as Record<string, unknown>, context.rules, context.clock.now());
+    found = checked.ok ? {} : checked.errors;
     refusals.set(args.object, found);
   }
   return found;
@@ -269,10 +249,7 @@ export class LeadFieldRule implements ValidatorConstraintInterface {
 // Every field a 422 may name, in the order it names them. Keys no rule names are kept: shared ignores them.
 for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) Validate(LeadFieldRule)(LeadRequestDto.prototype, field);
 
-/**
- * `POST /leads`'s body through LeadRequestDto's rules (`@LeadBody(LeadBodyPipe)`): 422 `{"error":"invalid","errors":…}`
- * naming every refused field in the order shared's rules give them, as an ApiError (LeadsErrorFilter counts it).
- */
+/** `@LeadBody(LeadBodyPipe)`: 422 `{"error":"invalid","errors":…}` naming every refused field in shared's order. */
 @Injectable()
 export class LeadBodyPipe extends ApiValidationPipe {
   constructor(@Inject(SERVER_CONFIG) config: ServerConfig, clock: Clock) {
@@ -315,7 +292,6 @@ export class LeadAcceptedDto implements LeadAcceptedBody {
   telegram_link!: string | null;
 }
 
-/** A 422's `errors`: every failing field (the body's fields, request_id, client_ip, captcha, late, source) with its code. */
 const FIELD_ERRORS: SchemaObject = {
   type: 'object',
   description: 'Every failing field with its code',

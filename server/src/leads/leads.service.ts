@@ -2,20 +2,12 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import {
   canonicalIp,
-  checkConsent,
-  CONSENT_FIELD,
-  LATE_FIELD,
   LEAD_FIELDS,
   REPEAT_WINDOW_MS,
-  validateLate,
-  validateSubmission,
   type ConsentInfo,
-  type FieldErrors,
   type LateInfo,
   type LeadSource,
   type LeadSubmission,
-  type ReportedField,
-  type SourceField,
 } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
@@ -24,7 +16,7 @@ import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, LeadAcceptedEvent } from '../domain/lead-accepted.event';
 import { retryAfterSeconds } from '../http/retry-after';
-import type { SubmitOutcome } from './lead-submission';
+import { checkSubmission, type SubmitOutcome } from './lead-submission';
 import { type ReportedFallback, SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../access/fallback-verifier';
@@ -37,17 +29,16 @@ import type { Messages } from '../i18n';
 import { TelegramLinksService } from '../conversations/telegram-links.service';
 
 const HOUR_MS = 60 * 60 * 1000;
-export const HOURLY_LIMIT_ALERT = 'hourly_limit';
-export const LATE_HOURLY_LIMIT_ALERT = 'late_hourly_limit';
-export const LANDING_CLOCK_ALERT = 'landing_clock_ahead';
+const HOURLY_LIMIT_ALERT = 'hourly_limit';
+const LATE_HOURLY_LIMIT_ALERT = 'late_hourly_limit';
+const LANDING_CLOCK_ALERT = 'landing_clock_ahead';
 const DAY_MS = 24 * HOUR_MS;
 
 export interface SubmitRequest {
+  /** The body, with the `Idempotency-Key` header as its request_id when it had none (leads.controller.ts). */
   body: Record<string, unknown>;
   /** The socket address of the caller; the visitor when the body has no `client_ip`. */
   callerIp: string;
-  /** The `Idempotency-Key` header, used as `request_id` when the body has none. */
-  idempotencyKey?: string;
 }
 
 /** Steps 5–10 of `POST /leads` (docs/requirements.md §1.1): fields, known request_id, limits, and the submit transaction. */
@@ -71,36 +62,19 @@ export class LeadsService {
   ) {}
 
   async submit(request: SubmitRequest): Promise<SubmitOutcome> {
-    const body = { ...request.body };
-    if ((body.request_id === undefined || body.request_id === null) && request.idempotencyKey !== undefined) {
-      body.request_id = request.idempotencyKey;
-    }
-    const { phoneRegion, requiredContacts, requireConsent } = this.config.leads;
-    const checked = validateSubmission(body, { phoneRegion, requiredContacts });
-    const late = validateLate(body[LATE_FIELD], this.clock.now());
-    // A replay's consent was stamped by the landing's clock when the visitor sent it: it may be as far ahead as `late`.
-    const isLate = body[LATE_FIELD] !== undefined && body[LATE_FIELD] !== null;
-    const consent = checkConsent(body[CONSENT_FIELD], this.clock.now(), { required: requireConsent, late: isLate });
-    if (!checked.ok || !late.ok || !consent.ok) {
-      const errors: FieldErrors<ReportedField | SourceField> = {
-        ...(checked.ok ? {} : checked.errors),
-        ...(late.ok ? {} : { [LATE_FIELD]: 'invalid' }),
-        ...(consent.ok ? {} : { [CONSENT_FIELD]: consent.code }),
-      };
-      return { kind: 'invalid', errors };
-    }
-
-    const lead = checked.value;
+    const checked = checkSubmission(request.body, this.config.leads, this.clock.now());
+    if (!checked.ok) return { kind: 'invalid', errors: checked.errors };
+    const { lead, consent } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
-    const screened = this.fallbacks.screen(lead.request_id, late.value);
+    const screened = this.fallbacks.screen(lead.request_id, checked.late);
     const visitorIp = lead.client_ip ?? canonicalIp(request.callerIp) ?? request.callerIp;
     const ipHash = this.hasher.visitor(visitorIp);
 
     const now = this.clock.now();
-    const plan = this.plan(lead, consent.value, screened.late, ipHash, now, screened.ignored);
+    const plan = this.plan(lead, consent, screened.late, ipHash, now, screened.ignored);
     let outcome: SubmitOutcome;
     try {
-      outcome = this.outcomeOf(await this.submits.submit(plan), late.value !== null, now);
+      outcome = this.outcomeOf(await this.submits.submit(plan), checked.late !== null, now);
       this.writeHealth.recordSuccess('submit');
     } catch (err) {
       // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
@@ -110,7 +84,7 @@ export class LeadsService {
       return { kind: 'unavailable' };
     }
     this.report(outcome, lead.request_id);
-    if (late.value && late.value.skewMs > 0) this.reportSkew(late.value.skewMs);
+    if (checked.late && checked.late.skewMs > 0) this.reportSkew(checked.late.skewMs);
     // After the commit, outside the decision: a link to the lead the answer names (a duplicate's and a repeat's too).
     if (outcome.kind === 'created' || outcome.kind === 'repeat' || outcome.kind === 'duplicate') {
       return { ...outcome, telegramLink: await this.telegramLinks.linkFor(outcome.leadNumber) };
@@ -118,11 +92,7 @@ export class LeadsService {
     return outcome;
   }
 
-  /**
-   * What the decision needs, worked out before the lock: the windows of the limits, the repeat match around the
-   * visitor's time, and the rows to write whole (docs/requirements.md §1.1, step 10; leads/submit-decision.ts): every
-   * column the decision writes is named here, none in the decision.
-   */
+  /** What the decision needs, worked out before the lock: every column the decision writes is named here, none there. */
   private plan(
     lead: LeadSubmission,
     consent: ConsentInfo | null,
@@ -134,8 +104,6 @@ export class LeadsService {
     // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
-    // A late request's arrival and fallback message, where it came from, what came of the landing's captcha, and the
-    // consent it carries.
     const requestColumns = {
       received_at: now,
       ...(late ? lateColumnsOf(late, now) : {}),
@@ -256,7 +224,6 @@ export class LeadsService {
   }
 }
 
-/** The columns of a late lead or repeat: its arrival, the landing's route and reason, and its fallback message. */
 function lateColumnsOf(late: LateInfo, now: number) {
   const f = late.fallback;
   return {
@@ -267,13 +234,12 @@ function lateColumnsOf(late: LateInfo, now: number) {
   };
 }
 
-/** The columns of a fallback message a replay reports (the decision sets a stored row's state; its reply is an outbox row). */
 function fallbackColumnsOf(f: NonNullable<LateInfo['fallback']>): ReportedFallback {
   return { fallback_chat_id: f.chat_id, fallback_message_id: f.message_id, fallback_sent_at: f.sent_at };
 }
 
-/** The columns of a request's `source`; none when it sent none (the columns stay null). */
-export function sourceColumnsOf(source: LeadSource | undefined) {
+/** The columns of a request's `source` or consent; none without them (the columns stay null). */
+function sourceColumnsOf(source: LeadSource | undefined) {
   if (!source) return {};
   return {
     source_landing: source.landing ?? null,
@@ -286,19 +252,15 @@ export function sourceColumnsOf(source: LeadSource | undefined) {
   };
 }
 
-/**
- * The columns of a request's consent; none without it (the columns stay null). A repeat stores its own; the lead keeps
- * the consent it was first stored with.
- */
-export function consentColumnsOf(consent: ConsentInfo | null) {
+function consentColumnsOf(consent: ConsentInfo | null) {
   if (!consent) return {};
   return { consent_accepted_at: consent.accepted_at, consent_policy_url: consent.policy_url };
 }
 
 const isoTime = (ms: number) => new Date(ms).toISOString();
 
-/** The trace's line for a late request, up to what it was stored as: where the landing sent it, when, and when the server got it. No personal data. */
-export function lateStoryPrefix(late: LateInfo, now: number): string {
+/** The trace's line for a late request, up to what it was stored as. No personal data. */
+function lateStoryPrefix(late: LateInfo, now: number): string {
   const f = late.fallback;
   const where = f ? `; fallback message: chat ${f.chat_id}, message ${f.message_id}, sent ${isoTime(f.sent_at)}` : '; no fallback message';
   const after = Math.max(0, Math.round((now - late.submitted_at) / 1000));

@@ -3,10 +3,7 @@ import type { LoggerService } from '@nestjs/common';
 const ORDER = ['debug', 'info', 'warn', 'error'] as const;
 export type JsonLevel = (typeof ORDER)[number];
 
-/**
- * Nest's own start-up lines: one per module ("… dependencies initialized") and per route, about forty. They are
- * debug: a start says what it is in one line of its own (main.ts), and LOG_LEVEL=debug still shows them.
- */
+/** Nest's own start-up lines (about forty) are debug: a start says what it is in one line of its own (main.ts). */
 const NEST_STARTUP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 
 /**

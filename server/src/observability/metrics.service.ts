@@ -6,10 +6,7 @@ import { OutboxRepository } from '../repositories/outbox.repository';
 import { OUTBOX_KINDS } from '../database/schema';
 import { Metrics } from './metrics';
 
-/**
- * `GET /metrics`: the app's registry (Metrics), with the outbox gauges added here, where the repository is: prom-client
- * runs their `collect` at each scrape, so they read the database then, as /ready does.
- */
+/** `GET /metrics`: the app's registry with the outbox gauges, which read the database at each scrape. */
 @Injectable()
 export class MetricsService {
   constructor(

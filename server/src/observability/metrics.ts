@@ -61,15 +61,9 @@ const sorted = (labels: Labels): Labels =>
 const key = (name: string, labels: Labels): string => `${name}${JSON.stringify(sorted(labels))}`;
 
 /**
- * The app's metrics on prom-client, in a Registry of the app's own (never prom-client's global one: several apps in
- * one process, as in the tests, keep apart): the counters, the histograms, Node's process metrics, and the gauges
- * MetricsService reads from the database at scrape time.
- *
- * `POST /leads` is timed from the moment Node reads the request (diagnostics channel `http.server.request.start`,
- * which names the request: its start time is kept in a WeakMap keyed by it) to the `leads_submissions_total` sample
- * the route counts as it answers (`submission(request, labels)`), in `leads_submit_duration_seconds` with that
- * answer's outcome. Not an AsyncLocalStorage context: on Node 20 one turns on the promise hooks for every promise of
- * the process, which the bench showed as a cost on every request.
+ * The app's metrics on prom-client, in a Registry of the app's own (several apps in one process keep apart).
+ * `POST /leads` is timed from when Node reads the request (diagnostics channel, no AsyncLocalStorage: its promise
+ * hooks cost every request) to the `submission` sample the route counts as it answers.
  */
 @Injectable()
 export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -117,10 +111,7 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
     this.counted.set(k, (this.counted.get(k) ?? 0) + by);
   }
 
-  /**
-   * The answer to a `POST /leads` request: counted in `leads_submissions_total`, and the request's time from its
-   * arrival to this answer in `leads_submit_duration_seconds`, once per request.
-   */
+  /** A `POST /leads` answer: counted, and its time since arrival observed once per request. */
   submission(request: object, labels: Labels): void {
     this.inc('leads_submissions_total', labels);
     const startedAt = this.started.get(request);
