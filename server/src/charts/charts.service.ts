@@ -3,7 +3,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { LeadStatus } from '../domain/lead-status';
-import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '../export/export.service';
+import { sourceFilter } from '../export/export-query';
 import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../repositories/charts.repository';
 import type { LeadScope } from '../repositories/lead-pages.repository';
 import { svgToPng } from './chart-png';
@@ -78,12 +78,11 @@ export class ChartsService {
   }
 
   /**
-   * The inbox's charts of the leads a viewer sees (`scope`; null: every lead); `source` as the list takes it (a
-   * landing's name, `none`, or empty for all); 422 for a bad one.
+   * The inbox's charts of the leads a viewer sees (`scope`; null: every lead); `source` as the list takes it, checked
+   * by InboxChartsQuery (a landing's name, `none`; undefined for all).
    */
-  async inbox(query: Record<string, unknown>, scope: LeadScope | null = null): Promise<InboxCharts> {
-    const source = readSourceParam(query.source);
-    if (source === INVALID_SOURCE) throw new ExportQueryError({ source: SOURCE_RULE });
+  async inbox(rawSource: string | undefined, scope: LeadScope | null = null): Promise<InboxCharts> {
+    const source = rawSource === undefined ? undefined : sourceFilter(rawSource);
     const { window } = this.window(source, scope);
     // Three reads of the same window: at once (on PostgreSQL each on its own pooled connection; SQLite runs them in turn).
     const [perDay, funnel, median] = await Promise.all([

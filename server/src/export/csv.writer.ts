@@ -1,3 +1,6 @@
+import { Readable } from 'node:stream';
+import { StreamableFile } from '@nestjs/common';
+
 /** RFC 4180 CSV for spreadsheets: CRLF rows, quoted cells, formulas neutralised, a UTF-8 BOM first. */
 export const CSV_BOM = '\uFEFF';
 export const CRLF = '\r\n';
@@ -34,3 +37,7 @@ export function csvCell(value: string | number | null): string {
 export function csvRow(cells: readonly (string | number | null)[]): string {
   return cells.map(csvCell).join(',') + CRLF;
 }
+
+/** The CSV as the routes answer it: a `leads.csv` download, streamed. */
+export const csvDownload = (rows: AsyncIterable<string>) =>
+  new StreamableFile(Readable.from(rows), { type: 'text/csv; charset=utf-8', disposition: 'attachment; filename="leads.csv"' });

@@ -13,9 +13,11 @@ export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
 
 /** `source=none`: the leads that came without a source. */
-export const NO_SOURCE = 'none';
+const NO_SOURCE = 'none';
 /** The inbox's `source`: a landing's name as LANDING_SOURCE takes it (`none` among them). */
 export const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+/** A checked `source` as the repositories take it: null for `none` (leads without one), else the landing's name. */
+export const sourceFilter = (source: string): string | null => (source === NO_SOURCE ? null : source);
 export const SEARCH_MAX = 100;
 /**
  * A control character (U+0000–U+001F, U+007F–U+009F): nothing a person searches for, and PostgreSQL refuses a NUL in
@@ -132,10 +134,4 @@ export function readCursor(raw: unknown, key: Buffer): CursorPosition | undefine
   if (u !== undefined && (typeof u !== 'number' || !Number.isSafeInteger(u) || u < 0)) return undefined;
   const updatedAt = u === undefined ? null : u;
   return encodeCursor(id, key, updatedAt) === raw ? { id, updatedAt } : undefined;
-}
-
-/** The lead number of a cursor this API gave in the order of numbers; undefined for anything else. */
-export function decodeCursor(raw: unknown, key: Buffer): number | undefined {
-  const position = readCursor(raw, key);
-  return position && position.updatedAt === null ? position.id : undefined;
 }
