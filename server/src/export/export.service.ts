@@ -36,40 +36,35 @@ export const EXPORTS_AT_ONCE = 2;
 const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The filters of `GET /leads` and `GET /leads/export.csv`, checked. */
+/** A checked query's filters; `updatedSince`, the inbox's `source` (null: none), `search` and `scope` when given. */
 export interface ExportFilter {
   since: number | null;
   until: number | null;
   status: LeadStatus | null;
-  /** `updated_since`: leads whose state changed at or after it, in the order of the changes; undefined: none. */
   updatedSince?: number;
-  /** The inbox's filters (ExportOptions.inbox): the source (null: leads without one) and the search. */
   source?: string | null;
   search?: LeadSearch;
-  /** The inbox viewer's leads (ExportOptions.scope); undefined: every lead. */
   scope?: LeadScope;
 }
 
 /** A query of the routes that read leads, checked by its DTO (export-query.dto.ts): only what was given, not empty. */
 export type LeadsQuery = LeadsPageQuery & InboxPageQuery;
 
-/** How a caller reads leads: the inbox's extra filters, and personal values hidden (LEADS_CARD_PII=0 for the inbox). */
+/**
+ * How a caller reads leads: `inbox`, `source` and `q` read too; `hidePersonal` (LEADS_CARD_PII=0 for the inbox), no
+ * personal value shown nor searched (parseSearch); `scope`, only the leads an inbox viewer may see.
+ */
 export interface ExportOptions {
-  /** `source` and `q` are read too (`GET /inbox/api/leads`); `GET /leads` takes neither. */
   inbox?: boolean;
-  /** No personal value is shown, and the search matches none (parseSearch). */
   hidePersonal?: boolean;
-  /** Only the leads an inbox viewer may see; null or absent: every lead. */
   scope?: LeadScope | null;
 }
 
 /**
- * The inbox's `q`: `#42` or `№42` is a lead number; digits alone are a number or a part of a phone; anything else a
- * part of a name (any case), of a username (without `@`) or of a phone's digits (when it looks like a phone).
- *
- * With personal values hidden (`personal: false`, LEADS_CARD_PII=0) it matches only what the viewer sees: `#42`, `№42`
- * or digits alone are a lead number, anything else a part of the landing's source name (any case) — never a name, a
- * username or a phone, which a search would otherwise let a viewer rebuild a character at a time.
+ * The inbox's `q`: `#42` or `№42` is a lead number; digits alone a number or a part of a phone; anything else a part
+ * of a name (any case), a username (without `@`) or a phone's digits (when it looks like a phone). With personal
+ * values hidden (`personal: false`) only what the viewer sees: a lead number, else a part of the source's name —
+ * never a name, username or phone, which a viewer could otherwise rebuild a character at a time.
  */
 export function parseSearch(raw: string, o: { personal: boolean } = { personal: true }): LeadSearch | null {
   const q = raw.trim();
@@ -129,8 +124,9 @@ function pageAfter(filter: ExportFilter, after: CursorPosition | null, limit: nu
 @Injectable()
 export class ExportService {
   private readonly local: Intl.DateTimeFormat;
-  private readonly turns = new Turns(EXPORTS_AT_ONCE);
-  private readonly searchTurns = new Turns(SEARCHES_AT_ONCE);
+  /** The CSV exports' turns and the searches' (their `state` for the tests). */
+  readonly exportTurns = new Turns(EXPORTS_AT_ONCE);
+  readonly searchTurns = new Turns(SEARCHES_AT_ONCE);
   private readonly cursorKey: Buffer;
 
   constructor(
@@ -220,7 +216,7 @@ export class ExportService {
    * the whole run; the others wait before their first row), so exports cannot stack their pages between two turns.
    */
   async *csv(filter: ExportFilter, options: Pick<ExportOptions, 'hidePersonal'> = {}): AsyncGenerator<string> {
-    const done = await this.turns.take();
+    const done = await this.exportTurns.take();
     try {
       yield CSV_BOM + csvRow(CSV_COLUMNS);
       let last: CursorPosition | null = null;
@@ -252,16 +248,6 @@ export class ExportService {
     } finally {
       done();
     }
-  }
-
-  /** How many searches read now and how many wait their turn. */
-  get searchTurnsState(): { held: number; waiting: number } {
-    return this.searchTurns.state;
-  }
-
-  /** How many exports read now and how many wait their turn. */
-  get exportTurns(): { held: number; waiting: number } {
-    return this.turns.state;
   }
 
   /** The CSV of the leads created in the last `days` days, whole (for the bot's document), and how many rows. */
