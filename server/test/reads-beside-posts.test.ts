@@ -61,20 +61,20 @@ describe('the CSV export beside POST /leads', () => {
       started = true;
       return r;
     });
-    await waitFor(() => exports.exportTurns.waiting === 1, 5000, 'the export to wait for a turn');
-    expect([started, exports.exportTurns]).toEqual([false, { held: EXPORTS_AT_ONCE, waiting: 1 }]);
+    await waitFor(() => exports.exportTurns.state.waiting === 1, 5000, 'the export to wait for a turn');
+    expect([started, exports.exportTurns.state]).toEqual([false, { held: EXPORTS_AT_ONCE, waiting: 1 }]);
 
     // One export is given up (its client went away): its turn passes to the one waiting.
     await running[0].return(undefined);
     expect((await first).value).toMatch(/^\uFEFFnumber,/);
-    expect(exports.exportTurns).toEqual({ held: EXPORTS_AT_ONCE, waiting: 0 });
+    expect(exports.exportTurns.state).toEqual({ held: EXPORTS_AT_ONCE, waiting: 0 });
 
     // Read to the end, each gives its turn back.
     let rows = 0;
     for await (const part of waiting) if (part) rows += 1;
     expect(rows).toBe(500);
     await running[1].return(undefined);
-    expect(exports.exportTurns).toEqual({ held: 0, waiting: 0 });
+    expect(exports.exportTurns.state).toEqual({ held: 0, waiting: 0 });
   });
 });
 
@@ -95,6 +95,6 @@ describe("the inbox's searches beside POST /leads", () => {
     const answeredBeforePost = answered;
     expect(await Promise.all(all)).toEqual(new Array(searches).fill(0));
     expect([post.status, answeredBeforePost < searches]).toEqual([201, true]);
-    expect(exports.searchTurnsState).toEqual({ held: 0, waiting: 0 });
+    expect(exports.searchTurns.state).toEqual({ held: 0, waiting: 0 });
   });
 });

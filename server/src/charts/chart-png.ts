@@ -7,11 +7,9 @@ const FONT_DIRS = ['/usr/share/fonts', '/usr/local/share/fonts'];
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
- * An SVG drawn with explicit colours (chart-svg.ts with a palette) as a PNG, `scale` times its size, by resvg. Text
- * needs a font: the system's are loaded (DejaVu Sans first, as Debian has it; `systemFonts: false` loads none), and
- * the usual font folders are named as well — a slim image (ours) has fonts but no fontconfig file, and then resvg's
- * own system lookup finds none. Where no font is found the text is left out and the bars are still drawn: the
- * picture never fails for want of a font.
+ * An SVG with explicit colours as a PNG, `scale` times its size, by resvg. The system's fonts are loaded (DejaVu Sans
+ * first; `systemFonts: false`: none) and the usual folders named too, as a slim image has no fontconfig file; without
+ * a font the text is left out and the bars still drawn: the picture never fails for want of one.
  */
 export function svgToPng(
   svg: string,

@@ -2,10 +2,9 @@ import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import type { Messages } from '../i18n';
 
 /**
- * The charts as SVG, drawn from numbers alone (a plain module: no I/O, no Nest). Without a palette they are drawn for a
- * page to theme: text in `currentColor`, the bars with CSS classes only (`.chart .bar.s0` … `.s5`, one per source in
- * the order given, or per status in the funnel). With a palette every colour is explicit, for a renderer without CSS
- * (the digest's PNG, resvg). Each has a `<title>`, `role="img"` and an `aria-label` that says what it shows.
+ * The charts as SVG, from numbers alone. Without a palette, for a page to theme: text in `currentColor`, bars with CSS
+ * classes only (`.chart .bar.s0` … `.s5`, per source in order, or per status). With one, every colour explicit, for a
+ * renderer without CSS (the digest's PNG). Each has a `<title>`, `role="img"` and an `aria-label` saying what it shows.
  */
 
 /** Explicit colours and font, for drawing without the page's CSS. */
@@ -28,7 +27,7 @@ export const LIGHT_PALETTE: ChartPalette = {
 };
 
 /** How many bar classes there are (s0…s5): further sources repeat them, as the page's legend does. */
-export const SERIES_CLASSES = 6;
+const SERIES_CLASSES = 6;
 
 export interface PerDaySeries {
   source: string | null;
@@ -55,10 +54,8 @@ export function perDaySize(legend: boolean): { width: number; height: number } {
 }
 
 /**
- * What XML 1.0 does not allow in a document (anything outside its `Char`: C0 controls but tab, LF and CR, lone
- * surrogates, U+FFFE, U+FFFF) and what it discourages (C1 controls, the noncharacters of every plane). A renderer
- * refuses the whole picture for one of them (resvg: "non-XML character"), so they are dropped from every text the
- * SVG carries, whatever the caller has normalised before.
+ * What XML 1.0 does not allow (outside its `Char`) or discourages (C1 controls, noncharacters): resvg refuses the whole
+ * picture for one ("non-XML character"), so they are dropped from every text the SVG carries.
  */
 const NOT_XML = /[^\t\n\r\u0020-\u007E\u00A0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]|\p{Noncharacter_Code_Point}/gu;
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
@@ -126,9 +123,8 @@ function perDayTitle(t: Messages, chart: PerDayChart): string {
 }
 
 /**
- * Leads per day as stacked bars, one colour per source (`bar s<i>` for `series[i]`), a grid with round steps, every
- * fifth date under the axis ending with the last day. `legend`: the sources and their totals under the chart (the
- * page draws its own; the PNG needs one).
+ * Leads per day as stacked bars (`bar s<i>` for `series[i]`), a grid with round steps, every fifth date under the axis
+ * ending with the last day; `legend`: the sources and their totals under it (the page draws its own, the PNG needs one).
  */
 export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
   const { t } = options;

@@ -3,7 +3,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { LeadStatus } from '../domain/lead-status';
-import { ExportQueryError, INVALID_SOURCE, readSourceParam, SOURCE_RULE } from '../export/export.service';
+import { sourceFilter } from '../export/export-query';
 import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../repositories/charts.repository';
 import type { LeadScope } from '../repositories/lead-pages.repository';
 import { svgToPng } from './chart-png';
@@ -27,9 +27,8 @@ export interface InboxCharts {
 }
 
 /**
- * The charts of the last CHART_DAYS local days: leads per day by the landing's source, the window's leads by their
- * status now (the funnel), the median time from a lead's creation to its first status change; as numbers and as SVG
- * for the inbox, and the per-day chart as a PNG for the digest.
+ * The charts of the last CHART_DAYS local days (leads per day by source, the funnel of their statuses now, the median
+ * time to a first status change): numbers and SVG for the inbox, the per-day chart as a PNG for the digest.
  */
 @Injectable()
 export class ChartsService {
@@ -52,8 +51,8 @@ export class ChartsService {
   }
 
   /**
-   * Leads per local day and source, sources with more leads first (leads without a source last). Counted per quarter
-   * hour by the database and grouped into local days here, so a day is the time zone's, DST included, on both databases.
+   * Leads per local day and source, more leads first, none last: counted per quarter hour by the database and grouped
+   * into local days here, so a day is the time zone's, DST included, on both databases.
    */
   async perDay(source?: string | null, scope?: LeadScope | null): Promise<PerDayChart> {
     const { days, window } = this.window(source, scope);
@@ -77,15 +76,11 @@ export class ChartsService {
     return { days: days.dates, series, ...(source !== undefined ? { source } : {}) };
   }
 
-  /**
-   * The inbox's charts of the leads a viewer sees (`scope`; null: every lead); `source` as the list takes it (a
-   * landing's name, `none`, or empty for all); 422 for a bad one.
-   */
-  async inbox(query: Record<string, unknown>, scope: LeadScope | null = null): Promise<InboxCharts> {
-    const source = readSourceParam(query.source);
-    if (source === INVALID_SOURCE) throw new ExportQueryError({ source: SOURCE_RULE });
+  /** The inbox's charts of the leads a viewer sees (`scope`; null: all), of `source` (checked by InboxChartsQuery). */
+  async inbox(rawSource: string | undefined, scope: LeadScope | null = null): Promise<InboxCharts> {
+    const source = rawSource === undefined ? undefined : sourceFilter(rawSource);
     const { window } = this.window(source, scope);
-    // Three reads of the same window: at once (on PostgreSQL each on its own pooled connection; SQLite runs them in turn).
+    // At once: on PostgreSQL each on its own pooled connection.
     const [perDay, funnel, median] = await Promise.all([
       this.perDay(source, scope),
       this.charts.statusCounts(window),

@@ -1,4 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, HttpException, Inject, Injectable } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import {
   IsIn,
@@ -14,20 +14,44 @@ import {
   type ValidationArguments,
   type ValidatorConstraintInterface,
 } from 'class-validator';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import { CROSS_FIELD, validationContext } from '../http/validation';
-import { EXPORT_LIMIT_MAX, NO_CONTROL_CHARACTER, parseExportTime, QUERY_RULES, readCursor, SEARCH_MAX, SOURCE_VALUE } from './export-query';
+import { ApiValidationPipe, CROSS_FIELD, validationContext } from '../http/validation';
+import {
+  cursorKey,
+  EXPORT_LIMIT_MAX,
+  INVALID_QUERY,
+  NO_CONTROL_CHARACTER,
+  parseExportTime,
+  QUERY_RULES,
+  readCursor,
+  SEARCH_MAX,
+  SOURCE_VALUE,
+} from './export-query';
 
 /**
  * The queries of the routes that read leads (`GET /leads`, its CSV, the inbox's list, CSV and charts) as
- * class-validator DTOs: a route's ValidationPipe (LeadsQueryPipe) checks them, and ExportService checks a query from
- * inside the server with the same classes. Each class lists its parameters in the order a 422 names them. What a
- * decorator cannot say is a constraint here: a time that exists, `until` after `since`, a cursor this API gave.
+ * class-validator DTOs, checked by LeadsQueryPipe. Each class lists its parameters in the order a 422 names them. What
+ * a decorator cannot say is a constraint here: a time that exists, `until` after `since`, a cursor this API gave.
  */
 
 /** What the cursor rule needs: the key the server signs its cursors with (export-query.ts cursorKey). */
 export interface CursorContext {
   cursorKey: Buffer;
+}
+
+/**
+ * The ValidationPipe of every route that reads leads (`@Query(LeadsQueryPipe)`): 422 `invalid_query` naming every bad
+ * parameter. A provider, so the cursor rule gets the key the server signs its cursors with.
+ */
+@Injectable()
+export class LeadsQueryPipe extends ApiValidationPipe {
+  constructor(@Inject(SERVER_CONFIG) config: ServerConfig) {
+    super((errors) => new HttpException({ error: INVALID_QUERY, errors }, 422), {
+      cursorKey: cursorKey(config.leads.secret, config.leads.ipSalt),
+    } satisfies CursorContext);
+  }
 }
 
 @ValidatorConstraint({ name: 'existingTime' })

@@ -13,14 +13,13 @@ export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
 
 /** `source=none`: the leads that came without a source. */
-export const NO_SOURCE = 'none';
+const NO_SOURCE = 'none';
 /** The inbox's `source`: a landing's name as LANDING_SOURCE takes it (`none` among them). */
 export const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+/** A checked `source` as the repositories take it: null for `none` (leads without one), else the landing's name. */
+export const sourceFilter = (source: string): string | null => (source === NO_SOURCE ? null : source);
 export const SEARCH_MAX = 100;
-/**
- * A control character (U+0000–U+001F, U+007F–U+009F): nothing a person searches for, and PostgreSQL refuses a NUL in
- * any text it is given, so a parameter holding one is refused (422) before any query.
- */
+/** No control character: nothing a person searches for, and PostgreSQL refuses a NUL in any text (422 before any query). */
 export const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
 
 /** The `error` of a 422 for a bad query parameter. */
@@ -82,10 +81,7 @@ export function parseExportTime(raw: unknown): number | null | undefined {
   return Number.isFinite(at) ? at : undefined;
 }
 
-/**
- * The key that signs cursors: derived from the server's secrets (LEADS_SECRET and LEADS_IP_SALT), so every instance of
- * one deployment gives and takes the same cursors and nobody without the secrets can make one.
- */
+/** The key that signs cursors, from LEADS_SECRET and LEADS_IP_SALT: the same on every instance, unknown to others. */
 export function cursorKey(secret: string, salt: string): Buffer {
   return createHmac('sha256', `${secret}\n${salt}`).update('stickers-leads cursor').digest();
 }
@@ -95,19 +91,15 @@ function cursorMac(key: Buffer, payload: string): string {
   return createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url');
 }
 
-/**
- * Where a page ends: the last lead's number, and with `updated_since` its `updated_at` too (that order's position is
- * the pair: the change, then the number).
- */
+/** Where a page ends: the last lead's number, and with `updated_since` its `updated_at` too. */
 export interface CursorPosition {
   id: number;
   updatedAt: number | null;
 }
 
 /**
- * The opaque cursor: base64url of `{"id":n}` (n the last lead number of the page read) — or `{"u":t,"id":n}` in the
- * order of `updated_since` (t that lead's `updated_at`) — a dot, and its signature with the server's key, so a cursor
- * made by hand is refused.
+ * The opaque cursor: base64url of `{"id":n}` (the page's last lead) or, with `updated_since`, `{"u":t,"id":n}` (t its
+ * `updated_at`), a dot, and its signature with the server's key, so a cursor made by hand is refused.
  */
 export function encodeCursor(id: number, key: Buffer, updatedAt: number | null = null): string {
   const position = updatedAt === null ? { id } : { u: updatedAt, id };
@@ -132,10 +124,4 @@ export function readCursor(raw: unknown, key: Buffer): CursorPosition | undefine
   if (u !== undefined && (typeof u !== 'number' || !Number.isSafeInteger(u) || u < 0)) return undefined;
   const updatedAt = u === undefined ? null : u;
   return encodeCursor(id, key, updatedAt) === raw ? { id, updatedAt } : undefined;
-}
-
-/** The lead number of a cursor this API gave in the order of numbers; undefined for anything else. */
-export function decodeCursor(raw: unknown, key: Buffer): number | undefined {
-  const position = readCursor(raw, key);
-  return position && position.updatedAt === null ? position.id : undefined;
 }

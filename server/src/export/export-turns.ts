@@ -1,8 +1,4 @@
-/**
- * Turns for reading the database a page at a time: at most `size` holders at once, the others wait in the order they
- * asked. The CSV export takes one for its whole run, so however many exports are asked for, at most `size` of them
- * read between two turns of the event loop, and POST /leads beside them waits for that many pages at most.
- */
+/** Turns: at most `size` holders at once, the others wait in the order they asked (the CSV exports, the searches). */
 export class Turns {
   private held = 0;
   private readonly waiting: (() => void)[] = [];

@@ -1,14 +1,13 @@
-import { Readable } from 'node:stream';
 import { Controller, Get, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiExtension, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiRateLimited, ApiSecretRefusals, jsonContent } from '../http/api-docs';
+import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiRateLimited, ApiSecretRefusals } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
-import { ApiExportFilters, ApiPageQuery, INVALID_QUERY_SCHEMA, LeadsPageDto } from './export.dto';
+import { csvDownload } from './csv.writer';
+import { ApiCsvResponse, ApiInvalidQuery, ApiQueryParameters, LeadsPageDto } from './export.dto';
 import { CSV_COLUMNS, ExportService } from './export.service';
-import { LeadsFilterQuery, LeadsPageQuery } from './export-query.dto';
-import { LeadsQueryPipe } from './invalid-query';
+import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query.dto';
 
 /**
  * `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`, each caller throttled before the
@@ -17,7 +16,7 @@ import { LeadsQueryPipe } from './invalid-query';
  */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
-@ApiResponse({ status: 422, description: 'A bad query parameter', ...jsonContent(INVALID_QUERY_SCHEMA) })
+@ApiInvalidQuery()
 @Controller('leads')
 @UseFilters(ApiErrorFilter)
 @Throttled('api')
@@ -33,10 +32,10 @@ export class ExportController {
       'Page with next_cursor until it is null: a lead stored after the first page is newer than every page read, so ' +
       'paging never repeats or skips one. Personal fields are null once the lead is anonymised.',
   })
-  @ApiPageQuery()
+  @ApiQueryParameters('since', 'until', 'status', 'updated_since', 'limit', 'cursor')
   @ApiOkResponse({ description: 'A page', type: LeadsPageDto })
   list(@Query(LeadsQueryPipe) query: LeadsPageQuery) {
-    return this.exports.checkedPage(query);
+    return this.exports.page(query);
   }
 
   @Get('export.csv')
@@ -48,23 +47,20 @@ export class ExportController {
       `${CSV_COLUMNS.join(', ')} (local: LEADS_TIMEZONE). A cell starting with =, +, -, @ (or a tab or CR) gets a leading ' ` +
       'so a spreadsheet shows it as text (phones and usernames too). Anonymised fields are empty.',
   })
-  @ApiExportFilters()
+  @ApiQueryParameters('since', 'until', 'status', 'updated_since')
   @ApiExtension('x-telegram-command', {
     command: '/stickers_export [days]',
     description:
       'In the admin chat only, for managers (LEADS_MANAGER_IDS, else administrators of the leads group): the same CSV ' +
       'of the leads created in the last days (default 7, at most 365), sent there as a document.',
   })
-  @ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
+  @ApiCsvResponse()
   @ApiRateLimited(
     'Too many requests or exports from this caller (flood: LEADS_THROTTLE_API, LEADS_THROTTLE_EXPORT), or the wrong-secret lockout',
     ['flood', 'secret'],
   )
   @Throttled('export')
   csv(@Query(LeadsQueryPipe) query: LeadsFilterQuery): StreamableFile {
-    return new StreamableFile(Readable.from(this.exports.csv(this.exports.filter(query))), {
-      type: 'text/csv; charset=utf-8',
-      disposition: 'attachment; filename="leads.csv"',
-    });
+    return csvDownload(this.exports.csv(this.exports.filter(query)));
   }
 }

@@ -1,67 +1,70 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiQuery, ApiSchema, getSchemaPath, type SchemaObject } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiProperty,
+  ApiQuery,
+  ApiResponse,
+  ApiSchema,
+  getSchemaPath,
+  type SchemaObject,
+} from '@nestjs/swagger';
+import { jsonContent } from '../http/api-docs';
 import { CAPTCHA_RESULTS, LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/shared';
+import type { FormColumns } from '../domain/lead';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import {
-  EXPORT_LIMIT_DEFAULT,
-  EXPORT_LIMIT_MAX,
-  INVALID_QUERY,
-  type ExportedConsent,
-  type ExportedLead,
-  type ExportedRepeat,
-  type ExportedSource,
-  type ExportPage,
-} from './export.service';
+import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY } from './export-query';
 
 /**
  * `GET /leads` and `GET /leads/export.csv` as the OpenAPI document shows them (@nestjs/swagger reads these
- * decorators; the routes' queries are checked by the DTOs of export-query.dto.ts).
+ * decorators), and the shapes of their answers; the routes' queries are checked by export-query.dto.ts.
  */
 
-/** The filters both routes take. */
-export function ApiExportFilters(): MethodDecorator {
-  const time = (name: string, what: string) =>
-    ApiQuery({
-      name,
-      required: false,
-      schema: { type: 'string' },
-      description: `${what}: an ISO 8601 date or time, or milliseconds since the epoch`,
-    });
-  return applyDecorators(
-    time('since', 'Leads created at or after'),
-    time('until', 'Leads created before'),
-    ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: [...LEAD_STATUSES] } }),
-    time(
-      'updated_since',
-      "Leads whose state changed at or after (created, a status, a repeat, the card published, erased; each lead's updated_at), " +
-        'ordered by that change (oldest first), then by number',
-    ),
-  );
-}
+const time = (what: string) => ({
+  schema: { type: 'string' },
+  description: `${what}: an ISO 8601 date or time, or milliseconds since the epoch`,
+});
 
-/** `GET /leads`'s query: the filters, then the page's size and the cursor. */
-export function ApiPageQuery(): MethodDecorator {
-  return applyDecorators(
-    ApiExportFilters(),
-    ApiQuery({
-      name: 'limit',
-      required: false,
-      schema: { type: 'integer', minimum: 1, maximum: EXPORT_LIMIT_MAX, default: EXPORT_LIMIT_DEFAULT },
-    }),
-    ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' }, description: 'next_cursor of the previous page' }),
-  );
-}
+/** The query parameters of the routes that read leads, as the document shows them (their rules: export-query.dto.ts). */
+const QUERY_PARAMETERS = {
+  source: { schema: { type: 'string' }, description: "The landing's source (source.landing); `none`: leads without a source" },
+  q: {
+    schema: { type: 'string', maxLength: 100 },
+    description: 'A lead number (42, #42, №42), or a part of the name (any case), of the username or of the phone digits',
+  },
+  since: time('Leads created at or after'),
+  until: time('Leads created before'),
+  status: { schema: { type: 'string', enum: [...LEAD_STATUSES] } },
+  updated_since: time(
+    "Leads whose state changed at or after (created, a status, a repeat, the card published, erased; each lead's updated_at), " +
+      'ordered by that change (oldest first), then by number',
+  ),
+  limit: { schema: { type: 'integer', minimum: 1, maximum: EXPORT_LIMIT_MAX, default: EXPORT_LIMIT_DEFAULT } },
+  cursor: { schema: { type: 'string' }, description: 'next_cursor of the previous page' },
+} satisfies Record<string, { schema: SchemaObject; description?: string }>;
+
+/** The route's query parameters, in this order, all optional. */
+export const ApiQueryParameters = (...names: (keyof typeof QUERY_PARAMETERS)[]) =>
+  applyDecorators(...names.map((name) => ApiQuery({ name, required: false, ...QUERY_PARAMETERS[name] })));
 
 /** 422 `invalid_query`: each bad parameter with why. */
-export const INVALID_QUERY_SCHEMA: SchemaObject = {
-  type: 'object',
-  required: ['error', 'errors'],
-  properties: {
-    error: { type: 'string', enum: [INVALID_QUERY] },
-    errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } },
-  },
-};
+export const ApiInvalidQuery = () =>
+  ApiResponse({
+    status: 422,
+    description: 'A bad query parameter',
+    ...jsonContent({
+      type: 'object',
+      required: ['error', 'errors'],
+      properties: {
+        error: { type: 'string', enum: [INVALID_QUERY] },
+        errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } },
+      },
+    }),
+  });
+
+/** A CSV download's 200. */
+export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } });
 
 const nullableString = { type: 'string', nullable: true } as const;
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const;
@@ -76,7 +79,7 @@ const refOrNull = (model: () => unknown) => ({
 });
 
 @ApiSchema({ name: 'ExportedLeadSource' })
-export class ExportedLeadSourceDto implements ExportedSource {
+export class ExportedLeadSourceDto {
   @ApiProperty(nullableString) landing!: string | null;
   @ApiProperty(nullableString) utm_source!: string | null;
   @ApiProperty(nullableString) utm_medium!: string | null;
@@ -87,7 +90,7 @@ export class ExportedLeadSourceDto implements ExportedSource {
 }
 
 @ApiSchema({ name: 'ExportedLeadConsent' })
-export class ExportedLeadConsentDto implements ExportedConsent {
+export class ExportedLeadConsentDto {
   @ApiProperty({ type: 'string', format: 'date-time', description: 'When the visitor sent the form with the consent box ticked' })
   accepted_at!: string;
   @ApiProperty({ type: 'string', format: 'uri', description: 'The privacy policy the form linked to (LANDING_PRIVACY_URL)' })
@@ -95,7 +98,7 @@ export class ExportedLeadConsentDto implements ExportedConsent {
 }
 
 @ApiSchema({ name: 'ExportedLeadRepeat' })
-export class ExportedLeadRepeatDto implements ExportedRepeat {
+export class ExportedLeadRepeatDto {
   @ApiProperty({ type: 'string', description: "The repeat's own request_id (as lead.repeat's data.repeat.request_id)" })
   request_id!: string;
   @ApiProperty({ type: 'string', format: 'date-time', description: 'When the visitor sent it' }) created_at!: string;
@@ -121,7 +124,7 @@ export class ExportedTelegramAccountDto implements TelegramAccount {
 
 @ApiExtraModels(ExportedLeadSourceDto, ExportedLeadConsentDto, ExportedLeadRepeatDto, ExportedTelegramAccountDto)
 @ApiSchema({ name: 'ExportedLead', description: 'A lead; personal fields (and the source) are null once it is anonymised' })
-export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
+export class ExportedLeadDto {
   @ApiProperty({ type: 'integer' }) lead_number!: number;
   @ApiProperty({ type: 'string' }) request_id!: string;
   @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES] }) status!: LeadStatus;
@@ -181,10 +184,13 @@ export class ExportedLeadDto implements Omit<ExportedLead, LeadField> {
 // here without a change to this file.
 for (const field of LEAD_FIELDS) ApiProperty(nullableString)(ExportedLeadDto.prototype, field);
 
+/** A lead as `GET /leads` shows it: ExportedLeadDto and every field of the form. */
+export type ExportedLead = ExportedLeadDto & FormColumns;
+
 @ApiSchema({ name: 'LeadsPage' })
-export class LeadsPageDto implements Omit<ExportPage, 'leads'> {
+export class LeadsPageDto {
   @ApiProperty({ type: () => ExportedLeadDto, isArray: true })
-  leads!: ExportedLeadDto[];
+  leads!: ExportedLead[];
 
   @ApiProperty({ type: 'string', nullable: true, description: 'Opaque; null on the last page' })
   next_cursor!: string | null;

@@ -7,11 +7,9 @@ import { CallerThrottleGuard } from '../http/caller-throttle';
 import { InboxAccessService } from '../access/inbox-access.service';
 
 /**
- * The inbox API's throttles (`inbox`, and `export` on its CSV), before InboxAuthGuard: per Telegram user — the user of
- * launch data whose signature and age check out (checked once per request: InboxAuthGuard, after this one, reads the same answer) — so
- * members behind one address (an office, a proxy) each have their own count. Launch data that does not check out
- * (missing, forged, too old: answered 401 right after) counts per caller address instead, so unauthenticated requests
- * are throttled too and never cost a getChatMember.
+ * The inbox API's throttles (`inbox`, and `export` on its CSV), before InboxAuthGuard: per Telegram user of launch data
+ * that checks out (once per request: the guard reads the same answer), so members behind one address each have their
+ * own count; else per caller address, so unauthenticated requests are throttled too and never cost a getChatMember.
  */
 @Injectable()
 export class InboxThrottleGuard extends CallerThrottleGuard {

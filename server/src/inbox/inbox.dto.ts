@@ -1,54 +1,34 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { ApiBody, ApiParam, ApiProperty, ApiResponse, ApiSchema, type SchemaObject } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { Equals, IsIn, IsInt } from 'class-validator';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
+import { apiErrorSchema, jsonContent } from '../http/api-docs';
 
 /**
  * The inbox's API as the OpenAPI document shows it (@nestjs/swagger reads these), and its input's rules
- * (class-validator's decorators, run by the routes' ValidationPipes: http/validation.ts). Its queries are the export's
- * (export-query.dto.ts).
+ * (class-validator's decorators, run by the routes' ValidationPipes: http/validation.ts). Its queries are the export's.
  */
 
-export { INBOX_SCHEME } from '../http/api-docs';
+/** A refusal: its status, when, and its body `{"error": <one of codes>, …extra}`. */
+export const ApiRefusal = (status: number, description: string, codes: string[], extra?: Record<string, SchemaObject>) =>
+  ApiResponse({ status, description, ...jsonContent(apiErrorSchema(codes, extra)) });
 
-const errorBody = (codes: string[], extra: Record<string, SchemaObject> = {}): SchemaObject => ({
-  type: 'object',
-  required: ['error'],
-  properties: { error: { type: 'string', enum: codes }, ...extra },
-});
-
-export const INBOX_REFUSAL_SCHEMAS = {
-  unauthorized: errorBody(['unauthorized'], { why: { type: 'string', enum: ['missing', 'invalid', 'expired'] } }),
-  forbidden: errorBody(['forbidden']),
-  unavailable: errorBody(['inbox_unavailable'], { why: { type: 'string', enum: ['membership_unknown'] } }),
-  notFound: errorBody(['not_found']),
-  conflict: errorBody(['conflict', 'anonymised'], {
-    status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
-  }),
-  tooLarge: errorBody(['payload_too_large']),
-  notBound: errorBody(['not_bound']),
-  invalidBody: errorBody(['invalid_body'], { errors: { type: 'object', additionalProperties: { type: 'string' } } }),
-} satisfies Record<string, SchemaObject>;
-
-/** The inbox's filters beside those of `GET /leads`. */
-export function ApiInboxFilters(): MethodDecorator {
-  return applyDecorators(
-    ApiQuery({
-      name: 'source',
-      required: false,
-      schema: { type: 'string' },
-      description: "The landing's source (source.landing); `none`: leads without a source",
-    }),
-    ApiQuery({
-      name: 'q',
-      required: false,
-      schema: { type: 'string', maxLength: 100 },
-      description: 'A lead number (42, #42, №42), or a part of the name (any case), of the username or of the phone digits',
-    }),
+/** `:number`, and the 404 of a lead a viewer may not see, answered as one that does not exist. */
+export const ApiLeadNumber = () =>
+  applyDecorators(
+    ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } }),
+    ApiRefusal(404, "No such lead, or none of the viewer's chats has it (LEADS_ROUTES)", ['not_found']),
   );
-}
+
+/** A JSON body of `type` (16 KB at most), and its 422 `invalid_body`, refused `when`. */
+export const ApiInboxBody = (type: new () => object, when: string) =>
+  applyDecorators(
+    ApiBody({ type }),
+    ApiRefusal(413, 'A body over 16 KB', ['payload_too_large']),
+    ApiRefusal(422, when, ['invalid_body'], { errors: { type: 'object', additionalProperties: { type: 'string' } } }),
+  );
 
 @ApiSchema({ name: 'InboxUser' })
 class InboxUserDto {

@@ -1,4 +1,5 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { ChartsModule } from '../charts/charts.module';
 import { ChatsModule } from '../chats/chats.module';
@@ -12,7 +13,6 @@ import { InboxAccessService } from '../access/inbox-access.service';
 import { InboxAuthGuard } from '../access/inbox-auth.guard';
 import { InboxController } from './inbox.controller';
 import { InboxService } from './inbox.service';
-import { NoStoreMiddleware } from './no-store.middleware';
 import { InboxPageModule } from './page/inbox-page.module';
 
 /**
@@ -37,6 +37,12 @@ import { InboxPageModule } from './page/inbox-page.module';
 })
 export class InboxModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(NoStoreMiddleware).forRoutes({ path: 'inbox/api/*path', method: RequestMethod.ALL });
+    // Set before the route's guard runs, so a refusal carries it too: the answers hold personal data and depend on who asks.
+    consumer
+      .apply((_req: Request, res: Response, next: NextFunction) => {
+        res.setHeader('Cache-Control', 'no-store');
+        next();
+      })
+      .forRoutes({ path: 'inbox/api/*path', method: RequestMethod.ALL });
   }
 }

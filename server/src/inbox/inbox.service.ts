@@ -5,8 +5,9 @@ import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import type { ServerConfig } from '../config/config';
 import type { LeadStatus } from '../domain/lead-status';
-import { ExportService, type ExportedLead, type ExportPage, type LeadsQuery } from '../export/export.service';
-import { answeringInvalidQuery } from '../export/invalid-query';
+import type { ExportedLead } from '../export/export.dto';
+import { ExportService, type LeadsQuery } from '../export/export.service';
+import { iso, repeatChanges } from '../export/exported-lead';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { LeadMessage } from '../conversations/lead-messages.repository';
 import { MessagesService } from '../conversations/messages.service';
@@ -16,22 +17,9 @@ import { cardUrl } from './card-link';
 import { invalidBody, notFound } from '../http/validation';
 import { ChartsService, type InboxCharts } from '../charts/charts.service';
 import type { InboxViewer } from '../access/inbox-access.service';
-import { repeatChanges, type RepeatChanges } from './repeat-changes';
-
-/** A lead's page in the inbox (`GET /inbox/api/leads/:number`). */
-export interface InboxLeadPage {
-  lead: ExportedLead;
-  /** Oldest first, each with the fields that differ from the lead (the card's repeat block). */
-  repeats: { at: string; changes: RepeatChanges }[];
-  history: { status: LeadStatus; from: LeadStatus; by: string; at: string }[];
-  events: { at: string; kind: string; text: string }[];
-  card_url: string | null;
-}
 
 /** The answers of the inbox's routes that are not a success, exactly as docs/api.md gives them. */
 const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A Telegram user's name as the cards' history shows it (the buttons' rule). */
 export function displayName(user: { first_name: string; last_name: string | null; username: string | null }): string {
@@ -81,14 +69,13 @@ export class InboxService {
   }
 
   /** A page of the viewer's leads (the query checked by InboxPageQuery). */
-  list(viewer: InboxViewer, query: LeadsQuery): Promise<ExportPage> {
-    return this.exports.checkedPage(query, this.readAs(viewer));
+  list(viewer: InboxViewer, query: LeadsQuery) {
+    return this.exports.page(query, this.readAs(viewer));
   }
 
   /** The charts of the last 30 days of the viewer's leads, of one source if asked (checked by InboxChartsQuery). */
   charts(viewer: InboxViewer, query: { source?: string }): Promise<InboxCharts> {
-    // ChartsService reads `source` with its own check as well: a refusal of it is the same 422.
-    return answeringInvalidQuery(() => this.chartsService.inbox({ source: query.source }, viewer.scope));
+    return this.chartsService.inbox(query.source, viewer.scope);
   }
 
   /** The rows of the viewer's leads for the filter (checked by InboxFilterQuery), streamed. */
@@ -103,7 +90,8 @@ export class InboxService {
     return lead;
   }
 
-  async lead(viewer: InboxViewer, leadNumber: number): Promise<InboxLeadPage> {
+  /** A lead's page: the lead, its repeats (oldest first, as the card's repeat block), its story, its card's link. */
+  async lead(viewer: InboxViewer, leadNumber: number) {
     const lead = await this.visibleLead(viewer, leadNumber);
     const trace = await this.traces.read(String(leadNumber));
     if (!trace.found) throw notFound();

@@ -1,5 +1,6 @@
 import { HttpException, Injectable, Logger } from '@nestjs/common';
-import { ExportService, type ExportedLead } from '../export/export.service';
+import type { ExportedLead } from '../export/export.dto';
+import { ExportService } from '../export/export.service';
 import { invalidBody, notFound } from '../http/validation';
 import { LeadStatusService } from './lead-status.service';
 import type { CrmStatusBodyDto } from './lead-status.dto';

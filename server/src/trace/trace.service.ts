@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { isUuidV4, type LeadSource } from '@stickers/shared';
+import { isUuidV4, SOURCE_KEYS, type LeadSource } from '@stickers/shared';
+import { SOURCE_COLUMN } from '../domain/personal-fields';
 import type { ConsentColumns, LateColumns, SourceColumns } from '../domain/lead';
 import { TraceRepository } from '../repositories/trace.repository';
 
@@ -20,6 +21,14 @@ export interface FallbackTrace {
   reply_attempts: number;
 }
 
+/** How a request (the lead's or a repeat's) came; its source and consent as sent, absent without. */
+interface RequestTrace {
+  late: LateTrace | null;
+  fallback: FallbackTrace | null;
+  source?: LeadSource;
+  consent?: ConsentTrace;
+}
+
 export interface LeadTrace {
   found: true;
   /** What was asked for, and whether it named the lead itself or one of its repeats. */
@@ -33,7 +42,7 @@ export interface LeadTrace {
     published_at: number | null;
     chat_id: string | null;
     message_id: number | null;
-    /** The forum topic the card is in; absent when none (the chat's General topic, or no topics). */
+    /** The card's forum topic; absent when none. */
     thread_id?: number;
     card_format: string | null;
     publish_attempts: number;
@@ -42,14 +51,8 @@ export interface LeadTrace {
     reminded_at: number | null;
     anonymised_at: number | null;
     received_at: number | null;
-    late: LateTrace | null;
-    fallback: FallbackTrace | null;
-    /** Where the lead came from, as the landing sent it; absent when it sent none. */
-    source?: LeadSource;
-    /** The visitor's consent (its time, the policy's address); absent without. Kept through anonymisation. */
-    consent?: ConsentTrace;
-  };
-  repeats: {
+  } & RequestTrace;
+  repeats: ({
     request_id: string;
     created_at: number;
     changed_fields: string[];
@@ -57,13 +60,7 @@ export interface LeadTrace {
     notify_outcome: string | null;
     notify_attempts: number;
     last_error: string | null;
-    late: LateTrace | null;
-    fallback: FallbackTrace | null;
-    /** The repeat's own source; absent when it sent none. */
-    source?: LeadSource;
-    /** The repeat's own consent; absent without. */
-    consent?: ConsentTrace;
-  }[];
+  } & RequestTrace)[];
   status_history: { at: number; from: string; to: string; by: string; user_id: number }[];
   events: { at: number; kind: string; detail: string | null; repeat_request_id: string | null }[];
   /** The conversation with the visitor in Telegram (no text, no names: those are personal). */
@@ -90,10 +87,7 @@ export const NOT_A_KEY =
   'not a request_id or a lead number: give the request_id the landing or the integration sent (a UUID such as ' +
   '0f8fad5b-d9cb-469f-a165-70867728950e) or the lead number of its card (42 or #42)';
 
-/**
- * The whole story of a request from the database, without personal data: the lead, its repeats, every publish
- * attempt and notification, status changes, anonymisation. Used by the CLI and `GET /leads/:request_id/trace`.
- */
+/** The story of a request, without personal data, for the CLI and `GET /leads/:request_id/trace` (trace.dto.ts). */
 @Injectable()
 export class TraceService {
   constructor(private readonly trace: TraceRepository) {}
@@ -205,17 +199,9 @@ function fallbackOf(row: FallbackRow, replyAttempts: number): FallbackTrace | nu
 
 /** `{ source }` with the values the request sent, or nothing: a lead without a source traces as before. */
 function sourceOf(row: Partial<SourceColumns>): { source?: LeadSource } {
-  const source: LeadSource = {};
-  const columns: [keyof LeadSource, string | null | undefined][] = [
-    ['landing', row.source_landing],
-    ['utm_source', row.utm_source],
-    ['utm_medium', row.utm_medium],
-    ['utm_campaign', row.utm_campaign],
-    ['utm_content', row.utm_content],
-    ['utm_term', row.utm_term],
-    ['referrer', row.source_referrer],
-  ];
-  for (const [key, value] of columns) if (value != null) source[key] = value;
+  const source: LeadSource = Object.fromEntries(
+    SOURCE_KEYS.map((k): [string, string | null | undefined] => [k, row[SOURCE_COLUMN[k]]]).filter(([, v]) => v != null),
+  );
   return Object.keys(source).length > 0 ? { source } : {};
 }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { type ExportedLead, ExportService } from '../export/export.service';
+import { ExportService } from '../export/export.service';
 import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
@@ -81,14 +81,7 @@ export class WebhookDeliverer implements OutboxHandler {
   /** `{ id, type, created_at, data: { lead, …facts } }`, the lead read now as `GET /leads` shows it (an erased one without PII). */
   private async body(d: WebhookEventRow): Promise<string> {
     const facts = JSON.parse(d.data) as Record<string, unknown>;
-    const lead = await this.leadAsListed(d.lead_id);
+    const lead = await this.exports.lead(d.lead_id);
     return JSON.stringify({ id: d.public_id, type: d.type, created_at: new Date(d.at).toISOString(), data: { lead, ...facts } });
-  }
-
-  /** The lead as `GET /leads` lists it: the page that starts right above its number, one lead long. */
-  private async leadAsListed(leadId: number): Promise<ExportedLead | null> {
-    const page = await this.exports.page({ cursor: this.exports.cursorAbove(leadId + 1), limit: '1' });
-    const lead = page.leads[0];
-    return lead?.lead_number === leadId ? lead : null;
   }
 }
