@@ -15,7 +15,7 @@ export type SqlDialect = 'sqlite' | 'postgres';
  * Which database a migration runs against. Kysely marks `getExecutor()` internal, but it is the adapter Kysely's own
  * Migrator consults; a transaction (PostgreSQL runs each migration in one) has the same adapter as its database.
  */
-export function dialectOf(db: Kysely<unknown>): SqlDialect {
+export function dialectOf<DB>(db: Kysely<DB>): SqlDialect {
   const adapter = db.getExecutor().adapter;
   if (adapter instanceof PostgresAdapter) return 'postgres';
   if (adapter instanceof SqliteAdapter) return 'sqlite';
@@ -42,7 +42,7 @@ export function autoIncrementPrimaryKey(db: Kysely<unknown>): (column: ColumnDef
 }
 
 /** `%part%` for LIKE with `\` as the escape character: the part's own `%`, `_` and `\` match themselves. */
-const likeContains = (part: string) => `%${part.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+export const likeContains = (part: string) => `%${part.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * A regular expression matching `part` in any case, letter by letter (`орлова` → `[оО][рР][лЛ][оО][вВ][аА]`): the
@@ -64,7 +64,7 @@ function anyCasePattern(part: string): string {
  * with both cases of each letter, as its `lower` folds only ASCII under the C locale (a common initdb default), and
  * folding every row (`lower(translate(…))`) cost about 3.7 µs a row — a third of a second over 100,000 leads.
  */
-export function containsAnyCase(db: Kysely<unknown>, column: string, part: string): RawBuilder<SqlBool> {
+export function containsAnyCase<DB>(db: Kysely<DB>, column: string, part: string): RawBuilder<SqlBool> {
   if (dialectOf(db) === 'sqlite') return sql<SqlBool>`unicode_lower(${sql.ref(column)}) like ${likeContains(part)} escape '\\'`;
   return sql<SqlBool>`${sql.ref(column)} ~ ${anyCasePattern(part)}`;
 }
@@ -74,7 +74,7 @@ export function containsAnyCase(db: Kysely<unknown>, column: string, part: strin
  * `unicode_lower(column) in (…)`; PostgreSQL's anchored regular expression with both cases of each letter, as
  * containsAnyCase, for the same reason (its `lower` folds only ASCII under the C locale).
  */
-export function equalsAnyCase(db: Kysely<unknown>, column: string, values: readonly string[]): RawBuilder<SqlBool> {
+export function equalsAnyCase<DB>(db: Kysely<DB>, column: string, values: readonly string[]): RawBuilder<SqlBool> {
   if (values.length === 0) return sql<SqlBool>`1 = 0`;
   if (dialectOf(db) === 'sqlite') return sql<SqlBool>`unicode_lower(${sql.ref(column)}) in (${sql.join(values)})`;
   return sql<SqlBool>`${sql.ref(column)} ~ ${`^(?:${values.map(anyCasePattern).join('|')})$`}`;

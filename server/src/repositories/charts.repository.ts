@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
@@ -43,7 +43,7 @@ export class ChartsRepository {
         eb('l.created_at', '>=', w.since),
         eb('l.created_at', '<', w.until),
         ...(w.source === undefined ? [] : [eb('l.source_landing', w.source === null ? 'is' : '=', w.source)]),
-        ...(w.scope === undefined ? [] : [inLeadScope(this.db as unknown as Kysely<unknown>, w.scope)(eb)]),
+        ...(w.scope === undefined ? [] : [inLeadScope(this.db, w.scope)(eb)]),
       ]);
   }
 
@@ -86,7 +86,7 @@ export class ChartsRepository {
       .innerJoin('lead_status_changes as c', 'c.lead_id', 'l.id')
       .where(this.inWindow(w))
       .groupBy(['l.id', 'l.created_at']);
-    if (dialectOf(this.db as unknown as Kysely<unknown>) === 'postgres') {
+    if (dialectOf(this.db) === 'postgres') {
       // PostgreSQL has the median itself: one pass over the window instead of a count and an ordered read.
       const { median } = await this.db
         .selectFrom(changed.select(sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait')).as('waits'))

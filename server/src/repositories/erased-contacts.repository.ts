@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type BetterSqlite3 from 'better-sqlite3';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
@@ -24,7 +24,7 @@ export class ErasedContactsRepository {
   private readonly postgres: boolean;
 
   constructor(@InjectDb() private readonly db: LeadsDb) {
-    this.postgres = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+    this.postgres = dialectOf(db) === 'postgres';
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
@@ -36,7 +36,7 @@ export class OutboxRepository {
   private readonly shared: boolean;
 
   constructor(@InjectDb() private readonly db: LeadsDb) {
-    this.shared = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+    this.shared = dialectOf(db) === 'postgres';
   }
 
   /**

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Kysely } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { RateEventKind } from '../database/schema';
@@ -23,7 +22,7 @@ export class RateEventsRepository {
   readonly sharedAcrossInstances: boolean;
 
   constructor(@InjectDb() private readonly db: LeadsDb) {
-    this.sharedAcrossInstances = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+    this.sharedAcrossInstances = dialectOf(db) === 'postgres';
   }
 
   /**
