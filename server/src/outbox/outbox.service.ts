@@ -267,16 +267,16 @@ export class OutboxService {
       if (halted || (stale && !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS)))) {
         if (!halted) continue;
         await this.repo.release(
-          rows.slice(i).map((r) => r.id),
           holder,
+          rows.slice(i).map((r) => r.id),
         );
         return false;
       }
       const outcome = await this.attempt(row);
       if (outcome?.stop) {
         await this.repo.release(
-          rows.slice(i + 1).map((r) => r.id),
           holder,
+          rows.slice(i + 1).map((r) => r.id),
         );
         return false;
       }
@@ -337,7 +337,7 @@ export class OutboxService {
   /** Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim. */
   private async freeClaimsOfDeadInstances(): Promise<void> {
     for (const holder of await this.repo.holders(this.leases.instanceId)) {
-      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.releaseHolder(holder);
+      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.release(holder);
     }
   }
 
