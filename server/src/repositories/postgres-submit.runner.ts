@@ -1,16 +1,7 @@
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../database/database.module';
 import { isStorageError } from '../database/write-health';
-import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict } from './submit-runner';
-
-/** At most this many decisions share one PostgreSQL call (and commit): bounds the time the submit lock is held. */
-export const MAX_POSTGRES_BATCH = 64;
-
-interface Waiting {
-  plan: SubmitPlan;
-  resolve: (verdict: SubmitVerdict) => void;
-  reject: (error: unknown) => void;
-}
+import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict, type Waiting } from './submit-runner';
 
 /**
  * PostgreSQL's submit runner, with group commit: the decision is the server-side function `leads_decide` (migration
@@ -31,8 +22,6 @@ interface Waiting {
  * too: the batch's plans are then decided again one call each, so only the plan at fault fails.
  */
 export class PostgresSubmitRunner extends SubmitRunner {
-  private readonly waiting: Waiting[] = [];
-  private running = false;
   /** Calls of `leads_submit_batch` so far, failed ones too, and the decisions they held (tests read them). */
   readonly stats = { calls: 0, decisions: 0 };
 
@@ -40,27 +29,7 @@ export class PostgresSubmitRunner extends SubmitRunner {
     super();
   }
 
-  submit(plan: SubmitPlan): Promise<SubmitVerdict> {
-    return new Promise<SubmitVerdict>((resolve, reject) => {
-      this.waiting.push({ plan, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        // The plans asked for in this turn of the event loop join the first call.
-        setImmediate(() => void this.drain());
-      }
-    });
-  }
-
-  /** Calls the function for every waiting plan, MAX_POSTGRES_BATCH at a time, one call after another. */
-  private async drain(): Promise<void> {
-    try {
-      while (this.waiting.length > 0) await this.decide(this.waiting.splice(0, MAX_POSTGRES_BATCH));
-    } finally {
-      this.running = false;
-    }
-  }
-
-  private async decide(batch: Waiting[]): Promise<void> {
+  protected async decideBatch(batch: Waiting[]): Promise<void> {
     let verdicts: SubmitVerdict[];
     try {
       verdicts = await this.call(batch.map((w) => w.plan));

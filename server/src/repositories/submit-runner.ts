@@ -4,10 +4,8 @@ import type { Lead, LateColumns } from '../domain/lead';
 
 /*
  * The submit decision's protocol, shared by LeadsService (which plans it), the decision itself
- * (leads/submit-decision.ts, plain code over `SubmitQueries`) and the two runners, one per database:
- * SqliteSubmitRunner (the decision over prepared statements, group commit) and PostgresSubmitRunner (one call of the
- * function `leads_submit_batch` per group commit, migration 0023). Which one the app has is chosen once, when RepositoriesModule is built
- * (submit-runner.provider.ts).
+ * (leads/submit-decision.ts, plain code over `SubmitQueries`) and the two runners, one per database (chosen once by
+ * RepositoriesModule): SqliteSubmitRunner and PostgresSubmitRunner (the function `leads_submit_batch`, migration 0023).
  */
 
 export interface KnownRequest {
@@ -114,10 +112,44 @@ export interface SubmitQueries {
  */
 export const SUBMIT_LOCK_KEY = 7_291_000_113;
 
+/** At most this many decisions share one commit: bounds the time the write lock (or the submit lock) is held. */
+const MAX_BATCH = 64;
+
+/** A plan waiting for its batch, and how to answer it. */
+export interface Waiting {
+  plan: SubmitPlan;
+  resolve: (verdict: SubmitVerdict) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
- * Runs one submit decision alone, against the database underneath: the injection token of the runners. Resolves with
- * the verdict on `plan` once it is committed; rejects with the storage error otherwise.
+ * Runs submit decisions against the database underneath, each as alone, with group commit: the injection token of the
+ * runners. The plans asked for in one turn of the event loop (`setImmediate`), and while a batch is decided, wait for
+ * the next batch; batches of at most MAX_BATCH go one after another, never two at once. `submit` resolves with the
+ * verdict on `plan` once it is committed, and rejects with the storage error otherwise.
  */
 export abstract class SubmitRunner {
-  abstract submit(plan: SubmitPlan): Promise<SubmitVerdict>;
+  private readonly waiting: Waiting[] = [];
+  private running = false;
+
+  submit(plan: SubmitPlan): Promise<SubmitVerdict> {
+    return new Promise<SubmitVerdict>((resolve, reject) => {
+      this.waiting.push({ plan, resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.waiting.length > 0) await this.decideBatch(this.waiting.splice(0, MAX_BATCH));
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Decides the batch in one commit and answers each of its plans. */
+  protected abstract decideBatch(batch: Waiting[]): Promise<void>;
 }
