@@ -4,8 +4,9 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
-import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import type { LeadStatus } from '../domain/lead-status';
 import { inLeadScope, type LeadScope } from './lead-pages.repository';
+import { countsByStatus } from './reports.repository';
 
 /** The leads a chart counts: created in [since, until), of one landing's source (null: none) or of any (undefined). */
 export interface ChartWindow {
@@ -70,9 +71,7 @@ export class ChartsRepository {
       .where(this.inWindow(w))
       .groupBy('l.status')
       .execute();
-    const counts = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0])) as Record<LeadStatus, number>;
-    for (const r of rows) counts[r.status] = Number(r.n);
-    return counts;
+    return countsByStatus(rows);
   }
 
   /**

@@ -25,9 +25,8 @@ export interface StatusChange {
 
 /** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's. */
 export interface FallbackToAnswer {
-  /** `lead`: the row is the lead's; `repeat`: a repeat's (the reply names the lead it repeats). */
+  /** Whose row `id` is: the lead's, or a repeat's (the reply names the lead it repeats). */
   of: 'lead' | 'repeat';
-  /** The lead's id, or the repeat's. */
   id: number;
   leadId: number;
   requestId: string;
@@ -44,8 +43,7 @@ export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 're
 /**
  * The queries on one lead and its repeats: what the outbox's handlers read and record (the card, its rewrites, the
  * pings, the fallback replies), the status compare-and-set, reminders, and the backlog figures of reports, readiness
- * and metrics. Elsewhere: the submit decision (SubmitRunner), pages of leads (LeadPagesRepository), erasure
- * (LeadErasureRepository), the reports' aggregations (ReportsRepository) and the trace's reads (TraceRepository).
+ * and metrics.
  */
 @Injectable()
 export class LeadsRepository {
@@ -62,14 +60,11 @@ export class LeadsRepository {
       .execute();
   }
 
-  /**
-   * The card is in the group. Repeats that were in it are handled ("a repeat that arrives before the card is
-   * published is included in the first version of the card and causes no ping").
-   */
+  /** The card is in the group; the repeats shown in it are handled (they cause no ping). */
   async markPublished(p: {
     leadId: number;
     chatId: string;
-    /** The forum topic the card went into; null: the chat's General topic (or a chat without topics). */
+    /** The forum topic the card went into; null: General (or a chat without topics). */
     threadId?: number | null;
     messageId: number;
     format: 'html' | 'plain';
@@ -81,7 +76,7 @@ export class LeadsRepository {
     adopted?: boolean;
   }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      // One update: the outbox's triggers see the card published and, when a newer change marked it, rewritten.
+      // One update: the outbox's triggers see the card published and, when a newer change marked it, to rewrite.
       await trx
         .updateTable('leads')
         .set((eb) => ({
@@ -221,10 +216,7 @@ export class LeadsRepository {
     }));
   }
 
-  /**
-   * When the oldest lead without a card reached the server, or null when every lead has one. Its arrival, not its
-   * creation: a late lead replayed from the landing's spool has waited for its card only since it arrived.
-   */
+  /** When the oldest lead without a card reached the server (a late lead waits only since it arrived); null: none. */
   async oldestUnpublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')
@@ -234,7 +226,7 @@ export class LeadsRepository {
     return row?.oldest ?? null;
   }
 
-  /** When the newest card went out (null: none yet): readiness tells an outbox that makes progress by it (an index reads it). */
+  /** When the newest card went out (null: none yet): readiness tells an outbox that makes progress by it. */
   async lastPublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')
@@ -253,9 +245,8 @@ export class LeadsRepository {
   }
 
   /**
-   * Status compare-and-set: the status changes only if it is still `from` and the lead is not anonymised, and the
-   * card is marked for rewriting. False when someone was first. Takes the transaction that records the change in
-   * `lead_status_changes`, so that a status never changes without its history row (and no row claims a change).
+   * Status compare-and-set: the status changes only if it is still `from` and the lead is not anonymised, and the card
+   * is marked for rewriting; false when someone was first. In the transaction that records its history row.
    */
   async changeStatus(c: StatusChange, trx: Tx): Promise<boolean> {
     const result = await trx
@@ -273,10 +264,7 @@ export class LeadsRepository {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /**
-   * Published cards still `new`, that reached the server before `cutoff` (a late lead's card gets its reminder as long
-   * after its arrival as any other: the group has seen it only since then), never reminded.
-   */
+  /** Published cards still `new`, never reminded, that reached the server before `cutoff` (a late lead: its arrival). */
   dueReminders(cutoff: number, limit: number) {
     return this.db
       .selectFrom('leads')
