@@ -3,7 +3,6 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
-import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
   id: number;
@@ -12,6 +11,9 @@ export interface UnpublishedLead {
   last_error: string | null;
   next_attempt_at: number;
 }
+
+/** The history's user id of a change an integrator made (`POST /leads/{n}/status`): no Telegram user has it. */
+export const CRM_USER_ID = 0;
 
 /** A press decided by the lead-status service: the status goes from `from` to `to` if nobody was first. */
 export interface StatusChange {
@@ -246,22 +248,25 @@ export class LeadsRepository {
 
   /**
    * Status compare-and-set: the status changes only if it is still `from` and the lead is not anonymised, and the card
-   * is marked for rewriting; false when someone was first. In the transaction that records its history row.
+   * is marked for rewriting; false when someone was first. A change made commits with its row of `lead_status_changes`
+   * (the trace and the webhooks read it): no status changes without it, and no row claims a change.
    */
-  async changeStatus(c: StatusChange, trx: Tx): Promise<boolean> {
-    const result = await trx
-      .updateTable('leads')
-      .set({
-        status: c.to,
-        status_changed_by: c.userName,
-        status_changed_at: c.at,
-        card_dirty_at: c.at,
-      })
-      .where('id', '=', c.leadId)
-      .where('status', '=', c.from)
-      .where('anonymised_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  changeStatus(c: StatusChange): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('leads')
+        .set({ status: c.to, status_changed_by: c.userName, status_changed_at: c.at, card_dirty_at: c.at })
+        .where('id', '=', c.leadId)
+        .where('status', '=', c.from)
+        .where('anonymised_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await trx
+        .insertInto('lead_status_changes')
+        .values({ lead_id: c.leadId, from_status: c.from, to_status: c.to, user_id: c.userId, user_name: c.userName, at: c.at })
+        .execute();
+      return true;
+    });
   }
 
   /** Published cards still `new`, never reminded, that reached the server before `cutoff` (a late lead: its arrival). */

@@ -8,7 +8,6 @@ import { JobRunsRepository } from './job-runs.repository';
 import { LeadErasureRepository } from './lead-erasure.repository';
 import { LeadEventsRepository } from './lead-events.repository';
 import { LeadPagesRepository } from './lead-pages.repository';
-import { LeadStatusChangesRepository } from './lead-status-changes.repository';
 import { LeadsRepository } from './leads.repository';
 import { LeasesRepository } from './leases.repository';
 import { OutboxRepository } from './outbox.repository';
@@ -32,7 +31,6 @@ const REPOSITORIES = [
   LeadErasureRepository,
   LeadEventsRepository,
   LeadPagesRepository,
-  LeadStatusChangesRepository,
   LeadsRepository,
   LeasesRepository,
   OutboxRepository,

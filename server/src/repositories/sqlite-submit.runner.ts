@@ -7,7 +7,6 @@ import { decideSubmit } from '../leads/submit-decision';
 import { ErasedContactsRepository } from './erased-contacts.repository';
 import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, type Waiting } from './submit-runner';
 
-/** The per-minute counts' minute (rate_minutes). */
 const MINUTE_MS = 60_000;
 
 /** The reads of the hourly limit: the per-minute counts, and the submissions of one minute. */
@@ -21,11 +20,10 @@ export interface MinuteReads {
 }
 
 /**
- * The time of the `limit`-th newest accepted submission after `since` (null: fewer), read from the per-minute counts:
- * newest minute first, adding counts until the limit falls into one minute, then the exact submission inside that
- * minute. The minute the window starts in is counted exactly (only its submissions after `since`). At most 61 count
- * rows and two reads of one minute's submissions, however high the limit. PostgreSQL's `leads_nth_accepted` walks the
- * same way.
+ * The time of the `limit`-th newest accepted submission after `since` (null: fewer), from the per-minute counts: newest
+ * minute first until the limit falls into one minute, then the exact submission inside it (the window's first minute
+ * counted exactly). At most 61 count rows and two reads of one minute, however high the limit; PostgreSQL's
+ * `leads_nth_accepted` walks the same way.
  */
 export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number, limit: number): number | null {
   const first = Math.floor(since / MINUTE_MS);
@@ -40,10 +38,8 @@ export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number,
 }
 
 /**
- * The writes of a row of `leads` or `lead_repeats` by the columns the plan names (the others take their defaults, or
- * stay as they are), as PostgreSQL's `leads_submit` does from the same plan: a column added or dropped needs no change
- * here. One prepared statement per table and set of columns (a handful: in time or late, with a source or without),
- * cached.
+ * The writes of a row of `leads` or `lead_repeats` by the columns the plan names (the others keep their defaults), as
+ * PostgreSQL's `leads_submit` does: a column added needs no change here. One cached statement per table and columns.
  */
 class RowWrites {
   private readonly statements = new Map<string, Statement>();

@@ -17,11 +17,7 @@ export interface KnownRequest {
   hasFallback: boolean;
 }
 
-/**
- * The columns a fallback message reported by a replay sets on the row of a request stored before that has none: the
- * message, and whatever else the plan names of its `fallback_` columns. The decision adds `fallback_state` (a lead
- * without a card yet may still adopt the message, else it gets its reply).
- */
+/** The `fallback_` columns a replay's fallback message sets on its stored request's row (the decision adds the state). */
 export type ReportedFallback = Pick<FallbackColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at'> &
   Partial<FallbackColumns>;
 type FallbackColumns = {
@@ -40,17 +36,13 @@ export interface SubmitPlan {
   created_at: number;
   ip_hash: string;
   /**
-   * Which count the request is checked against and recorded in, at its arrival: `accepted` for a request that came in
-   * time (LEADS_IP_LIMIT per visitor, LEADS_HOURLY_LIMIT), `late` for one replayed from a landing's spool (the same
-   * per-visitor limit among replays, and LEADS_LATE_HOURLY_LIMIT of its own), so that replays after an outage neither
-   * use up the visitors' hour nor pass unbounded.
+   * The count the request is checked against and recorded in: `accepted` in time (LEADS_IP_LIMIT, LEADS_HOURLY_LIMIT),
+   * `late` replayed from a spool (the per-visitor limit among replays, LEADS_LATE_HOURLY_LIMIT): replays after an
+   * outage neither use up the visitors' hour nor pass unbounded.
    */
   count: RateEventKind;
   limits: { visitor_since: number; visitor_limit: number; hourly_since: number; hourly_limit: number };
-  /**
-   * Which stored lead this request repeats: the newest with this username or phone created in (since, until]. A
-   * contact the request does not have is null and matches no lead.
-   */
+  /** The stored lead this request repeats: the newest with this username or phone (null: none) in (since, until]. */
   match: { telegram_key: string | null; phone: string | null; since: number; until: number };
   /** The visitor's fields as sent, for the repeat's changed fields. */
   incoming: LeadFields;
@@ -65,9 +57,8 @@ export interface SubmitPlan {
   /** A late request's story up to "… later" (`lateStoryPrefix`); its events end it with " as <what>". */
   late_story: string | null;
   /**
-   * A late request only: the keyed hashes of its contacts (ContactHasher) and the lead's row without its personal data.
-   * When one of the contacts was erased at or after the request was submitted on the landing, the replay is stored as
-   * that row (the person asked to be forgotten after sending it), never as the person.
+   * A late request only: its contacts' keyed hashes (ContactHasher) and the lead's row without personal data, stored
+   * instead when a contact was erased at or after the request was sent on the landing.
    */
   erased: { hashes: string[]; lead: NewLead } | null;
 }
@@ -83,10 +74,7 @@ export type SubmitVerdict =
 /** The queries of the submit decision, answered at once inside one transaction that no other decision runs beside. */
 export interface SubmitQueries {
   findRequest(requestId: string): KnownRequest | undefined;
-  /**
-   * The time of the `limit`-th newest accepted submission (of the count `kind`) after `since`, of one visitor (its
-   * hash) or of all (null); null when there are fewer.
-   */
+  /** The time of the `limit`-th newest submission of count `kind` after `since`, of one visitor or all (null); null: fewer. */
   nthAccepted(kind: RateEventKind, keyHash: string | null, since: number, limit: number): number | null;
   recordAccepted(kind: RateEventKind, keyHash: string, at: number): void;
   /** Whether any of these contact hashes was erased at or after `submittedAt` (erased_contacts). */
@@ -95,20 +83,15 @@ export interface SubmitQueries {
   findRepeatTarget(telegramKey: string | null, phone: string | null, since: number, until: number): Lead | undefined;
   insertLead(lead: NewLead): number;
   insertRepeat(repeat: NewLeadRepeat): number;
-  /**
-   * Records a fallback message for a stored request that has none: a lead without a card yet may still adopt it
-   * (`pending`), else (and for a repeat) it gets its reply (`answer`). False when one was recorded meanwhile.
-   */
+  /** Records a fallback message for a stored request that has none (RowWrites.reportFallback); false: one was meanwhile. */
   reportFallback(known: KnownRequest, fallback: ReportedFallback): boolean;
   /** An event of the lead's story, committed with the decision. */
   recordEvent(event: { leadId: number; repeatId: number | null; kind: LeadEventKind; at: number; detail: string }): void;
 }
 
 /**
- * The key of the PostgreSQL advisory lock every submit decision takes first (`pg_advisory_xact_lock`): decisions run
- * one at a time across every instance, as they do on SQLite under BEGIN IMMEDIATE. The hourly limit counts every
- * visitor's leads, so any two decisions depend on each other and a narrower lock would not be exact
- * (docs/decisions.md). An arbitrary constant that no other lock of this app uses.
+ * The PostgreSQL advisory lock every submit decision takes first: decisions run one at a time across instances, as on
+ * SQLite under BEGIN IMMEDIATE (the hourly limit makes any two depend on each other, docs/decisions.md).
  */
 export const SUBMIT_LOCK_KEY = 7_291_000_113;
 
