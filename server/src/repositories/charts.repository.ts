@@ -48,10 +48,7 @@ export class ChartsRepository {
       ]);
   }
 
-  /**
-   * Leads per quarter hour and source: the caller groups the quarters into local days. (Integer division on both
-   * databases: `created_at` is an integer there, bigint here.)
-   */
+  /** Leads per quarter hour (integer division on both databases) and source: the caller groups them into local days. */
   async perQuarterHour(w: ChartWindow): Promise<QuarterCount[]> {
     const quarter = sql<number>`${sql.ref('l.created_at')} / ${sql.lit(QUARTER_MS)}`;
     const rows = await this.db
@@ -75,9 +72,8 @@ export class ChartsRepository {
   }
 
   /**
-   * The median of the time (ms) from a lead's creation to its first status change, over the window's leads that were
-   * ever changed; null when none was. PostgreSQL computes it (`percentile_cont`); SQLite, which has no percentile
-   * function, counts, then reads the middle one or two in order. No row leaves the database but those.
+   * The median time (ms) from a lead's creation to its first status change, over the window's changed leads (null:
+   * none): PostgreSQL's `percentile_cont`; on SQLite a count, then the middle one or two rows in order.
    */
   async medianFirstChangeMs(w: ChartWindow): Promise<number | null> {
     const changed = this.db
@@ -86,7 +82,6 @@ export class ChartsRepository {
       .where(this.inWindow(w))
       .groupBy(['l.id', 'l.created_at']);
     if (dialectOf(this.db) === 'postgres') {
-      // PostgreSQL has the median itself: one pass over the window instead of a count and an ordered read.
       const { median } = await this.db
         .selectFrom(changed.select(sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait')).as('waits'))
         .select(sql<number | null>`percentile_cont(0.5) within group (order by ${sql.ref('waits.wait')})`.as('median'))

@@ -150,7 +150,7 @@ export class OutboxRepository {
     await query.execute();
   }
 
-  /** The row goes to the end of its lead's queue (its turn comes after a card published anew). */
+  /** The row goes to the end of its lead's queue (after a card published anew). */
   async requeue(row: OutboxRow, now: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.finish(row.id, 'requeued', now, row.attempts, trx);
