@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { Injectable } from '@nestjs/common';
-import type { Insertable, Selectable } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { LeadMessagesTable } from '../database/schema';
+import type { LeadMessagesTable, TelegramLinksTable } from '../database/schema';
 import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
 
 export type LeadMessage = Selectable<LeadMessagesTable>;
@@ -20,8 +19,11 @@ export interface Binding {
   blockedAt: number | null;
 }
 
+/** The columns of a link that make its Binding. */
+const BINDING_COLUMNS = ['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'] as const;
+
 /**
- * `lead_messages` (migration 2026-12-05-0022): the conversation of each lead, and the bindings it is sent along. A
+ * `lead_messages`: the conversation of each lead, and the bindings it is sent along. A
  * message is stored with the outbox row that sends it (`visitor_message` into the group, `team_message` to the
  * visitor) in one transaction, so a message is never stored without being sent, nor sent without being stored.
  */
@@ -113,7 +115,7 @@ export class LeadMessagesRepository {
   async bindingOf(leadId: number): Promise<Binding | null> {
     const row = await this.db
       .selectFrom('telegram_links')
-      .select(['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'])
+      .select(BINDING_COLUMNS)
       .where('lead_id', '=', leadId)
       .where('used_at', 'is not', null)
       .where('tg_user_id', 'is not', null)
@@ -130,7 +132,7 @@ export class LeadMessagesRepository {
    */
   async latestLeadOf(userId: number): Promise<Binding | null> {
     const row = await this.activeLinksOf(userId)
-      .select(['t.lead_id', 't.tg_user_id', 't.tg_username', 't.tg_first_name', 't.tg_last_name', 't.stopped_at', 't.blocked_at'])
+      .select(BINDING_COLUMNS.map((c) => `t.${c}` as const))
       .orderBy(sql`coalesce(t.chosen_at, t.used_at)`, 'desc')
       // At the same millisecond: a choice over a binding, then the newer lead.
       .orderBy(sql`(t.chosen_at is not null)`, 'desc')
@@ -201,15 +203,7 @@ export class LeadMessagesRepository {
   }
 }
 
-function binding(r: {
-  lead_id: number;
-  tg_user_id: number | null;
-  tg_username: string | null;
-  tg_first_name: string | null;
-  tg_last_name: string | null;
-  stopped_at: number | null;
-  blocked_at: number | null;
-}): Binding {
+function binding(r: Pick<Selectable<TelegramLinksTable>, (typeof BINDING_COLUMNS)[number]>): Binding {
   return {
     leadId: r.lead_id,
     userId: r.tg_user_id!,

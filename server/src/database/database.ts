@@ -21,16 +21,14 @@ export interface BusyState extends BusyPolicy {
   waits: number;
 }
 
-export interface OpenOptions {
-  /** DATABASE_BUSY_TIMEOUT_MS: how long an operation waits (asynchronously) for another connection's lock. */
-  busyTimeoutMs?: number;
-}
-
-/** The SQL function that lower-cases any script on SQLite (registered on every connection `openDatabase` makes). */
-export const UNICODE_LOWER = 'unicode_lower';
-
-/** Opens the SQLite file in WAL mode with a short busy timeout and foreign keys on. */
-export function openDatabase(path: string, options: OpenOptions = {}): { db: LeadsDb; sqlite: BetterSqlite3.Database; busy: BusyState } {
+/**
+ * Opens the SQLite file in WAL mode with a short busy timeout and foreign keys on; `busyTimeoutMs`
+ * (DATABASE_BUSY_TIMEOUT_MS) is how long an operation waits, asynchronously, for another connection's lock.
+ */
+export function openDatabase(
+  path: string,
+  options: { busyTimeoutMs?: number } = {},
+): { db: LeadsDb; sqlite: BetterSqlite3.Database; busy: BusyState } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
@@ -41,8 +39,8 @@ export function openDatabase(path: string, options: OpenOptions = {}): { db: Lea
   sqlite.pragma('foreign_keys = ON');
   // Erased personal data is overwritten, not left in free pages (retention, /stickers_forget).
   sqlite.pragma('secure_delete = ON');
-  // SQLite's lower() folds ASCII only; the inbox's search folds names in any script (dialect-sql.ts lowerText).
-  sqlite.function(UNICODE_LOWER, { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string | null);
+  // SQLite's lower() folds ASCII only; the inbox's search folds names in any script (dialect-sql.ts).
+  sqlite.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string | null);
   const busy: BusyState = { timeoutMs: options.busyTimeoutMs ?? 3000, waits: 0, onWait: () => void (busy.waits += 1) };
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, busy),
@@ -50,10 +48,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): { db: Lea
   return { db, sqlite, busy };
 }
 
-/**
- * Checks at start that DATABASE_PATH can be opened as a writable SQLite database, and says why not in one line
- * (`DATABASE_PATH=<path>: cannot open: <reason>`) instead of a bare SQLite message deep in the app's start.
- */
+/** Checks at start that DATABASE_PATH opens as a writable SQLite database, else says why in one line. */
 export function databasePathProblem(path: string): string | null {
   if (path === ':memory:') return null;
   let sqlite: BetterSqlite3.Database | undefined;
@@ -79,29 +74,22 @@ export function databasePathProblem(path: string): string | null {
 }
 
 /**
- * How `bigint` (int8) values are read from PostgreSQL: as numbers, as SQLite gives its 64-bit integers, so the same
- * code and types (`number`) serve both. pg reads int8 as a string by default because a JavaScript number is exact only
- * up to 2^53 - 1; every int8 here is far below that (times in ms, ids, Telegram ids, counts), and a value beyond it is
- * refused with an error rather than rounded. (`numeric`, e.g. `sum()` of a bigint, still comes back as a string.)
+ * PostgreSQL's `bigint` read as a number, as SQLite gives its 64-bit integers, so the same code serves both: every
+ * int8 here (times, ids, counts) is far below 2^53, and one beyond is refused rather than rounded. (`numeric`, e.g.
+ * `sum()` of a bigint, still comes back as a string.)
  */
-export function parseInt8(value: string): number {
+function parseInt8(value: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n)) throw new RangeError(`bigint ${value} is beyond Number.MAX_SAFE_INTEGER: refusing to round it`);
   return n;
 }
 
-export interface PostgresOptions {
-  /** Connections in the pool (pg's default: 10; DATABASE_POOL_MAX in the server). */
+interface PostgresOptions {
+  /** Connections in the pool (pg's default: 10; DATABASE_POOL_MAX). */
   max?: number;
-  /**
-   * How long a query waits for a connection of the pool, and a new connection for the server, before it fails (a
-   * storage error: the submit path answers 503). The server passes DATABASE_BUSY_TIMEOUT_MS; 10 s when not given.
-   */
+  /** How long a query waits for a connection (a storage error then: 503); 10 s when not given. */
   connectTimeoutMs?: number;
-  /**
-   * `lock_timeout` of every session (DATABASE_BUSY_TIMEOUT_MS): a statement waits at most this long for a lock another
-   * session holds (the submit lock, a table an operator locked), then fails with 55P03; none when not given.
-   */
+  /** `lock_timeout` of every session: how long a statement waits for another session's lock, then 55P03. */
   lockTimeoutMs?: number;
   /** `statement_timeout` of every session (DATABASE_STATEMENT_TIMEOUT_MS); none when not given (the CLI, migrations). */
   statementTimeoutMs?: number;
@@ -112,20 +100,15 @@ export interface PostgresOptions {
 }
 
 /**
- * TCP keepalive on both ends of every connection: the pool's sockets probe after 10 s idle, and the server's side of
- * the session (`tcp_keepalives_*`) gives up on a silent instance after about 10 + 3 × 5 s, so a host that vanished
- * while it held a lock does not hold it until the kernel's two hours.
+ * TCP keepalive on both ends of every connection: the server gives up on a silent instance after about 10 + 3 × 5 s,
+ * so a host that vanished while it held a lock does not hold it for the kernel's two hours.
  */
 const KEEPALIVE = { idleSec: 10, intervalSec: 5, count: 3 };
 
 /**
- * Opens a PostgreSQL database (DATABASE_URL): Kysely's Postgres dialect over a `pg` pool whose int8 values are numbers
- * (`parseInt8`). Migrations: `migrateToLatest(db)` as for SQLite.
- *
- * A database fault never ends the process and never poisons the pool: every connection has an `error` listener from
- * the moment it exists (pg emits `error` on a connection that breaks between queries, checked out or idle, and an
- * unheard one ends the process), and a connection that is handed back broken, or still inside a transaction (a
- * ROLLBACK that could not be sent, a failed step that left it aborted), is closed instead of returned to the pool.
+ * Opens a PostgreSQL database (DATABASE_URL): Kysely over a `pg` pool whose int8 values are numbers. A database fault
+ * never ends the process nor poisons the pool: every connection has an `error` listener from the moment it exists
+ * (an unheard one ends the process), and one handed back broken, or still inside a transaction, is closed.
  */
 export function openPostgres(url: string, options: PostgresOptions = {}): { db: LeadsDb; pool: Pool } {
   const types = new TypeOverrides(pgTypes);
@@ -157,16 +140,14 @@ export function openPostgres(url: string, options: PostgresOptions = {}): { db: 
       options.onConnectionLost?.(err);
     });
   });
-  // Called before the pool decides whether to keep the connection: one it must not keep is ended here, and the pool,
-  // seeing it ending, drops it.
+  // Before the pool decides whether to keep the connection: one ended here is dropped.
   pool.on('release', (err, client) => {
     if (err) return;
     if (broken.has(client) || client.getTransactionStatus() !== 'I') void client.end().catch(() => undefined);
   });
   // The pool re-emits an idle connection's error; the connection's own listener above has told of it.
   pool.on('error', () => undefined);
-  // Whatever keeps a connection from being had (the server down or restarting, the database closed to connections, a
-  // password changed, the pool exhausted past its bound) is the database being unavailable: a storage error.
+  // Whatever keeps a connection from being had (the server down, a password changed, the pool exhausted) is a storage error.
   const connecting = {
     connect: () =>
       pool.connect().catch((err: unknown) => {
@@ -197,10 +178,7 @@ export function describeDatabaseUrl(url: string): string {
   return URL.canParse(url) ? withoutPasswords(url) : 'DATABASE_URL';
 }
 
-/**
- * Checks at start that DATABASE_URL reaches a PostgreSQL server that lets us create tables, and says why not in one
- * line (`DATABASE_URL=postgres://leads@db/leads: cannot connect: <reason>`), never with the password.
- */
+/** Checks at start that DATABASE_URL reaches PostgreSQL, else says why in one line, never with the password. */
 export async function databaseUrlProblem(url: string): Promise<string | null> {
   const { db, pool } = openPostgres(url, { max: 1 });
   try {
@@ -230,9 +208,8 @@ export async function migrateToLatest(db: LeadsDb): Promise<string[]> {
 }
 
 /**
- * Moves every WAL frame into the main file and truncates the WAL, so that erased values do not survive in old
- * page images (after anonymisation). False when another connection (a backup, a reader) kept it from finishing
- * within the short busy timeout: the caller should try again later.
+ * Moves every WAL frame into the main file and truncates the WAL, so that erased values do not survive in old page
+ * images. False when another connection kept it from finishing: try again later.
  */
 export function checkpointTruncate(sqlite: BetterSqlite3.Database): boolean {
   const [result] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];

@@ -11,9 +11,8 @@ import {
 } from 'kysely';
 
 /**
- * How long SQLite itself may block the event loop waiting for a lock (`PRAGMA busy_timeout`). Kept to a few ms:
- * every longer wait happens in `whileBusy`, asynchronously, so `/health` and every other request keep answering
- * while a backup tool holds the database.
+ * How long SQLite itself may block the event loop waiting for a lock (`PRAGMA busy_timeout`): longer waits happen in
+ * `whileBusy`, asynchronously, so every request keeps answering while a backup tool holds the database.
  */
 export const SQLITE_BUSY_TIMEOUT_MS = 5;
 
@@ -31,9 +30,8 @@ export function isBusyError(err: unknown): boolean {
 }
 
 /**
- * Runs `work` and, while it fails with SQLITE_BUSY, runs it again after a growing pause (2 ms doubling to 50 ms)
- * until `policy.timeoutMs` has passed; then the last SQLITE_BUSY is thrown. `work` must be all-or-nothing (a single
- * statement outside a transaction, or a whole transaction): a busy failure then changed nothing.
+ * Runs `work` again while it fails with SQLITE_BUSY, after a pause of 2 ms doubling to 50 ms, until `policy.timeoutMs`
+ * has passed. `work` must be all-or-nothing (one statement outside a transaction, or a whole transaction).
  */
 export async function whileBusy<T>(work: () => T | Promise<T>, policy: BusyPolicy): Promise<T> {
   const deadline = performance.now() + policy.timeoutMs;
@@ -51,13 +49,9 @@ export async function whileBusy<T>(work: () => T | Promise<T>, policy: BusyPolic
 }
 
 /**
- * Kysely's SQLite driver opens transactions with a plain `begin`, which takes the write lock only at the first
- * write: a second writer can slip in between our reads and writes. Every transaction here is `begin immediate`,
- * as the submit decision requires (docs/requirements.md §1.5).
- *
- * A locked database (SQLITE_BUSY) is waited for asynchronously: `begin immediate` and every statement outside a
- * transaction are tried again by `whileBusy`. A statement inside a transaction is not (the transaction already holds
- * the write lock, and its caller decides what a failure means).
+ * Every transaction is `begin immediate` (Kysely's plain `begin` takes the write lock only at the first write, letting
+ * another writer slip in between our reads and writes; docs/requirements.md §1.5). A locked database is waited for
+ * by `whileBusy`: `begin immediate` and every statement outside a transaction (inside one, the lock is held already).
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   constructor(
@@ -98,10 +92,7 @@ export class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-/**
- * Kysely prepares every statement anew. Our queries are a small fixed set, so preparing each once and reusing it
- * saves the SQLite compile on the hot path (`POST /leads`). Bounded, in case dynamic SQL ever creeps in.
- */
+/** Kysely prepares every statement anew; ours are a small fixed set, so each is prepared once (bounded all the same). */
 export function withStatementCache(db: SqliteDatabase, max = 500): SqliteDatabase {
   const cache = new Map<string, Statement>();
   const prepare = (sql: string): Statement => {

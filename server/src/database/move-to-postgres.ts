@@ -7,7 +7,7 @@ import type { Database } from './schema';
 export interface MoveOptions {
   /** Progress, one line at a time (the CLI prints them). */
   log?: (line: string) => void;
-  /** Rows per multi-row insert (default 500); lowered for a wide table to stay within PostgreSQL's bind parameters. */
+  /** Rows per multi-row insert (default 500), fewer for a wide table (PostgreSQL's bind parameters). */
   batchSize?: number;
 }
 
@@ -29,9 +29,8 @@ const DEFAULT_BATCH_SIZE = 500;
 /** PostgreSQL's protocol numbers bind parameters with 16 bits: a statement takes at most 65535. */
 const MAX_BIND_PARAMETERS = 65535;
 /**
- * Not copied: Kysely's bookkeeping (each side keeps its own, both are migrated to latest), the leases of running
- * instances (who runs the outbox now: a lease of the SQLite server means nothing to the PostgreSQL ones), and the
- * Telegram update ids of webhook mode (a day's memory against redeliveries, not data).
+ * Not copied: Kysely's bookkeeping (each side keeps its own), the leases of running instances (meaningless to the
+ * PostgreSQL ones), and the Telegram update ids of webhook mode (a day's memory against redeliveries, not data).
  */
 const NOT_COPIED = ['kysely_migration', 'kysely_migration_lock', 'leases', 'telegram_updates'];
 
@@ -47,13 +46,10 @@ interface SourceTable {
 }
 
 /**
- * `npm run leads -- migrate-to-postgres`: copies the SQLite database at `sqlitePath` into the empty PostgreSQL
- * database at `postgresUrl`, every data table with its ids unchanged, all or nothing. Both are migrated to latest
- * first (as the server does at start). Refuses a missing SQLite file and a PostgreSQL database that holds any row in
- * any table: a move never merges into or overwrites a live database.
- *
- * The copy is of one SQLite snapshot (one read transaction), so it is consistent even while the server runs; but
- * what the server writes after the snapshot is not copied: stop the server (or keep it in maintenance) for the move.
+ * `npm run leads -- migrate-to-postgres`: copies the SQLite database into the empty PostgreSQL one, every data table
+ * with its ids unchanged, all or nothing, both migrated to latest first. Refuses a missing SQLite file and a
+ * PostgreSQL database that holds any row: a move never merges into or overwrites a live database. The copy is of one
+ * SQLite snapshot (one read transaction): what the server writes after it is not copied (stop the server first).
  */
 export async function moveToPostgres(sqlitePath: string, postgresUrl: string, options: MoveOptions = {}): Promise<MoveReport> {
   const log = options.log ?? (() => undefined);
@@ -152,9 +148,8 @@ function readSourceTables(sqlite: BetterSqlite3.Database): SourceTable[] {
 }
 
 /**
- * Fails unless every SQLite table has a PostgreSQL table with the same columns, and unless every PostgreSQL table is
- * empty. The tables are locked first (writes wait until the move commits), so that no row can arrive between this
- * check and the copy.
+ * Fails unless every SQLite table has a PostgreSQL table with the same columns, and every PostgreSQL table is empty,
+ * locked first so that no row can arrive between this check and the copy.
  */
 async function checkTarget(trx: Transaction<Database>, tables: SourceTable[]): Promise<void> {
   const { rows: described } = await sql<{ table_name: string; column_name: string }>`
@@ -215,18 +210,16 @@ async function copyTable(
     .safeIntegers(true);
   let copied = 0;
   let batch: unknown[][] = [];
+  const flush = async () => {
+    if (batch.length > 0) await insert(batch);
+    copied += batch.length;
+    batch = [];
+  };
   for (const row of select.iterate() as IterableIterator<unknown[]>) {
     batch.push(row.map((value, i) => toPostgres(value, table, table.columns[i])));
-    if (batch.length === perInsert) {
-      await insert(batch);
-      copied += batch.length;
-      batch = [];
-    }
+    if (batch.length === perInsert) await flush();
   }
-  if (batch.length > 0) {
-    await insert(batch);
-    copied += batch.length;
-  }
+  await flush();
   return copied;
 }
 
@@ -244,9 +237,8 @@ async function countRows(trx: Transaction<Database>, table: string): Promise<num
 }
 
 /**
- * Sets each identity of the table past every id SQLite ever gave, so that new rows continue the numbering (a lead's
- * number is its id and never repeats): past the highest id copied, and past sqlite_sequence's value, which is higher
- * when the last rows were deleted (rate events are pruned). Gives the next id, or null for a table without identity.
+ * Sets the table's identity past every id SQLite ever gave (the highest copied, and sqlite_sequence's, higher when the
+ * last rows were deleted), so a lead's number never repeats. Gives the next id, or null for a table without identity.
  */
 async function continueIdentity(trx: Transaction<Database>, table: SourceTable): Promise<number | null> {
   const { rows: identities } = await sql<{ column_name: string }>`

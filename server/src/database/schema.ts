@@ -1,66 +1,22 @@
-import type { Generated, Insertable, Updateable } from 'kysely';
+import type { Generated, Insertable } from 'kysely';
 
 import type { LeadStatus } from '../domain/lead-status';
 import type { Lead, LeadRepeat } from '../domain/lead';
 import type { MessageDirection, MessageMedia, MessageState } from '../domain/lead-message';
 
 /**
- * The tables' types for Kysely. The lead's and the repeat's rows are the domain's (domain/lead.ts): storage adds
- * only which of their columns the database fills when an insert leaves them out. Times are milliseconds since the
- * epoch (UTC) throughout.
+ * The tables' types for Kysely; the lead's and the repeat's rows are the domain's (domain/lead.ts), with the columns
+ * the database fills. Times are milliseconds since the epoch (UTC) throughout.
  */
 type WithDefaults<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: Generated<Row[P]> };
 
-export type LeadsTable = WithDefaults<Lead, 'id' | 'status' | 'updated_at'>;
-export type LeadRepeatsTable = WithDefaults<LeadRepeat, 'id'>;
-
-export interface SettingsTable {
-  key: string;
-  value: string;
-  updated_at: number;
-}
+export type LeadsTable = Database['leads'];
 
 /**
- * Events counted in sliding windows: `accepted` (a new lead or a repeat, keyed by the visitor's ip_hash; the
- * per-visitor and hourly limits) and `secret_failure` (a wrong secret, keyed by a hash of the caller's address).
+ * Events counted in sliding windows, keyed by a hash: `accepted` (a request in time, by the visitor's ip_hash), `late`
+ * (one replayed from a landing's spool, counted apart), `secret_failure` (a wrong secret, by the caller's address).
  */
-/** `accepted`: a request that came in time; `late`: one replayed from a landing's spool (counted apart). */
 export type RateEventKind = 'accepted' | 'late' | 'secret_failure';
-export interface RateEventsTable {
-  id: Generated<number>;
-  kind: RateEventKind;
-  key_hash: string;
-  at: number;
-}
-
-/** Accepted submissions per minute: the hourly limit's bounded read. */
-export interface RateMinutesTable {
-  kind: RateEventKind;
-  /** ms since the epoch / 60000, rounded down. */
-  minute: number;
-  n: number;
-}
-
-/** When each throttled admin alert was last sent, so throttles survive a restart. */
-export interface AlertThrottlesTable {
-  key: string;
-  last_sent_at: number;
-}
-
-export interface LeadStatusChangesTable {
-  id: Generated<number>;
-  lead_id: number;
-  from_status: LeadStatus;
-  to_status: LeadStatus;
-  user_id: number;
-  user_name: string;
-  at: number;
-}
-
-export interface JobRunsTable {
-  key: string;
-  at: number;
-}
 
 /** What happened to a lead, for its trace. No personal data in `detail`: errors, ids, statuses. */
 export type LeadEventKind =
@@ -107,61 +63,47 @@ export interface LeadEventsTable {
   detail: string | null;
 }
 
-/**
- * Webhook mode (migration 2026-12-01-0012): a Telegram update an instance took, so that a second delivery of the same
- * `update_id` is not handled again. Pruned a day after `seen_at`.
- */
-export interface TelegramUpdatesTable {
-  update_id: number;
-  /** ms since the epoch: when an instance took it for handling (again, after a claim left unfinished too long). */
-  seen_at: number;
-  /** ms since the epoch: when its handling ended; null while it runs (or if its instance died meanwhile). */
-  handled_at: number | null;
-}
-
-/** Who does a once-across-instances job for now: the outbox, housekeeping, polling. */
-export interface LeasesTable {
-  name: string;
-  /** The instance's id (host, pid, random). */
-  holder: string;
-  /** ms since the epoch; after it any instance may take the lease. */
-  until: number;
-}
-
 export interface Database {
-  leads: LeadsTable;
-  lead_repeats: LeadRepeatsTable;
-  rate_events: RateEventsTable;
-  alert_throttles: AlertThrottlesTable;
-  settings: SettingsTable;
-  lead_status_changes: LeadStatusChangesTable;
-  job_runs: JobRunsTable;
+  leads: WithDefaults<Lead, 'id' | 'status' | 'updated_at'>;
+  lead_repeats: WithDefaults<LeadRepeat, 'id'>;
+  rate_events: { id: Generated<number>; kind: RateEventKind; key_hash: string; at: number };
+  /** Accepted submissions per minute (`minute`: ms / 60000, rounded down): the hourly limit's bounded read. */
+  rate_minutes: { kind: RateEventKind; minute: number; n: number };
+  /** When each throttled admin alert was last sent, so throttles survive a restart. */
+  alert_throttles: { key: string; last_sent_at: number };
+  settings: { key: string; value: string; updated_at: number };
+  lead_status_changes: {
+    id: Generated<number>;
+    lead_id: number;
+    from_status: LeadStatus;
+    to_status: LeadStatus;
+    user_id: number;
+    user_name: string;
+    at: number;
+  };
+  /** Once-per-period jobs run (`digest:2026-11-29`). */
+  job_runs: { key: string; at: number };
   lead_events: LeadEventsTable;
-  leases: LeasesTable;
-  rate_minutes: RateMinutesTable;
+  /** Who does a once-across-instances job for now (`holder`: host, pid, random) and until when. */
+  leases: { name: string; holder: string; until: number };
   webhook_sources: WebhookSourcesTable;
   webhook_events: WebhookEventsTable;
   outbox: OutboxTable;
-  telegram_updates: TelegramUpdatesTable;
-  erased_contacts: ErasedContactsTable;
+  /**
+   * Webhook mode: a Telegram update an instance took (`seen_at`) and when its handling ended (null while it runs, or
+   * if its instance died), so that a second delivery is not handled again. Pruned a day after `seen_at`.
+   */
+  telegram_updates: { update_id: number; seen_at: number; handled_at: number | null };
+  /**
+   * What `/stickers_forget` erased, without the contact: ContactHasher's HMAC of a normalised username or phone and
+   * its latest erasure. A late replay sent before that is stored anonymised; pruned after LATE_MAX_AGE_MS.
+   */
+  erased_contacts: { contact_hash: string; erased_at: number };
   telegram_links: TelegramLinksTable;
   lead_messages: LeadMessagesTable;
 }
 
-/**
- * What `/stickers_forget` erased (migration 2026-12-01-0013), without the contact itself: `contact_hash` is
- * `ContactHasher`'s HMAC-SHA256 (LEADS_IP_SALT) of a normalised username or phone, `erased_at` its latest erasure (ms).
- * A late replay the visitor sent before that time is stored anonymised; pruned 30 days after (LATE_MAX_AGE_MS).
- */
-export interface ErasedContactsTable {
-  contact_hash: string;
-  erased_at: number;
-}
-
-/**
- * A "Continue in Telegram" link (migration 2026-12-05-0021): the SHA-256 of its payload, its lead, until when it opens
- * the bot, when it was used (once) and the Telegram account that used it.
- */
+/** A "Continue in Telegram" link: the SHA-256 of its payload, its lead, until when it opens the bot, who used it, when. */
 export interface TelegramLinksTable {
   payload_hash: string;
   lead_id: number;
@@ -172,18 +114,17 @@ export interface TelegramLinksTable {
   tg_username: string | null;
   tg_first_name: string | null;
   tg_last_name: string | null;
-  /** The visitor sent `/stop` (migration 2026-12-05-0022): the bot no longer writes to them for this lead. */
+  /** The visitor sent `/stop`: the bot no longer writes to them for this lead. */
   stopped_at: number | null;
   /** Telegram answered a send to the visitor with "bot was blocked by the user". */
   blocked_at: number | null;
-  /** The person chose this lead for their messages (its button, migration 2026-12-05-0024); the newest choice wins. */
+  /** The person chose this lead for their messages (its button); the newest choice wins. */
   chosen_at: number | null;
 }
 
 /**
- * One message of a lead's conversation (migration 2026-12-05-0022): `in` from the visitor (relayed into the group),
- * `out` from the team (a member's reply in the group, or the inbox; sent to the visitor). `tg_*`: the original in
- * Telegram (none for the inbox's); `copy_*`: the copy once sent (in the group, or in the visitor's chat).
+ * One message of a lead's conversation: `in` from the visitor (relayed into the group), `out` from the team (sent to
+ * the visitor). `tg_*`: the original in Telegram (none for the inbox's); `copy_*`: the copy once sent.
  */
 export interface LeadMessagesTable {
   id: Generated<number>;
@@ -206,17 +147,15 @@ export interface LeadMessagesTable {
 
 /** A lead's row as inserted (the columns with defaults may be left out). */
 export type NewLead = Insertable<LeadsTable>;
-export type LeadUpdate = Updateable<LeadsTable>;
-export type NewLeadRepeat = Insertable<LeadRepeatsTable>;
+export type NewLeadRepeat = Insertable<Database['lead_repeats']>;
 
 /** Signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */
 export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised', 'lead.message'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**
- * Where each event type's announcements start (migration 2026-12-01-0008): the rows of its source table (`leads`,
- * `lead_repeats`, `lead_status_changes`, `lead_events` of kind `anonymised`, `lead_messages`) with an id above `since_id` are
- * announced; `since_id` is the highest id when webhooks were first configured, so history is never announced.
+ * Where each event type's announcements start: the rows of its source table with an id above `since_id`, the highest
+ * when webhooks were first configured (history is never announced).
  */
 export interface WebhookSourcesTable {
   type: WebhookEventType;
@@ -225,9 +164,8 @@ export interface WebhookSourcesTable {
 }
 
 /**
- * One event, announced to every endpoint configured when it was recorded. `source_id` is the id of the row that
- * records the change (a lead, a repeat, a status change, an `anonymised` lead event): one event per row at most.
- * `data` is JSON of the event's own facts, never personal data (the lead is read when a delivery is sent).
+ * One event, announced to every endpoint configured when it was recorded; at most one per row that records a change
+ * (`source_id`). `data`: JSON of the event's own facts, never personal data.
  */
 export interface WebhookEventsTable {
   id: Generated<number>;
@@ -245,10 +183,7 @@ export interface WebhookEventsTable {
 export const OUTBOX_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'webhook', 'visitor_message', 'team_message'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
-/**
- * One effect on the outside world (migration 2026-12-05-0018): retried on its schedule until done, claimed by one
- * instance at a time, in order per lead and target.
- */
+/** One effect on the outside world: retried until done, claimed by one instance at a time, in order per lead and target. */
 export interface OutboxTable {
   id: Generated<number>;
   kind: OutboxKind;
@@ -257,7 +192,7 @@ export interface OutboxTable {
   repeat_id: number | null;
   /** The webhook event a delivery sends. */
   event_id: number | null;
-  /** The conversation's message a `visitor_message` or `team_message` row sends (migration 2026-12-05-0022). */
+  /** The conversation's message a `visitor_message` or `team_message` row sends. */
   message_id: number | null;
   /** `telegram`, or the webhook endpoint's URL as configured (its secret comes from the configuration). */
   target: string;

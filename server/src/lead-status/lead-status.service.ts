@@ -7,9 +7,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { OutboxService, type CardRefresh } from '../outbox/outbox.service';
-import { CRM_USER_ID, LeadStatusChangesRepository } from '../repositories/lead-status-changes.repository';
-import { LeadsRepository, type StatusChange } from '../repositories/leads.repository';
-import { Transactor } from '../repositories/transactor';
+import { CRM_USER_ID, LeadsRepository, type StatusChange } from '../repositories/leads.repository';
 import { LEAD_STATUS_CHANGED, LeadStatusChangedEvent } from '../domain/lead-status-changed.event';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
@@ -64,8 +62,6 @@ export class LeadStatusService {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly leads: LeadsRepository,
-    private readonly statusChanges: LeadStatusChangesRepository,
-    private readonly transactor: Transactor,
     private readonly outbox: OutboxService,
     private readonly chats: LeadsChatService,
     private readonly clock: Clock,
@@ -139,12 +135,7 @@ export class LeadStatusService {
    * made is logged and announced (the webhooks read the committed history row).
    */
   private async change(c: StatusChange, requestId: string): Promise<boolean> {
-    const changed = await this.transactor.run(async (trx) => {
-      if (!(await this.leads.changeStatus(c, trx))) return false;
-      await this.statusChanges.record(c, trx);
-      return true;
-    });
-    if (!changed) return false;
+    if (!(await this.leads.changeStatus(c))) return false;
     this.logger.log({ msg: 'status changed', lead_number: c.leadId, request_id: requestId, from: c.from, to: c.to, user_id: c.userId });
     this.emitter.emit(LEAD_STATUS_CHANGED, new LeadStatusChangedEvent(c.leadId, c.from, c.to, c.userId, c.userName, c.at));
     return true;

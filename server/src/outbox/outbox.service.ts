@@ -241,7 +241,7 @@ export class OutboxService {
     const holder = this.leases.instanceId;
     const claimedAt = Date.now();
     const ids = rows.map((r) => r.id);
-    const release = (from: number) => this.repo.release(ids.slice(from), holder);
+    const release = (from: number) => this.repo.release(holder, ids.slice(from));
     for (let i = 0; i < rows.length; i += 1) {
       const row = rows[i];
       const telegram = row.target === TELEGRAM_TARGET;
@@ -309,7 +309,7 @@ export class OutboxService {
   /** Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim. */
   private async freeClaimsOfDeadInstances(): Promise<void> {
     for (const holder of await this.repo.holders(this.leases.instanceId)) {
-      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.releaseHolder(holder);
+      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.release(holder);
     }
   }
 

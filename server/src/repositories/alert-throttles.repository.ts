@@ -36,9 +36,4 @@ export class AlertThrottlesRepository {
     if (previous === null) await this.db.deleteFrom('alert_throttles').where('key', '=', key).execute();
     else await this.db.updateTable('alert_throttles').set({ last_sent_at: previous }).where('key', '=', key).execute();
   }
-
-  async lastSent(key: string): Promise<number | null> {
-    const row = await this.db.selectFrom('alert_throttles').select('last_sent_at').where('key', '=', key).executeTakeFirst();
-    return row?.last_sent_at ?? null;
-  }
 }

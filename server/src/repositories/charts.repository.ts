@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
-import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import type { LeadStatus } from '../domain/lead-status';
 import { inLeadScope, type LeadScope } from './lead-pages.repository';
+import { countsByStatus } from './reports.repository';
 
 /** The leads a chart counts: created in [since, until), of one landing's source (null: none) or of any (undefined). */
 export interface ChartWindow {
@@ -43,14 +44,11 @@ export class ChartsRepository {
         eb('l.created_at', '>=', w.since),
         eb('l.created_at', '<', w.until),
         ...(w.source === undefined ? [] : [eb('l.source_landing', w.source === null ? 'is' : '=', w.source)]),
-        ...(w.scope === undefined ? [] : [inLeadScope(this.db as unknown as Kysely<unknown>, w.scope)(eb)]),
+        ...(w.scope === undefined ? [] : [inLeadScope(this.db, w.scope)(eb)]),
       ]);
   }
 
-  /**
-   * Leads per quarter hour and source: the caller groups the quarters into local days. (Integer division on both
-   * databases: `created_at` is an integer there, bigint here.)
-   */
+  /** Leads per quarter hour (integer division on both databases) and source: the caller groups them into local days. */
   async perQuarterHour(w: ChartWindow): Promise<QuarterCount[]> {
     const quarter = sql<number>`${sql.ref('l.created_at')} / ${sql.lit(QUARTER_MS)}`;
     const rows = await this.db
@@ -70,15 +68,12 @@ export class ChartsRepository {
       .where(this.inWindow(w))
       .groupBy('l.status')
       .execute();
-    const counts = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0])) as Record<LeadStatus, number>;
-    for (const r of rows) counts[r.status] = Number(r.n);
-    return counts;
+    return countsByStatus(rows);
   }
 
   /**
-   * The median of the time (ms) from a lead's creation to its first status change, over the window's leads that were
-   * ever changed; null when none was. PostgreSQL computes it (`percentile_cont`); SQLite, which has no percentile
-   * function, counts, then reads the middle one or two in order. No row leaves the database but those.
+   * The median time (ms) from a lead's creation to its first status change, over the window's changed leads (null:
+   * none): PostgreSQL's `percentile_cont`; on SQLite a count, then the middle one or two rows in order.
    */
   async medianFirstChangeMs(w: ChartWindow): Promise<number | null> {
     const changed = this.db
@@ -86,8 +81,7 @@ export class ChartsRepository {
       .innerJoin('lead_status_changes as c', 'c.lead_id', 'l.id')
       .where(this.inWindow(w))
       .groupBy(['l.id', 'l.created_at']);
-    if (dialectOf(this.db as unknown as Kysely<unknown>) === 'postgres') {
-      // PostgreSQL has the median itself: one pass over the window instead of a count and an ordered read.
+    if (dialectOf(this.db) === 'postgres') {
       const { median } = await this.db
         .selectFrom(changed.select(sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait')).as('waits'))
         .select(sql<number | null>`percentile_cont(0.5) within group (order by ${sql.ref('waits.wait')})`.as('median'))

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type BetterSqlite3 from 'better-sqlite3';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
@@ -8,29 +8,20 @@ import { SUBMIT_LOCK_KEY } from './submit-runner';
 import type { Tx } from './transactor';
 
 /**
- * The question the submit decision asks, as SQL of the SQLite runner (leads/submit-decision.ts): the hashes as one JSON
- * array text (`JSON.stringify(hashes)`), then the submission's time. One row when any of them was erased at or after it.
- */
-export const SQLITE_ERASED_SINCE =
-  'select 1 from erased_contacts where erased_at >= ? and contact_hash in (select value from json_each(?)) limit 1';
-
-/**
- * `erased_contacts` (migration 2026-12-01-0013): the erasures `/stickers_forget` and `npm run leads -- forget` made,
- * as keyed hashes of the contacts (anonymisation/contact-hasher.ts) and the time of each one's latest erasure. No
- * personal data: without LEADS_IP_SALT a hash names nobody.
+ * `erased_contacts`: the erasures `/stickers_forget` and `npm run leads -- forget` made, as keyed hashes of the
+ * contacts (anonymisation/contact-hasher.ts) and each one's latest time. Without LEADS_IP_SALT a hash names nobody.
  */
 @Injectable()
 export class ErasedContactsRepository {
   private readonly postgres: boolean;
 
   constructor(@InjectDb() private readonly db: LeadsDb) {
-    this.postgres = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+    this.postgres = dialectOf(db) === 'postgres';
   }
 
   /**
-   * The first statement of an erasing transaction: no submit decision runs beside it. SQLite's transactions are
-   * `BEGIN IMMEDIATE` (one writer at a time) already; on PostgreSQL it takes the submit decision's advisory lock, so a
-   * decision either committed before (and its lead is found and erased) or starts after (and finds the erasure recorded).
+   * The first statement of an erasing transaction: no submit decision runs beside it (SQLite's `BEGIN IMMEDIATE` does
+   * that already; PostgreSQL takes the submit lock), so a decision's lead is either erased or finds the erasure.
    */
   async holdSubmits(trx: Tx): Promise<void> {
     if (this.postgres) await sql`select pg_advisory_xact_lock(${SUBMIT_LOCK_KEY})`.execute(trx);
@@ -48,9 +39,8 @@ export class ErasedContactsRepository {
   }
 
   /**
-   * For the submit decision (docs/decisions.md, "Erasure that erases…"): whether any of a submission's contact hashes
-   * was erased at or after `submittedAt` — then the submission (a late replay sent before the erasure) is stored
-   * anonymised. Inside the decision's transaction pass it as `trx`.
+   * Whether any of a submission's contact hashes was erased at or after `submittedAt`: then the submission (a late
+   * replay sent before the erasure) is stored anonymised (docs/decisions.md, "Erasure that erases…").
    */
   async erasedSince(hashes: readonly string[], submittedAt: number, trx?: Tx): Promise<boolean> {
     if (hashes.length === 0) return false;
@@ -64,12 +54,11 @@ export class ErasedContactsRepository {
     return row !== undefined;
   }
 
-  /**
-   * `erasedSince` as a prepared statement of the SQLite decision runner (synchronous, inside its BEGIN IMMEDIATE):
-   * prepare once, call per decision.
-   */
+  /** `erasedSince` as a prepared statement of the SQLite decision runner (synchronous): prepare once, call per decision. */
   static sqliteErasedSince(sqlite: BetterSqlite3.Database): (hashes: readonly string[], submittedAt: number) => boolean {
-    const statement = sqlite.prepare(SQLITE_ERASED_SINCE);
+    const statement = sqlite.prepare(
+      'select 1 from erased_contacts where erased_at >= ? and contact_hash in (select value from json_each(?)) limit 1',
+    );
     return (hashes, submittedAt) => hashes.length > 0 && statement.get(submittedAt, JSON.stringify(hashes)) !== undefined;
   }
 

@@ -13,12 +13,9 @@ export class LeadErasureRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
   /**
-   * Erases a lead's personal columns (every one `domain/personal-fields.ts` lists: the form's six fields, the
-   * username key, ip_hash, the UTM values and the referrer) and those of its repeats (the values of their changed
-   * fields too; the names stay), keeps
-   * the lead for statistics, and marks the card for rewriting. Pending repeat notifications become handled: there is
-   * nothing left to show. Without `trx` it is a transaction of its own; the anonymisation service passes the one that
-   * also writes the lead's `anonymised` event, so the trace shows an erase exactly when it committed.
+   * Erases the personal columns (`domain/personal-fields.ts`) of a lead and its repeats (their changed values too; the
+   * names stay), keeps the lead for statistics and marks its card for rewriting; pending repeat pings become handled.
+   * `trx`: the transaction that also writes the `anonymised` event; without it, a transaction of its own.
    */
   anonymise(leadId: number, now: number, trx?: Tx): Promise<AnonymiseResult> {
     const erase = async (ex: LeadsDb): Promise<AnonymiseResult> => {
@@ -60,9 +57,8 @@ export class LeadErasureRepository {
   }
 
   /**
-   * The contacts of a lead not yet anonymised, as stored: its username and phone and those its repeats changed to
-   * (each once). Read in the erasing transaction, before the erase, so that the erasure can be recorded (hashed) for
-   * late replays. Nothing for an unknown or anonymised lead.
+   * The contacts of a lead not yet anonymised: its username and phone and those its repeats changed to (each once),
+   * read in the erasing transaction so that the erasure is recorded (hashed) for late replays.
    */
   async contactsOf(leadId: number, trx: Tx): Promise<{ telegrams: string[]; phones: string[] }> {
     const lead = await trx

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
+import { type ExpressionBuilder, sql, type SqlBool } from 'kysely';
 import { LEAD_FIELDS } from '@stickers/shared';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import { containsAnyCase, equalsAnyCase } from '../database/dialect-sql';
+import { containsAnyCase, equalsAnyCase, likeContains } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import type { Lead, LeadRepeat } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
@@ -17,25 +17,23 @@ export interface ExportQuery {
   /** Only leads with a smaller id (the cursor); null for the first page. */
   beforeId: number | null;
   limit: number;
-  /** The inbox's: the landing's source (`null` here: leads without one), undefined for any. */
+  /** The inbox's: the landing's source (`null`: leads without one), undefined for any. */
   source?: string | null;
-  /** The inbox's search; undefined for none. */
   search?: LeadSearch;
   /** The inbox viewer's leads; undefined: every lead. */
   scope?: LeadScope;
-  /** Only the lead of this number (a lead's page); undefined: any. */
+  /** Only the lead of this number (a lead's page). */
   id?: number;
   /**
-   * Only the leads whose state changed at or after `since` (`updated_at`), oldest change first (then by number), after
-   * the position `after` (the last lead of the page before; null for the first page). `beforeId` is not used with it.
+   * Only the leads changed at or after `since` (`updated_at`), oldest change first (then by number), after the last
+   * lead of the page before (`after`); `beforeId` is not used with it.
    */
   changed?: { since: number; after: { updatedAt: number; id: number } | null };
 }
 
 /**
  * The leads an inbox viewer may see (docs/api.md, "whose leads"): those whose card went to one of `chats`, and those
- * without a card yet that their source's route (LEADS_ROUTES) sends to one of them. The repository applies it; the
- * inbox's access service decides it from the viewer's memberships and the routes.
+ * without a card yet that their source's route (LEADS_ROUTES) sends to one of them. The inbox's access service decides it.
  */
 export interface LeadScope {
   /** The leads chats the viewer is a member of (ids as they are now). */
@@ -48,8 +46,8 @@ export interface LeadScope {
 
 type ScopedLeads = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
 
-/** The condition of a LeadScope on `leads as l` (docs/api.md, "whose leads"). */
-export function inLeadScope(db: Kysely<unknown>, scope: LeadScope) {
+/** The condition of a LeadScope on `leads as l`. */
+export function inLeadScope(db: LeadsDb, scope: LeadScope) {
   return (eb: ScopedLeads) => {
     const unpublished = [
       ...(scope.routedSources.length > 0 ? [equalsAnyCase(db, 'l.source_landing', scope.routedSources)] : []),
@@ -66,8 +64,8 @@ export function inLeadScope(db: Kysely<unknown>, scope: LeadScope) {
 }
 
 /**
- * The inbox's search: a lead matching any of the parts given — its number, a part of its name (any case), a part of
- * its username (stored lower-cased) or of its phone's digits, a part of its landing's source name (any case).
+ * The inbox's search: a lead matching any of the parts given — its number, a part of its name (any case), of its
+ * username (stored lower-cased), of its phone's digits, of its landing's source name (any case).
  */
 export interface LeadSearch {
   number: number | null;
@@ -77,13 +75,7 @@ export interface LeadSearch {
   source: string | null;
 }
 
-/** `%part%` for LIKE with `\` as the escape character: the part's own `%`, `_` and `\` match themselves. */
-const contains = (part: string) => `%${part.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/**
- * The columns of a lead the export reads (besides how many repeats it has): the form's fields, where it came from and
- * what came of the landing's captcha among them.
- */
+/** The columns of a lead the export reads (besides how many repeats it has). */
 const EXPORT_COLUMNS = [
   'id',
   'request_id',
@@ -102,10 +94,8 @@ const EXPORT_COLUMNS = [
   'consent_policy_url',
 ] as const satisfies readonly (keyof Lead)[];
 
-/** A lead as the export reads it: its columns and how many repeats it has. */
 export type ExportRow = Pick<Lead, (typeof EXPORT_COLUMNS)[number]> & { repeats: number };
 
-/** A repeat as the export reads it: whose, its request, its times and its changed fields (JSON). */
 export type ExportRepeatRow = Pick<LeadRepeat, 'lead_id' | 'request_id' | 'created_at' | 'received_at' | 'changes'>;
 
 /** Pages of leads as `GET /leads`, the CSV, the inbox's list and the webhooks read them: filters, search, scope. */
@@ -114,11 +104,9 @@ export class LeadPagesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
   /**
-   * Export: one page of leads, newest first by arrival (the id: a lead stored later always has a greater
-   * one, so paging "older than the cursor" neither repeats nor skips while leads keep coming), filtered by the
-   * creation time (since inclusive, until exclusive) and the status, each with its count of repeats. With `changed`:
-   * the leads changed since then, in the order of `updated_at` and the number (the index `leads_updated` reads them
-   * in that order from the first change at or after the later of `since` and the position).
+   * One page of leads, newest first by id (a lead stored later has a greater one, so paging below the cursor neither
+   * repeats nor skips), filtered by creation time ([since, until)) and status, each with its count of repeats. With
+   * `changed`: in the order of `updated_at` and the number (index `leads_updated`).
    */
   exportPage(q: ExportQuery): Promise<ExportRow[]> {
     let query = this.db
@@ -143,16 +131,16 @@ export class LeadPagesRepository {
     }
     if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
     if (q.id !== undefined) query = query.where('l.id', '=', q.id);
-    if (q.scope !== undefined) query = query.where(inLeadScope(this.db as unknown as Kysely<unknown>, q.scope));
+    if (q.scope !== undefined) query = query.where(inLeadScope(this.db, q.scope));
     const search = q.search;
     if (search) {
       query = query.where((eb) =>
         eb.or([
           ...(search.number !== null ? [eb('l.id', '=', search.number)] : []),
-          ...(search.name !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.name', search.name)] : []),
-          ...(search.username !== null ? [eb('l.telegram_key', 'like', sql<string>`${contains(search.username)} escape '\\'`)] : []),
+          ...(search.name !== null ? [containsAnyCase(this.db, 'l.name', search.name)] : []),
+          ...(search.username !== null ? [eb('l.telegram_key', 'like', sql<string>`${likeContains(search.username)} escape '\\'`)] : []),
           ...(search.phoneDigits !== null ? [eb('l.phone', 'like', `%${search.phoneDigits}%`)] : []),
-          ...(search.source !== null ? [containsAnyCase(this.db as unknown as Kysely<unknown>, 'l.source_landing', search.source)] : []),
+          ...(search.source !== null ? [containsAnyCase(this.db, 'l.source_landing', search.source)] : []),
         ]),
       );
     }

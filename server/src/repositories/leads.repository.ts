@@ -3,7 +3,6 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
-import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
   id: number;
@@ -12,6 +11,9 @@ export interface UnpublishedLead {
   last_error: string | null;
   next_attempt_at: number;
 }
+
+/** The history's user id of a change an integrator made (`POST /leads/{n}/status`): no Telegram user has it. */
+export const CRM_USER_ID = 0;
 
 /** A press decided by the lead-status service: the status goes from `from` to `to` if nobody was first. */
 export interface StatusChange {
@@ -25,9 +27,8 @@ export interface StatusChange {
 
 /** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's. */
 export interface FallbackToAnswer {
-  /** `lead`: the row is the lead's; `repeat`: a repeat's (the reply names the lead it repeats). */
+  /** Whose row `id` is: the lead's, or a repeat's (the reply names the lead it repeats). */
   of: 'lead' | 'repeat';
-  /** The lead's id, or the repeat's. */
   id: number;
   leadId: number;
   requestId: string;
@@ -44,8 +45,7 @@ export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 're
 /**
  * The queries on one lead and its repeats: what the outbox's handlers read and record (the card, its rewrites, the
  * pings, the fallback replies), the status compare-and-set, reminders, and the backlog figures of reports, readiness
- * and metrics. Elsewhere: the submit decision (SubmitRunner), pages of leads (LeadPagesRepository), erasure
- * (LeadErasureRepository), the reports' aggregations (ReportsRepository) and the trace's reads (TraceRepository).
+ * and metrics.
  */
 @Injectable()
 export class LeadsRepository {
@@ -62,14 +62,11 @@ export class LeadsRepository {
       .execute();
   }
 
-  /**
-   * The card is in the group. Repeats that were in it are handled ("a repeat that arrives before the card is
-   * published is included in the first version of the card and causes no ping").
-   */
+  /** The card is in the group; the repeats shown in it are handled (they cause no ping). */
   async markPublished(p: {
     leadId: number;
     chatId: string;
-    /** The forum topic the card went into; null: the chat's General topic (or a chat without topics). */
+    /** The forum topic the card went into; null: General (or a chat without topics). */
     threadId?: number | null;
     messageId: number;
     format: 'html' | 'plain';
@@ -81,7 +78,7 @@ export class LeadsRepository {
     adopted?: boolean;
   }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      // One update: the outbox's triggers see the card published and, when a newer change marked it, rewritten.
+      // One update: the outbox's triggers see the card published and, when a newer change marked it, to rewrite.
       await trx
         .updateTable('leads')
         .set((eb) => ({
@@ -221,10 +218,7 @@ export class LeadsRepository {
     }));
   }
 
-  /**
-   * When the oldest lead without a card reached the server, or null when every lead has one. Its arrival, not its
-   * creation: a late lead replayed from the landing's spool has waited for its card only since it arrived.
-   */
+  /** When the oldest lead without a card reached the server (a late lead waits only since it arrived); null: none. */
   async oldestUnpublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')
@@ -234,7 +228,7 @@ export class LeadsRepository {
     return row?.oldest ?? null;
   }
 
-  /** When the newest card went out (null: none yet): readiness tells an outbox that makes progress by it (an index reads it). */
+  /** When the newest card went out (null: none yet): readiness tells an outbox that makes progress by it. */
   async lastPublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')
@@ -253,30 +247,29 @@ export class LeadsRepository {
   }
 
   /**
-   * Status compare-and-set: the status changes only if it is still `from` and the lead is not anonymised, and the
-   * card is marked for rewriting. False when someone was first. Takes the transaction that records the change in
-   * `lead_status_changes`, so that a status never changes without its history row (and no row claims a change).
+   * Status compare-and-set: the status changes only if it is still `from` and the lead is not anonymised, and the card
+   * is marked for rewriting; false when someone was first. A change made commits with its row of `lead_status_changes`
+   * (the trace and the webhooks read it): no status changes without it, and no row claims a change.
    */
-  async changeStatus(c: StatusChange, trx: Tx): Promise<boolean> {
-    const result = await trx
-      .updateTable('leads')
-      .set({
-        status: c.to,
-        status_changed_by: c.userName,
-        status_changed_at: c.at,
-        card_dirty_at: c.at,
-      })
-      .where('id', '=', c.leadId)
-      .where('status', '=', c.from)
-      .where('anonymised_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  changeStatus(c: StatusChange): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('leads')
+        .set({ status: c.to, status_changed_by: c.userName, status_changed_at: c.at, card_dirty_at: c.at })
+        .where('id', '=', c.leadId)
+        .where('status', '=', c.from)
+        .where('anonymised_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await trx
+        .insertInto('lead_status_changes')
+        .values({ lead_id: c.leadId, from_status: c.from, to_status: c.to, user_id: c.userId, user_name: c.userName, at: c.at })
+        .execute();
+      return true;
+    });
   }
 
-  /**
-   * Published cards still `new`, that reached the server before `cutoff` (a late lead's card gets its reminder as long
-   * after its arrival as any other: the group has seen it only since then), never reminded.
-   */
+  /** Published cards still `new`, never reminded, that reached the server before `cutoff` (a late lead: its arrival). */
   dueReminders(cutoff: number, limit: number) {
     return this.db
       .selectFrom('leads')

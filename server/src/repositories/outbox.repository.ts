@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
@@ -26,9 +26,12 @@ export interface OutboxBacklog {
   failing: number;
 }
 
+/** No instance holds the row. */
+const UNCLAIMED = { claimed_by: null, claimed_until: null };
+
 /**
- * The outbox (migration 2026-12-05-0018): the runner's claims and outcomes, and what others read of it. Rows of the
- * Telegram kinds are inserted by the database's triggers; webhook rows here, with their event.
+ * The outbox: the runner's claims and outcomes, and what others read of it. Rows of the Telegram kinds are inserted by
+ * the database's triggers; webhook rows here, with their event.
  */
 @Injectable()
 export class OutboxRepository {
@@ -36,15 +39,14 @@ export class OutboxRepository {
   private readonly shared: boolean;
 
   constructor(@InjectDb() private readonly db: LeadsDb) {
-    this.shared = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+    this.shared = dialectOf(db) === 'postgres';
   }
 
   /**
    * Claims up to `limit` rows for `holder` until `until` (wall clock): due by `now` (the app's clock), of one of
-   * `targets`, not claimed by a live instance, with no earlier row of the same lead and target still waiting; lowest
-   * id first; only `leadId`'s rows of `kind` when given. On PostgreSQL `for update skip locked`: instances claiming at
-   * once take different rows, and none waits. SQLite has one process, whose runner keeps its claims in memory: the rows
-   * are read, not written (a write is an fsync on the card's way).
+   * `targets`, not claimed by a live instance, with no earlier row of the same lead and target waiting; lowest id
+   * first. PostgreSQL: `for update skip locked`, so instances claiming at once take different rows. SQLite has one
+   * process, whose runner keeps its claims in memory: the rows are read, not written (a write is an fsync).
    */
   async claim(p: {
     now: number;
@@ -111,7 +113,7 @@ export class OutboxRepository {
   async finish(id: number, outcome: string, now: number, attempts: number, trx?: Tx): Promise<void> {
     await (trx ?? this.db)
       .updateTable('outbox')
-      .set({ done_at: now, outcome, attempts, last_error: null, claimed_by: null, claimed_until: null })
+      .set({ done_at: now, outcome, attempts, last_error: null, ...UNCLAIMED })
       .where('id', '=', id)
       .execute();
   }
@@ -125,8 +127,7 @@ export class OutboxRepository {
         next_at: f.nextAt,
         last_error: f.error,
         ...(f.firstFailedAt !== undefined ? { first_failed_at: f.firstFailedAt } : {}),
-        claimed_by: null,
-        claimed_until: null,
+        ...UNCLAIMED,
       })
       .where('id', '=', id)
       .execute();
@@ -136,24 +137,20 @@ export class OutboxRepository {
   async defer(id: number, nextAt: number, error?: string): Promise<void> {
     await this.db
       .updateTable('outbox')
-      .set({ next_at: nextAt, ...(error !== undefined ? { last_error: error } : {}), claimed_by: null, claimed_until: null })
+      .set({ next_at: nextAt, ...(error !== undefined ? { last_error: error } : {}), ...UNCLAIMED })
       .where('id', '=', id)
       .execute();
   }
 
-  /** Claims given back unattempted (the pass stopped). */
-  async release(ids: number[], holder: string): Promise<void> {
-    if (ids.length === 0 || !this.shared) return;
-    await this.db
-      .updateTable('outbox')
-      .set({ claimed_by: null, claimed_until: null })
-      .where('id', 'in', ids)
-      .where('claimed_by', '=', holder)
-      .where('done_at', 'is', null)
-      .execute();
+  /** Gives back the claims of `holder`: on `ids` (unattempted, the pass stopped), or all (a dead process's). */
+  async release(holder: string, ids?: number[]): Promise<void> {
+    if (ids?.length === 0 || !this.shared) return;
+    let query = this.db.updateTable('outbox').set(UNCLAIMED).where('claimed_by', '=', holder).where('done_at', 'is', null);
+    if (ids) query = query.where('id', 'in', ids);
+    await query.execute();
   }
 
-  /** The row goes to the end of its lead's queue (its turn comes after a card published anew). */
+  /** The row goes to the end of its lead's queue (after a card published anew). */
   async requeue(row: OutboxRow, now: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await this.finish(row.id, 'requeued', now, row.attempts, trx);
@@ -179,15 +176,6 @@ export class OutboxRepository {
     return rows.map((r) => r.claimed_by!);
   }
 
-  async releaseHolder(holder: string): Promise<void> {
-    await this.db
-      .updateTable('outbox')
-      .set({ claimed_by: null, claimed_until: null })
-      .where('claimed_by', '=', holder)
-      .where('done_at', 'is', null)
-      .execute();
-  }
-
   /** Rows not done, per kind, and how many of them failed at least once. */
   async backlog(): Promise<OutboxBacklog[]> {
     const rows = await this.db
@@ -201,20 +189,6 @@ export class OutboxRepository {
       .groupBy('kind')
       .execute();
     return rows.map((r) => ({ kind: r.kind, waiting: Number(r.waiting), failing: Number(r.failing ?? 0) }));
-  }
-
-  /** The waiting card rows of leads (attempts, last error, next time), by lead. */
-  async waitingCards(leadIds: number[]): Promise<Map<number, Pick<OutboxRow, 'attempts' | 'last_error' | 'next_at'>>> {
-    if (leadIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('outbox')
-      .select(['lead_id', 'attempts', 'last_error', 'next_at'])
-      .where('kind', '=', 'card')
-      .where('done_at', 'is', null)
-      .where('lead_id', 'in', leadIds)
-      .orderBy('id')
-      .execute();
-    return new Map(rows.map((r) => [r.lead_id, r]));
   }
 
   /** One delivery per endpoint of a webhook event, due at once. */
@@ -234,19 +208,6 @@ export class OutboxRepository {
         })),
       )
       .execute();
-  }
-
-  /** The endpoints each event was addressed to (delivered or not), in the order of their rows. */
-  async endpointsOf(eventIds: number[]): Promise<{ event_id: number; target: string }[]> {
-    if (eventIds.length === 0) return [];
-    const rows = await this.db
-      .selectFrom('outbox')
-      .select(['event_id', 'target'])
-      .where('kind', '=', 'webhook')
-      .where('event_id', 'in', eventIds)
-      .orderBy('id')
-      .execute();
-    return rows.map((r) => ({ event_id: r.event_id!, target: r.target }));
   }
 
   /** How many webhook deliveries wait for endpoints not configured any more (their secret is gone: never sent). */

@@ -1,38 +1,19 @@
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../database/database.module';
 import { isStorageError } from '../database/write-health';
-import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict } from './submit-runner';
-
-/** At most this many decisions share one PostgreSQL call (and commit): bounds the time the submit lock is held. */
-export const MAX_POSTGRES_BATCH = 64;
-
-interface Waiting {
-  plan: SubmitPlan;
-  resolve: (verdict: SubmitVerdict) => void;
-  reject: (error: unknown) => void;
-}
+import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict, type Waiting } from './submit-runner';
 
 /**
- * PostgreSQL's submit runner, with group commit: the decision is the server-side function `leads_decide` (migration
- * 0023), run by `leads_submit_batch(lock_key, plans)` over every plan that arrived while the instance's previous call
- * was in flight — the submit lock taken once, the plans decided in order, each seeing the ones before it (limits,
- * duplicates), one commit, the verdicts in order. One call at a time per instance: one round trip, one lock
- * acquisition and one commit (one WAL flush) per batch instead of per decision (docs/performance.md, PostgreSQL per
- * lead).
+ * PostgreSQL's submit runner: one call of `leads_submit_batch(lock_key, plans)` (migration 0023) per batch — the submit
+ * lock taken once, the plans decided in order by `leads_decide`, each seeing the ones before it, one commit, the
+ * verdicts in order (docs/performance.md). One statement outside BEGIN is a transaction of its own, so the lock
+ * (waited for at most DATABASE_BUSY_TIMEOUT_MS, `lock_timeout`, then 55P03: a storage error) is released with its
+ * answer whatever happens, and held across no round trip.
  *
- * One statement outside BEGIN is a transaction of its own, so the advisory lock the function takes first (waiting at
- * most DATABASE_BUSY_TIMEOUT_MS, the sessions' `lock_timeout`, then 55P03, a storage error: 503), and every lock after
- * it, is released with its answer, whatever happens — no BEGIN or COMMIT to send, and no round trip while it is held.
- * Each statement of a decision sees every decision committed before the lock was granted (READ COMMITTED) and the
- * batch's own decisions before it.
- *
- * A failed call stored nothing of its batch. A storage error fails every plan of it with that error (503 each, as
- * alone). Any other error (a decision the database refuses: a bug, a constraint) would otherwise fail its neighbours
- * too: the batch's plans are then decided again one call each, so only the plan at fault fails.
+ * A failed call stored nothing of its batch. A storage error fails every plan of it (503 each, as alone); any other
+ * error (a decision the database refuses) has the plans decided again one call each, so only the plan at fault fails.
  */
 export class PostgresSubmitRunner extends SubmitRunner {
-  private readonly waiting: Waiting[] = [];
-  private running = false;
   /** Calls of `leads_submit_batch` so far, failed ones too, and the decisions they held (tests read them). */
   readonly stats = { calls: 0, decisions: 0 };
 
@@ -40,27 +21,7 @@ export class PostgresSubmitRunner extends SubmitRunner {
     super();
   }
 
-  submit(plan: SubmitPlan): Promise<SubmitVerdict> {
-    return new Promise<SubmitVerdict>((resolve, reject) => {
-      this.waiting.push({ plan, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        // The plans asked for in this turn of the event loop join the first call.
-        setImmediate(() => void this.drain());
-      }
-    });
-  }
-
-  /** Calls the function for every waiting plan, MAX_POSTGRES_BATCH at a time, one call after another. */
-  private async drain(): Promise<void> {
-    try {
-      while (this.waiting.length > 0) await this.decide(this.waiting.splice(0, MAX_POSTGRES_BATCH));
-    } finally {
-      this.running = false;
-    }
-  }
-
-  private async decide(batch: Waiting[]): Promise<void> {
+  protected async decideBatch(batch: Waiting[]): Promise<void> {
     let verdicts: SubmitVerdict[];
     try {
       verdicts = await this.call(batch.map((w) => w.plan));

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Kysely } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { RateEventKind } from '../database/schema';
@@ -16,20 +15,14 @@ export interface WindowQuery {
 /** Sliding-window counters over the `rate_events` table. They live in SQLite, so they survive a restart. */
 @Injectable()
 export class RateEventsRepository {
-  /**
-   * Whether other instances may write these events too (PostgreSQL): then an index of them kept in one
-   * instance's memory is incomplete, and the table must be asked.
-   */
+  /** Other instances may write these events too (PostgreSQL): an index of them in one instance's memory is incomplete. */
   readonly sharedAcrossInstances: boolean;
 
   constructor(@InjectDb() private readonly db: LeadsDb) {
-    this.sharedAcrossInstances = dialectOf(db as unknown as Kysely<unknown>) === 'postgres';
+    this.sharedAcrossInstances = dialectOf(db) === 'postgres';
   }
 
-  /**
-   * The time until the window has room again, or null when it has room now. It reads at most `limit` rows
-   * (the limit-th newest event in the window), never counts the whole window.
-   */
+  /** The time until the window has room again (null: now), from the limit-th newest event in it, never a count. */
   async msUntilRoom(q: WindowQuery): Promise<number | null> {
     const row = await this.db
       .selectFrom('rate_events')
@@ -53,8 +46,7 @@ export class RateEventsRepository {
     return this.db.selectFrom('rate_events').select(['key_hash', 'at']).where('kind', '=', kind).where('at', '>', since).execute();
   }
 
-  /** Drops events older than any window can see (housekeeping). */
-  /** Deletes events at or before `at`, and the per-minute counts of minutes wholly before it. */
+  /** Deletes events at or before `at`, and the per-minute counts of minutes wholly before it (housekeeping). */
   async pruneBefore(at: number): Promise<number> {
     const result = await this.db.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
     await this.db

@@ -10,25 +10,18 @@ export class ReportsRepository {
 
   /** Leads still `new` (published or not, not anonymised), oldest first. */
   stillNew(limit: number) {
-    return this.db
-      .selectFrom('leads')
-      .select(['id', 'created_at', 'published_at'])
-      .where('status', '=', 'new')
-      .where('anonymised_at', 'is', null)
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(limit)
-      .execute();
+    return this.stillNewLeads().select(['id', 'created_at', 'published_at']).orderBy('created_at').orderBy('id').limit(limit).execute();
   }
 
   async countStillNew(): Promise<number> {
-    const row = await this.db
-      .selectFrom('leads')
+    const row = await this.stillNewLeads()
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'new')
-      .where('anonymised_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  private stillNewLeads() {
+    return this.db.selectFrom('leads').where('status', '=', 'new').where('anonymised_at', 'is', null);
   }
 
   async statusCounts(since: number): Promise<Record<LeadStatus, number>> {
@@ -38,9 +31,7 @@ export class ReportsRepository {
       .where('created_at', '>=', since)
       .groupBy('status')
       .execute();
-    const counts = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0])) as Record<LeadStatus, number>;
-    for (const r of rows) counts[r.status] = Number(r.n);
-    return counts;
+    return countsByStatus(rows);
   }
 
   async repeatsSince(since: number): Promise<number> {
@@ -53,34 +44,33 @@ export class ReportsRepository {
   }
 
   /**
-   * Leads created since `since`, counted per landing, UTM source and UTM campaign, most first; leads with
-   * none of the three are not listed (the caller counts them as the rest). `landingOnly`: per landing alone, the UTM
-   * values (personal: domain/personal-fields.ts) neither read nor returned, and leads without a landing not listed.
+   * Leads created since `since`, counted per landing, UTM source and UTM campaign, most first; leads with none of the
+   * three are not listed (the caller counts them as the rest). `landingOnly`: per landing alone, the UTM values
+   * (personal: domain/personal-fields.ts) neither read nor returned, and leads without a landing not listed.
    */
   async sourceCounts(since: number, options: { landingOnly?: boolean } = {}): Promise<SourceCount[]> {
-    if (options.landingOnly) {
-      const rows = await this.db
-        .selectFrom('leads')
-        .select(['source_landing', (eb) => eb.fn.countAll<number>().as('n')])
-        .where('created_at', '>=', since)
-        .where('source_landing', 'is not', null)
-        .groupBy('source_landing')
-        .execute();
-      return rows
-        .map((r) => ({ landing: r.source_landing, source: null, campaign: null, count: Number(r.n) }))
-        .sort((a, b) => b.count - a.count || sortKey(a).localeCompare(sortKey(b)));
-    }
+    const columns: ('source_landing' | 'utm_source' | 'utm_campaign')[] = options.landingOnly
+      ? ['source_landing']
+      : ['source_landing', 'utm_source', 'utm_campaign'];
     const rows = await this.db
       .selectFrom('leads')
-      .select(['source_landing', 'utm_source', 'utm_campaign', (eb) => eb.fn.countAll<number>().as('n')])
+      .select([...columns, (eb) => eb.fn.countAll<number>().as('n')])
       .where('created_at', '>=', since)
-      .where((eb) => eb.or([eb('source_landing', 'is not', null), eb('utm_source', 'is not', null), eb('utm_campaign', 'is not', null)]))
-      .groupBy(['source_landing', 'utm_source', 'utm_campaign'])
+      .where((eb) => eb.or(columns.map((c) => eb(c, 'is not', null))))
+      .groupBy(columns)
       .execute();
+    // Without the UTM columns read, their values are undefined: null.
     return rows
-      .map((r) => ({ landing: r.source_landing, source: r.utm_source, campaign: r.utm_campaign, count: Number(r.n) }))
+      .map((r) => ({ landing: r.source_landing, source: r.utm_source ?? null, campaign: r.utm_campaign ?? null, count: Number(r.n) }))
       .sort((a, b) => b.count - a.count || sortKey(a).localeCompare(sortKey(b)));
   }
+}
+
+/** A count per status of grouped rows, every status present. */
+export function countsByStatus(rows: { status: LeadStatus; n: number | string }[]): Record<LeadStatus, number> {
+  const counts = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0])) as Record<LeadStatus, number>;
+  for (const r of rows) counts[r.status] = Number(r.n);
+  return counts;
 }
 
 /** One group of `sourceCounts`: null where the leads had no value. */

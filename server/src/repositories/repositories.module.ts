@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DatabaseHandle } from '../database/database.module';
 import { AlertThrottlesRepository } from './alert-throttles.repository';
 import { ChartsRepository } from './charts.repository';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
@@ -7,17 +8,17 @@ import { JobRunsRepository } from './job-runs.repository';
 import { LeadErasureRepository } from './lead-erasure.repository';
 import { LeadEventsRepository } from './lead-events.repository';
 import { LeadPagesRepository } from './lead-pages.repository';
-import { LeadStatusChangesRepository } from './lead-status-changes.repository';
 import { LeadsRepository } from './leads.repository';
 import { LeasesRepository } from './leases.repository';
+import { OutboxRepository } from './outbox.repository';
+import { PostgresSubmitRunner } from './postgres-submit.runner';
 import { RateEventsRepository } from './rate-events.repository';
 import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
-import { submitRunnerProvider } from './submit-runner.provider';
+import { SqliteSubmitRunner } from './sqlite-submit.runner';
 import { SubmitRunner } from './submit-runner';
 import { TelegramUpdatesRepository } from './telegram-updates.repository';
 import { TraceRepository } from './trace.repository';
-import { OutboxRepository } from './outbox.repository';
 import { Transactor } from './transactor';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
@@ -30,7 +31,6 @@ const REPOSITORIES = [
   LeadErasureRepository,
   LeadEventsRepository,
   LeadPagesRepository,
-  LeadStatusChangesRepository,
   LeadsRepository,
   LeasesRepository,
   OutboxRepository,
@@ -46,7 +46,18 @@ const REPOSITORIES = [
 /**
  * The data layer: one class per table or aggregate, one method per query; services reach the database only through
  * these. Not global: a feature module that needs a repository imports this module (one instance of each for the app).
- * `SubmitRunner` is the submit decision's runner of the app's database (SQLite's or PostgreSQL's), chosen here once.
+ * `SubmitRunner` is the submit decision's runner of the app's database, chosen here once from `DatabaseHandle.kind`.
  */
-@Module({ providers: [...REPOSITORIES, submitRunnerProvider], exports: [...REPOSITORIES, SubmitRunner] })
+@Module({
+  providers: [
+    ...REPOSITORIES,
+    {
+      provide: SubmitRunner,
+      inject: [DatabaseHandle],
+      useFactory: (database: DatabaseHandle): SubmitRunner =>
+        database.kind === 'postgres' ? new PostgresSubmitRunner(database) : new SqliteSubmitRunner(database),
+    },
+  ],
+  exports: [...REPOSITORIES, SubmitRunner],
+})
 export class RepositoriesModule {}

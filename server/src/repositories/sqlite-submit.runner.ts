@@ -5,10 +5,9 @@ import type { RateEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
 import { decideSubmit } from '../leads/submit-decision';
 import { ErasedContactsRepository } from './erased-contacts.repository';
-import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner } from './submit-runner';
+import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, type Waiting } from './submit-runner';
 
-/** The per-minute counts' minute (rate_minutes). */
-export const MINUTE_MS = 60_000;
+const MINUTE_MS = 60_000;
 
 /** The reads of the hourly limit: the per-minute counts, and the submissions of one minute. */
 export interface MinuteReads {
@@ -21,11 +20,10 @@ export interface MinuteReads {
 }
 
 /**
- * The time of the `limit`-th newest accepted submission after `since` (null: fewer), read from the per-minute counts:
- * newest minute first, adding counts until the limit falls into one minute, then the exact submission inside that
- * minute. The minute the window starts in is counted exactly (only its submissions after `since`). At most 61 count
- * rows and two reads of one minute's submissions, however high the limit. PostgreSQL's `leads_nth_accepted` walks the
- * same way.
+ * The time of the `limit`-th newest accepted submission after `since` (null: fewer), from the per-minute counts: newest
+ * minute first until the limit falls into one minute, then the exact submission inside it (the window's first minute
+ * counted exactly). At most 61 count rows and two reads of one minute, however high the limit; PostgreSQL's
+ * `leads_nth_accepted` walks the same way.
  */
 export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number, limit: number): number | null {
   const first = Math.floor(since / MINUTE_MS);
@@ -40,10 +38,8 @@ export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number,
 }
 
 /**
- * The writes of a row of `leads` or `lead_repeats` by the columns the plan names (the others take their defaults, or
- * stay as they are), as PostgreSQL's `leads_submit` does from the same plan: a column added or dropped needs no change
- * here. One prepared statement per table and set of columns (a handful: in time or late, with a source or without),
- * cached.
+ * The writes of a row of `leads` or `lead_repeats` by the columns the plan names (the others keep their defaults), as
+ * PostgreSQL's `leads_submit` does: a column added needs no change here. One cached statement per table and columns.
  */
 class RowWrites {
   private readonly statements = new Map<string, Statement>();
@@ -93,31 +89,18 @@ class RowWrites {
 
 const definedOf = (row: object): Record<string, unknown> => Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined));
 
-/** At most this many decisions share one SQLite commit: bounds the time the write lock is held. */
-export const MAX_BATCH = 64;
-
-interface Waiting {
-  plan: SubmitPlan;
-  resolve: (verdict: SubmitVerdict) => void;
-  reject: (error: unknown) => void;
-}
-
 type Outcome = { ok: true; verdict: SubmitVerdict } | { ok: false; error: unknown };
 
 /**
- * The hot path of `POST /leads`: the decision (leads/submit-decision.ts) over prepared better-sqlite3 statements in
- * one synchronous `BEGIN IMMEDIATE` (docs/requirements.md §1.1, steps 6–10). `npm run bench` showed the async query
- * path costing more than the SQL itself (docs/performance.md). The transaction is entered through Kysely's connection
- * mutex, so it never runs inside an open Kysely transaction (where better-sqlite3 would silently turn it into a
- * savepoint, docs/performance.md).
+ * The hot path of `POST /leads`: the decision (leads/submit-decision.ts) over prepared better-sqlite3 statements, the
+ * batch's decisions in one synchronous `BEGIN IMMEDIATE … COMMIT` sharing one fsync (`synchronous=FULL`); the async
+ * query path cost more than the SQL itself (docs/performance.md). Each decision is a savepoint: one that throws (a
+ * constraint, a bug) is rolled back alone and rejected, the others commit. No decision is answered before its commit
+ * has returned; a failed commit (disk full, the file gone, a lock held past DATABASE_BUSY_TIMEOUT_MS) rejects the whole
+ * batch, and nothing of it was stored.
  */
 export class SqliteSubmitRunner extends SubmitRunner {
-  private prepared: SubmitQueries | null = null;
-  private transactions: { inBatch: BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> } | null = null;
-  /** Decisions waiting for the next group commit. */
-  private readonly waiting: Waiting[] = [];
-  private flushScheduled = false;
-  private flushing = false;
+  private inBatch: BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> | null = null;
   /** Group commits so far and the decisions they held (tests and the bench read them). */
   readonly stats = { commits: 0, decisions: 0 };
 
@@ -125,9 +108,38 @@ export class SqliteSubmitRunner extends SubmitRunner {
     super();
   }
 
-  /** The queries as prepared statements, prepared once on first use. */
-  private sqliteQueries(): SubmitQueries {
-    if (this.prepared) return this.prepared;
+  /**
+   * One BEGIN IMMEDIATE for the batch, entered through Kysely's connection mutex (never inside an open Kysely
+   * transaction, where better-sqlite3 would make it a savepoint); tried again as a whole while another connection
+   * holds the lock, within DATABASE_BUSY_TIMEOUT_MS. Refuses (DatabaseGoneError) when the file at DATABASE_PATH is no
+   * longer the one opened: the commit would land in a deleted or replaced file.
+   */
+  protected async decideBatch(batch: Waiting[]): Promise<void> {
+    let outcomes: Outcome[];
+    try {
+      const inBatch = (this.inBatch ??= this.prepare());
+      outcomes = await this.database.whileBusy(() =>
+        this.database.db.connection().execute(() => {
+          this.database.assertFileCurrent();
+          const done = inBatch.immediate(batch);
+          this.stats.commits += 1;
+          this.stats.decisions += batch.length;
+          return Promise.resolve(done);
+        }),
+      );
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) w.resolve(outcome.verdict);
+      else w.reject(outcome.error);
+    });
+  }
+
+  /** The queries as prepared statements, the batch's transaction and each decision's savepoint, once. */
+  private prepare(): BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> {
     const s = this.database.sqlite;
     const rows = new RowWrites(s);
     const st = {
@@ -157,7 +169,7 @@ export class SqliteSubmitRunner extends SubmitRunner {
       nthAcceptedBetween: (kind, after, before, offset) =>
         (st.nthBetween.get(kind, after, before, offset) as { at: number } | undefined)?.at ?? null,
     };
-    this.prepared = {
+    const queries: SubmitQueries = {
       findRequest: (id) => {
         const row = st.findRequest.get(id, id) as { lead_id: number; repeat: number; row_id: number; has_fallback: number } | undefined;
         return row ? { leadId: row.lead_id, repeat: row.repeat === 1, rowId: row.row_id, hasFallback: row.has_fallback === 1 } : undefined;
@@ -177,93 +189,18 @@ export class SqliteSubmitRunner extends SubmitRunner {
       reportFallback: (known, fallback) => rows.reportFallback(known.repeat ? 'lead_repeats' : 'leads', known.rowId, fallback),
       recordEvent: (event) => void st.recordEvent.run(event),
     };
-    return this.prepared;
-  }
-
-  /**
-   * Decides `plan` in the next group commit: decisions asked for in the same turn of the event loop wait for that turn's
-   * end (`setImmediate`), then run one after another, each exactly as alone, inside ONE `BEGIN IMMEDIATE … COMMIT`, so
-   * they share one fsync (`synchronous=FULL`). Each decision is a savepoint: one that throws (a constraint, a bug) is
-   * rolled back alone and rejected, the others commit. No decision is answered before the commit that holds it has
-   * returned; a failed commit (disk full, the file gone, a lock held past DATABASE_BUSY_TIMEOUT_MS) rejects the whole
-   * batch, and nothing of it was stored. At most MAX_BATCH decisions per commit; more wait for the next one.
-   */
-  submit(plan: SubmitPlan): Promise<SubmitVerdict> {
-    return new Promise<SubmitVerdict>((resolve, reject) => {
-      this.waiting.push({ plan, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  /** Commits every waiting decision, MAX_BATCH at a time, one batch after another (never two at once). */
-  private async flush(): Promise<void> {
-    if (this.flushing) return;
-    this.flushing = true;
-    try {
-      while (this.waiting.length > 0) {
-        const batch = this.waiting.splice(0, MAX_BATCH);
-        let outcomes: Outcome[];
-        try {
-          outcomes = await this.commitBatch(batch);
-        } catch (err) {
-          for (const w of batch) w.reject(err);
-          continue;
-        }
-        batch.forEach((w, i) => {
-          const outcome = outcomes[i];
-          if (outcome.ok) w.resolve(outcome.verdict);
-          else w.reject(outcome.error);
-        });
-      }
-    } finally {
-      this.flushing = false;
-      this.flushScheduled = false;
-    }
-  }
-
-  /**
-   * One BEGIN IMMEDIATE for the batch, entered through Kysely's connection mutex (never inside an open Kysely
-   * transaction, where better-sqlite3 would make it a savepoint); tried again as a whole while another connection
-   * holds the lock, within DATABASE_BUSY_TIMEOUT_MS. Refuses (DatabaseGoneError) when the file at DATABASE_PATH is no
-   * longer the one opened: the commit would land in a deleted or replaced file.
-   */
-  private commitBatch(batch: Waiting[]): Promise<Outcome[]> {
-    const { db } = this.database;
-    const { inBatch } = this.sqliteTransactions();
-    return this.database.whileBusy(() =>
-      db.connection().execute(() => {
-        this.database.assertFileCurrent();
-        const outcomes = inBatch.immediate(batch);
-        this.stats.commits += 1;
-        this.stats.decisions += batch.length;
-        // A promise for Kysely's connection API; the work itself is synchronous, inside the mutex.
-        return Promise.resolve(outcomes);
-      }),
-    );
-  }
-
-  /** The batch's transaction and each decision's savepoint (better-sqlite3 nests a transaction as a savepoint). */
-  private sqliteTransactions(): { inBatch: BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> } {
-    if (this.transactions) return this.transactions;
-    const { sqlite } = this.database;
-    const queries = this.sqliteQueries();
-    const alone = sqlite.transaction((plan: SubmitPlan): SubmitVerdict => decideSubmit(queries, plan));
-    const inBatch = sqlite.transaction((batch: Waiting[]): Outcome[] =>
+    const alone = s.transaction((plan: SubmitPlan): SubmitVerdict => decideSubmit(queries, plan));
+    return s.transaction((batch: Waiting[]): Outcome[] =>
       batch.map((w) => {
         try {
           return { ok: true, verdict: alone(w.plan) };
         } catch (error) {
           // Some errors (SQLITE_FULL, SQLITE_IOERR…) make SQLite roll the whole transaction back: then nothing of the
           // batch will be stored, and the next decisions must not run outside it. The batch fails with this error.
-          if (!sqlite.inTransaction) throw error;
+          if (!s.inTransaction) throw error;
           return { ok: false, error };
         }
       }),
     );
-    this.transactions = { inBatch };
-    return this.transactions;
   }
 }

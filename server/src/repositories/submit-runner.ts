@@ -4,10 +4,8 @@ import type { Lead, LateColumns } from '../domain/lead';
 
 /*
  * The submit decision's protocol, shared by LeadsService (which plans it), the decision itself
- * (leads/submit-decision.ts, plain code over `SubmitQueries`) and the two runners, one per database:
- * SqliteSubmitRunner (the decision over prepared statements, group commit) and PostgresSubmitRunner (one call of the
- * function `leads_submit_batch` per group commit, migration 0023). Which one the app has is chosen once, when RepositoriesModule is built
- * (submit-runner.provider.ts).
+ * (leads/submit-decision.ts, plain code over `SubmitQueries`) and the two runners, one per database (chosen once by
+ * RepositoriesModule): SqliteSubmitRunner and PostgresSubmitRunner (the function `leads_submit_batch`, migration 0023).
  */
 
 export interface KnownRequest {
@@ -19,11 +17,7 @@ export interface KnownRequest {
   hasFallback: boolean;
 }
 
-/**
- * The columns a fallback message reported by a replay sets on the row of a request stored before that has none: the
- * message, and whatever else the plan names of its `fallback_` columns. The decision adds `fallback_state` (a lead
- * without a card yet may still adopt the message, else it gets its reply).
- */
+/** The `fallback_` columns a replay's fallback message sets on its stored request's row (the decision adds the state). */
 export type ReportedFallback = Pick<FallbackColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at'> &
   Partial<FallbackColumns>;
 type FallbackColumns = {
@@ -42,17 +36,13 @@ export interface SubmitPlan {
   created_at: number;
   ip_hash: string;
   /**
-   * Which count the request is checked against and recorded in, at its arrival: `accepted` for a request that came in
-   * time (LEADS_IP_LIMIT per visitor, LEADS_HOURLY_LIMIT), `late` for one replayed from a landing's spool (the same
-   * per-visitor limit among replays, and LEADS_LATE_HOURLY_LIMIT of its own), so that replays after an outage neither
-   * use up the visitors' hour nor pass unbounded.
+   * The count the request is checked against and recorded in: `accepted` in time (LEADS_IP_LIMIT, LEADS_HOURLY_LIMIT),
+   * `late` replayed from a spool (the per-visitor limit among replays, LEADS_LATE_HOURLY_LIMIT): replays after an
+   * outage neither use up the visitors' hour nor pass unbounded.
    */
   count: RateEventKind;
   limits: { visitor_since: number; visitor_limit: number; hourly_since: number; hourly_limit: number };
-  /**
-   * Which stored lead this request repeats: the newest with this username or phone created in (since, until]. A
-   * contact the request does not have is null and matches no lead.
-   */
+  /** The stored lead this request repeats: the newest with this username or phone (null: none) in (since, until]. */
   match: { telegram_key: string | null; phone: string | null; since: number; until: number };
   /** The visitor's fields as sent, for the repeat's changed fields. */
   incoming: LeadFields;
@@ -67,9 +57,8 @@ export interface SubmitPlan {
   /** A late request's story up to "… later" (`lateStoryPrefix`); its events end it with " as <what>". */
   late_story: string | null;
   /**
-   * A late request only: the keyed hashes of its contacts (ContactHasher) and the lead's row without its personal data.
-   * When one of the contacts was erased at or after the request was submitted on the landing, the replay is stored as
-   * that row (the person asked to be forgotten after sending it), never as the person.
+   * A late request only: its contacts' keyed hashes (ContactHasher) and the lead's row without personal data, stored
+   * instead when a contact was erased at or after the request was sent on the landing.
    */
   erased: { hashes: string[]; lead: NewLead } | null;
 }
@@ -85,10 +74,7 @@ export type SubmitVerdict =
 /** The queries of the submit decision, answered at once inside one transaction that no other decision runs beside. */
 export interface SubmitQueries {
   findRequest(requestId: string): KnownRequest | undefined;
-  /**
-   * The time of the `limit`-th newest accepted submission (of the count `kind`) after `since`, of one visitor (its
-   * hash) or of all (null); null when there are fewer.
-   */
+  /** The time of the `limit`-th newest submission of count `kind` after `since`, of one visitor or all (null); null: fewer. */
   nthAccepted(kind: RateEventKind, keyHash: string | null, since: number, limit: number): number | null;
   recordAccepted(kind: RateEventKind, keyHash: string, at: number): void;
   /** Whether any of these contact hashes was erased at or after `submittedAt` (erased_contacts). */
@@ -97,27 +83,56 @@ export interface SubmitQueries {
   findRepeatTarget(telegramKey: string | null, phone: string | null, since: number, until: number): Lead | undefined;
   insertLead(lead: NewLead): number;
   insertRepeat(repeat: NewLeadRepeat): number;
-  /**
-   * Records a fallback message for a stored request that has none: a lead without a card yet may still adopt it
-   * (`pending`), else (and for a repeat) it gets its reply (`answer`). False when one was recorded meanwhile.
-   */
+  /** Records a fallback message for a stored request that has none (RowWrites.reportFallback); false: one was meanwhile. */
   reportFallback(known: KnownRequest, fallback: ReportedFallback): boolean;
   /** An event of the lead's story, committed with the decision. */
   recordEvent(event: { leadId: number; repeatId: number | null; kind: LeadEventKind; at: number; detail: string }): void;
 }
 
 /**
- * The key of the PostgreSQL advisory lock every submit decision takes first (`pg_advisory_xact_lock`): decisions run
- * one at a time across every instance, as they do on SQLite under BEGIN IMMEDIATE. The hourly limit counts every
- * visitor's leads, so any two decisions depend on each other and a narrower lock would not be exact
- * (docs/decisions.md). An arbitrary constant that no other lock of this app uses.
+ * The PostgreSQL advisory lock every submit decision takes first: decisions run one at a time across instances, as on
+ * SQLite under BEGIN IMMEDIATE (the hourly limit makes any two depend on each other, docs/decisions.md).
  */
 export const SUBMIT_LOCK_KEY = 7_291_000_113;
 
+/** At most this many decisions share one commit: bounds the time the write lock (or the submit lock) is held. */
+const MAX_BATCH = 64;
+
+/** A plan waiting for its batch, and how to answer it. */
+export interface Waiting {
+  plan: SubmitPlan;
+  resolve: (verdict: SubmitVerdict) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
- * Runs one submit decision alone, against the database underneath: the injection token of the runners. Resolves with
- * the verdict on `plan` once it is committed; rejects with the storage error otherwise.
+ * Runs submit decisions against the database underneath, each as alone, with group commit: the injection token of the
+ * runners. The plans asked for in one turn of the event loop (`setImmediate`), and while a batch is decided, wait for
+ * the next batch; batches of at most MAX_BATCH go one after another, never two at once. `submit` resolves with the
+ * verdict on `plan` once it is committed, and rejects with the storage error otherwise.
  */
 export abstract class SubmitRunner {
-  abstract submit(plan: SubmitPlan): Promise<SubmitVerdict>;
+  private readonly waiting: Waiting[] = [];
+  private running = false;
+
+  submit(plan: SubmitPlan): Promise<SubmitVerdict> {
+    return new Promise<SubmitVerdict>((resolve, reject) => {
+      this.waiting.push({ plan, resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.waiting.length > 0) await this.decideBatch(this.waiting.splice(0, MAX_BATCH));
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Decides the batch in one commit and answers each of its plans. */
+  protected abstract decideBatch(batch: Waiting[]): Promise<void>;
 }

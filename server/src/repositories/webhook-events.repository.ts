@@ -1,29 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { sql } from 'kysely';
+import { type Insertable, type Selectable, type SelectQueryBuilder, sql, type SqlBool } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { WebhookEventType } from '../database/schema';
-import type { LeadStatus } from '../domain/lead-status';
+import type { WebhookEventType, WebhookEventsTable } from '../database/schema';
 import type { Tx } from './transactor';
 
 /** A stored change not announced yet: the row that records it (`source_id`), its lead and when it happened. */
-export interface ChangeRow {
+interface ChangeRow {
   source_id: number;
   lead_id: number;
   at: number;
-}
-
-export interface RepeatRow extends ChangeRow {
-  request_id: string;
-  /** JSON object of the fields that differ from the lead (their names are announced, never their values). */
-  changes: string;
-}
-
-export interface StatusChangeRow extends ChangeRow {
-  from_status: LeadStatus;
-  to_status: LeadStatus;
-  user_id: number;
-  user_name: string;
 }
 
 export interface AnonymisedRow extends ChangeRow {
@@ -32,60 +18,30 @@ export interface AnonymisedRow extends ChangeRow {
   lead_created_at: number;
 }
 
-/** An event to record, with one delivery per endpoint. */
-/** A message of a lead's conversation (its text is personal: never in an event). */
-export interface MessageRow extends ChangeRow {
-  direction: 'in' | 'out';
-  media: string | null;
-}
-
-export interface NewWebhookEvent {
-  public_id: string;
-  lead_id: number;
-  type: WebhookEventType;
-  source_id: number;
-  at: number;
-  data: string;
-}
+export type NewWebhookEvent = Omit<Insertable<WebhookEventsTable>, 'id'>;
 
 /** A webhook event as its delivery sends it. */
-export interface WebhookEventRow {
-  id: number;
-  public_id: string;
-  lead_id: number;
-  type: WebhookEventType;
-  at: number;
-  data: string;
-}
+export type WebhookEventRow = Omit<Selectable<WebhookEventsTable>, 'source_id'>;
 
 /** An event found for `webhooks replay`, with the endpoints it was addressed to. */
-export interface StoredWebhookEvent {
-  id: number;
-  public_id: string;
-  lead_id: number;
-  type: WebhookEventType;
+export interface StoredWebhookEvent extends Pick<WebhookEventRow, 'id' | 'public_id' | 'lead_id' | 'type'> {
   endpoints: string[];
 }
 
-/** An event as `GET /webhooks/events` lists it, with the newest delivery row to each endpoint it was addressed to. */
-export interface ListedWebhookEvent {
-  public_id: string;
-  lead_id: number;
-  type: WebhookEventType;
-  at: number;
-  deliveries: {
-    /** The endpoint's URL as configured: the reader names only its origin. */
-    target: string;
-    done_at: number | null;
-    outcome: string | null;
-    attempts: number;
-    last_error: string | null;
-  }[];
-}
-
-/** The rows of a source table (`alias.id`) that no `type` event announces yet: what every "new …" query below asks. */
-const unannounced = (type: WebhookEventType, sourceId: 'l.id' | 'r.id' | 's.id' | 'v.id' | 'm.id') =>
-  sql<boolean>`not exists (select 1 from webhook_events as e where e.type = ${type} and e.source_id = ${sql.ref(sourceId)})`;
+/**
+ * What every "new …" query below asks: the rows of a source table (`alias.id`) above `after` that no `type` event
+ * announces yet, lowest first.
+ */
+const unannounced =
+  (alias: 'l' | 'r' | 's' | 'v' | 'm', type: WebhookEventType, after: number, limit: number) =>
+  <DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>) => {
+    const id = sql.ref(`${alias}.id`);
+    return query
+      .where(sql<SqlBool>`${id} > ${after}`)
+      .where(sql<SqlBool>`not exists (select 1 from webhook_events as e where e.type = ${type} and e.source_id = ${id})`)
+      .orderBy(id)
+      .limit(limit);
+  };
 
 /**
  * Signed webhooks' events (`webhook_sources`, `webhook_events`; their deliveries are outbox rows) and the reads of
@@ -137,67 +93,54 @@ export class WebhookEventsRepository {
     return row?.id === null || row?.id === undefined ? null : Number(row.id);
   }
 
-  /** Leads with an id above `after` and no `lead.created` event, lowest first. */
-  newLeads(after: number, limit: number): Promise<ChangeRow[]> {
+  /** Leads without a `lead.created` event. */
+  newLeads(after: number, limit: number) {
     return this.db
       .selectFrom('leads as l')
-      .select(['l.id as source_id', 'l.id as lead_id'])
-      .select((eb) => eb.fn.coalesce('l.received_at', 'l.created_at').as('at'))
-      .where('l.id', '>', after)
-      .where(unannounced('lead.created', 'l.id'))
-      .orderBy('l.id')
-      .limit(limit)
+      .select((eb) => ['l.id as source_id', 'l.id as lead_id', eb.fn.coalesce('l.received_at', 'l.created_at').as('at')])
+      .$call(unannounced('l', 'lead.created', after, limit))
       .execute();
   }
 
-  /** Repeats with an id above `after` and no `lead.repeat` event, lowest first. */
-  newRepeats(after: number, limit: number): Promise<RepeatRow[]> {
+  newRepeats(after: number, limit: number) {
     return this.db
       .selectFrom('lead_repeats as r')
-      .select(['r.id as source_id', 'r.lead_id', 'r.request_id', 'r.changes'])
-      .select((eb) => eb.fn.coalesce('r.received_at', 'r.created_at').as('at'))
-      .where('r.id', '>', after)
-      .where(unannounced('lead.repeat', 'r.id'))
-      .orderBy('r.id')
-      .limit(limit)
+      .select((eb) => [
+        'r.id as source_id',
+        'r.lead_id',
+        'r.request_id',
+        'r.changes',
+        eb.fn.coalesce('r.received_at', 'r.created_at').as('at'),
+      ])
+      .$call(unannounced('r', 'lead.repeat', after, limit))
       .execute();
   }
 
-  /** Status changes with an id above `after` and no `lead.status_changed` event, lowest first. */
-  newStatusChanges(after: number, limit: number): Promise<StatusChangeRow[]> {
+  newStatusChanges(after: number, limit: number) {
     return this.db
       .selectFrom('lead_status_changes as s')
       .select(['s.id as source_id', 's.lead_id', 's.at', 's.from_status', 's.to_status', 's.user_id', 's.user_name'])
-      .where('s.id', '>', after)
-      .where(unannounced('lead.status_changed', 's.id'))
-      .orderBy('s.id')
-      .limit(limit)
+      .$call(unannounced('s', 'lead.status_changed', after, limit))
       .execute();
   }
 
-  /** `anonymised` lead events (the server's erasures and the CLI's) with an id above `after` and no event, lowest first. */
+  /** `anonymised` lead events: the server's erasures and the CLI's. */
   newAnonymisations(after: number, limit: number): Promise<AnonymisedRow[]> {
     return this.db
       .selectFrom('lead_events as v')
       .innerJoin('leads as l', 'l.id', 'v.lead_id')
       .select(['v.id as source_id', 'v.lead_id', 'v.at', 'v.detail', 'l.created_at as lead_created_at'])
-      .where('v.id', '>', after)
       .where('v.kind', '=', 'anonymised')
-      .where(unannounced('lead.anonymised', 'v.id'))
-      .orderBy('v.id')
-      .limit(limit)
+      .$call(unannounced('v', 'lead.anonymised', after, limit))
       .execute();
   }
 
-  /** Messages of a conversation with an id above `after` and no `lead.message` event, lowest first. */
-  newMessages(after: number, limit: number): Promise<MessageRow[]> {
+  /** Messages of conversations (their text is personal: never in an event). */
+  newMessages(after: number, limit: number) {
     return this.db
       .selectFrom('lead_messages as m')
       .select(['m.id as source_id', 'm.lead_id', 'm.at', 'm.direction', 'm.media'])
-      .where('m.id', '>', after)
-      .where(unannounced('lead.message', 'm.id'))
-      .orderBy('m.id')
-      .limit(limit)
+      .$call(unannounced('m', 'lead.message', after, limit))
       .execute();
   }
 
@@ -225,18 +168,7 @@ export class WebhookEventsRepository {
     let query = this.db.selectFrom('webhook_events').select(['id', 'public_id', 'lead_id', 'type']);
     query = 'publicId' in key ? query.where('public_id', '=', key.publicId) : query.where('lead_id', '=', key.leadId);
     const events = await query.orderBy('id').execute();
-    if (events.length === 0) return [];
-    const deliveries = await this.db
-      .selectFrom('outbox')
-      .select(['event_id', 'target'])
-      .where('kind', '=', 'webhook')
-      .where(
-        'event_id',
-        'in',
-        events.map((e) => e.id),
-      )
-      .orderBy('id')
-      .execute();
+    const deliveries = await this.deliveriesOf(events);
     return events.map((e) => ({
       ...e,
       endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.target))],
@@ -244,15 +176,25 @@ export class WebhookEventsRepository {
   }
 
   /**
-   * Events that happened at or after `since` (all when null), newest first, at most `limit`; for each endpoint, the
-   * state of its newest delivery row (a replay's, once one is queued).
+   * Events that happened at or after `since` (all when null), newest first, at most `limit`, as `GET /webhooks/events`
+   * lists them: for each endpoint (its URL as configured), the state of its newest delivery row (a replay's, once queued).
    */
-  async recentEvents(since: number | null, limit: number): Promise<ListedWebhookEvent[]> {
+  async recentEvents(since: number | null, limit: number) {
     let query = this.db.selectFrom('webhook_events').select(['id', 'public_id', 'lead_id', 'type', 'at']);
     if (since !== null) query = query.where('at', '>=', since);
     const events = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    const rows = await this.deliveriesOf(events);
+    return events.map(({ id, ...e }) => {
+      const newest = new Map<string, Omit<(typeof rows)[number], 'event_id'>>();
+      for (const { event_id, ...r } of rows) if (event_id === id) newest.set(r.target, { ...r, attempts: Number(r.attempts) });
+      return { ...e, at: Number(e.at), deliveries: [...newest.values()] };
+    });
+  }
+
+  /** The delivery rows of these events, oldest first. */
+  private async deliveriesOf(events: { id: number }[]) {
     if (events.length === 0) return [];
-    const rows = await this.db
+    return this.db
       .selectFrom('outbox')
       .select(['event_id', 'target', 'done_at', 'outcome', 'attempts', 'last_error'])
       .where('kind', '=', 'webhook')
@@ -263,10 +205,5 @@ export class WebhookEventsRepository {
       )
       .orderBy('id')
       .execute();
-    return events.map(({ id, ...e }) => {
-      const newest = new Map<string, ListedWebhookEvent['deliveries'][number]>();
-      for (const { event_id, ...r } of rows) if (event_id === id) newest.set(r.target, { ...r, attempts: Number(r.attempts) });
-      return { ...e, at: Number(e.at), deliveries: [...newest.values()] };
-    });
   }
 }

@@ -4,7 +4,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { WebhookEventType } from '../database/schema';
-import { CRM_USER_ID } from '../repositories/lead-status-changes.repository';
+import { CRM_USER_ID } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { endpointOrigin } from './webhook.sender';
