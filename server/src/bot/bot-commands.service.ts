@@ -145,14 +145,8 @@ export class BotCommandsService {
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
     if (!m) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
     const id = Number(m[1]);
-    switch (await this.anonymisation.forget(id)) {
-      case 'done':
-        return this.t.commands.forgetDone(id);
-      case 'already':
-        return this.t.commands.forgetAlready(id);
-      case 'unknown':
-        return this.t.commands.forgetUnknown(id);
-    }
+    const c = this.t.commands;
+    return { done: c.forgetDone, already: c.forgetAlready, unknown: c.forgetUnknown }[await this.anonymisation.forget(id)](id);
   }
 
   /**

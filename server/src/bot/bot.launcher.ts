@@ -72,10 +72,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       this.state = 'polling';
       return;
     }
-    if (this.state !== 'failing') this.logger.warn(`setWebhook failed: ${result.description}; trying again every ${this.retryMs / 1000} s`);
-    this.state = 'failing';
-    this.retry = setTimeout(() => void this.setWebhook(), this.retryMs);
-    this.retry.unref();
+    this.failed('setWebhook', result.description, () => void this.setWebhook());
   }
 
   /** Polls while this instance holds the lease; a database error keeps the current state until the lease runs out. */
@@ -118,7 +115,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       if (confirm) clearTimeout(confirm);
       // ok: polling was stopped, by this shutdown, by nestjs-telegraf's, or because another instance polls now.
       if (this.stopping || result.ok || !this.leading) return;
-      this.failed(result.description);
+      this.failed('bot polling', result.description, () => this.launch());
     });
   }
 
@@ -130,15 +127,13 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.logger.log(`polling for updates as @${username}${after}`);
   }
 
-  private failed(error: string): void {
+  /** Logged once when working turns into failing (then at debug level), tried again every BOT_RETRY_MS. */
+  private failed(what: string, error: string, again: () => void): void {
     this.failedTries += 1;
-    if (this.state !== 'failing') {
-      this.state = 'failing';
-      this.logger.warn(`bot polling failed: ${error}; trying again every ${this.retryMs / 1000} s`);
-    } else {
-      this.logger.debug(`bot polling failed again: ${error}`);
-    }
-    this.retry = setTimeout(() => this.launch(), this.retryMs);
+    if (this.state !== 'failing') this.logger.warn(`${what} failed: ${error}; trying again every ${this.retryMs / 1000} s`);
+    else this.logger.debug(`${what} failed again: ${error}`);
+    this.state = 'failing';
+    this.retry = setTimeout(again, this.retryMs);
     this.retry.unref();
   }
 

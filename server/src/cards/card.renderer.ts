@@ -9,22 +9,7 @@ import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
 /** What a card shows of a lead (domain/lead.ts); the optional part may be left out (tests, the minimal card). */
 export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | 'anonymised_at'> &
-  Partial<
-    Pick<
-      Lead,
-      | 'status_changed_by'
-      | 'status_changed_at'
-      | 'fallback_sent_at'
-      | 'late_route'
-      | 'received_at'
-      | 'source_landing'
-      | 'utm_source'
-      | 'utm_medium'
-      | 'utm_campaign'
-      | 'captcha'
-      | 'consent_accepted_at'
-    >
-  > & {
+  Partial<Lead> & {
     /** The Telegram account the visitor bound by opening the lead's "Continue in Telegram" link. */
     telegram_account?: TelegramAccount | null;
     /** The conversation with that visitor cannot go on: they blocked the bot, or sent `/stop`. */
@@ -157,9 +142,8 @@ function addValue(draft: Draft, value: string, cap: number): number {
 /** `Label: value`, or for a multi-line value the label alone and the value below it, each line behind the bar. */
 function fieldLine(draft: Draft, label: string, value: string, cap: number): Line {
   const lines = value.split(LINE_BREAK);
-  if (lines.length === 1) return [{ text: `${label}:`, bold: true }, { text: ' ' }, { slot: addValue(draft, value, cap) }];
-  const quoted = lines.map((l) => (l === '' ? QUOTE_BAR : `${QUOTE_BAR} ${l}`)).join('\n');
-  return [{ text: `${label}:`, bold: true }, { text: '\n' }, { slot: addValue(draft, quoted, cap) }];
+  const quoted = lines.length === 1 ? value : lines.map((l) => (l === '' ? QUOTE_BAR : `${QUOTE_BAR} ${l}`)).join('\n');
+  return [{ text: `${label}:`, bold: true }, { text: lines.length === 1 ? ' ' : '\n' }, { slot: addValue(draft, quoted, cap) }];
 }
 
 function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, options: CardOptions, cap: number): Line[] {
