@@ -29,12 +29,6 @@ interface IncomingMessage {
   media: MessageMedia | null;
 }
 
-/** A member's message in a group, replying to `replyTo` (the card, or a relayed visitor's message). */
-interface TeamReply extends IncomingMessage {
-  replyTo: number;
-  authorName: string;
-}
-
 type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
 
 /**
@@ -70,7 +64,7 @@ export class MessagesService {
    * A reply in a leads chat to a card or a relayed message, by someone who may press the card's buttons; anything else
    * is not the conversation's (null, silently). A reply to a lead no visitor is bound to gets one short line.
    */
-  async fromTeam(m: TeamReply): Promise<string | null> {
+  async fromTeam(m: IncomingMessage & { replyTo: number; authorName: string }): Promise<string | null> {
     if (!(await this.chats.isLeadsChat(m.chatId))) return null;
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(m.from.id)) return null;
