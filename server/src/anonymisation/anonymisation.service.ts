@@ -7,7 +7,7 @@ import { ErasedContactsRepository } from '../repositories/erased-contacts.reposi
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadErasureRepository, type AnonymiseResult } from '../repositories/lead-erasure.repository';
 import { Transactor } from '../repositories/transactor';
-import { ContactEraser, type Contact, type EraseOptions } from './contact';
+import { ContactEraser, type Contact } from './contact';
 import { ContactHasher } from './contact-hasher';
 import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
 
@@ -38,34 +38,31 @@ export class AnonymisationService implements OnApplicationShutdown {
     this.eraser = new ContactEraser(leads, events, transactor, erased, hasher);
   }
 
-  /**
-   * Erases every lead (and every repeat) of a phone or a username, rewrites their cards; the numbers of the
-   * leads erased, oldest first (none when nobody was found).
-   */
+  /** Erases every lead (and repeat) of a phone or a username, rewrites their cards; the numbers erased, oldest first. */
   async forgetContact(contact: Contact): Promise<number[]> {
     const now = this.clock.now();
     const erased = await this.eraser.erase(contact, now);
-    if (erased.length === 0) return erased;
-    this.afterErase();
-    this.logger.log({ msg: 'contact anonymised', lead_numbers: erased, by: contact.kind, reason: 'stickers_forget' });
-    for (const id of erased) this.announce(id, 'contact', now);
-    for (const id of erased) await this.outbox.refreshCard(id);
+    if (erased.length > 0)
+      await this.forgotten(erased, 'contact', now, { msg: 'contact anonymised', lead_numbers: erased, by: contact.kind });
     return erased;
+  }
+
+  async forget(leadId: number): Promise<AnonymiseResult> {
+    const result = await this.eraser.eraseLead(leadId, this.clock.now(), { detail: 'personal fields erased', record: true });
+    if (result === 'done') await this.forgotten([leadId], 'number', this.clock.now(), { msg: 'lead anonymised', lead_number: leadId });
+    return result;
+  }
+
+  /** After `/stickers_forget`: the checkpoint, the log line, the events, the cards rewritten. */
+  private async forgotten(ids: number[], reason: 'contact' | 'number', at: number, line: Record<string, unknown>): Promise<void> {
+    this.afterErase();
+    this.logger.log({ ...line, reason: 'stickers_forget' });
+    for (const id of ids) this.announce(id, reason, at);
+    for (const id of ids) await this.outbox.refreshCard(id);
   }
 
   private announce(leadId: number, reason: LeadAnonymisedEvent['reason'], at: number): void {
     this.emitter.emit(LEAD_ANONYMISED, new LeadAnonymisedEvent(leadId, reason, at));
-  }
-
-  async forget(leadId: number): Promise<AnonymiseResult> {
-    const result = await this.anonymise(leadId, { detail: 'personal fields erased', record: true });
-    if (result === 'done') {
-      this.afterErase();
-      this.logger.log({ msg: 'lead anonymised', lead_number: leadId, reason: 'stickers_forget' });
-      this.announce(leadId, 'number', this.clock.now());
-      await this.outbox.refreshCard(leadId);
-    }
-    return result;
   }
 
   /** Anonymises every lead older than the retention period, in batches; returns how many. */
@@ -76,7 +73,7 @@ export class AnonymisationService implements OnApplicationShutdown {
       const ids = await this.leads.expired(cutoff, 100);
       if (ids.length === 0) break;
       for (const id of ids) {
-        if ((await this.anonymise(id, { detail: 'personal fields erased', record: false })) !== 'done') continue;
+        if ((await this.eraser.eraseLead(id, this.clock.now(), { detail: 'personal fields erased', record: false })) !== 'done') continue;
         total += 1;
         this.announce(id, 'retention', this.clock.now());
       }
@@ -89,15 +86,9 @@ export class AnonymisationService implements OnApplicationShutdown {
     return total;
   }
 
-  /** The erase and the lead's `anonymised` event commit together: the trace shows an erase exactly when it happened. */
-  private anonymise(leadId: number, options: EraseOptions): Promise<AnonymiseResult> {
-    return this.eraser.eraseLead(leadId, this.clock.now(), options);
-  }
-
   /**
-   * Old page images in the WAL still hold the erased values until a truncating checkpoint. A reader (an online
-   * backup, another process) can hold it off: then it is tried again every second until it goes through, so the
-   * values never outlive the reader.
+   * Old page images in the WAL hold the erased values until a truncating checkpoint, which a reader (an online backup)
+   * can hold off: it is tried again every second until it goes through.
    */
   private afterErase(): void {
     if (this.maintenance.isClosed || this.maintenance.checkpointTruncate()) return;
@@ -116,8 +107,8 @@ export class AnonymisationService implements OnApplicationShutdown {
     this.checkpointRetry = null;
   }
 
+  /** The database closes after this, which checkpoints the WAL anyway when no reader is left. */
   onApplicationShutdown(): void {
-    // The database closes after this; closing it checkpoints the WAL anyway when no reader is left.
     this.stopRetry();
   }
 }

@@ -29,23 +29,19 @@ export function parseContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_RE
   return parsePhoneContact(text, region);
 }
 
-/** What an erase writes beside the erased values: the lead's `anonymised` event, and whether the erasure is recorded. */
-export interface EraseOptions {
+interface EraseOptions {
   /** The `anonymised` event's detail. */
   detail: string;
   /**
-   * Record the lead's contacts (hashed) in `erased_contacts`, so that a late replay the visitor sent before now is
-   * stored anonymised: for an erasure someone asked for (`/stickers_forget`, the CLI), not for retention (a lead old
-   * enough for it says nothing about the person's newer requests).
+   * Record the lead's contacts (hashed), so that a late replay the visitor sent before now is stored anonymised: for
+   * an erasure someone asked for, not for retention (an old lead says nothing about the person's newer requests).
    */
   record: boolean;
 }
 
 /**
- * Erases leads: each lead in its own commit with its `anonymised` event, and — for an erasure someone asked for — the
- * hashes of its contacts in `erased_contacts` (docs/decisions.md, "Erasure that erases…"). By contact it erases every
- * lead of that phone or username and every repeat of those leads. Used by the app's service and by the CLI on the
- * same database; the caller does the truncating checkpoint and the card refresh.
+ * Erases leads, each in its own commit with its `anonymised` event and, for an erasure someone asked for, its contacts'
+ * hashes in `erased_contacts`. For the app's service and the CLI; the caller does the checkpoint and the card refresh.
  */
 export class ContactEraser {
   constructor(
@@ -56,10 +52,9 @@ export class ContactEraser {
     private readonly hasher: ContactHasher,
   ) {}
 
-  /** The numbers of the leads erased, oldest first (none when nobody was found). */
+  /** Every lead of that phone or username, and their repeats; the numbers erased, oldest first. */
   async erase(contact: Contact, now: number): Promise<number[]> {
-    // The contact itself first, before its leads are looked up: a submit decision committed before this is found
-    // below; one after it finds the erasure recorded.
+    // The contact first: a submit committed before this is found below, one after it finds the erasure recorded.
     const asked = contact.kind === 'phone' ? this.hasher.phone(contact.phone) : this.hasher.telegram(contact.telegram);
     await this.transactor.run(async (trx) => {
       await this.erased.holdSubmits(trx);

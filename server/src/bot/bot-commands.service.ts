@@ -17,44 +17,30 @@ export function botCommands(t: Messages): { command: BotCommand; description: st
   return BOT_COMMAND_NAMES.map((command) => ({ command, description: t.commands.menu[command] }));
 }
 
-/**
- * `/help`: the menu's commands with their descriptions, in every chat. It is not in the menu itself: a group's other
- * bots answer `/help` too, and the menu lists only this bot's own `stickers_` commands.
- */
+/** `/help` answers in every chat but is not in the menu: a group's other bots answer `/help` too. */
 export const HELP_COMMAND = 'help';
-/** Every command the bot answers: the menu's and `/help`. */
 export type AnsweredCommand = BotCommand | typeof HELP_COMMAND;
 
-/** `/help`'s answer: a title, then `/<command> — <description>` per command of the menu, in its order. */
-export function helpText(t: Messages): string {
-  return [t.commands.helpTitle, ...botCommands(t).map((c) => `/${c.command} — ${c.description}`)].join('\n');
-}
-
-/** A command's answer: its text, and buttons when it has any. */
-export interface CommandReply {
+interface CommandReply {
   text: string;
   keyboard?: MessageKeyboard;
 }
 
-export interface CommandCall {
+interface CommandCall {
   command: AnsweredCommand;
   chatId: string;
   /** The forum topic the command was sent in (null: none); the answer and the export's file go there. */
-  threadId?: number | null;
+  threadId: number | null;
   userId: number;
   /** The text after the command. */
   args: string;
-  /** The chat's type (`private`, `group`, `supergroup`, `channel`), when known. */
   chatType?: string;
 }
 
-/** What a command comes to: a text (with buttons) to answer with, or a refusal (worded by `refusalText`). */
+/** A text (with buttons) to answer with, or a refusal that `refusalText` words. */
 type CommandOutcome = string | CommandReply | CommandRefusal;
 
-/**
- * Decides what each command answers; the update handler only passes the call in and the text out. A refusal is decided
- * as a `CommandRefusal` value and worded in one place (`refusalText`, command-answers.ts).
- */
+/** Decides what each command answers; the update handler only passes the call in and the text out. */
 @Injectable()
 export class BotCommandsService {
   private readonly logger = new Logger('Bot');
@@ -76,13 +62,13 @@ export class BotCommandsService {
   }
 
   private async decide(call: CommandCall): Promise<CommandOutcome> {
-    // What the bot can do is no secret: `/help` answers in every chat.
-    if (call.command === HELP_COMMAND) return helpText(this.t);
+    // What the bot can do is no secret: a title, then `/<command> — <description>` in the menu's order.
+    if (call.command === HELP_COMMAND)
+      return [this.t.commands.helpTitle, ...botCommands(this.t).map((c) => `/${c.command} — ${c.description}`)].join('\n');
     // Setup's helper answers in any group: it is how a chat's id is found before it is configured.
     if (call.command === 'stickers_chatid') return this.chatIds(call);
     // The inbox checks who opens it: its address may be given in the private chat with the bot too.
     if (call.command === 'stickers_inbox' && call.chatType === 'private') return this.inbox(call);
-    // Every leads chat (LEADS_CHAT_ID and each of LEADS_ROUTES) and the admin chat.
     const allowed = [...(await this.chats.leadsChats()), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
     if (!allowed.includes(call.chatId)) return { kind: 'refused', reason: 'wrong_chat' };
     switch (call.command) {
@@ -100,22 +86,19 @@ export class BotCommandsService {
   }
 
   /**
-   * `/stickers_inbox`: the inbox's address (LEADS_INBOX_URL) as a button: a `web_app` button in the private chat (it
-   * opens the Mini App with launch data), a `url` button in a group, where Telegram refuses `web_app` buttons.
+   * LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App with launch data), a `url` button in a
+   * group, where Telegram refuses `web_app` buttons.
    */
   private inbox(call: CommandCall): CommandOutcome {
     const url = this.config.inbox.url;
     if (!url) return { kind: 'refused', reason: 'inbox_not_configured' };
-    if (call.chatType === 'private') {
-      return { text: this.t.inbox.private, keyboard: { inline_keyboard: [[{ text: this.t.inbox.button, web_app: { url } }]] } };
-    }
-    return { text: this.t.inbox.group, keyboard: { inline_keyboard: [[{ text: this.t.inbox.button, url }]] } };
+    const text = this.t.inbox.button;
+    const [answer, button] =
+      call.chatType === 'private' ? [this.t.inbox.private, { text, web_app: { url } }] : [this.t.inbox.group, { text, url }];
+    return { text: answer, keyboard: { inline_keyboard: [[button]] } };
   }
 
-  /**
-   * docs/requirements.md §16.2: `/stickers_chatid` gives the lines of .env for the chat and topic it was sent in, in
-   * any group (the bot need not be configured for it yet). Ids only: nothing personal.
-   */
+  /** docs/requirements.md §16.2: the lines of .env for the chat and topic it was sent in. Ids only: nothing personal. */
   private chatIds(call: CommandCall): CommandOutcome {
     if (call.chatType === 'private') return { kind: 'refused', reason: 'private_chat' };
     const lines = [this.t.commands.chatIdLeads, `LEADS_CHAT_ID=${call.chatId}`];
@@ -162,26 +145,18 @@ export class BotCommandsService {
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
     if (!m) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
     const id = Number(m[1]);
-    switch (await this.anonymisation.forget(id)) {
-      case 'done':
-        return this.t.commands.forgetDone(id);
-      case 'already':
-        return this.t.commands.forgetAlready(id);
-      case 'unknown':
-        return this.t.commands.forgetUnknown(id);
-    }
+    const c = this.t.commands;
+    return { done: c.forgetDone, already: c.forgetAlready, unknown: c.forgetUnknown }[await this.anonymisation.forget(id)](id);
   }
 
   /**
-   * Anonymisation cannot be undone, and the export hands out every contact, so neither is for every member: the manager
-   * list decides when it is set, else Telegram is asked whether the user administers the leads group. When Telegram
-   * cannot tell, the answer is no. Returns why not, or null when allowed.
+   * Erasure cannot be undone and the export hands out every contact: MANAGER_IDS decides when set, else whether the
+   * user administers the leads group (no when Telegram cannot tell). Why not, or null when allowed.
    */
   private async mayEraseOrExport(userId: number): Promise<PermissionRefusal | null> {
     const managers = this.config.telegram.managerIds;
     if (managers) return managers.includes(userId) ? null : 'not_manager';
     const leadsChat = await this.chats.leadsChatId();
-    // The configuration requires the leads group when a bot runs; without one there is nobody to be its administrator.
     if (!leadsChat) return 'not_admin';
     const member = await this.telegram.getChatMember(leadsChat, userId);
     if (!member.ok) {

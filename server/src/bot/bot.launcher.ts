@@ -20,23 +20,16 @@ export const BOT_POLLING = Symbol('BotPolling');
 /** How long after a failed start (or an end of polling) the next try comes; tests shorten it. */
 export const BOT_RETRY_MS = Symbol('BotRetryMs');
 export const BOT_RETRY_DEFAULT_MS = 5000;
-/**
- * telegraf reports a launch before its first getUpdates; a conflict (409) or a revoked token (401) ends the launch at
- * once. A launch that still polls this long after is counted as polling, so a lasting fault logs nothing per try.
- */
+/** A launch still polling this long after telegraf reported it counts as polling (a 409 or a 401 ends it at once). */
 const POLLING_CONFIRM_MS = 1000;
 const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /**
- * How the bot gets its updates. With TELEGRAM_WEBHOOK_URL: sets the webhook at start (tried again every
- * BOT_RETRY_MS until Telegram takes it), and any instance takes the updates Telegram posts (TelegramUpdatesController).
- * Without: long polling, by one instance at a time, the holder of the `telegram-polling` lease; every instance asks
- * for it at each renewal, so when the poller dies another polls within a minute, and two never poll at once (Telegram
- * would answer one of them 409).
- *
- * Polling itself: nestjs-telegraf's own launch is neither awaited nor caught, so a Telegram that is down at start
- * would crash the process. A failed start, or polling that fails later, is tried again every BOT_RETRY_MS while the
- * leads API keeps storing leads. Logged once per change between polling and failing, not per try.
+ * How the bot gets its updates. With TELEGRAM_WEBHOOK_URL: sets the webhook at start, and any instance takes the
+ * updates Telegram posts. Without: long polling by the holder of the `telegram-polling` lease, so when the poller dies
+ * another polls within a minute, and two never poll at once (Telegram would answer one of them 409). A failed start
+ * (setWebhook or polling) or polling that fails later is tried again every BOT_RETRY_MS, logged once per change
+ * between working and failing, while the leads API keeps storing leads.
  */
 @Injectable()
 export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -68,7 +61,6 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     else void this.contendForPolling();
   }
 
-  /** Webhook mode: tell Telegram where to post; tried again until it answers ok (logged once while it fails). */
   private async setWebhook(): Promise<void> {
     this.retry = null;
     const { url, secret } = this.config.telegram.webhook!;
@@ -80,16 +72,10 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       this.state = 'polling';
       return;
     }
-    if (this.state !== 'failing') this.logger.warn(`setWebhook failed: ${result.description}; trying again every ${this.retryMs / 1000} s`);
-    this.state = 'failing';
-    this.retry = setTimeout(() => void this.setWebhook(), this.retryMs);
-    this.retry.unref();
+    this.failed('setWebhook', result.description, () => void this.setWebhook());
   }
 
-  /**
-   * Takes or renews the polling lease, and polls while this instance holds it; stops polling when another instance
-   * got it (this one could not renew in time). A database error keeps the current state until the lease runs out.
-   */
+  /** Polls while this instance holds the lease; a database error keeps the current state until the lease runs out. */
   private async contendForPolling(): Promise<void> {
     this.leaseTimer = null;
     if (this.stopping) return;
@@ -129,7 +115,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       if (confirm) clearTimeout(confirm);
       // ok: polling was stopped, by this shutdown, by nestjs-telegraf's, or because another instance polls now.
       if (this.stopping || result.ok || !this.leading) return;
-      this.failed(result.description);
+      this.failed('bot polling', result.description, () => this.launch());
     });
   }
 
@@ -141,48 +127,39 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.logger.log(`polling for updates as @${username}${after}`);
   }
 
-  private failed(error: string): void {
+  /** Logged once when working turns into failing (then at debug level), tried again every BOT_RETRY_MS. */
+  private failed(what: string, error: string, again: () => void): void {
     this.failedTries += 1;
-    if (this.state !== 'failing') {
-      this.state = 'failing';
-      this.logger.warn(`bot polling failed: ${error}; trying again every ${this.retryMs / 1000} s`);
-    } else {
-      this.logger.debug(`bot polling failed again: ${error}`);
-    }
-    this.retry = setTimeout(() => this.launch(), this.retryMs);
+    if (this.state !== 'failing') this.logger.warn(`${what} failed: ${error}; trying again every ${this.retryMs / 1000} s`);
+    else this.logger.debug(`${what} failed again: ${error}`);
+    this.state = 'failing';
+    this.retry = setTimeout(again, this.retryMs);
     this.retry.unref();
   }
 
   /**
    * At the first launch, and at the next one while it fails; a failure is only logged (commands work without the menu).
-   * With LEADS_INBOX_URL, the private chats' menu button opens the inbox, set before the commands (a test waits for
-   * the commands as the sign of a launch).
+   * The inbox's menu button (LEADS_INBOX_URL) goes first: a test waits for the commands as the sign of a launch.
    */
   private registerCommands(): void {
     if (this.commandsRegistered) return;
     this.commandsRegistered = true;
-    void this.registerMenuButton().then(async () => {
+    void (async () => {
+      const url = this.config.inbox.url;
+      const button = url ? await this.telegram.setChatMenuButton({ text: this.t.inbox.menuButton, url }) : null;
+      if (button && !button.ok) this.logger.warn(`setChatMenuButton failed: ${button.description}`);
       const result = await this.telegram.setMyCommands(botCommands(this.t));
       if (!result.ok) {
         this.commandsRegistered = false;
         this.logger.warn(`setMyCommands failed: ${result.description}`);
       }
-    });
-  }
-
-  private async registerMenuButton(): Promise<void> {
-    const url = this.config.inbox.url;
-    if (!url) return;
-    const result = await this.telegram.setChatMenuButton({ text: this.t.inbox.menuButton, url });
-    if (!result.ok) this.logger.warn(`setChatMenuButton failed: ${result.description}`);
+    })();
   }
 
   /** Before the database closes: hand the polling lease over at once rather than after it runs out. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
+    this.onApplicationShutdown();
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
-    if (this.retry) clearTimeout(this.retry);
-    void this.poller.stop();
     if (this.leading) {
       this.leading = false;
       await this.leases.release('telegram-polling').catch(() => undefined);

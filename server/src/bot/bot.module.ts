@@ -15,11 +15,7 @@ import { LeadsBotUpdate } from './leads-bot.update';
 import { telegramWebhookController } from './telegram-updates.controller';
 import { TelegramUpdatesService } from './telegram-updates.service';
 
-/**
- * The Telegram bot: card buttons and commands, the launcher of its long polling (or its webhook), and the webhook's
- * route when TELEGRAM_WEBHOOK_URL is set. Only in the app when TELEGRAM_BOT_TOKEN is set; the bot itself (telegraf's,
- * one per app) comes from TelegramModule.forRoot.
- */
+/** The bot's handlers, its launcher and the webhook's route; in the app only with TELEGRAM_BOT_TOKEN. */
 @Module({
   imports: [
     TelegramModule,

@@ -2,13 +2,16 @@ import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { ConversationsService } from '../conversations/conversations.service';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
+import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
+import type { TelegramAccount } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { BotContext } from '../telegram/telegraf';
-import { TelegramGateway } from '../telegram/telegram.gateway';
+import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
 
-type AnyMessage = Record<string, unknown> & { message_id: number };
+type AnyMessage = Record<string, unknown> & { message_id: number; message_thread_id?: number; is_topic_message?: boolean };
+type User = { id: number; first_name: string; last_name?: string; username?: string };
 
 /** What a message carries besides text, in the conversation's words; null for a text message. */
 function mediaOf(message: AnyMessage): MessageMedia | null {
@@ -17,10 +20,23 @@ function mediaOf(message: AnyMessage): MessageMedia | null {
   return 'other';
 }
 
-function displayName(user: { first_name: string; last_name?: string; username?: string }): string {
-  const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
-  // Neither: empty, and the status service names the presser in the locale's words.
-  return full || (user.username ? `@${user.username}` : '');
+/** Empty without a name or username: the status service then names the presser in the locale's words. */
+function displayName(user: User): string {
+  return [user.first_name, user.last_name].filter(Boolean).join(' ') || (user.username ? `@${user.username}` : '');
+}
+
+function account(from: User): TelegramAccount {
+  return { id: from.id, username: from.username ?? null, first_name: from.first_name || null, last_name: from.last_name ?? null };
+}
+
+/** A forum's topic the message is in (a reply in General carries a thread id too, but is no topic message). */
+function topicOf(message: AnyMessage | undefined): number | null {
+  return message?.is_topic_message && message.message_thread_id ? message.message_thread_id : null;
+}
+
+/** The text after the command. */
+function argsOf(text: string): string {
+  return text.replace(/^\/\S+\s*/, '');
 }
 
 /** Thin bot handlers: read the update, call a service, answer (through the gateway, like every Bot API call). */
@@ -36,37 +52,32 @@ export class LeadsBotUpdate {
     private readonly messages: MessagesService,
   ) {}
 
-  /** `/start <payload>` in the private chat: a visitor's "Continue in Telegram" link (ConversationsService). */
+  /** `/start <payload>` in the private chat: a visitor's "Continue in Telegram" link. */
   @Start()
   async onStart(@Ctx() ctx: BotContext): Promise<void> {
     const message = ctx.message;
     if (!message || !ctx.from || !ctx.chat) return;
-    const text = 'text' in message ? message.text : '';
-    const from = ctx.from;
-    const reply = await this.conversations.start({
-      chatType: ctx.chat.type,
-      payload: text.replace(/^\/\S+\s*/, ''),
-      from: { id: from.id, username: from.username ?? null, first_name: from.first_name || null, last_name: from.last_name ?? null },
-    });
+    const payload = argsOf('text' in message ? message.text : '');
+    const reply = await this.conversations.start({ chatType: ctx.chat.type, payload, from: account(ctx.from) });
     if (reply === null) return;
     // Bound to several leads: which one this chat writes about, and a button per lead to choose another.
-    const choice = await this.messages.choice(from.id);
-    const sent = await this.telegram.send({
+    const choice = await this.messages.choice(ctx.from.id);
+    const text = choice ? `${reply}\n\n${choice.text}` : reply;
+    await this.send('start reply failed', {
       chatId: String(ctx.chat.id),
-      text: choice ? `${reply}\n\n${choice.text}` : reply,
+      text,
       html: false,
       replyTo: message.message_id,
-      ...(choice ? { keyboard: choice.keyboard } : {}),
+      keyboard: choice?.keyboard,
     });
-    if (!sent.ok) this.logger.warn(`start reply failed: ${sent.description}`);
   }
 
-  /** `/stop` in the private chat: the visitor is unbound from their leads (MessagesService). */
+  /** `/stop` in the private chat: the visitor is unbound from their leads. */
   @Command('stop')
   async onStop(@Ctx() ctx: BotContext): Promise<void> {
     if (!ctx.message || !ctx.from || ctx.chat?.type !== 'private') return;
-    const reply = await this.messages.stop(account(ctx.from));
-    await this.answer(String(ctx.chat.id), reply, ctx.message.message_id, null);
+    const text = await this.messages.stop(account(ctx.from));
+    await this.send('conversation answer failed', { chatId: String(ctx.chat.id), text, html: false, replyTo: ctx.message.message_id });
   }
 
   @On('callback_query')
@@ -84,64 +95,35 @@ export class LeadsBotUpdate {
     if (!answered.ok) this.logger.warn(`callback not answered: ${answered.description}`);
   }
 
-  @Command('stickers_new')
-  onNew(@Ctx() ctx: BotContext) {
-    return this.command(ctx, 'stickers_new');
-  }
-
-  @Command('stickers_stats')
-  onStats(@Ctx() ctx: BotContext) {
-    return this.command(ctx, 'stickers_stats');
-  }
-
-  @Command('stickers_forget')
-  onForget(@Ctx() ctx: BotContext) {
-    return this.command(ctx, 'stickers_forget');
-  }
-
-  @Command('stickers_export')
-  onExport(@Ctx() ctx: BotContext) {
-    return this.command(ctx, 'stickers_export');
-  }
-
-  @Command('stickers_chatid')
-  onChatId(@Ctx() ctx: BotContext) {
-    return this.command(ctx, 'stickers_chatid');
-  }
-
-  @Command('stickers_inbox')
-  onInbox(@Ctx() ctx: BotContext) {
-    return this.command(ctx, 'stickers_inbox');
-  }
-
-  @Command(HELP_COMMAND)
-  onHelp(@Ctx() ctx: BotContext) {
-    return this.command(ctx, HELP_COMMAND);
-  }
-
-  private async command(ctx: BotContext, command: AnsweredCommand): Promise<void> {
-    const text = ctx.message && 'text' in ctx.message ? ctx.message.text : '';
-    const args = text.replace(/^\/\S+\s*/, '');
+  /** The menu's commands and `/help`; telegraf names the one sent in `ctx.command`. */
+  @Command([...BOT_COMMAND_NAMES, HELP_COMMAND])
+  async onCommand(@Ctx() ctx: BotContext & { command: AnsweredCommand }): Promise<void> {
+    const message = ctx.message as unknown as AnyMessage & { text: string };
     const chatId = String(ctx.chat?.id ?? '');
-    // In a forum, the answer goes into the command's topic (a reply in General carries a thread id too, but
-    // is no topic message).
-    const message = ctx.message as { message_thread_id?: number; is_topic_message?: boolean } | undefined;
-    const threadId = message?.is_topic_message && message.message_thread_id ? message.message_thread_id : null;
-    const reply = await this.commands.run({ command, chatId, threadId, userId: ctx.from?.id ?? 0, args, chatType: ctx.chat?.type });
-    const sent = await this.telegram.send({
+    // In a forum, the answer goes into the command's topic.
+    const threadId = topicOf(message);
+    const call = {
+      command: ctx.command,
+      chatId,
+      threadId,
+      userId: ctx.from?.id ?? 0,
+      args: argsOf(message.text),
+      chatType: ctx.chat?.type,
+    };
+    const reply = await this.commands.run(call);
+    await this.send('command reply failed', {
       chatId,
       threadId,
       text: reply.text,
       html: false,
-      replyTo: ctx.message!.message_id,
-      ...(reply.keyboard ? { keyboard: reply.keyboard } : {}),
+      replyTo: message.message_id,
+      keyboard: reply.keyboard,
     });
-    if (!sent.ok) this.logger.warn(`command reply failed: ${sent.description}`);
   }
 
   /**
    * Any other message (registered last: commands are answered above). In the private chat, the visitor's message to
-   * the team; in a group, a member's reply to a card or to a relayed message, for the visitor (MessagesService).
+   * the team; in a group, a member's reply to a card or to a relayed message, for the visitor.
    */
   @On('message')
   async onMessage(@Ctx() ctx: BotContext): Promise<void> {
@@ -150,8 +132,6 @@ export class LeadsBotUpdate {
     const text = typeof message.text === 'string' ? message.text : typeof message.caption === 'string' ? message.caption : null;
     if (text?.startsWith('/')) return;
     const incoming = { chatId: String(ctx.chat.id), messageId: message.message_id, from: account(ctx.from), text, media: mediaOf(message) };
-    const thread = message as { message_thread_id?: number; is_topic_message?: boolean };
-    const threadId = thread.is_topic_message && thread.message_thread_id ? thread.message_thread_id : null;
     let reply: string | null;
     if (ctx.chat.type === 'private') reply = await this.messages.fromVisitor(incoming);
     else {
@@ -159,15 +139,13 @@ export class LeadsBotUpdate {
       if (replyTo === undefined) return;
       reply = await this.messages.fromTeam({ ...incoming, replyTo, authorName: displayName(ctx.from) || String(ctx.from.id) });
     }
-    if (reply !== null) await this.answer(incoming.chatId, reply, message.message_id, threadId);
+    if (reply === null) return;
+    const answer = { chatId: incoming.chatId, threadId: topicOf(message), text: reply, html: false, replyTo: message.message_id };
+    await this.send('conversation answer failed', answer);
   }
 
-  private async answer(chatId: string, text: string, replyTo: number, threadId: number | null): Promise<void> {
-    const sent = await this.telegram.send({ chatId, threadId, text, html: false, replyTo });
-    if (!sent.ok) this.logger.warn(`conversation answer failed: ${sent.description}`);
+  private async send(failure: string, message: OutgoingMessage): Promise<void> {
+    const sent = await this.telegram.send(message);
+    if (!sent.ok) this.logger.warn(`${failure}: ${sent.description}`);
   }
-}
-
-function account(from: { id: number; username?: string; first_name: string; last_name?: string }) {
-  return { id: from.id, username: from.username ?? null, first_name: from.first_name || null, last_name: from.last_name ?? null };
 }

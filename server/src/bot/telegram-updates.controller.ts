@@ -16,12 +16,8 @@ import { TelegramUpdatesService } from './telegram-updates.service';
 export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 /** An update is a few KB; Telegram's largest (a long message with entities) stays far below this. */
 const MAX_UPDATE_BYTES = 1024 * 1024;
-/**
- * After a 401 or a 413 the connection is closed, as POST /leads closes one after its 413 (http/linger.ts): the rest
- * of the body is read and thrown away — at most an update's size, for at most 10 s, 5 s without a byte — so the
- * caller reads its answer, and nobody holds a socket of this public URL open.
- */
-export const WEBHOOK_LINGER: LingerBounds = { idleMs: 5_000, totalMs: 10_000, maxBytes: MAX_UPDATE_BYTES };
+/** After a 401 or a 413 the rest of the body is read and thrown away, bounded, so the caller reads its answer. */
+const WEBHOOK_LINGER: LingerBounds = { idleMs: 5_000, totalMs: 10_000, maxBytes: MAX_UPDATE_BYTES };
 
 /** Equal in constant time: both sides hashed first, so neither the length nor a common prefix shows in the timing. */
 function sameSecret(given: string, expected: string): boolean {
@@ -30,14 +26,10 @@ function sameSecret(given: string, expected: string): boolean {
 }
 
 /**
- * The webhook's route, at the path of TELEGRAM_WEBHOOK_URL, on every instance: Telegram posts each update
- * here, the secret header is compared in constant time before the body is read, and anything without it is refused
- * with a bare 401 (no body: nothing to learn) and a bounded close. The update runs through the same handlers as
- * polling, once: its id is claimed first (TelegramUpdatesService), so a second delivery is answered without being
- * handled again. The answer (200) comes after it has been handled, so Telegram sends the next one only then, and sends
- * this one again if the instance died meanwhile. Each caller address is throttled first (`webhook`, before the secret:
- * 429 `{"error":"rate_limited","why":"flood"}` + Retry-After, which Telegram honours). It is Telegram's door, not
- * the API's: the OpenAPI document leaves it out.
+ * The webhook's route at the path of TELEGRAM_WEBHOOK_URL, on every instance; Telegram's door, left out of the OpenAPI
+ * document. Each caller address is throttled first (`webhook`), then the secret header is compared before the body is
+ * read (a bare 401 and a bounded close without it). The update runs through polling's handlers once (its id claimed
+ * first), and the 200 comes after it was handled, so Telegram sends it again if the instance died meanwhile.
  */
 export function telegramWebhookController(path: string): Type {
   @ApiExcludeController()
@@ -63,7 +55,6 @@ export function telegramWebhookController(path: string): Type {
       }
       let update: Record<string, unknown>;
       try {
-        // The shared bounded reader (http/json-body.reader.ts): measured while read, a lingering close after a 413.
         update = await readJsonObject(req, { limit: MAX_UPDATE_BYTES, linger: WEBHOOK_LINGER });
       } catch (err) {
         if (err instanceof UploadAbortedError) {
@@ -71,7 +62,7 @@ export function telegramWebhookController(path: string): Type {
           return;
         }
         if (!(err instanceof ApiError)) throw err;
-        // Bare statuses, as every answer of this route: 413 (and the close) over the limit, 400 for anything not an object.
+        // Bare statuses, as every answer of this route.
         if (err.status === 413) res.status(413).set(err.headers).end();
         else res.status(400).end();
         return;
@@ -81,15 +72,10 @@ export function telegramWebhookController(path: string): Type {
         return;
       }
       const id = update.update_id;
-      // Delivered again (Telegram resends an update whose answer was slow): answered, never handled twice.
+      // Delivered again: answered, never handled twice; being handled right now: Telegram tries again later.
       const claim = await this.updates.claim(id);
-      if (claim === 'handled') {
-        res.status(200).end();
-        return;
-      }
-      if (claim === 'busy') {
-        // Being handled right now (here or on another instance): Telegram tries again later, and by then it is done.
-        res.status(503).end();
+      if (claim !== 'handle') {
+        res.status(claim === 'handled' ? 200 : 503).end();
         return;
       }
       try {

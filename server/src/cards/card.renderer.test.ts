@@ -1,7 +1,7 @@
 import { FIELD_UNITS_MAX } from '@stickers/shared';
 import { parseHtml } from '@stickers/telegram-sandbox';
 import { LEAD_STATUSES } from '../domain/lead-status';
-import { type CardLead, type CardRepeat, QUOTE_BAR, renderCard, renderCardWithin, renderMinimalCard, shorten } from './card.renderer';
+import { type CardLead, type CardRepeat, QUOTE_BAR, renderCard, renderMinimalCard, shorten } from './card.renderer';
 import { ru } from '../i18n/ru';
 import { statusButtons } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
@@ -269,20 +269,20 @@ describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)
 
   it('when the fixed text alone is too long, older repeats give way, then the minimal card', () => {
     const repeats = [0, 1, 2].map(emojiRepeat);
-    const full = renderCardWithin(maxLead, repeats, options, 4096);
+    const full = renderCard(maxLead, repeats, options, 4096);
     expect(full.plain.match(/🔁/g)).toHaveLength(3);
-    const tight = renderCardWithin(maxLead, repeats, options, 700);
+    const tight = renderCard(maxLead, repeats, options, 700);
     expect(tight.plain.length).toBeLessThanOrEqual(700);
     expect(tight.plain.match(/🔁/g)!.length).toBeLessThan(3);
     expect(tight.plain).toContain(`${QUOTE_BAR} 2`);
     expect(tight.plain).toMatch(/…и ещё повторных: [12]$/);
-    expect(renderCardWithin(maxLead, repeats, options, 40)).toEqual(renderMinimalCard(maxLead, options));
+    expect(renderCard(maxLead, repeats, options, 40)).toEqual(renderMinimalCard(maxLead, options));
   });
 
   it('the fullest layout has its fixed text within a fifth of the limit, so values always have room', () => {
     const fullest = { ...maxLead, status_changed_by: 'M'.repeat(500) };
     const repeats = [0, 1, 2].map(emojiRepeat).map((r) => ({ ...r, changes: { ...r.changes, comment: 'к\n'.repeat(500) } }));
-    const card = renderCardWithin(fullest, repeats, options, Math.floor(TELEGRAM_TEXT_MAX / 5));
+    const card = renderCard(fullest, repeats, options, Math.floor(TELEGRAM_TEXT_MAX / 5));
     expect(card.plain.match(/🔁/g)).toHaveLength(3);
   });
 });

@@ -7,31 +7,9 @@ import type { InlineKeyboard } from '../telegram/telegram.gateway';
 import { statusButtons as buttonsOf, statusCallbackData } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
-/**
- * What a card shows of a lead (domain/lead.ts): every field of the form (personal ones are null once it is
- * anonymised), its status and times; the rest may be left out (tests, the minimal card). `status_changed_by` and
- * `status_changed_at`: who set the current status and when (null while it is the initial "new"). A late lead (replayed
- * from the landing's spool): `fallback_sent_at`, when the landing's fallback message reached the group; `late_route`
- * and `received_at`, it came late, and when the server got it. Where it came from: the landing's name and the UTM
- * source, medium and campaign. `captcha`: what came of the landing's captcha (`unchecked` gets a warning line).
- */
+/** What a card shows of a lead (domain/lead.ts); the optional part may be left out (tests, the minimal card). */
 export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | 'anonymised_at'> &
-  Partial<
-    Pick<
-      Lead,
-      | 'status_changed_by'
-      | 'status_changed_at'
-      | 'fallback_sent_at'
-      | 'late_route'
-      | 'received_at'
-      | 'source_landing'
-      | 'utm_source'
-      | 'utm_medium'
-      | 'utm_campaign'
-      | 'captcha'
-      | 'consent_accepted_at'
-    >
-  > & {
+  Partial<Lead> & {
     /** The Telegram account the visitor bound by opening the lead's "Continue in Telegram" link. */
     telegram_account?: TelegramAccount | null;
     /** The conversation with that visitor cannot go on: they blocked the bot, or sent `/stop`. */
@@ -43,11 +21,10 @@ export interface CardRepeat {
   changes: Partial<Record<LeadField, string>>;
 }
 
-export interface CardOptions {
-  /** LEADS_CARD_PII: false hides every personal field (domain/personal-fields.ts): the form's six, the UTM values. */
+interface CardOptions {
+  /** LEADS_CARD_PII: false hides every personal field (domain/personal-fields.ts). */
   pii: boolean;
   timezone: string;
-  /** The catalogue of LEADS_LOCALE (server/src/i18n/): every word of the card, and how its times are written. */
   messages: Messages;
 }
 
@@ -60,21 +37,18 @@ export interface Card {
 }
 
 /** Up to 3 repeat blocks, newest first (docs/requirements.md §4.8). */
-export const CARD_REPEATS = 3;
+const CARD_REPEATS = 3;
 /** A repeat block is a summary: its values are cut here even when the card has room (UTF-16 units). */
 const REPEAT_VALUE_MAX = 300;
 /** The manager's name on the status line comes from Telegram; it is cut here (UTF-16 units). */
 const WHO_MAX = 64;
-/**
- * Every line of a multi-line value starts with this bar, in both the HTML and the plain card: a line a visitor
- * types can never start at the left edge, so it cannot pass for the card's own status or repeat line.
- */
+/** Every line of a multi-line value starts with it: a visitor's line cannot pass for the card's own status line. */
 export const QUOTE_BAR = '│';
 const TELEGRAM_USERNAME = /^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-export function escapeHtml(value: string): string {
+function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
@@ -86,64 +60,40 @@ function timeAfter(ms: number, day: number, options: CardOptions): string {
 }
 
 /**
- * The line of a late lead under its time: it went through the landing's fallback message (whose text the card may
- * now have replaced), or it reached the database only later, so the card appears after its time.
+ * A late lead went through the landing's fallback message (whose text the card may now have replaced), or reached
+ * the database only later, so the card appears after its time.
  */
-function lateLine(lead: CardLead, options: CardOptions): Line[] {
+function lateLines(lead: CardLead, options: CardOptions): Line[] {
   const card = options.messages.card;
   if (lead.fallback_sent_at != null) return [[{ text: card.viaFallback(timeAfter(lead.fallback_sent_at, lead.created_at, options)) }]];
-  if (lead.late_route != null && lead.received_at != null) {
-    return [[{ text: card.late(timeAfter(lead.received_at, lead.created_at, options)) }]];
-  }
-  return [];
+  if (lead.late_route == null || lead.received_at == null) return [];
+  return [[{ text: card.late(timeAfter(lead.received_at, lead.created_at, options)) }]];
 }
 
 /**
- * The line of a lead whose captcha could not be checked: the landing's provider was unreachable, and the lead was
- * delivered rather than lost. None for a passed captcha or a landing without one.
+ * The account the visitor bound through the lead's link, with a warning when it is not the username typed in the form
+ * (personal: unnamed with PII off, none once erased), then whether the conversation ended (blocked, `/stop`).
  */
-function captchaLine(lead: CardLead, options: CardOptions): Line[] {
-  return lead.captcha === 'unchecked' ? [[{ text: options.messages.card.captchaUnchecked }]] : [];
-}
-
-/** `☑️ Согласие на обработку данных: 02.12.2026 10:15` when the visitor gave it; kept on an erased card (not personal). */
-function consentLine(lead: CardLead, options: CardOptions): Line[] {
-  if (lead.consent_accepted_at == null) return [];
-  return [[{ text: options.messages.card.consent(timeAfter(lead.consent_accepted_at, lead.created_at, options)) }]];
-}
-
-/**
- * `✅ Telegram подтверждён: @anna_k` once the visitor opened the lead's link in the bot, with a warning when the account
- * is not the username typed in the form. Personal: without its name when personal fields are hidden; none once erased.
- */
-function telegramLine(lead: CardLead, options: CardOptions): Line[] {
+function telegramLines(lead: CardLead, options: CardOptions): Line[] {
   const account = lead.telegram_account;
   if (!account || lead.anonymised_at !== null) return [];
   const card = options.messages.card;
-  if (!options.pii) return [[{ text: card.telegramBoundHidden }], ...conversationLine(lead, options)];
-  const line: Line = [{ text: card.telegramBound(accountName(account)) }];
+  const line: Line = [{ text: options.pii ? card.telegramBound(accountName(account)) : card.telegramBoundHidden }];
   const typed = lead.telegram;
-  if (typed && (!account.username || `@${account.username}`.toLowerCase() !== typed.toLowerCase())) {
+  if (options.pii && typed && (!account.username || `@${account.username}`.toLowerCase() !== typed.toLowerCase())) {
     line.push({ text: ` ${card.telegramDiffers(typed)}`, bold: true });
   }
-  return [line, ...conversationLine(lead, options)];
+  const conversation = lead.telegram_conversation;
+  const ended = conversation === 'blocked' ? card.telegramBlocked : conversation === 'stopped' ? card.telegramStopped : null;
+  return ended ? [line, [{ text: ended }]] : [line];
 }
 
-/** `⛔ Посетитель заблокировал бота…` or `🔕 Посетитель отписался (/stop)…` under the account's line. */
-function conversationLine(lead: CardLead, options: CardOptions): Line[] {
-  const card = options.messages.card;
-  if (lead.telegram_conversation === 'blocked') return [[{ text: card.telegramBlocked }]];
-  if (lead.telegram_conversation === 'stopped') return [[{ text: card.telegramStopped }]];
-  return [];
-}
-
-export const SOURCE_LINE = '📣';
-/** The source line's text is cut here (UTF-16 units): its parts are short already (≤ 64 characters each). */
+/** The source line's parts are short already (≤ 64 characters each); the line is cut here (UTF-16 units). */
 const SOURCE_MAX = 200;
 
 /**
- * `📣 wedding · yandex / cpc / summer`: the landing, then source / medium / campaign; none without a source.
- * The UTM values are personal (free text of the page URL): with PII off, and on an anonymised card, only the landing.
+ * `📣 wedding · yandex / cpc / summer`, none without a source. The UTM values are personal (free text of the page
+ * URL): with PII off, and on an anonymised card, only the landing.
  */
 function sourceLine(draft: Draft, lead: CardLead, pii: boolean): Line[] {
   const shown = (key: 'utm_source' | 'utm_medium' | 'utm_campaign') =>
@@ -155,15 +105,12 @@ function sourceLine(draft: Draft, lead: CardLead, pii: boolean): Line[] {
     utm_campaign: shown('utm_campaign'),
   });
   if (summary === null) return [];
-  return [[{ text: `${SOURCE_LINE} ` }, { slot: addValue(draft, summary.split(LINE_BREAK).join(' '), SOURCE_MAX) }]];
+  return [[{ text: '📣 ' }, { slot: addValue(draft, summary.split(LINE_BREAK).join(' '), SOURCE_MAX) }]];
 }
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-/**
- * `value` in at most `max` UTF-16 code units, cut between characters (never inside an emoji or a surrogate pair)
- * and ended with "…" when cut. `max` ≤ 0 gives the empty string.
- */
+/** At most `max` UTF-16 code units, cut between graphemes and ended with "…" when cut; `max` ≤ 0: empty. */
 export function shorten(value: string, max: number): string {
   if (value.length <= max) return value;
   if (max <= 0) return '';
@@ -195,9 +142,8 @@ function addValue(draft: Draft, value: string, cap: number): number {
 /** `Label: value`, or for a multi-line value the label alone and the value below it, each line behind the bar. */
 function fieldLine(draft: Draft, label: string, value: string, cap: number): Line {
   const lines = value.split(LINE_BREAK);
-  if (lines.length === 1) return [{ text: `${label}:`, bold: true }, { text: ' ' }, { slot: addValue(draft, value, cap) }];
-  const quoted = lines.map((l) => (l === '' ? QUOTE_BAR : `${QUOTE_BAR} ${l}`)).join('\n');
-  return [{ text: `${label}:`, bold: true }, { text: '\n' }, { slot: addValue(draft, quoted, cap) }];
+  const quoted = lines.length === 1 ? value : lines.map((l) => (l === '' ? QUOTE_BAR : `${QUOTE_BAR} ${l}`)).join('\n');
+  return [{ text: `${label}:`, bold: true }, { text: lines.length === 1 ? ' ' : '\n' }, { slot: addValue(draft, quoted, cap) }];
 }
 
 function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, options: CardOptions, cap: number): Line[] {
@@ -247,8 +193,9 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
     [{ text: card.title(lead.id), bold: true }],
     [{ text: `🕒 ${formatTime(lead.created_at, options.timezone, options.messages.intl)}` }],
   );
-  lines.push(...lateLine(lead, options));
-  lines.push(...captchaLine(lead, options));
+  lines.push(...lateLines(lead, options));
+  // The landing's captcha provider was unreachable: the lead was delivered rather than lost.
+  if (lead.captcha === 'unchecked') lines.push([{ text: card.captchaUnchecked }]);
   lines.push(...sourceLine(draft, lead, options.pii));
   if (lead.anonymised_at !== null) {
     lines.push([{ text: card.erased }]);
@@ -256,8 +203,9 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
     lines.push(...fieldLines(draft, lead, options, Infinity));
     if (!options.pii) lines.push([{ text: card.piiHidden }]);
   }
-  lines.push(...consentLine(lead, options));
-  lines.push(...telegramLine(lead, options));
+  // Kept on an erased card: not personal.
+  if (lead.consent_accepted_at != null) lines.push([{ text: card.consent(timeAfter(lead.consent_accepted_at, lead.created_at, options)) }]);
+  lines.push(...telegramLines(lead, options));
   lines.push([], statusLine(draft, lead, options));
   for (const repeat of newest.slice(0, shown)) lines.push(...repeatBlock(draft, lead, repeat, options));
   if (newest.length > shown) lines.push([{ text: card.moreRepeats(newest.length - shown) }]);
@@ -301,11 +249,8 @@ function fairCap(lengths: number[], budget: number): number | null {
 
 /** The card's text fitted to `max` units, or null when even empty values leave it too long. */
 function fit(draft: Draft, max: number): { html: string; plain: string } | null {
-  const fixed = renderLines(
-    draft,
-    draft.caps.map(() => 0),
-    false,
-  ).length;
+  const empty = draft.caps.map(() => 0);
+  const fixed = renderLines(draft, empty, false).length;
   const lengths = draft.values.map((v, i) => Math.min(v.length, draft.caps[i]));
   const cap = fairCap(lengths, max - fixed);
   if (cap === null) return null;
@@ -317,20 +262,12 @@ function fit(draft: Draft, max: number): { html: string; plain: string } | null 
 }
 
 /**
- * The card of docs/requirements.md §4.8–§4.9: header, fields, status line, up to 3 repeat blocks, status buttons. For any
- * input its text stays within Telegram's 4096 UTF-16 units (see `renderCardWithin`).
+ * The card of docs/requirements.md §4.8–§4.9 in at most `max` units of text (Telegram's limit unless told), in both
+ * forms: every value shortens (the longest first, to a common length); if the fixed text alone is too long, older
+ * repeat blocks give way to "…and N more repeats"; if even that is not enough, the minimal card. Today the fullest
+ * card's fixed text is under a fifth of the limit; the other steps keep the guarantee if the layout grows.
  */
-export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardOptions): Card {
-  return renderCardWithin(lead, repeats, options, TELEGRAM_TEXT_MAX);
-}
-
-/**
- * The card in at most `max` units of text, in both forms: every value shortens (the longest first, to a common
- * length); if the fixed text alone is too long, older repeat blocks give way to "…and N more repeats"; if even
- * that is not enough, the minimal card. With today's layout the fixed text of the fullest card is under a fifth
- * of Telegram's limit, so only values ever shorten there; the other steps keep the guarantee if the layout grows.
- */
-export function renderCardWithin(lead: CardLead, repeats: CardRepeat[], options: CardOptions, max: number): Card {
+export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardOptions, max = TELEGRAM_TEXT_MAX): Card {
   const newest = [...repeats].sort((a, b) => b.created_at - a.created_at);
   let text: { html: string; plain: string } | null = null;
   for (let shown = Math.min(CARD_REPEATS, newest.length); shown >= 0 && !text; shown -= 1) {

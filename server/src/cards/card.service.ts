@@ -18,7 +18,7 @@ export class CardService {
     private readonly conversations: LeadMessagesRepository,
   ) {}
 
-  /** With the Telegram account the visitor bound to the lead, when one is (its "Continue in Telegram" link). */
+  /** With the Telegram account the visitor bound to the lead through its "Continue in Telegram" link, if any. */
   async cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Promise<Card> {
     const account = (await this.telegramLinks.accountsOf([lead.id])).get(lead.id) ?? null;
     const binding = account ? await this.conversations.bindingOf(lead.id) : null;
@@ -30,7 +30,7 @@ export class CardService {
     );
   }
 
-  /** The fallback when Telegram refuses the full card as too long: number, status, buttons, no personal data. */
+  /** When Telegram refuses the full card as too long: number, status, buttons, no personal data. */
   minimalCardFor(lead: Lead): Card {
     return renderMinimalCard(lead, { timezone: this.config.timezone, messages: this.messages });
   }

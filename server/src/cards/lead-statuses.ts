@@ -1,10 +1,7 @@
 import { LEAD_TRANSITIONS, type LeadStatus } from '../domain/lead-status';
 import type { Messages } from '../i18n';
 
-/**
- * The buttons of a card in status `from`, in the order of LEAD_TRANSITIONS (docs/requirements.md §5.2), worded by the
- * catalogue (`buttons`; the status names themselves are its `statuses`).
- */
+/** The buttons of a card in status `from`, in the order of LEAD_TRANSITIONS (docs/requirements.md §5.2). */
 export function statusButtons(t: Messages, from: LeadStatus): { text: string; to: LeadStatus }[] {
   const words = t.buttons[from] as Record<LeadStatus, string>;
   return (LEAD_TRANSITIONS[from] as readonly LeadStatus[]).map((to) => ({ text: words[to], to }));

@@ -8,12 +8,12 @@ import { SettingsRepository } from '../repositories/settings.repository';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
-export const LEADS_CHAT_SETTING = 'leads_chat_id';
+const LEADS_CHAT_SETTING = 'leads_chat_id';
 /** The id a routed chat (LEADS_ROUTES) migrated to, keyed by the chat id as configured. */
-export const ROUTE_CHAT_SETTING_PREFIX = 'route_chat_id:';
+const ROUTE_CHAT_SETTING_PREFIX = 'route_chat_id:';
 
 /** At most one alert per topic in this time: a closed topic must not flood the admin chat. */
-export const TOPIC_ALERT_INTERVAL_MS = 30 * 60 * 1000;
+const TOPIC_ALERT_INTERVAL_MS = 30 * 60 * 1000;
 
 /** Where a card goes: a chat, the forum topic in it (null: none), and the route that chose them. */
 export interface CardTarget {
@@ -24,10 +24,9 @@ export interface CardTarget {
 }
 
 /**
- * Which chats are the leads groups (docs/requirements.md §4.1, §14.9–§14.10): LEADS_CHAT_ID (in its LEADS_THREAD_ID
- * topic) for every lead, unless LEADS_ROUTES names the lead's source; each chat as learnt from a group migration
- * (§4.5), kept in settings so it survives restarts. The outbox publishes there; the bot's button and command checks
- * ask here too, so both always agree on the groups.
+ * Which chats are the leads groups (docs/requirements.md §4.1, §14.9–§14.10): LEADS_CHAT_ID unless LEADS_ROUTES names
+ * the lead's source, each as learnt from a group migration (§4.5, kept in settings). The outbox publishes there and
+ * the bot's checks ask here, so both agree on the groups.
  */
 @Injectable()
 export class LeadsChatService {
@@ -52,22 +51,16 @@ export class LeadsChatService {
     return this.migratedChatId ?? this.config.telegram.leadsChatId;
   }
 
-  /** The LEADS_ROUTES entry of a source (names compared without case), or null: the default chat. */
-  routeOf(source: string | null): LeadsRoute | null {
-    if (!source) return null;
-    const key = source.toLowerCase();
-    return this.config.telegram.routes.find((r) => r.source.toLowerCase() === key) ?? null;
-  }
-
-  /** Where the card of a lead goes: its source's route, else LEADS_CHAT_ID and LEADS_THREAD_ID; null without a chat. */
+  /** Its source's route (names compared without case), else LEADS_CHAT_ID and LEADS_THREAD_ID; null without a chat. */
   async cardTarget(lead: { source_landing: string | null }): Promise<CardTarget | null> {
-    const route = this.routeOf(lead.source_landing);
+    const source = lead.source_landing?.toLowerCase();
+    const route = source ? this.config.telegram.routes.find((r) => r.source.toLowerCase() === source) : undefined;
     if (route) return { chatId: await this.currentChat(route.chatId), threadId: route.threadId, route: route.source };
     const chatId = await this.leadsChatId();
     return chatId === null ? null : { chatId, threadId: this.config.telegram.leadsThreadId, route: null };
   }
 
-  /** Every chat cards go to (the default and each route's), as they are now. */
+  /** Every chat cards go to, as they are now. */
   async leadsChats(): Promise<string[]> {
     const chats = new Set<string>();
     const main = await this.leadsChatId();
@@ -76,7 +69,6 @@ export class LeadsChatService {
     return [...chats];
   }
 
-  /** A chat cards go to: button presses and commands are taken there. */
   async isLeadsChat(chatId: string): Promise<boolean> {
     return (await this.leadsChats()).includes(chatId);
   }
@@ -90,10 +82,7 @@ export class LeadsChatService {
     return this.routeChats.get(configured) ?? configured;
   }
 
-  /**
-   * §4.5: the new id wins from now on, restarts included — for the default chat and for every route in that chat;
-   * cards already sent are re-addressed; ops are asked to update the variable that names it.
-   */
+  /** §4.5: the new id wins from now on, for the default chat and every route in it; ops are asked to update the variable. */
   async migrated(from: string, to: string): Promise<void> {
     const wasDefault = from === (await this.leadsChatId());
     const routes: LeadsRoute[] = [];
@@ -124,10 +113,7 @@ export class LeadsChatService {
     void this.alerts.sendThrottled(`chat_migrated:${to}`, 0, text);
   }
 
-  /**
-   * Telegram refused a topic of a leads chat (closed, deleted): the message went into the chat's General
-   * topic instead. Ops hear of it once per topic per 30 minutes, with the variable that names the topic.
-   */
+  /** Telegram refused a topic of a leads chat: the message went into General. Ops hear of it with the topic's variable. */
   topicGone(chatId: string, threadId: number | null, description: string, what: string): void {
     const inChat = (r: LeadsRoute) => r.chatId === chatId || this.routeChats.get(r.chatId) === chatId;
     const route = this.config.telegram.routes.find((r) => r.threadId === threadId && inChat(r));

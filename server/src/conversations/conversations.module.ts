@@ -8,11 +8,7 @@ import { ConversationsService } from './conversations.service';
 import { TelegramLinksRepository } from './telegram-links.repository';
 import { TelegramLinksService } from './telegram-links.service';
 
-/**
- * "Continue in Telegram": the links `POST /leads` answers with (TelegramLinksService) and what the bot's private chat
- * makes of them (ConversationsService); the account a link bound (TelegramLinksRepository) for the card and GET /leads;
- * the conversation between the visitor and the team (MessagesService, LeadMessagesRepository).
- */
+/** "Continue in Telegram": the links, the accounts they bind, and the conversation between the visitor and the team. */
 @Module({
   imports: [TelegramModule, RepositoriesModule, ChatsModule],
   providers: [TelegramLinksRepository, TelegramLinksService, ConversationsService, LeadMessagesRepository, MessagesService],

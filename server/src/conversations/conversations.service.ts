@@ -9,18 +9,14 @@ import { payloadHash } from './telegram-links.service';
 /** A start parameter as Telegram allows it: 1–64 of `[A-Za-z0-9_-]`. */
 const PAYLOAD = /^[A-Za-z0-9_-]{1,64}$/;
 
-export interface StartRequest {
-  /** Only a private chat binds: in a group, `/start` is no visitor's. */
+interface StartRequest {
   chatType: string | undefined;
   /** What follows `/start`; empty when the bot was opened without a link. */
   payload: string;
   from: TelegramAccount;
 }
 
-/**
- * The bot's private chat with visitors: `/start <payload>` from a lead's "Continue in Telegram" link binds the
- * visitor's Telegram account to that lead, once (docs/requirements.md, "Continue in Telegram").
- */
+/** `/start <payload>` from a lead's "Continue in Telegram" link binds the visitor's Telegram account to that lead, once. */
 @Injectable()
 export class ConversationsService {
   private readonly logger = new Logger('Conversations');
@@ -31,7 +27,7 @@ export class ConversationsService {
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
-  /** The bot's answer to `/start`; null outside a private chat (nothing to answer). */
+  /** The bot's answer to `/start`; null outside a private chat: in a group, `/start` is no visitor's. */
   async start(request: StartRequest): Promise<string | null> {
     if (request.chatType !== 'private') return null;
     const payload = request.payload.trim();

@@ -17,10 +17,10 @@ import { type Binding, type LeadMessage, LeadMessagesRepository } from './lead-m
 export const CHOOSE_PREFIX = 'talk:';
 
 /** At most one answer a minute to a person who writes to the bot without being bound to a lead. */
-export const UNBOUND_ANSWER_INTERVAL_MS = 60_000;
+const UNBOUND_ANSWER_INTERVAL_MS = 60_000;
 
 /** A message in Telegram, as the bot read it. */
-export interface IncomingMessage {
+interface IncomingMessage {
   chatId: string;
   messageId: number;
   from: TelegramAccount;
@@ -29,20 +29,11 @@ export interface IncomingMessage {
   media: MessageMedia | null;
 }
 
-/** A member's message in a group, replying to `replyTo` (the card, or a relayed visitor's message). */
-export interface TeamReply extends IncomingMessage {
-  replyTo: number;
-  authorName: string;
-}
-
-/** What a post to the conversation came to. */
-export type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
+type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
 
 /**
- * The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"): what the visitor
- * writes in the bot's private chat goes to the group (into the lead they chose, else the latest bound); a member's reply to the
- * card or to a relayed message, and the inbox's message, go to the visitor. Each is stored with its outbox row (the
- * outbox sends it, on its schedule); `/stop` unbinds the visitor.
+ * The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"). Each message is
+ * stored with its outbox row, which the outbox sends on its schedule.
  */
 @Injectable()
 export class MessagesService {
@@ -65,26 +56,15 @@ export class MessagesService {
     const binding = await this.messages.latestLeadOf(m.from.id);
     if (!binding) return this.unboundAnswer(m.from.id);
     if (binding.blockedAt !== null) await this.messages.unblocked(binding.leadId);
-    await this.store({
-      lead_id: binding.leadId,
-      direction: 'in',
-      author_tg_id: m.from.id,
-      author_name: visitorName(m.from),
-      at: this.clock.now(),
-      text: m.text,
-      media: m.media,
-      tg_chat_id: m.chatId,
-      tg_message_id: m.messageId,
-    });
+    await this.store(binding.leadId, 'in', { id: m.from.id, name: visitorName(m.from) }, m);
     return null;
   }
 
   /**
-   * A member's reply in a leads chat: to a lead's card or to a visitor's message relayed there, by someone who may
-   * press the card's buttons (LEADS_MANAGER_IDS when set). Anything else is not the conversation's (null, silently).
-   * A reply to a lead no visitor is bound to gets one short line.
+   * A reply in a leads chat to a card or a relayed message, by someone who may press the card's buttons; anything else
+   * is not the conversation's (null, silently). A reply to a lead no visitor is bound to gets one short line.
    */
-  async fromTeam(m: TeamReply): Promise<string | null> {
+  async fromTeam(m: IncomingMessage & { replyTo: number; authorName: string }): Promise<string | null> {
     if (!(await this.chats.isLeadsChat(m.chatId))) return null;
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(m.from.id)) return null;
@@ -92,17 +72,7 @@ export class MessagesService {
     if (leadId === undefined) return null;
     const binding = await this.messages.bindingOf(leadId);
     if (!bound(binding)) return this.t.group.notDelivered(binding ? this.t.group.why.stopped : this.t.group.why.notBound);
-    await this.store({
-      lead_id: leadId,
-      direction: 'out',
-      author_tg_id: m.from.id,
-      author_name: m.authorName,
-      at: this.clock.now(),
-      text: m.text,
-      media: m.media,
-      tg_chat_id: m.chatId,
-      tg_message_id: m.messageId,
-    });
+    await this.store(leadId, 'out', { id: m.from.id, name: m.authorName }, m);
     return null;
   }
 
@@ -114,10 +84,7 @@ export class MessagesService {
     return this.t.conversation.stopped(leads.map((n) => `#${n}`).join(', '));
   }
 
-  /**
-   * For a person bound to several leads: which one their messages go to, and a button per lead to choose another
-   * (`talk:<lead>`); null when they are bound to one lead or none.
-   */
+  /** Bound to several leads: which one the messages go to, and a button per lead to choose another; else null. */
   async choice(userId: number): Promise<{ text: string; keyboard: InlineKeyboard } | null> {
     const leads = await this.messages.activeLeadsOf(userId);
     const current = await this.messages.latestLeadOf(userId);
@@ -146,22 +113,32 @@ export class MessagesService {
     const lead = await this.leads.findLead(leadId);
     if (!lead) return { kind: 'unknown_lead' };
     if (lead.anonymised_at !== null || !bound(await this.messages.bindingOf(leadId))) return { kind: 'not_bound' };
-    const message = await this.store({
-      lead_id: leadId,
-      direction: 'out',
-      author_tg_id: by.telegramUserId,
-      author_name: by.name,
-      at: this.clock.now(),
-      text,
-      media: null,
-      tg_chat_id: null,
-      tg_message_id: null,
-    });
+    const message = await this.store(
+      leadId,
+      'out',
+      { id: by.telegramUserId, name: by.name },
+      { text, media: null, chatId: null, messageId: null },
+    );
     return { kind: 'queued', message };
   }
 
-  private async store(message: Parameters<LeadMessagesRepository['add']>[0]): Promise<LeadMessage> {
-    const stored = await this.messages.add(message);
+  private async store(
+    leadId: number,
+    direction: 'in' | 'out',
+    author: { id: number; name: string },
+    m: Pick<IncomingMessage, 'text' | 'media'> & { chatId: string | null; messageId: number | null },
+  ): Promise<LeadMessage> {
+    const stored = await this.messages.add({
+      lead_id: leadId,
+      direction,
+      author_tg_id: author.id,
+      author_name: author.name,
+      at: this.clock.now(),
+      text: m.text,
+      media: m.media,
+      tg_chat_id: m.chatId,
+      tg_message_id: m.messageId,
+    });
     this.logger.log({ msg: 'conversation message stored', lead_number: stored.lead_id, direction: stored.direction, message: stored.id });
     this.emitter.emit(LEAD_MESSAGE, new LeadMessageEvent(stored.lead_id, stored.id));
     return stored;

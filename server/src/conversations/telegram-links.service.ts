@@ -16,12 +16,10 @@ export function payloadHash(payload: string): string {
 }
 
 /**
- * "Continue in Telegram" links (docs/api.md, POST /leads `telegram_link`): `<root>/<bot>?start=<payload>`, the root
- * LEADS_TELEGRAM_LINK_ROOT (`https://t.me`; the sandbox's stand-in in development), the payload random and
- * single-use, bound to one lead for LEADS_TELEGRAM_LINK_DAYS days. Issued after the submit commits, one per answer (a
- * duplicate and a repeat get a fresh link to the same lead). None without a bot, when getMe has not answered with a
- * username, or with LEADS_TELEGRAM_LINK_DAYS=0; a link that cannot be stored is none too: the lead is stored whatever
- * comes of its link.
+ * "Continue in Telegram" links (docs/api.md, POST /leads `telegram_link`): `<LEADS_TELEGRAM_LINK_ROOT>/<bot>?start=<payload>`,
+ * the payload random and single-use, bound to one lead for LEADS_TELEGRAM_LINK_DAYS days, one per answer. None without
+ * a bot's username or with LEADS_TELEGRAM_LINK_DAYS=0, nor when it cannot be stored: the lead is stored whatever comes
+ * of its link.
  */
 @Injectable()
 export class TelegramLinksService {
@@ -37,8 +35,10 @@ export class TelegramLinksService {
   async linkFor(leadId: number): Promise<string | null> {
     const days = this.config.leads.telegramLinkDays;
     if (days === 0 || !this.telegram.available) return null;
-    const bot = await this.botUsername();
-    if (bot === null) return null;
+    // getMe's, asked once for the app by the gateway.
+    const me = await this.telegram.identity();
+    const bot = me.ok ? me.value.username : undefined;
+    if (bot === undefined) return null;
     const payload = randomBytes(PAYLOAD_BYTES).toString('base64url');
     const now = this.clock.now();
     try {
@@ -48,11 +48,5 @@ export class TelegramLinksService {
       return null;
     }
     return `${this.config.leads.telegramLinkRoot}/${bot}?start=${payload}`;
-  }
-
-  /** The bot's username (getMe's, asked once for the app by the gateway). */
-  private async botUsername(): Promise<string | null> {
-    const me = await this.telegram.identity();
-    return me.ok ? (me.value.username ?? null) : null;
   }
 }

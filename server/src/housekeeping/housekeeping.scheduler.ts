@@ -5,10 +5,8 @@ import { PassRunner } from '../cluster/pass-runner';
 import { type HousekeepingReport, HousekeepingService } from './housekeeping.service';
 
 /**
- * Thin: runs housekeeping once a minute; a run never overlaps the previous one, and the last one ends before the
- * shutdown goes on. A minute tick, not the outbox's "one more soon": the runner is used for its no-overlap and stop
- * only (no lease here: a run takes the `housekeeping` lease itself, as it is also run on its own; no back-off: a job
- * that fails is logged by the run and tried again the next minute).
+ * Runs housekeeping once a minute; a run never overlaps the previous one, and the last one ends before the shutdown
+ * goes on. The run takes its lease itself, and a failed job is tried again the next minute.
  */
 @Injectable()
 export class HousekeepingScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {

@@ -22,12 +22,6 @@ import { localDate, localWallTime } from '../clock/local-time';
 
 const HOUR = 60 * 60 * 1000;
 
-/** Local date and minutes after midnight of `ms` in `timezone`. */
-export function localClock(ms: number, timezone: string): { date: string; minutes: number } {
-  const { hour, minute } = localWallTime(ms, timezone);
-  return { date: localDate(ms, timezone), minutes: hour * 60 + minute };
-}
-
 export interface HousekeepingReport {
   reminders: number;
   digest: boolean;
@@ -62,8 +56,7 @@ export class HousekeepingService {
 
   async run(): Promise<HousekeepingReport> {
     const report: HousekeepingReport = { reminders: 0, digest: false, anonymised: 0, pruned: 0, ran: false };
-    // Several instances on one database: one runs the jobs at a time (each job is also safe to run twice:
-    // reminders are claimed per lead, the digest per day, retention and pruning only touch what is still due).
+    // One instance at a time runs the jobs (each is also safe to run twice: claimed per lead or per day, or idempotent).
     try {
       if (!(await this.leases.take('housekeeping'))) return report;
     } catch (err) {
@@ -99,7 +92,6 @@ export class HousekeepingService {
         text: this.t.group.reminder(lead.id, remindAfterMin),
         html: false,
       };
-      // A reply to the card, in the card's topic.
       let result = await this.telegram.send({ ...reminder, threadId: lead.card_thread_id, replyTo: lead.message_id! });
       let topic = '';
       if (!result.ok && result.kind === 'thread_gone') {
@@ -124,10 +116,12 @@ export class HousekeepingService {
   async digest(): Promise<boolean> {
     const chat = this.config.telegram.adminChatId;
     if (!chat || !this.telegram.available) return false;
-    const { date, minutes } = localClock(this.clock.now(), this.config.timezone);
-    if (minutes < this.config.housekeeping.digestAtMin) return false;
+    const now = this.clock.now();
+    const { hour, minute } = localWallTime(now, this.config.timezone);
+    if (hour * 60 + minute < this.config.housekeeping.digestAtMin) return false;
+    const date = localDate(now, this.config.timezone);
     const key = `digest:${date}`;
-    if (!(await this.jobRuns.claimRun(key, this.clock.now()))) return false;
+    if (!(await this.jobRuns.claimRun(key, now))) return false;
     // In the ADMIN_THREAD_ID topic, or the chat's General topic when that topic is gone.
     const result = await this.alerts.sendToAdmin(await this.reports.digest());
     if (!result.ok) {
@@ -140,10 +134,7 @@ export class HousekeepingService {
     return true;
   }
 
-  /**
-   * The leads-per-day chart of the last 30 days as a photo after the digest's text. Once, with the text: a picture
-   * that fails (drawing or sending) is logged and not tried again, and never holds the text back.
-   */
+  /** The leads-per-day chart after the digest's text, once: a failure is logged, not tried again. */
   private async digestPicture(date: string): Promise<void> {
     try {
       const picture = await this.charts.digestPicture();
@@ -155,10 +146,7 @@ export class HousekeepingService {
     }
   }
 
-  /**
-   * Drops limit and lockout records older than any window can see, and recorded erasures that no late replay can
-   * precede any more (a replay is refused once its visitor time is LATE_MAX_AGE_MS old).
-   */
+  /** Limit and lockout records older than any window, and erasures no late replay can precede (LATE_MAX_AGE_MS). */
   async prune(): Promise<number> {
     const widest = Math.max(this.config.leads.ipWindowSec * 1000, HOUR, SECRET_FAILURE_WINDOW_MS);
     const rates = await this.rateEvents.pruneBefore(this.clock.now() - widest);

@@ -1,8 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { formatTime, type Messages } from '../i18n';
 import { MESSAGES } from '../i18n/i18n.module';
 import { Clock } from '../clock/clock';
-import { Inject } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES } from '../domain/lead-status';
@@ -11,16 +10,16 @@ import { ReportsRepository, type SourceCount } from '../repositories/reports.rep
 
 const DAY = 24 * 60 * 60 * 1000;
 /** Lines per section of /stickers_new before "…and N more". */
-export const LIST_CAP = 15;
+const LIST_CAP = 15;
 /** Source groups listed in /stickers_stats and the digest before "…other sources". */
-export const SOURCE_CAP = 10;
+const SOURCE_CAP = 10;
 /** A source value is shown up to this many characters (they are ≤ 64 already). */
 const SOURCE_VALUE_SHOWN = 40;
 
 const shown = (v: string) => (v.length > SOURCE_VALUE_SHOWN ? `${v.slice(0, SOURCE_VALUE_SHOWN - 1)}…` : v);
 
 /** `wedding · yandex / summer`: the landing, then UTM source / campaign, missing parts left out. */
-export function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaign'>): string {
+function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaign'>): string {
   const utm = [c.source, c.campaign]
     .filter((v): v is string => !!v)
     .map(shown)
@@ -29,12 +28,10 @@ export function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaig
 }
 
 /**
- * The lines counting leads per source and campaign, or none when no lead of the period has a source:
- * a deployment whose landings send none sees its reports as before. `landingOnly` (LEADS_CARD_PII=0, where the UTM
- * values are personal and hidden as on the card): `counts` are per landing, under their own title, and the rest are
- * the leads without a landing.
+ * The lines counting leads per source and campaign, none when no lead of the period has a source. `landingOnly`
+ * (LEADS_CARD_PII=0 hides the UTM values as on the card): `counts` are per landing, the rest without a landing.
  */
-export function sourceLines(t: Messages, counts: SourceCount[], total: number, landingOnly = false): string[] {
+function sourceLines(t: Messages, counts: SourceCount[], total: number, landingOnly = false): string[] {
   if (counts.length === 0) return [];
   const lines = [landingOnly ? t.reports.landingsTitle : t.reports.sourcesTitle];
   for (const c of counts.slice(0, SOURCE_CAP)) lines.push(`${sourceLabel(c)}: ${c.count}`);
@@ -67,10 +64,22 @@ export class ReportsService {
     private readonly clock: Clock,
   ) {}
 
-  /** The lines per source of the period since `since` (LEADS_CARD_PII=0: per landing alone). */
   private async sourcesSince(since: number, total: number): Promise<string[]> {
     const landingOnly = !this.config.leads.cardPii;
     return sourceLines(this.t, await this.reports.sourceCounts(since, { landingOnly }), total, landingOnly);
+  }
+
+  /** The leads since `since`, and a line per status. */
+  private async statusesSince(since: number): Promise<{ total: number; lines: string[] }> {
+    const counts = await this.reports.statusCounts(since);
+    const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
+    return { total, lines: LEAD_STATUSES.map((s) => `${this.t.statuses[s]}: ${counts[s]}`) };
+  }
+
+  /** A section of /stickers_new: `none`, or its title, up to LIST_CAP lines and "…and N more". */
+  private section(total: number, none: string, title: string, lines: string[]): string[] {
+    if (total === 0) return [none];
+    return [title, ...lines.slice(0, LIST_CAP), ...(total > LIST_CAP ? [this.t.reports.more(total - LIST_CAP)] : [])];
   }
 
   private time(ms: number): string {
@@ -85,30 +94,19 @@ export class ReportsService {
     const stillNew = await this.reports.stillNew(LIST_CAP + 1);
     const stillNewTotal = await this.reports.countStillNew();
     const r = this.t.reports;
-    const lines: string[] = [];
-    if (unpublishedTotal === 0) lines.push(r.allPublished);
-    else {
-      lines.push(r.unpublished(unpublishedTotal));
-      for (const l of unpublished.slice(0, LIST_CAP)) {
-        const error = l.last_error ? r.lastError(l.last_error.slice(0, 120)) : r.notSentYet;
-        lines.push(
-          r.unpublishedLine(l.id, this.time(l.created_at), l.publish_attempts, error, this.time(Math.max(l.next_attempt_at, now))),
-        );
-      }
-      if (unpublishedTotal > LIST_CAP) lines.push(r.more(unpublishedTotal - LIST_CAP));
-    }
-    lines.push('');
-    if (stillNewTotal === 0) lines.push(r.noneNew);
-    else {
-      lines.push(r.stillNew(stillNewTotal));
-      for (const l of stillNew.slice(0, LIST_CAP)) {
-        lines.push(
-          `${r.stillNewLine(l.id, this.time(l.created_at), ago(this.t, now - l.created_at))}${l.published_at === null ? r.withoutCard : ''}`,
-        );
-      }
-      if (stillNewTotal > LIST_CAP) lines.push(r.more(stillNewTotal - LIST_CAP));
-    }
-    return lines.join('\n');
+    const unpublishedLines = unpublished.map((l) => {
+      const error = l.last_error ? r.lastError(l.last_error.slice(0, 120)) : r.notSentYet;
+      return r.unpublishedLine(l.id, this.time(l.created_at), l.publish_attempts, error, this.time(Math.max(l.next_attempt_at, now)));
+    });
+    const stillNewLines = stillNew.map(
+      (l) =>
+        `${r.stillNewLine(l.id, this.time(l.created_at), ago(this.t, now - l.created_at))}${l.published_at === null ? r.withoutCard : ''}`,
+    );
+    return [
+      ...this.section(unpublishedTotal, r.allPublished, r.unpublished(unpublishedTotal), unpublishedLines),
+      '',
+      ...this.section(stillNewTotal, r.noneNew, r.stillNew(stillNewTotal), stillNewLines),
+    ].join('\n');
   }
 
   /** Counts by status for the last 7 and 30 days, repeats, unpublished. */
@@ -117,10 +115,8 @@ export class ReportsService {
     const r = this.t.reports;
     const lines = [r.statsTitle];
     for (const days of [7, 30]) {
-      const counts = await this.reports.statusCounts(now - days * DAY);
-      const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
-      lines.push('', r.statsPeriod(days, total));
-      for (const s of LEAD_STATUSES) lines.push(`${this.t.statuses[s]}: ${counts[s]}`);
+      const { total, lines: statuses } = await this.statusesSince(now - days * DAY);
+      lines.push('', r.statsPeriod(days, total), ...statuses);
       lines.push(r.repeats(await this.reports.repeatsSince(now - days * DAY)));
       lines.push(...(await this.sourcesSince(now - days * DAY, total)));
     }
@@ -131,12 +127,11 @@ export class ReportsService {
   /** The daily digest to the admin chat: the last 24 hours. */
   async digest(): Promise<string> {
     const now = this.clock.now();
-    const counts = await this.reports.statusCounts(now - DAY);
-    const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
+    const { total, lines } = await this.statusesSince(now - DAY);
     const r = this.t.reports;
     return [
       r.digestTitle(total),
-      ...LEAD_STATUSES.map((s) => `${this.t.statuses[s]}: ${counts[s]}`),
+      ...lines,
       r.repeats(await this.reports.repeatsSince(now - DAY)),
       r.unpublishedNow(await this.leads.countUnpublished()),
       r.digestStillNew(await this.reports.countStillNew()),

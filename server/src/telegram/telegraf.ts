@@ -1,6 +1,6 @@
 import type { Context } from 'telegraf';
 
-/** What a bot update handler receives; the bot folder names telegraf's type through here, so telegraf stays in this folder. */
+/** What a bot update handler receives, named here so that telegraf stays in this folder. */
 export type BotContext = Context;
 
 /** Telegraf drops a path prefix of apiRoot unless it ends with "/": every telegraf client uses this. */

@@ -15,7 +15,7 @@ interface PollRun {
   ending: boolean;
   /** telegraf's launch() in progress: it settles only when polling ends. */
   launched: Promise<void> | null;
-  /** Settles when the run is over, its last getUpdates ended. */
+  /** Settles when its last getUpdates ended. */
   over: Promise<void>;
 }
 
@@ -24,10 +24,9 @@ function isNotRunning(err: unknown): boolean {
 }
 
 /**
- * The bot's long polling: started through telegraf's public launch(), ended by `pause` (another instance polls now)
- * or `stop` (for good), in place of telegraf's own stop(), which reaches only a poller that already exists. One run at a
- * time: a run asked for while the previous one is still ending waits for its end, so no two getUpdates overlap
- * (Telegram would answer one of them 409). Deciding when to poll, and retrying, is BotLauncher's business.
+ * The bot's long polling through telegraf's launch(), ended by `pause` (another instance polls now) or `stop` (for
+ * good). One run at a time: a run waits for the previous one's end, so no two getUpdates overlap (Telegram would answer
+ * one of them 409). When to poll, and retrying, is BotLauncher's business.
  */
 @Injectable()
 export class TelegramPolling {
@@ -42,8 +41,7 @@ export class TelegramPolling {
     @Optional() @InjectBot() private readonly bot?: Telegraf,
   ) {
     if (!bot) return;
-    // nestjs-telegraf stops the bot at shutdown, and telegraf throws when it never polled (BOT_POLLING off, a
-    // launch that failed): that must not fail the app's close.
+    // nestjs-telegraf stops the bot at shutdown, and telegraf throws when it never polled: that must not fail the close.
     const stop = bot.stop.bind(bot);
     this.stopBot = stop;
     bot.stop = (reason?: string) => {
@@ -57,11 +55,9 @@ export class TelegramPolling {
   }
 
   /**
-   * One run of long polling through telegraf's launch(). getMe goes first through the gateway (its timeout; launch()
-   * then skips its own, and updates know the bot's name); `onLaunched` runs once it has answered, as launch() goes on
-   * to deleteWebhook and getUpdates. Resolves when polling ends: ok when it was paused or stopped (or stopped by
-   * nestjs-telegraf at shutdown), else why it failed (getMe, deleteWebhook, or a getUpdates answer telegraf does not
-   * retry itself: 409 another instance polls, 401). Rejects when a run is going on that nobody asked to end.
+   * getMe goes first through the gateway (its timeout; launch() then skips its own); `onLaunched` runs once it has
+   * answered. Resolves when polling ends: ok when paused or stopped, else why it failed (getMe, deleteWebhook, or a
+   * getUpdates answer telegraf does not retry: 409, 401). Rejects when a run is going on that nobody asked to end.
    */
   async poll(updates: readonly UpdateKind[], onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
     const bot = this.bot;
@@ -105,17 +101,15 @@ export class TelegramPolling {
   }
 
   /**
-   * Ends polling for good: no run starts after it. launch() cannot be cancelled, and telegraf's stop() reaches only
-   * the poller that exists: while launch() still waits for deleteWebhook, stop() refuses ("Bot is not running!") or
-   * stops the previous, finished poller. So stop() is repeated until that launch() has ended, and no bot polls after
-   * the app closed. Resolves when the run is over (its long poll aborted).
+   * For good: no run starts after it. telegraf's stop() reaches only a poller that exists (not one whose launch() still
+   * waits for deleteWebhook), so it is repeated until that launch() has ended. Resolves when the run is over.
    */
   stop(): Promise<void> {
     this.stopRequested = true;
     return this.end();
   }
 
-  /** Ends the current run only (another instance polls now); `poll()` may start again later. Resolves as `stop`. */
+  /** The current run only (another instance polls now); `poll()` may start again later. */
   pause(): Promise<void> {
     return this.end();
   }

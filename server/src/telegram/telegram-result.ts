@@ -1,9 +1,6 @@
 import { withoutPasswords } from '@stickers/shared';
 
-/**
- * What a Bot API call came to, as a value: the outbox decides on it (retry schedule, flood control, migration,
- * plain-text fallback). Exceptions are for bugs only.
- */
+/** What a Bot API call came to, as a value the outbox decides on; exceptions are for bugs only. */
 export type TelegramResult<T> =
   | { ok: true; value: T }
   | { ok: false; kind: 'flood'; retryAfterSec: number; description: string }
@@ -13,10 +10,7 @@ export type TelegramResult<T> =
   | { ok: false; kind: 'too_long'; description: string }
   | { ok: false; kind: 'not_modified'; description: string }
   | { ok: false; kind: 'gone'; description: string }
-  /**
-   * The forum topic (`message_thread_id`) is closed or deleted, or was never there ("message thread not found",
-   * "TOPIC_CLOSED"); the same message without a topic goes into the chat's General topic.
-   */
+  /** The forum topic is closed, deleted or was never there; the same message without a topic goes into General. */
   | { ok: false; kind: 'thread_gone'; description: string }
   /** A 5xx, a timeout, a network error: Telegram may take the same call later. */
   | { ok: false; kind: 'failed'; description: string }
@@ -26,7 +20,7 @@ export type TelegramResult<T> =
 
 export type TelegramFailure = Exclude<TelegramResult<unknown>, { ok: true }>;
 
-/** The answer of every call made without a bot (no TELEGRAM_BOT_TOKEN). */
+/** Every call's answer without TELEGRAM_BOT_TOKEN. */
 export function noBot(): TelegramFailure {
   return { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' };
 }

@@ -7,7 +7,7 @@ import { telegrafApiRoot } from './telegraf';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
 
 /** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
-export const CALLBACK_ANSWER_MAX = 200;
+const CALLBACK_ANSWER_MAX = 200;
 
 /** At most `max` UTF-16 code units, ending with "…" when cut, never splitting a surrogate pair. */
 export function cutTo(text: string, max: number): string {
@@ -29,29 +29,17 @@ export interface MessageKeyboard {
 
 export interface OutgoingMessage {
   chatId: string;
-  /**
-   * The forum topic to post in (`message_thread_id`); absent or null: the chat itself (a forum's General topic). A
-   * reply without one lands in the topic of the message it replies to, as Telegram does.
-   */
+  /** The forum topic (null: General); a reply without one lands in the topic of the message it replies to. */
   threadId?: number | null;
   text: string;
   html: boolean;
   keyboard?: MessageKeyboard;
   replyTo?: number;
-  /**
-   * Only as a reply: when the message replied to is gone, Telegram refuses ("message to be replied not found", kind
-   * `gone`) instead of sending it on its own. For a reply that means nothing without its message.
-   */
+  /** Only as a reply: when the message replied to is gone, Telegram refuses (kind `gone`) instead of sending it alone. */
   replyOnly?: boolean;
 }
 
-/** The update kinds the bot asks getUpdates for. */
 export type UpdateKind = 'message' | 'callback_query';
-
-export interface BotCommandEntry {
-  command: string;
-  description: string;
-}
 
 /** The bot itself, as getMe gives it. */
 export interface BotIdentity {
@@ -93,7 +81,7 @@ export interface RawUpdate {
 }
 
 /** A file to send: where (the forum topic as for `send`), its name and bytes, and a caption. */
-export interface Upload {
+interface Upload {
   chatId: string;
   threadId?: number | null;
   filename: string;
@@ -102,10 +90,9 @@ export interface Upload {
 }
 
 /**
- * Every Bot API call of the app, each with a timeout so a hanging Telegram cannot stall a tick, a request or an alert.
- * It wraps the one telegraf bot nestjs-telegraf creates (none without TELEGRAM_BOT_TOKEN: then `available` is false,
- * leads are stored and publishing and alerts wait, docs/requirements.md §10.1). Long polling of that bot is
- * TelegramPolling's (telegram-polling.ts); what an answer comes to is telegram-result.ts's.
+ * Every Bot API call of the app, each with a timeout so a hanging Telegram cannot stall a tick, a request or an alert,
+ * through the one telegraf bot nestjs-telegraf creates (none without TELEGRAM_BOT_TOKEN: `available` is false, leads
+ * are stored and publishing and alerts wait, docs/requirements.md §10.1).
  */
 @Injectable()
 export class TelegramGateway {
@@ -123,10 +110,7 @@ export class TelegramGateway {
     if (!bot) this.logger.warn('TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused');
   }
 
-  /**
-   * A gateway of its own, outside the app, for the CLI (`setup`, `doctor`): the same calls, timeouts and classified
-   * answers, on a telegraf client of that token that never polls by itself.
-   */
+  /** For the CLI (`setup`, `doctor`): the same calls on a telegraf client of that token that never polls by itself. */
   static forToken(token: string, apiRoot: string, timeoutMs: number): TelegramGateway {
     return new TelegramGateway({ telegramTimeoutMs: timeoutMs }, new Telegraf(token, { telegram: { apiRoot: telegrafApiRoot(apiRoot) } }));
   }
@@ -135,12 +119,12 @@ export class TelegramGateway {
     return this.telegram !== null;
   }
 
-  /** The telegraf client every call goes through: the bot's own (tests check that the app has only this one). */
+  /** The telegraf client every call goes through (tests check that the app has only this one). */
   get client(): Telegram | null {
     return this.telegram;
   }
 
-  /** `limits`: a longer bound than TELEGRAM_TIMEOUT_MS (a long poll), and the caller's own signal to give up early. */
+  /** `limits`: a longer bound than TELEGRAM_TIMEOUT_MS (a long poll), and the caller's signal to give up early. */
   private async call<T>(
     method: string,
     payload: Record<string, unknown>,
@@ -182,10 +166,7 @@ export class TelegramGateway {
     });
   }
 
-  /**
-   * A copy of a message into another chat (text, photo, document, voice…; no "forwarded from" header), as a reply when
-   * `replyTo` is given; `caption` replaces a media message's caption (Telegram refuses it for a text message).
-   */
+  /** A copy without a "forwarded from" header; `caption` replaces a media message's (Telegram refuses it for a text). */
   async copyMessage(c: {
     chatId: string;
     fromChatId: string;
@@ -204,25 +185,20 @@ export class TelegramGateway {
     });
   }
 
-  /** An emoji reaction of the bot's on a message (👍 on a member's reply once it reached the visitor). */
   async react(chatId: string, messageId: number, emoji: string): Promise<TelegramResult<unknown>> {
     return this.call('setMessageReaction', { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] });
   }
 
-  /** A file as a document, with a short caption (an upload: `upload`). */
   sendDocument(d: Upload): Promise<TelegramResult<{ message_id: number }>> {
     return this.upload('sendDocument', 'document', d);
   }
 
-  /** A picture (PNG or JPEG) as a photo, with a caption of at most 1024 characters (an upload: `upload`). */
+  /** A PNG or a JPEG, with a caption of at most 1024 characters. */
   sendPhoto(p: Upload): Promise<TelegramResult<{ message_id: number }>> {
     return this.upload('sendPhoto', 'photo', p);
   }
 
-  /**
-   * A file sent with `method` (multipart: telegraf uploads the `{ source: Buffer, filename }` of `field`), with its
-   * caption. Plain values only beside the file: every field of a multipart call goes as a string.
-   */
+  /** Multipart: telegraf uploads `{ source, filename }`; every other field goes as a string. */
   private upload(
     method: 'sendDocument' | 'sendPhoto',
     field: 'document' | 'photo',
@@ -241,7 +217,6 @@ export class TelegramGateway {
     return this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
   }
 
-  /** A user's status in a chat ('creator', 'administrator', 'member', 'restricted', 'left', 'kicked'), with its rights. */
   async getChatMember(chatId: string, userId: number): Promise<TelegramResult<ChatMemberInfo>> {
     return this.call('getChatMember', { chat_id: chatId, user_id: userId });
   }
@@ -250,10 +225,7 @@ export class TelegramGateway {
     return this.call('getMe', {});
   }
 
-  /**
-   * The bot itself, asked of getMe once for the app and kept as telegraf's `botInfo`: the polling's launch and the
-   * links to the bot share it (a failed getMe is asked again next time).
-   */
+  /** getMe, asked once for the app and kept as telegraf's `botInfo` (a failed one is asked again next time). */
   identity(): Promise<TelegramResult<BotIdentity>> {
     const known = this.bot?.botInfo;
     if (known) return Promise.resolve({ ok: true, value: known });
@@ -265,20 +237,15 @@ export class TelegramGateway {
     return this.asking;
   }
 
-  /** The chat as the bot sees it: refused ("chat not found", 403) when the bot is not in it. */
   async getChat(chatId: string): Promise<TelegramResult<ChatInfo>> {
     return this.call('getChat', { chat_id: chatId });
   }
 
-  /** How many are in the chat (the CLI's setup shows it before a group is taken). */
   async getChatMemberCount(chatId: string): Promise<TelegramResult<number>> {
     return this.call('getChatMemberCount', { chat_id: chatId });
   }
 
-  /**
-   * "typing…" in a chat, in a topic when given: the CLI's doctor reaches a topic this way without posting in it
-   * (Telegram refuses an unknown or closed topic as it refuses a message).
-   */
+  /** "typing…": the CLI's doctor reaches a topic without posting in it (refused as a message would be). */
   async sendChatAction(chatId: string, threadId: number | null): Promise<TelegramResult<unknown>> {
     return this.call('sendChatAction', { chat_id: chatId, action: 'typing', ...(threadId ? { message_thread_id: threadId } : {}) });
   }
@@ -287,15 +254,14 @@ export class TelegramGateway {
     return this.call('getWebhookInfo', {});
   }
 
-  /** Removes the webhook; updates that wait are kept (getUpdates then gets them). */
+  /** Updates that wait are kept (getUpdates then gets them). */
   async deleteWebhook(): Promise<TelegramResult<unknown>> {
     return this.call('deleteWebhook', { drop_pending_updates: false });
   }
 
   /**
-   * One getUpdates call of the CLI's setup (the server polls through TelegramPolling): waits up to `timeoutSec` for updates from
-   * `offset` on, which also confirms every update before it (Telegram never sends those again). Bounded by the poll's
-   * length plus TELEGRAM_TIMEOUT_MS, and by `signal` (the caller stops waiting).
+   * The CLI's setup's long poll (the server's is TelegramPolling's); `offset` confirms every update before it.
+   * Bounded by the poll's length plus TELEGRAM_TIMEOUT_MS, and by `signal`.
    */
   async getUpdates(
     q: { offset?: number; timeoutSec: number; allowedUpdates?: readonly string[]; limit?: number },
@@ -313,11 +279,11 @@ export class TelegramGateway {
     );
   }
 
-  async setMyCommands(commands: readonly BotCommandEntry[]): Promise<TelegramResult<unknown>> {
+  async setMyCommands(commands: readonly { command: string; description: string }[]): Promise<TelegramResult<unknown>> {
     return this.call('setMyCommands', { commands });
   }
 
-  /** The button beside the input field of every private chat with the bot (no chat_id: the default): a Mini App. */
+  /** The Mini App button beside the input field of every private chat with the bot (no chat_id: the default). */
   async setChatMenuButton(button: { text: string; url: string }): Promise<TelegramResult<unknown>> {
     return this.call('setChatMenuButton', { menu_button: { type: 'web_app', text: button.text, web_app: { url: button.url } } });
   }
@@ -327,15 +293,12 @@ export class TelegramGateway {
     this.bot?.catch((err) => handler(err));
   }
 
-  /**
-   * Webhook mode: Telegram posts every update of `updates` to `url`, with `secret` in the
-   * X-Telegram-Bot-Api-Secret-Token header. Updates that waited meanwhile are kept (a restart loses no press).
-   */
+  /** `secret` comes back in the X-Telegram-Bot-Api-Secret-Token header; waiting updates are kept (a restart loses no press). */
   async setWebhook(url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> {
     return this.call('setWebhook', { url, secret_token: secret, allowed_updates: [...updates], drop_pending_updates: false });
   }
 
-  /** One update that came by webhook, through the same handlers polling feeds (errors go to `onUpdateError`). */
+  /** An update that came by webhook, through polling's handlers (errors go to `onUpdateError`). */
   async handleUpdate(update: unknown): Promise<void> {
     if (!this.bot) return;
     await this.bot.handleUpdate(update as Parameters<Telegraf['handleUpdate']>[0]);

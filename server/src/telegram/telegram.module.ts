@@ -9,16 +9,12 @@ import { TelegramPolling } from './telegram-polling';
 @Module({})
 class TelegramRootModule {}
 
-/**
- * The gateway, for every module that calls Telegram, and the polling control, for the bot's launcher: imported where
- * needed, one instance of each per app.
- */
+/** The gateway, for every module that calls Telegram, and the polling control: one instance of each per app. */
 @Module({ providers: [TelegramGateway, TelegramPolling], exports: [TelegramGateway, TelegramPolling] })
 export class TelegramModule {
   /**
-   * The root's import, once per app: the one telegraf bot, created by nestjs-telegraf when TELEGRAM_BOT_TOKEN is set
-   * (none without it: docs/requirements.md §10.1), and the gateway that wraps it. nestjs-telegraf does not launch
-   * it: BotLauncher starts polling through TelegramPolling, with its own retries.
+   * The root's import, once per app: the one telegraf bot when TELEGRAM_BOT_TOKEN is set, which nestjs-telegraf does
+   * not launch (BotLauncher does, through TelegramPolling), and the gateway that wraps it.
    */
   static forRoot(config: ServerConfig): DynamicModule {
     const { token, apiRoot } = config.telegram;
