@@ -1,4 +1,4 @@
-// The house, enforced on every `npm run lint` (docs/architecture.md, "Layers"): `node scripts/depcruise.mjs` cruises
+// The house, enforced on every `npm run lint` (docs/architecture.md, "Server layers"): `node scripts/depcruise.mjs` cruises
 // server/src and shared/src with these rules; any violation fails the lint. Type-only imports count everywhere except
 // where a rule says so (services may name the database's types).
 

@@ -1,4 +1,4 @@
-// The house (docs/architecture.md, "Layers") is dependency-cruiser's rules in .dependency-cruiser.cjs, run by
+// The house (docs/architecture.md, "Server layers") is dependency-cruiser's rules in .dependency-cruiser.cjs, run by
 // `npm run lint` through scripts/depcruise.mjs. This test runs the same script: on a copy of the sources with one
 // planted breach per rule (each must be reported by its rule, and nothing else), and on the real tree (no violation).
 import { spawnSync } from 'node:child_process';

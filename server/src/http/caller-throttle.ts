@@ -8,7 +8,7 @@ import { callerAddress } from './caller-address';
 import { retryAfterSeconds } from './retry-after';
 import { WindowCounterStorage } from './window-counter.storage';
 
-/** The per-caller throttles, each with its limit in ServerConfig.throttle (docs/configuration.md, "Throttles"). */
+/** The per-caller throttles, each with its limit in ServerConfig.throttle (docs/api.md, "The per-caller throttles"). */
 export const THROTTLES = ['submit', 'api', 'export', 'inbox', 'webhook'] as const;
 export type ThrottleName = (typeof THROTTLES)[number];
 

@@ -32,7 +32,7 @@ export interface ExportQuery {
 }
 
 /**
- * The leads an inbox viewer may see (docs/api.md, "whose leads"): those whose card went to one of `chats`, and those
+ * The leads an inbox viewer may see (docs/api.md, "Whose leads"): those whose card went to one of `chats`, and those
  * without a card yet that their source's route (LEADS_ROUTES) sends to one of them. The inbox's access service decides it.
  */
 export interface LeadScope {
