@@ -218,19 +218,29 @@ async function main() {
   const ratio = (r, bare) => `throughput ${(r.rps / bare.rps).toFixed(2)}×, p99 ${(r.p99 / bare.p99).toFixed(2)}×`;
   for (const c of CONNECTIONS) {
     const at = (url, next) => ({ url, connections: c, seconds: SECONDS, next, headers });
+    // load() passes the body's index; newLead's argument is a prefix, so it is called without one.
+    const lead = () => newLead();
     const row = { c };
-    row.bare = await withCpu(() => load(at(bareUrl, newLead)), [bareChild.pid]);
-    row.bareNormal = await withCpu(() => load(at(bareNormalUrl, newLead)), [bareNormalChild.pid]);
-    row.oursNew = await withCpu(() => load(at(ours.url, newLead)), [ours.child.pid]);
+    row.bare = await withCpu(() => load(at(bareUrl, lead)), [bareChild.pid]);
+    row.bareNormal = await withCpu(() => load(at(bareNormalUrl, lead)), [bareNormalChild.pid]);
+    row.oursNew = await withCpu(() => load(at(ours.url, lead)), [ours.child.pid]);
     row.bareDup = await withCpu(() => load(at(bareUrl, dup)), [bareChild.pid]);
     row.bare422 = await withCpu(() => load(at(bareUrl, invalid)), [bareChild.pid]);
     row.oursDup = await withCpu(() => load(at(ours.url, dup)), [ours.child.pid]);
     row.ours422 = await withCpu(() => load(at(ours.url, invalid)), [ours.child.pid]);
     if (pg) {
-      row.pgNew = await withDecisionTime(oneUrl, () => withCpu(() => load(at(pgOne.url, newLead)), [pgOne.child.pid], pg.pid));
+      row.pgNew = await withDecisionTime(oneUrl, () => withCpu(() => load(at(pgOne.url, lead)), [pgOne.child.pid], pg.pid));
       row.pgDup = await withCpu(() => load(at(pgOne.url, dup)), [pgOne.child.pid], pg.pid);
-      row.pg2New = await withDecisionTime(twoUrl, () => withCpu(() => load(at(pgTwoUrls, newLead)), pgTwoPids, pg.pid));
+      row.pg2New = await withDecisionTime(twoUrl, () => withCpu(() => load(at(pgTwoUrls, lead)), pgTwoPids, pg.pid));
       row.pg2Dup = await withCpu(() => load(at(pgTwoUrls, dup)), pgTwoPids, pg.pid);
+    }
+    // A figure of refused requests measures nothing: every kind must get the answer it stands for.
+    const expect = { bare: '201', bareNormal: '201', oursNew: '201', pgNew: '201', pg2New: '201', bareDup: '200', oursDup: '200' };
+    expect.pgDup = expect.pg2Dup = '200';
+    expect.bare422 = expect.ours422 = '422';
+    for (const [key, status] of Object.entries(expect)) {
+      const other = row[key] && Object.keys(row[key].statuses).filter((s) => s !== status);
+      if (other?.length) throw new Error(`bench: ${key} at ${c} connections got ${other.join(', ')}, not only ${status}`);
     }
     const line = (label, r, cpu = false) =>
       console.log(`  ${String(c).padStart(2)} conn  ${label.padEnd(18)}${fmt(r)}${cpu && r.cpu ? fmtCpu(r) : ''}`);
@@ -315,7 +325,7 @@ async function main() {
   db.close();
   const big = await startOurs(bigDb);
   const rssIdle = rssMb(big.child.pid);
-  const bigRun = await load({ url: big.url, connections: 16, seconds: SECONDS, next: newLead, headers });
+  const bigRun = await load({ url: big.url, connections: 16, seconds: SECONDS, next: () => newLead(), headers });
   const rssAfter = rssMb(big.child.pid);
   console.log(`\n100,000 stored leads: RSS ${rssIdle.toFixed(0)} MB idle, ${rssAfter.toFixed(0)} MB after load`);
   console.log(`  16 conn new leads ${fmt(bigRun)}`);
