@@ -2,7 +2,8 @@
  * The OpenAPI document as a client's code generator reads it: `GET /openapi.json` of the real app turned into
  * TypeScript types by openapi-typescript, a small client written against those types typechecked by the TypeScript
  * compiler (a schema that says another type than the answers have fails the check), then that same client, with
- * openapi-fetch, run against the live server: it posts leads and pages through `GET /leads` with the cursor to its end.
+ * openapi-fetch, run against the live server: it posts leads, pages through `GET /leads` with the cursor to its end and
+ * by `updated_since`, writes a status back, lists the webhook events and has one delivered again — a CRM's whole loop.
  */
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -10,7 +11,8 @@ import { join } from 'node:path';
 import { runInThisContext } from 'node:vm';
 import ts from 'typescript';
 import { SECRET_HEADER } from '@stickers/shared';
-import { lead, sandboxSuite, SECRET } from './harness';
+import { lead, sandboxSuite, SECRET, waitFor } from './harness';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 const { boot } = sandboxSuite();
 
@@ -69,6 +71,31 @@ export async function changedSince(baseUrl: string, secret: string, since: strin
     cursor = next;
   }
 }
+
+/** The CRM writes back: a lead moved to «in progress», and the same move again from a stale \`from\` (409). */
+export async function writeBack(baseUrl: string, secret: string, leadNumber: number) {
+  const client = createClient<paths>({ baseUrl, headers: { '${SECRET_HEADER}': secret } });
+  const path = { lead_number: leadNumber };
+  const moved = await client.POST('/leads/{lead_number}/status', { params: { path }, body: { from: 'new', to: 'in_progress', by: 'CRM: Мария' } });
+  if (!moved.data) throw new Error(\`POST status: \${moved.response.status} \${JSON.stringify(moved.error)}\`);
+  const status: 'new' | 'in_progress' | 'won' | 'lost' | 'spam' = moved.data.lead.status;
+  const stale = await client.POST('/leads/{lead_number}/status', { params: { path }, body: { from: 'new', to: 'spam', by: 'CRM' } });
+  return { status, stale: stale.response.status };
+}
+
+/** After an outage of its receiver: the events since then listed, and one of the given type delivered again. */
+export async function redeliver(baseUrl: string, secret: string, since: string, type: string) {
+  const client = createClient<paths>({ baseUrl, headers: { '${SECRET_HEADER}': secret } });
+  const { data: listed } = await client.GET('/webhooks/events', { params: { query: { since } } });
+  if (!listed) throw new Error('GET /webhooks/events failed');
+  const events: { id: string; type: string; lead_number: number }[] = listed.events;
+  const event = events.find((e) => e.type === type);
+  if (!event) throw new Error(\`no \${type} event\`);
+  const again = await client.POST('/webhooks/events/{id}/redeliver', { params: { path: { id: event.id } } });
+  if (!again.data) throw new Error(\`redeliver: \${again.response.status}\`);
+  const queued: number = again.data.queued;
+  return { types: events.map((e) => e.type), id: event.id, queued };
+}
 `;
 
 /** openapi-typescript's types of the document (openapiTS, astToString), made by Node: support/openapi-types.mjs. */
@@ -125,6 +152,8 @@ function typecheck(files: Record<string, string>): Record<string, string[]> {
 function load(source: string): {
   postThenSync: (baseUrl: string, secret: string, leads: unknown[]) => Promise<{ posted: number[]; read: number[] }>;
   changedSince: (baseUrl: string, secret: string, since: string) => Promise<[number, string][]>;
+  writeBack: (baseUrl: string, secret: string, leadNumber: number) => Promise<{ status: string; stale: number }>;
+  redeliver: (baseUrl: string, secret: string, since: string, type: string) => Promise<{ types: string[]; id: string; queued: number }>;
 } {
   const js = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
@@ -160,5 +189,32 @@ describe('a client generated from GET /openapi.json', () => {
     const diagnostics = typecheck({ [TYPES]: await types, [CLIENT]: CLIENT_SOURCE, [WRONG_CLIENT]: wrong });
     expect(diagnostics[CLIENT]).toEqual([]);
     expect(diagnostics[WRONG_CLIENT].join('\n')).toMatch(/'number' does not satisfy the expected type 'string'/);
+  });
+
+  it('writes back as a CRM does: a status moved (409 on a stale from), the events listed, one redelivered to the receiver', async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    try {
+      const server = await boot({ env: { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' } });
+      const since = new Date(server.clock.now()).toISOString();
+      const client = load(CLIENT_SOURCE);
+      const { posted } = await client.postThenSync(server.url, SECRET, [lead()]);
+      expect(await client.writeBack(server.url, SECRET, posted[0])).toEqual({ status: 'in_progress', stale: 409 });
+      const changed = () => receiver.received.filter((r) => r.body.type === 'lead.status_changed');
+      await waitFor(() => changed().length === 1, 5000, 'the status change delivered');
+
+      const again = await client.redeliver(server.url, SECRET, since, 'lead.status_changed');
+      expect(again.types.sort()).toEqual(['lead.created', 'lead.status_changed']);
+      expect(again.queued).toBe(1);
+      await server.outbox.whenIdle();
+      await server.outbox.tick();
+      await waitFor(() => changed().length === 2, 5000, 'the status change delivered again');
+      expect(changed().map((r) => [r.body.id, r.body.data.lead.lead_number, r.body.data.to])).toEqual([
+        [again.id, posted[0], 'in_progress'],
+        [again.id, posted[0], 'in_progress'],
+      ]);
+    } finally {
+      await receiver.stop();
+    }
   });
 });
