@@ -35,7 +35,7 @@ export function renderPage(options: { inbox?: boolean } = {}): string {
   .tile { display:flex; align-items:center; justify-content:center; width:220px; max-width:100%; height:140px; border-radius:6px; margin-bottom:4px; background:#22303f; color:var(--muted); font-size:14px; }
   .reactions { display:flex; gap:4px; margin-top:6px; }
   .reactions span { background:#0e1621aa; border-radius:12px; padding:1px 8px; font-size:13px; }
-  .act { background:none; border:0; color:var(--accent); cursor:pointer; font-size:12px; padding:0; margin-top:4px; }
+  .act { display:block; background:none; border:0; color:var(--accent); cursor:pointer; font-size:12px; padding:0; margin-top:4px; }
   .reply-form { margin-top:6px; padding:6px; border-radius:6px; }
   section.private h2 { background:#1c2b3a; }
   section.private .msg { max-width:80%; }
