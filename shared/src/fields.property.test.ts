@@ -79,7 +79,8 @@ const body = fc.record({
   client_ip: mostly(fc.oneof(fc.ipV4(), fc.ipV6())),
 });
 
-describe('field rules (properties)', () => {
+// Each property runs thousands of cases on the CPU, beside the server's suites: the bound catches a hang, not slowness.
+describe('field rules (properties)', { timeout: 60_000 }, () => {
   it('normalising never throws on any JSON value, and only names known fields', () => {
     fc.assert(
       fc.property(fc.oneof(body, fc.dictionary(fc.string(), fc.jsonValue())), (input) => {
