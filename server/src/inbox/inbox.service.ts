@@ -15,7 +15,7 @@ import { TraceRepository } from '../repositories/trace.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
 import { invalidBody, notFound } from '../http/validation';
-import { ChartsService, type InboxCharts } from '../charts/charts.service';
+import { ChartsService } from '../charts/charts.service';
 import type { InboxViewer } from '../access/inbox-access.service';
 
 /** The answers of the inbox's routes that are not a success, exactly as docs/api.md gives them. */
@@ -74,7 +74,7 @@ export class InboxService {
   }
 
   /** The charts of the last 30 days of the viewer's leads, of one source if asked (checked by InboxChartsQuery). */
-  charts(viewer: InboxViewer, query: { source?: string }): Promise<InboxCharts> {
+  charts(viewer: InboxViewer, query: { source?: string }) {
     return this.chartsService.inbox(query.source, viewer.scope);
   }
 
@@ -101,7 +101,7 @@ export class InboxService {
         at: iso(r.created_at),
         changes: repeatChanges(r.changes, this.hidePersonal),
       })),
-      history: trace.status_history.map((h) => ({ status: h.to as LeadStatus, from: h.from as LeadStatus, by: h.by, at: iso(h.at) })),
+      history: trace.status_history.map((h) => ({ status: h.to, from: h.from, by: h.by, at: iso(h.at) })),
       events: trace.events.map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
       card_url: cardUrl(trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),
     };
