@@ -16,17 +16,13 @@ import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY } from './export-query';
 
-/**
- * `GET /leads` and `GET /leads/export.csv` as the OpenAPI document shows them (@nestjs/swagger reads these
- * decorators), and the shapes of their answers; the routes' queries are checked by export-query.dto.ts.
- */
+/** The OpenAPI document's words for the routes that read leads, and the shapes of their answers (their rules: export-query.dto.ts). */
 
 const time = (what: string) => ({
   schema: { type: 'string' },
   description: `${what}: an ISO 8601 date or time, or milliseconds since the epoch`,
 });
 
-/** The query parameters of the routes that read leads, as the document shows them (their rules: export-query.dto.ts). */
 const QUERY_PARAMETERS = {
   source: { schema: { type: 'string' }, description: "The landing's source (source.landing); `none`: leads without a source" },
   q: {
@@ -69,11 +65,7 @@ export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', cont
 const nullableString = { type: 'string', nullable: true } as const;
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const;
 
-/**
- * An object of `model`'s schema, or null. OpenAPI 3.0's `nullable` only adds null to the `type` beside it, so
- * `nullable` next to a `$ref` (or an `allOf` of one) lets no null through: null is the second branch, a schema whose
- * only value is null.
- */
+/** An object of `model`'s schema, or null: OpenAPI 3.0's `nullable` beside a `$ref` lets no null through. */
 const refOrNull = (model: () => unknown) => ({
   oneOf: [{ $ref: getSchemaPath(model() as never) }, { type: 'object', nullable: true, enum: [null] }],
 });
@@ -180,8 +172,7 @@ export class ExportedLeadDto {
   telegram_account!: ExportedTelegramAccountDto | null;
 }
 
-// The lead's form fields (null once it is anonymised), in the order of shared's LEAD_FIELDS: a new field is documented
-// here without a change to this file.
+// The lead's form fields (null once it is anonymised), in the order of shared's LEAD_FIELDS.
 for (const field of LEAD_FIELDS) ApiProperty(nullableString)(ExportedLeadDto.prototype, field);
 
 /** A lead as `GET /leads` shows it: ExportedLeadDto and every field of the form. */

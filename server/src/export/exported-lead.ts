@@ -5,8 +5,6 @@ import type { TelegramAccount } from '../domain/telegram-account';
 import type { ExportRepeatRow, ExportRow } from '../repositories/lead-pages.repository';
 import type { ExportedLead, ExportedLeadRepeatDto, ExportedLeadSourceDto } from './export.dto';
 
-/** A lead as `GET /leads` and the inbox show it (export.dto.ts), made from a row of the export's read. Times ISO 8601. */
-
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
@@ -21,7 +19,7 @@ export function repeatChanges(json: string, hidePersonal: boolean): ExportedLead
   );
 }
 
-/** The lead as `GET /leads` shows it, with its repeats (oldest first; none read: an empty list). */
+/** The lead as `GET /leads` and the inbox show it (export.dto.ts), with its repeats (oldest first); times ISO 8601. */
 export function toJson(
   row: ExportRow,
   hidePersonal = false,

@@ -65,7 +65,7 @@ export class InboxService {
 
   /** How the export reads leads for this viewer: the inbox's filters, their scope, personal values as the card shows them. */
   private readAs(viewer: InboxViewer) {
-    return { inbox: true, hidePersonal: this.hidePersonal, scope: viewer.scope };
+    return { hidePersonal: this.hidePersonal, scope: viewer.scope };
   }
 
   /** A page of the viewer's leads (the query checked by InboxPageQuery). */
