@@ -6,10 +6,7 @@ import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 import { apiErrorSchema, jsonContent } from '../http/api-docs';
 
-/**
- * The inbox's API as the OpenAPI document shows it (@nestjs/swagger reads these), and its input's rules
- * (class-validator's decorators, run by the routes' ValidationPipes: http/validation.ts). Its queries are the export's.
- */
+/** The inbox's API in the OpenAPI document, and its input's rules (run by http/validation.ts). Its queries are the export's. */
 
 /** A refusal: its status, when, and its body `{"error": <one of codes>, …extra}`. */
 export const ApiRefusal = (status: number, description: string, codes: string[], extra?: Record<string, SchemaObject>) =>
