@@ -37,10 +37,7 @@ export function perDaySize(legend: boolean): { width: number; height: number } {
   return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? LEGEND_HEIGHT : 0) };
 }
 
-/**
- * What XML 1.0 does not allow (outside its `Char`) or discourages (C1 controls, noncharacters): resvg refuses the whole
- * picture for one ("non-XML character"), so they are dropped from every text the SVG carries.
- */
+/** What XML 1.0 does not allow or discourages (C1 controls, noncharacters): resvg refuses a picture with one. */
 const NOT_XML = /[^\t\n\r\u0020-\u007E\u00A0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]|\p{Noncharacter_Code_Point}/gu;
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 

@@ -16,10 +16,7 @@ export const CHART_DAYS = 30;
 /** The digest's picture: twice the chart's size, for a phone's screen. */
 export const DIGEST_PICTURE_SCALE = 2;
 
-/**
- * The charts of the last CHART_DAYS local days (leads per day by source, the funnel of their statuses now, the median
- * time to a first status change): numbers and SVG for the inbox, the per-day chart as a PNG for the digest.
- */
+/** The charts of the last CHART_DAYS local days: numbers and SVG for the inbox, the per-day chart as the digest's PNG. */
 @Injectable()
 export class ChartsService {
   constructor(
@@ -40,10 +37,7 @@ export class ChartsService {
     return { days, window };
   }
 
-  /**
-   * Leads per local day and source, more leads first, none last: counted per quarter hour by the database and grouped
-   * into local days here, so a day is the time zone's, DST included, on both databases.
-   */
+  /** Leads per local day and source, more leads first, none last: quarter hours grouped here into the zone's days (DST too). */
   async perDay(source?: string | null, scope?: LeadScope | null): Promise<PerDayChart> {
     const { days, window } = this.window(source, scope);
     const bySource = new Map<string | null, number[]>();

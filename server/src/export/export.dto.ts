@@ -10,7 +10,7 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { jsonContent } from '../http/api-docs';
-import { CAPTCHA_RESULTS, LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/shared';
+import { CAPTCHA_RESULTS, LEAD_FIELDS, SOURCE_KEYS, type CaptchaResult, type LeadField, type SourceKey } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
@@ -70,16 +70,10 @@ const refOrNull = (model: () => unknown) => ({
   oneOf: [{ $ref: getSchemaPath(model() as never) }, { type: 'object', nullable: true, enum: [null] }],
 });
 
+/** A lead's source: each of shared's SOURCE_KEYS, null when not sent. */
 @ApiSchema({ name: 'ExportedLeadSource' })
-export class ExportedLeadSourceDto {
-  @ApiProperty(nullableString) landing!: string | null;
-  @ApiProperty(nullableString) utm_source!: string | null;
-  @ApiProperty(nullableString) utm_medium!: string | null;
-  @ApiProperty(nullableString) utm_campaign!: string | null;
-  @ApiProperty(nullableString) utm_content!: string | null;
-  @ApiProperty(nullableString) utm_term!: string | null;
-  @ApiProperty(nullableString) referrer!: string | null;
-}
+class ExportedLeadSourceDto {}
+for (const key of SOURCE_KEYS) ApiProperty(nullableString)(ExportedLeadSourceDto.prototype, key);
 
 @ApiSchema({ name: 'ExportedLeadConsent' })
 export class ExportedLeadConsentDto {
@@ -139,7 +133,7 @@ export class ExportedLeadDto {
     description:
       "Where the lead came from (the landing's LANDING_SOURCE, the UTM parameters of its page, the referrer's host); null when the landing sent none",
   })
-  source!: ExportedLeadSourceDto | null;
+  source!: Record<SourceKey, string | null> | null;
 
   @ApiProperty({
     ...refOrNull(() => ExportedLeadConsentDto),

@@ -3,7 +3,7 @@ import { parseRepeatChanges, type FormColumns } from '../domain/lead';
 import { isPersonalField, SOURCE_COLUMN, withoutPersonal } from '../domain/personal-fields';
 import type { TelegramAccount } from '../domain/telegram-account';
 import type { ExportRepeatRow, ExportRow } from '../repositories/lead-pages.repository';
-import type { ExportedLead, ExportedLeadRepeatDto, ExportedLeadSourceDto } from './export.dto';
+import type { ExportedLead, ExportedLeadRepeatDto } from './export.dto';
 
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -28,10 +28,7 @@ export function toJson(
 ): ExportedLead {
   const r = hidePersonal ? withoutPersonal(row) : shown(row);
   const hideRepeats = hidePersonal || row.anonymised_at !== null;
-  const source: ExportedLeadSourceDto = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<
-    SourceKey,
-    string | null
-  >;
+  const source = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<SourceKey, string | null>;
   return {
     lead_number: r.id,
     request_id: r.request_id,
