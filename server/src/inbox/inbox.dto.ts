@@ -125,14 +125,10 @@ class InboxChartsSeriesDto {
   @ApiProperty({ type: 'integer', isArray: true, description: 'Leads created each day, in the order of days' }) counts!: number[];
 }
 
+/** How many leads have each status. */
 @ApiSchema({ name: 'InboxChartsFunnel' })
-class InboxChartsFunnelDto {
-  @ApiProperty({ type: 'integer' }) new!: number;
-  @ApiProperty({ type: 'integer' }) in_progress!: number;
-  @ApiProperty({ type: 'integer' }) won!: number;
-  @ApiProperty({ type: 'integer' }) lost!: number;
-  @ApiProperty({ type: 'integer' }) spam!: number;
-}
+class InboxChartsFunnelDto {}
+for (const status of LEAD_STATUSES) ApiProperty({ type: 'integer' })(InboxChartsFunnelDto.prototype, status);
 
 @ApiSchema({ name: 'InboxChartsSvg' })
 class InboxChartsSvgDto {
@@ -152,7 +148,7 @@ export class InboxChartsDto {
   @ApiProperty({ type: () => InboxChartsSeriesDto, isArray: true, description: 'Per source, most leads first, none last' })
   per_day!: InboxChartsSeriesDto[];
   @ApiProperty({ type: () => InboxChartsFunnelDto, description: "The 30 days' leads by their status now" })
-  funnel!: InboxChartsFunnelDto;
+  funnel!: Record<LeadStatus, number>;
   @ApiProperty({ type: 'integer', nullable: true, description: 'Median seconds from creation to the first status change' })
   median_first_change_s!: number | null;
   @ApiProperty({ type: () => InboxChartsSvgDto }) svg!: InboxChartsSvgDto;
