@@ -86,7 +86,7 @@ describe("the inbox's searches beside POST /leads", () => {
     const searches = 50;
     let answered = 0;
     const all = Array.from({ length: searches }, () =>
-      exports.page({ q: 'нет такого' }, { inbox: true }).then((page) => {
+      exports.page({ q: 'нет такого' }).then((page) => {
         answered += 1;
         return page.leads.length;
       }),

@@ -7,9 +7,8 @@ const FONT_DIRS = ['/usr/share/fonts', '/usr/local/share/fonts'];
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /**
- * An SVG with explicit colours as a PNG, `scale` times its size, by resvg. The system's fonts are loaded (DejaVu Sans
- * first; `systemFonts: false`: none) and the usual folders named too, as a slim image has no fontconfig file; without
- * a font the text is left out and the bars still drawn: the picture never fails for want of one.
+ * An SVG with explicit colours as a PNG, `scale` times its size, by resvg: the system's fonts and the usual folders (a
+ * slim image has no fontconfig); without a font the text is left out, the bars still drawn.
  */
 export function svgToPng(
   svg: string,

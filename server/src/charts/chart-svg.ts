@@ -7,39 +7,23 @@ import type { Messages } from '../i18n';
  * renderer without CSS (the digest's PNG). Each has a `<title>`, `role="img"` and an `aria-label` saying what it shows.
  */
 
-/** Explicit colours and font, for drawing without the page's CSS. */
-export interface ChartPalette {
-  background: string;
-  text: string;
-  grid: string;
-  /** The bars' colours, by class s0, s1…; repeated past the end. */
-  series: readonly string[];
-  fontFamily: string;
-}
-
-/** The colours of the page's light theme (the inbox's --s0…--s5), for the digest's picture. */
-export const LIGHT_PALETTE: ChartPalette = {
+/** The colours of the page's light theme (the inbox's --s0…--s5; the bars' repeated past the end), for the digest's picture. */
+export const LIGHT_PALETTE = {
   background: '#ffffff',
   text: '#1f2937',
   grid: '#d1d5db',
   series: ['#3b82f6', '#f59e0b', '#10b981', '#ef4444', '#a855f7', '#94a3b8'],
   fontFamily: 'DejaVu Sans, Liberation Sans, Noto Sans, Arial, sans-serif',
 };
+type ChartPalette = typeof LIGHT_PALETTE;
 
 /** How many bar classes there are (s0…s5): further sources repeat them, as the page's legend does. */
 const SERIES_CLASSES = 6;
 
-export interface PerDaySeries {
-  source: string | null;
-  counts: number[];
-}
-
+/** The days (`YYYY-MM-DD`, oldest first), a series per source in the order of their classes, the source it is limited to. */
 export interface PerDayChart {
-  /** `YYYY-MM-DD`, oldest first. */
   days: string[];
-  /** One per source, in the order of their classes. */
-  series: PerDaySeries[];
-  /** The source the chart is limited to, if any (null: leads without one). */
+  series: { source: string | null; counts: number[] }[];
   source?: string | null;
 }
 
@@ -53,10 +37,7 @@ export function perDaySize(legend: boolean): { width: number; height: number } {
   return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? LEGEND_HEIGHT : 0) };
 }
 
-/**
- * What XML 1.0 does not allow (outside its `Char`) or discourages (C1 controls, noncharacters): resvg refuses the whole
- * picture for one ("non-XML character"), so they are dropped from every text the SVG carries.
- */
+/** What XML 1.0 does not allow or discourages (C1 controls, noncharacters): resvg refuses a picture with one. */
 const NOT_XML = /[^\t\n\r\u0020-\u007E\u00A0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]|\p{Noncharacter_Code_Point}/gu;
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 

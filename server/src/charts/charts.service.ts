@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import type { LeadStatus } from '../domain/lead-status';
 import { sourceFilter } from '../export/export-query';
 import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../repositories/charts.repository';
 import type { LeadScope } from '../repositories/lead-pages.repository';
@@ -10,26 +9,14 @@ import { svgToPng } from './chart-png';
 import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-import { dayIndex, lastLocalDays } from './local-days';
+import { lastLocalDays } from './local-days';
 
 /** The charts cover the last 30 local days (LEADS_TIMEZONE), today included. */
 export const CHART_DAYS = 30;
 /** The digest's picture: twice the chart's size, for a phone's screen. */
 export const DIGEST_PICTURE_SCALE = 2;
 
-/** `GET /inbox/api/charts` (docs/api.md). */
-export interface InboxCharts {
-  days: string[];
-  per_day: { source: string | null; counts: number[] }[];
-  funnel: Record<LeadStatus, number>;
-  median_first_change_s: number | null;
-  svg: { per_day: string; funnel: string };
-}
-
-/**
- * The charts of the last CHART_DAYS local days (leads per day by source, the funnel of their statuses now, the median
- * time to a first status change): numbers and SVG for the inbox, the per-day chart as a PNG for the digest.
- */
+/** The charts of the last CHART_DAYS local days: numbers and SVG for the inbox, the per-day chart as the digest's PNG. */
 @Injectable()
 export class ChartsService {
   constructor(
@@ -50,15 +37,13 @@ export class ChartsService {
     return { days, window };
   }
 
-  /**
-   * Leads per local day and source, more leads first, none last: counted per quarter hour by the database and grouped
-   * into local days here, so a day is the time zone's, DST included, on both databases.
-   */
+  /** Leads per local day and source, more leads first, none last: quarter hours grouped here into the zone's days (DST too). */
   async perDay(source?: string | null, scope?: LeadScope | null): Promise<PerDayChart> {
     const { days, window } = this.window(source, scope);
     const bySource = new Map<string | null, number[]>();
     for (const row of await this.charts.perQuarterHour(window)) {
-      const d = dayIndex(days, row.quarter * QUARTER_MS);
+      const at = row.quarter * QUARTER_MS;
+      const d = days.starts.findIndex((start, i) => start <= at && at < days.starts[i + 1]);
       if (d < 0) continue;
       let counts = bySource.get(row.source);
       if (!counts) bySource.set(row.source, (counts = new Array<number>(CHART_DAYS).fill(0)));
@@ -77,7 +62,7 @@ export class ChartsService {
   }
 
   /** The inbox's charts of the leads a viewer sees (`scope`; null: all), of `source` (checked by InboxChartsQuery). */
-  async inbox(rawSource: string | undefined, scope: LeadScope | null = null): Promise<InboxCharts> {
+  async inbox(rawSource: string | undefined, scope: LeadScope | null = null) {
     const source = rawSource === undefined ? undefined : sourceFilter(rawSource);
     const { window } = this.window(source, scope);
     // At once: on PostgreSQL each on its own pooled connection.

@@ -7,7 +7,7 @@ function offsetAt(ms: number, timezone: string): number {
 }
 
 /** The instant a local date (`YYYY-MM-DD`) begins in `timezone` (its first moment when a DST change skips midnight). */
-export function localMidnight(date: string, timezone: string): number {
+function localMidnight(date: string, timezone: string): number {
   const [y, m, d] = date.split('-').map(Number);
   const wall = Date.UTC(y, m - 1, d);
   // Twice: the offset of the guess may differ from the offset at the true midnight across a DST change.
@@ -16,36 +16,18 @@ export function localMidnight(date: string, timezone: string): number {
 }
 
 /** The date `n` days after a `YYYY-MM-DD` date (n may be negative), on the calendar alone. */
-export function addDays(date: string, n: number): string {
+function addDays(date: string, n: number): string {
   const [y, m, d] = date.split('-').map(Number);
   return new Date(Date.UTC(y, m - 1, d + n)).toISOString().slice(0, 10);
 }
 
-/** A run of local days: their dates, oldest first, and the instants where each begins, plus where the last one ends. */
-export interface LocalDays {
-  dates: string[];
-  /** `starts[i]` begins `dates[i]`; `starts[dates.length]` is the end of the last day. */
-  starts: number[];
-}
-
-/** The `count` local days in `timezone` ending with the day of `now` (today), oldest first. */
-export function lastLocalDays(now: number, timezone: string, count: number): LocalDays {
+/**
+ * The `count` local days in `timezone` ending with the day of `now` (today), oldest first: their dates, and the instants
+ * where each begins (`starts[i]` begins `dates[i]`), plus where the last one ends.
+ */
+export function lastLocalDays(now: number, timezone: string, count: number): { dates: string[]; starts: number[] } {
   const today = localDate(now, timezone);
   const dates = Array.from({ length: count }, (_, i) => addDays(today, i - count + 1));
   const starts = [...dates, addDays(today, 1)].map((d) => localMidnight(d, timezone));
   return { dates, starts };
-}
-
-/** Which of the days an instant falls in, or -1 outside them. */
-export function dayIndex(days: LocalDays, ms: number): number {
-  const { starts } = days;
-  if (ms < starts[0] || ms >= starts[starts.length - 1]) return -1;
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (starts[mid] <= ms) lo = mid;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -7,16 +7,10 @@ export const CRLF = '\r\n';
 
 /** What a spreadsheet runs as a formula when a cell starts with it (OWASP's list for CSV injection). */
 const FORMULA_START = /^[=+\-@\t\r]/;
-/**
- * A separator some reader may split at (`,`, the `;` of Excel in ru-RU, a tab, a line break), then spaces (trimmed
- * off the cell) and quotes, then a formula character: a cell of that reader would start there.
- */
+/** A separator some reader splits at (`,`, ru-RU Excel's `;`, a tab, a line break), spaces, quotes, then a formula character. */
 const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n][ \t]*)("*)(?=[=+\-@\t\r])/g;
 
-/**
- * A leading `'` where a spreadsheet would run a formula, so it shows text: at the cell's start and wherever a reader
- * splitting at `;` (or a tab, or a line break) would start a cell with one: `Ann;=1+1` is written `Ann;'=1+1`.
- */
+/** A `'` wherever a spreadsheet would start a formula, at the start or after a separator: `Ann;=1+1` is `Ann;'=1+1`. */
 export function neutralise(value: string): string {
   const inside = value.replace(FORMULA_AFTER_SEPARATOR, "$1'$2");
   return FORMULA_START.test(inside) ? `'${inside}` : inside;

@@ -1,19 +1,7 @@
 import { applyDecorators, HttpException, Inject, Injectable } from '@nestjs/common';
+import { IntersectionType, PickType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  Validate,
-  ValidatorConstraint,
-  type ValidationArguments,
-  type ValidatorConstraintInterface,
-} from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, type ValidationArguments } from 'class-validator';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
@@ -30,19 +18,11 @@ import {
   SOURCE_VALUE,
 } from './export-query';
 
-/**
- * The queries of the routes that read leads (`GET /leads`, its CSV, the inbox's list, CSV and charts) as
- * class-validator DTOs, checked by LeadsQueryPipe. Each class lists its parameters in the order a 422 names them. What
- * a decorator cannot say is a constraint here: a time that exists, `until` after `since`, a cursor this API gave.
- */
-
 /** What the cursor rule needs: the key the server signs its cursors with (export-query.ts cursorKey). */
-export interface CursorContext {
-  cursorKey: Buffer;
-}
+type CursorContext = { cursorKey: Buffer };
 
 /**
- * The ValidationPipe of every route that reads leads (`@Query(LeadsQueryPipe)`): 422 `invalid_query` naming every bad
+ * The ValidationPipe of the queries of the routes that read leads (these DTOs): 422 `invalid_query` naming every bad
  * parameter. A provider, so the cursor rule gets the key the server signs its cursors with.
  */
 @Injectable()
@@ -54,36 +34,29 @@ export class LeadsQueryPipe extends ApiValidationPipe {
   }
 }
 
-@ValidatorConstraint({ name: 'existingTime' })
-export class ExistingTime implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return typeof parseExportTime(value) === 'number';
-  }
-}
+/** A rule of these DTOs: its name (the constraint a problem is listed under), its 422 words, its check. */
+const Rule = (name: string, message: string, validate: (value: unknown, args: ValidationArguments) => boolean, context?: object) =>
+  ValidateBy({ name, validator: { validate } }, { message, context });
+
+const existingTime = (value: unknown) => typeof parseExportTime(value) === 'number';
 
 /** `until` after `since`, once both are times that exist (each one's own rule says otherwise). */
-@ValidatorConstraint({ name: 'afterSince' })
-export class AfterSince implements ValidatorConstraintInterface {
-  validate(value: unknown, args: ValidationArguments): boolean {
-    const since = parseExportTime((args.object as { since?: unknown }).since);
-    const until = parseExportTime(value);
-    return typeof since !== 'number' || typeof until !== 'number' || since < until;
-  }
+function afterSince(value: unknown, args: ValidationArguments): boolean {
+  const since = parseExportTime((args.object as { since?: unknown }).since);
+  const until = parseExportTime(value);
+  return typeof since !== 'number' || typeof until !== 'number' || since < until;
 }
 
 /**
  * A cursor exactly as this server gave it (signed with its key); nothing else, not another spelling of one. A cursor
  * of the order of changes (`updated_since`) only with `updated_since`, one of the order of numbers only without.
  */
-@ValidatorConstraint({ name: 'apiCursor' })
-export class ApiCursor implements ValidatorConstraintInterface {
-  validate(value: unknown, args: ValidationArguments): boolean {
-    const context = validationContext<CursorContext>(args);
-    if (!context) throw new Error('the cursor rule needs the cursor key (CursorContext)');
-    const position = readCursor(value, context.cursorKey);
-    const changes = (args.object as { updated_since?: unknown }).updated_since !== undefined;
-    return position !== undefined && (position.updatedAt !== null) === changes;
-  }
+function apiCursor(value: unknown, args: ValidationArguments): boolean {
+  const context = validationContext<CursorContext>(args);
+  if (!context) throw new Error('the cursor rule needs the cursor key (CursorContext)');
+  const position = readCursor(value, context.cursorKey);
+  const changes = (args.object as { updated_since?: unknown }).updated_since !== undefined;
+  return position !== undefined && (position.updatedAt !== null) === changes;
 }
 
 /** Every parameter: an empty one (`status=`) counts as absent. */
@@ -104,13 +77,13 @@ const Limit = () =>
     Min(1, { message: QUERY_RULES.limit }),
     Max(EXPORT_LIMIT_MAX, { message: QUERY_RULES.limit }),
   );
-const Cursor = () => applyDecorators(Param(), Validate(ApiCursor, { message: QUERY_RULES.cursor }));
-const Since = () => applyDecorators(Param(), Validate(ExistingTime, { message: QUERY_RULES.time }));
+const Cursor = () => applyDecorators(Param(), Rule('apiCursor', QUERY_RULES.cursor, apiCursor));
+const Since = () => applyDecorators(Param(), Rule('existingTime', QUERY_RULES.time, existingTime));
 const Until = () =>
   applyDecorators(
     Param(),
-    Validate(ExistingTime, { message: QUERY_RULES.time }),
-    Validate(AfterSince, { message: QUERY_RULES.afterSince, context: CROSS_FIELD }),
+    Rule('existingTime', QUERY_RULES.time, existingTime),
+    Rule('afterSince', QUERY_RULES.afterSince, afterSince, CROSS_FIELD),
   );
 const Status = () => applyDecorators(Param(), IsIn([...LEAD_STATUSES], { message: QUERY_RULES.status }));
 const Source = () => applyDecorators(Param(), Matches(SOURCE_VALUE, { message: QUERY_RULES.source }));
@@ -122,46 +95,35 @@ const Search = () =>
     Matches(NO_CONTROL_CHARACTER, { message: QUERY_RULES.q }),
   );
 
-/** `GET /leads/export.csv`: the filters. */
-export class LeadsFilterQuery {
+class PageParams {
+  @Limit() limit?: number;
+  @Cursor() cursor?: string;
+}
+
+class InboxParams {
+  @Source() source?: string;
+  @Search() q?: string;
+}
+
+class CreatedParams {
   @Since() since?: string;
   @Until() until?: string;
   @Status() status?: LeadStatus;
+}
+
+class ChangedParams {
   /** Leads whose state changed at or after this time, in the order of their changes. */
   @Since() updated_since?: string;
 }
 
-/** `GET /leads`: the page, then the filters. */
-export class LeadsPageQuery {
-  @Limit() limit?: number;
-  @Cursor() cursor?: string;
-  @Since() since?: string;
-  @Until() until?: string;
-  @Status() status?: LeadStatus;
-  @Since() updated_since?: string;
-}
-
-/** `GET /inbox/api/leads.csv`: the inbox's filters (source, q), then those of `GET /leads`. */
-export class InboxFilterQuery {
-  @Source() source?: string;
-  @Search() q?: string;
-  @Since() since?: string;
-  @Until() until?: string;
-  @Status() status?: LeadStatus;
-}
-
-/** `GET /inbox/api/leads`: the page, the inbox's filters, those of `GET /leads`. */
-export class InboxPageQuery {
-  @Limit() limit?: number;
-  @Cursor() cursor?: string;
-  @Source() source?: string;
-  @Search() q?: string;
-  @Since() since?: string;
-  @Until() until?: string;
-  @Status() status?: LeadStatus;
-}
-
-/** `GET /inbox/api/charts`: the source alone. */
-export class InboxChartsQuery {
-  @Source() source?: string;
-}
+// IntersectionType keeps the rules in the order of its classes: the order a 422 names the parameters in.
+/** `GET /leads/export.csv`. */
+export class LeadsFilterQuery extends IntersectionType(CreatedParams, ChangedParams) {}
+/** `GET /leads`. */
+export class LeadsPageQuery extends IntersectionType(PageParams, LeadsFilterQuery) {}
+/** `GET /inbox/api/leads.csv`. */
+export class InboxFilterQuery extends IntersectionType(InboxParams, CreatedParams) {}
+/** `GET /inbox/api/leads`. */
+export class InboxPageQuery extends IntersectionType(PageParams, InboxFilterQuery) {}
+/** `GET /inbox/api/charts`. */
+export class InboxChartsQuery extends PickType(InboxParams, ['source'] as const) {}

@@ -2,13 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { LEAD_STATUSES } from '../domain/lead-status';
 
 /**
- * The one strict reading of `GET /leads`'s times and cursor (and the CSV's times): a value names exactly one thing or
- * is refused (422 `invalid_query`). No calendar roll-over (`2026-02-30` is not 2 March), no clock that does not exist
- * (`24:00`, `:60`, an offset of `+24:00`, a local hour the clock skips), no cursor the API did not give (its id a
- * positive safe integer, the text exactly as `encodeCursor` writes it).
+ * The one strict reading of the queries' times and cursor: a value names exactly one thing or is refused (422
+ * `invalid_query`): no calendar roll-over (`2026-02-30`), no clock that does not exist (`24:00`, `+24:00`, a skipped
+ * local hour), no cursor the API did not give.
  */
 
-/** `GET /leads`'s page size: this unless told, at most EXPORT_LIMIT_MAX. */
 export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
 
@@ -22,7 +20,6 @@ export const SEARCH_MAX = 100;
 /** No control character: nothing a person searches for, and PostgreSQL refuses a NUL in any text (422 before any query). */
 export const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
 
-/** The `error` of a 422 for a bad query parameter. */
 export const INVALID_QUERY = 'invalid_query';
 
 /** Why a parameter is refused (422 `invalid_query`, `errors.<parameter>`), as docs/api.md lists them. */
@@ -45,10 +42,8 @@ function daysIn(year: number, month: number): number {
 }
 
 /**
- * `since` / `until`: milliseconds since the epoch (up to 15 digits), an ISO 8601 date (midnight UTC), or a date-time
- * (`T` or a space between; seconds and up to 9 fraction digits optional) with its zone (`Z`, `+03:00`, `+0300`) or
- * without one (then in the server process's time zone, as documented). Null when absent or empty; undefined when it
- * is none of those or names no real instant.
+ * A time: epoch milliseconds, an ISO 8601 date (midnight UTC), or a date-time with its zone or without one (the server
+ * process's time zone). Null when absent or empty; undefined when it is none of those or names no real instant.
  */
 export function parseExportTime(raw: unknown): number | null | undefined {
   if (raw === undefined || raw === '') return null;
@@ -97,10 +92,7 @@ export interface CursorPosition {
   updatedAt: number | null;
 }
 
-/**
- * The opaque cursor: base64url of `{"id":n}` (the page's last lead) or, with `updated_since`, `{"u":t,"id":n}` (t its
- * `updated_at`), a dot, and its signature with the server's key, so a cursor made by hand is refused.
- */
+/** The opaque cursor: base64url of `{"id":n}` (with `updated_since`, `{"u":updated_at,"id":n}`), a dot, its signature. */
 export function encodeCursor(id: number, key: Buffer, updatedAt: number | null = null): string {
   const position = updatedAt === null ? { id } : { u: updatedAt, id };
   const payload = Buffer.from(JSON.stringify(position)).toString('base64url');

@@ -9,11 +9,7 @@ import { ApiCsvResponse, ApiInvalidQuery, ApiQueryParameters, LeadsPageDto } fro
 import { CSV_COLUMNS, ExportService } from './export.service';
 import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query.dto';
 
-/**
- * `GET /leads` and `GET /leads/export.csv`, behind the same secret as `POST /leads`, each caller throttled before the
- * secret is checked (`api`; the CSV `export` too), the query checked by its DTO (LeadsQueryPipe, 422 `invalid_query`)
- * after both. `@Api…`: the OpenAPI document's.
- */
+/** `GET /leads` and its CSV behind `POST /leads`'s secret: the caller throttled first, the query checked last. */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
 @ApiInvalidQuery()

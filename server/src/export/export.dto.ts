@@ -10,23 +10,19 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { jsonContent } from '../http/api-docs';
-import { CAPTCHA_RESULTS, LEAD_FIELDS, type CaptchaResult, type LeadField } from '@stickers/shared';
+import { CAPTCHA_RESULTS, LEAD_FIELDS, SOURCE_KEYS, type CaptchaResult, type LeadField, type SourceKey } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY } from './export-query';
 
-/**
- * `GET /leads` and `GET /leads/export.csv` as the OpenAPI document shows them (@nestjs/swagger reads these
- * decorators), and the shapes of their answers; the routes' queries are checked by export-query.dto.ts.
- */
+/** The OpenAPI document's words for the routes that read leads, and the shapes of their answers (their rules: export-query.dto.ts). */
 
 const time = (what: string) => ({
   schema: { type: 'string' },
   description: `${what}: an ISO 8601 date or time, or milliseconds since the epoch`,
 });
 
-/** The query parameters of the routes that read leads, as the document shows them (their rules: export-query.dto.ts). */
 const QUERY_PARAMETERS = {
   source: { schema: { type: 'string' }, description: "The landing's source (source.landing); `none`: leads without a source" },
   q: {
@@ -69,25 +65,15 @@ export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', cont
 const nullableString = { type: 'string', nullable: true } as const;
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const;
 
-/**
- * An object of `model`'s schema, or null. OpenAPI 3.0's `nullable` only adds null to the `type` beside it, so
- * `nullable` next to a `$ref` (or an `allOf` of one) lets no null through: null is the second branch, a schema whose
- * only value is null.
- */
+/** An object of `model`'s schema, or null: OpenAPI 3.0's `nullable` beside a `$ref` lets no null through. */
 const refOrNull = (model: () => unknown) => ({
   oneOf: [{ $ref: getSchemaPath(model() as never) }, { type: 'object', nullable: true, enum: [null] }],
 });
 
+/** A lead's source: each of shared's SOURCE_KEYS, null when not sent. */
 @ApiSchema({ name: 'ExportedLeadSource' })
-export class ExportedLeadSourceDto {
-  @ApiProperty(nullableString) landing!: string | null;
-  @ApiProperty(nullableString) utm_source!: string | null;
-  @ApiProperty(nullableString) utm_medium!: string | null;
-  @ApiProperty(nullableString) utm_campaign!: string | null;
-  @ApiProperty(nullableString) utm_content!: string | null;
-  @ApiProperty(nullableString) utm_term!: string | null;
-  @ApiProperty(nullableString) referrer!: string | null;
-}
+class ExportedLeadSourceDto {}
+for (const key of SOURCE_KEYS) ApiProperty(nullableString)(ExportedLeadSourceDto.prototype, key);
 
 @ApiSchema({ name: 'ExportedLeadConsent' })
 export class ExportedLeadConsentDto {
@@ -147,7 +133,7 @@ export class ExportedLeadDto {
     description:
       "Where the lead came from (the landing's LANDING_SOURCE, the UTM parameters of its page, the referrer's host); null when the landing sent none",
   })
-  source!: ExportedLeadSourceDto | null;
+  source!: Record<SourceKey, string | null> | null;
 
   @ApiProperty({
     ...refOrNull(() => ExportedLeadConsentDto),
@@ -180,8 +166,7 @@ export class ExportedLeadDto {
   telegram_account!: ExportedTelegramAccountDto | null;
 }
 
-// The lead's form fields (null once it is anonymised), in the order of shared's LEAD_FIELDS: a new field is documented
-// here without a change to this file.
+// The lead's form fields (null once it is anonymised), in the order of shared's LEAD_FIELDS.
 for (const field of LEAD_FIELDS) ApiProperty(nullableString)(ExportedLeadDto.prototype, field);
 
 /** A lead as `GET /leads` shows it: ExportedLeadDto and every field of the form. */

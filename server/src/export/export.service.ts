@@ -4,7 +4,6 @@ import { LEAD_FIELDS, UTM_KEYS } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import type { LeadStatus } from '../domain/lead-status';
 import { withoutPersonal } from '../domain/personal-fields';
 import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import {
@@ -37,25 +36,16 @@ const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A checked query's filters; `updatedSince`, the inbox's `source` (null: none), `search` and `scope` when given. */
-export interface ExportFilter {
-  since: number | null;
-  until: number | null;
-  status: LeadStatus | null;
-  updatedSince?: number;
-  source?: string | null;
-  search?: LeadSearch;
-  scope?: LeadScope;
-}
+type ExportFilter = Pick<ExportQuery, 'since' | 'until' | 'status' | 'source' | 'search' | 'scope'> & { updatedSince?: number };
 
 /** A query of the routes that read leads, checked by its DTO (export-query.dto.ts): only what was given, not empty. */
 export type LeadsQuery = LeadsPageQuery & InboxPageQuery;
 
 /**
- * How a caller reads leads: `inbox`, `source` and `q` read too; `hidePersonal` (LEADS_CARD_PII=0 for the inbox), no
- * personal value shown nor searched (parseSearch); `scope`, only the leads an inbox viewer may see.
+ * How the inbox reads leads: `hidePersonal` (LEADS_CARD_PII=0), no personal value shown nor searched (parseSearch);
+ * `scope`, only the leads its viewer may see.
  */
-export interface ExportOptions {
-  inbox?: boolean;
+interface ExportOptions {
   hidePersonal?: boolean;
   scope?: LeadScope | null;
 }
@@ -149,16 +139,14 @@ export class ExportService {
     });
   }
 
-  /** The filter of a checked query: since, until, status, and the inbox's source and q. */
+  /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
   filter(query: LeadsQuery, options: ExportOptions = {}): ExportFilter {
     const filter: ExportFilter = { since: instant(query.since), until: instant(query.until), status: query.status ?? null };
     const updatedSince = instant(query.updated_since);
     if (updatedSince !== null) filter.updatedSince = updatedSince;
-    if (options.inbox) {
-      if (query.source !== undefined) filter.source = sourceFilter(query.source);
-      const search = query.q === undefined ? null : parseSearch(query.q, { personal: options.hidePersonal !== true });
-      if (search) filter.search = search;
-    }
+    if (query.source !== undefined) filter.source = sourceFilter(query.source);
+    const search = query.q === undefined ? null : parseSearch(query.q, { personal: options.hidePersonal !== true });
+    if (search) filter.search = search;
     if (options.scope) filter.scope = options.scope;
     return filter;
   }
@@ -183,15 +171,7 @@ export class ExportService {
 
   /** One lead as `GET /leads` shows it, or null when there is none of that number (or none the scope lets one see). */
   async lead(leadNumber: number, options: Pick<ExportOptions, 'hidePersonal' | 'scope'> = {}): Promise<ExportedLead | null> {
-    const [row] = await this.leads.exportPage({
-      since: null,
-      until: null,
-      status: null,
-      beforeId: null,
-      id: leadNumber,
-      limit: 1,
-      ...(options.scope ? { scope: options.scope } : {}),
-    });
+    const [row] = await this.leads.exportPage({ ...pageAfter(this.filter({}, options), null, 1), id: leadNumber });
     return row ? (await this.withRepeats([row], options.hidePersonal === true))[0] : null;
   }
 
@@ -210,10 +190,9 @@ export class ExportService {
   }
 
   /**
-   * The CSV, row by row (BOM and header first), read from the database a page at a time. On SQLite a page is read
-   * synchronously, so between two pages the export gives the event loop a turn (`setImmediate`): requests beside it
-   * (POST /leads, /health) are answered while it runs. At most EXPORTS_AT_ONCE exports read at once (a turn held for
-   * the whole run; the others wait before their first row), so exports cannot stack their pages between two turns.
+   * The CSV, row by row (BOM and header first), a page at a time with a turn of the event loop between pages (SQLite
+   * reads synchronously), so requests beside it are answered. At most EXPORTS_AT_ONCE exports run at once (the others
+   * wait before their first row), so exports cannot stack their pages between two turns.
    */
   async *csv(filter: ExportFilter, options: Pick<ExportOptions, 'hidePersonal'> = {}): AsyncGenerator<string> {
     const done = await this.exportTurns.take();
@@ -236,9 +215,8 @@ export class ExportService {
   }
 
   /**
-   * A search's read (the inbox's `q`): a part of a name, username or phone matches no index, so a search that finds
-   * little reads the whole table — synchronously on SQLite. One search reads at a time (SEARCHES_AT_ONCE), each after
-   * a turn of the event loop, so a POST /leads beside them waits for one search at most.
+   * A search's read (the inbox's `q`): it matches no index, so it may read the whole table, synchronously on SQLite.
+   * One at a time (SEARCHES_AT_ONCE), each after a turn of the event loop: a POST /leads beside waits for one at most.
    */
   private async searching<T>(read: () => Promise<T>): Promise<T> {
     const done = await this.searchTurns.take();

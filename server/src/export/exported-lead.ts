@@ -3,9 +3,7 @@ import { parseRepeatChanges, type FormColumns } from '../domain/lead';
 import { isPersonalField, SOURCE_COLUMN, withoutPersonal } from '../domain/personal-fields';
 import type { TelegramAccount } from '../domain/telegram-account';
 import type { ExportRepeatRow, ExportRow } from '../repositories/lead-pages.repository';
-import type { ExportedLead, ExportedLeadRepeatDto, ExportedLeadSourceDto } from './export.dto';
-
-/** A lead as `GET /leads` and the inbox show it (export.dto.ts), made from a row of the export's read. Times ISO 8601. */
+import type { ExportedLead, ExportedLeadRepeatDto } from './export.dto';
 
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -21,7 +19,7 @@ export function repeatChanges(json: string, hidePersonal: boolean): ExportedLead
   );
 }
 
-/** The lead as `GET /leads` shows it, with its repeats (oldest first; none read: an empty list). */
+/** The lead as `GET /leads` and the inbox show it (export.dto.ts), with its repeats (oldest first); times ISO 8601. */
 export function toJson(
   row: ExportRow,
   hidePersonal = false,
@@ -30,10 +28,7 @@ export function toJson(
 ): ExportedLead {
   const r = hidePersonal ? withoutPersonal(row) : shown(row);
   const hideRepeats = hidePersonal || row.anonymised_at !== null;
-  const source: ExportedLeadSourceDto = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<
-    SourceKey,
-    string | null
-  >;
+  const source = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<SourceKey, string | null>;
   return {
     lead_number: r.id,
     request_id: r.request_id,

@@ -3,12 +3,9 @@ import { IsString, Length } from 'class-validator';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
 
 /** Telegram's limit on a message's text. */
-export const MESSAGE_TEXT_MAX = 4096;
+const MESSAGE_TEXT_MAX = 4096;
 
-/**
- * The conversation's routes (`/inbox/api/leads/:number/messages`) as the OpenAPI document shows them, and the rules of
- * the message the inbox sends (run by BODY_PIPE: 422 `invalid_body`).
- */
+/** The conversation's routes (`/inbox/api/leads/:number/messages`) in the OpenAPI document, and the sent message's rules. */
 @ApiSchema({ name: 'InboxMessageBody' })
 export class InboxMessageBodyDto {
   @ApiProperty({ type: 'string', minLength: 1, maxLength: MESSAGE_TEXT_MAX, description: 'The text sent to the visitor' })

@@ -7,9 +7,8 @@ import { CallerThrottleGuard } from '../http/caller-throttle';
 import { InboxAccessService } from '../access/inbox-access.service';
 
 /**
- * The inbox API's throttles (`inbox`, and `export` on its CSV), before InboxAuthGuard: per Telegram user of launch data
- * that checks out (once per request: the guard reads the same answer), so members behind one address each have their
- * own count; else per caller address, so unauthenticated requests are throttled too and never cost a getChatMember.
+ * The inbox API's throttles, before InboxAuthGuard: per Telegram user of launch data that checks out (members behind
+ * one address each have their own count), else per caller address (never costing a getChatMember).
  */
 @Injectable()
 export class InboxThrottleGuard extends CallerThrottleGuard {

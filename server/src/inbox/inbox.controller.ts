@@ -29,11 +29,8 @@ import { BODY_PIPE, LEAD_NUMBER_PIPE } from '../http/validation';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
 
 /**
- * The inbox's API (`/inbox/api/*`), for the Mini App at `/inbox`: every route throttled per Telegram user first
- * (InboxThrottleGuard: `inbox`, and `export` on the CSV), then behind InboxAuthGuard (the launch data, then who the
- * user is), every answer `Cache-Control: no-store` (InboxModule's middleware). The input is checked by its DTO's
- * ValidationPipe after the guards: the queries as `GET /leads`'s (LeadsQueryPipe), `:number` (404) and the bodies
- * (422 `invalid_body`) by http/validation.ts. Thin: InboxService decides.
+ * The Mini App's API (`/inbox/api/*`): throttled per Telegram user (InboxThrottleGuard), then InboxAuthGuard, then the
+ * input checked by its DTO. Thin: InboxService decides.
  */
 @ApiTags('inbox')
 @ApiSecurity(INBOX_SCHEME)
@@ -150,7 +147,6 @@ export class InboxController {
   @ApiLeadNumber()
   @ApiInboxBody(InboxEraseBodyDto, 'Not confirmed, or not a JSON object')
   @ApiOkResponse({ type: InboxLeadAnswerDto })
-  // The body's DTO (InboxEraseBodyDto) only lets `{"confirm": true}` through: the handler needs nothing of it.
   erase(@Viewer() viewer: InboxViewer, @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams, @JsonBody(BODY_PIPE) _body: InboxEraseBodyDto) {
     return this.inbox.erase(viewer, params.number);
   }

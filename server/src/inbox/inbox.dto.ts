@@ -6,10 +6,7 @@ import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 import { apiErrorSchema, jsonContent } from '../http/api-docs';
 
-/**
- * The inbox's API as the OpenAPI document shows it (@nestjs/swagger reads these), and its input's rules
- * (class-validator's decorators, run by the routes' ValidationPipes: http/validation.ts). Its queries are the export's.
- */
+/** The inbox's API in the OpenAPI document, and its input's rules (run by http/validation.ts). Its queries are the export's. */
 
 /** A refusal: its status, when, and its body `{"error": <one of codes>, …extra}`. */
 export const ApiRefusal = (status: number, description: string, codes: string[], extra?: Record<string, SchemaObject>) =>
@@ -128,14 +125,10 @@ class InboxChartsSeriesDto {
   @ApiProperty({ type: 'integer', isArray: true, description: 'Leads created each day, in the order of days' }) counts!: number[];
 }
 
+/** How many leads have each status. */
 @ApiSchema({ name: 'InboxChartsFunnel' })
-class InboxChartsFunnelDto {
-  @ApiProperty({ type: 'integer' }) new!: number;
-  @ApiProperty({ type: 'integer' }) in_progress!: number;
-  @ApiProperty({ type: 'integer' }) won!: number;
-  @ApiProperty({ type: 'integer' }) lost!: number;
-  @ApiProperty({ type: 'integer' }) spam!: number;
-}
+class InboxChartsFunnelDto {}
+for (const status of LEAD_STATUSES) ApiProperty({ type: 'integer' })(InboxChartsFunnelDto.prototype, status);
 
 @ApiSchema({ name: 'InboxChartsSvg' })
 class InboxChartsSvgDto {
@@ -155,7 +148,7 @@ export class InboxChartsDto {
   @ApiProperty({ type: () => InboxChartsSeriesDto, isArray: true, description: 'Per source, most leads first, none last' })
   per_day!: InboxChartsSeriesDto[];
   @ApiProperty({ type: () => InboxChartsFunnelDto, description: "The 30 days' leads by their status now" })
-  funnel!: InboxChartsFunnelDto;
+  funnel!: Record<LeadStatus, number>;
   @ApiProperty({ type: 'integer', nullable: true, description: 'Median seconds from creation to the first status change' })
   median_first_change_s!: number | null;
   @ApiProperty({ type: () => InboxChartsSvgDto }) svg!: InboxChartsSvgDto;

@@ -15,10 +15,7 @@ import { InboxController } from './inbox.controller';
 import { InboxService } from './inbox.service';
 import { InboxPageModule } from './page/inbox-page.module';
 
-/**
- * The inbox: the Mini App's page (`/inbox`, InboxPageModule) and its API (`/inbox/api/*`): launch data checked on every
- * call, the leads through the services that own them, the charts (ChartsModule), every API answer `Cache-Control: no-store`.
- */
+/** The inbox: the Mini App's page (`/inbox`) and its API (`/inbox/api/*`), every API answer `Cache-Control: no-store`. */
 @Module({
   imports: [
     InboxPageModule,

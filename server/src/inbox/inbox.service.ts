@@ -15,10 +15,9 @@ import { TraceRepository } from '../repositories/trace.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
 import { invalidBody, notFound } from '../http/validation';
-import { ChartsService, type InboxCharts } from '../charts/charts.service';
+import { ChartsService } from '../charts/charts.service';
 import type { InboxViewer } from '../access/inbox-access.service';
 
-/** The answers of the inbox's routes that are not a success, exactly as docs/api.md gives them. */
 const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
 
 /** A Telegram user's name as the cards' history shows it (the buttons' rule). */
@@ -28,9 +27,8 @@ export function displayName(user: { first_name: string; last_name: string | null
 }
 
 /**
- * The inbox's reads and changes, each through the service that owns it: the list and the CSV are the export's (the same
- * query rules as `GET /leads`), the story is the trace's, a status change is the card buttons' LeadStatusService,
- * erasure the AnonymisationService's. Personal values are hidden where LEADS_CARD_PII=0 hides them on the card.
+ * The inbox's reads and changes, each through the service that owns it (export, trace, LeadStatusService,
+ * AnonymisationService); personal values hidden where LEADS_CARD_PII=0 hides them on the card.
  */
 @Injectable()
 export class InboxService {
@@ -63,22 +61,22 @@ export class InboxService {
     };
   }
 
-  /** How the export reads leads for this viewer: the inbox's filters, their scope, personal values as the card shows them. */
+  /** How the export reads leads for this viewer: its scope, personal values as the card shows them. */
   private readAs(viewer: InboxViewer) {
-    return { inbox: true, hidePersonal: this.hidePersonal, scope: viewer.scope };
+    return { hidePersonal: this.hidePersonal, scope: viewer.scope };
   }
 
-  /** A page of the viewer's leads (the query checked by InboxPageQuery). */
+  /** A page of the viewer's leads. */
   list(viewer: InboxViewer, query: LeadsQuery) {
     return this.exports.page(query, this.readAs(viewer));
   }
 
-  /** The charts of the last 30 days of the viewer's leads, of one source if asked (checked by InboxChartsQuery). */
-  charts(viewer: InboxViewer, query: { source?: string }): Promise<InboxCharts> {
+  /** The charts of the last 30 days of the viewer's leads, of one source if asked. */
+  charts(viewer: InboxViewer, query: { source?: string }) {
     return this.chartsService.inbox(query.source, viewer.scope);
   }
 
-  /** The rows of the viewer's leads for the filter (checked by InboxFilterQuery), streamed. */
+  /** The CSV rows of the viewer's leads for the filter, streamed. */
   csv(viewer: InboxViewer, query: LeadsQuery): AsyncGenerator<string> {
     return this.exports.csv(this.exports.filter(query, this.readAs(viewer)), { hidePersonal: this.hidePersonal });
   }
@@ -101,13 +99,13 @@ export class InboxService {
         at: iso(r.created_at),
         changes: repeatChanges(r.changes, this.hidePersonal),
       })),
-      history: trace.status_history.map((h) => ({ status: h.to as LeadStatus, from: h.from as LeadStatus, by: h.by, at: iso(h.at) })),
+      history: trace.status_history.map((h) => ({ status: h.to, from: h.from, by: h.by, at: iso(h.at) })),
       events: trace.events.map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
       card_url: cardUrl(trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),
     };
   }
 
-  /** The card buttons' rules through their service (the body checked by InboxStatusBodyDto): 403 / 404 / 409 / 422 as docs/api.md says. */
+  /** The card buttons' rules through their service: 403 / 404 / 409 / 422 as docs/api.md says. */
   async setStatus(
     viewer: InboxViewer,
     leadNumber: number,
@@ -139,7 +137,7 @@ export class InboxService {
     }
   }
 
-  /** Erasure, for managers only (confirmed by `{"confirm": true}`: InboxEraseBodyDto); erasing an anonymised lead again is no error. */
+  /** Erasure, for managers only (the body's DTO lets only `{"confirm": true}` through); erasing one again is no error. */
   async erase(viewer: InboxViewer, leadNumber: number): Promise<{ lead: ExportedLead }> {
     if (!viewer.manager) throw fail(403, { error: 'forbidden' });
     await this.visibleLead(viewer, leadNumber);

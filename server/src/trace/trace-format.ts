@@ -1,6 +1,5 @@
-import type { LeadSource } from '@stickers/shared';
 import { terminalSafe } from '../cli/terminal-text';
-import type { ConsentTrace, FallbackTrace, LateTrace, LeadTrace, MissingTrace } from './trace.service';
+import type { LeadTrace, TraceResult } from './trace.service';
 
 const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
 
@@ -15,7 +14,7 @@ const FALLBACK_STATE: Record<string, string> = {
 };
 
 /** The lines of a late request: where the landing sent it, when the server got it, its fallback message. */
-function lateLines(late: LateTrace | null, fallback: FallbackTrace | null, indent: string): string[] {
+function lateLines({ late, fallback }: Pick<LeadTrace['lead'], 'late' | 'fallback'>, indent: string): string[] {
   const lines: string[] = [];
   if (late) {
     const after = late.received_at === null ? '' : ` (${Math.round((late.received_at - late.submitted_at) / 1000)} s later)`;
@@ -34,33 +33,28 @@ function lateLines(late: LateTrace | null, fallback: FallbackTrace | null, inden
   return lines;
 }
 
-/** The line of where a request came from: `key=value` pairs as the landing sent them; none without a source. */
-function sourceLines(source: LeadSource | undefined, indent: string): string[] {
-  if (!source) return [];
-  const pairs = Object.entries(source).map(([k, v]) => `${k}=${v}`);
-  return [`${indent}source        ${pairs.join(', ')}`];
+/** The lines of a request's source (`key=value` as sent) and consent, each when it has one. */
+function sourceLines({ source, consent }: Pick<LeadTrace['lead'], 'source' | 'consent'>, indent: string): string[] {
+  const lines = source
+    ? [
+        `${indent}source        ${Object.entries(source)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')}`,
+      ]
+    : [];
+  if (consent) lines.push(`${indent}consent       accepted ${iso(consent.accepted_at)}, policy ${consent.policy_url}`);
+  return lines;
 }
 
-/** The line of the visitor's consent: when, and the policy's address; none without consent. */
-function consentLines(consent: ConsentTrace | undefined, indent: string): string[] {
-  return consent ? [`${indent}consent       accepted ${iso(consent.accepted_at)}, policy ${consent.policy_url}`] : [];
-}
-
-/** The trace as lines a person reads in a terminal. */
-export function formatTrace(trace: LeadTrace | MissingTrace): string {
-  return traceLines(trace).map(terminalSafe).join('\n');
-}
-
-/** The lines of the trace, with the values as they are stored (a user name from Telegram, an error's text). */
-function traceLines(trace: LeadTrace | MissingTrace): string[] {
-  if (!trace.found) return [`${trace.key}: ${trace.message}`];
+/** The trace as lines a person reads in a terminal: the values as stored, each line made terminal-safe. */
+export function formatTrace(trace: TraceResult): string {
+  if (!trace.found) return terminalSafe(`${trace.key}: ${trace.message}`);
   const { lead } = trace;
   const lines = [
     `request ${trace.key}: ${trace.matched === 'repeat' ? `a repeat of lead #${lead.lead_number}` : `lead #${lead.lead_number}`}`,
     `  stored        ${iso(lead.created_at)} (request_id ${lead.request_id})`,
-    ...lateLines(lead.late, lead.fallback, '  '),
-    ...sourceLines(lead.source, '  '),
-    ...consentLines(lead.consent, '  '),
+    ...lateLines(lead, '  '),
+    ...sourceLines(lead, '  '),
     `  status        ${lead.status}`,
     lead.published_at === null
       ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${iso(lead.next_attempt_at)}`
@@ -74,9 +68,7 @@ function traceLines(trace: LeadTrace | MissingTrace): string[] {
       `    ${iso(r.created_at)} request_id ${r.request_id}, changed: ${r.changed_fields.join(', ') || 'nothing'}, ` +
         `notification: ${r.notify_outcome ?? `pending (${r.notify_attempts} failed attempt(s)${r.last_error ? `, last error: ${r.last_error}` : ''})`}`,
     );
-    lines.push(...lateLines(r.late, r.fallback, '      '));
-    lines.push(...sourceLines(r.source, '      '));
-    lines.push(...consentLines(r.consent, '      '));
+    lines.push(...lateLines(r, '      '), ...sourceLines(r, '      '));
   }
   lines.push(`  status changes ${trace.status_history.length}`);
   for (const h of trace.status_history) lines.push(`    ${iso(h.at)} ${h.from} → ${h.to} by ${h.by} (${h.user_id})`);
@@ -90,5 +82,5 @@ function traceLines(trace: LeadTrace | MissingTrace): string[] {
     lines.push(
       `    ${iso(m.at)} ${m.direction === 'in' ? 'visitor → team' : 'team → visitor'}, ${m.media ?? 'text'}: ${m.state}${m.error ? ` (${m.error})` : ''}`,
     );
-  return lines;
+  return lines.map(terminalSafe).join('\n');
 }

@@ -7,10 +7,7 @@ import { SecretGuard } from '../access/secret.guard';
 import { TRACE_SCHEMA } from './trace.dto';
 import { TraceService } from './trace.service';
 
-/**
- * `GET /leads/:request_id/trace` behind the same secret as `POST /leads`: the story of a request for integrators.
- * `@Api…`: the OpenAPI document's.
- */
+/** `GET /leads/:request_id/trace` behind the same secret as `POST /leads`: the story of a request for integrators. */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
 @Controller('leads')

@@ -2,11 +2,7 @@ import type { SchemaObject } from '@nestjs/swagger';
 import { LATE_ROUTES, SOURCE_KEYS } from '@stickers/shared';
 import { LEAD_STATUSES } from '../domain/lead-status';
 
-/**
- * `GET /leads/:request_id/trace`'s answer as the OpenAPI document shows it: TraceService's LeadTrace (found) or
- * MissingTrace (not found). Its times are milliseconds since the epoch (the trace is a debugging view of the rows as
- * stored), unlike GET /leads's ISO 8601.
- */
+/** `GET /leads/:request_id/trace`'s answer (TraceService.read) in the OpenAPI document; times in epoch ms, as stored. */
 
 const ms = (what: string, nullable = false): SchemaObject => ({
   type: 'integer',

@@ -5,7 +5,7 @@ import { RepositoriesModule } from '../repositories/repositories.module';
 import { TraceController } from './trace.controller';
 import { TraceService } from './trace.service';
 
-/** The trace door for integrators (and the inbox's lead page, which reads the same story). AccessModule lends the secret check of `POST /leads`. */
+/** The trace door for integrators, and the story the inbox's lead page reads. */
 @Module({
   imports: [RepositoriesModule, AccessModule, MetricsModule],
   controllers: [TraceController],

@@ -9,16 +9,9 @@ import { InboxPageFiles } from './inbox-page.files';
  * What a browser gets for the page: nothing but this deployment's own files (connect, scripts and styles from 'self'),
  * so the page works offline and behind a strict policy. No frame-ancestors: Telegram's web clients frame the page.
  */
-const PAGE_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "object-src 'none'",
-].join('; ');
+const PAGE_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; object-src 'none'";
 
 const NOT_BUILT_HTML =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Inbox unavailable</title></head>' +

@@ -2,10 +2,7 @@ import { Module } from '@nestjs/common';
 import { InboxPageController } from './inbox-page.controller';
 import { InboxPageFiles } from './inbox-page.files';
 
-/**
- * Serves the inbox's built page at `GET /inbox` and `/inbox/assets/*` (see docs/inbox.md). A missing build answers
- * 503 with a line saying how to build it; the rest of the app is unaffected.
- */
+/** Serves the inbox's built page at `GET /inbox` and `/inbox/assets/*` (docs/inbox.md); without a build, 503. */
 @Module({
   controllers: [InboxPageController],
   providers: [{ provide: InboxPageFiles, useFactory: () => new InboxPageFiles() }],
