@@ -2,16 +2,11 @@ import { Command, CommanderError } from 'commander';
 import { runDoctor } from './doctor.command';
 import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
+import type * as ops from './ops';
 import { terminalSafe } from './terminal-text';
 
-/** The ops commands of cli.ts, passed in (they live there, beside the database code they compose). */
-export interface OpsCommands {
-  trace(location: string, key: string, json: boolean): Promise<number>;
-  backup(path: string, target: string): Promise<number>;
-  forget(location: string, option: string, value: string, now: number, ipSalt?: string, phoneRegion?: string): Promise<number>;
-  migrateToPostgres(path: string, url: string | undefined): Promise<number>;
-  webhooksReplay(location: string, key: string): Promise<number>;
-}
+/** The ops commands (cli/ops.ts), passed in: a test records what each is given. */
+export type OpsCommands = typeof ops;
 
 /** A usage error's exit code (a wrong word, a missing argument); a command's own failure is 1. */
 const USAGE_EXIT = 2;
