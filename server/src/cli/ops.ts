@@ -55,10 +55,8 @@ async function withDatabase(
 }
 
 /**
- * Erases every lead (and repeat) of a phone or a username beside a running server, whose outbox rewrites the cards;
- * a truncating checkpoint takes the values out of the WAL (tried for a few seconds while a reader holds it off). The
- * erasure is recorded as contact hashes keyed with the server's LEADS_IP_SALT; a national phone is read in
- * LEADS_PHONE_REGION (RU when unset). Exit 0 when some were erased, 1 when nobody was found.
+ * Erases every lead (and repeat) of a phone or a username; the running server's outbox rewrites the cards. Recorded as
+ * contact hashes keyed with LEADS_IP_SALT; a national phone is read in LEADS_PHONE_REGION. Exit 0 erased, 1 nobody.
  */
 export async function forget(
   location: string,
@@ -98,6 +96,7 @@ export async function forget(
       ContactHasher.keyed(ipSalt),
     );
     const erased = await eraser.erase(contact, now);
+    // A truncating checkpoint takes the values out of the WAL, tried for a few seconds while a reader holds it off.
     for (let i = 0; erased.length > 0 && !afterErase() && i < 50; i += 1) await new Promise((r) => setTimeout(r, 100));
     if (erased.length === 0) console.log('no leads of that contact: nobody erased');
     else

@@ -68,11 +68,7 @@ function joinChatIds(argv: string[]): string[] {
   return joined;
 }
 
-/**
- * `npm run leads -- <command>`: the ops commands, setup and doctor, on commander (a help per command, `unknown
- * command: X` for anything else). Resolves with the exit code: 0 done, 1 the command found a problem (said in its
- * lines), 2 a usage error, 130 stopped by Ctrl-C.
- */
+/** `npm run leads -- <command>` on commander. The exit code: 0 done, 1 a problem (said), 2 a usage error, 130 Ctrl-C. */
 export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Promise<number> {
   // Every line goes through terminalSafe: a chat title or a user name from Telegram, an error quoting a URL.
   const io: CliIo = { ...given, out: (line) => given.out(terminalSafe(line)), err: (line) => given.err(terminalSafe(line)) };
