@@ -9,7 +9,7 @@ import { Client } from 'pg';
 import { LATE_MAX_AGE_MS } from '@stickers/shared';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { ContactHasher } from '../src/anonymisation/contact-hasher';
-import { forget } from '../src/cli';
+import { forget } from '../src/cli/ops';
 import { migrateToLatest, openDatabase } from '../src/database/database';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { ErasedContactsRepository } from '../src/repositories/erased-contacts.repository';

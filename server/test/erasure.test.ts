@@ -10,7 +10,7 @@ import { Client } from 'pg';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../src/domain/lead-anonymised.event';
-import { forget } from '../src/cli';
+import { forget } from '../src/cli/ops';
 import {
   FakeClock,
   LEADS_CHAT,

@@ -10,7 +10,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { join } from 'node:path';
 import { runInThisContext } from 'node:vm';
 import { SECRET_HEADER } from '@stickers/shared';
-import { forget, trace, webhooksReplay } from '../src/cli';
+import { forget, trace, webhooksReplay } from '../src/cli/ops';
 import { ConfigError, loadServerConfig } from '../src/config/config';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { WEBHOOK_TIMEOUT, type WebhookTimeout } from '../src/webhooks/webhook.sender';

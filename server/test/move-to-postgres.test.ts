@@ -12,7 +12,7 @@ import { type LeadsDb, migrateToLatest, openDatabase, openPostgres } from '../sr
 import { MIGRATIONS } from '../src/database/migrations';
 import { moveToPostgres } from '../src/database/move-to-postgres';
 import { startPostgres, type TestPostgres } from './support/postgres';
-import { migrateToPostgres } from '../src/cli';
+import { migrateToPostgres } from '../src/cli/ops';
 import { TraceRepository } from '../src/repositories/trace.repository';
 import { TraceService } from '../src/trace/trace.service';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { SECRET_HEADER } from '@stickers/shared';
 import { ContactHasher } from '../src/anonymisation/contact-hasher';
 import { startFromEnv } from '../src/app';
-import { forget } from '../src/cli';
+import { forget } from '../src/cli/ops';
 import { ConfigError, loadServerConfig } from '../src/config/config';
 import {
   FakeClock,

@@ -1,8 +1,6 @@
 import { Clock } from '../clock/clock';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/config';
-import { DatabaseProbe } from '../doctor/database.probe';
 import { type CheckStatus, DoctorService } from '../doctor/doctor.service';
-import { probeEndpoint } from '../doctor/endpoint.probe';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { CliIo } from './cli-io';
 
@@ -36,16 +34,8 @@ export async function runDoctor(io: CliIo): Promise<number> {
     return 1;
   }
   const { token, apiRoot } = config.telegram;
-  const endpoint = io.env.LEADS_ENDPOINT?.trim();
-  const doctor = new DoctorService(
-    config,
-    {
-      telegram: token ? TelegramGateway.forToken(token, apiRoot, config.telegramTimeoutMs) : null,
-      database: new DatabaseProbe(config),
-      endpoint: endpoint ? { url: endpoint, probe: probeEndpoint } : null,
-    },
-    new Clock(),
-  );
+  const telegram = token ? TelegramGateway.forToken(token, apiRoot, config.telegramTimeoutMs) : null;
+  const doctor = new DoctorService(config, telegram, io.env.LEADS_ENDPOINT?.trim() || null, new Clock());
   const lines = await doctor.run();
   for (const line of lines) io.out(`${LABEL[line.status]}  ${line.text}`);
   const problems = lines.filter((l) => l.status === 'fail').length;

@@ -2,16 +2,11 @@ import { Command, CommanderError } from 'commander';
 import { runDoctor } from './doctor.command';
 import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
+import type * as ops from './ops';
 import { terminalSafe } from './terminal-text';
 
-/** The ops commands of cli.ts, passed in (they live there, beside the database code they compose). */
-export interface OpsCommands {
-  trace(location: string, key: string, json: boolean): Promise<number>;
-  backup(path: string, target: string): Promise<number>;
-  forget(location: string, option: string, value: string, now: number, ipSalt?: string, phoneRegion?: string): Promise<number>;
-  migrateToPostgres(path: string, url: string | undefined): Promise<number>;
-  webhooksReplay(location: string, key: string): Promise<number>;
-}
+/** The ops commands (cli/ops.ts), passed in: a test records what each is given. */
+export type OpsCommands = typeof ops;
 
 /** A usage error's exit code (a wrong word, a missing argument); a command's own failure is 1. */
 const USAGE_EXIT = 2;
@@ -73,11 +68,7 @@ function joinChatIds(argv: string[]): string[] {
   return joined;
 }
 
-/**
- * `npm run leads -- <command>`: the ops commands, setup and doctor, on commander (a help per command, `unknown
- * command: X` for anything else). Resolves with the exit code: 0 done, 1 the command found a problem (said in its
- * lines), 2 a usage error, 130 stopped by Ctrl-C.
- */
+/** `npm run leads -- <command>` on commander. The exit code: 0 done, 1 a problem (said), 2 a usage error, 130 Ctrl-C. */
 export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Promise<number> {
   // Every line goes through terminalSafe: a chat title or a user name from Telegram, an error quoting a URL.
   const io: CliIo = { ...given, out: (line) => given.out(terminalSafe(line)), err: (line) => given.err(terminalSafe(line)) };

@@ -1,7 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import { Clock } from '../clock/clock';
-import { EnvReader, httpUrl } from '../config/env-reader';
-import { botTokenProblem } from '../config/telegram-settings';
+import { EnvReader } from '../config/env-reader';
+import { botTokenProblem, readApiRoot } from '../config/telegram-settings';
 import type { SetupIo, SetupOptions } from '../setup/setup-session';
 import { SetupService } from '../setup/setup.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
@@ -74,8 +74,7 @@ export async function runSetup(io: CliIo, options: SetupOptions): Promise<number
   }
   // The two other variables setup reads, checked as the server checks them.
   const r = new EnvReader(io.env);
-  const apiRoot = r.string('TELEGRAM_API_ROOT', 'https://api.telegram.org');
-  if (!httpUrl(apiRoot)) r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${apiRoot}")`);
+  const apiRoot = readApiRoot(r);
   const timeout = r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000);
   if (r.problems.length > 0) {
     io.err(r.problems[0]);

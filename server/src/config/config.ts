@@ -1,16 +1,8 @@
 import { isIP } from 'node:net';
-import {
-  parseLocale,
-  parsePhoneRegion,
-  parseRequiredContacts,
-  type Locale,
-  type PhoneRegion,
-  type RequiredContacts,
-  withoutPasswords,
-} from '@stickers/shared';
+import { parseLocale, parsePhoneRegion, parseRequiredContacts } from '@stickers/shared';
 import { EnvReader, httpUrl, type Env } from './env-reader';
-import { botTokenProblem, readRoutes, readTelegramWebhook, type LeadsRoute, type TelegramWebhook } from './telegram-settings';
-import { readWebhooks, type WebhookEndpoint } from './webhook-endpoints';
+import { botTokenProblem, readApiRoot, readRoutes, readTelegramWebhook } from './telegram-settings';
+import { readWebhooks } from './webhook-endpoints';
 
 export type { LeadsRoute } from './telegram-settings';
 
@@ -18,111 +10,22 @@ export type { LeadsRoute } from './telegram-settings';
  * Server configuration from environment variables (docs/requirements.md §10.1, docs/configuration.md): a bad one fails
  * at start with one line per problem, never later at the first request.
  */
-export interface ServerConfig {
-  port: number;
-  /** Null: every interface, as Node's default listen does. */
-  host: string | null;
-  databasePath: string;
-  /** DATABASE_URL (postgres://…): PostgreSQL instead of the SQLite file at DATABASE_PATH (several instances may share it). */
-  databaseUrl: string | null;
-  /** DATABASE_POOL_MAX: connections each instance keeps to PostgreSQL at most. */
-  databasePoolMax: number;
-  /** How long an operation waits for a lock another connection holds before it fails (the submit path then answers 503). */
-  databaseBusyTimeoutMs: number;
-  /** PostgreSQL's `statement_timeout` (under the landing's 5 s) and `idle_in_transaction_session_timeout` of the server's sessions. */
-  databaseStatementTimeoutMs: number;
-  databaseIdleTxTimeoutMs: number;
-  leads: {
-    /** A non-empty LEADS_SECRET and LEADS_ENABLED not 0; otherwise `POST /leads` answers 404. */
-    enabled: boolean;
-    secret: string;
-    ipSalt: string;
-    ipLimit: number;
-    ipWindowSec: number;
-    hourlyLimit: number;
-    /** Requests replayed from a landing's spool per hour (their own count). */
-    lateHourlyLimit: number;
-    cardPii: boolean;
-    /** The region a phone typed without `+` or `00` is read in, for POST /leads and the erasure by contact. */
-    phoneRegion: PhoneRegion;
-    requiredContacts: RequiredContacts;
-    /** A lead without the `consent` object is a 422. */
-    requireConsent: boolean;
-    /** Days the `telegram_link` of a `POST /leads` answer opens the bot; 0: no link. */
-    telegramLinkDays: number;
-    /** Where `telegram_link` points (`<root>/<bot username>?start=<payload>`), no trailing slash. */
-    telegramLinkRoot: string;
-    /** The landing's address, given to a person who writes to the bot without being bound to a lead. */
-    landingUrl: string | null;
-  };
-  publishIntervalSec: number;
-  housekeeping: {
-    /** A card still `new` after this many minutes gets one reminder reply. */
-    remindAfterMin: number;
-    /** The daily digest's local time, minutes after midnight in LEADS_TIMEZONE. */
-    digestAtMin: number;
-    /** Leads older than this are anonymised. */
-    retentionDays: number;
-  };
-  telegram: {
-    /** Null: leads are stored, publishing and alerts are paused (logged at start). */
-    token: string | null;
-    apiRoot: string;
-    leadsChatId: string | null;
-    adminChatId: string | null;
-    /** The forum topic (`message_thread_id`) of each chat; null: the chat itself (its General topic). */
-    leadsThreadId: number | null;
-    adminThreadId: number | null;
-    /** LEADS_ROUTES: the chat (and topic) of each source's cards; a source not listed goes to LEADS_CHAT_ID. */
-    routes: LeadsRoute[];
-    /** Null: every member of the leads group may press card buttons. */
-    managerIds: number[] | null;
-    /** Null: long polling, by one instance at a time. */
-    webhook: TelegramWebhook | null;
-  };
-  /** How long one Bot API call may take before it counts as failed. */
-  telegramTimeoutMs: number;
-  /** Signed webhooks to integrators; empty: nothing recorded, nothing sent. */
-  webhooks: WebhookEndpoint[];
-  /** The inbox Mini App: its public address the bot offers (null: not offered), the launch data's age, the member cache. */
-  inbox: { url: string | null; maxAgeSec: number; memberCacheSec: number };
-  /** The per-caller throttles (http/caller-throttle.ts): requests per window from one caller, in each instance's memory. */
-  throttle: { windowSec: number; submit: number; api: number; export: number; inbox: number; webhook: number };
-  /** GET /ready turns 503 when the oldest lead without a card is older than this. */
-  readyMaxOutboxAgeSec: number;
-  timezone: string;
-  /** The language of every text the group and the admin chat see (server/src/i18n/). */
-  locale: Locale;
-  logLevel: 'debug' | 'info' | 'warn' | 'error';
-}
+export type ServerConfig = ReturnType<typeof loadServerConfig>;
 
-/** LEADS_LANDING_URL: an http(s) address, or none. */
-function readLandingUrl(r: EnvReader): string | null {
-  const raw = r.string('LEADS_LANDING_URL');
-  if (raw === '') return null;
-  if (!httpUrl(raw)) {
-    r.problems.push(`LEADS_LANDING_URL must be the landing's http(s) address like https://stickers.example.com (got "${raw}")`);
-    return null;
-  }
-  return raw;
-}
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/;
 
 /**
  * LEADS_INBOX_URL: https (Telegram opens Mini Apps over https only), or http on the loopback for development (the
  * sandbox opens it as a plain link). No user name or password in it.
  */
 function readInboxUrl(r: EnvReader): string | null {
-  const raw = r.string('LEADS_INBOX_URL');
-  if (raw === '') return null;
-  const url = httpUrl(raw);
-  const loopback = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  if (!url || (url.protocol === 'http:' && !loopback) || url.username !== '' || url.password !== '') {
-    r.problems.push(
-      `LEADS_INBOX_URL must be the inbox's public https address like https://leads.example.com/inbox (http only on localhost) (got "${raw}")`,
-    );
-    return null;
-  }
-  return url.toString();
+  const what = "the inbox's public https address like https://leads.example.com/inbox (http only on localhost)";
+  return r.valid('LEADS_INBOX_URL', null, what, (v) => {
+    const url = httpUrl(v);
+    const loopback = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+    return url && (url.protocol === 'https:' || loopback) && url.username === '' && url.password === '' ? url.toString() : null;
+  });
 }
 
 export class ConfigError extends Error {
@@ -131,7 +34,7 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadServerConfig(env: Env): ServerConfig {
+export function loadServerConfig(env: Env) {
   const r = new EnvReader(env);
   const secret = r.string('LEADS_SECRET');
   const enabledSaid = r.raw('LEADS_ENABLED') ? r.flag('LEADS_ENABLED', true) : null;
@@ -156,70 +59,63 @@ export function loadServerConfig(env: Env): ServerConfig {
   if (token && !r.raw('LEADS_CHAT_ID'))
     r.problems.push('LEADS_CHAT_ID must be set when TELEGRAM_BOT_TOKEN is set (cards would never be published)');
   // A topic belongs to a chat.
-  if (r.raw('LEADS_THREAD_ID') && !r.raw('LEADS_CHAT_ID'))
-    r.problems.push('LEADS_THREAD_ID is set but LEADS_CHAT_ID is not (a topic of which chat?)');
-  if (r.raw('ADMIN_THREAD_ID') && !r.raw('ADMIN_CHAT_ID'))
-    r.problems.push('ADMIN_THREAD_ID is set but ADMIN_CHAT_ID is not (a topic of which chat?)');
-  const apiRoot = r.string('TELEGRAM_API_ROOT', 'https://api.telegram.org');
-  if (!httpUrl(apiRoot)) r.problems.push(`TELEGRAM_API_ROOT must be an http(s) URL (got "${withoutPasswords(apiRoot)}")`);
-
-  const linkRoot = r.string('LEADS_TELEGRAM_LINK_ROOT', 'https://t.me');
-  if (!httpUrl(linkRoot))
-    r.problems.push(`LEADS_TELEGRAM_LINK_ROOT must be an http(s) URL like https://t.me (got "${withoutPasswords(linkRoot)}")`);
-
+  for (const chat of ['LEADS', 'ADMIN'])
+    if (r.raw(`${chat}_THREAD_ID`) && !r.raw(`${chat}_CHAT_ID`))
+      r.problems.push(`${chat}_THREAD_ID is set but ${chat}_CHAT_ID is not (a topic of which chat?)`);
+  const apiRoot = readApiRoot(r);
+  const linkRoot = r.valid('LEADS_TELEGRAM_LINK_ROOT', 'https://t.me', 'an http(s) URL like https://t.me', (v) => httpUrl(v) && v);
   const webhook = readTelegramWebhook(r, token);
-
-  let managerIds: number[] | null = null;
-  const managers = r.string('LEADS_MANAGER_IDS');
-  if (managers) {
-    const parts = managers
+  const managerIds = r.valid('LEADS_MANAGER_IDS', null, 'a comma-separated list of Telegram user ids', (v) => {
+    const ids = v
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    if (parts.every((p) => /^\d{1,20}$/.test(p))) managerIds = parts.map(Number);
-    else r.problems.push(`LEADS_MANAGER_IDS must be a comma-separated list of Telegram user ids (got "${managers}")`);
-  }
-
-  const timezone = r.string('LEADS_TIMEZONE', 'Europe/Moscow');
-  try {
-    new Intl.DateTimeFormat('ru-RU', { timeZone: timezone });
-  } catch {
-    r.problems.push(`LEADS_TIMEZONE must be an IANA time zone like Europe/Moscow (got "${timezone}")`);
-  }
-
+    return ids.every((id) => /^\d{1,20}$/.test(id)) ? ids.map(Number) : null;
+  });
+  const timezone = r.valid('LEADS_TIMEZONE', 'Europe/Moscow', 'an IANA time zone like Europe/Moscow', (v) => {
+    try {
+      new Intl.DateTimeFormat('ru-RU', { timeZone: v });
+      return v;
+    } catch {
+      return null;
+    }
+  });
   const locale = r.parsed(parseLocale('LEADS_LOCALE', r.raw('LEADS_LOCALE')), 'ru');
   const phoneRegion = r.parsed(parsePhoneRegion(r.raw('LEADS_PHONE_REGION')), 'RU');
   const requiredContacts = r.parsed(parseRequiredContacts(r.raw('LEADS_REQUIRED_CONTACTS')), 'telegram,phone');
-
-  const logLevel = r.string('LOG_LEVEL', 'info').toLowerCase();
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel))
-    r.problems.push(`LOG_LEVEL must be debug, info, warn or error (got "${logLevel}")`);
-
-  const host = r.string('HOST') || null;
+  const logLevel = r.valid<(typeof LOG_LEVELS)[number]>(
+    'LOG_LEVEL',
+    'info',
+    'debug, info, warn or error',
+    (v) => LOG_LEVELS.find((level) => level === v) ?? null,
+    r.raw('LOG_LEVEL')?.toLowerCase(),
+  );
   const databaseBusyTimeoutMs = r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000);
   const hourlyLimit = r.int('LEADS_HOURLY_LIMIT', 60, 1);
-  if (host !== null && isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/.test(host))
-    r.problems.push(`HOST must be an IP address like 127.0.0.1 or a host name (got "${host}")`);
-
+  const host = r.valid('HOST', null, 'an IP address like 127.0.0.1 or a host name', (v) => (isIP(v) || HOST_NAME.test(v) ? v : null));
   const databaseUrl = r.string('DATABASE_URL') || null;
-  if (databaseUrl !== null) {
-    const url = URL.canParse(databaseUrl) ? new URL(databaseUrl) : null;
-    // The value may hold a password: the line names the variable and the expected form, not what was given.
-    if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || (!url.hostname && !url.searchParams.get('host')))
-      r.problems.push('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/leads (or unset for SQLite)');
-  }
+  const pgUrl = databaseUrl && URL.canParse(databaseUrl) ? new URL(databaseUrl) : null;
+  // The value may hold a password: the line names the variable and the expected form, not what was given.
+  if (
+    databaseUrl &&
+    (!pgUrl || !['postgres:', 'postgresql:'].includes(pgUrl.protocol) || (!pgUrl.hostname && !pgUrl.searchParams.get('host')))
+  )
+    r.problems.push('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/leads (or unset for SQLite)');
 
-  const config: ServerConfig = {
+  const config = {
     port: r.int('PORT', 3000, 0, 65535),
+    /** Null: every interface, as Node's default listen does. */
     host,
     databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'),
     databaseBusyTimeoutMs,
+    /** PostgreSQL instead of the SQLite file at DATABASE_PATH (several instances may share it). */
     databaseUrl,
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1000),
     // A second past the lock's bound by default (4 s): a lock wait ends as 55P03 first, and all is over before the landing's 5 s.
     databaseStatementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', databaseBusyTimeoutMs + 1000, 100, 601_000),
     databaseIdleTxTimeoutMs: r.int('DATABASE_IDLE_TX_TIMEOUT_MS', 2000, 100, 600_000),
     leads: {
+      /** A non-empty LEADS_SECRET and LEADS_ENABLED not 0; otherwise `POST /leads` answers 404. */
       enabled,
       secret,
       ipSalt,
@@ -233,7 +129,12 @@ export function loadServerConfig(env: Env): ServerConfig {
       requireConsent: r.flag('LEADS_REQUIRE_CONSENT', false),
       telegramLinkDays: r.int('LEADS_TELEGRAM_LINK_DAYS', 7, 0, 365),
       telegramLinkRoot: linkRoot.replace(/\/+$/, ''),
-      landingUrl: readLandingUrl(r),
+      landingUrl: r.valid(
+        'LEADS_LANDING_URL',
+        null,
+        "the landing's http(s) address like https://stickers.example.com",
+        (v) => httpUrl(v) && v,
+      ),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
     housekeeping: {
@@ -242,14 +143,17 @@ export function loadServerConfig(env: Env): ServerConfig {
       retentionDays: r.int('LEADS_RETENTION_DAYS', 180, 1, 36500),
     },
     telegram: {
+      /** Null: leads are stored, publishing and alerts are paused (logged at start). */
       token,
       apiRoot,
+      /** Null: long polling, by one instance at a time. */
       webhook,
       leadsChatId: r.chatId('LEADS_CHAT_ID'),
       adminChatId: r.chatId('ADMIN_CHAT_ID'),
       leadsThreadId: r.threadId('LEADS_THREAD_ID'),
       adminThreadId: r.threadId('ADMIN_THREAD_ID'),
       routes: readRoutes(r),
+      /** Null: every member of the leads group may press card buttons. */
       managerIds,
     },
     telegramTimeoutMs: r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000),
@@ -270,7 +174,7 @@ export function loadServerConfig(env: Env): ServerConfig {
     readyMaxOutboxAgeSec: r.int('READY_MAX_OUTBOX_AGE_SEC', 600, 1),
     timezone,
     locale,
-    logLevel: logLevel as ServerConfig['logLevel'],
+    logLevel,
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

@@ -1,5 +1,6 @@
-/** How one environment variable is read: trimmed, its default when unset or empty, one problem line when malformed. */
+import { withoutPasswords } from '@stickers/shared';
 
+/** How one environment variable is read: trimmed, its default when unset or empty, one problem line when malformed. */
 export type Env = Record<string, string | undefined>;
 
 /** A chat id: numeric (`-1001234567890`) or a public `@username`. */
@@ -26,23 +27,25 @@ export class EnvReader {
     return this.raw(name) || fallback;
   }
 
+  /**
+   * `v` (the variable's trimmed value unless given) as `read` takes it; `fallback` when it is empty, or when `read`
+   * refuses it (null) with the line `<name> must be <what> (got "<v>")`, any URL in it without its password.
+   */
+  valid<T>(name: string, fallback: T, what: string, read: (v: string) => T | null, v = this.raw(name)): T {
+    if (!v) return fallback;
+    const value = read(v);
+    if (value === null) this.problems.push(`${name} must be ${what} (got "${withoutPasswords(v)}")`);
+    return value ?? fallback;
+  }
+
   int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-    const v = this.raw(name);
-    if (v === undefined || v === '') return fallback;
-    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
-      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${v}")`);
-      return fallback;
-    }
-    return Number(v);
+    const inRange = (v: string) => /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max;
+    return this.valid(name, fallback, `a whole number from ${min} to ${max}`, (v) => (inRange(v) ? Number(v) : null));
   }
 
   flag(name: string, fallback: boolean): boolean {
-    const v = this.raw(name)?.toLowerCase();
-    if (v === undefined || v === '') return fallback;
-    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-    if (['0', 'false', 'no', 'off'].includes(v)) return false;
-    this.problems.push(`${name} must be 1 or 0 (got "${v}")`);
-    return fallback;
+    const read = (v: string) => (['1', 'true', 'yes', 'on'].includes(v) ? true : ['0', 'false', 'no', 'off'].includes(v) ? false : null);
+    return this.valid(name, fallback, '1 or 0', read, this.raw(name)?.toLowerCase());
   }
 
   /** A shared parser's answer: its value, or its one problem line and `fallback`. */
@@ -54,32 +57,20 @@ export class EnvReader {
 
   /** `HH:MM` (24 h) as minutes after midnight. */
   time(name: string, fallback: number): number {
-    const v = this.raw(name);
-    if (v === undefined || v === '') return fallback;
-    const m = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(v);
-    if (!m) {
-      this.problems.push(`${name} must be a time like 09:00 (got "${v}")`);
-      return fallback;
-    }
-    return Number(m[1]) * 60 + Number(m[2]);
+    return this.valid(name, fallback, 'a time like 09:00', (v) => {
+      const m = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(v);
+      return m ? Number(m[1]) * 60 + Number(m[2]) : null;
+    });
   }
 
-  /** An optional forum topic id (`message_thread_id`): a positive whole number. */
+  /** An optional forum topic id (`message_thread_id`). */
   threadId(name: string): number | null {
-    const v = this.matching(name, THREAD_ID, 'a topic id (message_thread_id), a positive whole number like 12');
-    return v === null ? null : Number(v);
+    return this.valid(name, null, 'a topic id (message_thread_id), a positive whole number like 12', (v) =>
+      THREAD_ID.test(v) ? Number(v) : null,
+    );
   }
 
   chatId(name: string): string | null {
-    return this.matching(name, CHAT_ID, 'a numeric chat id like -1001234567890 or @channelname');
-  }
-
-  /** An optional value of the form `re`, described as `what` in its problem line. */
-  private matching(name: string, re: RegExp, what: string): string | null {
-    const v = this.raw(name);
-    if (!v) return null;
-    if (re.test(v)) return v;
-    this.problems.push(`${name} must be ${what} (got "${v}")`);
-    return null;
+    return this.valid(name, null, 'a numeric chat id like -1001234567890 or @channelname', (v) => (CHAT_ID.test(v) ? v : null));
   }
 }

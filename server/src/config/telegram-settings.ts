@@ -7,6 +7,11 @@ export function botTokenProblem(token: string): string | null {
   return /^\d+:[A-Za-z0-9_-]+$/.test(token) ? null : 'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)';
 }
 
+/** TELEGRAM_API_ROOT, as the server, the doctor and setup read it. */
+export function readApiRoot(r: EnvReader): string {
+  return r.valid('TELEGRAM_API_ROOT', 'https://api.telegram.org', 'an http(s) URL', (v) => httpUrl(v) && v);
+}
+
 /** A route's source name: LANDING_SOURCE's rule (letters, digits, `_`, `-`, `.`; up to 64, first a letter or digit). */
 const ROUTE_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 

@@ -1,26 +1,13 @@
+import { SECRET_HEADER } from '@stickers/shared';
 import type { Clock } from '../clock/clock';
 import type { ServerConfig } from '../config/config';
 import { botRights } from '../setup/bot-rights';
 import type { BotIdentity, TelegramGateway } from '../telegram/telegram.gateway';
-import type { DatabaseFacts } from './database.probe';
-import type { EndpointAnswer } from './endpoint.probe';
+import { checkDatabase } from './database.check';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+import type { CheckLine, CheckStatus } from './database.check';
 
-/** One line of the doctor's report: ok, a warning (nothing to fix now), or a problem naming the variable to fix. */
-export interface CheckLine {
-  status: CheckStatus;
-  text: string;
-}
-
-/** What the doctor service asks of the world (the CLI wires the probes). */
-export interface DoctorProbes {
-  /** Null: TELEGRAM_BOT_TOKEN is not set. */
-  telegram: TelegramGateway | null;
-  database: { facts(now: number): Promise<DatabaseFacts> };
-  /** Null: LEADS_ENDPOINT is not given (the doctor checks it only when it is). */
-  endpoint: { url: string; probe(url: string, secret: string): Promise<EndpointAnswer> } | null;
-}
+export type { CheckStatus } from './database.check';
 
 /** A chat of the configuration and the variables its id and topic come from (a route's: one for both). */
 interface ChatTarget {
@@ -29,6 +16,8 @@ interface ChatTarget {
   chatId: string;
   threadId: number | null;
 }
+
+const ENDPOINT_TIMEOUT_MS = 5000;
 
 /**
  * `npm run leads -- doctor` (docs/requirements.md §16.3): the configuration the server would start with, checked
@@ -39,7 +28,10 @@ export class DoctorService {
 
   constructor(
     private readonly config: ServerConfig,
-    private readonly probes: DoctorProbes,
+    /** Null: TELEGRAM_BOT_TOKEN is not set. */
+    private readonly telegram: TelegramGateway | null,
+    /** LEADS_ENDPOINT, checked only when given. */
+    private readonly endpoint: string | null,
     private readonly clock: Clock,
   ) {}
 
@@ -53,13 +45,13 @@ export class DoctorService {
     const bot = !c.telegram.token ? 'no bot' : c.telegram.webhook ? 'bot by webhook' : 'bot by polling';
     this.add('ok', `config: the server would start with it (${db}, ${bot}, POST /leads ${c.leads.enabled ? 'on' : 'off'})`);
     await this.checkTelegram();
-    await this.checkDatabase();
+    this.lines.push(await checkDatabase(this.config, this.clock.now()));
     await this.checkEndpoint();
     return this.lines;
   }
 
   private async checkTelegram(): Promise<void> {
-    const telegram = this.probes.telegram;
+    const telegram = this.telegram;
     if (!telegram) {
       this.add(
         'warn',
@@ -174,61 +166,37 @@ export class DoctorService {
     }
   }
 
-  private async checkDatabase(): Promise<void> {
-    let facts: DatabaseFacts;
-    try {
-      facts = await this.probes.database.facts(this.clock.now());
-    } catch (err) {
-      this.add('fail', `database: ${err instanceof Error ? err.message : String(err)}`);
-      return;
-    }
-    const variable = this.config.databaseUrl ? 'DATABASE_URL' : 'DATABASE_PATH';
-    switch (facts.kind) {
-      case 'missing':
-        if (facts.folderWritable)
-          this.add('warn', `database: ${facts.where} does not exist yet: the server creates and migrates it at its first start`);
-        else
-          this.add(
-            'fail',
-            `${variable}=${this.config.databasePath}: the file does not exist and its folder ${facts.folder} cannot be written`,
-          );
-        return;
-      case 'unusable':
-        this.add('fail', facts.problem);
-        return;
-      case 'open':
-        if (!facts.migrated) {
-          this.add(
-            'fail',
-            `database: ${facts.where} is not migrated to this version: start this version of the server once (it migrates at start), or check ${variable}`,
-          );
-        } else if (facts.writeError) {
-          this.add(
-            'fail',
-            `database: ${facts.where} refuses a write (${facts.writeError}): check ${variable}, the disk and its permissions`,
-          );
-        } else {
-          this.add('ok', `database: ${facts.where} reachable, migrated, takes writes`);
-        }
-    }
-  }
-
+  /** Posts what the landing posts, minus the lead: a server that takes its requests answers 422 and stores nothing. */
   private async checkEndpoint(): Promise<void> {
-    const endpoint = this.probes.endpoint;
-    if (!endpoint) return;
-    const name = `LEADS_ENDPOINT=${endpoint.url}`;
-    const answer = await endpoint.probe(endpoint.url, this.config.leads.secret);
-    if (answer.error !== undefined) this.add('fail', `${name}: no answer (${answer.error}): the landing could not reach the server either`);
-    else if (answer.status === 422)
-      this.add('ok', `${name}: the server takes the landing's requests (an empty one answered 422, nothing stored)`);
+    const url = this.endpoint;
+    if (!url) return;
+    const name = `LEADS_ENDPOINT=${url}`;
+    let status: number;
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', [SECRET_HEADER]: this.config.leads.secret },
+        body: '{}',
+        signal: AbortSignal.timeout(ENDPOINT_TIMEOUT_MS),
+      });
+      await res.arrayBuffer();
+      status = res.status;
+    } catch (err) {
+      const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+      const why =
+        e.name === 'TimeoutError'
+          ? `no answer within ${ENDPOINT_TIMEOUT_MS / 1000} s`
+          : (e.cause?.code ?? e.cause?.message ?? e.message ?? String(err));
+      return this.add('fail', `${name}: no answer (${why}): the landing could not reach the server either`);
+    }
+    if (status === 422) this.add('ok', `${name}: the server takes the landing's requests (an empty one answered 422, nothing stored)`);
     else
       this.add(
         'fail',
-        `${name}: ${ENDPOINT_REFUSALS[answer.status] ?? `answered ${answer.status} to an empty request (the server answers 422): is it the server's POST /leads?`}`,
+        `${name}: ${ENDPOINT_REFUSALS[status] ?? `answered ${status} to an empty request (the server answers 422): is it the server's POST /leads?`}`,
       );
   }
 }
-
 /** What an answer other than 422 to the landing's empty request means. */
 const ENDPOINT_REFUSALS: Record<number, string> = {
   401: 'the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET',
