@@ -6,7 +6,7 @@ import type { ServerConfig } from '../config/config';
 import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
-import { TelegramGateway, type MessageKeyboard } from '../telegram/telegram.gateway';
+import { TelegramGateway, type InlineKeyboard } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
@@ -23,7 +23,7 @@ export type AnsweredCommand = BotCommand | typeof HELP_COMMAND;
 
 interface CommandReply {
   text: string;
-  keyboard?: MessageKeyboard;
+  keyboard?: InlineKeyboard;
 }
 
 interface CommandCall {
@@ -117,7 +117,7 @@ export class BotCommandsService {
     const days = arg === '' ? EXPORT_DAYS_DEFAULT : /^\d{1,3}$/.test(arg) ? Number(arg) : NaN;
     if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return { kind: 'refused', reason: 'bad_arguments', action: 'export' };
     const { content, rows } = await this.exports.csvOfDays(days);
-    const sent = await this.telegram.sendDocument({
+    const sent = await this.telegram.sendFile('document', {
       chatId: call.chatId,
       threadId: call.threadId,
       filename: `leads-${days}d.csv`,

@@ -7,8 +7,6 @@ import { classifyTelegramError, noBot, type TelegramResult } from './telegram-re
 /** How often stop() is repeated while a launch() it cannot reach yet is still going on. */
 const STOP_REPEAT_MS = 20;
 
-type BotInfo = NonNullable<Telegraf['botInfo']>;
-
 /** One call of `poll`, from its getMe to the end of its launch(). */
 interface PollRun {
   /** Asked to end (pause or stop): a run that has not launched yet will not. */
@@ -84,7 +82,7 @@ export class TelegramPolling {
     if (!bot.botInfo) {
       const me = await this.gateway.identity();
       if (!me.ok) return me;
-      bot.botInfo ??= me.value as BotInfo;
+      bot.botInfo ??= me.value;
     }
     const { username } = bot.botInfo;
     if (this.stopRequested || run.ending) return { ok: true, value: undefined };
