@@ -40,7 +40,7 @@ interface CommandCall {
 /** A text (with buttons) to answer with, or a refusal that `refusalText` words. */
 type CommandOutcome = string | CommandReply | CommandRefusal;
 
-/** Decides what each command answers; the update handler only passes the call in and the text out. */
+/** Decides what each command answers. */
 @Injectable()
 export class BotCommandsService {
   private readonly logger = new Logger('Bot');
@@ -85,10 +85,7 @@ export class BotCommandsService {
     }
   }
 
-  /**
-   * LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App with launch data), a `url` button in a
-   * group, where Telegram refuses `web_app` buttons.
-   */
+  /** LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App), a `url` button in a group (no `web_app` there). */
   private inbox(call: CommandCall): CommandOutcome {
     const url = this.config.inbox.url;
     if (!url) return { kind: 'refused', reason: 'inbox_not_configured' };
@@ -149,10 +146,7 @@ export class BotCommandsService {
     return { done: c.forgetDone, already: c.forgetAlready, unknown: c.forgetUnknown }[await this.anonymisation.forget(id)](id);
   }
 
-  /**
-   * Erasure cannot be undone and the export hands out every contact: MANAGER_IDS decides when set, else whether the
-   * user administers the leads group (no when Telegram cannot tell). Why not, or null when allowed.
-   */
+  /** Erasure cannot be undone, the export hands out every contact: MANAGER_IDS decides, else being the leads group's admin. */
   private async mayEraseOrExport(userId: number): Promise<PermissionRefusal | null> {
     const managers = this.config.telegram.managerIds;
     if (managers) return managers.includes(userId) ? null : 'not_manager';
