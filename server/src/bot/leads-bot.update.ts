@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
-import { ConversationsService } from '../conversations/conversations.service';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
+import { TelegramLinksService } from '../conversations/telegram-links.service';
 import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import type { TelegramAccount } from '../domain/telegram-account';
@@ -45,7 +45,7 @@ export class LeadsBotUpdate {
     private readonly statuses: LeadStatusService,
     private readonly commands: BotCommandsService,
     private readonly telegram: TelegramGateway,
-    private readonly conversations: ConversationsService,
+    private readonly links: TelegramLinksService,
     private readonly messages: MessagesService,
   ) {}
 
@@ -55,7 +55,7 @@ export class LeadsBotUpdate {
     const message = ctx.message;
     if (!message || !ctx.from || !ctx.chat) return;
     const payload = argsOf('text' in message ? message.text : '');
-    const reply = await this.conversations.start({ chatType: ctx.chat.type, payload, from: account(ctx.from) });
+    const reply = await this.links.start({ chatType: ctx.chat.type, payload, from: account(ctx.from) });
     if (reply === null) return;
     // Bound to several leads: which one this chat writes about, and a button per lead to choose another.
     const choice = await this.messages.choice(ctx.from.id);

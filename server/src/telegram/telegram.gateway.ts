@@ -158,9 +158,8 @@ export class TelegramGateway {
     });
   }
 
-  async react(chatId: string, messageId: number, emoji: string): Promise<TelegramResult<unknown>> {
-    return this.call('setMessageReaction', { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] });
-  }
+  readonly react = (chatId: string, messageId: number, emoji: string): Promise<TelegramResult<unknown>> =>
+    this.call('setMessageReaction', { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] });
 
   /** Multipart: telegraf uploads `{ source, filename }`; every other field goes as a string. A photo's caption is ≤ 1024. */
   sendFile(kind: 'document' | 'photo', u: Upload): Promise<TelegramResult<{ message_id: number }>> {
@@ -173,17 +172,13 @@ export class TelegramGateway {
   }
 
   /** Telegram refuses a longer answer outright and the presser sees nothing: cut it instead. */
-  async answerCallback(id: string, text: string): Promise<TelegramResult<unknown>> {
-    return this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
-  }
+  readonly answerCallback = (id: string, text: string): Promise<TelegramResult<unknown>> =>
+    this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
 
-  async getChatMember(chatId: string, userId: number): Promise<TelegramResult<ChatMemberInfo>> {
-    return this.call('getChatMember', { chat_id: chatId, user_id: userId });
-  }
+  readonly getChatMember = (chatId: string, userId: number): Promise<TelegramResult<ChatMemberInfo>> =>
+    this.call('getChatMember', { chat_id: chatId, user_id: userId });
 
-  async getMe(): Promise<TelegramResult<BotIdentity>> {
-    return this.call('getMe', {});
-  }
+  readonly getMe = (): Promise<TelegramResult<BotIdentity>> => this.call('getMe', {});
 
   /** getMe, asked once for the app and kept as telegraf's `botInfo` (a failed one is asked again next time). */
   identity(): Promise<TelegramResult<BotIdentity>> {
@@ -197,27 +192,18 @@ export class TelegramGateway {
     return this.asking;
   }
 
-  async getChat(chatId: string): Promise<TelegramResult<ChatInfo>> {
-    return this.call('getChat', { chat_id: chatId });
-  }
+  readonly getChat = (chatId: string): Promise<TelegramResult<ChatInfo>> => this.call('getChat', { chat_id: chatId });
 
-  async getChatMemberCount(chatId: string): Promise<TelegramResult<number>> {
-    return this.call('getChatMemberCount', { chat_id: chatId });
-  }
+  readonly getChatMemberCount = (chatId: string): Promise<TelegramResult<number>> => this.call('getChatMemberCount', { chat_id: chatId });
 
   /** "typing…": the CLI's doctor reaches a topic without posting in it (refused as a message would be). */
-  async sendChatAction(chatId: string, threadId: number | null): Promise<TelegramResult<unknown>> {
-    return this.call('sendChatAction', { chat_id: chatId, action: 'typing', ...(threadId ? { message_thread_id: threadId } : {}) });
-  }
+  readonly sendChatAction = (chatId: string, threadId: number | null): Promise<TelegramResult<unknown>> =>
+    this.call('sendChatAction', { chat_id: chatId, action: 'typing', ...(threadId ? { message_thread_id: threadId } : {}) });
 
-  async getWebhookInfo(): Promise<TelegramResult<WebhookInfo>> {
-    return this.call('getWebhookInfo', {});
-  }
+  readonly getWebhookInfo = (): Promise<TelegramResult<WebhookInfo>> => this.call('getWebhookInfo', {});
 
   /** Updates that wait are kept (getUpdates then gets them). */
-  async deleteWebhook(): Promise<TelegramResult<unknown>> {
-    return this.call('deleteWebhook', { drop_pending_updates: false });
-  }
+  readonly deleteWebhook = (): Promise<TelegramResult<unknown>> => this.call('deleteWebhook', { drop_pending_updates: false });
 
   /** The CLI's setup's long poll, bounded by its length plus TELEGRAM_TIMEOUT_MS; `offset` confirms every update before it. */
   async getUpdates(
@@ -236,14 +222,12 @@ export class TelegramGateway {
     );
   }
 
-  async setMyCommands(commands: readonly { command: string; description: string }[]): Promise<TelegramResult<unknown>> {
-    return this.call('setMyCommands', { commands });
-  }
+  readonly setMyCommands = (commands: readonly { command: string; description: string }[]): Promise<TelegramResult<unknown>> =>
+    this.call('setMyCommands', { commands });
 
   /** The Mini App button beside the input field of every private chat with the bot (no chat_id: the default). */
-  async setChatMenuButton(button: { text: string; url: string }): Promise<TelegramResult<unknown>> {
-    return this.call('setChatMenuButton', { menu_button: { type: 'web_app', text: button.text, web_app: { url: button.url } } });
-  }
+  readonly setChatMenuButton = (button: { text: string; url: string }): Promise<TelegramResult<unknown>> =>
+    this.call('setChatMenuButton', { menu_button: { type: 'web_app', text: button.text, web_app: { url: button.url } } });
 
   /** Where a failing update handler is reported (telegraf's default sets a failure exit code and rethrows). */
   onUpdateError(handler: (err: unknown) => void): void {
@@ -251,9 +235,8 @@ export class TelegramGateway {
   }
 
   /** `secret` comes back in the X-Telegram-Bot-Api-Secret-Token header; waiting updates are kept (a restart loses no press). */
-  async setWebhook(url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> {
-    return this.call('setWebhook', { url, secret_token: secret, allowed_updates: [...updates], drop_pending_updates: false });
-  }
+  readonly setWebhook = (url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> =>
+    this.call('setWebhook', { url, secret_token: secret, allowed_updates: [...updates], drop_pending_updates: false });
 
   /** An update that came by webhook, through polling's handlers (errors go to `onUpdateError`). */
   async handleUpdate(update: unknown): Promise<void> {
