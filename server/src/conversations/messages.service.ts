@@ -107,13 +107,8 @@ export class MessagesService {
     const lead = await this.leads.findLead(leadId);
     if (!lead) return { kind: 'unknown_lead' };
     if (lead.anonymised_at !== null || !bound(await this.messages.bindingOf(leadId))) return { kind: 'not_bound' };
-    const message = await this.store(
-      leadId,
-      'out',
-      { id: by.telegramUserId, name: by.name },
-      { text, media: null, chatId: null, messageId: null },
-    );
-    return { kind: 'queued', message };
+    const author = { id: by.telegramUserId, name: by.name };
+    return { kind: 'queued', message: await this.store(leadId, 'out', author, { text, media: null, chatId: null, messageId: null }) };
   }
 
   private async store(
