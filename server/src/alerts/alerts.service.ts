@@ -74,8 +74,8 @@ export class AlertsService {
     const chatId = this.config.telegram.adminChatId;
     if (!chatId) return { ok: false, kind: 'refused', description: 'ADMIN_CHAT_ID is not set' };
     const threadId = this.config.telegram.adminThreadId;
-    const sent = await this.telegram.sendPhoto({ chatId, threadId, ...photo });
+    const sent = await this.telegram.sendFile('photo', { chatId, threadId, ...photo });
     if (sent.ok || sent.kind !== 'thread_gone' || threadId === null) return sent;
-    return this.telegram.sendPhoto({ chatId, ...photo });
+    return this.telegram.sendFile('photo', { chatId, ...photo });
   }
 }

@@ -13,14 +13,10 @@ import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.
 
 const CHECKPOINT_RETRY_MS = 1000;
 
-/**
- * docs/requirements.md §7.4: anonymisation erases every personal field (domain/personal-fields.ts), rewrites the card,
- * keeps the lead for statistics; an erasure someone asked for is also recorded (hashed) against late replays.
- */
+/** docs/requirements.md §7.4: every personal field erased, the card rewritten, the lead kept for statistics. */
 @Injectable()
 export class AnonymisationService implements OnApplicationShutdown {
   private readonly logger = new Logger('Anonymisation');
-  /** A truncating checkpoint that a reader (an online backup) held off, tried again until it goes through. */
   private checkpointRetry: NodeJS.Timeout | null = null;
   private readonly eraser: ContactEraser;
 
@@ -86,29 +82,22 @@ export class AnonymisationService implements OnApplicationShutdown {
     return total;
   }
 
-  /**
-   * Old page images in the WAL hold the erased values until a truncating checkpoint, which a reader (an online backup)
-   * can hold off: it is tried again every second until it goes through.
-   */
+  /** The WAL holds the erased values until a truncating checkpoint, which a reader (a backup) can hold off: retried. */
   private afterErase(): void {
     if (this.maintenance.isClosed || this.maintenance.checkpointTruncate()) return;
     if (this.checkpointRetry) return;
     this.logger.warn({ msg: 'checkpoint after anonymisation held off by a reader; trying again every second' });
     this.checkpointRetry = setInterval(() => {
       if (this.maintenance.isClosed || !this.maintenance.checkpointTruncate()) return;
-      this.stopRetry();
+      this.onApplicationShutdown();
       this.logger.log({ msg: 'checkpoint after anonymisation done' });
     }, CHECKPOINT_RETRY_MS);
     this.checkpointRetry.unref();
   }
 
-  private stopRetry(): void {
+  /** Also when the retried checkpoint went through; at shutdown the database's close checkpoints anyway. */
+  onApplicationShutdown(): void {
     if (this.checkpointRetry) clearInterval(this.checkpointRetry);
     this.checkpointRetry = null;
-  }
-
-  /** The database closes after this, which checkpoints the WAL anyway when no reader is left. */
-  onApplicationShutdown(): void {
-    this.stopRetry();
   }
 }

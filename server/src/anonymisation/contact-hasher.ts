@@ -9,10 +9,8 @@ interface Contacts {
 }
 
 /**
- * The one place that turns a contact into the keyed hash `erased_contacts` holds (docs/decisions.md, "Erasure that
- * erases…"): HMAC-SHA256 under LEADS_IP_SALT (a phone has too few possibilities for a plain hash to hide it) of the
- * normalised contact in its own namespace, so it is never an address's hash. A username is lower-cased without `@`,
- * a phone is E.164 as the form stores it.
+ * The keyed hash `erased_contacts` holds (docs/decisions.md, "Erasure that erases…"): HMAC-SHA256 under LEADS_IP_SALT
+ * (a phone has too few possibilities for a plain hash) of the normalised contact in its own namespace.
  */
 @Injectable()
 export class ContactHasher {

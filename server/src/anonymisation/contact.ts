@@ -15,9 +15,8 @@ export function parsePhoneContact(raw: string, region: PhoneRegion = DEFAULT_PHO
 }
 
 /**
- * `+7 999 123-45-67`, `8 916 555-12-34` → a phone (read as the form reads it, national spellings in `region`); `@name`,
- * `t.me/name` → a username; anything else → null. Digits alone (`42`, `89165551234`) are not a contact: after
- * `/stickers_forget` they are a lead number, so a phone without `+` or `00` needs a separator (`8 916…`).
+ * `+7 999 123-45-67`, `8 916 555-12-34` → a phone (as the form reads it); `@name`, `t.me/name` → a username; else null.
+ * Digits alone (`42`, `89165551234`) are a lead number, so a phone without `+` or `00` needs a separator (`8 916…`).
  */
 export function parseContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_REGION): Contact | null {
   const text = raw.trim();
@@ -32,17 +31,11 @@ export function parseContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_RE
 interface EraseOptions {
   /** The `anonymised` event's detail. */
   detail: string;
-  /**
-   * Record the lead's contacts (hashed), so that a late replay the visitor sent before now is stored anonymised: for
-   * an erasure someone asked for, not for retention (an old lead says nothing about the person's newer requests).
-   */
+  /** Record the contacts (hashed) against late replays: for an erasure someone asked for, not for retention. */
   record: boolean;
 }
 
-/**
- * Erases leads, each in its own commit with its `anonymised` event and, for an erasure someone asked for, its contacts'
- * hashes in `erased_contacts`. For the app's service and the CLI; the caller does the checkpoint and the card refresh.
- */
+/** Erases leads, each in its own commit with its event (and its contacts' hashes); for the app's service and the CLI. */
 export class ContactEraser {
   constructor(
     private readonly leads: LeadErasureRepository,

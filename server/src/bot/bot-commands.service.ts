@@ -6,7 +6,7 @@ import type { ServerConfig } from '../config/config';
 import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
-import { TelegramGateway, type MessageKeyboard } from '../telegram/telegram.gateway';
+import { TelegramGateway, type InlineKeyboard } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
@@ -23,7 +23,7 @@ export type AnsweredCommand = BotCommand | typeof HELP_COMMAND;
 
 interface CommandReply {
   text: string;
-  keyboard?: MessageKeyboard;
+  keyboard?: InlineKeyboard;
 }
 
 interface CommandCall {
@@ -40,7 +40,7 @@ interface CommandCall {
 /** A text (with buttons) to answer with, or a refusal that `refusalText` words. */
 type CommandOutcome = string | CommandReply | CommandRefusal;
 
-/** Decides what each command answers; the update handler only passes the call in and the text out. */
+/** Decides what each command answers. */
 @Injectable()
 export class BotCommandsService {
   private readonly logger = new Logger('Bot');
@@ -85,10 +85,7 @@ export class BotCommandsService {
     }
   }
 
-  /**
-   * LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App with launch data), a `url` button in a
-   * group, where Telegram refuses `web_app` buttons.
-   */
+  /** LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App), a `url` button in a group (no `web_app` there). */
   private inbox(call: CommandCall): CommandOutcome {
     const url = this.config.inbox.url;
     if (!url) return { kind: 'refused', reason: 'inbox_not_configured' };
@@ -117,7 +114,7 @@ export class BotCommandsService {
     const days = arg === '' ? EXPORT_DAYS_DEFAULT : /^\d{1,3}$/.test(arg) ? Number(arg) : NaN;
     if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return { kind: 'refused', reason: 'bad_arguments', action: 'export' };
     const { content, rows } = await this.exports.csvOfDays(days);
-    const sent = await this.telegram.sendDocument({
+    const sent = await this.telegram.sendFile('document', {
       chatId: call.chatId,
       threadId: call.threadId,
       filename: `leads-${days}d.csv`,
@@ -149,10 +146,7 @@ export class BotCommandsService {
     return { done: c.forgetDone, already: c.forgetAlready, unknown: c.forgetUnknown }[await this.anonymisation.forget(id)](id);
   }
 
-  /**
-   * Erasure cannot be undone and the export hands out every contact: MANAGER_IDS decides when set, else whether the
-   * user administers the leads group (no when Telegram cannot tell). Why not, or null when allowed.
-   */
+  /** Erasure cannot be undone, the export hands out every contact: MANAGER_IDS decides, else being the leads group's admin. */
   private async mayEraseOrExport(userId: number): Promise<PermissionRefusal | null> {
     const managers = this.config.telegram.managerIds;
     if (managers) return managers.includes(userId) ? null : 'not_manager';

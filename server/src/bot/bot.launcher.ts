@@ -25,11 +25,9 @@ const POLLING_CONFIRM_MS = 1000;
 const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /**
- * How the bot gets its updates. With TELEGRAM_WEBHOOK_URL: sets the webhook at start, and any instance takes the
- * updates Telegram posts. Without: long polling by the holder of the `telegram-polling` lease, so when the poller dies
- * another polls within a minute, and two never poll at once (Telegram would answer one of them 409). A failed start
- * (setWebhook or polling) or polling that fails later is tried again every BOT_RETRY_MS, logged once per change
- * between working and failing, while the leads API keeps storing leads.
+ * How the bot gets its updates: the webhook set at start (TELEGRAM_WEBHOOK_URL; any instance takes them), else long
+ * polling by the holder of the `telegram-polling` lease (two never poll at once: Telegram would answer one 409). A failed
+ * start or polling is tried again every BOT_RETRY_MS, logged once per change between working and failing.
  */
 @Injectable()
 export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -138,8 +136,8 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * At the first launch, and at the next one while it fails; a failure is only logged (commands work without the menu).
-   * The inbox's menu button (LEADS_INBOX_URL) goes first: a test waits for the commands as the sign of a launch.
+   * At the first launch, and the next ones while it fails (commands work without the menu). The inbox's menu button
+   * (LEADS_INBOX_URL) goes first: a test waits for the commands as the sign of a launch.
    */
   private registerCommands(): void {
     if (this.commandsRegistered) return;

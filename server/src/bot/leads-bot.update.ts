@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
-import { ConversationsService } from '../conversations/conversations.service';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
+import { TelegramLinksService } from '../conversations/telegram-links.service';
 import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import type { TelegramAccount } from '../domain/telegram-account';
@@ -11,7 +11,7 @@ import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gate
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
 
 type AnyMessage = Record<string, unknown> & { message_id: number; message_thread_id?: number; is_topic_message?: boolean };
-type User = { id: number; first_name: string; last_name?: string; username?: string };
+type User = NonNullable<BotContext['from']>;
 
 /** What a message carries besides text, in the conversation's words; null for a text message. */
 function mediaOf(message: AnyMessage): MessageMedia | null {
@@ -34,10 +34,7 @@ function topicOf(message: AnyMessage | undefined): number | null {
   return message?.is_topic_message && message.message_thread_id ? message.message_thread_id : null;
 }
 
-/** The text after the command. */
-function argsOf(text: string): string {
-  return text.replace(/^\/\S+\s*/, '');
-}
+const argsOf = (text: string) => text.replace(/^\/\S+\s*/, '');
 
 /** Thin bot handlers: read the update, call a service, answer (through the gateway, like every Bot API call). */
 @Update()
@@ -48,7 +45,7 @@ export class LeadsBotUpdate {
     private readonly statuses: LeadStatusService,
     private readonly commands: BotCommandsService,
     private readonly telegram: TelegramGateway,
-    private readonly conversations: ConversationsService,
+    private readonly links: TelegramLinksService,
     private readonly messages: MessagesService,
   ) {}
 
@@ -58,18 +55,13 @@ export class LeadsBotUpdate {
     const message = ctx.message;
     if (!message || !ctx.from || !ctx.chat) return;
     const payload = argsOf('text' in message ? message.text : '');
-    const reply = await this.conversations.start({ chatType: ctx.chat.type, payload, from: account(ctx.from) });
+    const reply = await this.links.start({ chatType: ctx.chat.type, payload, from: account(ctx.from) });
     if (reply === null) return;
     // Bound to several leads: which one this chat writes about, and a button per lead to choose another.
     const choice = await this.messages.choice(ctx.from.id);
     const text = choice ? `${reply}\n\n${choice.text}` : reply;
-    await this.send('start reply failed', {
-      chatId: String(ctx.chat.id),
-      text,
-      html: false,
-      replyTo: message.message_id,
-      keyboard: choice?.keyboard,
-    });
+    const chatId = String(ctx.chat.id);
+    await this.send('start reply failed', { chatId, text, html: false, replyTo: message.message_id, keyboard: choice?.keyboard });
   }
 
   /** `/stop` in the private chat: the visitor is unbound from their leads. */
@@ -102,23 +94,16 @@ export class LeadsBotUpdate {
     const chatId = String(ctx.chat?.id ?? '');
     // In a forum, the answer goes into the command's topic.
     const threadId = topicOf(message);
-    const call = {
-      command: ctx.command,
+    const { command, from, chat } = ctx;
+    const reply = await this.commands.run({
+      command,
       chatId,
       threadId,
-      userId: ctx.from?.id ?? 0,
+      userId: from?.id ?? 0,
       args: argsOf(message.text),
-      chatType: ctx.chat?.type,
-    };
-    const reply = await this.commands.run(call);
-    await this.send('command reply failed', {
-      chatId,
-      threadId,
-      text: reply.text,
-      html: false,
-      replyTo: message.message_id,
-      keyboard: reply.keyboard,
+      chatType: chat?.type,
     });
+    await this.send('command reply failed', { chatId, threadId, ...reply, html: false, replyTo: message.message_id });
   }
 
   /**

@@ -26,10 +26,9 @@ function sameSecret(given: string, expected: string): boolean {
 }
 
 /**
- * The webhook's route at the path of TELEGRAM_WEBHOOK_URL, on every instance; Telegram's door, left out of the OpenAPI
- * document. Each caller address is throttled first (`webhook`), then the secret header is compared before the body is
- * read (a bare 401 and a bounded close without it). The update runs through polling's handlers once (its id claimed
- * first), and the 200 comes after it was handled, so Telegram sends it again if the instance died meanwhile.
+ * The webhook's route at TELEGRAM_WEBHOOK_URL's path, left out of the OpenAPI document: throttled, the secret compared
+ * before the body is read, the update claimed and run through polling's handlers, and the 200 only after it was handled
+ * (Telegram sends it again if the instance died meanwhile).
  */
 export function telegramWebhookController(path: string): Type {
   @ApiExcludeController()

@@ -7,22 +7,12 @@ import { TelegramUpdatesRepository } from '../repositories/telegram-updates.repo
 /** Telegram keeps an update it could not deliver at most 24 hours; forgotten after that, every 10 minutes. */
 const UPDATE_MEMORY_MS = 24 * 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
-/**
- * A handling takes a few Bot API calls, each bounded by TELEGRAM_TIMEOUT_MS; one unfinished after three of them lost
- * its instance. Not longer: Telegram keeps redelivering a press meanwhile, and the member waits for it.
- */
+/** A handling unfinished after three Bot API calls' TELEGRAM_TIMEOUT_MS lost its instance (the member waits meanwhile). */
 const CALLS_PER_UPDATE = 3;
 
 /**
- * `handle` (new, or left unfinished by an instance that died), `handled` already (answered, not handled again), or
- * `busy` (another delivery of it is being handled now: Telegram comes back later).
- */
-type UpdateClaim = 'handle' | 'handled' | 'busy';
-
-/**
  * Each Telegram update handled once in webhook mode, across instances (docs/decisions.md, "Each Telegram webhook update
- * is claimed before it is handled"): its id is claimed in the shared database before it is handled, and marked handled
- * after; a claim unfinished for longer than any handling takes may be taken again, so a crash loses nothing.
+ * is claimed before it is handled"); a claim unfinished for longer than any handling takes may be taken again.
  */
 @Injectable()
 export class TelegramUpdatesService {
@@ -38,8 +28,11 @@ export class TelegramUpdatesService {
     this.handlingBoundMs = CALLS_PER_UPDATE * config.telegramTimeoutMs;
   }
 
-  /** A database that cannot answer does not hold updates back: the update is handled (at least once). */
-  async claim(id: number): Promise<UpdateClaim> {
+  /**
+   * `handle` (new, or left unfinished by a dead instance), `handled` already, or `busy` (being handled now: Telegram
+   * comes back later). A database that cannot answer does not hold updates back: the update is handled.
+   */
+  async claim(id: number): Promise<'handle' | 'handled' | 'busy'> {
     const now = this.clock.now();
     try {
       await this.pruneNowAndThen(now);

@@ -82,7 +82,7 @@ describe('renderCard (property): any lead with 0–3 repeats, PII on or off, fit
         for (const row of card.keyboard.inline_keyboard) {
           for (const button of row) {
             if ('callback_data' in button) expect(Buffer.byteLength(button.callback_data)).toBeLessThanOrEqual(64);
-            else expect(button.url).toMatch(/^https:\/\/t\.me\/[A-Za-z][A-Za-z0-9_]{4,31}$/);
+            else expect('url' in button && button.url).toMatch(/^https:\/\/t\.me\/[A-Za-z][A-Za-z0-9_]{4,31}$/);
           }
         }
       }),

@@ -7,7 +7,7 @@ import type { InlineKeyboard } from '../telegram/telegram.gateway';
 import { statusButtons as buttonsOf, statusCallbackData } from './lead-statuses';
 import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
 
-/** What a card shows of a lead (domain/lead.ts); the optional part may be left out (tests, the minimal card). */
+/** What a card shows of a lead; the optional part may be left out (tests, the minimal card). */
 export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | 'anonymised_at'> &
   Partial<Lead> & {
     /** The Telegram account the visitor bound by opening the lead's "Continue in Telegram" link. */
@@ -59,10 +59,7 @@ function timeAfter(ms: number, day: number, options: CardOptions): string {
   return sameDay ? formatClock(ms, timezone, messages.intl) : formatTime(ms, timezone, messages.intl);
 }
 
-/**
- * A late lead went through the landing's fallback message (whose text the card may now have replaced), or reached
- * the database only later, so the card appears after its time.
- */
+/** A late lead went through the landing's fallback message, or reached the database only later. */
 function lateLines(lead: CardLead, options: CardOptions): Line[] {
   const card = options.messages.card;
   if (lead.fallback_sent_at != null) return [[{ text: card.viaFallback(timeAfter(lead.fallback_sent_at, lead.created_at, options)) }]];
@@ -70,10 +67,7 @@ function lateLines(lead: CardLead, options: CardOptions): Line[] {
   return [[{ text: card.late(timeAfter(lead.received_at, lead.created_at, options)) }]];
 }
 
-/**
- * The account the visitor bound through the lead's link, with a warning when it is not the username typed in the form
- * (personal: unnamed with PII off, none once erased), then whether the conversation ended (blocked, `/stop`).
- */
+/** The account bound through the lead's link (warned when not the username typed), then whether the conversation ended. */
 function telegramLines(lead: CardLead, options: CardOptions): Line[] {
   const account = lead.telegram_account;
   if (!account || lead.anonymised_at !== null) return [];
@@ -91,10 +85,7 @@ function telegramLines(lead: CardLead, options: CardOptions): Line[] {
 /** The source line's parts are short already (≤ 64 characters each); the line is cut here (UTF-16 units). */
 const SOURCE_MAX = 200;
 
-/**
- * `📣 wedding · yandex / cpc / summer`, none without a source. The UTM values are personal (free text of the page
- * URL): with PII off, and on an anonymised card, only the landing.
- */
+/** `📣 wedding · yandex / cpc / summer`; the UTM values are personal (the page URL's free text), the landing is not. */
 function sourceLine(draft: Draft, lead: CardLead, pii: boolean): Line[] {
   const shown = (key: 'utm_source' | 'utm_medium' | 'utm_campaign') =>
     (pii && lead.anonymised_at === null) || !isPersonalSourceKey(key) ? (lead[key] ?? undefined) : undefined;
@@ -228,11 +219,7 @@ function renderLines(draft: Draft, caps: number[], html: boolean): string {
   return draft.lines.map(renderLine).join('\n');
 }
 
-/**
- * The largest cap that, applied to every value on top of its own cap, keeps the values within `budget` units
- * (water-filling: short values stay whole, the longest ones are cut to the same length). Null when even empty
- * values do not fit.
- */
+/** The largest common cap keeping the values within `budget` (water-filling: the longest are cut to one length). */
 function fairCap(lengths: number[], budget: number): number | null {
   if (budget < 0) return null;
   const total = (cap: number) => lengths.reduce((sum, n) => sum + Math.min(n, cap), 0);
@@ -262,10 +249,8 @@ function fit(draft: Draft, max: number): { html: string; plain: string } | null 
 }
 
 /**
- * The card of docs/requirements.md §4.8–§4.9 in at most `max` units of text (Telegram's limit unless told), in both
- * forms: every value shortens (the longest first, to a common length); if the fixed text alone is too long, older
- * repeat blocks give way to "…and N more repeats"; if even that is not enough, the minimal card. Today the fullest
- * card's fixed text is under a fifth of the limit; the other steps keep the guarantee if the layout grows.
+ * The card of docs/requirements.md §4.8–§4.9 in at most `max` units of text, in both forms: the longest values shorten
+ * first; if the fixed text alone is too long, older repeats give way to "…and N more repeats", then the minimal card.
  */
 export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardOptions, max = TELEGRAM_TEXT_MAX): Card {
   const newest = [...repeats].sort((a, b) => b.created_at - a.created_at);
@@ -287,10 +272,7 @@ function statusButtons(lead: CardLead, messages: Messages): InlineKeyboard['inli
   return [buttonsOf(messages, lead.status).map((b) => ({ text: b.text, callback_data: statusCallbackData(lead.id, lead.status, b.to) }))];
 }
 
-/**
- * The card sent when Telegram refuses the full one as too long: number, status line, status buttons and a note.
- * It carries no personal data, so it also leaves out the "write to @username" button.
- */
+/** When Telegram refuses the full card as too long: number, status line, status buttons, a note; nothing personal. */
 export function renderMinimalCard(lead: CardLead, options: Pick<CardOptions, 'timezone' | 'messages'>): Card {
   const draft: Draft = { lines: [], values: [], caps: [] };
   draft.lines.push([{ text: options.messages.card.title(lead.id), bold: true }], statusLine(draft, lead, options), [

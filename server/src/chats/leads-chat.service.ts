@@ -25,16 +25,14 @@ export interface CardTarget {
 
 /**
  * Which chats are the leads groups (docs/requirements.md §4.1, §14.9–§14.10): LEADS_CHAT_ID unless LEADS_ROUTES names
- * the lead's source, each as learnt from a group migration (§4.5, kept in settings). The outbox publishes there and
- * the bot's checks ask here, so both agree on the groups.
+ * the lead's source, each as a group migration left it (§4.5, kept in settings); the outbox and the bot both ask here.
  */
 @Injectable()
 export class LeadsChatService {
   // Migrations are learnt from the outbox's sends: ops read of them among the outbox's lines.
   private readonly logger = new Logger('Outbox');
-  /** The chat id learnt from a migration, read once; undefined until then. */
+  /** The ids learnt from a migration (null: none), each read once: LEADS_CHAT_ID's, and per routed chat as configured. */
   private migratedChatId: string | null | undefined;
-  /** Per routed chat as configured, the id learnt from a migration (null: none), read once. */
   private readonly routeChats = new Map<string, string | null>();
 
   constructor(

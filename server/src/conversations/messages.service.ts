@@ -31,10 +31,7 @@ interface IncomingMessage {
 
 type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
 
-/**
- * The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"). Each message is
- * stored with its outbox row, which the outbox sends on its schedule.
- */
+/** The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"). */
 @Injectable()
 export class MessagesService {
   private readonly logger = new Logger('Conversations');
@@ -60,10 +57,7 @@ export class MessagesService {
     return null;
   }
 
-  /**
-   * A reply in a leads chat to a card or a relayed message, by someone who may press the card's buttons; anything else
-   * is not the conversation's (null, silently). A reply to a lead no visitor is bound to gets one short line.
-   */
+  /** A reply in a leads chat to a card or a relayed message, by someone who may press its buttons; else null, silently. */
   async fromTeam(m: IncomingMessage & { replyTo: number; authorName: string }): Promise<string | null> {
     if (!(await this.chats.isLeadsChat(m.chatId))) return null;
     const managers = this.config.telegram.managerIds;
@@ -113,13 +107,8 @@ export class MessagesService {
     const lead = await this.leads.findLead(leadId);
     if (!lead) return { kind: 'unknown_lead' };
     if (lead.anonymised_at !== null || !bound(await this.messages.bindingOf(leadId))) return { kind: 'not_bound' };
-    const message = await this.store(
-      leadId,
-      'out',
-      { id: by.telegramUserId, name: by.name },
-      { text, media: null, chatId: null, messageId: null },
-    );
-    return { kind: 'queued', message };
+    const author = { id: by.telegramUserId, name: by.name };
+    return { kind: 'queued', message: await this.store(leadId, 'out', author, { text, media: null, chatId: null, messageId: null }) };
   }
 
   private async store(

@@ -5,13 +5,7 @@ import type { Messages } from './ru';
 export const en = {
   intl: 'en-US',
 
-  statuses: {
-    new: '🆕 New',
-    in_progress: '🛠 In progress',
-    won: '✅ Won',
-    lost: '❌ Lost',
-    spam: '🚫 Spam',
-  },
+  statuses: { new: '🆕 New', in_progress: '🛠 In progress', won: '✅ Won', lost: '❌ Lost', spam: '🚫 Spam' },
 
   buttons: {
     new: { in_progress: 'Take it', spam: 'Spam' },
@@ -22,14 +16,7 @@ export const en = {
   },
 
   card: {
-    fields: {
-      name: 'Name',
-      telegram: 'Telegram',
-      phone: 'Phone',
-      date: 'Date',
-      guests: 'Guests',
-      comment: 'Comment',
-    },
+    fields: { name: 'Name', telegram: 'Telegram', phone: 'Phone', date: 'Date', guests: 'Guests', comment: 'Comment' },
     title: (lead: number) => `🆕 Lead #${lead}`,
     status: (label: string) => `Status: ${label}`,
     piiHidden: '🔒 Personal data hidden (LEADS_CARD_PII=0)',

@@ -7,10 +7,7 @@ export type { Messages } from './ru';
 /** The catalogue of each locale (LEADS_LOCALE picks one; docs/architecture.md, "Texts and languages"). */
 export const CATALOGUES: Record<Locale, Messages> = { ru, en };
 
-/**
- * A moment as the locale writes it, in `timezone`: `29.11.2026 10:30` (ru), `11/29/2026 10:30 AM` (en). The day and
- * the time of day are formatted apart, so `day` can compare days and `clock` give the time alone.
- */
+/** A moment as the locale writes it, in `timezone`: `29.11.2026 10:30` (ru), `11/29/2026 10:30 AM` (en). */
 export function formatTime(ms: number, timezone: string, intl: string): string {
   return `${formatDay(ms, timezone, intl)} ${formatClock(ms, timezone, intl)}`;
 }

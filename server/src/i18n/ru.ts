@@ -3,10 +3,8 @@ import { EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
 import type { LeadStatus, TransitionFrom } from '../domain/lead-status';
 
 /**
- * Every text the leads group and the admin chat see, in Russian: the default locale, and the shape every other
- * locale's catalogue must have (`Messages`; en.ts `satisfies` it, so a missing text or a function with other
- * parameters fails the typecheck). Texts with values are functions. Operator texts (the CLI, logs, the trace) stay
- * outside: docs/decisions.md, "One message catalogue per side".
+ * Every text the leads group and the admin chat see, in Russian: the default locale and the shape (`Messages`) en.ts
+ * `satisfies`, so a missing text fails the typecheck. Operator texts stay outside (docs/decisions.md, "One message catalogue per side").
  */
 export const ru = {
   /** The locale dates and times are written in (Intl.DateTimeFormat), in LEADS_TIMEZONE. */

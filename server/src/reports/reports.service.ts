@@ -27,10 +27,7 @@ function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaign'>): s
   return [c.landing ? shown(c.landing) : '', utm].filter((v) => v !== '').join(' · ');
 }
 
-/**
- * The lines counting leads per source and campaign, none when no lead of the period has a source. `landingOnly`
- * (LEADS_CARD_PII=0 hides the UTM values as on the card): `counts` are per landing, the rest without a landing.
- */
+/** Leads per source and campaign, or per landing alone (`landingOnly`: LEADS_CARD_PII=0 hides the UTM values). */
 function sourceLines(t: Messages, counts: SourceCount[], total: number, landingOnly = false): string[] {
   if (counts.length === 0) return [];
   const lines = [landingOnly ? t.reports.landingsTitle : t.reports.sourcesTitle];
@@ -50,10 +47,7 @@ function ago(t: Messages, ms: number): string {
   return t.reports.days(Math.floor(h / 24));
 }
 
-/**
- * The texts of /stickers_new, /stickers_stats and the daily digest. No personal data: numbers, lead numbers, and the
- * sources' values — the UTM ones only where LEADS_CARD_PII shows personal values on the card.
- */
+/** The texts of /stickers_new, /stickers_stats and the daily digest: numbers, lead numbers and sources, nothing personal. */
 @Injectable()
 export class ReportsService {
   constructor(

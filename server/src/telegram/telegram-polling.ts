@@ -7,8 +7,6 @@ import { classifyTelegramError, noBot, type TelegramResult } from './telegram-re
 /** How often stop() is repeated while a launch() it cannot reach yet is still going on. */
 const STOP_REPEAT_MS = 20;
 
-type BotInfo = NonNullable<Telegraf['botInfo']>;
-
 /** One call of `poll`, from its getMe to the end of its launch(). */
 interface PollRun {
   /** Asked to end (pause or stop): a run that has not launched yet will not. */
@@ -25,8 +23,7 @@ function isNotRunning(err: unknown): boolean {
 
 /**
  * The bot's long polling through telegraf's launch(), ended by `pause` (another instance polls now) or `stop` (for
- * good). One run at a time: a run waits for the previous one's end, so no two getUpdates overlap (Telegram would answer
- * one of them 409). When to poll, and retrying, is BotLauncher's business.
+ * good); a run waits for the previous one's end, so no two getUpdates overlap (Telegram would answer one 409).
  */
 @Injectable()
 export class TelegramPolling {
@@ -55,9 +52,8 @@ export class TelegramPolling {
   }
 
   /**
-   * getMe goes first through the gateway (its timeout; launch() then skips its own); `onLaunched` runs once it has
-   * answered. Resolves when polling ends: ok when paused or stopped, else why it failed (getMe, deleteWebhook, or a
-   * getUpdates answer telegraf does not retry: 409, 401). Rejects when a run is going on that nobody asked to end.
+   * getMe goes first through the gateway (with its timeout). Resolves when polling ends: ok when paused or stopped, else
+   * why it failed (getMe, deleteWebhook, a 409 or 401). Rejects when a run is going on that nobody asked to end.
    */
   async poll(updates: readonly UpdateKind[], onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
     const bot = this.bot;
@@ -84,7 +80,7 @@ export class TelegramPolling {
     if (!bot.botInfo) {
       const me = await this.gateway.identity();
       if (!me.ok) return me;
-      bot.botInfo ??= me.value as BotInfo;
+      bot.botInfo ??= me.value;
     }
     const { username } = bot.botInfo;
     if (this.stopRequested || run.ending) return { ok: true, value: undefined };
@@ -100,10 +96,7 @@ export class TelegramPolling {
     }
   }
 
-  /**
-   * For good: no run starts after it. telegraf's stop() reaches only a poller that exists (not one whose launch() still
-   * waits for deleteWebhook), so it is repeated until that launch() has ended. Resolves when the run is over.
-   */
+  /** For good: no run starts after it. Resolves when the run is over. */
   stop(): Promise<void> {
     this.stopRequested = true;
     return this.end();
@@ -119,7 +112,7 @@ export class TelegramPolling {
     if (!run) return Promise.resolve();
     run.ending = true;
     const stop = this.stopBot;
-    // A run that has not launched yet sees `ending` and does not launch; one that has is stopped until it has ended.
+    // A run not launched yet sees `ending`; telegraf's stop() misses a launch() still in deleteWebhook, so it is repeated.
     const again = () => {
       if (!run.launched || !stop) return;
       try {

@@ -5,6 +5,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { telegrafApiRoot } from './telegraf';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
+import type { InlineKeyboardMarkup as InlineKeyboard, UserFromGetMe as BotIdentity, WebhookInfo } from '@telegraf/types';
 
 /** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
 const CALLBACK_ANSWER_MAX = 200;
@@ -17,15 +18,8 @@ export function cutTo(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
-/** Buttons under a card: a status change's callback data, or a link. */
-export interface InlineKeyboard {
-  inline_keyboard: ({ text: string; callback_data: string } | { text: string; url: string })[][];
-}
-
-/** Buttons under a new message: a card's (InlineKeyboard), or a Mini App's `web_app` button (private chats only). */
-export interface MessageKeyboard {
-  inline_keyboard: (InlineKeyboard['inline_keyboard'][number][number] | { text: string; web_app: { url: string } })[][];
-}
+/** Buttons under a message: callback data, links, or (private chats only) a Mini App's `web_app`. */
+export type { InlineKeyboardMarkup as InlineKeyboard, UserFromGetMe as BotIdentity, WebhookInfo } from '@telegraf/types';
 
 export interface OutgoingMessage {
   chatId: string;
@@ -33,22 +27,13 @@ export interface OutgoingMessage {
   threadId?: number | null;
   text: string;
   html: boolean;
-  keyboard?: MessageKeyboard;
+  keyboard?: InlineKeyboard;
   replyTo?: number;
   /** Only as a reply: when the message replied to is gone, Telegram refuses (kind `gone`) instead of sending it alone. */
   replyOnly?: boolean;
 }
 
 export type UpdateKind = 'message' | 'callback_query';
-
-/** The bot itself, as getMe gives it. */
-export interface BotIdentity {
-  id: number;
-  first_name: string;
-  username?: string;
-  /** False while BotFather's privacy mode is on: in groups the bot then sees commands, replies to it and its buttons. */
-  can_read_all_group_messages?: boolean;
-}
 
 /** A chat as getChat gives it: the fields the CLI's setup and doctor read. */
 export interface ChatInfo {
@@ -64,14 +49,6 @@ export interface ChatInfo {
 export interface ChatMemberInfo {
   status: string;
   [right: string]: unknown;
-}
-
-/** getWebhookInfo's answer: an empty url when no webhook is set. */
-export interface WebhookInfo {
-  url: string;
-  pending_update_count: number;
-  last_error_date?: number;
-  last_error_message?: string;
 }
 
 /** An update as getUpdates gives it; whoever asked for it reads its payload (`message`, `my_chat_member`…). */
@@ -90,23 +67,19 @@ interface Upload {
 }
 
 /**
- * Every Bot API call of the app, each with a timeout so a hanging Telegram cannot stall a tick, a request or an alert,
- * through the one telegraf bot nestjs-telegraf creates (none without TELEGRAM_BOT_TOKEN: `available` is false, leads
- * are stored and publishing and alerts wait, docs/requirements.md §10.1).
+ * Every Bot API call of the app, each with a timeout, through the one telegraf bot nestjs-telegraf creates (none without
+ * TELEGRAM_BOT_TOKEN: leads are stored, publishing and alerts wait, docs/requirements.md §10.1).
  */
 @Injectable()
 export class TelegramGateway {
   private readonly logger = new Logger('Telegram');
-  private readonly telegram: Telegram | null;
-
-  /** getMe asked and not answered yet (identity). */
+  /** identity()'s getMe, while it is not answered yet. */
   private asking: Promise<TelegramResult<BotIdentity>> | null = null;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: Pick<ServerConfig, 'telegramTimeoutMs'>,
     @Optional() @InjectBot() private readonly bot?: Telegraf,
   ) {
-    this.telegram = bot?.telegram ?? null;
     if (!bot) this.logger.warn('TELEGRAM_BOT_TOKEN is not set: leads are stored, publishing and alerts are paused');
   }
 
@@ -116,12 +89,12 @@ export class TelegramGateway {
   }
 
   get available(): boolean {
-    return this.telegram !== null;
+    return this.bot !== undefined;
   }
 
   /** The telegraf client every call goes through (tests check that the app has only this one). */
   get client(): Telegram | null {
-    return this.telegram;
+    return this.bot?.telegram ?? null;
   }
 
   /** `limits`: a longer bound than TELEGRAM_TIMEOUT_MS (a long poll), and the caller's signal to give up early. */
@@ -130,11 +103,11 @@ export class TelegramGateway {
     payload: Record<string, unknown>,
     limits: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<TelegramResult<T>> {
-    if (!this.telegram) return noBot();
+    if (!this.bot) return noBot();
     const timeout = AbortSignal.timeout(limits.timeoutMs ?? this.config.telegramTimeoutMs);
     const signal = limits.signal ? AbortSignal.any([timeout, limits.signal]) : timeout;
     try {
-      const value = (await this.telegram.callApi(method as 'sendMessage', payload as never, { signal: signal as never })) as T;
+      const value = (await this.bot.telegram.callApi(method as 'sendMessage', payload as never, { signal: signal as never })) as T;
       return { ok: true, value };
     } catch (err) {
       return classifyTelegramError(err);
@@ -185,45 +158,27 @@ export class TelegramGateway {
     });
   }
 
-  async react(chatId: string, messageId: number, emoji: string): Promise<TelegramResult<unknown>> {
-    return this.call('setMessageReaction', { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] });
-  }
+  readonly react = (chatId: string, messageId: number, emoji: string): Promise<TelegramResult<unknown>> =>
+    this.call('setMessageReaction', { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] });
 
-  sendDocument(d: Upload): Promise<TelegramResult<{ message_id: number }>> {
-    return this.upload('sendDocument', 'document', d);
-  }
-
-  /** A PNG or a JPEG, with a caption of at most 1024 characters. */
-  sendPhoto(p: Upload): Promise<TelegramResult<{ message_id: number }>> {
-    return this.upload('sendPhoto', 'photo', p);
-  }
-
-  /** Multipart: telegraf uploads `{ source, filename }`; every other field goes as a string. */
-  private upload(
-    method: 'sendDocument' | 'sendPhoto',
-    field: 'document' | 'photo',
-    u: Upload,
-  ): Promise<TelegramResult<{ message_id: number }>> {
-    return this.call(method, {
+  /** Multipart: telegraf uploads `{ source, filename }`; every other field goes as a string. A photo's caption is ≤ 1024. */
+  sendFile(kind: 'document' | 'photo', u: Upload): Promise<TelegramResult<{ message_id: number }>> {
+    return this.call(kind === 'photo' ? 'sendPhoto' : 'sendDocument', {
       chat_id: u.chatId,
       ...(u.threadId ? { message_thread_id: String(u.threadId) } : {}),
-      [field]: { source: u.content, filename: u.filename },
+      [kind]: { source: u.content, filename: u.filename },
       ...(u.caption ? { caption: u.caption } : {}),
     });
   }
 
   /** Telegram refuses a longer answer outright and the presser sees nothing: cut it instead. */
-  async answerCallback(id: string, text: string): Promise<TelegramResult<unknown>> {
-    return this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
-  }
+  readonly answerCallback = (id: string, text: string): Promise<TelegramResult<unknown>> =>
+    this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
 
-  async getChatMember(chatId: string, userId: number): Promise<TelegramResult<ChatMemberInfo>> {
-    return this.call('getChatMember', { chat_id: chatId, user_id: userId });
-  }
+  readonly getChatMember = (chatId: string, userId: number): Promise<TelegramResult<ChatMemberInfo>> =>
+    this.call('getChatMember', { chat_id: chatId, user_id: userId });
 
-  async getMe(): Promise<TelegramResult<BotIdentity>> {
-    return this.call('getMe', {});
-  }
+  readonly getMe = (): Promise<TelegramResult<BotIdentity>> => this.call('getMe', {});
 
   /** getMe, asked once for the app and kept as telegraf's `botInfo` (a failed one is asked again next time). */
   identity(): Promise<TelegramResult<BotIdentity>> {
@@ -231,38 +186,26 @@ export class TelegramGateway {
     if (known) return Promise.resolve({ ok: true, value: known });
     this.asking ??= this.getMe().then((me) => {
       this.asking = null;
-      if (me.ok && this.bot && !this.bot.botInfo) this.bot.botInfo = me.value as NonNullable<Telegraf['botInfo']>;
+      if (me.ok && this.bot && !this.bot.botInfo) this.bot.botInfo = me.value;
       return me;
     });
     return this.asking;
   }
 
-  async getChat(chatId: string): Promise<TelegramResult<ChatInfo>> {
-    return this.call('getChat', { chat_id: chatId });
-  }
+  readonly getChat = (chatId: string): Promise<TelegramResult<ChatInfo>> => this.call('getChat', { chat_id: chatId });
 
-  async getChatMemberCount(chatId: string): Promise<TelegramResult<number>> {
-    return this.call('getChatMemberCount', { chat_id: chatId });
-  }
+  readonly getChatMemberCount = (chatId: string): Promise<TelegramResult<number>> => this.call('getChatMemberCount', { chat_id: chatId });
 
   /** "typing…": the CLI's doctor reaches a topic without posting in it (refused as a message would be). */
-  async sendChatAction(chatId: string, threadId: number | null): Promise<TelegramResult<unknown>> {
-    return this.call('sendChatAction', { chat_id: chatId, action: 'typing', ...(threadId ? { message_thread_id: threadId } : {}) });
-  }
+  readonly sendChatAction = (chatId: string, threadId: number | null): Promise<TelegramResult<unknown>> =>
+    this.call('sendChatAction', { chat_id: chatId, action: 'typing', ...(threadId ? { message_thread_id: threadId } : {}) });
 
-  async getWebhookInfo(): Promise<TelegramResult<WebhookInfo>> {
-    return this.call('getWebhookInfo', {});
-  }
+  readonly getWebhookInfo = (): Promise<TelegramResult<WebhookInfo>> => this.call('getWebhookInfo', {});
 
   /** Updates that wait are kept (getUpdates then gets them). */
-  async deleteWebhook(): Promise<TelegramResult<unknown>> {
-    return this.call('deleteWebhook', { drop_pending_updates: false });
-  }
+  readonly deleteWebhook = (): Promise<TelegramResult<unknown>> => this.call('deleteWebhook', { drop_pending_updates: false });
 
-  /**
-   * The CLI's setup's long poll (the server's is TelegramPolling's); `offset` confirms every update before it.
-   * Bounded by the poll's length plus TELEGRAM_TIMEOUT_MS, and by `signal`.
-   */
+  /** The CLI's setup's long poll, bounded by its length plus TELEGRAM_TIMEOUT_MS; `offset` confirms every update before it. */
   async getUpdates(
     q: { offset?: number; timeoutSec: number; allowedUpdates?: readonly string[]; limit?: number },
     signal?: AbortSignal,
@@ -279,14 +222,12 @@ export class TelegramGateway {
     );
   }
 
-  async setMyCommands(commands: readonly { command: string; description: string }[]): Promise<TelegramResult<unknown>> {
-    return this.call('setMyCommands', { commands });
-  }
+  readonly setMyCommands = (commands: readonly { command: string; description: string }[]): Promise<TelegramResult<unknown>> =>
+    this.call('setMyCommands', { commands });
 
   /** The Mini App button beside the input field of every private chat with the bot (no chat_id: the default). */
-  async setChatMenuButton(button: { text: string; url: string }): Promise<TelegramResult<unknown>> {
-    return this.call('setChatMenuButton', { menu_button: { type: 'web_app', text: button.text, web_app: { url: button.url } } });
-  }
+  readonly setChatMenuButton = (button: { text: string; url: string }): Promise<TelegramResult<unknown>> =>
+    this.call('setChatMenuButton', { menu_button: { type: 'web_app', text: button.text, web_app: { url: button.url } } });
 
   /** Where a failing update handler is reported (telegraf's default sets a failure exit code and rethrows). */
   onUpdateError(handler: (err: unknown) => void): void {
@@ -294,9 +235,8 @@ export class TelegramGateway {
   }
 
   /** `secret` comes back in the X-Telegram-Bot-Api-Secret-Token header; waiting updates are kept (a restart loses no press). */
-  async setWebhook(url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> {
-    return this.call('setWebhook', { url, secret_token: secret, allowed_updates: [...updates], drop_pending_updates: false });
-  }
+  readonly setWebhook = (url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> =>
+    this.call('setWebhook', { url, secret_token: secret, allowed_updates: [...updates], drop_pending_updates: false });
 
   /** An update that came by webhook, through polling's handlers (errors go to `onUpdateError`). */
   async handleUpdate(update: unknown): Promise<void> {

@@ -12,10 +12,7 @@ class TelegramRootModule {}
 /** The gateway, for every module that calls Telegram, and the polling control: one instance of each per app. */
 @Module({ providers: [TelegramGateway, TelegramPolling], exports: [TelegramGateway, TelegramPolling] })
 export class TelegramModule {
-  /**
-   * The root's import, once per app: the one telegraf bot when TELEGRAM_BOT_TOKEN is set, which nestjs-telegraf does
-   * not launch (BotLauncher does, through TelegramPolling), and the gateway that wraps it.
-   */
+  /** The root's import: the one telegraf bot when TELEGRAM_BOT_TOKEN is set, launched by BotLauncher, not nestjs-telegraf. */
   static forRoot(config: ServerConfig): DynamicModule {
     const { token, apiRoot } = config.telegram;
     const bot = token

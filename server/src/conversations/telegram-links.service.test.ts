@@ -1,15 +1,18 @@
+import { loadServerConfig } from '../config/config';
 import { Clock } from '../clock/clock';
 import { en } from '../i18n/en';
 import { ru } from '../i18n/ru';
-import { ConversationsService } from './conversations.service';
+import type { TelegramGateway } from '../telegram/telegram.gateway';
+import { TelegramLinksService } from './telegram-links.service';
 import type { TelegramLinksRepository } from './telegram-links.repository';
 
 const FROM = { id: 7001, username: 'anna_k', first_name: 'Анна', last_name: null };
 
 /** The decisions around the binding that need no database: where `/start` is answered, and with what. */
-describe('ConversationsService.start', () => {
+describe('TelegramLinksService.start', () => {
   const bind = jest.fn().mockResolvedValue({ kind: 'bound', leadId: 42 });
-  const service = (t = ru) => new ConversationsService({ bind } as unknown as TelegramLinksRepository, new Clock(), t);
+  const service = (t = ru) =>
+    new TelegramLinksService(loadServerConfig({}), {} as TelegramGateway, { bind } as unknown as TelegramLinksRepository, new Clock(), t);
   beforeEach(() => bind.mockClear());
 
   it('outside a private chat: no answer, nothing bound', async () => {
