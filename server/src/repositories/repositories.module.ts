@@ -1,10 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DatabaseHandle } from '../database/database.module';
-import { AlertThrottlesRepository } from './alert-throttles.repository';
 import { ChartsRepository } from './charts.repository';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
-import { ErasedContactsRepository } from './erased-contacts.repository';
-import { JobRunsRepository } from './job-runs.repository';
 import { LeadErasureRepository } from './lead-erasure.repository';
 import { LeadEventsRepository } from './lead-events.repository';
 import { LeadPagesRepository } from './lead-pages.repository';
@@ -17,17 +14,13 @@ import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
 import { SqliteSubmitRunner } from './sqlite-submit.runner';
 import { SubmitRunner } from './submit-runner';
-import { TelegramUpdatesRepository } from './telegram-updates.repository';
 import { TraceRepository } from './trace.repository';
 import { Transactor } from './transactor';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
 const REPOSITORIES = [
-  AlertThrottlesRepository,
   ChartsRepository,
   DatabaseMaintenanceRepository,
-  ErasedContactsRepository,
-  JobRunsRepository,
   LeadErasureRepository,
   LeadEventsRepository,
   LeadPagesRepository,
@@ -37,7 +30,6 @@ const REPOSITORIES = [
   RateEventsRepository,
   ReportsRepository,
   SettingsRepository,
-  TelegramUpdatesRepository,
   TraceRepository,
   Transactor,
   WebhookEventsRepository,

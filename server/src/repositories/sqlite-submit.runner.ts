@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../database/database.module';
 import type { RateEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
 import { decideSubmit } from '../leads/submit-decision';
-import { ErasedContactsRepository } from './erased-contacts.repository';
+import { LeadErasureRepository } from './lead-erasure.repository';
 import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, type Waiting } from './submit-runner';
 
 const MINUTE_MS = 60_000;
@@ -182,7 +182,7 @@ export class SqliteSubmitRunner extends SubmitRunner {
         st.record.run(kind, keyHash, at);
         st.bumpMinute.run(kind, Math.floor(at / MINUTE_MS));
       },
-      erasedSince: ErasedContactsRepository.sqliteErasedSince(s),
+      erasedSince: LeadErasureRepository.sqliteErasedSince(s),
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
       insertLead: (lead) => rows.insert('leads', lead),
       insertRepeat: (repeat) => rows.insert('lead_repeats', repeat),
