@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DatabaseHandle } from '../database/database.module';
-import { ChartsRepository } from './charts.repository';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
 import { LeadErasureRepository } from './lead-erasure.repository';
 import { LeadEventsRepository } from './lead-events.repository';
@@ -19,7 +18,6 @@ import { Transactor } from './transactor';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
 const REPOSITORIES = [
-  ChartsRepository,
   DatabaseMaintenanceRepository,
   LeadErasureRepository,
   LeadEventsRepository,
