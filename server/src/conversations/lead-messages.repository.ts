@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { LeadMessagesTable, TelegramLinksTable } from '../database/schema';
+import type { Database } from '../database/schema';
 import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
 
-export type LeadMessage = Selectable<LeadMessagesTable>;
-export type NewLeadMessage = Omit<Insertable<LeadMessagesTable>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
+export type LeadMessage = Selectable<Database['lead_messages']>;
+export type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
 
 /** The visitor bound to a lead: the account of its latest used link, and whether they stopped or blocked the bot. */
 export interface Binding {
@@ -203,7 +203,7 @@ export class LeadMessagesRepository {
   }
 }
 
-function binding(r: Pick<Selectable<TelegramLinksTable>, (typeof BINDING_COLUMNS)[number]>): Binding {
+function binding(r: Pick<Selectable<Database['telegram_links']>, (typeof BINDING_COLUMNS)[number]>): Binding {
   return {
     leadId: r.lead_id,
     userId: r.tg_user_id!,

@@ -3,10 +3,10 @@ import type { Selectable } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
-import type { OutboxKind, OutboxTable } from '../database/schema';
+import type { Database, OutboxKind } from '../database/schema';
 import type { Tx } from './transactor';
 
-export type OutboxRow = Selectable<OutboxTable>;
+export type OutboxRow = Selectable<Database['outbox']>;
 
 /** The Telegram rows' target (the webhook rows' is their endpoint's URL). */
 export const TELEGRAM_TARGET = 'telegram';

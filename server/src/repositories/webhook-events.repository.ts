@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type Insertable, type Selectable, type SelectQueryBuilder, sql, type SqlBool } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { WebhookEventType, WebhookEventsTable } from '../database/schema';
+import type { Database, WebhookEventType } from '../database/schema';
 import type { Tx } from './transactor';
 
 /** A stored change not announced yet: the row that records it (`source_id`), its lead and when it happened. */
@@ -18,10 +18,10 @@ export interface AnonymisedRow extends ChangeRow {
   lead_created_at: number;
 }
 
-export type NewWebhookEvent = Omit<Insertable<WebhookEventsTable>, 'id'>;
+export type NewWebhookEvent = Omit<Insertable<Database['webhook_events']>, 'id'>;
 
 /** A webhook event as its delivery sends it. */
-export type WebhookEventRow = Omit<Selectable<WebhookEventsTable>, 'source_id'>;
+export type WebhookEventRow = Omit<Selectable<Database['webhook_events']>, 'source_id'>;
 
 /** An event found for `webhooks replay`, with the endpoints it was addressed to. */
 export interface StoredWebhookEvent extends Pick<WebhookEventRow, 'id' | 'public_id' | 'lead_id' | 'type'> {
