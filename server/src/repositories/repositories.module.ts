@@ -34,9 +34,8 @@ const REPOSITORIES = [
 ];
 
 /**
- * The data layer: one class per table or aggregate, one method per query; services reach the database only through
- * these. Not global: a feature module that needs a repository imports this module (one instance of each for the app).
- * `SubmitRunner` is the submit decision's runner of the app's database, chosen here once from `DatabaseHandle.kind`.
+ * The data layer: one class per table family, one method per query; services reach the database only through these.
+ * Not global: a feature module imports it. `SubmitRunner` is chosen here once from `DatabaseHandle.kind`.
  */
 @Module({
   providers: [
