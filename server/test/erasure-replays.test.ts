@@ -2,7 +2,7 @@
  * Erasure that reaches late replays, the server's part (docs/decisions.md, "Erased contacts are remembered, hashed,
  * against late replays"): `/stickers_forget` (by contact or by number) and `npm run leads -- forget` record what they
  * erased as keyed hashes of the contacts in `erased_contacts`, with the erasure time; the submit decision asks
- * `ErasedContactsRepository.erasedSince` whether a submission's contacts were erased at or after its visitor time.
+ * `LeadErasureRepository.erasedSince` whether a submission's contacts were erased at or after its visitor time.
  * No contact is stored in the clear; the rows are pruned once no late replay can precede them.
  */
 import { Client } from 'pg';
@@ -12,7 +12,7 @@ import { ContactHasher } from '../src/anonymisation/contact-hasher';
 import { forget } from '../src/cli/ops';
 import { migrateToLatest, openDatabase } from '../src/database/database';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
-import { ErasedContactsRepository } from '../src/repositories/erased-contacts.repository';
+import { LeadErasureRepository } from '../src/repositories/lead-erasure.repository';
 import { SUBMIT_LOCK_KEY } from '../src/repositories/submit-runner';
 import { FakeClock, LEADS_CHAT, SALT, lead, memberActions, sandboxSuite, submitLead, type TestServer } from './harness';
 import { describePostgresOnly, sqlRows } from './support/test-database';
@@ -33,7 +33,7 @@ const recorded = (server: TestServer) =>
     'select contact_hash, erased_at from erased_contacts order by contact_hash',
   );
 const sorted = (hashes: string[]) => [...hashes].sort();
-const erasedSince = (server: TestServer, hashes: string[], at: number) => server.app.get(ErasedContactsRepository).erasedSince(hashes, at);
+const erasedSince = (server: TestServer, hashes: string[], at: number) => server.app.get(LeadErasureRepository).erasedSince(hashes, at);
 
 describe('ContactHasher', () => {
   it('one hash per account and per phone: the username without @ in any case, the phone as the form stores it', () => {
@@ -144,14 +144,14 @@ describe('the erasures recorded for late replays', () => {
   });
 });
 
-describe('ErasedContactsRepository.sqliteErasedSince (the SQLite decision runner)', () => {
+describe('LeadErasureRepository.sqliteErasedSince (the SQLite decision runner)', () => {
   it('answers as erasedSince does, synchronously, from one prepared statement', async () => {
     const { db, sqlite } = openDatabase(':memory:');
     try {
       await migrateToLatest(db);
-      const repo = new ErasedContactsRepository(db);
-      await db.transaction().execute((trx) => repo.record([hasher.telegram('a_person'), hasher.phone('+79994510004')], 1000, trx));
-      const erasedSince = ErasedContactsRepository.sqliteErasedSince(sqlite);
+      const repo = new LeadErasureRepository(db);
+      await db.transaction().execute((trx) => repo.recordErased([hasher.telegram('a_person'), hasher.phone('+79994510004')], 1000, trx));
+      const erasedSince = LeadErasureRepository.sqliteErasedSince(sqlite);
       for (const [hashes, at, expected] of [
         [[hasher.telegram('@A_Person'), hasher.phone('+70000000000')], 999, true],
         [[hasher.phone('+79994510004')], 1000, true],

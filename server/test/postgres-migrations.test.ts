@@ -10,10 +10,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { type Insertable, type MigrationProvider, Migrator, NO_MIGRATIONS, type Selectable, sql } from 'kysely';
+import { type MigrationProvider, Migrator, NO_MIGRATIONS, type Selectable, sql } from 'kysely';
 import { type LeadsDb, migrateToLatest, openDatabase, openPostgres } from '../src/database/database';
 import { MIGRATIONS } from '../src/database/migrations';
-import type { Database, LeadsTable } from '../src/database/schema';
+import type { Database, NewLead } from '../src/database/schema';
 import { startPostgres, type TestPostgres } from './support/postgres';
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };
@@ -218,7 +218,7 @@ function dumpSqliteSchema(sqlite: BetterSqlite3.Database): string {
 }
 
 /** A lead with every column set, with numbers beyond 32 bits where the column allows them. */
-function fullLead(requestId: string): Insertable<LeadsTable> {
+function fullLead(requestId: string): NewLead {
   const t = 1_764_000_000_000;
   return {
     request_id: requestId,

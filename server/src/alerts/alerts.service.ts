@@ -5,7 +5,7 @@ import type { ServerConfig } from '../config/config';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
 import { Metrics } from '../observability/metrics';
-import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
+import { SettingsRepository } from '../repositories/settings.repository';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
@@ -19,7 +19,7 @@ export class AlertsService {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly telegram: TelegramGateway,
-    private readonly throttles: AlertThrottlesRepository,
+    private readonly throttles: SettingsRepository,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(MESSAGES) private readonly t: Messages,
@@ -28,7 +28,7 @@ export class AlertsService {
   /** Sends `text` unless alert `key` was sent less than `intervalMs` ago. Never throws: an alert must not break a request. */
   async sendThrottled(key: string, intervalMs: number, text: string): Promise<AlertResult> {
     try {
-      const { claimed, previous } = await this.throttles.claim(key, this.clock.now(), intervalMs);
+      const { claimed, previous } = await this.throttles.claimAlert(key, this.clock.now(), intervalMs);
       if (!claimed) return 'throttled';
       const chat = this.config.telegram.adminChatId;
       if (!this.telegram.available || !chat) {
@@ -42,7 +42,7 @@ export class AlertsService {
         return 'sent';
       }
       // Give the throttle back so the next occurrence can try again.
-      await this.throttles.release(key, previous);
+      await this.throttles.releaseAlert(key, previous);
       this.logger.error({
         msg: `alert ${key} failed`,
         alert: key,

@@ -3,7 +3,6 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Clock } from '../clock/clock';
 import { OutboxService } from '../outbox/outbox.service';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
-import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadErasureRepository, type AnonymiseResult } from '../repositories/lead-erasure.repository';
 import { Transactor } from '../repositories/transactor';
@@ -24,14 +23,13 @@ export class AnonymisationService implements OnApplicationShutdown {
     private readonly leads: LeadErasureRepository,
     events: LeadEventsRepository,
     transactor: Transactor,
-    erased: ErasedContactsRepository,
     hasher: ContactHasher,
     private readonly maintenance: DatabaseMaintenanceRepository,
     private readonly outbox: OutboxService,
     private readonly clock: Clock,
     private readonly emitter: EventEmitter2,
   ) {
-    this.eraser = new ContactEraser(leads, events, transactor, erased, hasher);
+    this.eraser = new ContactEraser(leads, events, transactor, hasher);
   }
 
   /** Erases every lead (and repeat) of a phone or a username, rewrites their cards; the numbers erased, oldest first. */

@@ -1,5 +1,4 @@
 import { checkPhone, checkTelegram, DEFAULT_PHONE_REGION, type PhoneRegion } from '@stickers/shared';
-import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { type AnonymiseResult, LeadErasureRepository } from '../repositories/lead-erasure.repository';
 import { Transactor } from '../repositories/transactor';
@@ -41,7 +40,6 @@ export class ContactEraser {
     private readonly leads: LeadErasureRepository,
     private readonly events: LeadEventsRepository,
     private readonly transactor: Transactor,
-    private readonly erased: ErasedContactsRepository,
     private readonly hasher: ContactHasher,
   ) {}
 
@@ -50,8 +48,8 @@ export class ContactEraser {
     // The contact first: a submit committed before this is found below, one after it finds the erasure recorded.
     const asked = contact.kind === 'phone' ? this.hasher.phone(contact.phone) : this.hasher.telegram(contact.telegram);
     await this.transactor.run(async (trx) => {
-      await this.erased.holdSubmits(trx);
-      await this.erased.record([asked], now, trx);
+      await this.leads.holdSubmits(trx);
+      await this.leads.recordErased([asked], now, trx);
     });
     const ids = await this.leads.leadsOfContact({
       phone: contact.kind === 'phone' ? contact.phone : null,
@@ -69,8 +67,8 @@ export class ContactEraser {
   eraseLead(leadId: number, now: number, options: EraseOptions): Promise<AnonymiseResult> {
     return this.transactor.run(async (trx) => {
       if (options.record) {
-        await this.erased.holdSubmits(trx);
-        await this.erased.record(this.hasher.hashes(await this.leads.contactsOf(leadId, trx)), now, trx);
+        await this.leads.holdSubmits(trx);
+        await this.leads.recordErased(this.hasher.hashes(await this.leads.contactsOf(leadId, trx)), now, trx);
       }
       const result = await this.leads.anonymise(leadId, now, trx);
       if (result === 'done') await this.events.record(leadId, 'anonymised', now, options.detail, null, trx);

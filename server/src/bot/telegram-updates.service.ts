@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { TelegramUpdatesRepository } from '../repositories/telegram-updates.repository';
+import { LeasesRepository } from '../repositories/leases.repository';
 
 /** Telegram keeps an update it could not deliver at most 24 hours; forgotten after that, every 10 minutes. */
 const UPDATE_MEMORY_MS = 24 * 60 * 60 * 1000;
@@ -21,7 +21,7 @@ export class TelegramUpdatesService {
   private prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
-    private readonly repo: TelegramUpdatesRepository,
+    private readonly repo: LeasesRepository,
     private readonly clock: Clock,
     @Inject(SERVER_CONFIG) config: ServerConfig,
   ) {
@@ -36,8 +36,8 @@ export class TelegramUpdatesService {
     const now = this.clock.now();
     try {
       await this.pruneNowAndThen(now);
-      if (await this.repo.claim(id, now, now - this.handlingBoundMs)) return 'handle';
-      const seen = await this.repo.seen(id);
+      if (await this.repo.claimUpdate(id, now, now - this.handlingBoundMs)) return 'handle';
+      const seen = await this.repo.updateSeen(id);
       if (seen === 'unseen') return 'handle';
       this.logger.log({ msg: 'telegram update delivered again', update_id: id, state: seen });
       return seen === 'handled' ? 'handled' : 'busy';
@@ -49,7 +49,7 @@ export class TelegramUpdatesService {
 
   async handled(id: number): Promise<void> {
     try {
-      await this.repo.markHandled(id, this.clock.now());
+      await this.repo.markUpdateHandled(id, this.clock.now());
     } catch (err) {
       // Left unfinished: a delivery again after the handling bound is handled again (at least once).
       this.logger.warn({ msg: 'telegram update not marked handled', update_id: id, error: errorMessage(err) });
@@ -61,7 +61,7 @@ export class TelegramUpdatesService {
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
     try {
-      await this.repo.prune(now - UPDATE_MEMORY_MS);
+      await this.repo.pruneUpdates(now - UPDATE_MEMORY_MS);
     } catch (err) {
       this.logger.warn({ msg: 'telegram updates not pruned', error: errorMessage(err) });
     }

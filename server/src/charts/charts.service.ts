@@ -3,7 +3,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { sourceFilter } from '../export/export-query';
-import { ChartsRepository, QUARTER_MS, type ChartWindow } from '../repositories/charts.repository';
+import { type ChartWindow, QUARTER_MS, ReportsRepository } from '../repositories/reports.repository';
 import type { LeadScope } from '../repositories/lead-pages.repository';
 import { svgToPng } from './chart-png';
 import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
@@ -21,7 +21,7 @@ export const DIGEST_PICTURE_SCALE = 2;
 export class ChartsService {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly charts: ChartsRepository,
+    private readonly charts: ReportsRepository,
     private readonly clock: Clock,
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}

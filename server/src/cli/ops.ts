@@ -9,7 +9,6 @@ import { backupDatabase } from '../database/backup';
 import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } from '../database/database';
 import { moveToPostgres } from '../database/move-to-postgres';
 import type { Database } from '../database/schema';
-import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadErasureRepository } from '../repositories/lead-erasure.repository';
 import { TraceRepository } from '../repositories/trace.repository';
@@ -92,7 +91,6 @@ export async function forget(
       new LeadErasureRepository(db),
       new LeadEventsRepository(db),
       new Transactor(db),
-      new ErasedContactsRepository(db),
       ContactHasher.keyed(ipSalt),
     );
     const erased = await eraser.erase(contact, now);

@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { LeadMessagesTable, TelegramLinksTable } from '../database/schema';
+import type { Database } from '../database/schema';
 import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
 
-export type LeadMessage = Selectable<LeadMessagesTable>;
-export type NewLeadMessage = Omit<Insertable<LeadMessagesTable>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
+export type LeadMessage = Selectable<Database['lead_messages']>;
+export type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
 
 /** The visitor bound to a lead: the account of its latest used link, and whether they stopped or blocked the bot. */
 export interface Binding {
@@ -22,19 +22,12 @@ export interface Binding {
 /** The columns of a link that make its Binding. */
 const BINDING_COLUMNS = ['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'] as const;
 
-/**
- * `lead_messages`: the conversation of each lead, and the bindings it is sent along. A
- * message is stored with the outbox row that sends it (`visitor_message` into the group, `team_message` to the
- * visitor) in one transaction, so a message is never stored without being sent, nor sent without being stored.
- */
+/** `lead_messages`, each stored with the outbox row that sends it in one transaction, and the bindings they go along. */
 @Injectable()
 export class LeadMessagesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /**
-   * Stores a message, queued, with its outbox row; gives the stored row. A Telegram message stored before (its update
-   * handled again after a crash) is not stored or sent again: its row as it is, `added` false.
-   */
+  /** Stores a message, queued, with its outbox row; a Telegram message stored before is not again (`added` false). */
   add(message: NewLeadMessage): Promise<LeadMessage & { added: boolean }> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
@@ -125,11 +118,7 @@ export class LeadMessagesRepository {
     return row ? binding(row) : null;
   }
 
-  /**
-   * The lead a person's private messages go to: of the leads their account is bound to, not stopped, not erased (an
-   * erasure clears the account on the link), not anonymised, the one they chose last, else the latest bound. Null: the
-   * person is bound to no lead.
-   */
+  /** The lead a person's private messages go to: of their active bindings, the one chosen last, else the latest bound. */
   async latestLeadOf(userId: number): Promise<Binding | null> {
     const row = await this.activeLinksOf(userId)
       .select(BINDING_COLUMNS.map((c) => `t.${c}` as const))
@@ -171,10 +160,7 @@ export class LeadMessagesRepository {
       .where('l.anonymised_at', 'is', null);
   }
 
-  /**
-   * `/stop`: every lead the person is bound to and has not stopped is stopped, its card marked for a rewrite. Gives
-   * the leads stopped.
-   */
+  /** `/stop`: stops every lead the person is bound to, its card marked for a rewrite; gives the leads stopped. */
   stop(userId: number, now: number): Promise<number[]> {
     return this.db.transaction().execute(async (trx) => {
       const rows = await trx
@@ -186,7 +172,6 @@ export class LeadMessagesRepository {
         .returning('lead_id')
         .execute();
       const leads = [...new Set(rows.map((r) => r.lead_id))];
-      // The cards say so.
       if (leads.length > 0) await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', 'in', leads).execute();
       return leads;
     });
@@ -203,7 +188,7 @@ export class LeadMessagesRepository {
   }
 }
 
-function binding(r: Pick<Selectable<TelegramLinksTable>, (typeof BINDING_COLUMNS)[number]>): Binding {
+function binding(r: Pick<Selectable<Database['telegram_links']>, (typeof BINDING_COLUMNS)[number]>): Binding {
   return {
     leadId: r.lead_id,
     userId: r.tg_user_id!,

@@ -18,11 +18,7 @@ export class TelegramLinksRepository {
     await this.db.insertInto('telegram_links').values(link).execute();
   }
 
-  /**
-   * Uses the link once, in one transaction: marks it used with the account, marks the lead's card for a rewrite
-   * (`card_dirty_at`: the outbox's trigger queues its `card_edit`) and records a `telegram_bound` event for the trace.
-   * A link used by a concurrent `/start` (its `used_at` set meanwhile) is `used`.
-   */
+  /** Uses the link once: marks it used with the account, the lead's card for a rewrite, and a `telegram_bound` event. */
   bind(payloadHash: string, account: TelegramAccount, now: number, detail: string): Promise<BindResult> {
     return this.db.transaction().execute(async (trx): Promise<BindResult> => {
       const link = await trx

@@ -12,10 +12,8 @@ export interface BackupResult {
 const ALL_PAGES = 0x7fffffff;
 
 /**
- * `npm run leads -- backup <file>`: a consistent copy of the live database through SQLite's online backup API,
- * safe while the server runs (WAL: the copy reads a snapshot and never blocks the server's writes). The copy is
- * written beside the target as `<file>.partial`, checked (`integrity_check`, leads counted), then renamed, so a
- * file at `<file>` is always a complete backup. An existing `<file>` is never overwritten.
+ * `npm run leads -- backup <file>`: a snapshot through SQLite's online backup API, safe while the server runs, written
+ * as `<file>.partial`, checked, then renamed, so a file at `<file>` is always complete. Never overwrites.
  */
 export async function backupDatabase(source: string, target: string): Promise<BackupResult> {
   if (!existsSync(source)) throw new Error(`no database at ${source} (set DATABASE_PATH)`);

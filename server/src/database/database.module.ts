@@ -8,10 +8,7 @@ import { type BusyState, describeDatabaseUrl, type LeadsDb, migrateToLatest, ope
 import { whileBusy } from './immediate-sqlite-dialect';
 import { WriteHealth } from './write-health';
 
-/**
- * The file at DATABASE_PATH is no longer the one the server opened (deleted, or replaced): writes would land in a file
- * nobody will open again, so the submit path refuses instead of acknowledging.
- */
+/** The file at DATABASE_PATH is not the one opened (deleted or replaced): the submit path refuses to write there. */
 export class DatabaseGoneError extends Error {
   readonly code = 'DATABASE_FILE_GONE';
   constructor(path: string) {
@@ -19,21 +16,15 @@ export class DatabaseGoneError extends Error {
   }
 }
 
-/**
- * The open database: Kysely for queries, and the raw handle of the engine underneath for what Kysely does not do
- * (SQLite's pragmas, checkpoints and synchronous transactions; PostgreSQL's pool). Only the repositories and this
- * folder look at `kind`.
- */
+/** The open database: Kysely, and the engine's raw handle for what Kysely does not do (pragmas, checkpoints, the pool). */
 @Injectable()
 export class DatabaseHandle implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');
   private closed = false;
   /** The file's device and inode when it was opened: another (or no) file at the path later means it is gone. */
   private readonly opened: { dev: number; ino: number } | null;
-  /** The lock-wait policy shared with the Kysely driver; `busy.waits` counts the waits. */
   readonly busy: BusyState;
   readonly kind: 'sqlite' | 'postgres';
-  /** PostgreSQL's pool; null on SQLite. */
   readonly pool: Pool | null;
   private readonly rawSqlite: BetterSqlite3.Database | null;
 
@@ -51,7 +42,7 @@ export class DatabaseHandle implements OnApplicationShutdown {
     this.busy = busy ?? { timeoutMs: 0, waits: 0 };
   }
 
-  /** SQLite's raw handle. Only on SQLite: code that needs it is SQLite's path (a test that needs it says so). */
+  /** SQLite's raw handle; throws on PostgreSQL. */
   get sqlite(): BetterSqlite3.Database {
     if (!this.rawSqlite) throw new Error('the database is PostgreSQL: there is no SQLite handle');
     return this.rawSqlite;
@@ -61,7 +52,7 @@ export class DatabaseHandle implements OnApplicationShutdown {
     return this.closed;
   }
 
-  /** True while the file at the path is still the one opened (one `stat`, about 1.5 µs); always on PostgreSQL. */
+  /** True while the file at the path is still the one opened (one `stat`); always on PostgreSQL. */
   fileIsCurrent(): boolean {
     if (this.opened === null) return true;
     const stat = statSync(this.path, { throwIfNoEntry: false });
@@ -105,10 +96,7 @@ export function openHandle(config: ServerConfig): DatabaseHandle {
   return new DatabaseHandle(opened.db, opened.sqlite, config.databasePath, opened.busy);
 }
 
-/**
- * Applies pending migrations; on PostgreSQL through a connection without the sessions' statement bounds (a migration
- * may rewrite a big table, and waits for another instance's migration lock).
- */
+/** Applies pending migrations; on PostgreSQL over a connection without the sessions' statement bounds. */
 async function migrate(config: ServerConfig, handle: DatabaseHandle): Promise<string[]> {
   if (!config.databaseUrl) return migrateToLatest(handle.db);
   const { db } = openPostgres(config.databaseUrl, { max: 1 });

@@ -21,10 +21,7 @@ export interface BusyState extends BusyPolicy {
   waits: number;
 }
 
-/**
- * Opens the SQLite file in WAL mode with a short busy timeout and foreign keys on; `busyTimeoutMs`
- * (DATABASE_BUSY_TIMEOUT_MS) is how long an operation waits, asynchronously, for another connection's lock.
- */
+/** Opens the SQLite file in WAL mode; `busyTimeoutMs` (DATABASE_BUSY_TIMEOUT_MS): how long a lock is waited for. */
 export function openDatabase(
   path: string,
   options: { busyTimeoutMs?: number } = {},
@@ -73,60 +70,41 @@ export function databasePathProblem(path: string): string | null {
   }
 }
 
-/**
- * PostgreSQL's `bigint` read as a number, as SQLite gives its 64-bit integers, so the same code serves both: every
- * int8 here (times, ids, counts) is far below 2^53, and one beyond is refused rather than rounded. (`numeric`, e.g.
- * `sum()` of a bigint, still comes back as a string.)
- */
+/** PostgreSQL's `bigint` as a number, as SQLite gives it; one beyond 2^53 is refused, not rounded (`numeric` stays a string). */
 function parseInt8(value: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n)) throw new RangeError(`bigint ${value} is beyond Number.MAX_SAFE_INTEGER: refusing to round it`);
   return n;
 }
 
+/** The sessions' bounds (none when not given: the CLI, migrations); `connectTimeoutMs` defaults to 10 s. */
 interface PostgresOptions {
-  /** Connections in the pool (pg's default: 10; DATABASE_POOL_MAX). */
   max?: number;
-  /** How long a query waits for a connection (a storage error then: 503); 10 s when not given. */
   connectTimeoutMs?: number;
-  /** `lock_timeout` of every session: how long a statement waits for another session's lock, then 55P03. */
   lockTimeoutMs?: number;
-  /** `statement_timeout` of every session (DATABASE_STATEMENT_TIMEOUT_MS); none when not given (the CLI, migrations). */
   statementTimeoutMs?: number;
-  /** `idle_in_transaction_session_timeout` of every session (DATABASE_IDLE_TX_TIMEOUT_MS); none when not given. */
   idleInTransactionTimeoutMs?: number;
-  /** Told once of each connection that broke (checked out or idle); the pool drops it and opens another when asked. */
+  /** Told once of each connection that broke; the pool drops it and opens another when asked. */
   onConnectionLost?: (err: Error) => void;
 }
 
 /**
- * TCP keepalive on both ends of every connection: the server gives up on a silent instance after about 10 + 3 × 5 s,
- * so a host that vanished while it held a lock does not hold it for the kernel's two hours.
- */
-const KEEPALIVE = { idleSec: 10, intervalSec: 5, count: 3 };
-
-/**
- * Opens a PostgreSQL database (DATABASE_URL): Kysely over a `pg` pool whose int8 values are numbers. A database fault
- * never ends the process nor poisons the pool: every connection has an `error` listener from the moment it exists
- * (an unheard one ends the process), and one handed back broken, or still inside a transaction, is closed.
+ * Opens a PostgreSQL database (DATABASE_URL). A fault never ends the process nor poisons the pool: every connection
+ * has an `error` listener from the start, and one handed back broken, or inside a transaction, is closed.
  */
 export function openPostgres(url: string, options: PostgresOptions = {}): { db: LeadsDb; pool: Pool } {
   const types = new TypeOverrides(pgTypes);
   types.setTypeParser(pgTypes.builtins.INT8, parseInt8);
-  const sessionOptions = [
-    `-c tcp_keepalives_idle=${KEEPALIVE.idleSec}`,
-    `-c tcp_keepalives_interval=${KEEPALIVE.intervalSec}`,
-    `-c tcp_keepalives_count=${KEEPALIVE.count}`,
-  ].join(' ');
   const pool = new Pool({
     connectionString: url,
     max: options.max,
     types,
     // At least a second: the same bound covers opening a new connection, which takes longer on a loaded host.
     connectionTimeoutMillis: Math.max(1000, options.connectTimeoutMs ?? 10_000),
+    // TCP keepalive both ways: a vanished host's locks go after about 10 + 3 × 5 s, not the kernel's two hours.
     keepAlive: true,
-    keepAliveInitialDelayMillis: KEEPALIVE.idleSec * 1000,
-    options: sessionOptions,
+    keepAliveInitialDelayMillis: 10_000,
+    options: '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3',
     // PostgreSQL's 0 is "wait for ever"; DATABASE_BUSY_TIMEOUT_MS=0 means not waiting: 1 ms.
     ...(options.lockTimeoutMs !== undefined ? { lock_timeout: Math.max(1, Math.trunc(options.lockTimeoutMs)) } : {}),
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
@@ -140,14 +118,12 @@ export function openPostgres(url: string, options: PostgresOptions = {}): { db: 
       options.onConnectionLost?.(err);
     });
   });
-  // Before the pool decides whether to keep the connection: one ended here is dropped.
   pool.on('release', (err, client) => {
     if (err) return;
     if (broken.has(client) || client.getTransactionStatus() !== 'I') void client.end().catch(() => undefined);
   });
-  // The pool re-emits an idle connection's error; the connection's own listener above has told of it.
   pool.on('error', () => undefined);
-  // Whatever keeps a connection from being had (the server down, a password changed, the pool exhausted) is a storage error.
+  // No connection to be had (server down, password changed, pool exhausted) is a storage error.
   const connecting = {
     connect: () =>
       pool.connect().catch((err: unknown) => {
@@ -207,10 +183,7 @@ export async function migrateToLatest(db: LeadsDb): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/**
- * Moves every WAL frame into the main file and truncates the WAL, so that erased values do not survive in old page
- * images. False when another connection kept it from finishing: try again later.
- */
+/** Truncates the WAL so erased values do not survive in old page images; false when another connection kept it from it. */
 export function checkpointTruncate(sqlite: BetterSqlite3.Database): boolean {
   const [result] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
   return result?.busy === 0;

@@ -10,10 +10,7 @@ import {
   SqliteDriver,
 } from 'kysely';
 
-/**
- * How long SQLite itself may block the event loop waiting for a lock (`PRAGMA busy_timeout`): longer waits happen in
- * `whileBusy`, asynchronously, so every request keeps answering while a backup tool holds the database.
- */
+/** How long SQLite itself may block the event loop for a lock; longer waits are `whileBusy`'s, asynchronous. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5;
 
 export interface BusyPolicy {
@@ -29,10 +26,7 @@ export function isBusyError(err: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
-/**
- * Runs `work` again while it fails with SQLITE_BUSY, after a pause of 2 ms doubling to 50 ms, until `policy.timeoutMs`
- * has passed. `work` must be all-or-nothing (one statement outside a transaction, or a whole transaction).
- */
+/** Runs all-or-nothing `work` again while it fails with SQLITE_BUSY (pauses 2 ms doubling to 50 ms), within `policy.timeoutMs`. */
 export async function whileBusy<T>(work: () => T | Promise<T>, policy: BusyPolicy): Promise<T> {
   const deadline = performance.now() + policy.timeoutMs;
   let pause = 2;
@@ -49,9 +43,8 @@ export async function whileBusy<T>(work: () => T | Promise<T>, policy: BusyPolic
 }
 
 /**
- * Every transaction is `begin immediate` (Kysely's plain `begin` takes the write lock only at the first write, letting
- * another writer slip in between our reads and writes; docs/requirements.md §1.5). A locked database is waited for
- * by `whileBusy`: `begin immediate` and every statement outside a transaction (inside one, the lock is held already).
+ * Every transaction is `begin immediate` (a plain `begin` lets another writer in between our reads and writes;
+ * docs/requirements.md §1.5); `begin` and every statement outside a transaction wait for a lock through `whileBusy`.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   constructor(

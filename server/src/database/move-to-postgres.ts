@@ -4,10 +4,9 @@ import { sql, type Transaction } from 'kysely';
 import { migrateToLatest, openDatabase, openPostgres } from './database';
 import type { Database } from './schema';
 
+/** `log`: progress, a line at a time; `batchSize`: rows per insert (default 500, fewer for a wide table). */
 export interface MoveOptions {
-  /** Progress, one line at a time (the CLI prints them). */
   log?: (line: string) => void;
-  /** Rows per multi-row insert (default 500), fewer for a wide table (PostgreSQL's bind parameters). */
   batchSize?: number;
 }
 
@@ -18,20 +17,16 @@ export interface MovedTable {
   nextId: number | null;
 }
 
+/** Every data table in the order copied (referenced tables first), and the migrations applied first on each side. */
 export interface MoveReport {
-  /** Every data table, in the order copied (a referenced table before the tables that reference it). */
   tables: MovedTable[];
-  /** The migrations this move applied first, on each side (empty when both were current). */
   migrated: { sqlite: string[]; postgres: string[] };
 }
 
 const DEFAULT_BATCH_SIZE = 500;
 /** PostgreSQL's protocol numbers bind parameters with 16 bits: a statement takes at most 65535. */
 const MAX_BIND_PARAMETERS = 65535;
-/**
- * Not copied: Kysely's bookkeeping (each side keeps its own), the leases of running instances (meaningless to the
- * PostgreSQL ones), and the Telegram update ids of webhook mode (a day's memory against redeliveries, not data).
- */
+/** Not copied: each side's Kysely bookkeeping, running instances' leases, webhook mode's day of update ids. */
 const NOT_COPIED = ['kysely_migration', 'kysely_migration_lock', 'leases', 'telegram_updates'];
 
 /** A data table as read from the SQLite snapshot. */
@@ -46,16 +41,13 @@ interface SourceTable {
 }
 
 /**
- * `npm run leads -- migrate-to-postgres`: copies the SQLite database into the empty PostgreSQL one, every data table
- * with its ids unchanged, all or nothing, both migrated to latest first. Refuses a missing SQLite file and a
- * PostgreSQL database that holds any row: a move never merges into or overwrites a live database. The copy is of one
- * SQLite snapshot (one read transaction): what the server writes after it is not copied (stop the server first).
+ * `npm run leads -- migrate-to-postgres`: copies one snapshot of the SQLite database into the empty PostgreSQL one,
+ * ids unchanged, all or nothing, both migrated first. Never merges into or overwrites a database that holds a row.
  */
 export async function moveToPostgres(sqlitePath: string, postgresUrl: string, options: MoveOptions = {}): Promise<MoveReport> {
   const log = options.log ?? (() => undefined);
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new Error(`batch size must be a positive integer, not ${batchSize}`);
-  // openDatabase would create an empty database at a wrong path, and the move would then copy nothing.
   if (!existsSync(sqlitePath)) throw new Error(`no SQLite database at ${sqlitePath} (set DATABASE_PATH): nothing to move`);
 
   const lite = openDatabase(sqlitePath, { busyTimeoutMs: 10_000 });
@@ -72,7 +64,6 @@ export async function moveToPostgres(sqlitePath: string, postgresUrl: string, op
   try {
     const postgresMigrated = await migrateToLatest(pg);
     log(`PostgreSQL: ${describeMigrations(postgresMigrated)}`);
-    // This process may wait for another connection's lock as long as it likes: it serves no requests.
     sqlite.pragma('busy_timeout = 10000');
     sqlite.prepare('begin').run();
     // The snapshot starts with this first read: the tables, their rows and counts below all come from it.
@@ -147,10 +138,7 @@ function readSourceTables(sqlite: BetterSqlite3.Database): SourceTable[] {
   return ordered;
 }
 
-/**
- * Fails unless every SQLite table has a PostgreSQL table with the same columns, and every PostgreSQL table is empty,
- * locked first so that no row can arrive between this check and the copy.
- */
+/** Fails unless every SQLite table has a PostgreSQL one with the same columns, and all are empty (locked first). */
 async function checkTarget(trx: Transaction<Database>, tables: SourceTable[]): Promise<void> {
   const { rows: described } = await sql<{ table_name: string; column_name: string }>`
     select c.table_name, c.column_name
@@ -236,10 +224,7 @@ async function countRows(trx: Transaction<Database>, table: string): Promise<num
   return rows[0].n;
 }
 
-/**
- * Sets the table's identity past every id SQLite ever gave (the highest copied, and sqlite_sequence's, higher when the
- * last rows were deleted), so a lead's number never repeats. Gives the next id, or null for a table without identity.
- */
+/** Sets the table's identity past every id SQLite ever gave (sqlite_sequence's too); the next id, or null without one. */
 async function continueIdentity(trx: Transaction<Database>, table: SourceTable): Promise<number | null> {
   const { rows: identities } = await sql<{ column_name: string }>`
     select column_name from information_schema.columns

@@ -11,14 +11,9 @@ export interface WriteFailure {
 }
 
 /**
- * Error codes that mean storage cannot take writes (as opposed to a constraint or a bug); DatabaseGoneError's and
- * DatabaseUnreachableError's (no PostgreSQL connection could be had, for whatever reason) too.
- * SQLite's, and PostgreSQL's SQLSTATEs: 08… connection exceptions, 25006 a read-only server (a standby
- * after a failover), 25P02 a statement on a transaction already aborted and 25P03 a session ended for idling in a
- * transaction, 40001/40P01 a serialization failure or deadlock (nothing was stored; a retry may pass), 53…
- * insufficient resources (53100 disk full), 55P03 a lock not granted in time (lock_timeout), 57014 a statement
- * cancelled (statement_timeout), 57P01–57P05 the server shutting down, restarting or not accepting connections yet,
- * 58… system I/O errors; and the network errors of a connection to it.
+ * Codes meaning storage cannot take writes (not a constraint or a bug): SQLite's, ours, PostgreSQL's SQLSTATEs (08…
+ * connection, 25006 read-only standby, 25P02/25P03 aborted or idled transaction, 40001/40P01 serialization or deadlock,
+ * 53… resources, 55P03 lock_timeout, 57014 statement_timeout, 57P01–05 shutting down, 58… I/O) and network errors.
  */
 const STORAGE_CODES =
   /^(SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|BUSY|LOCKED|PROTOCOL)|DATABASE_FILE_GONE|DATABASE_UNREACHABLE|08[0-9A-Z]{3}$|25006$|25P0[23]$|40001$|40P01$|53[0-9A-Z]{3}$|55P03$|57014$|57P0[1-5]$|58[0-9A-Z]{3}$|ECONNREFUSED$|ECONNRESET$|ETIMEDOUT$|EPIPE$|ENOTFOUND$|EAI_AGAIN$)/;
@@ -33,10 +28,7 @@ export function isStorageError(err: unknown): boolean {
   return typeof message === 'string' && CONNECTION_LOST.test(message);
 }
 
-/**
- * What the last writes of each site said. Readiness reads it: a server whose submit path cannot write is not ready,
- * even when a tiny probe write still fits (a full disk leaves free pages for small upserts).
- */
+/** What the last write of each site said: readiness is lost when the submit path cannot write, even if a probe can. */
 @Injectable()
 export class WriteHealth {
   private readonly failures = new Map<WriteSite, WriteFailure>();

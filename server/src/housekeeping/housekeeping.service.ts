@@ -8,8 +8,8 @@ import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { SECRET_FAILURE_WINDOW_MS } from '../access/secret-lockout';
-import { ErasedContactsRepository } from '../repositories/erased-contacts.repository';
-import { JobRunsRepository } from '../repositories/job-runs.repository';
+import { LeadErasureRepository } from '../repositories/lead-erasure.repository';
+import { SettingsRepository } from '../repositories/settings.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
@@ -39,7 +39,7 @@ export class HousekeepingService {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly leads: LeadsRepository,
-    private readonly jobRuns: JobRunsRepository,
+    private readonly jobRuns: SettingsRepository,
     private readonly rateEvents: RateEventsRepository,
     private readonly anonymisation: AnonymisationService,
     private readonly reports: ReportsService,
@@ -49,7 +49,7 @@ export class HousekeepingService {
     private readonly leases: LeaseService,
     private readonly alerts: AlertsService,
     private readonly chats: LeadsChatService,
-    private readonly erasedContacts: ErasedContactsRepository,
+    private readonly erasedContacts: LeadErasureRepository,
     private readonly charts: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
@@ -150,6 +150,6 @@ export class HousekeepingService {
   async prune(): Promise<number> {
     const widest = Math.max(this.config.leads.ipWindowSec * 1000, HOUR, SECRET_FAILURE_WINDOW_MS);
     const rates = await this.rateEvents.pruneBefore(this.clock.now() - widest);
-    return rates + (await this.erasedContacts.pruneBefore(this.clock.now() - LATE_MAX_AGE_MS));
+    return rates + (await this.erasedContacts.pruneErasedBefore(this.clock.now() - LATE_MAX_AGE_MS));
   }
 }

@@ -13,7 +13,6 @@ import { loadServerConfig } from '../config/config';
 import { type LeadsDb, migrateToLatest, openDatabase } from '../database/database';
 import { WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
-import { AlertThrottlesRepository } from '../repositories/alert-throttles.repository';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
 import { LeasesRepository } from '../repositories/leases.repository';
@@ -101,7 +100,7 @@ function build() {
   const leads = new LeadsRepository(db);
   const events = new LeadEventsRepository(db);
   const cards = new CardService(config, ru, new TelegramLinksRepository(db), new LeadMessagesRepository(db));
-  const adminAlerts = new AlertsService(config, gateway, new AlertThrottlesRepository(db), clock, metrics, ru);
+  const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), clock, metrics, ru);
   const alerts = new OutboxAlerts(adminAlerts, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
   const gate = new OutboxGate(gateway, clock, metrics, new SettingsRepository(db));

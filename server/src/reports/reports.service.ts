@@ -65,7 +65,7 @@ export class ReportsService {
 
   /** The leads since `since`, and a line per status. */
   private async statusesSince(since: number): Promise<{ total: number; lines: string[] }> {
-    const counts = await this.reports.statusCounts(since);
+    const counts = await this.reports.statusCounts({ since });
     const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
     return { total, lines: LEAD_STATUSES.map((s) => `${this.t.statuses[s]}: ${counts[s]}`) };
   }

@@ -1,16 +1,69 @@
 import { Injectable } from '@nestjs/common';
+import type BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import { dialectOf } from '../database/dialect-sql';
 import { parseRepeatChanges } from '../domain/lead';
 import { erasedChanges, erasedLeadColumns, erasedRepeatColumns } from '../domain/personal-fields';
+import { SUBMIT_LOCK_KEY } from './submit-runner';
 import type { Tx } from './transactor';
 
 export type AnonymiseResult = 'done' | 'already' | 'unknown';
 
-/** Erasure's queries: whose leads a contact has, what to remember of them, the erase itself, retention's due leads. */
+/**
+ * Erasure's queries: whose leads a contact has, the erase itself, retention's due leads, and `erased_contacts` (the
+ * erased contacts as keyed hashes, anonymisation/contact-hasher.ts, with each one's latest time).
+ */
 @Injectable()
 export class LeadErasureRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /**
+   * The first statement of an erasing transaction: no submit decision runs beside it (SQLite's `BEGIN IMMEDIATE` does
+   * that already; PostgreSQL takes the submit lock), so a decision's lead is either erased or finds the erasure.
+   */
+  async holdSubmits(trx: Tx): Promise<void> {
+    if (dialectOf(this.db) === 'postgres') await sql`select pg_advisory_xact_lock(${SUBMIT_LOCK_KEY})`.execute(trx);
+  }
+
+  /** These contacts were erased at `at`; a contact erased before keeps the later of the two times. */
+  async recordErased(hashes: readonly string[], at: number, trx: Tx): Promise<void> {
+    for (const contact_hash of new Set(hashes)) {
+      await trx
+        .insertInto('erased_contacts')
+        .values({ contact_hash, erased_at: at })
+        .onConflict((oc) => oc.column('contact_hash').doUpdateSet({ erased_at: at }).where('erased_contacts.erased_at', '<', at))
+        .execute();
+    }
+  }
+
+  /** Whether any of a submission's contact hashes was erased at or after `submittedAt` (then it is stored anonymised). */
+  async erasedSince(hashes: readonly string[], submittedAt: number): Promise<boolean> {
+    if (hashes.length === 0) return false;
+    const row = await this.db
+      .selectFrom('erased_contacts')
+      .select('erased_at')
+      .where('contact_hash', 'in', [...hashes])
+      .where('erased_at', '>=', submittedAt)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** `erasedSince` as a prepared statement of the SQLite decision runner (synchronous). */
+  static sqliteErasedSince(sqlite: BetterSqlite3.Database): (hashes: readonly string[], submittedAt: number) => boolean {
+    const statement = sqlite.prepare(
+      'select 1 from erased_contacts where erased_at >= ? and contact_hash in (select value from json_each(?)) limit 1',
+    );
+    return (hashes, submittedAt) => hashes.length > 0 && statement.get(submittedAt, JSON.stringify(hashes)) !== undefined;
+  }
+
+  /** Housekeeping: drops the erasures no late replay can precede any more (older than `cutoff`); how many. */
+  async pruneErasedBefore(cutoff: number): Promise<number> {
+    const result = await this.db.deleteFrom('erased_contacts').where('erased_at', '<', cutoff).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
 
   /**
    * Erases the personal columns (`domain/personal-fields.ts`) of a lead and its repeats (their changed values too; the

@@ -24,17 +24,11 @@ export interface ExportQuery {
   scope?: LeadScope;
   /** Only the lead of this number (a lead's page). */
   id?: number;
-  /**
-   * Only the leads changed at or after `since` (`updated_at`), oldest change first (then by number), after the last
-   * lead of the page before (`after`); `beforeId` is not used with it.
-   */
+  /** Only the leads changed at or after `since`, oldest change first, after the page before's last (not with `beforeId`). */
   changed?: { since: number; after: { updatedAt: number; id: number } | null };
 }
 
-/**
- * The leads an inbox viewer may see (docs/api.md, "Whose leads"): those whose card went to one of `chats`, and those
- * without a card yet that their source's route (LEADS_ROUTES) sends to one of them. The inbox's access service decides it.
- */
+/** The leads an inbox viewer may see (docs/api.md, "Whose leads"): cards in `chats`, or routed there by their source. */
 export interface LeadScope {
   /** The leads chats the viewer is a member of (ids as they are now). */
   chats: readonly string[];
@@ -63,10 +57,7 @@ export function inLeadScope(db: LeadsDb, scope: LeadScope) {
   };
 }
 
-/**
- * The inbox's search: a lead matching any of the parts given — its number, a part of its name (any case), of its
- * username (stored lower-cased), of its phone's digits, of its landing's source name (any case).
- */
+/** The inbox's search: a lead matching any part given (number; part of name, username, phone digits, source; any case). */
 export interface LeadSearch {
   number: number | null;
   name: string | null;
@@ -103,11 +94,7 @@ export type ExportRepeatRow = Pick<LeadRepeat, 'lead_id' | 'request_id' | 'creat
 export class LeadPagesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /**
-   * One page of leads, newest first by id (a lead stored later has a greater one, so paging below the cursor neither
-   * repeats nor skips), filtered by creation time ([since, until)) and status, each with its count of repeats. With
-   * `changed`: in the order of `updated_at` and the number (index `leads_updated`).
-   */
+  /** One page of leads with their counts of repeats, newest id first (with `changed`: by `updated_at`, then id). */
   exportPage(q: ExportQuery): Promise<ExportRow[]> {
     let query = this.db
       .selectFrom('leads as l')

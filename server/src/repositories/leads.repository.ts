@@ -42,11 +42,7 @@ export interface FallbackToAnswer {
 /** What became of a fallback message's reply: sent, or given up for good. */
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
-/**
- * The queries on one lead and its repeats: what the outbox's handlers read and record (the card, its rewrites, the
- * pings, the fallback replies), the status compare-and-set, reminders, and the backlog figures of reports, readiness
- * and metrics.
- */
+/** The queries on one lead and its repeats: the outbox's handlers, the status compare-and-set, reminders, backlog figures. */
 @Injectable()
 export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -122,10 +118,7 @@ export class LeadsRepository {
     return row?.id;
   }
 
-  /**
-   * The fallback message cannot be the card: the card goes out anew and the message waits for its reply (`answer`),
-   * or, when it is no fallback message at all (another lead's card), it is left alone (`refused`).
-   */
+  /** The fallback message cannot be the card: it waits for its reply (`answer`), or is another lead's card (`refused`). */
   async fallbackNotAdopted(leadId: number, next: Extract<FallbackState, 'answer' | 'refused'> = 'answer'): Promise<void> {
     await this.db
       .updateTable('leads')
@@ -247,9 +240,8 @@ export class LeadsRepository {
   }
 
   /**
-   * Status compare-and-set: the status changes only if it is still `from` and the lead is not anonymised, and the card
-   * is marked for rewriting; false when someone was first. A change made commits with its row of `lead_status_changes`
-   * (the trace and the webhooks read it): no status changes without it, and no row claims a change.
+   * Status compare-and-set: only if still `from` and not anonymised, the card marked for rewriting, committed with its
+   * row of `lead_status_changes`; false when someone was first.
    */
   changeStatus(c: StatusChange): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {

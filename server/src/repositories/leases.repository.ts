@@ -2,16 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 
-/** Leases of once-across-instances jobs, one row per job. */
+/**
+ * What instances sharing the database take in turn: the leases of once-across-instances jobs, and the Telegram updates
+ * of webhook mode (`telegram_updates`). Each take is one upsert whose update has a condition, so of two instances
+ * asking at once only one gets it, on SQLite or PostgreSQL.
+ */
 @Injectable()
 export class LeasesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /**
-   * Takes or renews the lease `name` for `holder` until `until`: granted when nobody holds it, when its holder's time
-   * ran out, or when `holder` holds it already. One statement (an upsert whose update has a condition), so two
-   * instances asking at once cannot both get it, on SQLite or PostgreSQL.
-   */
+  /** Takes or renews the lease `name` for `holder` until `until`: nobody holds it, its time ran out, or `holder` does. */
   async acquire(name: string, holder: string, now: number, until: number): Promise<boolean> {
     const row = await this.db
       .insertInto('leases')
@@ -45,5 +45,40 @@ export class LeasesRepository {
 
   async holderOf(name: string): Promise<{ holder: string; until: number } | undefined> {
     return this.db.selectFrom('leases').select(['holder', 'until']).where('name', '=', name).executeTakeFirst();
+  }
+
+  /** Takes update `id`: never seen, or left unfinished since before `staleBefore` (its instance died mid-update). */
+  async claimUpdate(id: number, now: number, staleBefore: number): Promise<boolean> {
+    const row = await this.db
+      .insertInto('telegram_updates')
+      .values({ update_id: id, seen_at: now, handled_at: null })
+      .onConflict((oc) =>
+        oc
+          .column('update_id')
+          .doUpdateSet({ seen_at: now })
+          .where('telegram_updates.handled_at', 'is', null)
+          .where('telegram_updates.seen_at', '<', staleBefore),
+      )
+      .returning('update_id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The handling of a claimed update is over, whatever its outcome (Telegram is answered 200 either way). */
+  async markUpdateHandled(id: number, now: number): Promise<void> {
+    await this.db.updateTable('telegram_updates').set({ handled_at: now }).where('update_id', '=', id).execute();
+  }
+
+  /** Whether the update was handled already, is being handled (or was left unfinished), or was never seen. */
+  async updateSeen(id: number): Promise<'handled' | 'unfinished' | 'unseen'> {
+    const row = await this.db.selectFrom('telegram_updates').select('handled_at').where('update_id', '=', id).executeTakeFirst();
+    if (!row) return 'unseen';
+    return row.handled_at === null ? 'unfinished' : 'handled';
+  }
+
+  /** Forgets the updates seen before `before`; how many. */
+  async pruneUpdates(before: number): Promise<number> {
+    const result = await this.db.deleteFrom('telegram_updates').where('seen_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

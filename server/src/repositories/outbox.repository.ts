@@ -3,10 +3,10 @@ import type { Selectable } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
-import type { OutboxKind, OutboxTable } from '../database/schema';
+import type { Database, OutboxKind } from '../database/schema';
 import type { Tx } from './transactor';
 
-export type OutboxRow = Selectable<OutboxTable>;
+export type OutboxRow = Selectable<Database['outbox']>;
 
 /** The Telegram rows' target (the webhook rows' is their endpoint's URL). */
 export const TELEGRAM_TARGET = 'telegram';
@@ -29,10 +29,7 @@ export interface OutboxBacklog {
 /** No instance holds the row. */
 const UNCLAIMED = { claimed_by: null, claimed_until: null };
 
-/**
- * The outbox: the runner's claims and outcomes, and what others read of it. Rows of the Telegram kinds are inserted by
- * the database's triggers; webhook rows here, with their event.
- */
+/** The outbox: the runner's claims and outcomes; the Telegram rows come from triggers, the webhook rows from here. */
 @Injectable()
 export class OutboxRepository {
   /** Several instances may share the database (PostgreSQL): claims are written. */
@@ -43,10 +40,8 @@ export class OutboxRepository {
   }
 
   /**
-   * Claims up to `limit` rows for `holder` until `until` (wall clock): due by `now` (the app's clock), of one of
-   * `targets`, not claimed by a live instance, with no earlier row of the same lead and target waiting; lowest id
-   * first. PostgreSQL: `for update skip locked`, so instances claiming at once take different rows. SQLite has one
-   * process, whose runner keeps its claims in memory: the rows are read, not written (a write is an fsync).
+   * Claims up to `limit` due rows of `targets` for `holder` until `until` (wall clock), lowest id first, none behind an
+   * earlier row of its lead and target (docs/architecture.md, "The outbox"). SQLite's one runner keeps claims in memory.
    */
   async claim(p: {
     now: number;

@@ -4,14 +4,9 @@ import { isStorageError } from '../database/write-health';
 import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict, type Waiting } from './submit-runner';
 
 /**
- * PostgreSQL's submit runner: one call of `leads_submit_batch(lock_key, plans)` (migration 0023) per batch — the submit
- * lock taken once, the plans decided in order by `leads_decide`, each seeing the ones before it, one commit, the
- * verdicts in order (docs/performance.md). One statement outside BEGIN is a transaction of its own, so the lock
- * (waited for at most DATABASE_BUSY_TIMEOUT_MS, `lock_timeout`, then 55P03: a storage error) is released with its
- * answer whatever happens, and held across no round trip.
- *
- * A failed call stored nothing of its batch. A storage error fails every plan of it (503 each, as alone); any other
- * error (a decision the database refuses) has the plans decided again one call each, so only the plan at fault fails.
+ * PostgreSQL's submit runner: one statement `leads_submit_batch(lock_key, plans)` per batch (the lock taken once and
+ * held across no round trip, the plans decided in order, one commit). A failed call stored nothing: a storage error
+ * fails every plan; any other has them decided again one call each, so only the plan at fault fails.
  */
 export class PostgresSubmitRunner extends SubmitRunner {
   /** Calls of `leads_submit_batch` so far, failed ones too, and the decisions they held (tests read them). */

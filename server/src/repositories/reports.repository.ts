@@ -1,9 +1,46 @@
 import { Injectable } from '@nestjs/common';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import { dialectOf } from '../database/dialect-sql';
+import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { inLeadScope, type LeadScope } from './lead-pages.repository';
 
-/** Read-only queries for the bot's commands and the daily digest. */
+/** The leads counted: created in [since, until), of one landing's source (null: none) or of any (undefined). */
+export interface ChartWindow {
+  since: number;
+  /** Undefined: up to now. */
+  until?: number;
+  source?: string | null;
+  /** The inbox viewer's leads; undefined: every lead (the digest). */
+  scope?: LeadScope;
+}
+
+/** Quarter hours: every time zone's offset is a whole number of them, so any local day is a run of whole quarters. */
+export const QUARTER_MS = 15 * 60 * 1000;
+
+/** Leads created in a quarter hour (`quarter` × QUARTER_MS is its start) from one source. */
+export interface QuarterCount {
+  quarter: number;
+  source: string | null;
+  n: number;
+}
+
+/** One group of `sourceCounts`: null where the leads had no value. */
+export interface SourceCount {
+  landing: string | null;
+  source: string | null;
+  campaign: string | null;
+  count: number;
+}
+
+type LeadsRef = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
+
+/**
+ * Read-only aggregates for the bot's commands, the daily digest and the inbox's charts: counts over a window of
+ * `leads.created_at` (index leads_created_at), never the rows themselves.
+ */
 @Injectable()
 export class ReportsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -22,16 +59,6 @@ export class ReportsRepository {
 
   private stillNewLeads() {
     return this.db.selectFrom('leads').where('status', '=', 'new').where('anonymised_at', 'is', null);
-  }
-
-  async statusCounts(since: number): Promise<Record<LeadStatus, number>> {
-    const rows = await this.db
-      .selectFrom('leads')
-      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('created_at', '>=', since)
-      .groupBy('status')
-      .execute();
-    return countsByStatus(rows);
   }
 
   async repeatsSince(since: number): Promise<number> {
@@ -64,21 +91,73 @@ export class ReportsRepository {
       .map((r) => ({ landing: r.source_landing, source: r.utm_source ?? null, campaign: r.utm_campaign ?? null, count: Number(r.n) }))
       .sort((a, b) => b.count - a.count || sortKey(a).localeCompare(sortKey(b)));
   }
-}
 
-/** A count per status of grouped rows, every status present. */
-export function countsByStatus(rows: { status: LeadStatus; n: number | string }[]): Record<LeadStatus, number> {
-  const counts = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0])) as Record<LeadStatus, number>;
-  for (const r of rows) counts[r.status] = Number(r.n);
-  return counts;
-}
+  private inWindow(w: ChartWindow) {
+    return (eb: LeadsRef) =>
+      eb.and([
+        eb('l.created_at', '>=', w.since),
+        ...(w.until === undefined ? [] : [eb('l.created_at', '<', w.until)]),
+        ...(w.source === undefined ? [] : [eb('l.source_landing', w.source === null ? 'is' : '=', w.source)]),
+        ...(w.scope === undefined ? [] : [inLeadScope(this.db, w.scope)(eb)]),
+      ]);
+  }
 
-/** One group of `sourceCounts`: null where the leads had no value. */
-export interface SourceCount {
-  landing: string | null;
-  source: string | null;
-  campaign: string | null;
-  count: number;
+  /** Leads per quarter hour (integer division on both databases) and source: the caller groups them into local days. */
+  async perQuarterHour(w: ChartWindow): Promise<QuarterCount[]> {
+    const quarter = sql<number>`${sql.ref('l.created_at')} / ${sql.lit(QUARTER_MS)}`;
+    const rows = await this.db
+      .selectFrom('leads as l')
+      .select([quarter.as('quarter'), 'l.source_landing', (eb) => eb.fn.countAll<number>().as('n')])
+      .where(this.inWindow(w))
+      .groupBy([quarter, 'l.source_landing'])
+      .execute();
+    return rows.map((r) => ({ quarter: Number(r.quarter), source: r.source_landing, n: Number(r.n) }));
+  }
+
+  /** The window's leads by the status they have now, every status present. */
+  async statusCounts(w: ChartWindow): Promise<Record<LeadStatus, number>> {
+    const rows = await this.db
+      .selectFrom('leads as l')
+      .select(['l.status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where(this.inWindow(w))
+      .groupBy('l.status')
+      .execute();
+    const counts = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0])) as Record<LeadStatus, number>;
+    for (const r of rows) counts[r.status] = Number(r.n);
+    return counts;
+  }
+
+  /**
+   * The median time (ms) from a lead's creation to its first status change (index lead_status_changes_lead), over the
+   * window's changed leads (null: none): PostgreSQL's `percentile_cont`; on SQLite a count, then the middle row(s).
+   */
+  async medianFirstChangeMs(w: ChartWindow): Promise<number | null> {
+    const changed = this.db
+      .selectFrom('leads as l')
+      .innerJoin('lead_status_changes as c', 'c.lead_id', 'l.id')
+      .where(this.inWindow(w))
+      .groupBy(['l.id', 'l.created_at']);
+    if (dialectOf(this.db) === 'postgres') {
+      const { median } = await this.db
+        .selectFrom(changed.select(sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait')).as('waits'))
+        .select(sql<number | null>`percentile_cont(0.5) within group (order by ${sql.ref('waits.wait')})`.as('median'))
+        .executeTakeFirstOrThrow();
+      return median === null ? null : Number(median);
+    }
+    const { n } = await this.db
+      .selectFrom(changed.select('l.id').as('changed'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const count = Number(n);
+    if (count === 0) return null;
+    const middle = await changed
+      .select(sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait'))
+      .orderBy('wait')
+      .limit(count % 2 === 0 ? 2 : 1)
+      .offset(Math.floor((count - 1) / 2))
+      .execute();
+    return middle.reduce((sum, r) => sum + Number(r.wait), 0) / middle.length;
+  }
 }
 
 const sortKey = (c: SourceCount) => [c.landing, c.source, c.campaign].map((v) => v ?? '').join('\u0000');

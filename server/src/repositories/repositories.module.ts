@@ -1,10 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DatabaseHandle } from '../database/database.module';
-import { AlertThrottlesRepository } from './alert-throttles.repository';
-import { ChartsRepository } from './charts.repository';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
-import { ErasedContactsRepository } from './erased-contacts.repository';
-import { JobRunsRepository } from './job-runs.repository';
 import { LeadErasureRepository } from './lead-erasure.repository';
 import { LeadEventsRepository } from './lead-events.repository';
 import { LeadPagesRepository } from './lead-pages.repository';
@@ -17,17 +13,12 @@ import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
 import { SqliteSubmitRunner } from './sqlite-submit.runner';
 import { SubmitRunner } from './submit-runner';
-import { TelegramUpdatesRepository } from './telegram-updates.repository';
 import { TraceRepository } from './trace.repository';
 import { Transactor } from './transactor';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
 const REPOSITORIES = [
-  AlertThrottlesRepository,
-  ChartsRepository,
   DatabaseMaintenanceRepository,
-  ErasedContactsRepository,
-  JobRunsRepository,
   LeadErasureRepository,
   LeadEventsRepository,
   LeadPagesRepository,
@@ -37,16 +28,14 @@ const REPOSITORIES = [
   RateEventsRepository,
   ReportsRepository,
   SettingsRepository,
-  TelegramUpdatesRepository,
   TraceRepository,
   Transactor,
   WebhookEventsRepository,
 ];
 
 /**
- * The data layer: one class per table or aggregate, one method per query; services reach the database only through
- * these. Not global: a feature module that needs a repository imports this module (one instance of each for the app).
- * `SubmitRunner` is the submit decision's runner of the app's database, chosen here once from `DatabaseHandle.kind`.
+ * The data layer: one class per table family, one method per query; services reach the database only through these.
+ * Not global: a feature module imports it. `SubmitRunner` is chosen here once from `DatabaseHandle.kind`.
  */
 @Module({
   providers: [

@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 
-/** Small persisted facts the app learns while running (the leads chat id after a group migration). */
+/**
+ * What the app remembers across restarts: learnt facts (`settings`: the leads chat id after a group migration), the
+ * once-per-period jobs run (`job_runs`) and when each throttled alert was last sent (`alert_throttles`).
+ */
 @Injectable()
 export class SettingsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -38,5 +41,48 @@ export class SettingsRepository {
         .execute();
       await trx.deleteFrom('settings').where('key', '=', 'ready_growth_probe').execute();
     });
+  }
+
+  /** Takes a once-per-period job (`digest:2026-11-29`); false when it already ran. */
+  async claimRun(key: string, now: number): Promise<boolean> {
+    const r = await this.db
+      .insertInto('job_runs')
+      .values({ key, at: now })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  async releaseRun(key: string): Promise<void> {
+    await this.db.deleteFrom('job_runs').where('key', '=', key).execute();
+  }
+
+  /**
+   * Takes the right to send alert `key` now if it was last sent at least `intervalMs` ago; of two callers at once, one
+   * gets it. Gives the previous time (null: never) so a failed send can give the right back.
+   */
+  async claimAlert(key: string, now: number, intervalMs: number): Promise<{ claimed: boolean; previous: number | null }> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('alert_throttles').select('last_sent_at').where('key', '=', key).executeTakeFirst();
+      if (row && now - row.last_sent_at < intervalMs) return { claimed: false, previous: row.last_sent_at };
+      // A conditional upsert: on PostgreSQL two instances may both have read the old time (READ COMMITTED).
+      const claimed = await trx
+        .insertInto('alert_throttles')
+        .values({ key, last_sent_at: now })
+        .onConflict((oc) =>
+          oc
+            .column('key')
+            .doUpdateSet({ last_sent_at: now })
+            .where('alert_throttles.last_sent_at', '<=', now - intervalMs),
+        )
+        .returning('last_sent_at')
+        .executeTakeFirst();
+      return { claimed: claimed !== undefined, previous: row?.last_sent_at ?? null };
+    });
+  }
+
+  async releaseAlert(key: string, previous: number | null): Promise<void> {
+    if (previous === null) await this.db.deleteFrom('alert_throttles').where('key', '=', key).execute();
+    else await this.db.updateTable('alert_throttles').set({ last_sent_at: previous }).where('key', '=', key).execute();
   }
 }

@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../database/database.module';
 import type { RateEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
 import { decideSubmit } from '../leads/submit-decision';
-import { ErasedContactsRepository } from './erased-contacts.repository';
+import { LeadErasureRepository } from './lead-erasure.repository';
 import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, type Waiting } from './submit-runner';
 
 const MINUTE_MS = 60_000;
@@ -20,10 +20,8 @@ export interface MinuteReads {
 }
 
 /**
- * The time of the `limit`-th newest accepted submission after `since` (null: fewer), from the per-minute counts: newest
- * minute first until the limit falls into one minute, then the exact submission inside it (the window's first minute
- * counted exactly). At most 61 count rows and two reads of one minute, however high the limit; PostgreSQL's
- * `leads_nth_accepted` walks the same way.
+ * The time of the `limit`-th newest accepted submission after `since` (null: fewer): per-minute counts newest first
+ * until the limit falls into a minute, then the exact one inside it (as PostgreSQL's `leads_nth_accepted`).
  */
 export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number, limit: number): number | null {
   const first = Math.floor(since / MINUTE_MS);
@@ -37,10 +35,7 @@ export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number,
   return null;
 }
 
-/**
- * The writes of a row of `leads` or `lead_repeats` by the columns the plan names (the others keep their defaults), as
- * PostgreSQL's `leads_submit` does: a column added needs no change here. One cached statement per table and columns.
- */
+/** Writes of `leads` / `lead_repeats` rows by the columns the plan names (as `leads_submit`), one statement per shape. */
 class RowWrites {
   private readonly statements = new Map<string, Statement>();
 
@@ -57,10 +52,7 @@ class RowWrites {
     return Number(statement.run(values).lastInsertRowid);
   }
 
-  /**
-   * A fallback message for a stored request that has none: a lead without a card yet may still take it as its card
-   * (`pending`); a published one, or a repeat, answers it (`answer`). Whether it was recorded.
-   */
+  /** A fallback message for a stored request that has none: `pending` for a lead without a card, else `answer`. */
   reportFallback(table: 'leads' | 'lead_repeats', id: number, row: object): boolean {
     const values = definedOf(row);
     const columns = Object.keys(values).filter((c) => c.startsWith('fallback_') && c !== 'fallback_state');
@@ -92,12 +84,9 @@ const definedOf = (row: object): Record<string, unknown> => Object.fromEntries(O
 type Outcome = { ok: true; verdict: SubmitVerdict } | { ok: false; error: unknown };
 
 /**
- * The hot path of `POST /leads`: the decision (leads/submit-decision.ts) over prepared better-sqlite3 statements, the
- * batch's decisions in one synchronous `BEGIN IMMEDIATE … COMMIT` sharing one fsync (`synchronous=FULL`); the async
- * query path cost more than the SQL itself (docs/performance.md). Each decision is a savepoint: one that throws (a
- * constraint, a bug) is rolled back alone and rejected, the others commit. No decision is answered before its commit
- * has returned; a failed commit (disk full, the file gone, a lock held past DATABASE_BUSY_TIMEOUT_MS) rejects the whole
- * batch, and nothing of it was stored.
+ * The hot path of `POST /leads`: the decisions over prepared statements in one synchronous `BEGIN IMMEDIATE … COMMIT`
+ * (one fsync; docs/performance.md). Each decision is a savepoint: one that throws is rolled back and rejected alone. A
+ * failed commit rejects the whole batch, of which nothing was stored.
  */
 export class SqliteSubmitRunner extends SubmitRunner {
   private inBatch: BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> | null = null;
@@ -109,10 +98,8 @@ export class SqliteSubmitRunner extends SubmitRunner {
   }
 
   /**
-   * One BEGIN IMMEDIATE for the batch, entered through Kysely's connection mutex (never inside an open Kysely
-   * transaction, where better-sqlite3 would make it a savepoint); tried again as a whole while another connection
-   * holds the lock, within DATABASE_BUSY_TIMEOUT_MS. Refuses (DatabaseGoneError) when the file at DATABASE_PATH is no
-   * longer the one opened: the commit would land in a deleted or replaced file.
+   * Through Kysely's connection mutex (inside a Kysely transaction it would be a savepoint), again while another
+   * connection holds the lock; refused (DatabaseGoneError) when the file at DATABASE_PATH is not the one opened.
    */
   protected async decideBatch(batch: Waiting[]): Promise<void> {
     let outcomes: Outcome[];
@@ -182,7 +169,7 @@ export class SqliteSubmitRunner extends SubmitRunner {
         st.record.run(kind, keyHash, at);
         st.bumpMinute.run(kind, Math.floor(at / MINUTE_MS));
       },
-      erasedSince: ErasedContactsRepository.sqliteErasedSince(s),
+      erasedSince: LeadErasureRepository.sqliteErasedSince(s),
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
       insertLead: (lead) => rows.insert('leads', lead),
       insertRepeat: (repeat) => rows.insert('lead_repeats', repeat),

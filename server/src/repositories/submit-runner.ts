@@ -2,11 +2,7 @@ import type { LeadField, LeadFields } from '@stickers/shared';
 import type { LeadEventKind, NewLead, NewLeadRepeat, RateEventKind } from '../database/schema';
 import type { Lead, LateColumns } from '../domain/lead';
 
-/*
- * The submit decision's protocol, shared by LeadsService (which plans it), the decision itself
- * (leads/submit-decision.ts, plain code over `SubmitQueries`) and the two runners, one per database (chosen once by
- * RepositoriesModule): SqliteSubmitRunner and PostgresSubmitRunner (the function `leads_submit_batch`, migration 0023).
- */
+/* The submit decision's protocol: LeadsService plans it, leads/submit-decision.ts decides, a runner per database runs it. */
 
 export interface KnownRequest {
   leadId: number;
@@ -25,9 +21,8 @@ type FallbackColumns = {
 };
 
 /**
- * Everything a submit decision needs, worked out before the lock (LeadsService): SQLite's TypeScript decision and
- * PostgreSQL's function `leads_submit` both decide from it, in the same order of checks. Snake case: it is sent to
- * PostgreSQL as it is, as JSON. Every column the decision writes comes from it, whole: the decision names none.
+ * Everything a submit decision needs, worked out before the lock; SQLite's decision and PostgreSQL's `leads_submit`
+ * both decide from it. Snake case: PostgreSQL gets it as JSON. Every column written comes from it, whole.
  */
 export interface SubmitPlan {
   request_id: string;
@@ -35,11 +30,7 @@ export interface SubmitPlan {
   /** The lead's time: now, or a late request's time on the landing (never after now). */
   created_at: number;
   ip_hash: string;
-  /**
-   * The count the request is checked against and recorded in: `accepted` in time (LEADS_IP_LIMIT, LEADS_HOURLY_LIMIT),
-   * `late` replayed from a spool (the per-visitor limit among replays, LEADS_LATE_HOURLY_LIMIT): replays after an
-   * outage neither use up the visitors' hour nor pass unbounded.
-   */
+  /** The count checked and recorded: `accepted` in time, `late` replayed from a spool (its own limits). */
   count: RateEventKind;
   limits: { visitor_since: number; visitor_limit: number; hourly_since: number; hourly_limit: number };
   /** The stored lead this request repeats: the newest with this username or phone (null: none) in (since, until]. */
@@ -56,10 +47,7 @@ export interface SubmitPlan {
   fallback: ReportedFallback | null;
   /** A late request's story up to "… later" (`lateStoryPrefix`); its events end it with " as <what>". */
   late_story: string | null;
-  /**
-   * A late request only: its contacts' keyed hashes (ContactHasher) and the lead's row without personal data, stored
-   * instead when a contact was erased at or after the request was sent on the landing.
-   */
+  /** A late request only: its contacts' hashes, and the lead's row without personal data, stored if one was erased since. */
   erased: { hashes: string[]; lead: NewLead } | null;
 }
 
@@ -89,10 +77,7 @@ export interface SubmitQueries {
   recordEvent(event: { leadId: number; repeatId: number | null; kind: LeadEventKind; at: number; detail: string }): void;
 }
 
-/**
- * The PostgreSQL advisory lock every submit decision takes first: decisions run one at a time across instances, as on
- * SQLite under BEGIN IMMEDIATE (the hourly limit makes any two depend on each other, docs/decisions.md).
- */
+/** PostgreSQL's advisory lock of every submit decision: one at a time across instances, as SQLite's BEGIN IMMEDIATE. */
 export const SUBMIT_LOCK_KEY = 7_291_000_113;
 
 /** At most this many decisions share one commit: bounds the time the write lock (or the submit lock) is held. */
@@ -106,10 +91,8 @@ export interface Waiting {
 }
 
 /**
- * Runs submit decisions against the database underneath, each as alone, with group commit: the injection token of the
- * runners. The plans asked for in one turn of the event loop (`setImmediate`), and while a batch is decided, wait for
- * the next batch; batches of at most MAX_BATCH go one after another, never two at once. `submit` resolves with the
- * verdict on `plan` once it is committed, and rejects with the storage error otherwise.
+ * Runs submit decisions, each as alone, with group commit: the plans asked for in one turn of the event loop, or while
+ * a batch is decided, make the next batch (one at a time). `submit` resolves once the verdict is committed.
  */
 export abstract class SubmitRunner {
   private readonly waiting: Waiting[] = [];

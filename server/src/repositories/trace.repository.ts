@@ -2,10 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 
-/**
- * The reads of a lead's whole story (the trace): the lead, its repeats, its status changes and its events. Read-only,
- * so the CLI builds it on a read-only connection beside the running server.
- */
+/** The reads of a lead's whole story (the trace); read-only, so the CLI runs it beside the running server. */
 @Injectable()
 export class TraceRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}

@@ -7,10 +7,7 @@ import type { Database } from '../database/schema';
 /** An open transaction, handed by a service from the Transactor to the repository methods that take one. */
 export type Tx = Transaction<Database>;
 
-/**
- * Lets a service make the writes of two repositories one commit without touching Kysely itself. Repository methods
- * that may be part of such a commit take an optional `trx`; without one they run on their own.
- */
+/** Lets a service make two repositories' writes one commit: their methods take an optional `trx`. */
 @Injectable()
 export class Transactor {
   constructor(@InjectDb() private readonly db: LeadsDb) {}

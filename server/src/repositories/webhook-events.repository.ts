@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type Insertable, type Selectable, type SelectQueryBuilder, sql, type SqlBool } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import type { WebhookEventType, WebhookEventsTable } from '../database/schema';
+import type { Database, WebhookEventType } from '../database/schema';
 import type { Tx } from './transactor';
 
 /** A stored change not announced yet: the row that records it (`source_id`), its lead and when it happened. */
@@ -18,20 +18,17 @@ export interface AnonymisedRow extends ChangeRow {
   lead_created_at: number;
 }
 
-export type NewWebhookEvent = Omit<Insertable<WebhookEventsTable>, 'id'>;
+export type NewWebhookEvent = Omit<Insertable<Database['webhook_events']>, 'id'>;
 
 /** A webhook event as its delivery sends it. */
-export type WebhookEventRow = Omit<Selectable<WebhookEventsTable>, 'source_id'>;
+export type WebhookEventRow = Omit<Selectable<Database['webhook_events']>, 'source_id'>;
 
 /** An event found for `webhooks replay`, with the endpoints it was addressed to. */
 export interface StoredWebhookEvent extends Pick<WebhookEventRow, 'id' | 'public_id' | 'lead_id' | 'type'> {
   endpoints: string[];
 }
 
-/**
- * What every "new …" query below asks: the rows of a source table (`alias.id`) above `after` that no `type` event
- * announces yet, lowest first.
- */
+/** The rows of a source table (`alias.id`) above `after` that no `type` event announces yet, lowest first. */
 const unannounced =
   (alias: 'l' | 'r' | 's' | 'v' | 'm', type: WebhookEventType, after: number, limit: number) =>
   <DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>) => {
@@ -43,19 +40,12 @@ const unannounced =
       .limit(limit);
   };
 
-/**
- * Signed webhooks' events (`webhook_sources`, `webhook_events`; their deliveries are outbox rows) and the reads of
- * the four tables whose rows are the changes they announce (leads, lead_repeats, lead_status_changes, lead_events of
- * kind `anonymised`): "rows above an id that have no event yet".
- */
+/** Signed webhooks' events (their deliveries are outbox rows) and the reads of the changes they announce. */
 @Injectable()
 export class WebhookEventsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /**
-   * Where announcements start, once per type: the highest id of its source table now (history is never announced).
-   * A type that has its row keeps it (insert or nothing: two instances starting together agree on the first).
-   */
+  /** Where each type's announcements start, once: its source table's highest id now (a type's existing row is kept). */
   async startSources(now: number): Promise<void> {
     const max = (table: 'leads' | 'lead_repeats' | 'lead_status_changes' | 'lead_events' | 'lead_messages') =>
       this.db
@@ -175,10 +165,7 @@ export class WebhookEventsRepository {
     }));
   }
 
-  /**
-   * Events that happened at or after `since` (all when null), newest first, at most `limit`, as `GET /webhooks/events`
-   * lists them: for each endpoint (its URL as configured), the state of its newest delivery row (a replay's, once queued).
-   */
+  /** `GET /webhooks/events`: events since `since`, newest first, each with its newest delivery row per endpoint. */
   async recentEvents(since: number | null, limit: number) {
     let query = this.db.selectFrom('webhook_events').select(['id', 'public_id', 'lead_id', 'type', 'at']);
     if (since !== null) query = query.where('at', '>=', since);
