@@ -10,9 +10,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CardPublisher } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
 import { FallbackAnswerer } from './fallback-answerer';
-import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
-import { OutboxScheduler } from './outbox.scheduler';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { ChatPacer } from './chat-pacer';
@@ -37,9 +35,7 @@ import { ConversationsModule } from '../conversations/conversations.module';
   ],
   providers: [
     OutboxService,
-    OutboxScheduler,
     OutboxGate,
-    OutboxAlerts,
     CardPublisher,
     CardRewriter,
     RepeatNotifier,

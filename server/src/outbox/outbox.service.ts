@@ -1,11 +1,17 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { holderIsDead, LeaseService } from '../cluster/lease.service';
 import { PassRunner } from '../cluster/pass-runner';
-import { Clock } from '../clock/clock';
+import { PassSchedule } from '../cluster/pass-schedule';
+import { Clock, SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { OutboxKind } from '../database/schema';
+import { LEAD_ACCEPTED } from '../domain/lead-accepted.event';
+import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
+import { LEAD_MESSAGE } from '../domain/lead-message.event';
+import { LEAD_STATUS_CHANGED } from '../domain/lead-status-changed.event';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
 import { type OutboxRow, OutboxRepository, TELEGRAM_TARGET } from '../repositories/outbox.repository';
@@ -42,7 +48,7 @@ function errorText(err: unknown): string {
  * only its own rows. The runner's own pass frees dead instances' claims, records webhook events, and wakes the lanes.
  */
 @Injectable()
-export class OutboxService {
+export class OutboxService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private readonly runner: PassRunner;
   /** The lanes' runners, by target (`telegram`, an endpoint's URL). */
@@ -73,6 +79,8 @@ export class OutboxService {
     deliverer: WebhookDeliverer,
     visitorMessages: VisitorMessageSender,
     teamMessages: TeamMessageSender,
+    @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
+    private readonly passes: PassSchedule,
   ) {
     this.handlers = {
       card: publisher,
@@ -108,6 +116,31 @@ export class OutboxService {
     });
   }
 
+  /** Every PUBLISH_INTERVAL_SEC (how the CLI's changes are noticed), and at once. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.config.webhooks.length > 0) await this.recorder.start();
+    if (!this.scheduled) return;
+    this.passes.every('outbox', this.config.publishIntervalSec * 1000, () => this.tick());
+    this.publishSoon();
+    this.logger.log(`outbox every ${this.config.publishIntervalSec} s`);
+  }
+
+  /** Graceful shutdown: no new pass starts; the running ones finish, and what they sent is recorded, before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.passes.end('outbox', async () => {
+      this.stop();
+      await this.whenIdle();
+      await this.recordSentBeforeShutdown();
+    });
+  }
+
+  /** The server erased a lead and said why: `lead.anonymised` carries the reason. */
+  @OnEvent(LEAD_ANONYMISED)
+  leadAnonymised(event: LeadAnonymisedEvent): void {
+    if (this.config.webhooks.length > 0) this.recorder.noteAnonymised(event.leadNumber, event.reason);
+    this.publishSoon();
+  }
+
   /** A pass of the runner and of every lane it wakes; resolves when they are all over. A call meanwhile gets the same. */
   tick(): Promise<void> {
     this.wakeTelegram = true;
@@ -118,13 +151,19 @@ export class OutboxService {
     return this.ticking;
   }
 
-  /** After a commit: a pass now rather than at the next interval; if a pass is running, one more follows it. */
+  /**
+   * After a commit (a lead, a conversation's message): a pass now rather than at the next interval; if a pass is
+   * running, one more follows it. Also where the clock is moved by hand (tests, drills).
+   */
+  @OnEvent(LEAD_ACCEPTED)
+  @OnEvent(LEAD_MESSAGE)
   publishSoon(): void {
     this.wakeTelegram = true;
     this.runner.soon();
   }
 
   /** A status change: the webhook lanes only (the press rewrites its card itself, and must not meet the Telegram lane). */
+  @OnEvent(LEAD_STATUS_CHANGED)
   webhooksSoon(): void {
     if (this.config.webhooks.length > 0) this.runner.soon();
   }
