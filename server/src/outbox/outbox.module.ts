@@ -14,7 +14,7 @@ import { OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { ChatPacer } from './chat-pacer';
-import { TeamMessageSender, VisitorMessageSender } from './message-senders';
+import { MessageSender } from './message-senders';
 import { ConversationsModule } from '../conversations/conversations.module';
 
 /**
@@ -33,17 +33,7 @@ import { ConversationsModule } from '../conversations/conversations.module';
     WebhooksModule,
     ConversationsModule,
   ],
-  providers: [
-    OutboxService,
-    OutboxGate,
-    CardPublisher,
-    CardRewriter,
-    RepeatNotifier,
-    FallbackAnswerer,
-    ChatPacer,
-    VisitorMessageSender,
-    TeamMessageSender,
-  ],
+  providers: [OutboxService, OutboxGate, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer, ChatPacer, MessageSender],
   exports: [OutboxService, ChatsModule],
 })
 export class OutboxModule {}

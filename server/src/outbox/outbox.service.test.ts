@@ -3,7 +3,7 @@
 import { Logger } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { LeadMessagesRepository } from '../conversations/lead-messages.repository';
-import type { TeamMessageSender, VisitorMessageSender } from './message-senders';
+import type { MessageSender } from './message-senders';
 import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from '../cards/card.service';
 import { ru } from '../i18n/ru';
@@ -127,8 +127,7 @@ function build() {
     notifier,
     answerer,
     webhooks,
-    null as unknown as VisitorMessageSender, // no conversation in these tests: never called
-    null as unknown as TeamMessageSender,
+    null as unknown as MessageSender, // no conversation in these tests: never called
     false,
     null as unknown as PassSchedule, // no interval: the tests tick by hand
   );

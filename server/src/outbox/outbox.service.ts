@@ -25,7 +25,7 @@ import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler } from './outcome';
 import { RepeatNotifier } from './repeat-notifier';
 import { BATCH_SIZE, passBackoffMs } from './retry-schedule';
-import { TeamMessageSender, VisitorMessageSender } from './message-senders';
+import { MessageSender } from './message-senders';
 
 export type { CardRefresh } from './card-rewriter';
 
@@ -77,8 +77,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     notifier: RepeatNotifier,
     answerer: FallbackAnswerer,
     deliverer: WebhookDeliverer,
-    visitorMessages: VisitorMessageSender,
-    teamMessages: TeamMessageSender,
+    messages: MessageSender,
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
     private readonly passes: PassSchedule,
   ) {
@@ -88,12 +87,14 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
       repeat_ping: notifier,
       fallback_reply: answerer,
       webhook: deliverer,
-      visitor_message: visitorMessages,
-      team_message: teamMessages,
+      visitor_message: messages,
+      team_message: messages,
     };
     this.runner = this.passRunner('outbox', () => this.pass(), { enabled: () => this.config.webhooks.length > 0 || gate.hasBot() });
-    const telegramLane = this.passRunner('telegram', () => this.telegramPass(), { enabled: () => gate.hasBot() });
-    this.lanes.set(TELEGRAM_TARGET, telegramLane);
+    this.lanes.set(
+      TELEGRAM_TARGET,
+      this.passRunner('telegram', () => this.telegramPass(), { enabled: () => gate.hasBot() }),
+    );
     gate.onPauseEnd(() => this.publishSoon());
   }
 
@@ -125,12 +126,21 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     this.logger.log(`outbox every ${this.config.publishIntervalSec} s`);
   }
 
-  /** Graceful shutdown: no new pass starts; the running ones finish, and what they sent is recorded, before the database closes. */
+  /**
+   * Graceful shutdown: no new pass starts; the running ones finish before the database closes, then one last try to
+   * record what was sent (what still cannot be is logged for ops).
+   */
   async beforeApplicationShutdown(): Promise<void> {
     await this.passes.end('outbox', async () => {
       this.stop();
       await this.whenIdle();
-      await this.recordSentBeforeShutdown();
+      await this.recordUnrecorded().catch((err) =>
+        this.logger.error({
+          msg: 'sent messages not recorded at shutdown: the next start sends these again',
+          rows: [...this.unrecorded.values()].map(({ row }) => ({ kind: row.kind, lead_number: row.lead_id, row: row.id })),
+          error: errorText(err),
+        }),
+      );
     });
   }
 
@@ -209,20 +219,6 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
-  /** Shutdown: one last try to record what was sent; what still cannot be recorded is logged for ops. */
-  async recordSentBeforeShutdown(): Promise<void> {
-    if (this.unrecorded.size === 0) return;
-    try {
-      await this.recordUnrecorded();
-    } catch (err) {
-      this.logger.error({
-        msg: 'sent messages not recorded at shutdown: the next start sends these again',
-        rows: [...this.unrecorded.values()].map(({ row }) => ({ kind: row.kind, lead_number: row.lead_id, row: row.id })),
-        error: errorText(err),
-      });
-    }
-  }
-
   private claimTimes() {
     const wallNow = Date.now();
     return { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
@@ -230,12 +226,16 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** The runner's pass: dead instances' claims freed, new webhook events recorded, a lane per endpoint; then the lanes. */
   private async pass(): Promise<void> {
-    await this.freeClaimsOfDeadInstances();
+    // Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim.
+    for (const holder of await this.repo.holders(this.leases.instanceId))
+      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.release(holder);
     if (this.config.webhooks.length > 0) await this.recorder.recordNew();
     for (const { url } of this.config.webhooks) {
       if (this.lanes.has(url)) continue;
-      const lane = this.passRunner('webhook', () => this.endpointPass(url));
-      this.lanes.set(url, lane);
+      this.lanes.set(
+        url,
+        this.passRunner('webhook', () => this.endpointPass(url)),
+      );
     }
     for (const [target, lane] of this.lanes) if (target !== TELEGRAM_TARGET) lane.soon();
     if (this.wakeTelegram) this.lanes.get(TELEGRAM_TARGET)!.soon();
@@ -303,15 +303,10 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
   /** The row's attempt; null when it was not made here (already running: after its end; or only to be recorded). */
   private async attempt(row: OutboxRow): Promise<Outcome | null> {
     const running = this.inFlight.get(row.id);
-    if (running) {
-      await running.catch(() => undefined);
-      return null;
-    }
     const sent = this.unrecorded.get(row.id);
-    if (sent) {
-      await this.record(sent.row, sent.outcome);
-      return null;
-    }
+    if (running) await running.catch(() => undefined);
+    else if (sent) await this.record(sent.row, sent.outcome);
+    if (running || sent) return null;
     const attempt = (async () => {
       const outcome = await this.handlers[row.kind].handle(row);
       // Kept in memory until its record is written: what was sent is never sent again for a failed write.
@@ -343,13 +338,6 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
   private async recordUnrecorded(target?: string): Promise<void> {
     for (const { row, outcome } of [...this.unrecorded.values()])
       if (target === undefined || row.target === target) await this.record(row, outcome);
-  }
-
-  /** Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim. */
-  private async freeClaimsOfDeadInstances(): Promise<void> {
-    for (const holder of await this.repo.holders(this.leases.instanceId)) {
-      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.release(holder);
-    }
   }
 
   /** Telegram rows go out: a bot, no flood pause (shared by every instance), a leads chat. */

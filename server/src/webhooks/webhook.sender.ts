@@ -11,6 +11,8 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 export type WebhookAnswer = { ok: true; status: number } | { ok: false; answered: boolean; error: string };
 
 const USER_AGENT = 'stickers-leads-webhooks/1';
+/** The header that signs each delivery (docs/api.md, "Webhooks"), Stripe's scheme. */
+export const SIGNATURE_HEADER = 'Stickers-Signature';
 
 /**
  * The webhooks' gateway: every HTTP call to an endpoint. One POST, redirects not followed (a 3xx is a failure like
