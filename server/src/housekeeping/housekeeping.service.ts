@@ -33,11 +33,7 @@ export interface HousekeepingReport {
   ran: boolean;
 }
 
-/**
- * docs/requirements.md §7, once a minute: reminders, the daily digest, retention, pruning. Each job is idempotent; a
- * run never overlaps the previous one, the last one ends before the shutdown goes on, and a failed job is tried again
- * the next minute.
- */
+/** docs/requirements.md §7, once a minute (no overlap; a failed job tries again): reminders, digest, retention, pruning. */
 @Injectable()
 export class HousekeepingService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Housekeeping');
