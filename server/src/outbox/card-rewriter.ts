@@ -27,10 +27,7 @@ interface CardEdit {
   minimal: string | null;
 }
 
-/**
- * Rewrites published cards to show their lead as stored (docs/requirements.md §4.7): the handler of the outbox's
- * `card_edit` rows (a status change, an anonymisation), and the edit itself, shared with the repeat notifications.
- */
+/** The outbox's `card_edit` rows (§4.7): a published card rewritten to show its lead as stored; the edit is shared with the pings. */
 @Injectable()
 export class CardRewriter implements OutboxHandler {
   private readonly logger = new Logger('Outbox');

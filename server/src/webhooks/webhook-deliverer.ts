@@ -29,9 +29,8 @@ function signatureHeader(secrets: readonly string[], unixSeconds: number, body: 
 const ALERT_AFTER_MS = 30 * 60_000;
 
 /**
- * Sends an outbox `webhook` row: a 2xx is success; anything else is a failure on the cards' schedule (forever), with
- * the admin alert once it has failed for 30 minutes. An endpoint that does not answer stops its lane for the pass.
- * Each attempt is a `webhook_sent` or `webhook_failed` row of the lead's trace.
+ * Sends an outbox `webhook` row: a 2xx is success, anything else a failure on the cards' schedule (forever; an endpoint
+ * that does not answer stops its lane for the pass). Each attempt is a `webhook_sent` or `webhook_failed` trace row.
  */
 @Injectable()
 export class WebhookDeliverer implements OutboxHandler {
