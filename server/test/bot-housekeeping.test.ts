@@ -5,7 +5,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
-import { HousekeepingScheduler } from '../src/housekeeping/housekeeping.scheduler';
 import {
   ADMIN_CHAT,
   FakeClock,
@@ -70,7 +69,7 @@ describe('housekeeping (once a minute)', () => {
     // Its text (a photo of the chart follows each: test/digest-picture.test.ts).
     const digests = () => sandbox.messages(ADMIN_CHAT).filter((m) => !m.photo);
     await newLead();
-    const scheduler = server.app.get(HousekeepingScheduler);
+    const scheduler = server.app.get(HousekeepingService);
     await scheduler.tick();
     expect(digests()).toHaveLength(0);
     clock.advance(MIN);
@@ -80,10 +79,10 @@ describe('housekeeping (once a minute)', () => {
     await server.close();
     clock.advance(3 * 60 * MIN);
     await boot({ dbPath });
-    await server.app.get(HousekeepingScheduler).tick();
+    await server.app.get(HousekeepingService).tick();
     expect(digests()).toHaveLength(1);
     clock.advance(21 * 60 * MIN);
-    await server.app.get(HousekeepingScheduler).tick();
+    await server.app.get(HousekeepingService).tick();
     expect(digests()).toHaveLength(2);
   });
 

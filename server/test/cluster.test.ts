@@ -19,7 +19,7 @@ import {
 } from './harness';
 import { describePostgresOnly, sqlRow, sqlRows } from './support/test-database';
 import { LeaseService } from '../src/cluster/lease.service';
-import { HousekeepingScheduler } from '../src/housekeeping/housekeeping.scheduler';
+import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 
 const FAST_LEASES = { ttlMs: 1500, renewMs: 300 };
 
@@ -149,13 +149,13 @@ describePostgresOnly('two instances on one PostgreSQL (PostgreSQL only: SQLite i
     const number = (await postLead(a, lead())).body.lead_number as number;
     await a.outbox.whenIdle();
     for (const s of [a, b]) s.clock.advance(60_000);
-    const runs = (await Promise.all([a, b].map((s) => s.app.get(HousekeepingScheduler).tick()))) as { ran: boolean }[];
+    const runs = (await Promise.all([a, b].map((s) => s.app.get(HousekeepingService).tick()))) as { ran: boolean }[];
     expect(runs.map((r) => r.ran).sort()).toEqual([false, true]);
     expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.includes('🗓 Сводка за сутки'))).toHaveLength(1);
     // 30 minutes later the waiting card gets exactly one reminder, whichever instance runs housekeeping.
     for (const s of [a, b]) s.clock.advance(30 * 60_000);
-    await Promise.all([a, b].map((s) => s.app.get(HousekeepingScheduler).tick()));
-    await Promise.all([a, b].map((s) => s.app.get(HousekeepingScheduler).tick()));
+    await Promise.all([a, b].map((s) => s.app.get(HousekeepingService).tick()));
+    await Promise.all([a, b].map((s) => s.app.get(HousekeepingService).tick()));
     expect(sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith(`⏰ Заявка #${number}`))).toHaveLength(1);
   });
 

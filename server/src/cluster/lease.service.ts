@@ -9,10 +9,7 @@ export interface LeaseTimings {
   renewMs: number;
 }
 export const LEASE_TIMINGS = Symbol('LeaseTimings');
-/**
- * 45 s, renewed every 15 s: a holder that dies is replaced within a minute (a follower asks every 15 s, and the
- * lease runs out 45 s after the last renewal at most), and a holder survives two failed renewals in a row.
- */
+/** 45 s, renewed every 15 s: a dead holder is replaced within a minute, and a live one survives two failed renewals. */
 export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { ttlMs: 45_000, renewMs: 15_000 };
 
 /** How long a refusal is remembered (at most one renewal period): the outbox asks at every pass, i.e. per lead. */

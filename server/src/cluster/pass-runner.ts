@@ -16,9 +16,8 @@ export interface PassRunnerOptions {
 }
 
 /**
- * The loop behind the outbox's runner and lanes and housekeeping: passes never overlap (a `tick` during a pass returns
- * it), any number of `soon` during a pass give exactly one more after it, a failed pass backs off, and a stop lets the
- * running pass finish and starts no other.
+ * The loop behind the outbox's runner and lanes and housekeeping: passes never overlap, any number of `soon` during a
+ * pass give exactly one more after it, a failed pass backs off, and a stop lets the running pass finish.
  */
 export class PassRunner {
   private running: Promise<void> | null = null;

@@ -1,7 +1,7 @@
 import type { OpenAPIObject, SchemaObject } from '@nestjs/swagger';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
-import { SIGNATURE_HEADER } from '../webhooks/webhook-signature';
+import { SIGNATURE_HEADER } from '../webhooks/webhook.sender';
 
 /** The signed webhooks the server POSTs, under `x-webhooks` (OpenAPI 3.0 has no `webhooks`), bodies as component schemas. */
 

@@ -7,12 +7,11 @@ import { ChartsModule } from '../charts/charts.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { ReportsModule } from '../reports/reports.module';
 import { TelegramModule } from '../telegram/telegram.module';
-import { HousekeepingScheduler } from './housekeeping.scheduler';
 import { HousekeepingService } from './housekeeping.service';
 
 /** The once-a-minute jobs: reminders, the daily digest (with its chart, ChartsModule), retention, pruning. */
 @Module({
   imports: [RepositoriesModule, AnonymisationModule, ClusterModule, ReportsModule, TelegramModule, AlertsModule, ChatsModule, ChartsModule],
-  providers: [HousekeepingService, HousekeepingScheduler],
+  providers: [HousekeepingService],
 })
 export class HousekeepingModule {}

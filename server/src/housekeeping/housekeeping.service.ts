@@ -1,10 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { LATE_MAX_AGE_MS } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
-import { Clock } from '../clock/clock';
+import { Clock, SCHEDULED_JOBS } from '../clock/clock';
 import { LeaseService } from '../cluster/lease.service';
+import { PassRunner } from '../cluster/pass-runner';
+import { PassSchedule } from '../cluster/pass-schedule';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { SECRET_FAILURE_WINDOW_MS } from '../access/secret-lockout';
@@ -31,10 +33,13 @@ export interface HousekeepingReport {
   ran: boolean;
 }
 
-/** docs/requirements.md §7, once a minute: reminders, the daily digest, retention, pruning. Each job is idempotent. */
+/** docs/requirements.md §7, once a minute (no overlap; a failed job tries again): reminders, digest, retention, pruning. */
 @Injectable()
-export class HousekeepingService {
+export class HousekeepingService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Housekeeping');
+  private readonly runner: PassRunner;
+  /** The report of the run that ended last (null while none has, or when it threw). */
+  private report: HousekeepingReport | null = null;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
@@ -52,7 +57,32 @@ export class HousekeepingService {
     private readonly erasedContacts: LeadErasureRepository,
     private readonly charts: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
-  ) {}
+    @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
+    private readonly passes: PassSchedule,
+  ) {
+    this.runner = new PassRunner({
+      clock,
+      pass: async () => {
+        this.report = null;
+        this.report = await this.run();
+      },
+      onFailure: (err) => this.logger.error({ msg: 'housekeeping run failed', error: err instanceof Error ? err.message : String(err) }),
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.scheduled) this.passes.every('housekeeping', 60_000, () => this.tick());
+  }
+
+  /** One run now, or the running one (no overlap); resolves with its report. */
+  async tick(): Promise<HousekeepingReport | null> {
+    await this.runner.tick();
+    return this.report;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.passes.end('housekeeping', () => this.runner.stopAndWait());
+  }
 
   async run(): Promise<HousekeepingReport> {
     const report: HousekeepingReport = { reminders: 0, digest: false, anonymised: 0, pruned: 0, ran: false };

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AlertsService } from '../alerts/alerts.service';
 import type { Card } from '../cards/card.renderer';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
@@ -7,11 +8,13 @@ import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
-import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
 import { hasCard, type Outcome, type OutboxHandler, type PublishedLead, retryLater } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
+import { MINIMAL_CARD_ALERT_INTERVAL_MS } from './retry-schedule';
 import { type EditCall, type EditStep, type MinimalCard, nextStep } from './telegram-answer.policy';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
 
 /** A button's rewrite: 'shown' when the card in Telegram shows the lead as stored; 'later' when the outbox tries again. */
 export type CardRefresh = 'shown' | 'later';
@@ -24,10 +27,7 @@ interface CardEdit {
   minimal: string | null;
 }
 
-/**
- * Rewrites published cards to show their lead as stored (docs/requirements.md §4.7): the handler of the outbox's
- * `card_edit` rows (a status change, an anonymisation), and the edit itself, shared with the repeat notifications.
- */
+/** The outbox's `card_edit` rows (§4.7): a published card rewritten to show its lead as stored; the edit is shared with the pings. */
 @Injectable()
 export class CardRewriter implements OutboxHandler {
   private readonly logger = new Logger('Outbox');
@@ -37,10 +37,11 @@ export class CardRewriter implements OutboxHandler {
     private readonly cards: CardService,
     private readonly telegram: TelegramGateway,
     private readonly chats: LeadsChatService,
-    private readonly alerts: OutboxAlerts,
+    private readonly alerts: AlertsService,
     private readonly events: LeadEventsRepository,
     private readonly clock: Clock,
     private readonly gate: OutboxGate,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   /**
@@ -56,7 +57,12 @@ export class CardRewriter implements OutboxHandler {
     const next = nextStep({ action, form: 'minimal' }, answer, failuresSoFar);
     if (next.step === 'success') {
       this.logger.warn({ msg: 'card rewritten in minimal form: the full card is too long', lead_number: lead.id, error: refused });
-      this.alerts.minimalCard(lead.id, refused);
+      // §12.5: one alert per lead, whether the minimal card replaced it at publication or at a later rewrite.
+      void this.alerts.sendThrottled(
+        `card_minimal:${lead.id}`,
+        MINIMAL_CARD_ALERT_INTERVAL_MS,
+        this.t.alerts.minimalCard(lead.id, refused),
+      );
     }
     return { answer, next, minimal: refused };
   }

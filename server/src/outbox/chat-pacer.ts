@@ -6,10 +6,8 @@ export const PER_CHAT_INTERVAL_MS = 1_000;
 export const PER_BOT_PER_SECOND = 30;
 
 /**
- * Spaces out the conversation's sends (docs/architecture.md, "The conversation"): a burst of replies to one visitor
- * goes out one a second, and no more than 30 a second leave the bot, instead of meeting Telegram's 429 and its flood
- * pause (which stops every card too). In memory, per instance, on the app's clock: a row that must wait is deferred to
- * its slot, not failed.
+ * Spaces out the conversation's sends (docs/architecture.md, "The conversation") so they never meet Telegram's 429 and
+ * its flood pause, which stops every card too. In memory, per instance: a row that must wait is deferred, not failed.
  */
 @Injectable()
 export class ChatPacer {

@@ -11,11 +11,9 @@ import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
 /**
- * A late lead's fallback message that did not become its card, and a late repeat's, get a reply saying the
- * request is in the database — so whoever looks at the group knows it needs no copying by hand. Sent only as a reply:
- * a deleted message gets nothing, and a chat that refuses it (the bot is not there) leaves the message alone. The
- * retry schedule and flood control (docs/requirements.md §4.2, §4.3) as for a repeat's ping; the 5th failure gives up.
- * The handler of the outbox's `fallback_reply` rows.
+ * The outbox's `fallback_reply` rows: a late lead's (or repeat's) fallback message that did not become its card gets a
+ * reply saying the request is in the database, so nobody copies it by hand. Only as a reply: a deleted or refused
+ * message is left alone. Retries and flood control as a repeat's ping (§4.2, §4.3); the 5th failure gives up.
  */
 @Injectable()
 export class FallbackAnswerer implements OutboxHandler {

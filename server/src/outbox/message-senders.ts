@@ -30,42 +30,42 @@ const NOT_DELIVERED = {
   notBound: 'no visitor is bound to the lead',
 } as const;
 
-/** The conversation's rows: the queued message and its lead, read once; a message no longer queued is done. */
+/**
+ * The conversation's rows, the queued message and its lead read once (a message no longer queued is done).
+ * - `visitor_message`: a visitor's message relayed into the group as a reply to the lead's card (in its topic when it
+ *   has one). With personal data on the card: a text with a header line naming the visitor, a photo, a document, a
+ *   voice message or a video copied with the header as its caption, anything else (a sticker) named in a text. With
+ *   LEADS_CARD_PII=0 only a notice without the text (the inbox shows it).
+ * - `team_message`: a member's reply (or the inbox's message) sent to the bound visitor by the bot, a copy of the
+ *   member's message or the inbox's text. Delivered: 👍 on the member's message. Not delivered, for good and said in
+ *   the group (a reply to the member's message, or to the card): no visitor bound, the visitor sent `/stop`, the
+ *   visitor blocked the bot (the card says so too), or Telegram refused (a 4xx).
+ * A 5xx or a timeout follows the repeat pings' schedule (given up after the 5th), a 429 the flood pause.
+ */
 @Injectable()
-abstract class QueuedMessageSender implements OutboxHandler {
-  protected readonly logger = new Logger('Outbox');
+export class MessageSender implements OutboxHandler {
+  private readonly logger = new Logger('Outbox');
 
   constructor(
-    @Inject(SERVER_CONFIG) protected readonly config: ServerConfig,
-    protected readonly messages: LeadMessagesRepository,
-    protected readonly leads: LeadsRepository,
-    protected readonly telegram: TelegramGateway,
-    protected readonly gate: OutboxGate,
-    protected readonly pacer: ChatPacer,
-    protected readonly clock: Clock,
-    @Inject(MESSAGES) protected readonly t: Messages,
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+    private readonly messages: LeadMessagesRepository,
+    private readonly leads: LeadsRepository,
+    private readonly telegram: TelegramGateway,
+    private readonly gate: OutboxGate,
+    private readonly pacer: ChatPacer,
+    private readonly clock: Clock,
+    @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
   async handle(row: OutboxRow): Promise<Outcome> {
     const msg = row.message_id === null ? undefined : await this.messages.find(row.message_id);
     // Erased with its lead's contact, or sent already.
     if (!msg || msg.state !== 'queued') return { done: msg ? msg.state : 'no message' };
-    return this.send(row, msg, await this.leads.findLead(msg.lead_id));
+    const lead = await this.leads.findLead(msg.lead_id);
+    return row.kind === 'visitor_message' ? this.toGroup(row, msg, lead) : this.toVisitor(row, msg, lead);
   }
 
-  protected abstract send(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome>;
-}
-
-/**
- * The outbox's `visitor_message` rows: a visitor's message relayed into the group as a reply to the lead's card (in
- * its topic when it has one). With personal data on the card: a text with a header line naming the visitor, a photo,
- * a document, a voice message or a video copied with the header as its caption, anything else (a sticker) named in a
- * text. With LEADS_CARD_PII=0 only a notice without the text (the inbox shows it). Failures follow the repeat pings'
- * schedule (given up after the 5th), a 429 the flood pause.
- */
-@Injectable()
-export class VisitorMessageSender extends QueuedMessageSender {
-  protected async send(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
+  private async toGroup(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
     if (!lead || lead.anonymised_at !== null) return { done: 'skipped', record: () => this.messages.failed(msg.id, 'the lead is erased') };
     // No card in the group now (gone, published anew): behind the new card.
     if (!hasCard(lead)) return { requeue: true };
@@ -101,18 +101,8 @@ export class VisitorMessageSender extends QueuedMessageSender {
     const body = msg.media !== null ? `[${msg.media}]${text ? ` ${text}` : ''}` : text;
     return this.telegram.send({ chatId, threadId, text: cutTo(`${header}\n${body}`, MAX_TEXT), html: false, replyTo });
   }
-}
 
-/**
- * The outbox's `team_message` rows: a member's reply (or the inbox's message) sent to the bound visitor by the bot —
- * a copy of the member's message (text, photo, document, voice…), or the inbox's text. Delivered: 👍 on the member's
- * message. Not delivered, for good and said in the group (a reply to the member's message, or to the card): no
- * visitor bound, the visitor sent `/stop`, the visitor blocked the bot (the card says so too), or Telegram refused
- * (a 4xx); a 5xx or a timeout is retried on the repeat pings' schedule and given up after the 5th failure.
- */
-@Injectable()
-export class TeamMessageSender extends QueuedMessageSender {
-  protected async send(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
+  private async toVisitor(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
     const binding = await this.messages.bindingOf(msg.lead_id);
     if (!binding || !lead || lead.anonymised_at !== null)
       return this.notDelivered(msg, lead, NOT_DELIVERED.notBound, this.t.group.why.notBound);

@@ -10,7 +10,7 @@ export const FLOOD_UNTIL_SETTING = 'telegram_flood_until';
 
 /**
  * Whether the outbox may call Telegram now: not without a bot, not during a flood pause (docs/requirements.md §4.3),
- * nothing new once stopped (§4.1). Here, not in the runner: a button's rewrite outside a pass obeys and starts it too.
+ * nothing new once stopped (§4.1). A button's rewrite outside a pass obeys it too.
  */
 @Injectable()
 export class OutboxGate {
@@ -43,7 +43,6 @@ export class OutboxGate {
     return this.hasBot() && this.clock.now() >= this.pausedUntil;
   }
 
-  /** A bot exists (its absence is logged once); without one the runner reads nothing. */
   hasBot(): boolean {
     if (this.telegram.available) return true;
     this.pausedOnce('publishing paused: TELEGRAM_BOT_TOKEN is not set (leads are stored)');

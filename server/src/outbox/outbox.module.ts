@@ -10,13 +10,11 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CardPublisher } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
 import { FallbackAnswerer } from './fallback-answerer';
-import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
-import { OutboxScheduler } from './outbox.scheduler';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { ChatPacer } from './chat-pacer';
-import { TeamMessageSender, VisitorMessageSender } from './message-senders';
+import { MessageSender } from './message-senders';
 import { ConversationsModule } from '../conversations/conversations.module';
 
 /**
@@ -35,19 +33,7 @@ import { ConversationsModule } from '../conversations/conversations.module';
     WebhooksModule,
     ConversationsModule,
   ],
-  providers: [
-    OutboxService,
-    OutboxScheduler,
-    OutboxGate,
-    OutboxAlerts,
-    CardPublisher,
-    CardRewriter,
-    RepeatNotifier,
-    FallbackAnswerer,
-    ChatPacer,
-    VisitorMessageSender,
-    TeamMessageSender,
-  ],
+  providers: [OutboxService, OutboxGate, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer, ChatPacer, MessageSender],
   exports: [OutboxService, ChatsModule],
 })
 export class OutboxModule {}

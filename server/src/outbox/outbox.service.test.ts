@@ -3,7 +3,7 @@
 import { Logger } from '@nestjs/common';
 import { AlertsService } from '../alerts/alerts.service';
 import { LeadMessagesRepository } from '../conversations/lead-messages.repository';
-import type { TeamMessageSender, VisitorMessageSender } from './message-senders';
+import type { MessageSender } from './message-senders';
 import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from '../cards/card.service';
 import { ru } from '../i18n/ru';
@@ -15,6 +15,7 @@ import { WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
+import type { PassSchedule } from '../cluster/pass-schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
@@ -22,7 +23,6 @@ import type { OutgoingMessage, TelegramGateway } from '../telegram/telegram.gate
 import type { TelegramResult } from '../telegram/telegram-result';
 import { CardPublisher } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
-import { OutboxAlerts } from './outbox-alerts';
 import { OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
@@ -101,11 +101,10 @@ function build() {
   const events = new LeadEventsRepository(db);
   const cards = new CardService(config, ru, new TelegramLinksRepository(db), new LeadMessagesRepository(db));
   const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), clock, metrics, ru);
-  const alerts = new OutboxAlerts(adminAlerts, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
   const gate = new OutboxGate(gateway, clock, metrics, new SettingsRepository(db));
-  const publisher = new CardPublisher(leads, cards, gateway, chats, alerts, events, metrics, clock, gate, ru);
-  const rewriter = new CardRewriter(leads, cards, gateway, chats, alerts, events, clock, gate);
+  const publisher = new CardPublisher(leads, cards, gateway, chats, adminAlerts, events, metrics, clock, gate, ru);
+  const rewriter = new CardRewriter(leads, cards, gateway, chats, adminAlerts, events, clock, gate, ru);
   const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate, ru);
   const answerer = new FallbackAnswerer(leads, gateway, events, clock, gate, ru);
   const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS);
@@ -127,8 +126,9 @@ function build() {
     notifier,
     answerer,
     webhooks,
-    null as unknown as VisitorMessageSender, // no conversation in these tests: never called
-    null as unknown as TeamMessageSender,
+    null as unknown as MessageSender, // no conversation in these tests: never called
+    false,
+    null as unknown as PassSchedule, // no interval: the tests tick by hand
   );
   return { db, clock, telegram, leads, outbox };
 }

@@ -1,11 +1,17 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { holderIsDead, LeaseService } from '../cluster/lease.service';
 import { PassRunner } from '../cluster/pass-runner';
-import { Clock } from '../clock/clock';
+import { PassSchedule } from '../cluster/pass-schedule';
+import { Clock, SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { OutboxKind } from '../database/schema';
+import { LEAD_ACCEPTED } from '../domain/lead-accepted.event';
+import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
+import { LEAD_MESSAGE } from '../domain/lead-message.event';
+import { LEAD_STATUS_CHANGED } from '../domain/lead-status-changed.event';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
 import { type OutboxRow, OutboxRepository, TELEGRAM_TARGET } from '../repositories/outbox.repository';
@@ -19,7 +25,7 @@ import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler } from './outcome';
 import { RepeatNotifier } from './repeat-notifier';
 import { BATCH_SIZE, passBackoffMs } from './retry-schedule';
-import { TeamMessageSender, VisitorMessageSender } from './message-senders';
+import { MessageSender } from './message-senders';
 
 export type { CardRefresh } from './card-rewriter';
 
@@ -42,7 +48,7 @@ function errorText(err: unknown): string {
  * only its own rows. The runner's own pass frees dead instances' claims, records webhook events, and wakes the lanes.
  */
 @Injectable()
-export class OutboxService {
+export class OutboxService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private readonly runner: PassRunner;
   /** The lanes' runners, by target (`telegram`, an endpoint's URL). */
@@ -71,8 +77,9 @@ export class OutboxService {
     notifier: RepeatNotifier,
     answerer: FallbackAnswerer,
     deliverer: WebhookDeliverer,
-    visitorMessages: VisitorMessageSender,
-    teamMessages: TeamMessageSender,
+    messages: MessageSender,
+    @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
+    private readonly passes: PassSchedule,
   ) {
     this.handlers = {
       card: publisher,
@@ -80,12 +87,14 @@ export class OutboxService {
       repeat_ping: notifier,
       fallback_reply: answerer,
       webhook: deliverer,
-      visitor_message: visitorMessages,
-      team_message: teamMessages,
+      visitor_message: messages,
+      team_message: messages,
     };
     this.runner = this.passRunner('outbox', () => this.pass(), { enabled: () => this.config.webhooks.length > 0 || gate.hasBot() });
-    const telegramLane = this.passRunner('telegram', () => this.telegramPass(), { enabled: () => gate.hasBot() });
-    this.lanes.set(TELEGRAM_TARGET, telegramLane);
+    this.lanes.set(
+      TELEGRAM_TARGET,
+      this.passRunner('telegram', () => this.telegramPass(), { enabled: () => gate.hasBot() }),
+    );
     gate.onPauseEnd(() => this.publishSoon());
   }
 
@@ -108,6 +117,40 @@ export class OutboxService {
     });
   }
 
+  /** Every PUBLISH_INTERVAL_SEC (how the CLI's changes are noticed), and at once. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.config.webhooks.length > 0) await this.recorder.start();
+    if (!this.scheduled) return;
+    this.passes.every('outbox', this.config.publishIntervalSec * 1000, () => this.tick());
+    this.publishSoon();
+    this.logger.log(`outbox every ${this.config.publishIntervalSec} s`);
+  }
+
+  /**
+   * Graceful shutdown: no new pass starts; the running ones finish before the database closes, then one last try to
+   * record what was sent (what still cannot be is logged for ops).
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.passes.end('outbox', async () => {
+      this.stop();
+      await this.whenIdle();
+      await this.recordUnrecorded().catch((err) =>
+        this.logger.error({
+          msg: 'sent messages not recorded at shutdown: the next start sends these again',
+          rows: [...this.unrecorded.values()].map(({ row }) => ({ kind: row.kind, lead_number: row.lead_id, row: row.id })),
+          error: errorText(err),
+        }),
+      );
+    });
+  }
+
+  /** The server erased a lead and said why: `lead.anonymised` carries the reason. */
+  @OnEvent(LEAD_ANONYMISED)
+  leadAnonymised(event: LeadAnonymisedEvent): void {
+    if (this.config.webhooks.length > 0) this.recorder.noteAnonymised(event.leadNumber, event.reason);
+    this.publishSoon();
+  }
+
   /** A pass of the runner and of every lane it wakes; resolves when they are all over. A call meanwhile gets the same. */
   tick(): Promise<void> {
     this.wakeTelegram = true;
@@ -118,13 +161,19 @@ export class OutboxService {
     return this.ticking;
   }
 
-  /** After a commit: a pass now rather than at the next interval; if a pass is running, one more follows it. */
+  /**
+   * After a commit (a lead, a conversation's message): a pass now rather than at the next interval; if a pass is
+   * running, one more follows it. Also where the clock is moved by hand (tests, drills).
+   */
+  @OnEvent(LEAD_ACCEPTED)
+  @OnEvent(LEAD_MESSAGE)
   publishSoon(): void {
     this.wakeTelegram = true;
     this.runner.soon();
   }
 
   /** A status change: the webhook lanes only (the press rewrites its card itself, and must not meet the Telegram lane). */
+  @OnEvent(LEAD_STATUS_CHANGED)
   webhooksSoon(): void {
     if (this.config.webhooks.length > 0) this.runner.soon();
   }
@@ -170,20 +219,6 @@ export class OutboxService {
     }
   }
 
-  /** Shutdown: one last try to record what was sent; what still cannot be recorded is logged for ops. */
-  async recordSentBeforeShutdown(): Promise<void> {
-    if (this.unrecorded.size === 0) return;
-    try {
-      await this.recordUnrecorded();
-    } catch (err) {
-      this.logger.error({
-        msg: 'sent messages not recorded at shutdown: the next start sends these again',
-        rows: [...this.unrecorded.values()].map(({ row }) => ({ kind: row.kind, lead_number: row.lead_id, row: row.id })),
-        error: errorText(err),
-      });
-    }
-  }
-
   private claimTimes() {
     const wallNow = Date.now();
     return { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
@@ -191,12 +226,16 @@ export class OutboxService {
 
   /** The runner's pass: dead instances' claims freed, new webhook events recorded, a lane per endpoint; then the lanes. */
   private async pass(): Promise<void> {
-    await this.freeClaimsOfDeadInstances();
+    // Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim.
+    for (const holder of await this.repo.holders(this.leases.instanceId))
+      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.release(holder);
     if (this.config.webhooks.length > 0) await this.recorder.recordNew();
     for (const { url } of this.config.webhooks) {
       if (this.lanes.has(url)) continue;
-      const lane = this.passRunner('webhook', () => this.endpointPass(url));
-      this.lanes.set(url, lane);
+      this.lanes.set(
+        url,
+        this.passRunner('webhook', () => this.endpointPass(url)),
+      );
     }
     for (const [target, lane] of this.lanes) if (target !== TELEGRAM_TARGET) lane.soon();
     if (this.wakeTelegram) this.lanes.get(TELEGRAM_TARGET)!.soon();
@@ -264,15 +303,10 @@ export class OutboxService {
   /** The row's attempt; null when it was not made here (already running: after its end; or only to be recorded). */
   private async attempt(row: OutboxRow): Promise<Outcome | null> {
     const running = this.inFlight.get(row.id);
-    if (running) {
-      await running.catch(() => undefined);
-      return null;
-    }
     const sent = this.unrecorded.get(row.id);
-    if (sent) {
-      await this.record(sent.row, sent.outcome);
-      return null;
-    }
+    if (running) await running.catch(() => undefined);
+    else if (sent) await this.record(sent.row, sent.outcome);
+    if (running || sent) return null;
     const attempt = (async () => {
       const outcome = await this.handlers[row.kind].handle(row);
       // Kept in memory until its record is written: what was sent is never sent again for a failed write.
@@ -304,13 +338,6 @@ export class OutboxService {
   private async recordUnrecorded(target?: string): Promise<void> {
     for (const { row, outcome } of [...this.unrecorded.values()])
       if (target === undefined || row.target === target) await this.record(row, outcome);
-  }
-
-  /** Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim. */
-  private async freeClaimsOfDeadInstances(): Promise<void> {
-    for (const holder of await this.repo.holders(this.leases.instanceId)) {
-      if (holderIsDead(holder, this.leases.instanceId)) await this.repo.release(holder);
-    }
   }
 
   /** Telegram rows go out: a bot, no flood pause (shared by every instance), a leads chat. */

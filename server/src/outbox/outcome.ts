@@ -3,13 +3,10 @@ import type { OutboxFailure, OutboxRow } from '../repositories/outbox.repository
 import type { Retry } from './telegram-answer.policy';
 
 /**
- * What a handler's attempt at an outbox row came to, for the runner to record on the row. `record` writes what the
- * attempt changed (the card's message, the trace); the runner runs it before the row's own update and, when either
- * write fails after a send, keeps the outcome and records it before anything else (never sent twice for that).
- * - `done`: finished for good (sent, nothing to do, given up); `attempts` as counted now.
- * - `failed`: a failure on the row's schedule. `defer`: only a later time (a flood pause), not a failure.
- * - `requeue`: to the end of its lead's queue (behind a card published anew).
- * `stop`: the row's lane sends nothing more in this pass (flood control, an endpoint that does not answer).
+ * A handler's attempt at an outbox row, for the runner to record. `record` writes what the attempt changed (the card's
+ * message, the trace), before the row's own update; a send whose writes fail is kept and recorded before anything else.
+ * `done`: for good (`attempts` as counted now); `failed`: on the row's schedule; `defer`: only a later time, not a
+ * failure; `requeue`: behind a card published anew. `stop`: the row's lane sends nothing more in this pass.
  */
 export type Outcome = (
   { done: string; attempts?: number } | { failed: OutboxFailure } | { defer: number; error?: string } | { requeue: true }

@@ -13,10 +13,7 @@ import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy'
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
-/**
- * Tells the group about repeats (docs/requirements.md §4.6): the card is edited to show the repeat block, then a short
- * reply without personal data. The handler of the outbox's `repeat_ping` rows.
- */
+/** The outbox's `repeat_ping` rows (docs/requirements.md §4.6): the card shows the repeat, then a reply without personal data. */
 @Injectable()
 export class RepeatNotifier implements OutboxHandler {
   private readonly logger = new Logger('Outbox');

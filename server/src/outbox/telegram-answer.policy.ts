@@ -18,45 +18,39 @@ export type AdoptCall = { action: 'adopt'; form: 'html' | 'plain' | 'minimal' };
 export type AnswerCall = { action: 'answer'; form: 'reply' };
 export type OutboxCall = PublishCall | EditCall | ReplyCall | AdoptCall | AnswerCall;
 
-export type Success = { step: 'success' };
-/** Flood control (§4.3): no Bot API call of the outbox for exactly `pauseMs`; not the card's failure. */
-export type FloodPause = { step: 'flood_pause'; pauseMs: number };
-/** The group became a supergroup (§4.5): the new chat is the leads group from now on. */
-export type FollowMigration = { step: 'follow_migration'; newChatId: string };
-/** The forum topic is closed or deleted: the same message goes into the chat's General topic (ops hear once). */
-export type GeneralTopic = { step: 'general_topic' };
-/** The card's message is gone (§4.7): the lead is published again as a new card. */
-export type Republish = { step: 'republish' };
-/** Too long for Telegram (§12.5): the minimal card instead. */
-export type MinimalCard = { step: 'minimal_card' };
-/** The HTML was refused (§4.4): the same card as plain text. */
-export type PlainText = { step: 'plain_text' };
-/** The fallback message cannot become the card: the card goes out as a new message, and the fallback gets the reply. */
-export type PublishNew = { step: 'publish_new' };
-/** The fallback message cannot be answered (deleted, refused, its group migrated): it is left as it is. */
-export type Leave = { step: 'leave' };
-/** A failure that counts (§4.2): the `failures`-th; `alert` for a card that keeps failing, `giveUp` for a ping's last. */
-export type Retry = { step: 'retry'; failures: number; delayMs: number; alert: boolean; giveUp: boolean };
-
+/**
+ * - `flood_pause` (§4.3): no Bot API call of the outbox for exactly `pauseMs`; not the card's failure.
+ * - `follow_migration` (§4.5): the new chat is the leads group from now on. `general_topic`: the forum topic is closed
+ *   or deleted, the same message goes into the chat's General topic (ops hear once).
+ * - `republish` (§4.7): the card's message is gone, the lead is published again. `minimal_card` (§12.5): too long, the
+ *   minimal card instead. `plain_text` (§4.4): the HTML was refused, the same card as plain text.
+ * - `publish_new`: the fallback message cannot become the card (a new message, and the fallback gets the reply).
+ *   `leave`: the fallback message cannot be answered (deleted, refused, its group migrated).
+ * - `retry` (§4.2): a failure that counts, the `failures`-th; `alert` for a card that keeps failing, `giveUp` for a
+ *   ping's last.
+ */
+type Bare = 'success' | 'general_topic' | 'republish' | 'minimal_card' | 'plain_text' | 'publish_new' | 'leave';
 export type NextStep =
-  Success | FloodPause | FollowMigration | GeneralTopic | Republish | MinimalCard | PlainText | PublishNew | Leave | Retry;
-export type PublishFailureStep = FloodPause | FollowMigration | GeneralTopic | MinimalCard | PlainText | Retry;
-export type EditStep = Success | FloodPause | FollowMigration | Republish | MinimalCard | Retry;
-export type ReplyFailureStep = FloodPause | GeneralTopic | Retry;
-export type AdoptStep = Success | FloodPause | MinimalCard | PlainText | PublishNew | Retry;
-export type AnswerFailureStep = FloodPause | Leave | Retry;
+  | { [S in Bare]: { step: S } }[Bare]
+  | { step: 'flood_pause'; pauseMs: number }
+  | { step: 'follow_migration'; newChatId: string }
+  | { step: 'retry'; failures: number; delayMs: number; alert: boolean; giveUp: boolean };
+type Step<S extends NextStep['step']> = Extract<NextStep, { step: S }>;
+export type FloodPause = Step<'flood_pause'>;
+export type Retry = Step<'retry'>;
+export type MinimalCard = Step<'minimal_card'>;
+type PublishFailureStep = Step<'flood_pause' | 'follow_migration' | 'general_topic' | 'minimal_card' | 'plain_text' | 'retry'>;
+export type EditStep = Step<'success' | 'flood_pause' | 'follow_migration' | 'republish' | 'minimal_card' | 'retry'>;
+type ReplyFailureStep = Step<'flood_pause' | 'general_topic' | 'retry'>;
+type AdoptStep = Step<'success' | 'flood_pause' | 'minimal_card' | 'plain_text' | 'publish_new' | 'retry'>;
+export type AnswerFailureStep = Step<'flood_pause' | 'leave' | 'retry'>;
 
-type Fallback = 'success' | 'follow_migration' | 'general_topic' | 'republish' | 'minimal_card' | 'plain_text' | 'publish_new' | 'leave';
+type Fallback = Bare | 'follow_migration';
 type AnswerKind = TelegramFailure['kind'];
 
-const EDIT_FULL: Partial<Record<AnswerKind, Fallback>> = {
-  // "Message is not modified": the card already shows the lead as it is.
-  not_modified: 'success',
-  too_long: 'minimal_card',
-  gone: 'republish',
-  migrated: 'follow_migration',
-};
+// "Message is not modified": the card already shows the lead as it is.
 const EDIT_MINIMAL: Partial<Record<AnswerKind, Fallback>> = { not_modified: 'success', gone: 'republish', migrated: 'follow_migration' };
+const EDIT_FULL: Partial<Record<AnswerKind, Fallback>> = { ...EDIT_MINIMAL, too_long: 'minimal_card' };
 
 // The fallback message already showing the card is a card adopted before its record was written (a crash).
 const ADOPT_ANY: Partial<Record<AnswerKind, Fallback>> = {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -8,20 +9,28 @@ import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type WebhookEventRow, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import type { Outcome, OutboxHandler } from '../outbox/outcome';
-import { SIGNATURE_HEADER, signatureHeader, signingSecrets } from './webhook-signature';
-import { endpointOrigin, WebhookSender } from './webhook.sender';
+import { endpointOrigin, SIGNATURE_HEADER, WebhookSender } from './webhook.sender';
 import { AlertsService } from '../alerts/alerts.service';
 import { PUBLISH_ALERT_INTERVAL_MS, retryDelayMs } from '../outbox/retry-schedule';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
+/**
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, one `v1=` per secret (the current one first; the
+ * previous one too during a rotation): the receiver recomputes the HMAC over the exact bytes it got with a secret it
+ * holds, accepts when any `v1` matches, and refuses a `t` more than 5 minutes from its own clock (a replayed request).
+ */
+function signatureHeader(secrets: readonly string[], unixSeconds: number, body: string): string {
+  const v1s = secrets.map((secret) => `v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`);
+  return [`t=${unixSeconds}`, ...v1s].join(',');
+}
+
 /** A delivery failing this long raises the admin alert (docs/requirements.md §14.8), throttled as the cards' one. */
 const ALERT_AFTER_MS = 30 * 60_000;
 
 /**
- * Sends an outbox `webhook` row: a 2xx is success; anything else is a failure on the cards' schedule (forever), with
- * the admin alert once it has failed for 30 minutes. An endpoint that does not answer stops its lane for the pass.
- * Each attempt is a `webhook_sent` or `webhook_failed` row of the lead's trace.
+ * Sends an outbox `webhook` row: a 2xx is success, anything else a failure on the cards' schedule (forever; an endpoint
+ * that does not answer stops its lane for the pass). Each attempt is a `webhook_sent` or `webhook_failed` trace row.
  */
 @Injectable()
 export class WebhookDeliverer implements OutboxHandler {
@@ -46,7 +55,11 @@ export class WebhookDeliverer implements OutboxHandler {
     const body = await this.body(event);
     const t = Math.floor(this.clock.now() / 1000);
     const answer = await this.sender.post(endpoint.url, body, {
-      [SIGNATURE_HEADER]: signatureHeader(signingSecrets(endpoint), t, body),
+      [SIGNATURE_HEADER]: signatureHeader(
+        [endpoint.secret, endpoint.previousSecret].filter((s) => s !== undefined),
+        t,
+        body,
+      ),
       'Stickers-Event-Id': event.public_id,
       'Stickers-Event-Type': event.type,
     });

@@ -31,10 +31,9 @@ const TYPE_ORDER: Record<WebhookEventType, number> = {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Turns stored changes into webhook events. The change's own row is the durable record (a lead, a repeat, a status
- * history row, an `anonymised` lead event — the CLI's `forget` too —, a conversation message). Each outbox pass records
- * an event and a delivery row per endpoint for every such row above the type's starting id that has none, in one
- * commit; the unique (type, source row) of `webhook_events` makes that idempotent. Nest events only make it run sooner.
+ * Turns stored changes (a lead, a repeat, a status history row, an `anonymised` lead event, a conversation message)
+ * into webhook events: each outbox pass records an event and a delivery row per endpoint for every such row above the
+ * type's starting id that has none, in one commit, idempotent by the unique (type, source row) of `webhook_events`.
  */
 @Injectable()
 export class WebhookRecorder {

@@ -11,11 +11,10 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 export type WebhookAnswer = { ok: true; status: number } | { ok: false; answered: boolean; error: string };
 
 const USER_AGENT = 'stickers-leads-webhooks/1';
+/** The header that signs each delivery (docs/api.md, "Webhooks"), Stripe's scheme. */
+export const SIGNATURE_HEADER = 'Stickers-Signature';
 
-/**
- * The webhooks' gateway: every HTTP call to an endpoint. One POST, redirects not followed (a 3xx is a failure like
- * any other non-2xx), the answer's body not read, the whole exchange cut off after the timeout.
- */
+/** The webhooks' gateway: one POST, redirects not followed (a 3xx fails), the body not read, cut off after the timeout. */
 @Injectable()
 export class WebhookSender {
   constructor(@Inject(WEBHOOK_TIMEOUT) private readonly timeout: WebhookTimeout) {}
@@ -42,9 +41,8 @@ export class WebhookSender {
 }
 
 /**
- * Why a request failed, without the endpoint's URL: its cause's code (ECONNREFUSED, UND_ERR_SOCKET, …) when it has
- * one; otherwise the message, cut free of every URL (fetch quotes the whole URL in some of its errors, credentials and
- * query included). The text goes to the log, the trace, `webhook_deliveries.last_error` and the admin alert.
+ * Why a request failed, without the endpoint's URL (it goes to the log, the trace, `last_error` and the alert): its
+ * cause's code (ECONNREFUSED, …), else the message cut free of every URL (fetch quotes it, credentials included).
  */
 export function networkErrorText(err: unknown, url: string): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
