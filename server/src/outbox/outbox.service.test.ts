@@ -23,7 +23,7 @@ import type { OutgoingMessage, TelegramGateway } from '../telegram/telegram.gate
 import type { TelegramResult } from '../telegram/telegram-result';
 import { CardPublisher } from './card-publisher';
 import { CardRewriter } from './card-rewriter';
-import { OutboxGate } from './outbox-gate';
+import { FLOOD_UNTIL_SETTING, OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { FallbackAnswerer } from './fallback-answerer';
@@ -53,10 +53,14 @@ class FakeTelegram {
   readonly answers: Answer[] = [];
   private messageId = 100;
 
-  send(message: OutgoingMessage): Promise<Answer> {
+  /** Runs after each send is kept, before its answer: what happens elsewhere meanwhile. */
+  afterSend: () => Promise<void> = () => Promise.resolve();
+
+  async send(message: OutgoingMessage): Promise<Answer> {
     this.sends.push(message);
+    await this.afterSend();
     const queued = message.chatId === ADMIN_CHAT ? undefined : this.answers.shift();
-    return Promise.resolve(queued ?? { ok: true, value: { message_id: ++this.messageId } });
+    return queued ?? { ok: true, value: { message_id: ++this.messageId } };
   }
 
   /** While set, an edit is answered only once it resolves (an edit still on its way). */
@@ -259,6 +263,20 @@ describe('outbox with a fake Telegram', () => {
     t.clock.t += 1;
     await t.outbox.tick();
     expect(t.telegram.cards()).toHaveLength(3);
+  });
+
+  it('a pause another instance got during a pass stops this one before its next call', async () => {
+    const ids = [await storeLead(t.db, t.clock.now()), await storeLead(t.db, t.clock.now()), await storeLead(t.db, t.clock.now())];
+    // Another instance's 429, shared through the database while this instance's first card is on its way.
+    t.telegram.afterSend = async () => {
+      t.telegram.afterSend = () => Promise.resolve();
+      await new SettingsRepository(t.db).set(FLOOD_UNTIL_SETTING, String(t.clock.now() + 7 * SEC), t.clock.now());
+    };
+    await t.outbox.tick();
+    expect(t.telegram.cards()).toHaveLength(1);
+    t.clock.t += 7 * SEC;
+    await t.outbox.tick();
+    expect(t.telegram.cards().map((m) => m.text.split('\n')[0])).toEqual(ids.map((id) => `<b>🆕 Заявка #${id}</b>`));
   });
 
   it("a rewrite asked for while the lane is rewriting the same card waits for the lane's edit, and says the card shows it", async () => {

@@ -284,6 +284,8 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     for (let i = 0; i < rows.length; i += 1) {
       const row = rows[i];
       const telegram = row.target === TELEGRAM_TARGET;
+      // Before each Bot API call, a pause another instance got meanwhile (one row by key; calls are a few a second).
+      if (telegram) await this.gate.syncFlood();
       const halted = this.gate.stopped || (telegram && !this.gate.ready());
       const stale = Date.now() - claimedAt > CLAIM_MS / 2;
       if (halted || (stale && !(await this.repo.extendClaim(row.id, holder, Date.now() + CLAIM_MS)))) {
