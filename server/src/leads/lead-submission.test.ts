@@ -1,4 +1,4 @@
-import { retryAfterSeconds } from '../http/retry-after';
+import { retryAfterSeconds } from '../http/api-error';
 import { changedFields, checkSubmission, type SubmissionRules } from './lead-submission';
 
 const NOW = Date.UTC(2026, 11, 5, 12, 0);

@@ -3,7 +3,7 @@ import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/
 import type { Request, Response } from 'express';
 import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, type LeadAcceptedBody } from '@stickers/shared';
 import { ApiSecretRefusals, apiErrorSchema, jsonContent, RETRY_AFTER_HEADER } from '../http/api-docs';
-import { ApiError } from '../http/api-error';
+import { ApiError, rateLimited } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { readJsonObject } from '../http/json-body.reader';
@@ -90,7 +90,7 @@ export class LeadsController {
       case 'unavailable':
         throw new ApiError(503, { error: API_ERRORS.unavailable });
       case 'limited':
-        throw new ApiError(429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
+        throw rateLimited(outcome.why, outcome.retryAfterSec);
     }
     // Written on the response (`@Res()`): the status depends on the outcome, and a returned value gets the route's one status.
     this.metrics.submission(req, { result: outcome.kind });

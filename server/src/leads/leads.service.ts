@@ -16,7 +16,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, LeadAcceptedEvent } from '../domain/lead-accepted.event';
-import { retryAfterSeconds } from '../http/retry-after';
+import { retryAfterSeconds } from '../http/api-error';
 import { checkSubmission, type SubmitOutcome } from './lead-submission';
 import { type ReportedFallback, SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { ContactHasher } from '../anonymisation/contact-hasher';
