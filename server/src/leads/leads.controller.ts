@@ -92,7 +92,7 @@ export class LeadsController {
       case 'limited':
         throw rateLimited(outcome.why, outcome.retryAfterSec);
     }
-    // Written on the response (`@Res()`): the status depends on the outcome, and a returned value gets the route's one status.
+    // `@Res()`: the status depends on the outcome.
     this.metrics.submission(req, { result: outcome.kind });
     const answer: LeadAcceptedBody = {
       lead_number: outcome.leadNumber,

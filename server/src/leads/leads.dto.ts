@@ -38,7 +38,7 @@ import { apiErrorSchema } from '../http/api-docs';
 
 /** `POST /leads`'s body and answers as the OpenAPI document shows them; the service checks the body by shared's rules. */
 
-/** An object that takes only the keys it lists (`additionalProperties` is not in `@ApiSchema`'s type). */
+/** `additionalProperties` is not in `@ApiSchema`'s type. */
 const CLOSED = { additionalProperties: false } as unknown as ApiSchemaOptions;
 
 const isoTime = (what: string): ApiPropertyOptions => ({
@@ -84,7 +84,7 @@ const LATE_DESCRIPTION =
     "'📣 <landing> · <utm_source> / <utm_medium> / <utm_campaign>', counted per source and campaign in /stickers_stats and the digest, " +
     `shown by the trace. Anything else is 422 with errors.${SOURCE_FIELD} = invalid.`,
 })
-export class LeadSourceDto implements LeadSource {}
+class LeadSourceDto implements LeadSource {}
 for (const key of SOURCE_KEYS) {
   const description =
     key === 'landing'
