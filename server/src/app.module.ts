@@ -18,10 +18,7 @@ import { OutboxModule } from './outbox/outbox.module';
 import { TelegramModule } from './telegram/telegram.module';
 import { TraceModule } from './trace/trace.module';
 
-/**
- * The app: the app-wide modules (config, clock, database), then the features that face the outside — HTTP doors,
- * interval jobs, the bot. Every other feature module comes in through the imports of these.
- */
+/** The app-wide modules, then the features that face the outside; every other module comes in through their imports. */
 @Module({})
 export class AppModule {
   static register(config: ServerConfig): DynamicModule {
@@ -33,7 +30,6 @@ export class AppModule {
         ClockModule,
         ScheduleModule.forRoot(),
         EventEmitterModule.forRoot(),
-        // The per-caller throttles' options and their in-memory storage, for CallerThrottleGuard (http/caller-throttle.ts).
         ThrottlerModule.forRoot(throttlerOptions(config)),
         DatabaseModule,
         TelegramModule.forRoot(config),

@@ -10,15 +10,8 @@ import { closeAfterEarlyAnswer } from './http/linger';
 import { OpenApiDocument } from './health/openapi';
 import { RouteNotFoundFilter } from './http/api-error.filter';
 
-export interface CreateAppOptions {
-  logger?: LoggerService | false;
-}
-
-/**
- * Builds the app as production runs it. The body parser is off: `POST /leads` and the Telegram webhook read their own
- * body after their secret check, with a hard size limit measured while reading (see http/json-body.reader.ts).
- */
-export async function createApp(config: ServerConfig, options: CreateAppOptions = {}): Promise<INestApplication> {
+/** The app as production runs it; no body parser: the routes read their own body after their guards (http/json-body.reader.ts). */
+export async function createApp(config: ServerConfig, options: { logger?: LoggerService | false } = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,
     logger: options.logger,
@@ -33,29 +26,20 @@ export async function createApp(config: ServerConfig, options: CreateAppOptions 
 export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).disable('x-powered-by');
   (app as NestExpressApplication).set('etag', false);
-  // Before every route (and the 404 of none): an answer given before the body was read lingers, then closes (http/linger.ts).
+  // Before every route (and the 404 of none): an answer given before the body was read lingers, then closes.
   app.use(closeAfterEarlyAnswer());
-  // A path no route serves: the documented {"error":"not_found"} (http/api-error.filter.ts).
   app.useGlobalFilters(new RouteNotFoundFilter());
-  // GET /openapi.json: generated from this app's routes when first asked for (health/openapi.ts).
   app.get(OpenApiDocument).describe(app);
-}
-
-export interface StartedServer {
-  app: INestApplication;
-  config: ServerConfig;
-  /** The address actually bound (HOST, or every interface; the port PORT or, for 0, the one chosen). */
-  address: AddressInfo;
 }
 
 /**
  * What `main.ts` does, minus the process: read the environment, check that the database opens (a ConfigError naming
- * the variable), build the app and listen on PORT, on HOST when it is set.
+ * the variable), build the app and listen on PORT, on HOST when set; `address`: the one actually bound.
  */
 export async function startFromEnv(
   env: Record<string, string | undefined>,
   options: { logger?: (config: ServerConfig) => LoggerService | false } = {},
-): Promise<StartedServer> {
+): Promise<{ app: INestApplication; config: ServerConfig; address: AddressInfo }> {
   const config = loadServerConfig(env);
   const problem = config.databaseUrl ? await databaseUrlProblem(config.databaseUrl) : databasePathProblem(config.databasePath);
   if (problem) throw new ConfigError([problem]);
@@ -71,10 +55,7 @@ export async function startFromEnv(
   return { app, config, address };
 }
 
-/**
- * The one line a started server logs about itself (main.ts): where it listens, in which mode (NODE_ENV), on which
- * database, how its bot gets updates, whether POST /leads is on. Nest's own start-up lines are debug (json-logger.ts).
- */
+/** The one line a started server logs about itself (main.ts); Nest's own start-up lines are debug (json-logger.ts). */
 export function startLine(config: ServerConfig, address: AddressInfo, env: Record<string, string | undefined>): Record<string, unknown> {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const mode = env.NODE_ENV === 'production' ? 'production' : 'development';

@@ -3,22 +3,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { LateFallbackInfo, LateInfo } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
 
-/**
- * The signature of a fallback claim (`late.fallback.sig`), as the landing makes it: key = SHA-256 of the UTF-8 text
- * `"stickers-leads fallback\n" + TELEGRAM_BOT_TOKEN`; sig = base64url without padding of HMAC-SHA256(key,
- * `${request_id}\n${chat_id}\n${message_id}`), `chat_id` the text sent in `late.fallback.chat_id`, `message_id` in
- * decimal. Only the bot's token holder can make it: the landing, whose bot sent the fallback message.
- */
+/** A fallback claim's signature (`late.fallback.sig`) as the landing makes it: only the bot token's holder can. */
 export function fallbackSignature(botToken: string, requestId: string, chatId: string, messageId: number): string {
   const key = createHash('sha256').update(`stickers-leads fallback\n${botToken}`, 'utf8').digest();
   return createHmac('sha256', key).update(`${requestId}\n${chatId}\n${messageId}`, 'utf8').digest('base64url');
-}
-
-/** What the decision gets: the late request with its fallback claim kept only when signed, and why not otherwise. */
-export interface ScreenedLate {
-  late: LateInfo | null;
-  /** The trace's note when a claim was dropped (no personal data: chat and message ids, the reason); else null. */
-  ignored: string | null;
 }
 
 /**
@@ -38,8 +26,8 @@ export class FallbackVerifier {
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
-  /** The late request to decide with: unchanged when it has no claim or a signed one; else without the claim. */
-  screen(requestId: string, late: LateInfo | null): ScreenedLate {
+  /** The late request to decide with (its claim dropped unless signed) and the trace's note (no personal data) if dropped. */
+  screen(requestId: string, late: LateInfo | null): { late: LateInfo | null; ignored: string | null } {
     const f = late?.fallback;
     if (!late || !f || this.verified(requestId, f)) return { late, ignored: null };
     const why = !this.config.telegram.token

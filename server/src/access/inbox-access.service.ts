@@ -16,26 +16,18 @@ export interface InboxUser {
   language_code: string | null;
 }
 
-/**
- * Who is asking, once let in: the user, whether they are a manager (erasure, and status changes with a manager list),
- * and whose leads they see and act on: null for every lead (a user in LEADS_MANAGER_IDS), else the leads of the chats
- * they are a member of.
- */
+/** Who is asking, once let in: a manager (erasure, status changes with a manager list)? `scope`: null for every lead. */
 export interface InboxViewer {
   user: InboxUser;
   manager: boolean;
   scope: LeadScope | null;
 }
 
-/** What the launch data of a request came to. */
-export type LaunchCheck =
-  | { ok: true; user: InboxUser }
-  | { ok: false; why: 'missing' | 'invalid' | 'expired' }
-  /** No bot token: nothing to check a signature with. */
-  | { ok: false; why: 'unavailable' };
+/** What the launch data of a request came to; `unavailable`: no bot token to check a signature with. */
+type LaunchCheck = { ok: true; user: InboxUser } | { ok: false; why: 'missing' | 'invalid' | 'expired' | 'unavailable' };
 
 /** Who may enter: `forbidden` (neither a manager nor a member), or `unknown` (Telegram could not say). */
-export type AccessDecision = { ok: true; viewer: InboxViewer } | { ok: false; why: 'forbidden' | 'unknown' };
+type AccessDecision = { ok: true; viewer: InboxViewer } | { ok: false; why: 'forbidden' | 'unknown' };
 
 /** What getChatMember said of a user, cached: the leads chats they are a member of; an administrator of the main one. */
 interface Membership {
@@ -50,10 +42,7 @@ const MEMBER_STATUSES = new Set(['creator', 'administrator', 'member']);
 export const LAUNCH_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const ADMIN_STATUSES = new Set(['creator', 'administrator']);
 
-/**
- * docs/requirements.md §17: Mini App launch data checked on every API call, then who the user is to the leads groups —
- * in LEADS_MANAGER_IDS, or a member of a leads chat as getChatMember says (trusted for LEADS_INBOX_MEMBER_CACHE_S).
- */
+/** docs/requirements.md §17: launch data checked on every call, then a manager, or a member of a leads chat (getChatMember). */
 @Injectable()
 export class InboxAccessService {
   private readonly logger = new Logger('Inbox');
@@ -66,21 +55,16 @@ export class InboxAccessService {
     private readonly clock: Clock,
   ) {}
 
+  private readonly launches = new WeakMap<object, LaunchCheck>();
+
   /** checkLaunch for one request, done once however many guards ask (the inbox's throttle, then its auth guard). */
   launchOf(req: { headers: { authorization?: string } }): LaunchCheck {
     let launch = this.launches.get(req);
-    if (!launch) {
-      launch = this.checkLaunch(req.headers.authorization);
-      this.launches.set(req, launch);
-    }
+    if (!launch) this.launches.set(req, (launch = this.checkLaunch(req.headers.authorization)));
     return launch;
   }
-  private readonly launches = new WeakMap<object, LaunchCheck>();
 
-  /**
-   * `Authorization: tma <initData>`: the signature under the bot's token and the age (LEADS_INBOX_MAX_AGE_S; dated more
-   * than LAUNCH_FUTURE_SKEW_MS ahead is invalid). Launch data without Telegram's `signature` field is read too.
-   */
+  /** `Authorization: tma <initData>`: the signature under the bot's token, and the age (LEADS_INBOX_MAX_AGE_S, on our clock). */
   checkLaunch(authorization: string | undefined): LaunchCheck {
     const token = this.config.telegram.token;
     if (!token) return { ok: false, why: 'unavailable' };
@@ -169,8 +153,7 @@ export class InboxAccessService {
       if (isMember) memberOf.add(chatId);
       if (chatId === main && ADMIN_STATUSES.has(status)) admin = true;
     }
-    // A member is let in even when another chat did not answer (seeing the leads of the chats that said so); a "no"
-    // counts only when every chat answered.
+    // A member is let in even when another chat did not answer; a "no" counts only when every chat answered.
     if (memberOf.size === 0 && unknown) return null;
     const membership = { chats: memberOf, admin, until: now + this.config.inbox.memberCacheSec * 1000 };
     this.memberships.set(userId, membership);

@@ -8,7 +8,7 @@ interface InboxRequest extends Request {
 }
 
 /** The answers of the guard, exactly as docs/api.md gives them. */
-export const INBOX_REFUSALS = {
+const INBOX_REFUSALS = {
   unavailable: { status: 503, body: { error: 'inbox_unavailable' } },
   membershipUnknown: { status: 503, body: { error: 'inbox_unavailable', why: 'membership_unknown' } },
   forbidden: { status: 403, body: { error: 'forbidden' } },
@@ -16,11 +16,7 @@ export const INBOX_REFUSALS = {
 
 const unauthorized = (why: 'missing' | 'invalid' | 'expired') => new HttpException({ error: 'unauthorized', why }, 401);
 
-/**
- * Every `/inbox/api/*` route: `Authorization: tma <initData>` checked (401 missing / invalid / expired; 503 without a
- * bot token), then the user's access (403 for neither a manager nor a member of a leads chat; 503 when Telegram could
- * not say). The viewer is then the route's `@Viewer()`.
- */
+/** Every `/inbox/api/*` route: the launch data (401; 503 without a bot token), then access (403; 503: Telegram did not say). */
 @Injectable()
 export class InboxAuthGuard implements CanActivate {
   constructor(private readonly access: InboxAccessService) {}

@@ -2,27 +2,17 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
-import { retryAfterSeconds } from '../http/retry-after';
+import { retryAfterSeconds } from '../http/api-error';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
 /** docs/requirements.md §3.3: 5 wrong-secret attempts in 10 minutes lock the caller out. */
-export const SECRET_FAILURE_LIMIT = 5;
+const SECRET_FAILURE_LIMIT = 5;
 export const SECRET_FAILURE_WINDOW_MS = 10 * 60 * 1000;
 
-/** The lockout alert: one per caller per hour at most (a landing with a stale secret locks itself out every 10 min). */
-export const SECRET_LOCKOUT_ALERT = 'secret_lockout';
-export const SECRET_LOCKOUT_ALERT_INTERVAL_MS = 60 * 60 * 1000;
-
-/** How a caller is named in alerts and logs: the start of its address HMAC, never the address. */
-export function callerLabel(callerHash: string): string {
-  return callerHash.slice(0, 10);
-}
-
 /**
- * The wrong-secret lockout. Failures live in the database; memory keeps which callers failed within the window, so a
- * caller that never sent a wrong secret costs no query (several instances on PostgreSQL ask the table every time).
- * A lockout is told to ops: a landing locked out sends every visitor to its fallback until the window passes.
+ * The wrong-secret lockout. Failures live in the database; memory keeps who failed within the window, so a caller that
+ * never did costs no query (several instances on PostgreSQL ask the table every time). Ops are told of a lockout.
  */
 @Injectable()
 export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -52,15 +42,13 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
   async retryAfterSec(callerHash: string): Promise<number | null> {
     const now = this.clock.now();
     // Several instances (PostgreSQL): failures another instance counted are only in the table.
-    if (this.rateEvents.sharedAcrossInstances) {
-      const shared = await this.waitMs(callerHash, now);
-      return shared === null ? null : retryAfterSeconds(shared);
-    }
-    const last = this.lastFailure.get(callerHash);
-    if (last === undefined) return null;
-    if (now - last >= SECRET_FAILURE_WINDOW_MS) {
-      this.lastFailure.delete(callerHash);
-      return null;
+    if (!this.rateEvents.sharedAcrossInstances) {
+      const last = this.lastFailure.get(callerHash);
+      if (last === undefined) return null;
+      if (now - last >= SECRET_FAILURE_WINDOW_MS) {
+        this.lastFailure.delete(callerHash);
+        return null;
+      }
     }
     const wait = await this.waitMs(callerHash, now);
     return wait === null ? null : retryAfterSeconds(wait);
@@ -87,11 +75,12 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private alertLockout(callerHash: string, seconds: number): void {
-    const caller = callerLabel(callerHash);
+    // Named by the start of its address HMAC, never the address; alerted once an hour at most (a stale secret relocks every 10 min).
+    const caller = callerHash.slice(0, 10);
     const minutes = Math.ceil(seconds / 60);
     const text = this.t.alerts.secretLockout(SECRET_FAILURE_LIMIT, SECRET_FAILURE_WINDOW_MS / 60_000, caller, minutes);
     const sending = this.alerts
-      .sendThrottled(`${SECRET_LOCKOUT_ALERT}:${caller}`, SECRET_LOCKOUT_ALERT_INTERVAL_MS, text)
+      .sendThrottled(`secret_lockout:${caller}`, 60 * 60 * 1000, text)
       .then((alert) => this.logger.warn({ msg: 'caller locked out after wrong secrets', caller, retry_after_sec: seconds, alert }))
       .finally(() => this.alertsInFlight.delete(sending));
     this.alertsInFlight.add(sending);

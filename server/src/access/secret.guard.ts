@@ -6,17 +6,17 @@ import type { ServerConfig } from '../config/config';
 import { isStorageError } from '../database/write-health';
 import { SecretLockout } from './secret-lockout';
 import { VisitorHasher } from './visitor-hasher';
-import { ApiError } from '../http/api-error';
+import { ApiError, rateLimited } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 
 /**
- * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; caller locked out after wrong
- * secrets → 429 (why: secret); wrong secret → 401, and the failure is counted. Each refusal is an ApiError.
+ * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; locked out after wrong secrets →
+ * 429 (why: secret); wrong secret → 401, counted. Each refusal is an ApiError.
  */
 @Injectable()
 export class SecretGuard implements CanActivate {
   private readonly logger = new Logger('LeadsAccess');
-  /** A connection's caller hash, computed once per connection (its address never changes). */
+  /** A connection's caller hash, once per connection (its address never changes). */
   private readonly callerHashes = new WeakMap<object, string>();
 
   constructor(
@@ -26,40 +26,29 @@ export class SecretGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const refusal = await this.refusal(context.switchToHttp().getRequest<IncomingMessage>());
-    if (refusal) throw refusal;
-    return true;
-  }
-
-  /** Why the request is refused before its body is read, or null when it may go on. */
-  private async refusal(req: IncomingMessage): Promise<ApiError | null> {
-    if (!this.config.leads.enabled) return new ApiError(404, { error: API_ERRORS.notFound });
+    const req = context.switchToHttp().getRequest<IncomingMessage>();
+    if (!this.config.leads.enabled) throw new ApiError(404, { error: API_ERRORS.notFound });
     let callerHash = this.callerHashes.get(req.socket);
     if (callerHash === undefined) {
       callerHash = this.hasher.caller(callerAddress(req));
       this.callerHashes.set(req.socket, callerHash);
     }
-    let seconds: number | null;
-    try {
-      seconds = await this.lockout.retryAfterSec(callerHash);
-    } catch (err) {
-      // Several instances share the lockout in the database: one that cannot be read now is a 503, as the submit's.
-      if (!isStorageError(err)) throw err;
-      return new ApiError(503, { error: API_ERRORS.unavailable });
-    }
-    if (seconds !== null) {
-      return new ApiError(429, { error: API_ERRORS.rateLimited, why: 'secret' }, { 'Retry-After': String(seconds) });
-    }
+    // The lockout is kept in the database (shared by instances): one that cannot be read now is a 503, as the submit's.
+    const seconds = await this.lockout.retryAfterSec(callerHash).catch(unavailable);
+    if (seconds !== null) throw rateLimited('secret', seconds);
     const given = req.headers[SECRET_HEADER.toLowerCase()];
-    if (!this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) {
-      // A failure that cannot be counted now (the database is away) is still a 401.
-      await this.lockout.recordFailure(callerHash).catch((err: unknown) => {
-        if (!isStorageError(err)) throw err;
-        this.logger.warn({ msg: 'wrong secret not counted: the database is unavailable' });
-      });
-      this.logger.warn({ msg: 'wrong or missing secret header' });
-      return new ApiError(401, { error: API_ERRORS.unauthorized });
-    }
-    return null;
+    if (this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) return true;
+    // A failure that cannot be counted now (the database is away) is still a 401.
+    await this.lockout.recordFailure(callerHash).catch((err: unknown) => {
+      if (!isStorageError(err)) throw err;
+      this.logger.warn({ msg: 'wrong secret not counted: the database is unavailable' });
+    });
+    this.logger.warn({ msg: 'wrong or missing secret header' });
+    throw new ApiError(401, { error: API_ERRORS.unauthorized });
   }
+}
+
+function unavailable(err: unknown): never {
+  if (!isStorageError(err)) throw err;
+  throw new ApiError(503, { error: API_ERRORS.unavailable });
 }

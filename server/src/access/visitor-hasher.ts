@@ -3,13 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 
-/**
- * The only place that sees a raw IP address: `ip_hash` is HMAC-SHA256 keyed with LEADS_IP_SALT, the raw IP is never
- * stored (docs/requirements.md §1.5). The wrong-secret lockout keys on the caller's address the same way, in its own namespace.
- */
+/** The only place that sees a raw IP address (§1.5): HMAC-SHA256 under LEADS_IP_SALT, the lockout's in its own namespace. */
 @Injectable()
 export class VisitorHasher {
-  /** The configured secret's digest, computed once (not per request). */
   private readonly secretDigest: Buffer;
 
   constructor(@Inject(SERVER_CONFIG) private readonly config: ServerConfig) {

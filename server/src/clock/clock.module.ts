@@ -1,10 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Clock, SCHEDULED_JOBS } from './clock';
 
-/**
- * Global: every feature reads the time. The switch of the interval-driven jobs lives here too, as it belongs to how
- * time passes (tests that move the clock by hand turn it off), so no other module has to be global to carry it.
- */
+/** Global: every feature reads the time; the interval-driven jobs' switch belongs to how time passes, so it lives here. */
 @Global()
 @Module({
   providers: [Clock, { provide: SCHEDULED_JOBS, useValue: true }],

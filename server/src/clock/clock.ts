@@ -8,8 +8,5 @@ export class Clock {
   }
 }
 
-/**
- * Whether interval-driven work (the outbox pass, housekeeping) runs by itself. False where the clock is moved by
- * hand (tests, the outage drill): nothing runs on an interval and the caller ticks.
- */
+/** Whether interval-driven work (the outbox, housekeeping) runs by itself; false where the clock is moved by hand. */
 export const SCHEDULED_JOBS = Symbol('ScheduledJobs');

@@ -24,7 +24,8 @@ export function localWallTime(ms: number, timezone: string): WallTime {
       .formatToParts(new Date(ms))
       .map((p) => [p.type, Number(p.value)]),
   );
-  return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute, second: parts.second };
+  const { year, month, day, hour, minute, second } = parts;
+  return { year, month, day, hour, minute, second };
 }
 
 /** The local date of `ms` in `timezone`, `YYYY-MM-DD`. */

@@ -1,28 +1,24 @@
 import { LEAD_FIELDS, type CaptchaResult, type LeadField, type LeadFields } from '@stickers/shared';
 import type { LeadStatus } from './lead-status';
 
-/** What a stored lead is: the one definition of its row. Times are milliseconds since the epoch (UTC) throughout. */
+/** A stored lead's row, the one definition. Times are milliseconds since the epoch (UTC). */
 
 /** The visitor's fields, one column per field of the form: null when not given, and once the lead is anonymised. */
 export type FormColumns = { [K in LeadField]: string | null };
 
-/** The form's fields of a submission (or any row that has them), and nothing else: what a lead stores of the form. */
+/** The form's fields of a submission (or any row that has them), and nothing else. */
 export function formFieldsOf(from: LeadFields): LeadFields {
   return Object.fromEntries(LEAD_FIELDS.map((f) => [f, from[f]])) as LeadFields;
 }
 
-/**
- * A late lead's fallback message: `pending` (may become its card), `adopted` (it is the card), `answer` (to get a
- * reply: the lead is in the database), `answered`, `gone` (deleted), `refused` (by Telegram), `gave_up` (failed 5 times).
- */
-export const FALLBACK_STATES = ['pending', 'adopted', 'answer', 'answered', 'gone', 'refused', 'gave_up'] as const;
-export type FallbackState = (typeof FALLBACK_STATES)[number];
+/** A late lead's fallback message: `pending` (may become its card), `adopted` (is), `answer` (to get a reply), and how that ended. */
+export type FallbackState = 'pending' | 'adopted' | 'answer' | 'answered' | 'gone' | 'refused' | 'gave_up';
 
 /** A late lead's or repeat's arrival and its fallback message (migration 2026-12-01-0005). */
 export interface LateColumns {
-  /** When the server got it: created_at for every request that came in time, later for one replayed from the spool. */
+  /** When the server got it: created_at for a request in time, later for one replayed from the spool. */
   received_at: number | null;
-  /** The landing's route and its reason when the request did not reach the database (`fallback` / `503`); else null. */
+  /** The landing's route and reason when the request did not reach the database (`fallback` / `503`); else null. */
   late_route: string | null;
   late_reason: string | null;
   fallback_chat_id: string | null;
@@ -44,20 +40,19 @@ export interface SourceColumns {
   source_referrer: string | null;
 }
 
-/** What came of the landing's captcha for a lead or a repeat (migration 2026-12-02-0016, `captcha` of POST /leads). */
-export interface CaptchaColumns {
-  /** `passed`, `unchecked` (the provider could not be reached; delivered anyway), or null when the landing has none. */
-  captcha: CaptchaResult | null;
-}
-
-/** The visitor's consent as the landing sent it: when and the policy's address; null without. Not personal. */
+/** The visitor's consent as the landing sent it; null without. Not personal. */
 export interface ConsentColumns {
   consent_accepted_at: number | null;
   consent_policy_url: string | null;
 }
 
+/** On leads and repeats: the landing's captcha (`passed`, `unchecked`; null: none) and the consent. */
+interface CheckColumns extends ConsentColumns {
+  captcha: CaptchaResult | null;
+}
+
 /** A stored lead, as a row of `leads`. Personal columns (domain/personal-fields.ts) are null once it is anonymised. */
-export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaColumns, ConsentColumns {
+export interface Lead extends FormColumns, LateColumns, SourceColumns, CheckColumns {
   id: number;
   request_id: string;
   /** Lower-cased username, for the case-insensitive repeat match. */
@@ -85,7 +80,7 @@ export interface Lead extends FormColumns, LateColumns, SourceColumns, CaptchaCo
 export type RepeatOutcome = 'pinged' | 'in_card' | 'skipped' | 'gave_up';
 
 /** A repeat of a lead (the same username or phone within 24 h), as a row of `lead_repeats`. */
-export interface LeadRepeat extends LateColumns, SourceColumns, CaptchaColumns, ConsentColumns {
+export interface LeadRepeat extends LateColumns, SourceColumns, CheckColumns {
   id: number;
   lead_id: number;
   request_id: string;

@@ -2,9 +2,8 @@ import { LEAD_FIELDS, type LeadField, SOURCE_KEYS, type SourceKey } from '@stick
 import type { SourceColumns } from './lead';
 
 /**
- * Which stored values are personal data: the one list the erasure, the card (LEADS_CARD_PII=0), the export and the
- * webhooks read. Every value a visitor could type is personal (every form field, the UTM values, the referrer's host);
- * what they cannot type is not (the landing's name, times, statuses, ids). A new field or key must be classified here.
+ * Which stored values are personal, for the erasure, the card (LEADS_CARD_PII=0), the export and the webhooks: whatever
+ * a visitor could type. A new field or key must be classified here.
  */
 const FORM_FIELD_IS_PERSONAL: Record<LeadField, boolean> = {
   name: true,
@@ -39,24 +38,16 @@ export const SOURCE_COLUMN: Record<SourceKey, keyof SourceColumns> = {
 /** Every source column, in the order of `SOURCE_KEYS`. */
 export const SOURCE_COLUMNS: readonly (keyof SourceColumns)[] = SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
 
-/** The form's personal fields: all six. Also the keys of a repeat's `changes` whose values erasure drops. */
+/** The form's personal fields, also the keys of a repeat's `changes` whose values erasure drops. */
 export const PERSONAL_FIELDS: readonly LeadField[] = LEAD_FIELDS.filter((f) => FORM_FIELD_IS_PERSONAL[f]);
 
-/** The source's personal keys (the UTM values and the referrer); the landing's name is not one. */
-export const PERSONAL_SOURCE_KEYS: readonly SourceKey[] = SOURCE_KEYS.filter((k) => SOURCE_KEY_IS_PERSONAL[k]);
+const PERSONAL_SOURCE_KEYS: readonly SourceKey[] = SOURCE_KEYS.filter((k) => SOURCE_KEY_IS_PERSONAL[k]);
 
 export const PERSONAL_SOURCE_COLUMNS: readonly (keyof SourceColumns)[] = PERSONAL_SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
 
-/**
- * Every personal column of `leads`: the form's fields, the lower-cased username kept for the repeat match, the
- * visitor's address hash (`ip_hash`, a pseudonym of the address) and the personal source columns.
- */
+/** Every personal column of `leads` (`ip_hash` is a pseudonym of the address), and of `lead_repeats` besides `changes`. */
 export const PERSONAL_LEAD_COLUMNS = [...PERSONAL_FIELDS, 'telegram_key', 'ip_hash', ...PERSONAL_SOURCE_COLUMNS] as const;
-export type PersonalLeadColumn = (typeof PERSONAL_LEAD_COLUMNS)[number];
-
-/** Every personal column of `lead_repeats` besides `changes` (whose personal values are dropped, `erasedChanges`). */
-export const PERSONAL_REPEAT_COLUMNS = ['ip_hash', ...PERSONAL_SOURCE_COLUMNS] as const;
-export type PersonalRepeatColumn = (typeof PERSONAL_REPEAT_COLUMNS)[number];
+const PERSONAL_REPEAT_COLUMNS = ['ip_hash', ...PERSONAL_SOURCE_COLUMNS] as const;
 
 export const isPersonalField = (field: string): boolean => (PERSONAL_FIELDS as readonly string[]).includes(field);
 export const isPersonalSourceKey = (key: string): boolean => (PERSONAL_SOURCE_KEYS as readonly string[]).includes(key);
@@ -65,19 +56,16 @@ const nulls = <K extends string>(columns: readonly K[]): Record<K, null> =>
   Object.fromEntries(columns.map((c) => [c, null])) as Record<K, null>;
 
 /** The `set` of an erased lead: every personal column null. */
-export function erasedLeadColumns(): Record<PersonalLeadColumn, null> {
+export function erasedLeadColumns(): Record<(typeof PERSONAL_LEAD_COLUMNS)[number], null> {
   return nulls(PERSONAL_LEAD_COLUMNS);
 }
 
 /** The `set` of an erased repeat, besides its `changes`: every personal column null. */
-export function erasedRepeatColumns(): Record<PersonalRepeatColumn, null> {
+export function erasedRepeatColumns(): Record<(typeof PERSONAL_REPEAT_COLUMNS)[number], null> {
   return nulls(PERSONAL_REPEAT_COLUMNS);
 }
 
-/**
- * A repeat's `changes` once erased: each personal value null, the field names kept — which fields a repeat changed is
- * no one's data, and the trace and the webhooks name them (`changed_fields`).
- */
+/** A repeat's `changes` once erased: each personal value null, the field names kept (the trace and webhooks name them). */
 export function erasedChanges(changes: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, isPersonalField(k) ? null : v]));
 }

@@ -4,10 +4,7 @@ import type { Server } from 'node:http';
 
 const DRAIN_MS = 10_000;
 
-/**
- * SIGTERM: stop taking connections and let the requests in flight finish before the database closes (Nest closes
- * the HTTP server only after the shutdown hooks), so an acknowledged lead is always committed.
- */
+/** SIGTERM: no new connections, the requests in flight finish before the database closes (an acknowledged lead is committed). */
 @Injectable()
 export class GracefulShutdown implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Shutdown');

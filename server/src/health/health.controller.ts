@@ -7,7 +7,7 @@ import { HEALTH_SCHEMA, READINESS_SCHEMA } from './health.dto';
 import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
-/** Doors for ops and integrators: liveness, readiness, metrics, the API document. `@Api…`: the OpenAPI document's. */
+/** Doors for ops and integrators: liveness, readiness, metrics, the API document. */
 @ApiTags('operations')
 @Controller()
 export class HealthController {

@@ -8,11 +8,11 @@ import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 
-export interface Check {
+interface Check {
   ok: boolean;
   detail: string;
 }
-export type OutboxCheck = Check & { oldest_unpublished_age_sec: number | null; last_card_age_sec: number | null };
+type OutboxCheck = Check & { oldest_unpublished_age_sec: number | null; last_card_age_sec: number | null };
 export interface Readiness {
   ready: boolean;
   checks: { database: Check; migrations: Check; outbox: OutboxCheck; telegram: Check };
@@ -28,13 +28,12 @@ interface Outcome<C extends Check = Check> {
 /** `/ready` is public and polled hard: one answer serves every call for this long (the probe write is fsync'd). */
 export const READY_CACHE_MS = 1000;
 const TELEGRAM_CACHE_MS = 30_000;
-/** Bigger than a page (4 KiB) several times over, so the probe must allocate pages as a new lead does. */
+/** Several pages (4 KiB): the probe must allocate pages as a new lead does. */
 const GROWTH_PROBE_BYTES = 32 * 1024;
 
 /**
- * `GET /ready`: the database is the file we opened and takes a write, the submit path and the outbox are not failing
- * on storage errors, migrations are current, and the outbox is not stuck (a lead waiting over READY_MAX_OUTBOX_AGE_SEC
- * while no card went out). Telegram is reported only: leads are still stored while it is down.
+ * `GET /ready`: the database is ours and takes a write (the submit path and the outbox not failing on storage errors),
+ * migrations are current, the outbox is not stuck. Telegram is reported only: leads are still stored while it is down.
  */
 @Injectable()
 export class ReadinessService {
@@ -42,7 +41,7 @@ export class ReadinessService {
   private telegramCache: { at: number; outcome: Outcome } | null = null;
   private cached: { at: number; readiness: Readiness } | null = null;
   private inflight: Promise<Readiness> | null = null;
-  /** The last logged state of each check, so that a state is logged once when it changes. */
+  /** The last logged state of each check: a state is logged once, when it changes. */
   private readonly logged = new Map<CheckName, string>();
 
   constructor(
@@ -89,11 +88,8 @@ export class ReadinessService {
   private logChange(name: CheckName, { check, reason }: Outcome): void {
     const state = `${check.ok}|${check.ok ? '' : check.detail}`;
     const previous = this.logged.get(name);
-    if (state === previous || (previous === undefined && check.ok)) {
-      this.logged.set(name, state);
-      return;
-    }
     this.logged.set(name, state);
+    if (state === previous || (previous === undefined && check.ok)) return;
     if (check.ok) this.logger.log({ msg: `readiness check ${name} ok again`, check: name, detail: check.detail });
     else this.logger.warn({ msg: `readiness check ${name} failing`, check: name, detail: check.detail, reason: reason ?? check.detail });
   }
@@ -113,15 +109,18 @@ export class ReadinessService {
       return { outcome: { check: { ok: false, detail: 'write failed' }, reason }, readable: true };
     }
     // A full disk still takes the probe's tiny upsert while every new lead fails: what the submit path and outbox saw counts.
-    const submit = (await this.submitStillFailing()) ? this.writeHealth.failing('submit') : null;
-    if (submit && isStorageError(submit)) {
-      const reason = `the last write on the submit path failed with ${submit.code} at ${new Date(submit.at).toISOString()}`;
-      return { outcome: { check: { ok: false, detail: 'storage error on the submit path' }, reason }, readable: true };
-    }
-    const outbox = this.writeHealth.failing('outbox');
-    if (outbox && isStorageError(outbox)) {
-      const reason = `the last outbox pass failed with ${outbox.code} at ${new Date(outbox.at).toISOString()}`;
-      return { outcome: { check: { ok: false, detail: 'storage error in the outbox' }, reason }, readable: true };
+    const failures = [
+      [
+        (await this.submitStillFailing()) ? this.writeHealth.failing('submit') : null,
+        'on the submit path',
+        'the last write on the submit path',
+      ],
+      [this.writeHealth.failing('outbox'), 'in the outbox', 'the last outbox pass'],
+    ] as const;
+    for (const [failure, where, what] of failures) {
+      if (!failure || !isStorageError(failure)) continue;
+      const reason = `${what} failed with ${failure.code} at ${new Date(failure.at).toISOString()}`;
+      return { outcome: { check: { ok: false, detail: `storage error ${where}` }, reason }, readable: true };
     }
     return { outcome: { check: { ok: true, detail: 'writable' } }, readable: true };
   }

@@ -2,10 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
 import { API_ERRORS, type RateLimitReason } from '@stickers/shared';
 
-/**
- * The OpenAPI pieces several routes share (the document is generated from the routes' decorators by @nestjs/swagger:
- * health/openapi.ts). Metadata only: nothing here runs on a request.
- */
+/** The OpenAPI pieces several routes share (health/openapi.ts); nothing here runs on a request. */
 
 /** The name of the security scheme of the shared secret: an apiKey in the SECRET_HEADER header (health/openapi.ts). */
 export const LEADS_SECRET_SCHEME = 'leadsSecret';
@@ -18,10 +15,7 @@ export function apiErrorSchema(codes: readonly string[], extra: Record<string, S
   return { type: 'object', required, properties: { error: { type: 'string', enum: [...codes] }, ...extra } };
 }
 
-/**
- * A response's JSON content, named explicitly: a response given only a `schema` would be listed under the route's
- * produced media types, which for the CSV route is not JSON.
- */
+/** A response's JSON content, named explicitly: a bare `schema` would take the route's media type (the CSV's). */
 export function jsonContent(schema: SchemaObject | ReferenceObject, example?: unknown) {
   return { content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } };
 }
@@ -42,10 +36,8 @@ export function ApiRateLimited(description: string, whys: readonly RateLimitReas
 }
 
 /**
- * What SecretGuard answers before the route runs, for the routes behind the shared secret: the secret's scheme, 401
- * and 404 with their bodies, the wrong-secret lockout (429 with Retry-After) and 503 when the lockout cannot be read;
- * with `throttled`, the per-caller throttle in front of the guard too (429 `why: flood`, http/caller-throttle.ts). A
- * route's own answer for one of these statuses (POST /leads's 429 and 503) replaces the one given here.
+ * SecretGuard's answers (401, 404, the lockout's 429, 503) and, with `throttled`, the throttle's 429 `flood`. A route's
+ * own answer for one of these statuses (POST /leads's 429 and 503) replaces the one given here.
  */
 export function ApiSecretRefusals(options: { throttled?: boolean } = {}): MethodDecorator & ClassDecorator {
   return applyDecorators(

@@ -2,10 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, NotFoundException } fr
 import type { Response } from 'express';
 import { ApiError, UploadAbortedError } from './api-error';
 
-/**
- * Writes an ApiError as it is: status, headers, JSON body. An aborted upload, or an answer already begun, ends the
- * connection instead. Anything else is Nest's (logged, 500).
- */
+/** Writes an ApiError as it is; an aborted upload, or an answer already begun, ends the connection instead. */
 export function answerApiError(res: Response, error: ApiError | UploadAbortedError): void {
   if (error instanceof UploadAbortedError || res.headersSent) {
     res.destroy();

@@ -1,9 +1,6 @@
-import type { LeadErrorBody } from '@stickers/shared';
+import { API_ERRORS, type LeadErrorBody, type RateLimitReason } from '@stickers/shared';
 
-/**
- * An answer of docs/requirements.md §1.2 that is not a success: its status, exact body and headers. Built without a
- * stack trace: an expected refusal, and V8's walk of the stack would cost every 401, 413, 422 and 429.
- */
+/** A refusal of docs/requirements.md §1.2: status, exact body, headers. No stack trace: V8's walk would cost every one. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -16,6 +13,13 @@ export class ApiError extends Error {
     Error.stackTraceLimit = limit;
   }
 }
+
+/** Seconds for a `Retry-After` header: whole seconds, rounded up, at least 1. */
+export const retryAfterSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/** A 429 `{"error":"rate_limited","why":…}` with `Retry-After`. */
+export const rateLimited = (why: RateLimitReason, seconds: number): ApiError =>
+  new ApiError(429, { error: API_ERRORS.rateLimited, why }, { 'Retry-After': String(seconds) });
 
 /** The client went away before its body was read: nobody is left to answer, and it is not a server error. */
 export class UploadAbortedError extends Error {

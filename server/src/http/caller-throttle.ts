@@ -1,11 +1,9 @@
 import { applyDecorators, type ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions, type ThrottlerRequest } from '@nestjs/throttler';
 import type { IncomingMessage } from 'node:http';
-import { API_ERRORS } from '@stickers/shared';
 import type { ServerConfig } from '../config/config';
-import { ApiError } from './api-error';
+import { rateLimited, retryAfterSeconds } from './api-error';
 import { callerAddress } from './caller-address';
-import { retryAfterSeconds } from './retry-after';
 import { WindowCounterStorage } from './window-counter.storage';
 
 /** The per-caller throttles, each with its limit in ServerConfig.throttle (docs/api.md, "The per-caller throttles"). */
@@ -14,10 +12,7 @@ export type ThrottleName = (typeof THROTTLES)[number];
 
 const ROUTE_THROTTLES = 'stickers:throttles';
 
-/**
- * @nestjs/throttler's options: one named throttler per throttle, its limit per LEADS_THROTTLE_WINDOW_SEC, counted in
- * this instance's memory; a caller over it is refused for one window. No X-RateLimit headers: Retry-After says it.
- */
+/** One named throttler per throttle, its limit per LEADS_THROTTLE_WINDOW_SEC in memory; Retry-After, no X-RateLimit headers. */
 export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
   const ttl = config.throttle.windowSec * 1000;
   return {
@@ -27,18 +22,9 @@ export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
   };
 }
 
-/** The 429 of every throttle: `{"error":"rate_limited","why":"flood"}` with `Retry-After` in whole seconds, at least 1. */
-export function floodRefusal(retryAfterSec: number): ApiError {
-  return new ApiError(
-    429,
-    { error: API_ERRORS.rateLimited, why: 'flood' },
-    { 'Retry-After': String(retryAfterSeconds(retryAfterSec * 1000)) },
-  );
-}
-
 /**
- * @nestjs/throttler's guard with only the throttles a route's `@Throttled(…)` names, keyed by the caller alone, so one
- * caller counts together on every route of a throttle. First in `@UseGuards`: a refused request costs nothing else.
+ * @nestjs/throttler's guard with only the throttles a route's `@Throttled(…)` names, keyed by the caller alone (one count
+ * per throttle across its routes). First in `@UseGuards`: a refused request costs nothing else.
  */
 @Injectable()
 export class CallerThrottleGuard extends ThrottlerGuard {
@@ -60,7 +46,7 @@ export class CallerThrottleGuard extends ThrottlerGuard {
   }
 
   protected override throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    return Promise.reject(floodRefusal(detail.timeToBlockExpire));
+    return Promise.reject(rateLimited('flood', retryAfterSeconds(detail.timeToBlockExpire * 1000)));
   }
 }
 

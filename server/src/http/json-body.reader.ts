@@ -4,16 +4,9 @@ import { API_ERRORS, MAX_BODY_BYTES } from '@stickers/shared';
 import { ApiError, UploadAbortedError } from './api-error';
 import { lingerAfterAnswer, LINGER_BOUNDS, type LingerBounds } from './linger';
 
-/** Stateless between calls (no `stream` option), so one serves every request. */
+/** Stateless between calls (no `stream` option): one serves every request. */
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const invalidBody = () => new ApiError(422, { error: API_ERRORS.invalidBody });
-
-export interface JsonBodyOptions {
-  /** The largest body taken, in bytes (MAX_BODY_BYTES, 16 KB, unless told). */
-  limit?: number;
-  /** How long and how much of a refused upload is read and discarded before its connection is closed. */
-  linger?: LingerBounds;
-}
 
 /** The 413 ends the connection; the rest of the upload is read and discarded first, so the client reads its 413. */
 function tooLarge(req: IncomingMessage, bounds: LingerBounds): ApiError {
@@ -22,13 +15,13 @@ function tooLarge(req: IncomingMessage, bounds: LingerBounds): ApiError {
 }
 
 /**
- * Reads a request's body as a JSON object, measured while it is read (the app has no body parser), after the route's
- * guards. docs/requirements.md §1.1 step 4: over the limit → 413 (a declared length before a byte is read; the rest
- * of the upload discarded, linger.ts), not a JSON object → 422. The client going away is an UploadAbortedError.
+ * Reads a request's body as a JSON object after the route's guards, measured while it is read (§1.1 step 4): over
+ * `limit` → 413 (a declared length before a byte is read), not a JSON object → 422; the client gone → UploadAbortedError.
  */
-export async function readJsonObject(req: IncomingMessage, options: JsonBodyOptions = {}): Promise<Record<string, unknown>> {
-  const limit = options.limit ?? MAX_BODY_BYTES;
-  const bounds = options.linger ?? LINGER_BOUNDS;
+export async function readJsonObject(
+  req: IncomingMessage,
+  { limit = MAX_BODY_BYTES, linger: bounds = LINGER_BOUNDS }: { limit?: number; linger?: LingerBounds } = {},
+): Promise<Record<string, unknown>> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(req, bounds);
   // The connection closed while the guard ran: no events will come.
@@ -78,6 +71,6 @@ export async function readJsonObject(req: IncomingMessage, options: JsonBodyOpti
 }
 
 /** readJsonObject as a handler parameter: Nest resolves it after the guards, so the body stays unread until then. */
-export const JsonBody = createParamDecorator((options: JsonBodyOptions | undefined, ctx: ExecutionContext) =>
-  readJsonObject(ctx.switchToHttp().getRequest<IncomingMessage>(), options),
+export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext) =>
+  readJsonObject(ctx.switchToHttp().getRequest<IncomingMessage>()),
 );

@@ -10,15 +10,14 @@ export interface LingerBounds {
   maxBytes: number;
 }
 
-/** nginx's lingering close, with its idle timeout (5 s), a 30 s cap (its lingering_time) and 64 MB. */
+/** nginx's lingering close: 5 s idle, 30 s in all (its lingering_time), 64 MB. */
 export const LINGER_BOUNDS: LingerBounds = { idleMs: 5_000, totalMs: 30_000, maxBytes: 64 * 1024 * 1024 };
 
 const lingering = new WeakSet<Socket>();
 
 /**
- * A lingering close for a request answered (`Connection: close`) before its body was read: our side ends after the
- * answer and the rest of the body is discarded within `bounds`, so a client still sending reads its answer instead of
- * a TCP reset.
+ * A lingering close for a request answered (`Connection: close`) before its body was read: the rest of the body is
+ * discarded within `bounds`, so a client still sending reads its answer instead of a TCP reset.
  */
 export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = LINGER_BOUNDS): void {
   const socket = req.socket;
@@ -52,25 +51,19 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
   };
 }
 
-/** Whether the request has a body: a positive `Content-Length`, or any `Transfer-Encoding` (chunked). */
-function hasBody(req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-}
-
 /**
- * Express middleware for every route: an answer written before its body was read to the end carries `Connection:
- * close` and a lingering close. Otherwise Node would read the rest of the body, however large, to find the next
- * request on the connection.
+ * Express middleware for every route: an answer written before its body (a positive `Content-Length`, or chunked) was
+ * read to the end closes with a lingering close; else Node would read the rest, however large, for the next request.
  */
-export function closeAfterEarlyAnswer(bounds: LingerBounds = LINGER_BOUNDS) {
+export function closeAfterEarlyAnswer() {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    if (hasBody(req)) {
+    if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) {
       // The headers are written by writeHead, explicitly or from the first write or end: the last moment to say close.
       const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
       res.writeHead = (...args: unknown[]) => {
         if (!req.complete) {
           res.setHeader('Connection', 'close');
-          lingerAfterAnswer(req, bounds);
+          lingerAfterAnswer(req);
         }
         return writeHead(...args);
       };

@@ -2,15 +2,10 @@ import { HttpException, ValidationPipe } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
 
-/** The API's input through class-validator; each route builds its own refusal from every problem by name. */
+/** One reason per property (its first failure); keys no rule names are dropped, not refused. */
+const API_VALIDATOR_OPTIONS: ValidatorOptions = { whitelist: true, stopAtFirstError: true, forbidUnknownValues: false };
 
-/** Each rule stops at a property's first failure (one reason per name); keys no rule names are dropped, not refused. */
-export const API_VALIDATOR_OPTIONS: ValidatorOptions = { whitelist: true, stopAtFirstError: true, forbidUnknownValues: false };
-
-/**
- * `context` of a rule between two properties (`@Validate(Rule, { context: CROSS_FIELD })`): its problem is named after
- * every problem of a single property, as a rule between values is checked once each value is known to be good.
- */
+/** `@Validate(Rule, { context: CROSS_FIELD })`: a rule between two properties, named after every single one's problem. */
 export const CROSS_FIELD = { crossField: true } as const;
 
 /** Every bad property by name with the reason of the rule it broke, in the DTO's order, rules between properties last. */
@@ -28,7 +23,7 @@ export function problemsOf(errors: ValidationError[]): Record<string, string> {
 
 const CONTEXT = Symbol('validation context');
 
-/** What a rule needs beyond the values (the cursor's key), laid on the checked instance as a hidden property. */
+/** What a rule needs beyond the values (the cursor's key), a hidden property of the checked instance. */
 export function validationContext<T>(args: ValidationArguments): T | undefined {
   return (args.object as { [CONTEXT]?: T })[CONTEXT];
 }
@@ -42,12 +37,9 @@ export class ApiValidationPipe extends ValidationPipe {
   constructor(
     refuse: (problems: Record<string, string>, errors: ValidationError[]) => Error,
     private readonly context?: object,
-    /** Beside API_VALIDATOR_OPTIONS: e.g. keys no rule names kept (`whitelist: false`). */
-    options: ValidatorOptions = {},
   ) {
     super({
       ...API_VALIDATOR_OPTIONS,
-      ...options,
       transform: true,
       validateCustomDecorators: true,
       exceptionFactory: (errors: ValidationError[]) => refuse(problemsOf(errors), errors),
@@ -72,7 +64,7 @@ export function checkPlain<T extends object>(
   return errors.length === 0 ? { ok: true, value } : { ok: false, problems: problemsOf(errors) };
 }
 
-/** The refusals of a route's input, as docs/api.md gives them: a `:number` no lead has, a body its DTO refuses. */
+/** A route's refusals as docs/api.md gives them: a `:number` no lead has, a body its DTO refuses. */
 export const notFound = () => new HttpException({ error: 'not_found' }, 404);
 export const invalidBody = (errors: Record<string, string>) => new HttpException({ error: 'invalid_body', errors }, 422);
 

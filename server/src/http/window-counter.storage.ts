@@ -9,17 +9,16 @@ interface Window {
   blockedUntil: number;
 }
 
-/** How often windows that ended are dropped, by the first request after (they are also replaced when their caller comes back). */
+/** How often the first request after drops the windows that ended. */
 const SWEEP_MS = 60_000;
 
 /**
- * @nestjs/throttler's storage with one counter per caller and throttle: a window opens at the caller's first request
- * and counts for `ttl`; past the limit the caller is refused for `blockDuration`, then starts a new window. One map
- * lookup a request (the library's own filters a timestamp per request: the landing, one caller, paid for each).
+ * @nestjs/throttler's storage, one counter per caller and throttle: a window opens at the first request for `ttl`; past
+ * the limit, refused for `blockDuration`. One map lookup a request (the library's own filters a timestamp list).
  */
 export class WindowCounterStorage implements ThrottlerStorage {
   private readonly windows = new Map<string, Window>();
-  /** When the next request drops the windows that ended (no timer: nothing to stop at shutdown). */
+  /** No timer: nothing to stop at shutdown. */
   private sweepAt: number;
 
   constructor(private readonly now: () => number = Date.now) {

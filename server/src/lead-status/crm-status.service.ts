@@ -7,11 +7,7 @@ import type { CrmStatusBodyDto } from './lead-status.dto';
 
 const conflict = (body: Record<string, unknown>) => new HttpException(body, 409);
 
-/**
- * The CRM's door to a lead's status (`POST /leads/{lead_number}/status`, behind the shared secret): LeadStatusService's
- * `set`, the rule of the card's buttons and the inbox, with the integrator named by `by`; its outcomes worded as
- * docs/api.md gives them.
- */
+/** `POST /leads/{lead_number}/status`: LeadStatusService's `set` for an integrator, its outcomes worded as docs/api.md says. */
 @Injectable()
 export class CrmStatusService {
   private readonly logger = new Logger('LeadStatus');

@@ -9,10 +9,7 @@ import { BODY_PIPE, LEAD_NUMBER_PIPE } from '../http/validation';
 import { CrmStatusService } from './crm-status.service';
 import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberParams } from './lead-status.dto';
 
-/**
- * `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret of `POST /leads`, each
- * caller throttled first (`api`). Thin: CrmStatusService decides through the card buttons' rule.
- */
+/** `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`). */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
 @Controller('leads')

@@ -5,14 +5,11 @@ import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 import { apiErrorSchema } from '../http/api-docs';
 
-/**
- * `POST /leads/{lead_number}/status` as the OpenAPI document shows it (@nestjs/swagger reads these), and its input's
- * rules (class-validator's decorators, run by the route's ApiValidationPipes: lead-status.controller.ts).
- */
+/** `POST /leads/{lead_number}/status`: the OpenAPI document's decorators and class-validator's rules. */
 
 const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
 /** The longest name a CRM may give (a Telegram user's first and last name fit). */
-export const CRM_NAME_MAX = 128;
+const CRM_NAME_MAX = 128;
 
 /** `{lead_number}`: a lead number as the API writes it (a positive whole number, no leading zero). */
 export class LeadNumberParams {

@@ -7,10 +7,7 @@ import { CrmStatusService } from './crm-status.service';
 import { LeadStatusController } from './lead-status.controller';
 import { LeadStatusService } from './lead-status.service';
 
-/**
- * A lead's status and its three doors: the card's buttons (bot/) and the inbox (inbox/) call LeadStatusService; a CRM
- * calls `POST /leads/{lead_number}/status` (LeadStatusController, behind the shared secret AccessModule lends).
- */
+/** A lead's status and its doors: the card's buttons (bot/), the inbox, and a CRM's `POST /leads/{lead_number}/status`. */
 @Module({
   imports: [RepositoriesModule, OutboxModule, ExportModule, AccessModule],
   controllers: [LeadStatusController],

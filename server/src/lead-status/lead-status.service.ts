@@ -22,22 +22,18 @@ export interface ButtonPress {
 }
 
 /**
- * Who asks outside a card: a Telegram user (the inbox; LEADS_MANAGER_IDS applies), or an integrator holding the shared
- * secret (`POST /leads/{n}/status`), named by what it sends and recorded with user id 0 (CRM_USER_ID).
+ * A status change asked for outside a card, a compare-and-set against `expected` (the status the asker saw), by a
+ * Telegram user (the inbox; LEADS_MANAGER_IDS applies) or an integrator (`POST /leads/{n}/status`, user id CRM_USER_ID).
  */
-export type StatusAsker = { telegramUserId: number; name: string } | { integrator: string };
-
-/** A status change asked for outside a card (the inbox, a CRM): the status the asker saw, and the one to set. */
-export interface StatusRequest {
+interface StatusRequest {
   leadId: number;
-  /** The status the asker saw: the change is a compare-and-set against it, as a card button's is. */
   expected: LeadStatus;
   to: LeadStatus;
-  by: StatusAsker;
+  by: { telegramUserId: number; name: string } | { integrator: string };
 }
 
 /** What a StatusRequest came to; the door words it. `card`: whether the card in Telegram shows it yet. */
-export type StatusOutcome =
+type StatusOutcome =
   | { kind: 'changed'; card: CardRefresh }
   | { kind: 'not_manager' }
   | { kind: 'unknown_lead' }
@@ -46,10 +42,7 @@ export type StatusOutcome =
   /** Someone was first, or the asker saw an old status: the status now. */
   | { kind: 'conflict'; status: LeadStatus };
 
-/**
- * "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. The
- * short answers to the presser (Telegram shows at most 200 characters) are the catalogue's `press`.
- */
+/** "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
 function withCard(t: Messages, text: string, card: CardRefresh): string {
   return card === 'shown' ? text : `${text}. ${t.press.cardLater}`;
 }
@@ -80,8 +73,7 @@ export class LeadStatusService {
     const [leadId, from, to] = [Number(m[1]), m[2], m[3]];
     const lead = await this.leads.findLead(leadId);
     if (!lead) return this.t.press.unknownLead;
-    // The button must be on this lead's card: an old card (say, from before a database was replaced, numbering
-    // started again) carries the same lead number for another lead.
+    // The button must be on this lead's card: an old one (a database replaced, numbering restarted) may name another lead.
     if (lead.chat_id !== p.chatId || lead.message_id !== p.messageId) return this.t.press.staleCard;
     if (lead.anonymised_at !== null) return this.t.press.anonymised;
 
@@ -99,12 +91,7 @@ export class LeadStatusService {
     return withCard(this.t, this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
   }
 
-  /**
-   * A change from the inbox or a CRM, by the rules of a press (a Telegram user: managers only when LEADS_MANAGER_IDS
-   * is set; the changes the card offers, compare-and-set against the status the asker saw, the history row, the card
-   * rewritten): one rule for every door. The lead need not have a card yet (the outbox shows the status when it
-   * publishes one).
-   */
+  /** A change from the inbox or a CRM by the rules of a press, one rule for every door; the lead need not have a card yet. */
   async set(r: StatusRequest): Promise<StatusOutcome> {
     const managers = this.config.telegram.managerIds;
     if ('telegramUserId' in r.by && managers && !managers.includes(r.by.telegramUserId)) return { kind: 'not_manager' };
@@ -130,10 +117,7 @@ export class LeadStatusService {
     return { kind: 'changed', card: await this.outbox.refreshCard(r.leadId) };
   }
 
-  /**
-   * The compare-and-set and its history row commit together: false (and no row) when someone was first. A change
-   * made is logged and announced (the webhooks read the committed history row).
-   */
+  /** The compare-and-set and its history row commit together: false (no row) when someone was first. */
   private async change(c: StatusChange, requestId: string): Promise<boolean> {
     if (!(await this.leads.changeStatus(c))) return false;
     this.logger.log({ msg: 'status changed', lead_number: c.leadId, request_id: requestId, from: c.from, to: c.to, user_id: c.userId });

@@ -10,6 +10,7 @@ import type {
   ReportedField,
   SourceField,
 } from '@stickers/shared';
+import type { FormColumns } from '../domain/lead';
 import { checkConsent, CONSENT_FIELD, LATE_FIELD, LEAD_FIELDS, validateLate, validateSubmission } from '@stickers/shared';
 
 /** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
@@ -33,11 +34,7 @@ export type CheckedSubmission =
   | { ok: true; lead: LeadSubmission; late: LateInfo | null; consent: ConsentInfo | null }
   | { ok: false; errors: FieldErrors<ReportedField | SourceField> };
 
-/**
- * `POST /leads`'s body by shared's rules: the submission, or every refused field with its code in the order its 422
- * names them (the visitor's fields, request_id, client_ip, captcha, source, then late and consent). `now`: the
- * server's clock, which late and consent times are measured against.
- */
+/** `POST /leads`'s body by shared's rules: the submission, or every refused field in the order its 422 names them. */
 export function checkSubmission(body: Record<string, unknown>, rules: SubmissionRules, now: number): CheckedSubmission {
   const checked = validateSubmission(body, { phoneRegion: rules.phoneRegion, requiredContacts: rules.requiredContacts });
   const late = validateLate(body[LATE_FIELD], now);
@@ -55,17 +52,9 @@ export function checkSubmission(body: Record<string, unknown>, rules: Submission
   };
 }
 
-export type LeadChanges = Partial<Record<LeadField, string>>;
-
-type StoredFields = { [K in LeadField]: string | null };
-
-/**
- * A repeat row keeps only the fields that differ from the lead as first stored (docs/requirements.md §1.4).
- * A field the repeat leaves empty is not a change (the visitor simply did not repeat it), and a username that
- * differs only in letter case is the same Telegram account.
- */
-export function changedFields(stored: StoredFields, incoming: LeadFields): LeadChanges {
-  const changes: LeadChanges = {};
+/** A repeat keeps the fields that differ (§1.4): an empty one is no change, nor a username's letter case. */
+export function changedFields(stored: FormColumns, incoming: LeadFields): Partial<Record<LeadField, string>> {
+  const changes: Partial<Record<LeadField, string>> = {};
   for (const field of LEAD_FIELDS) {
     const next = incoming[field];
     if (next === null) continue;

@@ -7,18 +7,14 @@ import { Metrics } from '../observability/metrics';
 import { SubmitProblemsLog } from './submit-problems.log';
 
 /** `leads_submissions_total` labels of a refused submission: rejected (with the reason) or throttled (with why). */
-export function submissionLabels(body: LeadErrorBody): Record<string, string> {
+function submissionLabels(body: LeadErrorBody): Record<string, string> {
   if (body.error === 'rate_limited') return { result: 'throttled', why: body.why };
   if (body.error === 'invalid' || body.error === 'invalid_body' || body.error === 'payload_too_large')
     return { result: 'rejected', reason: body.error };
   return { result: body.error };
 }
 
-/**
- * `POST /leads`'s exception filter: every refusal (the guard's 404/401/429/503, the body's 413/422, the service's
- * 422/429/503) is counted in `leads_submissions_total` and answered as the API's JSON (answerApiError). An upload the
- * client aborted is counted and logged (throttled, warn), not reported as a 500.
- */
+/** Every refusal of `POST /leads` counted in `leads_submissions_total` and answered; an aborted upload logged, not a 500. */
 @Catch(ApiError, UploadAbortedError)
 @Injectable()
 export class LeadsErrorFilter implements ExceptionFilter {

@@ -3,14 +3,14 @@ import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/
 import type { Request, Response } from 'express';
 import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, type LeadAcceptedBody } from '@stickers/shared';
 import { ApiSecretRefusals, apiErrorSchema, jsonContent, RETRY_AFTER_HEADER } from '../http/api-docs';
-import { ApiError } from '../http/api-error';
+import { ApiError, rateLimited } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { readJsonObject } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
 import { Metrics } from '../observability/metrics';
 import { LeadsErrorFilter } from './leads-error.filter';
-import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
+import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
 import { LeadsService } from './leads.service';
 
 /** The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none. */
@@ -23,8 +23,8 @@ export const LeadBody = createParamDecorator(async (_data: unknown, ctx: Executi
 });
 
 /**
- * `POST /leads` (docs/requirements.md §1.2): the per-caller flood guard, SecretGuard, then the body (16 KB, checked by
- * LeadBodyPipe), then the service. Every refusal is an ApiError, answered and counted by LeadsErrorFilter.
+ * `POST /leads` (docs/requirements.md §1.2): the per-caller flood guard, SecretGuard, then the body (16 KB), then the
+ * service, which checks it. Every refusal is an ApiError, answered and counted by LeadsErrorFilter.
  */
 @ApiTags('leads')
 @ApiSecretRefusals()
@@ -82,17 +82,17 @@ export class LeadsController {
     description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
     ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
   })
-  async submit(@LeadBody(LeadBodyPipe) body: LeadRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const outcome = await this.leads.submit({ body: { ...body }, callerIp: callerAddress(req) });
+  async submit(@LeadBody() body: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const outcome = await this.leads.submit(body, callerAddress(req));
     switch (outcome.kind) {
       case 'invalid':
         throw new ApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });
       case 'unavailable':
         throw new ApiError(503, { error: API_ERRORS.unavailable });
       case 'limited':
-        throw new ApiError(429, { error: API_ERRORS.rateLimited, why: outcome.why }, { 'Retry-After': String(outcome.retryAfterSec) });
+        throw rateLimited(outcome.why, outcome.retryAfterSec);
     }
-    // Written on the response (`@Res()`): the status depends on the outcome, and a returned value gets the route's one status.
+    // `@Res()`: the status depends on the outcome.
     this.metrics.submission(req, { result: outcome.kind });
     const answer: LeadAcceptedBody = {
       lead_number: outcome.leadNumber,

@@ -10,14 +10,10 @@ import { AccessModule } from '../access/access.module';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { ConversationsModule } from '../conversations/conversations.module';
 
-/**
- * `POST /leads` (LeadsController), behind `SecretGuard` (access/secret.guard.ts) with the export and the trace: all three
- * import AccessModule, so the lockout stays one per app.
- */
+/** `POST /leads`, behind SecretGuard: AccessModule's, so the lockout is one per app. */
 @Module({
   imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule, AccessModule, ConversationsModule],
   controllers: [LeadsController],
-  // FallbackVerifier: the landing's signature of a fallback claim, checked before the decision.
   providers: [LeadsService, SubmitProblemsLog, FallbackVerifier],
   exports: [LeadsService],
 })

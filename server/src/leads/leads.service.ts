@@ -4,6 +4,7 @@ import {
   canonicalIp,
   LEAD_FIELDS,
   REPEAT_WINDOW_MS,
+  SOURCE_KEYS,
   type ConsentInfo,
   type LateInfo,
   type LeadSource,
@@ -15,13 +16,13 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, LeadAcceptedEvent } from '../domain/lead-accepted.event';
-import { retryAfterSeconds } from '../http/retry-after';
+import { retryAfterSeconds } from '../http/api-error';
 import { checkSubmission, type SubmitOutcome } from './lead-submission';
 import { type ReportedFallback, SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../access/fallback-verifier';
-import { formFieldsOf } from '../domain/lead';
-import { erasedLeadColumns } from '../domain/personal-fields';
+import { formFieldsOf, type SourceColumns } from '../domain/lead';
+import { erasedLeadColumns, SOURCE_COLUMN } from '../domain/personal-fields';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from '../access/visitor-hasher';
 import { MESSAGES } from '../i18n/i18n.module';
@@ -29,17 +30,7 @@ import type { Messages } from '../i18n';
 import { TelegramLinksService } from '../conversations/telegram-links.service';
 
 const HOUR_MS = 60 * 60 * 1000;
-const HOURLY_LIMIT_ALERT = 'hourly_limit';
-const LATE_HOURLY_LIMIT_ALERT = 'late_hourly_limit';
-const LANDING_CLOCK_ALERT = 'landing_clock_ahead';
-const DAY_MS = 24 * HOUR_MS;
-
-export interface SubmitRequest {
-  /** The body, with the `Idempotency-Key` header as its request_id when it had none (leads.controller.ts). */
-  body: Record<string, unknown>;
-  /** The socket address of the caller; the visitor when the body has no `client_ip`. */
-  callerIp: string;
-}
+type Decided = Exclude<SubmitOutcome, { kind: 'invalid' | 'unavailable' }>;
 
 /** Steps 5–10 of `POST /leads` (docs/requirements.md §1.1): fields, known request_id, limits, and the submit transaction. */
 @Injectable()
@@ -61,18 +52,17 @@ export class LeadsService {
     private readonly telegramLinks: TelegramLinksService,
   ) {}
 
-  async submit(request: SubmitRequest): Promise<SubmitOutcome> {
-    const checked = checkSubmission(request.body, this.config.leads, this.clock.now());
+  /** `body`: with the `Idempotency-Key` header as its request_id when it had none; `callerIp`: the visitor without `client_ip`. */
+  async submit(body: Record<string, unknown>, callerIp: string): Promise<SubmitOutcome> {
+    const checked = checkSubmission(body, this.config.leads, this.clock.now());
     if (!checked.ok) return { kind: 'invalid', errors: checked.errors };
     const { lead, consent } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
     const screened = this.fallbacks.screen(lead.request_id, checked.late);
-    const visitorIp = lead.client_ip ?? canonicalIp(request.callerIp) ?? request.callerIp;
-    const ipHash = this.hasher.visitor(visitorIp);
-
+    const ipHash = this.hasher.visitor(lead.client_ip ?? canonicalIp(callerIp) ?? callerIp);
     const now = this.clock.now();
     const plan = this.plan(lead, consent, screened.late, ipHash, now, screened.ignored);
-    let outcome: SubmitOutcome;
+    let outcome: Decided;
     try {
       outcome = this.outcomeOf(await this.submits.submit(plan), checked.late !== null, now);
       this.writeHealth.recordSuccess('submit');
@@ -86,10 +76,8 @@ export class LeadsService {
     this.report(outcome, lead.request_id);
     if (checked.late && checked.late.skewMs > 0) this.reportSkew(checked.late.skewMs);
     // After the commit, outside the decision: a link to the lead the answer names (a duplicate's and a repeat's too).
-    if (outcome.kind === 'created' || outcome.kind === 'repeat' || outcome.kind === 'duplicate') {
-      return { ...outcome, telegramLink: await this.telegramLinks.linkFor(outcome.leadNumber) };
-    }
-    return outcome;
+    if (outcome.kind === 'limited') return outcome;
+    return { ...outcome, telegramLink: await this.telegramLinks.linkFor(outcome.leadNumber) };
   }
 
   /** What the decision needs, worked out before the lock: every column the decision writes is named here, none there. */
@@ -106,10 +94,10 @@ export class LeadsService {
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
     const requestColumns = {
       received_at: now,
-      ...(late ? lateColumnsOf(late, now) : {}),
+      ...(late ? lateColumnsOf(late) : {}),
       ...sourceColumnsOf(lead.source),
       ...(lead.captcha ? { captcha: lead.captcha } : {}),
-      ...consentColumnsOf(consent),
+      ...(consent ? { consent_accepted_at: consent.accepted_at, consent_policy_url: consent.policy_url } : {}),
     };
     // A lead may have one contact (LEADS_REQUIRED_CONTACTS): the missing one is null, which matches nothing.
     const telegramKey = lead.telegram?.toLowerCase() ?? null;
@@ -167,7 +155,7 @@ export class LeadsService {
   }
 
   /** The decision's verdict as the route's outcome: a limit's verdict becomes its Retry-After. */
-  private outcomeOf(verdict: SubmitVerdict, late: boolean, now: number): SubmitOutcome {
+  private outcomeOf(verdict: SubmitVerdict, late: boolean, now: number): Decided {
     switch (verdict.kind) {
       case 'duplicate':
         return { kind: 'duplicate', leadNumber: verdict.lead_number, repeat: verdict.repeat, fallbackNoted: verdict.fallback_noted };
@@ -183,10 +171,11 @@ export class LeadsService {
   /** A landing whose clock runs ahead: its replays are taken at the server's time; ops hear of it once a day. */
   private reportSkew(skewMs: number): void {
     this.logger.warn({ msg: "a landing's clock is ahead of the server's", skew_sec: Math.round(skewMs / 1000) });
-    void this.alerts.sendThrottled(LANDING_CLOCK_ALERT, DAY_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
+    void this.alerts.sendThrottled('landing_clock_ahead', 24 * HOUR_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
   }
 
-  private report(outcome: SubmitOutcome, requestId: string): void {
+  private report(outcome: Decided, requestId: string): void {
+    const { leads } = this.config;
     switch (outcome.kind) {
       case 'created':
       case 'repeat':
@@ -206,28 +195,19 @@ export class LeadsService {
         break;
       case 'limited':
         this.logger.warn({ msg: 'rate limited', request_id: requestId, why: outcome.why });
-        if (outcome.why === 'hourly' && outcome.late) {
-          // Replays from a landing's spool over their own hourly allowance: the landing waits for Retry-After and goes on.
-          void this.alerts.sendThrottled(
-            LATE_HOURLY_LIMIT_ALERT,
-            HOUR_MS,
-            this.t.alerts.lateHourlyLimit(this.config.leads.lateHourlyLimit),
-          );
-        } else if (outcome.why === 'hourly') {
-          // docs/requirements.md §3.2: 429 (why: hourly) and an admin alert, at most once an hour. Not awaited: the answer does not wait.
-          void this.alerts.sendThrottled(HOURLY_LIMIT_ALERT, HOUR_MS, this.t.alerts.hourlyLimit(this.config.leads.hourlyLimit));
-        }
-        break;
-      default:
+        // docs/requirements.md §3.2: an admin alert at most once an hour, not awaited; replays over their own allowance apart.
+        if (outcome.why !== 'hourly') break;
+        if (outcome.late)
+          void this.alerts.sendThrottled('late_hourly_limit', HOUR_MS, this.t.alerts.lateHourlyLimit(leads.lateHourlyLimit));
+        else void this.alerts.sendThrottled('hourly_limit', HOUR_MS, this.t.alerts.hourlyLimit(leads.hourlyLimit));
         break;
     }
   }
 }
 
-function lateColumnsOf(late: LateInfo, now: number) {
+function lateColumnsOf(late: LateInfo) {
   const f = late.fallback;
   return {
-    received_at: now,
     late_route: late.route,
     late_reason: late.reason,
     ...(f ? { ...fallbackColumnsOf(f), fallback_state: 'pending' as const } : {}),
@@ -238,23 +218,9 @@ function fallbackColumnsOf(f: NonNullable<LateInfo['fallback']>): ReportedFallba
   return { fallback_chat_id: f.chat_id, fallback_message_id: f.message_id, fallback_sent_at: f.sent_at };
 }
 
-/** The columns of a request's `source` or consent; none without them (the columns stay null). */
-function sourceColumnsOf(source: LeadSource | undefined) {
-  if (!source) return {};
-  return {
-    source_landing: source.landing ?? null,
-    utm_source: source.utm_source ?? null,
-    utm_medium: source.utm_medium ?? null,
-    utm_campaign: source.utm_campaign ?? null,
-    utm_content: source.utm_content ?? null,
-    utm_term: source.utm_term ?? null,
-    source_referrer: source.referrer ?? null,
-  };
-}
-
-function consentColumnsOf(consent: ConsentInfo | null) {
-  if (!consent) return {};
-  return { consent_accepted_at: consent.accepted_at, consent_policy_url: consent.policy_url };
+/** The columns of a request's `source`; none without one (the columns stay null). */
+function sourceColumnsOf(source: LeadSource | undefined): Partial<SourceColumns> {
+  return source ? Object.fromEntries(SOURCE_KEYS.map((k) => [SOURCE_COLUMN[k], source[k] ?? null])) : {};
 }
 
 const isoTime = (ms: number) => new Date(ms).toISOString();

@@ -2,17 +2,10 @@ import { changedFields } from './lead-submission';
 import type { SubmitPlan, SubmitQueries, SubmitVerdict } from '../repositories/submit-runner';
 
 /**
- * The submit decision (docs/requirements.md §1.1, step 10), from the plan LeadsService made, over the queries of one
- * transaction that no other decision runs beside, so that races cannot pass the limits. SQLite runs it over its
- * prepared statements (SqliteSubmitRunner, group commit); PostgreSQL runs the same checks, in the same order, as its
- * function `leads_decide` (migration 0023): a change here is a change there, and test/submit-decision.test.ts runs the
- * same cases on both databases to hold them together.
- *
- * A late request (replayed from the landing's spool) keeps the visitor's time as its creation time and is matched for
- * repeats around that time (a lead within 24 h of it, before or after). It is checked and counted at its arrival, as
- * every request is, but in a count of its own (`plan.count`, `late`): the same per-visitor limit among replays and an
- * hourly allowance of its own, so that a burst of replays after an outage neither locks out the visitors who come
- * after it nor lets anyone holding the secret pass the limits by calling a request late.
+ * The submit decision (docs/requirements.md §1.1, step 10) from LeadsService's plan, inside one transaction no other
+ * decision runs beside. PostgreSQL runs the same checks in the same order as `leads_decide` (migration 0023):
+ * test/submit-decision.test.ts holds the two together. A late request is counted at its arrival in a count of its own
+ * (`plan.count`), so replays after an outage neither lock out later visitors nor pass the limits.
  */
 export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict {
   // Known request_id first: a landing retry is never throttled.
@@ -40,8 +33,7 @@ export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict 
 
   // Counted at its arrival, in its own count (a late request's time on the landing may lie in windows long gone).
   q.recordAccepted(count, plan.ip_hash, plan.now);
-  // A replay sent before its contact was erased is stored without its personal data (and repeats nothing: the
-  // erased leads are anonymised).
+  // A replay sent before its contact was erased is stored anonymised (and repeats nothing).
   if (plan.erased && q.erasedSince(plan.erased.hashes, plan.created_at)) {
     const id = q.insertLead(plan.erased.lead);
     q.recordEvent({

@@ -1,23 +1,57 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { Clock } from '../clock/clock';
-import { ThrottledLog } from './throttled-log';
 
 /**
- * The log lines of `POST /leads` problems that can come in floods: uploads the client aborted (3000 of them once
- * wrote 3000 error lines) and submits refused because the database cannot take them. One line per 10 s at most
- * for each, with the count of occurrences it stands for; the rest is written at shutdown.
+ * A log line for something that can come in floods: the first occurrence is logged at once, later ones within
+ * `intervalMs` are counted and go out in one line when it ends (or at `flush()`). Each line says how many it stands for.
  */
+class ThrottledLog {
+  private pending = 0;
+  private lastFields: Record<string, unknown> = {};
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly write: (fields: Record<string, unknown>) => void,
+    private readonly msg: string,
+    private readonly intervalMs = 10_000,
+  ) {}
+
+  note(fields: Record<string, unknown> = {}): void {
+    this.lastFields = fields;
+    if (this.timer) {
+      this.pending += 1;
+      return;
+    }
+    this.emit(1);
+    this.wait();
+  }
+
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending > 0) this.emit(this.pending);
+  }
+
+  private wait(): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.pending === 0) return;
+      this.emit(this.pending);
+      this.wait();
+    }, this.intervalMs).unref();
+  }
+
+  private emit(count: number): void {
+    this.pending = 0;
+    this.write({ msg: this.msg, ...this.lastFields, count, interval_sec: this.intervalMs / 1000 });
+  }
+}
+
+/** `POST /leads` problems that come in floods (aborted uploads, a database that cannot take writes): one line per 10 s each. */
 @Injectable()
 export class SubmitProblemsLog implements OnApplicationShutdown {
   private readonly logger = new Logger('Leads');
-  private readonly aborted: ThrottledLog;
-  private readonly unavailable: ThrottledLog;
-
-  constructor(clock: Clock) {
-    const now = () => clock.now();
-    this.aborted = new ThrottledLog((f) => this.logger.warn(f), 'uploads aborted by the client before the body was read', now);
-    this.unavailable = new ThrottledLog((f) => this.logger.error(f), 'submit refused with 503: the database cannot take writes', now);
-  }
+  private readonly aborted = new ThrottledLog((f) => this.logger.warn(f), 'uploads aborted by the client before the body was read');
+  private readonly unavailable = new ThrottledLog((f) => this.logger.error(f), 'submit refused with 503: the database cannot take writes');
 
   uploadAborted(): void {
     this.aborted.note();

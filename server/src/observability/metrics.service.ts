@@ -59,6 +59,6 @@ export class MetricsService {
   }
 
   render(): Promise<string> {
-    return this.metrics.render();
+    return this.metrics.registry.metrics();
   }
 }

@@ -17,7 +17,7 @@ const COUNTERS = {
   outbox_attempt_failures_total: ['Outbox attempts that failed and wait for their next time, by kind', ['kind']],
   alerts_sent_total: ['Admin alerts sent, by kind', ['kind']],
 } as const satisfies Record<string, readonly [string, readonly string[]]>;
-export type CounterName = keyof typeof COUNTERS;
+type CounterName = keyof typeof COUNTERS;
 
 /** Latencies of minutes and hours: a card or a webhook waits out Telegram's flood control or an endpoint that is down. */
 const LATENCY_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600];
@@ -39,19 +39,12 @@ const HISTOGRAMS = {
     buckets: LATENCY_BUCKETS,
   },
 } as const;
-export type HistogramName = keyof typeof HISTOGRAMS;
+type HistogramName = keyof typeof HISTOGRAMS;
 
 /** Node publishes every request its HTTP servers read on this channel, just before the server's request listeners run. */
 const REQUEST_START = 'http.server.request.start';
 
-/** `leads_submit_duration_seconds`' outcome of a `leads_submissions_total` sample. */
-function outcomeOf(labels: Labels): string {
-  if (labels.result === 'rejected') return labels.reason ?? 'rejected';
-  if (labels.result === 'throttled') return 'limited';
-  return labels.result ?? 'unknown';
-}
-
-/** The labels with their names sorted: the text format then lists them in one order whatever the caller wrote. */
+/** The labels with their names sorted: the text format lists them in one order whatever the caller wrote. */
 const sorted = (labels: Labels): Labels =>
   Object.fromEntries(
     Object.keys(labels)
@@ -61,9 +54,8 @@ const sorted = (labels: Labels): Labels =>
 const key = (name: string, labels: Labels): string => `${name}${JSON.stringify(sorted(labels))}`;
 
 /**
- * The app's metrics on prom-client, in a Registry of the app's own (several apps in one process keep apart).
- * `POST /leads` is timed from when Node reads the request (diagnostics channel, no AsyncLocalStorage: its promise
- * hooks cost every request) to the `submission` sample the route counts as it answers.
+ * The app's metrics on prom-client, in a Registry of its own (several apps in one process keep apart). `POST /leads` is
+ * timed from when Node reads the request (diagnostics channel: AsyncLocalStorage's hooks would cost every request).
  */
 @Injectable()
 export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -72,7 +64,7 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly histograms = new Map<HistogramName, Histogram<string>>();
   /** What `value` reads: prom-client's own reads are async. */
   private readonly counted = new Map<string, number>();
-  /** When Node read each request of this app's server that has not been answered with a submission sample yet. */
+  /** When Node read each request of this app's server not yet answered with a submission sample. */
   private readonly started = new WeakMap<object, number>();
   private server: Server | undefined;
 
@@ -117,7 +109,9 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
     const startedAt = this.started.get(request);
     if (startedAt === undefined) return;
     this.started.delete(request);
-    this.observe('leads_submit_duration_seconds', (performance.now() - startedAt) / 1000, { outcome: outcomeOf(labels) });
+    const outcome =
+      labels.result === 'rejected' ? (labels.reason ?? 'rejected') : labels.result === 'throttled' ? 'limited' : labels.result;
+    this.observe('leads_submit_duration_seconds', (performance.now() - startedAt) / 1000, { outcome: outcome ?? 'unknown' });
   }
 
   /** A histogram sample, in seconds. */
@@ -128,10 +122,5 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
   /** A counter's value, for tests. */
   value(name: CounterName, labels: Labels = {}): number {
     return this.counted.get(key(name, labels)) ?? 0;
-  }
-
-  /** The Prometheus text of every metric (the gauges' collect callbacks run now). */
-  render(): Promise<string> {
-    return this.registry.metrics();
   }
 }
