@@ -3,7 +3,7 @@
  * decided exactly as alone, in order. SQLite only (its commits, its savepoints): PostgreSQL's group commit, one call of
  * `leads_submit_batch`, is test/submit-batch.test.ts's.
  */
-import { LeadsService } from '../src/leads/leads.service';
+import { LeadsService, type SubmitRequest } from '../src/leads/leads.service';
 import type { SqliteSubmitRunner } from '../src/repositories/sqlite-submit.runner';
 import { SubmitRunner } from '../src/repositories/submit-runner';
 import { lead, startServer, type TestServer, tempDir } from './harness';
@@ -25,7 +25,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
     return { server, service: server.app.get(LeadsService), repository: server.app.get<SubmitRunner, SqliteSubmitRunner>(SubmitRunner) };
   }
 
-  const request = (body: Record<string, unknown>) => [body, '192.0.2.1'] as const;
+  const request = (body: Record<string, unknown>): SubmitRequest => ({ body, callerIp: '192.0.2.1' });
 
   /**
    * A mixed batch: new leads, a duplicate of one of them, a repeat (same phone), a visitor over its limit of 2, an
@@ -67,7 +67,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
             () => 'stored',
             (err: { code?: string; message?: string }) => `refused: ${err.code ?? err.message}`,
           )
-        : service.submit(...request(item));
+        : service.submit(request(item));
     if (together) return Promise.all(batch.map(one));
     const answers: unknown[] = [];
     for (const item of batch) answers.push(await one(item));
@@ -108,7 +108,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
   it('a batch is bounded: more decisions than fit in one commit take more commits, none lost', async () => {
     const { service, repository, server } = await boot({ LEADS_IP_LIMIT: '100000', LEADS_HOURLY_LIMIT: '100000' });
     const before = repository.stats.commits;
-    const answers = await Promise.all(Array.from({ length: 150 }, () => service.submit(...request(lead()))));
+    const answers = await Promise.all(Array.from({ length: 150 }, () => service.submit(request(lead()))));
     expect(answers.every((a) => a.kind === 'created')).toBe(true);
     expect(repository.stats.commits - before).toBe(3); // 64 + 64 + 22
     expect(await sqlRow(server.db, 'select count(*) as n from leads')).toEqual({ n: 150 });

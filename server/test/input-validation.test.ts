@@ -3,12 +3,12 @@
  * parameter in the documented order (a rule between two parameters last) with the documented words, byte for byte;
  * the inbox's `:number` and bodies are checked by their pipes before the handler, so a path naming no lead is 404
  * whatever the body, and an erasure's body is refused (422) before who may erase is asked. `POST /leads`'s fields are
- * refused before the submit decision is asked.
+ * refused by its body's pipe before the service is asked.
  */
 import { join } from 'node:path';
 import type { SandboxUser } from '@stickers/telegram-sandbox';
 import { IDEMPOTENCY_HEADER } from '@stickers/shared';
-import { SubmitRunner } from '../src/repositories/submit-runner';
+import { LeadsService } from '../src/leads/leads.service';
 import { lead, LEADS_CHAT, NO_RATE_LIMITS, postLead, sandboxSuite, submitLead } from './harness';
 import { inboxCall, secretGet } from './support/inbox-client';
 
@@ -88,9 +88,9 @@ describe("the inbox's :number and bodies", () => {
 });
 
 describe('POST /leads', () => {
-  it("refuses the body's fields by shared's rules before the submit decision is asked; request_id may come from Idempotency-Key", async () => {
+  it("refuses the body's fields by its DTO's rules before the service is asked; request_id may come from Idempotency-Key", async () => {
     const server = await startApp();
-    const submit = jest.spyOn(server.app.get(SubmitRunner), 'submit');
+    const submit = jest.spyOn(server.app.get(LeadsService), 'submit');
     const refused = await postLead(server, { name: 'A', telegram: '@ab', phone: '12' });
     expect([refused.status, JSON.stringify(refused.body)]).toEqual([
       422,

@@ -73,7 +73,7 @@ it('a batch the database refuses: every plan of it fails with the storage error,
   expect(await sqlRow(server.db, 'select count(*) as n from leads')).toEqual({ n: 0 });
 
   const service = server.app.get(LeadsService);
-  const answers = await Promise.all([lead(), lead()].map((body) => service.submit(body, '192.0.2.1')));
+  const answers = await Promise.all([lead(), lead()].map((body) => service.submit({ body, callerIp: '192.0.2.1' })));
   expect(answers.map((a) => a.kind)).toEqual(['unavailable', 'unavailable']);
 });
 

@@ -37,9 +37,12 @@ export class ApiValidationPipe extends ValidationPipe {
   constructor(
     refuse: (problems: Record<string, string>, errors: ValidationError[]) => Error,
     private readonly context?: object,
+    /** Beside API_VALIDATOR_OPTIONS: e.g. keys no rule names kept (`whitelist: false`). */
+    options: ValidatorOptions = {},
   ) {
     super({
       ...API_VALIDATOR_OPTIONS,
+      ...options,
       transform: true,
       validateCustomDecorators: true,
       exceptionFactory: (errors: ValidationError[]) => refuse(problemsOf(errors), errors),

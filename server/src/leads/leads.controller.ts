@@ -10,7 +10,7 @@ import { readJsonObject } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
 import { Metrics } from '../observability/metrics';
 import { LeadsErrorFilter } from './leads-error.filter';
-import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
+import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
 import { LeadsService } from './leads.service';
 
 /** The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none. */
@@ -23,8 +23,8 @@ export const LeadBody = createParamDecorator(async (_data: unknown, ctx: Executi
 });
 
 /**
- * `POST /leads` (docs/requirements.md §1.2): the per-caller flood guard, SecretGuard, then the body (16 KB), then the
- * service, which checks it. Every refusal is an ApiError, answered and counted by LeadsErrorFilter.
+ * `POST /leads` (docs/requirements.md §1.2): the per-caller flood guard, SecretGuard, then the body (16 KB, checked by
+ * LeadBodyPipe), then the service. Every refusal is an ApiError, answered and counted by LeadsErrorFilter.
  */
 @ApiTags('leads')
 @ApiSecretRefusals()
@@ -82,8 +82,8 @@ export class LeadsController {
     description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
     ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
   })
-  async submit(@LeadBody() body: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const outcome = await this.leads.submit(body, callerAddress(req));
+  async submit(@LeadBody(LeadBodyPipe) body: LeadRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const outcome = await this.leads.submit({ body: { ...body }, callerIp: callerAddress(req) });
     switch (outcome.kind) {
       case 'invalid':
         throw new ApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });

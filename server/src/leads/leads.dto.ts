@@ -34,9 +34,20 @@ import {
   type LeadAcceptedBody,
   type LeadSource,
 } from '@stickers/shared';
+import { Inject, Injectable } from '@nestjs/common';
+import { Validate, ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
 import { apiErrorSchema } from '../http/api-docs';
+import { ApiError } from '../http/api-error';
+import { ApiValidationPipe, validationContext } from '../http/validation';
+import { checkSubmission, type SubmissionRules } from './lead-submission';
 
-/** `POST /leads`'s body and answers as the OpenAPI document shows them; the service checks the body by shared's rules. */
+/**
+ * `POST /leads`'s body and answers as the OpenAPI document shows them, and the body's rules: each field of
+ * LeadRequestDto asks shared's field rules (LeadFieldRule), run by LeadBodyPipe once the body is read after the guard.
+ */
 
 /** `additionalProperties` is not in `@ApiSchema`'s type. */
 const CLOSED = { additionalProperties: false } as unknown as ApiSchemaOptions;
@@ -201,6 +212,59 @@ export class LeadRequestDto {
 // The optional free-text fields (date, guests, comment…) as shared's table of them says.
 for (const field of OPTIONAL_LEAD_FIELDS) {
   ApiPropertyOptional({ type: 'string', maxLength: OPTIONAL_FIELD_RULES[field].max })(LeadRequestDto.prototype, field);
+}
+
+interface LeadRulesContext {
+  rules: SubmissionRules;
+  clock: Clock;
+}
+
+/** Each body's refusals, worked out once for all of its fields (the first field's check asks). */
+const refusals = new WeakMap<object, Record<string, string>>();
+
+function refusalsOf(args: ValidationArguments): Record<string, string> {
+  let found = refusals.get(args.object);
+  if (!found) {
+    const context = validationContext<LeadRulesContext>(args);
+    if (!context) throw new Error('the lead body rule needs its context (LeadBodyPipe)');
+    const checked = checkSubmission(args.object as Record<string, unknown>, context.rules, context.clock.now());
+    found = checked.ok ? {} : checked.errors;
+    refusals.set(args.object, found);
+  }
+  return found;
+}
+
+/** A field of the body as shared's rules take it; the reason is the rule's code (`required`, `too_short`, `invalid`…). */
+@ValidatorConstraint({ name: 'leadField' })
+export class LeadFieldRule implements ValidatorConstraintInterface {
+  validate(_value: unknown, args: ValidationArguments): boolean {
+    return !(args.property in refusalsOf(args));
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return refusalsOf(args)[args.property];
+  }
+}
+
+// Every field a 422 may name, in the order it names them. Keys no rule names are kept: shared ignores them.
+for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) Validate(LeadFieldRule)(LeadRequestDto.prototype, field);
+
+/** `@LeadBody(LeadBodyPipe)`: 422 `{"error":"invalid","errors":…}` naming every refused field in shared's order. */
+@Injectable()
+export class LeadBodyPipe extends ApiValidationPipe {
+  constructor(@Inject(SERVER_CONFIG) config: ServerConfig, clock: Clock) {
+    const { phoneRegion, requiredContacts, requireConsent } = config.leads;
+    super(
+      (problems, errors) => {
+        // The order of shared's rules (a contact pair missing is named after source), the codes class-validator gave.
+        const order = Object.keys(refusals.get(errors[0]?.target ?? {}) ?? {});
+        const named = Object.fromEntries([...order, ...Object.keys(problems)].filter((f) => f in problems).map((f) => [f, problems[f]]));
+        return new ApiError(422, { error: API_ERRORS.invalid, errors: named });
+      },
+      { rules: { phoneRegion, requiredContacts, requireConsent }, clock } satisfies LeadRulesContext,
+      { whitelist: false, validationError: { target: true } },
+    );
+  }
 }
 
 @ApiSchema({ name: 'LeadAccepted' })

@@ -32,6 +32,13 @@ import { TelegramLinksService } from '../conversations/telegram-links.service';
 const HOUR_MS = 60 * 60 * 1000;
 type Decided = Exclude<SubmitOutcome, { kind: 'invalid' | 'unavailable' }>;
 
+export interface SubmitRequest {
+  /** The body, with the `Idempotency-Key` header as its request_id when it had none (leads.controller.ts). */
+  body: Record<string, unknown>;
+  /** The socket address of the caller; the visitor when the body has no `client_ip`. */
+  callerIp: string;
+}
+
 /** Steps 5–10 of `POST /leads` (docs/requirements.md §1.1): fields, known request_id, limits, and the submit transaction. */
 @Injectable()
 export class LeadsService {
@@ -52,14 +59,15 @@ export class LeadsService {
     private readonly telegramLinks: TelegramLinksService,
   ) {}
 
-  /** `body`: with the `Idempotency-Key` header as its request_id when it had none; `callerIp`: the visitor without `client_ip`. */
-  async submit(body: Record<string, unknown>, callerIp: string): Promise<SubmitOutcome> {
-    const checked = checkSubmission(body, this.config.leads, this.clock.now());
+  async submit(request: SubmitRequest): Promise<SubmitOutcome> {
+    const checked = checkSubmission(request.body, this.config.leads, this.clock.now());
     if (!checked.ok) return { kind: 'invalid', errors: checked.errors };
     const { lead, consent } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
     const screened = this.fallbacks.screen(lead.request_id, checked.late);
-    const ipHash = this.hasher.visitor(lead.client_ip ?? canonicalIp(callerIp) ?? callerIp);
+    const visitorIp = lead.client_ip ?? canonicalIp(request.callerIp) ?? request.callerIp;
+    const ipHash = this.hasher.visitor(visitorIp);
+
     const now = this.clock.now();
     const plan = this.plan(lead, consent, screened.late, ipHash, now, screened.ignored);
     let outcome: Decided;
