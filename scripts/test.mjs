@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// Runs every test suite (two lanes side by side, below) and ends with one plain line "tests: N passed, M failed"
-// that CI can read.
+// Runs every test suite in order and ends with one plain line "tests: N passed, M failed" that CI can read.
 // Each runner writes a JSON report; the counts come from there, not from parsing their screens.
 // Before the suites it checks what they need from the machine (PostgreSQL binaries, a Chromium), saying in one line
 // each what it uses; as root on Debian it installs Debian's chromium when there is no browser, and otherwise it stops
 // with one line saying what to install, before any suite runs.
-import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkMachine } from './lib/machine-check.mjs';
 
@@ -108,58 +107,33 @@ function readTap(file) {
   return { numPassedTests: count('pass'), numFailedTests: count('fail') + count('cancelled'), numTotalTests: count('tests') };
 }
 
-/**
- * Runs one suite, its output kept in a log and shown whole when it ends (suites run side by side), and reads its counts.
- * Resolves with the suite's counts and whether it failed or ran nothing.
- */
-function runSuite(suite) {
+let passed = 0;
+let failed = 0;
+let broken = [];
+for (const suite of suites) {
+  console.log(`\n=== ${suite.name} tests ===`);
   const started = Date.now();
-  const log = join(reports, `${suite.name}.log`);
-  console.log(`=== ${suite.name} tests started ===`);
-  return new Promise((resolve) => {
-    const out = openSync(log, 'w');
-    const child = spawn(suite.cmd[0], suite.cmd.slice(1), {
-      cwd: join(root, suite.cwd),
-      stdio: ['ignore', out, out],
-      env: { ...process.env, ...suite.env },
-    });
-    child.on('close', (status) => {
-      closeSync(out);
-      let report;
-      try {
-        report = suite.tap
-          ? readTap(join(reports, `${suite.name}.tap`))
-          : JSON.parse(readFileSync(join(reports, `${suite.name}.json`), 'utf8'));
-      } catch {
-        report = null;
-      }
-      const p = report?.numPassedTests ?? 0;
-      const f = report?.numFailedTests ?? 0;
-      console.log(`\n=== ${suite.name} tests ===\n${readFileSync(log, 'utf8')}`);
-      console.log(`=== ${suite.name}: ${p} passed, ${f} failed in ${((Date.now() - started) / 1000).toFixed(1)} s ===`);
-      resolve({ name: suite.name, p, f, broken: status !== 0 || !report || (report.numTotalTests ?? 0) === 0 });
-    });
+  const run = spawnSync(suite.cmd[0], suite.cmd.slice(1), {
+    cwd: join(root, suite.cwd),
+    stdio: 'inherit',
+    env: { ...process.env, ...suite.env },
   });
+  let report;
+  try {
+    report = suite.tap
+      ? readTap(join(reports, `${suite.name}.tap`))
+      : JSON.parse(readFileSync(join(reports, `${suite.name}.json`), 'utf8'));
+  } catch {
+    report = null;
+  }
+  const p = report?.numPassedTests ?? 0;
+  const f = report?.numFailedTests ?? 0;
+  passed += p;
+  failed += f;
+  if (run.status !== 0 || !report || (report.numTotalTests ?? 0) === 0) broken.push(suite.name);
+  console.log(`=== ${suite.name}: ${p} passed, ${f} failed in ${((Date.now() - started) / 1000).toFixed(1)} s ===`);
 }
-
-/** Runs its suites one after another. */
-async function lane(names) {
-  const results = [];
-  for (const suite of suites.filter((s) => names.includes(s.name))) results.push(await runSuite(suite));
-  return results;
-}
-
-// Two lanes side by side: the server's suites, and the rest but `npm run dev`'s, which goes last and alone (it rebuilds
-// the shared/ and sandbox/ dist that the others load). The suites mostly wait on timers, sockets, databases and
-// Chromium, so two lanes on two cores take about as long as the longer one.
-const started = Date.now();
-const results = (await Promise.all([lane(['server', 'server-postgres']), lane(['shared', 'landing', 'e2e'])])).flat();
-results.push(...(await lane(['e2e-dev'])));
-const passed = results.reduce((n, r) => n + r.p, 0);
-const failed = results.reduce((n, r) => n + r.f, 0);
-const broken = results.filter((r) => r.broken).map((r) => r.name);
-console.log(`\nall suites took ${((Date.now() - started) / 1000).toFixed(0)} s`);
-console.log(`tests: ${passed} passed, ${failed} failed`);
+console.log(`\ntests: ${passed} passed, ${failed} failed`);
 if (broken.length > 0) {
   console.log(`suites that failed or ran nothing: ${broken.join(', ')}`);
   process.exit(1);
