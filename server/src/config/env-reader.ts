@@ -1,6 +1,5 @@
 import { withoutPasswords } from '@stickers/shared';
 
-/** How one environment variable is read: trimmed, its default when unset or empty, one problem line when malformed. */
 export type Env = Record<string, string | undefined>;
 
 /** A chat id: numeric (`-1001234567890`) or a public `@username`. */
@@ -14,7 +13,10 @@ export function httpUrl(raw: string): URL | null {
   return url && ['http:', 'https:'].includes(url.protocol) ? url : null;
 }
 
-/** Reads the variables of `env`, collecting one line per problem in `problems` instead of stopping at the first. */
+/**
+ * Reads the variables of `env`, collecting one line per problem in `problems` instead of stopping at the first: each
+ * trimmed, its default when unset or empty, one problem line when malformed.
+ */
 export class EnvReader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}

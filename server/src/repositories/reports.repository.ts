@@ -137,9 +137,10 @@ export class ReportsRepository {
       .innerJoin('lead_status_changes as c', 'c.lead_id', 'l.id')
       .where(this.inWindow(w))
       .groupBy(['l.id', 'l.created_at']);
+    const wait = sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait');
     if (dialectOf(this.db) === 'postgres') {
       const { median } = await this.db
-        .selectFrom(changed.select(sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait')).as('waits'))
+        .selectFrom(changed.select(wait).as('waits'))
         .select(sql<number | null>`percentile_cont(0.5) within group (order by ${sql.ref('waits.wait')})`.as('median'))
         .executeTakeFirstOrThrow();
       return median === null ? null : Number(median);
@@ -151,7 +152,7 @@ export class ReportsRepository {
     const count = Number(n);
     if (count === 0) return null;
     const middle = await changed
-      .select(sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait'))
+      .select(wait)
       .orderBy('wait')
       .limit(count % 2 === 0 ? 2 : 1)
       .offset(Math.floor((count - 1) / 2))

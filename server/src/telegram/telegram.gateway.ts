@@ -19,7 +19,7 @@ export function cutTo(text: string, max: number): string {
 }
 
 /** Buttons under a message: callback data, links, or (private chats only) a Mini App's `web_app`. */
-export type { InlineKeyboardMarkup as InlineKeyboard, UserFromGetMe as BotIdentity, WebhookInfo } from '@telegraf/types';
+export type { InlineKeyboard, BotIdentity, WebhookInfo };
 
 export interface OutgoingMessage {
   chatId: string;
