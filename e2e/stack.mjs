@@ -78,64 +78,80 @@ export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv 
   const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
   const [sandboxPort, serverPort] = [await freePort(), await freePort()];
   const token = '123456789:sandbox-token';
-  const sandbox = run('sandbox', ['sandbox/dist/cli.js'], { SANDBOX_PORT: String(sandboxPort) });
-  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-  await waitForHttp(`${sandboxUrl}/sandbox/api/state`, sandbox, 'sandbox');
-  const links = linksToSandbox ? { LEADS_TELEGRAM_LINK_ROOT: `${sandboxUrl}/sandbox/t.me` } : {};
-  const server = run('server', ['server/dist/main.js'], {
-    PORT: String(serverPort),
-    DATABASE_PATH: join(dir, 'leads.sqlite'),
-    LEADS_SECRET: SECRET,
-    LEADS_IP_SALT: 'e2e-salt',
-    TELEGRAM_BOT_TOKEN: token,
-    TELEGRAM_API_ROOT: sandboxUrl,
-    LEADS_CHAT_ID: String(LEADS_CHAT),
-    ADMIN_CHAT_ID: '-1001000000002',
-    ...links,
-    ...serverEnv,
-  });
-  const serverUrl = `http://127.0.0.1:${serverPort}`;
-  await waitForHttp(`${serverUrl}/leads`, server, 'server');
-  const landingBase = {
-    LEADS_ENDPOINT: `${serverUrl}/leads`,
-    LEADS_SECRET: SECRET,
-    TELEGRAM_BOT_TOKEN: token,
-    TELEGRAM_API_ROOT: sandboxUrl,
-    LEADS_CHAT_ID: String(LEADS_CHAT),
-    MIN_FILL_MS: String(minFillMs),
-    ...links,
+  // What has started so far: stopped again when a later part does not come up, so a failed start leaves nothing running.
+  const children = [];
+  const stopAll = async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+    rmSync(dir, { recursive: true, force: true });
   };
-  const { child: landing, url: landingUrl } = await startLanding({ ...landingBase, ...landingEnv });
-  const children = [landing, server, sandbox];
+  try {
+    return await startParts();
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
 
-  return {
-    sandboxUrl,
-    serverUrl,
-    landingUrl,
-    dbPath: join(dir, 'leads.sqlite'),
-    processes: { sandbox, server, landing },
-    async state() {
-      return (await fetch(`${sandboxUrl}/sandbox/api/state`)).json();
-    },
-    async cards() {
-      const state = await this.state();
-      return state.chats.find((c) => c.id === LEADS_CHAT).messages.filter((m) => m.text.startsWith('🆕 Заявка'));
-    },
-    /**
-     * Another landing on this stack's server and sandbox, configured as the stack's own (its fill time included) with
-     * `env` over it; `stop()` stops it too.
-     */
-    async landing(env = {}) {
-      const started = await startLanding({ ...landingBase, ...env });
-      children.unshift(started.child);
-      return started;
-    },
-    async stop() {
-      for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  async function startParts() {
+    const sandbox = run('sandbox', ['sandbox/dist/cli.js'], { SANDBOX_PORT: String(sandboxPort) });
+    children.push(sandbox);
+    const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+    await waitForHttp(`${sandboxUrl}/sandbox/api/state`, sandbox, 'sandbox');
+    const links = linksToSandbox ? { LEADS_TELEGRAM_LINK_ROOT: `${sandboxUrl}/sandbox/t.me` } : {};
+    const server = run('server', ['server/dist/main.js'], {
+      PORT: String(serverPort),
+      DATABASE_PATH: join(dir, 'leads.sqlite'),
+      LEADS_SECRET: SECRET,
+      LEADS_IP_SALT: 'e2e-salt',
+      TELEGRAM_BOT_TOKEN: token,
+      TELEGRAM_API_ROOT: sandboxUrl,
+      LEADS_CHAT_ID: String(LEADS_CHAT),
+      ADMIN_CHAT_ID: '-1001000000002',
+      ...links,
+      ...serverEnv,
+    });
+    children.unshift(server);
+    const serverUrl = `http://127.0.0.1:${serverPort}`;
+    await waitForHttp(`${serverUrl}/leads`, server, 'server');
+    const landingBase = {
+      LEADS_ENDPOINT: `${serverUrl}/leads`,
+      LEADS_SECRET: SECRET,
+      TELEGRAM_BOT_TOKEN: token,
+      TELEGRAM_API_ROOT: sandboxUrl,
+      LEADS_CHAT_ID: String(LEADS_CHAT),
+      MIN_FILL_MS: String(minFillMs),
+      ...links,
+    };
+    const { child: landing, url: landingUrl } = await startLanding(
+      { ...landingBase, ...landingEnv },
+      { onStart: (c) => children.unshift(c) },
+    );
+
+    return {
+      sandboxUrl,
+      serverUrl,
+      landingUrl,
+      dbPath: join(dir, 'leads.sqlite'),
+      processes: { sandbox, server, landing },
+      async state() {
+        return (await fetch(`${sandboxUrl}/sandbox/api/state`)).json();
+      },
+      async cards() {
+        const state = await this.state();
+        return state.chats.find((c) => c.id === LEADS_CHAT).messages.filter((m) => m.text.startsWith('🆕 Заявка'));
+      },
+      /**
+       * Another landing on this stack's server and sandbox, configured as the stack's own (its fill time included) with
+       * `env` over it; `stop()` stops it too.
+       */
+      async landing(env = {}) {
+        const started = await startLanding({ ...landingBase, ...env });
+        children.unshift(started.child);
+        return started;
+      },
+      stop: stopAll,
+    };
+  }
 }
 
 /** A landing's captcha settings against the sandbox's stand-in (sandbox/src/captcha.ts) playing `provider`. */
