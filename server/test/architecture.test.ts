@@ -93,7 +93,7 @@ describe('the house (dependency-cruiser)', () => {
     expect(reported()).toEqual(
       expect.arrayContaining([
         'bottom-imports-nothing-above: server/src/domain/planted.ts → server/src/leads/leads.service.ts',
-        'bottom-imports-nothing-above: server/src/i18n/planted.ts → server/src/bot/command-answers.ts',
+        'bottom-imports-nothing-above: server/src/i18n/planted.ts → server/src/bot/bot-commands.service.ts',
       ]),
     );
   });
