@@ -38,7 +38,7 @@ const PLANTED: Record<string, string> = {
   'cards/planted-a.ts': "import type { B } from './planted-b';\nexport interface A { b?: B }\n",
   'cards/planted-b.ts': "import type { A } from './planted-a';\nexport interface B { a?: A }\n",
   'domain/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
-  'i18n/planted.ts': "export { refusalText } from '../bot/command-answers';\n",
+  'i18n/planted.ts': "export { refusalText } from '../bot/bot-commands.service';\n",
   'http/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
   'access/planted.ts': "import type { InboxService } from '../inbox/inbox.service';\nexport type Planted = InboxService;\n",
   'health/planted-outbox.ts': "import type { OutboxService } from '../outbox/outbox.service';\nexport type Planted = OutboxService;\n",
@@ -93,7 +93,7 @@ describe('the house (dependency-cruiser)', () => {
     expect(reported()).toEqual(
       expect.arrayContaining([
         'bottom-imports-nothing-above: server/src/domain/planted.ts → server/src/leads/leads.service.ts',
-        'bottom-imports-nothing-above: server/src/i18n/planted.ts → server/src/bot/command-answers.ts',
+        'bottom-imports-nothing-above: server/src/i18n/planted.ts → server/src/bot/bot-commands.service.ts',
       ]),
     );
   });

@@ -8,10 +8,7 @@ interface Contacts {
   phones: readonly (string | null | undefined)[];
 }
 
-/**
- * The keyed hash `erased_contacts` holds (docs/decisions.md, "Erasure that erases…"): HMAC-SHA256 under LEADS_IP_SALT
- * (a phone has too few possibilities for a plain hash) of the normalised contact in its own namespace.
- */
+/** `erased_contacts`' keyed hash: HMAC-SHA256 under LEADS_IP_SALT (a phone has too few values for a plain hash). */
 @Injectable()
 export class ContactHasher {
   constructor(@Inject(SERVER_CONFIG) private readonly key: { leads: { ipSalt: string } }) {}

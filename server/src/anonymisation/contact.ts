@@ -13,10 +13,7 @@ export function parsePhoneContact(raw: string, region: PhoneRegion = DEFAULT_PHO
   return phone.ok && phone.value !== null ? { kind: 'phone', phone: phone.value } : null;
 }
 
-/**
- * `+7 999 123-45-67`, `8 916 555-12-34` → a phone (as the form reads it); `@name`, `t.me/name` → a username; else null.
- * Digits alone (`42`, `89165551234`) are a lead number, so a phone without `+` or `00` needs a separator (`8 916…`).
- */
+/** A phone (`+7 999…`, `8 916 555-12-34`) or a username (`@name`, `t.me/name`); digits alone are a lead number: null. */
 export function parseContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_REGION): Contact | null {
   const text = raw.trim();
   if (/^(@|(https?:\/\/)?(www\.)?(t|telegram)\.me\/)/i.test(text)) {

@@ -10,11 +10,35 @@ import { TelegramGateway, type InlineKeyboard } from '../telegram/telegram.gatew
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
-import { refusalText, type CommandRefusal, type PermissionRefusal } from './command-answers';
 
 /** The menu setMyCommands sets, in the locale's words. */
 export function botCommands(t: Messages): { command: BotCommand; description: string }[] {
   return BOT_COMMAND_NAMES.map((command) => ({ command, description: t.commands.menu[command] }));
+}
+
+/** MANAGER_IDS leaves the user out, they do not administer the leads group, or Telegram could not tell. */
+type PermissionRefusal = 'not_manager' | 'not_admin' | 'admin_unknown';
+
+/** A command the bot will not carry out, as a value: `decide` returns these, `refusalText` words them. */
+export type CommandRefusal =
+  | { kind: 'refused'; reason: 'wrong_chat' | 'not_admin_chat' | 'private_chat' | 'inbox_not_configured' }
+  | { kind: 'refused'; reason: PermissionRefusal | 'bad_arguments'; action: 'forget' | 'export' };
+
+/** The one place a refusal becomes the text the user reads, in the catalogue's words. */
+export function refusalText(refusal: CommandRefusal, t: Messages): string {
+  const c = t.commands;
+  const exporting = 'action' in refusal && refusal.action === 'export';
+  const texts: Record<CommandRefusal['reason'], string> = {
+    wrong_chat: c.wrongChat,
+    not_admin_chat: c.exportWrongChat,
+    not_manager: exporting ? c.exportNotManager : c.notManager,
+    not_admin: exporting ? c.exportNotAdmin : c.notAdmin,
+    admin_unknown: c.adminUnknown,
+    bad_arguments: exporting ? c.exportUsage : c.forgetUsage,
+    private_chat: c.chatIdPrivate,
+    inbox_not_configured: t.inbox.notConfigured,
+  };
+  return texts[refusal.reason];
 }
 
 /** `/help` answers in every chat but is not in the menu: a group's other bots answer `/help` too. */

@@ -24,11 +24,7 @@ export const BOT_RETRY_DEFAULT_MS = 5000;
 const POLLING_CONFIRM_MS = 1000;
 const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
-/**
- * How the bot gets its updates: the webhook set at start (TELEGRAM_WEBHOOK_URL; any instance takes them), else long
- * polling by the holder of the `telegram-polling` lease (two never poll at once: Telegram would answer one 409). A failed
- * start or polling is tried again every BOT_RETRY_MS, logged once per change between working and failing.
- */
+/** The webhook set at start (TELEGRAM_WEBHOOK_URL), else long polling by the `telegram-polling` lease's holder only (two would get a 409). */
 @Injectable()
 export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('Bot');
@@ -62,7 +58,13 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
   private async setWebhook(): Promise<void> {
     this.retry = null;
     const { url, secret } = this.config.telegram.webhook!;
-    const result = await this.telegram.setWebhook(url, secret, UPDATES);
+    // `secret` comes back in the X-Telegram-Bot-Api-Secret-Token header; waiting updates are kept (a restart loses no press).
+    const result = await this.telegram.call('setWebhook', {
+      url,
+      secret_token: secret,
+      allowed_updates: [...UPDATES],
+      drop_pending_updates: false,
+    });
     if (this.stopping) return;
     if (result.ok) {
       this.logger.log(`webhook set: Telegram posts updates to ${url}`);
@@ -135,18 +137,19 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.retry.unref();
   }
 
-  /**
-   * At the first launch, and the next ones while it fails (commands work without the menu). The inbox's menu button
-   * (LEADS_INBOX_URL) goes first: a test waits for the commands as the sign of a launch.
-   */
+  /** At each launch until it succeeds; the inbox's menu button goes first (a test waits for the commands as a launch's sign). */
   private registerCommands(): void {
     if (this.commandsRegistered) return;
     this.commandsRegistered = true;
     void (async () => {
       const url = this.config.inbox.url;
-      const button = url ? await this.telegram.setChatMenuButton({ text: this.t.inbox.menuButton, url }) : null;
+      const button = url
+        ? await this.telegram.call('setChatMenuButton', {
+            menu_button: { type: 'web_app', text: this.t.inbox.menuButton, web_app: { url } },
+          })
+        : null;
       if (button && !button.ok) this.logger.warn(`setChatMenuButton failed: ${button.description}`);
-      const result = await this.telegram.setMyCommands(botCommands(this.t));
+      const result = await this.telegram.call('setMyCommands', { commands: botCommands(this.t) });
       if (!result.ok) {
         this.commandsRegistered = false;
         this.logger.warn(`setMyCommands failed: ${result.description}`);

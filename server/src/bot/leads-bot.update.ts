@@ -106,10 +106,7 @@ export class LeadsBotUpdate {
     await this.send('command reply failed', { chatId, threadId, ...reply, html: false, replyTo: message.message_id });
   }
 
-  /**
-   * Any other message (registered last: commands are answered above). In the private chat, the visitor's message to
-   * the team; in a group, a member's reply to a card or to a relayed message, for the visitor.
-   */
+  /** Any other message (registered last): a visitor's in the private chat, a member's reply to a card in a group. */
   @On('message')
   async onMessage(@Ctx() ctx: BotContext): Promise<void> {
     const message = ctx.message as unknown as AnyMessage | undefined;

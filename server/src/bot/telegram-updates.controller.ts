@@ -25,11 +25,7 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-/**
- * The webhook's route at TELEGRAM_WEBHOOK_URL's path, left out of the OpenAPI document: throttled, the secret compared
- * before the body is read, the update claimed and run through polling's handlers, and the 200 only after it was handled
- * (Telegram sends it again if the instance died meanwhile).
- */
+/** TELEGRAM_WEBHOOK_URL's route (not in OpenAPI): the secret checked before the body is read, the 200 after handling. */
 export function telegramWebhookController(path: string): Type {
   @ApiExcludeController()
   @Controller()

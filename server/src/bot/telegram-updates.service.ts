@@ -10,10 +10,7 @@ const PRUNE_EVERY_MS = 10 * 60 * 1000;
 /** A handling unfinished after three Bot API calls' TELEGRAM_TIMEOUT_MS lost its instance (the member waits meanwhile). */
 const CALLS_PER_UPDATE = 3;
 
-/**
- * Each Telegram update handled once in webhook mode, across instances (docs/decisions.md, "Each Telegram webhook update
- * is claimed before it is handled"); a claim unfinished for longer than any handling takes may be taken again.
- */
+/** Each webhook update handled once across instances; a claim unfinished longer than any handling may be taken again. */
 @Injectable()
 export class TelegramUpdatesService {
   private readonly logger = new Logger('Bot');
@@ -28,10 +25,7 @@ export class TelegramUpdatesService {
     this.handlingBoundMs = CALLS_PER_UPDATE * config.telegramTimeoutMs;
   }
 
-  /**
-   * `handle` (new, or left unfinished by a dead instance), `handled` already, or `busy` (being handled now: Telegram
-   * comes back later). A database that cannot answer does not hold updates back: the update is handled.
-   */
+  /** `busy`: being handled now (Telegram comes back later); a database that cannot answer does not hold updates back. */
   async claim(id: number): Promise<'handle' | 'handled' | 'busy'> {
     const now = this.clock.now();
     try {

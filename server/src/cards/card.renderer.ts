@@ -248,10 +248,7 @@ function fit(draft: Draft, max: number): { html: string; plain: string } | null 
   return telegramTextLength(html) <= max && plain.length <= max ? { html, plain } : null;
 }
 
-/**
- * The card of docs/requirements.md §4.8–§4.9 in at most `max` units of text, in both forms: the longest values shorten
- * first; if the fixed text alone is too long, older repeats give way to "…and N more repeats", then the minimal card.
- */
+/** The card (§4.8–§4.9) in ≤ `max` units: the longest values shorten first, then older repeats, then the minimal card. */
 export function renderCard(lead: CardLead, repeats: CardRepeat[], options: CardOptions, max = TELEGRAM_TEXT_MAX): Card {
   const newest = [...repeats].sort((a, b) => b.created_at - a.created_at);
   let text: { html: string; plain: string } | null = null;
@@ -278,9 +275,5 @@ export function renderMinimalCard(lead: CardLead, options: Pick<CardOptions, 'ti
   draft.lines.push([{ text: options.messages.card.title(lead.id), bold: true }], statusLine(draft, lead, options), [
     { text: `⚠️ ${options.messages.card.minimalNote}` },
   ]);
-  return {
-    html: renderLines(draft, draft.caps, true),
-    plain: renderLines(draft, draft.caps, false),
-    keyboard: { inline_keyboard: statusButtons(lead, options.messages) },
-  };
+  return { ...fit(draft, Infinity)!, keyboard: { inline_keyboard: statusButtons(lead, options.messages) } };
 }

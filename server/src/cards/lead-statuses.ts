@@ -7,10 +7,7 @@ export function statusButtons(t: Messages, from: LeadStatus): { text: string; to
   return (LEAD_TRANSITIONS[from] as readonly LeadStatus[]).map((to) => ({ text: words[to], to }));
 }
 
-/**
- * A card button's callback_data: `lead:<number>:<status shown on the card>:<status to set>` (at most 45 bytes,
- * Telegram allows 64). Carrying the shown status makes a press a compare-and-set against what the presser saw.
- */
+/** `lead:<number>:<shown status>:<status to set>` (≤ 45 bytes of 64): a press is a compare-and-set on what was seen. */
 export function statusCallbackData(leadId: number, from: LeadStatus, to: LeadStatus): string {
   return `lead:${leadId}:${from}:${to}`;
 }

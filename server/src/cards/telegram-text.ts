@@ -4,10 +4,7 @@ export const TELEGRAM_TEXT_MAX = 4096;
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
 const TAG_OR_ENTITY = /<[^>]*>|&(lt|gt|amp|quot|#\d{1,7}|#x[0-9a-fA-F]{1,6});/g;
 
-/**
- * What Telegram measures against `TELEGRAM_TEXT_MAX`: the UTF-16 code units of a `parse_mode: HTML` message's text,
- * tags removed, the four named and numeric entities decoded.
- */
+/** What Telegram measures against TELEGRAM_TEXT_MAX: UTF-16 units of the HTML text, tags removed, entities decoded. */
 export function telegramTextLength(html: string): number {
   const text = html.replace(TAG_OR_ENTITY, (match: string, entity: string | undefined) => {
     if (entity === undefined) return '';

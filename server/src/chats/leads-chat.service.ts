@@ -23,10 +23,7 @@ export interface CardTarget {
   route: string | null;
 }
 
-/**
- * Which chats are the leads groups (docs/requirements.md §4.1, §14.9–§14.10): LEADS_CHAT_ID unless LEADS_ROUTES names
- * the lead's source, each as a group migration left it (§4.5, kept in settings); the outbox and the bot both ask here.
- */
+/** The leads groups (§4.1, §14.9): LEADS_CHAT_ID unless LEADS_ROUTES names the source, each as a migration left it (§4.5). */
 @Injectable()
 export class LeadsChatService {
   // Migrations are learnt from the outbox's sends: ops read of them among the outbox's lines.

@@ -27,11 +27,7 @@ interface StartRequest {
   from: TelegramAccount;
 }
 
-/**
- * "Continue in Telegram" links (docs/api.md, POST /leads `telegram_link`): `<LEADS_TELEGRAM_LINK_ROOT>/<bot>?start=<payload>`,
- * random and single-use, bound to one lead for LEADS_TELEGRAM_LINK_DAYS days; none when it cannot be made or stored.
- * `/start <payload>` binds the visitor's Telegram account to that lead, once.
- */
+/** "Continue in Telegram" links: random, single-use, one lead's for LEADS_TELEGRAM_LINK_DAYS; `/start <payload>` binds. */
 @Injectable()
 export class TelegramLinksService {
   private readonly logger = new Logger('TelegramLinks');
@@ -48,7 +44,7 @@ export class TelegramLinksService {
 
   async linkFor(leadId: number): Promise<string | null> {
     const days = this.config.leads.telegramLinkDays;
-    if (days === 0 || !this.telegram.available) return null;
+    if (days === 0) return null;
     const me = await this.telegram.identity();
     const bot = me.ok ? me.value.username : undefined;
     if (bot === undefined) return null;

@@ -59,7 +59,7 @@ export class DoctorService {
       );
       return;
     }
-    const me = await telegram.getMe();
+    const me = await telegram.call('getMe', {});
     if (!me.ok) {
       if (me.kind === 'refused' && /^(401|404)/.test(me.description)) {
         this.add('fail', `TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather`);
@@ -119,7 +119,11 @@ export class DoctorService {
       this.add('fail', `${topic}:${title || ` ${target.chatId}`} has no topics: unset the topic, or turn topics on in the group`);
       return;
     }
-    const reached = await telegram.sendChatAction(target.chatId, target.threadId);
+    const reached = await telegram.call('sendChatAction', {
+      chat_id: target.chatId,
+      action: 'typing',
+      ...(target.threadId ? { message_thread_id: target.threadId } : {}),
+    });
     if (reached.ok) this.add('ok', `${topic}: the topic takes messages`);
     else if (reached.kind === 'thread_gone') {
       this.add(
@@ -131,7 +135,7 @@ export class DoctorService {
 
   /** Webhook mode: Telegram posts to our URL and delivers. Polling: no webhook in the way. */
   private async checkWebhook(telegram: TelegramGateway): Promise<void> {
-    const info = await telegram.getWebhookInfo();
+    const info = await telegram.call('getWebhookInfo', {});
     if (!info.ok) {
       this.add('fail', `getWebhookInfo failed (${info.description})`);
       return;

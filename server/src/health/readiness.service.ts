@@ -163,7 +163,7 @@ export class ReadinessService {
     if (!this.telegram.available) return { check: { ok: false, detail: 'no TELEGRAM_BOT_TOKEN: publishing paused' } };
     const now = Date.now();
     if (this.telegramCache && now - this.telegramCache.at < TELEGRAM_CACHE_MS) return this.telegramCache.outcome;
-    const me = await this.telegram.getMe();
+    const me = await this.telegram.call('getMe', {});
     const outcome: Outcome = me.ok
       ? { check: { ok: true, detail: `reachable as @${me.value.username ?? '?'}` } }
       : { check: { ok: false, detail: 'unreachable' }, reason: `getMe failed: ${me.description}` };

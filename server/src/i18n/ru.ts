@@ -2,10 +2,7 @@ import type { LeadField } from '@stickers/shared';
 import { EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
 import type { LeadStatus, TransitionFrom } from '../domain/lead-status';
 
-/**
- * Every text the leads group and the admin chat see, in Russian: the default locale and the shape (`Messages`) en.ts
- * `satisfies`, so a missing text fails the typecheck. Operator texts stay outside (docs/decisions.md, "One message catalogue per side").
- */
+/** Every text the leads group and the admin chat see, in Russian: the default locale, and the shape en.ts must have. */
 export const ru = {
   /** The locale dates and times are written in (Intl.DateTimeFormat), in LEADS_TIMEZONE. */
   intl: 'ru-RU',

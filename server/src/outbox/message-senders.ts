@@ -117,7 +117,11 @@ export class MessageSender implements OutboxHandler {
     this.pacer.sent(chatId);
     if (answer.ok) {
       if (msg.tg_chat_id !== null && msg.tg_message_id !== null) {
-        const reacted = await this.telegram.react(msg.tg_chat_id, msg.tg_message_id, '👍');
+        const reacted = await this.telegram.call('setMessageReaction', {
+          chat_id: msg.tg_chat_id,
+          message_id: msg.tg_message_id,
+          reaction: [{ type: 'emoji', emoji: '👍' }],
+        });
         if (!reacted.ok) this.logger.warn({ msg: 'delivery reaction failed', lead_number: msg.lead_id, error: reacted.description });
       }
       const copy = { chatId, messageId: answer.value.message_id };

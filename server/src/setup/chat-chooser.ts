@@ -143,7 +143,7 @@ export class ChatChooser {
         forum: s.chat.is_forum === true,
         threadId: s.threadId ?? null,
       };
-      const count = await this.telegram.getChatMemberCount(choice.chatId);
+      const count = await this.telegram.call('getChatMemberCount', { chat_id: choice.chatId });
       const members = count.ok ? `${count.value} member${count.value === 1 ? '' : 's'}` : `members unknown (${count.description})`;
       const found = `«${choice.title}» (${choice.chatId})${choice.threadId ? `, topic ${choice.threadId}` : ''}: ${members}; ${s.how}`;
       // A group the operator did not name (--chat, --from) is taken only when they say so: it may be a stranger's.

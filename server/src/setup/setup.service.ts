@@ -63,7 +63,7 @@ export class SetupService {
 
   /** getMe: the token works (one line when it does not). */
   private async identify(): Promise<BotIdentity | null> {
-    const me = await this.telegram.getMe();
+    const me = await this.telegram.call('getMe', {});
     if (!me.ok) {
       if (me.kind === 'refused' && /^(401|404)/.test(me.description)) {
         this.session.fail(
@@ -88,7 +88,7 @@ export class SetupService {
    * commands that wait for the server (reading past them would drop them).
    */
   private async takeOverUpdates(): Promise<boolean> {
-    const hook = await this.telegram.getWebhookInfo();
+    const hook = await this.telegram.call('getWebhookInfo', {});
     if (!hook.ok) {
       this.session.fail(`getWebhookInfo failed (${hook.description}): try again`);
       return false;
@@ -108,7 +108,7 @@ export class SetupService {
         );
         return false;
       }
-      const deleted = await this.telegram.deleteWebhook();
+      const deleted = await this.telegram.call('deleteWebhook', { drop_pending_updates: false });
       if (!deleted.ok) {
         this.session.fail(`deleteWebhook failed (${deleted.description})`);
         return false;

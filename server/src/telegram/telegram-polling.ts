@@ -21,10 +21,7 @@ function isNotRunning(err: unknown): boolean {
   return err instanceof Error && err.message === 'Bot is not running!';
 }
 
-/**
- * The bot's long polling through telegraf's launch(), ended by `pause` (another instance polls now) or `stop` (for
- * good); a run waits for the previous one's end, so no two getUpdates overlap (Telegram would answer one 409).
- */
+/** telegraf's launch(), ended by `pause` or `stop`; a run waits for the previous one's end (two getUpdates get a 409). */
 @Injectable()
 export class TelegramPolling {
   private readonly logger = new Logger('Telegram');
@@ -51,10 +48,7 @@ export class TelegramPolling {
     };
   }
 
-  /**
-   * getMe goes first through the gateway (with its timeout). Resolves when polling ends: ok when paused or stopped, else
-   * why it failed (getMe, deleteWebhook, a 409 or 401). Rejects when a run is going on that nobody asked to end.
-   */
+  /** Resolves when polling ends: ok when paused or stopped, else why it failed; rejects while an unended run goes on. */
   async poll(updates: readonly UpdateKind[], onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
     const bot = this.bot;
     if (!bot) return noBot();

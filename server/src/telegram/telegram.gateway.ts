@@ -5,7 +5,14 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { telegrafApiRoot } from './telegraf';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
-import type { InlineKeyboardMarkup as InlineKeyboard, UserFromGetMe as BotIdentity, WebhookInfo } from '@telegraf/types';
+import type {
+  ApiMethods,
+  InlineKeyboardMarkup as InlineKeyboard,
+  Opts,
+  Ret,
+  UserFromGetMe as BotIdentity,
+  WebhookInfo,
+} from '@telegraf/types';
 
 /** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
 const CALLBACK_ANSWER_MAX = 200;
@@ -57,19 +64,7 @@ export interface RawUpdate {
   [kind: string]: unknown;
 }
 
-/** A file to send: where (the forum topic as for `send`), its name and bytes, and a caption. */
-interface Upload {
-  chatId: string;
-  threadId?: number | null;
-  filename: string;
-  content: Buffer;
-  caption?: string;
-}
-
-/**
- * Every Bot API call of the app, each with a timeout, through the one telegraf bot nestjs-telegraf creates (none without
- * TELEGRAM_BOT_TOKEN: leads are stored, publishing and alerts wait, docs/requirements.md §10.1).
- */
+/** Every Bot API call of the app, each with a timeout, through nestjs-telegraf's one bot (none without a token: §10.1). */
 @Injectable()
 export class TelegramGateway {
   private readonly logger = new Logger('Telegram');
@@ -97,10 +92,15 @@ export class TelegramGateway {
     return this.bot?.telegram ?? null;
   }
 
+  /** Any Bot API method but uploads, typed by telegraf's own method types. */
+  call<M extends keyof ApiMethods<never>>(method: M, payload: Opts<never>[M]): Promise<TelegramResult<Ret<never>[M]>> {
+    return this.request(method, payload);
+  }
+
   /** `limits`: a longer bound than TELEGRAM_TIMEOUT_MS (a long poll), and the caller's signal to give up early. */
-  private async call<T>(
+  private async request<T>(
     method: string,
-    payload: Record<string, unknown>,
+    payload: object,
     limits: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<TelegramResult<T>> {
     if (!this.bot) return noBot();
@@ -115,7 +115,7 @@ export class TelegramGateway {
   }
 
   async send(message: OutgoingMessage): Promise<TelegramResult<{ message_id: number }>> {
-    return this.call('sendMessage', {
+    return this.request('sendMessage', {
       chat_id: message.chatId,
       ...(message.threadId ? { message_thread_id: message.threadId } : {}),
       text: message.text,
@@ -129,7 +129,7 @@ export class TelegramGateway {
   }
 
   async edit(chatId: string, messageId: number, text: string, html: boolean, keyboard: InlineKeyboard): Promise<TelegramResult<unknown>> {
-    return this.call('editMessageText', {
+    return this.request('editMessageText', {
       chat_id: chatId,
       message_id: messageId,
       text,
@@ -148,7 +148,7 @@ export class TelegramGateway {
     replyTo?: number;
     caption?: string;
   }): Promise<TelegramResult<{ message_id: number }>> {
-    return this.call('copyMessage', {
+    return this.request('copyMessage', {
       chat_id: c.chatId,
       from_chat_id: c.fromChatId,
       message_id: c.messageId,
@@ -158,12 +158,12 @@ export class TelegramGateway {
     });
   }
 
-  readonly react = (chatId: string, messageId: number, emoji: string): Promise<TelegramResult<unknown>> =>
-    this.call('setMessageReaction', { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] });
-
   /** Multipart: telegraf uploads `{ source, filename }`; every other field goes as a string. A photo's caption is ≤ 1024. */
-  sendFile(kind: 'document' | 'photo', u: Upload): Promise<TelegramResult<{ message_id: number }>> {
-    return this.call(kind === 'photo' ? 'sendPhoto' : 'sendDocument', {
+  sendFile(
+    kind: 'document' | 'photo',
+    u: Pick<OutgoingMessage, 'chatId' | 'threadId'> & { filename: string; content: Buffer; caption?: string },
+  ): Promise<TelegramResult<{ message_id: number }>> {
+    return this.request(kind === 'photo' ? 'sendPhoto' : 'sendDocument', {
       chat_id: u.chatId,
       ...(u.threadId ? { message_thread_id: String(u.threadId) } : {}),
       [kind]: { source: u.content, filename: u.filename },
@@ -173,18 +173,16 @@ export class TelegramGateway {
 
   /** Telegram refuses a longer answer outright and the presser sees nothing: cut it instead. */
   readonly answerCallback = (id: string, text: string): Promise<TelegramResult<unknown>> =>
-    this.call('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
+    this.request('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
 
   readonly getChatMember = (chatId: string, userId: number): Promise<TelegramResult<ChatMemberInfo>> =>
-    this.call('getChatMember', { chat_id: chatId, user_id: userId });
-
-  readonly getMe = (): Promise<TelegramResult<BotIdentity>> => this.call('getMe', {});
+    this.request('getChatMember', { chat_id: chatId, user_id: userId });
 
   /** getMe, asked once for the app and kept as telegraf's `botInfo` (a failed one is asked again next time). */
   identity(): Promise<TelegramResult<BotIdentity>> {
     const known = this.bot?.botInfo;
     if (known) return Promise.resolve({ ok: true, value: known });
-    this.asking ??= this.getMe().then((me) => {
+    this.asking ??= this.call('getMe', {}).then((me) => {
       this.asking = null;
       if (me.ok && this.bot && !this.bot.botInfo) this.bot.botInfo = me.value;
       return me;
@@ -192,25 +190,14 @@ export class TelegramGateway {
     return this.asking;
   }
 
-  readonly getChat = (chatId: string): Promise<TelegramResult<ChatInfo>> => this.call('getChat', { chat_id: chatId });
-
-  readonly getChatMemberCount = (chatId: string): Promise<TelegramResult<number>> => this.call('getChatMemberCount', { chat_id: chatId });
-
-  /** "typing…": the CLI's doctor reaches a topic without posting in it (refused as a message would be). */
-  readonly sendChatAction = (chatId: string, threadId: number | null): Promise<TelegramResult<unknown>> =>
-    this.call('sendChatAction', { chat_id: chatId, action: 'typing', ...(threadId ? { message_thread_id: threadId } : {}) });
-
-  readonly getWebhookInfo = (): Promise<TelegramResult<WebhookInfo>> => this.call('getWebhookInfo', {});
-
-  /** Updates that wait are kept (getUpdates then gets them). */
-  readonly deleteWebhook = (): Promise<TelegramResult<unknown>> => this.call('deleteWebhook', { drop_pending_updates: false });
+  readonly getChat = (chatId: string): Promise<TelegramResult<ChatInfo>> => this.request('getChat', { chat_id: chatId });
 
   /** The CLI's setup's long poll, bounded by its length plus TELEGRAM_TIMEOUT_MS; `offset` confirms every update before it. */
   async getUpdates(
     q: { offset?: number; timeoutSec: number; allowedUpdates?: readonly string[]; limit?: number },
     signal?: AbortSignal,
   ): Promise<TelegramResult<RawUpdate[]>> {
-    return this.call(
+    return this.request(
       'getUpdates',
       {
         ...(q.offset !== undefined ? { offset: q.offset } : {}),
@@ -222,21 +209,10 @@ export class TelegramGateway {
     );
   }
 
-  readonly setMyCommands = (commands: readonly { command: string; description: string }[]): Promise<TelegramResult<unknown>> =>
-    this.call('setMyCommands', { commands });
-
-  /** The Mini App button beside the input field of every private chat with the bot (no chat_id: the default). */
-  readonly setChatMenuButton = (button: { text: string; url: string }): Promise<TelegramResult<unknown>> =>
-    this.call('setChatMenuButton', { menu_button: { type: 'web_app', text: button.text, web_app: { url: button.url } } });
-
   /** Where a failing update handler is reported (telegraf's default sets a failure exit code and rethrows). */
   onUpdateError(handler: (err: unknown) => void): void {
     this.bot?.catch((err) => handler(err));
   }
-
-  /** `secret` comes back in the X-Telegram-Bot-Api-Secret-Token header; waiting updates are kept (a restart loses no press). */
-  readonly setWebhook = (url: string, secret: string, updates: readonly UpdateKind[]): Promise<TelegramResult<unknown>> =>
-    this.call('setWebhook', { url, secret_token: secret, allowed_updates: [...updates], drop_pending_updates: false });
 
   /** An update that came by webhook, through polling's handlers (errors go to `onUpdateError`). */
   async handleUpdate(update: unknown): Promise<void> {

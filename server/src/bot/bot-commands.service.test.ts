@@ -1,6 +1,6 @@
 // Fast tier: each refusal the service decides on, in the words the users have always read.
 import { ru } from '../i18n/ru';
-import { refusalText, type CommandRefusal } from './command-answers';
+import { refusalText, type CommandRefusal } from './bot-commands.service';
 
 describe('refusalText', () => {
   it('words each refusal, the guarded ones after the command refused', () => {
