@@ -34,11 +34,8 @@ export async function postgresDatabaseFor(dbPath: string, { migrated = false } =
   try {
     await createDatabase(name, migrated);
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    // 42P04: it exists already (the test restarts its server on the same path).
-    if (code === '42P04') return databaseUrl(name);
     // 3D000: no template yet (the run's first migrated database).
-    if (!migrated || code !== '3D000') throw err;
+    if (!migrated || (err as { code?: string }).code !== '3D000') throw err;
     await buildPostgresTemplate();
     await createDatabase(name, migrated);
   }
@@ -63,9 +60,14 @@ async function onAdmin(text: string): Promise<void> {
   }
 }
 
-function createDatabase(name: string, migrated: boolean): Promise<void> {
-  // FILE_COPY: a copy of a few files, where the default (WAL_LOG) writes every page of the template through the WAL.
-  return onAdmin(`create database ${name}${migrated ? ` template ${TEMPLATE} strategy file_copy` : ''}`);
+/** Creates the database unless it exists already (42P04: the test restarts its server on the same path). */
+async function createDatabase(name: string, migrated: boolean): Promise<void> {
+  try {
+    // FILE_COPY: a copy of a few files, where the default (WAL_LOG) writes every page of the template through the WAL.
+    await onAdmin(`create database ${name}${migrated ? ` template ${TEMPLATE} strategy file_copy` : ''}`);
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P04') throw err;
+  }
 }
 
 /** Migrates a database of its own, then renames it the template; two workers at once: the first rename wins. */
