@@ -1,20 +1,13 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Clock } from '../clock/clock';
-import { SERVER_CONFIG } from '../config/config.module';
-import type { ServerConfig } from '../config/config';
-import { type LeadMessage, LeadMessagesRepository } from '../conversations/lead-messages.repository';
+import { Injectable } from '@nestjs/common';
+import type { LeadMessage } from '../conversations/lead-messages.repository';
 import type { Lead } from '../domain/lead';
-import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
-import { LeadsRepository } from '../repositories/leads.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
-import { cutTo, TelegramGateway } from '../telegram/telegram.gateway';
+import { cutTo } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
-import { ChatPacer } from './chat-pacer';
-import { OutboxGate } from './outbox-gate';
-import { hasCard, type Outcome, type OutboxHandler, type PublishedLead, retryLater } from './outcome';
+import { hasCard, type Outcome, type PublishedLead } from './outcome';
 import { REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 import { nextStep } from './telegram-answer.policy';
+import { TelegramHandler } from './telegram-handler';
 
 const MAX_TEXT = 4096;
 const MAX_CAPTION = 1024;
@@ -43,25 +36,12 @@ const NOT_DELIVERED = {
  * A 5xx or a timeout follows the repeat pings' schedule (given up after the 5th), a 429 the flood pause.
  */
 @Injectable()
-export class MessageSender implements OutboxHandler {
-  private readonly logger = new Logger('Outbox');
-
-  constructor(
-    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly messages: LeadMessagesRepository,
-    private readonly leads: LeadsRepository,
-    private readonly telegram: TelegramGateway,
-    private readonly gate: OutboxGate,
-    private readonly pacer: ChatPacer,
-    private readonly clock: Clock,
-    @Inject(MESSAGES) private readonly t: Messages,
-  ) {}
-
+export class MessageSender extends TelegramHandler {
   async handle(row: OutboxRow): Promise<Outcome> {
     const msg = row.message_id === null ? undefined : await this.messages.find(row.message_id);
     // Erased with its lead's contact, or sent already.
     if (!msg || msg.state !== 'queued') return { done: msg ? msg.state : 'no message' };
-    const lead = await this.leads.findLead(msg.lead_id);
+    const lead = await this.repo.findLead(msg.lead_id);
     return row.kind === 'visitor_message' ? this.toGroup(row, msg, lead) : this.toVisitor(row, msg, lead);
   }
 
@@ -85,7 +65,7 @@ export class MessageSender implements OutboxHandler {
     if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, answer.description);
     this.logger.warn({ msg: 'visitor message not relayed', lead_number: lead.id, attempt: step.failures, error: answer.description });
     if (step.giveUp) return { done: 'gave_up', attempts: step.failures, record: () => this.messages.failed(msg.id, answer.description) };
-    return retryLater(step, this.clock.now(), answer.description);
+    return this.retryLater(step, answer.description);
   }
 
   private relay(msg: LeadMessage, lead: PublishedLead, threadId: number | null, replyTo: number | undefined) {

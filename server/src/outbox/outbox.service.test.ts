@@ -27,6 +27,7 @@ import { FLOOD_UNTIL_SETTING, OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { FallbackAnswerer } from './fallback-answerer';
+import { ChatPacer } from './chat-pacer';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer';
 import type { WebhookRecorder } from '../webhooks/webhook-recorder';
@@ -107,10 +108,25 @@ function build() {
   const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), clock, metrics, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
   const gate = new OutboxGate(gateway, clock, metrics, new SettingsRepository(db));
-  const publisher = new CardPublisher(leads, cards, gateway, chats, adminAlerts, events, metrics, clock, gate, ru);
-  const rewriter = new CardRewriter(leads, cards, gateway, chats, adminAlerts, events, clock, gate, ru);
-  const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate, ru);
-  const answerer = new FallbackAnswerer(leads, gateway, events, clock, gate, ru);
+  const deps: ConstructorParameters<typeof CardPublisher> = [
+    config,
+    leads,
+    new LeadMessagesRepository(db),
+    cards,
+    gateway,
+    chats,
+    adminAlerts,
+    events,
+    metrics,
+    clock,
+    gate,
+    new ChatPacer(clock),
+    ru,
+  ];
+  const publisher = new CardPublisher(...deps);
+  const rewriter = new CardRewriter(...deps);
+  const notifier = new RepeatNotifier(...deps);
+  const answerer = new FallbackAnswerer(...deps);
   const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS);
   const webhooks = null as unknown as WebhookDeliverer; // no endpoint configured: never called
   const recorder = null as unknown as WebhookRecorder;
