@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
 
 /** How long a lease lasts and how often its holder renews it; tests shorten both. */
@@ -34,7 +35,23 @@ export class LeaseService {
   constructor(
     private readonly leases: LeasesRepository,
     @Inject(LEASE_TIMINGS) readonly timings: LeaseTimings,
+    private readonly registry: SchedulerRegistry,
   ) {}
+
+  /** A pass feature's start (the outbox, housekeeping): `tick` every `everyMs`, under the interval `name`. */
+  every(name: LeaseName, everyMs: number, tick: () => Promise<unknown>): void {
+    this.registry.addInterval(
+      name,
+      setInterval(() => void tick(), everyMs),
+    );
+  }
+
+  /** Its shutdown: no more ticks, `stopAndWait` (the runner stopped, its pass over), then the lease handed back at once. */
+  async end(name: LeaseName, stopAndWait: () => Promise<unknown>): Promise<void> {
+    if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);
+    await stopAndWait();
+    await this.release(name).catch(() => undefined);
+  }
 
   /** Takes or renews `name` for this instance; false while another live instance holds it. Database errors propagate. */
   async take(name: LeaseName): Promise<boolean> {

@@ -15,7 +15,7 @@ import { WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
-import type { PassSchedule } from '../cluster/pass-schedule';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
@@ -127,7 +127,7 @@ function build() {
   const rewriter = new CardRewriter(...deps);
   const notifier = new RepeatNotifier(...deps);
   const answerer = new FallbackAnswerer(...deps);
-  const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS);
+  const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS, new SchedulerRegistry());
   const webhooks = null as unknown as WebhookDeliverer; // no endpoint configured: never called
   const recorder = null as unknown as WebhookRecorder;
   const repo = new OutboxRepository(db);
@@ -148,7 +148,6 @@ function build() {
     webhooks,
     null as unknown as MessageSender, // no conversation in these tests: never called
     false,
-    null as unknown as PassSchedule, // no interval: the tests tick by hand
   );
   return { db, clock, telegram, leads, outbox };
 }

@@ -3,7 +3,6 @@ import { OnEvent } from '@nestjs/event-emitter';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { holderIsDead, LeaseService } from '../cluster/lease.service';
 import { PassRunner } from '../cluster/pass-runner';
-import { PassSchedule } from '../cluster/pass-schedule';
 import { Clock, SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -79,7 +78,6 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     deliverer: WebhookDeliverer,
     messages: MessageSender,
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
-    private readonly passes: PassSchedule,
   ) {
     this.handlers = {
       card: publisher,
@@ -121,7 +119,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.webhooks.length > 0) await this.recorder.start();
     if (!this.scheduled) return;
-    this.passes.every('outbox', this.config.publishIntervalSec * 1000, () => this.tick());
+    this.leases.every('outbox', this.config.publishIntervalSec * 1000, () => this.tick());
     this.publishSoon();
     this.logger.log(`outbox every ${this.config.publishIntervalSec} s`);
   }
@@ -131,7 +129,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
    * record what was sent (what still cannot be is logged for ops).
    */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.passes.end('outbox', async () => {
+    await this.leases.end('outbox', async () => {
       this.stop();
       await this.whenIdle();
       await this.recordUnrecorded().catch((err) =>
