@@ -9,7 +9,7 @@ import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type WebhookEventRow, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import type { Outcome, OutboxHandler } from '../outbox/outcome';
-import { endpointOrigin, SIGNATURE_HEADER, WebhookSender } from './webhook.sender';
+import { endpointOrigin, postWebhook, SIGNATURE_HEADER, WEBHOOK_TIMEOUT, type WebhookTimeout } from './webhook.sender';
 import { AlertsService } from '../alerts/alerts.service';
 import { PUBLISH_ALERT_INTERVAL_MS, retryDelayMs } from '../outbox/retry-schedule';
 import { MESSAGES } from '../i18n/i18n.module';
@@ -41,7 +41,7 @@ export class WebhookDeliverer implements OutboxHandler {
     private readonly repo: WebhookEventsRepository,
     private readonly events: LeadEventsRepository,
     private readonly exports: ExportService,
-    private readonly sender: WebhookSender,
+    @Inject(WEBHOOK_TIMEOUT) private readonly timeout: WebhookTimeout,
     private readonly alerts: AlertsService,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
@@ -54,7 +54,7 @@ export class WebhookDeliverer implements OutboxHandler {
     if (!endpoint || !event) return { done: 'no endpoint' };
     const body = await this.body(event);
     const t = Math.floor(this.clock.now() / 1000);
-    const answer = await this.sender.post(endpoint.url, body, {
+    const headers = {
       [SIGNATURE_HEADER]: signatureHeader(
         [endpoint.secret, endpoint.previousSecret].filter((s) => s !== undefined),
         t,
@@ -62,7 +62,8 @@ export class WebhookDeliverer implements OutboxHandler {
       ),
       'Stickers-Event-Id': event.public_id,
       'Stickers-Event-Type': event.type,
-    });
+    };
+    const answer = await postWebhook(endpoint.url, body, headers, this.timeout.ms);
     const now = this.clock.now();
     const attempts = row.attempts + 1;
     const origin = endpointOrigin(endpoint.url);

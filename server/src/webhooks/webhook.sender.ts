@@ -1,5 +1,3 @@
-import { Inject, Injectable } from '@nestjs/common';
-
 /** How long a delivery may take before it counts as failed: 10 s; tests shorten it through this provider. */
 export interface WebhookTimeout {
   ms: number;
@@ -14,29 +12,23 @@ const USER_AGENT = 'stickers-leads-webhooks/1';
 /** The header that signs each delivery (docs/api.md, "Webhooks"), Stripe's scheme. */
 export const SIGNATURE_HEADER = 'Stickers-Signature';
 
-/** The webhooks' gateway: one POST, redirects not followed (a 3xx fails), the body not read, cut off after the timeout. */
-@Injectable()
-export class WebhookSender {
-  constructor(@Inject(WEBHOOK_TIMEOUT) private readonly timeout: WebhookTimeout) {}
-
-  async post(url: string, body: string, headers: Record<string, string>): Promise<WebhookAnswer> {
-    const ms = this.timeout.ms;
-    const signal = AbortSignal.timeout(ms);
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        body,
-        headers: { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, ...headers },
-        redirect: 'manual',
-        signal,
-      });
-      await res.body?.cancel().catch(() => undefined);
-      if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
-      return { ok: false, answered: true, error: `HTTP ${res.status}` };
-    } catch (err) {
-      if (signal.aborted) return { ok: false, answered: false, error: `no answer within ${ms / 1000} s` };
-      return { ok: false, answered: false, error: `network error: ${networkErrorText(err, url)}` };
-    }
+/** The webhooks' one POST: redirects not followed (a 3xx fails), the body not read, cut off after `ms`. */
+export async function postWebhook(url: string, body: string, headers: Record<string, string>, ms: number): Promise<WebhookAnswer> {
+  const signal = AbortSignal.timeout(ms);
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, ...headers },
+      redirect: 'manual',
+      signal,
+    });
+    await res.body?.cancel().catch(() => undefined);
+    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
+    return { ok: false, answered: true, error: `HTTP ${res.status}` };
+  } catch (err) {
+    if (signal.aborted) return { ok: false, answered: false, error: `no answer within ${ms / 1000} s` };
+    return { ok: false, answered: false, error: `network error: ${networkErrorText(err, url)}` };
   }
 }
 

@@ -8,7 +8,7 @@ import { WebhookDeliverer } from './webhook-deliverer';
 import { WebhookEventsController } from './webhook-events.controller';
 import { WebhookEventsService } from './webhook-events.service';
 import { WebhookRecorder } from './webhook-recorder';
-import { DEFAULT_WEBHOOK_TIMEOUT_MS, WEBHOOK_TIMEOUT, WebhookSender, type WebhookTimeout } from './webhook.sender';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, WEBHOOK_TIMEOUT, type WebhookTimeout } from './webhook.sender';
 
 /**
  * Signed webhooks (docs/api.md "Webhooks", docs/requirements.md §14.8): the recorder that turns stored changes into
@@ -21,7 +21,6 @@ import { DEFAULT_WEBHOOK_TIMEOUT_MS, WEBHOOK_TIMEOUT, WebhookSender, type Webhoo
   providers: [
     WebhookRecorder,
     WebhookDeliverer,
-    WebhookSender,
     WebhookEventsService,
     // A fresh object per app: a test shortens its own app's timeout without touching another's.
     { provide: WEBHOOK_TIMEOUT, useFactory: (): WebhookTimeout => ({ ms: DEFAULT_WEBHOOK_TIMEOUT_MS }) },
