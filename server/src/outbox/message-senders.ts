@@ -9,6 +9,9 @@ import { REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 import { nextStep } from './telegram-answer.policy';
 import { TelegramHandler } from './telegram-handler';
 
+/** Telegram's limits for a bot (its FAQ): about one message a second into one chat, about 30 a second in all. */
+const PER_CHAT_INTERVAL_MS = 1_000;
+const PER_BOT_PER_SECOND = 30;
 const MAX_TEXT = 4096;
 const MAX_CAPTION = 1024;
 /** The media Telegram lets a copy carry a caption with. */
@@ -34,9 +37,14 @@ const NOT_DELIVERED = {
  *   the group (a reply to the member's message, or to the card): no visitor bound, the visitor sent `/stop`, the
  *   visitor blocked the bot (the card says so too), or Telegram refused (a 4xx).
  * A 5xx or a timeout follows the repeat pings' schedule (given up after the 5th), a 429 the flood pause.
+ * Sends are spaced out (in memory, per instance) so they never meet Telegram's 429 and its flood pause, which stops
+ * every card too: a row that must wait is deferred, not failed.
  */
 @Injectable()
 export class MessageSender extends TelegramHandler {
+  private readonly lastByChat = new Map<string, number>();
+  private recent: number[] = [];
+
   async handle(row: OutboxRow): Promise<Outcome> {
     const msg = row.message_id === null ? undefined : await this.messages.find(row.message_id);
     // Erased with its lead's contact, or sent already.
@@ -49,13 +57,13 @@ export class MessageSender extends TelegramHandler {
     if (!lead || lead.anonymised_at !== null) return { done: 'skipped', record: () => this.messages.failed(msg.id, 'the lead is erased') };
     // No card in the group now (gone, published anew): behind the new card.
     if (!hasCard(lead)) return { requeue: true };
-    const slot = this.pacer.slot(lead.chat_id);
+    const slot = this.slot(lead.chat_id);
     if (slot > this.clock.now()) return { defer: slot };
     let answer = await this.relay(msg, lead, lead.card_thread_id, lead.message_id);
     // The card's topic is closed: into the chat's General topic, on its own.
     if (!answer.ok && nextStep({ action: 'ping', form: 'reply' }, answer, row.attempts).step === 'general_topic')
       answer = await this.relay(msg, lead, null, undefined);
-    this.pacer.sent(lead.chat_id);
+    this.paced(lead.chat_id);
     if (answer.ok) {
       const copy = { chatId: lead.chat_id, messageId: answer.value.message_id };
       this.logger.log({ msg: 'visitor message relayed', lead_number: lead.id, message: msg.id });
@@ -88,13 +96,13 @@ export class MessageSender extends TelegramHandler {
       return this.notDelivered(msg, lead, NOT_DELIVERED.notBound, this.t.group.why.notBound);
     if (binding.stoppedAt !== null) return this.notDelivered(msg, lead, NOT_DELIVERED.stopped, this.t.group.why.stopped);
     const chatId = String(binding.userId);
-    const slot = this.pacer.slot(chatId);
+    const slot = this.slot(chatId);
     if (slot > this.clock.now()) return { defer: slot };
     const answer =
       msg.tg_chat_id !== null && msg.tg_message_id !== null
         ? await this.telegram.copyMessage({ chatId, fromChatId: msg.tg_chat_id, messageId: msg.tg_message_id })
         : await this.telegram.send({ chatId, text: msg.text ?? '', html: false });
-    this.pacer.sent(chatId);
+    this.paced(chatId);
     if (answer.ok) {
       if (msg.tg_chat_id !== null && msg.tg_message_id !== null) {
         const reacted = await this.telegram.react(msg.tg_chat_id, msg.tg_message_id, '👍');
@@ -137,5 +145,26 @@ export class MessageSender extends TelegramHandler {
       if (!told.ok) this.logger.warn({ msg: 'not-delivered notice failed', lead_number: msg.lead_id, error: told.description });
     }
     return { done: 'failed', record: () => this.messages.failed(msg.id, error) };
+  }
+
+  /** When a send into `chatId` may go: now, or the time it must wait for. */
+  private slot(chatId: string): number {
+    const now = this.clock.now();
+    this.recent = this.recent.filter((at) => at > now - 1_000);
+    let at = now;
+    const last = this.lastByChat.get(chatId);
+    if (last !== undefined) at = Math.max(at, last + PER_CHAT_INTERVAL_MS);
+    if (this.recent.length >= PER_BOT_PER_SECOND) at = Math.max(at, this.recent[this.recent.length - PER_BOT_PER_SECOND] + 1_000);
+    return at;
+  }
+
+  /** A send into `chatId` went out now. */
+  private paced(chatId: string): void {
+    const now = this.clock.now();
+    this.lastByChat.set(chatId, now);
+    this.recent.push(now);
+    if (this.lastByChat.size > 10_000) {
+      for (const [chat, at] of this.lastByChat) if (at <= now - PER_CHAT_INTERVAL_MS) this.lastByChat.delete(chat);
+    }
   }
 }

@@ -27,7 +27,6 @@ import { FLOOD_UNTIL_SETTING, OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
 import { FallbackAnswerer } from './fallback-answerer';
-import { ChatPacer } from './chat-pacer';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import type { WebhookDeliverer } from '../webhooks/webhook-deliverer';
 import type { WebhookRecorder } from '../webhooks/webhook-recorder';
@@ -120,7 +119,6 @@ function build() {
     metrics,
     clock,
     gate,
-    new ChatPacer(clock),
     ru,
   ];
   const publisher = new CardPublisher(...deps);

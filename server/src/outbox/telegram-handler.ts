@@ -16,7 +16,6 @@ import type { OutboxRow } from '../repositories/outbox.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
 import type { Card } from '../cards/card.renderer';
-import { ChatPacer } from './chat-pacer';
 import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler, PublishedLead } from './outcome';
 import { MINIMAL_CARD_ALERT_INTERVAL_MS } from './retry-schedule';
@@ -48,7 +47,6 @@ export abstract class TelegramHandler implements OutboxHandler {
     protected readonly metrics: Metrics,
     protected readonly clock: Clock,
     protected readonly gate: OutboxGate,
-    protected readonly pacer: ChatPacer,
     @Inject(MESSAGES) protected readonly t: Messages,
   ) {}
 
