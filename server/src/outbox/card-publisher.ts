@@ -25,10 +25,9 @@ interface SentCard {
 const EVENT = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' } as const;
 
 /**
- * The handler of the outbox's `card` rows (docs/requirements.md §4.1–§4.5, §12.5): the full card, else the plain-text or
- * the minimal one as the answer policy says, in the leads group of the lead's source and its forum topic (§14.9,
- * §14.10; a closed or deleted topic: the chat's General topic, once alerted). A late lead's fallback message in that
- * group is edited into the card instead, so the group keeps one message.
+ * The outbox's `card` rows (docs/requirements.md §4.1–§4.5, §12.5, §14.9, §14.10): the full card, else the plain-text or
+ * the minimal one, in the lead's group and topic (a closed topic: the General one). A late lead's fallback message in
+ * that group is edited into the card instead, so the group keeps one message.
  */
 @Injectable()
 export class CardPublisher extends TelegramHandler {

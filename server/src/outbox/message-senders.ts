@@ -27,18 +27,12 @@ const NOT_DELIVERED = {
 } as const;
 
 /**
- * The conversation's rows, the queued message and its lead read once (a message no longer queued is done).
- * - `visitor_message`: a visitor's message relayed into the group as a reply to the lead's card (in its topic when it
- *   has one). With personal data on the card: a text with a header line naming the visitor, a photo, a document, a
- *   voice message or a video copied with the header as its caption, anything else (a sticker) named in a text. With
- *   LEADS_CARD_PII=0 only a notice without the text (the inbox shows it).
- * - `team_message`: a member's reply (or the inbox's message) sent to the bound visitor by the bot, a copy of the
- *   member's message or the inbox's text. Delivered: 👍 on the member's message. Not delivered, for good and said in
- *   the group (a reply to the member's message, or to the card): no visitor bound, the visitor sent `/stop`, the
- *   visitor blocked the bot (the card says so too), or Telegram refused (a 4xx).
- * A 5xx or a timeout follows the repeat pings' schedule (given up after the 5th), a 429 the flood pause.
- * Sends are spaced out (in memory, per instance) so they never meet Telegram's 429 and its flood pause, which stops
- * every card too: a row that must wait is deferred, not failed.
+ * The conversation's rows (docs/architecture.md, "The conversation"); a message no longer queued is done.
+ * - `visitor_message`: relayed into the group as a reply to the card, with a header naming the visitor (media copied
+ *   with it as caption); with LEADS_CARD_PII=0 only a notice (the inbox shows the text).
+ * - `team_message`: sent to the bound visitor, 👍 on the member's message when delivered; not delivered for good (no
+ *   visitor, `/stop`, blocked, a 4xx) is said in the group. A 5xx or a timeout follows the pings' schedule.
+ * Sends are spaced out in memory so they never meet Telegram's 429, whose pause stops every card too.
  */
 @Injectable()
 export class MessageSender extends TelegramHandler {

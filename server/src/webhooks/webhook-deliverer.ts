@@ -15,11 +15,7 @@ import { PUBLISH_ALERT_INTERVAL_MS, retryDelayMs } from '../outbox/retry-schedul
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
-/**
- * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, one `v1=` per secret (the current one first; the
- * previous one too during a rotation): the receiver recomputes the HMAC over the exact bytes it got with a secret it
- * holds, accepts when any `v1` matches, and refuses a `t` more than 5 minutes from its own clock (a replayed request).
- */
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, one `v1=` per secret (the current one first). */
 function signatureHeader(secrets: readonly string[], unixSeconds: number, body: string): string {
   const v1s = secrets.map((secret) => `v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`);
   return [`t=${unixSeconds}`, ...v1s].join(',');
@@ -28,10 +24,7 @@ function signatureHeader(secrets: readonly string[], unixSeconds: number, body: 
 /** A delivery failing this long raises the admin alert (docs/requirements.md §14.8), throttled as the cards' one. */
 const ALERT_AFTER_MS = 30 * 60_000;
 
-/**
- * Sends an outbox `webhook` row: a 2xx is success, anything else a failure on the cards' schedule (forever; an endpoint
- * that does not answer stops its lane for the pass). Each attempt is a `webhook_sent` or `webhook_failed` trace row.
- */
+/** An outbox `webhook` row: a 2xx is success, anything else a failure on the cards' schedule (forever), traced each time. */
 @Injectable()
 export class WebhookDeliverer implements OutboxHandler {
   private readonly logger = new Logger('Webhooks');

@@ -11,10 +11,7 @@ import { replayWebhooks } from './webhook-replay';
 export const notFound = () => new HttpException({ error: 'not_found' }, 404);
 export const invalidQuery = (errors: Record<string, string>) => new HttpException({ error: 'invalid_query', errors }, 422);
 
-/**
- * Webhook events over HTTP (behind the shared secret): what was sent and how each delivery stands, and a redelivery,
- * which is `npm run leads -- webhooks replay <event id>` (replayWebhooks) run by the server.
- */
+/** Webhook events over HTTP: what was sent, how each delivery stands, and a redelivery (the CLI's `webhooks replay`). */
 @Injectable()
 export class WebhookEventsService {
   private readonly logger = new Logger('Webhooks');
