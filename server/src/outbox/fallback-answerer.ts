@@ -67,11 +67,7 @@ export class FallbackAnswerer extends TelegramHandler {
     return { done: end, attempts, record };
   }
 
-  private event(
-    f: Pick<FallbackToAnswer, 'of' | 'id' | 'leadId'>,
-    kind: 'fallback_answered' | 'fallback_answer_failed' | 'fallback_left',
-    detail: string,
-  ) {
+  private event(f: FallbackToAnswer, kind: 'fallback_answered' | 'fallback_left', detail: string) {
     return this.events.record(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
   }
 }
