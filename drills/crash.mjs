@@ -124,7 +124,7 @@ async function chatter() {
     const answer = `drill answer ${answered.length + 1}`;
     answered.push(answer);
     sandbox.say(LEADS_CHAT, answer, DEFAULT_USER, undefined, { reply_to_message_id: card });
-    await sleep(500); // a message a second each way: the pace a chat takes them at (ChatPacer)
+    await sleep(500); // a message a second each way: the pace a chat takes them at (the outbox paces them)
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
 
 /** How long a lease lasts and how often its holder renews it; tests shorten both. */
@@ -12,16 +13,13 @@ export const LEASE_TIMINGS = Symbol('LeaseTimings');
 /** 45 s, renewed every 15 s: a dead holder is replaced within a minute, and a live one survives two failed renewals. */
 export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { ttlMs: 45_000, renewMs: 15_000 };
 
-/** How long a refusal is remembered (at most one renewal period): the outbox asks at every pass, i.e. per lead. */
+/** How long a refusal is remembered (at most one renewal period). */
 const DENIAL_MEMORY_MS = 2000;
 
 /** The jobs that run on one instance at a time. */
 export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling';
 
-/**
- * Leases of the jobs that run on one instance at a time when several share a database. Wall-clock time, not the app's
- * Clock (which tests move by hand): a lease is about whether a process is alive.
- */
+/** Leases of the jobs that run on one instance at a time; wall-clock time (a lease is about whether a process is alive). */
 @Injectable()
 export class LeaseService {
   /** This app as a holder: host, pid, process start, and a random part (two apps in one process are two instances). */
@@ -34,12 +32,28 @@ export class LeaseService {
   constructor(
     private readonly leases: LeasesRepository,
     @Inject(LEASE_TIMINGS) readonly timings: LeaseTimings,
+    private readonly registry: SchedulerRegistry,
   ) {}
+
+  /** A pass feature's start (the outbox, housekeeping): `tick` every `everyMs`, under the interval `name`. */
+  every(name: LeaseName, everyMs: number, tick: () => Promise<unknown>): void {
+    this.registry.addInterval(
+      name,
+      setInterval(() => void tick(), everyMs),
+    );
+  }
+
+  /** Its shutdown: no more ticks, `stopAndWait` (the runner stopped, its pass over), then the lease handed back at once. */
+  async end(name: LeaseName, stopAndWait: () => Promise<unknown>): Promise<void> {
+    if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);
+    await stopAndWait();
+    await this.release(name).catch(() => undefined);
+  }
 
   /** Takes or renews `name` for this instance; false while another live instance holds it. Database errors propagate. */
   async take(name: LeaseName): Promise<boolean> {
     const now = Date.now();
-    // Refused a moment ago: another instance holds it; asking again at once would only add a write per call.
+    // Refused a moment ago: asking again at once would only add a write per call.
     const denied = this.deniedAt.get(name);
     if (denied !== undefined && now - denied < Math.min(this.timings.renewMs, DENIAL_MEMORY_MS)) return false;
     const until = now + this.timings.ttlMs;
@@ -76,9 +90,8 @@ export class LeaseService {
 const PROCESS_STARTED = Math.round(Date.now() - process.uptime() * 1000);
 
 /**
- * True when `holder` (host:pid:started:random) names a process of this host that no longer runs: it has our pid but
- * started at another time (an earlier process of that pid, e.g. pid 1 in a restarted container), or no process has
- * its pid. Another host's holder is never judged: only its lease running out frees it.
+ * True when `holder` (host:pid:started:random) names a process of this host that no longer runs: our pid started at
+ * another time (pid 1 in a restarted container), or no process has its pid. Another host's holder is never judged.
  */
 export function holderIsDead(holder: string, self: string): boolean {
   const [host, pid, started] = holder.split(':');

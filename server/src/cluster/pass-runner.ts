@@ -1,17 +1,15 @@
 import type { Clock } from '../clock/clock';
 
-/** What a feature gives its runner: the pass, and what the runner does around it. */
+/**
+ * What a feature gives its runner: the app's clock (the back-off is measured on it), the pass, whether passes run at all
+ * (asked at each call), the wait after the `failures`-th failed pass in a row, and what to do after a pass.
+ */
 export interface PassRunnerOptions {
-  /** The app's clock (tests move it by hand): the back-off after a failed pass is measured on it. */
   clock: Clock;
   pass: () => Promise<void>;
-  /** Whether passes run at all (no bot, no endpoint): when false, `tick` and `soon` do nothing. Asked at each call. */
   enabled?: () => boolean;
-  /** The wait after the `failures`-th failed pass in a row; none: the next pass may run at once. */
   backoffMs?: (failures: number) => number;
-  /** A pass succeeded; `failuresBefore` is how many had failed in a row before it (0: none). */
   onSuccess?: (failuresBefore: number) => void;
-  /** A pass threw: `failures` in a row now, and no pass runs for `backoffMs`. */
   onFailure: (err: unknown, failures: number, backoffMs: number) => void;
 }
 
@@ -60,7 +58,6 @@ export class PassRunner {
     this.isStopped = true;
   }
 
-  /** Shutdown: stop, then wait for the running pass. */
   async stopAndWait(): Promise<void> {
     this.stop();
     await this.whenIdle();
@@ -70,7 +67,7 @@ export class PassRunner {
     const { clock } = this.options;
     do {
       this.rerun = false;
-      // After a failed pass the runner waits (the database is full, locked, gone) instead of hammering it each tick.
+      // After a failed pass the runner waits instead of hammering the database each tick.
       if (clock.now() < this.backoffUntil) return;
       try {
         await this.options.pass();

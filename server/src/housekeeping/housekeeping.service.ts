@@ -6,7 +6,6 @@ import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock, SCHEDULED_JOBS } from '../clock/clock';
 import { LeaseService } from '../cluster/lease.service';
 import { PassRunner } from '../cluster/pass-runner';
-import { PassSchedule } from '../cluster/pass-schedule';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { SECRET_FAILURE_WINDOW_MS } from '../access/secret-lockout';
@@ -58,7 +57,6 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     private readonly charts: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
-    private readonly passes: PassSchedule,
   ) {
     this.runner = new PassRunner({
       clock,
@@ -71,7 +69,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
   }
 
   onApplicationBootstrap(): void {
-    if (this.scheduled) this.passes.every('housekeeping', 60_000, () => this.tick());
+    if (this.scheduled) this.leases.every('housekeeping', 60_000, () => this.tick());
   }
 
   /** One run now, or the running one (no overlap); resolves with its report. */
@@ -81,7 +79,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    await this.passes.end('housekeeping', () => this.runner.stopAndWait());
+    await this.leases.end('housekeeping', () => this.runner.stopAndWait());
   }
 
   async run(): Promise<HousekeepingReport> {

@@ -1,21 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AlertsService } from '../alerts/alerts.service';
-import { CardService } from '../cards/card.service';
-import { type CardTarget, LeadsChatService } from '../chats/leads-chat.service';
-import { Clock } from '../clock/clock';
+import { Injectable } from '@nestjs/common';
+import type { CardTarget } from '../chats/leads-chat.service';
 import type { Lead } from '../domain/lead';
-import { Metrics } from '../observability/metrics';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
-import { LeadsRepository } from '../repositories/leads.repository';
-import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
-import { OutboxGate } from './outbox-gate';
-import type { Outcome, OutboxHandler } from './outcome';
+import type { Outcome } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { MINIMAL_CARD_ALERT_INTERVAL_MS, PUBLISH_ALERT_INTERVAL_MS } from './retry-schedule';
 import { type NextStep, nextStep, type OutboxCall, type PublishCall, type Retry } from './telegram-answer.policy';
-import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
+import { TelegramHandler } from './telegram-handler';
 
 /** A card Telegram accepted: the lead's facts as it showed them, where it went, in which form, and why not another. */
 interface SentCard {
@@ -34,28 +25,12 @@ interface SentCard {
 const EVENT = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' } as const;
 
 /**
- * The handler of the outbox's `card` rows (docs/requirements.md §4.1–§4.5, §12.5): the full card, else the plain-text or
- * the minimal one as the answer policy says, in the leads group of the lead's source and its forum topic (§14.9,
- * §14.10; a closed or deleted topic: the chat's General topic, once alerted). A late lead's fallback message in that
- * group is edited into the card instead, so the group keeps one message.
+ * The outbox's `card` rows (docs/requirements.md §4.1–§4.5, §12.5, §14.9, §14.10): the full card, else the plain-text or
+ * the minimal one, in the lead's group and topic (a closed topic: the General one). A late lead's fallback message in
+ * that group is edited into the card instead, so the group keeps one message.
  */
 @Injectable()
-export class CardPublisher implements OutboxHandler {
-  private readonly logger = new Logger('Outbox');
-
-  constructor(
-    private readonly repo: LeadsRepository,
-    private readonly cards: CardService,
-    private readonly telegram: TelegramGateway,
-    private readonly chats: LeadsChatService,
-    private readonly alerts: AlertsService,
-    private readonly events: LeadEventsRepository,
-    private readonly metrics: Metrics,
-    private readonly clock: Clock,
-    private readonly gate: OutboxGate,
-    @Inject(MESSAGES) private readonly t: Messages,
-  ) {}
-
+export class CardPublisher extends TelegramHandler {
   /** A lead's card, unless it has one already (adopted, or published by an earlier row). */
   async handle(row: OutboxRow): Promise<Outcome> {
     const lead = await this.repo.findLead(row.lead_id);
@@ -210,10 +185,5 @@ export class CardPublisher implements OutboxHandler {
       if (next.alert) this.alert('publish_failing', PUBLISH_ALERT_INTERVAL_MS, this.t.alerts.publishFailing(lead.id, attempts, error));
     };
     return { failed: { attempts, nextAt, error }, record };
-  }
-
-  /** An admin alert (docs/requirements.md §9), never awaited by a pass. */
-  private alert(key: string, intervalMs: number, text: string): void {
-    void this.alerts.sendThrottled(key, intervalMs, text);
   }
 }

@@ -1,14 +1,9 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Clock } from '../clock/clock';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
-import { type FallbackAnswerEnd, type FallbackToAnswer, LeadsRepository } from '../repositories/leads.repository';
-import { TelegramGateway } from '../telegram/telegram.gateway';
-import { OutboxGate } from './outbox-gate';
-import { type Outcome, type OutboxHandler, retryLater } from './outcome';
+import { Injectable } from '@nestjs/common';
+import type { FallbackAnswerEnd, FallbackToAnswer } from '../repositories/leads.repository';
+import type { Outcome } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type AnswerFailureStep, nextStep } from './telegram-answer.policy';
-import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
+import { TelegramHandler } from './telegram-handler';
 
 /**
  * The outbox's `fallback_reply` rows: a late lead's (or repeat's) fallback message that did not become its card gets a
@@ -16,18 +11,7 @@ import type { Messages } from '../i18n';
  * message is left alone. Retries and flood control as a repeat's ping (§4.2, §4.3); the 5th failure gives up.
  */
 @Injectable()
-export class FallbackAnswerer implements OutboxHandler {
-  private readonly logger = new Logger('Outbox');
-
-  constructor(
-    private readonly repo: LeadsRepository,
-    private readonly telegram: TelegramGateway,
-    private readonly events: LeadEventsRepository,
-    private readonly clock: Clock,
-    private readonly gate: OutboxGate,
-    @Inject(MESSAGES) private readonly t: Messages,
-  ) {}
-
+export class FallbackAnswerer extends TelegramHandler {
   async handle(row: OutboxRow): Promise<Outcome> {
     const f = await this.repo.fallbackToAnswer(row.lead_id, row.repeat_id, row.attempts);
     if (!f) return { done: 'nothing to answer' };
@@ -68,11 +52,8 @@ export class FallbackAnswerer implements OutboxHandler {
       }
       case 'retry': {
         if (next.giveUp) return this.end(f, 'gave_up', `after ${next.failures} failures: ${sent.description}`, next.failures);
-        return retryLater(next, this.clock.now(), sent.description, async () => {
-          await this.event(f, 'fallback_answer_failed', `attempt ${next.failures}: ${sent.description}`);
-          const log = { lead_number: f.leadId, attempt: next.failures, error: sent.description };
-          this.logger.warn({ msg: 'reply to the fallback message failed', ...log });
-        });
+        const failed = { leadId: f.leadId, kind: 'fallback_answer_failed', msg: 'reply to the fallback message failed' } as const;
+        return this.retryLater(next, sent.description, { ...failed, repeatId: f.of === 'repeat' ? f.id : null });
       }
     }
   }
@@ -86,11 +67,7 @@ export class FallbackAnswerer implements OutboxHandler {
     return { done: end, attempts, record };
   }
 
-  private event(
-    f: Pick<FallbackToAnswer, 'of' | 'id' | 'leadId'>,
-    kind: 'fallback_answered' | 'fallback_answer_failed' | 'fallback_left',
-    detail: string,
-  ) {
+  private event(f: FallbackToAnswer, kind: 'fallback_answered' | 'fallback_left', detail: string) {
     return this.events.record(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
   }
 }

@@ -1,21 +1,17 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Clock } from '../clock/clock';
-import { SERVER_CONFIG } from '../config/config.module';
-import type { ServerConfig } from '../config/config';
-import { type LeadMessage, LeadMessagesRepository } from '../conversations/lead-messages.repository';
+import { Injectable } from '@nestjs/common';
+import type { LeadMessage } from '../conversations/lead-messages.repository';
 import type { Lead } from '../domain/lead';
-import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
-import { LeadsRepository } from '../repositories/leads.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
-import { cutTo, TelegramGateway } from '../telegram/telegram.gateway';
+import { cutTo } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
-import { ChatPacer } from './chat-pacer';
-import { OutboxGate } from './outbox-gate';
-import { hasCard, type Outcome, type OutboxHandler, type PublishedLead, retryLater } from './outcome';
+import { hasCard, type Outcome, type PublishedLead } from './outcome';
 import { REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 import { nextStep } from './telegram-answer.policy';
+import { TelegramHandler } from './telegram-handler';
 
+/** Telegram's limits for a bot (its FAQ): about one message a second into one chat, about 30 a second in all. */
+const PER_CHAT_INTERVAL_MS = 1_000;
+const PER_BOT_PER_SECOND = 30;
 const MAX_TEXT = 4096;
 const MAX_CAPTION = 1024;
 /** The media Telegram lets a copy carry a caption with. */
@@ -31,37 +27,23 @@ const NOT_DELIVERED = {
 } as const;
 
 /**
- * The conversation's rows, the queued message and its lead read once (a message no longer queued is done).
- * - `visitor_message`: a visitor's message relayed into the group as a reply to the lead's card (in its topic when it
- *   has one). With personal data on the card: a text with a header line naming the visitor, a photo, a document, a
- *   voice message or a video copied with the header as its caption, anything else (a sticker) named in a text. With
- *   LEADS_CARD_PII=0 only a notice without the text (the inbox shows it).
- * - `team_message`: a member's reply (or the inbox's message) sent to the bound visitor by the bot, a copy of the
- *   member's message or the inbox's text. Delivered: 👍 on the member's message. Not delivered, for good and said in
- *   the group (a reply to the member's message, or to the card): no visitor bound, the visitor sent `/stop`, the
- *   visitor blocked the bot (the card says so too), or Telegram refused (a 4xx).
- * A 5xx or a timeout follows the repeat pings' schedule (given up after the 5th), a 429 the flood pause.
+ * The conversation's rows (docs/architecture.md, "The conversation"); a message no longer queued is done.
+ * - `visitor_message`: relayed into the group as a reply to the card, with a header naming the visitor (media copied
+ *   with it as caption); with LEADS_CARD_PII=0 only a notice (the inbox shows the text).
+ * - `team_message`: sent to the bound visitor, 👍 on the member's message when delivered; not delivered for good (no
+ *   visitor, `/stop`, blocked, a 4xx) is said in the group. A 5xx or a timeout follows the pings' schedule.
+ * Sends are spaced out in memory so they never meet Telegram's 429, whose pause stops every card too.
  */
 @Injectable()
-export class MessageSender implements OutboxHandler {
-  private readonly logger = new Logger('Outbox');
-
-  constructor(
-    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly messages: LeadMessagesRepository,
-    private readonly leads: LeadsRepository,
-    private readonly telegram: TelegramGateway,
-    private readonly gate: OutboxGate,
-    private readonly pacer: ChatPacer,
-    private readonly clock: Clock,
-    @Inject(MESSAGES) private readonly t: Messages,
-  ) {}
+export class MessageSender extends TelegramHandler {
+  private readonly lastByChat = new Map<string, number>();
+  private recent: number[] = [];
 
   async handle(row: OutboxRow): Promise<Outcome> {
     const msg = row.message_id === null ? undefined : await this.messages.find(row.message_id);
     // Erased with its lead's contact, or sent already.
     if (!msg || msg.state !== 'queued') return { done: msg ? msg.state : 'no message' };
-    const lead = await this.leads.findLead(msg.lead_id);
+    const lead = await this.repo.findLead(msg.lead_id);
     return row.kind === 'visitor_message' ? this.toGroup(row, msg, lead) : this.toVisitor(row, msg, lead);
   }
 
@@ -69,13 +51,13 @@ export class MessageSender implements OutboxHandler {
     if (!lead || lead.anonymised_at !== null) return { done: 'skipped', record: () => this.messages.failed(msg.id, 'the lead is erased') };
     // No card in the group now (gone, published anew): behind the new card.
     if (!hasCard(lead)) return { requeue: true };
-    const slot = this.pacer.slot(lead.chat_id);
+    const slot = this.slot(lead.chat_id);
     if (slot > this.clock.now()) return { defer: slot };
     let answer = await this.relay(msg, lead, lead.card_thread_id, lead.message_id);
     // The card's topic is closed: into the chat's General topic, on its own.
     if (!answer.ok && nextStep({ action: 'ping', form: 'reply' }, answer, row.attempts).step === 'general_topic')
       answer = await this.relay(msg, lead, null, undefined);
-    this.pacer.sent(lead.chat_id);
+    this.paced(lead.chat_id);
     if (answer.ok) {
       const copy = { chatId: lead.chat_id, messageId: answer.value.message_id };
       this.logger.log({ msg: 'visitor message relayed', lead_number: lead.id, message: msg.id });
@@ -85,7 +67,7 @@ export class MessageSender implements OutboxHandler {
     if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, answer.description);
     this.logger.warn({ msg: 'visitor message not relayed', lead_number: lead.id, attempt: step.failures, error: answer.description });
     if (step.giveUp) return { done: 'gave_up', attempts: step.failures, record: () => this.messages.failed(msg.id, answer.description) };
-    return retryLater(step, this.clock.now(), answer.description);
+    return this.retryLater(step, answer.description);
   }
 
   private relay(msg: LeadMessage, lead: PublishedLead, threadId: number | null, replyTo: number | undefined) {
@@ -108,13 +90,13 @@ export class MessageSender implements OutboxHandler {
       return this.notDelivered(msg, lead, NOT_DELIVERED.notBound, this.t.group.why.notBound);
     if (binding.stoppedAt !== null) return this.notDelivered(msg, lead, NOT_DELIVERED.stopped, this.t.group.why.stopped);
     const chatId = String(binding.userId);
-    const slot = this.pacer.slot(chatId);
+    const slot = this.slot(chatId);
     if (slot > this.clock.now()) return { defer: slot };
     const answer =
       msg.tg_chat_id !== null && msg.tg_message_id !== null
         ? await this.telegram.copyMessage({ chatId, fromChatId: msg.tg_chat_id, messageId: msg.tg_message_id })
         : await this.telegram.send({ chatId, text: msg.text ?? '', html: false });
-    this.pacer.sent(chatId);
+    this.paced(chatId);
     if (answer.ok) {
       if (msg.tg_chat_id !== null && msg.tg_message_id !== null) {
         const reacted = await this.telegram.call('setMessageReaction', {
@@ -161,5 +143,26 @@ export class MessageSender implements OutboxHandler {
       if (!told.ok) this.logger.warn({ msg: 'not-delivered notice failed', lead_number: msg.lead_id, error: told.description });
     }
     return { done: 'failed', record: () => this.messages.failed(msg.id, error) };
+  }
+
+  /** When a send into `chatId` may go: now, or the time it must wait for. */
+  private slot(chatId: string): number {
+    const now = this.clock.now();
+    this.recent = this.recent.filter((at) => at > now - 1_000);
+    let at = now;
+    const last = this.lastByChat.get(chatId);
+    if (last !== undefined) at = Math.max(at, last + PER_CHAT_INTERVAL_MS);
+    if (this.recent.length >= PER_BOT_PER_SECOND) at = Math.max(at, this.recent[this.recent.length - PER_BOT_PER_SECOND] + 1_000);
+    return at;
+  }
+
+  /** A send into `chatId` went out now. */
+  private paced(chatId: string): void {
+    const now = this.clock.now();
+    this.lastByChat.set(chatId, now);
+    this.recent.push(now);
+    if (this.lastByChat.size > 10_000) {
+      for (const [chat, at] of this.lastByChat) if (at <= now - PER_CHAT_INTERVAL_MS) this.lastByChat.delete(chat);
+    }
   }
 }

@@ -8,10 +8,7 @@ import type { Outcome } from './outcome';
 /** The settings row that shares a flood pause between instances: Telegram's limits are per bot token. */
 export const FLOOD_UNTIL_SETTING = 'telegram_flood_until';
 
-/**
- * Whether the outbox may call Telegram now: not without a bot, not during a flood pause (docs/requirements.md §4.3),
- * nothing new once stopped (§4.1). A button's rewrite outside a pass obeys it too.
- */
+/** Whether the outbox may call Telegram now: a bot, no flood pause (docs/requirements.md §4.3), not stopped (§4.1). */
 @Injectable()
 export class OutboxGate {
   private readonly logger = new Logger('Outbox');
@@ -20,7 +17,7 @@ export class OutboxGate {
   private wakeTimer: NodeJS.Timeout | null = null;
   private wake: () => void = () => undefined;
   private pausedLogged = false;
-  private isStopped = false;
+  stopped = false;
 
   constructor(
     private readonly telegram: TelegramGateway,
@@ -28,10 +25,6 @@ export class OutboxGate {
     private readonly metrics: Metrics,
     private readonly settings: SettingsRepository,
   ) {}
-
-  get stopped(): boolean {
-    return this.isStopped;
-  }
 
   /** What runs when a flood pause ends: the runner's next pass, so waiting cards go out at once. */
   onPauseEnd(wake: () => void): void {
@@ -95,7 +88,7 @@ export class OutboxGate {
   }
 
   stop(): void {
-    this.isStopped = true;
+    this.stopped = true;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
   }
 }

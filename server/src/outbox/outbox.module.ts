@@ -13,7 +13,6 @@ import { FallbackAnswerer } from './fallback-answerer';
 import { OutboxGate } from './outbox-gate';
 import { OutboxService } from './outbox.service';
 import { RepeatNotifier } from './repeat-notifier';
-import { ChatPacer } from './chat-pacer';
 import { MessageSender } from './message-senders';
 import { ConversationsModule } from '../conversations/conversations.module';
 
@@ -33,7 +32,7 @@ import { ConversationsModule } from '../conversations/conversations.module';
     WebhooksModule,
     ConversationsModule,
   ],
-  providers: [OutboxService, OutboxGate, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer, ChatPacer, MessageSender],
+  providers: [OutboxService, OutboxGate, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer, MessageSender],
   exports: [OutboxService, ChatsModule],
 })
 export class OutboxModule {}

@@ -15,7 +15,7 @@ import { WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
-import type { PassSchedule } from '../cluster/pass-schedule';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
@@ -107,11 +107,25 @@ function build() {
   const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), clock, metrics, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
   const gate = new OutboxGate(gateway, clock, metrics, new SettingsRepository(db));
-  const publisher = new CardPublisher(leads, cards, gateway, chats, adminAlerts, events, metrics, clock, gate, ru);
-  const rewriter = new CardRewriter(leads, cards, gateway, chats, adminAlerts, events, clock, gate, ru);
-  const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate, ru);
-  const answerer = new FallbackAnswerer(leads, gateway, events, clock, gate, ru);
-  const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS);
+  const deps: ConstructorParameters<typeof CardPublisher> = [
+    config,
+    leads,
+    new LeadMessagesRepository(db),
+    cards,
+    gateway,
+    chats,
+    adminAlerts,
+    events,
+    metrics,
+    clock,
+    gate,
+    ru,
+  ];
+  const publisher = new CardPublisher(...deps);
+  const rewriter = new CardRewriter(...deps);
+  const notifier = new RepeatNotifier(...deps);
+  const answerer = new FallbackAnswerer(...deps);
+  const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS, new SchedulerRegistry());
   const webhooks = null as unknown as WebhookDeliverer; // no endpoint configured: never called
   const recorder = null as unknown as WebhookRecorder;
   const repo = new OutboxRepository(db);
@@ -132,7 +146,6 @@ function build() {
     webhooks,
     null as unknown as MessageSender, // no conversation in these tests: never called
     false,
-    null as unknown as PassSchedule, // no interval: the tests tick by hand
   );
   return { db, clock, telegram, leads, outbox };
 }

@@ -3,7 +3,6 @@ import { OnEvent } from '@nestjs/event-emitter';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { holderIsDead, LeaseService } from '../cluster/lease.service';
 import { PassRunner } from '../cluster/pass-runner';
-import { PassSchedule } from '../cluster/pass-schedule';
 import { Clock, SCHEDULED_JOBS } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -42,10 +41,8 @@ function errorText(err: unknown): string {
 }
 
 /**
- * The one runner of the outbox (docs/architecture.md, "The outbox"): passes claim due rows — any number of instances
- * share them, with no leader —, send each through its kind's handler, and record the outcome. A lane per target:
- * Telegram's (one row after another; a flood pause stops it) and one per webhook endpoint, so a hanging receiver holds
- * only its own rows. The runner's own pass frees dead instances' claims, records webhook events, and wakes the lanes.
+ * The one runner of the outbox (docs/architecture.md, "The outbox"): instances share the due rows by claims, send each
+ * through its kind's handler and record the outcome, in a lane per target (Telegram, each webhook endpoint).
  */
 @Injectable()
 export class OutboxService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -79,7 +76,6 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     deliverer: WebhookDeliverer,
     messages: MessageSender,
     @Inject(SCHEDULED_JOBS) private readonly scheduled: boolean,
-    private readonly passes: PassSchedule,
   ) {
     this.handlers = {
       card: publisher,
@@ -98,7 +94,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     gate.onPauseEnd(() => this.publishSoon());
   }
 
-  /** A lane's runner: a failed pass (a database error, a bug) leaves what failed due and backs off 5 s, 15 s, then 60 s. */
+  /** A lane's runner: a failed pass leaves what failed due and backs off 5 s, 15 s, then 60 s. */
   private passRunner(lane: string, pass: () => Promise<void>, options: { enabled?: () => boolean } = {}): PassRunner {
     return new PassRunner({
       ...options,
@@ -121,17 +117,14 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.webhooks.length > 0) await this.recorder.start();
     if (!this.scheduled) return;
-    this.passes.every('outbox', this.config.publishIntervalSec * 1000, () => this.tick());
+    this.leases.every('outbox', this.config.publishIntervalSec * 1000, () => this.tick());
     this.publishSoon();
     this.logger.log(`outbox every ${this.config.publishIntervalSec} s`);
   }
 
-  /**
-   * Graceful shutdown: no new pass starts; the running ones finish before the database closes, then one last try to
-   * record what was sent (what still cannot be is logged for ops).
-   */
+  /** Graceful shutdown: the running passes finish, then one last try to record what was sent (else logged for ops). */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.passes.end('outbox', async () => {
+    await this.leases.end('outbox', async () => {
       this.stop();
       await this.whenIdle();
       await this.recordUnrecorded().catch((err) =>
@@ -161,10 +154,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     return this.ticking;
   }
 
-  /**
-   * After a commit (a lead, a conversation's message): a pass now rather than at the next interval; if a pass is
-   * running, one more follows it. Also where the clock is moved by hand (tests, drills).
-   */
+  /** After a commit (a lead, a message): a pass now, or one more after the running one. Also tests' and drills' hook. */
   @OnEvent(LEAD_ACCEPTED)
   @OnEvent(LEAD_MESSAGE)
   publishSoon(): void {
@@ -191,11 +181,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     for (const lane of this.lanes.values()) lane.stop();
   }
 
-  /**
-   * A button press: the lead's card rewritten now, by its waiting edit row, whatever that row's next time (unless a row
-   * of the lead before it still waits: then the runner does it in turn). Never throws: a database error here is the
-   * outbox's (readiness hears of it).
-   */
+  /** A button press: the card rewritten now by its waiting edit row, whatever its time. Never throws (readiness hears). */
   async refreshCard(leadId: number): Promise<CardRefresh> {
     try {
       await this.gate.syncFlood();
@@ -203,12 +189,12 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
       const holder = this.leases.instanceId;
       const claimEdit = () =>
         this.repo.claim({ ...this.claimTimes(), holder, targets: [TELEGRAM_TARGET], limit: 1, leadId, kind: 'card_edit', anyTime: true });
-      let rows = await claimEdit();
-      let outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
-      // The lane was rewriting the card meanwhile: after its end, the change it may not have shown yet.
-      if (rows.length > 0 && outcome === null) {
-        rows = await claimEdit();
-        outcome = rows.length > 0 ? await this.attempt(rows[0]) : null;
+      let outcome: Outcome | null = null;
+      // A second try when the lane was rewriting the card meanwhile: the change it may not have shown yet.
+      for (let tries = 0; tries < 2 && outcome === null; tries += 1) {
+        const [row] = await claimEdit();
+        if (!row) break;
+        outcome = await this.attempt(row);
       }
       if (outcome && !('done' in outcome)) return 'later';
       return (await this.rewriter.shows(leadId)) ? 'shown' : 'later';
@@ -226,26 +212,19 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** The runner's pass: dead instances' claims freed, new webhook events recorded, a lane per endpoint; then the lanes. */
   private async pass(): Promise<void> {
-    // Rows claimed by a process of this host that is gone (killed, restarted) are free at once, not after their claim.
     for (const holder of await this.repo.holders(this.leases.instanceId))
       if (holderIsDead(holder, this.leases.instanceId)) await this.repo.release(holder);
     if (this.config.webhooks.length > 0) await this.recorder.recordNew();
     for (const { url } of this.config.webhooks) {
-      if (this.lanes.has(url)) continue;
-      this.lanes.set(
-        url,
-        this.passRunner('webhook', () => this.endpointPass(url)),
-      );
+      const lane = this.lanes.get(url) ?? this.passRunner('webhook', () => this.endpointPass(url));
+      this.lanes.set(url, lane);
     }
     for (const [target, lane] of this.lanes) if (target !== TELEGRAM_TARGET) lane.soon();
     if (this.wakeTelegram) this.lanes.get(TELEGRAM_TARGET)!.soon();
     this.wakeTelegram = false;
   }
 
-  /**
-   * Up to BATCH_SIZE rows of each kind in turn, cards first (a ping whose card this pass published follows it). Whether
-   * Telegram is open (the shared flood pause, the chat) is read once per pass; between kinds, the pause this pass met.
-   */
+  /** Up to BATCH_SIZE rows of each kind in turn, cards first (a ping follows the card this pass published). */
   private async telegramPass(): Promise<void> {
     await this.recordUnrecorded(TELEGRAM_TARGET);
     if (!(await this.telegramOpen())) return;
@@ -256,10 +235,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
-  /**
-   * An endpoint's due deliveries, lowest first, WEBHOOK_BATCH at a time (claimed again after each batch: a delivered
-   * event lets its lead's next go in this very pass), until an attempt finds it not answering.
-   */
+  /** An endpoint's due deliveries, a batch at a time (a delivered event frees its lead's next), until one finds it down. */
   private async endpointPass(url: string): Promise<void> {
     await this.recordUnrecorded(url);
     for (let round = 0; round < WEBHOOK_ROUNDS && !this.gate.stopped; round += 1) {
@@ -272,10 +248,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     return this.repo.claim({ ...this.claimTimes(), holder: this.leases.instanceId, targets, limit, kind });
   }
 
-  /**
-   * A lane's rows one after another; what a stop leaves unattempted is given back (false: the lane stopped). A claim
-   * older than half its time is renewed before the row's attempt (and the row skipped if it is no longer ours).
-   */
+  /** A lane's rows in turn (false: stopped, the rest given back); a claim past half its time is renewed or the row skipped. */
   private async runLane(rows: OutboxRow[]): Promise<boolean> {
     const holder = this.leases.instanceId;
     const claimedAt = Date.now();
@@ -284,7 +257,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     for (let i = 0; i < rows.length; i += 1) {
       const row = rows[i];
       const telegram = row.target === TELEGRAM_TARGET;
-      // Before each Bot API call, a pause another instance got meanwhile (one row by key; calls are a few a second).
+      // Before each Bot API call, a pause another instance got meanwhile.
       if (telegram) await this.gate.syncFlood();
       const halted = this.gate.stopped || (telegram && !this.gate.ready());
       const stale = Date.now() - claimedAt > CLAIM_MS / 2;
@@ -311,7 +284,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     if (running || sent) return null;
     const attempt = (async () => {
       const outcome = await this.handlers[row.kind].handle(row);
-      // Kept in memory until its record is written: what was sent is never sent again for a failed write.
+      // Kept until its record is written: what was sent is never sent again for a failed write.
       this.unrecorded.set(row.id, { row, outcome });
       await this.record(row, outcome);
       return outcome;

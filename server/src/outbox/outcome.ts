@@ -1,6 +1,5 @@
 import type { Lead } from '../domain/lead';
 import type { OutboxFailure, OutboxRow } from '../repositories/outbox.repository';
-import type { Retry } from './telegram-answer.policy';
 
 /**
  * A handler's attempt at an outbox row, for the runner to record. `record` writes what the attempt changed (the card's
@@ -15,11 +14,6 @@ export type Outcome = (
 /** One kind's sender: an attempt at one row. Never throws for the outside world's answers (those are outcomes). */
 export interface OutboxHandler {
   handle(row: OutboxRow): Promise<Outcome>;
-}
-
-/** The policy's retry as an outcome: the `failures`-th failure, the next attempt `delayMs` after `now`. */
-export function retryLater(next: Retry, now: number, error: string, record?: () => Promise<void>): Outcome {
-  return { failed: { attempts: next.failures, nextAt: now + next.delayMs, error }, record };
 }
 
 export type PublishedLead = Lead & { chat_id: string; message_id: number; published_at: number };

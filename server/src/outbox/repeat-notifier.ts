@@ -1,35 +1,12 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CardService } from '../cards/card.service';
-import { LeadsChatService } from '../chats/leads-chat.service';
-import { Clock } from '../clock/clock';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
-import { LeadsRepository } from '../repositories/leads.repository';
-import { TelegramGateway } from '../telegram/telegram.gateway';
-import { CardRewriter } from './card-rewriter';
-import { OutboxGate } from './outbox-gate';
-import { hasCard, type Outcome, type OutboxHandler, type PublishedLead, retryLater } from './outcome';
+import { Injectable } from '@nestjs/common';
+import { hasCard, type Outcome, type PublishedLead } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy';
-import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
+import { TelegramHandler } from './telegram-handler';
 
 /** The outbox's `repeat_ping` rows (docs/requirements.md §4.6): the card shows the repeat, then a reply without personal data. */
 @Injectable()
-export class RepeatNotifier implements OutboxHandler {
-  private readonly logger = new Logger('Outbox');
-
-  constructor(
-    private readonly repo: LeadsRepository,
-    private readonly cards: CardService,
-    private readonly telegram: TelegramGateway,
-    private readonly chats: LeadsChatService,
-    private readonly rewriter: CardRewriter,
-    private readonly events: LeadEventsRepository,
-    private readonly clock: Clock,
-    private readonly gate: OutboxGate,
-    @Inject(MESSAGES) private readonly t: Messages,
-  ) {}
-
+export class RepeatNotifier extends TelegramHandler {
   async handle(row: OutboxRow): Promise<Outcome> {
     const repeat = await this.repo.findRepeat(row.repeat_id!);
     // In the card already (it came before the card went out), or erased with its lead.
@@ -51,14 +28,12 @@ export class RepeatNotifier implements OutboxHandler {
   }
 
   private async notify(repeatId: number, attempts: number, lead: PublishedLead): Promise<Outcome> {
-    const card = await this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
-    const { answer: edited, next, minimal } = await this.rewriter.editCard('ping', lead, card, attempts);
-    const description = edited.ok ? '' : edited.description;
+    const edit = await this.editCard('ping', lead, attempts);
+    if (!('next' in edit)) return edit;
+    const { next, description, minimal } = edit;
     switch (next.step) {
       case 'success': // "message is not modified" too: the card already shows this repeat
         break;
-      case 'flood_pause':
-        return this.gate.pause(next.pauseMs, description);
       case 'republish': {
         const record = async () => {
           await this.repo.republish(lead.id, description);
@@ -67,9 +42,6 @@ export class RepeatNotifier implements OutboxHandler {
         };
         return { done: 'card gone', record };
       }
-      case 'follow_migration':
-        await this.chats.migrated(lead.chat_id, next.newChatId);
-        return { defer: this.clock.now() };
       case 'retry':
         return this.failed(repeatId, lead.id, description, next);
     }
@@ -121,9 +93,6 @@ export class RepeatNotifier implements OutboxHandler {
       };
       return { done: 'gave_up', attempts: failures, record };
     }
-    return retryLater(next, this.clock.now(), error, async () => {
-      await this.events.record(leadId, 'repeat_notify_failed', this.clock.now(), `attempt ${failures}: ${error}`, repeatId);
-      this.logger.warn({ msg: 'repeat notification attempt failed', lead_number: leadId, attempt: failures, error });
-    });
+    return this.retryLater(next, error, { leadId, kind: 'repeat_notify_failed', msg: 'repeat notification attempt failed', repeatId });
   }
 }

@@ -2,13 +2,9 @@ import type { TelegramFailure, TelegramResult } from '../telegram/telegram-resul
 import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 
 /**
- * What the outbox was doing when Telegram answered.
- * - `publish`: sending a lead's card — the full HTML card, the same card as plain text (docs/requirements.md §4.4),
- *   the minimal card (§12.5). `afterMigration`: the card already followed one group migration (§4.5).
- * - `rewrite`: editing a published card to show its lead as stored (§4.7) — the full card, then the minimal one.
- * - `ping`: telling the group about a repeat (§4.6) — the card's edit (full, then minimal), then the reply.
- * - `adopt`: editing a late lead's fallback message into its card — HTML, plain text, minimal, as `publish`.
- * - `answer`: the reply to a fallback message that did not become the card (`✅ Заявка в базе: #<n>`).
+ * What the outbox was doing when Telegram answered: `publish` a card (HTML, plain text §4.4, minimal §12.5;
+ * `afterMigration`: it followed one group migration, §4.5), `rewrite` a card (§4.7), `ping` a repeat (§4.6: the card's
+ * edit, then the reply), `adopt` a late lead's fallback message as its card, `answer` a fallback message.
  * `inGeneral`: the message already left its forum topic for the chat's General topic once.
  */
 export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean; inGeneral?: boolean };
@@ -19,15 +15,9 @@ export type AnswerCall = { action: 'answer'; form: 'reply' };
 export type OutboxCall = PublishCall | EditCall | ReplyCall | AdoptCall | AnswerCall;
 
 /**
- * - `flood_pause` (§4.3): no Bot API call of the outbox for exactly `pauseMs`; not the card's failure.
- * - `follow_migration` (§4.5): the new chat is the leads group from now on. `general_topic`: the forum topic is closed
- *   or deleted, the same message goes into the chat's General topic (ops hear once).
- * - `republish` (§4.7): the card's message is gone, the lead is published again. `minimal_card` (§12.5): too long, the
- *   minimal card instead. `plain_text` (§4.4): the HTML was refused, the same card as plain text.
- * - `publish_new`: the fallback message cannot become the card (a new message, and the fallback gets the reply).
- *   `leave`: the fallback message cannot be answered (deleted, refused, its group migrated).
- * - `retry` (§4.2): a failure that counts, the `failures`-th; `alert` for a card that keeps failing, `giveUp` for a
- *   ping's last.
+ * What comes next (§4.2–§4.7, §12.5): a flood pause, the migrated group, the chat's General topic for a closed topic,
+ * a card published anew, the minimal or the plain-text card, a new message instead of the fallback one (`publish_new`),
+ * the fallback message left alone (`leave`), or a failure that counts (`alert`: a card keeps failing; `giveUp`: a ping's last).
  */
 type Bare = 'success' | 'general_topic' | 'republish' | 'minimal_card' | 'plain_text' | 'publish_new' | 'leave';
 export type NextStep =
@@ -69,9 +59,8 @@ type CallKey =
   | 'answer:reply';
 
 /**
- * The answers that do not simply count as a failure, for each call. Everywhere `ok` is success and a 429 is a flood
- * pause; an answer not listed is a failure on the retry schedule. A fallback form is tried once: a plain card
- * refused again is a failure (unless too long), a minimal card refused is a failure, a second migration too.
+ * Per call, the answers that are not simply a failure on the schedule (`ok` is success, a 429 a flood pause everywhere).
+ * A fallback form is tried once: a plain card refused again, a minimal card refused, a second migration all fail.
  */
 const TABLE: Record<CallKey, Partial<Record<AnswerKind, Fallback>>> = {
   // Telegram counts the text after parsing the markup: a card too long as HTML is as long as plain text.
@@ -111,10 +100,7 @@ function retry(call: OutboxCall, failuresSoFar: number): Retry {
   };
 }
 
-/**
- * The one policy for Telegram's answers to the outbox: what comes next after `answer` to `call`; `failuresSoFar`
- * counts the earlier failures of what is being done. Pure: the handlers do the bookkeeping each step needs.
- */
+/** The one policy for Telegram's answers to the outbox, pure; `failuresSoFar` counts what is being done's earlier failures. */
 export function nextStep(call: PublishCall, answer: TelegramFailure, failuresSoFar: number): PublishFailureStep;
 export function nextStep(call: EditCall & { form: 'full' }, answer: TelegramResult<unknown>, failuresSoFar: number): EditStep;
 export function nextStep(

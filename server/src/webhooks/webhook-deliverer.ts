@@ -9,17 +9,13 @@ import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type WebhookEventRow, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import type { Outcome, OutboxHandler } from '../outbox/outcome';
-import { endpointOrigin, SIGNATURE_HEADER, WebhookSender } from './webhook.sender';
+import { endpointOrigin, postWebhook, SIGNATURE_HEADER, WEBHOOK_TIMEOUT, type WebhookTimeout } from './webhook.sender';
 import { AlertsService } from '../alerts/alerts.service';
 import { PUBLISH_ALERT_INTERVAL_MS, retryDelayMs } from '../outbox/retry-schedule';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
-/**
- * `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, one `v1=` per secret (the current one first; the
- * previous one too during a rotation): the receiver recomputes the HMAC over the exact bytes it got with a secret it
- * holds, accepts when any `v1` matches, and refuses a `t` more than 5 minutes from its own clock (a replayed request).
- */
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, one `v1=` per secret (the current one first). */
 function signatureHeader(secrets: readonly string[], unixSeconds: number, body: string): string {
   const v1s = secrets.map((secret) => `v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`);
   return [`t=${unixSeconds}`, ...v1s].join(',');
@@ -28,10 +24,7 @@ function signatureHeader(secrets: readonly string[], unixSeconds: number, body: 
 /** A delivery failing this long raises the admin alert (docs/requirements.md §14.8), throttled as the cards' one. */
 const ALERT_AFTER_MS = 30 * 60_000;
 
-/**
- * Sends an outbox `webhook` row: a 2xx is success, anything else a failure on the cards' schedule (forever; an endpoint
- * that does not answer stops its lane for the pass). Each attempt is a `webhook_sent` or `webhook_failed` trace row.
- */
+/** An outbox `webhook` row: a 2xx is success, anything else a failure on the cards' schedule (forever), traced each time. */
 @Injectable()
 export class WebhookDeliverer implements OutboxHandler {
   private readonly logger = new Logger('Webhooks');
@@ -41,7 +34,7 @@ export class WebhookDeliverer implements OutboxHandler {
     private readonly repo: WebhookEventsRepository,
     private readonly events: LeadEventsRepository,
     private readonly exports: ExportService,
-    private readonly sender: WebhookSender,
+    @Inject(WEBHOOK_TIMEOUT) private readonly timeout: WebhookTimeout,
     private readonly alerts: AlertsService,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
@@ -54,7 +47,7 @@ export class WebhookDeliverer implements OutboxHandler {
     if (!endpoint || !event) return { done: 'no endpoint' };
     const body = await this.body(event);
     const t = Math.floor(this.clock.now() / 1000);
-    const answer = await this.sender.post(endpoint.url, body, {
+    const headers = {
       [SIGNATURE_HEADER]: signatureHeader(
         [endpoint.secret, endpoint.previousSecret].filter((s) => s !== undefined),
         t,
@@ -62,7 +55,8 @@ export class WebhookDeliverer implements OutboxHandler {
       ),
       'Stickers-Event-Id': event.public_id,
       'Stickers-Event-Type': event.type,
-    });
+    };
+    const answer = await postWebhook(endpoint.url, body, headers, this.timeout.ms);
     const now = this.clock.now();
     const attempts = row.attempts + 1;
     const origin = endpointOrigin(endpoint.url);

@@ -1,10 +1,10 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, HttpException, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { apiErrorSchema, ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
-import { ApiValidationPipe } from '../http/validation';
+import { ApiValidationPipe, notFound } from '../http/validation';
 import {
   WEBHOOK_EVENTS_LIMIT_DEFAULT,
   WEBHOOK_EVENTS_LIMIT_MAX,
@@ -13,9 +13,9 @@ import {
   WebhookEventsQuery,
   WebhookRedeliveryDto,
 } from './webhook-events.dto';
-import { invalidQuery, notFound, WebhookEventsService } from './webhook-events.service';
+import { WebhookEventsService } from './webhook-events.service';
 
-export const QUERY_PIPE = new ApiValidationPipe(invalidQuery);
+export const QUERY_PIPE = new ApiValidationPipe((errors) => new HttpException({ error: 'invalid_query', errors }, 422));
 /** An `{id}` that is not an event id: 404 (no event has it). */
 export const ID_PIPE = new ApiValidationPipe(() => notFound());
 

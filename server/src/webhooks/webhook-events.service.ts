@@ -1,4 +1,5 @@
-import { HttpException, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { notFound } from '../http/validation';
 import { Clock } from '../clock/clock';
 import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
@@ -8,13 +9,7 @@ import { endpointOrigin } from './webhook.sender';
 import { WEBHOOK_EVENTS_LIMIT_DEFAULT, type WebhookEventsPageDto, type WebhookEventsQuery } from './webhook-events.dto';
 import { replayWebhooks } from './webhook-replay';
 
-export const notFound = () => new HttpException({ error: 'not_found' }, 404);
-export const invalidQuery = (errors: Record<string, string>) => new HttpException({ error: 'invalid_query', errors }, 422);
-
-/**
- * Webhook events over HTTP (behind the shared secret): what was sent and how each delivery stands, and a redelivery,
- * which is `npm run leads -- webhooks replay <event id>` (replayWebhooks) run by the server.
- */
+/** Webhook events over HTTP: what was sent, how each delivery stands, and a redelivery (the CLI's `webhooks replay`). */
 @Injectable()
 export class WebhookEventsService {
   private readonly logger = new Logger('Webhooks');

@@ -15,10 +15,7 @@ export type AnonymisedReason = 'number' | 'contact' | 'retention';
 
 /** Rows read per type and pass; the rest follow at the next pass. */
 const BATCH = 100;
-/**
- * How far below the highest row announced a pass looks again. PostgreSQL takes ids at insert, not commit: a change
- * committed after a later one has a lower id than rows announced already.
- */
+/** How far below the highest row announced a pass looks again: PostgreSQL takes ids at insert, not at commit. */
 const LOOK_BACK_IDS = 1000;
 /** When the same instant holds several changes of one lead, they are announced in this order. */
 const TYPE_ORDER: Record<WebhookEventType, number> = {
@@ -31,9 +28,8 @@ const TYPE_ORDER: Record<WebhookEventType, number> = {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Turns stored changes (a lead, a repeat, a status history row, an `anonymised` lead event, a conversation message)
- * into webhook events: each outbox pass records an event and a delivery row per endpoint for every such row above the
- * type's starting id that has none, in one commit, idempotent by the unique (type, source row) of `webhook_events`.
+ * Turns stored changes into webhook events: each outbox pass records an event and a delivery row per endpoint for every
+ * change not announced yet, in one commit, idempotent by the unique (type, source row) of `webhook_events`.
  */
 @Injectable()
 export class WebhookRecorder {

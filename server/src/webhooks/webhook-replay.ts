@@ -13,9 +13,8 @@ export function parseReplayKey(raw: string): { publicId: string } | { leadId: nu
 }
 
 /**
- * `webhooks replay <event id | lead number>` (CLI) and the redelivery: the event, or every event of the lead, queued
- * again to each endpoint it went to, in one commit, with a `webhook_replayed` row in the trace. The running server's
- * next pass sends them (same id, a fresh signature), behind whatever of the lead still waits.
+ * `webhooks replay` (CLI) and the redelivery: the event, or every event of the lead, queued again to each endpoint it
+ * went to, in one commit, traced; the next pass sends them (same id, a fresh signature) behind what of the lead waits.
  */
 export async function replayWebhooks(
   repo: WebhookEventsRepository,

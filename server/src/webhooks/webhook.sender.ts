@@ -1,11 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
-
-/** How long a delivery may take before it counts as failed: 10 s; tests shorten it through this provider. */
+/** How long a delivery may take before it counts as failed; tests shorten it through this provider. */
 export interface WebhookTimeout {
   ms: number;
 }
 export const WEBHOOK_TIMEOUT = Symbol('WebhookTimeout');
-export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** A 2xx (success), or why not: another status (`answered`), a network error or no answer in time (not `answered`). */
 export type WebhookAnswer = { ok: true; status: number } | { ok: false; answered: boolean; error: string };
@@ -14,36 +11,27 @@ const USER_AGENT = 'stickers-leads-webhooks/1';
 /** The header that signs each delivery (docs/api.md, "Webhooks"), Stripe's scheme. */
 export const SIGNATURE_HEADER = 'Stickers-Signature';
 
-/** The webhooks' gateway: one POST, redirects not followed (a 3xx fails), the body not read, cut off after the timeout. */
-@Injectable()
-export class WebhookSender {
-  constructor(@Inject(WEBHOOK_TIMEOUT) private readonly timeout: WebhookTimeout) {}
-
-  async post(url: string, body: string, headers: Record<string, string>): Promise<WebhookAnswer> {
-    const ms = this.timeout.ms;
-    const signal = AbortSignal.timeout(ms);
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        body,
-        headers: { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, ...headers },
-        redirect: 'manual',
-        signal,
-      });
-      await res.body?.cancel().catch(() => undefined);
-      if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
-      return { ok: false, answered: true, error: `HTTP ${res.status}` };
-    } catch (err) {
-      if (signal.aborted) return { ok: false, answered: false, error: `no answer within ${ms / 1000} s` };
-      return { ok: false, answered: false, error: `network error: ${networkErrorText(err, url)}` };
-    }
+/** The webhooks' one POST: redirects not followed (a 3xx fails), the body not read, cut off after `ms`. */
+export async function postWebhook(url: string, body: string, headers: Record<string, string>, ms: number): Promise<WebhookAnswer> {
+  const signal = AbortSignal.timeout(ms);
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, ...headers },
+      redirect: 'manual',
+      signal,
+    });
+    await res.body?.cancel().catch(() => undefined);
+    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
+    return { ok: false, answered: true, error: `HTTP ${res.status}` };
+  } catch (err) {
+    if (signal.aborted) return { ok: false, answered: false, error: `no answer within ${ms / 1000} s` };
+    return { ok: false, answered: false, error: `network error: ${networkErrorText(err, url)}` };
   }
 }
 
-/**
- * Why a request failed, without the endpoint's URL (it goes to the log, the trace, `last_error` and the alert): its
- * cause's code (ECONNREFUSED, …), else the message cut free of every URL (fetch quotes it, credentials included).
- */
+/** Why a request failed, without the endpoint's URL (fetch quotes it, credentials included): its cause's code, else its message. */
 export function networkErrorText(err: unknown, url: string): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   const code = cause?.code ?? (err as { code?: unknown } | null)?.code;
@@ -52,10 +40,7 @@ export function networkErrorText(err: unknown, url: string): string {
   return withoutUrls(message, url);
 }
 
-/**
- * `text` with every URL (`scheme://…`) replaced by `<url>`, and every piece of `url` that could be a secret (its user
- * name, password, path and query) too, even where the text quotes it without the scheme. At most 300 characters.
- */
+/** `text` (at most 300 characters) with every URL, and every piece of `url` that could be a secret, replaced by `<url>`. */
 export function withoutUrls(text: string, url?: string): string {
   let out = text.replace(/[A-Za-z][A-Za-z0-9+.-]*:\/\/\S*/g, '<url>');
   if (url !== undefined) {

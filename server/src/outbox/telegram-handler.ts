@@ -1,0 +1,113 @@
+import { Inject, Logger } from '@nestjs/common';
+import { AlertsService } from '../alerts/alerts.service';
+import { CardService } from '../cards/card.service';
+import { LeadsChatService } from '../chats/leads-chat.service';
+import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
+import { LeadMessagesRepository } from '../conversations/lead-messages.repository';
+import type { LeadEventKind } from '../database/schema';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
+import { Metrics } from '../observability/metrics';
+import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
+import type { OutboxRow } from '../repositories/outbox.repository';
+import { TelegramGateway } from '../telegram/telegram.gateway';
+import type { TelegramResult } from '../telegram/telegram-result';
+import type { Card } from '../cards/card.renderer';
+import { OutboxGate } from './outbox-gate';
+import type { Outcome, OutboxHandler, PublishedLead } from './outcome';
+import { MINIMAL_CARD_ALERT_INTERVAL_MS } from './retry-schedule';
+import { type EditCall, type EditStep, nextStep, type Retry } from './telegram-answer.policy';
+
+/** A card's edit the handler decides on: Telegram's refusal as text, and the full card's refusal when the minimal one took its place. */
+interface CardEdit {
+  next: Extract<EditStep, { step: 'success' | 'republish' | 'retry' }>;
+  description: string;
+  minimal: string | null;
+}
+
+/**
+ * The base of the Telegram kinds' handlers (one per kind of queue row): what they send and record with, and the answer
+ * handling they share — a card's edit (§4.7, §12.5), a flood pause (§4.3), a group's migration (§4.5), a retry (§4.2).
+ */
+export abstract class TelegramHandler implements OutboxHandler {
+  protected readonly logger = new Logger('Outbox');
+
+  constructor(
+    @Inject(SERVER_CONFIG) protected readonly config: ServerConfig,
+    protected readonly repo: LeadsRepository,
+    protected readonly messages: LeadMessagesRepository,
+    protected readonly cards: CardService,
+    protected readonly telegram: TelegramGateway,
+    protected readonly chats: LeadsChatService,
+    protected readonly alerts: AlertsService,
+    protected readonly events: LeadEventsRepository,
+    protected readonly metrics: Metrics,
+    protected readonly clock: Clock,
+    protected readonly gate: OutboxGate,
+    @Inject(MESSAGES) protected readonly t: Messages,
+  ) {}
+
+  abstract handle(row: OutboxRow): Promise<Outcome>;
+
+  /**
+   * Edits a published card to show its lead as stored; when the policy says it is too long, the minimal card takes its
+   * place, so the status buttons keep working (§12.5). A flood pause or a migration is the outcome itself.
+   * `failuresSoFar` counts what the edit is for: the card's or the repeat's.
+   */
+  protected async editCard(action: EditCall['action'], lead: PublishedLead, failuresSoFar: number): Promise<CardEdit | Outcome> {
+    const card = await this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
+    let answer = await this.edit(lead, card);
+    let next = nextStep({ action, form: 'full' }, answer, failuresSoFar);
+    let minimal: string | null = null;
+    if (next.step === 'minimal_card') {
+      minimal = answer.ok ? '' : answer.description;
+      answer = await this.edit(lead, this.cards.minimalCardFor(lead));
+      next = nextStep({ action, form: 'minimal' }, answer, failuresSoFar);
+      if (next.step === 'success') {
+        this.logger.warn({ msg: 'card rewritten in minimal form: the full card is too long', lead_number: lead.id, error: minimal });
+        // §12.5: one alert per lead, whether the minimal card replaced it at publication or at a later rewrite.
+        this.alert(`card_minimal:${lead.id}`, MINIMAL_CARD_ALERT_INTERVAL_MS, this.t.alerts.minimalCard(lead.id, minimal));
+      }
+    }
+    const description = answer.ok ? '' : answer.description;
+    switch (next.step) {
+      case 'flood_pause':
+        return this.gate.pause(next.pauseMs, description);
+      case 'follow_migration':
+        await this.chats.migrated(lead.chat_id, next.newChatId);
+        return { defer: this.clock.now() };
+      default:
+        return { next, description, minimal };
+    }
+  }
+
+  private edit(lead: PublishedLead, card: Card): Promise<TelegramResult<unknown>> {
+    // Every later rewrite of a card that went out as plain text stays plain (§4.4).
+    const html = lead.card_format !== 'plain';
+    return this.telegram.edit(lead.chat_id, lead.message_id, html ? card.html : card.plain, html, card.keyboard);
+  }
+
+  /** A failure on the row's schedule; with `failed`, its record: the trace row `kind` and the warning `msg`. */
+  protected retryLater(
+    next: Retry,
+    error: string,
+    failed?: { leadId: number; kind: LeadEventKind; msg: string; repeatId?: number | null },
+  ): Outcome {
+    const { failures } = next;
+    const record =
+      failed &&
+      (async () => {
+        await this.events.record(failed.leadId, failed.kind, this.clock.now(), `attempt ${failures}: ${error}`, failed.repeatId ?? null);
+        this.logger.warn({ msg: failed.msg, lead_number: failed.leadId, attempt: failures, error });
+      });
+    return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };
+  }
+
+  /** An admin alert (docs/requirements.md §9), never awaited by a pass. */
+  protected alert(key: string, intervalMs: number, text: string): void {
+    void this.alerts.sendThrottled(key, intervalMs, text);
+  }
+}
