@@ -10,7 +10,14 @@ import { readJsonObject } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
 import { Metrics } from '../observability/metrics';
 import { LeadsErrorFilter } from './leads-error.filter';
-import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
+import {
+  type CheckedSubmission,
+  LEAD_REFUSED_SCHEMA,
+  LeadAcceptedDto,
+  LeadBodyPipe,
+  LeadRequestDto,
+  RATE_LIMITED_SCHEMA,
+} from './leads.dto';
 import { LeadsService } from './leads.service';
 
 /** The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none. */
@@ -82,11 +89,9 @@ export class LeadsController {
     description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
     ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
   })
-  async submit(@LeadBody(LeadBodyPipe) body: LeadRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const outcome = await this.leads.submit({ body: { ...body }, callerIp: callerAddress(req) });
+  async submit(@LeadBody(LeadBodyPipe) checked: CheckedSubmission, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const outcome = await this.leads.submit(checked, callerAddress(req));
     switch (outcome.kind) {
-      case 'invalid':
-        throw new ApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });
       case 'unavailable':
         throw new ApiError(503, { error: API_ERRORS.unavailable });
       case 'limited':
