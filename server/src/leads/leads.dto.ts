@@ -25,7 +25,6 @@ import {
   OPTIONAL_LEAD_FIELDS,
   NAME_MAX,
   NAME_MIN,
-  RATE_LIMIT_REASONS,
   REPORTED_FIELDS,
   SOURCE_FIELD,
   SOURCE_HOST_MAX,
@@ -364,9 +363,3 @@ const FIELD_ERRORS: SchemaObject = {
 export const LEAD_REFUSED_SCHEMA: SchemaObject = {
   oneOf: [apiErrorSchema([API_ERRORS.invalid], { errors: FIELD_ERRORS }, ['error', 'errors']), apiErrorSchema([API_ERRORS.invalidBody])],
 };
-
-/** 429: the wrong-secret lockout, the per-visitor limit or the hourly limit. */
-export const RATE_LIMITED_SCHEMA = apiErrorSchema([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...RATE_LIMIT_REASONS] } }, [
-  'error',
-  'why',
-]);
