@@ -18,6 +18,7 @@ const { loadServerConfig } = require('../server/dist/config/config.js');
 const { BOT_POLLING } = require('../server/dist/bot/bot.launcher.js');
 const { OutboxService } = require('../server/dist/outbox/outbox.service.js');
 const { LeadsService } = require('../server/dist/leads/leads.service.js');
+const { checkSubmission } = require('../server/dist/leads/leads.dto.js');
 const { DatabaseHandle } = require('../server/dist/database/database.module.js');
 const { RETRY_DELAYS_MS } = require('../server/dist/outbox/retry-schedule.js');
 
@@ -104,15 +105,13 @@ const phase1Start = clock.now();
 await runFor(2 * 60 * MIN, async () => {
   if (submitted < LEADS && clock.now() - phase1Start >= submitted * 20 * SEC) {
     submitted += 1;
-    await leads.submit({
-      body: {
-        request_id: crypto.randomUUID(),
-        name: 'Простой Телеграма',
-        telegram: `@outage_${submitted}`,
-        phone: `+7922${String(submitted).padStart(7, '0')}`,
-      },
-      callerIp: `10.2.0.${submitted}`,
-    });
+    const body = {
+      request_id: crypto.randomUUID(),
+      name: 'Простой Телеграма',
+      telegram: `@outage_${submitted}`,
+      phone: `+7922${String(submitted).padStart(7, '0')}`,
+    };
+    await leads.submit(checkSubmission(body, config.leads, clock.now()), `10.2.0.${submitted}`);
   }
 });
 // Phase 2: Telegram hangs for 1 hour (each call is cut off by TELEGRAM_TIMEOUT_MS).

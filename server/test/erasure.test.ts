@@ -9,7 +9,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Client } from 'pg';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../src/domain/lead-anonymised.event';
+import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../src/domain/events';
 import { forget } from '../src/cli/ops';
 import {
   FakeClock,

@@ -3,7 +3,8 @@
  * decided exactly as alone, in order. SQLite only (its commits, its savepoints): PostgreSQL's group commit, one call of
  * `leads_submit_batch`, is test/submit-batch.test.ts's.
  */
-import { LeadsService, type SubmitRequest } from '../src/leads/leads.service';
+import { checkSubmission } from '../src/leads/leads.dto';
+import { LeadsService } from '../src/leads/leads.service';
 import type { SqliteSubmitRunner } from '../src/repositories/sqlite-submit.runner';
 import { SubmitRunner } from '../src/repositories/submit-runner';
 import { lead, startServer, type TestServer, tempDir } from './harness';
@@ -22,10 +23,14 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
   async function boot(env: Record<string, string>) {
     const server = await startServer({ dbPath: `${tmp.dir}/group-${++n}.sqlite`, env });
     servers.push(server);
-    return { server, service: server.app.get(LeadsService), repository: server.app.get<SubmitRunner, SqliteSubmitRunner>(SubmitRunner) };
+    const service = server.app.get(LeadsService);
+    // A body as POST /leads takes it: checked by its rules (LeadBodyPipe's), then submitted; a refused one never reaches the service.
+    const submit = async (body: Record<string, unknown>) => {
+      const checked = checkSubmission(body, server.config.leads, Date.now());
+      return checked.ok ? service.submit(checked, '192.0.2.1') : { kind: 'invalid', errors: checked.errors };
+    };
+    return { server, submit, repository: server.app.get<SubmitRunner, SqliteSubmitRunner>(SubmitRunner) };
   }
-
-  const request = (body: Record<string, unknown>): SubmitRequest => ({ body, callerIp: '192.0.2.1' });
 
   /**
    * A mixed batch: new leads, a duplicate of one of them, a repeat (same phone), a visitor over its limit of 2, an
@@ -56,7 +61,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
   }
 
   async function runAll(
-    service: LeadsService,
+    submit: (body: Record<string, unknown>) => Promise<unknown>,
     repository: SqliteSubmitRunner,
     batch: ReturnType<typeof mixedBatch>,
     together: boolean,
@@ -67,7 +72,7 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
             () => 'stored',
             (err: { code?: string; message?: string }) => `refused: ${err.code ?? err.message}`,
           )
-        : service.submit(request(item));
+        : submit(item);
     if (together) return Promise.all(batch.map(one));
     const answers: unknown[] = [];
     for (const item of batch) answers.push(await one(item));
@@ -78,12 +83,12 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
     const env = { LEADS_IP_LIMIT: '2', LEADS_HOURLY_LIMIT: '100000' };
     const batch = mixedBatch();
     const alone = await boot(env);
-    const oneByOne = await runAll(alone.service, alone.repository, batch, false);
+    const oneByOne = await runAll(alone.submit, alone.repository, batch, false);
     expect(alone.repository.stats.commits).toBe(batch.length - 1); // the invalid body never reaches the database
 
     const grouped = await boot(env);
     const before = { ...grouped.repository.stats };
-    const together = await runAll(grouped.service, grouped.repository, batch, true);
+    const together = await runAll(grouped.submit, grouped.repository, batch, true);
     expect(grouped.repository.stats.commits - before.commits).toBe(1);
     expect(grouped.repository.stats.decisions - before.decisions).toBe(batch.length - 1);
 
@@ -106,9 +111,9 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
   });
 
   it('a batch is bounded: more decisions than fit in one commit take more commits, none lost', async () => {
-    const { service, repository, server } = await boot({ LEADS_IP_LIMIT: '100000', LEADS_HOURLY_LIMIT: '100000' });
+    const { submit, repository, server } = await boot({ LEADS_IP_LIMIT: '100000', LEADS_HOURLY_LIMIT: '100000' });
     const before = repository.stats.commits;
-    const answers = await Promise.all(Array.from({ length: 150 }, () => service.submit(request(lead()))));
+    const answers = await Promise.all(Array.from({ length: 150 }, () => submit(lead())));
     expect(answers.every((a) => a.kind === 'created')).toBe(true);
     expect(repository.stats.commits - before).toBe(3); // 64 + 64 + 22
     expect(await sqlRow(server.db, 'select count(*) as n from leads')).toEqual({ n: 150 });

@@ -101,5 +101,7 @@ describe('POST /leads', () => {
     const { request_id: key, ...withoutId } = lead();
     const keyed = await postLead(server, withoutId, { [IDEMPOTENCY_HEADER]: String(key) });
     expect([keyed.status, submit.mock.calls.length]).toEqual([201, 1]);
+    // The service takes the body as the pipe checked it: the rules ran once, the header's key is the request_id.
+    expect(submit.mock.calls[0][0]).toMatchObject({ lead: { request_id: key, name: withoutId.name }, late: null, consent: null });
   });
 });

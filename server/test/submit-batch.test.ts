@@ -3,6 +3,7 @@
  * them (SQLite: one group commit; PostgreSQL: one call of `leads_submit_batch`, checked here by the runner's count of
  * calls), and a batch the database fails fails every decision of it alike.
  */
+import { checkSubmission } from '../src/leads/leads.dto';
 import { LeadsService } from '../src/leads/leads.service';
 import type { PostgresSubmitRunner } from '../src/repositories/postgres-submit.runner';
 import { SubmitRunner, type SubmitPlan } from '../src/repositories/submit-runner';
@@ -73,7 +74,9 @@ it('a batch the database refuses: every plan of it fails with the storage error,
   expect(await sqlRow(server.db, 'select count(*) as n from leads')).toEqual({ n: 0 });
 
   const service = server.app.get(LeadsService);
-  const answers = await Promise.all([lead(), lead()].map((body) => service.submit({ body, callerIp: '192.0.2.1' })));
+  const checked = [lead(), lead()].map((body) => checkSubmission(body, server.config.leads, Date.now()));
+  if (!checked.every((c) => c.ok)) throw new Error('the test leads must pass the body rules');
+  const answers = await Promise.all(checked.map((c) => service.submit(c, '192.0.2.1')));
   expect(answers.map((a) => a.kind)).toEqual(['unavailable', 'unavailable']);
 });
 

@@ -7,15 +7,6 @@ interface InboxRequest extends Request {
   inboxViewer?: InboxViewer;
 }
 
-/** The answers of the guard, exactly as docs/api.md gives them. */
-const INBOX_REFUSALS = {
-  unavailable: { status: 503, body: { error: 'inbox_unavailable' } },
-  membershipUnknown: { status: 503, body: { error: 'inbox_unavailable', why: 'membership_unknown' } },
-  forbidden: { status: 403, body: { error: 'forbidden' } },
-} as const;
-
-const unauthorized = (why: 'missing' | 'invalid' | 'expired') => new HttpException({ error: 'unauthorized', why }, 401);
-
 /** Every `/inbox/api/*` route: the launch data (401; 503 without a bot token), then access (403; 503: Telegram did not say). */
 @Injectable()
 export class InboxAuthGuard implements CanActivate {
@@ -24,17 +15,18 @@ export class InboxAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<InboxRequest>();
     const launch = this.access.launchOf(req);
+    // The answers exactly as docs/api.md gives them.
     if (!launch.ok) {
-      if (launch.why === 'unavailable') throw new HttpException(INBOX_REFUSALS.unavailable.body, INBOX_REFUSALS.unavailable.status);
-      throw unauthorized(launch.why);
+      if (launch.why === 'unavailable') throw new HttpException({ error: 'inbox_unavailable' }, 503);
+      throw new HttpException({ error: 'unauthorized', why: launch.why }, 401);
     }
     const decision = await this.access.decide(launch.user);
-    if (!decision.ok) {
-      const refusal = decision.why === 'forbidden' ? INBOX_REFUSALS.forbidden : INBOX_REFUSALS.membershipUnknown;
-      throw new HttpException(refusal.body, refusal.status);
+    if (decision.ok) {
+      req.inboxViewer = decision.viewer;
+      return true;
     }
-    req.inboxViewer = decision.viewer;
-    return true;
+    if (decision.why === 'forbidden') throw new HttpException({ error: 'forbidden' }, 403);
+    throw new HttpException({ error: 'inbox_unavailable', why: 'membership_unknown' }, 503);
   }
 }
 

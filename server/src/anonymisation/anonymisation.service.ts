@@ -8,7 +8,7 @@ import { LeadErasureRepository, type AnonymiseResult } from '../repositories/lea
 import { Transactor } from '../repositories/transactor';
 import { ContactEraser, type Contact } from './contact';
 import { ContactHasher } from './contact-hasher';
-import { LEAD_ANONYMISED, LeadAnonymisedEvent } from '../domain/lead-anonymised.event';
+import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../domain/events';
 
 const CHECKPOINT_RETRY_MS = 1000;
 
@@ -56,7 +56,7 @@ export class AnonymisationService implements OnApplicationShutdown {
   }
 
   private announce(leadId: number, reason: LeadAnonymisedEvent['reason'], at: number): void {
-    this.emitter.emit(LEAD_ANONYMISED, new LeadAnonymisedEvent(leadId, reason, at));
+    this.emitter.emit(LEAD_ANONYMISED, { leadNumber: leadId, reason, at } satisfies LeadAnonymisedEvent);
   }
 
   /** Anonymises every lead older than the retention period, in batches; returns how many. */

@@ -5,7 +5,7 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { MessageMedia } from '../domain/lead-message';
-import { LEAD_MESSAGE, LeadMessageEvent } from '../domain/lead-message.event';
+import { LEAD_MESSAGE, type LeadMessageEvent } from '../domain/events';
 import { accountName, type TelegramAccount } from '../domain/telegram-account';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
@@ -129,7 +129,7 @@ export class MessagesService {
       tg_message_id: m.messageId,
     });
     this.logger.log({ msg: 'conversation message stored', lead_number: stored.lead_id, direction: stored.direction, message: stored.id });
-    this.emitter.emit(LEAD_MESSAGE, new LeadMessageEvent(stored.lead_id, stored.id));
+    this.emitter.emit(LEAD_MESSAGE, { leadNumber: stored.lead_id, messageId: stored.id } satisfies LeadMessageEvent);
     return stored;
   }
 

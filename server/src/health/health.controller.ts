@@ -1,11 +1,50 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, type SchemaObject } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { jsonContent } from '../http/api-docs';
 import { MetricsService } from '../observability/metrics.service';
-import { HEALTH_SCHEMA, READINESS_SCHEMA } from './health.dto';
 import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
+
+/** The ops doors' answers as the OpenAPI document shows them. */
+
+const HEALTH_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['status'],
+  properties: { status: { type: 'string', enum: ['ok'] } },
+};
+
+const check = (extra: Record<string, SchemaObject> = {}): SchemaObject => ({
+  type: 'object',
+  required: ['ok', 'detail', ...Object.keys(extra)],
+  properties: {
+    ok: { type: 'boolean' },
+    detail: { type: 'string', description: 'A fixed text (never a path or an error message): `writable`, `write failed`, …' },
+    ...extra,
+  },
+});
+
+/** `GET /ready`'s body, 200 or 503 alike; ReadinessService's `checks`. */
+const READINESS_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    checks: {
+      type: 'object',
+      required: ['database', 'migrations', 'outbox', 'telegram'],
+      properties: {
+        database: check(),
+        migrations: check(),
+        outbox: check({
+          oldest_unpublished_age_sec: { type: 'integer', nullable: true },
+          last_card_age_sec: { type: 'integer', nullable: true },
+        }),
+        telegram: { ...check(), description: 'Reported only: Telegram down does not make the server unready' },
+      },
+    },
+  },
+};
 
 /** Doors for ops and integrators: liveness, readiness, metrics, the API document. */
 @ApiTags('operations')

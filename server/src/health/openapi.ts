@@ -1,8 +1,132 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject, type SchemaObject } from '@nestjs/swagger';
 import { SECRET_HEADER } from '@stickers/shared';
 import { INBOX_SCHEME, LEADS_SECRET_SCHEME } from '../http/api-docs';
-import { describeWebhooks } from './webhooks.openapi';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
+import { LEAD_STATUSES } from '../domain/lead-status';
+import { SIGNATURE_HEADER } from '../webhooks/webhook.sender';
+
+/** The signed webhooks the server POSTs, under `x-webhooks` (OpenAPI 3.0 has no `webhooks`), bodies as component schemas. */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** Each event type's `data`, besides `lead` (GET /leads's lead, as it is when the delivery is sent). */
+const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<string, SchemaObject>; required: string[] }> = {
+  'lead.created': { when: 'A new lead is stored (a late one from the landing’s spool too)', properties: {}, required: [] },
+  'lead.repeat': {
+    when: 'A repeat is attached to the lead',
+    properties: {
+      repeat: {
+        type: 'object',
+        required: ['request_id', 'received_at', 'changed_fields'],
+        properties: {
+          request_id: { type: 'string' },
+          received_at: { type: 'string', format: 'date-time' },
+          changed_fields: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'The names of the fields that differ, never their values',
+          },
+        },
+      },
+    },
+    required: ['repeat'],
+  },
+  'lead.status_changed': {
+    when: 'A card button (or the inbox) changed the status',
+    properties: {
+      from: { type: 'string', enum: [...LEAD_STATUSES] },
+      to: { type: 'string', enum: [...LEAD_STATUSES] },
+      by: {
+        type: 'object',
+        required: ['telegram_user_id', 'name'],
+        properties: { telegram_user_id: { type: 'integer' }, name: { type: 'string', description: 'As on the card' } },
+      },
+    },
+    required: ['from', 'to', 'by'],
+  },
+  'lead.anonymised': {
+    when: 'The lead was erased: /stickers_forget by number or by contact, retention, or `npm run leads -- forget`',
+    properties: { reason: { type: 'string', enum: ['number', 'contact', 'retention'] } },
+    required: ['reason'],
+  },
+  'lead.message': {
+    when: "A message of the lead's conversation in Telegram is stored: the visitor's to the team (`in`) or the team's to the visitor (`out`)",
+    properties: {
+      message: {
+        type: 'object',
+        required: ['id', 'direction', 'media'],
+        properties: {
+          id: { type: 'integer', description: 'The message in the inbox (GET /inbox/api/leads/{number}/messages)' },
+          direction: { type: 'string', enum: ['in', 'out'] },
+          media: {
+            type: 'string',
+            nullable: true,
+            enum: ['photo', 'document', 'voice', 'video', 'sticker', 'other'],
+            description: 'null: a text message. The text itself is personal data and never in a webhook',
+          },
+        },
+      },
+    },
+    required: ['message'],
+  },
+};
+
+const schemaName = (type: WebhookEventType) =>
+  `WebhookEvent${type
+    .split(/[._]/)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('')}`;
+
+/** Adds the webhooks' event schemas to the document's components and their deliveries under `x-webhooks`. */
+function describeWebhooks(document: OpenAPIObject): void {
+  const schemas = (document.components ??= {}).schemas ?? (document.components.schemas = {});
+  const hooks: Record<string, unknown> = {};
+  for (const type of WEBHOOK_EVENT_TYPES) {
+    const data = EVENT_DATA[type];
+    schemas[schemaName(type)] = {
+      type: 'object',
+      description: `${type}: ${data.when}`,
+      required: ['id', 'type', 'created_at', 'data'],
+      properties: {
+        id: { type: 'string', description: 'The event: every delivery of it (a retry, a replay) has the same id' },
+        type: { type: 'string', enum: [type] },
+        created_at: { type: 'string', format: 'date-time', description: 'When the change happened (UTC)' },
+        data: {
+          type: 'object',
+          required: ['lead', ...data.required],
+          properties: { lead: ref('ExportedLead'), ...data.properties },
+        },
+      },
+    };
+    hooks[type] = {
+      post: {
+        operationId: `webhook${schemaName(type).slice('WebhookEvent'.length)}`,
+        summary: `${type}: ${data.when}`,
+        description:
+          'POSTed to each LEADS_WEBHOOK_URL, at least once, in order per lead. Success is a 2xx within 10 s; anything else is ' +
+          'retried (5 s, 15 s, 60 s, 5 min, then every 15 min). See docs/api.md, "Webhooks".',
+        parameters: [
+          { name: 'Stickers-Event-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'The event’s id' },
+          { name: 'Stickers-Event-Type', in: 'header', required: true, schema: { type: 'string', enum: [type] } },
+          {
+            name: SIGNATURE_HEADER,
+            in: 'header',
+            required: true,
+            schema: { type: 'string', pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$' },
+            description:
+              '`t=<unix seconds>,v1=<hex HMAC-SHA256(LEADS_WEBHOOK_SECRET, "<t>.<raw body>")>`: recompute over the exact bytes ' +
+              'received, compare in constant time, refuse a t more than 5 minutes from your clock. During a secret rotation ' +
+              '(LEADS_WEBHOOK_SECRET_PREVIOUS) a second v1 signs with the previous secret: accept when any v1 matches',
+          },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: ref(schemaName(type)) } } },
+        responses: { '2XX': { description: 'Delivered; any other answer (or none in 10 s) is retried' } },
+      },
+    };
+  }
+  (document as unknown as Record<string, unknown>)['x-webhooks'] = hooks;
+}
 
 /** What the document says about itself and the shared secret's scheme; the paths come from the routes. */
 function documentFrame(): Omit<OpenAPIObject, 'paths'> {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { isStorageError, WriteHealth } from '../database/write-health';
+import { isStorageError, WriteHealth, type WriteFailure } from '../database/write-health';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
@@ -97,45 +97,34 @@ export class ReadinessService {
   /** `readable`: the file is still ours, so the other checks can read it even if writes fail. */
   private async checkDatabase(): Promise<{ outcome: Outcome; readable: boolean }> {
     const { path } = this.database;
-    if (this.database.isClosed) return { outcome: { check: { ok: false, detail: 'database is closed' } }, readable: false };
-    if (!this.database.fileIsCurrent()) {
-      const check = { ok: false, detail: 'database file is gone or was replaced' };
-      return { outcome: { check, reason: `database file ${path} is gone or was replaced` }, readable: false };
-    }
+    const failed = (detail: string, reason?: string, readable = true) => ({ outcome: { check: { ok: false, detail }, reason }, readable });
+    if (this.database.isClosed) return failed('database is closed', undefined, false);
+    if (!this.database.fileIsCurrent())
+      return failed('database file is gone or was replaced', `database file ${path} is gone or was replaced`, false);
     try {
       await this.settings.probeWrite(this.clock.now());
     } catch (err) {
-      const reason = `probe write to ${path} failed: ${err instanceof Error ? err.message : String(err)}`;
-      return { outcome: { check: { ok: false, detail: 'write failed' }, reason }, readable: true };
+      return failed('write failed', `probe write to ${path} failed: ${errorText(err)}`);
     }
     // A full disk still takes the probe's tiny upsert while every new lead fails: what the submit path and outbox saw counts.
-    const failures = [
-      [
-        (await this.submitStillFailing()) ? this.writeHealth.failing('submit') : null,
-        'on the submit path',
-        'the last write on the submit path',
-      ],
-      [this.writeHealth.failing('outbox'), 'in the outbox', 'the last outbox pass'],
-    ] as const;
-    for (const [failure, where, what] of failures) {
-      if (!failure || !isStorageError(failure)) continue;
-      const reason = `${what} failed with ${failure.code} at ${new Date(failure.at).toISOString()}`;
-      return { outcome: { check: { ok: false, detail: `storage error ${where}` }, reason }, readable: true };
-    }
+    const submit = await this.submitFailure();
+    if (submit) return failed('storage error on the submit path', `the last write on the submit path ${failedWith(submit)}`);
+    const outbox = this.writeHealth.failing('outbox');
+    if (outbox && isStorageError(outbox)) return failed('storage error in the outbox', `the last outbox pass ${failedWith(outbox)}`);
     return { outcome: { check: { ok: true, detail: 'writable' } }, readable: true };
   }
 
-  /** After a submit's storage failure no lead comes to clear it: a write that grows the file says whether there is room. */
-  private async submitStillFailing(): Promise<boolean> {
+  /** The submit path's storage failure: no lead comes to clear it, so a write that grows the file says whether there is room. */
+  private async submitFailure(): Promise<WriteFailure | null> {
     const failure = this.writeHealth.failing('submit');
-    if (!failure || !isStorageError(failure)) return false;
+    if (!failure || !isStorageError(failure)) return null;
     try {
       await this.settings.probeGrowth(GROWTH_PROBE_BYTES, this.clock.now());
     } catch {
-      return true;
+      return failure;
     }
     this.writeHealth.recordSuccess('submit');
-    return false;
+    return null;
   }
 
   private async checkMigrations(): Promise<Outcome> {
@@ -172,10 +161,13 @@ export class ReadinessService {
   }
 }
 
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const failedWith = (f: WriteFailure) => `failed with ${f.code} at ${new Date(f.at).toISOString()}`;
+
 /** A check that could not read the database: `check` with the reason, when the error is a storage error; else rethrown. */
 function unreadable<C extends Check>(check: C): (err: unknown) => Outcome<C> {
   return (err: unknown) => {
     if (!isStorageError(err)) throw err;
-    return { check, reason: `database unavailable: ${err instanceof Error ? err.message : String(err)}` };
+    return { check, reason: `database unavailable: ${errorText(err)}` };
   };
 }

@@ -20,17 +20,12 @@ export function jsonContent(schema: SchemaObject | ReferenceObject, example?: un
   return { content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } };
 }
 
-/** `Retry-After` on a 429: when to try again. */
-export const RETRY_AFTER_HEADER = {
-  'Retry-After': { description: 'Seconds until the window has room again', schema: { type: 'integer', minimum: 1 } },
-};
-
 /** A 429 `{"error":"rate_limited","why":…}` with `Retry-After`, for the reasons `whys`. */
 export function ApiRateLimited(description: string, whys: readonly RateLimitReason[]): MethodDecorator & ClassDecorator {
   return ApiResponse({
     status: 429,
     description,
-    headers: RETRY_AFTER_HEADER,
+    headers: { 'Retry-After': { description: 'Seconds until the window has room again', schema: { type: 'integer', minimum: 1 } } },
     ...jsonContent(apiErrorSchema([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...whys] } }, ['error', 'why'])),
   });
 }

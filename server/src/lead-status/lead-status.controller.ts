@@ -1,15 +1,22 @@
-import { Controller, HttpCode, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, HttpException, Logger, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { apiErrorSchema, ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
-import { BODY_PIPE, LEAD_NUMBER_PIPE } from '../http/validation';
-import { CrmStatusService } from './crm-status.service';
+import { BODY_PIPE, invalidBody, LEAD_NUMBER_PIPE, notFound } from '../http/validation';
+import type { ExportedLead } from '../export/export.dto';
+import { ExportService } from '../export/export.service';
+import { LeadStatusService } from './lead-status.service';
 import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberParams } from './lead-status.dto';
 
-/** `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`). */
+const conflict = (body: Record<string, unknown>) => new HttpException(body, 409);
+
+/**
+ * `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`);
+ * LeadStatusService's `set` for an integrator, its outcomes worded as docs/api.md says.
+ */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
 @Controller('leads')
@@ -17,7 +24,12 @@ import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberPar
 @Throttled('api')
 @UseGuards(CallerThrottleGuard, SecretGuard)
 export class LeadStatusController {
-  constructor(private readonly crm: CrmStatusService) {}
+  private readonly logger = new Logger('LeadStatus');
+
+  constructor(
+    private readonly statuses: LeadStatusService,
+    private readonly exports: ExportService,
+  ) {}
 
   @Post(':lead_number/status')
   @HttpCode(200)
@@ -43,7 +55,29 @@ export class LeadStatusController {
     description: 'A bad body, or a change the card does not offer',
     ...jsonContent(CRM_STATUS_SCHEMAS.invalidBody),
   })
-  setStatus(@Param(LEAD_NUMBER_PIPE) params: LeadNumberParams, @JsonBody(BODY_PIPE) body: CrmStatusBodyDto) {
-    return this.crm.set(params.lead_number, body);
+  async setStatus(
+    @Param(LEAD_NUMBER_PIPE) { lead_number: leadNumber }: LeadNumberParams,
+    @JsonBody(BODY_PIPE) body: CrmStatusBodyDto,
+  ): Promise<{ lead: ExportedLead }> {
+    const outcome = await this.statuses.set({ leadId: leadNumber, expected: body.from, to: body.to, by: { integrator: body.by } });
+    switch (outcome.kind) {
+      // Only a Telegram user is checked against LEADS_MANAGER_IDS: never an integrator.
+      case 'not_manager':
+      case 'unknown_lead':
+        throw notFound();
+      case 'anonymised':
+        throw conflict({ error: 'anonymised' });
+      case 'conflict':
+        throw conflict({ error: 'conflict', status: outcome.status });
+      case 'not_allowed':
+        throw invalidBody({ to: `cannot change from ${body.from} to ${body.to}; allowed: ${outcome.allowed.join(', ')}` });
+      case 'changed': {
+        if (outcome.card !== 'shown')
+          this.logger.log({ msg: 'crm status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
+        const lead = await this.exports.lead(leadNumber);
+        if (!lead) throw notFound();
+        return { lead };
+      }
+    }
   }
 }

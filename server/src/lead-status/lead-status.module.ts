@@ -3,7 +3,6 @@ import { ExportModule } from '../export/export.module';
 import { AccessModule } from '../access/access.module';
 import { OutboxModule } from '../outbox/outbox.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
-import { CrmStatusService } from './crm-status.service';
 import { LeadStatusController } from './lead-status.controller';
 import { LeadStatusService } from './lead-status.service';
 
@@ -11,7 +10,7 @@ import { LeadStatusService } from './lead-status.service';
 @Module({
   imports: [RepositoriesModule, OutboxModule, ExportModule, AccessModule],
   controllers: [LeadStatusController],
-  providers: [LeadStatusService, CrmStatusService],
+  providers: [LeadStatusService],
   exports: [LeadStatusService],
 })
 export class LeadStatusModule {}

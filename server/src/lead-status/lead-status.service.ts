@@ -8,7 +8,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { OutboxService, type CardRefresh } from '../outbox/outbox.service';
 import { CRM_USER_ID, LeadsRepository, type StatusChange } from '../repositories/leads.repository';
-import { LEAD_STATUS_CHANGED, LeadStatusChangedEvent } from '../domain/lead-status-changed.event';
+import { LEAD_STATUS_CHANGED, type LeadStatusChangedEvent } from '../domain/events';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
@@ -121,7 +121,14 @@ export class LeadStatusService {
   private async change(c: StatusChange, requestId: string): Promise<boolean> {
     if (!(await this.leads.changeStatus(c))) return false;
     this.logger.log({ msg: 'status changed', lead_number: c.leadId, request_id: requestId, from: c.from, to: c.to, user_id: c.userId });
-    this.emitter.emit(LEAD_STATUS_CHANGED, new LeadStatusChangedEvent(c.leadId, c.from, c.to, c.userId, c.userName, c.at));
+    this.emitter.emit(LEAD_STATUS_CHANGED, {
+      leadNumber: c.leadId,
+      from: c.from,
+      to: c.to,
+      userId: c.userId,
+      userName: c.userName,
+      at: c.at,
+    } satisfies LeadStatusChangedEvent);
     return true;
   }
 }

@@ -1,8 +1,8 @@
 import { Controller, createParamDecorator, type ExecutionContext, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, type LeadAcceptedBody } from '@stickers/shared';
-import { ApiSecretRefusals, apiErrorSchema, jsonContent, RETRY_AFTER_HEADER } from '../http/api-docs';
+import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, RATE_LIMIT_REASONS, type LeadAcceptedBody } from '@stickers/shared';
+import { ApiRateLimited, ApiSecretRefusals, apiErrorSchema, jsonContent } from '../http/api-docs';
 import { ApiError, rateLimited } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
@@ -10,7 +10,7 @@ import { readJsonObject } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
 import { Metrics } from '../observability/metrics';
 import { LeadsErrorFilter } from './leads-error.filter';
-import { LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto, RATE_LIMITED_SCHEMA } from './leads.dto';
+import { type CheckedSubmission, LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto } from './leads.dto';
 import { LeadsService } from './leads.service';
 
 /** The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none. */
@@ -71,22 +71,15 @@ export class LeadsController {
     ...jsonContent(apiErrorSchema([API_ERRORS.payloadTooLarge])),
   })
   @ApiResponse({ status: 422, description: 'Fields rejected, or the body is not a JSON object', ...jsonContent(LEAD_REFUSED_SCHEMA) })
-  @ApiResponse({
-    status: 429,
-    description: 'Too many requests from this caller (flood), wrong-secret lockout, per-visitor limit or hourly limit',
-    headers: RETRY_AFTER_HEADER,
-    ...jsonContent(RATE_LIMITED_SCHEMA),
-  })
+  @ApiRateLimited('Too many requests from this caller (flood), wrong-secret lockout, per-visitor limit or hourly limit', RATE_LIMIT_REASONS)
   @ApiResponse({
     status: 503,
     description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
     ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
   })
-  async submit(@LeadBody(LeadBodyPipe) body: LeadRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const outcome = await this.leads.submit({ body: { ...body }, callerIp: callerAddress(req) });
+  async submit(@LeadBody(LeadBodyPipe) checked: CheckedSubmission, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const outcome = await this.leads.submit(checked, callerAddress(req));
     switch (outcome.kind) {
-      case 'invalid':
-        throw new ApiError(422, { error: API_ERRORS.invalid, errors: outcome.errors });
       case 'unavailable':
         throw new ApiError(503, { error: API_ERRORS.unavailable });
       case 'limited':

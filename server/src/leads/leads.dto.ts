@@ -9,11 +9,14 @@ import {
 import {
   API_ERRORS,
   CAPTCHA_RESULTS,
+  checkConsent,
+  CONSENT_FIELD,
   CONSENT_FUTURE_SKEW_MS,
   CONSENT_POLICY_URL_MAX,
   FALLBACK_SIG,
   FIELD_ERROR_CODES,
   IDEMPOTENCY_HEADER,
+  LATE_FIELD,
   LATE_FUTURE_SKEW_MS,
   LATE_MAX_AGE_MS,
   LATE_REASON,
@@ -22,7 +25,6 @@ import {
   OPTIONAL_LEAD_FIELDS,
   NAME_MAX,
   NAME_MIN,
-  RATE_LIMIT_REASONS,
   REPORTED_FIELDS,
   SOURCE_FIELD,
   SOURCE_HOST_MAX,
@@ -30,11 +32,20 @@ import {
   SOURCE_VALUE_MAX,
   TELEGRAM_NAME_MAX,
   TELEGRAM_NAME_MIN,
+  validateLate,
+  validateSubmission,
   type CaptchaResult,
+  type ConsentInfo,
+  type FieldErrors,
+  type FieldOptions,
+  type LateInfo,
   type LeadAcceptedBody,
   type LeadSource,
+  type LeadSubmission,
+  type ReportedField,
+  type SourceField,
 } from '@stickers/shared';
-import { Inject, Injectable } from '@nestjs/common';
+import { type ArgumentMetadata, Inject, Injectable } from '@nestjs/common';
 import { Validate, ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -42,7 +53,6 @@ import type { ServerConfig } from '../config/config';
 import { apiErrorSchema } from '../http/api-docs';
 import { ApiError } from '../http/api-error';
 import { ApiValidationPipe, validationContext } from '../http/validation';
-import { checkSubmission, type SubmissionRules } from './lead-submission';
 
 /**
  * `POST /leads`'s body and answers as the OpenAPI document shows them, and the body's rules: each field of
@@ -214,25 +224,61 @@ for (const field of OPTIONAL_LEAD_FIELDS) {
   ApiPropertyOptional({ type: 'string', maxLength: OPTIONAL_FIELD_RULES[field].max })(LeadRequestDto.prototype, field);
 }
 
+/** What the field rules of `POST /leads` depend on: the configuration's contacts, phone region and consent. */
+export interface SubmissionRules extends FieldOptions {
+  requireConsent: boolean;
+}
+
+/** A body that passed: the submission, the replay's `late` and the consent, as LeadsService takes them. */
+export interface CheckedSubmission {
+  lead: LeadSubmission;
+  late: LateInfo | null;
+  consent: ConsentInfo | null;
+}
+
+type SubmissionCheck = ({ ok: true } & CheckedSubmission) | { ok: false; errors: FieldErrors<ReportedField | SourceField> };
+
+/** `POST /leads`'s body by shared's rules: the submission, or every refused field in the order its 422 names them. */
+export function checkSubmission(body: Record<string, unknown>, rules: SubmissionRules, now: number): SubmissionCheck {
+  const checked = validateSubmission(body, { phoneRegion: rules.phoneRegion, requiredContacts: rules.requiredContacts });
+  const late = validateLate(body[LATE_FIELD], now);
+  // A replay's consent was stamped by the landing's clock when the visitor sent it: it may be as far ahead as `late`.
+  const isLate = body[LATE_FIELD] !== undefined && body[LATE_FIELD] !== null;
+  const consent = checkConsent(body[CONSENT_FIELD], now, { required: rules.requireConsent, late: isLate });
+  if (checked.ok && late.ok && consent.ok) return { ok: true, lead: checked.value, late: late.value, consent: consent.value };
+  return {
+    ok: false,
+    errors: {
+      ...(checked.ok ? {} : checked.errors),
+      ...(late.ok ? {} : { [LATE_FIELD]: 'invalid' }),
+      ...(consent.ok ? {} : { [CONSENT_FIELD]: consent.code }),
+    },
+  };
+}
+
 interface LeadRulesContext {
   rules: SubmissionRules;
   clock: Clock;
 }
 
-/** Each body's refusals, worked out once for all of its fields (the first field's check asks). */
-const refusals = new WeakMap<object, Record<string, string>>();
+/** Each body checked once for all of its fields (the first field's rule asks); LeadBodyPipe hands the result on. */
+const checks = new WeakMap<object, SubmissionCheck>();
 
-function refusalsOf(args: ValidationArguments): Record<string, string> {
-  let found = refusals.get(args.object);
+function checkOf(args: ValidationArguments): SubmissionCheck {
+  let found = checks.get(args.object);
   if (!found) {
     const context = validationContext<LeadRulesContext>(args);
     if (!context) throw new Error('the lead body rule needs its context (LeadBodyPipe)');
-    const checked = checkSubmission(args.object as Record<string, unknown>, context.rules, context.clock.now());
-    found = checked.ok ? {} : checked.errors;
-    refusals.set(args.object, found);
+    found = checkSubmission(args.object as Record<string, unknown>, context.rules, context.clock.now());
+    checks.set(args.object, found);
   }
   return found;
 }
+
+const refusalsOf = (args: ValidationArguments): Record<string, string> => {
+  const found = checkOf(args);
+  return found.ok ? {} : found.errors;
+};
 
 /** A field of the body as shared's rules take it; the reason is the rule's code (`required`, `too_short`, `invalid`…). */
 @ValidatorConstraint({ name: 'leadField' })
@@ -249,7 +295,10 @@ export class LeadFieldRule implements ValidatorConstraintInterface {
 // Every field a 422 may name, in the order it names them. Keys no rule names are kept: shared ignores them.
 for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) Validate(LeadFieldRule)(LeadRequestDto.prototype, field);
 
-/** `@LeadBody(LeadBodyPipe)`: 422 `{"error":"invalid","errors":…}` naming every refused field in shared's order. */
+/**
+ * `@LeadBody(LeadBodyPipe)`: the body's CheckedSubmission, its rules run once; else 422 `{"error":"invalid","errors":…}`
+ * naming every refused field in shared's order.
+ */
 @Injectable()
 export class LeadBodyPipe extends ApiValidationPipe {
   constructor(@Inject(SERVER_CONFIG) config: ServerConfig, clock: Clock) {
@@ -257,13 +306,22 @@ export class LeadBodyPipe extends ApiValidationPipe {
     super(
       (problems, errors) => {
         // The order of shared's rules (a contact pair missing is named after source), the codes class-validator gave.
-        const order = Object.keys(refusals.get(errors[0]?.target ?? {}) ?? {});
+        const refused = checks.get(errors[0]?.target ?? {});
+        const order = refused && !refused.ok ? Object.keys(refused.errors) : [];
         const named = Object.fromEntries([...order, ...Object.keys(problems)].filter((f) => f in problems).map((f) => [f, problems[f]]));
         return new ApiError(422, { error: API_ERRORS.invalid, errors: named });
       },
       { rules: { phoneRegion, requiredContacts, requireConsent }, clock } satisfies LeadRulesContext,
       { whitelist: false, validationError: { target: true } },
     );
+  }
+
+  override async transform(body: unknown, metadata: ArgumentMetadata): Promise<CheckedSubmission> {
+    const dto = (await super.transform(body, { ...metadata, metatype: LeadRequestDto })) as object;
+    const found = checks.get(dto);
+    if (!found?.ok) throw new Error('a lead body passed LeadBodyPipe unchecked');
+    const { lead, late, consent } = found;
+    return { lead, late, consent };
   }
 }
 
@@ -305,9 +363,3 @@ const FIELD_ERRORS: SchemaObject = {
 export const LEAD_REFUSED_SCHEMA: SchemaObject = {
   oneOf: [apiErrorSchema([API_ERRORS.invalid], { errors: FIELD_ERRORS }, ['error', 'errors']), apiErrorSchema([API_ERRORS.invalidBody])],
 };
-
-/** 429: the wrong-secret lockout, the per-visitor limit or the hourly limit. */
-export const RATE_LIMITED_SCHEMA = apiErrorSchema([API_ERRORS.rateLimited], { why: { type: 'string', enum: [...RATE_LIMIT_REASONS] } }, [
-  'error',
-  'why',
-]);

@@ -9,15 +9,16 @@ import {
   type LateInfo,
   type LeadSource,
   type LeadSubmission,
+  type RateLimitReason,
 } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isStorageError, WriteHealth } from '../database/write-health';
-import { LEAD_ACCEPTED, LeadAcceptedEvent } from '../domain/lead-accepted.event';
+import { LEAD_ACCEPTED, type LeadAcceptedEvent } from '../domain/events';
 import { retryAfterSeconds } from '../http/api-error';
-import { checkSubmission, type SubmitOutcome } from './lead-submission';
+import type { CheckedSubmission } from './leads.dto';
 import { type ReportedFallback, SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../access/fallback-verifier';
@@ -30,16 +31,20 @@ import type { Messages } from '../i18n';
 import { TelegramLinksService } from '../conversations/telegram-links.service';
 
 const HOUR_MS = 60 * 60 * 1000;
-type Decided = Exclude<SubmitOutcome, { kind: 'invalid' | 'unavailable' }>;
 
-export interface SubmitRequest {
-  /** The body, with the `Idempotency-Key` header as its request_id when it had none (leads.controller.ts). */
-  body: Record<string, unknown>;
-  /** The socket address of the caller; the visitor when the body has no `client_ip`. */
-  callerIp: string;
-}
+/** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
+export type SubmitOutcome =
+  // `late`: replayed from the landing's spool; `telegramLink`: the lead's "Continue in Telegram" link (null: none).
+  | { kind: 'created' | 'repeat'; leadNumber: number; late?: boolean; telegramLink?: string | null }
+  // `fallbackNoted`: a replay told of a fallback message of this request, recorded now (the outbox has work).
+  | { kind: 'duplicate'; leadNumber: number; repeat: boolean; fallbackNoted?: boolean; telegramLink?: string | null }
+  // `late`: a replay over the replays' own allowance (LEADS_LATE_HOURLY_LIMIT), or over the per-visitor limit among replays.
+  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret' | 'flood'>; retryAfterSec: number; late?: boolean }
+  // The database could not take the decision (file gone, locked too long, disk full): nothing was stored.
+  | { kind: 'unavailable' };
+type Decided = Exclude<SubmitOutcome, { kind: 'unavailable' }>;
 
-/** Steps 5–10 of `POST /leads` (docs/requirements.md §1.1): fields, known request_id, limits, and the submit transaction. */
+/** Steps 6–10 of `POST /leads` (docs/requirements.md §1.1): known request_id, limits, and the submit transaction. */
 @Injectable()
 export class LeadsService {
   private readonly logger = new Logger('Leads');
@@ -59,13 +64,12 @@ export class LeadsService {
     private readonly telegramLinks: TelegramLinksService,
   ) {}
 
-  async submit(request: SubmitRequest): Promise<SubmitOutcome> {
-    const checked = checkSubmission(request.body, this.config.leads, this.clock.now());
-    if (!checked.ok) return { kind: 'invalid', errors: checked.errors };
+  /** `checked`: the body as LeadBodyPipe checked it; `callerIp`: the socket's address, the visitor without `client_ip`. */
+  async submit(checked: CheckedSubmission, callerIp: string): Promise<SubmitOutcome> {
     const { lead, consent } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
     const screened = this.fallbacks.screen(lead.request_id, checked.late);
-    const visitorIp = lead.client_ip ?? canonicalIp(request.callerIp) ?? request.callerIp;
+    const visitorIp = lead.client_ip ?? canonicalIp(callerIp) ?? callerIp;
     const ipHash = this.hasher.visitor(visitorIp);
 
     const now = this.clock.now();
@@ -194,12 +198,21 @@ export class LeadsService {
           ...(outcome.late ? { late: true } : {}),
         });
         // After the commit: the outbox publishes at once instead of at its next interval.
-        this.events.emit(LEAD_ACCEPTED, new LeadAcceptedEvent(outcome.leadNumber, requestId, outcome.kind === 'repeat'));
+        this.events.emit(LEAD_ACCEPTED, {
+          leadNumber: outcome.leadNumber,
+          requestId,
+          repeat: outcome.kind === 'repeat',
+        } satisfies LeadAcceptedEvent);
         break;
       case 'duplicate':
         this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: outcome.leadNumber });
         // A fallback message to adopt or answer: the outbox has work now.
-        if (outcome.fallbackNoted) this.events.emit(LEAD_ACCEPTED, new LeadAcceptedEvent(outcome.leadNumber, requestId, outcome.repeat));
+        if (outcome.fallbackNoted)
+          this.events.emit(LEAD_ACCEPTED, {
+            leadNumber: outcome.leadNumber,
+            requestId,
+            repeat: outcome.repeat,
+          } satisfies LeadAcceptedEvent);
         break;
       case 'limited':
         this.logger.warn({ msg: 'rate limited', request_id: requestId, why: outcome.why });

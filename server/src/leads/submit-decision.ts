@@ -1,5 +1,19 @@
-import { changedFields } from './lead-submission';
+import { LEAD_FIELDS, type LeadField, type LeadFields } from '@stickers/shared';
+import type { FormColumns } from '../domain/lead';
 import type { SubmitPlan, SubmitQueries, SubmitVerdict } from '../repositories/submit-runner';
+
+/** A repeat keeps the fields that differ (§1.4): an empty one is no change, nor a username's letter case. */
+export function changedFields(stored: FormColumns, incoming: LeadFields): Partial<Record<LeadField, string>> {
+  const changes: Partial<Record<LeadField, string>> = {};
+  for (const field of LEAD_FIELDS) {
+    const next = incoming[field];
+    if (next === null) continue;
+    const before = stored[field];
+    const same = field === 'telegram' ? before?.toLowerCase() === next.toLowerCase() : before === next;
+    if (!same) changes[field] = next;
+  }
+  return changes;
+}
 
 /**
  * The submit decision (docs/requirements.md §1.1, step 10) from LeadsService's plan, inside one transaction no other

@@ -1,9 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 
-/**
- * A log line for something that can come in floods: the first occurrence is logged at once, later ones within
- * `intervalMs` are counted and go out in one line when it ends (or at `flush()`). Each line says how many it stands for.
- */
+/** A log line for floods: the first at once, later ones within `intervalMs` in one line (with their count) when it ends. */
 class ThrottledLog {
   private pending = 0;
   private lastFields: Record<string, unknown> = {};
@@ -22,22 +19,14 @@ class ThrottledLog {
       return;
     }
     this.emit(1);
-    this.wait();
+    // Each interval with notes in it writes their line; the first without any ends the throttle.
+    this.timer = setInterval(() => (this.pending > 0 ? this.emit(this.pending) : this.flush()), this.intervalMs).unref();
   }
 
   flush(): void {
-    clearTimeout(this.timer);
+    clearInterval(this.timer);
     this.timer = undefined;
     if (this.pending > 0) this.emit(this.pending);
-  }
-
-  private wait(): void {
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.pending === 0) return;
-      this.emit(this.pending);
-      this.wait();
-    }, this.intervalMs).unref();
   }
 
   private emit(count: number): void {

@@ -1,5 +1,5 @@
 import { retryAfterSeconds } from '../http/api-error';
-import { changedFields } from './lead-submission';
+import { changedFields } from './submit-decision';
 
 describe('changedFields (requirements §1.4: a repeat keeps the fields that differ)', () => {
   const stored = { name: 'Анна', telegram: '@Anna_K', phone: '+79991234567', date: null, guests: '30', comment: 'свадьба' };
