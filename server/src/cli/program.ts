@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { runDoctor } from './doctor.command';
+import { runDoctor } from '../doctor/doctor.service';
 import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
 import type * as ops from './ops';
@@ -124,7 +124,7 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     .description(
       "checks a configured deployment: the server's configuration, the token, every chat and topic, the webhook, the database, LEADS_ENDPOINT",
     )
-    .action(run('doctor', () => runDoctor(io)));
+    .action(run('doctor', () => runDoctor(io.env, io.out)));
 
   program
     .command('trace <key>')
