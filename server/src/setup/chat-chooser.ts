@@ -141,8 +141,7 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
     const named = options.chat !== null || options.from !== null || (other !== null && choice.chatId === other.chatId);
     if (!named) {
       io.say(`   ${found}`);
-      const answer = await io.ask(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `);
-      if (!/^y(es)?$/i.test(answer?.trim() ?? '')) {
+      if (!(await session.yes(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `))) {
         session.note(`«${choice.title}» not taken: waiting for another group (add the bot to yours, or send /stickers_chatid in it)`);
         continue;
       }

@@ -94,6 +94,11 @@ export class SetupSession {
     this.io.say(`note  ${text}`);
   }
 
+  /** The operator answered yes; no when nobody can answer. */
+  async yes(question: string): Promise<boolean> {
+    return /^y(es)?$/i.test((await this.io.ask(question))?.trim() ?? '');
+  }
+
   get stopped(): boolean {
     return this.options.signal?.aborted === true;
   }

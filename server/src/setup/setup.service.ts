@@ -79,12 +79,10 @@ export class SetupService extends SetupSession {
       this.io.say(
         `a webhook is set: Telegram posts this bot's updates to ${hook.value.url} (a server in webhook mode), so setup cannot read them`,
       );
-      const yes =
-        this.options.deleteWebhook ||
-        /^y(es)?$/i.test(
-          (await this.io.ask('Delete the webhook? The server sets it again when it starts with TELEGRAM_WEBHOOK_URL. [y/N] ')) ?? '',
-        );
-      if (!yes) {
+      if (
+        !this.options.deleteWebhook &&
+        !(await this.yes('Delete the webhook? The server sets it again when it starts with TELEGRAM_WEBHOOK_URL. [y/N] '))
+      ) {
         this.fail(
           'a webhook is set: run setup with --delete-webhook (the server sets it again at its start), or send /stickers_chatid in the group: the running server answers it',
         );
@@ -102,8 +100,7 @@ export class SetupService extends SetupSession {
     const forServer = pending.filter((u) => isForTheServer(u));
     if (forServer.length > 0) {
       this.io.say(`${forServer.length} button press(es) or command(s) wait for the server: setup would take them from it`);
-      const yes = this.options.dropPending || /^y(es)?$/i.test((await this.io.ask('Drop them and go on? [y/N] ')) ?? '');
-      if (!yes) {
+      if (!this.options.dropPending && !(await this.yes('Drop them and go on? [y/N] '))) {
         this.fail('updates wait for the server: start it once so that it takes them, then run setup again (or pass --drop-pending)');
         return false;
       }
