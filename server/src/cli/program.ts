@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { runDoctor } from '../doctor/doctor.service';
+import { runDoctor } from '../doctor/doctor';
 import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
 import type * as ops from './ops';
