@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { runDoctor } from './doctor.command';
+import { runDoctor } from '../doctor/doctor';
 import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
 import type * as ops from './ops';
@@ -78,16 +78,6 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   const location = url ?? path;
   // Set by the action commander runs (in a closure, so held in an object the compiler does not narrow).
   const chosen: { work: Promise<number> | null } = { work: null };
-  /** The action of command `name`; commander 4 passes extra words after the arguments as a last array: refused here. */
-  const run =
-    <A extends unknown[]>(name: string, work: (...args: A) => Promise<number>) =>
-    (...args: A) => {
-      const extra = args.at(-1);
-      if (Array.isArray(extra) && extra.length > 0)
-        throw new CommanderError(USAGE_EXIT, 'leads.extra', `too many arguments for ${name}: ${extra.join(' ')}`);
-      chosen.work = work(...args);
-    };
-
   const program = new Command(ROOT_NAME)
     .usage('<command> [options]')
     .description(
@@ -96,83 +86,91 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     .storeOptionsAsProperties(false)
     .passCommandToAction(false)
     .exitOverride();
+  /** Command `spec` ("name <argument>"), its options (flags, description, default) and its work; commander 4 passes extra words after the arguments as a last array: refused here. */
+  const command = <A extends unknown[]>(
+    spec: string,
+    description: string,
+    options: [string, string, string?][],
+    work: (...args: A) => Promise<number>,
+  ) => {
+    const sub = program.command(spec).description(description);
+    for (const [flags, text, fallback] of options) sub.option(flags, text, fallback);
+    return sub.action((...args: A) => {
+      const extra = args.at(-1);
+      if (Array.isArray(extra) && extra.length > 0)
+        throw new CommanderError(USAGE_EXIT, 'leads.extra', `too many arguments for ${sub.name()}: ${extra.join(' ')}`);
+      chosen.work = work(...args);
+    });
+  };
 
-  program
-    .command('setup')
-    .description('from TELEGRAM_BOT_TOKEN alone to the chat lines of .env: finds the group and topic, checks the rights, sends a test card')
-    .option('--timeout <seconds>', 'the longest each wait lasts (the bot added, a message, the press)', '300')
-    .option('--no-admin', 'skip the admin chat step')
-    .option('--delete-webhook', 'delete a webhook that is set without asking (the server sets it again at its start)')
-    .option('--drop-pending', 'go on even when button presses or commands wait for the server (they are dropped)')
-    .option('--chat <chat id>', 'take only this group as the leads group (/stickers_chatid in it tells its id)')
-    .option('--from <user id>', 'take only a group that this Telegram user (you) adds the bot to, or writes /stickers_chatid in')
-    .action(
-      run('setup', (o: { timeout: string; admin: boolean; deleteWebhook?: boolean; dropPending?: boolean; chat?: string; from?: string }) =>
-        runSetup(io, {
-          timeoutSec: Number(matching(o.timeout, /^(?!0+$)\d{1,5}$/, '--timeout', 'whole seconds from 1')),
-          admin: o.admin,
-          deleteWebhook: o.deleteWebhook === true,
-          dropPending: o.dropPending === true,
-          chat: o.chat === undefined ? null : matching(o.chat, /^-?\d{1,20}$/, '--chat', 'a chat id like -1001234567890'),
-          from: o.from === undefined ? null : Number(matching(o.from, /^(?!0+$)\d{1,15}$/, '--from', 'a Telegram user id like 123456789')),
-        }),
-      ),
-    );
-
-  program
-    .command('doctor')
-    .description(
-      "checks a configured deployment: the server's configuration, the token, every chat and topic, the webhook, the database, LEADS_ENDPOINT",
-    )
-    .action(run('doctor', () => runDoctor(io)));
-
-  program
-    .command('trace <key>')
-    .description('the whole story of a request or a lead (<key>: its request_id or its number)')
-    .option('--json', 'as JSON')
-    .action(run('trace', (key: string, options: { json?: boolean }) => ops.trace(location, key, options.json === true)));
-
-  program
-    .command('backup <file>')
-    .description('a consistent, checked copy of the live SQLite database (on PostgreSQL use pg_dump)')
-    .action(
-      run('backup', (file: string) => {
-        if (!url) return ops.backup(path, file);
-        io.err('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
-        return Promise.resolve(USAGE_EXIT);
+  command(
+    'setup',
+    'from TELEGRAM_BOT_TOKEN alone to the chat lines of .env: finds the group and topic, checks the rights, sends a test card',
+    [
+      ['--timeout <seconds>', 'the longest each wait lasts (the bot added, a message, the press)', '300'],
+      ['--no-admin', 'skip the admin chat step'],
+      ['--delete-webhook', 'delete a webhook that is set without asking (the server sets it again at its start)'],
+      ['--drop-pending', 'go on even when button presses or commands wait for the server (they are dropped)'],
+      ['--chat <chat id>', 'take only this group as the leads group (/stickers_chatid in it tells its id)'],
+      ['--from <user id>', 'take only a group that this Telegram user (you) adds the bot to, or writes /stickers_chatid in'],
+    ],
+    (o: { timeout: string; admin: boolean; deleteWebhook?: boolean; dropPending?: boolean; chat?: string; from?: string }) =>
+      runSetup(io, {
+        timeoutSec: Number(matching(o.timeout, /^(?!0+$)\d{1,5}$/, '--timeout', 'whole seconds from 1')),
+        admin: o.admin,
+        deleteWebhook: o.deleteWebhook === true,
+        dropPending: o.dropPending === true,
+        chat: o.chat === undefined ? null : matching(o.chat, /^-?\d{1,20}$/, '--chat', 'a chat id like -1001234567890'),
+        from: o.from === undefined ? null : Number(matching(o.from, /^(?!0+$)\d{1,15}$/, '--from', 'a Telegram user id like 123456789')),
       }),
-    );
-
-  program
-    .command('forget')
-    .description("erase every lead and repeat of a person (needs the server's LEADS_IP_SALT)")
-    .option('--phone <phone>', 'the phone as the form takes it: +7 916 555-12-34, 8 916 555-12-34 (LEADS_PHONE_REGION, RU)')
-    .option('--telegram <name>', 'the Telegram username: @name')
-    .action(
-      run('forget', (options: { phone?: string; telegram?: string }) => {
-        if ((options.phone === undefined) === (options.telegram === undefined))
-          throw new CommanderError(USAGE_EXIT, 'leads.forget', 'forget needs one of --phone <+7…> or --telegram <@name>');
-        const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
-        return ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT, env.LEADS_PHONE_REGION);
-      }),
-    );
-
-  program
-    .command('migrate-to-postgres [url]')
-    .description('copy the SQLite file (DATABASE_PATH) into an empty PostgreSQL database (default: DATABASE_URL)')
-    .action(run('migrate-to-postgres', (target: string | undefined) => ops.migrateToPostgres(path, target ?? url)));
-
-  program
-    .command('webhooks <action> <key>')
-    .usage('replay <event id (evt_…) | lead number>')
-    .description('webhooks replay <key>: send webhook events again (an event by its id, or every event of a lead)')
-    .action(
-      run('webhooks', (action: string, key: string) => {
-        if (action !== 'replay')
-          throw new CommanderError(USAGE_EXIT, 'leads.webhooks', `unknown webhooks action: ${action} (webhooks replay <key>)`);
-        return ops.webhooksReplay(location, key);
-      }),
-    );
+  );
+  command(
+    'doctor',
+    "checks a configured deployment: the server's configuration, the token, every chat and topic, the webhook, the database, LEADS_ENDPOINT",
+    [],
+    () => runDoctor(io.env, io.out),
+  );
+  command(
+    'trace <key>',
+    'the whole story of a request or a lead (<key>: its request_id or its number)',
+    [['--json', 'as JSON']],
+    (key: string, options: { json?: boolean }) => ops.trace(location, key, options.json === true),
+  );
+  command('backup <file>', 'a consistent, checked copy of the live SQLite database (on PostgreSQL use pg_dump)', [], (file: string) => {
+    if (!url) return ops.backup(path, file);
+    io.err('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
+    return Promise.resolve(USAGE_EXIT);
+  });
+  command(
+    'forget',
+    "erase every lead and repeat of a person (needs the server's LEADS_IP_SALT)",
+    [
+      ['--phone <phone>', 'the phone as the form takes it: +7 916 555-12-34, 8 916 555-12-34 (LEADS_PHONE_REGION, RU)'],
+      ['--telegram <name>', 'the Telegram username: @name'],
+    ],
+    (options: { phone?: string; telegram?: string }) => {
+      if ((options.phone === undefined) === (options.telegram === undefined))
+        throw new CommanderError(USAGE_EXIT, 'leads.forget', 'forget needs one of --phone <+7…> or --telegram <@name>');
+      const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
+      return ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT, env.LEADS_PHONE_REGION);
+    },
+  );
+  command(
+    'migrate-to-postgres [url]',
+    'copy the SQLite file (DATABASE_PATH) into an empty PostgreSQL database (default: DATABASE_URL)',
+    [],
+    (target: string | undefined) => ops.migrateToPostgres(path, target ?? url),
+  );
+  command(
+    'webhooks <action> <key>',
+    'webhooks replay <key>: send webhook events again (an event by its id, or every event of a lead)',
+    [],
+    (action: string, key: string) => {
+      if (action !== 'replay')
+        throw new CommanderError(USAGE_EXIT, 'leads.webhooks', `unknown webhooks action: ${action} (webhooks replay <key>)`);
+      return ops.webhooksReplay(location, key);
+    },
+  ).usage('replay <event id (evt_…) | lead number>');
 
   program
     .command('help [command]')

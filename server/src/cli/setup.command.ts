@@ -1,59 +1,12 @@
-import { createInterface, type Interface } from 'node:readline';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { Clock } from '../clock/clock';
 import { EnvReader } from '../config/env-reader';
 import { botTokenProblem, readApiRoot } from '../config/telegram-settings';
-import type { SetupIo, SetupOptions } from '../setup/setup-session';
+import type { SetupOptions } from '../setup/setup-session';
 import { SetupService } from '../setup/setup.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { CliIo } from './cli-io';
-
-/** Setup's conversation: lines to `out`; at a terminal, answers and Enter read from stdin. */
-class TerminalIo implements SetupIo {
-  readonly interactive: boolean;
-  private readonly rl: Interface | null;
-
-  constructor(
-    private readonly io: CliIo,
-    onInterrupt: () => void,
-  ) {
-    this.interactive = io.stdin?.isTTY === true;
-    this.rl = this.interactive ? createInterface({ input: io.stdin!, terminal: false }) : null;
-    // At a terminal readline takes Ctrl-C itself: pass it on as the stop it means.
-    this.rl?.on('SIGINT', onInterrupt);
-  }
-
-  say(line: string): void {
-    this.io.out(line);
-  }
-
-  async ask(question: string): Promise<string | null> {
-    if (!this.rl) return null;
-    this.io.out(question);
-    return this.line(new AbortController().signal);
-  }
-
-  async enter(signal: AbortSignal): Promise<void> {
-    if (this.rl) await this.line(signal);
-    else await new Promise<never>(() => undefined);
-  }
-
-  /** The next line typed; never, once `signal` aborts. */
-  private line(signal: AbortSignal): Promise<string> {
-    return new Promise((resolve) => {
-      const onLine = (text: string) => {
-        signal.removeEventListener('abort', stop);
-        resolve(text);
-      };
-      const stop = () => this.rl?.off('line', onLine);
-      this.rl!.once('line', onLine);
-      signal.addEventListener('abort', stop, { once: true });
-    });
-  }
-
-  close(): void {
-    this.rl?.close();
-  }
-}
 
 /**
  * `npm run leads -- setup` (docs/requirements.md §16.1): needs TELEGRAM_BOT_TOKEN (and TELEGRAM_API_ROOT for the
@@ -82,14 +35,32 @@ export async function runSetup(io: CliIo, options: SetupOptions): Promise<number
   }
   const stop = new AbortController();
   io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
-  const terminal = new TerminalIo(io, () => stop.abort());
+  // Setup's conversation: lines to `out`; at a terminal, answers and Enter read from stdin.
+  const rl = io.stdin?.isTTY === true ? createInterface({ input: io.stdin, terminal: false }) : null;
+  // At a terminal readline takes Ctrl-C itself: pass it on as the stop it means.
+  rl?.on('SIGINT', () => stop.abort());
+  /** The next line typed; never without a terminal, or once `signal` aborts. */
+  const line = (signal?: AbortSignal) => (rl ? once(rl, 'line', { signal }).then(([text]) => String(text), never) : never());
   try {
-    const setup = new SetupService(TelegramGateway.forToken(token, apiRoot, timeout), terminal, new Clock(), {
-      ...options,
-      signal: stop.signal,
-    });
+    const setup = new SetupService(
+      TelegramGateway.forToken(token, apiRoot, timeout),
+      {
+        interactive: rl !== null,
+        say: io.out,
+        ask: async (question) => {
+          if (!rl) return null;
+          io.out(question);
+          return line();
+        },
+        enter: async (signal) => void (await line(signal)),
+      },
+      new Clock(),
+      { ...options, signal: stop.signal },
+    );
     return await setup.run();
   } finally {
-    terminal.close();
+    rl?.close();
   }
 }
+
+const never = () => new Promise<never>(() => undefined);

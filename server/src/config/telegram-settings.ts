@@ -55,13 +55,6 @@ export function readRoutes(r: EnvReader): LeadsRoute[] {
   return r.problems.length > before ? [] : routes;
 }
 
-/** Where Telegram posts the bot's updates (TELEGRAM_WEBHOOK_URL), the path the server takes them on, and its secret. */
-export interface TelegramWebhook {
-  url: string;
-  path: string;
-  secret: string;
-}
-
 /** A path the router takes literally: no `:`, `*`, brackets or other pattern characters (percent escapes allowed). */
 const WEBHOOK_PATH = /^\/(?:[A-Za-z0-9/._~-]|%[0-9A-Fa-f]{2})*$/;
 
@@ -86,10 +79,10 @@ function servedByServer(path: string): boolean {
  * TELEGRAM_WEBHOOK_URL with TELEGRAM_WEBHOOK_SECRET (and a bot token to take the updates for): both or neither, the
  * URL http(s) on a path of its own. Null: long polling.
  */
-export function readTelegramWebhook(r: EnvReader, token: string | null): TelegramWebhook | null {
+export function readTelegramWebhook(r: EnvReader, token: string | null): { url: string; path: string; secret: string } | null {
   const webhookUrl = r.string('TELEGRAM_WEBHOOK_URL') || null;
   const webhookSecret = r.string('TELEGRAM_WEBHOOK_SECRET') || null;
-  let webhook: TelegramWebhook | null = null;
+  let webhook: ReturnType<typeof readTelegramWebhook> = null;
   if (webhookUrl !== null) {
     const url = httpUrl(webhookUrl);
     if (!url) {

@@ -1,23 +1,15 @@
 import type { ChatInfo, ChatMemberInfo } from '../telegram/telegram.gateway';
 
-/** What the bot may do in a chat, read from getChat and getChatMember of the bot (setup and doctor ask the same). */
-export interface BotRights {
-  /** Why the bot cannot post or edit cards there, and what to change; null when it can. */
-  problem: string | null;
-  /** The status in the operator's words: "an administrator", "a member"… */
-  role: string;
-  /** Create, close and reopen topics; null when the chat has no topics. */
-  manageTopics: boolean | null;
-}
-
 const granted = (v: unknown) => v === true;
 
 /**
- * docs/requirements.md §16.4 (the rights the bot needs): an administrator posts anywhere (in a channel only with
- * `can_post_messages`, and edits there only with `can_edit_messages`); a plain member posts unless the group's
- * permissions keep members from writing; a restricted bot only with its own `can_send_messages`.
+ * What the bot may do in a chat (setup and doctor ask the same): `problem`, why it cannot post or edit cards there and
+ * what to change (null: it can); `role` in the operator's words; `manageTopics`, null when the chat has no topics.
+ * §16.4 of docs/requirements.md: an administrator posts anywhere (in a channel only with `can_post_messages`, and edits
+ * there only with `can_edit_messages`); a plain member posts unless the group's permissions keep members from writing;
+ * a restricted bot only with its own `can_send_messages`.
  */
-export function botRights(chat: ChatInfo, member: ChatMemberInfo): BotRights {
+export function botRights(chat: ChatInfo, member: ChatMemberInfo) {
   const channel = chat.type === 'channel';
   const topics = (may: boolean) => (chat.type === 'supergroup' && chat.is_forum === true ? may : null);
   switch (member.status) {

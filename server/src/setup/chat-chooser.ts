@@ -1,6 +1,5 @@
-import type { BotIdentity, RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
-import type { SetupSession } from './setup-session';
-import { waited } from './update-feed';
+import type { BotIdentity, RawUpdate } from '../telegram/telegram.gateway';
+import { waited, type SetupSession } from './setup-session';
 
 /** What an update says about a chat: the bot was added to it, or someone wrote in it (and in which topic). */
 export interface ChatSighting {
@@ -67,121 +66,108 @@ export const describeChat = (c: ChatChoice) =>
   `«${c.title}» (${c.chatId})${c.forum ? (c.threadId ? `, topic ${c.threadId}` : ', its General topic') : ''}`;
 
 /**
- * Setup's first steps: the leads group and the admin chat, found from updates the operator causes (adding the bot, a
- * message in the topic); a group nobody named (--chat, --from) is taken only when the operator says so.
+ * Setup's first steps: the leads chat (`other` null) or the admin chat, found from updates the operator causes (the
+ * bot added to a group, a message in it); in a forum, the topic of a message there. The admin chat may be another topic
+ * of the leads group, not the leads topic itself. A group nobody named (--chat, --from) is taken only when the operator
+ * says so.
  */
-export class ChatChooser {
-  constructor(
-    private readonly session: SetupSession,
-    private readonly telegram: TelegramGateway,
-  ) {}
-
-  /**
-   * The leads chat (`other` null) or the admin chat: a group the bot is added to or written in; in a forum, the topic
-   * of a message there. The admin chat may be another topic of the leads group, not the leads topic itself.
-   */
-  async choose(me: BotIdentity, other: ChatChoice | null): Promise<ChatChoice | null> {
-    const { io, options } = this.session;
-    const username = me.username ? `@${me.username}` : 'the bot';
-    io.say('');
-    if (!other) {
-      io.say('1. The leads group (the cards go there).');
-      io.say(`   Add ${username} to the group (group → Add members), or, if it is there already, send /stickers_chatid in it.`);
-      io.say('   A group with topics: send /stickers_chatid in the topic for the cards.');
-    } else {
-      io.say('2. The admin chat (alerts, the daily digest, /stickers_export), optional.');
-      io.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
-      if (io.interactive) io.say('   Press Enter to go on without an admin chat.');
-    }
-    if (other && !io.interactive && options.from === null) {
-      this.session.note(
-        'no admin chat: without a terminal setup takes an admin chat only with --from (set ADMIN_CHAT_ID later; /stickers_chatid tells it)',
-      );
-      return null;
-    }
-    io.say(`   Waiting up to ${options.timeoutSec} s…`);
-    for (;;) {
-      const seen = await this.session.wait((u) => {
-        const s = sighting(u, me.id);
-        if (!s) {
-          const message = u.message as { chat?: { type?: string } } | undefined;
-          if (message?.chat?.type === 'private')
-            this.session.note('a private message to the bot: the chat to set up is a group, add the bot there');
-          return null;
-        }
-        const inLeadsChat = other !== null && String(s.chat.id) === other.chatId;
-        if (inLeadsChat && (s.threadId === undefined || s.threadId === other.threadId)) {
-          if (s.threadId !== undefined)
-            this.session.note(`that is the leads ${other.threadId ? 'topic' : 'chat'}: the admin chat is another chat or topic`);
-          return null;
-        }
-        const chat = `«${s.chat.title ?? s.chat.id}» (${s.chat.id})`;
-        if (!other && options.chat !== null && String(s.chat.id) !== options.chat) {
-          this.session.note(`${chat}: ${s.how}; not the chat of --chat ${options.chat}: ignored`);
-          return null;
-        }
-        if (!inLeadsChat && options.from !== null && s.by?.id !== options.from) {
-          this.session.note(`${chat}: ${s.how}; not by --from ${options.from}: ignored`);
-          return null;
-        }
-        return s;
-      }, other !== null);
-      if (waited(seen) === null) {
-        if (other && seen.kind !== 'failed' && !this.session.stopped) {
-          this.session.note('no admin chat: alerts and the digest are only logged (set ADMIN_CHAT_ID later; /stickers_chatid tells it)');
-        } else if (seen.kind === 'timeout') {
-          this.session.fail(
-            `no group showed up within ${options.timeoutSec} s: add the bot to the group (or send /stickers_chatid there) and run setup again`,
-          );
-        }
+export async function chooseChat(session: SetupSession, me: BotIdentity, other: ChatChoice | null): Promise<ChatChoice | null> {
+  const { io, options } = session;
+  const username = me.username ? `@${me.username}` : 'the bot';
+  io.say('');
+  if (!other) {
+    io.say('1. The leads group (the cards go there).');
+    io.say(`   Add ${username} to the group (group → Add members), or, if it is there already, send /stickers_chatid in it.`);
+    io.say('   A group with topics: send /stickers_chatid in the topic for the cards.');
+  } else {
+    io.say('2. The admin chat (alerts, the daily digest, /stickers_export), optional.');
+    io.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
+    if (io.interactive) io.say('   Press Enter to go on without an admin chat.');
+  }
+  if (other && !io.interactive && options.from === null) {
+    session.note(
+      'no admin chat: without a terminal setup takes an admin chat only with --from (set ADMIN_CHAT_ID later; /stickers_chatid tells it)',
+    );
+    return null;
+  }
+  io.say(`   Waiting up to ${options.timeoutSec} s…`);
+  for (;;) {
+    const seen = await session.wait((u) => {
+      const s = sighting(u, me.id);
+      if (!s) {
+        const message = u.message as { chat?: { type?: string } } | undefined;
+        if (message?.chat?.type === 'private')
+          session.note('a private message to the bot: the chat to set up is a group, add the bot there');
         return null;
       }
-      const s = waited(seen)!;
-      const choice: ChatChoice = {
-        chatId: String(s.chat.id),
-        title: s.chat.title ?? String(s.chat.id),
-        forum: s.chat.is_forum === true,
-        threadId: s.threadId ?? null,
-      };
-      const count = await this.telegram.call('getChatMemberCount', { chat_id: choice.chatId });
-      const members = count.ok ? `${count.value} member${count.value === 1 ? '' : 's'}` : `members unknown (${count.description})`;
-      const found = `«${choice.title}» (${choice.chatId})${choice.threadId ? `, topic ${choice.threadId}` : ''}: ${members}; ${s.how}`;
-      // A group the operator did not name (--chat, --from) is taken only when they say so: it may be a stranger's.
-      const named = options.chat !== null || options.from !== null || (other !== null && choice.chatId === other.chatId);
-      if (!named) {
-        io.say(`   ${found}`);
-        const answer = await io.ask(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `);
-        if (!/^y(es)?$/i.test(answer?.trim() ?? '')) {
-          this.session.note(
-            `«${choice.title}» not taken: waiting for another group (add the bot to yours, or send /stickers_chatid in it)`,
-          );
-          continue;
-        }
+      const inLeadsChat = other !== null && String(s.chat.id) === other.chatId;
+      if (inLeadsChat && (s.threadId === undefined || s.threadId === other.threadId)) {
+        if (s.threadId !== undefined)
+          session.note(`that is the leads ${other.threadId ? 'topic' : 'chat'}: the admin chat is another chat or topic`);
+        return null;
       }
-      this.session.ok(found);
-      if (choice.forum && s.threadId === undefined) choice.threadId = await this.topic(choice);
-      return choice;
-    }
-  }
-
-  /** A forum: the topic is the one a message is written in (General: none). */
-  private async topic(choice: ChatChoice): Promise<number | null> {
-    const { io, options } = this.session;
-    io.say(
-      `   «${choice.title}» has topics: send /stickers_chatid in the topic to use (in General for none). Waiting up to ${options.timeoutSec} s…`,
-    );
-    const seen = await this.session.wait((u) => {
-      const message = u.message as { chat?: { id: number }; message_thread_id?: number; is_topic_message?: boolean } | undefined;
-      if (!message || String(message.chat?.id) !== choice.chatId) return null;
-      return { threadId: message.is_topic_message && message.message_thread_id ? message.message_thread_id : null };
-    }, false);
-    const topic = waited(seen);
-    if (!topic) {
-      if (seen.kind === 'timeout')
-        this.session.note(`no message in a topic within ${options.timeoutSec} s: the chat's General topic it is`);
+      const chat = `«${s.chat.title ?? s.chat.id}» (${s.chat.id})`;
+      if (!other && options.chat !== null && String(s.chat.id) !== options.chat) {
+        session.note(`${chat}: ${s.how}; not the chat of --chat ${options.chat}: ignored`);
+        return null;
+      }
+      if (!inLeadsChat && options.from !== null && s.by?.id !== options.from) {
+        session.note(`${chat}: ${s.how}; not by --from ${options.from}: ignored`);
+        return null;
+      }
+      return s;
+    }, other !== null);
+    if (waited(seen) === null) {
+      if (other && seen.kind !== 'failed' && !session.stopped) {
+        session.note('no admin chat: alerts and the digest are only logged (set ADMIN_CHAT_ID later; /stickers_chatid tells it)');
+      } else if (seen.kind === 'timeout') {
+        session.fail(
+          `no group showed up within ${options.timeoutSec} s: add the bot to the group (or send /stickers_chatid there) and run setup again`,
+        );
+      }
       return null;
     }
-    this.session.ok(topic.threadId ? `topic ${topic.threadId} of «${choice.title}»` : `the General topic of «${choice.title}»`);
-    return topic.threadId;
+    const s = waited(seen)!;
+    const choice: ChatChoice = {
+      chatId: String(s.chat.id),
+      title: s.chat.title ?? String(s.chat.id),
+      forum: s.chat.is_forum === true,
+      threadId: s.threadId ?? null,
+    };
+    const count = await session.telegram.call('getChatMemberCount', { chat_id: choice.chatId });
+    const members = count.ok ? `${count.value} member${count.value === 1 ? '' : 's'}` : `members unknown (${count.description})`;
+    const found = `«${choice.title}» (${choice.chatId})${choice.threadId ? `, topic ${choice.threadId}` : ''}: ${members}; ${s.how}`;
+    // A group the operator did not name (--chat, --from) is taken only when they say so: it may be a stranger's.
+    const named = options.chat !== null || options.from !== null || (other !== null && choice.chatId === other.chatId);
+    if (!named) {
+      io.say(`   ${found}`);
+      if (!(await session.yes(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `))) {
+        session.note(`«${choice.title}» not taken: waiting for another group (add the bot to yours, or send /stickers_chatid in it)`);
+        continue;
+      }
+    }
+    session.ok(found);
+    if (choice.forum && s.threadId === undefined) choice.threadId = await chooseTopic(session, choice);
+    return choice;
   }
+}
+
+/** A forum: the topic is the one a message is written in (General: none). */
+async function chooseTopic(session: SetupSession, choice: ChatChoice): Promise<number | null> {
+  const { io, options } = session;
+  io.say(
+    `   «${choice.title}» has topics: send /stickers_chatid in the topic to use (in General for none). Waiting up to ${options.timeoutSec} s…`,
+  );
+  const seen = await session.wait((u) => {
+    const message = u.message as { chat?: { id: number }; message_thread_id?: number; is_topic_message?: boolean } | undefined;
+    if (!message || String(message.chat?.id) !== choice.chatId) return null;
+    return { threadId: message.is_topic_message && message.message_thread_id ? message.message_thread_id : null };
+  }, false);
+  const topic = waited(seen);
+  if (!topic) {
+    if (seen.kind === 'timeout') session.note(`no message in a topic within ${options.timeoutSec} s: the chat's General topic it is`);
+    return null;
+  }
+  session.ok(topic.threadId ? `topic ${topic.threadId} of «${choice.title}»` : `the General topic of «${choice.title}»`);
+  return topic.threadId;
 }

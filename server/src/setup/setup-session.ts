@@ -1,7 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock/clock';
-import type { RawUpdate } from '../telegram/telegram.gateway';
+import type { RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
-import type { UpdateFeed, Waited } from './update-feed';
 
 /** How setup talks to the operator: lines out, and (at a terminal) answers in. */
 export interface SetupIo {
@@ -29,18 +29,56 @@ export interface SetupOptions {
   from: number | null;
 }
 
+/** The update kinds setup reads: the bot added to a chat, messages (which chat, which topic), the test card's press. */
+const SETUP_UPDATES = ['message', 'my_chat_member', 'callback_query'] as const;
+
+/** Longest single long poll (Telegram allows 50 s); a wait longer than this is several polls. */
+const POLL_SEC = 25;
+
+export type Waited<T> =
+  | { kind: 'found'; value: T }
+  | { kind: 'timeout' }
+  | { kind: 'aborted' }
+  /** Telegram refused or failed the poll (409: another program polls this bot; a webhook is set; the network). */
+  | { kind: 'failed'; failure: TelegramFailure };
+
+/** What a wait found; null when it ended without (a timeout, Ctrl-C or Enter, a failure). */
+export function waited<T>(w: Waited<T>): T | null {
+  return w.kind === 'found' ? w.value : null;
+}
+
+/** An update the server would act on (a card's button, a command but /stickers_chatid): not taken from it unnoticed. */
+export function isForTheServer(update: RawUpdate, ownData?: (data: string) => boolean): boolean {
+  const query = update.callback_query as { data?: string } | undefined;
+  if (query) return !(ownData?.(query.data ?? '') ?? false);
+  const message = update.message as { text?: string } | undefined;
+  const command = /^\/([A-Za-z0-9_]+)/.exec(message?.text ?? '')?.[1];
+  return command !== undefined && command !== 'stickers_chatid' && command !== 'start';
+}
+
 /**
  * One run of setup as the operator sees it: its lines (`ok`, `FAIL` — counted —, `note`) and its waits for an update,
  * each bounded by `timeoutSec`, skippable with Enter where said, ended by Ctrl-C (`signal`).
+ *
+ * The waits are setup's own long polling (docs/requirements.md §16.1): each update looked at once, in order, and
+ * confirmed at the end for the server that polls next. An offset confirms every update before it (Telegram's only
+ * way), so the first look at what waits (`pending`) has none.
  */
 export class SetupSession {
   problems = 0;
+  /** The test card's `callback_data`, this run's own. */
+  protected readonly pressData = `setup:${randomBytes(6).toString('hex')}`;
+  /** The next update id to ask for: one past the last update looked at; undefined before the first. */
+  private offset: number | undefined;
+  private readonly buffer: RawUpdate[] = [];
+  /** Updates for the server (presses, commands) setup looked at while it waited: they are gone for the server. */
+  protected readonly takenFromServer: RawUpdate[] = [];
 
   constructor(
+    readonly telegram: TelegramGateway,
     readonly io: SetupIo,
-    readonly options: SetupOptions,
     private readonly clock: Clock,
-    readonly feed: UpdateFeed,
+    readonly options: SetupOptions,
   ) {}
 
   ok(text: string): void {
@@ -56,11 +94,16 @@ export class SetupSession {
     this.io.say(`note  ${text}`);
   }
 
+  /** The operator answered yes; no when nobody can answer. */
+  async yes(question: string): Promise<boolean> {
+    return /^y(es)?$/i.test((await this.io.ask(question))?.trim() ?? '');
+  }
+
   get stopped(): boolean {
     return this.options.signal?.aborted === true;
   }
 
-  pollFailed(failure: TelegramFailure): void {
+  protected pollFailed(failure: TelegramFailure): void {
     if (/409/.test(failure.description) && /webhook/i.test(failure.description)) {
       this.fail(`a webhook was set meanwhile (${failure.description}): run setup again`);
     } else if (/409/.test(failure.description)) {
@@ -79,11 +122,60 @@ export class SetupSession {
     const signals = [local.signal, ...(this.options.signal ? [this.options.signal] : [])];
     if (skippable && this.io.interactive) void this.io.enter(local.signal).then(() => local.abort());
     try {
-      const waited = await this.feed.next(pick, until, AbortSignal.any(signals));
+      const waited = await this.next(pick, until, AbortSignal.any(signals));
       if (waited.kind === 'failed') this.pollFailed(waited.failure);
       return waited;
     } finally {
       local.abort();
     }
+  }
+
+  /** What waits for the bot now, unconfirmed (kept in order for the waits that follow); null after a failure's line. */
+  protected async pending(): Promise<RawUpdate[] | null> {
+    const result = await this.telegram.getUpdates({ timeoutSec: 0, allowedUpdates: SETUP_UPDATES });
+    if (!result.ok) {
+      this.pollFailed(result);
+      return null;
+    }
+    this.buffer.push(...result.value);
+    return result.value;
+  }
+
+  /** Forgets what `pending` read: the next poll starts after it, confirming it (the operator said to drop them). */
+  protected skipBuffered(): void {
+    const last = this.buffer.at(-1);
+    if (last) this.offset = last.update_id + 1;
+    this.buffer.length = 0;
+  }
+
+  /** Looks at updates, oldest first, until `pick` takes one, `until` passes or `signal` aborts; each looked at is consumed. */
+  private async next<T>(pick: (update: RawUpdate) => T | null, until: number, signal: AbortSignal): Promise<Waited<T>> {
+    for (;;) {
+      for (let update = this.buffer.shift(); update; update = this.buffer.shift()) {
+        this.offset = update.update_id + 1;
+        const value = pick(update);
+        if (value !== null) return { kind: 'found', value };
+        if (isForTheServer(update, (data) => data === this.pressData)) this.takenFromServer.push(update);
+      }
+      if (signal.aborted) return { kind: 'aborted' };
+      const left = until - this.clock.now();
+      if (left <= 0) return { kind: 'timeout' };
+      const timeoutSec = Math.min(POLL_SEC, Math.ceil(left / 1000));
+      const result = await this.telegram.getUpdates({ offset: this.offset, timeoutSec, allowedUpdates: SETUP_UPDATES }, signal);
+      if (signal.aborted) return { kind: 'aborted' };
+      if (!result.ok) return { kind: 'failed', failure: result };
+      // An offset beyond every update also drops what came before it: keep only the ones not yet looked at.
+      this.buffer.push(...result.value.filter((u) => this.offset === undefined || u.update_id >= this.offset));
+    }
+  }
+
+  /**
+   * Confirms every update looked at with one getUpdates from the next offset that does not wait: the server's first
+   * poll neither gets them again nor meets a poll of ours still open (409). Those not looked at stay for the server.
+   */
+  protected async confirm(): Promise<TelegramFailure | null> {
+    if (this.offset === undefined) return null;
+    const result = await this.telegram.getUpdates({ offset: this.offset, timeoutSec: 0, limit: 1, allowedUpdates: SETUP_UPDATES });
+    return result.ok ? null : result;
   }
 }

@@ -1,10 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock/clock';
-import type { BotIdentity, TelegramGateway } from '../telegram/telegram.gateway';
+import type { BotIdentity } from '../telegram/telegram.gateway';
 import { botRights } from './bot-rights';
-import { ChatChooser, describeChat, userName, type ChatChoice } from './chat-chooser';
-import { SetupSession, type SetupIo, type SetupOptions } from './setup-session';
-import { isForTheServer, UpdateFeed, waited } from './update-feed';
+import { chooseChat, describeChat, userName, type ChatChoice } from './chat-chooser';
+import { isForTheServer, SetupSession, waited } from './setup-session';
 
 /**
  * `npm run leads -- setup` (docs/requirements.md §16.1): from a bot token alone to the lines of `.env` — the leads
@@ -12,26 +9,12 @@ import { isForTheServer, UpdateFeed, waited } from './update-feed';
  * topic), then what the bot may do there, and a test card whose button press must come back. Needs no server; reads
  * updates with its own long polling and leaves them confirmed for the server that polls next.
  */
-export class SetupService {
-  /** The test card's `callback_data`, this run's own. */
-  private readonly pressData = `setup:${randomBytes(6).toString('hex')}`;
-  private readonly session: SetupSession;
-
-  constructor(
-    private readonly telegram: TelegramGateway,
-    private readonly io: SetupIo,
-    clock: Clock,
-    private readonly options: SetupOptions,
-  ) {
-    const feed = new UpdateFeed(telegram, clock, (data) => data === this.pressData);
-    this.session = new SetupSession(io, options, clock, feed);
-  }
-
+export class SetupService extends SetupSession {
   /** The exit code: 0 every check passed; 1 a problem (said in its line); 130 stopped by the operator. */
   async run(): Promise<number> {
     if (!this.io.interactive && this.options.chat === null && this.options.from === null) {
       // Nobody can confirm the group: the first one to show up could be a stranger's (anyone may add a bot to a group).
-      this.session.fail(
+      this.fail(
         "without a terminal setup takes only the group you name: run it with --chat <the group's chat id> " +
           "or --from <your Telegram user id> (then the group you add the bot to is taken, and nobody else's)",
       );
@@ -40,16 +23,15 @@ export class SetupService {
     const me = await this.identify();
     if (!me || !(await this.takeOverUpdates())) return 1;
     try {
-      const chooser = new ChatChooser(this.session, this.telegram);
-      const leads = await chooser.choose(me, null);
-      const admin = leads && this.options.admin ? await chooser.choose(me, leads) : null;
-      if (!leads) return this.session.stopped ? 130 : 1;
+      const leads = await chooseChat(this, me, null);
+      const admin = leads && this.options.admin ? await chooseChat(this, me, leads) : null;
+      if (!leads) return this.stopped ? 130 : 1;
       this.printEnv(leads, admin);
       const leadsWritable = await this.rights(me, 'leads chat', leads);
       if (admin && (await this.rights(me, 'admin chat', admin))) await this.adminMessage(admin);
       if (leadsWritable) await this.card(leads);
-      if (this.session.stopped) return 130;
-      const problems = this.session.problems;
+      if (this.stopped) return 130;
+      const problems = this.problems;
       this.io.say(
         problems > 0
           ? `setup: ${problems} problem${problems > 1 ? 's' : ''} above; fix and run it again (or npm run leads -- doctor once .env is set)`
@@ -66,19 +48,19 @@ export class SetupService {
     const me = await this.telegram.call('getMe', {});
     if (!me.ok) {
       if (me.kind === 'refused' && /^(401|404)/.test(me.description)) {
-        this.session.fail(
+        this.fail(
           `TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather (/mybots → the bot → API Token)`,
         );
       } else {
-        this.session.fail(
+        this.fail(
           `TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer (${me.description}); check TELEGRAM_API_ROOT and the network`,
         );
       }
       return null;
     }
-    this.session.ok(`TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
+    this.ok(`TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
     if (me.value.can_read_all_group_messages === false) {
-      this.session.note('privacy mode is on (as BotFather sets it): in groups the bot sees commands and its buttons, all it needs');
+      this.note('privacy mode is on (as BotFather sets it): in groups the bot sees commands and its buttons, all it needs');
     }
     return me.value;
   }
@@ -90,48 +72,40 @@ export class SetupService {
   private async takeOverUpdates(): Promise<boolean> {
     const hook = await this.telegram.call('getWebhookInfo', {});
     if (!hook.ok) {
-      this.session.fail(`getWebhookInfo failed (${hook.description}): try again`);
+      this.fail(`getWebhookInfo failed (${hook.description}): try again`);
       return false;
     }
     if (hook.value.url) {
       this.io.say(
         `a webhook is set: Telegram posts this bot's updates to ${hook.value.url} (a server in webhook mode), so setup cannot read them`,
       );
-      const yes =
-        this.options.deleteWebhook ||
-        /^y(es)?$/i.test(
-          (await this.io.ask('Delete the webhook? The server sets it again when it starts with TELEGRAM_WEBHOOK_URL. [y/N] ')) ?? '',
-        );
-      if (!yes) {
-        this.session.fail(
+      if (
+        !this.options.deleteWebhook &&
+        !(await this.yes('Delete the webhook? The server sets it again when it starts with TELEGRAM_WEBHOOK_URL. [y/N] '))
+      ) {
+        this.fail(
           'a webhook is set: run setup with --delete-webhook (the server sets it again at its start), or send /stickers_chatid in the group: the running server answers it',
         );
         return false;
       }
       const deleted = await this.telegram.call('deleteWebhook', { drop_pending_updates: false });
       if (!deleted.ok) {
-        this.session.fail(`deleteWebhook failed (${deleted.description})`);
+        this.fail(`deleteWebhook failed (${deleted.description})`);
         return false;
       }
-      this.session.ok('webhook deleted: the server sets it again when it starts in webhook mode');
+      this.ok('webhook deleted: the server sets it again when it starts in webhook mode');
     }
-    const pending = await this.session.feed.pending();
-    if (!pending.ok) {
-      this.session.pollFailed(pending.failure);
-      return false;
-    }
-    const forServer = pending.updates.filter((u) => isForTheServer(u));
+    const pending = await this.pending();
+    if (!pending) return false;
+    const forServer = pending.filter((u) => isForTheServer(u));
     if (forServer.length > 0) {
       this.io.say(`${forServer.length} button press(es) or command(s) wait for the server: setup would take them from it`);
-      const yes = this.options.dropPending || /^y(es)?$/i.test((await this.io.ask('Drop them and go on? [y/N] ')) ?? '');
-      if (!yes) {
-        this.session.fail(
-          'updates wait for the server: start it once so that it takes them, then run setup again (or pass --drop-pending)',
-        );
+      if (!this.options.dropPending && !(await this.yes('Drop them and go on? [y/N] '))) {
+        this.fail('updates wait for the server: start it once so that it takes them, then run setup again (or pass --drop-pending)');
         return false;
       }
-      this.session.feed.skipBuffered();
-      this.session.note(`${forServer.length} waiting update(s) dropped`);
+      this.skipBuffered();
+      this.note(`${forServer.length} waiting update(s) dropped`);
     }
     return true;
   }
@@ -154,13 +128,13 @@ export class SetupService {
     const chat = await this.telegram.getChat(choice.chatId);
     const member = chat.ok ? await this.telegram.getChatMember(choice.chatId, me.id) : null;
     const rights = chat.ok && member?.ok ? botRights(chat.value, member.value) : null;
-    if (!chat.ok) this.session.fail(`${name}: the bot cannot reach it (${chat.description}): add the bot to the chat again`);
-    else if (member && !member.ok) this.session.fail(`${name}: the bot's rights could not be read (${member.description})`);
-    else if (rights?.problem) this.session.fail(`${name}: ${rights.problem}`);
+    if (!chat.ok) this.fail(`${name}: the bot cannot reach it (${chat.description}): add the bot to the chat again`);
+    else if (member && !member.ok) this.fail(`${name}: the bot's rights could not be read (${member.description})`);
+    else if (rights?.problem) this.fail(`${name}: ${rights.problem}`);
     if (!rights || rights.problem) return false;
-    this.session.ok(`${name}: the bot is ${rights.role}, may send and edit its messages`);
-    if (rights.manageTopics === false) this.session.note(`${label}: the bot may not manage topics (not needed to post in an open topic)`);
-    if (rights.manageTopics === true) this.session.ok(`${label}: the bot may manage topics`);
+    this.ok(`${name}: the bot is ${rights.role}, may send and edit its messages`);
+    if (rights.manageTopics === false) this.note(`${label}: the bot may not manage topics (not needed to post in an open topic)`);
+    if (rights.manageTopics === true) this.ok(`${label}: the bot may manage topics`);
     return true;
   }
 
@@ -171,8 +145,8 @@ export class SetupService {
       text: '🧪 Stickers Leads: проверка чата админов. Сюда придут оповещения и ежедневная сводка.',
       html: false,
     });
-    if (sent.ok) this.session.ok(`admin chat: a test message went to ${describeChat(admin)}`);
-    else this.session.fail(`admin chat: the test message was refused (${sent.description})`);
+    if (sent.ok) this.ok(`admin chat: a test message went to ${describeChat(admin)}`);
+    else this.fail(`admin chat: the test message was refused (${sent.description})`);
   }
 
   /** A card with a button; its press must come back within the bound (docs/requirements.md §16.1). */
@@ -185,12 +159,12 @@ export class SetupService {
       keyboard: { inline_keyboard: [[{ text: '✅ Проверить кнопку', callback_data: this.pressData }]] },
     });
     if (!sent.ok) {
-      this.session.fail(`test card: Telegram refused it (${sent.description})`);
+      this.fail(`test card: Telegram refused it (${sent.description})`);
       return;
     }
-    this.session.ok(`test card sent to ${describeChat(leads)} (message ${sent.value.message_id})`);
+    this.ok(`test card sent to ${describeChat(leads)} (message ${sent.value.message_id})`);
     this.io.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeoutSec} s…`);
-    const seen = await this.session.wait((u) => {
+    const seen = await this.wait((u) => {
       const query = u.callback_query as { id: string; data?: string; from?: { first_name?: string } } | undefined;
       return query?.data === this.pressData ? query : null;
     }, false);
@@ -200,24 +174,22 @@ export class SetupService {
     if (!press) {
       await close('🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.');
       if (seen.kind === 'timeout')
-        this.session.fail(
+        this.fail(
           `buttons: no press of the test card reached the bot within ${this.options.timeoutSec} s (run setup again to repeat the check)`,
         );
       return;
     }
     await this.telegram.answerCallback(press.id, '✅ Кнопка работает: нажатие дошло до бота');
     await close(`✅ Проверочная карточка Stickers Leads: нажатие (${userName(press.from)}) дошло до бота. Её можно удалить.`);
-    this.session.ok(`buttons: the press of ${userName(press.from)} reached the bot`);
+    this.ok(`buttons: the press of ${userName(press.from)} reached the bot`);
   }
 
   /** Confirms what was read, so the server's first poll starts after it; says what was taken from the server. */
   private async handBack(): Promise<void> {
-    const confirmed = await this.session.feed.confirm();
-    if (!confirmed.ok)
-      this.session.note(`the updates setup read could not be confirmed (${confirmed.failure.description}): the server may see them once`);
-    const taken = this.session.feed.takenFromServer.length;
-    if (taken > 0)
-      this.session.note(`${taken} button press(es) or command(s) for the server came while setup waited: press or send them again`);
-    if (this.session.stopped) this.io.say('setup stopped');
+    const unconfirmed = await this.confirm();
+    if (unconfirmed) this.note(`the updates setup read could not be confirmed (${unconfirmed.description}): the server may see them once`);
+    const taken = this.takenFromServer.length;
+    if (taken > 0) this.note(`${taken} button press(es) or command(s) for the server came while setup waited: press or send them again`);
+    if (this.stopped) this.io.say('setup stopped');
   }
 }
