@@ -4,7 +4,6 @@ import type { Card } from '../cards/card.renderer';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
@@ -38,7 +37,7 @@ export class CardRewriter implements OutboxHandler {
     private readonly telegram: TelegramGateway,
     private readonly chats: LeadsChatService,
     private readonly alerts: AlertsService,
-    private readonly events: LeadEventsRepository,
+    private readonly events: LeadsRepository,
     private readonly clock: Clock,
     private readonly gate: OutboxGate,
     @Inject(MESSAGES) private readonly t: Messages,
@@ -95,7 +94,7 @@ export class CardRewriter implements OutboxHandler {
         const detail = `status ${lead.status}${anonymised}${minimal ? `; minimal card (${minimal})` : ''}`;
         const record = async () => {
           await this.repo.markCardRefreshed(lead.id, dirtyAt);
-          await this.events.record(lead.id, 'card_rewritten', this.clock.now(), detail);
+          await this.events.recordEvent(lead.id, 'card_rewritten', this.clock.now(), detail);
         };
         return { done: 'sent', record };
       }
@@ -108,7 +107,7 @@ export class CardRewriter implements OutboxHandler {
         return { defer: this.clock.now() };
       case 'retry':
         return retryLater(next, this.clock.now(), description, async () => {
-          await this.events.record(lead.id, 'card_rewrite_failed', this.clock.now(), `attempt ${next.failures}: ${description}`);
+          await this.events.recordEvent(lead.id, 'card_rewrite_failed', this.clock.now(), `attempt ${next.failures}: ${description}`);
           this.logger.warn({ msg: 'card rewrite attempt failed', lead_number: lead.id, attempt: next.failures, error: description });
         });
     }

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { type FallbackAnswerEnd, type FallbackToAnswer, LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { OutboxGate } from './outbox-gate';
@@ -22,7 +21,7 @@ export class FallbackAnswerer implements OutboxHandler {
   constructor(
     private readonly repo: LeadsRepository,
     private readonly telegram: TelegramGateway,
-    private readonly events: LeadEventsRepository,
+    private readonly events: LeadsRepository,
     private readonly clock: Clock,
     private readonly gate: OutboxGate,
     @Inject(MESSAGES) private readonly t: Messages,
@@ -91,6 +90,6 @@ export class FallbackAnswerer implements OutboxHandler {
     kind: 'fallback_answered' | 'fallback_answer_failed' | 'fallback_left',
     detail: string,
   ) {
-    return this.events.record(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
+    return this.events.recordEvent(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
   }
 }

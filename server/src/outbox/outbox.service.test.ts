@@ -13,7 +13,6 @@ import { loadServerConfig } from '../config/config';
 import { type LeadsDb, migrateToLatest, openDatabase } from '../database/database';
 import { WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
 import type { PassSchedule } from '../cluster/pass-schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
@@ -102,15 +101,14 @@ function build() {
   const gateway = telegram as unknown as TelegramGateway;
   const metrics = new Metrics();
   const leads = new LeadsRepository(db);
-  const events = new LeadEventsRepository(db);
   const cards = new CardService(config, ru, new TelegramLinksRepository(db), new LeadMessagesRepository(db));
   const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), clock, metrics, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
   const gate = new OutboxGate(gateway, clock, metrics, new SettingsRepository(db));
-  const publisher = new CardPublisher(leads, cards, gateway, chats, adminAlerts, events, metrics, clock, gate, ru);
-  const rewriter = new CardRewriter(leads, cards, gateway, chats, adminAlerts, events, clock, gate, ru);
-  const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, events, clock, gate, ru);
-  const answerer = new FallbackAnswerer(leads, gateway, events, clock, gate, ru);
+  const publisher = new CardPublisher(leads, cards, gateway, chats, adminAlerts, leads, metrics, clock, gate, ru);
+  const rewriter = new CardRewriter(leads, cards, gateway, chats, adminAlerts, leads, clock, gate, ru);
+  const notifier = new RepeatNotifier(leads, cards, gateway, chats, rewriter, leads, clock, gate, ru);
+  const answerer = new FallbackAnswerer(leads, gateway, leads, clock, gate, ru);
   const leases = new LeaseService(new LeasesRepository(db), DEFAULT_LEASE_TIMINGS);
   const webhooks = null as unknown as WebhookDeliverer; // no endpoint configured: never called
   const recorder = null as unknown as WebhookRecorder;

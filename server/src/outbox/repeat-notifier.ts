@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CardService } from '../cards/card.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { CardRewriter } from './card-rewriter';
@@ -24,7 +23,7 @@ export class RepeatNotifier implements OutboxHandler {
     private readonly telegram: TelegramGateway,
     private readonly chats: LeadsChatService,
     private readonly rewriter: CardRewriter,
-    private readonly events: LeadEventsRepository,
+    private readonly events: LeadsRepository,
     private readonly clock: Clock,
     private readonly gate: OutboxGate,
     @Inject(MESSAGES) private readonly t: Messages,
@@ -41,7 +40,7 @@ export class RepeatNotifier implements OutboxHandler {
       const why = lead.status === 'spam' ? 'lead is spam' : 'lead is anonymised';
       const record = async () => {
         await this.repo.markRepeatHandled(repeat.id, 'skipped', this.clock.now());
-        await this.events.record(repeat.lead_id, 'repeat_skipped', this.clock.now(), why, repeat.id);
+        await this.events.recordEvent(repeat.lead_id, 'repeat_skipped', this.clock.now(), why, repeat.id);
       };
       return { done: 'skipped', record };
     }
@@ -62,7 +61,7 @@ export class RepeatNotifier implements OutboxHandler {
       case 'republish': {
         const record = async () => {
           await this.repo.republish(lead.id, description);
-          await this.events.record(lead.id, 'card_gone', this.clock.now(), `${description}; a new card will be published`);
+          await this.events.recordEvent(lead.id, 'card_gone', this.clock.now(), `${description}; a new card will be published`);
           this.logger.warn({ msg: 'card message is gone; a new card will be published', lead_number: lead.id, error: description });
         };
         return { done: 'card gone', record };
@@ -100,7 +99,7 @@ export class RepeatNotifier implements OutboxHandler {
     const record = async () => {
       await this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
       this.logger.log({ msg: 'repeat notified', lead_number: lead.id, request_id: lead.request_id });
-      await this.events.record(lead.id, 'repeat_notified', this.clock.now(), detail, repeatId);
+      await this.events.recordEvent(lead.id, 'repeat_notified', this.clock.now(), detail, repeatId);
     };
     return { done: 'sent', record };
   }
@@ -116,13 +115,13 @@ export class RepeatNotifier implements OutboxHandler {
     if (next.giveUp) {
       const record = async () => {
         await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), error);
-        await this.events.record(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${error}`, repeatId);
+        await this.events.recordEvent(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${error}`, repeatId);
         this.logger.warn({ msg: 'repeat notification given up', lead_number: leadId, failures, error });
       };
       return { done: 'gave_up', attempts: failures, record };
     }
     return retryLater(next, this.clock.now(), error, async () => {
-      await this.events.record(leadId, 'repeat_notify_failed', this.clock.now(), `attempt ${failures}: ${error}`, repeatId);
+      await this.events.recordEvent(leadId, 'repeat_notify_failed', this.clock.now(), `attempt ${failures}: ${error}`, repeatId);
       this.logger.warn({ msg: 'repeat notification attempt failed', lead_number: leadId, attempt: failures, error });
     });
   }

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import type { LeadEventKind } from '../database/schema';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
+import type { Tx } from './transactor';
 
 export interface UnpublishedLead {
   id: number;
@@ -42,10 +44,22 @@ export interface FallbackToAnswer {
 /** What became of a fallback message's reply: sent, or given up for good. */
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
-/** The queries on one lead and its repeats: the outbox's handlers, the status compare-and-set, reminders, backlog figures. */
+/** The queries on one lead, its repeats and its story: the outbox's handlers, the status compare-and-set, reminders, backlog figures. */
 @Injectable()
 export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /** Appends to a lead's story (`lead_events`, never personal data); `trx`: when it must commit with the change it tells of. */
+  async recordEvent(
+    leadId: number,
+    kind: LeadEventKind,
+    at: number,
+    detail: string | null = null,
+    repeatId: number | null = null,
+    trx?: Tx,
+  ): Promise<void> {
+    await (trx ?? this.db).insertInto('lead_events').values({ lead_id: leadId, kind, at, detail, repeat_id: repeatId }).execute();
+  }
 
   /** Every repeat of a lead, newest first. */
   repeatsOf(leadId: number): Promise<LeadRepeat[]> {
