@@ -4,7 +4,7 @@ import type { LeadsDb } from '../database/database';
 import type { LeadEventKind } from '../database/schema';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
-import type { Tx } from './transactor';
+import { countRows, type Tx } from './transactor';
 
 export interface UnpublishedLead {
   id: number;
@@ -244,13 +244,8 @@ export class LeadsRepository {
     return row?.last ?? null;
   }
 
-  async countUnpublished(): Promise<number> {
-    const row = await this.db
-      .selectFrom('leads')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('published_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  countUnpublished(): Promise<number> {
+    return countRows(this.db.selectFrom('leads').where('published_at', 'is', null));
   }
 
   /**

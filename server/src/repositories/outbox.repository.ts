@@ -4,7 +4,7 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database, OutboxKind } from '../database/schema';
-import type { Tx } from './transactor';
+import { countRows, type Tx } from './transactor';
 
 export type OutboxRow = Selectable<Database['outbox']>;
 
@@ -206,14 +206,8 @@ export class OutboxRepository {
   }
 
   /** How many webhook deliveries wait for endpoints not configured any more (their secret is gone: never sent). */
-  async waitingForOtherEndpoints(endpoints: string[]): Promise<number> {
-    let query = this.db
-      .selectFrom('outbox')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('kind', '=', 'webhook')
-      .where('done_at', 'is', null);
-    if (endpoints.length > 0) query = query.where('target', 'not in', endpoints);
-    const row = await query.executeTakeFirst();
-    return Number(row?.n ?? 0);
+  waitingForOtherEndpoints(endpoints: string[]): Promise<number> {
+    const query = this.db.selectFrom('outbox').where('kind', '=', 'webhook').where('done_at', 'is', null);
+    return countRows(endpoints.length > 0 ? query.where('target', 'not in', endpoints) : query);
   }
 }

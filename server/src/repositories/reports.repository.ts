@@ -6,6 +6,7 @@ import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { inLeadScope, type LeadScope } from './lead-pages.repository';
+import { countRows } from './transactor';
 
 /** The leads counted: created in [since, until), of one landing's source (null: none) or of any (undefined). */
 export interface ChartWindow {
@@ -50,24 +51,16 @@ export class ReportsRepository {
     return this.stillNewLeads().select(['id', 'created_at', 'published_at']).orderBy('created_at').orderBy('id').limit(limit).execute();
   }
 
-  async countStillNew(): Promise<number> {
-    const row = await this.stillNewLeads()
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  countStillNew(): Promise<number> {
+    return countRows(this.stillNewLeads());
   }
 
   private stillNewLeads() {
     return this.db.selectFrom('leads').where('status', '=', 'new').where('anonymised_at', 'is', null);
   }
 
-  async repeatsSince(since: number): Promise<number> {
-    const row = await this.db
-      .selectFrom('lead_repeats')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('created_at', '>=', since)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  repeatsSince(since: number): Promise<number> {
+    return countRows(this.db.selectFrom('lead_repeats').where('created_at', '>=', since));
   }
 
   /**
@@ -145,11 +138,7 @@ export class ReportsRepository {
         .executeTakeFirstOrThrow();
       return median === null ? null : Number(median);
     }
-    const { n } = await this.db
-      .selectFrom(changed.select('l.id').as('changed'))
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    const count = Number(n);
+    const count = await countRows(this.db.selectFrom(changed.select('l.id').as('changed')));
     if (count === 0) return null;
     const middle = await changed
       .select(wait)
