@@ -6,14 +6,6 @@ import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/l
 import type { LeadStatus } from '../domain/lead-status';
 import { countRows, type Tx } from './transactor';
 
-export interface UnpublishedLead {
-  id: number;
-  created_at: number;
-  publish_attempts: number;
-  last_error: string | null;
-  next_attempt_at: number;
-}
-
 /** The history's user id of a change an integrator made (`POST /leads/{n}/status`): no Telegram user has it. */
 export const CRM_USER_ID = 0;
 
@@ -206,7 +198,7 @@ export class LeadsRepository {
   }
 
   /** Leads with no card yet, oldest first, with their card row's attempts, last error and next time (/stickers_new). */
-  async listUnpublished(limit: number): Promise<UnpublishedLead[]> {
+  async listUnpublished(limit: number) {
     const rows = await this.db
       .selectFrom('leads as l')
       .leftJoin('outbox as o', (join) => join.onRef('o.lead_id', '=', 'l.id').on('o.kind', '=', 'card').on('o.done_at', 'is', null))

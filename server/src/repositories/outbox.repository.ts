@@ -19,13 +19,6 @@ export interface OutboxFailure {
   firstFailedAt?: number;
 }
 
-/** The backlog of one kind: rows not done, and of those the ones that failed at least once. */
-export interface OutboxBacklog {
-  kind: OutboxKind;
-  waiting: number;
-  failing: number;
-}
-
 /** No instance holds the row. */
 const UNCLAIMED = { claimed_by: null, claimed_until: null };
 
@@ -172,7 +165,7 @@ export class OutboxRepository {
   }
 
   /** Rows not done, per kind, and how many of them failed at least once. */
-  async backlog(): Promise<OutboxBacklog[]> {
+  async backlog() {
     const rows = await this.db
       .selectFrom('outbox')
       .select((eb) => [

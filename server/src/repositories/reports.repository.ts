@@ -21,13 +21,6 @@ export interface ChartWindow {
 /** Quarter hours: every time zone's offset is a whole number of them, so any local day is a run of whole quarters. */
 export const QUARTER_MS = 15 * 60 * 1000;
 
-/** Leads created in a quarter hour (`quarter` × QUARTER_MS is its start) from one source. */
-export interface QuarterCount {
-  quarter: number;
-  source: string | null;
-  n: number;
-}
-
 /** One group of `sourceCounts`: null where the leads had no value. */
 export interface SourceCount {
   landing: string | null;
@@ -95,8 +88,11 @@ export class ReportsRepository {
       ]);
   }
 
-  /** Leads per quarter hour (integer division on both databases) and source: the caller groups them into local days. */
-  async perQuarterHour(w: ChartWindow): Promise<QuarterCount[]> {
+  /**
+   * Leads per quarter hour (`quarter` × QUARTER_MS is its start; integer division on both databases) and source: the
+   * caller groups them into local days.
+   */
+  async perQuarterHour(w: ChartWindow) {
     const quarter = sql<number>`${sql.ref('l.created_at')} / ${sql.lit(QUARTER_MS)}`;
     const rows = await this.db
       .selectFrom('leads as l')
