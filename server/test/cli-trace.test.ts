@@ -4,10 +4,10 @@
  */
 import { formatTrace } from '../src/trace/trace-format';
 import { type LeadTrace, TraceService } from '../src/trace/trace.service';
-import type { TraceRepository } from '../src/repositories/trace.repository';
+import type { LeadPagesRepository } from '../src/repositories/lead-pages.repository';
 
 /** No key of these forms reaches the database: a repository that is never asked. */
-const nothingAsked = new Proxy({} as TraceRepository, {
+const nothingAsked = new Proxy({} as LeadPagesRepository, {
   get: (_target, name) => () => Promise.reject(new Error(`the database was asked (${String(name)})`)),
 });
 

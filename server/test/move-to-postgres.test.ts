@@ -13,7 +13,7 @@ import { MIGRATIONS } from '../src/database/migrations';
 import { moveToPostgres } from '../src/database/move-to-postgres';
 import { startPostgres, type TestPostgres } from './support/postgres';
 import { migrateToPostgres } from '../src/cli/ops';
-import { TraceRepository } from '../src/repositories/trace.repository';
+import { LeadPagesRepository } from '../src/repositories/lead-pages.repository';
 import { TraceService } from '../src/trace/trace.service';
 
 const T = 1_764_000_000_000;
@@ -376,8 +376,8 @@ describe('moveToPostgres', () => {
     opened.push(sqliteDb);
     for (const lead of source.leads as { id: number }[]) {
       const key = String(lead.id);
-      expect(await new TraceService(new TraceRepository(db)).read(key)).toEqual(
-        await new TraceService(new TraceRepository(sqliteDb)).read(key),
+      expect(await new TraceService(new LeadPagesRepository(db)).read(key)).toEqual(
+        await new TraceService(new LeadPagesRepository(sqliteDb)).read(key),
       );
     }
 

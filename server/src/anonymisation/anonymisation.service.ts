@@ -3,7 +3,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Clock } from '../clock/clock';
 import { OutboxService } from '../outbox/outbox.service';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
 import { LeadErasureRepository, type AnonymiseResult } from '../repositories/lead-erasure.repository';
 import { Transactor } from '../repositories/transactor';
 import { ContactEraser, type Contact } from './contact';
@@ -21,7 +21,7 @@ export class AnonymisationService implements OnApplicationShutdown {
 
   constructor(
     private readonly leads: LeadErasureRepository,
-    events: LeadEventsRepository,
+    events: LeadsRepository,
     transactor: Transactor,
     hasher: ContactHasher,
     private readonly maintenance: DatabaseMaintenanceRepository,

@@ -1,5 +1,5 @@
 import { checkPhone, checkTelegram, DEFAULT_PHONE_REGION, type PhoneRegion } from '@stickers/shared';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
 import { type AnonymiseResult, LeadErasureRepository } from '../repositories/lead-erasure.repository';
 import { Transactor } from '../repositories/transactor';
 import { ContactHasher } from './contact-hasher';
@@ -35,7 +35,7 @@ interface EraseOptions {
 export class ContactEraser {
   constructor(
     private readonly leads: LeadErasureRepository,
-    private readonly events: LeadEventsRepository,
+    private readonly events: LeadsRepository,
     private readonly transactor: Transactor,
     private readonly hasher: ContactHasher,
   ) {}
@@ -68,7 +68,7 @@ export class ContactEraser {
         await this.leads.recordErased(this.hasher.hashes(await this.leads.contactsOf(leadId, trx)), now, trx);
       }
       const result = await this.leads.anonymise(leadId, now, trx);
-      if (result === 'done') await this.events.record(leadId, 'anonymised', now, options.detail, null, trx);
+      if (result === 'done') await this.events.recordEvent(leadId, 'anonymised', now, options.detail, null, trx);
       return result;
     });
   }

@@ -9,9 +9,9 @@ import { backupDatabase } from '../database/backup';
 import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } from '../database/database';
 import { moveToPostgres } from '../database/move-to-postgres';
 import type { Database } from '../database/schema';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
 import { LeadErasureRepository } from '../repositories/lead-erasure.repository';
-import { TraceRepository } from '../repositories/trace.repository';
+import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 import { Transactor } from '../repositories/transactor';
 import { terminalSafeJson } from './terminal-text';
 import { formatTrace } from '../trace/trace-format';
@@ -89,7 +89,7 @@ export async function forget(
   return withDatabase(location, async (db, afterErase) => {
     const eraser = new ContactEraser(
       new LeadErasureRepository(db),
-      new LeadEventsRepository(db),
+      new LeadsRepository(db),
       new Transactor(db),
       ContactHasher.keyed(ipSalt),
     );
@@ -108,7 +108,7 @@ export function trace(location: string, key: string, json: boolean): Promise<num
   return withDatabase(
     location,
     async (db) => {
-      const result = await new TraceService(new TraceRepository(db)).read(key);
+      const result = await new TraceService(new LeadPagesRepository(db)).read(key);
       console.log(json ? terminalSafeJson(result) : formatTrace(result));
       return result.found ? 0 : 1;
     },
@@ -153,7 +153,7 @@ export async function webhooksReplay(location: string, key: string, now = Date.n
     const { events, deliveries } = await replayWebhooks(
       new WebhookEventsRepository(db),
       new OutboxRepository(db),
-      new LeadEventsRepository(db),
+      new LeadsRepository(db),
       new Transactor(db),
       parsed,
       now,

@@ -39,9 +39,7 @@ export function openDatabase(
   // SQLite's lower() folds ASCII only; the inbox's search folds names in any script (dialect-sql.ts).
   sqlite.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string | null);
   const busy: BusyState = { timeoutMs: options.busyTimeoutMs ?? 3000, waits: 0, onWait: () => void (busy.waits += 1) };
-  const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, busy),
-  });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(withStatementCache(sqlite), busy) });
   return { db, sqlite, busy };
 }
 

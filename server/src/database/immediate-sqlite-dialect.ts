@@ -1,14 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-  SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
-} from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, SqliteDriver } from 'kysely';
 
 /** How long SQLite itself may block the event loop for a lock; longer waits are `whileBusy`'s, asynchronous. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5;
@@ -48,11 +40,10 @@ export async function whileBusy<T>(work: () => T | Promise<T>, policy: BusyPolic
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   constructor(
-    config: SqliteDialectConfig,
     private readonly sqlite: SqliteDatabase,
     private readonly busy: BusyPolicy,
   ) {
-    super(config);
+    super({ database: sqlite });
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -74,14 +65,14 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
 export class ImmediateSqliteDialect extends SqliteDialect {
   constructor(
-    private readonly dialectConfig: SqliteDialectConfig & { database: SqliteDatabase },
-    private readonly busy: BusyPolicy = { timeoutMs: 0 },
+    private readonly sqlite: SqliteDatabase,
+    private readonly busy: BusyPolicy,
   ) {
-    super(dialectConfig);
+    super({ database: sqlite });
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.dialectConfig, this.dialectConfig.database, this.busy);
+    return new ImmediateSqliteDriver(this.sqlite, this.busy);
   }
 }
 

@@ -11,7 +11,6 @@ import type { ServerConfig } from '../config/config';
 import { SECRET_FAILURE_WINDOW_MS } from '../access/secret-lockout';
 import { LeadErasureRepository } from '../repositories/lead-erasure.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { RateEventsRepository } from '../repositories/rate-events.repository';
 import { ChartsService } from '../charts/charts.service';
@@ -48,7 +47,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     private readonly anonymisation: AnonymisationService,
     private readonly reports: ReportsService,
     private readonly telegram: TelegramGateway,
-    private readonly events: LeadEventsRepository,
+    private readonly events: LeadsRepository,
     private readonly clock: Clock,
     private readonly leases: LeaseService,
     private readonly alerts: AlertsService,
@@ -130,7 +129,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
       }
       if (result.ok) {
         sent += 1;
-        await this.events.record(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min${topic}`);
+        await this.events.recordEvent(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min${topic}`);
       } else {
         await this.leads.releaseReminder(lead.id);
         this.logger.warn({ msg: 'reminder not sent; next minute tries again', lead_number: lead.id, error: result.description });

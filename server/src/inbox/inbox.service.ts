@@ -11,7 +11,7 @@ import { iso, repeatChanges } from '../export/exported-lead';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { LeadMessage } from '../conversations/lead-messages.repository';
 import { MessagesService } from '../conversations/messages.service';
-import { TraceRepository } from '../repositories/trace.repository';
+import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
 import { invalidBody, notFound } from '../http/validation';
@@ -43,7 +43,7 @@ export class InboxService {
     private readonly anonymisation: AnonymisationService,
     private readonly chartsService: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
-    private readonly traceRows: TraceRepository,
+    private readonly traceRows: LeadPagesRepository,
     private readonly conversation: MessagesService,
   ) {
     this.hidePersonal = !config.leads.cardPii;

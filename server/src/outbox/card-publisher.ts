@@ -125,7 +125,7 @@ export class CardPublisher extends TelegramHandler {
     await this.repo.fallbackNotAdopted(lead.id, next);
     const after = next === 'answer' ? ', and the fallback message gets a reply' : '; that message is left alone';
     const detail = `${why}: the card goes out as a new message${after}`;
-    await this.events.record(lead.id, 'fallback_not_adopted', this.clock.now(), detail);
+    await this.repo.recordEvent(lead.id, 'fallback_not_adopted', this.clock.now(), detail);
     this.logger.warn({ msg: 'fallback message not adopted as the card', lead_number: lead.id, request_id: lead.request_id, why });
   }
 
@@ -133,7 +133,7 @@ export class CardPublisher extends TelegramHandler {
   private async flood(lead: Lead, pauseMs: number, description: string, firstTry: boolean): Promise<Outcome> {
     const until = await this.gate.flood(pauseMs, description);
     const detail = `flood control: retry after ${pauseMs / 1000} s`;
-    const record = firstTry ? () => this.events.record(lead.id, 'publish_deferred', this.clock.now(), detail) : undefined;
+    const record = firstTry ? () => this.repo.recordEvent(lead.id, 'publish_deferred', this.clock.now(), detail) : undefined;
     return { defer: until, error: description, stop: true, record };
   }
 
@@ -168,7 +168,7 @@ export class CardPublisher extends TelegramHandler {
         this.logger.warn({ msg: 'card published in minimal form: the full card is too long', ...log, error: refused });
         this.alert(`card_minimal:${leadId}`, MINIMAL_CARD_ALERT_INTERVAL_MS, this.t.alerts.minimalCard(leadId, refused ?? ''));
       }
-      await this.events.record(leadId, adopted ? 'fallback_adopted' : EVENT[form], this.clock.now(), detail);
+      await this.repo.recordEvent(leadId, adopted ? 'fallback_adopted' : EVENT[form], this.clock.now(), detail);
     };
     return { done: adopted ? 'adopted' : 'sent', record };
   }
@@ -178,7 +178,7 @@ export class CardPublisher extends TelegramHandler {
     const nextAt = this.clock.now() + next.delayMs;
     const record = async () => {
       const detail = `attempt ${attempts}: ${error}; next attempt at ${new Date(nextAt).toISOString()}`;
-      await this.events.record(lead.id, 'publish_failed', this.clock.now(), detail);
+      await this.repo.recordEvent(lead.id, 'publish_failed', this.clock.now(), detail);
       this.metrics.inc('outbox_publish_failures_total');
       this.logger.warn({ msg: 'publish attempt failed', lead_number: lead.id, request_id: lead.request_id, attempt: attempts, error });
       // Cards keep failing (§4.2): one alert per 30 minutes whichever lead it is.

@@ -31,7 +31,7 @@ export class CardRewriter extends TelegramHandler {
         const detail = `status ${lead.status}${anonymised}${minimal ? `; minimal card (${minimal})` : ''}`;
         const record = async () => {
           await this.repo.markCardRefreshed(lead.id, dirtyAt);
-          await this.events.record(lead.id, 'card_rewritten', this.clock.now(), detail);
+          await this.repo.recordEvent(lead.id, 'card_rewritten', this.clock.now(), detail);
         };
         return { done: 'sent', record };
       }

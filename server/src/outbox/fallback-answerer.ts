@@ -68,6 +68,6 @@ export class FallbackAnswerer extends TelegramHandler {
   }
 
   private event(f: FallbackToAnswer, kind: 'fallback_answered' | 'fallback_left', detail: string) {
-    return this.events.record(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
+    return this.repo.recordEvent(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
   }
 }

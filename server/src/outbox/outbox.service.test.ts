@@ -13,7 +13,6 @@ import { loadServerConfig } from '../config/config';
 import { type LeadsDb, migrateToLatest, openDatabase } from '../database/database';
 import { WriteHealth } from '../database/write-health';
 import { Metrics } from '../observability/metrics';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
@@ -102,7 +101,6 @@ function build() {
   const gateway = telegram as unknown as TelegramGateway;
   const metrics = new Metrics();
   const leads = new LeadsRepository(db);
-  const events = new LeadEventsRepository(db);
   const cards = new CardService(config, ru, new TelegramLinksRepository(db), new LeadMessagesRepository(db));
   const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), clock, metrics, ru);
   const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
@@ -115,7 +113,6 @@ function build() {
     gateway,
     chats,
     adminAlerts,
-    events,
     metrics,
     clock,
     gate,

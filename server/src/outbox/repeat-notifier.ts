@@ -18,7 +18,7 @@ export class RepeatNotifier extends TelegramHandler {
       const why = lead.status === 'spam' ? 'lead is spam' : 'lead is anonymised';
       const record = async () => {
         await this.repo.markRepeatHandled(repeat.id, 'skipped', this.clock.now());
-        await this.events.record(repeat.lead_id, 'repeat_skipped', this.clock.now(), why, repeat.id);
+        await this.repo.recordEvent(repeat.lead_id, 'repeat_skipped', this.clock.now(), why, repeat.id);
       };
       return { done: 'skipped', record };
     }
@@ -37,7 +37,7 @@ export class RepeatNotifier extends TelegramHandler {
       case 'republish': {
         const record = async () => {
           await this.repo.republish(lead.id, description);
-          await this.events.record(lead.id, 'card_gone', this.clock.now(), `${description}; a new card will be published`);
+          await this.repo.recordEvent(lead.id, 'card_gone', this.clock.now(), `${description}; a new card will be published`);
           this.logger.warn({ msg: 'card message is gone; a new card will be published', lead_number: lead.id, error: description });
         };
         return { done: 'card gone', record };
@@ -72,7 +72,7 @@ export class RepeatNotifier extends TelegramHandler {
     const record = async () => {
       await this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
       this.logger.log({ msg: 'repeat notified', lead_number: lead.id, request_id: lead.request_id });
-      await this.events.record(lead.id, 'repeat_notified', this.clock.now(), detail, repeatId);
+      await this.repo.recordEvent(lead.id, 'repeat_notified', this.clock.now(), detail, repeatId);
     };
     return { done: 'sent', record };
   }
@@ -88,7 +88,7 @@ export class RepeatNotifier extends TelegramHandler {
     if (next.giveUp) {
       const record = async () => {
         await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), error);
-        await this.events.record(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${error}`, repeatId);
+        await this.repo.recordEvent(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${error}`, repeatId);
         this.logger.warn({ msg: 'repeat notification given up', lead_number: leadId, failures, error });
       };
       return { done: 'gave_up', attempts: failures, record };

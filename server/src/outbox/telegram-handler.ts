@@ -10,7 +10,6 @@ import type { LeadEventKind } from '../database/schema';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { Metrics } from '../observability/metrics';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { TelegramGateway } from '../telegram/telegram.gateway';
@@ -43,7 +42,6 @@ export abstract class TelegramHandler implements OutboxHandler {
     protected readonly telegram: TelegramGateway,
     protected readonly chats: LeadsChatService,
     protected readonly alerts: AlertsService,
-    protected readonly events: LeadEventsRepository,
     protected readonly metrics: Metrics,
     protected readonly clock: Clock,
     protected readonly gate: OutboxGate,
@@ -100,7 +98,7 @@ export abstract class TelegramHandler implements OutboxHandler {
     const record =
       failed &&
       (async () => {
-        await this.events.record(failed.leadId, failed.kind, this.clock.now(), `attempt ${failures}: ${error}`, failed.repeatId ?? null);
+        await this.repo.recordEvent(failed.leadId, failed.kind, this.clock.now(), `attempt ${failures}: ${error}`, failed.repeatId ?? null);
         this.logger.warn({ msg: failed.msg, lead_number: failed.leadId, attempt: failures, error });
       });
     return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };

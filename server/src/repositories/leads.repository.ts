@@ -1,16 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import type { LeadEventKind } from '../database/schema';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
-
-export interface UnpublishedLead {
-  id: number;
-  created_at: number;
-  publish_attempts: number;
-  last_error: string | null;
-  next_attempt_at: number;
-}
+import { countRows, type Tx } from './transactor';
 
 /** The history's user id of a change an integrator made (`POST /leads/{n}/status`): no Telegram user has it. */
 export const CRM_USER_ID = 0;
@@ -42,10 +36,22 @@ export interface FallbackToAnswer {
 /** What became of a fallback message's reply: sent, or given up for good. */
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
-/** The queries on one lead and its repeats: the outbox's handlers, the status compare-and-set, reminders, backlog figures. */
+/** The queries on one lead, its repeats and its story: the outbox's handlers, the status compare-and-set, reminders, backlog figures. */
 @Injectable()
 export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
+
+  /** Appends to a lead's story (`lead_events`, never personal data); `trx`: when it must commit with the change it tells of. */
+  async recordEvent(
+    leadId: number,
+    kind: LeadEventKind,
+    at: number,
+    detail: string | null = null,
+    repeatId: number | null = null,
+    trx?: Tx,
+  ): Promise<void> {
+    await (trx ?? this.db).insertInto('lead_events').values({ lead_id: leadId, kind, at, detail, repeat_id: repeatId }).execute();
+  }
 
   /** Every repeat of a lead, newest first. */
   repeatsOf(leadId: number): Promise<LeadRepeat[]> {
@@ -192,7 +198,7 @@ export class LeadsRepository {
   }
 
   /** Leads with no card yet, oldest first, with their card row's attempts, last error and next time (/stickers_new). */
-  async listUnpublished(limit: number): Promise<UnpublishedLead[]> {
+  async listUnpublished(limit: number) {
     const rows = await this.db
       .selectFrom('leads as l')
       .leftJoin('outbox as o', (join) => join.onRef('o.lead_id', '=', 'l.id').on('o.kind', '=', 'card').on('o.done_at', 'is', null))
@@ -230,13 +236,8 @@ export class LeadsRepository {
     return row?.last ?? null;
   }
 
-  async countUnpublished(): Promise<number> {
-    const row = await this.db
-      .selectFrom('leads')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('published_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  countUnpublished(): Promise<number> {
+    return countRows(this.db.selectFrom('leads').where('published_at', 'is', null));
   }
 
   /**

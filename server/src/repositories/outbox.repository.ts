@@ -4,7 +4,7 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database, OutboxKind } from '../database/schema';
-import type { Tx } from './transactor';
+import { countRows, type Tx } from './transactor';
 
 export type OutboxRow = Selectable<Database['outbox']>;
 
@@ -17,13 +17,6 @@ export interface OutboxFailure {
   nextAt: number;
   error: string;
   firstFailedAt?: number;
-}
-
-/** The backlog of one kind: rows not done, and of those the ones that failed at least once. */
-export interface OutboxBacklog {
-  kind: OutboxKind;
-  waiting: number;
-  failing: number;
 }
 
 /** No instance holds the row. */
@@ -172,7 +165,7 @@ export class OutboxRepository {
   }
 
   /** Rows not done, per kind, and how many of them failed at least once. */
-  async backlog(): Promise<OutboxBacklog[]> {
+  async backlog() {
     const rows = await this.db
       .selectFrom('outbox')
       .select((eb) => [
@@ -206,14 +199,8 @@ export class OutboxRepository {
   }
 
   /** How many webhook deliveries wait for endpoints not configured any more (their secret is gone: never sent). */
-  async waitingForOtherEndpoints(endpoints: string[]): Promise<number> {
-    let query = this.db
-      .selectFrom('outbox')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('kind', '=', 'webhook')
-      .where('done_at', 'is', null);
-    if (endpoints.length > 0) query = query.where('target', 'not in', endpoints);
-    const row = await query.executeTakeFirst();
-    return Number(row?.n ?? 0);
+  waitingForOtherEndpoints(endpoints: string[]): Promise<number> {
+    const query = this.db.selectFrom('outbox').where('kind', '=', 'webhook').where('done_at', 'is', null);
+    return countRows(endpoints.length > 0 ? query.where('target', 'not in', endpoints) : query);
   }
 }

@@ -21,17 +21,8 @@ export class PostgresSubmitRunner extends SubmitRunner {
     try {
       verdicts = await this.call(batch.map((w) => w.plan));
     } catch (err) {
-      if (batch.length === 1 || isStorageError(err)) {
-        for (const w of batch) w.reject(err);
-        return;
-      }
-      for (const w of batch) {
-        try {
-          w.resolve((await this.call([w.plan]))[0]);
-        } catch (alone) {
-          w.reject(alone);
-        }
-      }
+      if (batch.length === 1 || isStorageError(err)) throw err;
+      for (const w of batch) await this.call([w.plan]).then(([verdict]) => w.resolve(verdict), w.reject);
       return;
     }
     batch.forEach((w, i) => w.resolve(verdicts[i]));

@@ -6,6 +6,7 @@ import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { inLeadScope, type LeadScope } from './lead-pages.repository';
+import { countRows } from './transactor';
 
 /** The leads counted: created in [since, until), of one landing's source (null: none) or of any (undefined). */
 export interface ChartWindow {
@@ -19,13 +20,6 @@ export interface ChartWindow {
 
 /** Quarter hours: every time zone's offset is a whole number of them, so any local day is a run of whole quarters. */
 export const QUARTER_MS = 15 * 60 * 1000;
-
-/** Leads created in a quarter hour (`quarter` × QUARTER_MS is its start) from one source. */
-export interface QuarterCount {
-  quarter: number;
-  source: string | null;
-  n: number;
-}
 
 /** One group of `sourceCounts`: null where the leads had no value. */
 export interface SourceCount {
@@ -50,24 +44,16 @@ export class ReportsRepository {
     return this.stillNewLeads().select(['id', 'created_at', 'published_at']).orderBy('created_at').orderBy('id').limit(limit).execute();
   }
 
-  async countStillNew(): Promise<number> {
-    const row = await this.stillNewLeads()
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  countStillNew(): Promise<number> {
+    return countRows(this.stillNewLeads());
   }
 
   private stillNewLeads() {
     return this.db.selectFrom('leads').where('status', '=', 'new').where('anonymised_at', 'is', null);
   }
 
-  async repeatsSince(since: number): Promise<number> {
-    const row = await this.db
-      .selectFrom('lead_repeats')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('created_at', '>=', since)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  repeatsSince(since: number): Promise<number> {
+    return countRows(this.db.selectFrom('lead_repeats').where('created_at', '>=', since));
   }
 
   /**
@@ -102,8 +88,11 @@ export class ReportsRepository {
       ]);
   }
 
-  /** Leads per quarter hour (integer division on both databases) and source: the caller groups them into local days. */
-  async perQuarterHour(w: ChartWindow): Promise<QuarterCount[]> {
+  /**
+   * Leads per quarter hour (`quarter` × QUARTER_MS is its start; integer division on both databases) and source: the
+   * caller groups them into local days.
+   */
+  async perQuarterHour(w: ChartWindow) {
     const quarter = sql<number>`${sql.ref('l.created_at')} / ${sql.lit(QUARTER_MS)}`;
     const rows = await this.db
       .selectFrom('leads as l')
@@ -145,11 +134,7 @@ export class ReportsRepository {
         .executeTakeFirstOrThrow();
       return median === null ? null : Number(median);
     }
-    const { n } = await this.db
-      .selectFrom(changed.select('l.id').as('changed'))
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    const count = Number(n);
+    const count = await countRows(this.db.selectFrom(changed.select('l.id').as('changed')));
     if (count === 0) return null;
     const middle = await changed
       .select(wait)

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { DatabaseHandle } from '../database/database.module';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
 import { LeadErasureRepository } from './lead-erasure.repository';
-import { LeadEventsRepository } from './lead-events.repository';
 import { LeadPagesRepository } from './lead-pages.repository';
 import { LeadsRepository } from './leads.repository';
 import { LeasesRepository } from './leases.repository';
@@ -13,14 +12,12 @@ import { ReportsRepository } from './reports.repository';
 import { SettingsRepository } from './settings.repository';
 import { SqliteSubmitRunner } from './sqlite-submit.runner';
 import { SubmitRunner } from './submit-runner';
-import { TraceRepository } from './trace.repository';
 import { Transactor } from './transactor';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
 const REPOSITORIES = [
   DatabaseMaintenanceRepository,
   LeadErasureRepository,
-  LeadEventsRepository,
   LeadPagesRepository,
   LeadsRepository,
   LeasesRepository,
@@ -28,7 +25,6 @@ const REPOSITORIES = [
   RateEventsRepository,
   ReportsRepository,
   SettingsRepository,
-  TraceRepository,
   Transactor,
   WebhookEventsRepository,
 ];

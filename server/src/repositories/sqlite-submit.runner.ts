@@ -102,22 +102,16 @@ export class SqliteSubmitRunner extends SubmitRunner {
    * connection holds the lock; refused (DatabaseGoneError) when the file at DATABASE_PATH is not the one opened.
    */
   protected async decideBatch(batch: Waiting[]): Promise<void> {
-    let outcomes: Outcome[];
-    try {
-      const inBatch = (this.inBatch ??= this.prepare());
-      outcomes = await this.database.whileBusy(() =>
-        this.database.db.connection().execute(() => {
-          this.database.assertFileCurrent();
-          const done = inBatch.immediate(batch);
-          this.stats.commits += 1;
-          this.stats.decisions += batch.length;
-          return Promise.resolve(done);
-        }),
-      );
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-      return;
-    }
+    const inBatch = (this.inBatch ??= this.prepare());
+    const outcomes = await this.database.whileBusy(() =>
+      this.database.db.connection().execute(() => {
+        this.database.assertFileCurrent();
+        const done = inBatch.immediate(batch);
+        this.stats.commits += 1;
+        this.stats.decisions += batch.length;
+        return Promise.resolve(done);
+      }),
+    );
     batch.forEach((w, i) => {
       const outcome = outcomes[i];
       if (outcome.ok) w.resolve(outcome.verdict);

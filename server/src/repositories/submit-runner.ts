@@ -110,12 +110,15 @@ export abstract class SubmitRunner {
 
   private async drain(): Promise<void> {
     try {
-      while (this.waiting.length > 0) await this.decideBatch(this.waiting.splice(0, MAX_BATCH));
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0, MAX_BATCH);
+        await this.decideBatch(batch).catch((err: unknown) => batch.forEach((w) => w.reject(err)));
+      }
     } finally {
       this.running = false;
     }
   }
 
-  /** Decides the batch in one commit and answers each of its plans. */
+  /** Decides the batch in one commit and answers each of its plans; a throw rejects every plan of the batch. */
   protected abstract decideBatch(batch: Waiting[]): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Transaction } from 'kysely';
+import { type SelectQueryBuilder, sql, type Transaction } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { Database } from '../database/schema';
@@ -15,4 +15,10 @@ export class Transactor {
   run<T>(work: (trx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(work);
   }
+}
+
+/** How many rows `query` finds, as a number on both databases (PostgreSQL's `count` comes as a string). */
+export async function countRows<DB, TB extends keyof DB>(query: SelectQueryBuilder<DB, TB, object>): Promise<number> {
+  const row = await query.select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  return Number((row as unknown as { n: number | string }).n);
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isUuidV4, SOURCE_KEYS, type LeadSource } from '@stickers/shared';
 import { SOURCE_COLUMN } from '../domain/personal-fields';
 import type { ConsentColumns, LateColumns, SourceColumns } from '../domain/lead';
-import { TraceRepository } from '../repositories/trace.repository';
+import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 
 export const NOT_IN_DATABASE =
   'not in the database: check the fallback channel (a message in the leads group starting with "⚠️ Запасной канал" and this request_id); ' +
@@ -20,7 +20,7 @@ export type LeadTrace = Extract<TraceResult, { found: true }>;
 /** The story of a request, without personal data, for the CLI and `GET /leads/:request_id/trace` (trace.dto.ts). */
 @Injectable()
 export class TraceService {
-  constructor(private readonly trace: TraceRepository) {}
+  constructor(private readonly trace: LeadPagesRepository) {}
 
   /** `rawKey`: a request_id (of the lead or of one of its repeats), or a lead number (`42`, `#42`). */
   async read(rawKey: string) {

@@ -5,7 +5,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { ExportService } from '../export/export.service';
 import { Metrics } from '../observability/metrics';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type WebhookEventRow, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import type { Outcome, OutboxHandler } from '../outbox/outcome';
@@ -32,7 +32,7 @@ export class WebhookDeliverer implements OutboxHandler {
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly repo: WebhookEventsRepository,
-    private readonly events: LeadEventsRepository,
+    private readonly events: LeadsRepository,
     private readonly exports: ExportService,
     @Inject(WEBHOOK_TIMEOUT) private readonly timeout: WebhookTimeout,
     private readonly alerts: AlertsService,
@@ -64,7 +64,7 @@ export class WebhookDeliverer implements OutboxHandler {
     const log = { lead_number: row.lead_id, event_id: event.public_id, type: event.type, endpoint: origin, attempt: attempts };
     if (answer.ok) {
       const record = async () => {
-        await this.events.record(row.lead_id, 'webhook_sent', now, `${what}: HTTP ${answer.status}, attempt ${attempts}`);
+        await this.events.recordEvent(row.lead_id, 'webhook_sent', now, `${what}: HTTP ${answer.status}, attempt ${attempts}`);
         this.metrics.observe('webhook_delivery_latency_seconds', (now - (row.replayed_at ?? event.at)) / 1000, { type: event.type });
         this.logger.log({ msg: 'webhook delivered', ...log, status: answer.status });
       };
@@ -74,7 +74,7 @@ export class WebhookDeliverer implements OutboxHandler {
     const firstFailedAt = row.first_failed_at ?? now;
     const detail = `${what}: ${answer.error}, attempt ${attempts}; next attempt at ${new Date(nextAt).toISOString()}`;
     const record = async () => {
-      await this.events.record(row.lead_id, 'webhook_failed', now, detail);
+      await this.events.recordEvent(row.lead_id, 'webhook_failed', now, detail);
       this.logger.warn({ msg: 'webhook attempt failed', ...log, error: answer.error, next_attempt_in_sec: (nextAt - now) / 1000 });
       if (now - firstFailedAt >= ALERT_AFTER_MS) {
         const text = this.t.alerts.webhookFailing(origin, event.type, row.lead_id, attempts, answer.error);

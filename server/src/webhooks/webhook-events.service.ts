@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { notFound } from '../http/validation';
 import { Clock } from '../clock/clock';
-import { LeadEventsRepository } from '../repositories/lead-events.repository';
+import { LeadsRepository } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { WebhookEventsRepository } from '../repositories/webhook-events.repository';
@@ -17,7 +17,7 @@ export class WebhookEventsService {
   constructor(
     private readonly repo: WebhookEventsRepository,
     private readonly outbox: OutboxRepository,
-    private readonly leadEvents: LeadEventsRepository,
+    private readonly leadEvents: LeadsRepository,
     private readonly transactor: Transactor,
     private readonly clock: Clock,
   ) {}

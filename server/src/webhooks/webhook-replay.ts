@@ -1,4 +1,4 @@
-import type { LeadEventsRepository } from '../repositories/lead-events.repository';
+import type { LeadsRepository } from '../repositories/leads.repository';
 import type { OutboxRepository } from '../repositories/outbox.repository';
 import type { Transactor } from '../repositories/transactor';
 import type { StoredWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
@@ -19,7 +19,7 @@ export function parseReplayKey(raw: string): { publicId: string } | { leadId: nu
 export async function replayWebhooks(
   repo: WebhookEventsRepository,
   outbox: OutboxRepository,
-  leadEvents: LeadEventsRepository,
+  leadEvents: LeadsRepository,
   transactor: Transactor,
   key: { publicId: string } | { leadId: number },
   now: number,
@@ -30,7 +30,7 @@ export async function replayWebhooks(
     for (const event of events) {
       for (const endpoint of event.endpoints) {
         await outbox.addDeliveries(event, [endpoint], now, trx, now);
-        await leadEvents.record(
+        await leadEvents.recordEvent(
           event.lead_id,
           'webhook_replayed',
           now,
