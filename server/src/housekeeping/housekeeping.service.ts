@@ -47,7 +47,6 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     private readonly anonymisation: AnonymisationService,
     private readonly reports: ReportsService,
     private readonly telegram: TelegramGateway,
-    private readonly events: LeadsRepository,
     private readonly clock: Clock,
     private readonly leases: LeaseService,
     private readonly alerts: AlertsService,
@@ -129,7 +128,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
       }
       if (result.ok) {
         sent += 1;
-        await this.events.recordEvent(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min${topic}`);
+        await this.leads.recordEvent(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min${topic}`);
       } else {
         await this.leads.releaseReminder(lead.id);
         this.logger.warn({ msg: 'reminder not sent; next minute tries again', lead_number: lead.id, error: result.description });
