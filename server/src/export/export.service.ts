@@ -19,12 +19,12 @@ import {
   cursorKey,
   encodeCursor,
   EXPORT_LIMIT_DEFAULT,
-  parseExportTime,
   readCursor,
   sourceFilter,
   type CursorPosition,
+  type InboxPageQuery,
+  type LeadsPageQuery,
 } from './export-query';
-import type { InboxPageQuery, LeadsPageQuery } from './export-query.dto';
 import { Turns } from './export-turns';
 import { iso, shown, toJson } from './exported-lead';
 
@@ -38,7 +38,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A checked query's filters; `updatedSince`, the inbox's `source` (null: none), `search` and `scope` when given. */
 type ExportFilter = Pick<ExportQuery, 'since' | 'until' | 'status' | 'source' | 'search' | 'scope'> & { updatedSince?: number };
 
-/** A query of the routes that read leads, checked by its DTO (export-query.dto.ts): only what was given, not empty. */
+/** A query of the routes that read leads, checked by its DTO (export-query.ts): only what was given, times as instants. */
 export type LeadsQuery = LeadsPageQuery & InboxPageQuery;
 
 /**
@@ -96,13 +96,6 @@ const CSV: CsvColumn[] = [
 ];
 export const CSV_COLUMNS = CSV.map(([column]) => column);
 
-/** A time of a checked query: null when absent (the DTO refused every time that names no instant). */
-function instant(raw: string | undefined): number | null {
-  const at = parseExportTime(raw);
-  if (at === undefined) throw new Error('an unchecked time reached the export');
-  return at;
-}
-
 /** The read of the page after `after` (null: the first): below its number, or after its change (`updated_since`). */
 function pageAfter(filter: ExportFilter, after: CursorPosition | null, limit: number): ExportQuery {
   if (filter.updatedSince === undefined) return { ...filter, beforeId: after?.id ?? null, limit };
@@ -141,9 +134,8 @@ export class ExportService {
 
   /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
   filter(query: LeadsQuery, options: ExportOptions = {}): ExportFilter {
-    const filter: ExportFilter = { since: instant(query.since), until: instant(query.until), status: query.status ?? null };
-    const updatedSince = instant(query.updated_since);
-    if (updatedSince !== null) filter.updatedSince = updatedSince;
+    const filter: ExportFilter = { since: query.since ?? null, until: query.until ?? null, status: query.status ?? null };
+    if (query.updated_since !== undefined) filter.updatedSince = query.updated_since;
     if (query.source !== undefined) filter.source = sourceFilter(query.source);
     const search = query.q === undefined ? null : parseSearch(query.q, { personal: options.hidePersonal !== true });
     if (search) filter.search = search;
