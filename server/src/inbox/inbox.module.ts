@@ -13,12 +13,11 @@ import { InboxAccessService } from '../access/inbox-access.service';
 import { InboxAuthGuard } from '../access/inbox-auth.guard';
 import { InboxController } from './inbox.controller';
 import { InboxService } from './inbox.service';
-import { InboxPageModule } from './page/inbox-page.module';
+import { InboxPageController, inboxPageDir } from './page/inbox-page.controller';
 
-/** The inbox: the Mini App's page (`/inbox`) and its API (`/inbox/api/*`), every API answer `Cache-Control: no-store`. */
+/** The inbox: the Mini App's page (`/inbox`, without a build 503) and its API (`/inbox/api/*`), every API answer `Cache-Control: no-store`. */
 @Module({
   imports: [
-    InboxPageModule,
     ExportModule,
     TraceModule,
     LeadStatusModule,
@@ -29,8 +28,8 @@ import { InboxPageModule } from './page/inbox-page.module';
     RepositoriesModule,
     ConversationsModule,
   ],
-  controllers: [InboxController],
-  providers: [InboxAccessService, InboxAuthGuard, InboxService],
+  controllers: [InboxController, InboxPageController],
+  providers: [InboxAccessService, InboxAuthGuard, InboxService, inboxPageDir],
 })
 export class InboxModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
