@@ -25,10 +25,7 @@ const NOT_BUILT_HTML =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Inbox unavailable</title></head>' +
   '<body><h1>The inbox page is not built</h1><p>Run <code>npm run build -w server</code> and restart the server.</p></body></html>';
 
-/**
- * The local Telegram sandbox's page when the server talks to one (TELEGRAM_API_ROOT on the loopback, as `npm run dev`
- * sets it): its "open the inbox as …" links launch the page with signed launch data. Null against Telegram itself.
- */
+/** The local sandbox's page (it launches the page with signed launch data) when TELEGRAM_API_ROOT is on the loopback. */
 export function sandboxPageOf(apiRoot: string): string | null {
   let url: URL;
   try {
