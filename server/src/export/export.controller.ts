@@ -7,7 +7,7 @@ import { SecretGuard } from '../access/secret.guard';
 import { csvDownload } from './csv.writer';
 import { ApiCsvResponse, ApiInvalidQuery, ApiQueryParameters, LeadsPageDto } from './export.dto';
 import { CSV_COLUMNS, ExportService } from './export.service';
-import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query.dto';
+import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query';
 
 /** `GET /leads` and its CSV behind `POST /leads`'s secret: the caller throttled first, the query checked last. */
 @ApiTags('leads')

@@ -16,7 +16,7 @@ import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY } from './export-query';
 
-/** The OpenAPI document's words for the routes that read leads, and the shapes of their answers (their rules: export-query.dto.ts). */
+/** The OpenAPI document's words for the routes that read leads, and the shapes of their answers (their rules: export-query.ts). */
 
 const time = (what: string) => ({
   schema: { type: 'string' },

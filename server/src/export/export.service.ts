@@ -1,32 +1,34 @@
 import { setImmediate as nextTurnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import { LEAD_FIELDS, UTM_KEYS } from '@stickers/shared';
+import { LEAD_FIELDS, SOURCE_KEYS, UTM_KEYS, type SourceKey } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { withoutPersonal } from '../domain/personal-fields';
+import { isPersonalField, SOURCE_COLUMN, withoutPersonal } from '../domain/personal-fields';
+import { parseRepeatChanges, type FormColumns } from '../domain/lead';
+import type { TelegramAccount } from '../domain/telegram-account';
 import { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import {
   LeadPagesRepository,
   type ExportQuery,
+  type ExportRepeatRow,
   type ExportRow,
   type LeadScope,
   type LeadSearch,
 } from '../repositories/lead-pages.repository';
 import { CSV_BOM, csvRow } from './csv.writer';
-import type { ExportedLead, LeadsPageDto } from './export.dto';
+import type { ExportedLead, ExportedLeadRepeatDto, LeadsPageDto } from './export.dto';
 import {
   cursorKey,
   encodeCursor,
   EXPORT_LIMIT_DEFAULT,
-  parseExportTime,
   readCursor,
   sourceFilter,
   type CursorPosition,
+  type InboxPageQuery,
+  type LeadsPageQuery,
 } from './export-query';
-import type { InboxPageQuery, LeadsPageQuery } from './export-query.dto';
 import { Turns } from './export-turns';
-import { iso, shown, toJson } from './exported-lead';
 
 const CSV_PAGE = 200;
 /** How many CSV exports read the database at once; more wait their turn (Turns). */
@@ -38,16 +40,66 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** A checked query's filters; `updatedSince`, the inbox's `source` (null: none), `search` and `scope` when given. */
 type ExportFilter = Pick<ExportQuery, 'since' | 'until' | 'status' | 'source' | 'search' | 'scope'> & { updatedSince?: number };
 
-/** A query of the routes that read leads, checked by its DTO (export-query.dto.ts): only what was given, not empty. */
+/** A query of the routes that read leads, checked by its DTO (export-query.ts): only what was given, times as instants. */
 export type LeadsQuery = LeadsPageQuery & InboxPageQuery;
 
-/**
- * How the inbox reads leads: `hidePersonal` (LEADS_CARD_PII=0), no personal value shown nor searched (parseSearch);
- * `scope`, only the leads its viewer may see.
- */
+/** How the inbox reads: no personal value shown nor searched (LEADS_CARD_PII=0); only the leads its viewer may see. */
 interface ExportOptions {
   hidePersonal?: boolean;
   scope?: LeadScope | null;
+}
+
+export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
+export const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
+
+/** A repeat's stored `changes` (JSON) as shown: the fields' names kept, a personal value null when `hidePersonal`. */
+export function repeatChanges(json: string, hidePersonal: boolean): ExportedLeadRepeatDto['changes'] {
+  const sent = parseRepeatChanges(json);
+  const shownValue = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : null);
+  return Object.fromEntries(
+    LEAD_FIELDS.filter((f) => f in sent).map((f) => [f, hidePersonal && isPersonalField(f) ? null : shownValue(sent[f])]),
+  );
+}
+
+/** The lead as `GET /leads` and the inbox show it (export.dto.ts), with its repeats (oldest first); times ISO 8601. */
+export function toJson(
+  row: ExportRow,
+  hidePersonal = false,
+  repeats: readonly ExportRepeatRow[] = [],
+  account: TelegramAccount | null = null,
+): ExportedLead {
+  const r = hidePersonal ? withoutPersonal(row) : shown(row);
+  const hideRepeats = hidePersonal || row.anonymised_at !== null;
+  const source = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<SourceKey, string | null>;
+  return {
+    lead_number: r.id,
+    request_id: r.request_id,
+    status: r.status,
+    status_changed_by: r.status_changed_by,
+    status_changed_at: iso(r.status_changed_at),
+    created_at: iso(r.created_at)!,
+    received_at: iso(r.received_at ?? r.created_at)!,
+    published_at: iso(r.published_at),
+    anonymised_at: iso(r.anonymised_at),
+    updated_at: iso(r.updated_at)!,
+    ...(Object.fromEntries(LEAD_FIELDS.map((f) => [f, r[f]])) as FormColumns),
+    source: Object.values(source).some((v) => v !== null) ? source : null,
+    consent:
+      r.consent_accepted_at === null || r.consent_policy_url === null
+        ? null
+        : { accepted_at: iso(r.consent_accepted_at)!, policy_url: r.consent_policy_url },
+    repeats: Number(r.repeats),
+    repeat_history: repeats.map((repeat) => ({
+      request_id: repeat.request_id,
+      created_at: iso(repeat.created_at)!,
+      received_at: iso(repeat.received_at ?? repeat.created_at)!,
+      changes: repeatChanges(repeat.changes, hideRepeats),
+    })),
+    captcha: r.captcha,
+    telegram_account: hideRepeats ? null : account,
+  };
 }
 
 /**
@@ -96,13 +148,6 @@ const CSV: CsvColumn[] = [
 ];
 export const CSV_COLUMNS = CSV.map(([column]) => column);
 
-/** A time of a checked query: null when absent (the DTO refused every time that names no instant). */
-function instant(raw: string | undefined): number | null {
-  const at = parseExportTime(raw);
-  if (at === undefined) throw new Error('an unchecked time reached the export');
-  return at;
-}
-
 /** The read of the page after `after` (null: the first): below its number, or after its change (`updated_since`). */
 function pageAfter(filter: ExportFilter, after: CursorPosition | null, limit: number): ExportQuery {
   if (filter.updatedSince === undefined) return { ...filter, beforeId: after?.id ?? null, limit };
@@ -141,9 +186,8 @@ export class ExportService {
 
   /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
   filter(query: LeadsQuery, options: ExportOptions = {}): ExportFilter {
-    const filter: ExportFilter = { since: instant(query.since), until: instant(query.until), status: query.status ?? null };
-    const updatedSince = instant(query.updated_since);
-    if (updatedSince !== null) filter.updatedSince = updatedSince;
+    const filter: ExportFilter = { since: query.since ?? null, until: query.until ?? null, status: query.status ?? null };
+    if (query.updated_since !== undefined) filter.updatedSince = query.updated_since;
     if (query.source !== undefined) filter.source = sourceFilter(query.source);
     const search = query.q === undefined ? null : parseSearch(query.q, { personal: options.hidePersonal !== true });
     if (search) filter.search = search;
@@ -151,10 +195,7 @@ export class ExportService {
     return filter;
   }
 
-  /**
-   * `GET /leads` (and the inbox's list): one page of a checked query, newest first; with `updated_since`, oldest
-   * change first (then by number), its cursor holding the last lead's change and number.
-   */
+  /** One page, newest first; with `updated_since` oldest change first (then by number), the cursor holding both. */
   async page(query: LeadsQuery, options: ExportOptions = {}): Promise<LeadsPageDto> {
     const limit = query.limit ?? EXPORT_LIMIT_DEFAULT;
     const position = query.cursor === undefined ? null : readCursor(query.cursor, this.cursorKey);
@@ -190,9 +231,8 @@ export class ExportService {
   }
 
   /**
-   * The CSV, row by row (BOM and header first), a page at a time with a turn of the event loop between pages (SQLite
-   * reads synchronously), so requests beside it are answered. At most EXPORTS_AT_ONCE exports run at once (the others
-   * wait before their first row), so exports cannot stack their pages between two turns.
+   * The CSV, BOM and header first, a page at a time with a turn of the event loop between pages (SQLite reads
+   * synchronously) so requests beside it are answered; EXPORTS_AT_ONCE at most, so none stack pages between two turns.
    */
   async *csv(filter: ExportFilter, options: Pick<ExportOptions, 'hidePersonal'> = {}): AsyncGenerator<string> {
     const done = await this.exportTurns.take();
@@ -214,10 +254,7 @@ export class ExportService {
     }
   }
 
-  /**
-   * A search's read (the inbox's `q`): it matches no index, so it may read the whole table, synchronously on SQLite.
-   * One at a time (SEARCHES_AT_ONCE), each after a turn of the event loop: a POST /leads beside waits for one at most.
-   */
+  /** A search (`q`) matches no index and may read the whole table: one at a time, after a turn of the event loop. */
   private async searching<T>(read: () => Promise<T>): Promise<T> {
     const done = await this.searchTurns.take();
     try {

@@ -6,7 +6,7 @@ import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
 import { csvDownload } from '../export/csv.writer';
 import { ApiCsvResponse, ApiInvalidQuery, ApiQueryParameters, LeadsPageDto } from '../export/export.dto';
-import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery, LeadsQueryPipe } from '../export/export-query.dto';
+import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery, LeadsQueryPipe } from '../export/export-query';
 import { CSV_COLUMNS } from '../export/export.service';
 import {
   ApiInboxBody,

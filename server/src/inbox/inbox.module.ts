@@ -8,19 +8,16 @@ import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
-import { TraceModule } from '../trace/trace.module';
 import { InboxAccessService } from '../access/inbox-access.service';
 import { InboxAuthGuard } from '../access/inbox-auth.guard';
 import { InboxController } from './inbox.controller';
 import { InboxService } from './inbox.service';
-import { InboxPageModule } from './page/inbox-page.module';
+import { InboxPageController, inboxPageDir } from './page/inbox-page.controller';
 
-/** The inbox: the Mini App's page (`/inbox`) and its API (`/inbox/api/*`), every API answer `Cache-Control: no-store`. */
+/** The inbox: the Mini App's page (`/inbox`, without a build 503) and its API (`/inbox/api/*`), every API answer `Cache-Control: no-store`. */
 @Module({
   imports: [
-    InboxPageModule,
     ExportModule,
-    TraceModule,
     LeadStatusModule,
     AnonymisationModule,
     ChatsModule,
@@ -29,8 +26,8 @@ import { InboxPageModule } from './page/inbox-page.module';
     RepositoriesModule,
     ConversationsModule,
   ],
-  controllers: [InboxController],
-  providers: [InboxAccessService, InboxAuthGuard, InboxService],
+  controllers: [InboxController, InboxPageController],
+  providers: [InboxAccessService, InboxAuthGuard, InboxService, inboxPageDir],
 })
 export class InboxModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -7,20 +7,19 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ConfigModule } from '../../config/config.module';
 import type { ServerConfig } from '../../config/config';
-import { sandboxPageOf } from './inbox-page.controller';
-import { InboxPageFiles } from './inbox-page.files';
-import { InboxPageModule } from './inbox-page.module';
+import { INBOX_PAGE_DIR, InboxPageController, sandboxPageOf } from './inbox-page.controller';
 
 /**
- * InboxPageModule alone, serving the page from `dir` (a build, or nothing), on a free loopback port; the server talks
+ * InboxPageController alone, serving the page from `dir` (a build, or nothing), on a free loopback port; the server talks
  * to Telegram at `apiRoot`.
  */
 async function pageApp(dir: string, apiRoot = 'https://api.telegram.org'): Promise<{ app: INestApplication; url: string }> {
   const config = { telegram: { apiRoot } } as ServerConfig;
-  const moduleRef = await Test.createTestingModule({ imports: [ConfigModule.register(config), InboxPageModule] })
-    .overrideProvider(InboxPageFiles)
-    .useValue(new InboxPageFiles(dir))
-    .compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [ConfigModule.register(config)],
+    controllers: [InboxPageController],
+    providers: [{ provide: INBOX_PAGE_DIR, useValue: dir }],
+  }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.listen(0, '127.0.0.1');
   const { port } = (app.getHttpServer() as Server).address() as AddressInfo;

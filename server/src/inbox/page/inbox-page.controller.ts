@@ -1,9 +1,17 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { SERVER_CONFIG } from '../../config/config.module';
 import type { ServerConfig } from '../../config/config';
-import { InboxPageFiles } from './inbox-page.files';
+
+/**
+ * The folder of the built page: `npm run build -w server` bundles it into `public/` beside this compiled module; from
+ * sources, as in jest, there is none and the page answers 503.
+ */
+export const INBOX_PAGE_DIR = Symbol('INBOX_PAGE_DIR');
+export const inboxPageDir = { provide: INBOX_PAGE_DIR, useValue: join(__dirname, 'public') };
 
 /**
  * What a browser gets for the page: nothing but this deployment's own files (connect, scripts and styles from 'self'),
@@ -17,10 +25,7 @@ const NOT_BUILT_HTML =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Inbox unavailable</title></head>' +
   '<body><h1>The inbox page is not built</h1><p>Run <code>npm run build -w server</code> and restart the server.</p></body></html>';
 
-/**
- * The local Telegram sandbox's page when the server talks to one (TELEGRAM_API_ROOT on the loopback, as `npm run dev`
- * sets it): its "open the inbox as …" links launch the page with signed launch data. Null against Telegram itself.
- */
+/** The local sandbox's page (it launches the page with signed launch data) when TELEGRAM_API_ROOT is on the loopback. */
 export function sandboxPageOf(apiRoot: string): string | null {
   let url: URL;
   try {
@@ -43,11 +48,14 @@ const attribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, 
 export class InboxPageController {
   /** In development, a `<meta name="inbox-sandbox">` naming the sandbox's page, for the page opened without launch data. */
   private readonly sandboxMeta: string;
+  private readonly assetsDir: string;
+  private readonly indexFile: string;
+  /** The HTML, read once it exists (`npm run dev` builds the page after the server's first compile, which empties `dist`). */
+  private html: string | null = null;
 
-  constructor(
-    private readonly files: InboxPageFiles,
-    @Inject(SERVER_CONFIG) config: ServerConfig,
-  ) {
+  constructor(@Inject(INBOX_PAGE_DIR) dir: string, @Inject(SERVER_CONFIG) config: ServerConfig) {
+    this.assetsDir = join(dir, 'assets');
+    this.indexFile = join(dir, 'index.html');
     const sandbox = sandboxPageOf(config.telegram.apiRoot);
     this.sandboxMeta = sandbox ? `<meta name="inbox-sandbox" content="${attribute(sandbox)}" />` : '';
   }
@@ -58,18 +66,21 @@ export class InboxPageController {
     res.setHeader('Content-Security-Policy', PAGE_POLICY);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
-    if (this.files.html === null) {
+    if (this.html === null && existsSync(this.indexFile)) this.html = readFileSync(this.indexFile, 'utf8');
+    if (this.html === null) {
       res.status(503).type('html').send(NOT_BUILT_HTML);
       return;
     }
-    const html = this.sandboxMeta ? this.files.html.replace('</head>', `${this.sandboxMeta}</head>`) : this.files.html;
-    res.status(200).type('html').send(html);
+    res
+      .status(200)
+      .type('html')
+      .send(this.html.replace('</head>', `${this.sandboxMeta}</head>`));
   }
 
   /** Asset names carry their content's hash (the build's), so a browser may keep them for a year. */
   @Get('assets/:file')
   asset(@Param('file') file: string, @Res() res: Response): void {
-    res.sendFile(file, { root: this.files.assetsDir, dotfiles: 'deny', immutable: true, maxAge: '365d' }, (err) => {
+    res.sendFile(file, { root: this.assetsDir, dotfiles: 'deny', immutable: true, maxAge: '365d' }, (err) => {
       if (err && !res.headersSent) res.status(404).json({ error: 'not_found' });
     });
   }

@@ -1,6 +1,14 @@
 import { checkPlain } from '../http/validation';
-import { cursorKey, encodeCursor, QUERY_RULES } from './export-query';
-import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery, LeadsFilterQuery, LeadsPageQuery } from './export-query.dto';
+import {
+  cursorKey,
+  encodeCursor,
+  InboxChartsQuery,
+  InboxFilterQuery,
+  InboxPageQuery,
+  LeadsFilterQuery,
+  LeadsPageQuery,
+  QUERY_RULES,
+} from './export-query';
 
 const KEY = cursorKey('a-secret', 'a-salt');
 const check = <T extends object>(type: new () => T, plain: Record<string, unknown>) => checkPlain(type, plain, { cursorKey: KEY });
@@ -43,6 +51,12 @@ describe('the queries of the routes that read leads, as DTOs', () => {
     });
     const page = check(LeadsPageQuery, { limit: '007', cursor: encodeCursor(9, KEY), status: 'won' });
     expect(page.ok && [page.value.limit, page.value.cursor, page.value.status]).toEqual([7, encodeCursor(9, KEY), 'won']);
+    const times = check(LeadsFilterQuery, { since: '2026-12-01', until: '1796083200001', updated_since: '2026-12-01T10:00Z' });
+    expect(times.ok && [times.value.since, times.value.until, times.value.updated_since]).toEqual([
+      Date.UTC(2026, 11, 1),
+      1796083200001,
+      Date.UTC(2026, 11, 1, 10),
+    ]);
   });
 
   it('refuses a day that does not exist, a repeated parameter and a cursor signed with another key', () => {
