@@ -16,6 +16,7 @@ import { LeadsModule } from './leads/leads.module';
 import { HealthModule } from './health/health.module';
 import { OutboxModule } from './outbox/outbox.module';
 import { TelegramModule } from './telegram/telegram.module';
+import { TraceModule } from './trace/trace.module';
 
 /** The app-wide modules, then the features that face the outside; every other module comes in through their imports. */
 @Module({})
@@ -33,6 +34,7 @@ export class AppModule {
         DatabaseModule,
         TelegramModule.forRoot(config),
         LeadsModule,
+        TraceModule,
         ExportModule,
         OutboxModule,
         HousekeepingModule,

@@ -2,21 +2,15 @@ import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
-import { ConversationsModule } from '../conversations/conversations.module';
-import { TraceController } from '../trace/trace.controller';
-import { TraceService } from '../trace/trace.service';
 import { ExportController } from './export.controller';
 import { ExportService } from './export.service';
+import { ConversationsModule } from '../conversations/conversations.module';
 
-/**
- * What integrators read back behind the secret of `POST /leads` (AccessModule's check): the leads, their CSV, a request's
- * trace; the trace is also the story the inbox's lead page and the CLI read.
- */
+/** The export door for integrators; AccessModule lends the secret check of `POST /leads`. */
 @Module({
   imports: [RepositoriesModule, AccessModule, MetricsModule, ConversationsModule],
-  // In this order: the OpenAPI document lists the trace before the CSV.
-  controllers: [TraceController, ExportController],
-  providers: [ExportService, TraceService],
-  exports: [ExportService, TraceService],
+  controllers: [ExportController],
+  providers: [ExportService],
+  exports: [ExportService],
 })
 export class ExportModule {}

@@ -8,6 +8,7 @@ import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
+import { TraceModule } from '../trace/trace.module';
 import { InboxAccessService } from '../access/inbox-access.service';
 import { InboxAuthGuard } from '../access/inbox-auth.guard';
 import { InboxController } from './inbox.controller';
@@ -18,6 +19,7 @@ import { InboxPageController, inboxPageDir } from './page/inbox-page.controller'
 @Module({
   imports: [
     ExportModule,
+    TraceModule,
     LeadStatusModule,
     AnonymisationModule,
     ChatsModule,
