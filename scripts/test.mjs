@@ -82,10 +82,9 @@ const suites = [
     cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`],
     cwd: 'landing',
   },
-  // The processes and browsers of the end-to-end tests mostly wait (on timers, HTTP, Chromium), so three files run at a
-  // time (docs/performance.md, "Test time"). Not the file that runs `npm run dev`: that command rebuilds shared/ and
-  // sandbox/, whose dist/ the others load.
-  nodeTests('e2e', ['--test-concurrency=3', ...e2eFiles().filter((f) => f !== DEV_TESTS)]),
+  // The processes and browsers of the end-to-end tests mostly wait (on timers, HTTP, Chromium), so two files run at a
+  // time. Not the file that runs `npm run dev`: that command rebuilds shared/ and sandbox/, whose dist/ the others load.
+  nodeTests('e2e', ['--test-concurrency=2', ...e2eFiles().filter((f) => f !== DEV_TESTS)]),
   nodeTests('e2e-dev', [DEV_TESTS]),
 ].filter((s) => only.length === 0 || only.includes(s.name));
 
