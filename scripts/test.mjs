@@ -51,6 +51,7 @@ function nodeTests(name, args) {
 }
 
 const only = process.argv.slice(2);
+const SUITE_TIMEOUT_MS = 15 * 60_000;
 const suites = [
   {
     name: 'shared',
@@ -117,7 +118,10 @@ for (const suite of suites) {
     cwd: join(root, suite.cwd),
     stdio: 'inherit',
     env: { ...process.env, ...suite.env },
+    // A hung test ends its suite, failed, rather than the run (the server's runner has no per-test timeout).
+    timeout: SUITE_TIMEOUT_MS,
   });
+  if (run.error?.code === 'ETIMEDOUT') console.log(`${suite.name}: stopped after ${SUITE_TIMEOUT_MS / 60_000} minutes`);
   let report;
   try {
     report = suite.tap
