@@ -27,10 +27,7 @@ const TYPE_ORDER: Record<WebhookEventType, number> = {
 };
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Turns stored changes into webhook events: each outbox pass records an event and a delivery row per endpoint for every
- * change not announced yet, in one commit, idempotent by the unique (type, source row) of `webhook_events`.
- */
+/** Stored changes turned into events and a delivery per endpoint, in one commit; idempotent by (type, source row). */
 @Injectable()
 export class WebhookRecorder {
   private readonly logger = new Logger('Webhooks');
@@ -45,7 +42,7 @@ export class WebhookRecorder {
     private readonly clock: Clock,
   ) {}
 
-  /** At start: where announcements start for types without one (rows stored from now on); deliveries left orphaned. */
+  /** At start: where announcements start for types without one; deliveries left orphaned. */
   async start(): Promise<void> {
     await this.repo.startSources(this.clock.now());
     const endpoints = this.config.webhooks.map((e) => e.url);
