@@ -56,14 +56,14 @@ export class RepeatNotifier extends TelegramHandler {
     let topic = '';
     if (!ping.ok) {
       const step = nextStep({ action: 'ping', form: 'reply' }, ping, attempts);
-      if (step.step !== 'general_topic') return this.pingFailed(repeatId, lead.id, ping.description, step);
+      if (step.step !== 'general_topic') return this.failed(repeatId, lead.id, ping.description, step);
       // The card's topic is closed: into the chat's General topic, on its own (a reply would follow the card).
       this.chats.topicGone(lead.chat_id, lead.card_thread_id, ping.description, this.t.alerts.topicRepeat(lead.id));
       topic = ` in the chat's General topic (the card's topic refused it: ${ping.description})`;
       ping = await this.telegram.send({ chatId: lead.chat_id, text, html: false });
       if (!ping.ok) {
         const again = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, ping, attempts);
-        return this.pingFailed(repeatId, lead.id, ping.description, again);
+        return this.failed(repeatId, lead.id, ping.description, again);
       }
     }
     const detail = `card edited${minimal ? ` (minimal card: ${minimal})` : ''}, ping message ${ping.value.message_id}${topic}`;
@@ -75,12 +75,8 @@ export class RepeatNotifier extends TelegramHandler {
     return { done: 'sent', record };
   }
 
-  private pingFailed(repeatId: number, leadId: number, error: string, step: FloodPause | Retry): Promise<Outcome> | Outcome {
-    if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, error);
-    return this.failed(repeatId, leadId, error, step);
-  }
-
-  private failed(repeatId: number, leadId: number, error: string, next: Retry): Outcome {
+  private failed(repeatId: number, leadId: number, error: string, next: FloodPause | Retry): Promise<Outcome> | Outcome {
+    if (next.step === 'flood_pause') return this.gate.pause(next.pauseMs, error);
     const { failures } = next;
     if (next.giveUp) {
       const record = async () => {
