@@ -13,10 +13,9 @@ export const LEASE_TIMINGS = Symbol('LeaseTimings');
 /** 45 s, renewed every 15 s: a dead holder is replaced within a minute, and a live one survives two failed renewals. */
 export const DEFAULT_LEASE_TIMINGS: LeaseTimings = { ttlMs: 45_000, renewMs: 15_000 };
 
-/** How long a refusal is remembered (at most one renewal period). */
+/** How long a refusal is remembered (at most one renewal period): asking again at once only adds a write. */
 const DENIAL_MEMORY_MS = 2000;
 
-/** The jobs that run on one instance at a time. */
 export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling';
 
 /** Leases of the jobs that run on one instance at a time; wall-clock time (a lease is about whether a process is alive). */
@@ -24,9 +23,7 @@ export type LeaseName = 'outbox' | 'housekeeping' | 'telegram-polling';
 export class LeaseService {
   /** This app as a holder: host, pid, process start, and a random part (two apps in one process are two instances). */
   readonly instanceId = `${hostname()}:${process.pid}:${PROCESS_STARTED}:${randomBytes(3).toString('hex')}`;
-  /** Until when this instance holds each lease, as of its last successful take. */
   private readonly heldUntil = new Map<LeaseName, number>();
-  /** When another instance last held a lease this one asked for. */
   private readonly deniedAt = new Map<LeaseName, number>();
 
   constructor(
@@ -35,7 +32,6 @@ export class LeaseService {
     private readonly registry: SchedulerRegistry,
   ) {}
 
-  /** A pass feature's start (the outbox, housekeeping): `tick` every `everyMs`, under the interval `name`. */
   every(name: LeaseName, everyMs: number, tick: () => Promise<unknown>): void {
     this.registry.addInterval(
       name,
@@ -43,7 +39,7 @@ export class LeaseService {
     );
   }
 
-  /** Its shutdown: no more ticks, `stopAndWait` (the runner stopped, its pass over), then the lease handed back at once. */
+  /** Shutdown: no more ticks, the runner stopped and its pass over, then the lease handed back at once. */
   async end(name: LeaseName, stopAndWait: () => Promise<unknown>): Promise<void> {
     if (this.registry.doesExist('interval', name)) this.registry.deleteInterval(name);
     await stopAndWait();
@@ -53,7 +49,6 @@ export class LeaseService {
   /** Takes or renews `name` for this instance; false while another live instance holds it. Database errors propagate. */
   async take(name: LeaseName): Promise<boolean> {
     const now = Date.now();
-    // Refused a moment ago: asking again at once would only add a write per call.
     const denied = this.deniedAt.get(name);
     if (denied !== undefined && now - denied < Math.min(this.timings.renewMs, DENIAL_MEMORY_MS)) return false;
     const until = now + this.timings.ttlMs;
@@ -79,20 +74,17 @@ export class LeaseService {
     return Date.now() < (this.heldUntil.get(name) ?? 0) - this.timings.renewMs;
   }
 
-  /** Gives `name` up (a clean shutdown, polling handed over), so another instance takes it without waiting. */
+  /** Gives `name` up, so another instance takes it without waiting. */
   async release(name: LeaseName): Promise<void> {
     this.heldUntil.delete(name);
     await this.leases.release(name, this.instanceId);
   }
 }
 
-/** When this process started, in ms since the epoch: with the pid, it tells this process from an earlier one of that pid. */
+/** With the pid, it tells this process from an earlier one of that pid. */
 const PROCESS_STARTED = Math.round(Date.now() - process.uptime() * 1000);
 
-/**
- * True when `holder` (host:pid:started:random) names a process of this host that no longer runs: our pid started at
- * another time (pid 1 in a restarted container), or no process has its pid. Another host's holder is never judged.
- */
+/** `holder` (host:pid:started:random) names a process of this host that no longer runs; another host's is never judged. */
 export function holderIsDead(holder: string, self: string): boolean {
   const [host, pid, started] = holder.split(':');
   const [ownHost, ownPid, ownStarted] = self.split(':');

@@ -1,9 +1,6 @@
 import type { Clock } from '../clock/clock';
 
-/**
- * What a feature gives its runner: the app's clock (the back-off is measured on it), the pass, whether passes run at all
- * (asked at each call), the wait after the `failures`-th failed pass in a row, and what to do after a pass.
- */
+/** `enabled` is asked at each call; `backoffMs` is the wait after the `failures`-th failed pass in a row. */
 export interface PassRunnerOptions {
   clock: Clock;
   pass: () => Promise<void>;
@@ -13,10 +10,7 @@ export interface PassRunnerOptions {
   onFailure: (err: unknown, failures: number, backoffMs: number) => void;
 }
 
-/**
- * The loop behind the outbox's runner and lanes and housekeeping: passes never overlap, any number of `soon` during a
- * pass give exactly one more after it, a failed pass backs off, and a stop lets the running pass finish.
- */
+/** Passes that never overlap: any number of `soon` during a pass give one more after it; a failed pass backs off. */
 export class PassRunner {
   private running: Promise<void> | null = null;
   private rerun = false;
@@ -26,7 +20,6 @@ export class PassRunner {
 
   constructor(private readonly options: PassRunnerOptions) {}
 
-  /** A pass is running (or about to). */
   get busy(): boolean {
     return this.running !== null;
   }
@@ -48,7 +41,6 @@ export class PassRunner {
     else void this.tick();
   }
 
-  /** Resolves when no pass is running (graceful shutdown, tests). */
   async whenIdle(): Promise<void> {
     while (this.running) await this.running;
   }

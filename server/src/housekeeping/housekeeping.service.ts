@@ -113,11 +113,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     let sent = 0;
     for (const lead of await this.leads.dueReminders(this.clock.now() - remindAfterMin * 60_000, 20)) {
       if (!(await this.leads.claimReminder(lead.id, this.clock.now()))) continue;
-      const reminder = {
-        chatId: lead.chat_id!,
-        text: this.t.group.reminder(lead.id, remindAfterMin),
-        html: false,
-      };
+      const reminder = { chatId: lead.chat_id!, text: this.t.group.reminder(lead.id, remindAfterMin), html: false };
       let result = await this.telegram.send({ ...reminder, threadId: lead.card_thread_id, replyTo: lead.message_id! });
       let topic = '';
       if (!result.ok && result.kind === 'thread_gone') {
@@ -148,7 +144,6 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     const date = localDate(now, this.config.timezone);
     const key = `digest:${date}`;
     if (!(await this.jobRuns.claimRun(key, now))) return false;
-    // In the ADMIN_THREAD_ID topic, or the chat's General topic when that topic is gone.
     const result = await this.alerts.sendToAdmin(await this.reports.digest());
     if (!result.ok) {
       await this.jobRuns.releaseRun(key);

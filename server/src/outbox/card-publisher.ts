@@ -8,7 +8,7 @@ import { MINIMAL_CARD_ALERT_INTERVAL_MS, PUBLISH_ALERT_INTERVAL_MS } from './ret
 import { type NextStep, nextStep, type OutboxCall, type PublishCall, type Retry } from './telegram-answer.policy';
 import { TelegramHandler } from './telegram-handler';
 
-/** A card Telegram accepted: the lead's facts as it showed them, where it went, in which form, and why not another. */
+/** A card Telegram accepted: the lead as it showed it, where, in which form, and why not another. */
 interface SentCard {
   lead: Lead;
   repeatIds: number[];
@@ -17,7 +17,6 @@ interface SentCard {
   messageId: number;
   form: PublishCall['form'];
   refused?: string;
-  /** The late lead's fallback message, edited into the card. */
   adopted: boolean;
   topic?: string;
 }
@@ -25,13 +24,11 @@ interface SentCard {
 const EVENT = { html: 'published', plain: 'published_plain', minimal: 'published_minimal' } as const;
 
 /**
- * The outbox's `card` rows (docs/requirements.md §4.1–§4.5, §12.5, §14.9, §14.10): the full card, else the plain-text or
- * the minimal one, in the lead's group and topic (a closed topic: the General one). A late lead's fallback message in
- * that group is edited into the card instead, so the group keeps one message.
+ * `card` rows (docs/requirements.md §4.1–§4.5, §12.5, §14.9, §14.10): the full, plain-text or minimal card in the lead's
+ * group and topic; a late lead's fallback message in that group is edited into the card, so the group keeps one message.
  */
 @Injectable()
 export class CardPublisher extends TelegramHandler {
-  /** A lead's card, unless it has one already (adopted, or published by an earlier row). */
   async handle(row: OutboxRow): Promise<Outcome> {
     const lead = await this.repo.findLead(row.lead_id);
     if (!lead || lead.published_at !== null) return { done: 'already published' };
@@ -105,10 +102,7 @@ export class CardPublisher extends TelegramHandler {
     }
   }
 
-  /**
-   * Whether a late lead's fallback message can become its card: not in another chat, nor another lead's card (only the
-   * secret's holders send `late`, but a wrong message id must never take another lead's card away).
-   */
+  /** Not in another chat, nor another lead's card: a wrong message id must never take another lead's card away. */
   private async adoptable(lead: Lead, chatId: string): Promise<boolean> {
     const messageId = lead.fallback_message_id!;
     if (lead.fallback_chat_id !== chatId) {
@@ -129,7 +123,7 @@ export class CardPublisher extends TelegramHandler {
     this.logger.warn({ msg: 'fallback message not adopted as the card', lead_number: lead.id, request_id: lead.request_id, why });
   }
 
-  /** Flood control: the lead keeps its place and waits for the pause; the trace tells of a pause on the card's first try. */
+  /** The lead keeps its place and waits for the pause; the trace tells of a pause on the card's first try. */
   private async flood(lead: Lead, pauseMs: number, description: string, firstTry: boolean): Promise<Outcome> {
     const until = await this.gate.flood(pauseMs, description);
     const detail = `flood control: retry after ${pauseMs / 1000} s`;
@@ -137,11 +131,9 @@ export class CardPublisher extends TelegramHandler {
     return { defer: until, error: description, stop: true, record };
   }
 
-  /** Telegram has the card: its record (the runner keeps it until it is written, so the card is never sent twice). */
   private sent(card: SentCard): Outcome {
     const { lead, chatId, threadId, messageId, form, refused, adopted } = card;
     const leadId = lead.id;
-    // The topic, when the card is in one, and why not, when it should have been.
     const where =
       `chat ${chatId}` +
       (threadId !== null ? `, topic ${threadId}` : '') +

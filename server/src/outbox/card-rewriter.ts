@@ -9,13 +9,11 @@ export type CardRefresh = 'shown' | 'later';
 /** The outbox's `card_edit` rows (§4.7): a published card rewritten to show its lead as stored. */
 @Injectable()
 export class CardRewriter extends TelegramHandler {
-  /** Whether the lead's card in Telegram shows the lead as stored. */
   async shows(leadId: number): Promise<boolean> {
     const lead = await this.repo.findLead(leadId);
     return lead !== undefined && lead.published_at !== null && lead.card_dirty_at === null;
   }
 
-  /** The card of the row's lead as the lead is now; a failure waits for the row's next time. */
   async handle(row: OutboxRow): Promise<Outcome> {
     const lead = await this.repo.findLead(row.lead_id);
     if (!lead || lead.card_dirty_at === null) return { done: 'shown' };

@@ -2,13 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { FallbackAnswerEnd, FallbackToAnswer } from '../repositories/leads.repository';
 import type { Outcome } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
-import { type AnswerFailureStep, nextStep } from './telegram-answer.policy';
+import { nextStep } from './telegram-answer.policy';
 import { TelegramHandler } from './telegram-handler';
 
 /**
- * The outbox's `fallback_reply` rows: a late lead's (or repeat's) fallback message that did not become its card gets a
- * reply saying the request is in the database, so nobody copies it by hand. Only as a reply: a deleted or refused
- * message is left alone. Retries and flood control as a repeat's ping (§4.2, §4.3); the 5th failure gives up.
+ * `fallback_reply` rows: a fallback message that did not become a card gets a reply saying the request is stored, so
+ * nobody copies it by hand; only as a reply (a deleted or refused one is left alone). Retried as a repeat's ping.
  */
 @Injectable()
 export class FallbackAnswerer extends TelegramHandler {
@@ -17,10 +16,6 @@ export class FallbackAnswerer extends TelegramHandler {
     if (!f) return { done: 'nothing to answer' };
     // The reply names the lead's number once its card is in the group: it waits behind the card published anew.
     if (!f.published) return { requeue: true };
-    return this.answer(f);
-  }
-
-  private async answer(f: FallbackToAnswer): Promise<Outcome> {
     const owner = await this.repo.cardAt(f.chatId, f.messageId);
     if (owner !== undefined) return this.end(f, 'refused', `message ${f.messageId} is the card of lead #${owner}, not a fallback message`);
     const sent = await this.telegram.send({
@@ -40,7 +35,7 @@ export class FallbackAnswerer extends TelegramHandler {
       };
       return { done: 'answered', record };
     }
-    const next: AnswerFailureStep = nextStep({ action: 'answer', form: 'reply' }, sent, f.attempts);
+    const next = nextStep({ action: 'answer', form: 'reply' }, sent, f.attempts);
     switch (next.step) {
       case 'flood_pause':
         return this.gate.pause(next.pauseMs, sent.description);

@@ -9,30 +9,17 @@ import { REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 import { nextStep } from './telegram-answer.policy';
 import { TelegramHandler } from './telegram-handler';
 
-/** Telegram's limits for a bot (its FAQ): about one message a second into one chat, about 30 a second in all. */
+/** Telegram's limits for a bot (its FAQ): about one message a second per chat, 30 a second in all. */
 const PER_CHAT_INTERVAL_MS = 1_000;
 const PER_BOT_PER_SECOND = 30;
 const MAX_TEXT = 4096;
 const MAX_CAPTION = 1024;
-/** The media Telegram lets a copy carry a caption with. */
 const CAPTIONED = new Set(['photo', 'document', 'voice', 'video']);
-/** Telegram's answer when the visitor blocked the bot (a 403). */
 const BLOCKED = /bot was blocked by the user/i;
 
-/** Why a team message did not reach the visitor, as the inbox's `error` shows it (English, as the trace). */
-const NOT_DELIVERED = {
-  blocked: 'the visitor blocked the bot',
-  stopped: 'the visitor stopped the conversation (/stop)',
-  notBound: 'no visitor is bound to the lead',
-} as const;
-
 /**
- * The conversation's rows (docs/architecture.md, "The conversation"); a message no longer queued is done.
- * - `visitor_message`: relayed into the group as a reply to the card, with a header naming the visitor (media copied
- *   with it as caption); with LEADS_CARD_PII=0 only a notice (the inbox shows the text).
- * - `team_message`: sent to the bound visitor, 👍 on the member's message when delivered; not delivered for good (no
- *   visitor, `/stop`, blocked, a 4xx) is said in the group. A 5xx or a timeout follows the pings' schedule.
- * Sends are spaced out in memory so they never meet Telegram's 429, whose pause stops every card too.
+ * The conversation's rows (docs/architecture.md, "The conversation"): `visitor_message` relayed into the group as a reply
+ * to the card, `team_message` to the bound visitor. Sends are spaced out so they never meet a 429, which stops every card.
  */
 @Injectable()
 export class MessageSender extends TelegramHandler {
@@ -87,8 +74,9 @@ export class MessageSender extends TelegramHandler {
   private async toVisitor(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
     const binding = await this.messages.bindingOf(msg.lead_id);
     if (!binding || !lead || lead.anonymised_at !== null)
-      return this.notDelivered(msg, lead, NOT_DELIVERED.notBound, this.t.group.why.notBound);
-    if (binding.stoppedAt !== null) return this.notDelivered(msg, lead, NOT_DELIVERED.stopped, this.t.group.why.stopped);
+      return this.notDelivered(msg, lead, 'no visitor is bound to the lead', this.t.group.why.notBound);
+    if (binding.stoppedAt !== null)
+      return this.notDelivered(msg, lead, 'the visitor stopped the conversation (/stop)', this.t.group.why.stopped);
     const chatId = String(binding.userId);
     const slot = this.slot(chatId);
     if (slot > this.clock.now()) return { defer: slot };
@@ -117,7 +105,7 @@ export class MessageSender extends TelegramHandler {
     if (answer.kind === 'flood') return this.gate.pause(answer.retryAfterSec * 1000, answer.description);
     this.logger.warn({ msg: 'team message not delivered', lead_number: msg.lead_id, error: answer.description });
     if (BLOCKED.test(answer.description)) {
-      const outcome = await this.notDelivered(msg, lead, NOT_DELIVERED.blocked, this.t.group.why.blocked);
+      const outcome = await this.notDelivered(msg, lead, 'the visitor blocked the bot', this.t.group.why.blocked);
       return { ...outcome, record: async () => (await outcome.record?.(), this.messages.blocked(msg.lead_id, this.clock.now())) };
     }
     if (answer.kind !== 'failed' && answer.kind !== 'no_bot') {
@@ -156,7 +144,6 @@ export class MessageSender extends TelegramHandler {
     return at;
   }
 
-  /** A send into `chatId` went out now. */
   private paced(chatId: string): void {
     const now = this.clock.now();
     this.lastByChat.set(chatId, now);

@@ -26,7 +26,6 @@ export class OutboxGate {
     private readonly settings: SettingsRepository,
   ) {}
 
-  /** What runs when a flood pause ends: the runner's next pass, so waiting cards go out at once. */
   onPauseEnd(wake: () => void): void {
     this.wake = wake;
   }
@@ -42,7 +41,7 @@ export class OutboxGate {
     return false;
   }
 
-  /** Publishing waits for a reason ops must hear about, once (no bot, no leads chat). */
+  /** Publishing waits for a reason ops hear about once (no bot, no leads chat). */
   pausedOnce(msg: string): void {
     if (!this.pausedLogged) this.logger.warn({ msg });
     this.pausedLogged = true;

@@ -16,10 +16,7 @@ import { RepeatNotifier } from './repeat-notifier';
 import { MessageSender } from './message-senders';
 import { ConversationsModule } from '../conversations/conversations.module';
 
-/**
- * docs/requirements.md §4: one queue and one runner for every effect on the outside world (webhook deliveries are
- * WebhooksModule's handler). Changes are heard through Nest events; ChatsModule is passed on to the outbox's users.
- */
+/** docs/requirements.md §4: one queue and one runner for every effect on the outside world; ChatsModule passed on. */
 @Module({
   imports: [
     RepositoriesModule,

@@ -25,7 +25,7 @@ import { MessageSender } from './message-senders';
 
 export type { CardRefresh } from './card-rewriter';
 
-/** docs/requirements.md §4.1: a pass takes up to BATCH_SIZE rows of each Telegram kind, in this order. */
+/** A pass takes up to BATCH_SIZE rows of each Telegram kind, in this order (a ping follows the card it published). */
 const TELEGRAM_KINDS: OutboxKind[] = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'visitor_message', 'team_message'];
 /** An endpoint's rows claimed at a time, and claims per pass. */
 const WEBHOOK_BATCH = 10;
@@ -37,15 +37,11 @@ function errorText(err: unknown): string {
   return withoutUrls(err instanceof Error ? (err.stack ?? err.message) : String(err));
 }
 
-/**
- * The one runner of the outbox (docs/architecture.md, "The outbox"): instances share the due rows by claims, send each
- * through its kind's handler and record the outcome, in a lane per target (Telegram, each webhook endpoint).
- */
+/** The outbox's one runner (docs/architecture.md, "The outbox"): claimed rows sent by their kind's handler, a lane per target. */
 @Injectable()
 export class OutboxService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private readonly runner: PassRunner;
-  /** The lanes' runners, by target (`telegram`, an endpoint's URL). */
   private readonly lanes = new Map<string, PassRunner>();
   private readonly handlers: Record<OutboxKind, OutboxHandler>;
   /** Outcomes of sends whose record failed: recorded first, never sent again. */
@@ -110,7 +106,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     });
   }
 
-  /** Every PUBLISH_INTERVAL_SEC (how the CLI's changes are noticed), and at once. */
+  /** Every PUBLISH_INTERVAL_SEC (how the CLI's changes are noticed). */
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.webhooks.length > 0) await this.recorder.start();
     if (!this.scheduled) return;
@@ -134,7 +130,6 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     });
   }
 
-  /** The server erased a lead and said why: `lead.anonymised` carries the reason. */
   @OnEvent(LEAD_ANONYMISED)
   leadAnonymised(event: LeadAnonymisedEvent): void {
     if (this.config.webhooks.length > 0) this.recorder.noteAnonymised(event.leadNumber, event.reason);
@@ -183,13 +178,10 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     try {
       await this.gate.syncFlood();
       if (!this.gate.ready()) return 'later';
-      const holder = this.leases.instanceId;
-      const claimEdit = () =>
-        this.repo.claim({ ...this.claimTimes(), holder, targets: [TELEGRAM_TARGET], limit: 1, leadId, kind: 'card_edit', anyTime: true });
       let outcome: Outcome | null = null;
       // A second try when the lane was rewriting the card meanwhile: the change it may not have shown yet.
       for (let tries = 0; tries < 2 && outcome === null; tries += 1) {
-        const [row] = await claimEdit();
+        const [row] = await this.claim(TELEGRAM_TARGET, 1, 'card_edit', { leadId, anyTime: true });
         if (!row) break;
         outcome = await this.attempt(row);
       }
@@ -200,11 +192,6 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
       this.logger.error({ msg: 'card rewrite failed', lead_number: leadId, error: errorText(err) });
       return 'later';
     }
-  }
-
-  private claimTimes() {
-    const wallNow = Date.now();
-    return { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
   }
 
   /** The runner's pass: dead instances' claims freed, new webhook events recorded, a lane per endpoint; then the lanes. */
@@ -221,13 +208,12 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     this.wakeTelegram = false;
   }
 
-  /** Up to BATCH_SIZE rows of each kind in turn, cards first (a ping follows the card this pass published). */
   private async telegramPass(): Promise<void> {
     await this.recordUnrecorded(TELEGRAM_TARGET);
     if (!(await this.telegramOpen())) return;
     for (const kind of TELEGRAM_KINDS) {
       if (this.gate.stopped || !this.gate.ready()) return;
-      const rows = await this.claim([TELEGRAM_TARGET], BATCH_SIZE, kind);
+      const rows = await this.claim(TELEGRAM_TARGET, BATCH_SIZE, kind);
       if (rows.length > 0 && !(await this.runLane(rows))) return;
     }
   }
@@ -236,13 +222,15 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
   private async endpointPass(url: string): Promise<void> {
     await this.recordUnrecorded(url);
     for (let round = 0; round < WEBHOOK_ROUNDS && !this.gate.stopped; round += 1) {
-      const rows = await this.claim([url], WEBHOOK_BATCH, 'webhook');
+      const rows = await this.claim(url, WEBHOOK_BATCH, 'webhook');
       if (rows.length === 0 || !(await this.runLane(rows))) return;
     }
   }
 
-  private claim(targets: string[], limit: number, kind: OutboxKind): Promise<OutboxRow[]> {
-    return this.repo.claim({ ...this.claimTimes(), holder: this.leases.instanceId, targets, limit, kind });
+  private claim(target: string, limit: number, kind: OutboxKind, only: { leadId?: number; anyTime?: boolean } = {}): Promise<OutboxRow[]> {
+    const wallNow = Date.now();
+    const times = { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
+    return this.repo.claim({ ...times, holder: this.leases.instanceId, targets: [target], limit, kind, ...only });
   }
 
   /** A lane's rows in turn (false: stopped, the rest given back); a claim past half its time is renewed or the row skipped. */

@@ -4,7 +4,7 @@ import type { OutboxRow } from '../repositories/outbox.repository';
 import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy';
 import { TelegramHandler } from './telegram-handler';
 
-/** The outbox's `repeat_ping` rows (docs/requirements.md §4.6): the card shows the repeat, then a reply without personal data. */
+/** `repeat_ping` rows (docs/requirements.md §4.6): the card shows the repeat, then a reply without personal data. */
 @Injectable()
 export class RepeatNotifier extends TelegramHandler {
   async handle(row: OutboxRow): Promise<Outcome> {
@@ -46,7 +46,6 @@ export class RepeatNotifier extends TelegramHandler {
         return this.failed(repeatId, lead.id, description, next);
     }
     const text = this.t.group.repeatPing(lead.id);
-    // A reply to the card, in the card's topic.
     let ping = await this.telegram.send({
       chatId: lead.chat_id,
       threadId: lead.card_thread_id,
@@ -57,15 +56,14 @@ export class RepeatNotifier extends TelegramHandler {
     let topic = '';
     if (!ping.ok) {
       const step = nextStep({ action: 'ping', form: 'reply' }, ping, attempts);
-      if (step.step !== 'general_topic') return this.pingFailed(repeatId, lead.id, ping.description, step);
-      // The card's topic is closed: the ping goes into the chat's General topic, on its own (a reply would follow the
-      // card into its topic), and ops hear of it once.
+      if (step.step !== 'general_topic') return this.failed(repeatId, lead.id, ping.description, step);
+      // The card's topic is closed: into the chat's General topic, on its own (a reply would follow the card).
       this.chats.topicGone(lead.chat_id, lead.card_thread_id, ping.description, this.t.alerts.topicRepeat(lead.id));
       topic = ` in the chat's General topic (the card's topic refused it: ${ping.description})`;
       ping = await this.telegram.send({ chatId: lead.chat_id, text, html: false });
       if (!ping.ok) {
         const again = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, ping, attempts);
-        return this.pingFailed(repeatId, lead.id, ping.description, again);
+        return this.failed(repeatId, lead.id, ping.description, again);
       }
     }
     const detail = `card edited${minimal ? ` (minimal card: ${minimal})` : ''}, ping message ${ping.value.message_id}${topic}`;
@@ -77,13 +75,8 @@ export class RepeatNotifier extends TelegramHandler {
     return { done: 'sent', record };
   }
 
-  private pingFailed(repeatId: number, leadId: number, error: string, step: FloodPause | Retry): Promise<Outcome> | Outcome {
-    if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, error);
-    return this.failed(repeatId, leadId, error, step);
-  }
-
-  /** §4.2: the repeat's schedule; after its 5th failure the notification is given up, and the trace says so. */
-  private failed(repeatId: number, leadId: number, error: string, next: Retry): Outcome {
+  private failed(repeatId: number, leadId: number, error: string, next: FloodPause | Retry): Promise<Outcome> | Outcome {
+    if (next.step === 'flood_pause') return this.gate.pause(next.pauseMs, error);
     const { failures } = next;
     if (next.giveUp) {
       const record = async () => {

@@ -1,7 +1,4 @@
-/**
- * docs/requirements.md §4.2: failure 1 → 5 s, 2 → 15 s, 3 → 60 s, 4 → 5 min, 5 and later → 15 min and an
- * admin alert (at most once per 30 minutes). Repeat notifications use the same delays and give up after 5.
- */
+/** docs/requirements.md §4.2: from the 5th failure an admin alert (once per 30 minutes); a repeat's ping gives up at its 5th. */
 export const RETRY_DELAYS_MS = [5_000, 15_000, 60_000, 5 * 60_000, 15 * 60_000] as const;
 export const ALERT_AFTER_FAILURES = 5;
 export const PUBLISH_ALERT_INTERVAL_MS = 30 * 60_000;
@@ -15,7 +12,6 @@ const PASS_BACKOFF_MS = [5_000, 15_000, 60_000] as const;
 /** The `failures`-th (1-based) entry of `delays`, the last one for every later failure. */
 const nth = (delays: readonly number[], failures: number) => delays[Math.min(Math.max(failures, 1), delays.length) - 1];
 
-/** The delay before the next attempt after the `failures`-th failure. */
 export const retryDelayMs = (failures: number): number => nth(RETRY_DELAYS_MS, failures);
 export const passBackoffMs = (failures: number): number => nth(PASS_BACKOFF_MS, failures);
 

@@ -2,10 +2,8 @@ import type { TelegramFailure, TelegramResult } from '../telegram/telegram-resul
 import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 
 /**
- * What the outbox was doing when Telegram answered: `publish` a card (HTML, plain text §4.4, minimal §12.5;
- * `afterMigration`: it followed one group migration, §4.5), `rewrite` a card (§4.7), `ping` a repeat (§4.6: the card's
- * edit, then the reply), `adopt` a late lead's fallback message as its card, `answer` a fallback message.
- * `inGeneral`: the message already left its forum topic for the chat's General topic once.
+ * What the outbox was doing when Telegram answered (`ping`: a repeat's card edit, then its reply; `adopt`: a fallback
+ * message edited into the card). `afterMigration`: it followed one migration; `inGeneral`: it left its topic once.
  */
 export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean; inGeneral?: boolean };
 export type EditCall = { action: 'rewrite' | 'ping'; form: 'full' | 'minimal' };
@@ -14,11 +12,7 @@ export type AdoptCall = { action: 'adopt'; form: 'html' | 'plain' | 'minimal' };
 export type AnswerCall = { action: 'answer'; form: 'reply' };
 export type OutboxCall = PublishCall | EditCall | ReplyCall | AdoptCall | AnswerCall;
 
-/**
- * What comes next (§4.2–§4.7, §12.5): a flood pause, the migrated group, the chat's General topic for a closed topic,
- * a card published anew, the minimal or the plain-text card, a new message instead of the fallback one (`publish_new`),
- * the fallback message left alone (`leave`), or a failure that counts (`alert`: a card keeps failing; `giveUp`: a ping's last).
- */
+/** What comes next (§4.2–§4.7, §12.5); a `retry` counts (`alert`: a card keeps failing; `giveUp`: a ping's last). */
 type Bare = 'success' | 'general_topic' | 'republish' | 'minimal_card' | 'plain_text' | 'publish_new' | 'leave';
 export type NextStep =
   | { [S in Bare]: { step: S } }[Bare]
@@ -28,12 +22,9 @@ export type NextStep =
 type Step<S extends NextStep['step']> = Extract<NextStep, { step: S }>;
 export type FloodPause = Step<'flood_pause'>;
 export type Retry = Step<'retry'>;
-export type MinimalCard = Step<'minimal_card'>;
-type PublishFailureStep = Step<'flood_pause' | 'follow_migration' | 'general_topic' | 'minimal_card' | 'plain_text' | 'retry'>;
 export type EditStep = Step<'success' | 'flood_pause' | 'follow_migration' | 'republish' | 'minimal_card' | 'retry'>;
 type ReplyFailureStep = Step<'flood_pause' | 'general_topic' | 'retry'>;
-type AdoptStep = Step<'success' | 'flood_pause' | 'minimal_card' | 'plain_text' | 'publish_new' | 'retry'>;
-export type AnswerFailureStep = Step<'flood_pause' | 'leave' | 'retry'>;
+type AnswerFailureStep = Step<'flood_pause' | 'leave' | 'retry'>;
 
 type Fallback = Bare | 'follow_migration';
 type AnswerKind = TelegramFailure['kind'];
@@ -101,16 +92,14 @@ function retry(call: OutboxCall, failuresSoFar: number): Retry {
 }
 
 /** The one policy for Telegram's answers to the outbox, pure; `failuresSoFar` counts what is being done's earlier failures. */
-export function nextStep(call: PublishCall, answer: TelegramFailure, failuresSoFar: number): PublishFailureStep;
 export function nextStep(call: EditCall & { form: 'full' }, answer: TelegramResult<unknown>, failuresSoFar: number): EditStep;
 export function nextStep(
   call: EditCall & { form: 'minimal' },
   answer: TelegramResult<unknown>,
   failuresSoFar: number,
-): Exclude<EditStep, MinimalCard>;
+): Exclude<EditStep, Step<'minimal_card'>>;
 export function nextStep(call: ReplyCall & { inGeneral: true }, answer: TelegramFailure, failuresSoFar: number): FloodPause | Retry;
 export function nextStep(call: ReplyCall, answer: TelegramFailure, failuresSoFar: number): ReplyFailureStep;
-export function nextStep(call: AdoptCall, answer: TelegramResult<unknown>, failuresSoFar: number): AdoptStep;
 export function nextStep(call: AnswerCall, answer: TelegramFailure, failuresSoFar: number): AnswerFailureStep;
 export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, failuresSoFar: number): NextStep;
 export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, failuresSoFar: number): NextStep {

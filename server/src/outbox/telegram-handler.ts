@@ -20,17 +20,14 @@ import type { Outcome, OutboxHandler, PublishedLead } from './outcome';
 import { MINIMAL_CARD_ALERT_INTERVAL_MS } from './retry-schedule';
 import { type EditCall, type EditStep, nextStep, type Retry } from './telegram-answer.policy';
 
-/** A card's edit the handler decides on: Telegram's refusal as text, and the full card's refusal when the minimal one took its place. */
+/** `minimal`: the full card's refusal when the minimal one took its place. */
 interface CardEdit {
   next: Extract<EditStep, { step: 'success' | 'republish' | 'retry' }>;
   description: string;
   minimal: string | null;
 }
 
-/**
- * The base of the Telegram kinds' handlers (one per kind of queue row): what they send and record with, and the answer
- * handling they share — a card's edit (§4.7, §12.5), a flood pause (§4.3), a group's migration (§4.5), a retry (§4.2).
- */
+/** The base of the Telegram kinds' handlers: their dependencies, a card's edit (§4.7, §12.5) and a retry (§4.2). */
 export abstract class TelegramHandler implements OutboxHandler {
   protected readonly logger = new Logger('Outbox');
 
@@ -51,9 +48,8 @@ export abstract class TelegramHandler implements OutboxHandler {
   abstract handle(row: OutboxRow): Promise<Outcome>;
 
   /**
-   * Edits a published card to show its lead as stored; when the policy says it is too long, the minimal card takes its
-   * place, so the status buttons keep working (§12.5). A flood pause or a migration is the outcome itself.
-   * `failuresSoFar` counts what the edit is for: the card's or the repeat's.
+   * A published card edited to show its lead as stored; one too long becomes the minimal card, so its buttons keep
+   * working (§12.5). A flood pause or a migration is the outcome itself. `failuresSoFar`: the card's or the repeat's.
    */
   protected async editCard(action: EditCall['action'], lead: PublishedLead, failuresSoFar: number): Promise<CardEdit | Outcome> {
     const card = await this.cards.cardFor(lead, await this.repo.repeatsOf(lead.id));
@@ -104,7 +100,7 @@ export abstract class TelegramHandler implements OutboxHandler {
     return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };
   }
 
-  /** An admin alert (docs/requirements.md §9), never awaited by a pass. */
+  /** An admin alert, never awaited by a pass. */
   protected alert(key: string, intervalMs: number, text: string): void {
     void this.alerts.sendThrottled(key, intervalMs, text);
   }

@@ -13,10 +13,8 @@ const DAY = 24 * 60 * 60 * 1000;
 const LIST_CAP = 15;
 /** Source groups listed in /stickers_stats and the digest before "…other sources". */
 const SOURCE_CAP = 10;
-/** A source value is shown up to this many characters (they are ≤ 64 already). */
-const SOURCE_VALUE_SHOWN = 40;
-
-const shown = (v: string) => (v.length > SOURCE_VALUE_SHOWN ? `${v.slice(0, SOURCE_VALUE_SHOWN - 1)}…` : v);
+/** A source value (≤ 64 characters) shown up to 40. */
+const shown = (v: string) => (v.length > 40 ? `${v.slice(0, 39)}…` : v);
 
 /** `wedding · yandex / summer`: the landing, then UTM source / campaign, missing parts left out. */
 function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaign'>): string {
@@ -63,7 +61,6 @@ export class ReportsService {
     return sourceLines(this.t, await this.reports.sourceCounts(since, { landingOnly }), total, landingOnly);
   }
 
-  /** The leads since `since`, and a line per status. */
   private async statusesSince(since: number): Promise<{ total: number; lines: string[] }> {
     const counts = await this.reports.statusCounts({ since });
     const total = LEAD_STATUSES.reduce((sum, s) => sum + counts[s], 0);
@@ -103,7 +100,6 @@ export class ReportsService {
     ].join('\n');
   }
 
-  /** Counts by status for the last 7 and 30 days, repeats, unpublished. */
   async stats(): Promise<string> {
     const now = this.clock.now();
     const r = this.t.reports;
@@ -118,7 +114,6 @@ export class ReportsService {
     return lines.join('\n');
   }
 
-  /** The daily digest to the admin chat: the last 24 hours. */
   async digest(): Promise<string> {
     const now = this.clock.now();
     const { total, lines } = await this.statusesSince(now - DAY);

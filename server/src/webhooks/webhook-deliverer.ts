@@ -16,15 +16,17 @@ import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
 /** `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, one `v1=` per secret (the current one first). */
-function signatureHeader(secrets: readonly string[], unixSeconds: number, body: string): string {
-  const v1s = secrets.map((secret) => `v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`);
+function signatureHeader(secrets: (string | undefined)[], unixSeconds: number, body: string): string {
+  const v1s = secrets
+    .filter((s) => s !== undefined)
+    .map((secret) => `v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`);
   return [`t=${unixSeconds}`, ...v1s].join(',');
 }
 
 /** A delivery failing this long raises the admin alert (docs/requirements.md §14.8), throttled as the cards' one. */
 const ALERT_AFTER_MS = 30 * 60_000;
 
-/** An outbox `webhook` row: a 2xx is success, anything else a failure on the cards' schedule (forever), traced each time. */
+/** `webhook` rows: a 2xx is success, anything else a failure on the cards' schedule (forever), traced each time. */
 @Injectable()
 export class WebhookDeliverer implements OutboxHandler {
   private readonly logger = new Logger('Webhooks');
@@ -46,16 +48,8 @@ export class WebhookDeliverer implements OutboxHandler {
     const event = await this.repo.findEvent(row.event_id!);
     if (!endpoint || !event) return { done: 'no endpoint' };
     const body = await this.body(event);
-    const t = Math.floor(this.clock.now() / 1000);
-    const headers = {
-      [SIGNATURE_HEADER]: signatureHeader(
-        [endpoint.secret, endpoint.previousSecret].filter((s) => s !== undefined),
-        t,
-        body,
-      ),
-      'Stickers-Event-Id': event.public_id,
-      'Stickers-Event-Type': event.type,
-    };
+    const signature = signatureHeader([endpoint.secret, endpoint.previousSecret], Math.floor(this.clock.now() / 1000), body);
+    const headers = { [SIGNATURE_HEADER]: signature, 'Stickers-Event-Id': event.public_id, 'Stickers-Event-Type': event.type };
     const answer = await postWebhook(endpoint.url, body, headers, this.timeout.ms);
     const now = this.clock.now();
     const attempts = row.attempts + 1;

@@ -19,10 +19,7 @@ export const QUERY_PIPE = new ApiValidationPipe((errors) => new HttpException({ 
 /** An `{id}` that is not an event id: 404 (no event has it). */
 export const ID_PIPE = new ApiValidationPipe(() => notFound());
 
-/**
- * `GET /webhooks/events` and `POST /webhooks/events/{id}/redeliver`, behind the shared secret of `POST /leads`, each
- * caller throttled first (`api`). Thin: WebhookEventsService reads and queues.
- */
+/** Behind the shared secret of `POST /leads`, each caller throttled first (`api`). */
 @ApiTags('webhooks')
 @ApiSecretRefusals({ throttled: true })
 @Controller('webhooks/events')

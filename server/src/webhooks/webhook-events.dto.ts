@@ -3,11 +3,6 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsISO8601, IsOptional, Matches, Max, Min } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 
-/**
- * `GET /webhooks/events` and `POST /webhooks/events/{id}/redeliver` as the OpenAPI document shows them (@nestjs/swagger
- * reads these), and their input's rules (class-validator, run by the routes' ApiValidationPipes).
- */
-
 export const WEBHOOK_EVENTS_LIMIT_DEFAULT = 50;
 export const WEBHOOK_EVENTS_LIMIT_MAX = 200;
 

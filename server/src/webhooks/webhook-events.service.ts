@@ -41,7 +41,7 @@ export class WebhookEventsService {
     };
   }
 
-  /** Queues the event again to each endpoint it went to; 404 when no event has this id. */
+  /** 404 when no event has this id. */
   async redeliver(publicId: string): Promise<{ queued: number }> {
     const now = this.clock.now();
     const { events, deliveries } = await replayWebhooks(this.repo, this.outbox, this.leadEvents, this.transactor, { publicId }, now);

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import type { WebhookEventType } from '../database/schema';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 import { CRM_USER_ID } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
@@ -17,20 +17,9 @@ export type AnonymisedReason = 'number' | 'contact' | 'retention';
 const BATCH = 100;
 /** How far below the highest row announced a pass looks again: PostgreSQL takes ids at insert, not at commit. */
 const LOOK_BACK_IDS = 1000;
-/** When the same instant holds several changes of one lead, they are announced in this order. */
-const TYPE_ORDER: Record<WebhookEventType, number> = {
-  'lead.created': 0,
-  'lead.repeat': 1,
-  'lead.status_changed': 2,
-  'lead.anonymised': 3,
-  'lead.message': 4,
-};
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Turns stored changes into webhook events: each outbox pass records an event and a delivery row per endpoint for every
- * change not announced yet, in one commit, idempotent by the unique (type, source row) of `webhook_events`.
- */
+/** Stored changes turned into events and a delivery per endpoint, in one commit; idempotent by (type, source row). */
 @Injectable()
 export class WebhookRecorder {
   private readonly logger = new Logger('Webhooks');
@@ -45,7 +34,7 @@ export class WebhookRecorder {
     private readonly clock: Clock,
   ) {}
 
-  /** At start: where announcements start for types without one (rows stored from now on); deliveries left orphaned. */
+  /** At start: where announcements start for types without one; deliveries left orphaned. */
   async start(): Promise<void> {
     await this.repo.startSources(this.clock.now());
     const endpoints = this.config.webhooks.map((e) => e.url);
@@ -66,10 +55,11 @@ export class WebhookRecorder {
   /** Records the events of changes not announced yet; how many. */
   async recordNew(): Promise<number> {
     const since = await this.repo.sinceIds();
-    const from = async (type: WebhookEventType): Promise<number | null> => {
+    /** The type's rows not announced yet (none before its start). */
+    const unannounced = async <R>(type: WebhookEventType, read: (after: number) => Promise<R[]>): Promise<R[]> => {
       const start = since.get(type);
-      if (start === undefined) return null;
-      return Math.max(start, ((await this.repo.lastAnnounced(type)) ?? 0) - LOOK_BACK_IDS);
+      if (start === undefined) return [];
+      return read(Math.max(start, ((await this.repo.lastAnnounced(type)) ?? 0) - LOOK_BACK_IDS));
     };
     const events: NewWebhookEvent[] = [];
     const event = (type: WebhookEventType, row: { source_id: number; lead_id: number; at: number }, data: object) =>
@@ -82,38 +72,31 @@ export class WebhookRecorder {
         data: JSON.stringify(data),
       });
 
-    const created = await from('lead.created');
-    if (created !== null) for (const row of await this.repo.newLeads(created, BATCH)) event('lead.created', row, {});
-    const repeat = await from('lead.repeat');
-    if (repeat !== null)
-      for (const row of await this.repo.newRepeats(repeat, BATCH))
-        event('lead.repeat', row, {
-          repeat: {
-            request_id: row.request_id,
-            received_at: new Date(row.at).toISOString(),
-            changed_fields: Object.keys(parseObject(row.changes)),
-          },
-        });
-    const status = await from('lead.status_changed');
-    if (status !== null)
-      for (const row of await this.repo.newStatusChanges(status, BATCH))
-        event('lead.status_changed', row, {
-          from: row.from_status,
-          to: row.to_status,
-          // A CRM's change (POST /leads/{n}/status) is by no Telegram user: its id is null.
-          by: { telegram_user_id: row.user_id === CRM_USER_ID ? null : row.user_id, name: row.user_name },
-        });
-    const anonymised = await from('lead.anonymised');
-    if (anonymised !== null)
-      for (const row of await this.repo.newAnonymisations(anonymised, BATCH)) event('lead.anonymised', row, { reason: this.reasonOf(row) });
-    const message = await from('lead.message');
-    if (message !== null)
-      for (const row of await this.repo.newMessages(message, BATCH))
-        event('lead.message', row, { message: { id: row.source_id, direction: row.direction, media: row.media } });
+    for (const row of await unannounced('lead.created', (after) => this.repo.newLeads(after, BATCH))) event('lead.created', row, {});
+    for (const row of await unannounced('lead.repeat', (after) => this.repo.newRepeats(after, BATCH)))
+      event('lead.repeat', row, {
+        repeat: {
+          request_id: row.request_id,
+          received_at: new Date(row.at).toISOString(),
+          changed_fields: Object.keys(parseObject(row.changes)),
+        },
+      });
+    for (const row of await unannounced('lead.status_changed', (after) => this.repo.newStatusChanges(after, BATCH)))
+      event('lead.status_changed', row, {
+        from: row.from_status,
+        to: row.to_status,
+        // A CRM's change (POST /leads/{n}/status) is by no Telegram user: its id is null.
+        by: { telegram_user_id: row.user_id === CRM_USER_ID ? null : row.user_id, name: row.user_name },
+      });
+    for (const row of await unannounced('lead.anonymised', (after) => this.repo.newAnonymisations(after, BATCH)))
+      event('lead.anonymised', row, { reason: this.reasonOf(row) });
+    for (const row of await unannounced('lead.message', (after) => this.repo.newMessages(after, BATCH)))
+      event('lead.message', row, { message: { id: row.source_id, direction: row.direction, media: row.media } });
     if (events.length === 0) return 0;
 
-    // Changes of one lead in the order they happened (a pass after an outage reads many at once).
-    events.sort((a, b) => a.at - b.at || TYPE_ORDER[a.type] - TYPE_ORDER[b.type] || a.source_id - b.source_id);
+    // Changes of one lead in the order they happened (a pass after an outage reads many at once); at one instant, by type.
+    const order = (e: NewWebhookEvent) => WEBHOOK_EVENT_TYPES.indexOf(e.type);
+    events.sort((a, b) => a.at - b.at || order(a) - order(b) || a.source_id - b.source_id);
     const endpoints = this.config.webhooks.map((e) => e.url);
     const now = this.clock.now();
     let recorded = 0;

@@ -12,10 +12,7 @@ export function parseReplayKey(raw: string): { publicId: string } | { leadId: nu
   return number && Number(number[1]) > 0 ? { leadId: Number(number[1]) } : null;
 }
 
-/**
- * `webhooks replay` (CLI) and the redelivery: the event, or every event of the lead, queued again to each endpoint it
- * went to, in one commit, traced; the next pass sends them (same id, a fresh signature) behind what of the lead waits.
- */
+/** `webhooks replay` and the redelivery: the event, or every event of the lead, queued again to each endpoint it went to. */
 export async function replayWebhooks(
   repo: WebhookEventsRepository,
   outbox: OutboxRepository,

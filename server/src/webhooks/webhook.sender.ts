@@ -8,7 +8,7 @@ export const WEBHOOK_TIMEOUT = Symbol('WebhookTimeout');
 export type WebhookAnswer = { ok: true; status: number } | { ok: false; answered: boolean; error: string };
 
 const USER_AGENT = 'stickers-leads-webhooks/1';
-/** The header that signs each delivery (docs/api.md, "Webhooks"), Stripe's scheme. */
+/** docs/api.md, "Webhooks": Stripe's scheme. */
 export const SIGNATURE_HEADER = 'Stickers-Signature';
 
 /** The webhooks' one POST: redirects not followed (a 3xx fails), the body not read, cut off after `ms`. */

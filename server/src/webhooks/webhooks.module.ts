@@ -10,7 +10,7 @@ import { WebhookEventsService } from './webhook-events.service';
 import { WebhookRecorder } from './webhook-recorder';
 import { WEBHOOK_TIMEOUT, type WebhookTimeout } from './webhook.sender';
 
-/** Signed webhooks (docs/api.md "Webhooks", docs/requirements.md §14.8): recorded and delivered by the outbox's runner. */
+/** Signed webhooks (docs/api.md "Webhooks"): recorded and delivered by the outbox's runner. */
 @Module({
   imports: [RepositoriesModule, AlertsModule, ExportModule, MetricsModule, AccessModule],
   controllers: [WebhookEventsController],
