@@ -3,7 +3,6 @@ import { LATE_ROUTES, SOURCE_KEYS } from '@stickers/shared';
 import { LEAD_STATUSES } from '../domain/lead-status';
 
 /** `GET /leads/:request_id/trace`'s answer (TraceService.read) in the OpenAPI document; times in epoch ms, as stored. */
-
 const ms = (what: string, nullable = false): SchemaObject => ({
   type: 'integer',
   ...(nullable ? { nullable: true } : {}),
@@ -18,35 +17,36 @@ function object(properties: Record<string, SchemaObject>, optional: string[] = [
   return { type: 'object', ...(required.length ? { required } : {}), properties, ...extra };
 }
 
-const LATE = object(
-  {
-    route: { type: 'string', enum: [...LATE_ROUTES] },
-    reason: nullableString,
-    submitted_at: ms('When the landing first handled the request'),
-    received_at: ms('When the server got it', true),
-  },
-  [],
-  { nullable: true, description: 'How a replayed request came; null for the others' },
-);
-
-const FALLBACK = object(
-  {
-    chat_id: { type: 'string' },
-    message_id: { type: 'integer' },
-    sent_at: ms('When Telegram accepted it', true),
-    state: nullableString,
-    reply_attempts: { type: 'integer', minimum: 0 },
-  },
-  [],
-  { nullable: true, description: "The landing's fallback message, and what the outbox did with it; null without" },
-);
-
-const SOURCE = object(Object.fromEntries(SOURCE_KEYS.map((key) => [key, { type: 'string' }])), [...SOURCE_KEYS], {
-  description: 'As the landing sent it; absent when it sent none',
-});
-const CONSENT = object({ accepted_at: ms('When the visitor ticked the box'), policy_url: { type: 'string' } }, [], {
-  description: 'Absent without a consent; kept through anonymisation',
-});
+/** How a request (the lead's or a repeat's) came: late, its fallback message, its source and consent (these two optional). */
+const REQUEST: Record<string, SchemaObject> = {
+  late: object(
+    {
+      route: { type: 'string', enum: [...LATE_ROUTES] },
+      reason: nullableString,
+      submitted_at: ms('When the landing first handled the request'),
+      received_at: ms('When the server got it', true),
+    },
+    [],
+    { nullable: true, description: 'How a replayed request came; null for the others' },
+  ),
+  fallback: object(
+    {
+      chat_id: { type: 'string' },
+      message_id: { type: 'integer' },
+      sent_at: ms('When Telegram accepted it', true),
+      state: nullableString,
+      reply_attempts: { type: 'integer', minimum: 0 },
+    },
+    [],
+    { nullable: true, description: "The landing's fallback message, and what the outbox did with it; null without" },
+  ),
+  source: object(Object.fromEntries(SOURCE_KEYS.map((key) => [key, { type: 'string' }])), [...SOURCE_KEYS], {
+    description: 'As the landing sent it; absent when it sent none',
+  }),
+  consent: object({ accepted_at: ms('When the visitor ticked the box'), policy_url: { type: 'string' } }, [], {
+    description: 'Absent without a consent; kept through anonymisation',
+  }),
+};
 
 const FOUND: SchemaObject = object({
   found: { type: 'boolean', enum: [true] },
@@ -69,10 +69,7 @@ const FOUND: SchemaObject = object({
       reminded_at: ms('When the reminder went out', true),
       anonymised_at: ms('When it was anonymised', true),
       received_at: ms('When the server got it', true),
-      late: LATE,
-      fallback: FALLBACK,
-      source: SOURCE,
-      consent: CONSENT,
+      ...REQUEST,
     },
     ['thread_id', 'source', 'consent'],
   ),
@@ -87,10 +84,7 @@ const FOUND: SchemaObject = object({
         notify_outcome: nullableString,
         notify_attempts: { type: 'integer', minimum: 0 },
         last_error: nullableString,
-        late: LATE,
-        fallback: FALLBACK,
-        source: SOURCE,
-        consent: CONSENT,
+        ...REQUEST,
       },
       ['source', 'consent'],
     ),
