@@ -7,7 +7,7 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 
 type Labels = Record<string, string>;
 
-/** The counters: name → help and the label names a sample may carry (a sample gives any subset of them). */
+/** The counters: name → help and the label names a sample may carry (any subset of them). */
 const COUNTERS = {
   leads_submissions_total: ['POST /leads answers by result', ['result', 'why', 'reason']],
   outbox_publish_attempts_total: ['Card sends tried', []],
@@ -54,8 +54,8 @@ const sorted = (labels: Labels): Labels =>
 const key = (name: string, labels: Labels): string => `${name}${JSON.stringify(sorted(labels))}`;
 
 /**
- * The app's metrics on prom-client, in a Registry of its own (several apps in one process keep apart). `POST /leads` is
- * timed from when Node reads the request (diagnostics channel: AsyncLocalStorage's hooks would cost every request).
+ * The app's metrics in a Registry of its own (several apps in one process keep apart). `POST /leads` is timed from when
+ * Node reads the request (diagnostics channel: AsyncLocalStorage's hooks would cost every request).
  */
 @Injectable()
 export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
