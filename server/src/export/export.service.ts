@@ -49,8 +49,8 @@ interface ExportOptions {
 
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
-export const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
+/** The row as it may be shown: without any personal column when hidden or anonymised. */
+const shown = (r: ExportRow, hidePersonal = false): ExportRow => (hidePersonal || r.anonymised_at !== null ? withoutPersonal(r) : r);
 
 /** A repeat's stored `changes` (JSON) as shown: the fields' names kept, a personal value null when `hidePersonal`. */
 export function repeatChanges(json: string, hidePersonal: boolean): ExportedLeadRepeatDto['changes'] {
@@ -68,7 +68,7 @@ export function toJson(
   repeats: readonly ExportRepeatRow[] = [],
   account: TelegramAccount | null = null,
 ): ExportedLead {
-  const r = hidePersonal ? withoutPersonal(row) : shown(row);
+  const r = shown(row, hidePersonal);
   const hideRepeats = hidePersonal || row.anonymised_at !== null;
   const source = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<SourceKey, string | null>;
   return {
@@ -168,16 +168,7 @@ export class ExportService {
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
     // `2026-11-29 12:00:00` in LEADS_TIMEZONE.
-    this.local = new Intl.DateTimeFormat('sv-SE', {
-      timeZone: config.timezone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
+    this.local = new Intl.DateTimeFormat('sv-SE', { timeZone: config.timezone, dateStyle: 'short', timeStyle: 'medium', hourCycle: 'h23' });
   }
 
   /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
@@ -235,7 +226,7 @@ export class ExportService {
       for (;;) {
         const rows = await this.leads.exportPage(pageAfter(filter, last, CSV_PAGE));
         for (const row of rows) {
-          const r = shown(options.hidePersonal ? withoutPersonal(row) : row);
+          const r = shown(row, options.hidePersonal);
           yield csvRow(CSV.map(([, cell]) => cell(r, (ms) => this.local.format(new Date(ms)))));
         }
         if (rows.length < CSV_PAGE) return;
