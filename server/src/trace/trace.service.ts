@@ -13,7 +13,6 @@ const NOT_A_KEY =
   'not a request_id or a lead number: give the request_id the landing or the integration sent (a UUID such as ' +
   '0f8fad5b-d9cb-469f-a165-70867728950e) or the lead number of its card (42 or #42)';
 
-/** What TraceService.read answers: the lead's story (found), or why there is none. */
 export type TraceResult = Awaited<ReturnType<TraceService['read']>>;
 export type LeadTrace = Extract<TraceResult, { found: true }>;
 
