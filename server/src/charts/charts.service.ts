@@ -11,7 +11,6 @@ import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { lastLocalDays } from './local-days';
 
-/** The last 30 local days (LEADS_TIMEZONE), today included. */
 const CHART_DAYS = 30;
 /** The digest's picture: twice the chart's size, for a phone's screen. */
 const DIGEST_PICTURE_SCALE = 2;

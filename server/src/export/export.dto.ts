@@ -44,7 +44,6 @@ const QUERY_PARAMETERS = {
 export const ApiQueryParameters = (...names: (keyof typeof QUERY_PARAMETERS)[]) =>
   applyDecorators(...names.map((name) => ApiQuery({ name, required: false, ...QUERY_PARAMETERS[name] })));
 
-/** 422 `invalid_query`: each bad parameter with why. */
 export const ApiInvalidQuery = () =>
   ApiResponse({
     status: 422,
@@ -58,7 +57,6 @@ export const ApiInvalidQuery = () =>
     ),
   });
 
-/** A CSV download's 200. */
 export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } });
 
 const nullableString = { type: 'string', nullable: true } as const;

@@ -31,14 +31,12 @@ import {
 import { Turns } from './export-turns';
 
 const CSV_PAGE = 200;
-/** How many CSV exports read the database at once; more wait their turn. */
 export const EXPORTS_AT_ONCE = 2;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A checked query's filters; `updatedSince`, the inbox's `source` (null: none), `search` and `scope` when given. */
 type ExportFilter = Pick<ExportQuery, 'since' | 'until' | 'status' | 'source' | 'search' | 'scope'> & { updatedSince?: number };
 
-/** A query of the routes that read leads, checked by its DTO (export-query.ts): times as instants. */
 export type LeadsQuery = LeadsPageQuery & InboxPageQuery;
 
 /** How the inbox reads: no personal value shown nor searched (LEADS_CARD_PII=0); only the leads its viewer may see. */

@@ -126,7 +126,6 @@ class InboxChartsSeriesDto {
   @ApiProperty({ type: 'integer', isArray: true, description: 'Leads created each day, in the order of days' }) counts!: number[];
 }
 
-/** How many leads have each status. */
 @ApiSchema({ name: 'InboxChartsFunnel' })
 class InboxChartsFunnelDto {}
 for (const status of LEAD_STATUSES) ApiProperty({ type: 'integer' })(InboxChartsFunnelDto.prototype, status);
