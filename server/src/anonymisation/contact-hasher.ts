@@ -13,7 +13,7 @@ interface Contacts {
 export class ContactHasher {
   constructor(@Inject(SERVER_CONFIG) private readonly key: { leads: { ipSalt: string } }) {}
 
-  /** For code without the app (the CLI): the hasher of this salt. */
+  /** For the CLI, without the app. */
   static keyed(ipSalt: string): ContactHasher {
     return new ContactHasher({ leads: { ipSalt } });
   }

@@ -7,7 +7,7 @@ import { ContactHasher } from './contact-hasher';
 /** A person to erase: by phone (E.164, as the form stores it) or by username (lower-cased key). */
 export type Contact = { kind: 'phone'; phone: string } | { kind: 'telegram'; telegram: string; key: string };
 
-/** A phone as the form reads it (`8 916 555-12-34` in `region`, `+7…`, `007…`) → the contact, or null. */
+/** A phone as the form reads it (`8 916 555-12-34` in `region`, `+7…`) → the contact, or null. */
 export function parsePhoneContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_REGION): Contact | null {
   const phone = checkPhone(raw, region);
   return phone.ok && phone.value !== null ? { kind: 'phone', phone: phone.value } : null;
@@ -22,13 +22,6 @@ export function parseContact(raw: string, region: PhoneRegion = DEFAULT_PHONE_RE
   }
   if (/^#?\d+$/.test(text)) return null;
   return parsePhoneContact(text, region);
-}
-
-interface EraseOptions {
-  /** The `anonymised` event's detail. */
-  detail: string;
-  /** Record the contacts (hashed) against late replays: for an erasure someone asked for, not for retention. */
-  record: boolean;
 }
 
 /** Erases leads, each in its own commit with its event (and its contacts' hashes); for the app's service and the CLI. */
@@ -60,8 +53,8 @@ export class ContactEraser {
     return erased;
   }
 
-  /** One lead: its personal columns erased, its event written and (with `record`) its contacts recorded, in one commit. */
-  eraseLead(leadId: number, now: number, options: EraseOptions): Promise<AnonymiseResult> {
+  /** One lead erased with its event in one commit; `record`: its contacts' hashes kept against late replays (not for retention). */
+  eraseLead(leadId: number, now: number, options: { detail: string; record: boolean }): Promise<AnonymiseResult> {
     return this.transactor.run(async (trx) => {
       if (options.record) {
         await this.leads.holdSubmits(trx);

@@ -1,15 +1,11 @@
 import { Resvg } from '@resvg/resvg-js';
 
-/** Where Debian (and most Linux systems) keep fonts; a folder that is not there is skipped. */
+/** Where Debian (and most Linux systems) keep fonts; a missing folder is skipped. */
 const FONT_DIRS = ['/usr/share/fonts', '/usr/local/share/fonts'];
 
-/** The first eight bytes of every PNG file. */
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-/**
- * An SVG with explicit colours as a PNG, `scale` times its size, by resvg: the system's fonts and the usual folders (a
- * slim image has no fontconfig); without a font the text is left out, the bars still drawn.
- */
+/** An SVG with explicit colours as a PNG by resvg; the usual font folders too (a slim image has no fontconfig), else no text. */
 export function svgToPng(
   svg: string,
   options: { scale?: number; systemFonts?: boolean } = {},

@@ -1,13 +1,9 @@
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import type { Messages } from '../i18n';
 
-/**
- * The charts as SVG, from numbers alone. Without a palette, for a page to theme: text in `currentColor`, bars with CSS
- * classes only (`.chart .bar.s0` … `.s5`, per source in order, or per status). With one, every colour explicit, for a
- * renderer without CSS (the digest's PNG). Each has a `<title>`, `role="img"` and an `aria-label` saying what it shows.
- */
+/** The charts as SVG. Without a palette a page themes them (`currentColor`, bar classes `s0`…`s5`); with one (the PNG) every colour is explicit. */
 
-/** The colours of the page's light theme (the inbox's --s0…--s5; the bars' repeated past the end), for the digest's picture. */
+/** The inbox's light theme (its --s0…--s5), for the digest's picture. */
 export const LIGHT_PALETTE = {
   background: '#ffffff',
   text: '#1f2937',
@@ -17,7 +13,7 @@ export const LIGHT_PALETTE = {
 };
 type ChartPalette = typeof LIGHT_PALETTE;
 
-/** How many bar classes there are (s0…s5): further sources repeat them, as the page's legend does. */
+/** Bar classes s0…s5: further sources repeat them, as the page's legend does. */
 const SERIES_CLASSES = 6;
 
 /** The days (`YYYY-MM-DD`, oldest first), a series per source in the order of their classes, the source it is limited to. */
@@ -32,7 +28,7 @@ const PER_DAY_HEIGHT = 300;
 const LEGEND_HEIGHT = 44;
 const FONT_SIZE = 12;
 
-/** The per-day chart's size in SVG units (and in pixels at scale 1), with or without its own legend. */
+/** The per-day chart's size in SVG units (pixels at scale 1). */
 export function perDaySize(legend: boolean): { width: number; height: number } {
   return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? LEGEND_HEIGHT : 0) };
 }
@@ -41,10 +37,9 @@ export function perDaySize(legend: boolean): { width: number; height: number } {
 const NOT_XML = /[^\t\n\r\u0020-\u007E\u00A0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]|\p{Noncharacter_Code_Point}/gu;
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
-/** A text as XML character data or an attribute's value: escaped, and the characters XML refuses dropped. */
+/** Escaped as XML text or attribute, the characters XML refuses dropped. */
 export const escapeXml = (s: string): string => s.replace(NOT_XML, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);
 
-/** `2026-11-29` → `29.11`. */
 const shortDate = (day: string) => `${day.slice(8, 10)}.${day.slice(5, 7)}`;
 
 const sourceName = (t: Messages, source: string | null) => source ?? t.charts.noSource;
@@ -88,7 +83,7 @@ class Painter {
   }
 }
 
-/** The per-day chart's accessible summary: the total, the busiest day, each source's total. */
+/** The per-day chart's aria-label: the total, the busiest day, each source's total. */
 function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): string {
   const total = totals.reduce((a, b) => a + b, 0);
   const parts = [t.charts.total(total)];
@@ -103,10 +98,7 @@ function perDayTitle(t: Messages, chart: PerDayChart): string {
   return chart.source === undefined ? title : `${title}, ${t.charts.ofSource(sourceName(t, chart.source))}`;
 }
 
-/**
- * Leads per day as stacked bars (`bar s<i>` for `series[i]`), a grid with round steps, every fifth date under the axis
- * ending with the last day; `legend`: the sources and their totals under it (the page draws its own, the PNG needs one).
- */
+/** Leads per day as stacked bars (`bar s<i>` for `series[i]`); `legend`: the sources under it (the page draws its own). */
 export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
   const { t } = options;
   const p = new Painter(options.palette);
@@ -161,13 +153,9 @@ export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: 
   return out.join('');
 }
 
-/** The funnel's height for its five statuses. */
 const FUNNEL_ROW = 30;
 
-/**
- * The window's leads by their status now, as horizontal bars in the order of LEAD_STATUSES (`bar s<i>` for the i-th
- * status), each with its label and count.
- */
+/** The window's leads by their status now: a horizontal bar per status (`bar s<i>`, in LEAD_STATUSES' order). */
 export function funnelSvg(funnel: Record<LeadStatus, number>, days: number, options: { t: Messages; palette?: ChartPalette }): string {
   const { t } = options;
   const p = new Painter(options.palette);

@@ -11,10 +11,9 @@ import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { lastLocalDays } from './local-days';
 
-/** The charts cover the last 30 local days (LEADS_TIMEZONE), today included. */
-export const CHART_DAYS = 30;
+const CHART_DAYS = 30;
 /** The digest's picture: twice the chart's size, for a phone's screen. */
-export const DIGEST_PICTURE_SCALE = 2;
+const DIGEST_PICTURE_SCALE = 2;
 
 /** The charts of the last CHART_DAYS local days: numbers and SVG for the inbox, the per-day chart as the digest's PNG. */
 @Injectable()
@@ -86,7 +85,6 @@ export class ChartsService {
     return { ...svgToPng(svg, { scale: DIGEST_PICTURE_SCALE }), caption: this.t.charts.digestCaption(CHART_DAYS) };
   }
 
-  /** The picture's size in pixels. */
   static digestPictureSize(): { width: number; height: number } {
     const { width, height } = perDaySize(true);
     return { width: width * DIGEST_PICTURE_SCALE, height: height * DIGEST_PICTURE_SCALE };

@@ -15,16 +15,13 @@ function localMidnight(date: string, timezone: string): number {
   return wall - offsetAt(first, timezone);
 }
 
-/** The date `n` days after a `YYYY-MM-DD` date (n may be negative), on the calendar alone. */
+/** The date `n` days after a `YYYY-MM-DD` date, on the calendar alone. */
 function addDays(date: string, n: number): string {
   const [y, m, d] = date.split('-').map(Number);
   return new Date(Date.UTC(y, m - 1, d + n)).toISOString().slice(0, 10);
 }
 
-/**
- * The `count` local days in `timezone` ending with the day of `now` (today), oldest first: their dates, and the instants
- * where each begins (`starts[i]` begins `dates[i]`), plus where the last one ends.
- */
+/** The `count` local days ending today, oldest first: their dates, and where each begins (plus where the last ends). */
 export function lastLocalDays(now: number, timezone: string, count: number): { dates: string[]; starts: number[] } {
   const today = localDate(now, timezone);
   const dates = Array.from({ length: count }, (_, i) => addDays(today, i - count + 1));

@@ -5,7 +5,7 @@ import { StreamableFile } from '@nestjs/common';
 export const CSV_BOM = '\uFEFF';
 export const CRLF = '\r\n';
 
-/** What a spreadsheet runs as a formula when a cell starts with it (OWASP's list for CSV injection). */
+/** OWASP's list for CSV injection: what a spreadsheet runs as a formula when a cell starts with it. */
 const FORMULA_START = /^[=+\-@\t\r]/;
 /** A separator some reader splits at (`,`, ru-RU Excel's `;`, a tab, a line break), spaces, quotes, then a formula character. */
 const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n][ \t]*)("*)(?=[=+\-@\t\r])/g;
@@ -16,7 +16,7 @@ export function neutralise(value: string): string {
   return FORMULA_START.test(inside) ? `'${inside}` : inside;
 }
 
-/** One cell: quoted (quotes doubled) when it holds a comma, a `;` (a Russian Excel's separator), a tab, a quote, a line break. */
+/** One cell: quoted (quotes doubled) when it holds a separator (`;` too: a Russian Excel's), a quote or a line break. */
 export function csvCell(value: string | number | null): string {
   if (value === null) return '';
   const text = typeof value === 'number' ? String(value) : neutralise(value);
@@ -27,6 +27,5 @@ export function csvRow(cells: readonly (string | number | null)[]): string {
   return cells.map(csvCell).join(',') + CRLF;
 }
 
-/** The CSV as the routes answer it: a `leads.csv` download, streamed. */
 export const csvDownload = (rows: AsyncIterable<string>) =>
   new StreamableFile(Readable.from(rows), { type: 'text/csv; charset=utf-8', disposition: 'attachment; filename="leads.csv"' });

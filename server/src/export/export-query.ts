@@ -8,24 +8,19 @@ import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ApiValidationPipe, CROSS_FIELD, validationContext } from '../http/validation';
 
-/**
- * The queries of the routes that read leads, as DTOs checked by LeadsQueryPipe (422 `invalid_query`): a value names
- * exactly one thing or is refused: no calendar roll-over (`2026-02-30`), no clock that does not exist (`24:00`,
- * `+24:00`, a skipped local hour), no cursor the API did not give. A checked time is its instant (epoch ms).
- */
+/** The queries of the routes that read leads, checked by LeadsQueryPipe: a value names exactly one thing or is refused (422). */
 
 export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
 
-/** `source=none`: the leads that came without a source. */
 const NO_SOURCE = 'none';
 /** The inbox's `source`: a landing's name as LANDING_SOURCE takes it (`none` among them). */
-export const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 /** A checked `source` as the repositories take it: null for `none` (leads without one), else the landing's name. */
 export const sourceFilter = (source: string): string | null => (source === NO_SOURCE ? null : source);
-export const SEARCH_MAX = 100;
-/** No control character: nothing a person searches for, and PostgreSQL refuses a NUL in any text (422 before any query). */
-export const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
+const SEARCH_MAX = 100;
+/** PostgreSQL refuses a NUL in any text: a control character is refused (422) before any query. */
+const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
 
 export const INVALID_QUERY = 'invalid_query';
 
@@ -48,10 +43,7 @@ function daysIn(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/**
- * A time: epoch milliseconds, an ISO 8601 date (midnight UTC), or a date-time with its zone or without one (the server
- * process's time zone). Null when absent or empty; undefined when it is none of those or names no real instant.
- */
+/** Epoch ms, an ISO 8601 date (midnight UTC) or date-time (no zone: the process's); null when empty, undefined when no real instant. */
 export function parseExportTime(raw: unknown): number | null | undefined {
   if (raw === undefined || raw === '') return null;
   if (typeof raw !== 'string' || raw.length > 40) return undefined;
@@ -88,7 +80,6 @@ export function cursorKey(secret: string, salt: string): Buffer {
   return createHmac('sha256', `${secret}\n${salt}`).update('stickers-leads cursor').digest();
 }
 
-/** The first 128 bits of HMAC-SHA256(key, payload), base64url: 22 characters. */
 function cursorMac(key: Buffer, payload: string): string {
   return createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url');
 }
@@ -125,7 +116,6 @@ export function readCursor(raw: unknown, key: Buffer): CursorPosition | undefine
   return encodeCursor(id, key, updatedAt) === raw ? { id, updatedAt } : undefined;
 }
 
-/** What the cursor rule needs: the key the server signs its cursors with. */
 type CursorContext = { cursorKey: Buffer };
 
 /** The ValidationPipe of these DTOs: 422 `invalid_query` naming every bad parameter; a provider, for the cursor's key. */
@@ -138,11 +128,10 @@ export class LeadsQueryPipe extends ApiValidationPipe {
   }
 }
 
-/** A rule of these DTOs: its name (the constraint a problem is listed under), its 422 words, its check. */
+/** A rule: its name (the constraint a problem is listed under), its 422 words, its check. */
 const Rule = (name: string, message: string, validate: (value: unknown, args: ValidationArguments) => boolean, context?: object) =>
   ValidateBy({ name, validator: { validate } }, { message, context });
 
-/** `until` after `since`, once both are instants (each one's own rule refuses the rest). */
 function afterSince(until: unknown, args: ValidationArguments): boolean {
   const { since } = args.object as { since?: unknown };
   return typeof since !== 'number' || typeof until !== 'number' || since < until;
@@ -157,14 +146,14 @@ function apiCursor(value: unknown, args: ValidationArguments): boolean {
   return position !== undefined && (position.updatedAt !== null) === changes;
 }
 
-/** Every parameter: an empty one (`status=`) counts as absent. */
+/** An empty parameter (`status=`) counts as absent. */
 const Param = () =>
   applyDecorators(
     Transform(({ value }: { value: unknown }) => (value === '' ? undefined : value)),
     IsOptional(),
   );
 
-/** 1–EXPORT_LIMIT_MAX written in digits (`007` and `1e2` too are refused as today's rule says: digits only). */
+/** 1–EXPORT_LIMIT_MAX written in digits only (`1e2` refused). */
 const Limit = () =>
   applyDecorators(
     Transform(({ value }: { value: unknown }) =>
@@ -211,18 +200,12 @@ class CreatedParams {
 }
 
 class ChangedParams {
-  /** Leads whose state changed at or after this time, in the order of their changes. */
   @Since() updated_since?: number;
 }
 
 // IntersectionType keeps the rules in the order of its classes: the order a 422 names the parameters in.
-/** `GET /leads/export.csv`. */
 export class LeadsFilterQuery extends IntersectionType(CreatedParams, ChangedParams) {}
-/** `GET /leads`. */
 export class LeadsPageQuery extends IntersectionType(PageParams, LeadsFilterQuery) {}
-/** `GET /inbox/api/leads.csv`. */
 export class InboxFilterQuery extends IntersectionType(InboxParams, CreatedParams) {}
-/** `GET /inbox/api/leads`. */
 export class InboxPageQuery extends IntersectionType(PageParams, InboxFilterQuery) {}
-/** `GET /inbox/api/charts`. */
 export class InboxChartsQuery extends PickType(InboxParams, ['source'] as const) {}

@@ -13,8 +13,8 @@ export class Turns {
     return () => {
       if (given) return;
       given = true;
-      const next = this.waiting.shift();
       // The turn passes straight to the next in line (the count stays), or is freed.
+      const next = this.waiting.shift();
       if (next) next();
       else this.held -= 1;
     };

@@ -9,14 +9,14 @@ import {
   getSchemaPath,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { jsonContent } from '../http/api-docs';
+import { apiErrorSchema, jsonContent } from '../http/api-docs';
 import { CAPTCHA_RESULTS, LEAD_FIELDS, SOURCE_KEYS, type CaptchaResult, type LeadField, type SourceKey } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY } from './export-query';
 
-/** The OpenAPI document's words for the routes that read leads, and the shapes of their answers (their rules: export-query.ts). */
+/** The OpenAPI words of the routes that read leads and their answers' shapes (their rules: export-query.ts). */
 
 const time = (what: string) => ({
   schema: { type: 'string' },
@@ -44,22 +44,19 @@ const QUERY_PARAMETERS = {
 export const ApiQueryParameters = (...names: (keyof typeof QUERY_PARAMETERS)[]) =>
   applyDecorators(...names.map((name) => ApiQuery({ name, required: false, ...QUERY_PARAMETERS[name] })));
 
-/** 422 `invalid_query`: each bad parameter with why. */
 export const ApiInvalidQuery = () =>
   ApiResponse({
     status: 422,
     description: 'A bad query parameter',
-    ...jsonContent({
-      type: 'object',
-      required: ['error', 'errors'],
-      properties: {
-        error: { type: 'string', enum: [INVALID_QUERY] },
-        errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } },
-      },
-    }),
+    ...jsonContent(
+      apiErrorSchema(
+        [INVALID_QUERY],
+        { errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } } },
+        ['error', 'errors'],
+      ),
+    ),
   });
 
-/** A CSV download's 200. */
 export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } });
 
 const nullableString = { type: 'string', nullable: true } as const;
@@ -91,7 +88,6 @@ export class ExportedLeadRepeatDto {
   @ApiProperty({ type: 'string', format: 'date-time', description: 'When it arrived' }) received_at!: string;
   @ApiProperty({
     type: 'object',
-    // Each of the form's fields, present only when the repeat changed it.
     properties: Object.fromEntries(LEAD_FIELDS.map((f) => [f, nullableString])),
     additionalProperties: false,
     description:

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
-import { MetricsModule } from '../observability/metrics.module';
 import { RepositoriesModule } from '../repositories/repositories.module';
 import { ExportController } from './export.controller';
 import { ExportService } from './export.service';
@@ -8,7 +7,7 @@ import { ConversationsModule } from '../conversations/conversations.module';
 
 /** The export door for integrators; AccessModule lends the secret check of `POST /leads`. */
 @Module({
-  imports: [RepositoriesModule, AccessModule, MetricsModule, ConversationsModule],
+  imports: [RepositoriesModule, AccessModule, ConversationsModule],
   controllers: [ExportController],
   providers: [ExportService],
   exports: [ExportService],

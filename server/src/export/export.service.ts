@@ -31,16 +31,12 @@ import {
 import { Turns } from './export-turns';
 
 const CSV_PAGE = 200;
-/** How many CSV exports read the database at once; more wait their turn (Turns). */
 export const EXPORTS_AT_ONCE = 2;
-/** How many inbox searches (`q`) read the database at once; more wait their turn. */
-const SEARCHES_AT_ONCE = 1;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A checked query's filters; `updatedSince`, the inbox's `source` (null: none), `search` and `scope` when given. */
 type ExportFilter = Pick<ExportQuery, 'since' | 'until' | 'status' | 'source' | 'search' | 'scope'> & { updatedSince?: number };
 
-/** A query of the routes that read leads, checked by its DTO (export-query.ts): only what was given, times as instants. */
 export type LeadsQuery = LeadsPageQuery & InboxPageQuery;
 
 /** How the inbox reads: no personal value shown nor searched (LEADS_CARD_PII=0); only the leads its viewer may see. */
@@ -51,8 +47,8 @@ interface ExportOptions {
 
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** The row as it may be shown: an anonymised lead without any personal column (domain/personal-fields.ts). */
-export const shown = (r: ExportRow): ExportRow => (r.anonymised_at === null ? r : withoutPersonal(r));
+/** The row as it may be shown: without any personal column when hidden or anonymised. */
+const shown = (r: ExportRow, hidePersonal = false): ExportRow => (hidePersonal || r.anonymised_at !== null ? withoutPersonal(r) : r);
 
 /** A repeat's stored `changes` (JSON) as shown: the fields' names kept, a personal value null when `hidePersonal`. */
 export function repeatChanges(json: string, hidePersonal: boolean): ExportedLeadRepeatDto['changes'] {
@@ -70,7 +66,7 @@ export function toJson(
   repeats: readonly ExportRepeatRow[] = [],
   account: TelegramAccount | null = null,
 ): ExportedLead {
-  const r = hidePersonal ? withoutPersonal(row) : shown(row);
+  const r = shown(row, hidePersonal);
   const hideRepeats = hidePersonal || row.anonymised_at !== null;
   const source = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<SourceKey, string | null>;
   return {
@@ -103,10 +99,8 @@ export function toJson(
 }
 
 /**
- * The inbox's `q`: `#42` or `№42` is a lead number; digits alone a number or a part of a phone; anything else a part
- * of a name (any case), a username (without `@`) or a phone's digits (when it looks like a phone). With personal
- * values hidden (`personal: false`) only what the viewer sees: a lead number, else a part of the source's name —
- * never a name, username or phone, which a viewer could otherwise rebuild a character at a time.
+ * The inbox's `q`: `#42`/`№42` a lead number; digits a number or a part of a phone; else a part of a name, username or
+ * phone. With `personal: false` only a number or a source: a hidden value could otherwise be rebuilt a character at a time.
  */
 export function parseSearch(raw: string, o: { personal: boolean } = { personal: true }): LeadSearch | null {
   const q = raw.trim();
@@ -159,9 +153,9 @@ function pageAfter(filter: ExportFilter, after: CursorPosition | null, limit: nu
 @Injectable()
 export class ExportService {
   private readonly local: Intl.DateTimeFormat;
-  /** The CSV exports' turns and the searches' (their `state` for the tests). */
+  /** The CSV exports' turns and the searches' (one at a time); their `state` for the tests. */
   readonly exportTurns = new Turns(EXPORTS_AT_ONCE);
-  readonly searchTurns = new Turns(SEARCHES_AT_ONCE);
+  readonly searchTurns = new Turns(1);
   private readonly cursorKey: Buffer;
 
   constructor(
@@ -172,16 +166,7 @@ export class ExportService {
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
     // `2026-11-29 12:00:00` in LEADS_TIMEZONE.
-    this.local = new Intl.DateTimeFormat('sv-SE', {
-      timeZone: config.timezone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
+    this.local = new Intl.DateTimeFormat('sv-SE', { timeZone: config.timezone, dateStyle: 'short', timeStyle: 'medium', hourCycle: 'h23' });
   }
 
   /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
@@ -211,7 +196,7 @@ export class ExportService {
   }
 
   /** One lead as `GET /leads` shows it, or null when there is none of that number (or none the scope lets one see). */
-  async lead(leadNumber: number, options: Pick<ExportOptions, 'hidePersonal' | 'scope'> = {}): Promise<ExportedLead | null> {
+  async lead(leadNumber: number, options: ExportOptions = {}): Promise<ExportedLead | null> {
     const [row] = await this.leads.exportPage({ ...pageAfter(this.filter({}, options), null, 1), id: leadNumber });
     return row ? (await this.withRepeats([row], options.hidePersonal === true))[0] : null;
   }
@@ -230,11 +215,8 @@ export class ExportService {
     );
   }
 
-  /**
-   * The CSV, BOM and header first, a page at a time with a turn of the event loop between pages (SQLite reads
-   * synchronously) so requests beside it are answered; EXPORTS_AT_ONCE at most, so none stack pages between two turns.
-   */
-  async *csv(filter: ExportFilter, options: Pick<ExportOptions, 'hidePersonal'> = {}): AsyncGenerator<string> {
+  /** The CSV, a page at a time with a turn of the event loop between pages (SQLite reads synchronously) for the requests beside it. */
+  async *csv(filter: ExportFilter, options: ExportOptions = {}): AsyncGenerator<string> {
     const done = await this.exportTurns.take();
     try {
       yield CSV_BOM + csvRow(CSV_COLUMNS);
@@ -242,7 +224,7 @@ export class ExportService {
       for (;;) {
         const rows = await this.leads.exportPage(pageAfter(filter, last, CSV_PAGE));
         for (const row of rows) {
-          const r = shown(options.hidePersonal ? withoutPersonal(row) : row);
+          const r = shown(row, options.hidePersonal);
           yield csvRow(CSV.map(([, cell]) => cell(r, (ms) => this.local.format(new Date(ms)))));
         }
         if (rows.length < CSV_PAGE) return;

@@ -1,8 +1,4 @@
-/**
- * The t.me link of a card: a supergroup's message (`-100` + the chat's own id) is `https://t.me/c/<id>/<message>`, in a
- * forum topic `https://t.me/c/<id>/<topic>/<message>`; a public chat by its @name is `https://t.me/<name>/<message>`.
- * A basic group's messages have no link: null, as for a lead without a card.
- */
+/** The t.me link of a card: `t.me/c/<id>/[<topic>/]<message>` in a supergroup, `t.me/<name>/…` in a public chat; else null. */
 export function cardUrl(chatId: string | null, messageId: number | null, threadId: number | null = null): string | null {
   if (chatId === null || messageId === null) return null;
   const topic = threadId !== null ? `${threadId}/` : '';

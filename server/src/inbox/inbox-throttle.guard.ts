@@ -6,10 +6,7 @@ import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard } from '../http/caller-throttle';
 import { InboxAccessService } from '../access/inbox-access.service';
 
-/**
- * The inbox API's throttles, before InboxAuthGuard: per Telegram user of launch data that checks out (members behind
- * one address each have their own count), else per caller address (never costing a getChatMember).
- */
+/** Before InboxAuthGuard: per Telegram user of launch data that checks out, else per caller address (never a getChatMember). */
 @Injectable()
 export class InboxThrottleGuard extends CallerThrottleGuard {
   constructor(

@@ -18,20 +18,19 @@ import {
   InboxLeadPageDto,
   InboxLeadParams,
   InboxMeDto,
+  InboxMessageAnswerDto,
+  InboxMessageBodyDto,
+  InboxMessagesDto,
   InboxStatusBodyDto,
 } from './inbox.dto';
 import type { InboxViewer } from '../access/inbox-access.service';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { InboxAuthGuard, Viewer } from '../access/inbox-auth.guard';
-import { InboxMessageAnswerDto, InboxMessageBodyDto, InboxMessagesDto } from './inbox-messages.dto';
 import { InboxService } from './inbox.service';
 import { BODY_PIPE, LEAD_NUMBER_PIPE } from '../http/validation';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
 
-/**
- * The Mini App's API (`/inbox/api/*`): throttled per Telegram user (InboxThrottleGuard), then InboxAuthGuard, then the
- * input checked by its DTO. Thin: InboxService decides.
- */
+/** The Mini App's API (`/inbox/api/*`): throttled per Telegram user, then InboxAuthGuard, then the input checked by its DTO. */
 @ApiTags('inbox')
 @ApiSecurity(INBOX_SCHEME)
 @ApiRefusal(401, 'Launch data missing, forged or too old', ['unauthorized'], {

@@ -25,10 +25,7 @@ export function displayName(user: { first_name: string; last_name: string | null
   return full || (user.username ? `@${user.username}` : 'без имени');
 }
 
-/**
- * The inbox's reads and changes, each through the service that owns it (export, trace, LeadStatusService,
- * AnonymisationService); personal values hidden where LEADS_CARD_PII=0 hides them on the card.
- */
+/** The inbox's reads and changes, each through the service that owns it; personal values hidden where LEADS_CARD_PII=0 hides them. */
 @Injectable()
 export class InboxService {
   private readonly logger = new Logger('Inbox');
@@ -65,19 +62,17 @@ export class InboxService {
     return { hidePersonal: this.hidePersonal, scope: viewer.scope };
   }
 
-  /** A page of the viewer's leads. */
   list(viewer: InboxViewer, query: LeadsQuery) {
     return this.exports.page(query, this.readAs(viewer));
   }
 
-  /** The charts of the last 30 days of the viewer's leads, of one source if asked. */
   charts(viewer: InboxViewer, query: { source?: string }) {
     return this.chartsService.inbox(query.source, viewer.scope);
   }
 
-  /** The CSV rows of the viewer's leads for the filter, streamed. */
   csv(viewer: InboxViewer, query: LeadsQuery): AsyncGenerator<string> {
-    return this.exports.csv(this.exports.filter(query, this.readAs(viewer)), { hidePersonal: this.hidePersonal });
+    const readAs = this.readAs(viewer);
+    return this.exports.csv(this.exports.filter(query, readAs), readAs);
   }
 
   /** The lead as the viewer may see it; 404 for none of that number, or one outside the viewer's chats. */
@@ -104,7 +99,7 @@ export class InboxService {
     };
   }
 
-  /** The card buttons' rules through their service: 403 / 404 / 409 / 422 as docs/api.md says. */
+  /** The card buttons' rules through their service: 403 / 404 / 409 / 422. */
   async setStatus(
     viewer: InboxViewer,
     leadNumber: number,
@@ -146,7 +141,6 @@ export class InboxService {
     return { lead: await this.visibleLead(viewer, leadNumber) };
   }
 
-  /** The lead's conversation with its visitor (the viewer's leads only: 404 otherwise). */
   async messages(viewer: InboxViewer, leadNumber: number) {
     await this.visibleLead(viewer, leadNumber);
     const { messages, bound } = await this.conversation.history(leadNumber);

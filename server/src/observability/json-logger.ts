@@ -6,10 +6,7 @@ export type JsonLevel = (typeof ORDER)[number];
 /** Nest's own start-up lines (about forty) are debug: a start says what it is in one line of its own (main.ts). */
 const NEST_STARTUP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 
-/**
- * One JSON object per line: `time`, `level`, `context`, `msg`, and the fields the caller gave — on every line about
- * a lead, `request_id` and `lead_number`. Callers pass objects (`{ msg, lead_number, ... }`); no personal data.
- */
+/** One JSON object per line: `time`, `level`, `context`, `msg`, and the fields the caller gave (`lead_number`…); no personal data. */
 export class JsonLogger implements LoggerService {
   constructor(
     private readonly level: JsonLevel = 'info',
@@ -34,19 +31,10 @@ export class JsonLogger implements LoggerService {
     const context = optional[optional.length - 1];
     this.emit(typeof context === 'string' && NEST_STARTUP_CONTEXTS.has(context) ? 'debug' : 'info', message, optional);
   }
-  error(message: unknown, ...optional: unknown[]) {
-    this.emit('error', message, optional);
-  }
-  warn(message: unknown, ...optional: unknown[]) {
-    this.emit('warn', message, optional);
-  }
-  debug(message: unknown, ...optional: unknown[]) {
-    this.emit('debug', message, optional);
-  }
-  verbose(message: unknown, ...optional: unknown[]) {
-    this.emit('debug', message, optional);
-  }
-  fatal(message: unknown, ...optional: unknown[]) {
-    this.emit('error', message, optional);
-  }
+
+  error = (message: unknown, ...optional: unknown[]) => this.emit('error', message, optional);
+  warn = (message: unknown, ...optional: unknown[]) => this.emit('warn', message, optional);
+  debug = (message: unknown, ...optional: unknown[]) => this.emit('debug', message, optional);
+  verbose = (message: unknown, ...optional: unknown[]) => this.emit('debug', message, optional);
+  fatal = (message: unknown, ...optional: unknown[]) => this.emit('error', message, optional);
 }

@@ -15,23 +15,20 @@ export class MetricsService {
     outbox: OutboxRepository,
     clock: Clock,
   ) {
-    const registers = [metrics.registry];
-    new Gauge({
-      name: 'outbox_pending',
-      help: 'Leads without a card',
-      registers,
-      async collect() {
-        this.set(await leads.countUnpublished());
-      },
-    });
-    new Gauge({
-      name: 'outbox_oldest_age_seconds',
-      help: 'Age of the oldest lead without a card (from its arrival)',
-      registers,
-      async collect() {
-        const oldest = await leads.oldestUnpublishedAt();
-        this.set(oldest === null ? 0 : Math.max(0, (clock.now() - oldest) / 1000));
-      },
+    const gauge = (name: string, help: string, labelNames: string[], fill: (gauge: Gauge) => Promise<void>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [metrics.registry],
+        async collect() {
+          await fill(this);
+        },
+      });
+    gauge('outbox_pending', 'Leads without a card', [], async (g) => g.set(await leads.countUnpublished()));
+    gauge('outbox_oldest_age_seconds', 'Age of the oldest lead without a card (from its arrival)', [], async (g) => {
+      const oldest = await leads.oldestUnpublishedAt();
+      g.set(oldest === null ? 0 : Math.max(0, (clock.now() - oldest) / 1000));
     });
     // The outbox's backlog by kind: rows waiting, and of those the ones that failed at least once (one read for both).
     let backlog: ReturnType<typeof outbox.backlog> | null = null;
@@ -40,20 +37,13 @@ export class MetricsService {
       ['outbox_waiting', 'Outbox rows not done yet, by kind', 'waiting'],
       ['outbox_failing', 'Outbox rows not done that failed at least once, by kind', 'failing'],
     ] as const) {
-      new Gauge({
-        name,
-        help,
-        labelNames: ['kind'],
-        registers,
-        async collect() {
-          const rows = await read();
-          for (const kind of OUTBOX_KINDS) this.set({ kind }, rows.find((r) => r.kind === kind)?.[field] ?? 0);
-        },
+      gauge(name, help, ['kind'], async (g) => {
+        const rows = await read();
+        for (const kind of OUTBOX_KINDS) g.set({ kind }, rows.find((r) => r.kind === kind)?.[field] ?? 0);
       });
     }
   }
 
-  /** The Prometheus text format, and its content type. */
   get contentType(): string {
     return this.metrics.registry.contentType;
   }

@@ -13,8 +13,9 @@ const FALLBACK_STATE: Record<string, string> = {
   gave_up: 'the reply failed 5 times: left as it is',
 };
 
-/** The lines of a late request: where the landing sent it, when the server got it, its fallback message. */
-function lateLines({ late, fallback }: Pick<LeadTrace['lead'], 'late' | 'fallback'>, indent: string): string[] {
+/** How a request came: late (where the landing sent it, when the server got it), its fallback message, source and consent. */
+function requestLines(row: Pick<LeadTrace['lead'], 'late' | 'fallback' | 'source' | 'consent'>, indent: string): string[] {
+  const { late, fallback, source, consent } = row;
   const lines: string[] = [];
   if (late) {
     const after = late.received_at === null ? '' : ` (${Math.round((late.received_at - late.submitted_at) / 1000)} s later)`;
@@ -30,18 +31,10 @@ function lateLines({ late, fallback }: Pick<LeadTrace['lead'], 'late' | 'fallbac
         `${FALLBACK_STATE[fallback.state ?? ''] ?? fallback.state ?? '—'}${retries}`,
     );
   }
-  return lines;
-}
-
-/** The lines of a request's source (`key=value` as sent) and consent, each when it has one. */
-function sourceLines({ source, consent }: Pick<LeadTrace['lead'], 'source' | 'consent'>, indent: string): string[] {
-  const lines = source
-    ? [
-        `${indent}source        ${Object.entries(source)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(', ')}`,
-      ]
-    : [];
+  if (source) {
+    const pairs = Object.entries(source).map(([k, v]) => `${k}=${v}`);
+    lines.push(`${indent}source        ${pairs.join(', ')}`);
+  }
   if (consent) lines.push(`${indent}consent       accepted ${iso(consent.accepted_at)}, policy ${consent.policy_url}`);
   return lines;
 }
@@ -53,8 +46,7 @@ export function formatTrace(trace: TraceResult): string {
   const lines = [
     `request ${trace.key}: ${trace.matched === 'repeat' ? `a repeat of lead #${lead.lead_number}` : `lead #${lead.lead_number}`}`,
     `  stored        ${iso(lead.created_at)} (request_id ${lead.request_id})`,
-    ...lateLines(lead, '  '),
-    ...sourceLines(lead, '  '),
+    ...requestLines(lead, '  '),
     `  status        ${lead.status}`,
     lead.published_at === null
       ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${iso(lead.next_attempt_at)}`
@@ -68,7 +60,7 @@ export function formatTrace(trace: TraceResult): string {
       `    ${iso(r.created_at)} request_id ${r.request_id}, changed: ${r.changed_fields.join(', ') || 'nothing'}, ` +
         `notification: ${r.notify_outcome ?? `pending (${r.notify_attempts} failed attempt(s)${r.last_error ? `, last error: ${r.last_error}` : ''})`}`,
     );
-    lines.push(...lateLines(r, '      '), ...sourceLines(r, '      '));
+    lines.push(...requestLines(r, '      '));
   }
   lines.push(`  status changes ${trace.status_history.length}`);
   for (const h of trace.status_history) lines.push(`    ${iso(h.at)} ${h.from} → ${h.to} by ${h.by} (${h.user_id})`);

@@ -3,14 +3,21 @@ import { LATE_ROUTES, SOURCE_KEYS } from '@stickers/shared';
 import { LEAD_STATUSES } from '../domain/lead-status';
 
 /** `GET /leads/:request_id/trace`'s answer (TraceService.read) in the OpenAPI document; times in epoch ms, as stored. */
-
 const ms = (what: string, nullable = false): SchemaObject => ({
   type: 'integer',
   ...(nullable ? { nullable: true } : {}),
   description: `${what}: milliseconds since the epoch`,
 });
+const string: SchemaObject = { type: 'string' };
+const integer: SchemaObject = { type: 'integer' };
+const count: SchemaObject = { type: 'integer', minimum: 0 };
 const nullableString: SchemaObject = { type: 'string', nullable: true };
 const nullableInteger: SchemaObject = { type: 'integer', nullable: true };
+const list = (items: SchemaObject, description?: string): SchemaObject => ({
+  type: 'array',
+  ...(description ? { description } : {}),
+  items,
+});
 
 /** An object of these properties, all required but the optional ones (OpenAPI 3.0 takes no empty `required`). */
 function object(properties: Record<string, SchemaObject>, optional: string[] = [], extra: SchemaObject = {}): SchemaObject {
@@ -18,35 +25,36 @@ function object(properties: Record<string, SchemaObject>, optional: string[] = [
   return { type: 'object', ...(required.length ? { required } : {}), properties, ...extra };
 }
 
-const LATE = object(
-  {
-    route: { type: 'string', enum: [...LATE_ROUTES] },
-    reason: nullableString,
-    submitted_at: ms('When the landing first handled the request'),
-    received_at: ms('When the server got it', true),
-  },
-  [],
-  { nullable: true, description: 'How a replayed request came; null for the others' },
-);
-
-const FALLBACK = object(
-  {
-    chat_id: { type: 'string' },
-    message_id: { type: 'integer' },
-    sent_at: ms('When Telegram accepted it', true),
-    state: nullableString,
-    reply_attempts: { type: 'integer', minimum: 0 },
-  },
-  [],
-  { nullable: true, description: "The landing's fallback message, and what the outbox did with it; null without" },
-);
-
-const SOURCE = object(Object.fromEntries(SOURCE_KEYS.map((key) => [key, { type: 'string' }])), [...SOURCE_KEYS], {
-  description: 'As the landing sent it; absent when it sent none',
-});
-const CONSENT = object({ accepted_at: ms('When the visitor ticked the box'), policy_url: { type: 'string' } }, [], {
-  description: 'Absent without a consent; kept through anonymisation',
-});
+/** How a request (the lead's or a repeat's) came: late, its fallback message, its source and consent (these two optional). */
+const REQUEST: Record<string, SchemaObject> = {
+  late: object(
+    {
+      route: { type: 'string', enum: [...LATE_ROUTES] },
+      reason: nullableString,
+      submitted_at: ms('When the landing first handled the request'),
+      received_at: ms('When the server got it', true),
+    },
+    [],
+    { nullable: true, description: 'How a replayed request came; null for the others' },
+  ),
+  fallback: object(
+    {
+      chat_id: string,
+      message_id: integer,
+      sent_at: ms('When Telegram accepted it', true),
+      state: nullableString,
+      reply_attempts: count,
+    },
+    [],
+    { nullable: true, description: "The landing's fallback message, and what the outbox did with it; null without" },
+  ),
+  source: object(Object.fromEntries(SOURCE_KEYS.map((key) => [key, string])), [...SOURCE_KEYS], {
+    description: 'As the landing sent it; absent when it sent none',
+  }),
+  consent: object({ accepted_at: ms('When the visitor ticked the box'), policy_url: string }, [], {
+    description: 'Absent without a consent; kept through anonymisation',
+  }),
+};
 
 const FOUND: SchemaObject = object({
   found: { type: 'boolean', enum: [true] },
@@ -54,8 +62,8 @@ const FOUND: SchemaObject = object({
   matched: { type: 'string', enum: ['lead', 'repeat', 'lead_number'] },
   lead: object(
     {
-      lead_number: { type: 'integer' },
-      request_id: { type: 'string' },
+      lead_number: integer,
+      request_id: string,
       created_at: ms('The lead’s time'),
       status: { type: 'string', enum: [...LEAD_STATUSES] },
       published_at: ms('When its card went out', true),
@@ -63,68 +71,48 @@ const FOUND: SchemaObject = object({
       message_id: nullableInteger,
       thread_id: { type: 'integer', description: 'The forum topic of the card; absent when none' },
       card_format: nullableString,
-      publish_attempts: { type: 'integer', minimum: 0 },
+      publish_attempts: count,
       last_error: nullableString,
       next_attempt_at: ms('The next publish attempt', true),
       reminded_at: ms('When the reminder went out', true),
       anonymised_at: ms('When it was anonymised', true),
       received_at: ms('When the server got it', true),
-      late: LATE,
-      fallback: FALLBACK,
-      source: SOURCE,
-      consent: CONSENT,
+      ...REQUEST,
     },
     ['thread_id', 'source', 'consent'],
   ),
-  repeats: {
-    type: 'array',
-    items: object(
+  repeats: list(
+    object(
       {
-        request_id: { type: 'string' },
+        request_id: string,
         created_at: ms('The repeat’s time'),
-        changed_fields: { type: 'array', items: { type: 'string' } },
+        changed_fields: list(string),
         notified_at: ms('When the group was told', true),
         notify_outcome: nullableString,
-        notify_attempts: { type: 'integer', minimum: 0 },
+        notify_attempts: count,
         last_error: nullableString,
-        late: LATE,
-        fallback: FALLBACK,
-        source: SOURCE,
-        consent: CONSENT,
+        ...REQUEST,
       },
       ['source', 'consent'],
     ),
-  },
-  status_history: {
-    type: 'array',
-    items: object({
-      at: ms('When'),
-      from: { type: 'string' },
-      to: { type: 'string' },
-      by: { type: 'string' },
-      user_id: { type: 'integer' },
-    }),
-  },
-  events: {
-    type: 'array',
-    items: object({ at: ms('When'), kind: { type: 'string' }, detail: nullableString, repeat_request_id: nullableString }),
-  },
-  messages: {
-    type: 'array',
-    description: 'The conversation with the visitor in Telegram, oldest first: no text and no names (they are personal)',
-    items: object({
+  ),
+  status_history: list(object({ at: ms('When'), from: string, to: string, by: string, user_id: integer })),
+  events: list(object({ at: ms('When'), kind: string, detail: nullableString, repeat_request_id: nullableString })),
+  messages: list(
+    object({
       at: ms('When it was stored'),
       direction: { type: 'string', enum: ['in', 'out'], description: '`in`: from the visitor; `out`: from the team' },
       media: { type: 'string', nullable: true, description: 'photo, document, voice, video, sticker, other; null: text' },
       state: { type: 'string', enum: ['queued', 'delivered', 'failed'] },
       error: nullableString,
     }),
-  },
+    'The conversation with the visitor in Telegram, oldest first: no text and no names (they are personal)',
+  ),
 });
 
 const MISSING: SchemaObject = object({
   found: { type: 'boolean', enum: [false] },
-  key: { type: 'string' },
+  key: string,
   message: { type: 'string', description: 'Why nothing was found, for a person' },
 });
 

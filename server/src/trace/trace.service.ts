@@ -8,12 +8,11 @@ export const NOT_IN_DATABASE =
   'not in the database: check the fallback channel (a message in the leads group starting with "⚠️ Запасной канал" and this request_id); ' +
   "it may still wait in the landing's spool (LANDING_SPOOL_DIR; the landing replays it once the server takes it)";
 
-/** A key that is neither: what a key looks like (a word such as "hello" is not an unknown request, it is no request). */
-export const NOT_A_KEY =
+/** A key that is neither (a word such as "hello" is no request, not an unknown one). */
+const NOT_A_KEY =
   'not a request_id or a lead number: give the request_id the landing or the integration sent (a UUID such as ' +
   '0f8fad5b-d9cb-469f-a165-70867728950e) or the lead number of its card (42 or #42)';
 
-/** What TraceService.read answers: the lead's story (found), or why there is none. */
 export type TraceResult = Awaited<ReturnType<TraceService['read']>>;
 export type LeadTrace = Extract<TraceResult, { found: true }>;
 
@@ -25,20 +24,13 @@ export class TraceService {
   /** `rawKey`: a request_id (of the lead or of one of its repeats), or a lead number (`42`, `#42`). */
   async read(rawKey: string) {
     const key = rawKey.trim().toLowerCase();
-    let leadId: number | undefined;
-    let matched: 'lead' | 'repeat' | 'lead_number' = 'lead';
     const number = /^#?(\d{1,15})$/.exec(key);
-    if (number) {
-      leadId = Number(number[1]);
-      matched = 'lead_number';
-    } else if (!isUuidV4(key)) {
-      return { found: false as const, key: rawKey, message: NOT_A_KEY };
-    } else {
-      leadId = await this.trace.leadIdOfRequest(key);
-      if (leadId === undefined) {
-        leadId = await this.trace.leadIdOfRepeat(key);
-        if (leadId !== undefined) matched = 'repeat';
-      }
+    if (!number && !isUuidV4(key)) return { found: false as const, key: rawKey, message: NOT_A_KEY };
+    let matched: 'lead' | 'repeat' | 'lead_number' = number ? 'lead_number' : 'lead';
+    let leadId = number ? Number(number[1]) : await this.trace.leadIdOfRequest(key);
+    if (leadId === undefined) {
+      leadId = await this.trace.leadIdOfRepeat(key);
+      if (leadId !== undefined) matched = 'repeat';
     }
     const lead = leadId === undefined ? undefined : await this.trace.lead(leadId);
     if (!lead) return { found: false as const, key: rawKey, message: NOT_IN_DATABASE };
@@ -98,14 +90,9 @@ export class TraceService {
   }
 }
 
-type RequestRow = Pick<LateColumns, 'late_route' | 'late_reason' | 'received_at'> &
-  Pick<LateColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at' | 'fallback_state'> &
-  Partial<SourceColumns & ConsentColumns> & { created_at: number };
+type RequestRow = LateColumns & Partial<SourceColumns & ConsentColumns> & { created_at: number };
 
-/**
- * How a request (the lead's or a repeat's) came: late (the landing's route), its fallback message, and its source and
- * consent as sent (absent without). `?? null`: the CLI may read a database the new columns have not reached yet.
- */
+/** How a request (the lead's or a repeat's) came. `?? null`: the CLI may read a database the new columns have not reached yet. */
 function requestTrace(row: RequestRow, replyAttempts: number) {
   const route = row.late_route ?? null;
   const [chatId, messageId] = [row.fallback_chat_id ?? null, row.fallback_message_id ?? null];

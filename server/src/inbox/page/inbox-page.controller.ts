@@ -6,17 +6,11 @@ import type { Response } from 'express';
 import { SERVER_CONFIG } from '../../config/config.module';
 import type { ServerConfig } from '../../config/config';
 
-/**
- * The folder of the built page: `npm run build -w server` bundles it into `public/` beside this compiled module; from
- * sources, as in jest, there is none and the page answers 503.
- */
+/** The built page's folder, `public/` beside this compiled module; from sources (jest) there is none and the page answers 503. */
 export const INBOX_PAGE_DIR = Symbol('INBOX_PAGE_DIR');
 export const inboxPageDir = { provide: INBOX_PAGE_DIR, useValue: join(__dirname, 'public') };
 
-/**
- * What a browser gets for the page: nothing but this deployment's own files (connect, scripts and styles from 'self'),
- * so the page works offline and behind a strict policy. No frame-ancestors: Telegram's web clients frame the page.
- */
+/** Nothing but this deployment's own files. No frame-ancestors: Telegram's web clients frame the page. */
 const PAGE_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; object-src 'none'";
@@ -39,10 +33,7 @@ export function sandboxPageOf(apiRoot: string): string | null {
 
 const attribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
-/**
- * The inbox's page: `GET /inbox` (the HTML) and `GET /inbox/assets/:file` (its bundled script and styles). Not one
- * of the API's operations, so it stays out of the OpenAPI document; the page's data comes from `/inbox/api/*`.
- */
+/** `GET /inbox` (the HTML) and `GET /inbox/assets/:file`: not API operations, so out of the OpenAPI document. */
 @ApiExcludeController()
 @Controller('inbox')
 export class InboxPageController {
