@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
-import { TelegramLinksService } from '../conversations/telegram-links.service';
 import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import type { TelegramAccount } from '../domain/telegram-account';
@@ -45,7 +44,6 @@ export class LeadsBotUpdate {
     private readonly statuses: LeadStatusService,
     private readonly commands: BotCommandsService,
     private readonly telegram: TelegramGateway,
-    private readonly links: TelegramLinksService,
     private readonly messages: MessagesService,
   ) {}
 
@@ -54,14 +52,9 @@ export class LeadsBotUpdate {
   async onStart(@Ctx() ctx: BotContext): Promise<void> {
     const message = ctx.message;
     if (!message || !ctx.from || !ctx.chat) return;
-    const payload = argsOf('text' in message ? message.text : '');
-    const reply = await this.links.start({ chatType: ctx.chat.type, payload, from: account(ctx.from) });
+    const reply = await this.messages.start(ctx.chat.type, argsOf('text' in message ? message.text : ''), account(ctx.from));
     if (reply === null) return;
-    // Bound to several leads: which one this chat writes about, and a button per lead to choose another.
-    const choice = await this.messages.choice(ctx.from.id);
-    const text = choice ? `${reply}\n\n${choice.text}` : reply;
-    const chatId = String(ctx.chat.id);
-    await this.send('start reply failed', { chatId, text, html: false, replyTo: message.message_id, keyboard: choice?.keyboard });
+    await this.send('start reply failed', { chatId: String(ctx.chat.id), ...reply, html: false, replyTo: message.message_id });
   }
 
   /** `/stop` in the private chat: the visitor is unbound from their leads. */
