@@ -30,7 +30,6 @@ function payloadHash(payload: string): string {
   return createHash('sha256').update(payload).digest('hex');
 }
 
-/** A message in Telegram, as the bot read it. */
 interface IncomingMessage {
   chatId: string;
   messageId: number;
