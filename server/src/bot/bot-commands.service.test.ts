@@ -7,8 +7,11 @@ const ADMIN = '-200';
 
 function service(o: { managerIds?: number[]; leadsChatId?: string | null } = {}): BotCommandsService {
   const config = { telegram: { adminChatId: ADMIN, managerIds: o.managerIds ?? null }, inbox: { url: null }, leads: { phoneRegion: 'RU' } };
-  const chats = { leadsChats: async () => [LEADS], leadsChatId: async () => (o.leadsChatId === undefined ? LEADS : o.leadsChatId) };
-  const telegram = { getChatMember: async () => ({ ok: false, kind: 'failed', description: 'Bad Gateway' }) };
+  const chats = {
+    leadsChats: () => Promise.resolve([LEADS]),
+    leadsChatId: () => Promise.resolve(o.leadsChatId === undefined ? LEADS : o.leadsChatId),
+  };
+  const telegram = { getChatMember: () => Promise.resolve({ ok: false, kind: 'failed', description: 'Bad Gateway' }) };
   const fake = {} as never;
   return new BotCommandsService(config as never, ru, fake, fake, chats as never, telegram as never, fake);
 }

@@ -6,7 +6,7 @@ import type { ServerConfig } from '../config/config';
 import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
-import { TelegramGateway, type InlineKeyboard } from '../telegram/telegram.gateway';
+import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
@@ -23,10 +23,7 @@ type PermissionRefusal = 'not_manager' | 'not_admin' | 'admin_unknown';
 export const HELP_COMMAND = 'help';
 export type AnsweredCommand = BotCommand | typeof HELP_COMMAND;
 
-interface CommandReply {
-  text: string;
-  keyboard?: InlineKeyboard;
-}
+type CommandReply = Pick<OutgoingMessage, 'text' | 'keyboard'>;
 
 interface CommandCall {
   command: AnsweredCommand;

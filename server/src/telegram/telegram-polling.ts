@@ -68,12 +68,9 @@ export class TelegramPolling {
     onLaunched: (username: string) => void,
   ): Promise<TelegramResult<void>> {
     if (previous) await previous.over;
-    if (!bot.botInfo) {
-      const me = await this.gateway.identity();
-      if (!me.ok) return me;
-      bot.botInfo ??= me.value;
-    }
-    const { username } = bot.botInfo;
+    const me = await this.gateway.identity();
+    if (!me.ok) return me;
+    const { username } = me.value;
     if (this.stopRequested || run.ending) return { ok: true, value: undefined };
     const launched = bot.launch({ allowedUpdates: [...updates], dropPendingUpdates: false }, () => onLaunched(username));
     run.launched = launched;
