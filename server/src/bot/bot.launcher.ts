@@ -1,11 +1,4 @@
-import {
-  type BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -26,7 +19,7 @@ const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /** The webhook set at start (TELEGRAM_WEBHOOK_URL), else long polling by the `telegram-polling` lease's holder only (two would get a 409). */
 @Injectable()
-export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Bot');
   private stopping = false;
   private retry: NodeJS.Timeout | null = null;
@@ -159,17 +152,13 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** Before the database closes: hand the polling lease over at once rather than after it runs out. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.onApplicationShutdown();
+    this.stopping = true;
+    if (this.retry) clearTimeout(this.retry);
+    void this.poller.stop();
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
     if (this.leading) {
       this.leading = false;
       await this.leases.release('telegram-polling').catch(() => undefined);
     }
-  }
-
-  onApplicationShutdown(): void {
-    this.stopping = true;
-    if (this.retry) clearTimeout(this.retry);
-    void this.poller.stop();
   }
 }

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
-import { TelegramLinksService } from '../conversations/telegram-links.service';
 import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import type { TelegramAccount } from '../domain/telegram-account';
@@ -45,31 +44,22 @@ export class LeadsBotUpdate {
     private readonly statuses: LeadStatusService,
     private readonly commands: BotCommandsService,
     private readonly telegram: TelegramGateway,
-    private readonly links: TelegramLinksService,
     private readonly messages: MessagesService,
   ) {}
 
   /** `/start <payload>` in the private chat: a visitor's "Continue in Telegram" link. */
   @Start()
   async onStart(@Ctx() ctx: BotContext): Promise<void> {
-    const message = ctx.message;
-    if (!message || !ctx.from || !ctx.chat) return;
-    const payload = argsOf('text' in message ? message.text : '');
-    const reply = await this.links.start({ chatType: ctx.chat.type, payload, from: account(ctx.from) });
-    if (reply === null) return;
-    // Bound to several leads: which one this chat writes about, and a button per lead to choose another.
-    const choice = await this.messages.choice(ctx.from.id);
-    const text = choice ? `${reply}\n\n${choice.text}` : reply;
-    const chatId = String(ctx.chat.id);
-    await this.send('start reply failed', { chatId, text, html: false, replyTo: message.message_id, keyboard: choice?.keyboard });
+    if (!ctx.message || !ctx.from || !ctx.chat) return;
+    const payload = argsOf('text' in ctx.message ? ctx.message.text : '');
+    await this.reply(ctx, 'start reply failed', await this.messages.start(ctx.chat.type, payload, account(ctx.from)));
   }
 
   /** `/stop` in the private chat: the visitor is unbound from their leads. */
   @Command('stop')
   async onStop(@Ctx() ctx: BotContext): Promise<void> {
     if (!ctx.message || !ctx.from || ctx.chat?.type !== 'private') return;
-    const text = await this.messages.stop(account(ctx.from));
-    await this.send('conversation answer failed', { chatId: String(ctx.chat.id), text, html: false, replyTo: ctx.message.message_id });
+    await this.reply(ctx, 'conversation answer failed', await this.messages.stop(account(ctx.from)));
   }
 
   @On('callback_query')
@@ -91,19 +81,11 @@ export class LeadsBotUpdate {
   @Command([...BOT_COMMAND_NAMES, HELP_COMMAND])
   async onCommand(@Ctx() ctx: BotContext & { command: AnsweredCommand }): Promise<void> {
     const message = ctx.message as unknown as AnyMessage & { text: string };
-    const chatId = String(ctx.chat?.id ?? '');
     // In a forum, the answer goes into the command's topic.
     const threadId = topicOf(message);
     const { command, from, chat } = ctx;
-    const reply = await this.commands.run({
-      command,
-      chatId,
-      threadId,
-      userId: from?.id ?? 0,
-      args: argsOf(message.text),
-      chatType: chat?.type,
-    });
-    await this.send('command reply failed', { chatId, threadId, ...reply, html: false, replyTo: message.message_id });
+    const call = { command, chatId: String(chat?.id ?? ''), threadId, userId: from?.id ?? 0, chatType: chat?.type };
+    await this.reply(ctx, 'command reply failed', await this.commands.run({ ...call, args: argsOf(message.text) }), threadId);
   }
 
   /** Any other message (registered last): a visitor's in the private chat, a member's reply to a card in a group. */
@@ -121,13 +103,19 @@ export class LeadsBotUpdate {
       if (replyTo === undefined) return;
       reply = await this.messages.fromTeam({ ...incoming, replyTo, authorName: displayName(ctx.from) || String(ctx.from.id) });
     }
-    if (reply === null) return;
-    const answer = { chatId: incoming.chatId, threadId: topicOf(message), text: reply, html: false, replyTo: message.message_id };
-    await this.send('conversation answer failed', answer);
+    await this.reply(ctx, 'conversation answer failed', reply, topicOf(message));
   }
 
-  private async send(failure: string, message: OutgoingMessage): Promise<void> {
-    const sent = await this.telegram.send(message);
+  /** A reply to the update's message in its chat (and topic), if any; a failed send is logged as `failure`. */
+  private async reply(
+    ctx: BotContext,
+    failure: string,
+    reply: string | Pick<OutgoingMessage, 'text' | 'keyboard'> | null,
+    threadId: number | null = null,
+  ): Promise<void> {
+    if (reply === null) return;
+    const to = { chatId: String(ctx.chat?.id ?? ''), threadId, html: false, replyTo: ctx.message?.message_id };
+    const sent = await this.telegram.send({ ...to, ...(typeof reply === 'string' ? { text: reply } : reply) });
     if (!sent.ok) this.logger.warn(`${failure}: ${sent.description}`);
   }
 }

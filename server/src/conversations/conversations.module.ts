@@ -5,12 +5,11 @@ import { TelegramModule } from '../telegram/telegram.module';
 import { LeadMessagesRepository } from './lead-messages.repository';
 import { MessagesService } from './messages.service';
 import { TelegramLinksRepository } from './telegram-links.repository';
-import { TelegramLinksService } from './telegram-links.service';
 
 /** "Continue in Telegram": the links, the accounts they bind, and the conversation between the visitor and the team. */
 @Module({
   imports: [TelegramModule, RepositoriesModule, ChatsModule],
-  providers: [TelegramLinksRepository, TelegramLinksService, LeadMessagesRepository, MessagesService],
-  exports: [TelegramLinksRepository, TelegramLinksService, LeadMessagesRepository, MessagesService],
+  providers: [TelegramLinksRepository, LeadMessagesRepository, MessagesService],
+  exports: [TelegramLinksRepository, LeadMessagesRepository, MessagesService],
 })
 export class ConversationsModule {}

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { LeadsChatService } from '../chats/leads-chat.service';
@@ -10,16 +11,25 @@ import { accountName, type TelegramAccount } from '../domain/telegram-account';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { LeadsRepository } from '../repositories/leads.repository';
-import type { InlineKeyboard } from '../telegram/telegram.gateway';
+import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
 import { type Binding, type LeadMessage, LeadMessagesRepository } from './lead-messages.repository';
+import { TelegramLinksRepository } from './telegram-links.repository';
 
 /** The callback data of a button choosing the lead a person's messages go to: `talk:<lead>`. */
 export const CHOOSE_PREFIX = 'talk:';
 
 /** At most one answer a minute to a person who writes to the bot without being bound to a lead. */
 const UNBOUND_ANSWER_INTERVAL_MS = 60_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** 24 random bytes: 32 characters of base64url, within Telegram's 1–64 of `[A-Za-z0-9_-]` for a start parameter. */
+const PAYLOAD_BYTES = 24;
+const PAYLOAD = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** A message in Telegram, as the bot read it. */
+/** The stored form of a payload: its SHA-256, hex. */
+function payloadHash(payload: string): string {
+  return createHash('sha256').update(payload).digest('hex');
+}
+
 interface IncomingMessage {
   chatId: string;
   messageId: number;
@@ -29,12 +39,17 @@ interface IncomingMessage {
   media: MessageMedia | null;
 }
 
+type BotReply = Pick<OutgoingMessage, 'text' | 'keyboard'>;
 type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
 
-/** The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"). */
+/**
+ * The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"), begun by a
+ * "Continue in Telegram" link: random, single-use, one lead's for LEADS_TELEGRAM_LINK_DAYS; `/start <payload>` binds.
+ */
 @Injectable()
 export class MessagesService {
   private readonly logger = new Logger('Conversations');
+  private readonly linksLogger = new Logger('TelegramLinks');
   /** When each unbound person was last answered (in memory: a restart may answer once more). */
   private readonly answeredAt = new Map<number, number>();
 
@@ -46,7 +61,49 @@ export class MessagesService {
     private readonly clock: Clock,
     private readonly emitter: EventEmitter2,
     @Inject(MESSAGES) private readonly t: Messages,
+    private readonly telegram: TelegramGateway,
+    private readonly links: TelegramLinksRepository,
   ) {}
+
+  async linkFor(leadId: number): Promise<string | null> {
+    const days = this.config.leads.telegramLinkDays;
+    if (days === 0) return null;
+    const me = await this.telegram.identity();
+    const bot = me.ok ? me.value.username : undefined;
+    if (bot === undefined) return null;
+    const payload = randomBytes(PAYLOAD_BYTES).toString('base64url');
+    const now = this.clock.now();
+    try {
+      await this.links.add({ payload_hash: payloadHash(payload), lead_id: leadId, created_at: now, expires_at: now + days * DAY_MS });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      this.linksLogger.warn({ msg: 'telegram link not stored', lead_number: leadId, error });
+      return null;
+    }
+    return `${this.config.leads.telegramLinkRoot}/${bot}?start=${payload}`;
+  }
+
+  /** The bot's answer to `/start <payload>` (what follows `/start`), with `choice`'s; null outside a private chat. */
+  async start(chatType: string | undefined, payload: string, from: TelegramAccount): Promise<BotReply | null> {
+    if (chatType !== 'private') return null;
+    const reply = await this.bind(payload.trim(), from);
+    const choice = await this.choice(from.id);
+    return choice ? { text: `${reply}\n\n${choice.text}`, keyboard: choice.keyboard } : { text: reply };
+  }
+
+  private async bind(payload: string, from: TelegramAccount): Promise<string> {
+    if (payload === '') return this.t.conversation.hello;
+    if (!PAYLOAD.test(payload)) return this.t.conversation.invalid;
+    // No personal data in the event (it outlives an erasure): the account itself is the link's row, erased with the lead.
+    const detail = "the visitor opened the lead's link in the bot: their Telegram account is bound (GET /leads telegram_account)";
+    const result = await this.links.bind(payloadHash(payload), from, this.clock.now(), detail);
+    if (result.kind !== 'bound') {
+      this.logger.log({ msg: 'telegram link refused', why: result.kind });
+      return this.t.conversation.invalid;
+    }
+    this.logger.log({ msg: 'telegram account bound', lead_number: result.leadId });
+    return this.t.conversation.bound(result.leadId);
+  }
 
   /** A message in the bot's private chat: stored and relayed, or (bound to no lead) the answer to give, once a minute. */
   async fromVisitor(m: IncomingMessage): Promise<string | null> {
@@ -79,7 +136,7 @@ export class MessagesService {
   }
 
   /** Bound to several leads: which one the messages go to, and a button per lead to choose another; else null. */
-  async choice(userId: number): Promise<{ text: string; keyboard: InlineKeyboard } | null> {
+  private async choice(userId: number): Promise<Required<BotReply> | null> {
     const leads = await this.messages.activeLeadsOf(userId);
     const current = await this.messages.latestLeadOf(userId);
     if (leads.length < 2 || !current) return null;

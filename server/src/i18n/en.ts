@@ -17,46 +17,46 @@ export const en = {
 
   card: {
     fields: { name: 'Name', telegram: 'Telegram', phone: 'Phone', date: 'Date', guests: 'Guests', comment: 'Comment' },
-    title: (lead: number) => `🆕 Lead #${lead}`,
-    status: (label: string) => `Status: ${label}`,
+    title: (lead) => `🆕 Lead #${lead}`,
+    status: (label) => `Status: ${label}`,
     piiHidden: '🔒 Personal data hidden (LEADS_CARD_PII=0)',
     erased: '🗑 Personal data erased',
-    viaFallback: (time: string) => `📨 Came through the fallback channel at ${time}`,
-    late: (time: string) => `⏳ Came late (the leads server did not answer): stored since ${time}`,
-    repeat: (time: string) => `🔁 Repeat request: ${time}`,
+    viaFallback: (time) => `📨 Came through the fallback channel at ${time}`,
+    late: (time) => `⏳ Came late (the leads server did not answer): stored since ${time}`,
+    repeat: (time) => `🔁 Repeat request: ${time}`,
     repeatHidden: 'Data changed (hidden)',
     repeatSame: 'Same data',
     repeatByUsername: '⚠️ another phone — only the Telegram username matched',
     repeatByPhone: '⚠️ another Telegram — only the phone matched',
-    moreRepeats: (count: number) => `…and ${count} more repeats`,
-    writeTo: (username: string) => `✈️ Message ${username}`,
+    moreRepeats: (count) => `…and ${count} more repeats`,
+    writeTo: (username) => `✈️ Message ${username}`,
     minimalNote: 'text too long — see trace',
     captchaUnchecked: '⚠️ Captcha not checked: the verification service was unavailable',
-    consent: (time: string) => `☑️ Consent to data processing: ${time}`,
-    telegramBound: (account: string) => `✅ Telegram confirmed: ${account}`,
+    consent: (time) => `☑️ Consent to data processing: ${time}`,
+    telegramBound: (account) => `✅ Telegram confirmed: ${account}`,
     telegramBoundHidden: '✅ Telegram confirmed',
     telegramBlocked: '⛔ The visitor blocked the bot: replies do not reach them',
     telegramStopped: '🔕 The visitor unsubscribed (/stop): the bot no longer writes to them',
-    telegramDiffers: (typed: string) => `⚠️ not the one typed in the form (${typed})`,
+    telegramDiffers: (typed) => `⚠️ not the one typed in the form (${typed})`,
   },
 
   conversation: {
-    bound: (lead: number) =>
+    bound: (lead) =>
       `Thank you! This is your request #${lead}. A manager has it and will write to you here, in this chat, as soon as they take it on.`,
     invalid:
       'This link does not work: it has expired or was used already. If you sent a request, a manager will contact you anyway; ' +
       'send the form on the site again if you need to.',
     hello:
       'Hello! To connect this chat with your request, open the “Get the answer in Telegram” link on the page shown after sending the form.',
-    unbound: (landing: string | null) =>
+    unbound: (landing) =>
       `This chat is not connected with any request yet, so your message was not passed on to a manager. Send a request on the site${landing ? `: ${landing}` : ''} ` +
       'and open the “Get the answer in Telegram” link on the page shown after sending the form.',
-    stopped: (leads: string) =>
+    stopped: (leads) =>
       `All right, we will not write to you here about request ${leads} again. To continue, send a request on the site again.`,
-    several: (lead: number) =>
+    several: (lead) =>
       `You have sent several requests: messages in this chat go to request #${lead}. To write about another, press its button.`,
-    writeAbout: (lead: number) => `✍️ Write about request #${lead}`,
-    chosen: (lead: number) => `Your messages now go to request #${lead}.`,
+    writeAbout: (lead) => `✍️ Write about request #${lead}`,
+    chosen: (lead) => `Your messages now go to request #${lead}.`,
     notChosen: 'You can no longer write about this request here.',
   },
 
@@ -68,8 +68,8 @@ export const en = {
     staleCard: 'This card is out of date: its buttons no longer change the status.',
     anonymised: 'The lead is anonymised: its status no longer changes.',
     cardLater: 'The card will update shortly.',
-    alreadyChanged: (status: string) => `Status already changed: ${status}`,
-    done: (status: string) => `Done: ${status}`,
+    alreadyChanged: (status) => `Status already changed: ${status}`,
+    done: (status) => `Done: ${status}`,
     noName: 'no name',
   },
 
@@ -82,7 +82,6 @@ export const en = {
       stickers_chatid: 'This chat’s and topic’s ids for setup (LEADS_CHAT_ID, LEADS_THREAD_ID)',
       stickers_inbox: 'The leads inbox: list, search, charts (Mini App)',
     },
-    /** `/help`'s first line, above the menu's commands and their descriptions. */
     helpTitle: '🤖 The bot’s commands:',
     wrongChat: 'Commands work only in the leads group and the admin chat.',
     notManager: 'Only managers may anonymise leads.',
@@ -98,13 +97,13 @@ export const en = {
       'This is a private chat with the bot. Add the bot to the leads group and send /stickers_chatid there (in the right topic).',
     chatIdLeads: 'For .env (leads group):',
     chatIdAdmin: 'For the admin chat — the same under these names:',
-    exportCaption: (days: number, rows: number) => `Leads for ${days} days: ${rows}`,
-    exported: (days: number, rows: number) => `📎 Export for ${days} days: ${rows} leads (file above).`,
+    exportCaption: (days, rows) => `Leads for ${days} days: ${rows}`,
+    exported: (days, rows) => `📎 Export for ${days} days: ${rows} leads (file above).`,
     forgetNoContact: 'No leads with this contact: nobody anonymised.',
-    forgetContact: (ids: string) => `🗑 Leads anonymised: ${ids}: personal data erased, cards updated.`,
-    forgetDone: (lead: number) => `🗑 Lead #${lead} anonymised: personal data erased, card updated.`,
-    forgetAlready: (lead: number) => `Lead #${lead} is already anonymised.`,
-    forgetUnknown: (lead: number) => `There is no lead #${lead}.`,
+    forgetContact: (ids) => `🗑 Leads anonymised: ${ids}: personal data erased, cards updated.`,
+    forgetDone: (lead) => `🗑 Lead #${lead} anonymised: personal data erased, card updated.`,
+    forgetAlready: (lead) => `Lead #${lead} is already anonymised.`,
+    forgetUnknown: (lead) => `There is no lead #${lead}.`,
   },
 
   inbox: {
@@ -117,91 +116,89 @@ export const en = {
   },
 
   charts: {
-    perDayTitle: (days: number) => `Leads per day, last ${days} days`,
-    funnelTitle: (days: number) => `Leads of the last ${days} days by their status now`,
-    ofSource: (source: string) => `source ${source}`,
+    perDayTitle: (days) => `Leads per day, last ${days} days`,
+    funnelTitle: (days) => `Leads of the last ${days} days by their status now`,
+    ofSource: (source) => `source ${source}`,
     noSource: 'no source',
-    total: (n: number) => `${n} in all`,
-    busiest: (n: number, day: string) => `most ${n} on ${day}`,
-    digestCaption: (days: number) => `📈 Leads per day, last ${days} days`,
+    total: (n) => `${n} in all`,
+    busiest: (n, day) => `most ${n} on ${day}`,
+    digestCaption: (days) => `📈 Leads per day, last ${days} days`,
   },
 
   group: {
-    repeatPing: (lead: number) => `🔁 Repeat request for lead #${lead}`,
-    reminder: (lead: number, minutes: number) => `⏰ Lead #${lead} has waited for an answer for over ${minutes} min. Please take it.`,
-    fallbackAnswer: (lead: number) => `✅ Lead stored: #${lead}`,
-    fallbackAnswerRepeat: (lead: number) => `✅ Lead stored: repeat of lead #${lead}`,
-    visitorHeader: (lead: number, name: string) => `💬 ${name} · lead #${lead}`,
-    visitorNotice: (lead: number) => `💬 New message on lead #${lead}`,
-    notDelivered: (why: string) => `⚠️ Not delivered to the visitor: ${why}`,
+    repeatPing: (lead) => `🔁 Repeat request for lead #${lead}`,
+    reminder: (lead, minutes) => `⏰ Lead #${lead} has waited for an answer for over ${minutes} min. Please take it.`,
+    fallbackAnswer: (lead) => `✅ Lead stored: #${lead}`,
+    fallbackAnswerRepeat: (lead) => `✅ Lead stored: repeat of lead #${lead}`,
+    visitorHeader: (lead, name) => `💬 ${name} · lead #${lead}`,
+    visitorNotice: (lead) => `💬 New message on lead #${lead}`,
+    notDelivered: (why) => `⚠️ Not delivered to the visitor: ${why}`,
     why: {
       blocked: 'they blocked the bot',
       stopped: 'they unsubscribed with /stop',
       notBound: "no visitor's Telegram is bound to the lead",
-      refused: (description: string) => `Telegram refused (${description})`,
-      gaveUp: (description: string) => `Telegram did not answer after several attempts (${description})`,
+      refused: (description) => `Telegram refused (${description})`,
+      gaveUp: (description) => `Telegram did not answer after several attempts (${description})`,
     },
   },
 
   reports: {
     allPublished: '✅ Every lead is published.',
-    unpublished: (count: number) => `📭 Without a card: ${count}`,
-    unpublishedLine: (lead: number, time: string, attempts: number, error: string, next: string) =>
-      `#${lead} · ${time} · attempts ${attempts} · ${error} · next attempt ${next}`,
-    lastError: (error: string) => `error: ${error}`,
+    unpublished: (count) => `📭 Without a card: ${count}`,
+    unpublishedLine: (lead, time, attempts, error, next) => `#${lead} · ${time} · attempts ${attempts} · ${error} · next attempt ${next}`,
+    lastError: (error) => `error: ${error}`,
     notSentYet: 'not sent yet',
-    more: (count: number) => `…and ${count} more`,
+    more: (count) => `…and ${count} more`,
     noneNew: '✅ No unhandled new leads.',
-    stillNew: (count: number) => `🆕 Still “New”: ${count}`,
-    stillNewLine: (lead: number, time: string, waiting: string) => `#${lead} · ${time} · waiting ${waiting}`,
+    stillNew: (count) => `🆕 Still “New”: ${count}`,
+    stillNewLine: (lead, time, waiting) => `#${lead} · ${time} · waiting ${waiting}`,
     withoutCard: ' · no card',
-    minutes: (min: number) => `${min} min`,
-    hours: (h: number, min: number) => `${h} h ${min} min`,
-    days: (d: number) => `${d} d`,
+    minutes: (min) => `${min} min`,
+    hours: (h, min) => `${h} h ${min} min`,
+    days: (d) => `${d} d`,
     statsTitle: '📊 Leads',
-    statsPeriod: (days: number, total: number) => `Last ${days} days: ${total}`,
-    repeats: (count: number) => `🔁 Repeat requests: ${count}`,
-    unpublishedNow: (count: number) => `📭 Without a card now: ${count}`,
-    digestTitle: (total: number) => `🗓 Daily digest: ${total} leads`,
-    digestStillNew: (count: number) => `🕒 Still “New”: ${count}`,
+    statsPeriod: (days, total) => `Last ${days} days: ${total}`,
+    repeats: (count) => `🔁 Repeat requests: ${count}`,
+    unpublishedNow: (count) => `📭 Without a card now: ${count}`,
+    digestTitle: (total) => `🗓 Daily digest: ${total} leads`,
+    digestStillNew: (count) => `🕒 Still “New”: ${count}`,
     sourcesTitle: '📣 By source (landing · source / campaign):',
-    otherSources: (count: number) => `…other sources: ${count}`,
-    noSource: (count: number) => `no source: ${count}`,
+    otherSources: (count) => `…other sources: ${count}`,
+    noSource: (count) => `no source: ${count}`,
     landingsTitle: '📣 By landing:',
-    noLanding: (count: number) => `no landing: ${count}`,
+    noLanding: (count) => `no landing: ${count}`,
   },
 
   alerts: {
-    publishFailing: (lead: number, attempts: number, error: string) =>
+    publishFailing: (lead, attempts, error) =>
       `🚨 Cards are not being published: lead #${lead}, attempts: ${attempts}, last error: ${error}. List: /stickers_new`,
-    plainCard: (lead: number, refused: string) =>
-      `⚠️ The card of lead #${lead} went out as plain text: Telegram refused the HTML (${refused}).`,
-    minimalCard: (lead: number, refused: string) =>
+    plainCard: (lead, refused) => `⚠️ The card of lead #${lead} went out as plain text: Telegram refused the HTML (${refused}).`,
+    minimalCard: (lead, refused) =>
       `⚠️ The card of lead #${lead} is too long for Telegram (${refused}): the group has a short card — number, status, buttons. ` +
       `The lead’s data: trace #${lead}.`,
-    webhookFailing: (endpoint: string, type: string, lead: number, attempts: number, error: string) =>
+    webhookFailing: (endpoint, type, lead, attempts, error) =>
       `🚨 A webhook has not been delivered for over 30 min: ${endpoint}, event ${type} of lead #${lead}, attempts: ${attempts}, ` +
       `last error: ${error}. History: trace #${lead}.`,
-    adminTopicGone: (threadId: number, description: string) =>
+    adminTopicGone: (threadId, description) =>
       `⚠️ The topic ADMIN_THREAD_ID=${threadId} is closed or deleted (${description}): message in the chat’s General topic.`,
     and: ' and ',
-    chatMigrated: (from: string, to: string, variables: string) =>
+    chatMigrated: (from, to, variables) =>
       `ℹ️ The leads group became a supergroup: new id ${to} (was ${from}). Cards go there; update ${variables}.`,
-    otherChatMigrated: (from: string, to: string) => `ℹ️ Chat ${from} became supergroup ${to}: its cards are re-addressed there.`,
-    topicGone: (threadId: number | null, chatId: string, description: string, what: string, variable: string | null) =>
+    otherChatMigrated: (from, to) => `ℹ️ Chat ${from} became supergroup ${to}: its cards are re-addressed there.`,
+    topicGone: (threadId, chatId, description, what, variable) =>
       `⚠️ ${threadId !== null ? `Topic ${threadId}` : 'The card’s topic'} in chat ${chatId} is closed or deleted (${description}): ` +
       `${what} — in the chat’s General topic. Reopen the topic${variable ? ` or correct ${variable}` : ''}.`,
-    topicCard: (lead: number) => `the card of lead #${lead}`,
-    topicRepeat: (lead: number) => `a repeat of lead #${lead}`,
-    topicReminder: (lead: number) => `a reminder for lead #${lead}`,
-    landingClock: (seconds: number) =>
+    topicCard: (lead) => `the card of lead #${lead}`,
+    topicRepeat: (lead) => `a repeat of lead #${lead}`,
+    topicReminder: (lead) => `a reminder for lead #${lead}`,
+    landingClock: (seconds) =>
       `⏱ The landing’s clock is ${seconds} s ahead of the server’s: late leads take the server’s time. ` +
       'Check time synchronisation (NTP) on the landing’s machine.',
-    lateHourlyLimit: (limit: number) =>
+    lateHourlyLimit: (limit) =>
       `⚠️ Late leads limit: more than ${limit} an hour came from the landing’s spool. ` +
       'They get 429 and will be retried later (LEADS_LATE_HOURLY_LIMIT).',
-    hourlyLimit: (limit: number) => `⚠️ Leads limit: more than ${limit} an hour. New leads get 429 until the window frees up.`,
-    secretLockout: (failures: number, windowMin: number, caller: string, minutes: number) =>
+    hourlyLimit: (limit) => `⚠️ Leads limit: more than ${limit} an hour. New leads get 429 until the window frees up.`,
+    secretLockout: (failures, windowMin, caller, minutes) =>
       `🔒 ${failures} wrong secrets in ${windowMin} minutes ` +
       `from one address (${caller}): POST /leads from it is refused (429), even with the right secret, for ~${minutes} more min. ` +
       'If this is the landing’s server, leads now go to the fallback channel; ' +

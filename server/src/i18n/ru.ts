@@ -4,10 +4,8 @@ import type { LeadStatus, TransitionFrom } from '../domain/lead-status';
 
 /** Every text the leads group and the admin chat see, in Russian: the default locale, and the shape en.ts must have. */
 export const ru = {
-  /** The locale dates and times are written in (Intl.DateTimeFormat), in LEADS_TIMEZONE. */
   intl: 'ru-RU',
 
-  /** How each status is shown on the card and in the bot's answers (docs/requirements.md §5.1). */
   statuses: {
     new: '🆕 Новая',
     in_progress: '🛠 В работе',
@@ -57,7 +55,6 @@ export const ru = {
     telegramDiffers: (typed: string) => `⚠️ не совпадает с указанным в заявке (${typed})`,
   },
 
-  /** The bot's answers in its private chat to a visitor who opened a lead's "Continue in Telegram" link. */
   conversation: {
     bound: (lead: number) =>
       `Спасибо! Это ваша заявка #${lead}. Менеджер получил её и напишет вам сюда, в этот чат, как только её возьмёт в работу.`,
@@ -65,7 +62,6 @@ export const ru = {
       'Эта ссылка не работает: она устарела или уже была использована. Если вы оставляли заявку, менеджер всё равно с вами свяжется; ' +
       'при необходимости отправьте форму на сайте ещё раз.',
     hello: 'Здравствуйте! Чтобы связать этот чат с заявкой, откройте ссылку «Получить ответ в Telegram» со страницы после отправки формы.',
-    /** To a person bound to no lead (at most once a minute). */
     unbound: (landing: string | null) =>
       `Этот чат пока не связан ни с одной заявкой, поэтому сообщение не передано менеджеру. Оставьте заявку на сайте${landing ? `: ${landing}` : ''} ` +
       'и откройте ссылку «Получить ответ в Telegram» со страницы после отправки формы.',
@@ -78,7 +74,7 @@ export const ru = {
     notChosen: 'По этой заявке здесь больше нельзя писать.',
   },
 
-  /** Short answers to a card button's press (Telegram shows at most 200 characters). */
+  /** Answers to a button's press: Telegram shows at most 200 characters. */
   press: {
     foreignChat: 'Кнопки карточек работают только в группе заявок.',
     notManager: 'Менять статус заявки могут только менеджеры.',
@@ -90,11 +86,9 @@ export const ru = {
     cardLater: 'Карточка обновится чуть позже.',
     alreadyChanged: (status: string) => `Статус уже изменён: ${status}`,
     done: (status: string) => `Готово: ${status}`,
-    /** The presser's name on the status line when Telegram gives neither a name nor a username. */
     noName: 'без имени',
   },
 
-  /** The bot's commands: their descriptions in the menu (setMyCommands), answers and refusals. */
   commands: {
     menu: {
       stickers_new: 'Заявки без карточки и всё ещё новые',
@@ -104,7 +98,6 @@ export const ru = {
       stickers_chatid: 'ID этого чата и темы для настройки (LEADS_CHAT_ID, LEADS_THREAD_ID)',
       stickers_inbox: 'Инбокс заявок: список, поиск, графики (Mini App)',
     } satisfies Record<BotCommand, string>,
-    /** `/help`'s first line, above the menu's commands and their descriptions. */
     helpTitle: '🤖 Команды бота:',
     wrongChat: 'Команды работают только в группе заявок и в чате админов.',
     notManager: 'Обезличивать заявки могут только менеджеры.',
@@ -128,7 +121,6 @@ export const ru = {
     forgetUnknown: (lead: number) => `Заявки #${lead} нет.`,
   },
 
-  /** The inbox's words in the bot: `/stickers_inbox`, its button, the private chats' menu button. */
   inbox: {
     button: '📥 Открыть инбокс',
     menuButton: 'Инбокс',
@@ -138,7 +130,6 @@ export const ru = {
     notConfigured: 'Инбокс не настроен: задайте LEADS_INBOX_URL.',
   },
 
-  /** The charts' words (the inbox's SVG, the digest's picture). */
   charts: {
     perDayTitle: (days: number) => `Заявки по дням за ${days} дней`,
     funnelTitle: (days: number) => `Заявки за ${days} дней по статусу сейчас`,
@@ -149,7 +140,6 @@ export const ru = {
     digestCaption: (days: number) => `📈 Заявки по дням за ${days} дней`,
   },
 
-  /** Replies in the leads group besides the card. */
   group: {
     repeatPing: (lead: number) => `🔁 Повторное обращение по заявке #${lead}`,
     reminder: (lead: number, minutes: number) => `⏰ Заявка #${lead} ждёт ответа больше ${minutes} мин. Возьмите её в работу.`,
@@ -158,7 +148,6 @@ export const ru = {
     fallbackAnswerRepeat: (lead: number) => `✅ Заявка в базе: повтор заявки #${lead}`,
     /** The header of a visitor's message relayed into the group (personal: the visitor's name). */
     visitorHeader: (lead: number, name: string) => `💬 ${name} · заявка #${lead}`,
-    /** The same with LEADS_CARD_PII=0: the text stays in the inbox. */
     visitorNotice: (lead: number) => `💬 Новое сообщение по заявке #${lead}`,
     notDelivered: (why: string) => `⚠️ Не доставлено посетителю: ${why}`,
     why: {
@@ -170,7 +159,6 @@ export const ru = {
     },
   },
 
-  /** /stickers_new, /stickers_stats and the daily digest. */
   reports: {
     allPublished: '✅ Все заявки опубликованы.',
     unpublished: (count: number) => `📭 Без карточки: ${count}`,
@@ -199,7 +187,6 @@ export const ru = {
     noLanding: (count: number) => `без лендинга: ${count}`,
   },
 
-  /** Messages to the admin chat (docs/requirements.md §9). */
   alerts: {
     publishFailing: (lead: number, attempts: number, error: string) =>
       `🚨 Карточки не публикуются: заявка #${lead}, попыток: ${attempts}, последняя ошибка: ${error}. Список: /stickers_new`,

@@ -28,7 +28,7 @@ import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from '../access/visitor-hasher';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-import { TelegramLinksService } from '../conversations/telegram-links.service';
+import { MessagesService } from '../conversations/messages.service';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -61,7 +61,7 @@ export class LeadsService {
     private readonly contacts: ContactHasher,
     private readonly fallbacks: FallbackVerifier,
     @Inject(MESSAGES) private readonly t: Messages,
-    private readonly telegramLinks: TelegramLinksService,
+    private readonly conversations: MessagesService,
   ) {}
 
   /** `checked`: the body as LeadBodyPipe checked it; `callerIp`: the socket's address, the visitor without `client_ip`. */
@@ -89,7 +89,7 @@ export class LeadsService {
     if (checked.late && checked.late.skewMs > 0) this.reportSkew(checked.late.skewMs);
     // After the commit, outside the decision: a link to the lead the answer names (a duplicate's and a repeat's too).
     if (outcome.kind === 'limited') return outcome;
-    return { ...outcome, telegramLink: await this.telegramLinks.linkFor(outcome.leadNumber) };
+    return { ...outcome, telegramLink: await this.conversations.linkFor(outcome.leadNumber) };
   }
 
   /** What the decision needs, worked out before the lock: every column the decision writes is named here, none there. */

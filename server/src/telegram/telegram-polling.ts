@@ -7,13 +7,10 @@ import { classifyTelegramError, noBot, type TelegramResult } from './telegram-re
 /** How often stop() is repeated while a launch() it cannot reach yet is still going on. */
 const STOP_REPEAT_MS = 20;
 
-/** One call of `poll`, from its getMe to the end of its launch(). */
+/** One call of `poll`; `ending`: paused or stopped (an unlaunched run never launches); `over`: its last getUpdates ended. */
 interface PollRun {
-  /** Asked to end (pause or stop): a run that has not launched yet will not. */
   ending: boolean;
-  /** telegraf's launch() in progress: it settles only when polling ends. */
   launched: Promise<void> | null;
-  /** Settles when its last getUpdates ended. */
   over: Promise<void>;
 }
 
@@ -71,12 +68,9 @@ export class TelegramPolling {
     onLaunched: (username: string) => void,
   ): Promise<TelegramResult<void>> {
     if (previous) await previous.over;
-    if (!bot.botInfo) {
-      const me = await this.gateway.identity();
-      if (!me.ok) return me;
-      bot.botInfo ??= me.value;
-    }
-    const { username } = bot.botInfo;
+    const me = await this.gateway.identity();
+    if (!me.ok) return me;
+    const { username } = me.value;
     if (this.stopRequested || run.ending) return { ok: true, value: undefined };
     const launched = bot.launch({ allowedUpdates: [...updates], dropPendingUpdates: false }, () => onLaunched(username));
     run.launched = launched;

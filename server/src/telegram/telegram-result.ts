@@ -1,26 +1,22 @@
 import { withoutPasswords } from '@stickers/shared';
 
-/** What a Bot API call came to, as a value the outbox decides on; exceptions are for bugs only. */
+/**
+ * What a Bot API call came to, as a value the outbox decides on (exceptions are for bugs only). `too_long`: over 4096 UTF-16
+ * units (200 for a callback answer); `thread_gone`: the topic is closed or deleted; `failed` (5xx, timeout, network): may
+ * succeed later; `refused` (any other 4xx but 429): will be refused again.
+ */
 export type TelegramResult<T> =
   | { ok: true; value: T }
   | { ok: false; kind: 'flood'; retryAfterSec: number; description: string }
   | { ok: false; kind: 'migrated'; newChatId: string; description: string }
-  | { ok: false; kind: 'parse'; description: string }
-  /** The text is over Telegram's limit (4096 UTF-16 code units after entity parsing; 200 for a callback answer). */
-  | { ok: false; kind: 'too_long'; description: string }
-  | { ok: false; kind: 'not_modified'; description: string }
-  | { ok: false; kind: 'gone'; description: string }
-  /** The forum topic is closed, deleted or was never there; the same message without a topic goes into General. */
-  | { ok: false; kind: 'thread_gone'; description: string }
-  /** A 5xx, a timeout, a network error: Telegram may take the same call later. */
-  | { ok: false; kind: 'failed'; description: string }
-  /** Any other 4xx (not 429): Telegram will refuse the same call again (a chat the bot is not in, a bad id). */
-  | { ok: false; kind: 'refused'; description: string }
-  | { ok: false; kind: 'no_bot'; description: string };
+  | {
+      ok: false;
+      kind: 'parse' | 'too_long' | 'not_modified' | 'gone' | 'thread_gone' | 'failed' | 'refused' | 'no_bot';
+      description: string;
+    };
 
 export type TelegramFailure = Exclude<TelegramResult<unknown>, { ok: true }>;
 
-/** Every call's answer without TELEGRAM_BOT_TOKEN. */
 export function noBot(): TelegramFailure {
   return { ok: false, kind: 'no_bot', description: 'TELEGRAM_BOT_TOKEN is not set' };
 }
@@ -31,7 +27,6 @@ interface TelegramErrorLike {
   name?: string;
 }
 
-/** Reads a telegraf error (or a network error, or our timeout) into a TelegramResult. */
 export function classifyTelegramError(err: unknown): TelegramFailure {
   const e = err as TelegramErrorLike;
   const code = e?.response?.error_code;

@@ -5,14 +5,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { telegrafApiRoot } from './telegraf';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
-import type {
-  ApiMethods,
-  InlineKeyboardMarkup as InlineKeyboard,
-  Opts,
-  Ret,
-  UserFromGetMe as BotIdentity,
-  WebhookInfo,
-} from '@telegraf/types';
+import type { ApiMethods, InlineKeyboardMarkup as InlineKeyboard, Opts, Ret, UserFromGetMe as BotIdentity } from '@telegraf/types';
 
 /** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
 const CALLBACK_ANSWER_MAX = 200;
@@ -26,7 +19,7 @@ export function cutTo(text: string, max: number): string {
 }
 
 /** Buttons under a message: callback data, links, or (private chats only) a Mini App's `web_app`. */
-export type { InlineKeyboard, BotIdentity, WebhookInfo };
+export type { InlineKeyboard, BotIdentity };
 
 export interface OutgoingMessage {
   chatId: string;
@@ -48,11 +41,10 @@ export interface ChatInfo {
   type: 'private' | 'group' | 'supergroup' | 'channel';
   title?: string;
   is_forum?: boolean;
-  /** What members may do by default (`can_send_messages`…). */
   permissions?: Record<string, boolean | undefined>;
 }
 
-/** A ChatMember: its status and the rights (administrator) or permissions (restricted) that go with it. */
+/** A ChatMember: its status, and its rights (administrator) or permissions (restricted). */
 export interface ChatMemberInfo {
   status: string;
   [right: string]: unknown;
