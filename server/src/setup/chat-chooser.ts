@@ -1,5 +1,5 @@
 import type { BotIdentity, RawUpdate } from '../telegram/telegram.gateway';
-import { waited, type SetupSession } from './setup-session';
+import type { SetupSession } from './setup-session';
 
 /** What an update says about a chat: the bot was added to it, or someone wrote in it (and in which topic). */
 export interface ChatSighting {
@@ -117,7 +117,8 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
       }
       return s;
     }, other !== null);
-    if (waited(seen) === null) {
+    const s = seen.value;
+    if (!s) {
       if (other && seen.kind !== 'failed' && !session.stopped) {
         session.note('no admin chat: alerts and the digest are only logged (set ADMIN_CHAT_ID later; /stickers_chatid tells it)');
       } else if (seen.kind === 'timeout') {
@@ -127,7 +128,6 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
       }
       return null;
     }
-    const s = waited(seen)!;
     const choice: ChatChoice = {
       chatId: String(s.chat.id),
       title: s.chat.title ?? String(s.chat.id),
@@ -163,7 +163,7 @@ async function chooseTopic(session: SetupSession, choice: ChatChoice): Promise<n
     if (!message || String(message.chat?.id) !== choice.chatId) return null;
     return { threadId: message.is_topic_message && message.message_thread_id ? message.message_thread_id : null };
   }, false);
-  const topic = waited(seen);
+  const topic = seen.value;
   if (!topic) {
     if (seen.kind === 'timeout') session.note(`no message in a topic within ${options.timeoutSec} s: the chat's General topic it is`);
     return null;

@@ -1,13 +1,10 @@
 import type { BotIdentity } from '../telegram/telegram.gateway';
-import { botRights } from './bot-rights';
 import { chooseChat, describeChat, userName, type ChatChoice } from './chat-chooser';
-import { isForTheServer, SetupSession, waited } from './setup-session';
+import { isForTheServer, SetupSession } from './setup-session';
 
 /**
- * `npm run leads -- setup` (docs/requirements.md §16.1): from a bot token alone to the lines of `.env` — the leads
- * group and its topic, the admin chat — found from updates the operator causes (adding the bot, a message in the
- * topic), then what the bot may do there, and a test card whose button press must come back. Needs no server; reads
- * updates with its own long polling and leaves them confirmed for the server that polls next.
+ * `npm run leads -- setup` (docs/requirements.md §16.1): from a bot token alone to the chat lines of `.env`, found from
+ * updates the operator causes, then the bot's rights there and a test card whose button press must come back.
  */
 export class SetupService extends SetupSession {
   /** The exit code: 0 every check passed; 1 a problem (said in its line); 130 stopped by the operator. */
@@ -43,32 +40,20 @@ export class SetupService extends SetupSession {
     }
   }
 
-  /** getMe: the token works (one line when it does not). */
   private async identify(): Promise<BotIdentity | null> {
-    const me = await this.telegram.call('getMe', {});
-    if (!me.ok) {
-      if (me.kind === 'refused' && /^(401|404)/.test(me.description)) {
-        this.fail(
-          `TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather (/mybots → the bot → API Token)`,
-        );
-      } else {
-        this.fail(
-          `TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer (${me.description}); check TELEGRAM_API_ROOT and the network`,
-        );
-      }
-      return null;
-    }
-    this.ok(`TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
-    if (me.value.can_read_all_group_messages === false) {
+    const me = await this.checkToken(
+      this.telegram,
+      ' (/mybots → the bot → API Token)',
+      (why) =>
+        `TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer (${why}); check TELEGRAM_API_ROOT and the network`,
+    );
+    if (me?.can_read_all_group_messages === false) {
       this.note('privacy mode is on (as BotFather sets it): in groups the bot sees commands and its buttons, all it needs');
     }
-    return me.value;
+    return me;
   }
 
-  /**
-   * Setup reads updates with getUpdates: not while a webhook is set (Telegram refuses), and not over presses and
-   * commands that wait for the server (reading past them would drop them).
-   */
+  /** Not while a webhook is set (getUpdates is refused), nor over presses and commands for the server (it would drop them). */
   private async takeOverUpdates(): Promise<boolean> {
     const hook = await this.telegram.call('getWebhookInfo', {});
     if (!hook.ok) {
@@ -122,17 +107,13 @@ export class SetupService extends SetupSession {
     this.io.say('');
   }
 
-  /** getChat and getChatMember of the bot: may it post and edit there? True when it may post. */
+  /** True when the bot may post and edit there. */
   private async rights(me: BotIdentity, label: string, choice: ChatChoice): Promise<boolean> {
     const name = `${label} ${describeChat(choice)}`;
-    const chat = await this.telegram.getChat(choice.chatId);
-    const member = chat.ok ? await this.telegram.getChatMember(choice.chatId, me.id) : null;
-    const rights = chat.ok && member?.ok ? botRights(chat.value, member.value) : null;
-    if (!chat.ok) this.fail(`${name}: the bot cannot reach it (${chat.description}): add the bot to the chat again`);
-    else if (member && !member.ok) this.fail(`${name}: the bot's rights could not be read (${member.description})`);
-    else if (rights?.problem) this.fail(`${name}: ${rights.problem}`);
-    if (!rights || rights.problem) return false;
-    this.ok(`${name}: the bot is ${rights.role}, may send and edit its messages`);
+    const unreachable = (chat: { description: string }) =>
+      `${name}: the bot cannot reach it (${chat.description}): add the bot to the chat again`;
+    const rights = await this.checkRights(this.telegram, me.id, choice.chatId, unreachable, () => name);
+    if (!rights) return false;
     if (rights.manageTopics === false) this.note(`${label}: the bot may not manage topics (not needed to post in an open topic)`);
     if (rights.manageTopics === true) this.ok(`${label}: the bot may manage topics`);
     return true;
@@ -149,7 +130,7 @@ export class SetupService extends SetupSession {
     else this.fail(`admin chat: the test message was refused (${sent.description})`);
   }
 
-  /** A card with a button; its press must come back within the bound (docs/requirements.md §16.1). */
+  /** A card with a button; its press must come back within the bound. */
   private async card(leads: ChatChoice): Promise<void> {
     const sent = await this.telegram.send({
       chatId: leads.chatId,
@@ -168,7 +149,7 @@ export class SetupService extends SetupSession {
       const query = u.callback_query as { id: string; data?: string; from?: { first_name?: string } } | undefined;
       return query?.data === this.pressData ? query : null;
     }, false);
-    const press = waited(seen);
+    const press = seen.value;
     /** The card's last text, without its button. */
     const close = (text: string) => this.telegram.edit(leads.chatId, sent.value.message_id, text, false, { inline_keyboard: [] });
     if (!press) {
