@@ -5,7 +5,7 @@ import type { BotIdentity, ChatInfo, ChatMemberInfo, TelegramGateway } from '../
 export class CheckLines {
   problems = 0;
 
-  constructor(private readonly say: (line: string) => void) {}
+  constructor(readonly say: (line: string) => void) {}
 
   ok(text: string): void {
     this.say(`ok    ${text}`);

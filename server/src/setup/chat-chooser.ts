@@ -72,25 +72,25 @@ export const describeChat = (c: ChatChoice) =>
  * says so.
  */
 export async function chooseChat(session: SetupSession, me: BotIdentity, other: ChatChoice | null): Promise<ChatChoice | null> {
-  const { io, options } = session;
+  const { options } = session;
   const username = me.username ? `@${me.username}` : 'the bot';
-  io.say('');
+  session.say('');
   if (!other) {
-    io.say('1. The leads group (the cards go there).');
-    io.say(`   Add ${username} to the group (group → Add members), or, if it is there already, send /stickers_chatid in it.`);
-    io.say('   A group with topics: send /stickers_chatid in the topic for the cards.');
+    session.say('1. The leads group (the cards go there).');
+    session.say(`   Add ${username} to the group (group → Add members), or, if it is there already, send /stickers_chatid in it.`);
+    session.say('   A group with topics: send /stickers_chatid in the topic for the cards.');
   } else {
-    io.say('2. The admin chat (alerts, the daily digest, /stickers_export), optional.');
-    io.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
-    if (io.interactive) io.say('   Press Enter to go on without an admin chat.');
+    session.say('2. The admin chat (alerts, the daily digest, /stickers_export), optional.');
+    session.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
+    if (session.interactive) session.say('   Press Enter to go on without an admin chat.');
   }
-  if (other && !io.interactive && options.from === null) {
+  if (other && !session.interactive && options.from === null) {
     session.note(
       'no admin chat: without a terminal setup takes an admin chat only with --from (set ADMIN_CHAT_ID later; /stickers_chatid tells it)',
     );
     return null;
   }
-  io.say(`   Waiting up to ${options.timeoutSec} s…`);
+  session.say(`   Waiting up to ${options.timeoutSec} s…`);
   for (;;) {
     const seen = await session.wait((u) => {
       const s = sighting(u, me.id);
@@ -140,7 +140,7 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
     // A group the operator did not name (--chat, --from) is taken only when they say so: it may be a stranger's.
     const named = options.chat !== null || options.from !== null || (other !== null && choice.chatId === other.chatId);
     if (!named) {
-      io.say(`   ${found}`);
+      session.say(`   ${found}`);
       if (!(await session.yes(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `))) {
         session.note(`«${choice.title}» not taken: waiting for another group (add the bot to yours, or send /stickers_chatid in it)`);
         continue;
@@ -154,8 +154,8 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
 
 /** A forum: the topic is the one a message is written in (General: none). */
 async function chooseTopic(session: SetupSession, choice: ChatChoice): Promise<number | null> {
-  const { io, options } = session;
-  io.say(
+  const { options } = session;
+  session.say(
     `   «${choice.title}» has topics: send /stickers_chatid in the topic to use (in General for none). Waiting up to ${options.timeoutSec} s…`,
   );
   const seen = await session.wait((u) => {

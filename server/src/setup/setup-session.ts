@@ -1,17 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { Interface } from 'node:readline';
 import type { Clock } from '../clock/clock';
 import type { RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
 import { CheckLines } from './bot-rights';
-
-/** How setup talks to the operator. Not `interactive` (no terminal): `ask` answers null (the safe way), `enter` never resolves. */
-interface SetupIo {
-  say(line: string): void;
-  readonly interactive: boolean;
-  ask(question: string): Promise<string | null>;
-  /** The operator pressed Enter (to skip a step); stops listening at `signal`. */
-  enter(signal: AbortSignal): Promise<void>;
-}
 
 /** The options of `setup` (cli/program.ts); `signal`: Ctrl-C, setup stops waiting, confirms what it read and ends. */
 export interface SetupOptions {
@@ -59,16 +52,29 @@ export class SetupSession extends CheckLines {
 
   constructor(
     readonly telegram: TelegramGateway,
-    readonly io: SetupIo,
+    say: (line: string) => void,
+    /** The operator's terminal; null: nobody can answer, every question takes its safe answer and nothing waits for Enter. */
+    private readonly terminal: Interface | null,
     private readonly clock: Clock,
     readonly options: SetupOptions,
   ) {
-    super((line) => io.say(line));
+    super(say);
+  }
+
+  get interactive(): boolean {
+    return this.terminal !== null;
+  }
+
+  /** The next line typed; never without a terminal, or once `signal` aborts. */
+  private line(signal?: AbortSignal): Promise<string> {
+    return this.terminal ? once(this.terminal, 'line', { signal }).then(([text]) => String(text), never) : never();
   }
 
   /** The operator answered yes; no when nobody can answer. */
   async yes(question: string): Promise<boolean> {
-    return /^y(es)?$/i.test((await this.io.ask(question))?.trim() ?? '');
+    if (!this.terminal) return false;
+    this.say(question);
+    return /^y(es)?$/i.test((await this.line()).trim());
   }
 
   get stopped(): boolean {
@@ -92,7 +98,7 @@ export class SetupSession extends CheckLines {
     const until = this.clock.now() + this.options.timeoutSec * 1000;
     const local = new AbortController();
     const signals = [local.signal, ...(this.options.signal ? [this.options.signal] : [])];
-    if (skippable && this.io.interactive) void this.io.enter(local.signal).then(() => local.abort());
+    if (skippable) void this.line(local.signal).then(() => local.abort());
     try {
       const waited = await this.next(pick, until, AbortSignal.any(signals));
       if (waited.kind === 'failed') this.pollFailed(waited.failure);
@@ -148,3 +154,5 @@ export class SetupSession extends CheckLines {
     return result.ok ? null : result;
   }
 }
+
+const never = () => new Promise<never>(() => undefined);

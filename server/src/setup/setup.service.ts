@@ -9,7 +9,7 @@ import { isForTheServer, SetupSession } from './setup-session';
 export class SetupService extends SetupSession {
   /** The exit code: 0 every check passed; 1 a problem (said in its line); 130 stopped by the operator. */
   async run(): Promise<number> {
-    if (!this.io.interactive && this.options.chat === null && this.options.from === null) {
+    if (!this.interactive && this.options.chat === null && this.options.from === null) {
       // Nobody can confirm the group: the first one to show up could be a stranger's (anyone may add a bot to a group).
       this.fail(
         "without a terminal setup takes only the group you name: run it with --chat <the group's chat id> " +
@@ -29,7 +29,7 @@ export class SetupService extends SetupSession {
       if (leadsWritable) await this.card(leads);
       if (this.stopped) return 130;
       const problems = this.problems;
-      this.io.say(
+      this.say(
         problems > 0
           ? `setup: ${problems} problem${problems > 1 ? 's' : ''} above; fix and run it again (or npm run leads -- doctor once .env is set)`
           : 'setup: every check passed. Paste the lines above into .env, start the server, then run npm run leads -- doctor',
@@ -61,7 +61,7 @@ export class SetupService extends SetupSession {
       return false;
     }
     if (hook.value.url) {
-      this.io.say(
+      this.say(
         `a webhook is set: Telegram posts this bot's updates to ${hook.value.url} (a server in webhook mode), so setup cannot read them`,
       );
       if (
@@ -84,7 +84,7 @@ export class SetupService extends SetupSession {
     if (!pending) return false;
     const forServer = pending.filter((u) => isForTheServer(u));
     if (forServer.length > 0) {
-      this.io.say(`${forServer.length} button press(es) or command(s) wait for the server: setup would take them from it`);
+      this.say(`${forServer.length} button press(es) or command(s) wait for the server: setup would take them from it`);
       if (!this.options.dropPending && !(await this.yes('Drop them and go on? [y/N] '))) {
         this.fail('updates wait for the server: start it once so that it takes them, then run setup again (or pass --drop-pending)');
         return false;
@@ -96,15 +96,15 @@ export class SetupService extends SetupSession {
   }
 
   private printEnv(leads: ChatChoice, admin: ChatChoice | null): void {
-    this.io.say('');
-    this.io.say('Paste into .env (beside TELEGRAM_BOT_TOKEN):');
-    this.io.say(`LEADS_CHAT_ID=${leads.chatId}`);
-    if (leads.threadId) this.io.say(`LEADS_THREAD_ID=${leads.threadId}`);
+    this.say('');
+    this.say('Paste into .env (beside TELEGRAM_BOT_TOKEN):');
+    this.say(`LEADS_CHAT_ID=${leads.chatId}`);
+    if (leads.threadId) this.say(`LEADS_THREAD_ID=${leads.threadId}`);
     if (admin) {
-      this.io.say(`ADMIN_CHAT_ID=${admin.chatId}`);
-      if (admin.threadId) this.io.say(`ADMIN_THREAD_ID=${admin.threadId}`);
+      this.say(`ADMIN_CHAT_ID=${admin.chatId}`);
+      if (admin.threadId) this.say(`ADMIN_THREAD_ID=${admin.threadId}`);
     }
-    this.io.say('');
+    this.say('');
   }
 
   /** True when the bot may post and edit there. */
@@ -144,7 +144,7 @@ export class SetupService extends SetupSession {
       return;
     }
     this.ok(`test card sent to ${describeChat(leads)} (message ${sent.value.message_id})`);
-    this.io.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeoutSec} s…`);
+    this.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeoutSec} s…`);
     const seen = await this.wait((u) => {
       const query = u.callback_query as { id: string; data?: string; from?: { first_name?: string } } | undefined;
       return query?.data === this.pressData ? query : null;
@@ -171,6 +171,6 @@ export class SetupService extends SetupSession {
     if (unconfirmed) this.note(`the updates setup read could not be confirmed (${unconfirmed.description}): the server may see them once`);
     const taken = this.takenFromServer.length;
     if (taken > 0) this.note(`${taken} button press(es) or command(s) for the server came while setup waited: press or send them again`);
-    if (this.stopped) this.io.say('setup stopped');
+    if (this.stopped) this.say('setup stopped');
   }
 }
