@@ -1,13 +1,11 @@
 import type { BotIdentity, RawUpdate } from '../telegram/telegram.gateway';
 import type { SetupSession } from './setup-session';
 
-/** What an update says about a chat: the bot was added to it, or someone wrote in it (and in which topic). */
-export interface ChatSighting {
+/** A group an update shows: the bot added to it (`threadId` undefined: not known), or a message in it (null: no topic, or General). */
+interface ChatSighting {
   chat: { id: number; type: string; title?: string; is_forum?: boolean };
-  /** The topic of a message (null: none, or General); undefined: not known (the bot was just added). */
   threadId: number | null | undefined;
   how: string;
-  /** Who added the bot, or wrote the message; null when the update does not say. */
   by: { id: number; name: string } | null;
 }
 
@@ -28,7 +26,7 @@ export function userName(user: Omit<TelegramUser, 'id'> | undefined): string {
 }
 
 /** The chat an update shows, if it is a group the bot is in; null for anything else (a private message, a removal). */
-export function sighting(update: RawUpdate, botId: number): ChatSighting | null {
+function sighting(update: RawUpdate, botId: number): ChatSighting | null {
   const change = update.my_chat_member as
     { chat: Chat; from?: TelegramUser; new_chat_member: { status: string; is_member?: boolean; user?: { id: number } } } | undefined;
   if (change) {
@@ -53,24 +51,18 @@ function person(user: TelegramUser | undefined): ChatSighting['by'] {
 
 const named = (by: ChatSighting['by']) => (by ? `${by.name} (user id ${by.id})` : 'someone');
 
-/** A chat (and topic) the operator pointed setup at. */
+/** A chat the operator pointed setup at; `threadId` null: the chat itself (a forum's General topic). */
 export interface ChatChoice {
   chatId: string;
   title: string;
   forum: boolean;
-  /** The forum topic; null: the chat itself (a forum's General topic). */
   threadId: number | null;
 }
 
 export const describeChat = (c: ChatChoice) =>
   `«${c.title}» (${c.chatId})${c.forum ? (c.threadId ? `, topic ${c.threadId}` : ', its General topic') : ''}`;
 
-/**
- * Setup's first steps: the leads chat (`other` null) or the admin chat, found from updates the operator causes (the
- * bot added to a group, a message in it); in a forum, the topic of a message there. The admin chat may be another topic
- * of the leads group, not the leads topic itself. A group nobody named (--chat, --from) is taken only when the operator
- * says so.
- */
+/** The leads chat (`other` null) or the admin chat (another chat, or another topic of the leads group), found from updates. */
 export async function chooseChat(session: SetupSession, me: BotIdentity, other: ChatChoice | null): Promise<ChatChoice | null> {
   const { options } = session;
   const username = me.username ? `@${me.username}` : 'the bot';

@@ -19,7 +19,7 @@ export interface SetupOptions {
 
 const SETUP_UPDATES = ['message', 'my_chat_member', 'callback_query'] as const;
 
-/** Longest single long poll (Telegram allows 50 s); a wait longer than this is several polls. */
+/** Longest single long poll (Telegram allows 50 s). */
 const POLL_SEC = 25;
 
 /** How a wait ended: `value` only when found; `failed`: Telegram refused or failed the poll (409, a webhook, the network). */
@@ -65,12 +65,10 @@ export class SetupSession extends CheckLines {
     return this.terminal !== null;
   }
 
-  /** The next line typed; never without a terminal, or once `signal` aborts. */
   private line(signal?: AbortSignal): Promise<string> {
     return this.terminal ? once(this.terminal, 'line', { signal }).then(([text]) => String(text), never) : never();
   }
 
-  /** The operator answered yes; no when nobody can answer. */
   async yes(question: string): Promise<boolean> {
     if (!this.terminal) return false;
     this.say(question);
@@ -93,7 +91,7 @@ export class SetupSession extends CheckLines {
     }
   }
 
-  /** Waits for one update `pick` accepts, within the bound (Enter ends a `skippable` wait); a line for a failure. */
+  /** Waits for one update `pick` accepts, within the bound (Enter ends a `skippable` wait). */
   async wait<T>(pick: (u: RawUpdate) => T | null, skippable: boolean): Promise<Waited<T>> {
     const until = this.clock.now() + this.options.timeoutSec * 1000;
     const local = new AbortController();
@@ -108,7 +106,7 @@ export class SetupSession extends CheckLines {
     }
   }
 
-  /** What waits for the bot now, unconfirmed (kept in order for the waits that follow); null after a failure's line. */
+  /** What waits for the bot now, unconfirmed (kept for the waits that follow); null after a failure's line. */
   protected async pending(): Promise<RawUpdate[] | null> {
     const result = await this.telegram.getUpdates({ timeoutSec: 0, allowedUpdates: SETUP_UPDATES });
     if (!result.ok) {
@@ -119,7 +117,7 @@ export class SetupSession extends CheckLines {
     return result.value;
   }
 
-  /** Forgets what `pending` read: the next poll starts after it, confirming it (the operator said to drop them). */
+  /** Drops what `pending` read: the next poll's offset confirms it. */
   protected skipBuffered(): void {
     const last = this.buffer.at(-1);
     if (last) this.offset = last.update_id + 1;

@@ -130,7 +130,6 @@ export class SetupService extends SetupSession {
     else this.fail(`admin chat: the test message was refused (${sent.description})`);
   }
 
-  /** A card with a button; its press must come back within the bound. */
   private async card(leads: ChatChoice): Promise<void> {
     const sent = await this.telegram.send({
       chatId: leads.chatId,
@@ -150,7 +149,6 @@ export class SetupService extends SetupSession {
       return query?.data === this.pressData ? query : null;
     }, false);
     const press = seen.value;
-    /** The card's last text, without its button. */
     const close = (text: string) => this.telegram.edit(leads.chatId, sent.value.message_id, text, false, { inline_keyboard: [] });
     if (!press) {
       await close('🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.');
@@ -165,7 +163,6 @@ export class SetupService extends SetupSession {
     this.ok(`buttons: the press of ${userName(press.from)} reached the bot`);
   }
 
-  /** Confirms what was read, so the server's first poll starts after it; says what was taken from the server. */
   private async handBack(): Promise<void> {
     const unconfirmed = await this.confirm();
     if (unconfirmed) this.note(`the updates setup read could not be confirmed (${unconfirmed.description}): the server may see them once`);
