@@ -40,7 +40,7 @@ export class AppModule {
         HousekeepingModule,
         HealthModule,
         InboxModule,
-        // Without a token there is no bot: leads are stored, cards wait (docs/requirements.md §10.1).
+        // Without a token there is no bot: leads are stored, cards wait.
         ...(config.telegram.token ? [BotModule.register(config)] : []),
       ],
     };

@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { type INestApplication, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -9,18 +8,6 @@ import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './
 import { closeAfterEarlyAnswer } from './http/linger';
 import { OpenApiDocument } from './health/openapi';
 import { RouteNotFoundFilter } from './http/api-error.filter';
-
-/** The app as production runs it; no body parser: the routes read their own body after their guards (http/json-body.reader.ts). */
-export async function createApp(config: ServerConfig, options: { logger?: LoggerService | false } = {}): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
-    bodyParser: false,
-    logger: options.logger,
-    // A failing start must reach main's one-line report, not process.abort().
-    abortOnError: false,
-  });
-  configureApp(app);
-  return app;
-}
 
 /** What every instance of the app gets, in production and in tests alike. */
 export function configureApp(app: INestApplication): void {
@@ -33,8 +20,8 @@ export function configureApp(app: INestApplication): void {
 }
 
 /**
- * What `main.ts` does, minus the process: read the environment, check that the database opens (a ConfigError naming
- * the variable), build the app and listen on PORT, on HOST when set; `address`: the one actually bound.
+ * What `main.ts` does, minus the process: the configuration and the database checked (a ConfigError naming the
+ * variable), the app built and listening; no body parser: the routes read their own body after their guards.
  */
 export async function startFromEnv(
   env: Record<string, string | undefined>,
@@ -43,7 +30,13 @@ export async function startFromEnv(
   const config = loadServerConfig(env);
   const problem = config.databaseUrl ? await databaseUrlProblem(config.databaseUrl) : databasePathProblem(config.databasePath);
   if (problem) throw new ConfigError([problem]);
-  const app = await createApp(config, { logger: options.logger?.(config) });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
+    bodyParser: false,
+    logger: options.logger?.(config),
+    // A failing start must reach main's one-line report, not process.abort().
+    abortOnError: false,
+  });
+  configureApp(app);
   try {
     if (config.host === null) await app.listen(config.port);
     else await app.listen(config.port, config.host);
@@ -51,7 +44,7 @@ export async function startFromEnv(
     await app.close();
     throw err;
   }
-  const address = (app.getHttpServer() as Server).address() as AddressInfo;
+  const address = app.getHttpServer().address() as AddressInfo;
   return { app, config, address };
 }
 

@@ -1,10 +1,9 @@
 #!/usr/bin/env node
-/** `npm run leads -- <command>` (cli/program.ts wires the commands; `--help` lists them). */
 import type { CliIo } from './cli/cli-io';
 import * as ops from './cli/ops';
 import { runCli } from './cli/program';
 
-/** The CLI with the process's streams, environment and Ctrl-C; resolves with the exit code (scripts/leads.mjs calls it). */
+/** `npm run leads -- <command>` with the process's streams; resolves with the exit code (scripts/leads.mjs calls it). */
 export function cli(argv: string[]): Promise<number> {
   const interrupted = new AbortController();
   // Setup waits for the operator: the first Ctrl-C makes it stop and hand polling back; a second one ends the process.

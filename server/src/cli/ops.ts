@@ -1,4 +1,4 @@
-/** The ops commands of `npm run leads`, beside the server on its database: PostgreSQL at DATABASE_URL, else the SQLite file at DATABASE_PATH. */
+/** The ops commands of `npm run leads`, on the server's database: PostgreSQL at DATABASE_URL, else the SQLite file at DATABASE_PATH. */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -20,15 +20,11 @@ import { WebhookEventsRepository } from '../repositories/webhook-events.reposito
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { parseReplayKey, replayWebhooks } from '../webhooks/webhook-replay';
 
-/** A PostgreSQL URL rather than a SQLite file path. */
 function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);
 }
 
-/**
- * Runs `work` on the database at `location` (a SQLite path, opened read-only when said, or a PostgreSQL URL), then
- * closes it; 2 (said why) when there is no SQLite file there. `afterErase` takes erased values out of SQLite's WAL.
- */
+/** Runs `work` on the database at `location`, then closes it; 2 when there is no SQLite file. `afterErase` empties SQLite's WAL. */
 async function withDatabase(
   location: string,
   work: (db: Kysely<Database>, afterErase: () => boolean) => Promise<number>,
@@ -53,10 +49,7 @@ async function withDatabase(
   }
 }
 
-/**
- * Erases every lead (and repeat) of a phone or a username; the running server's outbox rewrites the cards. Recorded as
- * contact hashes keyed with LEADS_IP_SALT; a national phone is read in LEADS_PHONE_REGION. Exit 0 erased, 1 nobody.
- */
+/** Erases every lead and repeat of a contact, recorded as hashes keyed with LEADS_IP_SALT; the server's outbox rewrites the cards. */
 export async function forget(
   location: string,
   option: string,
@@ -103,7 +96,6 @@ export async function forget(
   });
 }
 
-/** The trace of a request or lead; `location` a SQLite path (opened read-only) or a PostgreSQL URL. */
 export function trace(location: string, key: string, json: boolean): Promise<number> {
   return withDatabase(
     location,
@@ -122,7 +114,6 @@ export async function backup(path: string, target: string): Promise<number> {
   return 0;
 }
 
-/** Copies the SQLite file into an empty PostgreSQL database, ids and all, in one transaction (database/move-to-postgres.ts). */
 export async function migrateToPostgres(path: string, url: string | undefined): Promise<number> {
   if (!url || !isPostgresUrl(url)) {
     console.error('migrate-to-postgres needs a PostgreSQL URL: npm run leads -- migrate-to-postgres postgres://… (or set DATABASE_URL)');
@@ -142,7 +133,6 @@ export async function migrateToPostgres(path: string, url: string | undefined): 
   }
 }
 
-/** Queues a webhook event (by its id) or every event of a lead (by its number) again for the server's next pass. */
 export async function webhooksReplay(location: string, key: string, now = Date.now()): Promise<number> {
   const parsed = parseReplayKey(key);
   if (!parsed) {

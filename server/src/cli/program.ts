@@ -5,7 +5,7 @@ import type { CliIo } from './cli-io';
 import type * as ops from './ops';
 import { terminalSafe } from './terminal-text';
 
-/** The ops commands (cli/ops.ts), passed in: a test records what each is given. */
+/** Passed in: a test records what each is given. */
 export type OpsCommands = typeof ops;
 
 /** A usage error's exit code (a wrong word, a missing argument); a command's own failure is 1. */
@@ -24,10 +24,7 @@ interface CommanderInternals {
   emit(event: string): boolean;
 }
 
-/**
- * commander 4.1 prints errors with console.error and help with process.stdout.write, with no hook: each command's
- * printing methods are replaced here, so that errors go to `err` (with a pointer to the command's help) and help to `out`.
- */
+/** commander 4.1 prints with console.error and process.stdout.write, with no hook: its printing methods are replaced. */
 function routeOutput(command: Command, io: CliIo): void {
   const c = command as unknown as CommanderInternals;
   const usageError = (code: string, message: string) => {
@@ -53,19 +50,12 @@ function matching(raw: string, re: RegExp, option: string, what: string): string
   return raw;
 }
 
-/**
- * commander 4 reads a group's chat id ("-1001234567890") as the short options -1 -0 -0…: after --chat it is joined to
- * the option (--chat=-1001234567890), which commander reads as its value.
- */
+/** commander 4 reads a chat id ("-1001234567890") as short options: after --chat it is joined to it (--chat=-100…). */
 function joinChatIds(argv: string[]): string[] {
-  const joined: string[] = [];
-  for (let i = 0; i < argv.length; i += 1) {
-    if (argv[i] === '--chat' && /^-\d+$/.test(argv[i + 1] ?? '')) {
-      joined.push(`--chat=${argv[i + 1]}`);
-      i += 1;
-    } else joined.push(argv[i]);
-  }
-  return joined;
+  const chatId = (arg: string | undefined) => /^-\d+$/.test(arg ?? '');
+  return argv.flatMap((arg, i) =>
+    arg === '--chat' && chatId(argv[i + 1]) ? [`--chat=${argv[i + 1]}`] : argv[i - 1] === '--chat' && chatId(arg) ? [] : [arg],
+  );
 }
 
 /** `npm run leads -- <command>` on commander. The exit code: 0 done, 1 a problem (said), 2 a usage error, 130 Ctrl-C. */
@@ -86,7 +76,7 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     .storeOptionsAsProperties(false)
     .passCommandToAction(false)
     .exitOverride();
-  /** Command `spec` ("name <argument>"), its options (flags, description, default) and its work; commander 4 passes extra words after the arguments as a last array: refused here. */
+  // commander 4 passes extra words after the arguments as a last array: refused here.
   const command = <A extends unknown[]>(
     spec: string,
     description: string,

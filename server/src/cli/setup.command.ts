@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Clock } from '../clock/clock';
 import { EnvReader } from '../config/env-reader';
@@ -8,10 +7,7 @@ import { SetupService } from '../setup/setup.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { CliIo } from './cli-io';
 
-/**
- * `npm run leads -- setup` (docs/requirements.md §16.1): needs TELEGRAM_BOT_TOKEN (and TELEGRAM_API_ROOT for the
- * sandbox), nothing else: no other variable, no running server.
- */
+/** `npm run leads -- setup`: needs TELEGRAM_BOT_TOKEN (and TELEGRAM_API_ROOT for the sandbox), no other variable, no server. */
 export async function runSetup(io: CliIo, options: SetupOptions): Promise<number> {
   const token = io.env.TELEGRAM_BOT_TOKEN?.trim();
   if (!token) {
@@ -35,32 +31,13 @@ export async function runSetup(io: CliIo, options: SetupOptions): Promise<number
   }
   const stop = new AbortController();
   io.signal?.addEventListener('abort', () => stop.abort(), { once: true });
-  // Setup's conversation: lines to `out`; at a terminal, answers and Enter read from stdin.
   const rl = io.stdin?.isTTY === true ? createInterface({ input: io.stdin, terminal: false }) : null;
   // At a terminal readline takes Ctrl-C itself: pass it on as the stop it means.
   rl?.on('SIGINT', () => stop.abort());
-  /** The next line typed; never without a terminal, or once `signal` aborts. */
-  const line = (signal?: AbortSignal) => (rl ? once(rl, 'line', { signal }).then(([text]) => String(text), never) : never());
   try {
-    const setup = new SetupService(
-      TelegramGateway.forToken(token, apiRoot, timeout),
-      {
-        interactive: rl !== null,
-        say: io.out,
-        ask: async (question) => {
-          if (!rl) return null;
-          io.out(question);
-          return line();
-        },
-        enter: async (signal) => void (await line(signal)),
-      },
-      new Clock(),
-      { ...options, signal: stop.signal },
-    );
-    return await setup.run();
+    const telegram = TelegramGateway.forToken(token, apiRoot, timeout);
+    return await new SetupService(telegram, io.out, rl, new Clock(), { ...options, signal: stop.signal }).run();
   } finally {
     rl?.close();
   }
 }
-
-const never = () => new Promise<never>(() => undefined);

@@ -14,18 +14,12 @@ function escaped(ch: string): string {
   return `\\u{${code.toString(16).toUpperCase()}}`;
 }
 
-/**
- * A line as the operator's terminal may show it: every UNSAFE character as its escape (`\x1B`, `\u202E`), so that a
- * chat title from Telegram can neither drive the terminal nor pass for another line; URLs lose their password.
- */
+/** A line with every UNSAFE character escaped (`\x1B`, `\u202E`): a chat title can neither drive the terminal nor fake a line. */
 export function terminalSafe(line: string): string {
   return withoutPasswords(line).replace(UNSAFE, escaped);
 }
 
-/**
- * `value` as JSON for a terminal: the same values, with DEL, C1 controls, format characters and separators inside
- * strings as `\uXXXX` escapes (JSON.stringify escapes C0 controls and lone surrogates itself); URLs lose their password.
- */
+/** `value` as JSON for a terminal: what JSON.stringify leaves (DEL, C1, format characters, separators) as `\uXXXX`. */
 export function terminalSafeJson(value: unknown): string {
   const units = (ch: string) =>
     [...Array(ch.length).keys()].map((i) => `\\u${ch.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')}`).join('');

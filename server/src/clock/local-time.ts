@@ -1,16 +1,6 @@
-/** A moment's wall clock in a time zone: the calendar date and the time of day, as numbers. */
-export interface WallTime {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
-
-/** The wall clock in `timezone` (an IANA name, LEADS_TIMEZONE) at the instant `ms`. */
-export function localWallTime(ms: number, timezone: string): WallTime {
-  const parts = Object.fromEntries(
+/** The wall clock in `timezone` (an IANA name, LEADS_TIMEZONE) at the instant `ms`: the calendar date and the time of day, as numbers. */
+export function localWallTime(ms: number, timezone: string) {
+  const parts: Record<string, number> = Object.fromEntries(
     new Intl.DateTimeFormat('en-CA', {
       timeZone: timezone,
       year: 'numeric',

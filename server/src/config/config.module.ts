@@ -3,7 +3,6 @@ import type { ServerConfig } from './config';
 
 export const SERVER_CONFIG = Symbol('ServerConfig');
 
-/** The configuration, loaded and checked once before the app is built (see main.ts). */
 @Global()
 @Module({})
 export class ConfigModule {

@@ -6,27 +6,11 @@ import { readWebhooks } from './webhook-endpoints';
 
 export type { LeadsRoute } from './telegram-settings';
 
-/**
- * Server configuration from environment variables (docs/requirements.md §10.1, docs/configuration.md): a bad one fails
- * at start with one line per problem, never later at the first request.
- */
+/** The configuration from the environment (docs/configuration.md): a bad one fails at start, one line per problem. */
 export type ServerConfig = ReturnType<typeof loadServerConfig>;
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/;
-
-/**
- * LEADS_INBOX_URL: https (Telegram opens Mini Apps over https only), or http on the loopback for development (the
- * sandbox opens it as a plain link). No user name or password in it.
- */
-function readInboxUrl(r: EnvReader): string | null {
-  const what = "the inbox's public https address like https://leads.example.com/inbox (http only on localhost)";
-  return r.valid('LEADS_INBOX_URL', null, what, (v) => {
-    const url = httpUrl(v);
-    const loopback = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-    return url && (url.protocol === 'https:' || loopback) && url.username === '' && url.password === '' ? url.toString() : null;
-  });
-}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -92,6 +76,17 @@ export function loadServerConfig(env: Env) {
   );
   const databaseBusyTimeoutMs = r.int('DATABASE_BUSY_TIMEOUT_MS', 3000, 0, 600_000);
   const hourlyLimit = r.int('LEADS_HOURLY_LIMIT', 60, 1);
+  // Telegram opens Mini Apps over https only; the sandbox opens a loopback http one as a plain link.
+  const inboxUrl = r.valid(
+    'LEADS_INBOX_URL',
+    null,
+    "the inbox's public https address like https://leads.example.com/inbox (http only on localhost)",
+    (v) => {
+      const url = httpUrl(v);
+      const loopback = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+      return url && (url.protocol === 'https:' || loopback) && url.username === '' && url.password === '' ? url.toString() : null;
+    },
+  );
   const host = r.valid('HOST', null, 'an IP address like 127.0.0.1 or a host name', (v) => (isIP(v) || HOST_NAME.test(v) ? v : null));
   const databaseUrl = r.string('DATABASE_URL') || null;
   const pgUrl = databaseUrl && URL.canParse(databaseUrl) ? new URL(databaseUrl) : null;
@@ -104,18 +99,15 @@ export function loadServerConfig(env: Env) {
 
   const config = {
     port: r.int('PORT', 3000, 0, 65535),
-    /** Null: every interface, as Node's default listen does. */
     host,
     databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'),
     databaseBusyTimeoutMs,
-    /** PostgreSQL instead of the SQLite file at DATABASE_PATH (several instances may share it). */
     databaseUrl,
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1000),
     // A second past the lock's bound by default (4 s): a lock wait ends as 55P03 first, and all is over before the landing's 5 s.
     databaseStatementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', databaseBusyTimeoutMs + 1000, 100, 601_000),
     databaseIdleTxTimeoutMs: r.int('DATABASE_IDLE_TX_TIMEOUT_MS', 2000, 100, 600_000),
     leads: {
-      /** A non-empty LEADS_SECRET and LEADS_ENABLED not 0; otherwise `POST /leads` answers 404. */
       enabled,
       secret,
       ipSalt,
@@ -159,7 +151,7 @@ export function loadServerConfig(env: Env) {
     telegramTimeoutMs: r.int('TELEGRAM_TIMEOUT_MS', 10_000, 100, 120_000),
     webhooks: readWebhooks(r),
     inbox: {
-      url: readInboxUrl(r),
+      url: inboxUrl,
       maxAgeSec: r.int('LEADS_INBOX_MAX_AGE_S', 3600, 1, 7 * 24 * 3600),
       memberCacheSec: r.int('LEADS_INBOX_MEMBER_CACHE_S', 60, 0, 24 * 3600),
     },

@@ -2,21 +2,15 @@ import { withoutPasswords } from '@stickers/shared';
 
 export type Env = Record<string, string | undefined>;
 
-/** A chat id: numeric (`-1001234567890`) or a public `@username`. */
 export const CHAT_ID = /^-?\d{1,20}$|^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
-/** A forum topic id (`message_thread_id`). */
 export const THREAD_ID = /^[1-9]\d{0,15}$/;
 
-/** `raw` parsed as an http(s) URL; null when it is not one. */
 export function httpUrl(raw: string): URL | null {
   const url = URL.canParse(raw) ? new URL(raw) : null;
   return url && ['http:', 'https:'].includes(url.protocol) ? url : null;
 }
 
-/**
- * Reads the variables of `env`, collecting one line per problem in `problems` instead of stopping at the first: each
- * trimmed, its default when unset or empty, one problem line when malformed.
- */
+/** Reads the variables of `env`, trimmed, each its default when unset or empty, collecting a line per problem in `problems`. */
 export class EnvReader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
@@ -29,10 +23,7 @@ export class EnvReader {
     return this.raw(name) || fallback;
   }
 
-  /**
-   * `v` (the variable's trimmed value unless given) as `read` takes it; `fallback` when it is empty, or when `read`
-   * refuses it (null) with the line `<name> must be <what> (got "<v>")`, any URL in it without its password.
-   */
+  /** `v` as `read` takes it; when `read` refuses it (null), `fallback` and the line `<name> must be <what> (got "<v>")`. */
   valid<T>(name: string, fallback: T, what: string, read: (v: string) => T | null, v = this.raw(name)): T {
     if (!v) return fallback;
     const value = read(v);
@@ -65,7 +56,6 @@ export class EnvReader {
     });
   }
 
-  /** An optional forum topic id (`message_thread_id`). */
   threadId(name: string): number | null {
     return this.valid(name, null, 'a topic id (message_thread_id), a positive whole number like 12', (v) =>
       THREAD_ID.test(v) ? Number(v) : null,

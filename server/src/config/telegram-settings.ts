@@ -1,18 +1,15 @@
 import { CHAT_ID, httpUrl, THREAD_ID, type EnvReader } from './env-reader';
 
-/** The Telegram variables' own rules: the bot token's form, the updates' webhook, the routes by source. */
-
-/** TELEGRAM_BOT_TOKEN's form, checked before its URL goes out to Telegram (start, doctor, setup); the line never quotes it. */
+/** TELEGRAM_BOT_TOKEN's form, checked before its URL goes out to Telegram; the line never quotes it. */
 export function botTokenProblem(token: string): string | null {
   return /^\d+:[A-Za-z0-9_-]+$/.test(token) ? null : 'TELEGRAM_BOT_TOKEN must look like 123456:ABC-DEF… (as BotFather gives it)';
 }
 
-/** TELEGRAM_API_ROOT, as the server, the doctor and setup read it. */
 export function readApiRoot(r: EnvReader): string {
   return r.valid('TELEGRAM_API_ROOT', 'https://api.telegram.org', 'an http(s) URL', (v) => httpUrl(v) && v);
 }
 
-/** A route's source name: LANDING_SOURCE's rule (letters, digits, `_`, `-`, `.`; up to 64, first a letter or digit). */
+/** LANDING_SOURCE's rule. */
 const ROUTE_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 
 /** One entry of LEADS_ROUTES: the leads of `source` (their `source_landing`) get their cards in this chat and topic. */
@@ -22,10 +19,7 @@ export interface LeadsRoute {
   threadId: number | null;
 }
 
-/**
- * LEADS_ROUTES=wedding=-1001111111111:12,corporate=-1002222222222 — `source=chat` or `source=chat:topic`, comma
- * separated; each source once (names compared without case). One problem line per bad entry, naming it.
- */
+/** LEADS_ROUTES=wedding=-1001111111111:12,corporate=-1002222222222: each source once (without case). */
 export function readRoutes(r: EnvReader): LeadsRoute[] {
   const raw = r.string('LEADS_ROUTES');
   if (raw === '') return [];
@@ -58,10 +52,7 @@ export function readRoutes(r: EnvReader): LeadsRoute[] {
 /** A path the router takes literally: no `:`, `*`, brackets or other pattern characters (percent escapes allowed). */
 const WEBHOOK_PATH = /^\/(?:[A-Za-z0-9/._~-]|%[0-9A-Fa-f]{2})*$/;
 
-/**
- * Whether another route of this server answers `path`, as Express matches (without case, one trailing slash or none):
- * the webhook there would never see an update (POST /leads would answer 401 and count it toward the lockout).
- */
+/** Whether another route of this server answers `path` as Express matches it: the webhook there would never see an update. */
 function servedByServer(path: string): boolean {
   let decoded = path;
   try {
@@ -75,10 +66,7 @@ function servedByServer(path: string): boolean {
   });
 }
 
-/**
- * TELEGRAM_WEBHOOK_URL with TELEGRAM_WEBHOOK_SECRET (and a bot token to take the updates for): both or neither, the
- * URL http(s) on a path of its own. Null: long polling.
- */
+/** TELEGRAM_WEBHOOK_URL with TELEGRAM_WEBHOOK_SECRET, both or neither; null: long polling. */
 export function readTelegramWebhook(r: EnvReader, token: string | null): { url: string; path: string; secret: string } | null {
   const webhookUrl = r.string('TELEGRAM_WEBHOOK_URL') || null;
   const webhookSecret = r.string('TELEGRAM_WEBHOOK_SECRET') || null;
@@ -105,7 +93,6 @@ export function readTelegramWebhook(r: EnvReader, token: string | null): { url: 
   } else if (webhookSecret !== null) {
     r.problems.push('TELEGRAM_WEBHOOK_SECRET is set but TELEGRAM_WEBHOOK_URL is not (set both for webhook mode, neither for polling)');
   }
-  // Telegram's own rule for secret_token: 1–256 of A–Z, a–z, 0–9, _ and -.
   if (webhookSecret !== null && !/^[A-Za-z0-9_-]{16,256}$/.test(webhookSecret)) {
     r.problems.push('TELEGRAM_WEBHOOK_SECRET must be 16–256 characters of A–Z, a–z, 0–9, _ and - (as Telegram allows)');
   }

@@ -1,21 +1,12 @@
 import { httpUrl, type EnvReader } from './env-reader';
 
-/** One webhook endpoint: where events are posted and the secret that signs them (`Stickers-Signature`). */
-export interface WebhookEndpoint {
-  url: string;
-  secret: string;
-  /** During a rotation, the secret being retired: each delivery is signed with both, so a receiver holding either verifies it. */
-  previousSecret?: string;
-}
-
 const MAX_WEBHOOK_ENDPOINTS = 10;
 
 /**
- * LEADS_WEBHOOK_URL=https://a/x,https://b/y with LEADS_WEBHOOK_SECRET=s1,s2: both or neither, as many secrets as URLs,
- * each URL http(s) and given once, each secret 16–256 characters without spaces. A URL is never printed (its path or
- * query may hold a token): a problem names the entry by its position.
+ * LEADS_WEBHOOK_URL=https://a/x,https://b/y with LEADS_WEBHOOK_SECRET=s1,s2 (and, during a rotation, the secrets being
+ * retired in LEADS_WEBHOOK_SECRET_PREVIOUS). A URL is never printed (it may hold a token): a line names the entry's position.
  */
-export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
+export function readWebhooks(r: EnvReader): { url: string; secret: string; previousSecret?: string }[] {
   const urlsRaw = r.string('LEADS_WEBHOOK_URL');
   const secretsRaw = r.string('LEADS_WEBHOOK_SECRET');
   if (urlsRaw === '' && secretsRaw === '') return [];
@@ -64,10 +55,7 @@ export function readWebhooks(r: EnvReader): WebhookEndpoint[] {
   }));
 }
 
-/**
- * LEADS_WEBHOOK_SECRET_PREVIOUS=old1,,old3: during a rotation, the secret each URL had before, in the same order as
- * LEADS_WEBHOOK_URL; an empty entry is a URL not being rotated. Empty: no rotation.
- */
+/** LEADS_WEBHOOK_SECRET_PREVIOUS=old1,,old3: the secret each URL had before, in order; empty for a URL not being rotated. */
 function readPreviousSecrets(r: EnvReader, urlCount: number): string[] {
   const raw = r.string('LEADS_WEBHOOK_SECRET_PREVIOUS');
   if (raw === '') return [];

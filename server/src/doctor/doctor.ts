@@ -8,7 +8,8 @@ import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from '..
 import { openHandle } from '../database/database.module';
 import { DatabaseMaintenanceRepository } from '../repositories/database-maintenance.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
-import { botRights } from '../setup/bot-rights';
+import { CheckLines } from '../setup/bot-rights';
+import type { TelegramFailure } from '../telegram/telegram-result';
 import { TelegramGateway, type BotIdentity } from '../telegram/telegram.gateway';
 
 /** A chat of the configuration and the variables its id and topic come from (a route's: one for both). */
@@ -23,10 +24,7 @@ const ENDPOINT_TIMEOUT_MS = 5000;
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/**
- * `npm run leads -- doctor` (docs/requirements.md §16.3): the server's own configuration loader on `env`, then every
- * check, one line each (ok, warn: nothing to fix now, FAIL: names the variable to fix). Exit 1 on any problem.
- */
+/** `npm run leads -- doctor`: the server's configuration loader on `env`, then every check, one line each (FAIL names the variable to fix). */
 export async function runDoctor(env: Env, out: (line: string) => void): Promise<number> {
   const summary = (problems: number) =>
     out(problems === 0 ? 'doctor: no problem found' : `doctor: ${problems} problem${problems > 1 ? 's' : ''}`);
@@ -54,29 +52,17 @@ export async function runDoctor(env: Env, out: (line: string) => void): Promise<
   return doctor.problems > 0 ? 1 : 0;
 }
 
-/** The configuration the server would start with, checked against the world: the token, every chat and topic, the webhook, the database, the landing's endpoint. */
-class Doctor {
-  problems = 0;
+/** The configuration the server would start with, checked against the world. */
+class Doctor extends CheckLines {
   private readonly clock = new Clock();
 
   constructor(
     private readonly config: ServerConfig,
     /** LEADS_ENDPOINT, checked only when given. */
     private readonly endpoint: string | null,
-    private readonly out: (line: string) => void,
-  ) {}
-
-  private ok(text: string): void {
-    this.out(`ok    ${text}`);
-  }
-
-  private warn(text: string): void {
-    this.out(`warn  ${text}`);
-  }
-
-  private fail(text: string): void {
-    this.problems += 1;
-    this.out(`FAIL  ${text}`);
+    out: (line: string) => void,
+  ) {
+    super(out);
   }
 
   async run(): Promise<void> {
@@ -96,55 +82,37 @@ class Doctor {
       return;
     }
     const telegram = TelegramGateway.forToken(t.token, t.apiRoot, this.config.telegramTimeoutMs);
-    const me = await telegram.call('getMe', {});
-    if (!me.ok) {
-      if (me.kind === 'refused' && /^(401|404)/.test(me.description)) {
-        this.fail(`TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather`);
-      } else {
-        this.fail(`TELEGRAM_API_ROOT=${t.apiRoot}: Telegram did not answer (${me.description})`);
-      }
-      return;
-    }
-    this.ok(`TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
+    const me = await this.checkToken(telegram, '', (why) => `TELEGRAM_API_ROOT=${t.apiRoot}: Telegram did not answer (${why})`);
+    if (!me) return;
     const targets: ChatTarget[] = t.routes.map((r) => ({ chatVar: `LEADS_ROUTES (${r.source})`, chatId: r.chatId, threadId: r.threadId }));
     if (t.leadsChatId)
       targets.unshift({ chatVar: 'LEADS_CHAT_ID', threadVar: 'LEADS_THREAD_ID', chatId: t.leadsChatId, threadId: t.leadsThreadId });
     if (t.adminChatId)
       targets.push({ chatVar: 'ADMIN_CHAT_ID', threadVar: 'ADMIN_THREAD_ID', chatId: t.adminChatId, threadId: t.adminThreadId });
     else this.warn('ADMIN_CHAT_ID is not set: alerts and the daily digest are only logged');
-    for (const target of targets) await this.checkChat(telegram, me.value, target);
+    for (const target of targets) await this.checkChat(telegram, me, target);
     await this.checkWebhook(telegram);
   }
 
-  /** getChat (reachable), getChatMember of the bot (writable), and the topic through a chat action in it. */
+  /** The bot's rights in the chat, and the topic through a chat action in it. */
   private async checkChat(telegram: TelegramGateway, me: BotIdentity, target: ChatTarget): Promise<void> {
     const name = `${target.chatVar}=${target.chatId}`;
     const bot = me.username ? `@${me.username}` : 'the bot';
-    const chat = await telegram.getChat(target.chatId);
-    if (!chat.ok) {
-      if (chat.kind === 'migrated') {
-        this.fail(`${name}: the group became a supergroup with the id ${chat.newChatId}: set ${target.chatVar.split(' ')[0]} to it`);
-      } else if (/chat not found/i.test(chat.description)) {
-        this.fail(
-          `${name}: chat not found: ${bot} is not in that chat; add it, or fix ${target.chatVar} (/stickers_chatid in the chat tells its id)`,
-        );
-      } else if (/^403/.test(chat.description)) {
-        this.fail(`${name}: ${bot} is not in that chat any more (${chat.description}): add it again`);
-      } else {
-        this.fail(`${name}: getChat failed (${chat.description})`);
-      }
-      return;
-    }
-    const title = chat.value.title ? ` «${chat.value.title}»` : '';
-    const member = await telegram.getChatMember(target.chatId, me.id);
-    if (!member.ok) return this.fail(`${name}${title}: the bot's rights could not be read (${member.description})`);
-    const rights = botRights(chat.value, member.value);
-    if (rights.problem) return this.fail(`${name}${title}: ${rights.problem}`);
-    this.ok(`${name}${title}: the bot is ${rights.role}, may send and edit its messages`);
-    if (target.threadId === null) return;
+    const unreachable = (chat: TelegramFailure) =>
+      chat.kind === 'migrated'
+        ? `${name}: the group became a supergroup with the id ${chat.newChatId}: set ${target.chatVar.split(' ')[0]} to it`
+        : /chat not found/i.test(chat.description)
+          ? `${name}: chat not found: ${bot} is not in that chat; add it, or fix ${target.chatVar} (/stickers_chatid in the chat tells its id)`
+          : /^403/.test(chat.description)
+            ? `${name}: ${bot} is not in that chat any more (${chat.description}): add it again`
+            : `${name}: getChat failed (${chat.description})`;
+    const titled = (chat: { title?: string }) => (chat.title ? ` «${chat.title}»` : '');
+    const checked = await this.checkRights(telegram, me.id, target.chatId, unreachable, (chat) => `${name}${titled(chat)}`);
+    if (!checked || target.threadId === null) return;
+    const title = titled(checked.chat);
     const threadVar = target.threadVar ?? target.chatVar;
     const topic = `${target.threadVar ?? `${target.chatVar} topic`}=${target.threadId}`;
-    if (!chat.value.is_forum)
+    if (!checked.chat.is_forum)
       return this.fail(`${topic}:${title || ` ${target.chatId}`} has no topics: unset the topic, or turn topics on in the group`);
     const reached = await telegram.call('sendChatAction', {
       chat_id: target.chatId,

@@ -6,8 +6,6 @@ import { MetricsService } from '../observability/metrics.service';
 import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
-/** The ops doors' answers as the OpenAPI document shows them. */
-
 const HEALTH_SCHEMA: SchemaObject = {
   type: 'object',
   required: ['status'],
@@ -24,7 +22,7 @@ const check = (extra: Record<string, SchemaObject> = {}): SchemaObject => ({
   },
 });
 
-/** `GET /ready`'s body, 200 or 503 alike; ReadinessService's `checks`. */
+/** `GET /ready`'s body, 200 or 503 alike. */
 const READINESS_SCHEMA: SchemaObject = {
   type: 'object',
   required: ['status', 'checks'],
@@ -46,7 +44,6 @@ const READINESS_SCHEMA: SchemaObject = {
   },
 };
 
-/** Doors for ops and integrators: liveness, readiness, metrics, the API document. */
 @ApiTags('operations')
 @Controller()
 export class HealthController {

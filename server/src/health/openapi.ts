@@ -6,8 +6,6 @@ import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { SIGNATURE_HEADER } from '../webhooks/webhook.sender';
 
-/** The signed webhooks the server POSTs, under `x-webhooks` (OpenAPI 3.0 has no `webhooks`), bodies as component schemas. */
-
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** Each event type's `data`, besides `lead` (GET /leads's lead, as it is when the delivery is sent). */
@@ -78,7 +76,7 @@ const schemaName = (type: WebhookEventType) =>
     .map((w) => w[0].toUpperCase() + w.slice(1))
     .join('')}`;
 
-/** Adds the webhooks' event schemas to the document's components and their deliveries under `x-webhooks`. */
+/** The signed webhooks the server POSTs: their bodies as component schemas, their deliveries under `x-webhooks` (OpenAPI 3.0 has no `webhooks`). */
 function describeWebhooks(document: OpenAPIObject): void {
   const schemas = (document.components ??= {}).schemas ?? (document.components.schemas = {});
   const hooks: Record<string, unknown> = {};
@@ -128,7 +126,6 @@ function describeWebhooks(document: OpenAPIObject): void {
   (document as unknown as Record<string, unknown>)['x-webhooks'] = hooks;
 }
 
-/** What the document says about itself and the shared secret's scheme; the paths come from the routes. */
 function documentFrame(): Omit<OpenAPIObject, 'paths'> {
   return new DocumentBuilder()
     .setTitle('Stickers Leads API')

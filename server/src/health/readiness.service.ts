@@ -13,7 +13,7 @@ interface Check {
   detail: string;
 }
 type OutboxCheck = Check & { oldest_unpublished_age_sec: number | null; last_card_age_sec: number | null };
-export interface Readiness {
+interface Readiness {
   ready: boolean;
   checks: { database: Check; migrations: Check; outbox: OutboxCheck; telegram: Check };
 }
@@ -31,17 +31,13 @@ const TELEGRAM_CACHE_MS = 30_000;
 /** Several pages (4 KiB): the probe must allocate pages as a new lead does. */
 const GROWTH_PROBE_BYTES = 32 * 1024;
 
-/**
- * `GET /ready`: the database is ours and takes a write (the submit path and the outbox not failing on storage errors),
- * migrations are current, the outbox is not stuck. Telegram is reported only: leads are still stored while it is down.
- */
+/** `GET /ready`: the database is ours and takes a write, migrations are current, the outbox is not stuck; Telegram is reported only. */
 @Injectable()
 export class ReadinessService {
   private readonly logger = new Logger('Readiness');
   private telegramCache: { at: number; outcome: Outcome } | null = null;
   private cached: { at: number; readiness: Readiness } | null = null;
   private inflight: Promise<Readiness> | null = null;
-  /** The last logged state of each check: a state is logged once, when it changes. */
   private readonly logged = new Map<CheckName, string>();
 
   constructor(
@@ -84,7 +80,7 @@ export class ReadinessService {
     return readiness;
   }
 
-  /** Logs a check's state (with its reason) when it differs from the last logged one; a first "ok" is not news. */
+  /** Logs a check's state (with its reason) when it changes; a first "ok" is not news. */
   private logChange(name: CheckName, { check, reason }: Outcome): void {
     const state = `${check.ok}|${check.ok ? '' : check.detail}`;
     const previous = this.logged.get(name);

@@ -1,15 +1,72 @@
-import type { ChatInfo, ChatMemberInfo } from '../telegram/telegram.gateway';
+import type { TelegramFailure } from '../telegram/telegram-result';
+import type { BotIdentity, ChatInfo, ChatMemberInfo, TelegramGateway } from '../telegram/telegram.gateway';
+
+/** What setup and the doctor share: their lines (`FAIL` counted), the token's check and the bot's rights in a chat. */
+export class CheckLines {
+  problems = 0;
+
+  constructor(readonly say: (line: string) => void) {}
+
+  ok(text: string): void {
+    this.say(`ok    ${text}`);
+  }
+
+  warn(text: string): void {
+    this.say(`warn  ${text}`);
+  }
+
+  note(text: string): void {
+    this.say(`note  ${text}`);
+  }
+
+  fail(text: string): void {
+    this.problems += 1;
+    this.say(`FAIL  ${text}`);
+  }
+
+  /** getMe: the bot, or null after a FAIL line; `fix` follows "copy it again from @BotFather" when Telegram does not know the token. */
+  async checkToken(telegram: TelegramGateway, fix: string, unanswered: (description: string) => string): Promise<BotIdentity | null> {
+    const me = await telegram.call('getMe', {});
+    if (!me.ok) {
+      const unknown = me.kind === 'refused' && /^(401|404)/.test(me.description);
+      this.fail(
+        unknown
+          ? `TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather${fix}`
+          : unanswered(me.description),
+      );
+      return null;
+    }
+    this.ok(`TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
+    return me.value;
+  }
+
+  /** getChat and the bot's getChatMember: the chat and the rights when it may post and edit there, else undefined after a FAIL line. */
+  async checkRights(
+    telegram: TelegramGateway,
+    botId: number,
+    chatId: string,
+    unreachable: (failure: TelegramFailure) => string,
+    named: (chat: ChatInfo) => string,
+  ) {
+    const chat = await telegram.getChat(chatId);
+    if (!chat.ok) return this.fail(unreachable(chat));
+    const name = named(chat.value);
+    const member = await telegram.getChatMember(chatId, botId);
+    if (!member.ok) return this.fail(`${name}: the bot's rights could not be read (${member.description})`);
+    const rights = botRights(chat.value, member.value);
+    if (rights.problem) return this.fail(`${name}: ${rights.problem}`);
+    this.ok(`${name}: the bot is ${rights.role}, may send and edit its messages`);
+    return { chat: chat.value, manageTopics: rights.manageTopics };
+  }
+}
 
 const granted = (v: unknown) => v === true;
 
 /**
- * What the bot may do in a chat (setup and doctor ask the same): `problem`, why it cannot post or edit cards there and
+ * What the bot may do in a chat (docs/requirements.md §16.4): `problem`, why it cannot post or edit cards there and
  * what to change (null: it can); `role` in the operator's words; `manageTopics`, null when the chat has no topics.
- * §16.4 of docs/requirements.md: an administrator posts anywhere (in a channel only with `can_post_messages`, and edits
- * there only with `can_edit_messages`); a plain member posts unless the group's permissions keep members from writing;
- * a restricted bot only with its own `can_send_messages`.
  */
-export function botRights(chat: ChatInfo, member: ChatMemberInfo) {
+function botRights(chat: ChatInfo, member: ChatMemberInfo) {
   const channel = chat.type === 'channel';
   const topics = (may: boolean) => (chat.type === 'supergroup' && chat.is_forum === true ? may : null);
   switch (member.status) {

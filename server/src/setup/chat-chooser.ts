@@ -1,13 +1,11 @@
 import type { BotIdentity, RawUpdate } from '../telegram/telegram.gateway';
-import { waited, type SetupSession } from './setup-session';
+import type { SetupSession } from './setup-session';
 
-/** What an update says about a chat: the bot was added to it, or someone wrote in it (and in which topic). */
-export interface ChatSighting {
+/** A group an update shows: the bot added to it (`threadId` undefined: not known), or a message in it (null: no topic, or General). */
+interface ChatSighting {
   chat: { id: number; type: string; title?: string; is_forum?: boolean };
-  /** The topic of a message (null: none, or General); undefined: not known (the bot was just added). */
   threadId: number | null | undefined;
   how: string;
-  /** Who added the bot, or wrote the message; null when the update does not say. */
   by: { id: number; name: string } | null;
 }
 
@@ -28,7 +26,7 @@ export function userName(user: Omit<TelegramUser, 'id'> | undefined): string {
 }
 
 /** The chat an update shows, if it is a group the bot is in; null for anything else (a private message, a removal). */
-export function sighting(update: RawUpdate, botId: number): ChatSighting | null {
+function sighting(update: RawUpdate, botId: number): ChatSighting | null {
   const change = update.my_chat_member as
     { chat: Chat; from?: TelegramUser; new_chat_member: { status: string; is_member?: boolean; user?: { id: number } } } | undefined;
   if (change) {
@@ -53,44 +51,38 @@ function person(user: TelegramUser | undefined): ChatSighting['by'] {
 
 const named = (by: ChatSighting['by']) => (by ? `${by.name} (user id ${by.id})` : 'someone');
 
-/** A chat (and topic) the operator pointed setup at. */
+/** A chat the operator pointed setup at; `threadId` null: the chat itself (a forum's General topic). */
 export interface ChatChoice {
   chatId: string;
   title: string;
   forum: boolean;
-  /** The forum topic; null: the chat itself (a forum's General topic). */
   threadId: number | null;
 }
 
 export const describeChat = (c: ChatChoice) =>
   `«${c.title}» (${c.chatId})${c.forum ? (c.threadId ? `, topic ${c.threadId}` : ', its General topic') : ''}`;
 
-/**
- * Setup's first steps: the leads chat (`other` null) or the admin chat, found from updates the operator causes (the
- * bot added to a group, a message in it); in a forum, the topic of a message there. The admin chat may be another topic
- * of the leads group, not the leads topic itself. A group nobody named (--chat, --from) is taken only when the operator
- * says so.
- */
+/** The leads chat (`other` null) or the admin chat (another chat, or another topic of the leads group), found from updates. */
 export async function chooseChat(session: SetupSession, me: BotIdentity, other: ChatChoice | null): Promise<ChatChoice | null> {
-  const { io, options } = session;
+  const { options } = session;
   const username = me.username ? `@${me.username}` : 'the bot';
-  io.say('');
+  session.say('');
   if (!other) {
-    io.say('1. The leads group (the cards go there).');
-    io.say(`   Add ${username} to the group (group → Add members), or, if it is there already, send /stickers_chatid in it.`);
-    io.say('   A group with topics: send /stickers_chatid in the topic for the cards.');
+    session.say('1. The leads group (the cards go there).');
+    session.say(`   Add ${username} to the group (group → Add members), or, if it is there already, send /stickers_chatid in it.`);
+    session.say('   A group with topics: send /stickers_chatid in the topic for the cards.');
   } else {
-    io.say('2. The admin chat (alerts, the daily digest, /stickers_export), optional.');
-    io.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
-    if (io.interactive) io.say('   Press Enter to go on without an admin chat.');
+    session.say('2. The admin chat (alerts, the daily digest, /stickers_export), optional.');
+    session.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
+    if (session.interactive) session.say('   Press Enter to go on without an admin chat.');
   }
-  if (other && !io.interactive && options.from === null) {
+  if (other && !session.interactive && options.from === null) {
     session.note(
       'no admin chat: without a terminal setup takes an admin chat only with --from (set ADMIN_CHAT_ID later; /stickers_chatid tells it)',
     );
     return null;
   }
-  io.say(`   Waiting up to ${options.timeoutSec} s…`);
+  session.say(`   Waiting up to ${options.timeoutSec} s…`);
   for (;;) {
     const seen = await session.wait((u) => {
       const s = sighting(u, me.id);
@@ -117,7 +109,8 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
       }
       return s;
     }, other !== null);
-    if (waited(seen) === null) {
+    const s = seen.value;
+    if (!s) {
       if (other && seen.kind !== 'failed' && !session.stopped) {
         session.note('no admin chat: alerts and the digest are only logged (set ADMIN_CHAT_ID later; /stickers_chatid tells it)');
       } else if (seen.kind === 'timeout') {
@@ -127,7 +120,6 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
       }
       return null;
     }
-    const s = waited(seen)!;
     const choice: ChatChoice = {
       chatId: String(s.chat.id),
       title: s.chat.title ?? String(s.chat.id),
@@ -140,7 +132,7 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
     // A group the operator did not name (--chat, --from) is taken only when they say so: it may be a stranger's.
     const named = options.chat !== null || options.from !== null || (other !== null && choice.chatId === other.chatId);
     if (!named) {
-      io.say(`   ${found}`);
+      session.say(`   ${found}`);
       if (!(await session.yes(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `))) {
         session.note(`«${choice.title}» not taken: waiting for another group (add the bot to yours, or send /stickers_chatid in it)`);
         continue;
@@ -154,8 +146,8 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
 
 /** A forum: the topic is the one a message is written in (General: none). */
 async function chooseTopic(session: SetupSession, choice: ChatChoice): Promise<number | null> {
-  const { io, options } = session;
-  io.say(
+  const { options } = session;
+  session.say(
     `   «${choice.title}» has topics: send /stickers_chatid in the topic to use (in General for none). Waiting up to ${options.timeoutSec} s…`,
   );
   const seen = await session.wait((u) => {
@@ -163,7 +155,7 @@ async function chooseTopic(session: SetupSession, choice: ChatChoice): Promise<n
     if (!message || String(message.chat?.id) !== choice.chatId) return null;
     return { threadId: message.is_topic_message && message.message_thread_id ? message.message_thread_id : null };
   }, false);
-  const topic = waited(seen);
+  const topic = seen.value;
   if (!topic) {
     if (seen.kind === 'timeout') session.note(`no message in a topic within ${options.timeoutSec} s: the chat's General topic it is`);
     return null;

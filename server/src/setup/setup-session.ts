@@ -1,51 +1,32 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { Interface } from 'node:readline';
 import type { Clock } from '../clock/clock';
 import type { RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
+import { CheckLines } from './bot-rights';
 
-/** How setup talks to the operator: lines out, and (at a terminal) answers in. */
-export interface SetupIo {
-  say(line: string): void;
-  /** Someone can answer (a terminal): else every question takes its safe answer and nothing waits for Enter. */
-  readonly interactive: boolean;
-  /** A question answered with one line; null when nobody can answer: the caller takes the safe way. */
-  ask(question: string): Promise<string | null>;
-  /** Resolves when the operator presses Enter (to skip a step); never without a terminal. Stops listening at `signal`. */
-  enter(signal: AbortSignal): Promise<void>;
-}
-
+/** The options of `setup` (cli/program.ts); `signal`: Ctrl-C, setup stops waiting, confirms what it read and ends. */
 export interface SetupOptions {
-  /** The longest each wait lasts (the bot added, a topic message, the press), in seconds. */
   timeoutSec: number;
-  /** Ask for the admin chat as well. */
   admin: boolean;
-  /** Delete a webhook that is set, and take (so drop) presses and commands that wait for the server, without asking. */
   deleteWebhook: boolean;
   dropPending: boolean;
-  /** Ctrl-C: setup stops waiting, confirms what it read and ends. */
   signal?: AbortSignal;
-  /** --chat: only this leads group is taken. --from: only a group this user added the bot to (or wrote in) is taken. */
   chat: string | null;
   from: number | null;
 }
 
-/** The update kinds setup reads: the bot added to a chat, messages (which chat, which topic), the test card's press. */
 const SETUP_UPDATES = ['message', 'my_chat_member', 'callback_query'] as const;
 
-/** Longest single long poll (Telegram allows 50 s); a wait longer than this is several polls. */
+/** Longest single long poll (Telegram allows 50 s). */
 const POLL_SEC = 25;
 
-export type Waited<T> =
+/** How a wait ended: `value` only when found; `failed`: Telegram refused or failed the poll (409, a webhook, the network). */
+type Waited<T> =
   | { kind: 'found'; value: T }
-  | { kind: 'timeout' }
-  | { kind: 'aborted' }
-  /** Telegram refused or failed the poll (409: another program polls this bot; a webhook is set; the network). */
-  | { kind: 'failed'; failure: TelegramFailure };
-
-/** What a wait found; null when it ended without (a timeout, Ctrl-C or Enter, a failure). */
-export function waited<T>(w: Waited<T>): T | null {
-  return w.kind === 'found' ? w.value : null;
-}
+  | { kind: 'timeout' | 'aborted'; value?: undefined }
+  | { kind: 'failed'; failure: TelegramFailure; value?: undefined };
 
 /** An update the server would act on (a card's button, a command but /stickers_chatid): not taken from it unnoticed. */
 export function isForTheServer(update: RawUpdate, ownData?: (data: string) => boolean): boolean {
@@ -57,18 +38,13 @@ export function isForTheServer(update: RawUpdate, ownData?: (data: string) => bo
 }
 
 /**
- * One run of setup as the operator sees it: its lines (`ok`, `FAIL` — counted —, `note`) and its waits for an update,
- * each bounded by `timeoutSec`, skippable with Enter where said, ended by Ctrl-C (`signal`).
- *
- * The waits are setup's own long polling (docs/requirements.md §16.1): each update looked at once, in order, and
- * confirmed at the end for the server that polls next. An offset confirms every update before it (Telegram's only
- * way), so the first look at what waits (`pending`) has none.
+ * One run of setup: its lines and its waits for an update, by its own long polling: each update looked at once, in
+ * order, confirmed at the end for the server. An offset confirms every update before it, so `pending` uses none.
  */
-export class SetupSession {
-  problems = 0;
+export class SetupSession extends CheckLines {
   /** The test card's `callback_data`, this run's own. */
   protected readonly pressData = `setup:${randomBytes(6).toString('hex')}`;
-  /** The next update id to ask for: one past the last update looked at; undefined before the first. */
+  /** One past the last update looked at. */
   private offset: number | undefined;
   private readonly buffer: RawUpdate[] = [];
   /** Updates for the server (presses, commands) setup looked at while it waited: they are gone for the server. */
@@ -76,27 +52,27 @@ export class SetupSession {
 
   constructor(
     readonly telegram: TelegramGateway,
-    readonly io: SetupIo,
+    say: (line: string) => void,
+    /** The operator's terminal; null: nobody can answer, every question takes its safe answer and nothing waits for Enter. */
+    private readonly terminal: Interface | null,
     private readonly clock: Clock,
     readonly options: SetupOptions,
-  ) {}
-
-  ok(text: string): void {
-    this.io.say(`ok    ${text}`);
+  ) {
+    super(say);
   }
 
-  fail(text: string): void {
-    this.problems += 1;
-    this.io.say(`FAIL  ${text}`);
+  get interactive(): boolean {
+    return this.terminal !== null;
   }
 
-  note(text: string): void {
-    this.io.say(`note  ${text}`);
+  private line(signal?: AbortSignal): Promise<string> {
+    return this.terminal ? once(this.terminal, 'line', { signal }).then(([text]) => String(text), never) : never();
   }
 
-  /** The operator answered yes; no when nobody can answer. */
   async yes(question: string): Promise<boolean> {
-    return /^y(es)?$/i.test((await this.io.ask(question))?.trim() ?? '');
+    if (!this.terminal) return false;
+    this.say(question);
+    return /^y(es)?$/i.test((await this.line()).trim());
   }
 
   get stopped(): boolean {
@@ -115,12 +91,12 @@ export class SetupSession {
     }
   }
 
-  /** Waits for one update `pick` accepts, within the bound (Enter ends a `skippable` wait); a line for a failure. */
+  /** Waits for one update `pick` accepts, within the bound (Enter ends a `skippable` wait). */
   async wait<T>(pick: (u: RawUpdate) => T | null, skippable: boolean): Promise<Waited<T>> {
     const until = this.clock.now() + this.options.timeoutSec * 1000;
     const local = new AbortController();
     const signals = [local.signal, ...(this.options.signal ? [this.options.signal] : [])];
-    if (skippable && this.io.interactive) void this.io.enter(local.signal).then(() => local.abort());
+    if (skippable) void this.line(local.signal).then(() => local.abort());
     try {
       const waited = await this.next(pick, until, AbortSignal.any(signals));
       if (waited.kind === 'failed') this.pollFailed(waited.failure);
@@ -130,7 +106,7 @@ export class SetupSession {
     }
   }
 
-  /** What waits for the bot now, unconfirmed (kept in order for the waits that follow); null after a failure's line. */
+  /** What waits for the bot now, unconfirmed (kept for the waits that follow); null after a failure's line. */
   protected async pending(): Promise<RawUpdate[] | null> {
     const result = await this.telegram.getUpdates({ timeoutSec: 0, allowedUpdates: SETUP_UPDATES });
     if (!result.ok) {
@@ -141,14 +117,14 @@ export class SetupSession {
     return result.value;
   }
 
-  /** Forgets what `pending` read: the next poll starts after it, confirming it (the operator said to drop them). */
+  /** Drops what `pending` read: the next poll's offset confirms it. */
   protected skipBuffered(): void {
     const last = this.buffer.at(-1);
     if (last) this.offset = last.update_id + 1;
     this.buffer.length = 0;
   }
 
-  /** Looks at updates, oldest first, until `pick` takes one, `until` passes or `signal` aborts; each looked at is consumed. */
+  /** Looks at updates, oldest first (each one consumed), until `pick` takes one, `until` passes or `signal` aborts. */
   private async next<T>(pick: (update: RawUpdate) => T | null, until: number, signal: AbortSignal): Promise<Waited<T>> {
     for (;;) {
       for (let update = this.buffer.shift(); update; update = this.buffer.shift()) {
@@ -169,13 +145,12 @@ export class SetupSession {
     }
   }
 
-  /**
-   * Confirms every update looked at with one getUpdates from the next offset that does not wait: the server's first
-   * poll neither gets them again nor meets a poll of ours still open (409). Those not looked at stay for the server.
-   */
+  /** Confirms the updates looked at with a getUpdates that does not wait: the server's first poll neither gets them nor meets ours (409). */
   protected async confirm(): Promise<TelegramFailure | null> {
     if (this.offset === undefined) return null;
     const result = await this.telegram.getUpdates({ offset: this.offset, timeoutSec: 0, limit: 1, allowedUpdates: SETUP_UPDATES });
     return result.ok ? null : result;
   }
 }
+
+const never = () => new Promise<never>(() => undefined);

@@ -1,18 +1,15 @@
 import type { BotIdentity } from '../telegram/telegram.gateway';
-import { botRights } from './bot-rights';
 import { chooseChat, describeChat, userName, type ChatChoice } from './chat-chooser';
-import { isForTheServer, SetupSession, waited } from './setup-session';
+import { isForTheServer, SetupSession } from './setup-session';
 
 /**
- * `npm run leads -- setup` (docs/requirements.md §16.1): from a bot token alone to the lines of `.env` — the leads
- * group and its topic, the admin chat — found from updates the operator causes (adding the bot, a message in the
- * topic), then what the bot may do there, and a test card whose button press must come back. Needs no server; reads
- * updates with its own long polling and leaves them confirmed for the server that polls next.
+ * `npm run leads -- setup` (docs/requirements.md §16.1): from a bot token alone to the chat lines of `.env`, found from
+ * updates the operator causes, then the bot's rights there and a test card whose button press must come back.
  */
 export class SetupService extends SetupSession {
   /** The exit code: 0 every check passed; 1 a problem (said in its line); 130 stopped by the operator. */
   async run(): Promise<number> {
-    if (!this.io.interactive && this.options.chat === null && this.options.from === null) {
+    if (!this.interactive && this.options.chat === null && this.options.from === null) {
       // Nobody can confirm the group: the first one to show up could be a stranger's (anyone may add a bot to a group).
       this.fail(
         "without a terminal setup takes only the group you name: run it with --chat <the group's chat id> " +
@@ -32,7 +29,7 @@ export class SetupService extends SetupSession {
       if (leadsWritable) await this.card(leads);
       if (this.stopped) return 130;
       const problems = this.problems;
-      this.io.say(
+      this.say(
         problems > 0
           ? `setup: ${problems} problem${problems > 1 ? 's' : ''} above; fix and run it again (or npm run leads -- doctor once .env is set)`
           : 'setup: every check passed. Paste the lines above into .env, start the server, then run npm run leads -- doctor',
@@ -43,32 +40,20 @@ export class SetupService extends SetupSession {
     }
   }
 
-  /** getMe: the token works (one line when it does not). */
   private async identify(): Promise<BotIdentity | null> {
-    const me = await this.telegram.call('getMe', {});
-    if (!me.ok) {
-      if (me.kind === 'refused' && /^(401|404)/.test(me.description)) {
-        this.fail(
-          `TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather (/mybots → the bot → API Token)`,
-        );
-      } else {
-        this.fail(
-          `TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer (${me.description}); check TELEGRAM_API_ROOT and the network`,
-        );
-      }
-      return null;
-    }
-    this.ok(`TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
-    if (me.value.can_read_all_group_messages === false) {
+    const me = await this.checkToken(
+      this.telegram,
+      ' (/mybots → the bot → API Token)',
+      (why) =>
+        `TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer (${why}); check TELEGRAM_API_ROOT and the network`,
+    );
+    if (me?.can_read_all_group_messages === false) {
       this.note('privacy mode is on (as BotFather sets it): in groups the bot sees commands and its buttons, all it needs');
     }
-    return me.value;
+    return me;
   }
 
-  /**
-   * Setup reads updates with getUpdates: not while a webhook is set (Telegram refuses), and not over presses and
-   * commands that wait for the server (reading past them would drop them).
-   */
+  /** Not while a webhook is set (getUpdates is refused), nor over presses and commands for the server (it would drop them). */
   private async takeOverUpdates(): Promise<boolean> {
     const hook = await this.telegram.call('getWebhookInfo', {});
     if (!hook.ok) {
@@ -76,7 +61,7 @@ export class SetupService extends SetupSession {
       return false;
     }
     if (hook.value.url) {
-      this.io.say(
+      this.say(
         `a webhook is set: Telegram posts this bot's updates to ${hook.value.url} (a server in webhook mode), so setup cannot read them`,
       );
       if (
@@ -99,7 +84,7 @@ export class SetupService extends SetupSession {
     if (!pending) return false;
     const forServer = pending.filter((u) => isForTheServer(u));
     if (forServer.length > 0) {
-      this.io.say(`${forServer.length} button press(es) or command(s) wait for the server: setup would take them from it`);
+      this.say(`${forServer.length} button press(es) or command(s) wait for the server: setup would take them from it`);
       if (!this.options.dropPending && !(await this.yes('Drop them and go on? [y/N] '))) {
         this.fail('updates wait for the server: start it once so that it takes them, then run setup again (or pass --drop-pending)');
         return false;
@@ -111,28 +96,24 @@ export class SetupService extends SetupSession {
   }
 
   private printEnv(leads: ChatChoice, admin: ChatChoice | null): void {
-    this.io.say('');
-    this.io.say('Paste into .env (beside TELEGRAM_BOT_TOKEN):');
-    this.io.say(`LEADS_CHAT_ID=${leads.chatId}`);
-    if (leads.threadId) this.io.say(`LEADS_THREAD_ID=${leads.threadId}`);
+    this.say('');
+    this.say('Paste into .env (beside TELEGRAM_BOT_TOKEN):');
+    this.say(`LEADS_CHAT_ID=${leads.chatId}`);
+    if (leads.threadId) this.say(`LEADS_THREAD_ID=${leads.threadId}`);
     if (admin) {
-      this.io.say(`ADMIN_CHAT_ID=${admin.chatId}`);
-      if (admin.threadId) this.io.say(`ADMIN_THREAD_ID=${admin.threadId}`);
+      this.say(`ADMIN_CHAT_ID=${admin.chatId}`);
+      if (admin.threadId) this.say(`ADMIN_THREAD_ID=${admin.threadId}`);
     }
-    this.io.say('');
+    this.say('');
   }
 
-  /** getChat and getChatMember of the bot: may it post and edit there? True when it may post. */
+  /** True when the bot may post and edit there. */
   private async rights(me: BotIdentity, label: string, choice: ChatChoice): Promise<boolean> {
     const name = `${label} ${describeChat(choice)}`;
-    const chat = await this.telegram.getChat(choice.chatId);
-    const member = chat.ok ? await this.telegram.getChatMember(choice.chatId, me.id) : null;
-    const rights = chat.ok && member?.ok ? botRights(chat.value, member.value) : null;
-    if (!chat.ok) this.fail(`${name}: the bot cannot reach it (${chat.description}): add the bot to the chat again`);
-    else if (member && !member.ok) this.fail(`${name}: the bot's rights could not be read (${member.description})`);
-    else if (rights?.problem) this.fail(`${name}: ${rights.problem}`);
-    if (!rights || rights.problem) return false;
-    this.ok(`${name}: the bot is ${rights.role}, may send and edit its messages`);
+    const unreachable = (chat: { description: string }) =>
+      `${name}: the bot cannot reach it (${chat.description}): add the bot to the chat again`;
+    const rights = await this.checkRights(this.telegram, me.id, choice.chatId, unreachable, () => name);
+    if (!rights) return false;
     if (rights.manageTopics === false) this.note(`${label}: the bot may not manage topics (not needed to post in an open topic)`);
     if (rights.manageTopics === true) this.ok(`${label}: the bot may manage topics`);
     return true;
@@ -149,7 +130,6 @@ export class SetupService extends SetupSession {
     else this.fail(`admin chat: the test message was refused (${sent.description})`);
   }
 
-  /** A card with a button; its press must come back within the bound (docs/requirements.md §16.1). */
   private async card(leads: ChatChoice): Promise<void> {
     const sent = await this.telegram.send({
       chatId: leads.chatId,
@@ -163,13 +143,12 @@ export class SetupService extends SetupSession {
       return;
     }
     this.ok(`test card sent to ${describeChat(leads)} (message ${sent.value.message_id})`);
-    this.io.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeoutSec} s…`);
+    this.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeoutSec} s…`);
     const seen = await this.wait((u) => {
       const query = u.callback_query as { id: string; data?: string; from?: { first_name?: string } } | undefined;
       return query?.data === this.pressData ? query : null;
     }, false);
-    const press = waited(seen);
-    /** The card's last text, without its button. */
+    const press = seen.value;
     const close = (text: string) => this.telegram.edit(leads.chatId, sent.value.message_id, text, false, { inline_keyboard: [] });
     if (!press) {
       await close('🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.');
@@ -184,12 +163,11 @@ export class SetupService extends SetupSession {
     this.ok(`buttons: the press of ${userName(press.from)} reached the bot`);
   }
 
-  /** Confirms what was read, so the server's first poll starts after it; says what was taken from the server. */
   private async handBack(): Promise<void> {
     const unconfirmed = await this.confirm();
     if (unconfirmed) this.note(`the updates setup read could not be confirmed (${unconfirmed.description}): the server may see them once`);
     const taken = this.takenFromServer.length;
     if (taken > 0) this.note(`${taken} button press(es) or command(s) for the server came while setup waited: press or send them again`);
-    if (this.stopped) this.io.say('setup stopped');
+    if (this.stopped) this.say('setup stopped');
   }
 }
