@@ -19,6 +19,28 @@ export function botCommands(t: Messages): { command: BotCommand; description: st
 /** MANAGER_IDS leaves the user out, they do not administer the leads group, or Telegram could not tell. */
 type PermissionRefusal = 'not_manager' | 'not_admin' | 'admin_unknown';
 
+/** A command the bot will not carry out, as a value: `decide` returns these, `refusalText` words them. */
+export type CommandRefusal =
+  | { kind: 'refused'; reason: 'wrong_chat' | 'not_admin_chat' | 'private_chat' | 'inbox_not_configured' }
+  | { kind: 'refused'; reason: PermissionRefusal | 'bad_arguments'; action: 'forget' | 'export' };
+
+/** The one place a refusal becomes the text the user reads, in the catalogue's words. */
+export function refusalText(refusal: CommandRefusal, t: Messages): string {
+  const c = t.commands;
+  const exporting = 'action' in refusal && refusal.action === 'export';
+  const texts: Record<CommandRefusal['reason'], string> = {
+    wrong_chat: c.wrongChat,
+    not_admin_chat: c.exportWrongChat,
+    not_manager: exporting ? c.exportNotManager : c.notManager,
+    not_admin: exporting ? c.exportNotAdmin : c.notAdmin,
+    admin_unknown: c.adminUnknown,
+    bad_arguments: exporting ? c.exportUsage : c.forgetUsage,
+    private_chat: c.chatIdPrivate,
+    inbox_not_configured: t.inbox.notConfigured,
+  };
+  return texts[refusal.reason];
+}
+
 /** `/help` answers in every chat but is not in the menu: a group's other bots answer `/help` too. */
 export const HELP_COMMAND = 'help';
 export type AnsweredCommand = BotCommand | typeof HELP_COMMAND;
@@ -31,12 +53,15 @@ interface CommandCall {
   /** The forum topic the command was sent in (null: none); the answer and the export's file go there. */
   threadId: number | null;
   userId: number;
+  /** The text after the command. */
   args: string;
   chatType?: string;
 }
 
-type CommandOutcome = string | CommandReply;
+/** A text (with buttons) to answer with, or a refusal that `refusalText` words. */
+type CommandOutcome = string | CommandReply | CommandRefusal;
 
+/** Decides what each command answers. */
 @Injectable()
 export class BotCommandsService {
   private readonly logger = new Logger('Bot');
@@ -53,7 +78,8 @@ export class BotCommandsService {
 
   async run(call: CommandCall): Promise<CommandReply> {
     const outcome = await this.decide(call);
-    return typeof outcome === 'string' ? { text: outcome } : outcome;
+    if (typeof outcome === 'string') return { text: outcome };
+    return 'kind' in outcome ? { text: refusalText(outcome, this.t) } : outcome;
   }
 
   private async decide(call: CommandCall): Promise<CommandOutcome> {
@@ -65,7 +91,7 @@ export class BotCommandsService {
     // The inbox checks who opens it: its address may be given in the private chat with the bot too.
     if (call.command === 'stickers_inbox' && call.chatType === 'private') return this.inbox(call);
     const allowed = [...(await this.chats.leadsChats()), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
-    if (!allowed.includes(call.chatId)) return this.t.commands.wrongChat;
+    if (!allowed.includes(call.chatId)) return { kind: 'refused', reason: 'wrong_chat' };
     switch (call.command) {
       case 'stickers_new':
         return this.reports.newLeads();
@@ -83,7 +109,7 @@ export class BotCommandsService {
   /** LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App), a `url` button in a group (no `web_app` there). */
   private inbox(call: CommandCall): CommandOutcome {
     const url = this.config.inbox.url;
-    if (!url) return this.t.inbox.notConfigured;
+    if (!url) return { kind: 'refused', reason: 'inbox_not_configured' };
     const text = this.t.inbox.button;
     const [answer, button] =
       call.chatType === 'private' ? [this.t.inbox.private, { text, web_app: { url } }] : [this.t.inbox.group, { text, url }];
@@ -92,7 +118,7 @@ export class BotCommandsService {
 
   /** docs/requirements.md §16.2: the lines of .env for the chat and topic it was sent in. Ids only: nothing personal. */
   private chatIds(call: CommandCall): CommandOutcome {
-    if (call.chatType === 'private') return this.t.commands.chatIdPrivate;
+    if (call.chatType === 'private') return { kind: 'refused', reason: 'private_chat' };
     const lines = [this.t.commands.chatIdLeads, `LEADS_CHAT_ID=${call.chatId}`];
     if (call.threadId) lines.push(`LEADS_THREAD_ID=${call.threadId}`);
     lines.push('', this.t.commands.chatIdAdmin, `ADMIN_CHAT_ID=${call.chatId}`);
@@ -102,43 +128,42 @@ export class BotCommandsService {
 
   /** The CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */
   private async export(call: CommandCall): Promise<CommandOutcome> {
-    const c = this.t.commands;
-    if (call.chatId !== this.config.telegram.adminChatId) return c.exportWrongChat;
+    if (call.chatId !== this.config.telegram.adminChatId) return { kind: 'refused', reason: 'not_admin_chat' };
     const refusal = await this.mayEraseOrExport(call.userId);
-    if (refusal) return { not_manager: c.exportNotManager, not_admin: c.exportNotAdmin, admin_unknown: c.adminUnknown }[refusal];
+    if (refusal) return { kind: 'refused', reason: refusal, action: 'export' };
     const arg = call.args.trim();
     const days = arg === '' ? EXPORT_DAYS_DEFAULT : /^\d{1,3}$/.test(arg) ? Number(arg) : NaN;
-    if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return c.exportUsage;
+    if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return { kind: 'refused', reason: 'bad_arguments', action: 'export' };
     const { content, rows } = await this.exports.csvOfDays(days);
     const sent = await this.telegram.sendFile('document', {
       chatId: call.chatId,
       threadId: call.threadId,
       filename: `leads-${days}d.csv`,
       content,
-      caption: c.exportCaption(days, rows),
+      caption: this.t.commands.exportCaption(days, rows),
     });
     if (!sent.ok) {
       this.logger.warn({ msg: 'export document not sent', error: sent.description });
-      return c.exportFailed;
+      return this.t.commands.exportFailed;
     }
     this.logger.log({ msg: 'leads exported', user_id: call.userId, days, rows });
-    return c.exported(days, rows);
+    return this.t.commands.exported(days, rows);
   }
 
   private async forget(call: CommandCall): Promise<CommandOutcome> {
-    const c = this.t.commands;
     const refusal = await this.mayEraseOrExport(call.userId);
-    if (refusal) return { not_manager: c.notManager, not_admin: c.notAdmin, admin_unknown: c.adminUnknown }[refusal];
+    if (refusal) return { kind: 'refused', reason: refusal, action: 'forget' };
     const contact = parseContact(call.args, this.config.leads.phoneRegion);
     if (contact) {
       const erased = await this.anonymisation.forgetContact(contact);
       // The answer does not repeat the contact: command answers carry no personal data (docs/requirements.md §6.1).
-      if (erased.length === 0) return c.forgetNoContact;
-      return c.forgetContact(`${erased.length} (${erased.map((id) => `#${id}`).join(', ')})`);
+      if (erased.length === 0) return this.t.commands.forgetNoContact;
+      return this.t.commands.forgetContact(`${erased.length} (${erased.map((id) => `#${id}`).join(', ')})`);
     }
     const m = /^#?(\d{1,15})$/.exec(call.args.trim());
-    if (!m) return c.forgetUsage;
+    if (!m) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
     const id = Number(m[1]);
+    const c = this.t.commands;
     return { done: c.forgetDone, already: c.forgetAlready, unknown: c.forgetUnknown }[await this.anonymisation.forget(id)](id);
   }
 
