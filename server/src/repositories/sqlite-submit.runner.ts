@@ -1,5 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
+import { DatabaseGoneError } from '../database/database.module';
+import { whileBusy } from '../database/immediate-sqlite-dialect';
 import type { RateEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
 import { decideSubmit } from '../leads/submit-decision';
@@ -85,14 +87,16 @@ export class SqliteSubmitRunner extends SubmitRunner {
   /** Through Kysely's connection mutex (inside a Kysely transaction it would be a savepoint); refused when the file is gone. */
   protected async decideBatch(batch: Waiting[]): Promise<void> {
     const inBatch = (this.inBatch ??= this.prepare());
-    const outcomes = await this.database.whileBusy(() =>
-      this.database.db.connection().execute(() => {
-        this.database.assertFileCurrent();
-        const done = inBatch.immediate(batch);
-        this.stats.commits += 1;
-        this.stats.decisions += batch.length;
-        return Promise.resolve(done);
-      }),
+    const outcomes = await whileBusy(
+      () =>
+        this.database.db.connection().execute(() => {
+          if (!this.database.fileIsCurrent()) throw new DatabaseGoneError(this.database.path);
+          const done = inBatch.immediate(batch);
+          this.stats.commits += 1;
+          this.stats.decisions += batch.length;
+          return Promise.resolve(done);
+        }),
+      this.database.busy,
     );
     batch.forEach((w, i) => {
       const outcome = outcomes[i];
