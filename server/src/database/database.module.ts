@@ -7,7 +7,7 @@ import { Pool } from 'pg';
 import { type BusyState, describeDatabaseUrl, type LeadsDb, migrateToLatest, openDatabase, openPostgres } from './database';
 import { WriteHealth } from './write-health';
 
-/** The file at DATABASE_PATH is not the one opened (deleted or replaced): the submit path refuses to write there. */
+/** The file at DATABASE_PATH is not the one opened (deleted or replaced). */
 export class DatabaseGoneError extends Error {
   readonly code = 'DATABASE_FILE_GONE';
   constructor(path: string) {
@@ -20,7 +20,7 @@ export class DatabaseGoneError extends Error {
 export class DatabaseHandle implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');
   private closed = false;
-  /** The file's device and inode when it was opened: another (or no) file at the path later means it is gone. */
+  /** The file's device and inode when it was opened. */
   private readonly opened: { dev: number; ino: number } | null;
   readonly kind: 'sqlite' | 'postgres';
   readonly pool: Pool | null;
@@ -49,7 +49,7 @@ export class DatabaseHandle implements OnApplicationShutdown {
     return this.closed;
   }
 
-  /** True while the file at the path is still the one opened (one `stat`); always on PostgreSQL. */
+  /** One `stat`; always true on PostgreSQL. */
   fileIsCurrent(): boolean {
     if (this.opened === null) return true;
     const stat = statSync(this.path, { throwIfNoEntry: false });
