@@ -72,7 +72,7 @@ export class LeadsRepository {
     messageId: number;
     format: 'html' | 'plain';
     repeatIds: number[];
-    /** The lead's card_dirty_at when the card was rendered: the new card shows that change. */
+    /** The lead's card_dirty_at when the card was rendered. */
     dirtyAt: number | null;
     now: number;
     /** The card is the late lead's fallback message, edited. */

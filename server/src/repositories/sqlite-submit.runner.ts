@@ -10,13 +10,10 @@ import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, 
 
 const MINUTE_MS = 60_000;
 
-/** The reads of the hourly limit: the per-minute counts, and the submissions of one minute. */
+/** The reads of the hourly limit: per-minute counts newest first, and the submissions with `after < at < before`. */
 export interface MinuteReads {
-  /** The minutes of accepted submissions from `from` on (minute numbers), newest first, with their counts. */
   acceptedMinutes(kind: RateEventKind, from: number): { minute: number; n: number }[];
-  /** Accepted submissions with `after < at < before`. */
   acceptedBetween(kind: RateEventKind, after: number, before: number): number;
-  /** The time of the (offset + 1)-th newest accepted submission with `after < at < before`. */
   nthAcceptedBetween(kind: RateEventKind, after: number, before: number, offset: number): number | null;
 }
 
