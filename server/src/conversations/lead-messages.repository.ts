@@ -19,10 +19,9 @@ export interface Binding {
   blockedAt: number | null;
 }
 
-/** The columns of a link that make its Binding. */
 const BINDING_COLUMNS = ['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'] as const;
 
-/** `lead_messages`, each stored with the outbox row that sends it in one transaction, and the bindings they go along. */
+/** `lead_messages`, each stored with the outbox row that sends it, and the bindings they go along. */
 @Injectable()
 export class LeadMessagesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -64,12 +63,11 @@ export class LeadMessagesRepository {
     return this.db.selectFrom('lead_messages').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  /** The lead's conversation, oldest first. */
   of(leadId: number): Promise<LeadMessage[]> {
     return this.db.selectFrom('lead_messages').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
   }
 
-  /** The message whose copy (or notice) is this message of a chat: a visitor's message relayed into the group. */
+  /** The visitor's message whose copy (or notice) in the group is this one. */
   byCopy(chatId: string, messageId: number): Promise<LeadMessage | undefined> {
     return this.db
       .selectFrom('lead_messages')
@@ -91,7 +89,7 @@ export class LeadMessagesRepository {
     await this.db.updateTable('lead_messages').set({ state: 'failed', error }).where('id', '=', id).execute();
   }
 
-  /** Telegram says the visitor blocked the bot: the lead's bindings say so, and its card is marked for a rewrite. */
+  /** The visitor blocked the bot: the lead's bindings say so, and its card is marked for a rewrite. */
   async blocked(leadId: number, now: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx
@@ -131,7 +129,7 @@ export class LeadMessagesRepository {
     return row ? binding(row) : null;
   }
 
-  /** The leads a person's messages may go to (as `latestLeadOf` picks among them), oldest binding first. */
+  /** The leads a person's messages may go to, oldest binding first. */
   async activeLeadsOf(userId: number): Promise<number[]> {
     const rows = await this.activeLinksOf(userId).select('t.lead_id').orderBy('t.used_at').orderBy('t.lead_id').execute();
     return [...new Set(rows.map((r) => r.lead_id))];
@@ -177,7 +175,6 @@ export class LeadMessagesRepository {
     });
   }
 
-  /** The person wrote to the bot: a block recorded before is over. */
   async unblocked(leadId: number): Promise<void> {
     await this.db
       .updateTable('telegram_links')

@@ -9,7 +9,7 @@ export type BindResult =
   /** No such payload, its time is over, or it was used before: nothing is bound. */
   | { kind: 'unknown' | 'expired' | 'used' };
 
-/** `telegram_links`: the links `POST /leads` answers with, by the SHA-256 of their payload, and the account each bound. */
+/** The links `POST /leads` answers with, by the SHA-256 of their payload, and the account each bound. */
 @Injectable()
 export class TelegramLinksRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}

@@ -2,12 +2,6 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 
-export interface BackupResult {
-  target: string;
-  bytes: number;
-  leads: number;
-}
-
 /** The backup API copies in steps; this many pages per step is "all of them", so one step is one snapshot. */
 const ALL_PAGES = 0x7fffffff;
 
@@ -15,7 +9,7 @@ const ALL_PAGES = 0x7fffffff;
  * `npm run leads -- backup <file>`: a snapshot through SQLite's online backup API, safe while the server runs, written
  * as `<file>.partial`, checked, then renamed, so a file at `<file>` is always complete. Never overwrites.
  */
-export async function backupDatabase(source: string, target: string): Promise<BackupResult> {
+export async function backupDatabase(source: string, target: string): Promise<{ target: string; bytes: number; leads: number }> {
   if (!existsSync(source)) throw new Error(`no database at ${source} (set DATABASE_PATH)`);
   if (existsSync(target)) throw new Error(`${target} already exists: choose a new file name (a backup never overwrites)`);
   if (resolve(source) === resolve(target)) throw new Error('the backup file must not be the database itself');

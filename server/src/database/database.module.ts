@@ -5,10 +5,9 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { Pool } from 'pg';
 import { type BusyState, describeDatabaseUrl, type LeadsDb, migrateToLatest, openDatabase, openPostgres } from './database';
-import { whileBusy } from './immediate-sqlite-dialect';
 import { WriteHealth } from './write-health';
 
-/** The file at DATABASE_PATH is not the one opened (deleted or replaced): the submit path refuses to write there. */
+/** The file at DATABASE_PATH is not the one opened (deleted or replaced). */
 export class DatabaseGoneError extends Error {
   readonly code = 'DATABASE_FILE_GONE';
   constructor(path: string) {
@@ -21,25 +20,23 @@ export class DatabaseGoneError extends Error {
 export class DatabaseHandle implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');
   private closed = false;
-  /** The file's device and inode when it was opened: another (or no) file at the path later means it is gone. */
+  /** The file's device and inode when it was opened. */
   private readonly opened: { dev: number; ino: number } | null;
-  readonly busy: BusyState;
   readonly kind: 'sqlite' | 'postgres';
   readonly pool: Pool | null;
   private readonly rawSqlite: BetterSqlite3.Database | null;
 
-  /** @param path where the data lives, for log lines: the SQLite file, or the PostgreSQL URL without its password. */
+  /** @param path for log lines: the SQLite file, or the PostgreSQL URL without its password. */
   constructor(
     readonly db: LeadsDb,
     engine: BetterSqlite3.Database | Pool,
     readonly path: string,
-    busy?: BusyState,
+    readonly busy: BusyState,
   ) {
     this.kind = engine instanceof Pool ? 'postgres' : 'sqlite';
     this.pool = engine instanceof Pool ? engine : null;
     this.rawSqlite = engine instanceof Pool ? null : engine;
     this.opened = this.kind === 'postgres' || path === ':memory:' ? null : statSync(path);
-    this.busy = busy ?? { timeoutMs: 0, waits: 0 };
   }
 
   /** SQLite's raw handle; throws on PostgreSQL. */
@@ -52,20 +49,11 @@ export class DatabaseHandle implements OnApplicationShutdown {
     return this.closed;
   }
 
-  /** True while the file at the path is still the one opened (one `stat`); always on PostgreSQL. */
+  /** One `stat`; always true on PostgreSQL. */
   fileIsCurrent(): boolean {
     if (this.opened === null) return true;
     const stat = statSync(this.path, { throwIfNoEntry: false });
     return stat !== undefined && stat.ino === this.opened.ino && stat.dev === this.opened.dev;
-  }
-
-  assertFileCurrent(): void {
-    if (!this.fileIsCurrent()) throw new DatabaseGoneError(this.path);
-  }
-
-  /** Runs an all-or-nothing `work` again while SQLite is locked by another connection, within the bound. */
-  whileBusy<T>(work: () => T | Promise<T>): Promise<T> {
-    return whileBusy(work, this.busy);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -111,6 +99,7 @@ const DB = Symbol('LeadsDb');
 
 /** Injects the Kysely instance into repositories. */
 export const InjectDb = () => Inject(DB);
+
 @Global()
 @Module({
   providers: [

@@ -16,12 +16,12 @@ import type { Database } from './schema';
 
 export type LeadsDb = Kysely<Database>;
 
-/** The busy policy of an open database, with a count of the waits it caused (tests and ops read it). */
+/** The busy policy of an open database, with a count of the waits it caused. */
 export interface BusyState extends BusyPolicy {
   waits: number;
 }
 
-/** Opens the SQLite file in WAL mode; `busyTimeoutMs` (DATABASE_BUSY_TIMEOUT_MS): how long a lock is waited for. */
+/** Opens the SQLite file in WAL mode; `busyTimeoutMs`: how long a lock is waited for. */
 export function openDatabase(
   path: string,
   options: { busyTimeoutMs?: number } = {},
@@ -75,21 +75,18 @@ function parseInt8(value: string): number {
   return n;
 }
 
-/** The sessions' bounds (none when not given: the CLI, migrations); `connectTimeoutMs` defaults to 10 s. */
+/** The sessions' bounds (none when not given: the CLI, migrations). */
 interface PostgresOptions {
   max?: number;
   connectTimeoutMs?: number;
   lockTimeoutMs?: number;
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
-  /** Told once of each connection that broke; the pool drops it and opens another when asked. */
+  /** Told once of each connection that broke (the pool drops it). */
   onConnectionLost?: (err: Error) => void;
 }
 
-/**
- * Opens a PostgreSQL database (DATABASE_URL). A fault never ends the process nor poisons the pool: every connection
- * has an `error` listener from the start, and one handed back broken, or inside a transaction, is closed.
- */
+/** Opens DATABASE_URL. A fault never ends the process nor poisons the pool: a connection handed back broken, or in a transaction, is closed. */
 export function openPostgres(url: string, options: PostgresOptions = {}): { db: LeadsDb; pool: Pool } {
   const types = new TypeOverrides(pgTypes);
   types.setTypeParser(pgTypes.builtins.INT8, parseInt8);
@@ -133,21 +130,17 @@ export function openPostgres(url: string, options: PostgresOptions = {}): { db: 
   return { db, pool };
 }
 
-/** No connection to PostgreSQL could be had; `cause` is pg's error (its SQLSTATE, if the server sent one). */
+/** No connection to PostgreSQL could be had; `cause` is pg's error. */
 export class DatabaseUnreachableError extends Error {
   readonly code = 'DATABASE_UNREACHABLE';
   constructor(cause: unknown) {
     const { message, code } = (cause ?? {}) as { message?: unknown; code?: unknown };
-    super(
-      `no connection to the database: ${typeof message === 'string' ? message : String(cause)}${typeof code === 'string' ? ` (${code})` : ''}`,
-      {
-        cause,
-      },
-    );
+    const reason = typeof message === 'string' ? message : String(cause);
+    super(`no connection to the database: ${reason}${typeof code === 'string' ? ` (${code})` : ''}`, { cause });
   }
 }
 
-/** The URL without its password, for logs and error lines (`postgres://leads@db:5432/leads`). */
+/** The URL without its password, for logs and error lines. */
 export function describeDatabaseUrl(url: string): string {
   return URL.canParse(url) ? withoutPasswords(url) : 'DATABASE_URL';
 }
@@ -181,13 +174,12 @@ export async function migrateToLatest(db: LeadsDb): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/** Truncates the WAL so erased values do not survive in old page images; false when another connection kept it from it. */
+/** Truncates the WAL so erased values do not survive in old page images; false when another connection kept it. */
 export function checkpointTruncate(sqlite: BetterSqlite3.Database): boolean {
   const [result] = sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
   return result?.busy === 0;
 }
 
-/** True when every known migration has been applied (for readiness). */
 export async function migrationsCurrent(db: LeadsDb): Promise<boolean> {
   const migrations = await new Migrator({ db, provider }).getMigrations();
   return migrations.every((m) => m.executedAt !== undefined);

@@ -6,13 +6,12 @@ import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, 
 export const SQLITE_BUSY_TIMEOUT_MS = 5;
 
 export interface BusyPolicy {
-  /** Total time one operation may wait for a lock before its SQLITE_BUSY is thrown to the caller. */
+  /** Total time one operation may wait for a lock before its SQLITE_BUSY is thrown. */
   timeoutMs: number;
-  /** Told each time an operation found the database locked and waits to try again. */
   onWait?: () => void;
 }
 
-/** True for SQLITE_BUSY and its extended codes (another connection holds the lock). */
+/** Another connection holds the lock. */
 export function isBusyError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');

@@ -4,32 +4,17 @@ import { sql, type Transaction } from 'kysely';
 import { migrateToLatest, openDatabase, openPostgres } from './database';
 import type { Database } from './schema';
 
-/** `log`: progress, a line at a time; `batchSize`: rows per insert (default 500, fewer for a wide table). */
-export interface MoveOptions {
-  log?: (line: string) => void;
-  batchSize?: number;
-}
-
-export interface MovedTable {
-  table: string;
-  rows: number;
-  /** The id the table's identity gives next on PostgreSQL; null for a table without one (keyed by text). */
-  nextId: number | null;
-}
-
-/** Every data table in the order copied (referenced tables first), and the migrations applied first on each side. */
+/** Every data table in the order copied, with the id its identity gives next (null: keyed by text); the migrations applied. */
 export interface MoveReport {
-  tables: MovedTable[];
+  tables: { table: string; rows: number; nextId: number | null }[];
   migrated: { sqlite: string[]; postgres: string[] };
 }
 
-const DEFAULT_BATCH_SIZE = 500;
 /** PostgreSQL's protocol numbers bind parameters with 16 bits: a statement takes at most 65535. */
 const MAX_BIND_PARAMETERS = 65535;
 /** Not copied: each side's Kysely bookkeeping, running instances' leases, webhook mode's day of update ids. */
 const NOT_COPIED = ['kysely_migration', 'kysely_migration_lock', 'leases', 'telegram_updates'];
 
-/** A data table as read from the SQLite snapshot. */
 interface SourceTable {
   name: string;
   columns: string[];
@@ -44,9 +29,11 @@ interface SourceTable {
  * `npm run leads -- migrate-to-postgres`: copies one snapshot of the SQLite database into the empty PostgreSQL one,
  * ids unchanged, all or nothing, both migrated first. Never merges into or overwrites a database that holds a row.
  */
-export async function moveToPostgres(sqlitePath: string, postgresUrl: string, options: MoveOptions = {}): Promise<MoveReport> {
-  const log = options.log ?? (() => undefined);
-  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+export async function moveToPostgres(
+  sqlitePath: string,
+  postgresUrl: string,
+  { log = () => undefined, batchSize = 500 }: { log?: (line: string) => void; batchSize?: number } = {},
+): Promise<MoveReport> {
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new Error(`batch size must be a positive integer, not ${batchSize}`);
   if (!existsSync(sqlitePath)) throw new Error(`no SQLite database at ${sqlitePath} (set DATABASE_PATH): nothing to move`);
 
@@ -73,7 +60,7 @@ export async function moveToPostgres(sqlitePath: string, postgresUrl: string, op
       // The rows come as they are, the outbox's with them: its triggers would queue the copied leads' work again.
       await sql`alter table leads disable trigger outbox_of_leads`.execute(trx);
       await sql`alter table lead_repeats disable trigger outbox_of_repeats`.execute(trx);
-      const report: MovedTable[] = [];
+      const report: MoveReport['tables'] = [];
       for (const table of tables) {
         const rows = await copyTable(sqlite, trx, table, batchSize);
         const counted = await countRows(trx, table.name);
@@ -102,29 +89,23 @@ function describeMigrations(applied: string[]): string {
 
 /** Every data table of the SQLite schema, ordered so that a table comes after the tables its foreign keys reference. */
 function readSourceTables(sqlite: BetterSqlite3.Database): SourceTable[] {
-  const names = (
-    sqlite
-      .prepare(`select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name`)
-      .all() as {
-      name: string;
-    }[]
-  )
-    .map((r) => r.name)
-    .filter((name) => !NOT_COPIED.includes(name));
-  const hasSequence = sqlite.prepare(`select 1 from sqlite_master where type = 'table' and name = 'sqlite_sequence'`).get() !== undefined;
-  const tables = names.map((name): SourceTable => {
-    const columns = (sqlite.prepare('select name from pragma_table_info(?) order by cid').all(name) as { name: string }[]).map(
-      (c) => c.name,
-    );
-    const parents = (sqlite.prepare('select distinct "table" as parent from pragma_foreign_key_list(?)').all(name) as { parent: string }[])
-      .map((r) => r.parent)
-      .filter((parent) => parent !== name);
-    const { n } = sqlite.prepare(`select count(*) as n from ${quote(name)}`).get() as { n: number };
-    const seq = hasSequence
-      ? (sqlite.prepare('select seq from sqlite_sequence where name = ?').get(name) as { seq: number } | undefined)
-      : undefined;
-    return { name, columns, parents, rows: n, sequence: seq?.seq ?? 0 };
-  });
+  const tableNames = sqlite
+    .prepare(`select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name`)
+    .pluck()
+    .all() as string[];
+  const tables = tableNames
+    .filter((name) => !NOT_COPIED.includes(name))
+    .map((name): SourceTable => {
+      const columns = sqlite.prepare('select name from pragma_table_info(?) order by cid').pluck().all(name) as string[];
+      const parents = sqlite.prepare('select distinct "table" from pragma_foreign_key_list(?)').pluck().all(name) as string[];
+      const rows = sqlite
+        .prepare(`select count(*) from ${quote(name)}`)
+        .pluck()
+        .get() as number;
+      // The migrations' AUTOINCREMENT tables make sqlite_sequence exist.
+      const sequence = sqlite.prepare('select seq from sqlite_sequence where name = ?').pluck().get(name) as number | undefined;
+      return { name, columns, parents: parents.filter((parent) => parent !== name), rows, sequence: sequence ?? 0 };
+    });
 
   // Kahn's order, alphabetical among the tables that are ready, so that the order does not depend on chance.
   const ordered: SourceTable[] = [];

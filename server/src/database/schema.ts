@@ -1,22 +1,16 @@
 import type { Generated, Insertable } from 'kysely';
-
 import type { LeadStatus } from '../domain/lead-status';
 import type { Lead, LeadRepeat } from '../domain/lead';
 import type { MessageDirection, MessageMedia, MessageState } from '../domain/lead-message';
 
-/**
- * The tables' types for Kysely; the lead's and the repeat's rows are the domain's (domain/lead.ts), with the columns
- * the database fills. Times are milliseconds since the epoch (UTC) throughout.
- */
+/* The tables' types for Kysely; the lead's and the repeat's rows are the domain's. Times are ms since the epoch (UTC). */
+
 type WithDefaults<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: Generated<Row[P]> };
 
-/**
- * Events counted in sliding windows, keyed by a hash: `accepted` (a request in time, by the visitor's ip_hash), `late`
- * (one replayed from a landing's spool, counted apart), `secret_failure` (a wrong secret, by the caller's address).
- */
+/** Events counted in sliding windows: `accepted` (by ip_hash), `late` (replayed from a spool), `secret_failure` (by caller). */
 export type RateEventKind = 'accepted' | 'late' | 'secret_failure';
 
-/** What happened to a lead, for its trace (docs/architecture.md, "Storage"). No personal data in `detail`. */
+/** What happened to a lead, for its trace; no personal data in `detail`. */
 export type LeadEventKind =
   | 'publish_failed'
   | 'publish_deferred'
@@ -43,11 +37,9 @@ export type LeadEventKind =
   | 'webhook_replayed'
   | 'telegram_bound';
 
-/** Signed webhooks (docs/api.md "Webhooks"): the events sent to `LEADS_WEBHOOK_URL`. */
 export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised', 'lead.message'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-/** What an outbox row does (docs/architecture.md, "The outbox"). */
 export const OUTBOX_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'webhook', 'visitor_message', 'team_message'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
@@ -57,7 +49,6 @@ export interface Database {
   rate_events: { id: Generated<number>; kind: RateEventKind; key_hash: string; at: number };
   /** Accepted submissions per minute (`minute`: ms / 60000, rounded down): the hourly limit's bounded read. */
   rate_minutes: { kind: RateEventKind; minute: number; n: number };
-  /** When each throttled admin alert was last sent, so throttles survive a restart. */
   alert_throttles: { key: string; last_sent_at: number };
   settings: { key: string; value: string; updated_at: number };
   lead_status_changes: {
@@ -69,18 +60,12 @@ export interface Database {
     user_name: string;
     at: number;
   };
-  /** Once-per-period jobs run (`digest:2026-11-29`). */
   job_runs: { key: string; at: number };
   lead_events: { id: Generated<number>; lead_id: number; repeat_id: number | null; kind: LeadEventKind; at: number; detail: string | null };
-  /** Who does a once-across-instances job for now (`holder`: host, pid, random) and until when. */
   leases: { name: string; holder: string; until: number };
-  /** Where each event type's announcements start: its source table's rows above `since_id` (history is never announced). */
+  /** Each event type announces its source table's rows above `since_id` (history is never announced). */
   webhook_sources: { type: WebhookEventType; since_id: number; created_at: number };
-  /**
-   * One event, announced to every endpoint configured when it was recorded; at most one per row that records a change
-   * (`source_id`). `public_id`: the body's `id` (`evt_` and 32 hex digits); `at`: when the change happened, the body's
-   * `created_at`; `data`: JSON of the event's own facts, never personal data.
-   */
+  /** At most one event per row that records a change (`source_id`); `data`: JSON of its facts, never personal data. */
   webhook_events: {
     id: Generated<number>;
     public_id: string;
@@ -90,7 +75,6 @@ export interface Database {
     at: number;
     data: string;
   };
-  /** One effect on the outside world: retried until done, claimed by one instance at a time, in order per lead and target. */
   outbox: {
     id: Generated<number>;
     kind: OutboxKind;
@@ -104,28 +88,23 @@ export interface Database {
     /** Set when `npm run leads -- webhooks replay` queued a delivery again. */
     replayed_at: number | null;
     created_at: number;
-    /** Not before this time (the app's clock): due at once, after a failure, after a flood pause. */
+    /** Not before this time (the app's clock). */
     next_at: number;
     attempts: Generated<number>;
-    /** The first failed attempt (the webhook alert is raised once one has failed for 30 minutes). */
     first_failed_at: number | null;
     last_error: string | null;
-    /** The instance working on it, and until when (wall-clock ms): another instance takes it only after that. */
+    /** The instance working on it, and until when (wall-clock ms). */
     claimed_by: string | null;
     claimed_until: number | null;
     done_at: number | null;
-    /** How it ended: `sent`, `delivered`, `skipped`, `gave_up`, `left`, … (free text for the trace). */
+    /** How it ended (free text for the trace). */
     outcome: string | null;
   };
-  /** Webhook mode: an update an instance took and when its handling ended (null while it runs, or its instance died). */
+  /** Webhook mode: an update an instance took, and when its handling ended. */
   telegram_updates: { update_id: number; seen_at: number; handled_at: number | null };
-  /** What `/stickers_forget` erased: ContactHasher's HMAC of a normalised username or phone, and its latest erasure. */
+  /** What `/stickers_forget` erased: the HMAC of a normalised username or phone, and its latest erasure. */
   erased_contacts: { contact_hash: string; erased_at: number };
-  /**
-   * A "Continue in Telegram" link: the SHA-256 of its payload, its lead, until when it opens the bot, who used it, when;
-   * `stopped_at`: the visitor sent `/stop`; `blocked_at`: they blocked the bot; `chosen_at`: they chose this lead for
-   * their messages (the newest choice wins).
-   */
+  /** A "Continue in Telegram" link by the SHA-256 of its payload; `chosen_at`: the visitor chose this lead for their messages. */
   telegram_links: {
     payload_hash: string;
     lead_id: number;
@@ -140,11 +119,7 @@ export interface Database {
     blocked_at: number | null;
     chosen_at: number | null;
   };
-  /**
-   * One message of a lead's conversation: `in` from the visitor, `out` from the team; `author_tg_id` null when no
-   * Telegram user is known; `text` the text or a media's caption; `tg_*` the original in Telegram (none for the
-   * inbox's), `copy_*` the copy once sent.
-   */
+  /** One message of a lead's conversation: `tg_*` the original in Telegram (none for the inbox's), `copy_*` the copy sent. */
   lead_messages: {
     id: Generated<number>;
     lead_id: number;
@@ -163,6 +138,5 @@ export interface Database {
   };
 }
 
-/** A lead's row as inserted (the columns with defaults may be left out). */
 export type NewLead = Insertable<Database['leads']>;
 export type NewLeadRepeat = Insertable<Database['lead_repeats']>;

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 
-/** Where a write to the database happened: the submit path, the outbox, or anything else worth naming. */
 export type WriteSite = 'submit' | 'outbox' | 'housekeeping' | 'bot';
 
 export interface WriteFailure {
   site: WriteSite;
   at: number;
-  /** SQLite's error code (`SQLITE_FULL`, `SQLITE_IOERR_…`, `SQLITE_READONLY`, …) or the error's name. */
+  /** The error's code, or its name. */
   code: string;
 }
 
@@ -43,7 +42,6 @@ export class WriteHealth {
     this.failures.delete(site);
   }
 
-  /** The failure of a site whose last write failed, if any. */
   failing(site: WriteSite): WriteFailure | null {
     return this.failures.get(site) ?? null;
   }

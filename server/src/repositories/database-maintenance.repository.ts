@@ -7,7 +7,7 @@ import { checkpointTruncate, migrationsCurrent } from '../database/database';
 export class DatabaseMaintenanceRepository {
   constructor(private readonly database: DatabaseHandle) {}
 
-  /** DATABASE_PATH, for log lines (never for public answers). */
+  /** For log lines, never for public answers. */
   get path(): string {
     return this.database.path;
   }

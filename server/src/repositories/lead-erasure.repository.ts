@@ -11,18 +11,12 @@ import type { Tx } from './transactor';
 
 export type AnonymiseResult = 'done' | 'already' | 'unknown';
 
-/**
- * Erasure's queries: whose leads a contact has, the erase itself, retention's due leads, and `erased_contacts` (the
- * erased contacts as keyed hashes, anonymisation/contact-hasher.ts, with each one's latest time).
- */
+/** Erasure's queries: whose leads a contact has, the erase itself, retention's due leads, and the erased contacts' hashes. */
 @Injectable()
 export class LeadErasureRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /**
-   * The first statement of an erasing transaction: no submit decision runs beside it (SQLite's `BEGIN IMMEDIATE` does
-   * that already; PostgreSQL takes the submit lock), so a decision's lead is either erased or finds the erasure.
-   */
+  /** The first statement of an erasing transaction: no submit decision runs beside it (SQLite's `BEGIN IMMEDIATE` does so). */
   async holdSubmits(trx: Tx): Promise<void> {
     if (dialectOf(this.db) === 'postgres') await sql`select pg_advisory_xact_lock(${SUBMIT_LOCK_KEY})`.execute(trx);
   }
@@ -38,20 +32,7 @@ export class LeadErasureRepository {
     }
   }
 
-  /** Whether any of a submission's contact hashes was erased at or after `submittedAt` (then it is stored anonymised). */
-  async erasedSince(hashes: readonly string[], submittedAt: number): Promise<boolean> {
-    if (hashes.length === 0) return false;
-    const row = await this.db
-      .selectFrom('erased_contacts')
-      .select('erased_at')
-      .where('contact_hash', 'in', [...hashes])
-      .where('erased_at', '>=', submittedAt)
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
-  /** `erasedSince` as a prepared statement of the SQLite decision runner (synchronous). */
+  /** The SQLite decision's: whether any of a submission's contact hashes was erased at or after `submittedAt`. */
   static sqliteErasedSince(sqlite: BetterSqlite3.Database): (hashes: readonly string[], submittedAt: number) => boolean {
     const statement = sqlite.prepare(
       'select 1 from erased_contacts where erased_at >= ? and contact_hash in (select value from json_each(?)) limit 1',
@@ -59,16 +40,15 @@ export class LeadErasureRepository {
     return (hashes, submittedAt) => hashes.length > 0 && statement.get(submittedAt, JSON.stringify(hashes)) !== undefined;
   }
 
-  /** Housekeeping: drops the erasures no late replay can precede any more (older than `cutoff`); how many. */
+  /** Drops the erasures no late replay can precede any more; how many. */
   async pruneErasedBefore(cutoff: number): Promise<number> {
     const result = await this.db.deleteFrom('erased_contacts').where('erased_at', '<', cutoff).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 
   /**
-   * Erases the personal columns (`domain/personal-fields.ts`) of a lead and its repeats (their changed values too; the
-   * names stay), keeps the lead for statistics and marks its card for rewriting; pending repeat pings become handled.
-   * `trx`: the transaction that also writes the `anonymised` event; without it, a transaction of its own.
+   * Erases the personal columns of a lead and its repeats (their changed values too), keeps the lead for statistics and
+   * marks its card for rewriting; pending repeat pings become handled. Without `trx`, in a transaction of its own.
    */
   anonymise(leadId: number, now: number, trx?: Tx): Promise<AnonymiseResult> {
     const erase = async (ex: LeadsDb): Promise<AnonymiseResult> => {
@@ -109,10 +89,7 @@ export class LeadErasureRepository {
     return trx ? erase(trx) : this.db.transaction().execute(erase);
   }
 
-  /**
-   * The contacts of a lead not yet anonymised: its username and phone and those its repeats changed to (each once),
-   * read in the erasing transaction so that the erasure is recorded (hashed) for late replays.
-   */
+  /** The contacts of a lead not yet anonymised, its repeats' changes too (each once), read in the erasing transaction. */
   async contactsOf(leadId: number, trx: Tx): Promise<{ telegrams: string[]; phones: string[] }> {
     const lead = await trx
       .selectFrom('leads')
@@ -131,7 +108,7 @@ export class LeadErasureRepository {
     return { telegrams: [...telegrams], phones: [...phones] };
   }
 
-  /** Leads created before `cutoff` and not yet anonymised (retention). */
+  /** Retention's: leads created before `cutoff` and not yet anonymised. */
   async expired(cutoff: number, limit: number): Promise<number[]> {
     const rows = await this.db
       .selectFrom('leads')
@@ -144,10 +121,7 @@ export class LeadErasureRepository {
     return rows.map((r) => r.id);
   }
 
-  /**
-   * Erasure by contact: the leads not yet anonymised whose phone is `phone` or whose lower-cased username is
-   * `telegramKey`, and those with a repeat that carried that phone or username in its changes. Oldest first.
-   */
+  /** The leads not yet anonymised of this phone or lower-cased username, their repeats' changes too; oldest first. */
   async leadsOfContact(c: { phone: string | null; telegramKey: string | null }): Promise<number[]> {
     const direct = await this.db
       .selectFrom('leads')

@@ -14,15 +14,14 @@ export interface ExportQuery {
   since: number | null;
   until: number | null;
   status: LeadStatus | null;
-  /** Only leads with a smaller id (the cursor); null for the first page. */
+  /** The cursor: only leads with a smaller id. */
   beforeId: number | null;
   limit: number;
-  /** The inbox's: the landing's source (`null`: leads without one), undefined for any. */
+  /** The landing's source (`null`: leads without one), undefined for any. */
   source?: string | null;
   search?: LeadSearch;
   /** The inbox viewer's leads; undefined: every lead. */
   scope?: LeadScope;
-  /** Only the lead of this number (a lead's page). */
   id?: number;
   /** Only the leads changed at or after `since`, oldest change first, after the page before's last (not with `beforeId`). */
   changed?: { since: number; after: { updatedAt: number; id: number } | null };
@@ -30,7 +29,6 @@ export interface ExportQuery {
 
 /** The leads an inbox viewer may see (docs/api.md, "Whose leads"): cards in `chats`, or routed there by their source. */
 export interface LeadScope {
-  /** The leads chats the viewer is a member of (ids as they are now). */
   chats: readonly string[];
   /** Leads without a card yet whose source (lower-cased) is one of these go to one of `chats`. */
   routedSources: readonly string[];
@@ -40,7 +38,6 @@ export interface LeadScope {
 
 type ScopedLeads = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
 
-/** The condition of a LeadScope on `leads as l`. */
 export function inLeadScope(db: LeadsDb, scope: LeadScope) {
   return (eb: ScopedLeads) => {
     const unpublished = [
@@ -66,7 +63,6 @@ export interface LeadSearch {
   source: string | null;
 }
 
-/** The columns of a lead the export reads (besides how many repeats it has). */
 const EXPORT_COLUMNS = [
   'id',
   'request_id',
@@ -89,10 +85,7 @@ export type ExportRow = Pick<Lead, (typeof EXPORT_COLUMNS)[number]> & { repeats:
 
 export type ExportRepeatRow = Pick<LeadRepeat, 'lead_id' | 'request_id' | 'created_at' | 'received_at' | 'changes'>;
 
-/**
- * Pages of leads as `GET /leads`, the CSV, the inbox's list and the webhooks read them: filters, search, scope; and the
- * reads of a lead's whole story (the trace), read-only, so the CLI runs them beside the running server.
- */
+/** Read-only pages of leads (`GET /leads`, the CSV, the inbox, the webhooks) and a lead's whole story (the trace, the CLI's too). */
 @Injectable()
 export class LeadPagesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -138,7 +131,7 @@ export class LeadPagesRepository {
     return query.limit(q.limit).execute() as Promise<ExportRow[]>;
   }
 
-  /** The repeats of these leads (a page's), oldest first within each lead. */
+  /** Oldest first within each lead. */
   repeatsOf(leadIds: readonly number[]): Promise<ExportRepeatRow[]> {
     if (leadIds.length === 0) return Promise.resolve([]);
     return this.db
@@ -156,7 +149,6 @@ export class LeadPagesRepository {
     return row?.id;
   }
 
-  /** The lead a repeat's request_id was attached to. */
   async leadIdOfRepeat(requestId: string): Promise<number | undefined> {
     const row = await this.db.selectFrom('lead_repeats').select('lead_id').where('request_id', '=', requestId).executeTakeFirst();
     return row?.lead_id;
@@ -179,7 +171,7 @@ export class LeadPagesRepository {
     return this.db.selectFrom('lead_events').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
   }
 
-  /** The lead's conversation in Telegram, oldest first, without its text or authors (personal). */
+  /** The lead's conversation, without its text or authors (personal). */
   messages(leadId: number) {
     return this.db
       .selectFrom('lead_messages')
@@ -189,7 +181,7 @@ export class LeadPagesRepository {
       .execute();
   }
 
-  /** The lead's outbox rows, oldest first: its card's, its edits', its repeats' pings and its fallback replies' attempts. */
+  /** The lead's outbox rows but webhooks', oldest first. */
   outbox(leadId: number) {
     return this.db
       .selectFrom('outbox')

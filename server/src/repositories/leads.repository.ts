@@ -9,7 +9,7 @@ import { countRows, type Tx } from './transactor';
 /** The history's user id of a change an integrator made (`POST /leads/{n}/status`): no Telegram user has it. */
 export const CRM_USER_ID = 0;
 
-/** A press decided by the lead-status service: the status goes from `from` to `to` if nobody was first. */
+/** A press: the status goes from `from` to `to` if nobody was first. */
 export interface StatusChange {
   leadId: number;
   from: LeadStatus;
@@ -21,7 +21,7 @@ export interface StatusChange {
 
 /** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's. */
 export interface FallbackToAnswer {
-  /** Whose row `id` is: the lead's, or a repeat's (the reply names the lead it repeats). */
+  /** Whose row `id` is. */
   of: 'lead' | 'repeat';
   id: number;
   leadId: number;
@@ -29,19 +29,18 @@ export interface FallbackToAnswer {
   chatId: string;
   messageId: number;
   attempts: number;
-  /** Its lead's card is in the group (the reply names its number). */
+  /** Its lead's card is in the group. */
   published: boolean;
 }
 
-/** What became of a fallback message's reply: sent, or given up for good. */
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
-/** The queries on one lead, its repeats and its story: the outbox's handlers, the status compare-and-set, reminders, backlog figures. */
+/** The queries on one lead, its repeats and its story. */
 @Injectable()
 export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /** Appends to a lead's story (`lead_events`, never personal data); `trx`: when it must commit with the change it tells of. */
+  /** Appends to a lead's story (never personal data); `trx`: when it must commit with the change it tells of. */
   async recordEvent(
     leadId: number,
     kind: LeadEventKind,
@@ -53,7 +52,7 @@ export class LeadsRepository {
     await (trx ?? this.db).insertInto('lead_events').values({ lead_id: leadId, kind, at, detail, repeat_id: repeatId }).execute();
   }
 
-  /** Every repeat of a lead, newest first. */
+  /** Newest first. */
   repeatsOf(leadId: number): Promise<LeadRepeat[]> {
     return this.db
       .selectFrom('lead_repeats')
@@ -68,12 +67,12 @@ export class LeadsRepository {
   async markPublished(p: {
     leadId: number;
     chatId: string;
-    /** The forum topic the card went into; null: General (or a chat without topics). */
+    /** Null: General (or a chat without topics). */
     threadId?: number | null;
     messageId: number;
     format: 'html' | 'plain';
     repeatIds: number[];
-    /** The lead's card_dirty_at when the card was rendered: the new card shows that change. */
+    /** The lead's card_dirty_at when the card was rendered. */
     dirtyAt: number | null;
     now: number;
     /** The card is the late lead's fallback message, edited. */
@@ -108,12 +107,11 @@ export class LeadsRepository {
     });
   }
 
-  /** The card message is gone: a new card (with every repeat in it); the outbox's trigger queues it. */
+  /** The card message is gone: the outbox's trigger queues a new card. */
   async republish(leadId: number, error: string): Promise<void> {
     await this.db.updateTable('leads').set({ published_at: null, message_id: null, last_error: error }).where('id', '=', leadId).execute();
   }
 
-  /** The lead whose card is that message, if any. */
   async cardAt(chatId: string, messageId: number): Promise<number | undefined> {
     const row = await this.db
       .selectFrom('leads')
@@ -192,29 +190,27 @@ export class LeadsRepository {
     await this.db.updateTable('leads').set({ card_dirty_at: null }).where('id', '=', leadId).where('card_dirty_at', '=', dirtyAt).execute();
   }
 
-  /** After a group migration the cards live in the new chat. */
   async moveChat(from: string, to: string): Promise<void> {
     await this.db.updateTable('leads').set({ chat_id: to }).where('chat_id', '=', from).execute();
   }
 
   /** Leads with no card yet, oldest first, with their card row's attempts, last error and next time (/stickers_new). */
-  async listUnpublished(limit: number) {
-    const rows = await this.db
+  listUnpublished(limit: number) {
+    return this.db
       .selectFrom('leads as l')
       .leftJoin('outbox as o', (join) => join.onRef('o.lead_id', '=', 'l.id').on('o.kind', '=', 'card').on('o.done_at', 'is', null))
-      .select(['l.id', 'l.created_at', 'o.attempts', 'o.last_error', 'o.next_at'])
+      .select((eb) => [
+        'l.id',
+        'l.created_at',
+        eb.fn.coalesce('o.attempts', eb.lit(0)).as('publish_attempts'),
+        'o.last_error',
+        eb.fn.coalesce('o.next_at', 'l.created_at').as('next_attempt_at'),
+      ])
       .where('l.published_at', 'is', null)
       .orderBy('l.created_at')
       .orderBy('l.id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      created_at: r.created_at,
-      publish_attempts: r.attempts ?? 0,
-      last_error: r.last_error ?? null,
-      next_attempt_at: r.next_at ?? r.created_at,
-    }));
   }
 
   /** When the oldest lead without a card reached the server (a late lead waits only since it arrived); null: none. */
@@ -227,7 +223,7 @@ export class LeadsRepository {
     return row?.oldest ?? null;
   }
 
-  /** When the newest card went out (null: none yet): readiness tells an outbox that makes progress by it. */
+  /** When the newest card went out (null: none yet). */
   async lastPublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')
@@ -240,10 +236,7 @@ export class LeadsRepository {
     return countRows(this.db.selectFrom('leads').where('published_at', 'is', null));
   }
 
-  /**
-   * Status compare-and-set: only if still `from` and not anonymised, the card marked for rewriting, committed with its
-   * row of `lead_status_changes`; false when someone was first.
-   */
+  /** Status compare-and-set: only if still `from` and not anonymised, committed with its history row; false: someone was first. */
   changeStatus(c: StatusChange): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx

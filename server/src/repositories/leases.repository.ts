@@ -2,16 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 
-/**
- * What instances sharing the database take in turn: the leases of once-across-instances jobs, and the Telegram updates
- * of webhook mode (`telegram_updates`). Each take is one upsert whose update has a condition, so of two instances
- * asking at once only one gets it, on SQLite or PostgreSQL.
- */
+/** What instances take in turn: jobs' leases and webhook mode's updates; each take is one conditional upsert, so one wins. */
 @Injectable()
 export class LeasesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /** Takes or renews the lease `name` for `holder` until `until`: nobody holds it, its time ran out, or `holder` does. */
+  /** Takes or renews the lease: nobody holds it, its time ran out, or `holder` does. */
   async acquire(name: string, holder: string, now: number, until: number): Promise<boolean> {
     const row = await this.db
       .insertInto('leases')
@@ -38,7 +34,7 @@ export class LeasesRepository {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /** Gives the lease up (a clean shutdown), so another instance takes the job at once. */
+  /** A clean shutdown: another instance takes the job at once. */
   async release(name: string, holder: string): Promise<void> {
     await this.db.deleteFrom('leases').where('name', '=', name).where('holder', '=', holder).execute();
   }
@@ -64,7 +60,7 @@ export class LeasesRepository {
     return row !== undefined;
   }
 
-  /** The handling of a claimed update is over, whatever its outcome (Telegram is answered 200 either way). */
+  /** Whatever the outcome (Telegram is answered 200 either way). */
   async markUpdateHandled(id: number, now: number): Promise<void> {
     await this.db.updateTable('telegram_updates').set({ handled_at: now }).where('update_id', '=', id).execute();
   }
@@ -76,7 +72,6 @@ export class LeasesRepository {
     return row.handled_at === null ? 'unfinished' : 'handled';
   }
 
-  /** Forgets the updates seen before `before`; how many. */
   async pruneUpdates(before: number): Promise<number> {
     const result = await this.db.deleteFrom('telegram_updates').where('seen_at', '<', before).executeTakeFirst();
     return Number(result.numDeletedRows);

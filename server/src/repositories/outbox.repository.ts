@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Selectable } from 'kysely';
+import type { Selectable, Updateable } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
@@ -11,7 +11,6 @@ export type OutboxRow = Selectable<Database['outbox']>;
 /** The Telegram rows' target (the webhook rows' is their endpoint's URL). */
 export const TELEGRAM_TARGET = 'telegram';
 
-/** A row's failed attempt: counted, with its next time. */
 export interface OutboxFailure {
   attempts: number;
   nextAt: number;
@@ -19,7 +18,6 @@ export interface OutboxFailure {
   firstFailedAt?: number;
 }
 
-/** No instance holds the row. */
 const UNCLAIMED = { claimed_by: null, claimed_until: null };
 
 /** The outbox: the runner's claims and outcomes; the Telegram rows come from triggers, the webhook rows from here. */
@@ -34,7 +32,7 @@ export class OutboxRepository {
 
   /**
    * Claims up to `limit` due rows of `targets` for `holder` until `until` (wall clock), lowest id first, none behind an
-   * earlier row of its lead and target (docs/architecture.md, "The outbox"). SQLite's one runner keeps claims in memory.
+   * earlier row of its lead and target. SQLite's one runner keeps claims in memory.
    */
   async claim(p: {
     now: number;
@@ -98,34 +96,25 @@ export class OutboxRepository {
   }
 
   /** The row is done; `trx` when its outcome is one commit with what it changed. */
-  async finish(id: number, outcome: string, now: number, attempts: number, trx?: Tx): Promise<void> {
-    await (trx ?? this.db)
-      .updateTable('outbox')
-      .set({ done_at: now, outcome, attempts, last_error: null, ...UNCLAIMED })
-      .where('id', '=', id)
-      .execute();
+  finish(id: number, outcome: string, now: number, attempts: number, trx?: Tx): Promise<void> {
+    return this.unclaim(id, { done_at: now, outcome, attempts, last_error: null }, trx);
   }
 
   /** A failed attempt: counted, the row waits for its next time. */
-  async failed(id: number, f: OutboxFailure, trx?: Tx): Promise<void> {
-    await (trx ?? this.db)
-      .updateTable('outbox')
-      .set({
-        attempts: f.attempts,
-        next_at: f.nextAt,
-        last_error: f.error,
-        ...(f.firstFailedAt !== undefined ? { first_failed_at: f.firstFailedAt } : {}),
-        ...UNCLAIMED,
-      })
-      .where('id', '=', id)
-      .execute();
+  failed(id: number, f: OutboxFailure, trx?: Tx): Promise<void> {
+    const first = f.firstFailedAt !== undefined ? { first_failed_at: f.firstFailedAt } : {};
+    return this.unclaim(id, { attempts: f.attempts, next_at: f.nextAt, last_error: f.error, ...first }, trx);
   }
 
   /** Not a failure, only a later time (a flood pause); `error` says why, for /stickers_new. */
-  async defer(id: number, nextAt: number, error?: string): Promise<void> {
-    await this.db
+  defer(id: number, nextAt: number, error?: string): Promise<void> {
+    return this.unclaim(id, { next_at: nextAt, ...(error !== undefined ? { last_error: error } : {}) });
+  }
+
+  private async unclaim(id: number, values: Updateable<Database['outbox']>, trx?: Tx): Promise<void> {
+    await (trx ?? this.db)
       .updateTable('outbox')
-      .set({ next_at: nextAt, ...(error !== undefined ? { last_error: error } : {}), ...UNCLAIMED })
+      .set({ ...values, ...UNCLAIMED })
       .where('id', '=', id)
       .execute();
   }
@@ -150,7 +139,7 @@ export class OutboxRepository {
     });
   }
 
-  /** Holders of claims on rows not done, other than `self` (the runner frees those of dead processes). */
+  /** Holders of claims on rows not done, other than `self`. */
   async holders(self: string): Promise<string[]> {
     if (!this.shared) return [];
     const rows = await this.db

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { DatabaseHandle } from '../database/database.module';
 import { isStorageError } from '../database/write-health';
 import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict, type Waiting } from './submit-runner';
 
@@ -11,10 +10,6 @@ import { SUBMIT_LOCK_KEY, type SubmitPlan, SubmitRunner, type SubmitVerdict, typ
 export class PostgresSubmitRunner extends SubmitRunner {
   /** Calls of `leads_submit_batch` so far, failed ones too, and the decisions they held (tests read them). */
   readonly stats = { calls: 0, decisions: 0 };
-
-  constructor(private readonly database: DatabaseHandle) {
-    super();
-  }
 
   protected async decideBatch(batch: Waiting[]): Promise<void> {
     let verdicts: SubmitVerdict[];

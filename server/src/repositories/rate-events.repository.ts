@@ -12,7 +12,7 @@ export interface WindowQuery {
   now: number;
 }
 
-/** Sliding-window counters over the `rate_events` table. They live in SQLite, so they survive a restart. */
+/** Sliding-window counters over `rate_events`: they survive a restart. */
 @Injectable()
 export class RateEventsRepository {
   /** Other instances may write these events too (PostgreSQL): an index of them in one instance's memory is incomplete. */

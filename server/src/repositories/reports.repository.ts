@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
-import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { inLeadScope, type LeadScope } from './lead-pages.repository';
@@ -21,7 +20,6 @@ export interface ChartWindow {
 /** Quarter hours: every time zone's offset is a whole number of them, so any local day is a run of whole quarters. */
 export const QUARTER_MS = 15 * 60 * 1000;
 
-/** One group of `sourceCounts`: null where the leads had no value. */
 export interface SourceCount {
   landing: string | null;
   source: string | null;
@@ -31,10 +29,7 @@ export interface SourceCount {
 
 type LeadsRef = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
 
-/**
- * Read-only aggregates for the bot's commands, the daily digest and the inbox's charts: counts over a window of
- * `leads.created_at` (index leads_created_at), never the rows themselves.
- */
+/** Read-only counts for the bot's commands, the daily digest and the inbox's charts. */
 @Injectable()
 export class ReportsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -57,9 +52,8 @@ export class ReportsRepository {
   }
 
   /**
-   * Leads created since `since`, counted per landing, UTM source and UTM campaign, most first; leads with none of the
-   * three are not listed (the caller counts them as the rest). `landingOnly`: per landing alone, the UTM values
-   * (personal: domain/personal-fields.ts) neither read nor returned, and leads without a landing not listed.
+   * Leads created since `since` per landing, UTM source and campaign, most first; leads with none of the three are not
+   * listed. `landingOnly`: per landing alone, the UTM values (personal) neither read nor returned.
    */
   async sourceCounts(since: number, options: { landingOnly?: boolean } = {}): Promise<SourceCount[]> {
     const columns: ('source_landing' | 'utm_source' | 'utm_campaign')[] = options.landingOnly
@@ -88,10 +82,7 @@ export class ReportsRepository {
       ]);
   }
 
-  /**
-   * Leads per quarter hour (`quarter` × QUARTER_MS is its start; integer division on both databases) and source: the
-   * caller groups them into local days.
-   */
+  /** Leads per quarter hour (integer division on both databases) and source: the caller groups them into local days. */
   async perQuarterHour(w: ChartWindow) {
     const quarter = sql<number>`${sql.ref('l.created_at')} / ${sql.lit(QUARTER_MS)}`;
     const rows = await this.db
@@ -116,10 +107,7 @@ export class ReportsRepository {
     return counts;
   }
 
-  /**
-   * The median time (ms) from a lead's creation to its first status change (index lead_status_changes_lead), over the
-   * window's changed leads (null: none): PostgreSQL's `percentile_cont`; on SQLite a count, then the middle row(s).
-   */
+  /** The median time (ms) from a lead's creation to its first status change, over the window's changed leads (null: none). */
   async medianFirstChangeMs(w: ChartWindow): Promise<number | null> {
     const changed = this.db
       .selectFrom('leads as l')
@@ -127,13 +115,7 @@ export class ReportsRepository {
       .where(this.inWindow(w))
       .groupBy(['l.id', 'l.created_at']);
     const wait = sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait');
-    if (dialectOf(this.db) === 'postgres') {
-      const { median } = await this.db
-        .selectFrom(changed.select(wait).as('waits'))
-        .select(sql<number | null>`percentile_cont(0.5) within group (order by ${sql.ref('waits.wait')})`.as('median'))
-        .executeTakeFirstOrThrow();
-      return median === null ? null : Number(median);
-    }
+    // A count, then the middle row(s): SQLite has no percentile.
     const count = await countRows(this.db.selectFrom(changed.select('l.id').as('changed')));
     if (count === 0) return null;
     const middle = await changed

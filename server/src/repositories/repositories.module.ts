@@ -29,10 +29,7 @@ const REPOSITORIES = [
   WebhookEventsRepository,
 ];
 
-/**
- * The data layer: one class per table family, one method per query; services reach the database only through these.
- * Not global: a feature module imports it. `SubmitRunner` is chosen here once from `DatabaseHandle.kind`.
- */
+/** The data layer: one class per table family, one method per query. Not global: a feature module imports it. */
 @Module({
   providers: [
     ...REPOSITORIES,

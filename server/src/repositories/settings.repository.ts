@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import type { Tx } from './transactor';
 
-/**
- * What the app remembers across restarts: learnt facts (`settings`: the leads chat id after a group migration), the
- * once-per-period jobs run (`job_runs`) and when each throttled alert was last sent (`alert_throttles`).
- */
+/** What the app remembers across restarts: learnt facts, the once-per-period jobs run, the throttled alerts' last times. */
 @Injectable()
 export class SettingsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -15,8 +13,8 @@ export class SettingsRepository {
     return row?.value ?? null;
   }
 
-  async set(key: string, value: string, at: number): Promise<void> {
-    await this.db
+  async set(key: string, value: string, at: number, trx?: Tx): Promise<void> {
+    await (trx ?? this.db)
       .insertInto('settings')
       .values({ key, value, updated_at: at })
       .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: at }))
@@ -28,17 +26,10 @@ export class SettingsRepository {
     await this.set('ready_probe', 'ok', at);
   }
 
-  /**
-   * Readiness, while the submit path last failed on storage: a committed write that needs new pages (a value about
-   * the size of a lead, inserted and deleted in one transaction), so a full disk fails it as it fails a new lead.
-   */
+  /** A committed write that needs new pages (inserted and deleted in one transaction): a full disk fails it as a new lead. */
   async probeGrowth(bytes: number, at: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('settings')
-        .values({ key: 'ready_growth_probe', value: 'x'.repeat(bytes), updated_at: at })
-        .onConflict((oc) => oc.column('key').doUpdateSet({ value: 'x'.repeat(bytes), updated_at: at }))
-        .execute();
+      await this.set('ready_growth_probe', 'x'.repeat(bytes), at, trx);
       await trx.deleteFrom('settings').where('key', '=', 'ready_growth_probe').execute();
     });
   }
@@ -57,10 +48,7 @@ export class SettingsRepository {
     await this.db.deleteFrom('job_runs').where('key', '=', key).execute();
   }
 
-  /**
-   * Takes the right to send alert `key` now if it was last sent at least `intervalMs` ago; of two callers at once, one
-   * gets it. Gives the previous time (null: never) so a failed send can give the right back.
-   */
+  /** Takes alert `key` if last sent at least `intervalMs` ago (one of two callers at once); the previous time, to give it back. */
   async claimAlert(key: string, now: number, intervalMs: number): Promise<{ claimed: boolean; previous: number | null }> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx.selectFrom('alert_throttles').select('last_sent_at').where('key', '=', key).executeTakeFirst();

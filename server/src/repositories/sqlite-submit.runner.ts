@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import type { DatabaseHandle } from '../database/database.module';
+import { DatabaseGoneError } from '../database/database.module';
+import { whileBusy } from '../database/immediate-sqlite-dialect';
 import type { RateEventKind } from '../database/schema';
 import type { Lead } from '../domain/lead';
 import { decideSubmit } from '../leads/submit-decision';
@@ -9,13 +10,10 @@ import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, 
 
 const MINUTE_MS = 60_000;
 
-/** The reads of the hourly limit: the per-minute counts, and the submissions of one minute. */
+/** The reads of the hourly limit: per-minute counts newest first, and the submissions with `after < at < before`. */
 export interface MinuteReads {
-  /** The minutes of accepted submissions from `from` on (minute numbers), newest first, with their counts. */
   acceptedMinutes(kind: RateEventKind, from: number): { minute: number; n: number }[];
-  /** Accepted submissions with `after < at < before`. */
   acceptedBetween(kind: RateEventKind, after: number, before: number): number;
-  /** The time of the (offset + 1)-th newest accepted submission with `after < at < before`. */
   nthAcceptedBetween(kind: RateEventKind, after: number, before: number, offset: number): number | null;
 }
 
@@ -35,7 +33,7 @@ export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number,
   return null;
 }
 
-/** Writes of `leads` / `lead_repeats` rows by the columns the plan names (as `leads_submit`), one statement per shape. */
+/** Writes of `leads` / `lead_repeats` rows by the columns the plan names (as `leads_submit`), each shape prepared once. */
 class RowWrites {
   private readonly statements = new Map<string, Statement>();
 
@@ -44,12 +42,8 @@ class RowWrites {
   insert(table: 'leads' | 'lead_repeats', row: object): number {
     const values = definedOf(row);
     const columns = Object.keys(values);
-    const statement = this.statement(
-      `insert ${table}`,
-      columns,
-      () => `insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`,
-    );
-    return Number(statement.run(values).lastInsertRowid);
+    const text = `insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`;
+    return Number(this.statement(text, columns).run(values).lastInsertRowid);
   }
 
   /** A fallback message for a stored request that has none: `pending` for a lead without a card, else `answer`. */
@@ -57,23 +51,18 @@ class RowWrites {
     const values = definedOf(row);
     const columns = Object.keys(values).filter((c) => c.startsWith('fallback_') && c !== 'fallback_state');
     const state = table === 'leads' ? "case when published_at is null then 'pending' else 'answer' end" : "'answer'";
-    const statement = this.statement(
-      `report ${table}`,
-      columns,
-      () =>
-        `update ${table} set ${columns.map((c) => `${c} = @${c}, `).join('')}fallback_state = ${state} ` +
-        'where id = @id and fallback_message_id is null',
-    );
-    return statement.run({ ...Object.fromEntries(columns.map((c) => [c, values[c]])), id }).changes === 1;
+    const text =
+      `update ${table} set ${columns.map((c) => `${c} = @${c}, `).join('')}fallback_state = ${state} ` +
+      'where id = @id and fallback_message_id is null';
+    return this.statement(text, columns).run({ ...Object.fromEntries(columns.map((c) => [c, values[c]])), id }).changes === 1;
   }
 
-  private statement(kind: string, columns: string[], text: () => string): Statement {
-    const key = `${kind}(${columns.join(',')})`;
-    let statement = this.statements.get(key);
+  private statement(text: string, columns: string[]): Statement {
+    let statement = this.statements.get(text);
     if (!statement) {
       for (const c of columns) if (!/^[a-z_]+$/.test(c)) throw new Error(`not a column name: ${c}`);
-      statement = this.sqlite.prepare(text());
-      this.statements.set(key, statement);
+      statement = this.sqlite.prepare(text);
+      this.statements.set(text, statement);
     }
     return statement;
   }
@@ -84,33 +73,27 @@ const definedOf = (row: object): Record<string, unknown> => Object.fromEntries(O
 type Outcome = { ok: true; verdict: SubmitVerdict } | { ok: false; error: unknown };
 
 /**
- * The hot path of `POST /leads`: the decisions over prepared statements in one synchronous `BEGIN IMMEDIATE … COMMIT`
- * (one fsync; docs/performance.md). Each decision is a savepoint: one that throws is rolled back and rejected alone. A
- * failed commit rejects the whole batch, of which nothing was stored.
+ * The decisions over prepared statements in one synchronous `BEGIN IMMEDIATE … COMMIT` (one fsync). Each decision is a
+ * savepoint: one that throws is rolled back and rejected alone; a failed commit rejects the whole batch.
  */
 export class SqliteSubmitRunner extends SubmitRunner {
   private inBatch: BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> | null = null;
   /** Group commits so far and the decisions they held (tests and the bench read them). */
   readonly stats = { commits: 0, decisions: 0 };
 
-  constructor(private readonly database: DatabaseHandle) {
-    super();
-  }
-
-  /**
-   * Through Kysely's connection mutex (inside a Kysely transaction it would be a savepoint), again while another
-   * connection holds the lock; refused (DatabaseGoneError) when the file at DATABASE_PATH is not the one opened.
-   */
+  /** Through Kysely's connection mutex (inside a Kysely transaction it would be a savepoint); refused when the file is gone. */
   protected async decideBatch(batch: Waiting[]): Promise<void> {
     const inBatch = (this.inBatch ??= this.prepare());
-    const outcomes = await this.database.whileBusy(() =>
-      this.database.db.connection().execute(() => {
-        this.database.assertFileCurrent();
-        const done = inBatch.immediate(batch);
-        this.stats.commits += 1;
-        this.stats.decisions += batch.length;
-        return Promise.resolve(done);
-      }),
+    const outcomes = await whileBusy(
+      () =>
+        this.database.db.connection().execute(() => {
+          if (!this.database.fileIsCurrent()) throw new DatabaseGoneError(this.database.path);
+          const done = inBatch.immediate(batch);
+          this.stats.commits += 1;
+          this.stats.decisions += batch.length;
+          return Promise.resolve(done);
+        }),
+      this.database.busy,
     );
     batch.forEach((w, i) => {
       const outcome = outcomes[i];
@@ -119,7 +102,6 @@ export class SqliteSubmitRunner extends SubmitRunner {
     });
   }
 
-  /** The queries as prepared statements, the batch's transaction and each decision's savepoint, once. */
   private prepare(): BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> {
     const s = this.database.sqlite;
     const rows = new RowWrites(s);

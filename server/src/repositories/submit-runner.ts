@@ -1,4 +1,5 @@
 import type { LeadField, LeadFields } from '@stickers/shared';
+import type { DatabaseHandle } from '../database/database.module';
 import type { LeadEventKind, NewLead, NewLeadRepeat, RateEventKind } from '../database/schema';
 import type { Lead, LateColumns } from '../domain/lead';
 
@@ -7,23 +8,15 @@ import type { Lead, LateColumns } from '../domain/lead';
 export interface KnownRequest {
   leadId: number;
   repeat: boolean;
-  /** The row of the request: the lead's id, or the repeat's. */
+  /** The lead's id, or the repeat's. */
   rowId: number;
-  /** Whether a fallback message of this request is recorded already. */
   hasFallback: boolean;
 }
 
-/** The `fallback_` columns a replay's fallback message sets on its stored request's row (the decision adds the state). */
-export type ReportedFallback = Pick<FallbackColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at'> &
-  Partial<FallbackColumns>;
-type FallbackColumns = {
-  [K in keyof LateColumns as K extends `fallback_${string}` ? (K extends 'fallback_state' ? never : K) : never]: LateColumns[K];
-};
+/** The columns a replay's fallback message sets on its stored request's row (the decision adds the state). */
+export type ReportedFallback = Pick<LateColumns, 'fallback_chat_id' | 'fallback_message_id' | 'fallback_sent_at'>;
 
-/**
- * Everything a submit decision needs, worked out before the lock; SQLite's decision and PostgreSQL's `leads_submit`
- * both decide from it. Snake case: PostgreSQL gets it as JSON. Every column written comes from it, whole.
- */
+/** Everything a submit decision needs, worked out before the lock; snake case: PostgreSQL's `leads_submit` gets it as JSON. */
 export interface SubmitPlan {
   request_id: string;
   now: number;
@@ -39,7 +32,6 @@ export interface SubmitPlan {
   incoming: LeadFields;
   /** The form's fields in order (`LEAD_FIELDS`): which a repeat's changes compare, and their order in its JSON. */
   fields: readonly LeadField[];
-  /** The row of a new lead, whole. */
   lead: NewLead;
   /** The row of a repeat, but for the lead it repeats and its changes. */
   repeat: Omit<NewLeadRepeat, 'lead_id' | 'changes'>;
@@ -51,7 +43,6 @@ export interface SubmitPlan {
   erased: { hashes: string[]; lead: NewLead } | null;
 }
 
-/** What a submit decision came to, as both databases answer it. */
 export type SubmitVerdict =
   | { kind: 'duplicate'; lead_number: number; repeat: boolean; fallback_noted: boolean }
   /** `nth`: the time of the limit-th newest accepted submission in the window (when the window frees a place). */
@@ -71,9 +62,8 @@ export interface SubmitQueries {
   findRepeatTarget(telegramKey: string | null, phone: string | null, since: number, until: number): Lead | undefined;
   insertLead(lead: NewLead): number;
   insertRepeat(repeat: NewLeadRepeat): number;
-  /** Records a fallback message for a stored request that has none (RowWrites.reportFallback); false: one was meanwhile. */
+  /** Records a fallback message for a stored request that has none; false: one was meanwhile. */
   reportFallback(known: KnownRequest, fallback: ReportedFallback): boolean;
-  /** An event of the lead's story, committed with the decision. */
   recordEvent(event: { leadId: number; repeatId: number | null; kind: LeadEventKind; at: number; detail: string }): void;
 }
 
@@ -83,7 +73,6 @@ export const SUBMIT_LOCK_KEY = 7_291_000_113;
 /** At most this many decisions share one commit: bounds the time the write lock (or the submit lock) is held. */
 const MAX_BATCH = 64;
 
-/** A plan waiting for its batch, and how to answer it. */
 export interface Waiting {
   plan: SubmitPlan;
   resolve: (verdict: SubmitVerdict) => void;
@@ -92,11 +81,13 @@ export interface Waiting {
 
 /**
  * Runs submit decisions, each as alone, with group commit: the plans asked for in one turn of the event loop, or while
- * a batch is decided, make the next batch (one at a time). `submit` resolves once the verdict is committed.
+ * a batch is decided, make the next batch. `submit` resolves once the verdict is committed.
  */
 export abstract class SubmitRunner {
   private readonly waiting: Waiting[] = [];
   private running = false;
+
+  constructor(protected readonly database: DatabaseHandle) {}
 
   submit(plan: SubmitPlan): Promise<SubmitVerdict> {
     return new Promise<SubmitVerdict>((resolve, reject) => {

@@ -5,7 +5,7 @@ import type { LeadsDb } from '../database/database';
 import type { Database, WebhookEventType } from '../database/schema';
 import type { Tx } from './transactor';
 
-/** A stored change not announced yet: the row that records it (`source_id`), its lead and when it happened. */
+/** A stored change not announced yet: the row that records it, its lead and when it happened. */
 interface ChangeRow {
   source_id: number;
   lead_id: number;
@@ -20,7 +20,6 @@ export interface AnonymisedRow extends ChangeRow {
 
 export type NewWebhookEvent = Omit<Insertable<Database['webhook_events']>, 'id'>;
 
-/** A webhook event as its delivery sends it. */
 export type WebhookEventRow = Omit<Selectable<Database['webhook_events']>, 'source_id'>;
 
 /** An event found for `webhooks replay`, with the endpoints it was addressed to. */
@@ -83,7 +82,6 @@ export class WebhookEventsRepository {
     return row?.id === null || row?.id === undefined ? null : Number(row.id);
   }
 
-  /** Leads without a `lead.created` event. */
   newLeads(after: number, limit: number) {
     return this.db
       .selectFrom('leads as l')
@@ -114,7 +112,6 @@ export class WebhookEventsRepository {
       .execute();
   }
 
-  /** `anonymised` lead events: the server's erasures and the CLI's. */
   newAnonymisations(after: number, limit: number): Promise<AnonymisedRow[]> {
     return this.db
       .selectFrom('lead_events as v')
@@ -125,7 +122,7 @@ export class WebhookEventsRepository {
       .execute();
   }
 
-  /** Messages of conversations (their text is personal: never in an event). */
+  /** Their text is personal: never in an event. */
   newMessages(after: number, limit: number) {
     return this.db
       .selectFrom('lead_messages as m')
@@ -178,18 +175,15 @@ export class WebhookEventsRepository {
     });
   }
 
-  /** The delivery rows of these events, oldest first. */
+  /** Oldest first. */
   private async deliveriesOf(events: { id: number }[]) {
     if (events.length === 0) return [];
+    const ids = events.map((e) => e.id);
     return this.db
       .selectFrom('outbox')
       .select(['event_id', 'target', 'done_at', 'outcome', 'attempts', 'last_error'])
       .where('kind', '=', 'webhook')
-      .where(
-        'event_id',
-        'in',
-        events.map((e) => e.id),
-      )
+      .where('event_id', 'in', ids)
       .orderBy('id')
       .execute();
   }
