@@ -16,20 +16,20 @@ export interface InboxUser {
   language_code: string | null;
 }
 
-/** Who is asking, once let in: a manager (erasure, status changes with a manager list)? `scope`: null for every lead. */
+/** Who is asking, once let in; `scope`: null for every lead. */
 export interface InboxViewer {
   user: InboxUser;
   manager: boolean;
   scope: LeadScope | null;
 }
 
-/** What the launch data of a request came to; `unavailable`: no bot token to check a signature with. */
+/** `unavailable`: no bot token to check a signature with. */
 type LaunchCheck = { ok: true; user: InboxUser } | { ok: false; why: 'missing' | 'invalid' | 'expired' | 'unavailable' };
 
-/** Who may enter: `forbidden` (neither a manager nor a member), or `unknown` (Telegram could not say). */
+/** `forbidden`: neither a manager nor a member; `unknown`: Telegram could not say. */
 type AccessDecision = { ok: true; viewer: InboxViewer } | { ok: false; why: 'forbidden' | 'unknown' };
 
-/** What getChatMember said of a user, cached: the leads chats they are a member of; an administrator of the main one. */
+/** What getChatMember said of a user, cached: the leads chats they are in; an administrator of the main one. */
 interface Membership {
   chats: ReadonlySet<string>;
   admin: boolean;
@@ -38,7 +38,7 @@ interface Membership {
 
 const MEMBER_STATUSES = new Set(['creator', 'administrator', 'member']);
 
-/** How far ahead of the app's clock launch data may be dated (further ahead, it would never expire). */
+/** How far ahead of the app's clock launch data may be dated (further, it would never expire). */
 export const LAUNCH_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const ADMIN_STATUSES = new Set(['creator', 'administrator']);
 

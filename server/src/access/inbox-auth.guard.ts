@@ -15,7 +15,6 @@ export class InboxAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<InboxRequest>();
     const launch = this.access.launchOf(req);
-    // The answers exactly as docs/api.md gives them.
     if (!launch.ok) {
       if (launch.why === 'unavailable') throw new HttpException({ error: 'inbox_unavailable' }, 503);
       throw new HttpException({ error: 'unauthorized', why: launch.why }, 401);

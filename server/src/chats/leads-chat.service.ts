@@ -26,9 +26,9 @@ export interface CardTarget {
 /** The leads groups (§4.1, §14.9): LEADS_CHAT_ID unless LEADS_ROUTES names the source, each as a migration left it (§4.5). */
 @Injectable()
 export class LeadsChatService {
-  // Migrations are learnt from the outbox's sends: ops read of them among the outbox's lines.
+  // Migrations are learnt from the outbox's sends: logged among its lines.
   private readonly logger = new Logger('Outbox');
-  /** The ids learnt from a migration (null: none), each read once: LEADS_CHAT_ID's, and per routed chat as configured. */
+  /** The ids learnt from a migration (null: none), read once: LEADS_CHAT_ID's, and per routed chat as configured. */
   private migratedChatId: string | null | undefined;
   private readonly routeChats = new Map<string, string | null>();
 

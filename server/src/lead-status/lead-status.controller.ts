@@ -13,10 +13,7 @@ import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberPar
 
 const conflict = (body: Record<string, unknown>) => new HttpException(body, 409);
 
-/**
- * `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`);
- * LeadStatusService's `set` for an integrator, its outcomes worded as docs/api.md says.
- */
+/** `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`). */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
 @Controller('leads')

@@ -21,10 +21,7 @@ export interface ButtonPress {
   userName: string;
 }
 
-/**
- * A status change asked for outside a card, a compare-and-set against `expected` (the status the asker saw), by a
- * Telegram user (the inbox; LEADS_MANAGER_IDS applies) or an integrator (`POST /leads/{n}/status`, user id CRM_USER_ID).
- */
+/** A change from outside a card, compare-and-set against `expected`, by a Telegram user (the inbox) or an integrator (a CRM). */
 interface StatusRequest {
   leadId: number;
   expected: LeadStatus;
@@ -32,14 +29,13 @@ interface StatusRequest {
   by: { telegramUserId: number; name: string } | { integrator: string };
 }
 
-/** What a StatusRequest came to; the door words it. `card`: whether the card in Telegram shows it yet. */
+/** What a StatusRequest came to, for the door to word. */
 type StatusOutcome =
   | { kind: 'changed'; card: CardRefresh }
   | { kind: 'not_manager' }
   | { kind: 'unknown_lead' }
   | { kind: 'anonymised' }
   | { kind: 'not_allowed'; allowed: readonly LeadStatus[] }
-  /** Someone was first, or the asker saw an old status: the status now. */
   | { kind: 'conflict'; status: LeadStatus };
 
 /** "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
@@ -62,7 +58,7 @@ export class LeadStatusService {
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
-  /** Decides a press and returns the text to answer the callback with. */
+  /** The text to answer the callback with. */
   async press(p: ButtonPress): Promise<string> {
     // Any leads chat: LEADS_CHAT_ID or one of LEADS_ROUTES; the card check below names the lead's own.
     if (!(await this.chats.isLeadsChat(p.chatId))) return this.t.press.foreignChat;
@@ -91,7 +87,7 @@ export class LeadStatusService {
     return withCard(this.t, this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
   }
 
-  /** A change from the inbox or a CRM by the rules of a press, one rule for every door; the lead need not have a card yet. */
+  /** A change by the rules of a press; the lead need not have a card yet. */
   async set(r: StatusRequest): Promise<StatusOutcome> {
     const managers = this.config.telegram.managerIds;
     if ('telegramUserId' in r.by && managers && !managers.includes(r.by.telegramUserId)) return { kind: 'not_manager' };
@@ -117,18 +113,12 @@ export class LeadStatusService {
     return { kind: 'changed', card: await this.outbox.refreshCard(r.leadId) };
   }
 
-  /** The compare-and-set and its history row commit together: false (no row) when someone was first. */
+  /** The compare-and-set and its history row, committed together: false when someone was first. */
   private async change(c: StatusChange, requestId: string): Promise<boolean> {
     if (!(await this.leads.changeStatus(c))) return false;
     this.logger.log({ msg: 'status changed', lead_number: c.leadId, request_id: requestId, from: c.from, to: c.to, user_id: c.userId });
-    this.emitter.emit(LEAD_STATUS_CHANGED, {
-      leadNumber: c.leadId,
-      from: c.from,
-      to: c.to,
-      userId: c.userId,
-      userName: c.userName,
-      at: c.at,
-    } satisfies LeadStatusChangedEvent);
+    const { leadId: leadNumber, ...change } = c;
+    this.emitter.emit(LEAD_STATUS_CHANGED, { leadNumber, ...change } satisfies LeadStatusChangedEvent);
     return true;
   }
 }

@@ -32,15 +32,13 @@ import { TelegramLinksService } from '../conversations/telegram-links.service';
 
 const HOUR_MS = 60 * 60 * 1000;
 
-/** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
-export type SubmitOutcome =
-  // `late`: replayed from the landing's spool; `telegramLink`: the lead's "Continue in Telegram" link (null: none).
+/** What the submit decision came to; the controller maps each to a status. `late`: replayed from the landing's spool. */
+type SubmitOutcome =
   | { kind: 'created' | 'repeat'; leadNumber: number; late?: boolean; telegramLink?: string | null }
-  // `fallbackNoted`: a replay told of a fallback message of this request, recorded now (the outbox has work).
+  // `fallbackNoted`: a replay's fallback message of this request, recorded now (the outbox has work).
   | { kind: 'duplicate'; leadNumber: number; repeat: boolean; fallbackNoted?: boolean; telegramLink?: string | null }
-  // `late`: a replay over the replays' own allowance (LEADS_LATE_HOURLY_LIMIT), or over the per-visitor limit among replays.
   | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret' | 'flood'>; retryAfterSec: number; late?: boolean }
-  // The database could not take the decision (file gone, locked too long, disk full): nothing was stored.
+  // The database could not take the decision: nothing was stored.
   | { kind: 'unavailable' };
 type Decided = Exclude<SubmitOutcome, { kind: 'unavailable' }>;
 
@@ -64,7 +62,7 @@ export class LeadsService {
     private readonly telegramLinks: TelegramLinksService,
   ) {}
 
-  /** `checked`: the body as LeadBodyPipe checked it; `callerIp`: the socket's address, the visitor without `client_ip`. */
+  /** `callerIp`: the socket's address, the visitor without `client_ip`. */
   async submit(checked: CheckedSubmission, callerIp: string): Promise<SubmitOutcome> {
     const { lead, consent } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
@@ -186,6 +184,11 @@ export class LeadsService {
     void this.alerts.sendThrottled('landing_clock_ahead', 24 * HOUR_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
   }
 
+  /** After the commit: the outbox publishes at once instead of at its next interval. */
+  private accepted(event: LeadAcceptedEvent): void {
+    this.events.emit(LEAD_ACCEPTED, event);
+  }
+
   private report(outcome: Decided, requestId: string): void {
     const { leads } = this.config;
     switch (outcome.kind) {
@@ -197,22 +200,12 @@ export class LeadsService {
           lead_number: outcome.leadNumber,
           ...(outcome.late ? { late: true } : {}),
         });
-        // After the commit: the outbox publishes at once instead of at its next interval.
-        this.events.emit(LEAD_ACCEPTED, {
-          leadNumber: outcome.leadNumber,
-          requestId,
-          repeat: outcome.kind === 'repeat',
-        } satisfies LeadAcceptedEvent);
+        this.accepted({ leadNumber: outcome.leadNumber, requestId, repeat: outcome.kind === 'repeat' });
         break;
       case 'duplicate':
         this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: outcome.leadNumber });
         // A fallback message to adopt or answer: the outbox has work now.
-        if (outcome.fallbackNoted)
-          this.events.emit(LEAD_ACCEPTED, {
-            leadNumber: outcome.leadNumber,
-            requestId,
-            repeat: outcome.repeat,
-          } satisfies LeadAcceptedEvent);
+        if (outcome.fallbackNoted) this.accepted({ leadNumber: outcome.leadNumber, requestId, repeat: outcome.repeat });
         break;
       case 'limited':
         this.logger.warn({ msg: 'rate limited', request_id: requestId, why: outcome.why });
