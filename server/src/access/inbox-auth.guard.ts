@@ -2,7 +2,6 @@ import { type CanActivate, createParamDecorator, type ExecutionContext, HttpExce
 import type { Request } from 'express';
 import { InboxAccessService, type InboxViewer } from './inbox-access.service';
 
-/** The request, once the guard let it in: who is asking. */
 interface InboxRequest extends Request {
   inboxViewer?: InboxViewer;
 }
@@ -29,7 +28,6 @@ export class InboxAuthGuard implements CanActivate {
   }
 }
 
-/** The viewer the guard let in. */
 export const Viewer = createParamDecorator((_: unknown, ctx: ExecutionContext): InboxViewer => {
   const viewer = ctx.switchToHttp().getRequest<InboxRequest>().inboxViewer;
   if (!viewer) throw new Error('@Viewer() on a route without InboxAuthGuard');

@@ -29,9 +29,8 @@ interface CardOptions {
 }
 
 export interface Card {
-  /** For parse_mode HTML; every value the visitor typed is escaped. */
+  /** For parse_mode HTML, every value escaped; `plain` for when Telegram refuses the HTML. */
   html: string;
-  /** The same card without markup, for when Telegram refuses the HTML. */
   plain: string;
   keyboard: InlineKeyboard;
 }
@@ -113,11 +112,11 @@ export function shorten(value: string, max: number): string {
   return `${value.slice(0, end).trimEnd()}…`;
 }
 
-/** A piece of a line: fixed text, or the value in slot `slot`, shortened to what the card has room for. */
+/** Fixed text, or the value in slot `slot`, shortened to what the card has room for. */
 type Segment = { text: string; bold?: boolean } | { slot: number; bold?: boolean };
 type Line = Segment[];
 
-/** The card before it is fitted: its lines, the values they show and how long each value may be at most. */
+/** The card before it is fitted: its lines, their values and each value's cap. */
 interface Draft {
   lines: Line[];
   values: string[];

@@ -18,7 +18,6 @@ export class CardService {
     private readonly conversations: LeadMessagesRepository,
   ) {}
 
-  /** With the Telegram account the visitor bound through the lead's "Continue in Telegram" link, if any. */
   async cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Promise<Card> {
     const account = (await this.telegramLinks.accountsOf([lead.id])).get(lead.id) ?? null;
     const binding = account ? await this.conversations.bindingOf(lead.id) : null;
@@ -30,7 +29,7 @@ export class CardService {
     );
   }
 
-  /** When Telegram refuses the full card as too long: number, status, buttons, no personal data. */
+  /** When Telegram refuses the full card as too long. */
   minimalCardFor(lead: Lead): Card {
     return renderMinimalCard(lead, { timezone: this.config.timezone, messages: this.messages });
   }

@@ -55,7 +55,6 @@ export class LeadsChatService {
     return chatId === null ? null : { chatId, threadId: this.config.telegram.leadsThreadId, route: null };
   }
 
-  /** Every chat cards go to, as they are now. */
   async leadsChats(): Promise<string[]> {
     const chats = new Set<string>();
     const main = await this.leadsChatId();
@@ -68,7 +67,7 @@ export class LeadsChatService {
     return (await this.leadsChats()).includes(chatId);
   }
 
-  /** A configured chat as it is now: the id a migration gave it, if any. */
+  /** The id a migration gave a configured chat, if any. */
   private async currentChat(configured: string): Promise<string> {
     if (configured === this.config.telegram.leadsChatId) return (await this.leadsChatId()) ?? configured;
     if (!this.routeChats.has(configured)) {

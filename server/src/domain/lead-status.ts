@@ -11,7 +11,6 @@ export const LEAD_TRANSITIONS = {
   spam: ['new'],
 } as const satisfies Record<LeadStatus, readonly LeadStatus[]>;
 
-/** The statuses a lead in status `S` may change to. */
 export type TransitionFrom<S extends LeadStatus> = (typeof LEAD_TRANSITIONS)[S][number];
 
 export function isLeadStatus(value: string): value is LeadStatus {

@@ -6,7 +6,6 @@ import { API_ERRORS, type RateLimitReason } from '@stickers/shared';
 export const LEADS_SECRET_SCHEME = 'leadsSecret';
 export const INBOX_SCHEME = 'telegramMiniApp';
 
-/** The JSON body of an API error: `{ "error": <one of codes>, …extra }`. */
 export function apiErrorSchema(codes: readonly string[], extra: Record<string, SchemaObject> = {}, required = ['error']): SchemaObject {
   return { type: 'object', required, properties: { error: { type: 'string', enum: [...codes] }, ...extra } };
 }

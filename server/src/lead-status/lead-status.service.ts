@@ -14,7 +14,7 @@ import type { Messages } from '../i18n';
 
 export interface ButtonPress {
   data: string;
-  /** The chat and message of the card whose button was pressed. */
+  /** The card whose button was pressed. */
   chatId: string;
   messageId: number;
   userId: number;
@@ -26,7 +26,8 @@ interface StatusRequest {
   leadId: number;
   expected: LeadStatus;
   to: LeadStatus;
-  by: { telegramUserId: number; name: string } | { integrator: string };
+  /** `telegramUserId`: null for an integrator, never checked against LEADS_MANAGER_IDS. */
+  by: { telegramUserId: number | null; name: string };
 }
 
 /** What a StatusRequest came to, for the door to word. */
@@ -37,11 +38,6 @@ type StatusOutcome =
   | { kind: 'anonymised' }
   | { kind: 'not_allowed'; allowed: readonly LeadStatus[] }
   | { kind: 'conflict'; status: LeadStatus };
-
-/** "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
-function withCard(t: Messages, text: string, card: CardRefresh): string {
-  return card === 'shown' ? text : `${text}. ${t.press.cardLater}`;
-}
 
 /** docs/requirements.md §5.3: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
 @Injectable()
@@ -82,35 +78,33 @@ export class LeadStatusService {
       // The card may be stale if an earlier rewrite failed: rewrite it now so the presser sees the truth.
       const card = await this.outbox.refreshCard(leadId);
       const text = `${this.t.press.alreadyChanged(now ? this.t.statuses[now.status] : '—')}${who}`;
-      return card === 'shown' ? `${text}.` : withCard(this.t, text, card);
+      return card === 'shown' ? `${text}.` : this.withCard(text, card);
     }
-    return withCard(this.t, this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
+    return this.withCard(this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
   }
 
   /** A change by the rules of a press; the lead need not have a card yet. */
   async set(r: StatusRequest): Promise<StatusOutcome> {
     const managers = this.config.telegram.managerIds;
-    if ('telegramUserId' in r.by && managers && !managers.includes(r.by.telegramUserId)) return { kind: 'not_manager' };
+    if (r.by.telegramUserId !== null && managers && !managers.includes(r.by.telegramUserId)) return { kind: 'not_manager' };
     const lead = await this.leads.findLead(r.leadId);
     if (!lead) return { kind: 'unknown_lead' };
     if (lead.anonymised_at !== null) return { kind: 'anonymised' };
     if (lead.status !== r.expected) return { kind: 'conflict', status: lead.status };
     if (!isTransition(r.expected, r.to)) return { kind: 'not_allowed', allowed: LEAD_TRANSITIONS[r.expected] };
-    const change: StatusChange = {
-      leadId: r.leadId,
-      from: r.expected,
-      to: r.to,
-      ...('telegramUserId' in r.by
-        ? { userId: r.by.telegramUserId, userName: r.by.name }
-        : { userId: CRM_USER_ID, userName: r.by.integrator }),
-      at: this.clock.now(),
-    };
+    const userId = r.by.telegramUserId ?? CRM_USER_ID;
+    const change: StatusChange = { leadId: r.leadId, from: r.expected, to: r.to, userId, userName: r.by.name, at: this.clock.now() };
     if (!(await this.change(change, lead.request_id))) {
       const now = await this.leads.findLead(r.leadId);
       if (now?.anonymised_at != null) return { kind: 'anonymised' };
       return { kind: 'conflict', status: now?.status ?? lead.status };
     }
     return { kind: 'changed', card: await this.outbox.refreshCard(r.leadId) };
+  }
+
+  /** "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
+  private withCard(text: string, card: CardRefresh): string {
+    return card === 'shown' ? text : `${text}. ${this.t.press.cardLater}`;
   }
 
   /** The compare-and-set and its history row, committed together: false when someone was first. */

@@ -84,10 +84,10 @@ export class LeadsController {
     }
     this.metrics.submission(req, { result: outcome.kind });
     const answer: LeadAcceptedBody = {
-      lead_number: outcome.leadNumber,
+      lead_number: outcome.lead_number,
       duplicate: outcome.kind !== 'created',
       repeat: outcome.kind === 'duplicate' ? outcome.repeat : outcome.kind === 'repeat',
-      telegram_link: outcome.telegramLink ?? null,
+      telegram_link: outcome.telegramLink,
     };
     res.status(outcome.kind === 'created' ? 201 : 200).json(answer);
   }
