@@ -9,15 +9,12 @@ export function fallbackSignature(botToken: string, requestId: string, chatId: s
   return createHmac('sha256', key).update(`${requestId}\n${chatId}\n${messageId}`, 'utf8').digest('base64url');
 }
 
-/**
- * Fallback claims must be signed (docs/decisions.md): `LEADS_SECRET` lets a caller store leads, not make the bot edit
- * or answer any message it names. An unsigned or badly signed claim is dropped before the decision; the trace says why.
- */
+/** Fallback claims must be signed: LEADS_SECRET lets a caller store leads, not make the bot edit any message it names. */
 @Injectable()
 export class FallbackVerifier {
   constructor(@Inject(SERVER_CONFIG) private readonly config: { telegram: { token: string | null } }) {}
 
-  /** Whether the claim is signed with this server's bot token for this request. Compared in constant time. */
+  /** Signed with this server's bot token for this request (compared in constant time). */
   verified(requestId: string, fallback: LateFallbackInfo): boolean {
     const token = this.config.telegram.token;
     if (!token || fallback.sig === undefined) return false;

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { isExpiredError, parse, validate } from '@telegram-apps/init-data-node';
+import { isExpiredError, parse, validate, type InitData } from '@telegram-apps/init-data-node';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -16,20 +16,20 @@ export interface InboxUser {
   language_code: string | null;
 }
 
-/** Who is asking, once let in: a manager (erasure, status changes with a manager list)? `scope`: null for every lead. */
+/** Who is asking, once let in; `scope`: null for every lead. */
 export interface InboxViewer {
   user: InboxUser;
   manager: boolean;
   scope: LeadScope | null;
 }
 
-/** What the launch data of a request came to; `unavailable`: no bot token to check a signature with. */
+/** `unavailable`: no bot token to check a signature with. */
 type LaunchCheck = { ok: true; user: InboxUser } | { ok: false; why: 'missing' | 'invalid' | 'expired' | 'unavailable' };
 
-/** Who may enter: `forbidden` (neither a manager nor a member), or `unknown` (Telegram could not say). */
+/** `forbidden`: neither a manager nor a member; `unknown`: Telegram could not say. */
 type AccessDecision = { ok: true; viewer: InboxViewer } | { ok: false; why: 'forbidden' | 'unknown' };
 
-/** What getChatMember said of a user, cached: the leads chats they are a member of; an administrator of the main one. */
+/** What getChatMember said of a user, cached: the leads chats they are in; an administrator of the main one. */
 interface Membership {
   chats: ReadonlySet<string>;
   admin: boolean;
@@ -38,7 +38,7 @@ interface Membership {
 
 const MEMBER_STATUSES = new Set(['creator', 'administrator', 'member']);
 
-/** How far ahead of the app's clock launch data may be dated (further ahead, it would never expire). */
+/** How far ahead of the app's clock launch data may be dated (further, it would never expire). */
 export const LAUNCH_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const ADMIN_STATUSES = new Set(['creator', 'administrator']);
 
@@ -71,31 +71,22 @@ export class InboxAccessService {
     const m = /^tma (.+)$/s.exec(authorization?.trim() ?? '');
     if (!m) return { ok: false, why: 'missing' };
     const initData = m[1].trim();
-    let authDate: Date;
-    let user: InboxUser | null;
+    let data: InitData;
     try {
       // The age is checked below on the app's clock (the library reads Date.now()); here the signature only.
       validate(initData, token, { expiresIn: 0 });
       // Clients before Bot API 8.0 send no `signature` (the HMAC just checked is what counts); the parser insists on one.
       const fields = new URLSearchParams(initData);
       if (!fields.has('signature')) fields.set('signature', '');
-      const data = parse(fields);
-      authDate = data.auth_date;
-      user = data.user
-        ? {
-            id: data.user.id,
-            first_name: data.user.first_name,
-            last_name: data.user.last_name ?? null,
-            username: data.user.username ?? null,
-            language_code: data.user.language_code ?? null,
-          }
-        : null;
+      data = parse(fields);
     } catch (err) {
       return { ok: false, why: isExpiredError(err) ? 'expired' : 'invalid' };
     }
     // Launch data without a user (an inline query's, a chat's) names nobody to let in.
-    if (!user) return { ok: false, why: 'invalid' };
-    const age = this.clock.now() - authDate.getTime();
+    if (!data.user) return { ok: false, why: 'invalid' };
+    const { id, first_name, last_name = null, username = null, language_code = null } = data.user;
+    const user: InboxUser = { id, first_name, last_name, username, language_code };
+    const age = this.clock.now() - data.auth_date.getTime();
     if (age > this.config.inbox.maxAgeSec * 1000) return { ok: false, why: 'expired' };
     // Logged: a server clock far behind Telegram's refuses every launch the same way.
     if (-age > LAUNCH_FUTURE_SKEW_MS) {

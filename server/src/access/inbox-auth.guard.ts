@@ -2,7 +2,6 @@ import { type CanActivate, createParamDecorator, type ExecutionContext, HttpExce
 import type { Request } from 'express';
 import { InboxAccessService, type InboxViewer } from './inbox-access.service';
 
-/** The request, once the guard let it in: who is asking. */
 interface InboxRequest extends Request {
   inboxViewer?: InboxViewer;
 }
@@ -15,7 +14,6 @@ export class InboxAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<InboxRequest>();
     const launch = this.access.launchOf(req);
-    // The answers exactly as docs/api.md gives them.
     if (!launch.ok) {
       if (launch.why === 'unavailable') throw new HttpException({ error: 'inbox_unavailable' }, 503);
       throw new HttpException({ error: 'unauthorized', why: launch.why }, 401);
@@ -30,7 +28,6 @@ export class InboxAuthGuard implements CanActivate {
   }
 }
 
-/** The viewer the guard let in. */
 export const Viewer = createParamDecorator((_: unknown, ctx: ExecutionContext): InboxViewer => {
   const viewer = ctx.switchToHttp().getRequest<InboxRequest>().inboxViewer;
   if (!viewer) throw new Error('@Viewer() on a route without InboxAuthGuard');

@@ -10,10 +10,7 @@ import type { Messages } from '../i18n';
 const SECRET_FAILURE_LIMIT = 5;
 export const SECRET_FAILURE_WINDOW_MS = 10 * 60 * 1000;
 
-/**
- * The wrong-secret lockout. Failures live in the database; memory keeps who failed within the window, so a caller that
- * never did costs no query (several instances on PostgreSQL ask the table every time). Ops are told of a lockout.
- */
+/** The wrong-secret lockout, kept in the database; memory spares a query for a caller that never failed (one instance). */
 @Injectable()
 export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('LeadsAccess');
@@ -59,7 +56,7 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
     const now = this.clock.now();
     await this.rateEvents.record('secret_failure', callerHash, now);
     this.lastFailure.set(callerHash, now);
-    // A locked-out caller is refused before its secret is looked at: a full window here means this failure started it.
+    // A locked-out caller is refused before its secret is looked at: a full window means this failure started it.
     const wait = await this.waitMs(callerHash, now);
     if (wait !== null) this.alertLockout(callerHash, retryAfterSeconds(wait));
   }
@@ -75,7 +72,7 @@ export class SecretLockout implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private alertLockout(callerHash: string, seconds: number): void {
-    // Named by the start of its address HMAC, never the address; alerted once an hour at most (a stale secret relocks every 10 min).
+    // Named by the start of its address HMAC; once an hour at most (a stale secret relocks every 10 min).
     const caller = callerHash.slice(0, 10);
     const minutes = Math.ceil(seconds / 60);
     const text = this.t.alerts.secretLockout(SECRET_FAILURE_LIMIT, SECRET_FAILURE_WINDOW_MS / 60_000, caller, minutes);

@@ -9,10 +9,7 @@ import { VisitorHasher } from './visitor-hasher';
 import { ApiError, rateLimited } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 
-/**
- * Steps 1–3 of docs/requirements.md §1.1, before the body is read: module off → 404; locked out after wrong secrets →
- * 429 (why: secret); wrong secret → 401, counted. Each refusal is an ApiError.
- */
+/** §1.1 steps 1–3, before the body is read: module off 404, locked out 429 `secret`, wrong secret 401 (counted). */
 @Injectable()
 export class SecretGuard implements CanActivate {
   private readonly logger = new Logger('LeadsAccess');
@@ -33,7 +30,7 @@ export class SecretGuard implements CanActivate {
       callerHash = this.hasher.caller(callerAddress(req));
       this.callerHashes.set(req.socket, callerHash);
     }
-    // The lockout is kept in the database (shared by instances): one that cannot be read now is a 503, as the submit's.
+    // A lockout that cannot be read now is a 503, as the submit's.
     const seconds = await this.lockout.retryAfterSec(callerHash).catch(unavailable);
     if (seconds !== null) throw rateLimited('secret', seconds);
     const given = req.headers[SECRET_HEADER.toLowerCase()];

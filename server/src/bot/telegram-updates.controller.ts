@@ -1,12 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Controller, Inject, Logger, Post, Req, Res, type Type, UseFilters } from '@nestjs/common';
+import { Controller, Inject, Logger, Post, Req, Res, type Type, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { ApiError, UploadAbortedError } from '../http/api-error';
 import { ApiErrorFilter } from '../http/api-error.filter';
-import { ThrottledAlone } from '../http/caller-throttle';
+import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { readJsonObject } from '../http/json-body.reader';
 import { lingerAfterAnswer, type LingerBounds } from '../http/linger';
 import { TelegramGateway } from '../telegram/telegram.gateway';
@@ -39,7 +39,8 @@ export function telegramWebhookController(path: string): Type {
     ) {}
 
     @Post(path)
-    @ThrottledAlone('webhook')
+    @Throttled('webhook')
+    @UseGuards(CallerThrottleGuard)
     @UseFilters(ApiErrorFilter)
     async receive(@Req() req: Request, @Res() res: Response): Promise<void> {
       const given = req.headers[TELEGRAM_SECRET_HEADER];

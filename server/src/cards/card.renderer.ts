@@ -29,14 +29,13 @@ interface CardOptions {
 }
 
 export interface Card {
-  /** For parse_mode HTML; every value the visitor typed is escaped. */
+  /** For parse_mode HTML, every value escaped; `plain` for when Telegram refuses the HTML. */
   html: string;
-  /** The same card without markup, for when Telegram refuses the HTML. */
   plain: string;
   keyboard: InlineKeyboard;
 }
 
-/** Up to 3 repeat blocks, newest first (docs/requirements.md §4.8). */
+/** Repeat blocks, newest first (§4.8). */
 const CARD_REPEATS = 3;
 /** A repeat block is a summary: its values are cut here even when the card has room (UTF-16 units). */
 const REPEAT_VALUE_MAX = 300;
@@ -113,11 +112,11 @@ export function shorten(value: string, max: number): string {
   return `${value.slice(0, end).trimEnd()}…`;
 }
 
-/** A piece of a line: fixed text, or the value in slot `slot`, shortened to what the card has room for. */
+/** Fixed text, or the value in slot `slot`, shortened to what the card has room for. */
 type Segment = { text: string; bold?: boolean } | { slot: number; bold?: boolean };
 type Line = Segment[];
 
-/** The card before it is fitted: its lines, the values they show and how long each value may be at most. */
+/** The card before it is fitted: its lines, their values and each value's cap. */
 interface Draft {
   lines: Line[];
   values: string[];
@@ -169,8 +168,7 @@ function repeatBlock(draft: Draft, lead: CardLead, repeat: CardRepeat, options: 
   lines.push(...shown);
   if (hiddenChanged) lines.push([{ text: card.repeatHidden }]);
   if (shown.length === 0 && !hiddenChanged) lines.push([{ text: card.repeatSame }]);
-  // A repeat is matched by username or by phone, and `changes` holds what differs from the lead: a different phone
-  // means only the username matched, which anyone who knows a public @username can send.
+  // A different phone means only the username matched, which anyone who knows a public @username can send.
   if (changes.phone) lines.push([{ text: card.repeatByUsername, bold: true }]);
   if (changes.telegram) lines.push([{ text: card.repeatByPhone, bold: true }]);
   return lines;
@@ -185,7 +183,6 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
     [{ text: `🕒 ${formatTime(lead.created_at, options.timezone, options.messages.intl)}` }],
   );
   lines.push(...lateLines(lead, options));
-  // The landing's captcha provider was unreachable: the lead was delivered rather than lost.
   if (lead.captcha === 'unchecked') lines.push([{ text: card.captchaUnchecked }]);
   lines.push(...sourceLine(draft, lead, options.pii));
   if (lead.anonymised_at !== null) {

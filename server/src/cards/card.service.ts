@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import type { Lead, LeadRepeat } from '../domain/lead';
+import { parseRepeatChanges, type Lead, type LeadRepeat } from '../domain/lead';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { LeadMessagesRepository } from '../conversations/lead-messages.repository';
@@ -18,29 +18,19 @@ export class CardService {
     private readonly conversations: LeadMessagesRepository,
   ) {}
 
-  /** With the Telegram account the visitor bound to the lead through its "Continue in Telegram" link, if any. */
   async cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Promise<Card> {
     const account = (await this.telegramLinks.accountsOf([lead.id])).get(lead.id) ?? null;
     const binding = account ? await this.conversations.bindingOf(lead.id) : null;
     const conversation = binding?.stoppedAt != null ? 'stopped' : binding?.blockedAt != null ? 'blocked' : null;
     return renderCard(
       { ...lead, telegram_account: account, telegram_conversation: conversation },
-      repeats.map((r) => ({ created_at: r.created_at, changes: parseChanges(r.changes) })),
+      repeats.map((r) => ({ created_at: r.created_at, changes: parseRepeatChanges(r.changes) })),
       { pii: this.config.leads.cardPii, timezone: this.config.timezone, messages: this.messages },
     );
   }
 
-  /** When Telegram refuses the full card as too long: number, status, buttons, no personal data. */
+  /** When Telegram refuses the full card as too long. */
   minimalCardFor(lead: Lead): Card {
     return renderMinimalCard(lead, { timezone: this.config.timezone, messages: this.messages });
-  }
-}
-
-function parseChanges(json: string): Record<string, string> {
-  try {
-    const value = JSON.parse(json) as unknown;
-    return value && typeof value === 'object' ? (value as Record<string, string>) : {};
-  } catch {
-    return {};
   }
 }

@@ -26,9 +26,9 @@ export interface CardTarget {
 /** The leads groups (§4.1, §14.9): LEADS_CHAT_ID unless LEADS_ROUTES names the source, each as a migration left it (§4.5). */
 @Injectable()
 export class LeadsChatService {
-  // Migrations are learnt from the outbox's sends: ops read of them among the outbox's lines.
+  // Migrations are learnt from the outbox's sends: logged among its lines.
   private readonly logger = new Logger('Outbox');
-  /** The ids learnt from a migration (null: none), each read once: LEADS_CHAT_ID's, and per routed chat as configured. */
+  /** The ids learnt from a migration (null: none), read once: LEADS_CHAT_ID's, and per routed chat as configured. */
   private migratedChatId: string | null | undefined;
   private readonly routeChats = new Map<string, string | null>();
 
@@ -55,7 +55,6 @@ export class LeadsChatService {
     return chatId === null ? null : { chatId, threadId: this.config.telegram.leadsThreadId, route: null };
   }
 
-  /** Every chat cards go to, as they are now. */
   async leadsChats(): Promise<string[]> {
     const chats = new Set<string>();
     const main = await this.leadsChatId();
@@ -68,7 +67,7 @@ export class LeadsChatService {
     return (await this.leadsChats()).includes(chatId);
   }
 
-  /** A configured chat as it is now: the id a migration gave it, if any. */
+  /** The id a migration gave a configured chat, if any. */
   private async currentChat(configured: string): Promise<string> {
     if (configured === this.config.telegram.leadsChatId) return (await this.leadsChatId()) ?? configured;
     if (!this.routeChats.has(configured)) {

@@ -1,6 +1,6 @@
 import type { LeadStatus } from './lead-status';
 
-/** The in-process events, each emitted after its change committed (the durable record), so the outbox and the webhooks act at once. */
+/** In-process events, each emitted after its change committed, so the outbox and the webhooks act at once. */
 
 /** A lead, a repeat (`repeat`: attached to lead `leadNumber`) or a replay's fallback message. */
 export const LEAD_ACCEPTED = 'lead.accepted';

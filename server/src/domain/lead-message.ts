@@ -1,5 +1,3 @@
-/** The conversation's words (docs/architecture.md, "The conversation"). */
-
 /** `in`: from the visitor (relayed into the group); `out`: from the team (sent to the visitor). */
 export type MessageDirection = 'in' | 'out';
 /** `queued` until the outbox sent it (`delivered`) or gave it up (`failed`, with the error). */

@@ -1,7 +1,4 @@
-/**
- * A lead's statuses and the changes a manager may make (docs/requirements.md §5.1, §5.2). How each is shown — its
- * label, the buttons' words — is the card's business (cards/lead-statuses.ts).
- */
+/** A lead's statuses and the changes a manager may make (§5.1, §5.2); their words are the card's (cards/lead-statuses.ts). */
 export const LEAD_STATUSES = ['new', 'in_progress', 'won', 'lost', 'spam'] as const;
 export type LeadStatus = (typeof LEAD_STATUSES)[number];
 
@@ -14,14 +11,12 @@ export const LEAD_TRANSITIONS = {
   spam: ['new'],
 } as const satisfies Record<LeadStatus, readonly LeadStatus[]>;
 
-/** The statuses a lead in status `S` may change to. */
 export type TransitionFrom<S extends LeadStatus> = (typeof LEAD_TRANSITIONS)[S][number];
 
 export function isLeadStatus(value: string): value is LeadStatus {
   return (LEAD_STATUSES as readonly string[]).includes(value);
 }
 
-/** True when a lead in `from` may be set to `to` (its card offers that button). */
 export function isTransition(from: LeadStatus, to: LeadStatus): boolean {
   return (LEAD_TRANSITIONS[from] as readonly LeadStatus[]).includes(to);
 }

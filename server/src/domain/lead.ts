@@ -1,12 +1,10 @@
 import { LEAD_FIELDS, type CaptchaResult, type LeadField, type LeadFields } from '@stickers/shared';
 import type { LeadStatus } from './lead-status';
 
-/** A stored lead's row, the one definition. Times are milliseconds since the epoch (UTC). */
-
 /** The visitor's fields, one column per field of the form: null when not given, and once the lead is anonymised. */
 export type FormColumns = { [K in LeadField]: string | null };
 
-/** The form's fields of a submission (or any row that has them), and nothing else. */
+/** The form's fields of a submission or a row, and nothing else. */
 export function formFieldsOf(from: LeadFields): LeadFields {
   return Object.fromEntries(LEAD_FIELDS.map((f) => [f, from[f]])) as LeadFields;
 }
@@ -14,11 +12,10 @@ export function formFieldsOf(from: LeadFields): LeadFields {
 /** A late lead's fallback message: `pending` (may become its card), `adopted` (is), `answer` (to get a reply), and how that ended. */
 export type FallbackState = 'pending' | 'adopted' | 'answer' | 'answered' | 'gone' | 'refused' | 'gave_up';
 
-/** A late lead's or repeat's arrival and its fallback message (migration 2026-12-01-0005). */
+/** A late lead's or repeat's arrival and its fallback message. */
 export interface LateColumns {
   /** When the server got it: created_at for a request in time, later for one replayed from the spool. */
   received_at: number | null;
-  /** The landing's route and reason when the request did not reach the database (`fallback` / `503`); else null. */
   late_route: string | null;
   late_reason: string | null;
   fallback_chat_id: string | null;
@@ -29,14 +26,12 @@ export interface LateColumns {
 
 /** Where a lead or a repeat came from: `POST /leads`'s `source`, one column per key; all null without one. */
 export interface SourceColumns {
-  /** `source.landing`: the landing's own name (LANDING_SOURCE). */
   source_landing: string | null;
   utm_source: string | null;
   utm_medium: string | null;
   utm_campaign: string | null;
   utm_content: string | null;
   utm_term: string | null;
-  /** `source.referrer`: the referrer's host only. */
   source_referrer: string | null;
 }
 
@@ -51,20 +46,20 @@ interface CheckColumns extends ConsentColumns {
   captcha: CaptchaResult | null;
 }
 
-/** A stored lead, as a row of `leads`. Personal columns (domain/personal-fields.ts) are null once it is anonymised. */
+/** A row of `leads`, times in ms since the epoch. Personal columns (personal-fields.ts) are null once it is anonymised. */
 export interface Lead extends FormColumns, LateColumns, SourceColumns, CheckColumns {
   id: number;
   request_id: string;
-  /** Lower-cased username, for the case-insensitive repeat match. */
+  /** Lower-cased username, for the repeat match. */
   telegram_key: string | null;
-  /** HMAC-SHA256(LEADS_IP_SALT, visitor ip); the raw address is never stored. */
+  /** HMAC-SHA256(LEADS_IP_SALT, visitor ip). */
   ip_hash: string | null;
   status: LeadStatus;
   created_at: number;
   published_at: number | null;
   chat_id: string | null;
   message_id: number | null;
-  /** The forum topic the card (and replies to it) went into; null for General or a chat without topics. */
+  /** The forum topic the card went into; null for General or a chat without topics. */
   card_thread_id: number | null;
   last_error: string | null;
   anonymised_at: number | null;

@@ -1,10 +1,7 @@
 import { LEAD_FIELDS, type LeadField, SOURCE_KEYS, type SourceKey } from '@stickers/shared';
 import type { SourceColumns } from './lead';
 
-/**
- * Which stored values are personal, for the erasure, the card (LEADS_CARD_PII=0), the export and the webhooks: whatever
- * a visitor could type. A new field or key must be classified here.
- */
+/** Which stored values are personal (erasure, LEADS_CARD_PII=0, export, webhooks): whatever a visitor could type. */
 const FORM_FIELD_IS_PERSONAL: Record<LeadField, boolean> = {
   name: true,
   telegram: true,
@@ -14,36 +11,30 @@ const FORM_FIELD_IS_PERSONAL: Record<LeadField, boolean> = {
   comment: true,
 };
 
-const SOURCE_KEY_IS_PERSONAL: Record<SourceKey, boolean> = {
-  landing: false,
-  utm_source: true,
-  utm_medium: true,
-  utm_campaign: true,
-  utm_content: true,
-  utm_term: true,
-  referrer: true,
+type SourceColumn = keyof SourceColumns;
+
+/** Each source key's column on `leads` and `lead_repeats`, and whether it is personal. */
+const SOURCE_KEY: Record<SourceKey, { column: SourceColumn; personal: boolean }> = {
+  landing: { column: 'source_landing', personal: false },
+  utm_source: { column: 'utm_source', personal: true },
+  utm_medium: { column: 'utm_medium', personal: true },
+  utm_campaign: { column: 'utm_campaign', personal: true },
+  utm_content: { column: 'utm_content', personal: true },
+  utm_term: { column: 'utm_term', personal: true },
+  referrer: { column: 'source_referrer', personal: true },
 };
 
-/** A source key's column on `leads` and `lead_repeats`. */
-export const SOURCE_COLUMN: Record<SourceKey, keyof SourceColumns> = {
-  landing: 'source_landing',
-  utm_source: 'utm_source',
-  utm_medium: 'utm_medium',
-  utm_campaign: 'utm_campaign',
-  utm_content: 'utm_content',
-  utm_term: 'utm_term',
-  referrer: 'source_referrer',
-};
+export const SOURCE_COLUMN = Object.fromEntries(SOURCE_KEYS.map((k) => [k, SOURCE_KEY[k].column])) as Record<SourceKey, SourceColumn>;
 
 /** Every source column, in the order of `SOURCE_KEYS`. */
-export const SOURCE_COLUMNS: readonly (keyof SourceColumns)[] = SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
+export const SOURCE_COLUMNS: readonly SourceColumn[] = SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
 
 /** The form's personal fields, also the keys of a repeat's `changes` whose values erasure drops. */
 export const PERSONAL_FIELDS: readonly LeadField[] = LEAD_FIELDS.filter((f) => FORM_FIELD_IS_PERSONAL[f]);
 
-const PERSONAL_SOURCE_KEYS: readonly SourceKey[] = SOURCE_KEYS.filter((k) => SOURCE_KEY_IS_PERSONAL[k]);
+const PERSONAL_SOURCE_KEYS: readonly SourceKey[] = SOURCE_KEYS.filter((k) => SOURCE_KEY[k].personal);
 
-export const PERSONAL_SOURCE_COLUMNS: readonly (keyof SourceColumns)[] = PERSONAL_SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
+export const PERSONAL_SOURCE_COLUMNS: readonly SourceColumn[] = PERSONAL_SOURCE_KEYS.map((k) => SOURCE_COLUMN[k]);
 
 /** Every personal column of `leads` (`ip_hash` is a pseudonym of the address), and of `lead_repeats` besides `changes`. */
 export const PERSONAL_LEAD_COLUMNS = [...PERSONAL_FIELDS, 'telegram_key', 'ip_hash', ...PERSONAL_SOURCE_COLUMNS] as const;
@@ -55,12 +46,11 @@ export const isPersonalSourceKey = (key: string): boolean => (PERSONAL_SOURCE_KE
 const nulls = <K extends string>(columns: readonly K[]): Record<K, null> =>
   Object.fromEntries(columns.map((c) => [c, null])) as Record<K, null>;
 
-/** The `set` of an erased lead: every personal column null. */
+/** The `set` of an erased lead or repeat (besides its `changes`): every personal column null. */
 export function erasedLeadColumns(): Record<(typeof PERSONAL_LEAD_COLUMNS)[number], null> {
   return nulls(PERSONAL_LEAD_COLUMNS);
 }
 
-/** The `set` of an erased repeat, besides its `changes`: every personal column null. */
 export function erasedRepeatColumns(): Record<(typeof PERSONAL_REPEAT_COLUMNS)[number], null> {
   return nulls(PERSONAL_REPEAT_COLUMNS);
 }

@@ -2,15 +2,10 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
 import { API_ERRORS, type RateLimitReason } from '@stickers/shared';
 
-/** The OpenAPI pieces several routes share (health/openapi.ts); nothing here runs on a request. */
-
-/** The name of the security scheme of the shared secret: an apiKey in the SECRET_HEADER header (health/openapi.ts). */
+/** The OpenAPI pieces several routes share; the security schemes are defined in health/openapi.ts. */
 export const LEADS_SECRET_SCHEME = 'leadsSecret';
-
-/** The name of the inbox's security scheme: `Authorization: tma <initData>` (health/openapi.ts). */
 export const INBOX_SCHEME = 'telegramMiniApp';
 
-/** The JSON body of an API error: `{ "error": <one of codes>, …extra }`. */
 export function apiErrorSchema(codes: readonly string[], extra: Record<string, SchemaObject> = {}, required = ['error']): SchemaObject {
   return { type: 'object', required, properties: { error: { type: 'string', enum: [...codes] }, ...extra } };
 }
@@ -30,10 +25,7 @@ export function ApiRateLimited(description: string, whys: readonly RateLimitReas
   });
 }
 
-/**
- * SecretGuard's answers (401, 404, the lockout's 429, 503) and, with `throttled`, the throttle's 429 `flood`. A route's
- * own answer for one of these statuses (POST /leads's 429 and 503) replaces the one given here.
- */
+/** SecretGuard's answers and, with `throttled`, the throttle's 429 `flood`; a route's own answer for a status replaces these. */
 export function ApiSecretRefusals(options: { throttled?: boolean } = {}): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiSecurity(LEADS_SECRET_SCHEME),

@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, NotFoundException } from '@nestjs/common';
 import type { Response } from 'express';
+import { API_ERRORS } from '@stickers/shared';
 import { ApiError, UploadAbortedError } from './api-error';
 
 /** Writes an ApiError as it is; an aborted upload, or an answer already begun, ends the connection instead. */
@@ -23,8 +24,6 @@ export class ApiErrorFilter implements ExceptionFilter {
 @Catch(NotFoundException)
 export class RouteNotFoundFilter implements ExceptionFilter {
   catch(_error: NotFoundException, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    if (res.headersSent) res.destroy();
-    else res.status(404).json({ error: 'not_found' });
+    answerApiError(host.switchToHttp().getResponse<Response>(), new ApiError(404, { error: API_ERRORS.notFound }));
   }
 }

@@ -17,7 +17,6 @@ export class ApiError extends Error {
 /** Seconds for a `Retry-After` header: whole seconds, rounded up, at least 1. */
 export const retryAfterSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
-/** A 429 `{"error":"rate_limited","why":…}` with `Retry-After`. */
 export const rateLimited = (why: RateLimitReason, seconds: number): ApiError =>
   new ApiError(429, { error: API_ERRORS.rateLimited, why }, { 'Retry-After': String(seconds) });
 

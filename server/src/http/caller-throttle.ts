@@ -1,4 +1,4 @@
-import { applyDecorators, type ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions, type ThrottlerRequest } from '@nestjs/throttler';
 import type { IncomingMessage } from 'node:http';
 import type { ServerConfig } from '../config/config';
@@ -22,10 +22,7 @@ export function throttlerOptions(config: ServerConfig): ThrottlerModuleOptions {
   };
 }
 
-/**
- * @nestjs/throttler's guard with only the throttles a route's `@Throttled(…)` names, keyed by the caller alone (one count
- * per throttle across its routes). First in `@UseGuards`: a refused request costs nothing else.
- */
+/** The throttles a route's `@Throttled(…)` names, keyed by the caller alone; first in `@UseGuards`, so a refusal costs nothing else. */
 @Injectable()
 export class CallerThrottleGuard extends ThrottlerGuard {
   protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
@@ -50,12 +47,7 @@ export class CallerThrottleGuard extends ThrottlerGuard {
   }
 }
 
-/** Names the throttles of a route or a controller (merged); the guard is `@UseGuards(CallerThrottleGuard, …)`. */
+/** Names the throttles of a route or a controller (merged), for CallerThrottleGuard. */
 export function Throttled(...names: ThrottleName[]): MethodDecorator & ClassDecorator {
   return SetMetadata(ROUTE_THROTTLES, names);
-}
-
-/** `@Throttled(…names)` and the guard, for a route with no other guard (the Telegram webhook's). */
-export function ThrottledAlone(...names: ThrottleName[]): MethodDecorator & ClassDecorator {
-  return applyDecorators(Throttled(...names), UseGuards(CallerThrottleGuard));
 }

@@ -4,7 +4,6 @@ import { API_ERRORS, MAX_BODY_BYTES } from '@stickers/shared';
 import { ApiError, UploadAbortedError } from './api-error';
 import { lingerAfterAnswer, LINGER_BOUNDS, type LingerBounds } from './linger';
 
-/** Stateless between calls (no `stream` option): one serves every request. */
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const invalidBody = () => new ApiError(422, { error: API_ERRORS.invalidBody });
 
@@ -14,10 +13,7 @@ function tooLarge(req: IncomingMessage, bounds: LingerBounds): ApiError {
   return new ApiError(413, { error: API_ERRORS.payloadTooLarge }, { Connection: 'close' });
 }
 
-/**
- * Reads a request's body as a JSON object after the route's guards, measured while it is read (§1.1 step 4): over
- * `limit` → 413 (a declared length before a byte is read), not a JSON object → 422; the client gone → UploadAbortedError.
- */
+/** The body as a JSON object, after the guards (§1.1 step 4): over `limit` 413, else not an object 422; the client gone: UploadAbortedError. */
 export async function readJsonObject(
   req: IncomingMessage,
   { limit = MAX_BODY_BYTES, linger: bounds = LINGER_BOUNDS }: { limit?: number; linger?: LingerBounds } = {},

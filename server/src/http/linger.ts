@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
+/** Close when the client has sent nothing for `idleMs`, after `totalMs` in any case, or past `maxBytes` discarded. */
 export interface LingerBounds {
-  /** Close when the client has sent nothing for this long. */
   idleMs: number;
-  /** Close after this long in any case. */
   totalMs: number;
-  /** Close after discarding this many body bytes. */
   maxBytes: number;
 }
 
@@ -15,10 +13,7 @@ export const LINGER_BOUNDS: LingerBounds = { idleMs: 5_000, totalMs: 30_000, max
 
 const lingering = new WeakSet<Socket>();
 
-/**
- * A lingering close for a request answered (`Connection: close`) before its body was read: the rest of the body is
- * discarded within `bounds`, so a client still sending reads its answer instead of a TCP reset.
- */
+/** For a request answered (`Connection: close`) before its body was read: a client still sending reads its answer, not a reset. */
 export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = LINGER_BOUNDS): void {
   const socket = req.socket;
   if (lingering.has(socket)) return;
@@ -51,10 +46,7 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
   };
 }
 
-/**
- * Express middleware for every route: an answer written before its body (a positive `Content-Length`, or chunked) was
- * read to the end closes with a lingering close; else Node would read the rest, however large, for the next request.
- */
+/** Every route: an answer written before its body was read closes lingering; else Node would read the rest, however large. */
 export function closeAfterEarlyAnswer() {
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) {

@@ -67,7 +67,6 @@ export function checkPlain<T extends object>(
   return errors.length === 0 ? { ok: true, value } : { ok: false, problems: problemsOf(errors) };
 }
 
-/** A route's refusals as docs/api.md gives them: a `:number` no lead has, a body its DTO refuses. */
 export const notFound = () => new HttpException({ error: 'not_found' }, 404);
 export const invalidBody = (errors: Record<string, string>) => new HttpException({ error: 'invalid_body', errors }, 422);
 

@@ -9,16 +9,12 @@ interface Window {
   blockedUntil: number;
 }
 
-/** How often the first request after drops the windows that ended. */
+/** How often the first request after drops the windows that ended (no timer: nothing to stop at shutdown). */
 const SWEEP_MS = 60_000;
 
-/**
- * @nestjs/throttler's storage, one counter per caller and throttle: a window opens at the first request for `ttl`; past
- * the limit, refused for `blockDuration`. One map lookup a request (the library's own filters a timestamp list).
- */
+/** One counter per caller and throttle, a window from its first request: one map lookup (the library's filters a list). */
 export class WindowCounterStorage implements ThrottlerStorage {
   private readonly windows = new Map<string, Window>();
-  /** No timer: nothing to stop at shutdown. */
   private sweepAt: number;
 
   constructor(private readonly now: () => number = Date.now) {

@@ -13,10 +13,7 @@ import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberPar
 
 const conflict = (body: Record<string, unknown>) => new HttpException(body, 409);
 
-/**
- * `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`);
- * LeadStatusService's `set` for an integrator, its outcomes worded as docs/api.md says.
- */
+/** `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`). */
 @ApiTags('leads')
 @ApiSecretRefusals({ throttled: true })
 @Controller('leads')
@@ -56,10 +53,10 @@ export class LeadStatusController {
     ...jsonContent(CRM_STATUS_SCHEMAS.invalidBody),
   })
   async setStatus(
-    @Param(LEAD_NUMBER_PIPE) { lead_number: leadNumber }: LeadNumberParams,
+    @Param(LEAD_NUMBER_PIPE) { lead_number: leadId }: LeadNumberParams,
     @JsonBody(BODY_PIPE) body: CrmStatusBodyDto,
   ): Promise<{ lead: ExportedLead }> {
-    const outcome = await this.statuses.set({ leadId: leadNumber, expected: body.from, to: body.to, by: { integrator: body.by } });
+    const outcome = await this.statuses.set({ leadId, expected: body.from, to: body.to, by: { telegramUserId: null, name: body.by } });
     switch (outcome.kind) {
       // Only a Telegram user is checked against LEADS_MANAGER_IDS: never an integrator.
       case 'not_manager':
@@ -73,8 +70,8 @@ export class LeadStatusController {
         throw invalidBody({ to: `cannot change from ${body.from} to ${body.to}; allowed: ${outcome.allowed.join(', ')}` });
       case 'changed': {
         if (outcome.card !== 'shown')
-          this.logger.log({ msg: 'crm status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
-        const lead = await this.exports.lead(leadNumber);
+          this.logger.log({ msg: 'crm status change: card rewrite later', lead_number: leadId, card: outcome.card });
+        const lead = await this.exports.lead(leadId);
         if (!lead) throw notFound();
         return { lead };
       }

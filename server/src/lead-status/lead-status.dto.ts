@@ -5,8 +5,6 @@ import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 import { apiErrorSchema } from '../http/api-docs';
 
-/** `POST /leads/{lead_number}/status`: the OpenAPI document's decorators and class-validator's rules. */
-
 const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
 /** The longest name a CRM may give (a Telegram user's first and last name fit). */
 const CRM_NAME_MAX = 128;

@@ -14,38 +14,30 @@ import type { Messages } from '../i18n';
 
 export interface ButtonPress {
   data: string;
-  /** The chat and message of the card whose button was pressed. */
+  /** The card whose button was pressed. */
   chatId: string;
   messageId: number;
   userId: number;
   userName: string;
 }
 
-/**
- * A status change asked for outside a card, a compare-and-set against `expected` (the status the asker saw), by a
- * Telegram user (the inbox; LEADS_MANAGER_IDS applies) or an integrator (`POST /leads/{n}/status`, user id CRM_USER_ID).
- */
+/** A change from outside a card, compare-and-set against `expected`, by a Telegram user (the inbox) or an integrator (a CRM). */
 interface StatusRequest {
   leadId: number;
   expected: LeadStatus;
   to: LeadStatus;
-  by: { telegramUserId: number; name: string } | { integrator: string };
+  /** `telegramUserId`: null for an integrator, never checked against LEADS_MANAGER_IDS. */
+  by: { telegramUserId: number | null; name: string };
 }
 
-/** What a StatusRequest came to; the door words it. `card`: whether the card in Telegram shows it yet. */
+/** What a StatusRequest came to, for the door to word. */
 type StatusOutcome =
   | { kind: 'changed'; card: CardRefresh }
   | { kind: 'not_manager' }
   | { kind: 'unknown_lead' }
   | { kind: 'anonymised' }
   | { kind: 'not_allowed'; allowed: readonly LeadStatus[] }
-  /** Someone was first, or the asker saw an old status: the status now. */
   | { kind: 'conflict'; status: LeadStatus };
-
-/** "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
-function withCard(t: Messages, text: string, card: CardRefresh): string {
-  return card === 'shown' ? text : `${text}. ${t.press.cardLater}`;
-}
 
 /** docs/requirements.md §5.3: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
 @Injectable()
@@ -62,7 +54,7 @@ export class LeadStatusService {
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
-  /** Decides a press and returns the text to answer the callback with. */
+  /** The text to answer the callback with. */
   async press(p: ButtonPress): Promise<string> {
     // Any leads chat: LEADS_CHAT_ID or one of LEADS_ROUTES; the card check below names the lead's own.
     if (!(await this.chats.isLeadsChat(p.chatId))) return this.t.press.foreignChat;
@@ -86,29 +78,22 @@ export class LeadStatusService {
       // The card may be stale if an earlier rewrite failed: rewrite it now so the presser sees the truth.
       const card = await this.outbox.refreshCard(leadId);
       const text = `${this.t.press.alreadyChanged(now ? this.t.statuses[now.status] : '—')}${who}`;
-      return card === 'shown' ? `${text}.` : withCard(this.t, text, card);
+      return card === 'shown' ? `${text}.` : this.withCard(text, card);
     }
-    return withCard(this.t, this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
+    return this.withCard(this.t.press.done(this.t.statuses[to]), await this.outbox.refreshCard(leadId));
   }
 
-  /** A change from the inbox or a CRM by the rules of a press, one rule for every door; the lead need not have a card yet. */
+  /** A change by the rules of a press; the lead need not have a card yet. */
   async set(r: StatusRequest): Promise<StatusOutcome> {
     const managers = this.config.telegram.managerIds;
-    if ('telegramUserId' in r.by && managers && !managers.includes(r.by.telegramUserId)) return { kind: 'not_manager' };
+    if (r.by.telegramUserId !== null && managers && !managers.includes(r.by.telegramUserId)) return { kind: 'not_manager' };
     const lead = await this.leads.findLead(r.leadId);
     if (!lead) return { kind: 'unknown_lead' };
     if (lead.anonymised_at !== null) return { kind: 'anonymised' };
     if (lead.status !== r.expected) return { kind: 'conflict', status: lead.status };
     if (!isTransition(r.expected, r.to)) return { kind: 'not_allowed', allowed: LEAD_TRANSITIONS[r.expected] };
-    const change: StatusChange = {
-      leadId: r.leadId,
-      from: r.expected,
-      to: r.to,
-      ...('telegramUserId' in r.by
-        ? { userId: r.by.telegramUserId, userName: r.by.name }
-        : { userId: CRM_USER_ID, userName: r.by.integrator }),
-      at: this.clock.now(),
-    };
+    const userId = r.by.telegramUserId ?? CRM_USER_ID;
+    const change: StatusChange = { leadId: r.leadId, from: r.expected, to: r.to, userId, userName: r.by.name, at: this.clock.now() };
     if (!(await this.change(change, lead.request_id))) {
       const now = await this.leads.findLead(r.leadId);
       if (now?.anonymised_at != null) return { kind: 'anonymised' };
@@ -117,18 +102,17 @@ export class LeadStatusService {
     return { kind: 'changed', card: await this.outbox.refreshCard(r.leadId) };
   }
 
-  /** The compare-and-set and its history row commit together: false (no row) when someone was first. */
+  /** "Done" only when the card in Telegram shows the change; otherwise the presser is told the card will catch up. */
+  private withCard(text: string, card: CardRefresh): string {
+    return card === 'shown' ? text : `${text}. ${this.t.press.cardLater}`;
+  }
+
+  /** The compare-and-set and its history row, committed together: false when someone was first. */
   private async change(c: StatusChange, requestId: string): Promise<boolean> {
     if (!(await this.leads.changeStatus(c))) return false;
     this.logger.log({ msg: 'status changed', lead_number: c.leadId, request_id: requestId, from: c.from, to: c.to, user_id: c.userId });
-    this.emitter.emit(LEAD_STATUS_CHANGED, {
-      leadNumber: c.leadId,
-      from: c.from,
-      to: c.to,
-      userId: c.userId,
-      userName: c.userName,
-      at: c.at,
-    } satisfies LeadStatusChangedEvent);
+    const { leadId: leadNumber, ...change } = c;
+    this.emitter.emit(LEAD_STATUS_CHANGED, { leadNumber, ...change } satisfies LeadStatusChangedEvent);
     return true;
   }
 }

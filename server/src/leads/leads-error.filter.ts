@@ -6,12 +6,12 @@ import { answerApiError } from '../http/api-error.filter';
 import { Metrics } from '../observability/metrics';
 import { SubmitProblemsLog } from './submit-problems.log';
 
+const REJECTIONS = new Set(['invalid', 'invalid_body', 'payload_too_large']);
+
 /** `leads_submissions_total` labels of a refused submission: rejected (with the reason) or throttled (with why). */
 function submissionLabels(body: LeadErrorBody): Record<string, string> {
   if (body.error === 'rate_limited') return { result: 'throttled', why: body.why };
-  if (body.error === 'invalid' || body.error === 'invalid_body' || body.error === 'payload_too_large')
-    return { result: 'rejected', reason: body.error };
-  return { result: body.error };
+  return REJECTIONS.has(body.error) ? { result: 'rejected', reason: body.error } : { result: body.error };
 }
 
 /** Every refusal of `POST /leads` counted in `leads_submissions_total` and answered; an aborted upload logged, not a 500. */

@@ -22,10 +22,7 @@ export const LeadBody = createParamDecorator(async (_data: unknown, ctx: Executi
   return body;
 });
 
-/**
- * `POST /leads` (docs/requirements.md §1.2): the per-caller flood guard, SecretGuard, then the body (16 KB, checked by
- * LeadBodyPipe), then the service. Every refusal is an ApiError, answered and counted by LeadsErrorFilter.
- */
+/** `POST /leads`: the flood guard, SecretGuard, the body (LeadBodyPipe), the service; LeadsErrorFilter answers every refusal. */
 @ApiTags('leads')
 @ApiSecretRefusals()
 @Controller('leads')
@@ -85,13 +82,12 @@ export class LeadsController {
       case 'limited':
         throw rateLimited(outcome.why, outcome.retryAfterSec);
     }
-    // `@Res()`: the status depends on the outcome.
     this.metrics.submission(req, { result: outcome.kind });
     const answer: LeadAcceptedBody = {
-      lead_number: outcome.leadNumber,
+      lead_number: outcome.lead_number,
       duplicate: outcome.kind !== 'created',
       repeat: outcome.kind === 'duplicate' ? outcome.repeat : outcome.kind === 'repeat',
-      telegram_link: outcome.telegramLink ?? null,
+      telegram_link: outcome.telegramLink,
     };
     res.status(outcome.kind === 'created' ? 201 : 200).json(answer);
   }

@@ -37,7 +37,6 @@ import {
   type CaptchaResult,
   type ConsentInfo,
   type FieldErrors,
-  type FieldOptions,
   type LateInfo,
   type LeadAcceptedBody,
   type LeadSource,
@@ -54,10 +53,7 @@ import { apiErrorSchema } from '../http/api-docs';
 import { ApiError } from '../http/api-error';
 import { ApiValidationPipe, validationContext } from '../http/validation';
 
-/**
- * `POST /leads`'s body and answers as the OpenAPI document shows them, and the body's rules: each field of
- * LeadRequestDto asks shared's field rules (LeadFieldRule), run by LeadBodyPipe once the body is read after the guard.
- */
+/** `POST /leads`'s body and answers for the OpenAPI document, and the body's rules: shared's, asked by LeadFieldRule. */
 
 /** `additionalProperties` is not in `@ApiSchema`'s type. */
 const CLOSED = { additionalProperties: false } as unknown as ApiSchemaOptions;
@@ -224,12 +220,9 @@ for (const field of OPTIONAL_LEAD_FIELDS) {
   ApiPropertyOptional({ type: 'string', maxLength: OPTIONAL_FIELD_RULES[field].max })(LeadRequestDto.prototype, field);
 }
 
-/** What the field rules of `POST /leads` depend on: the configuration's contacts, phone region and consent. */
-export interface SubmissionRules extends FieldOptions {
-  requireConsent: boolean;
-}
+type SubmissionRules = Pick<ServerConfig['leads'], 'phoneRegion' | 'requiredContacts' | 'requireConsent'>;
 
-/** A body that passed: the submission, the replay's `late` and the consent, as LeadsService takes them. */
+/** A body that passed, as LeadsService takes it. */
 export interface CheckedSubmission {
   lead: LeadSubmission;
   late: LateInfo | null;
@@ -238,7 +231,7 @@ export interface CheckedSubmission {
 
 type SubmissionCheck = ({ ok: true } & CheckedSubmission) | { ok: false; errors: FieldErrors<ReportedField | SourceField> };
 
-/** `POST /leads`'s body by shared's rules: the submission, or every refused field in the order its 422 names them. */
+/** The body by shared's rules: the submission, or every refused field in the order its 422 names them. */
 export function checkSubmission(body: Record<string, unknown>, rules: SubmissionRules, now: number): SubmissionCheck {
   const checked = validateSubmission(body, { phoneRegion: rules.phoneRegion, requiredContacts: rules.requiredContacts });
   const late = validateLate(body[LATE_FIELD], now);
@@ -256,15 +249,12 @@ export function checkSubmission(body: Record<string, unknown>, rules: Submission
   };
 }
 
-interface LeadRulesContext {
-  rules: SubmissionRules;
-  clock: Clock;
-}
+type LeadRulesContext = { rules: SubmissionRules; clock: Clock };
 
 /** Each body checked once for all of its fields (the first field's rule asks); LeadBodyPipe hands the result on. */
 const checks = new WeakMap<object, SubmissionCheck>();
 
-function checkOf(args: ValidationArguments): SubmissionCheck {
+function refusalsOf(args: ValidationArguments): Record<string, string> {
   let found = checks.get(args.object);
   if (!found) {
     const context = validationContext<LeadRulesContext>(args);
@@ -272,13 +262,8 @@ function checkOf(args: ValidationArguments): SubmissionCheck {
     found = checkSubmission(args.object as Record<string, unknown>, context.rules, context.clock.now());
     checks.set(args.object, found);
   }
-  return found;
-}
-
-const refusalsOf = (args: ValidationArguments): Record<string, string> => {
-  const found = checkOf(args);
   return found.ok ? {} : found.errors;
-};
+}
 
 /** A field of the body as shared's rules take it; the reason is the rule's code (`required`, `too_short`, `invalid`…). */
 @ValidatorConstraint({ name: 'leadField' })
@@ -295,21 +280,16 @@ export class LeadFieldRule implements ValidatorConstraintInterface {
 // Every field a 422 may name, in the order it names them. Keys no rule names are kept: shared ignores them.
 for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) Validate(LeadFieldRule)(LeadRequestDto.prototype, field);
 
-/**
- * `@LeadBody(LeadBodyPipe)`: the body's CheckedSubmission, its rules run once; else 422 `{"error":"invalid","errors":…}`
- * naming every refused field in shared's order.
- */
+/** `@LeadBody(LeadBodyPipe)`: the body's CheckedSubmission; else 422 `{"error":"invalid","errors":…}` in shared's order. */
 @Injectable()
 export class LeadBodyPipe extends ApiValidationPipe {
   constructor(@Inject(SERVER_CONFIG) config: ServerConfig, clock: Clock) {
     const { phoneRegion, requiredContacts, requireConsent } = config.leads;
     super(
-      (problems, errors) => {
-        // The order of shared's rules (a contact pair missing is named after source), the codes class-validator gave.
+      // Every refused field has LeadFieldRule, which refused it with shared's code: shared's errors are the answer.
+      (_problems, errors) => {
         const refused = checks.get(errors[0]?.target ?? {});
-        const order = refused && !refused.ok ? Object.keys(refused.errors) : [];
-        const named = Object.fromEntries([...order, ...Object.keys(problems)].filter((f) => f in problems).map((f) => [f, problems[f]]));
-        return new ApiError(422, { error: API_ERRORS.invalid, errors: named });
+        return new ApiError(422, { error: API_ERRORS.invalid, errors: refused && !refused.ok ? refused.errors : {} });
       },
       { rules: { phoneRegion, requiredContacts, requireConsent }, clock } satisfies LeadRulesContext,
       { whitelist: false, validationError: { target: true } },

@@ -10,7 +10,6 @@ import { AccessModule } from '../access/access.module';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { ConversationsModule } from '../conversations/conversations.module';
 
-/** `POST /leads`, behind SecretGuard: AccessModule's, so the lockout is one per app. */
 @Module({
   imports: [RepositoriesModule, AlertsModule, MetricsModule, AnonymisationModule, AccessModule, ConversationsModule],
   controllers: [LeadsController],

@@ -32,17 +32,11 @@ import { MessagesService } from '../conversations/messages.service';
 
 const HOUR_MS = 60 * 60 * 1000;
 
-/** What the submit decision came to; the controller maps each to a status of docs/requirements.md §1.2. */
-export type SubmitOutcome =
-  // `late`: replayed from the landing's spool; `telegramLink`: the lead's "Continue in Telegram" link (null: none).
-  | { kind: 'created' | 'repeat'; leadNumber: number; late?: boolean; telegramLink?: string | null }
-  // `fallbackNoted`: a replay told of a fallback message of this request, recorded now (the outbox has work).
-  | { kind: 'duplicate'; leadNumber: number; repeat: boolean; fallbackNoted?: boolean; telegramLink?: string | null }
-  // `late`: a replay over the replays' own allowance (LEADS_LATE_HOURLY_LIMIT), or over the per-visitor limit among replays.
-  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret' | 'flood'>; retryAfterSec: number; late?: boolean }
-  // The database could not take the decision (file gone, locked too long, disk full): nothing was stored.
+/** What the submit decision came to, for the controller to answer; `unavailable`: nothing was stored. */
+type SubmitOutcome =
+  | (Exclude<SubmitVerdict, { kind: 'limited' }> & { telegramLink: string | null })
+  | { kind: 'limited'; why: Exclude<RateLimitReason, 'secret' | 'flood'>; retryAfterSec: number }
   | { kind: 'unavailable' };
-type Decided = Exclude<SubmitOutcome, { kind: 'unavailable' }>;
 
 /** Steps 6–10 of `POST /leads` (docs/requirements.md §1.1): known request_id, limits, and the submit transaction. */
 @Injectable()
@@ -64,7 +58,7 @@ export class LeadsService {
     private readonly conversations: MessagesService,
   ) {}
 
-  /** `checked`: the body as LeadBodyPipe checked it; `callerIp`: the socket's address, the visitor without `client_ip`. */
+  /** `callerIp`: the socket's address, the visitor without `client_ip`. */
   async submit(checked: CheckedSubmission, callerIp: string): Promise<SubmitOutcome> {
     const { lead, consent } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
@@ -74,9 +68,9 @@ export class LeadsService {
 
     const now = this.clock.now();
     const plan = this.plan(lead, consent, screened.late, ipHash, now, screened.ignored);
-    let outcome: Decided;
+    let verdict: SubmitVerdict;
     try {
-      outcome = this.outcomeOf(await this.submits.submit(plan), checked.late !== null, now);
+      verdict = await this.submits.submit(plan);
       this.writeHealth.recordSuccess('submit');
     } catch (err) {
       // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
@@ -85,11 +79,14 @@ export class LeadsService {
       this.problems.submitRefused((err as { code?: string }).code ?? 'CONNECTION_LOST', lead.request_id);
       return { kind: 'unavailable' };
     }
-    this.report(outcome, lead.request_id);
+    this.report(verdict, lead.request_id, checked.late !== null);
     if (checked.late && checked.late.skewMs > 0) this.reportSkew(checked.late.skewMs);
+    if (verdict.kind === 'limited') {
+      const windowMs = verdict.why === 'visitor' ? this.config.leads.ipWindowSec * 1000 : HOUR_MS;
+      return { kind: 'limited', why: verdict.why, retryAfterSec: retryAfterSeconds(verdict.nth + windowMs - now) };
+    }
     // After the commit, outside the decision: a link to the lead the answer names (a duplicate's and a repeat's too).
-    if (outcome.kind === 'limited') return outcome;
-    return { ...outcome, telegramLink: await this.conversations.linkFor(outcome.leadNumber) };
+    return { ...verdict, telegramLink: await this.conversations.linkFor(verdict.lead_number) };
   }
 
   /** What the decision needs, worked out before the lock: every column the decision writes is named here, none there. */
@@ -166,60 +163,41 @@ export class LeadsService {
     return plan;
   }
 
-  /** The decision's verdict as the route's outcome: a limit's verdict becomes its Retry-After. */
-  private outcomeOf(verdict: SubmitVerdict, late: boolean, now: number): Decided {
-    switch (verdict.kind) {
-      case 'duplicate':
-        return { kind: 'duplicate', leadNumber: verdict.lead_number, repeat: verdict.repeat, fallbackNoted: verdict.fallback_noted };
-      case 'limited': {
-        const windowMs = verdict.why === 'visitor' ? this.config.leads.ipWindowSec * 1000 : HOUR_MS;
-        return { kind: 'limited', why: verdict.why, retryAfterSec: retryAfterSeconds(verdict.nth + windowMs - now), late };
-      }
-      default:
-        return { kind: verdict.kind, leadNumber: verdict.lead_number, late };
-    }
-  }
-
   /** A landing whose clock runs ahead: its replays are taken at the server's time; ops hear of it once a day. */
   private reportSkew(skewMs: number): void {
     this.logger.warn({ msg: "a landing's clock is ahead of the server's", skew_sec: Math.round(skewMs / 1000) });
     void this.alerts.sendThrottled('landing_clock_ahead', 24 * HOUR_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
   }
 
-  private report(outcome: Decided, requestId: string): void {
+  /** After the commit: the outbox publishes at once instead of at its next interval. */
+  private accepted(event: LeadAcceptedEvent): void {
+    this.events.emit(LEAD_ACCEPTED, event);
+  }
+
+  /** `late`: replayed from the landing's spool. */
+  private report(verdict: SubmitVerdict, requestId: string, late: boolean): void {
     const { leads } = this.config;
-    switch (outcome.kind) {
+    switch (verdict.kind) {
       case 'created':
       case 'repeat':
         this.logger.log({
-          msg: outcome.kind === 'created' ? 'lead created' : 'repeat recorded',
+          msg: verdict.kind === 'created' ? 'lead created' : 'repeat recorded',
           request_id: requestId,
-          lead_number: outcome.leadNumber,
-          ...(outcome.late ? { late: true } : {}),
+          lead_number: verdict.lead_number,
+          ...(late ? { late: true } : {}),
         });
-        // After the commit: the outbox publishes at once instead of at its next interval.
-        this.events.emit(LEAD_ACCEPTED, {
-          leadNumber: outcome.leadNumber,
-          requestId,
-          repeat: outcome.kind === 'repeat',
-        } satisfies LeadAcceptedEvent);
+        this.accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.kind === 'repeat' });
         break;
       case 'duplicate':
-        this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: outcome.leadNumber });
+        this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: verdict.lead_number });
         // A fallback message to adopt or answer: the outbox has work now.
-        if (outcome.fallbackNoted)
-          this.events.emit(LEAD_ACCEPTED, {
-            leadNumber: outcome.leadNumber,
-            requestId,
-            repeat: outcome.repeat,
-          } satisfies LeadAcceptedEvent);
+        if (verdict.fallback_noted) this.accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.repeat });
         break;
       case 'limited':
-        this.logger.warn({ msg: 'rate limited', request_id: requestId, why: outcome.why });
-        // docs/requirements.md §3.2: an admin alert at most once an hour, not awaited; replays over their own allowance apart.
-        if (outcome.why !== 'hourly') break;
-        if (outcome.late)
-          void this.alerts.sendThrottled('late_hourly_limit', HOUR_MS, this.t.alerts.lateHourlyLimit(leads.lateHourlyLimit));
+        this.logger.warn({ msg: 'rate limited', request_id: requestId, why: verdict.why });
+        // §3.2: an admin alert at most once an hour, not awaited; replays over their own allowance apart.
+        if (verdict.why !== 'hourly') break;
+        if (late) void this.alerts.sendThrottled('late_hourly_limit', HOUR_MS, this.t.alerts.lateHourlyLimit(leads.lateHourlyLimit));
         else void this.alerts.sendThrottled('hourly_limit', HOUR_MS, this.t.alerts.hourlyLimit(leads.hourlyLimit));
         break;
     }

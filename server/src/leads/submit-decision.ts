@@ -16,10 +16,8 @@ export function changedFields(stored: FormColumns, incoming: LeadFields): Partia
 }
 
 /**
- * The submit decision (docs/requirements.md §1.1, step 10) from LeadsService's plan, inside one transaction no other
- * decision runs beside. PostgreSQL runs the same checks in the same order as `leads_decide` (migration 0023):
- * test/submit-decision.test.ts holds the two together. A late request is counted at its arrival in a count of its own
- * (`plan.count`), so replays after an outage neither lock out later visitors nor pass the limits.
+ * The submit decision (§1.1 step 10), in one transaction no other decision runs beside. PostgreSQL's `leads_decide`
+ * (migration 0023) runs the same checks in the same order: test/submit-decision.test.ts holds the two together.
  */
 export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict {
   // Known request_id first: a landing retry is never throttled.
@@ -45,7 +43,7 @@ export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict 
   const hourlyNth = q.nthAccepted(count, null, limits.hourly_since, limits.hourly_limit);
   if (hourlyNth !== null) return { kind: 'limited', why: 'hourly', nth: hourlyNth };
 
-  // Counted at its arrival, in its own count (a late request's time on the landing may lie in windows long gone).
+  // Counted at its arrival, a late request in its own count: replays after an outage neither lock out visitors nor pass the limits.
   q.recordAccepted(count, plan.ip_hash, plan.now);
   // A replay sent before its contact was erased is stored anonymised (and repeats nothing).
   if (plan.erased && q.erasedSince(plan.erased.hashes, plan.created_at)) {
