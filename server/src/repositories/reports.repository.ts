@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { inLeadScope, type LeadScope } from './lead-pages.repository';
@@ -115,7 +116,14 @@ export class ReportsRepository {
       .where(this.inWindow(w))
       .groupBy(['l.id', 'l.created_at']);
     const wait = sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait');
-    // A count, then the middle row(s): SQLite has no percentile.
+    if (dialectOf(this.db) === 'postgres') {
+      const { median } = await this.db
+        .selectFrom(changed.select(wait).as('waits'))
+        .select(sql<number | null>`percentile_cont(0.5) within group (order by ${sql.ref('waits.wait')})`.as('median'))
+        .executeTakeFirstOrThrow();
+      return median === null ? null : Number(median);
+    }
+    // SQLite has no percentile: a count, then the middle row(s).
     const count = await countRows(this.db.selectFrom(changed.select('l.id').as('changed')));
     if (count === 0) return null;
     const middle = await changed
