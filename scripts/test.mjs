@@ -50,25 +50,27 @@ function nodeTests(name, args) {
   };
 }
 
+/** A tool's own executable (not `npx`, which would not pass on the signal that stops a suite that hangs). */
+const bin = (tool) => join(root, 'node_modules', '.bin', tool);
+
 const only = process.argv.slice(2);
 const SUITE_TIMEOUT_MS = 15 * 60_000;
 const suites = [
   {
     name: 'shared',
-    cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'shared.json')}`],
+    cmd: [bin('vitest'), 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'shared.json')}`],
     cwd: 'shared',
   },
   // Two workers: the server's tests mostly wait on HTTP, timers and the databases, so two files at a time finish in
   // about half the time even on two cores (jest's default there is one).
-  { name: 'server', cmd: ['npx', 'jest', '--maxWorkers=2', '--json', `--outputFile=${join(reports, 'server.json')}`], cwd: 'server' },
+  { name: 'server', cmd: [bin('jest'), '--maxWorkers=2', '--json', `--outputFile=${join(reports, 'server.json')}`], cwd: 'server' },
   // The same server tests on PostgreSQL: the harness gives each test a database on one throwaway server.
   // Only the files that take their database from the harness: the unit tests under src/ use fakes, and the files that
   // never ask for one (the sandbox's, the architecture's, the migrations' own PostgreSQL) would only run again.
   {
     name: 'server-postgres',
     cmd: [
-      'npx',
-      'jest',
+      bin('jest'),
       '--maxWorkers=2',
       '--json',
       `--outputFile=${join(reports, 'server-postgres.json')}`,
@@ -80,7 +82,7 @@ const suites = [
   },
   {
     name: 'landing',
-    cmd: ['npx', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`],
+    cmd: [bin('vitest'), 'run', '--reporter=default', '--reporter=json', `--outputFile=${join(reports, 'landing.json')}`],
     cwd: 'landing',
   },
   // The processes and browsers of the end-to-end tests mostly wait (on timers, HTTP, Chromium), so two files run at a
