@@ -52,10 +52,14 @@ function matching(raw: string, re: RegExp, option: string, what: string): string
 
 /** commander 4 reads a chat id ("-1001234567890") as short options: after --chat it is joined to it (--chat=-100…). */
 function joinChatIds(argv: string[]): string[] {
-  const chatId = (arg: string | undefined) => /^-\d+$/.test(arg ?? '');
-  return argv.flatMap((arg, i) =>
-    arg === '--chat' && chatId(argv[i + 1]) ? [`--chat=${argv[i + 1]}`] : argv[i - 1] === '--chat' && chatId(arg) ? [] : [arg],
-  );
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--chat' && /^-\d+$/.test(argv[i + 1] ?? '')) {
+      joined.push(`--chat=${argv[i + 1]}`);
+      i += 1;
+    } else joined.push(argv[i]);
+  }
+  return joined;
 }
 
 /** `npm run leads -- <command>` on commander. The exit code: 0 done, 1 a problem (said), 2 a usage error, 130 Ctrl-C. */

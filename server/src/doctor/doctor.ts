@@ -98,14 +98,14 @@ class Doctor extends CheckLines {
   private async checkChat(telegram: TelegramGateway, me: BotIdentity, target: ChatTarget): Promise<void> {
     const name = `${target.chatVar}=${target.chatId}`;
     const bot = me.username ? `@${me.username}` : 'the bot';
-    const unreachable = (chat: TelegramFailure) =>
-      chat.kind === 'migrated'
-        ? `${name}: the group became a supergroup with the id ${chat.newChatId}: set ${target.chatVar.split(' ')[0]} to it`
-        : /chat not found/i.test(chat.description)
-          ? `${name}: chat not found: ${bot} is not in that chat; add it, or fix ${target.chatVar} (/stickers_chatid in the chat tells its id)`
-          : /^403/.test(chat.description)
-            ? `${name}: ${bot} is not in that chat any more (${chat.description}): add it again`
-            : `${name}: getChat failed (${chat.description})`;
+    const unreachable = (chat: TelegramFailure): string => {
+      if (chat.kind === 'migrated')
+        return `${name}: the group became a supergroup with the id ${chat.newChatId}: set ${target.chatVar.split(' ')[0]} to it`;
+      if (/chat not found/i.test(chat.description))
+        return `${name}: chat not found: ${bot} is not in that chat; add it, or fix ${target.chatVar} (/stickers_chatid in the chat tells its id)`;
+      if (/^403/.test(chat.description)) return `${name}: ${bot} is not in that chat any more (${chat.description}): add it again`;
+      return `${name}: getChat failed (${chat.description})`;
+    };
     const titled = (chat: { title?: string }) => (chat.title ? ` «${chat.title}»` : '');
     const checked = await this.checkRights(telegram, me.id, target.chatId, unreachable, (chat) => `${name}${titled(chat)}`);
     if (!checked || target.threadId === null) return;

@@ -166,7 +166,16 @@ export class ExportService {
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
     // `2026-11-29 12:00:00` in LEADS_TIMEZONE.
-    this.local = new Intl.DateTimeFormat('sv-SE', { timeZone: config.timezone, dateStyle: 'short', timeStyle: 'medium', hourCycle: 'h23' });
+    this.local = new Intl.DateTimeFormat('sv-SE', {
+      timeZone: config.timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
   }
 
   /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
