@@ -51,7 +51,7 @@ export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toI
 const shown = (r: ExportRow, hidePersonal = false): ExportRow => (hidePersonal || r.anonymised_at !== null ? withoutPersonal(r) : r);
 
 /** A repeat's stored `changes` (JSON) as shown: the fields' names kept, a personal value null when `hidePersonal`. */
-export function repeatChanges(json: string, hidePersonal: boolean): ExportedLeadRepeatDto['changes'] {
+function repeatChanges(json: string, hidePersonal: boolean): ExportedLeadRepeatDto['changes'] {
   const sent = parseRepeatChanges(json);
   const shownValue = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value) : null);
   return Object.fromEntries(

@@ -6,11 +6,10 @@ import type { Messages } from '../i18n';
 import type { ServerConfig } from '../config/config';
 import type { LeadStatus } from '../domain/lead-status';
 import type { ExportedLead } from '../export/export.dto';
-import { ExportService, iso, repeatChanges, type LeadsQuery } from '../export/export.service';
+import { ExportService, iso, type LeadsQuery } from '../export/export.service';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import type { LeadMessage } from '../conversations/lead-messages.repository';
 import { MessagesService } from '../conversations/messages.service';
-import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
 import { invalidBody, notFound } from '../http/validation';
@@ -39,7 +38,6 @@ export class InboxService {
     private readonly anonymisation: AnonymisationService,
     private readonly chartsService: ChartsService,
     @Inject(MESSAGES) private readonly t: Messages,
-    private readonly traceRows: LeadPagesRepository,
     private readonly conversation: MessagesService,
   ) {
     this.hidePersonal = !config.leads.cardPii;
@@ -82,17 +80,14 @@ export class InboxService {
     return lead;
   }
 
-  /** A lead's page: the lead, its repeats (oldest first, as the card's repeat block), its story, its card's link. */
+  /** A lead's page: the lead, its repeats (oldest first, as the card's repeat block; erased values null), its story, its card's link. */
   async lead(viewer: InboxViewer, leadNumber: number) {
     const lead = await this.visibleLead(viewer, leadNumber);
     const trace = await this.traces.read(String(leadNumber));
     if (!trace.found) throw notFound();
     return {
       lead,
-      repeats: (await this.traceRows.repeats(leadNumber)).map((r) => ({
-        at: iso(r.created_at),
-        changes: repeatChanges(r.changes, this.hidePersonal),
-      })),
+      repeats: lead.repeat_history.map((r) => ({ at: r.created_at, changes: r.changes })),
       history: trace.status_history.map((h) => ({ status: h.to, from: h.from, by: h.by, at: iso(h.at) })),
       events: trace.events.map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
       card_url: cardUrl(trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),
