@@ -38,11 +38,6 @@ export const QUERY_RULES = {
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2}))?)?$/;
 const EPOCH_MS = /^\d{1,15}$/;
 
-function daysIn(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
 /** Epoch ms, an ISO 8601 date (midnight UTC) or date-time (no zone: the process's); null when empty, undefined when no real instant. */
 export function parseExportTime(raw: unknown): number | null | undefined {
   if (raw === undefined || raw === '') return null;
@@ -51,7 +46,6 @@ export function parseExportTime(raw: unknown): number | null | undefined {
   const m = DATE_TIME.exec(raw);
   if (!m) return undefined;
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
   const [hour, minute, second] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
@@ -70,6 +64,8 @@ export function parseExportTime(raw: unknown): number | null | undefined {
     offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   }
   date.setUTCFullYear(year, month - 1, day);
+  // A date that does not exist (month 13, 30 February) rolls over into another month.
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
   date.setUTCHours(hour, minute, second, ms);
   const at = date.getTime() - offsetMin * 60_000;
   return Number.isFinite(at) ? at : undefined;
