@@ -5,7 +5,6 @@
 import { join } from 'node:path';
 import { ADMIN_CHAT, NO_RATE_LIMITS, sandboxSuite, submitLead } from './harness';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
-import { ChartsService } from '../src/charts/charts.service';
 import { PNG_SIGNATURE, svgToPng } from '../src/charts/chart-png';
 
 const { tmp, sandbox, start } = sandboxSuite();
@@ -25,7 +24,8 @@ describe("the digest's picture", () => {
     expect(photo.text).toBe('📈 Заявки по дням за 30 дней');
     expect(photo.photo).toHaveLength(1);
     const { file_id, width, height, file_size } = photo.photo![0];
-    const size = ChartsService.digestPictureSize();
+    // The per-day chart with its legend (720 × 344) at twice its size, for a phone's screen.
+    const size = { width: 1440, height: 688 };
     expect({ width, height }).toEqual(size);
     const png = sandbox.state.photos.get(file_id)!.content;
     expect(png.subarray(0, 8)).toEqual(PNG_SIGNATURE);

@@ -6,7 +6,7 @@ import { sourceFilter } from '../export/export-query';
 import { type ChartWindow, QUARTER_MS, ReportsRepository } from '../repositories/reports.repository';
 import type { LeadScope } from '../repositories/lead-pages.repository';
 import { svgToPng } from './chart-png';
-import { funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg, type PerDayChart } from './chart-svg';
+import { funnelSvg, LIGHT_PALETTE, perDaySvg, type PerDayChart } from './chart-svg';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { lastLocalDays } from './local-days';
@@ -83,10 +83,5 @@ export class ChartsService {
   async digestPicture(): Promise<{ png: Buffer; width: number; height: number; caption: string }> {
     const svg = perDaySvg(await this.perDay(), { t: this.t, palette: LIGHT_PALETTE, legend: true });
     return { ...svgToPng(svg, { scale: DIGEST_PICTURE_SCALE }), caption: this.t.charts.digestCaption(CHART_DAYS) };
-  }
-
-  static digestPictureSize(): { width: number; height: number } {
-    const { width, height } = perDaySize(true);
-    return { width: width * DIGEST_PICTURE_SCALE, height: height * DIGEST_PICTURE_SCALE };
   }
 }
