@@ -21,14 +21,9 @@ const NOT_BUILT_HTML =
 
 /** The local sandbox's page (it launches the page with signed launch data) when TELEGRAM_API_ROOT is on the loopback. */
 export function sandboxPageOf(apiRoot: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(apiRoot);
-  } catch {
-    return null;
-  }
-  if (!['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) return null;
-  return new URL('/', url).toString();
+  if (!URL.canParse(apiRoot)) return null;
+  const url = new URL(apiRoot);
+  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) ? new URL('/', url).toString() : null;
 }
 
 const attribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
