@@ -57,6 +57,6 @@ export class ExportController {
   )
   @Throttled('export')
   csv(@Query(LeadsQueryPipe) query: LeadsFilterQuery): StreamableFile {
-    return csvDownload(this.exports.csv(this.exports.filter(query)));
+    return csvDownload(this.exports.csv(query));
   }
 }

@@ -179,7 +179,7 @@ export class ExportService {
   }
 
   /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
-  filter(query: LeadsQuery, options: ExportOptions = {}): ExportFilter {
+  private filter(query: LeadsQuery, options: ExportOptions = {}): ExportFilter {
     const filter: ExportFilter = { since: query.since ?? null, until: query.until ?? null, status: query.status ?? null };
     if (query.updated_since !== undefined) filter.updatedSince = query.updated_since;
     if (query.source !== undefined) filter.source = sourceFilter(query.source);
@@ -225,7 +225,8 @@ export class ExportService {
   }
 
   /** The CSV, a page at a time with a turn of the event loop between pages (SQLite reads synchronously) for the requests beside it. */
-  async *csv(filter: ExportFilter, options: ExportOptions = {}): AsyncGenerator<string> {
+  async *csv(query: LeadsQuery, options: ExportOptions = {}): AsyncGenerator<string> {
+    const filter = this.filter(query, options);
     const done = await this.exportTurns.take();
     try {
       yield CSV_BOM + csvRow(CSV_COLUMNS);
@@ -259,7 +260,7 @@ export class ExportService {
   /** The CSV of the leads created in the last `days` days, whole (for the bot's document), and how many rows. */
   async csvOfDays(days: number): Promise<{ content: Buffer; rows: number }> {
     const parts: string[] = [];
-    for await (const part of this.csv({ since: this.clock.now() - days * DAY_MS, until: null, status: null })) parts.push(part);
+    for await (const part of this.csv({ since: this.clock.now() - days * DAY_MS })) parts.push(part);
     return { content: Buffer.from(parts.join(''), 'utf8'), rows: parts.length - 1 };
   }
 }
