@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiRateLimited, INBOX_SCHEME } from '../http/api-docs';
 import { Throttled } from '../http/caller-throttle';
@@ -16,18 +16,18 @@ import {
   InboxEraseBodyDto,
   InboxLeadAnswerDto,
   InboxLeadPageDto,
-  InboxLeadParams,
   InboxMeDto,
   InboxMessageAnswerDto,
   InboxMessageBodyDto,
   InboxMessagesDto,
   InboxStatusBodyDto,
+  LeadNumber,
 } from './inbox.dto';
 import type { InboxViewer } from '../access/inbox-access.service';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { InboxAuthGuard, Viewer } from '../access/inbox-auth.guard';
 import { InboxService } from './inbox.service';
-import { BODY_PIPE, LEAD_NUMBER_PIPE } from '../http/validation';
+import { BODY_PIPE } from '../http/validation';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
 
 /** The Mini App's API (`/inbox/api/*`): throttled per Telegram user, then InboxAuthGuard, then the input checked by its DTO. */
@@ -116,8 +116,8 @@ export class InboxController {
   })
   @ApiLeadNumber()
   @ApiOkResponse({ type: InboxLeadPageDto })
-  lead(@Viewer() viewer: InboxViewer, @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams) {
-    return this.inbox.lead(viewer, params.number);
+  lead(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number) {
+    return this.inbox.lead(viewer, leadNumber);
   }
 
   @Post('leads/:number/status')
@@ -132,12 +132,8 @@ export class InboxController {
   @ApiRefusal(409, 'The status is no longer `expected`, or the lead is anonymised', ['conflict', 'anonymised'], {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
   })
-  setStatus(
-    @Viewer() viewer: InboxViewer,
-    @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
-    @JsonBody(BODY_PIPE) body: InboxStatusBodyDto,
-  ) {
-    return this.inbox.setStatus(viewer, params.number, body);
+  setStatus(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number, @JsonBody(BODY_PIPE) body: InboxStatusBodyDto) {
+    return this.inbox.setStatus(viewer, leadNumber, body);
   }
 
   @Post('leads/:number/erase')
@@ -146,8 +142,8 @@ export class InboxController {
   @ApiLeadNumber()
   @ApiInboxBody(InboxEraseBodyDto, 'Not confirmed, or not a JSON object')
   @ApiOkResponse({ type: InboxLeadAnswerDto })
-  erase(@Viewer() viewer: InboxViewer, @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams, @JsonBody(BODY_PIPE) _body: InboxEraseBodyDto) {
-    return this.inbox.erase(viewer, params.number);
+  erase(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number, @JsonBody(BODY_PIPE) _body: InboxEraseBodyDto) {
+    return this.inbox.erase(viewer, leadNumber);
   }
 
   @Get('leads/:number/messages')
@@ -157,8 +153,8 @@ export class InboxController {
   })
   @ApiLeadNumber()
   @ApiOkResponse({ type: InboxMessagesDto })
-  messages(@Viewer() viewer: InboxViewer, @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams) {
-    return this.inbox.messages(viewer, params.number);
+  messages(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number) {
+    return this.inbox.messages(viewer, leadNumber);
   }
 
   @Post('leads/:number/messages')
@@ -172,11 +168,7 @@ export class InboxController {
   @ApiInboxBody(InboxMessageBodyDto, 'No text, or over 4096 characters')
   @ApiResponse({ status: 202, type: InboxMessageAnswerDto, description: 'Stored and queued' })
   @ApiRefusal(409, 'No visitor is bound to the lead', ['not_bound'])
-  sendMessage(
-    @Viewer() viewer: InboxViewer,
-    @Param(LEAD_NUMBER_PIPE) params: InboxLeadParams,
-    @JsonBody(BODY_PIPE) body: InboxMessageBodyDto,
-  ) {
-    return this.inbox.postMessage(viewer, params.number, body.text);
+  sendMessage(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number, @JsonBody(BODY_PIPE) body: InboxMessageBodyDto) {
+    return this.inbox.postMessage(viewer, leadNumber, body.text);
   }
 }
