@@ -60,12 +60,7 @@ function repeatChanges(json: string, hidePersonal: boolean): ExportedLeadRepeatD
 }
 
 /** The lead as `GET /leads` and the inbox show it (export.dto.ts), with its repeats (oldest first); times ISO 8601. */
-export function toJson(
-  row: ExportRow,
-  hidePersonal = false,
-  repeats: readonly ExportRepeatRow[] = [],
-  account: TelegramAccount | null = null,
-): ExportedLead {
+function toJson(row: ExportRow, hidePersonal: boolean, repeats: readonly ExportRepeatRow[], account: TelegramAccount | null): ExportedLead {
   const r = shown(row, hidePersonal);
   const hideRepeats = hidePersonal || row.anonymised_at !== null;
   const source = Object.fromEntries(SOURCE_KEYS.map((k) => [k, r[SOURCE_COLUMN[k]]])) as Record<SourceKey, string | null>;
