@@ -6,7 +6,6 @@ import { ChatsModule } from '../chats/chats.module';
 import { ConversationsModule } from '../conversations/conversations.module';
 import { ExportModule } from '../export/export.module';
 import { LeadStatusModule } from '../lead-status/lead-status.module';
-import { RepositoriesModule } from '../repositories/repositories.module';
 import { TelegramModule } from '../telegram/telegram.module';
 import { TraceModule } from '../trace/trace.module';
 import { InboxAccessService } from '../access/inbox-access.service';
@@ -25,7 +24,6 @@ import { InboxPageController, inboxPageDir } from './page/inbox-page.controller'
     ChatsModule,
     TelegramModule,
     ChartsModule,
-    RepositoriesModule,
     ConversationsModule,
   ],
   controllers: [InboxController, InboxPageController],
