@@ -122,16 +122,8 @@ export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: 
     chart.series.forEach((s, i) => {
       const count = s.counts[d] ?? 0;
       if (count === 0) return;
-      out.push(
-        p.bar(
-          x,
-          y(stacked + count),
-          barWidth,
-          y(stacked) - y(stacked + count),
-          i,
-          `${shortDate(day)} · ${sourceName(t, s.source)}: ${count}`,
-        ),
-      );
+      const tip = `${shortDate(day)} · ${sourceName(t, s.source)}: ${count}`;
+      out.push(p.bar(x, y(stacked + count), barWidth, y(stacked) - y(stacked + count), i, tip));
       stacked += count;
     });
     if ((chart.days.length - 1 - d) % 5 === 0) out.push(p.text(x + barWidth / 2, bottom + 18, shortDate(day), 'middle', 'tick'));

@@ -209,14 +209,8 @@ export class ExportService {
   private async withRepeats(rows: ExportRow[], hide: boolean): Promise<ExportedLead[]> {
     const repeats = await this.leads.repeatsOf(rows.filter((r) => Number(r.repeats) > 0).map((r) => r.id));
     const accounts = await this.telegramLinks.accountsOf(rows.map((r) => r.id));
-    return rows.map((r) =>
-      toJson(
-        r,
-        hide,
-        repeats.filter((repeat) => repeat.lead_id === r.id),
-        accounts.get(r.id) ?? null,
-      ),
-    );
+    const repeatsOf = (id: number) => repeats.filter((repeat) => repeat.lead_id === id);
+    return rows.map((r) => toJson(r, hide, repeatsOf(r.id), accounts.get(r.id) ?? null));
   }
 
   /** The CSV, a page at a time with a turn of the event loop between pages (SQLite reads synchronously) for the requests beside it. */
