@@ -27,12 +27,7 @@ export class ChartsService {
 
   private window(source?: string | null, scope?: LeadScope | null) {
     const days = lastLocalDays(this.clock.now(), this.config.timezone, CHART_DAYS);
-    const window: ChartWindow = {
-      since: days.starts[0],
-      until: days.starts[CHART_DAYS],
-      ...(source !== undefined ? { source } : {}),
-      ...(scope ? { scope } : {}),
-    };
+    const window: ChartWindow = { since: days.starts[0], until: days.starts[CHART_DAYS], source, ...(scope ? { scope } : {}) };
     return { days, window };
   }
 

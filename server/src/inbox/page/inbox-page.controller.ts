@@ -57,10 +57,7 @@ export class InboxPageController {
       res.status(503).type('html').send(NOT_BUILT_HTML);
       return;
     }
-    res
-      .status(200)
-      .type('html')
-      .send(this.html.replace('</head>', `${this.sandboxMeta}</head>`));
+    res.type('html').send(this.html.replace('</head>', `${this.sandboxMeta}</head>`));
   }
 
   /** Asset names carry their content's hash (the build's), so a browser may keep them for a year. */
