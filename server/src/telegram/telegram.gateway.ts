@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectBot } from 'nestjs-telegraf';
-import { Telegraf, type Telegram } from 'telegraf';
+import { Telegraf } from 'telegraf';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { telegrafApiRoot } from './telegraf';
@@ -77,11 +77,6 @@ export class TelegramGateway {
 
   get available(): boolean {
     return this.bot !== undefined;
-  }
-
-  /** The telegraf client every call goes through (tests check that the app has only this one). */
-  get client(): Telegram | null {
-    return this.bot?.telegram ?? null;
   }
 
   /** Any Bot API method but uploads, typed by telegraf's own method types. */
