@@ -2,8 +2,7 @@
 // stop or pause that comes before telegraf's poller exists still ends the run, and no two getUpdates overlap.
 import { BOT_USER, TelegramSandbox } from '@stickers/telegram-sandbox';
 import { Telegraf } from 'telegraf';
-import { telegrafApiRoot } from './telegraf';
-import { TelegramGateway, type UpdateKind } from './telegram.gateway';
+import { TelegramGateway, telegrafApiRoot, type UpdateKind } from './telegram.gateway';
 import { TelegramPolling } from './telegram-polling';
 
 const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
