@@ -40,7 +40,8 @@ export interface OutgoingMessage {
   replyOnly?: boolean;
 }
 
-export type UpdateKind = 'message' | 'callback_query';
+/** The updates the bot asks for, by webhook or by polling. */
+export const BOT_UPDATES = ['message', 'callback_query'] as const;
 
 /** A chat as getChat gives it: the fields the CLI's setup and doctor read. */
 export interface ChatInfo {
