@@ -2,7 +2,7 @@ import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnAppl
 import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { TelegramGateway, type UpdateKind } from '../telegram/telegram.gateway';
+import { BOT_UPDATES, TelegramGateway } from '../telegram/telegram.gateway';
 import { TelegramPolling } from '../telegram/telegram-polling';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
@@ -15,7 +15,6 @@ export const BOT_RETRY_MS = Symbol('BotRetryMs');
 export const BOT_RETRY_DEFAULT_MS = 5000;
 /** A launch still polling this long after telegraf reported it counts as polling (a 409 or a 401 ends it at once). */
 const POLLING_CONFIRM_MS = 1000;
-const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 
 /** The webhook set at start (TELEGRAM_WEBHOOK_URL), else long polling by the `telegram-polling` lease's holder only (two would get a 409). */
 @Injectable()
@@ -55,7 +54,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     const result = await this.telegram.call('setWebhook', {
       url,
       secret_token: secret,
-      allowed_updates: [...UPDATES],
+      allowed_updates: [...BOT_UPDATES],
       drop_pending_updates: false,
     });
     if (this.stopping) return;
@@ -99,7 +98,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.retry = null;
     if (!this.leading || this.stopping) return;
     let confirm: NodeJS.Timeout | null = null;
-    const run = this.poller.poll(UPDATES, (username) => {
+    const run = this.poller.poll((username) => {
       this.registerCommands();
       confirm = setTimeout(() => this.polled(username), POLLING_CONFIRM_MS);
       confirm.unref();

@@ -5,8 +5,7 @@ import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
-import type { BotContext } from '../telegram/telegraf';
-import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
+import { type BotContext, TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
 
 type AnyMessage = Record<string, unknown> & { message_id: number; message_thread_id?: number; is_topic_message?: boolean };

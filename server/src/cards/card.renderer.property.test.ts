@@ -3,8 +3,7 @@ import { parseHtml } from '@stickers/telegram-sandbox';
 import fc from 'fast-check';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { ru } from '../i18n/ru';
-import { type CardLead, type CardRepeat, renderCard } from './card.renderer';
-import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
+import { type CardLead, type CardRepeat, TELEGRAM_TEXT_MAX, renderCard, telegramTextLength } from './card.renderer';
 
 const RUNS = 300;
 

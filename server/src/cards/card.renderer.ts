@@ -5,7 +5,23 @@ import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields'
 import { formatClock, formatDay, formatTime, type Messages } from '../i18n';
 import type { InlineKeyboard } from '../telegram/telegram.gateway';
 import { statusButtons as buttonsOf, statusCallbackData } from './lead-statuses';
-import { TELEGRAM_TEXT_MAX, telegramTextLength } from './telegram-text';
+
+/** Telegram refuses a message whose text, after entity parsing, is longer than this many UTF-16 code units. */
+export const TELEGRAM_TEXT_MAX = 4096;
+
+const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
+const TAG_OR_ENTITY = /<[^>]*>|&(lt|gt|amp|quot|#\d{1,7}|#x[0-9a-fA-F]{1,6});/g;
+
+/** What Telegram measures against TELEGRAM_TEXT_MAX: UTF-16 units of the HTML text, tags removed, entities decoded. */
+export function telegramTextLength(html: string): number {
+  const text = html.replace(TAG_OR_ENTITY, (match: string, entity: string | undefined) => {
+    if (entity === undefined) return '';
+    if (NAMED[entity] !== undefined) return NAMED[entity];
+    const code = entity[1] === 'x' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
+    return code <= 0x10ffff ? String.fromCodePoint(code) : match;
+  });
+  return text.length;
+}
 
 /** What a card shows of a lead; the optional part may be left out (tests, the minimal card). */
 export type CardLead = Pick<Lead, 'id' | LeadField | 'status' | 'created_at' | 'anonymised_at'> &

@@ -21,7 +21,7 @@ export class CardService {
   async cardFor(lead: Lead, repeats: Pick<LeadRepeat, 'created_at' | 'changes'>[]): Promise<Card> {
     const account = (await this.telegramLinks.accountsOf([lead.id])).get(lead.id) ?? null;
     const binding = account ? await this.conversations.bindingOf(lead.id) : null;
-    const conversation = binding?.stoppedAt != null ? 'stopped' : binding?.blockedAt != null ? 'blocked' : null;
+    const conversation = binding?.stopped_at != null ? 'stopped' : binding?.blocked_at != null ? 'blocked' : null;
     return renderCard(
       { ...lead, telegram_account: account, telegram_conversation: conversation },
       repeats.map((r) => ({ created_at: r.created_at, changes: parseRepeatChanges(r.changes) })),

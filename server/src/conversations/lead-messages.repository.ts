@@ -8,18 +8,10 @@ import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
 export type LeadMessage = Selectable<Database['lead_messages']>;
 export type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
 
-/** The visitor bound to a lead: the account of its latest used link, and whether they stopped or blocked the bot. */
-export interface Binding {
-  leadId: number;
-  userId: number;
-  username: string | null;
-  firstName: string | null;
-  lastName: string | null;
-  stoppedAt: number | null;
-  blockedAt: number | null;
-}
-
 const BINDING_COLUMNS = ['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'] as const;
+
+/** The visitor bound to a lead: the account of its latest used link, and whether they stopped or blocked the bot. */
+export type Binding = Pick<Selectable<Database['telegram_links']>, (typeof BINDING_COLUMNS)[number]>;
 
 /** `lead_messages`, each stored with the outbox row that sends it, and the bindings they go along. */
 @Injectable()
@@ -113,7 +105,7 @@ export class LeadMessagesRepository {
       .orderBy('used_at', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return row ? binding(row) : null;
+    return row ?? null;
   }
 
   /** The lead a person's private messages go to: of their active bindings, the one chosen last, else the latest bound. */
@@ -126,7 +118,7 @@ export class LeadMessagesRepository {
       .orderBy('t.lead_id', 'desc')
       .limit(1)
       .executeTakeFirst();
-    return row ? binding(row) : null;
+    return row ?? null;
   }
 
   /** The leads a person's messages may go to, oldest binding first. */
@@ -183,16 +175,4 @@ export class LeadMessagesRepository {
       .where('blocked_at', 'is not', null)
       .execute();
   }
-}
-
-function binding(r: Pick<Selectable<Database['telegram_links']>, (typeof BINDING_COLUMNS)[number]>): Binding {
-  return {
-    leadId: r.lead_id,
-    userId: r.tg_user_id!,
-    username: r.tg_username,
-    firstName: r.tg_first_name,
-    lastName: r.tg_last_name,
-    stoppedAt: r.stopped_at,
-    blockedAt: r.blocked_at,
-  };
 }

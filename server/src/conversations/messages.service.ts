@@ -109,8 +109,8 @@ export class MessagesService {
   async fromVisitor(m: IncomingMessage): Promise<string | null> {
     const binding = await this.messages.latestLeadOf(m.from.id);
     if (!binding) return this.unboundAnswer(m.from.id);
-    if (binding.blockedAt !== null) await this.messages.unblocked(binding.leadId);
-    await this.store(binding.leadId, 'in', { id: m.from.id, name: visitorName(m.from) }, m);
+    if (binding.blocked_at !== null) await this.messages.unblocked(binding.lead_id);
+    await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m);
     return null;
   }
 
@@ -141,7 +141,7 @@ export class MessagesService {
     const current = await this.messages.latestLeadOf(userId);
     if (leads.length < 2 || !current) return null;
     const keyboard = leads.map((lead) => [{ text: this.t.conversation.writeAbout(lead), callback_data: `${CHOOSE_PREFIX}${lead}` }]);
-    return { text: this.t.conversation.several(current.leadId), keyboard: { inline_keyboard: keyboard } };
+    return { text: this.t.conversation.several(current.lead_id), keyboard: { inline_keyboard: keyboard } };
   }
 
   /** A press of a `choice` button in the private chat: the answer to show (the lead chosen, or why not). */
@@ -204,7 +204,7 @@ export class MessagesService {
 
 /** A binding the bot may write along: not stopped. */
 function bound(binding: Binding | null): binding is Binding {
-  return binding !== null && binding.stoppedAt === null;
+  return binding !== null && binding.stopped_at === null;
 }
 
 /** The visitor as the group reads them: `Анна Ким (@anna_k)`. */

@@ -141,8 +141,8 @@ export class InboxService {
     return {
       messages: messages.map((m) => this.messageOf(m)),
       bound: bound && {
-        username: this.hidePersonal ? null : bound.username,
-        name: this.hidePersonal ? '' : [bound.firstName, bound.lastName].filter(Boolean).join(' '),
+        username: this.hidePersonal ? null : bound.tg_username,
+        name: this.hidePersonal ? '' : [bound.tg_first_name, bound.tg_last_name].filter(Boolean).join(' '),
       },
     };
   }

@@ -75,9 +75,9 @@ export class MessageSender extends TelegramHandler {
     const binding = await this.messages.bindingOf(msg.lead_id);
     if (!binding || !lead || lead.anonymised_at !== null)
       return this.notDelivered(msg, lead, 'no visitor is bound to the lead', this.t.group.why.notBound);
-    if (binding.stoppedAt !== null)
+    if (binding.stopped_at !== null)
       return this.notDelivered(msg, lead, 'the visitor stopped the conversation (/stop)', this.t.group.why.stopped);
-    const chatId = String(binding.userId);
+    const chatId = String(binding.tg_user_id);
     const slot = this.slot(chatId);
     if (slot > this.clock.now()) return { defer: slot };
     const answer =

@@ -2,11 +2,9 @@
 // stop or pause that comes before telegraf's poller exists still ends the run, and no two getUpdates overlap.
 import { BOT_USER, TelegramSandbox } from '@stickers/telegram-sandbox';
 import { Telegraf } from 'telegraf';
-import { telegrafApiRoot } from './telegraf';
-import { TelegramGateway, type UpdateKind } from './telegram.gateway';
+import { TelegramGateway, telegrafApiRoot } from './telegram.gateway';
 import { TelegramPolling } from './telegram-polling';
 
-const UPDATES: readonly UpdateKind[] = ['message', 'callback_query'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
@@ -70,7 +68,7 @@ describe('TelegramPolling', () => {
   it('stop aborts the waiting long poll, resolves once the run is over, and nothing polls after it', async () => {
     const { polling, counts } = setUp();
     const launched = jest.fn();
-    const run = polling.poll(UPDATES, launched);
+    const run = polling.poll(launched);
     await waitFor(longPollWaiting, 'a long poll');
     expect(launched).toHaveBeenCalledWith(BOT_USER.username);
 
@@ -86,7 +84,7 @@ describe('TelegramPolling', () => {
     await sleep(200);
     expect(counts.getUpdates).toBe(polls);
     // Stopped for good: another run does not launch.
-    expect(await polling.poll(UPDATES, launched)).toEqual({ ok: true, value: undefined });
+    expect(await polling.poll(launched)).toEqual({ ok: true, value: undefined });
     expect(counts.getUpdates).toBe(polls);
     expect(sandbox.callsOf('deleteWebhook')).toHaveLength(1);
   });
@@ -94,7 +92,7 @@ describe('TelegramPolling', () => {
   it('a stop while launch() still waits for deleteWebhook ends the poller it goes on to start', async () => {
     const deleteWebhook = gate();
     const { polling, counts } = setUp((method) => (method === 'deleteWebhook' ? deleteWebhook.opened : undefined));
-    const run = polling.poll(UPDATES, () => undefined);
+    const run = polling.poll(() => undefined);
     await waitFor(() => sandbox.callsOf('getMe').length === 1, 'getMe');
     await sleep(50);
 
@@ -113,7 +111,7 @@ describe('TelegramPolling', () => {
   it('a pause before the launch (getMe still out): the run ends without polling', async () => {
     const getMe = gate();
     const { polling, counts } = setUp((method) => (method === 'getMe' ? getMe.opened : undefined));
-    const run = polling.poll(UPDATES, () => undefined);
+    const run = polling.poll(() => undefined);
     await sleep(50);
     const paused = polling.pause();
     getMe.open();
@@ -126,11 +124,11 @@ describe('TelegramPolling', () => {
   it('no overlapping getUpdates: a run asked for while the paused one is ending starts after its last getUpdates', async () => {
     // The paused poller's last getUpdates (telegraf confirms the offset with `limit: 1`) is held a while.
     const { polling, counts } = setUp((method, params) => (method === 'getUpdates' && params.limit === 1 ? sleep(300) : undefined));
-    const first = polling.poll(UPDATES, () => undefined);
+    const first = polling.poll(() => undefined);
     await waitFor(longPollWaiting, 'the first long poll');
 
     const paused = polling.pause();
-    const second = polling.poll(UPDATES, () => undefined);
+    const second = polling.poll(() => undefined);
     expect(await first).toEqual({ ok: true, value: undefined });
     await paused;
     await waitFor(longPollWaiting, 'the second long poll');
@@ -144,8 +142,8 @@ describe('TelegramPolling', () => {
 
   it('a second run while one polls is a bug: refused', async () => {
     const { polling } = setUp();
-    const run = polling.poll(UPDATES, () => undefined);
-    await expect(polling.poll(UPDATES, () => undefined)).rejects.toThrow('already polling');
+    const run = polling.poll(() => undefined);
+    await expect(polling.poll(() => undefined)).rejects.toThrow('already polling');
     await polling.stop();
     expect(await run).toEqual({ ok: true, value: undefined });
   });
@@ -157,7 +155,7 @@ describe('TelegramPolling', () => {
 
   it('without a bot: no_bot, and stop has nothing to wait for', async () => {
     const polling = new TelegramPolling(new TelegramGateway({ telegramTimeoutMs: 2000 }));
-    expect(await polling.poll(UPDATES, () => undefined)).toMatchObject({ ok: false, kind: 'no_bot' });
+    expect(await polling.poll(() => undefined)).toMatchObject({ ok: false, kind: 'no_bot' });
     await polling.stop();
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectBot } from 'nestjs-telegraf';
 import type { Telegraf } from 'telegraf';
-import { TelegramGateway, type UpdateKind } from './telegram.gateway';
+import { BOT_UPDATES, TelegramGateway } from './telegram.gateway';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
 
 /** How often stop() is repeated while a launch() it cannot reach yet is still going on. */
@@ -46,13 +46,13 @@ export class TelegramPolling {
   }
 
   /** Resolves when polling ends: ok when paused or stopped, else why it failed; rejects while an unended run goes on. */
-  async poll(updates: readonly UpdateKind[], onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
+  async poll(onLaunched: (username: string) => void): Promise<TelegramResult<void>> {
     const bot = this.bot;
     if (!bot) return noBot();
     const previous = this.current;
     if (previous && !previous.ending) throw new Error('already polling');
     const run: PollRun = { ending: false, launched: null, over: Promise.resolve() };
-    const result = this.launch(bot, run, previous, updates, onLaunched);
+    const result = this.launch(bot, run, previous, onLaunched);
     run.over = result.then(() => {
       if (this.current === run) this.current = null;
     });
@@ -64,7 +64,6 @@ export class TelegramPolling {
     bot: Telegraf,
     run: PollRun,
     previous: PollRun | null,
-    updates: readonly UpdateKind[],
     onLaunched: (username: string) => void,
   ): Promise<TelegramResult<void>> {
     if (previous) await previous.over;
@@ -72,7 +71,7 @@ export class TelegramPolling {
     if (!me.ok) return me;
     const { username } = me.value;
     if (this.stopRequested || run.ending) return { ok: true, value: undefined };
-    const launched = bot.launch({ allowedUpdates: [...updates], dropPendingUpdates: false }, () => onLaunched(username));
+    const launched = bot.launch({ allowedUpdates: [...BOT_UPDATES], dropPendingUpdates: false }, () => onLaunched(username));
     run.launched = launched;
     try {
       await launched;

@@ -1,11 +1,18 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectBot } from 'nestjs-telegraf';
-import { Telegraf, type Telegram } from 'telegraf';
+import { type Context, Telegraf } from 'telegraf';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { telegrafApiRoot } from './telegraf';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
 import type { ApiMethods, InlineKeyboardMarkup as InlineKeyboard, Opts, Ret, UserFromGetMe as BotIdentity } from '@telegraf/types';
+
+/** What a bot update handler receives, named here so that telegraf stays in this folder. */
+export type BotContext = Context;
+
+/** Telegraf drops a path prefix of apiRoot unless it ends with "/": every telegraf client uses this. */
+export function telegrafApiRoot(apiRoot: string): string {
+  return apiRoot.endsWith('/') ? apiRoot : `${apiRoot}/`;
+}
 
 /** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
 const CALLBACK_ANSWER_MAX = 200;
@@ -33,7 +40,8 @@ export interface OutgoingMessage {
   replyOnly?: boolean;
 }
 
-export type UpdateKind = 'message' | 'callback_query';
+/** The updates the bot asks for, by webhook or by polling. */
+export const BOT_UPDATES = ['message', 'callback_query'] as const;
 
 /** A chat as getChat gives it: the fields the CLI's setup and doctor read. */
 export interface ChatInfo {
@@ -77,11 +85,6 @@ export class TelegramGateway {
 
   get available(): boolean {
     return this.bot !== undefined;
-  }
-
-  /** The telegraf client every call goes through (tests check that the app has only this one). */
-  get client(): Telegram | null {
-    return this.bot?.telegram ?? null;
   }
 
   /** Any Bot API method but uploads, typed by telegraf's own method types. */

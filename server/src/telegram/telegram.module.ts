@@ -1,8 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TelegrafModule } from 'nestjs-telegraf';
 import type { ServerConfig } from '../config/config';
-import { telegrafApiRoot } from './telegraf';
-import { TelegramGateway } from './telegram.gateway';
+import { TelegramGateway, telegrafApiRoot } from './telegram.gateway';
 import { TelegramPolling } from './telegram-polling';
 
 /** forRoot's own module: were it TelegramModule itself, Nest would build a second module, and a second gateway. */
