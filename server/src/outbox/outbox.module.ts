@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AlertsModule } from '../alerts/alerts.module';
-import { CardService } from '../cards/card.service';
+import { CardsModule } from '../cards/cards.module';
 import { ChatsModule } from '../chats/chats.module';
 import { ClusterModule } from '../cluster/cluster.module';
 import { MetricsModule } from '../observability/metrics.module';
@@ -21,6 +21,7 @@ import { ConversationsModule } from '../conversations/conversations.module';
   imports: [
     RepositoriesModule,
     AlertsModule,
+    CardsModule,
     ChatsModule,
     ClusterModule,
     MetricsModule,
@@ -28,7 +29,7 @@ import { ConversationsModule } from '../conversations/conversations.module';
     WebhooksModule,
     ConversationsModule,
   ],
-  providers: [OutboxService, OutboxGate, CardService, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer, MessageSender],
+  providers: [OutboxService, OutboxGate, CardPublisher, CardRewriter, RepeatNotifier, FallbackAnswerer, MessageSender],
   exports: [OutboxService, ChatsModule],
 })
 export class OutboxModule {}
