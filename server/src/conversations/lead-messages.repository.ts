@@ -11,7 +11,7 @@ export type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state'
 const BINDING_COLUMNS = ['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'] as const;
 
 /** The visitor bound to a lead: the account of its latest used link, and whether they stopped or blocked the bot. */
-export type Binding = Pick<Selectable<Database['telegram_links']>, (typeof BINDING_COLUMNS)[number]>;
+export type Binding = Pick<Selectable<Database['telegram_links']>, (typeof BINDING_COLUMNS)[number]> & { tg_user_id: number };
 
 /** `lead_messages`, each stored with the outbox row that sends it, and the bindings they go along. */
 @Injectable()
@@ -102,6 +102,7 @@ export class LeadMessagesRepository {
       .where('lead_id', '=', leadId)
       .where('used_at', 'is not', null)
       .where('tg_user_id', 'is not', null)
+      .$narrowType<{ tg_user_id: number }>()
       .orderBy('used_at', 'desc')
       .limit(1)
       .executeTakeFirst();
@@ -112,6 +113,7 @@ export class LeadMessagesRepository {
   async latestLeadOf(userId: number): Promise<Binding | null> {
     const row = await this.activeLinksOf(userId)
       .select(BINDING_COLUMNS.map((c) => `t.${c}` as const))
+      .$narrowType<{ tg_user_id: number }>()
       .orderBy(sql`coalesce(t.chosen_at, t.used_at)`, 'desc')
       // At the same millisecond: a choice over a binding, then the newer lead.
       .orderBy(sql`(t.chosen_at is not null)`, 'desc')
