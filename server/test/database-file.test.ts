@@ -4,8 +4,7 @@
  */
 import { copyFileSync, renameSync, rmSync } from 'node:fs';
 import { WriteHealth } from '../src/database/write-health';
-import { Metrics } from '../src/observability/metrics';
-import { lead, postLead, sandboxSuite, type BootOptions, type TestServer } from './harness';
+import { counterValue, lead, postLead, sandboxSuite, type BootOptions, type TestServer } from './harness';
 import { describeSqliteOnly, sqlRow } from './support/test-database';
 
 const suite = sandboxSuite();
@@ -29,7 +28,7 @@ describeSqliteOnly('the database file under a running server (SQLite only: the f
     expect(await count('select count(*) as n from leads')).toBe(1);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     expect(server.app.get(WriteHealth).failing('submit')).toMatchObject({ site: 'submit', code: 'DATABASE_FILE_GONE' });
-    expect(server.app.get(Metrics).value('leads_submissions_total', { result: 'unavailable' })).toBe(1);
+    expect(await counterValue(server, 'leads_submissions_total', { result: 'unavailable' })).toBe(1);
     // Retries of a lead acknowledged before are refused too: no answer may come from a file nobody will open again.
     expect((await postLead(server, refused)).status).toBe(503);
   });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -12,6 +13,7 @@ import { configureApp } from '../src/app';
 import { Clock, SCHEDULED_JOBS } from '../src/clock/clock';
 import { loadServerConfig, type ServerConfig } from '../src/config/config';
 import { DatabaseHandle } from '../src/database/database.module';
+import { Metrics } from '../src/observability/metrics';
 import { OutboxService } from '../src/outbox/outbox.service';
 import { BOT_POLLING, BOT_RETRY_DEFAULT_MS, BOT_RETRY_MS } from '../src/bot/bot.launcher';
 import { AlertsService } from '../src/alerts/alerts.service';
@@ -237,14 +239,24 @@ export function lead(overrides: Record<string, unknown> = {}): Record<string, un
  */
 const WAIT_SCALE = Number(process.env.LEADS_TEST_WAIT_SCALE ?? 3);
 
-export async function waitFor<T>(probe: () => T | undefined | null | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs * WAIT_SCALE;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A counter's value in the app's registry, as GET /metrics shows it (0: not counted yet). */
+export async function counterValue(server: { app: INestApplication }, name: string, labels: Record<string, string>): Promise<number> {
+  const counter = await server.app.get(Metrics).registry.getSingleMetric(name)?.get();
+  return counter?.values.find((v) => isDeepStrictEqual(v.labels, labels))?.value ?? 0;
 }
 
 /**

@@ -6,8 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { SECRET_HEADER } from '@stickers/shared';
 import { LINGER_BOUNDS } from '../src/http/linger';
-import { Metrics } from '../src/observability/metrics';
-import { NO_HOURLY_LIMIT, SECRET, lead, postLead, sandboxSuite, waitFor, type BootOptions, type TestServer } from './harness';
+import { NO_HOURLY_LIMIT, SECRET, counterValue, lead, postLead, sandboxSuite, waitFor, type BootOptions, type TestServer } from './harness';
 import { sqlRow } from './support/test-database';
 
 const suite = sandboxSuite();
@@ -194,7 +193,7 @@ describe('413 with a lingering close', () => {
       expect(r.response).toContain('Connection: close');
       expect(r.response).toContain('{"error":"payload_too_large"}');
     }
-    expect(server.app.get(Metrics).value('leads_submissions_total', { result: 'rejected', reason: 'payload_too_large' })).toBe(16);
+    expect(await counterValue(server, 'leads_submissions_total', { result: 'rejected', reason: 'payload_too_large' })).toBe(16);
   });
 });
 
@@ -286,9 +285,9 @@ function abortedUpload(url: string): Promise<void> {
 describe('aborted uploads', () => {
   it('50 aborted uploads: no error-level line, at most two lines in all, each with the count it stands for', async () => {
     await boot({ sandbox: undefined });
-    const metrics = server.app.get(Metrics);
     await Promise.all(Array.from({ length: 50 }, () => abortedUpload(server.url)));
-    await waitFor(() => metrics.value('leads_submissions_total', { result: 'aborted' }) === 50, 10_000, '50 aborted uploads seen');
+    const counted = () => counterValue(server, 'leads_submissions_total', { result: 'aborted' });
+    await waitFor(async () => (await counted()) === 50, 10_000, '50 aborted uploads seen');
     // A real request still works after the flood.
     expect((await postLead(server, lead())).status).toBe(201);
     await server.close();

@@ -6,7 +6,7 @@ interface ChatSighting {
   chat: { id: number; type: string; title?: string; is_forum?: boolean };
   threadId: number | null | undefined;
   how: string;
-  by: { id: number; name: string } | null;
+  byId: number | undefined;
 }
 
 type Chat = ChatSighting['chat'];
@@ -34,22 +34,16 @@ function sighting(update: RawUpdate, botId: number): ChatSighting | null {
     if (member.user && member.user.id !== botId) return null;
     if (!IN_CHAT.includes(member.status) || member.is_member === false) return null;
     if (change.chat.type !== 'group' && change.chat.type !== 'supergroup') return null;
-    const by = person(change.from);
-    return { chat: change.chat, threadId: undefined, how: `the bot was added to it by ${named(by)}`, by };
+    return { chat: change.chat, threadId: undefined, how: `the bot was added to it by ${named(change.from)}`, byId: change.from?.id };
   }
   const message = update.message as
     { chat: Chat; from?: TelegramUser; message_thread_id?: number; is_topic_message?: boolean; text?: string } | undefined;
   if (!message || (message.chat.type !== 'group' && message.chat.type !== 'supergroup')) return null;
   const threadId = message.is_topic_message && message.message_thread_id ? message.message_thread_id : null;
-  const by = person(message.from);
-  return { chat: message.chat, threadId, how: `${named(by)} wrote in it`, by };
+  return { chat: message.chat, threadId, how: `${named(message.from)} wrote in it`, byId: message.from?.id };
 }
 
-function person(user: TelegramUser | undefined): ChatSighting['by'] {
-  return user ? { id: user.id, name: userName(user) } : null;
-}
-
-const named = (by: ChatSighting['by']) => (by ? `${by.name} (user id ${by.id})` : 'someone');
+const named = (user: TelegramUser | undefined) => (user ? `${userName(user)} (user id ${user.id})` : 'someone');
 
 /** A chat the operator pointed setup at; `threadId` null: the chat itself (a forum's General topic). */
 export interface ChatChoice {
@@ -103,7 +97,7 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
         session.note(`${chat}: ${s.how}; not the chat of --chat ${options.chat}: ignored`);
         return null;
       }
-      if (!inLeadsChat && options.from !== null && s.by?.id !== options.from) {
+      if (!inLeadsChat && options.from !== null && s.byId !== options.from) {
         session.note(`${chat}: ${s.how}; not by --from ${options.from}: ignored`);
         return null;
       }
