@@ -21,11 +21,7 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
   let discarded = 0;
   let idle: NodeJS.Timeout | undefined;
   let total: NodeJS.Timeout | undefined;
-  const close = () => {
-    clearTimeout(idle);
-    clearTimeout(total);
-    socket.destroy();
-  };
+  const close = () => socket.destroy();
   // The client going away now is expected, not an error of this request.
   req.on('error', () => undefined);
   req.on('data', (chunk: Buffer) => {
@@ -39,6 +35,7 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
     if (socket.writable) socket.end();
     idle = setTimeout(close, bounds.idleMs).unref();
     total = setTimeout(close, bounds.totalMs).unref();
+    // However it closes (here, by the client, by a timer), the timers go with it.
     socket.once('close', () => {
       clearTimeout(idle);
       clearTimeout(total);

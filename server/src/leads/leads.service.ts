@@ -22,8 +22,8 @@ import type { CheckedSubmission } from './leads.dto';
 import { type ReportedFallback, SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../access/fallback-verifier';
-import { formFieldsOf, type SourceColumns } from '../domain/lead';
-import { erasedLeadColumns, SOURCE_COLUMN } from '../domain/personal-fields';
+import { formFieldsOf } from '../domain/lead';
+import { erasedLeadColumns, SOURCE_COLUMN, type SourceColumns } from '../domain/personal-fields';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from '../access/visitor-hasher';
 import { MESSAGES } from '../i18n/i18n.module';
@@ -169,14 +169,10 @@ export class LeadsService {
     void this.alerts.sendThrottled('landing_clock_ahead', 24 * HOUR_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
   }
 
-  /** After the commit: the outbox publishes at once instead of at its next interval. */
-  private accepted(event: LeadAcceptedEvent): void {
-    this.events.emit(LEAD_ACCEPTED, event);
-  }
-
-  /** `late`: replayed from the landing's spool. */
+  /** `late`: replayed from the landing's spool. `lead.accepted` after the commit: the outbox publishes at once, not at its next interval. */
   private report(verdict: SubmitVerdict, requestId: string, late: boolean): void {
     const { leads } = this.config;
+    const accepted = (event: LeadAcceptedEvent) => this.events.emit(LEAD_ACCEPTED, event);
     switch (verdict.kind) {
       case 'created':
       case 'repeat':
@@ -186,12 +182,12 @@ export class LeadsService {
           lead_number: verdict.lead_number,
           ...(late ? { late: true } : {}),
         });
-        this.accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.kind === 'repeat' });
+        accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.kind === 'repeat' });
         break;
       case 'duplicate':
         this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: verdict.lead_number });
         // A fallback message to adopt or answer: the outbox has work now.
-        if (verdict.fallback_noted) this.accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.repeat });
+        if (verdict.fallback_noted) accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.repeat });
         break;
       case 'limited':
         this.logger.warn({ msg: 'rate limited', request_id: requestId, why: verdict.why });
