@@ -1,16 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import {
-  canonicalIp,
-  LEAD_FIELDS,
-  REPEAT_WINDOW_MS,
-  SOURCE_KEYS,
-  type ConsentInfo,
-  type LateInfo,
-  type LeadSource,
-  type LeadSubmission,
-  type RateLimitReason,
-} from '@stickers/shared';
+import { LEAD_FIELDS, REPEAT_WINDOW_MS, SOURCE_KEYS, type LateInfo, type LeadSource, type RateLimitReason } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -58,16 +48,15 @@ export class LeadsService {
     private readonly conversations: MessagesService,
   ) {}
 
-  /** `callerIp`: the socket's address, the visitor without `client_ip`. */
+  /** `callerIp`: the socket's address, canonical (`callerAddress`), the visitor without `client_ip`. */
   async submit(checked: CheckedSubmission, callerIp: string): Promise<SubmitOutcome> {
-    const { lead, consent } = checked;
+    const { lead } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
     const screened = this.fallbacks.screen(lead.request_id, checked.late);
-    const visitorIp = lead.client_ip ?? canonicalIp(callerIp) ?? callerIp;
-    const ipHash = this.hasher.visitor(visitorIp);
+    const ipHash = this.hasher.visitor(lead.client_ip ?? callerIp);
 
     const now = this.clock.now();
-    const plan = this.plan(lead, consent, screened.late, ipHash, now, screened.ignored);
+    const plan = this.plan({ ...checked, late: screened.late }, ipHash, now, screened.ignored);
     let verdict: SubmitVerdict;
     try {
       verdict = await this.submits.submit(plan);
@@ -90,14 +79,7 @@ export class LeadsService {
   }
 
   /** What the decision needs, worked out before the lock: every column the decision writes is named here, none there. */
-  private plan(
-    lead: LeadSubmission,
-    consent: ConsentInfo | null,
-    late: LateInfo | null,
-    ipHash: string,
-    now: number,
-    ignored: string | null,
-  ): SubmitPlan {
+  private plan({ lead, consent, late }: CheckedSubmission, ipHash: string, now: number, ignored: string | null): SubmitPlan {
     // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
