@@ -151,7 +151,7 @@ export class LeadsService {
     void this.alerts.sendThrottled('landing_clock_ahead', 24 * HOUR_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
   }
 
-  /** `late`: replayed from the landing's spool. `lead.accepted` after the commit: the outbox publishes at once, not at its next interval. */
+  /** `late`: replayed from the landing's spool. `lead.accepted` after the commit: the outbox publishes now, not at its next interval. */
   private report(verdict: SubmitVerdict, requestId: string, late: boolean): void {
     const { leads } = this.config;
     const accepted = (event: LeadAcceptedEvent) => this.events.emit(LEAD_ACCEPTED, event);

@@ -20,7 +20,7 @@ export function changedFields(stored: FormColumns, incoming: LeadFields): Partia
  * (migration 0023) runs the same checks in the same order: test/submit-decision.test.ts holds the two together.
  */
 export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict {
-  /** A late request's event: its story up to "… later", then what it was stored as. */
+  /** A late request's event (a reported fallback or an erased contact comes with one only): its story, then what it was stored as. */
   const receivedLate = (leadId: number, repeatId: number | null, storedAs: string) => {
     if (plan.late_story !== null)
       q.recordEvent({ leadId, repeatId, kind: 'received_late', at: plan.now, detail: `${plan.late_story} as ${storedAs}` });
