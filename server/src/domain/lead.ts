@@ -1,5 +1,6 @@
 import { LEAD_FIELDS, type CaptchaResult, type LeadField, type LeadFields } from '@stickers/shared';
 import type { LeadStatus } from './lead-status';
+import type { SourceColumns } from './personal-fields';
 
 /** The visitor's fields, one column per field of the form: null when not given, and once the lead is anonymised. */
 export type FormColumns = { [K in LeadField]: string | null };
@@ -22,17 +23,6 @@ export interface LateColumns {
   fallback_message_id: number | null;
   fallback_sent_at: number | null;
   fallback_state: FallbackState | null;
-}
-
-/** Where a lead or a repeat came from: `POST /leads`'s `source`, one column per key; all null without one. */
-export interface SourceColumns {
-  source_landing: string | null;
-  utm_source: string | null;
-  utm_medium: string | null;
-  utm_campaign: string | null;
-  utm_content: string | null;
-  utm_term: string | null;
-  source_referrer: string | null;
 }
 
 /** The visitor's consent as the landing sent it; null without. Not personal. */

@@ -1,5 +1,4 @@
 import { LEAD_FIELDS, type LeadField, SOURCE_KEYS, type SourceKey } from '@stickers/shared';
-import type { SourceColumns } from './lead';
 
 /** Which stored values are personal (erasure, LEADS_CARD_PII=0, export, webhooks): whatever a visitor could type. */
 const FORM_FIELD_IS_PERSONAL: Record<LeadField, boolean> = {
@@ -11,10 +10,8 @@ const FORM_FIELD_IS_PERSONAL: Record<LeadField, boolean> = {
   comment: true,
 };
 
-type SourceColumn = keyof SourceColumns;
-
 /** Each source key's column on `leads` and `lead_repeats`, and whether it is personal. */
-const SOURCE_KEY: Record<SourceKey, { column: SourceColumn; personal: boolean }> = {
+const SOURCE_KEY = {
   landing: { column: 'source_landing', personal: false },
   utm_source: { column: 'utm_source', personal: true },
   utm_medium: { column: 'utm_medium', personal: true },
@@ -22,7 +19,12 @@ const SOURCE_KEY: Record<SourceKey, { column: SourceColumn; personal: boolean }>
   utm_content: { column: 'utm_content', personal: true },
   utm_term: { column: 'utm_term', personal: true },
   referrer: { column: 'source_referrer', personal: true },
-};
+} as const satisfies Record<SourceKey, { column: string; personal: boolean }>;
+
+type SourceColumn = (typeof SOURCE_KEY)[SourceKey]['column'];
+
+/** Where a lead or a repeat came from: `POST /leads`'s `source`, one column per key; all null without one. */
+export type SourceColumns = Record<SourceColumn, string | null>;
 
 export const SOURCE_COLUMN = Object.fromEntries(SOURCE_KEYS.map((k) => [k, SOURCE_KEY[k].column])) as Record<SourceKey, SourceColumn>;
 
@@ -47,13 +49,8 @@ const nulls = <K extends string>(columns: readonly K[]): Record<K, null> =>
   Object.fromEntries(columns.map((c) => [c, null])) as Record<K, null>;
 
 /** The `set` of an erased lead or repeat (besides its `changes`): every personal column null. */
-export function erasedLeadColumns(): Record<(typeof PERSONAL_LEAD_COLUMNS)[number], null> {
-  return nulls(PERSONAL_LEAD_COLUMNS);
-}
-
-export function erasedRepeatColumns(): Record<(typeof PERSONAL_REPEAT_COLUMNS)[number], null> {
-  return nulls(PERSONAL_REPEAT_COLUMNS);
-}
+export const erasedLeadColumns = () => nulls(PERSONAL_LEAD_COLUMNS);
+export const erasedRepeatColumns = () => nulls(PERSONAL_REPEAT_COLUMNS);
 
 /** A repeat's `changes` once erased: each personal value null, the field names kept (the trace and webhooks name them). */
 export function erasedChanges(changes: Record<string, unknown>): Record<string, unknown> {

@@ -22,7 +22,7 @@ export const rateLimited = (why: RateLimitReason, seconds: number): ApiError =>
 
 /** The client went away before its body was read: nobody is left to answer, and it is not a server error. */
 export class UploadAbortedError extends Error {
-  constructor(readonly received: number) {
+  constructor() {
     super('upload aborted by the client');
   }
 }

@@ -21,7 +21,7 @@ export async function readJsonObject(
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(req, bounds);
   // The connection closed while the guard ran: no events will come.
-  if (req.destroyed) throw new UploadAbortedError(0);
+  if (req.destroyed) throw new UploadAbortedError();
 
   const chunks: Buffer[] = [];
   let size = 0;
@@ -42,7 +42,7 @@ export async function readJsonObject(
     // Every failure of the request stream here is the client's connection going away (reset, or closed early).
     const onAbort = () => {
       cleanup();
-      reject(new UploadAbortedError(size));
+      reject(new UploadAbortedError());
     };
     const cleanup = () => {
       req.off('data', onData);

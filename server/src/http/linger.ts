@@ -21,11 +21,7 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
   let discarded = 0;
   let idle: NodeJS.Timeout | undefined;
   let total: NodeJS.Timeout | undefined;
-  const close = () => {
-    clearTimeout(idle);
-    clearTimeout(total);
-    socket.destroy();
-  };
+  const close = () => socket.destroy();
   // The client going away now is expected, not an error of this request.
   req.on('error', () => undefined);
   req.on('data', (chunk: Buffer) => {
@@ -39,6 +35,7 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
     if (socket.writable) socket.end();
     idle = setTimeout(close, bounds.idleMs).unref();
     total = setTimeout(close, bounds.totalMs).unref();
+    // However it closes (here, by the client, by a timer), the timers go with it.
     socket.once('close', () => {
       clearTimeout(idle);
       clearTimeout(total);
@@ -47,19 +44,17 @@ export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = L
 }
 
 /** Every route: an answer written before its body was read closes lingering; else Node would read the rest, however large. */
-export function closeAfterEarlyAnswer() {
-  return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) {
-      // The headers are written by writeHead, explicitly or from the first write or end: the last moment to say close.
-      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
-      res.writeHead = (...args: unknown[]) => {
-        if (!req.complete) {
-          res.setHeader('Connection', 'close');
-          lingerAfterAnswer(req);
-        }
-        return writeHead(...args);
-      };
-    }
-    next();
-  };
+export function closeAfterEarlyAnswer(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) {
+    // The headers are written by writeHead, explicitly or from the first write or end: the last moment to say close.
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.writeHead = (...args: unknown[]) => {
+      if (!req.complete) {
+        res.setHeader('Connection', 'close');
+        lingerAfterAnswer(req);
+      }
+      return writeHead(...args);
+    };
+  }
+  next();
 }

@@ -1,6 +1,5 @@
 import { HttpException, ValidationPipe } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
+import { type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
 
 /** One reason per property (its first failure); keys no rule names are dropped, not refused. */
 const API_VALIDATOR_OPTIONS: ValidatorOptions = { whitelist: true, stopAtFirstError: true, forbidUnknownValues: false };
@@ -28,10 +27,6 @@ export function validationContext<T>(args: ValidationArguments): T | undefined {
   return (args.object as { [CONTEXT]?: T })[CONTEXT];
 }
 
-function giveContext(object: object, context: object | undefined): void {
-  if (context) Object.defineProperty(object, CONTEXT, { value: context, enumerable: false });
-}
-
 /** Nest's ValidationPipe with the API's options: `refuse` words the route's answer, `context` reaches the rules. */
 export class ApiValidationPipe extends ValidationPipe {
   constructor(
@@ -50,21 +45,9 @@ export class ApiValidationPipe extends ValidationPipe {
   }
 
   protected override validate(object: object, options?: ValidatorOptions) {
-    giveContext(object, this.context);
+    if (this.context) Object.defineProperty(object, CONTEXT, { value: this.context, enumerable: false });
     return super.validate(object, options);
   }
-}
-
-/** The same rules for a caller inside the server: the checked, transformed instance, or every problem by name. */
-export function checkPlain<T extends object>(
-  type: new () => T,
-  plain: object,
-  context?: object,
-): { ok: true; value: T } | { ok: false; problems: Record<string, string> } {
-  const value = plainToInstance(type, plain);
-  giveContext(value, context);
-  const errors = validateSync(value, API_VALIDATOR_OPTIONS);
-  return errors.length === 0 ? { ok: true, value } : { ok: false, problems: problemsOf(errors) };
 }
 
 export const notFound = () => new HttpException({ error: 'not_found' }, 404);

@@ -284,14 +284,13 @@ for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) Validate(LeadFieldRule)(
 @Injectable()
 export class LeadBodyPipe extends ApiValidationPipe {
   constructor(@Inject(SERVER_CONFIG) config: ServerConfig, clock: Clock) {
-    const { phoneRegion, requiredContacts, requireConsent } = config.leads;
     super(
       // Every refused field has LeadFieldRule, which refused it with shared's code: shared's errors are the answer.
       (_problems, errors) => {
         const refused = checks.get(errors[0]?.target ?? {});
         return new ApiError(422, { error: API_ERRORS.invalid, errors: refused && !refused.ok ? refused.errors : {} });
       },
-      { rules: { phoneRegion, requiredContacts, requireConsent }, clock } satisfies LeadRulesContext,
+      { rules: config.leads, clock } satisfies LeadRulesContext,
       { whitelist: false, validationError: { target: true } },
     );
   }

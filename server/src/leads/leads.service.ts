@@ -1,16 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import {
-  canonicalIp,
-  LEAD_FIELDS,
-  REPEAT_WINDOW_MS,
-  SOURCE_KEYS,
-  type ConsentInfo,
-  type LateInfo,
-  type LeadSource,
-  type LeadSubmission,
-  type RateLimitReason,
-} from '@stickers/shared';
+import { LEAD_FIELDS, REPEAT_WINDOW_MS, SOURCE_KEYS, type LateInfo, type LeadSource, type RateLimitReason } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -22,8 +12,8 @@ import type { CheckedSubmission } from './leads.dto';
 import { type ReportedFallback, SubmitRunner, type SubmitPlan, type SubmitVerdict } from '../repositories/submit-runner';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { FallbackVerifier } from '../access/fallback-verifier';
-import { formFieldsOf, type SourceColumns } from '../domain/lead';
-import { erasedLeadColumns, SOURCE_COLUMN } from '../domain/personal-fields';
+import { formFieldsOf } from '../domain/lead';
+import { erasedLeadColumns, SOURCE_COLUMN, type SourceColumns } from '../domain/personal-fields';
 import { SubmitProblemsLog } from './submit-problems.log';
 import { VisitorHasher } from '../access/visitor-hasher';
 import { MESSAGES } from '../i18n/i18n.module';
@@ -58,16 +48,15 @@ export class LeadsService {
     private readonly conversations: MessagesService,
   ) {}
 
-  /** `callerIp`: the socket's address, the visitor without `client_ip`. */
+  /** `callerIp`: the socket's address, canonical (`callerAddress`), the visitor without `client_ip`. */
   async submit(checked: CheckedSubmission, callerIp: string): Promise<SubmitOutcome> {
-    const { lead, consent } = checked;
+    const { lead } = checked;
     // A fallback message is adopted or answered only when the landing's signature of the claim checks.
     const screened = this.fallbacks.screen(lead.request_id, checked.late);
-    const visitorIp = lead.client_ip ?? canonicalIp(callerIp) ?? callerIp;
-    const ipHash = this.hasher.visitor(visitorIp);
+    const ipHash = this.hasher.visitor(lead.client_ip ?? callerIp);
 
     const now = this.clock.now();
-    const plan = this.plan(lead, consent, screened.late, ipHash, now, screened.ignored);
+    const plan = this.plan({ ...checked, late: screened.late }, ipHash, now, screened.ignored);
     let verdict: SubmitVerdict;
     try {
       verdict = await this.submits.submit(plan);
@@ -90,14 +79,7 @@ export class LeadsService {
   }
 
   /** What the decision needs, worked out before the lock: every column the decision writes is named here, none there. */
-  private plan(
-    lead: LeadSubmission,
-    consent: ConsentInfo | null,
-    late: LateInfo | null,
-    ipHash: string,
-    now: number,
-    ignored: string | null,
-  ): SubmitPlan {
+  private plan({ lead, consent, late }: CheckedSubmission, ipHash: string, now: number, ignored: string | null): SubmitPlan {
     // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
@@ -169,14 +151,10 @@ export class LeadsService {
     void this.alerts.sendThrottled('landing_clock_ahead', 24 * HOUR_MS, this.t.alerts.landingClock(Math.round(skewMs / 1000)));
   }
 
-  /** After the commit: the outbox publishes at once instead of at its next interval. */
-  private accepted(event: LeadAcceptedEvent): void {
-    this.events.emit(LEAD_ACCEPTED, event);
-  }
-
-  /** `late`: replayed from the landing's spool. */
+  /** `late`: replayed from the landing's spool. `lead.accepted` after the commit: the outbox publishes now, not at its next interval. */
   private report(verdict: SubmitVerdict, requestId: string, late: boolean): void {
     const { leads } = this.config;
+    const accepted = (event: LeadAcceptedEvent) => this.events.emit(LEAD_ACCEPTED, event);
     switch (verdict.kind) {
       case 'created':
       case 'repeat':
@@ -186,12 +164,12 @@ export class LeadsService {
           lead_number: verdict.lead_number,
           ...(late ? { late: true } : {}),
         });
-        this.accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.kind === 'repeat' });
+        accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.kind === 'repeat' });
         break;
       case 'duplicate':
         this.logger.log({ msg: 'duplicate request', request_id: requestId, lead_number: verdict.lead_number });
         // A fallback message to adopt or answer: the outbox has work now.
-        if (verdict.fallback_noted) this.accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.repeat });
+        if (verdict.fallback_noted) accepted({ leadNumber: verdict.lead_number, requestId, repeat: verdict.repeat });
         break;
       case 'limited':
         this.logger.warn({ msg: 'rate limited', request_id: requestId, why: verdict.why });

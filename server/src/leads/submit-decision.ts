@@ -20,19 +20,18 @@ export function changedFields(stored: FormColumns, incoming: LeadFields): Partia
  * (migration 0023) runs the same checks in the same order: test/submit-decision.test.ts holds the two together.
  */
 export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict {
+  /** A late request's event (a reported fallback or an erased contact comes with one only): its story, then what it was stored as. */
+  const receivedLate = (leadId: number, repeatId: number | null, storedAs: string) => {
+    if (plan.late_story !== null)
+      q.recordEvent({ leadId, repeatId, kind: 'received_late', at: plan.now, detail: `${plan.late_story} as ${storedAs}` });
+  };
   // Known request_id first: a landing retry is never throttled.
   const known = q.findRequest(plan.request_id);
   if (known) {
     const noted = plan.fallback !== null && !known.hasFallback && q.reportFallback(known, plan.fallback);
     if (noted) {
       const what = known.repeat ? `a repeat of #${known.leadId}` : `lead #${known.leadId}`;
-      q.recordEvent({
-        leadId: known.leadId,
-        repeatId: known.repeat ? known.rowId : null,
-        kind: 'received_late',
-        at: plan.now,
-        detail: `${plan.late_story} as ${what}, stored before; the fallback message is recorded`,
-      });
+      receivedLate(known.leadId, known.repeat ? known.rowId : null, `${what}, stored before; the fallback message is recorded`);
     }
     return { kind: 'duplicate', lead_number: known.leadId, repeat: known.repeat, fallback_noted: noted };
   }
@@ -48,31 +47,17 @@ export function decideSubmit(q: SubmitQueries, plan: SubmitPlan): SubmitVerdict 
   // A replay sent before its contact was erased is stored anonymised (and repeats nothing).
   if (plan.erased && q.erasedSince(plan.erased.hashes, plan.created_at)) {
     const id = q.insertLead(plan.erased.lead);
-    q.recordEvent({
-      leadId: id,
-      repeatId: null,
-      kind: 'received_late',
-      at: plan.now,
-      detail: `${plan.late_story} as lead #${id}, anonymised: its contact was erased after it was submitted`,
-    });
+    receivedLate(id, null, `lead #${id}, anonymised: its contact was erased after it was submitted`);
     return { kind: 'created', lead_number: id };
   }
   const { match } = plan;
   const target = q.findRepeatTarget(match.telegram_key, match.phone, match.since, match.until);
   if (target) {
     const repeatId = q.insertRepeat({ ...plan.repeat, lead_id: target.id, changes: JSON.stringify(changedFields(target, plan.incoming)) });
-    if (plan.late_story !== null)
-      q.recordEvent({
-        leadId: target.id,
-        repeatId,
-        kind: 'received_late',
-        at: plan.now,
-        detail: `${plan.late_story} as a repeat of #${target.id}`,
-      });
+    receivedLate(target.id, repeatId, `a repeat of #${target.id}`);
     return { kind: 'repeat', lead_number: target.id };
   }
   const id = q.insertLead(plan.lead);
-  if (plan.late_story !== null)
-    q.recordEvent({ leadId: id, repeatId: null, kind: 'received_late', at: plan.now, detail: `${plan.late_story} as lead #${id}` });
+  receivedLate(id, null, `lead #${id}`);
   return { kind: 'created', lead_number: id };
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUuidV4, SOURCE_KEYS, type LeadSource } from '@stickers/shared';
-import { SOURCE_COLUMN } from '../domain/personal-fields';
-import type { ConsentColumns, LateColumns, SourceColumns } from '../domain/lead';
+import { SOURCE_COLUMN, type SourceColumns } from '../domain/personal-fields';
+import type { ConsentColumns, LateColumns } from '../domain/lead';
 import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 
 export const NOT_IN_DATABASE =
