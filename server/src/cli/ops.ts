@@ -9,6 +9,7 @@ import { backupDatabase } from '../database/backup';
 import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } from '../database/database';
 import { moveToPostgres } from '../database/move-to-postgres';
 import type { Database } from '../database/schema';
+import { Clock } from '../clock/clock';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { LeadErasureRepository } from '../repositories/lead-erasure.repository';
 import { LeadPagesRepository } from '../repositories/lead-pages.repository';
@@ -18,7 +19,7 @@ import { formatTrace } from '../trace/trace-format';
 import { TraceService } from '../trace/trace.service';
 import { WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
-import { parseReplayKey, replayWebhooks } from '../webhooks/webhook-replay';
+import { parseReplayKey, WebhookEventsService } from '../webhooks/webhook-events.service';
 
 function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);
@@ -140,14 +141,14 @@ export async function webhooksReplay(location: string, key: string, now = Date.n
     return 2;
   }
   return withDatabase(location, async (db) => {
-    const { events, deliveries } = await replayWebhooks(
+    const service = new WebhookEventsService(
       new WebhookEventsRepository(db),
       new OutboxRepository(db),
       new LeadsRepository(db),
       new Transactor(db),
-      parsed,
-      now,
+      new Clock(),
     );
+    const { events, deliveries } = await service.replay(parsed, now);
     if (deliveries === 0) {
       console.log(
         'leadId' in parsed

@@ -5,7 +5,6 @@ import type { OutboxRow } from '../repositories/outbox.repository';
 import { cutTo } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
 import { hasCard, type Outcome, type PublishedLead } from './outcome';
-import { REPEAT_MAX_FAILURES, retryDelayMs } from './retry-schedule';
 import { nextStep } from './telegram-answer.policy';
 import { TelegramHandler } from './telegram-handler';
 
@@ -102,7 +101,8 @@ export class MessageSender extends TelegramHandler {
   }
 
   private async failedSend(row: OutboxRow, msg: LeadMessage, lead: Lead, answer: TelegramFailure): Promise<Outcome> {
-    if (answer.kind === 'flood') return this.gate.pause(answer.retryAfterSec * 1000, answer.description);
+    const step = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, answer, row.attempts);
+    if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, answer.description);
     this.logger.warn({ msg: 'team message not delivered', lead_number: msg.lead_id, error: answer.description });
     if (BLOCKED.test(answer.description)) {
       const outcome = await this.notDelivered(msg, lead, 'the visitor blocked the bot', this.t.group.why.blocked);
@@ -111,12 +111,11 @@ export class MessageSender extends TelegramHandler {
     if (answer.kind !== 'failed' && answer.kind !== 'no_bot') {
       return this.notDelivered(msg, lead, `Telegram refused: ${answer.description}`, this.t.group.why.refused(answer.description));
     }
-    const failures = row.attempts + 1;
-    if (failures >= REPEAT_MAX_FAILURES) {
-      const error = `gave up after ${failures} failures: ${answer.description}`;
-      return { ...(await this.notDelivered(msg, lead, error, this.t.group.why.gaveUp(answer.description))), attempts: failures };
+    if (step.giveUp) {
+      const error = `gave up after ${step.failures} failures: ${answer.description}`;
+      return { ...(await this.notDelivered(msg, lead, error, this.t.group.why.gaveUp(answer.description))), attempts: step.failures };
     }
-    return { failed: { attempts: failures, nextAt: this.clock.now() + retryDelayMs(failures), error: answer.description } };
+    return this.retryLater(step, answer.description);
   }
 
   /** Failed for good: the message says why, and so does the group (best effort: the history keeps it either way). */

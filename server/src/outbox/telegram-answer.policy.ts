@@ -42,12 +42,8 @@ const ADOPT_ANY: Partial<Record<AnswerKind, Fallback>> = {
   thread_gone: 'publish_new',
 };
 
-type CallKey =
-  | `publish:${PublishCall['form']}`
-  | `${EditCall['action']}:${EditCall['form']}`
-  | 'ping:reply'
-  | `adopt:${AdoptCall['form']}`
-  | 'answer:reply';
+/** Each call's `action:form` (`publish:html`, `ping:reply`, …), one union member at a time. */
+type CallKey<C extends OutboxCall = OutboxCall> = C extends OutboxCall ? `${C['action']}:${C['form']}` : never;
 
 /**
  * Per call, the answers that are not simply a failure on the schedule (`ok` is success, a 429 a flood pause everywhere).

@@ -4,12 +4,19 @@ import { Clock } from '../clock/clock';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
-import { WebhookEventsRepository } from '../repositories/webhook-events.repository';
+import { type StoredWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import { endpointOrigin } from './webhook.sender';
 import { WEBHOOK_EVENTS_LIMIT_DEFAULT, type WebhookEventsPageDto, type WebhookEventsQuery } from './webhook-events.dto';
-import { replayWebhooks } from './webhook-replay';
 
-/** Webhook events over HTTP: what was sent, how each delivery stands, and a redelivery (the CLI's `webhooks replay`). */
+/** What `webhooks replay` was given: an event's id (`evt_…`) or a lead number (`42`, `#42`). Null: neither. */
+export function parseReplayKey(raw: string): { publicId: string } | { leadId: number } | null {
+  const key = raw.trim();
+  if (/^evt_[0-9a-f]{32}$/.test(key)) return { publicId: key };
+  const number = /^#?(\d{1,15})$/.exec(key);
+  return number && Number(number[1]) > 0 ? { leadId: Number(number[1]) } : null;
+}
+
+/** Webhook events over HTTP: what was sent, how each delivery stands, and a redelivery (also the CLI's `webhooks replay`). */
 @Injectable()
 export class WebhookEventsService {
   private readonly logger = new Logger('Webhooks');
@@ -44,9 +51,26 @@ export class WebhookEventsService {
   /** 404 when no event has this id. */
   async redeliver(publicId: string): Promise<{ queued: number }> {
     const now = this.clock.now();
-    const { events, deliveries } = await replayWebhooks(this.repo, this.outbox, this.leadEvents, this.transactor, { publicId }, now);
+    const { events, deliveries } = await this.replay({ publicId }, now);
     if (events.length === 0) throw notFound();
     this.logger.log({ msg: 'webhook redelivery queued', event_id: publicId, lead_number: events[0].lead_id, deliveries });
     return { queued: deliveries };
+  }
+
+  /** The event, or every event of the lead, queued again to each endpoint it went to. */
+  async replay(key: { publicId: string } | { leadId: number }, now: number): Promise<{ events: StoredWebhookEvent[]; deliveries: number }> {
+    const events = await this.repo.findEvents(key);
+    let deliveries = 0;
+    await this.transactor.run(async (trx) => {
+      for (const event of events) {
+        for (const endpoint of event.endpoints) {
+          await this.outbox.addDeliveries(event, [endpoint], now, trx, now);
+          const detail = `${event.type} ${event.public_id} to ${endpointOrigin(endpoint)} queued again`;
+          await this.leadEvents.recordEvent(event.lead_id, 'webhook_replayed', now, detail, null, trx);
+          deliveries += 1;
+        }
+      }
+    });
+    return { events, deliveries };
   }
 }

@@ -4,14 +4,14 @@ import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
+import type { LeadAnonymisedEvent } from '../domain/events';
 import { CRM_USER_ID } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { endpointOrigin } from './webhook.sender';
 import { type AnonymisedRow, type NewWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 
-/** Why a lead was anonymised, as `lead.anonymised` says it (null: the server could not tell). */
-export type AnonymisedReason = 'number' | 'contact' | 'retention';
+type AnonymisedReason = LeadAnonymisedEvent['reason'];
 
 /** Rows read per type and pass; the rest follow at the next pass. */
 const BATCH = 100;
@@ -52,8 +52,8 @@ export class WebhookRecorder {
     this.reasons.set(leadId, reason);
   }
 
-  /** Records the events of changes not announced yet; how many. */
-  async recordNew(): Promise<number> {
+  /** Records the events of changes not announced yet. */
+  async recordNew(): Promise<void> {
     const since = await this.repo.sinceIds();
     /** The type's rows not announced yet (none before its start). */
     const unannounced = async <R>(type: WebhookEventType, read: (after: number) => Promise<R[]>): Promise<R[]> => {
@@ -92,7 +92,7 @@ export class WebhookRecorder {
       event('lead.anonymised', row, { reason: this.reasonOf(row) });
     for (const row of await unannounced('lead.message', (after) => this.repo.newMessages(after, BATCH)))
       event('lead.message', row, { message: { id: row.source_id, direction: row.direction, media: row.media } });
-    if (events.length === 0) return 0;
+    if (events.length === 0) return;
 
     // Changes of one lead in the order they happened (a pass after an outage reads many at once); at one instant, by type.
     const order = (e: NewWebhookEvent) => WEBHOOK_EVENT_TYPES.indexOf(e.type);
@@ -110,7 +110,6 @@ export class WebhookRecorder {
     });
     for (const e of events) if (e.type === 'lead.anonymised') this.reasons.delete(e.lead_id);
     this.logger.log({ msg: 'webhook events recorded', events: recorded });
-    return recorded;
   }
 
   /** As the server's Nest event said; else `contact` (the CLI's `forget` by contact); else retention or number by age. */
