@@ -4,13 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type MigrationProvider, PostgresDialect, sql } from 'kysely';
 import { Pool, type PoolClient, TypeOverrides, types as pgTypes } from 'pg';
 import { withoutPasswords } from '@stickers/shared';
-import {
-  type BusyPolicy,
-  ImmediateSqliteDialect,
-  isBusyError,
-  SQLITE_BUSY_TIMEOUT_MS,
-  withStatementCache,
-} from './immediate-sqlite-dialect';
+import { type BusyPolicy, ImmediateSqliteDialect, isBusyError, SQLITE_BUSY_TIMEOUT_MS } from './immediate-sqlite-dialect';
 import { MIGRATIONS } from './migrations';
 import type { Database } from './schema';
 
@@ -39,7 +33,7 @@ export function openDatabase(
   // SQLite's lower() folds ASCII only; the inbox's search folds names in any script (dialect-sql.ts).
   sqlite.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string | null);
   const busy: BusyState = { timeoutMs: options.busyTimeoutMs ?? 3000, waits: 0, onWait: () => void (busy.waits += 1) };
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(withStatementCache(sqlite), busy) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite, busy) });
   return { db, sqlite, busy };
 }
 

@@ -42,7 +42,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
     private readonly sqlite: SqliteDatabase,
     private readonly busy: BusyPolicy,
   ) {
-    super({ database: sqlite });
+    super({ database: { close: () => sqlite.close(), prepare: cachedPrepare(sqlite) } });
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -76,9 +76,9 @@ export class ImmediateSqliteDialect extends SqliteDialect {
 }
 
 /** Kysely prepares every statement anew; ours are a small fixed set, so each is prepared once (bounded all the same). */
-export function withStatementCache(db: SqliteDatabase, max = 500): SqliteDatabase {
+export function cachedPrepare(db: SqliteDatabase, max = 500): (sql: string) => Statement {
   const cache = new Map<string, Statement>();
-  const prepare = (sql: string): Statement => {
+  return (sql) => {
     let stmt = cache.get(sql);
     if (!stmt) {
       stmt = db.prepare(sql);
@@ -87,11 +87,4 @@ export function withStatementCache(db: SqliteDatabase, max = 500): SqliteDatabas
     }
     return stmt;
   };
-  return new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop === 'prepare') return prepare;
-      const value: unknown = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }

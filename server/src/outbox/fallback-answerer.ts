@@ -12,7 +12,7 @@ import { TelegramHandler } from './telegram-handler';
 @Injectable()
 export class FallbackAnswerer extends TelegramHandler {
   async handle(row: OutboxRow): Promise<Outcome> {
-    const f = await this.repo.fallbackToAnswer(row.lead_id, row.repeat_id, row.attempts);
+    const f = await this.repo.fallbackToAnswer(row.lead_id, row.repeat_id);
     if (!f) return { done: 'nothing to answer' };
     // The reply names the lead's number once its card is in the group: it waits behind the card published anew.
     if (!f.published) return { requeue: true };
@@ -35,7 +35,7 @@ export class FallbackAnswerer extends TelegramHandler {
       };
       return { done: 'answered', record };
     }
-    const next = nextStep({ action: 'answer', form: 'reply' }, sent, f.attempts);
+    const next = nextStep({ action: 'answer', form: 'reply' }, sent, row.attempts);
     switch (next.step) {
       case 'flood_pause':
         return this.gate.pause(next.pauseMs, sent.description);

@@ -28,7 +28,6 @@ export interface FallbackToAnswer {
   requestId: string;
   chatId: string;
   messageId: number;
-  attempts: number;
   /** Its lead's card is in the group. */
   published: boolean;
 }
@@ -133,7 +132,7 @@ export class LeadsRepository {
   }
 
   /** The fallback message of a lead (`repeatId` null) or of a repeat, if it waits for its reply. */
-  async fallbackToAnswer(leadId: number, repeatId: number | null, attempts: number): Promise<FallbackToAnswer | undefined> {
+  async fallbackToAnswer(leadId: number, repeatId: number | null): Promise<FallbackToAnswer | undefined> {
     const lead = await this.db
       .selectFrom('leads')
       .select(['id', 'request_id', 'fallback_state', 'fallback_chat_id', 'fallback_message_id', 'published_at'])
@@ -156,7 +155,6 @@ export class LeadsRepository {
       requestId: own.request_id,
       chatId: own.fallback_chat_id!,
       messageId: own.fallback_message_id!,
-      attempts,
       published: lead.published_at !== null,
     };
   }

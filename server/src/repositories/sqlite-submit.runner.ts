@@ -1,9 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Statement } from 'better-sqlite3';
+import { type Compilable, sql } from 'kysely';
 import { DatabaseGoneError } from '../database/database.module';
-import { whileBusy } from '../database/immediate-sqlite-dialect';
+import { cachedPrepare, whileBusy } from '../database/immediate-sqlite-dialect';
 import type { RateEventKind } from '../database/schema';
-import type { Lead } from '../domain/lead';
+import type { FallbackState, Lead } from '../domain/lead';
 import { decideSubmit } from '../leads/submit-decision';
 import { LeadErasureRepository } from './lead-erasure.repository';
 import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, type Waiting } from './submit-runner';
@@ -32,43 +32,6 @@ export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number,
   }
   return null;
 }
-
-/** Writes of `leads` / `lead_repeats` rows by the columns the plan names (as `leads_submit`), each shape prepared once. */
-class RowWrites {
-  private readonly statements = new Map<string, Statement>();
-
-  constructor(private readonly sqlite: BetterSqlite3.Database) {}
-
-  insert(table: 'leads' | 'lead_repeats', row: object): number {
-    const values = definedOf(row);
-    const columns = Object.keys(values);
-    const text = `insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`;
-    return Number(this.statement(text, columns).run(values).lastInsertRowid);
-  }
-
-  /** A fallback message for a stored request that has none: `pending` for a lead without a card, else `answer`. */
-  reportFallback(table: 'leads' | 'lead_repeats', id: number, row: object): boolean {
-    const values = definedOf(row);
-    const columns = Object.keys(values).filter((c) => c.startsWith('fallback_') && c !== 'fallback_state');
-    const state = table === 'leads' ? "case when published_at is null then 'pending' else 'answer' end" : "'answer'";
-    const text =
-      `update ${table} set ${columns.map((c) => `${c} = @${c}, `).join('')}fallback_state = ${state} ` +
-      'where id = @id and fallback_message_id is null';
-    return this.statement(text, columns).run({ ...Object.fromEntries(columns.map((c) => [c, values[c]])), id }).changes === 1;
-  }
-
-  private statement(text: string, columns: string[]): Statement {
-    let statement = this.statements.get(text);
-    if (!statement) {
-      for (const c of columns) if (!/^[a-z_]+$/.test(c)) throw new Error(`not a column name: ${c}`);
-      statement = this.sqlite.prepare(text);
-      this.statements.set(text, statement);
-    }
-    return statement;
-  }
-}
-
-const definedOf = (row: object): Record<string, unknown> => Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined));
 
 type Outcome = { ok: true; verdict: SubmitVerdict } | { ok: false; error: unknown };
 
@@ -104,7 +67,13 @@ export class SqliteSubmitRunner extends SubmitRunner {
 
   private prepare(): BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> {
     const s = this.database.sqlite;
-    const rows = new RowWrites(s);
+    // The rows' writes name the columns the plan gives (as `leads_submit`): Kysely writes them, each shape prepared once.
+    const prepare = cachedPrepare(s);
+    const run = (query: Compilable) => {
+      const { sql, parameters } = query.compile();
+      return prepare(sql).run(parameters);
+    };
+    const { db } = this.database;
     const st = {
       findRequest: s.prepare(
         'select id as lead_id, 0 as repeat, id as row_id, fallback_message_id is not null as has_fallback from leads where request_id = ? ' +
@@ -147,9 +116,20 @@ export class SqliteSubmitRunner extends SubmitRunner {
       },
       erasedSince: LeadErasureRepository.sqliteErasedSince(s),
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
-      insertLead: (lead) => rows.insert('leads', lead),
-      insertRepeat: (repeat) => rows.insert('lead_repeats', repeat),
-      reportFallback: (known, fallback) => rows.reportFallback(known.repeat ? 'lead_repeats' : 'leads', known.rowId, fallback),
+      insertLead: (lead) => Number(run(db.insertInto('leads').values(lead)).lastInsertRowid),
+      insertRepeat: (repeat) => Number(run(db.insertInto('lead_repeats').values(repeat)).lastInsertRowid),
+      // `pending` for a lead without a card (its card may adopt the message), else `answer`.
+      reportFallback: (known, fallback) => {
+        const state = known.repeat
+          ? sql<FallbackState>`'answer'`
+          : sql<FallbackState>`case when published_at is null then 'pending' else 'answer' end`;
+        const update = db
+          .updateTable(known.repeat ? 'lead_repeats' : 'leads')
+          .set({ ...fallback, fallback_state: state })
+          .where('id', '=', known.rowId)
+          .where('fallback_message_id', 'is', null);
+        return run(update).changes === 1;
+      },
       recordEvent: (event) => void st.recordEvent.run(event),
     };
     const alone = s.transaction((plan: SubmitPlan): SubmitVerdict => decideSubmit(queries, plan));

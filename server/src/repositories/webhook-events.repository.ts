@@ -5,20 +5,9 @@ import type { LeadsDb } from '../database/database';
 import type { Database, WebhookEventType } from '../database/schema';
 import type { Tx } from './transactor';
 
-/** A stored change not announced yet: the row that records it, its lead and when it happened. */
-interface ChangeRow {
-  source_id: number;
-  lead_id: number;
-  at: number;
-}
-
-export interface AnonymisedRow extends ChangeRow {
-  detail: string | null;
-  /** The lead's own created_at: an erasure past the retention period is retention's. */
-  lead_created_at: number;
-}
-
 export type NewWebhookEvent = Omit<Insertable<Database['webhook_events']>, 'id'>;
+
+export type AnonymisedRow = Awaited<ReturnType<WebhookEventsRepository['newAnonymisations']>>[number];
 
 export type WebhookEventRow = Omit<Selectable<Database['webhook_events']>, 'source_id'>;
 
@@ -112,7 +101,8 @@ export class WebhookEventsRepository {
       .execute();
   }
 
-  newAnonymisations(after: number, limit: number): Promise<AnonymisedRow[]> {
+  /** With the lead's own created_at: an erasure past the retention period is retention's. */
+  newAnonymisations(after: number, limit: number) {
     return this.db
       .selectFrom('lead_events as v')
       .innerJoin('leads as l', 'l.id', 'v.lead_id')
