@@ -229,6 +229,18 @@ describe('the leads', () => {
 });
 
 describe('changes', () => {
+  it("names a manager without a name or username in the locale's words (LEADS_LOCALE=en: 'no name')", async () => {
+    const NAMELESS: SandboxUser = { id: 778, is_bot: false, first_name: '' };
+    const server = await startInbox({ LEADS_LOCALE: 'en', LEADS_MANAGER_IDS: String(NAMELESS.id) });
+    const number = await submitLead(server);
+    const res = await call(server, `leads/${number}/status`, {
+      method: 'POST',
+      body: { status: 'in_progress', expected: 'new' },
+      initData: launch(server, NAMELESS),
+    });
+    expect([res.status, res.body.lead?.status_changed_by]).toEqual([200, 'no name']);
+  });
+
   it('changes a status as a card button does: the card in the sandbox is rewritten; 409 on a stale expected; 422 for an unknown status', async () => {
     const server = await startInbox();
     const number = await submitLead(server);

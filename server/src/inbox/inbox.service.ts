@@ -18,10 +18,10 @@ import type { InboxViewer } from '../access/inbox-access.service';
 
 const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
 
-/** A Telegram user's name as the cards' history shows it (the buttons' rule). */
-export function displayName(user: { first_name: string; last_name: string | null; username: string | null }): string {
+/** A Telegram user's name as the cards' history shows it (the buttons' rule, in the locale's words when there is none). */
+function displayName(user: InboxViewer['user'], t: Messages): string {
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
-  return full || (user.username ? `@${user.username}` : 'без имени');
+  return full || (user.username ? `@${user.username}` : t.press.noName);
 }
 
 /** The inbox's reads and changes, each through the service that owns it; personal values hidden where LEADS_CARD_PII=0 hides them. */
@@ -105,7 +105,7 @@ export class InboxService {
       leadId: leadNumber,
       expected,
       to,
-      by: { telegramUserId: viewer.user.id, name: displayName(viewer.user) },
+      by: { telegramUserId: viewer.user.id, name: displayName(viewer.user, this.t) },
     });
     switch (outcome.kind) {
       case 'not_manager':
@@ -152,7 +152,10 @@ export class InboxService {
     await this.visibleLead(viewer, leadNumber);
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(viewer.user.id)) throw fail(403, { error: 'forbidden' });
-    const outcome = await this.conversation.post(leadNumber, text, { telegramUserId: viewer.user.id, name: displayName(viewer.user) });
+    const outcome = await this.conversation.post(leadNumber, text, {
+      telegramUserId: viewer.user.id,
+      name: displayName(viewer.user, this.t),
+    });
     if (outcome.kind === 'unknown_lead') throw notFound();
     if (outcome.kind === 'not_bound') throw fail(409, { error: 'not_bound' });
     return { message: this.messageOf(outcome.message) };
