@@ -68,6 +68,8 @@ describe('POST /leads/{lead_number}/status', () => {
     expect(Object.keys(bad.body.errors).sort()).toEqual(['by', 'from']);
     expect((await setStatus(id + 100, { from: 'new', to: 'in_progress', by: 'CRM' })).status).toBe(404);
     expect((await setStatus('abc', { from: 'new', to: 'in_progress', by: 'CRM' })).status).toBe(404);
+    // Only as the API writes a number: no leading zero, no zero.
+    for (const n of [`00${id}`, '0']) expect((await setStatus(n, { from: 'new', to: 'in_progress', by: 'CRM' })).status).toBe(404);
     expect((await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM' }, 'wrong-secret-0123456789')).status).toBe(401);
     expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
   });

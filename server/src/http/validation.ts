@@ -1,4 +1,4 @@
-import { HttpException, ValidationPipe } from '@nestjs/common';
+import { HttpException, Param, ValidationPipe } from '@nestjs/common';
 import { type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
 
 /** One reason per property (its first failure); keys no rule names are dropped, not refused. */
@@ -53,7 +53,13 @@ export class ApiValidationPipe extends ValidationPipe {
 export const notFound = () => new HttpException({ error: 'not_found' }, 404);
 export const invalidBody = (errors: Record<string, string>) => new HttpException({ error: 'invalid_body', errors }, 422);
 
-/** `@Param(LEAD_NUMBER_PIPE)`: a path's lead number that is not one is 404 (no lead has it). */
-export const LEAD_NUMBER_PIPE = new ApiValidationPipe(() => notFound());
+/** A route's lead number as the API writes it (a positive whole number, no leading zero); anything else is 404 (no lead has it). */
+export const LeadNumberParam = (name: string) =>
+  Param(name, {
+    transform(value: string): number {
+      if (!/^[1-9]\d{0,14}$/.test(value)) throw notFound();
+      return Number(value);
+    },
+  });
 /** `@JsonBody(BODY_PIPE)`: after the body is read (16 KB, a JSON object), its fields: 422 `invalid_body` naming each bad one. */
 export const BODY_PIPE = new ApiValidationPipe(invalidBody);

@@ -21,13 +21,12 @@ import {
   InboxMessageBodyDto,
   InboxMessagesDto,
   InboxStatusBodyDto,
-  LeadNumber,
 } from './inbox.dto';
 import type { InboxViewer } from '../access/inbox-access.service';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { InboxAuthGuard, Viewer } from '../access/inbox-auth.guard';
 import { InboxService } from './inbox.service';
-import { BODY_PIPE } from '../http/validation';
+import { BODY_PIPE, LeadNumberParam } from '../http/validation';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
 
 /** The Mini App's API (`/inbox/api/*`): throttled per Telegram user, then InboxAuthGuard, then the input checked by its DTO. */
@@ -116,7 +115,7 @@ export class InboxController {
   })
   @ApiLeadNumber()
   @ApiOkResponse({ type: InboxLeadPageDto })
-  lead(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number) {
+  lead(@Viewer() viewer: InboxViewer, @LeadNumberParam('number') leadNumber: number) {
     return this.inbox.lead(viewer, leadNumber);
   }
 
@@ -132,7 +131,7 @@ export class InboxController {
   @ApiRefusal(409, 'The status is no longer `expected`, or the lead is anonymised', ['conflict', 'anonymised'], {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
   })
-  setStatus(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number, @JsonBody(BODY_PIPE) body: InboxStatusBodyDto) {
+  setStatus(@Viewer() viewer: InboxViewer, @LeadNumberParam('number') leadNumber: number, @JsonBody(BODY_PIPE) body: InboxStatusBodyDto) {
     return this.inbox.setStatus(viewer, leadNumber, body);
   }
 
@@ -142,7 +141,7 @@ export class InboxController {
   @ApiLeadNumber()
   @ApiInboxBody(InboxEraseBodyDto, 'Not confirmed, or not a JSON object')
   @ApiOkResponse({ type: InboxLeadAnswerDto })
-  erase(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number, @JsonBody(BODY_PIPE) _body: InboxEraseBodyDto) {
+  erase(@Viewer() viewer: InboxViewer, @LeadNumberParam('number') leadNumber: number, @JsonBody(BODY_PIPE) _body: InboxEraseBodyDto) {
     return this.inbox.erase(viewer, leadNumber);
   }
 
@@ -153,7 +152,7 @@ export class InboxController {
   })
   @ApiLeadNumber()
   @ApiOkResponse({ type: InboxMessagesDto })
-  messages(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number) {
+  messages(@Viewer() viewer: InboxViewer, @LeadNumberParam('number') leadNumber: number) {
     return this.inbox.messages(viewer, leadNumber);
   }
 
@@ -168,7 +167,11 @@ export class InboxController {
   @ApiInboxBody(InboxMessageBodyDto, 'No text, or over 4096 characters')
   @ApiResponse({ status: 202, type: InboxMessageAnswerDto, description: 'Stored and queued' })
   @ApiRefusal(409, 'No visitor is bound to the lead', ['not_bound'])
-  sendMessage(@Viewer() viewer: InboxViewer, @LeadNumber() leadNumber: number, @JsonBody(BODY_PIPE) body: InboxMessageBodyDto) {
+  sendMessage(
+    @Viewer() viewer: InboxViewer,
+    @LeadNumberParam('number') leadNumber: number,
+    @JsonBody(BODY_PIPE) body: InboxMessageBodyDto,
+  ) {
     return this.inbox.postMessage(viewer, leadNumber, body.text);
   }
 }

@@ -1,11 +1,10 @@
-import { applyDecorators, Param } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiProperty, ApiResponse, ApiSchema, type SchemaObject } from '@nestjs/swagger';
 import { Equals, IsIn, IsString, Length } from 'class-validator';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 import { apiErrorSchema, jsonContent } from '../http/api-docs';
-import { notFound } from '../http/validation';
 
 /** The inbox's API in the OpenAPI document, and its input's rules (run by http/validation.ts). Its queries are the export's. */
 
@@ -92,15 +91,6 @@ export class InboxLeadPageDto {
 export class InboxLeadAnswerDto {
   @ApiProperty({ type: () => ExportedLeadDto }) lead!: ExportedLeadDto;
 }
-
-/** `:number` of a route: a lead number as the API writes it (a positive whole number, no leading zero); anything else 404. */
-export const LeadNumber = () =>
-  Param('number', {
-    transform(value: string): number {
-      if (!/^[1-9]\d{0,14}$/.test(value)) throw notFound();
-      return Number(value);
-    },
-  });
 
 const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
 

@@ -1,15 +1,15 @@
-import { Controller, HttpCode, HttpException, Logger, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, HttpException, Logger, Post, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { apiErrorSchema, ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
-import { BODY_PIPE, invalidBody, LEAD_NUMBER_PIPE, notFound } from '../http/validation';
+import { BODY_PIPE, invalidBody, LeadNumberParam, notFound } from '../http/validation';
 import type { ExportedLead } from '../export/export.dto';
 import { ExportService } from '../export/export.service';
 import { LeadStatusService } from './lead-status.service';
-import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto, LeadNumberParams } from './lead-status.dto';
+import { CRM_STATUS_SCHEMAS, CrmStatusAnswerDto, CrmStatusBodyDto } from './lead-status.dto';
 
 const conflict = (body: Record<string, unknown>) => new HttpException(body, 409);
 
@@ -53,7 +53,7 @@ export class LeadStatusController {
     ...jsonContent(CRM_STATUS_SCHEMAS.invalidBody),
   })
   async setStatus(
-    @Param(LEAD_NUMBER_PIPE) { lead_number: leadId }: LeadNumberParams,
+    @LeadNumberParam('lead_number') leadId: number,
     @JsonBody(BODY_PIPE) body: CrmStatusBodyDto,
   ): Promise<{ lead: ExportedLead }> {
     const outcome = await this.statuses.set({ leadId, expected: body.from, to: body.to, by: { telegramUserId: null, name: body.by } });

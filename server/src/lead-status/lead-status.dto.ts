@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema, type SchemaObject } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 import { apiErrorSchema } from '../http/api-docs';
@@ -8,13 +8,6 @@ import { apiErrorSchema } from '../http/api-docs';
 const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
 /** The longest name a CRM may give (a Telegram user's first and last name fit). */
 const CRM_NAME_MAX = 128;
-
-/** `{lead_number}`: a lead number as the API writes it (a positive whole number, no leading zero). */
-export class LeadNumberParams {
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : value))
-  @IsInt()
-  lead_number!: number;
-}
 
 @ApiSchema({ name: 'CrmStatusBody' })
 export class CrmStatusBodyDto {
