@@ -412,13 +412,13 @@ describe('webhooks through the real app', () => {
     expect(traced.out).toContain(`webhook_sent: lead.created ${eventId} to ${origin}: HTTP 200, attempt 2`);
     expect(traced.out).not.toContain('s3cr3t-path-token');
 
-    const byLead = await cli(() => webhooksReplay(location(), `#${id}`, clock.now()));
+    const byLead = await cli(() => webhooksReplay(location(), `#${id}`, clock));
     expect(byLead).toEqual({
       code: 0,
       out: `queued again: 1 deliveries of 1 event(s) (lead.created ${eventId}); the server sends them at its next pass`,
     });
     await pass();
-    const byEvent = await cli(() => webhooksReplay(location(), eventId, clock.now()));
+    const byEvent = await cli(() => webhooksReplay(location(), eventId, clock));
     expect(byEvent.code).toBe(0);
     await pass();
     expect(receiver.received.map((r) => [r.body.id, r.answered])).toEqual([
@@ -432,11 +432,11 @@ describe('webhooks through the real app', () => {
     expect(after).toContain(`webhook_replayed: lead.created ${eventId} to ${origin} queued again`);
     expect(after).toContain(`webhook_sent: lead.created ${eventId} (replay) to ${origin}: HTTP 200, attempt 1`);
 
-    expect(await cli(() => webhooksReplay(location(), '99999', clock.now()))).toEqual({
+    expect(await cli(() => webhooksReplay(location(), '99999', clock))).toEqual({
       code: 1,
       out: 'no webhook events of lead #99999: nothing queued',
     });
-    expect((await cli(() => webhooksReplay(location(), 'evt_nope', clock.now()))).code).toBe(2);
+    expect((await cli(() => webhooksReplay(location(), 'evt_nope', clock))).code).toBe(2);
   });
 
   it('a receiver that does not answer within the timeout is a failure, tried again on the schedule; it gets one try per pass', async () => {

@@ -134,7 +134,7 @@ export async function migrateToPostgres(path: string, url: string | undefined): 
   }
 }
 
-export async function webhooksReplay(location: string, key: string, now = Date.now()): Promise<number> {
+export async function webhooksReplay(location: string, key: string, clock = new Clock()): Promise<number> {
   const parsed = parseReplayKey(key);
   if (!parsed) {
     console.error('not an event id (evt_ and 32 hex digits) or a lead number');
@@ -146,9 +146,9 @@ export async function webhooksReplay(location: string, key: string, now = Date.n
       new OutboxRepository(db),
       new LeadsRepository(db),
       new Transactor(db),
-      new Clock(),
+      clock,
     );
-    const { events, deliveries } = await service.replay(parsed, now);
+    const { events, deliveries } = await service.replay(parsed);
     if (deliveries === 0) {
       console.log(
         'leadId' in parsed

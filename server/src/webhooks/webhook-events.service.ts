@@ -50,15 +50,15 @@ export class WebhookEventsService {
 
   /** 404 when no event has this id. */
   async redeliver(publicId: string): Promise<{ queued: number }> {
-    const now = this.clock.now();
-    const { events, deliveries } = await this.replay({ publicId }, now);
+    const { events, deliveries } = await this.replay({ publicId });
     if (events.length === 0) throw notFound();
     this.logger.log({ msg: 'webhook redelivery queued', event_id: publicId, lead_number: events[0].lead_id, deliveries });
     return { queued: deliveries };
   }
 
   /** The event, or every event of the lead, queued again to each endpoint it went to. */
-  async replay(key: { publicId: string } | { leadId: number }, now: number): Promise<{ events: StoredWebhookEvent[]; deliveries: number }> {
+  async replay(key: { publicId: string } | { leadId: number }): Promise<{ events: StoredWebhookEvent[]; deliveries: number }> {
+    const now = this.clock.now();
     const events = await this.repo.findEvents(key);
     let deliveries = 0;
     await this.transactor.run(async (trx) => {
