@@ -1,16 +1,18 @@
+/** A date and a time of day to the second, 24-hour, each field of two digits (the year of four). */
+export const WALL_CLOCK_FIELDS: Intl.DateTimeFormatOptions = {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+};
+
 /** The wall clock in `timezone` (an IANA name, LEADS_TIMEZONE) at the instant `ms`: the calendar date and the time of day, as numbers. */
 export function localWallTime(ms: number, timezone: string) {
   const parts: Record<string, number> = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', {
-      timeZone: timezone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    })
+    new Intl.DateTimeFormat('en-CA', { ...WALL_CLOCK_FIELDS, timeZone: timezone })
       .formatToParts(new Date(ms))
       .map((p) => [p.type, Number(p.value)]),
   );

@@ -2,6 +2,7 @@ import { setImmediate as nextTurnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { LEAD_FIELDS, SOURCE_KEYS, UTM_KEYS, type SourceKey } from '@stickers/shared';
 import { Clock } from '../clock/clock';
+import { WALL_CLOCK_FIELDS } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isPersonalField, SOURCE_COLUMN, withoutPersonal } from '../domain/personal-fields';
@@ -161,16 +162,7 @@ export class ExportService {
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
     // `2026-11-29 12:00:00` in LEADS_TIMEZONE.
-    this.local = new Intl.DateTimeFormat('sv-SE', {
-      timeZone: config.timezone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
+    this.local = new Intl.DateTimeFormat('sv-SE', { ...WALL_CLOCK_FIELDS, timeZone: config.timezone });
   }
 
   /** The filter of a checked query: since, until, status, and the inbox's source and q (its DTOs' alone). */
