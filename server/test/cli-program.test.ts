@@ -1,6 +1,6 @@
 /**
- * `npm run leads -- <command>` on commander: a help per command, "unknown command: X" for any other word, usage
- * errors in one line with exit 2; and the root script's wrapper says to build first when there is no build.
+ * `npm run leads -- <command>` on commander: a help per command, "unknown command 'X'" for any other word, usage
+ * errors in one line with a pointer to the help and exit 2; and the root script's wrapper says to build first when there is no build.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -34,11 +34,22 @@ async function leads(argv: string[], env: Record<string, string> = {}) {
 }
 
 describe('the CLI', () => {
-  it('an unknown command: "unknown command: X", exit 2, nothing run', async () => {
-    for (const word of ['export', 'tracee', 'drop-database']) {
+  it('an unknown command: "unknown command \'X\'", exit 2, nothing run', async () => {
+    for (const word of ['export', 'drop-database']) {
       const { code, err, out } = await leads([word, 'x']);
-      expect({ code, first: err[0], out, calls }).toEqual({ code: 2, first: `unknown command: ${word}`, out: [], calls: [] });
+      expect({ code, err, out, calls }).toEqual({
+        code: 2,
+        err: [`error: unknown command '${word}'`, 'see: npm run leads -- --help'],
+        out: [],
+        calls: [],
+      });
     }
+    // A word close to a command gets a suggestion.
+    expect((await leads(['tracee', '7'])).err).toEqual([
+      "error: unknown command 'tracee'",
+      '(Did you mean trace?)',
+      'see: npm run leads -- --help',
+    ]);
   });
 
   it("--help lists every command; a command's --help shows its usage and options", async () => {
@@ -58,19 +69,32 @@ describe('the CLI', () => {
     expect(calls).toEqual([]);
   });
 
-  it('no command at all: the help, exit 2', async () => {
-    const { code, out } = await leads([]);
-    expect(code).toBe(2);
-    expect(out[0]).toBe('Usage: npm run leads -- <command> [options]');
+  it('no command at all: the help on stderr, exit 2', async () => {
+    const { code, out, err } = await leads([]);
+    expect({ code, out, first: err[0] }).toEqual({ code: 2, out: [], first: 'Usage: npm run leads -- <command> [options]' });
   });
 
   it('usage errors in one line with a pointer to the help, exit 2', async () => {
-    expect(await leads(['trace'])).toEqual({ code: 2, out: [], err: ['missing argument: <key>', 'see: npm run leads -- trace --help'] });
-    expect((await leads(['trace', '42', '--verbose'])).err[0]).toBe('unknown option: --verbose');
-    expect((await leads(['trace', '42', '43'])).err[0]).toBe('too many arguments for trace: 43');
-    expect((await leads(['forget'])).err[0]).toBe('forget needs one of --phone <+7…> or --telegram <@name>');
-    expect((await leads(['setup', '--timeout', 'soon'])).err[0]).toBe('--timeout must be whole seconds from 1 (got "soon")');
-    expect((await leads(['webhooks', 'resend', '7'])).err[0]).toBe('unknown webhooks action: resend (webhooks replay <key>)');
+    expect(await leads(['trace'])).toEqual({
+      code: 2,
+      out: [],
+      err: ["error: missing required argument 'key'", 'see: npm run leads -- trace --help'],
+    });
+    expect((await leads(['trace', '42', '--verbose'])).err[0]).toBe("error: unknown option '--verbose'");
+    expect((await leads(['trace', '42', '43'])).err[0]).toBe("error: too many arguments for 'trace'. Expected 1 argument but got 2.");
+    expect(await leads(['forget'])).toEqual({
+      code: 2,
+      out: [],
+      err: ['forget needs one of --phone <+7…> or --telegram <@name>', 'see: npm run leads -- forget --help'],
+    });
+    for (const timeout of ['soon', '0'])
+      expect((await leads(['setup', '--timeout', timeout])).err[0]).toBe(
+        `error: option '--timeout <seconds>' argument '${timeout}' is invalid. It must be whole seconds from 1.`,
+      );
+    expect((await leads(['webhooks', 'resend', '7'])).err).toEqual([
+      "error: unknown command 'resend'",
+      'see: npm run leads -- webhooks --help',
+    ]);
     expect(calls).toEqual([]);
   });
 
