@@ -4,7 +4,7 @@
  * 403 for who may not change the status, 422 for a bad text). Against the sandbox, on both databases.
  */
 import { DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
-import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, type TestServer } from './harness';
+import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
 import { inboxCall } from './support/inbox-client';
 
 const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
@@ -28,8 +28,13 @@ async function newLead(server: TestServer, bind: boolean): Promise<number> {
   return created.body.lead_number as number;
 }
 
-async function waitStored(server: TestServer, n: number) {
-  while ((await server.db.db.selectFrom('lead_messages').select('id').execute()).length < n) await new Promise((r) => setTimeout(r, 20));
+/** Waits until the app stored `n` messages (the bot handles updates as they come). */
+function waitStored(server: TestServer, n: number) {
+  return waitFor(
+    async () => (await server.db.db.selectFrom('lead_messages').select('id').execute()).length >= n,
+    10_000,
+    `${n} messages stored`,
+  );
 }
 
 describe('GET and POST /inbox/api/leads/:number/messages', () => {

@@ -44,13 +44,16 @@ async function boundLead(
 const rows = (server: TestServer, leadNumber: number) =>
   server.db.db.selectFrom('lead_messages').selectAll().where('lead_id', '=', leadNumber).orderBy('id').execute();
 
-/** Waits until the app stored `n` messages of the lead (the bot handles updates as they come; jest's timeout bounds it). */
-async function waitStored(server: TestServer, leadNumber: number, n: number) {
-  for (;;) {
-    const found = await rows(server, leadNumber);
-    if (found.length >= n) return found;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Waits until the app stored `n` messages of the lead (the bot handles updates as they come). */
+function waitStored(server: TestServer, leadNumber: number, n: number) {
+  return waitFor(
+    async () => {
+      const found = await rows(server, leadNumber);
+      return found.length >= n && found;
+    },
+    10_000,
+    `${n} messages of lead #${leadNumber} stored`,
+  );
 }
 
 const botMessagesIn = (chatId: number) => sandbox.messages(chatId).filter((m) => m.from.is_bot);
