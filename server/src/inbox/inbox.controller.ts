@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiRateLimited, INBOX_SCHEME } from '../http/api-docs';
 import { Throttled } from '../http/caller-throttle';
 import { ApiErrorFilter } from '../http/api-error.filter';
@@ -96,12 +96,7 @@ export class InboxController {
       "lead's creation to its first status change, over the 30 days' leads ever changed (null: none). The SVGs draw " +
       'text in currentColor and bars with the classes `bar s0`…`s5` (per_day order, or the statuses in the funnel).',
   })
-  @ApiQuery({
-    name: 'source',
-    required: false,
-    schema: { type: 'string' },
-    description: "Only the leads of this landing's source (source.landing); `none`: leads without a source",
-  })
+  @ApiQueryParameters('source')
   @ApiOkResponse({ type: InboxChartsDto })
   @ApiInvalidQuery()
   charts(@Viewer() viewer: InboxViewer, @Query(LeadsQueryPipe) query: InboxChartsQuery) {
