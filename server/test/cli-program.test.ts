@@ -95,6 +95,10 @@ describe('the CLI', () => {
       "error: unknown command 'resend'",
       'see: npm run leads -- webhooks --help',
     ]);
+    expect((await leads(['webhooks', 'replay'])).err).toEqual([
+      "error: missing required argument 'key'",
+      'see: npm run leads -- webhooks replay --help',
+    ]);
     expect(calls).toEqual([]);
   });
 

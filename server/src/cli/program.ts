@@ -22,6 +22,12 @@ const seconds = (raw: string) => Number(matching(/^(?!0+$)\d{1,5}$/, 'whole seco
 const chatId = matching(/^-?\d{1,20}$/, 'a chat id like -1001234567890');
 const userId = (raw: string) => Number(matching(/^(?!0+$)\d{1,15}$/, 'a Telegram user id like 123456789')(raw));
 
+/** A usage error of any command ends with where its own help is: `see: npm run leads -- webhooks replay --help`. */
+function pointToHelp(command: Command, words: string[] = []): void {
+  command.showHelpAfterError(['see: npm run leads --', ...words, '--help'].join(' '));
+  for (const sub of command.commands) pointToHelp(sub, [...words, sub.name()]);
+}
+
 /** `npm run leads -- <command>` on commander. The exit code: 0 done, 1 a problem (said), 2 a usage error, 130 Ctrl-C. */
 export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Promise<number> {
   // Every line goes through terminalSafe: a chat title or a user name from Telegram, an error quoting a URL.
@@ -38,7 +44,6 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
       'Stickers Leads ops commands. The database: DATABASE_URL (PostgreSQL) when set, else DATABASE_PATH (SQLite, default ./data/leads.sqlite).',
     )
     .configureOutput({ writeOut: lines(io.out), writeErr: lines(io.err) })
-    .showHelpAfterError('see: npm run leads -- --help')
     .exitOverride();
   const command = <A extends unknown[]>(
     spec: string,
@@ -48,7 +53,6 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     parent = program,
   ) => {
     const sub = parent.command(spec).description(description);
-    sub.showHelpAfterError(`see: npm run leads -- ${parent === program ? '' : `${parent.name()} `}${sub.name()} --help`);
     for (const [flags, text, parse, fallback] of options)
       if (parse) sub.option(flags, text, parse, fallback);
       else sub.option(flags, text);
@@ -116,7 +120,6 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     (target: string | undefined) => ops.migrateToPostgres(path, target ?? url),
   );
   const webhooks = program.command('webhooks').description('the signed webhooks the server sends');
-  webhooks.showHelpAfterError('see: npm run leads -- webhooks --help');
   command(
     'replay <key>',
     'send webhook events again: an event by its id (evt_…), or every event of a lead (its number)',
@@ -125,6 +128,7 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     webhooks,
   );
 
+  pointToHelp(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
