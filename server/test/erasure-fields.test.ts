@@ -61,8 +61,7 @@ const repeat = () =>
     phone: '+79994510999',
     date: 'Ленина 5, кв. 12',
     guests: 'паспорт 4510 654321',
-    // Outside lead()'s own addresses (198.51.100.x), whatever leads the worker posted before.
-    client_ip: '203.0.113.77',
+    client_ip: '198.51.100.77',
     source: {
       landing: 'wedding',
       utm_source: 'ivanova-repeat-source',

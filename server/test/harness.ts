@@ -227,8 +227,9 @@ export function lead(overrides: Record<string, unknown> = {}): Record<string, un
     date: '14 февраля',
     guests: '30',
     comment: 'Стикеры для свадьбы',
-    // The counter runs on across a worker's files: a test that needs an address no other lead has takes one outside 198.51.100.x.
-    client_ip: `198.51.100.${counter % 250}`,
+    // An address of its own (10.x.y.z, never reused in a worker, whose files share the counter): a test that picks an
+    // address takes one of the documentation ranges (192.0.2.x, 198.51.100.x, 203.0.113.x), so no default lead shares it.
+    client_ip: `10.${(counter >> 16) & 255}.${(counter >> 8) & 255}.${counter & 255}`,
     ...overrides,
   };
 }
