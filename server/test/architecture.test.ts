@@ -2,7 +2,7 @@
 // `npm run lint` through scripts/depcruise.mjs. This test runs the same script: on a copy of the sources with one
 // planted breach per rule (each must be reported by its rule, and nothing else), and on the real tree (no violation).
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -57,7 +57,15 @@ const PLANTED: Record<string, string> = {
     "import type { Kysely } from 'kysely';\nimport type { Db } from '../database/database';\nexport type Planted = [Kysely<Db>];\n",
   'alerts/planted-telegraf.ts': "import { Telegraf } from 'telegraf';\nexport const planted = Telegraf;\n",
   'outbox/planted-bot.ts': "import { InjectBot } from 'nestjs-telegraf';\nexport const planted = InjectBot;\n",
+  // Hoisted into node_modules by another package, named by no package.json of ours.
+  'cards/planted-undeclared.ts': "import ms from 'ms';\nexport const planted = ms;\n",
+  'cards/planted-unresolvable.ts': "import { planted } from './no-such-file';\nexport { planted };\n",
+  'cards/planted-dev.ts': "import { Test } from '@nestjs/testing';\nexport const planted = Test;\n",
+  // A devDependency as types only is fine: not a breach.
+  'cards/planted-dev-types.ts': "import type { TestingModule } from '@nestjs/testing';\nexport type Planted = TestingModule;\n",
 };
+/** The copy's server entry point imports every planted file, so that each breaks only its own rule; but this one. */
+const UNREACHABLE = { 'cards/planted-dead.ts': 'export const planted = 1;\n' };
 
 describe('the house (dependency-cruiser)', () => {
   let copy: string;
@@ -67,14 +75,24 @@ describe('the house (dependency-cruiser)', () => {
     mkdirSync(join(ROOT, '.cache'), { recursive: true });
     // Inside the repository, so that packages resolve from its node_modules as they do for the real tree.
     copy = mkdtempSync(join(ROOT, '.cache', 'architecture-'));
-    for (const path of ['tsconfig.json', 'server/tsconfig.json', 'server/src', 'shared/src']) {
+    for (const path of [
+      'package.json',
+      'tsconfig.json',
+      'server/package.json',
+      'server/tsconfig.json',
+      'server/src',
+      'shared/package.json',
+      'shared/src',
+    ]) {
       cpSync(join(ROOT, path), join(copy, path), { recursive: true });
     }
-    for (const [file, code] of Object.entries(PLANTED)) {
+    for (const [file, code] of Object.entries({ ...PLANTED, ...UNREACHABLE })) {
       const path = join(copy, 'server', 'src', file);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, code);
     }
+    const imports = Object.keys(PLANTED).map((file) => `import './${file.replace(/\.ts$/, '')}';\n`);
+    appendFileSync(join(copy, 'server', 'src', 'main.ts'), imports.join(''));
     planted = cruise(copy);
   });
 
@@ -147,9 +165,25 @@ describe('the house (dependency-cruiser)', () => {
     );
   });
 
+  it('reports a package no package.json names, an import that resolves to nothing, and a devDependency at run time', () => {
+    expect(reported()).toEqual(
+      expect.arrayContaining([
+        'no-undeclared-packages: server/src/cards/planted-undeclared.ts → ms',
+        'no-unresolvable-imports: server/src/cards/planted-unresolvable.ts → ./no-such-file',
+        'no-dev-dependencies-at-run-time: server/src/cards/planted-dev.ts → @nestjs',
+      ]),
+    );
+  });
+
+  it('reports a file no entry point reaches', () => {
+    expect(reported().filter((v) => v.startsWith('no-unreachable-files:'))).toEqual([
+      'no-unreachable-files: server/src/cards/planted-dead.ts → server/src/cards/planted-dead.ts',
+    ]);
+  });
+
   it('reports the planted breaches and nothing else', () => {
     expect(planted.violations.every((v) => v.from.includes('/planted'))).toBe(true);
-    expect(planted.error).toBe(15);
+    expect(planted.error).toBe(19);
   });
 
   it('finds no violation in the real tree', () => {
