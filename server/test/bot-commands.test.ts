@@ -127,6 +127,8 @@ describe('commands (requirements §6)', () => {
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toBe(`Заявка #${id} уже обезличена.`);
     expect(await command(LEADS_CHAT, '/stickers_forget 9999')).toBe('Заявки #9999 нет.');
     expect(await command(LEADS_CHAT, '/stickers_forget')).toBe('Укажите номер заявки: /stickers_forget 42');
+    // Numbers start at 1: #0 is no lead's number, as for the trace and `webhooks replay`.
+    expect(await command(LEADS_CHAT, '/stickers_forget #0')).toBe('Укажите номер заявки: /stickers_forget 42');
     expect(await command(LEADS_CHAT, '/stickers_stats')).toContain('За 7 дней: 1');
   });
 

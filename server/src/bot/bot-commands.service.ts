@@ -10,6 +10,7 @@ import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gate
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
+import { leadNumberOf } from '../domain/lead';
 
 /** The menu setMyCommands sets, in the locale's words. */
 export function botCommands(t: Messages): { command: BotCommand; description: string }[] {
@@ -160,9 +161,8 @@ export class BotCommandsService {
       if (erased.length === 0) return this.t.commands.forgetNoContact;
       return this.t.commands.forgetContact(`${erased.length} (${erased.map((id) => `#${id}`).join(', ')})`);
     }
-    const m = /^#?(\d{1,15})$/.exec(call.args.trim());
-    if (!m) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
-    const id = Number(m[1]);
+    const id = leadNumberOf(call.args);
+    if (id === null) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
     const c = this.t.commands;
     return { done: c.forgetDone, already: c.forgetAlready, unknown: c.forgetUnknown }[await this.anonymisation.forget(id)](id);
   }

@@ -5,6 +5,12 @@ import type { SourceColumns } from './personal-fields';
 /** The visitor's fields, one column per field of the form: null when not given, and once the lead is anonymised. */
 export type FormColumns = { [K in LeadField]: string | null };
 
+/** A lead's number as people write it (`42`, `#42`, spaces around); null for anything else, 0 included. */
+export function leadNumberOf(text: string): number | null {
+  const m = /^#?(\d{1,15})$/.exec(text.trim());
+  return m && Number(m[1]) > 0 ? Number(m[1]) : null;
+}
+
 /** The form's fields of a submission or a row, and nothing else. */
 export function formFieldsOf(from: LeadFields): LeadFields {
   return Object.fromEntries(LEAD_FIELDS.map((f) => [f, from[f]])) as LeadFields;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUuidV4, SOURCE_KEYS, type LeadSource } from '@stickers/shared';
 import { SOURCE_COLUMN, type SourceColumns } from '../domain/personal-fields';
-import type { ConsentColumns, LateColumns } from '../domain/lead';
+import { leadNumberOf, type ConsentColumns, type LateColumns } from '../domain/lead';
 import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 
 export const NOT_IN_DATABASE =
@@ -24,10 +24,10 @@ export class TraceService {
   /** `rawKey`: a request_id (of the lead or of one of its repeats), or a lead number (`42`, `#42`). */
   async read(rawKey: string) {
     const key = rawKey.trim().toLowerCase();
-    const number = /^#?(\d{1,15})$/.exec(key);
-    if (!number && !isUuidV4(key)) return { found: false as const, key: rawKey, message: NOT_A_KEY };
-    let matched: 'lead' | 'repeat' | 'lead_number' = number ? 'lead_number' : 'lead';
-    let leadId = number ? Number(number[1]) : await this.trace.leadIdOfRequest(key);
+    const number = leadNumberOf(key);
+    if (number === null && !isUuidV4(key)) return { found: false as const, key: rawKey, message: NOT_A_KEY };
+    let matched: 'lead' | 'repeat' | 'lead_number' = number === null ? 'lead' : 'lead_number';
+    let leadId = number ?? (await this.trace.leadIdOfRequest(key));
     if (leadId === undefined) {
       leadId = await this.trace.leadIdOfRepeat(key);
       if (leadId !== undefined) matched = 'repeat';

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { notFound } from '../http/validation';
 import { Clock } from '../clock/clock';
+import { leadNumberOf } from '../domain/lead';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
@@ -12,8 +13,8 @@ import { WEBHOOK_EVENTS_LIMIT_DEFAULT, type WebhookEventsPageDto, type WebhookEv
 export function parseReplayKey(raw: string): { publicId: string } | { leadId: number } | null {
   const key = raw.trim();
   if (/^evt_[0-9a-f]{32}$/.test(key)) return { publicId: key };
-  const number = /^#?(\d{1,15})$/.exec(key);
-  return number && Number(number[1]) > 0 ? { leadId: Number(number[1]) } : null;
+  const leadId = leadNumberOf(key);
+  return leadId === null ? null : { leadId };
 }
 
 /** Webhook events over HTTP: what was sent, how each delivery stands, and a redelivery (also the CLI's `webhooks replay`). */
