@@ -115,6 +115,13 @@ module.exports = {
       from: { path: '^server/src/(main|cli)\\.ts$' },
       to: { path: '^server/src/', pathNot: '^server/src/(main|cli)\\.ts$', reachable: false },
     },
+    {
+      name: 'no-unreachable-shared-files',
+      severity: 'error',
+      comment: "Every file of shared/src is reached from its one entry point, the package's index.",
+      from: { path: '^shared/src/index\\.ts$' },
+      to: { path: '^shared/src/', pathNot: '^shared/src/index\\.ts$', reachable: false },
+    },
   ],
   options: {
     doNotFollow: { path: ['(^|/)node_modules/', '(^|/)shared/dist/'] },

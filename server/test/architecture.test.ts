@@ -93,6 +93,7 @@ describe('the house (dependency-cruiser)', () => {
     }
     const imports = Object.keys(PLANTED).map((file) => `import './${file.replace(/\.ts$/, '')}';\n`);
     appendFileSync(join(copy, 'server', 'src', 'main.ts'), imports.join(''));
+    writeFileSync(join(copy, 'shared', 'src', 'planted-dead.ts'), 'export const planted = 1;\n');
     planted = cruise(copy);
   });
 
@@ -175,15 +176,16 @@ describe('the house (dependency-cruiser)', () => {
     );
   });
 
-  it('reports a file no entry point reaches', () => {
-    expect(reported().filter((v) => v.startsWith('no-unreachable-files:'))).toEqual([
+  it("reports a file no entry point reaches, in the server and in shared's package", () => {
+    expect(reported().filter((v) => v.startsWith('no-unreachable-'))).toEqual([
       'no-unreachable-files: server/src/cards/planted-dead.ts → server/src/cards/planted-dead.ts',
+      'no-unreachable-shared-files: shared/src/planted-dead.ts → shared/src/planted-dead.ts',
     ]);
   });
 
   it('reports the planted breaches and nothing else', () => {
     expect(planted.violations.every((v) => v.from.includes('/planted'))).toBe(true);
-    expect(planted.error).toBe(19);
+    expect(planted.error).toBe(20);
   });
 
   it('finds no violation in the real tree', () => {
