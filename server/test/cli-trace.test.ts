@@ -12,7 +12,7 @@ const nothingAsked = new Proxy({} as LeadPagesRepository, {
 });
 
 describe('trace: a key that is neither a request_id nor a lead number', () => {
-  it.each(['hello', '42a', '0f8fad5b-d9cb-469f-a165'])('"%s": says what a key looks like', async (key) => {
+  it.each(['hello', '42a', '#0', '0f8fad5b-d9cb-469f-a165'])('"%s": says what a key looks like', async (key) => {
     const trace = await new TraceService(nothingAsked).read(key);
     expect(trace).toEqual({ found: false, key, message: expect.stringMatching(/^not a request_id or a lead number: /) });
     expect(formatTrace(trace)).toBe(
