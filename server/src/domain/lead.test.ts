@@ -4,6 +4,7 @@ describe('leadNumberOf: a lead number as the bot, the trace and `webhooks replay
   it.each([
     ['42', 42],
     ['#42', 42],
+    ['042', 42],
     ['  #7 ', 7],
     ['999999999999999', 999_999_999_999_999],
   ])('%j is lead %d', (text, number) => {

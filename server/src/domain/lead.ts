@@ -5,7 +5,10 @@ import type { SourceColumns } from './personal-fields';
 /** The visitor's fields, one column per field of the form: null when not given, and once the lead is anonymised. */
 export type FormColumns = { [K in LeadField]: string | null };
 
-/** A lead's number as people write it (`42`, `#42`, spaces around); null for anything else, 0 included. */
+/**
+ * A lead's number as people type it to the bot or the CLI (`42`, `#42`, `042`, spaces around); null for anything else, 0
+ * included. A path of the API takes only the number as the API writes it (`LeadNumberParam`, http/validation.ts).
+ */
 export function leadNumberOf(text: string): number | null {
   const m = /^#?(\d{1,15})$/.exec(text.trim());
   return m && Number(m[1]) > 0 ? Number(m[1]) : null;
