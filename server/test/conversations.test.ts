@@ -10,6 +10,7 @@ import { SECRET_HEADER } from '@stickers/shared';
 import { LEADS_CHAT, SECRET, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
 import { WebhookReceiver } from './support/webhook-receiver';
 import { MessagesService } from '../src/conversations/messages.service';
+import { TelegramGateway } from '../src/telegram/telegram.gateway';
 
 const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
 const STRANGER: SandboxUser = { id: 7002, is_bot: false, first_name: 'Олег' };
@@ -249,6 +250,33 @@ describe('team → visitor', () => {
     server.clock.advance(1_000);
     await settled(server);
     expect(sent()).toEqual(['раз', 'два', 'три']);
+  });
+
+  it('replies that come in one batch are handled one after another, in the order written', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const service = server.app.get(MessagesService);
+    const fromTeam = service.fromTeam.bind(service);
+    const steps: string[] = [];
+    jest.spyOn(service, 'fromTeam').mockImplementation(async (m) => {
+      steps.push(`start ${m.text}`);
+      try {
+        return await fromTeam(m);
+      } finally {
+        steps.push(`end ${m.text}`);
+      }
+    });
+    const chat = { id: LEADS_CHAT, type: 'supergroup', title: 'Leads' };
+    const date = Math.floor(Date.now() / 1000);
+    const reply = (n: number, text: string) => ({
+      update_id: 900_000 + n,
+      message: { message_id: 900_000 + n, date, chat, from: DEFAULT_USER, text, reply_to_message: { message_id: card, date, chat } },
+    });
+    // As telegraf's polling handles a getUpdates batch: every update at once.
+    const gateway = server.app.get(TelegramGateway);
+    await Promise.all(['раз', 'два', 'три'].map((text, n) => gateway.handleUpdate(reply(n, text))));
+    expect(steps).toEqual(['start раз', 'end раз', 'start два', 'end два', 'start три', 'end три']);
+    expect((await rows(server, leadNumber)).map((r) => r.text)).toEqual(['раз', 'два', 'три']);
   });
 });
 

@@ -3,6 +3,7 @@ import { TelegrafModule } from 'nestjs-telegraf';
 import type { ServerConfig } from '../config/config';
 import { TelegramGateway, telegrafApiRoot } from './telegram.gateway';
 import { TelegramPolling } from './telegram-polling';
+import { messagesInTurn } from './messages-in-turn';
 
 /** forRoot's own module: were it TelegramModule itself, Nest would build a second module, and a second gateway. */
 @Module({})
@@ -17,7 +18,12 @@ export class TelegramModule {
     const bot = token
       ? [
           TelegrafModule.forRootAsync({
-            useFactory: () => ({ token, options: { telegram: { apiRoot: telegrafApiRoot(apiRoot) } }, launchOptions: false as const }),
+            useFactory: () => ({
+              token,
+              options: { telegram: { apiRoot: telegrafApiRoot(apiRoot) } },
+              launchOptions: false as const,
+              middlewares: [messagesInTurn()],
+            }),
           }),
         ]
       : [];
