@@ -42,7 +42,7 @@ const PLANTED: Record<string, string> = {
   'http/planted.ts': "import type { LeadsService } from '../leads/leads.service';\nexport type Planted = LeadsService;\n",
   'access/planted.ts': "import type { InboxService } from '../inbox/inbox.service';\nexport type Planted = InboxService;\n",
   'health/planted-outbox.ts': "import type { OutboxService } from '../outbox/outbox.service';\nexport type Planted = OutboxService;\n",
-  'observability/planted-inbox.ts': "import { ApiRefusal } from '../inbox/inbox.dto';\nexport const planted = ApiRefusal;\n",
+  'observability/planted-inbox.ts': "import { ApiLeadNumber } from '../inbox/inbox.dto';\nexport const planted = ApiLeadNumber;\n",
   'housekeeping/planted-inbox.ts': "import type { InboxService } from '../inbox/inbox.service';\nexport type Planted = InboxService;\n",
   'observability/planted-outbox.ts':
     "import type { OutboxService } from '../outbox/outbox.service';\nexport type Planted = OutboxService;\n",

@@ -6,7 +6,7 @@ import type { ServerConfig } from '../config/config';
 import { parseContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
-import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
+import { TelegramGateway, type BotReply } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
@@ -46,8 +46,6 @@ export function refusalText(refusal: CommandRefusal, t: Messages): string {
 export const HELP_COMMAND = 'help';
 export type AnsweredCommand = BotCommand | typeof HELP_COMMAND;
 
-type CommandReply = Pick<OutgoingMessage, 'text' | 'keyboard'>;
-
 interface CommandCall {
   command: AnsweredCommand;
   chatId: string;
@@ -60,7 +58,7 @@ interface CommandCall {
 }
 
 /** A text (with buttons) to answer with, or a refusal that `refusalText` words. */
-type CommandOutcome = string | CommandReply | CommandRefusal;
+type CommandOutcome = string | BotReply | CommandRefusal;
 
 /** Decides what each command answers. */
 @Injectable()
@@ -77,7 +75,7 @@ export class BotCommandsService {
     private readonly exports: ExportService,
   ) {}
 
-  async run(call: CommandCall): Promise<CommandReply> {
+  async run(call: CommandCall): Promise<BotReply> {
     const outcome = await this.decide(call);
     if (typeof outcome === 'string') return { text: outcome };
     return 'kind' in outcome ? { text: refusalText(outcome, this.t) } : outcome;
@@ -120,11 +118,8 @@ export class BotCommandsService {
   /** docs/requirements.md §16.2: the lines of .env for the chat and topic it was sent in. Ids only: nothing personal. */
   private chatIds(call: CommandCall): CommandOutcome {
     if (call.chatType === 'private') return { kind: 'refused', reason: 'private_chat' };
-    const lines = [this.t.commands.chatIdLeads, `LEADS_CHAT_ID=${call.chatId}`];
-    if (call.threadId) lines.push(`LEADS_THREAD_ID=${call.threadId}`);
-    lines.push('', this.t.commands.chatIdAdmin, `ADMIN_CHAT_ID=${call.chatId}`);
-    if (call.threadId) lines.push(`ADMIN_THREAD_ID=${call.threadId}`);
-    return lines.join('\n');
+    const env = (chat: string) => [`${chat}_CHAT_ID=${call.chatId}`, ...(call.threadId ? [`${chat}_THREAD_ID=${call.threadId}`] : [])];
+    return [this.t.commands.chatIdLeads, ...env('LEADS'), '', this.t.commands.chatIdAdmin, ...env('ADMIN')].join('\n');
   }
 
   /** The CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */

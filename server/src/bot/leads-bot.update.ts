@@ -5,7 +5,7 @@ import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
-import { type BotContext, TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
+import { type BotContext, type BotReply, TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
 
 type AnyMessage = Record<string, unknown> & { message_id: number; message_thread_id?: number; is_topic_message?: boolean };
@@ -106,12 +106,7 @@ export class LeadsBotUpdate {
   }
 
   /** A reply to the update's message in its chat (and topic), if any; a failed send is logged as `failure`. */
-  private async reply(
-    ctx: BotContext,
-    failure: string,
-    reply: string | Pick<OutgoingMessage, 'text' | 'keyboard'> | null,
-    threadId: number | null = null,
-  ): Promise<void> {
+  private async reply(ctx: BotContext, failure: string, reply: string | BotReply | null, threadId: number | null = null): Promise<void> {
     if (reply === null) return;
     const to = { chatId: String(ctx.chat?.id ?? ''), threadId, html: false, replyTo: ctx.message?.message_id };
     const sent = await this.telegram.send({ ...to, ...(typeof reply === 'string' ? { text: reply } : reply) });

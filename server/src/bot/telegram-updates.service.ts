@@ -14,23 +14,20 @@ const CALLS_PER_UPDATE = 3;
 @Injectable()
 export class TelegramUpdatesService {
   private readonly logger = new Logger('Bot');
-  private readonly handlingBoundMs: number;
   private prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly repo: LeasesRepository,
     private readonly clock: Clock,
-    @Inject(SERVER_CONFIG) config: ServerConfig,
-  ) {
-    this.handlingBoundMs = CALLS_PER_UPDATE * config.telegramTimeoutMs;
-  }
+    @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
+  ) {}
 
   /** `busy`: being handled now (Telegram comes back later); a database that cannot answer does not hold updates back. */
   async claim(id: number): Promise<'handle' | 'handled' | 'busy'> {
     const now = this.clock.now();
     try {
       await this.pruneNowAndThen(now);
-      if (await this.repo.claimUpdate(id, now, now - this.handlingBoundMs)) return 'handle';
+      if (await this.repo.claimUpdate(id, now, now - CALLS_PER_UPDATE * this.config.telegramTimeoutMs)) return 'handle';
       const seen = await this.repo.updateSeen(id);
       if (seen === 'unseen') return 'handle';
       this.logger.log({ msg: 'telegram update delivered again', update_id: id, state: seen });

@@ -11,7 +11,7 @@ import { accountName, type TelegramAccount } from '../domain/telegram-account';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { LeadsRepository } from '../repositories/leads.repository';
-import { TelegramGateway, type OutgoingMessage } from '../telegram/telegram.gateway';
+import { TelegramGateway, type BotReply } from '../telegram/telegram.gateway';
 import { type Binding, type LeadMessage, LeadMessagesRepository } from './lead-messages.repository';
 import { TelegramLinksRepository } from './telegram-links.repository';
 
@@ -39,7 +39,6 @@ interface IncomingMessage {
   media: MessageMedia | null;
 }
 
-type BotReply = Pick<OutgoingMessage, 'text' | 'keyboard'>;
 type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
 
 /**

@@ -152,10 +152,8 @@ const Param = () =>
 /** 1–EXPORT_LIMIT_MAX written in digits only (`1e2` refused). */
 const Limit = () =>
   applyDecorators(
-    Transform(({ value }: { value: unknown }) =>
-      value === '' ? undefined : typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : value,
-    ),
-    IsOptional(),
+    Param(),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : value)),
     IsInt({ message: QUERY_RULES.limit }),
     Min(1, { message: QUERY_RULES.limit }),
     Max(EXPORT_LIMIT_MAX, { message: QUERY_RULES.limit }),

@@ -1,15 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import {
-  ApiExtraModels,
-  ApiOkResponse,
-  ApiProperty,
-  ApiQuery,
-  ApiResponse,
-  ApiSchema,
-  getSchemaPath,
-  type SchemaObject,
-} from '@nestjs/swagger';
-import { apiErrorSchema, jsonContent } from '../http/api-docs';
+import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiQuery, ApiSchema, getSchemaPath, type SchemaObject } from '@nestjs/swagger';
+import { ApiRefusal } from '../http/api-docs';
 import { CAPTCHA_RESULTS, LEAD_FIELDS, SOURCE_KEYS, type CaptchaResult, type LeadField, type SourceKey } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { TelegramAccount } from '../domain/telegram-account';
@@ -45,17 +36,13 @@ export const ApiQueryParameters = (...names: (keyof typeof QUERY_PARAMETERS)[]) 
   applyDecorators(...names.map((name) => ApiQuery({ name, required: false, ...QUERY_PARAMETERS[name] })));
 
 export const ApiInvalidQuery = () =>
-  ApiResponse({
-    status: 422,
-    description: 'A bad query parameter',
-    ...jsonContent(
-      apiErrorSchema(
-        [INVALID_QUERY],
-        { errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } } },
-        ['error', 'errors'],
-      ),
-    ),
-  });
+  ApiRefusal(
+    422,
+    'A bad query parameter',
+    [INVALID_QUERY],
+    { errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } } },
+    ['error', 'errors'],
+  );
 
 export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } });
 

@@ -1,12 +1,10 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule, type OpenAPIObject, type SchemaObject } from '@nestjs/swagger';
+import { DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject, type SchemaObject } from '@nestjs/swagger';
 import { SECRET_HEADER } from '@stickers/shared';
 import { INBOX_SCHEME, LEADS_SECRET_SCHEME } from '../http/api-docs';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { SIGNATURE_HEADER } from '../webhooks/webhook.sender';
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** Each event type's `data`, besides `lead` (GET /leads's lead, as it is when the delivery is sent). */
 const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<string, SchemaObject>; required: string[] }> = {
@@ -93,7 +91,7 @@ function describeWebhooks(document: OpenAPIObject): void {
         data: {
           type: 'object',
           required: ['lead', ...data.required],
-          properties: { lead: ref('ExportedLead'), ...data.properties },
+          properties: { lead: { $ref: getSchemaPath('ExportedLead') }, ...data.properties },
         },
       },
     };
@@ -118,7 +116,7 @@ function describeWebhooks(document: OpenAPIObject): void {
               '(LEADS_WEBHOOK_SECRET_PREVIOUS) a second v1 signs with the previous secret: accept when any v1 matches',
           },
         ],
-        requestBody: { required: true, content: { 'application/json': { schema: ref(schemaName(type)) } } },
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: getSchemaPath(schemaName(type)) } } } },
         responses: { '2XX': { description: 'Delivered; any other answer (or none in 10 s) is retried' } },
       },
     };

@@ -10,6 +10,10 @@ export function apiErrorSchema(codes: readonly string[], extra: Record<string, S
   return { type: 'object', required, properties: { error: { type: 'string', enum: [...codes] }, ...extra } };
 }
 
+/** A refusal: its status, when, and its body `{"error": <one of codes>, …extra}`. */
+export const ApiRefusal = (status: number, description: string, ...schema: Parameters<typeof apiErrorSchema>) =>
+  ApiResponse({ status, description, ...jsonContent(apiErrorSchema(...schema)) });
+
 /** A response's JSON content, named explicitly: a bare `schema` would take the route's media type (the CSV's). */
 export function jsonContent(schema: SchemaObject | ReferenceObject, example?: unknown) {
   return { content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } };
@@ -29,15 +33,11 @@ export function ApiRateLimited(description: string, whys: readonly RateLimitReas
 export function ApiSecretRefusals(options: { throttled?: boolean } = {}): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiSecurity(LEADS_SECRET_SCHEME),
-    ApiResponse({ status: 401, description: 'Wrong or missing secret', ...jsonContent(apiErrorSchema([API_ERRORS.unauthorized])) }),
-    ApiResponse({ status: 404, description: 'Leads module switched off', ...jsonContent(apiErrorSchema([API_ERRORS.notFound])) }),
+    ApiRefusal(401, 'Wrong or missing secret', [API_ERRORS.unauthorized]),
+    ApiRefusal(404, 'Leads module switched off', [API_ERRORS.notFound]),
     options.throttled
       ? ApiRateLimited('Too many requests from this caller (flood: LEADS_THROTTLE_API), or the wrong-secret lockout', ['flood', 'secret'])
       : ApiRateLimited('Wrong-secret lockout: too many wrong secrets from this caller', ['secret']),
-    ApiResponse({
-      status: 503,
-      description: 'The database cannot be read now (the lockout is kept there); retry later',
-      ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
-    }),
+    ApiRefusal(503, 'The database cannot be read now (the lockout is kept there); retry later', [API_ERRORS.unavailable]),
   );
 }

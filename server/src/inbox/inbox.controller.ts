@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiRateLimited, INBOX_SCHEME } from '../http/api-docs';
+import { ApiRateLimited, ApiRefusal, INBOX_SCHEME } from '../http/api-docs';
 import { Throttled } from '../http/caller-throttle';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
@@ -11,7 +11,6 @@ import { CSV_COLUMNS } from '../export/export.service';
 import {
   ApiInboxBody,
   ApiLeadNumber,
-  ApiRefusal,
   InboxChartsDto,
   InboxEraseBodyDto,
   InboxLeadAnswerDto,

@@ -1,16 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiParam, ApiProperty, ApiResponse, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { ApiBody, ApiParam, ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Equals, IsIn, IsString, Length } from 'class-validator';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
-import { apiErrorSchema, jsonContent } from '../http/api-docs';
+import { ApiRefusal } from '../http/api-docs';
 
 /** The inbox's API in the OpenAPI document, and its input's rules (run by http/validation.ts). Its queries are the export's. */
-
-/** A refusal: its status, when, and its body `{"error": <one of codes>, …extra}`. */
-export const ApiRefusal = (status: number, description: string, codes: string[], extra?: Record<string, SchemaObject>) =>
-  ApiResponse({ status, description, ...jsonContent(apiErrorSchema(codes, extra)) });
 
 /** `:number`, and the 404 of a lead a viewer may not see, answered as one that does not exist. */
 export const ApiLeadNumber = () =>

@@ -7,12 +7,12 @@ import type { ServerConfig } from '../config/config';
 import type { LeadStatus } from '../domain/lead-status';
 import type { ExportedLead } from '../export/export.dto';
 import { ExportService, iso, type LeadsQuery } from '../export/export.service';
-import { LeadStatusService } from '../lead-status/lead-status.service';
+import { LeadStatusService, statusRefusal } from '../lead-status/lead-status.service';
 import type { LeadMessage } from '../conversations/lead-messages.repository';
 import { MessagesService } from '../conversations/messages.service';
 import { TraceService } from '../trace/trace.service';
 import { cardUrl } from './card-link';
-import { invalidBody, notFound } from '../http/validation';
+import { notFound } from '../http/validation';
 import { ChartsService } from '../charts/charts.service';
 import type { InboxViewer } from '../access/inbox-access.service';
 
@@ -107,22 +107,10 @@ export class InboxService {
       to,
       by: { telegramUserId: viewer.user.id, name: displayName(viewer.user, this.t) },
     });
-    switch (outcome.kind) {
-      case 'not_manager':
-        throw fail(403, { error: 'forbidden' });
-      case 'unknown_lead':
-        throw notFound();
-      case 'anonymised':
-        throw fail(409, { error: 'anonymised' });
-      case 'conflict':
-        throw fail(409, { error: 'conflict', status: outcome.status });
-      case 'not_allowed':
-        throw invalidBody({ status: `cannot change from ${expected} to ${to}; allowed: ${outcome.allowed.join(', ')}` });
-      case 'changed':
-        if (outcome.card !== 'shown')
-          this.logger.log({ msg: 'inbox status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
-        return { lead: await this.visibleLead(viewer, leadNumber) };
-    }
+    if (outcome.kind !== 'changed') throw statusRefusal(outcome, 'status', expected, to);
+    if (outcome.card !== 'shown')
+      this.logger.log({ msg: 'inbox status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
+    return { lead: await this.visibleLead(viewer, leadNumber) };
   }
 
   /** Erasure, for managers only (the body's DTO lets only `{"confirm": true}` through); erasing one again is no error. */

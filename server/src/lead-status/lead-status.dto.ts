@@ -1,9 +1,8 @@
-import { ApiProperty, ApiSchema, type SchemaObject } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
-import { apiErrorSchema } from '../http/api-docs';
 
 const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
 /** The longest name a CRM may give (a Telegram user's first and last name fit). */
@@ -37,13 +36,3 @@ export class CrmStatusAnswerDto {
   @ApiProperty({ type: () => ExportedLeadDto, description: 'The lead as `GET /leads` lists it, with its new status' })
   lead!: ExportedLeadDto;
 }
-
-export const CRM_STATUS_SCHEMAS: Record<'notFound' | 'conflict' | 'invalidBody', SchemaObject> = {
-  notFound: apiErrorSchema(['not_found']),
-  conflict: apiErrorSchema(['conflict', 'anonymised'], {
-    status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
-  }),
-  invalidBody: apiErrorSchema(['invalid_body'], {
-    errors: { type: 'object', description: 'Each bad field with why', additionalProperties: { type: 'string' } },
-  }),
-};

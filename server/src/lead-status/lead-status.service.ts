@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { HttpException, Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { STATUS_CALLBACK } from '../cards/lead-statuses';
 import { isLeadStatus, isTransition, LEAD_TRANSITIONS, type LeadStatus } from '../domain/lead-status';
@@ -11,6 +11,7 @@ import { CRM_USER_ID, LeadsRepository, type StatusChange } from '../repositories
 import { LEAD_STATUS_CHANGED, type LeadStatusChangedEvent } from '../domain/events';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
+import { invalidBody, notFound } from '../http/validation';
 
 export interface ButtonPress {
   data: string;
@@ -38,6 +39,22 @@ type StatusOutcome =
   | { kind: 'anonymised' }
   | { kind: 'not_allowed'; allowed: readonly LeadStatus[] }
   | { kind: 'conflict'; status: LeadStatus };
+
+/** A refused StatusRequest as the inbox and a CRM answer it; `field`: the body's name of the status to set. */
+export function statusRefusal(outcome: Exclude<StatusOutcome, { kind: 'changed' }>, field: string, from: LeadStatus, to: LeadStatus) {
+  switch (outcome.kind) {
+    case 'not_manager':
+      return new HttpException({ error: 'forbidden' }, 403);
+    case 'unknown_lead':
+      return notFound();
+    case 'anonymised':
+      return new HttpException({ error: 'anonymised' }, 409);
+    case 'conflict':
+      return new HttpException({ error: 'conflict', status: outcome.status }, 409);
+    case 'not_allowed':
+      return invalidBody({ [field]: `cannot change from ${from} to ${to}; allowed: ${outcome.allowed.join(', ')}` });
+  }
+}
 
 /** docs/requirements.md §5.3: a press is a compare-and-set on the status, recorded, the card rewritten, always answered. */
 @Injectable()

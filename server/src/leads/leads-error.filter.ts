@@ -27,7 +27,7 @@ export class LeadsErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<Request>();
     if (error instanceof UploadAbortedError) {
       this.metrics.submission(request, { result: 'aborted' });
-      this.problems.uploadAborted();
+      this.problems.aborted.note();
     } else {
       this.metrics.submission(request, submissionLabels(error.body));
     }

@@ -2,7 +2,7 @@ import { Controller, createParamDecorator, type ExecutionContext, Post, Req, Res
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, RATE_LIMIT_REASONS, type LeadAcceptedBody } from '@stickers/shared';
-import { ApiRateLimited, ApiSecretRefusals, apiErrorSchema, jsonContent } from '../http/api-docs';
+import { ApiRateLimited, ApiRefusal, ApiSecretRefusals, apiErrorSchema, jsonContent } from '../http/api-docs';
 import { ApiError, rateLimited } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
@@ -69,11 +69,9 @@ export class LeadsController {
   })
   @ApiResponse({ status: 422, description: 'Fields rejected, or the body is not a JSON object', ...jsonContent(LEAD_REFUSED_SCHEMA) })
   @ApiRateLimited('Too many requests from this caller (flood), wrong-secret lockout, per-visitor limit or hourly limit', RATE_LIMIT_REASONS)
-  @ApiResponse({
-    status: 503,
-    description: 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later',
-    ...jsonContent(apiErrorSchema([API_ERRORS.unavailable])),
-  })
+  @ApiRefusal(503, 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later', [
+    API_ERRORS.unavailable,
+  ])
   async submit(@LeadBody(LeadBodyPipe) checked: CheckedSubmission, @Req() req: Request, @Res() res: Response): Promise<void> {
     const outcome = await this.leads.submit(checked, callerAddress(req));
     switch (outcome.kind) {

@@ -65,7 +65,7 @@ export class LeadsService {
       // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
       if (!isStorageError(err)) throw err;
       this.writeHealth.recordFailure('submit', err, this.clock.now());
-      this.problems.submitRefused((err as { code?: string }).code ?? 'CONNECTION_LOST', lead.request_id);
+      this.problems.unavailable.note({ code: (err as { code?: string }).code ?? 'CONNECTION_LOST', request_id: lead.request_id });
       return { kind: 'unavailable' };
     }
     this.report(verdict, lead.request_id, checked.late !== null);

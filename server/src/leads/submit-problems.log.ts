@@ -39,16 +39,8 @@ class ThrottledLog {
 @Injectable()
 export class SubmitProblemsLog implements OnApplicationShutdown {
   private readonly logger = new Logger('Leads');
-  private readonly aborted = new ThrottledLog((f) => this.logger.warn(f), 'uploads aborted by the client before the body was read');
-  private readonly unavailable = new ThrottledLog((f) => this.logger.error(f), 'submit refused with 503: the database cannot take writes');
-
-  uploadAborted(): void {
-    this.aborted.note();
-  }
-
-  submitRefused(code: string, requestId: string): void {
-    this.unavailable.note({ code, request_id: requestId });
-  }
+  readonly aborted = new ThrottledLog((f) => this.logger.warn(f), 'uploads aborted by the client before the body was read');
+  readonly unavailable = new ThrottledLog((f) => this.logger.error(f), 'submit refused with 503: the database cannot take writes');
 
   onApplicationShutdown(): void {
     this.aborted.flush();

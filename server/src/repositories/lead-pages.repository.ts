@@ -36,7 +36,7 @@ export interface LeadScope {
   unrouted: { routed: readonly string[] } | null;
 }
 
-type ScopedLeads = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
+export type ScopedLeads = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
 
 export function inLeadScope(db: LeadsDb, scope: LeadScope) {
   return (eb: ScopedLeads) => {

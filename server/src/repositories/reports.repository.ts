@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type ExpressionBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
-import type { Database } from '../database/schema';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import { inLeadScope, type LeadScope } from './lead-pages.repository';
+import { inLeadScope, type LeadScope, type ScopedLeads } from './lead-pages.repository';
 import { countRows } from './transactor';
 
 /** The leads counted: created in [since, until), of one landing's source (null: none) or of any (undefined). */
@@ -27,8 +26,6 @@ export interface SourceCount {
   campaign: string | null;
   count: number;
 }
-
-type LeadsRef = ExpressionBuilder<Database & { l: Database['leads'] }, 'l'>;
 
 /** Read-only counts for the bot's commands, the daily digest and the inbox's charts. */
 @Injectable()
@@ -74,7 +71,7 @@ export class ReportsRepository {
   }
 
   private inWindow(w: ChartWindow) {
-    return (eb: LeadsRef) =>
+    return (eb: ScopedLeads) =>
       eb.and([
         eb('l.created_at', '>=', w.since),
         ...(w.until === undefined ? [] : [eb('l.created_at', '<', w.until)]),

@@ -86,15 +86,11 @@ export class TelegramPolling {
   /** For good: no run starts after it. Resolves when the run is over. */
   stop(): Promise<void> {
     this.stopRequested = true;
-    return this.end();
+    return this.pause();
   }
 
   /** The current run only (another instance polls now); `poll()` may start again later. */
   pause(): Promise<void> {
-    return this.end();
-  }
-
-  private end(): Promise<void> {
     const run = this.current;
     if (!run) return Promise.resolve();
     run.ending = true;

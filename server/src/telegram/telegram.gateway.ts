@@ -40,6 +40,9 @@ export interface OutgoingMessage {
   replyOnly?: boolean;
 }
 
+/** What the bot answers a command or a message with: a text, with buttons or none. */
+export type BotReply = Pick<OutgoingMessage, 'text' | 'keyboard'>;
+
 /** The updates the bot asks for, by webhook or by polling. */
 export const BOT_UPDATES = ['message', 'callback_query'] as const;
 

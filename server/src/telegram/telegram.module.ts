@@ -17,13 +17,11 @@ export class TelegramModule {
     const { token, apiRoot } = config.telegram;
     const bot = token
       ? [
-          TelegrafModule.forRootAsync({
-            useFactory: () => ({
-              token,
-              options: { telegram: { apiRoot: telegrafApiRoot(apiRoot) } },
-              launchOptions: false as const,
-              middlewares: [messagesInTurn()],
-            }),
+          TelegrafModule.forRoot({
+            token,
+            options: { telegram: { apiRoot: telegrafApiRoot(apiRoot) } },
+            launchOptions: false,
+            middlewares: [messagesInTurn()],
           }),
         ]
       : [];

@@ -5,6 +5,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 import type { LeadAnonymisedEvent } from '../domain/events';
+import { parseRepeatChanges } from '../domain/lead';
 import { CRM_USER_ID } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
@@ -78,7 +79,7 @@ export class WebhookRecorder {
         repeat: {
           request_id: row.request_id,
           received_at: new Date(row.at).toISOString(),
-          changed_fields: Object.keys(parseObject(row.changes)),
+          changed_fields: Object.keys(parseRepeatChanges(row.changes)),
         },
       });
     for (const row of await unannounced('lead.status_changed', (after) => this.repo.newStatusChanges(after, BATCH)))
@@ -118,14 +119,5 @@ export class WebhookRecorder {
     if (heard) return heard;
     if (row.detail?.includes('by contact')) return 'contact';
     return row.lead_created_at <= row.at - this.config.housekeeping.retentionDays * DAY_MS ? 'retention' : 'number';
-  }
-}
-
-function parseObject(json: string): object {
-  try {
-    const value: unknown = JSON.parse(json);
-    return value !== null && typeof value === 'object' ? value : {};
-  } catch {
-    return {};
   }
 }
