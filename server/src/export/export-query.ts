@@ -1,12 +1,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { applyDecorators, HttpException, Inject, Injectable } from '@nestjs/common';
+import { applyDecorators, Inject, Injectable } from '@nestjs/common';
 import { IntersectionType, PickType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, type ValidationArguments } from 'class-validator';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import { ApiValidationPipe, CROSS_FIELD, validationContext } from '../http/validation';
+import { ApiValidationPipe, CROSS_FIELD, invalidQuery, validationContext } from '../http/validation';
 
 /** The queries of the routes that read leads, checked by LeadsQueryPipe: a value names exactly one thing or is refused (422). */
 
@@ -21,8 +21,6 @@ export const sourceFilter = (source: string): string | null => (source === NO_SO
 const SEARCH_MAX = 100;
 /** PostgreSQL refuses a NUL in any text: a control character is refused (422) before any query. */
 const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
-
-export const INVALID_QUERY = 'invalid_query';
 
 /** Why a parameter is refused (422 `invalid_query`, `errors.<parameter>`), as docs/api.md lists them. */
 export const QUERY_RULES = {
@@ -118,7 +116,7 @@ type CursorContext = { cursorKey: Buffer };
 @Injectable()
 export class LeadsQueryPipe extends ApiValidationPipe {
   constructor(@Inject(SERVER_CONFIG) config: ServerConfig) {
-    super((errors) => new HttpException({ error: INVALID_QUERY, errors }, 422), {
+    super(invalidQuery, {
       cursorKey: cursorKey(config.leads.secret, config.leads.ipSalt),
     } satisfies CursorContext);
   }

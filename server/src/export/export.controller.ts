@@ -5,7 +5,8 @@ import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
 import { csvDownload } from './csv.writer';
-import { ApiCsvResponse, ApiInvalidQuery, ApiQueryParameters, LeadsPageDto } from './export.dto';
+import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from './export.dto';
+import { ApiInvalidQuery } from '../http/api-docs';
 import { CSV_COLUMNS, ExportService } from './export.service';
 import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query';
 

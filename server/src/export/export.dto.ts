@@ -1,11 +1,10 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiQuery, ApiSchema, getSchemaPath, type SchemaObject } from '@nestjs/swagger';
-import { ApiRefusal } from '../http/api-docs';
 import { CAPTCHA_RESULTS, LEAD_FIELDS, SOURCE_KEYS, type CaptchaResult, type LeadField, type SourceKey } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
-import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX, INVALID_QUERY } from './export-query';
+import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX } from './export-query';
 
 /** The OpenAPI words of the routes that read leads and their answers' shapes (their rules: export-query.ts). */
 
@@ -34,15 +33,6 @@ const QUERY_PARAMETERS = {
 /** The route's query parameters, in this order, all optional. */
 export const ApiQueryParameters = (...names: (keyof typeof QUERY_PARAMETERS)[]) =>
   applyDecorators(...names.map((name) => ApiQuery({ name, required: false, ...QUERY_PARAMETERS[name] })));
-
-export const ApiInvalidQuery = () =>
-  ApiRefusal(
-    422,
-    'A bad query parameter',
-    [INVALID_QUERY],
-    { errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } } },
-    ['error', 'errors'],
-  );
 
 export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', content: { 'text/csv': { schema: { type: 'string' } } } });
 

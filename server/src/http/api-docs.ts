@@ -14,6 +14,16 @@ export function apiErrorSchema(codes: readonly string[], extra: Record<string, S
 export const ApiRefusal = (status: number, description: string, ...schema: Parameters<typeof apiErrorSchema>) =>
   ApiResponse({ status, description, ...jsonContent(apiErrorSchema(...schema)) });
 
+/** A query's 422 `invalid_query`, naming every bad parameter. */
+export const ApiInvalidQuery = () =>
+  ApiRefusal(
+    422,
+    'A bad query parameter',
+    ['invalid_query'],
+    { errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } } },
+    ['error', 'errors'],
+  );
+
 /** A response's JSON content, named explicitly: a bare `schema` would take the route's media type (the CSV's). */
 export function jsonContent(schema: SchemaObject | ReferenceObject, example?: unknown) {
   return { content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } };

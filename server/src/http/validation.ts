@@ -52,6 +52,7 @@ export class ApiValidationPipe extends ValidationPipe {
 
 export const notFound = () => new HttpException({ error: 'not_found' }, 404);
 export const invalidBody = (errors: Record<string, string>) => new HttpException({ error: 'invalid_body', errors }, 422);
+export const invalidQuery = (errors: Record<string, string>) => new HttpException({ error: 'invalid_query', errors }, 422);
 
 /** A route's lead number as the API writes it (a positive whole number, no leading zero); anything else is 404 (no lead has it). */
 export const LeadNumberParam = (name: string) =>

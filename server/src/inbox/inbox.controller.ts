@@ -1,11 +1,11 @@
 import { Controller, Get, HttpCode, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiRateLimited, ApiRefusal, INBOX_SCHEME } from '../http/api-docs';
+import { ApiInvalidQuery, ApiRateLimited, ApiRefusal, INBOX_SCHEME } from '../http/api-docs';
 import { Throttled } from '../http/caller-throttle';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
 import { csvDownload } from '../export/csv.writer';
-import { ApiCsvResponse, ApiInvalidQuery, ApiQueryParameters, LeadsPageDto } from '../export/export.dto';
+import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from '../export/export.dto';
 import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery, LeadsQueryPipe } from '../export/export-query';
 import { CSV_COLUMNS } from '../export/export.service';
 import {

@@ -1,10 +1,10 @@
-import { Controller, Get, HttpCode, HttpException, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { apiErrorSchema, ApiSecretRefusals, jsonContent } from '../http/api-docs';
+import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiInvalidQuery, ApiRefusal, ApiSecretRefusals } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
-import { ApiValidationPipe, notFound } from '../http/validation';
+import { ApiValidationPipe, invalidQuery, notFound } from '../http/validation';
 import {
   WEBHOOK_EVENTS_LIMIT_DEFAULT,
   WEBHOOK_EVENTS_LIMIT_MAX,
@@ -15,7 +15,7 @@ import {
 } from './webhook-events.dto';
 import { WebhookEventsService } from './webhook-events.service';
 
-export const QUERY_PIPE = new ApiValidationPipe((errors) => new HttpException({ error: 'invalid_query', errors }, 422));
+export const QUERY_PIPE = new ApiValidationPipe(invalidQuery);
 /** An `{id}` that is not an event id: 404 (no event has it). */
 export const ID_PIPE = new ApiValidationPipe(() => notFound());
 
@@ -41,15 +41,7 @@ export class WebhookEventsController {
     schema: { type: 'integer', minimum: 1, maximum: WEBHOOK_EVENTS_LIMIT_MAX, default: WEBHOOK_EVENTS_LIMIT_DEFAULT },
   })
   @ApiOkResponse({ type: WebhookEventsPageDto })
-  @ApiResponse({
-    status: 422,
-    description: 'A bad query parameter',
-    ...jsonContent(
-      apiErrorSchema(['invalid_query'], {
-        errors: { type: 'object', description: 'Each bad parameter with why', additionalProperties: { type: 'string' } },
-      }),
-    ),
-  })
+  @ApiInvalidQuery()
   list(@Query(QUERY_PIPE) query: WebhookEventsQuery) {
     return this.events.list(query);
   }
@@ -62,11 +54,7 @@ export class WebhookEventsController {
   })
   @ApiParam({ name: 'id', schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' } })
   @ApiAcceptedResponse({ type: WebhookRedeliveryDto })
-  @ApiResponse({
-    status: 404,
-    description: 'No such event (or the leads module switched off)',
-    ...jsonContent(apiErrorSchema(['not_found'])),
-  })
+  @ApiRefusal(404, 'No such event (or the leads module switched off)', ['not_found'])
   redeliver(@Param(ID_PIPE) params: WebhookEventParams) {
     return this.events.redeliver(params.id);
   }
