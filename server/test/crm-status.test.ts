@@ -74,6 +74,13 @@ describe('POST /leads/{lead_number}/status', () => {
     expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
   });
 
+  it('413 payload_too_large on a body over 16384 bytes, and the connection ends; nothing changes', async () => {
+    const { id } = await newLead();
+    const res = await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM', note: 'x'.repeat(16_400) });
+    expect([res.status, res.body, res.headers.connection]).toEqual([413, { error: 'payload_too_large' }, 'close']);
+    expect(await sqlRow(server.db, 'select status from leads where id = ?', id)).toEqual({ status: 'new' });
+  });
+
   it('is not bound by LEADS_MANAGER_IDS, which names Telegram users', async () => {
     await server.close();
     server = await suite.boot({ clock: new FakeClock(), env: { LEADS_MANAGER_IDS: '501' } });

@@ -262,7 +262,15 @@ describe('changes', () => {
     const unknown = await call(server, `leads/${number}/status`, { method: 'POST', body: { status: 'done', expected: 'in_progress' } });
     expect([unknown.status, unknown.body.error, Object.keys(unknown.body.errors)]).toEqual([422, 'invalid_body', ['status']]);
     const notOffered = await call(server, `leads/${number}/status`, { method: 'POST', body: { status: 'new', expected: 'in_progress' } });
-    expect(notOffered.status).toBe(422);
+    expect(notOffered.body).toEqual({
+      error: 'invalid_body',
+      errors: { status: expect.stringMatching(/^cannot change from in_progress to new; allowed: \w+/) },
+    });
+    const tooLarge = await call(server, `leads/${number}/status`, {
+      method: 'POST',
+      body: { status: 'x'.repeat(17_000), expected: 'new' },
+    });
+    expect([tooLarge.status, tooLarge.body, tooLarge.headers.connection]).toEqual([413, { error: 'payload_too_large' }, 'close']);
     expect((await call(server, `leads/999999/status`, { method: 'POST', body: { status: 'spam', expected: 'new' } })).status).toBe(404);
   });
 

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
-import { API_ERRORS, type RateLimitReason } from '@stickers/shared';
+import { API_ERRORS, MAX_BODY_BYTES, type RateLimitReason } from '@stickers/shared';
 
 /** The OpenAPI pieces several routes share; the security schemes are defined in health/openapi.ts. */
 export const LEADS_SECRET_SCHEME = 'leadsSecret';
@@ -13,6 +13,15 @@ export function apiErrorSchema(codes: readonly string[], extra: Record<string, S
 /** A refusal: its status, when, and its body `{"error": <one of codes>, …extra}`. */
 export const ApiRefusal = (status: number, description: string, ...schema: Parameters<typeof apiErrorSchema>) =>
   ApiResponse({ status, description, ...jsonContent(apiErrorSchema(...schema)) });
+
+/** JsonBody's 413: a body over MAX_BODY_BYTES, and the connection ends after the answer. */
+export const ApiPayloadTooLarge = () =>
+  ApiResponse({
+    status: 413,
+    description: `A body over ${MAX_BODY_BYTES} bytes`,
+    headers: { Connection: { description: 'The connection ends after this answer', schema: { type: 'string', enum: ['close'] } } },
+    ...jsonContent(apiErrorSchema([API_ERRORS.payloadTooLarge])),
+  });
 
 /** A query's 422 `invalid_query`, naming every bad parameter. */
 export const ApiInvalidQuery = () =>

@@ -4,7 +4,7 @@ import { Equals, IsIn, IsString, Length } from 'class-validator';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
-import { ApiRefusal } from '../http/api-docs';
+import { ApiPayloadTooLarge, ApiRefusal } from '../http/api-docs';
 
 /** The inbox's API in the OpenAPI document, and its input's rules (run by http/validation.ts). Its queries are the export's. */
 
@@ -19,7 +19,7 @@ export const ApiLeadNumber = () =>
 export const ApiInboxBody = (type: new () => object, when: string) =>
   applyDecorators(
     ApiBody({ type }),
-    ApiRefusal(413, 'A body over 16 KB', ['payload_too_large']),
+    ApiPayloadTooLarge(),
     ApiRefusal(422, when, ['invalid_body'], { errors: { type: 'object', additionalProperties: { type: 'string' } } }),
   );
 

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Logger, Post, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiRefusal, ApiSecretRefusals } from '../http/api-docs';
+import { ApiPayloadTooLarge, ApiRefusal, ApiSecretRefusals } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
@@ -43,7 +43,7 @@ export class LeadStatusController {
   @ApiRefusal(409, 'The status is no longer `from` (`status`: the one now), or the lead is anonymised', ['conflict', 'anonymised'], {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
   })
-  @ApiRefusal(413, 'A body over 16 KB', ['payload_too_large'])
+  @ApiPayloadTooLarge()
   @ApiRefusal(422, 'A bad body, or a change the card does not offer', ['invalid_body'], {
     errors: { type: 'object', description: 'Each bad field with why', additionalProperties: { type: 'string' } },
   })

@@ -2,7 +2,7 @@ import { Controller, createParamDecorator, type ExecutionContext, Post, Req, Res
 import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { API_ERRORS, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, RATE_LIMIT_REASONS, type LeadAcceptedBody } from '@stickers/shared';
-import { ApiRateLimited, ApiRefusal, ApiSecretRefusals, apiErrorSchema, jsonContent } from '../http/api-docs';
+import { ApiPayloadTooLarge, ApiRateLimited, ApiRefusal, ApiSecretRefusals, jsonContent } from '../http/api-docs';
 import { ApiError, rateLimited } from '../http/api-error';
 import { callerAddress } from '../http/caller-address';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
@@ -61,12 +61,7 @@ export class LeadsController {
     type: LeadAcceptedDto,
     example: { lead_number: 42, duplicate: true, repeat: true, telegram_link: null },
   })
-  @ApiResponse({
-    status: 413,
-    description: `Body over ${MAX_BODY_BYTES} bytes`,
-    headers: { Connection: { description: 'The connection ends after this answer', schema: { type: 'string', enum: ['close'] } } },
-    ...jsonContent(apiErrorSchema([API_ERRORS.payloadTooLarge])),
-  })
+  @ApiPayloadTooLarge()
   @ApiResponse({ status: 422, description: 'Fields rejected, or the body is not a JSON object', ...jsonContent(LEAD_REFUSED_SCHEMA) })
   @ApiRateLimited('Too many requests from this caller (flood), wrong-secret lockout, per-visitor limit or hourly limit', RATE_LIMIT_REASONS)
   @ApiRefusal(503, 'The database cannot take the lead now (file replaced, locked too long, disk full); nothing was stored, retry later', [
