@@ -1,68 +1,16 @@
 /**
  * The largest request body the landing reads, and the 413 for a larger one, for `server.mjs` (which takes them from
- * the server build, like the spool's replay). The 413 closes the connection with a lingering close, as the leads
- * server's does: answering and closing while the client is still sending makes the kernel reset the connection, and
- * the reset can reach the client before it has read the answer ("connection reset" instead of the 413 it was owed).
+ * the server build, like the spool's replay). The 413 closes the connection with shared's lingering close, as the
+ * leads server's does, so a client still sending reads its 413 rather than a connection reset.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { lingerAfterAnswer, LINGER_BOUNDS, type LingerBounds } from '@stickers/shared';
 
 /**
  * The form is a few KiB at most. A larger declared Content-Length is refused before a byte is read; a chunked body
  * is cut off as soon as it passes the limit.
  */
 export const BODY_LIMIT_BYTES = 64 * 1024;
-
-export interface LingerBounds {
-  /** Close when the client has sent nothing for this long. */
-  idleMs: number;
-  /** Close after this long in any case. */
-  totalMs: number;
-  /** Close after discarding this many body bytes. */
-  maxBytes: number;
-}
-
-/** nginx's lingering close, with its idle timeout (5 s), a 30 s cap (its lingering_time) and 64 MB: the server's. */
-export const LINGER_BOUNDS: LingerBounds = { idleMs: 5_000, totalMs: 30_000, maxBytes: 64 * 1024 * 1024 };
-
-const lingering = new WeakSet<Socket>();
-
-/**
- * Prepares a lingering close for a request answered (with `Connection: close`) before its body was read. Node
- * closes such a connection as soon as the answer is written (`destroySoon()`); here that only ends our side (FIN after
- * the answer), and the rest of the body is read and thrown away until the client stops sending or closes, within
- * `bounds`; only then is the socket closed.
- */
-export function lingerAfterAnswer(req: IncomingMessage, bounds: LingerBounds = LINGER_BOUNDS): void {
-  const socket = req.socket;
-  if (lingering.has(socket)) return;
-  lingering.add(socket);
-  let discarded = 0;
-  let idle: NodeJS.Timeout | undefined;
-  let total: NodeJS.Timeout | undefined;
-  const close = () => {
-    clearTimeout(idle);
-    clearTimeout(total);
-    socket.destroy();
-  };
-  // The client going away now is expected, not an error of this request.
-  req.on('error', () => undefined);
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    idle?.refresh();
-    if (discarded > bounds.maxBytes) close();
-  });
-  req.resume();
-  socket.destroySoon = () => {
-    if (socket.writable) socket.end();
-    idle = setTimeout(close, bounds.idleMs).unref();
-    total = setTimeout(close, bounds.totalMs).unref();
-    socket.once('close', () => {
-      clearTimeout(idle);
-      clearTimeout(total);
-    });
-  };
-}
 
 /** A declared `Content-Length` over the limit. */
 export function declaredTooLarge(req: { headers: IncomingHttpHeaders }): boolean {

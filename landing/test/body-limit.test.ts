@@ -6,7 +6,8 @@
 import { createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BODY_LIMIT_BYTES, declaredTooLarge, readLimitedBody, refuseTooLarge, type LingerBounds } from '~/body-limit.server';
+import type { LingerBounds } from '@stickers/shared';
+import { BODY_LIMIT_BYTES, declaredTooLarge, readLimitedBody, refuseTooLarge } from '~/body-limit.server';
 
 let server: Server;
 let port = 0;

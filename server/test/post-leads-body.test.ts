@@ -5,7 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { SECRET_HEADER } from '@stickers/shared';
-import { LINGER_BOUNDS } from '../src/http/linger';
+import { LINGER_BOUNDS } from '@stickers/shared';
 import { NO_HOURLY_LIMIT, SECRET, counterValue, lead, postLead, sandboxSuite, waitFor, type BootOptions, type TestServer } from './harness';
 import { sqlRow } from './support/test-database';
 

@@ -11,3 +11,4 @@ export * from './phone.js';
 export * from './captcha.js';
 export * from './consent.js';
 export * from './credentials.js';
+export * from './linger.js';

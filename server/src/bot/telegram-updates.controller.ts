@@ -2,13 +2,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Controller, Inject, Logger, Post, Req, Res, type Type, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { lingerAfterAnswer, type LingerBounds } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { ApiError, UploadAbortedError } from '../http/api-error';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { readJsonObject } from '../http/json-body.reader';
-import { lingerAfterAnswer, type LingerBounds } from '../http/linger';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import { TelegramUpdatesService } from './telegram-updates.service';
 

@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import { API_ERRORS, MAX_BODY_BYTES } from '@stickers/shared';
+import { API_ERRORS, lingerAfterAnswer, LINGER_BOUNDS, MAX_BODY_BYTES, type LingerBounds } from '@stickers/shared';
 import { ApiError, UploadAbortedError } from './api-error';
-import { lingerAfterAnswer, LINGER_BOUNDS, type LingerBounds } from './linger';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const invalidBody = () => new ApiError(422, { error: API_ERRORS.invalidBody });
