@@ -72,6 +72,9 @@ describe('GET /webhooks/events', () => {
     const since = await list(`?since=${encodeURIComponent(new Date(clock.now()).toISOString())}`);
     expect(since.body.events.map((e: { lead_number: number }) => e.lead_number)).toEqual([second]);
     expect((await list('?limit=1')).body.events.map((e: { lead_number: number }) => e.lead_number)).toEqual([second]);
+    // `since` as GET /leads reads it: epoch milliseconds too, and an empty parameter is no parameter.
+    expect((await list(`?since=${clock.now()}`)).body.events.map((e: { lead_number: number }) => e.lead_number)).toEqual([second]);
+    expect((await list('?since=&limit=')).body.events).toHaveLength(2);
   });
 
   it('refuses a bad query with 422 invalid_query, and a caller without the secret with 401', async () => {
@@ -79,6 +82,11 @@ describe('GET /webhooks/events', () => {
     expect(res.status).toBe(422);
     expect(res.body.error).toBe('invalid_query');
     expect(Object.keys(res.body.errors).sort()).toEqual(['limit', 'since']);
+    // ISO 8601 forms that name no instant a database can compare (a week, a day of the year), or no real day.
+    for (const since of ['2026-W01', '2026-335', '2026-02-30']) {
+      const week = await list(`?since=${since}`);
+      expect([week.status, week.body.errors]).toEqual([422, { since: expect.stringMatching(/^must be an ISO 8601 date or time/) }]);
+    }
     expect((await api().get('/webhooks/events')).status).toBe(401);
   });
 });

@@ -148,7 +148,7 @@ const Param = () =>
   );
 
 /** 1–EXPORT_LIMIT_MAX written in digits only (`1e2` refused). */
-const Limit = () =>
+export const Limit = () =>
   applyDecorators(
     Param(),
     Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : value)),
@@ -158,7 +158,7 @@ const Limit = () =>
   );
 const Cursor = () => applyDecorators(Param(), Rule('apiCursor', QUERY_RULES.cursor, apiCursor));
 /** A time, read as its instant (epoch ms); one that names none stays as written, and is refused. */
-const Since = () =>
+export const Since = () =>
   applyDecorators(
     Transform(({ value }: { value: unknown }) => parseExportTime(value) ?? (value === '' ? undefined : value)),
     IsOptional(),

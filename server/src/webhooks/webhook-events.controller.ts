@@ -5,14 +5,8 @@ import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
 import { ApiValidationPipe, invalidQuery, notFound } from '../http/validation';
-import {
-  WEBHOOK_EVENTS_LIMIT_DEFAULT,
-  WEBHOOK_EVENTS_LIMIT_MAX,
-  WebhookEventParams,
-  WebhookEventsPageDto,
-  WebhookEventsQuery,
-  WebhookRedeliveryDto,
-} from './webhook-events.dto';
+import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX } from '../export/export-query';
+import { WebhookEventParams, WebhookEventsPageDto, WebhookEventsQuery, WebhookRedeliveryDto } from './webhook-events.dto';
 import { WebhookEventsService } from './webhook-events.service';
 
 export const QUERY_PIPE = new ApiValidationPipe(invalidQuery);
@@ -34,11 +28,16 @@ export class WebhookEventsController {
     operationId: 'listWebhookEvents',
     summary: 'Recent webhook events, newest first, with the state of their delivery to each endpoint',
   })
-  @ApiQuery({ name: 'since', required: false, schema: { type: 'string' }, description: 'Events that happened at or after (ISO 8601)' })
+  @ApiQuery({
+    name: 'since',
+    required: false,
+    schema: { type: 'string' },
+    description: 'Events that happened at or after: an ISO 8601 date or time, or milliseconds since the epoch',
+  })
   @ApiQuery({
     name: 'limit',
     required: false,
-    schema: { type: 'integer', minimum: 1, maximum: WEBHOOK_EVENTS_LIMIT_MAX, default: WEBHOOK_EVENTS_LIMIT_DEFAULT },
+    schema: { type: 'integer', minimum: 1, maximum: EXPORT_LIMIT_MAX, default: EXPORT_LIMIT_DEFAULT },
   })
   @ApiOkResponse({ type: WebhookEventsPageDto })
   @ApiInvalidQuery()

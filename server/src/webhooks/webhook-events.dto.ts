@@ -1,22 +1,12 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsInt, IsISO8601, IsOptional, Matches, Max, Min } from 'class-validator';
+import { Matches } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
+import { Limit, Since } from '../export/export-query';
 
-export const WEBHOOK_EVENTS_LIMIT_DEFAULT = 50;
-export const WEBHOOK_EVENTS_LIMIT_MAX = 200;
-
+/** `since` and `limit` as `GET /leads` reads them: an instant (epoch ms) and 1–200. */
 export class WebhookEventsQuery {
-  @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date or time' })
-  since?: string;
-
-  @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value))
-  @IsInt({ message: `must be a whole number from 1 to ${WEBHOOK_EVENTS_LIMIT_MAX}` })
-  @Min(1, { message: `must be a whole number from 1 to ${WEBHOOK_EVENTS_LIMIT_MAX}` })
-  @Max(WEBHOOK_EVENTS_LIMIT_MAX, { message: `must be a whole number from 1 to ${WEBHOOK_EVENTS_LIMIT_MAX}` })
-  limit?: number;
+  @Since() since?: number;
+  @Limit() limit?: number;
 }
 
 /** `{id}`: an event's id as deliveries carry it. */

@@ -7,7 +7,8 @@ import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { type StoredWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import { endpointOrigin } from './webhook.sender';
-import { WEBHOOK_EVENTS_LIMIT_DEFAULT, type WebhookEventsPageDto, type WebhookEventsQuery } from './webhook-events.dto';
+import { EXPORT_LIMIT_DEFAULT } from '../export/export-query';
+import type { WebhookEventsPageDto, WebhookEventsQuery } from './webhook-events.dto';
 
 /** What `webhooks replay` was given: an event's id (`evt_…`) or a lead number (`42`, `#42`). Null: neither. */
 export function parseReplayKey(raw: string): { publicId: string } | { leadId: number } | null {
@@ -31,8 +32,7 @@ export class WebhookEventsService {
   ) {}
 
   async list(query: WebhookEventsQuery): Promise<WebhookEventsPageDto> {
-    const since = query.since === undefined ? null : Date.parse(query.since);
-    const events = await this.repo.recentEvents(since, query.limit ?? WEBHOOK_EVENTS_LIMIT_DEFAULT);
+    const events = await this.repo.recentEvents(query.since ?? null, query.limit ?? EXPORT_LIMIT_DEFAULT);
     return {
       events: events.map((e) => ({
         id: e.public_id,
