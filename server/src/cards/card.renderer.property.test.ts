@@ -3,7 +3,8 @@ import { parseHtml } from '@stickers/telegram-sandbox';
 import fc from 'fast-check';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { ru } from '../i18n/ru';
-import { type CardLead, type CardRepeat, TELEGRAM_TEXT_MAX, renderCard, telegramTextLength } from './card.renderer';
+import { TELEGRAM_TEXT_MAX } from '../telegram/telegram.gateway';
+import { type CardLead, type CardRepeat, renderCard, telegramTextLength } from './card.renderer';
 
 const RUNS = 300;
 

@@ -1,16 +1,8 @@
 import { FIELD_UNITS_MAX } from '@stickers/shared';
 import { parseHtml } from '@stickers/telegram-sandbox';
 import { LEAD_STATUSES } from '../domain/lead-status';
-import {
-  type CardLead,
-  type CardRepeat,
-  QUOTE_BAR,
-  TELEGRAM_TEXT_MAX,
-  renderCard,
-  renderMinimalCard,
-  shorten,
-  telegramTextLength,
-} from './card.renderer';
+import { TELEGRAM_TEXT_MAX } from '../telegram/telegram.gateway';
+import { type CardLead, type CardRepeat, QUOTE_BAR, renderCard, renderMinimalCard, shorten, telegramTextLength } from './card.renderer';
 import { ru } from '../i18n/ru';
 import { statusButtons } from './lead-statuses';
 

@@ -3,11 +3,8 @@ import type { Lead } from '../domain/lead';
 import { accountName, type TelegramAccount } from '../domain/telegram-account';
 import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields';
 import { formatClock, formatDay, formatTime, type Messages } from '../i18n';
-import type { InlineKeyboard } from '../telegram/telegram.gateway';
+import { TELEGRAM_TEXT_MAX, type InlineKeyboard } from '../telegram/telegram.gateway';
 import { statusButtons as buttonsOf, statusCallbackData } from './lead-statuses';
-
-/** Telegram refuses a message whose text, after entity parsing, is longer than this many UTF-16 code units. */
-export const TELEGRAM_TEXT_MAX = 4096;
 
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
 const TAG_OR_ENTITY = /<[^>]*>|&(lt|gt|amp|quot|#\d{1,7}|#x[0-9a-fA-F]{1,6});/g;

@@ -5,7 +5,7 @@ import type { TelegramAccount } from '../domain/telegram-account';
 import type { LeadMessagesRepository } from '../conversations/lead-messages.repository';
 import type { TelegramLinksRepository } from '../conversations/telegram-links.repository';
 import { CardService } from './card.service';
-import { TELEGRAM_TEXT_MAX } from './card.renderer';
+import { TELEGRAM_TEXT_MAX } from '../telegram/telegram.gateway';
 
 const lead: Lead = {
   id: 7,

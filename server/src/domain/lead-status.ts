@@ -2,6 +2,9 @@
 export const LEAD_STATUSES = ['new', 'in_progress', 'won', 'lost', 'spam'] as const;
 export type LeadStatus = (typeof LEAD_STATUSES)[number];
 
+/** Why a status an API was given is refused (422). */
+export const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
+
 /** The statuses each status may change to, in the order its card offers them. */
 export const LEAD_TRANSITIONS = {
   new: ['in_progress', 'spam'],

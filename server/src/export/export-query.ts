@@ -5,7 +5,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, type ValidationArguments } from 'class-validator';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
 import { ApiValidationPipe, CROSS_FIELD, invalidQuery, validationContext } from '../http/validation';
 
 /** The queries of the routes that read leads, checked by LeadsQueryPipe: a value names exactly one thing or is refused (422). */
@@ -26,7 +26,7 @@ const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
 export const QUERY_RULES = {
   time: 'must be an ISO 8601 date or time that exists (no 30 February, no 24:00), or milliseconds since the epoch',
   afterSince: 'must be after since',
-  status: `must be one of ${LEAD_STATUSES.join(', ')}`,
+  status: STATUS_RULE,
   limit: `must be an integer from 1 to ${EXPORT_LIMIT_MAX}`,
   cursor: 'is not a cursor this API gave',
   source: `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`,

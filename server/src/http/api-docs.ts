@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
+import { ApiBody, ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
 import { API_ERRORS, MAX_BODY_BYTES, type RateLimitReason } from '@stickers/shared';
 
 /** The OpenAPI pieces several routes share; the security schemes are defined in health/openapi.ts. */
@@ -22,6 +22,16 @@ export const ApiPayloadTooLarge = () =>
     headers: { Connection: { description: 'The connection ends after this answer', schema: { type: 'string', enum: ['close'] } } },
     ...jsonContent(apiErrorSchema([API_ERRORS.payloadTooLarge])),
   });
+
+/** A JSON body of `type` (JsonBody: 16 KB at most), its 413, and its 422 `invalid_body`, refused `when`. */
+export const ApiJsonBody = (type: new () => object, when: string) =>
+  applyDecorators(
+    ApiBody({ type }),
+    ApiPayloadTooLarge(),
+    ApiRefusal(422, when, ['invalid_body'], {
+      errors: { type: 'object', description: 'Each bad field with why', additionalProperties: { type: 'string' } },
+    }),
+  );
 
 /** A query's 422 `invalid_query`, naming every bad parameter. */
 export const ApiInvalidQuery = () =>

@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiInvalidQuery, ApiRateLimited, ApiRefusal, INBOX_SCHEME } from '../http/api-docs';
+import { ApiInvalidQuery, ApiJsonBody, ApiRateLimited, ApiRefusal, INBOX_SCHEME } from '../http/api-docs';
 import { Throttled } from '../http/caller-throttle';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
@@ -9,7 +9,6 @@ import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from '../export/expo
 import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery, LeadsQueryPipe } from '../export/export-query';
 import { CSV_COLUMNS } from '../export/export.service';
 import {
-  ApiInboxBody,
   ApiLeadNumber,
   InboxChartsDto,
   InboxEraseBodyDto,
@@ -120,7 +119,7 @@ export class InboxController {
     summary: 'Change the status as a card button does (the same rules, compare-and-set, history row, card rewritten)',
   })
   @ApiLeadNumber()
-  @ApiInboxBody(InboxStatusBodyDto, 'An unknown status, or a change the card does not offer')
+  @ApiJsonBody(InboxStatusBodyDto, 'An unknown status, or a change the card does not offer')
   @ApiOkResponse({ type: InboxLeadAnswerDto })
   @ApiRefusal(409, 'The status is no longer `expected`, or the lead is anonymised', ['conflict', 'anonymised'], {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
@@ -133,7 +132,7 @@ export class InboxController {
   @HttpCode(200)
   @ApiOperation({ operationId: 'inboxErase', summary: "Erase a lead's personal data (managers only; cannot be undone)" })
   @ApiLeadNumber()
-  @ApiInboxBody(InboxEraseBodyDto, 'Not confirmed, or not a JSON object')
+  @ApiJsonBody(InboxEraseBodyDto, 'Not confirmed, or not a JSON object')
   @ApiOkResponse({ type: InboxLeadAnswerDto })
   erase(@Viewer() viewer: InboxViewer, @LeadNumberParam('number') leadNumber: number, @JsonBody(BODY_PIPE) _body: InboxEraseBodyDto) {
     return this.inbox.erase(viewer, leadNumber);
@@ -158,7 +157,7 @@ export class InboxController {
     description: 'Who may: whoever may change the status (LEADS_MANAGER_IDS when set).',
   })
   @ApiLeadNumber()
-  @ApiInboxBody(InboxMessageBodyDto, 'No text, or over 4096 characters')
+  @ApiJsonBody(InboxMessageBodyDto, 'No text, or over 4096 characters')
   @ApiResponse({ status: 202, type: InboxMessageAnswerDto, description: 'Stored and queued' })
   @ApiRefusal(409, 'No visitor is bound to the lead', ['not_bound'])
   sendMessage(

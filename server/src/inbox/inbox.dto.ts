@@ -1,10 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiParam, ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiParam, ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Equals, IsIn, IsString, Length } from 'class-validator';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
-import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
-import { ApiPayloadTooLarge, ApiRefusal } from '../http/api-docs';
+import { TELEGRAM_TEXT_MAX } from '../telegram/telegram.gateway';
+import { ApiRefusal } from '../http/api-docs';
 
 /** The inbox's API in the OpenAPI document, and its input's rules (run by http/validation.ts). Its queries are the export's. */
 
@@ -13,14 +14,6 @@ export const ApiLeadNumber = () =>
   applyDecorators(
     ApiParam({ name: 'number', schema: { type: 'integer', minimum: 1 } }),
     ApiRefusal(404, "No such lead, or none of the viewer's chats has it (LEADS_ROUTES)", ['not_found']),
-  );
-
-/** A JSON body of `type` (16 KB at most), and its 422 `invalid_body`, refused `when`. */
-export const ApiInboxBody = (type: new () => object, when: string) =>
-  applyDecorators(
-    ApiBody({ type }),
-    ApiPayloadTooLarge(),
-    ApiRefusal(422, when, ['invalid_body'], { errors: { type: 'object', additionalProperties: { type: 'string' } } }),
   );
 
 @ApiSchema({ name: 'InboxUser' })
@@ -88,8 +81,6 @@ export class InboxLeadAnswerDto {
   @ApiProperty({ type: () => ExportedLeadDto }) lead!: ExportedLeadDto;
 }
 
-const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
-
 @ApiSchema({ name: 'InboxStatusBody' })
 export class InboxStatusBodyDto {
   @ApiProperty({ type: 'string', enum: [...LEAD_STATUSES], description: 'The status to set' })
@@ -142,14 +133,11 @@ export class InboxChartsDto {
   @ApiProperty({ type: () => InboxChartsSvgDto }) svg!: InboxChartsSvgDto;
 }
 
-/** Telegram's limit on a message's text. */
-const MESSAGE_TEXT_MAX = 4096;
-
 @ApiSchema({ name: 'InboxMessageBody' })
 export class InboxMessageBodyDto {
-  @ApiProperty({ type: 'string', minLength: 1, maxLength: MESSAGE_TEXT_MAX, description: 'The text sent to the visitor' })
+  @ApiProperty({ type: 'string', minLength: 1, maxLength: TELEGRAM_TEXT_MAX, description: 'The text sent to the visitor' })
   @IsString({ message: 'must be a string' })
-  @Length(1, MESSAGE_TEXT_MAX, { message: `must be 1–${MESSAGE_TEXT_MAX} characters` })
+  @Length(1, TELEGRAM_TEXT_MAX, { message: `must be 1–${TELEGRAM_TEXT_MAX} characters` })
   text!: string;
 }
 

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Logger, Post, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiPayloadTooLarge, ApiRefusal, ApiSecretRefusals } from '../http/api-docs';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiJsonBody, ApiRefusal, ApiSecretRefusals } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
@@ -37,15 +37,11 @@ export class LeadStatusController {
       'rewritten, and a `lead.status_changed` webhook.',
   })
   @ApiParam({ name: 'lead_number', schema: { type: 'integer', minimum: 1 } })
-  @ApiBody({ type: CrmStatusBodyDto })
+  @ApiJsonBody(CrmStatusBodyDto, 'A bad body, or a change the card does not offer')
   @ApiOkResponse({ type: CrmStatusAnswerDto })
   @ApiRefusal(404, 'No such lead (or the leads module switched off)', ['not_found'])
   @ApiRefusal(409, 'The status is no longer `from` (`status`: the one now), or the lead is anonymised', ['conflict', 'anonymised'], {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
-  })
-  @ApiPayloadTooLarge()
-  @ApiRefusal(422, 'A bad body, or a change the card does not offer', ['invalid_body'], {
-    errors: { type: 'object', description: 'Each bad field with why', additionalProperties: { type: 'string' } },
   })
   async setStatus(
     @LeadNumberParam('lead_number') leadId: number,

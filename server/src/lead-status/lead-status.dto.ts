@@ -1,10 +1,9 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
-import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 
-const STATUS_RULE = `must be one of ${LEAD_STATUSES.join(', ')}`;
 /** The longest name a CRM may give (a Telegram user's first and last name fit). */
 const CRM_NAME_MAX = 128;
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { LeadMessage } from '../conversations/lead-messages.repository';
 import type { Lead } from '../domain/lead';
 import type { OutboxRow } from '../repositories/outbox.repository';
-import { cutTo } from '../telegram/telegram.gateway';
+import { cutTo, TELEGRAM_TEXT_MAX } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
 import { hasCard, type Outcome, type PublishedLead } from './outcome';
 import { nextStep } from './telegram-answer.policy';
@@ -11,7 +11,6 @@ import { TelegramHandler } from './telegram-handler';
 /** Telegram's limits for a bot (its FAQ): about one message a second per chat, 30 a second in all. */
 const PER_CHAT_INTERVAL_MS = 1_000;
 const PER_BOT_PER_SECOND = 30;
-const MAX_TEXT = 4096;
 const MAX_CAPTION = 1024;
 const CAPTIONED = new Set(['photo', 'document', 'voice', 'video']);
 const BLOCKED = /bot was blocked by the user/i;
@@ -67,7 +66,7 @@ export class MessageSender extends TelegramHandler {
       return this.telegram.copyMessage({ chatId, fromChatId: msg.tg_chat_id, messageId: msg.tg_message_id, threadId, replyTo, caption });
     }
     const body = msg.media !== null ? `[${msg.media}]${text ? ` ${text}` : ''}` : text;
-    return this.telegram.send({ chatId, threadId, text: cutTo(`${header}\n${body}`, MAX_TEXT), html: false, replyTo });
+    return this.telegram.send({ chatId, threadId, text: cutTo(`${header}\n${body}`, TELEGRAM_TEXT_MAX), html: false, replyTo });
   }
 
   private async toVisitor(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {

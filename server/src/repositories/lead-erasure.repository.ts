@@ -148,7 +148,7 @@ export class LeadErasureRepository {
       : [];
     const ids = new Set(direct.map((r) => r.id));
     for (const r of repeats) {
-      const changes = JSON.parse(r.changes) as Record<string, unknown>;
+      const changes = parseRepeatChanges(r.changes);
       const phone = typeof changes.phone === 'string' ? changes.phone : null;
       const key = typeof changes.telegram === 'string' ? changes.telegram.toLowerCase() : null;
       if ((c.phone !== null && phone === c.phone) || (c.telegramKey !== null && key === c.telegramKey)) ids.add(r.lead_id);

@@ -14,6 +14,9 @@ export function telegrafApiRoot(apiRoot: string): string {
   return apiRoot.endsWith('/') ? apiRoot : `${apiRoot}/`;
 }
 
+/** Telegram refuses a message whose text, after entity parsing, is longer than this many UTF-16 code units. */
+export const TELEGRAM_TEXT_MAX = 4096;
+
 /** Telegram's limit on a callback answer, in UTF-16 code units (what `String.length` counts). */
 const CALLBACK_ANSWER_MAX = 200;
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUuidV4, SOURCE_KEYS, type LeadSource } from '@stickers/shared';
 import { SOURCE_COLUMN, type SourceColumns } from '../domain/personal-fields';
-import { leadNumberOf, type ConsentColumns, type LateColumns } from '../domain/lead';
+import { leadNumberOf, parseRepeatChanges, type ConsentColumns, type LateColumns } from '../domain/lead';
 import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 
 export const NOT_IN_DATABASE =
@@ -71,7 +71,7 @@ export class TraceService {
       repeats: repeats.map((r) => ({
         request_id: r.request_id,
         created_at: r.created_at,
-        changed_fields: Object.keys(JSON.parse(r.changes) as object),
+        changed_fields: Object.keys(parseRepeatChanges(r.changes)),
         notified_at: r.notified_at,
         notify_outcome: r.notify_outcome,
         notify_attempts: failures('repeat_ping', r.id),
