@@ -139,4 +139,20 @@ describe('/start <payload> in the private chat', () => {
     const events = await server.db.db.selectFrom('lead_events').select('lead_id').where('kind', '=', 'telegram_bound').execute();
     expect(events).toEqual([{ lead_id: used.body.lead_number }]);
   });
+
+  it("an erased lead's unused payload binds nothing: no account is stored on it, and the visitor gets the polite answer", async () => {
+    const server = await boot({ polling: true });
+    const { command } = memberActions(sandbox);
+    const created = await postLead(server, lead({ telegram: '@anna_k' }));
+    const leadNumber = created.body.lead_number as number;
+    expect(await command(LEADS_CHAT, `/stickers_forget ${leadNumber}`)).toContain(`Заявка #${leadNumber} обезличена`);
+
+    expect(await command(VISITOR.id, `/start ${payloadOf(created.body.telegram_link)}`, VISITOR)).toContain('Эта ссылка не работает');
+    const rows = await server.db.db.selectFrom('telegram_links').selectAll().where('lead_id', '=', leadNumber).execute();
+    expect(rows.map((r) => [r.tg_user_id, r.tg_username, r.tg_first_name, r.tg_last_name, r.used_at])).toEqual([
+      [null, null, null, null, null],
+    ]);
+    const kinds = await server.db.db.selectFrom('lead_events').select('kind').where('lead_id', '=', leadNumber).execute();
+    expect(kinds.map((e) => e.kind)).not.toContain('telegram_bound');
+  });
 });

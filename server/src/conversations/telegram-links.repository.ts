@@ -6,8 +6,8 @@ import type { TelegramAccount } from '../domain/telegram-account';
 /** What a `/start <payload>` came to. */
 export type BindResult =
   | { kind: 'bound'; leadId: number }
-  /** No such payload, its time is over, or it was used before: nothing is bound. */
-  | { kind: 'unknown' | 'expired' | 'used' };
+  /** No such payload, its time is over, it was used before, or its lead was erased: nothing is bound. */
+  | { kind: 'unknown' | 'expired' | 'used' | 'erased' };
 
 /** The links `POST /leads` answers with, by the SHA-256 of their payload, and the account each bound. */
 @Injectable()
@@ -22,13 +22,15 @@ export class TelegramLinksRepository {
   bind(payloadHash: string, account: TelegramAccount, now: number, detail: string): Promise<BindResult> {
     return this.db.transaction().execute(async (trx): Promise<BindResult> => {
       const link = await trx
-        .selectFrom('telegram_links')
-        .select(['lead_id', 'expires_at', 'used_at'])
-        .where('payload_hash', '=', payloadHash)
+        .selectFrom('telegram_links as k')
+        .innerJoin('leads as l', 'l.id', 'k.lead_id')
+        .select(['k.lead_id', 'k.expires_at', 'k.used_at', 'l.anonymised_at'])
+        .where('k.payload_hash', '=', payloadHash)
         .executeTakeFirst();
       if (!link) return { kind: 'unknown' };
       if (link.used_at !== null) return { kind: 'used' };
       if (link.expires_at <= now) return { kind: 'expired' };
+      if (link.anonymised_at !== null) return { kind: 'erased' };
       const used = await trx
         .updateTable('telegram_links')
         .set({
@@ -40,6 +42,8 @@ export class TelegramLinksRepository {
         })
         .where('payload_hash', '=', payloadHash)
         .where('used_at', 'is', null)
+        // An erasure committed since the read above: nothing personal is stored on an erased lead.
+        .where((eb) => eb.exists(eb.selectFrom('leads').select('id').where('id', '=', link.lead_id).where('anonymised_at', 'is', null)))
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) return { kind: 'used' };
       await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', '=', link.lead_id).execute();
