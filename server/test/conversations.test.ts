@@ -84,6 +84,27 @@ describe('visitor → team', () => {
     expect(messages.map((m) => m.copy_message_id)).toEqual(relayed.map((m) => m.message_id));
   });
 
+  it('a caption and a text that start with "/" but are no command are relayed; a command is not', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    sandbox.say(VISITOR.id, '/home/anna/maket.png вот файл', VISITOR, undefined, { photo: true });
+    sandbox.say(VISITOR.id, '/ 30 гостей, можно?', VISITOR);
+    sandbox.say(VISITOR.id, '/unknown_command', VISITOR);
+    sandbox.say(VISITOR.id, 'и всё', VISITOR);
+    await waitStored(server, leadNumber, 3);
+    expect((await rows(server, leadNumber)).map((m) => [m.text, m.media])).toEqual([
+      ['/home/anna/maket.png вот файл', 'photo'],
+      ['/ 30 гостей, можно?', null],
+      ['и всё', null],
+    ]);
+    for (let i = 0; i < 3; i += 1) {
+      await settled(server);
+      server.clock.advance(1_000);
+    }
+    await settled(server);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card)).toHaveLength(3);
+  });
+
   it('with LEADS_CARD_PII=0 the group gets only a notice; the text stays in the history', async () => {
     const server = await boot({ polling: true, env: { LEADS_CARD_PII: '0' } });
     const { leadNumber, card } = await boundLead(server);

@@ -93,7 +93,10 @@ export class LeadsBotUpdate {
     const message = ctx.message as unknown as AnyMessage | undefined;
     if (!message || !ctx.from || !ctx.chat || ctx.from.is_bot) return;
     const text = typeof message.text === 'string' ? message.text : typeof message.caption === 'string' ? message.caption : null;
-    if (text?.startsWith('/')) return;
+    // A command (an unknown one of ours, or another bot's) is no message for a lead; a caption never is one, nor a
+    // text that only starts with "/" ("/ 30 гостей").
+    const first = (message.entities as { type: string; offset: number }[] | undefined)?.[0];
+    if (typeof message.text === 'string' && first?.type === 'bot_command' && first.offset === 0) return;
     const incoming = { chatId: String(ctx.chat.id), messageId: message.message_id, from: account(ctx.from), text, media: mediaOf(message) };
     let reply: string | null;
     if (ctx.chat.type === 'private') reply = await this.messages.fromVisitor(incoming);
