@@ -74,6 +74,15 @@ describe('POST /leads/{lead_number}/status', () => {
     expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
   });
 
+  it('422 invalid_body, not a 500, for a body nested deeper than 32 levels; 32 levels of an unknown key are ignored', async () => {
+    const { id } = await newLead();
+    const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
+    const deep = await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM', junk: nested(1320) });
+    expect([deep.status, deep.body]).toEqual([422, { error: 'invalid_body' }]);
+    expect(await sqlRow(server.db, 'select status from leads where id = ?', id)).toEqual({ status: 'new' });
+    expect((await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM', junk: nested(31) })).status).toBe(200);
+  });
+
   it('413 payload_too_large on a body over 16384 bytes, and the connection ends; nothing changes', async () => {
     const { id } = await newLead();
     const res = await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM', note: 'x'.repeat(16_400) });

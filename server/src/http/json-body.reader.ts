@@ -12,7 +12,7 @@ function tooLarge(req: IncomingMessage, bounds: LingerBounds): ApiError {
   return new ApiError(413, { error: API_ERRORS.payloadTooLarge }, { Connection: 'close' });
 }
 
-/** The body as a JSON object, after the guards (§1.1 step 4): over `limit` 413, else not an object 422; the client gone: UploadAbortedError. */
+/** The body as a JSON object, after the guards (§1.1 step 4): over `limit` 413, else not an object (or nested over 32 deep) 422; the client gone: UploadAbortedError. */
 export async function readJsonObject(
   req: IncomingMessage,
   { limit = MAX_BODY_BYTES, linger: bounds = LINGER_BOUNDS }: { limit?: number; linger?: LingerBounds } = {},
@@ -61,8 +61,21 @@ export async function readJsonObject(
   } catch {
     throw invalidBody();
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidBody();
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || !nestedWithin(parsed, MAX_DEPTH)) throw invalidBody();
   return parsed as Record<string, unknown>;
+}
+
+/** No body of this API nests deeper than 3; the validation's copy (class-transformer) would recurse through any depth. */
+const MAX_DEPTH = 32;
+
+/** Whether no object or array in `value` lies deeper than `max` levels below it (read level by level, no recursion). */
+function nestedWithin(value: unknown, max: number): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth += 1) {
+    if (depth > max) return false;
+    level = level.flatMap((v) => (v !== null && typeof v === 'object' ? Object.values(v) : []));
+  }
+  return true;
 }
 
 /** readJsonObject as a handler parameter: Nest resolves it after the guards, so the body stays unread until then. */
