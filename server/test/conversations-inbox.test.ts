@@ -94,12 +94,17 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
     expect((await inboxCall(server, sandbox, path, { user: MEMBER })).status).toBe(200);
     const refused = await inboxCall(server, sandbox, path, { user: MEMBER, method: 'POST', body: { text: 'Привет' } });
     expect([refused.status, refused.body]).toEqual([403, { error: 'forbidden' }]);
-    for (const text of ['', 'я'.repeat(4097), 42]) {
+    // Telegram counts UTF-16 units (an emoji is two), takes no text of spaces alone; PostgreSQL takes no NUL.
+    for (const text of ['', 'я'.repeat(4097), 42, '😀'.repeat(2049), ' \u00a0\n', 'a\u0000b', 'a\u0007b']) {
       const bad = await inboxCall(server, sandbox, path, { method: 'POST', body: { text } });
       expect([bad.status, bad.body.error, Object.keys(bad.body.errors)]).toEqual([422, 'invalid_body', ['text']]);
     }
     expect((await inboxCall(server, sandbox, `leads/999/messages`)).status).toBe(404);
     expect(await server.db.db.selectFrom('lead_messages').selectAll().execute()).toEqual([]);
+    // At the limit, with line breaks and a tab: taken.
+    const longest = `${'😀'.repeat(2046)}a\n\tb`;
+    expect(longest.length).toBe(4096);
+    expect((await inboxCall(server, sandbox, path, { method: 'POST', body: { text: longest } })).status).toBe(202);
   });
 
   it("with LEADS_CARD_PII=0 the visitor's name is hidden; the text is shown", async () => {

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiParam, ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { Equals, IsIn, IsString, Length } from 'class-validator';
+import { Equals, IsIn, IsString, ValidateBy } from 'class-validator';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
 import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
@@ -133,11 +133,21 @@ export class InboxChartsDto {
   @ApiProperty({ type: () => InboxChartsSvgDto }) svg!: InboxChartsSvgDto;
 }
 
+const TEXT_RULE = `1–${TELEGRAM_TEXT_MAX} UTF-16 units (as Telegram counts), not only spaces, no control character but tabs and line breaks`;
+const TEXT_CHARACTERS = /^(?:[\t\n\r]|\P{Cc})*$/u;
+/** What Telegram sends as a message's text (PostgreSQL refuses a NUL in any text, too). */
+const isTelegramText = (v: unknown) => typeof v === 'string' && v.length <= TELEGRAM_TEXT_MAX && v.trim() !== '' && TEXT_CHARACTERS.test(v);
+
 @ApiSchema({ name: 'InboxMessageBody' })
 export class InboxMessageBodyDto {
-  @ApiProperty({ type: 'string', minLength: 1, maxLength: TELEGRAM_TEXT_MAX, description: 'The text sent to the visitor' })
+  @ApiProperty({
+    type: 'string',
+    minLength: 1,
+    maxLength: TELEGRAM_TEXT_MAX,
+    description: `The text sent to the visitor: ${TEXT_RULE}`,
+  })
   @IsString({ message: 'must be a string' })
-  @Length(1, TELEGRAM_TEXT_MAX, { message: `must be 1–${TELEGRAM_TEXT_MAX} characters` })
+  @ValidateBy({ name: 'telegramText', validator: { validate: isTelegramText } }, { message: TEXT_RULE })
   text!: string;
 }
 
