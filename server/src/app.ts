@@ -15,7 +15,7 @@ export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).set('etag', false);
   // Before every route (and the 404 of none): an answer given before the body was read lingers, then closes.
   app.use(closeAfterEarlyAnswer);
-  app.useGlobalFilters(new RouteNotFoundFilter());
+  app.useGlobalFilters(new RouteNotFoundFilter(app.getHttpAdapter()));
   app.get(OpenApiDocument).describe(app);
 }
 

@@ -62,6 +62,11 @@ describe("the inbox's :number and bodies", () => {
         expect([path, body, res.status, res.text]).toEqual([path, body, 404, '{"error":"not_found"}']);
       }
     }
+    // A %-escape that decodes to no text names nothing either (the router's 400 before).
+    const undecodable = await inboxCall(server, sandbox, 'leads/%E0%A4%A/status', { method: 'POST', body: { status: 'new' } });
+    expect([undecodable.status, undecodable.text]).toEqual([404, '{"error":"not_found"}']);
+    const trace = await secretGet(server, '/leads/%E0%A4%A/trace');
+    expect([trace.status, trace.text]).toEqual([404, '{"error":"not_found"}']);
     const bad = await inboxCall(server, sandbox, `leads/${number}/status`, { method: 'POST', body: { status: ['new'], extra: 1 } });
     expect([bad.status, bad.text]).toEqual([
       422,

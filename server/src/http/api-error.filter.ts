@@ -1,4 +1,5 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, NotFoundException } from '@nestjs/common';
+import { type ArgumentsHost, BadRequestException, Catch, type ExceptionFilter, NotFoundException } from '@nestjs/common';
+import { BaseExceptionFilter } from '@nestjs/core';
 import type { Response } from 'express';
 import { API_ERRORS } from '@stickers/shared';
 import { ApiError, UploadAbortedError } from './api-error';
@@ -20,10 +21,17 @@ export class ApiErrorFilter implements ExceptionFilter {
   }
 }
 
-/** A path no route serves: the documented `{"error":"not_found"}` rather than Nest's own body. */
-@Catch(NotFoundException)
-export class RouteNotFoundFilter implements ExceptionFilter {
-  catch(_error: NotFoundException, host: ArgumentsHost): void {
+/** The router's 400 for a path whose %-escapes decode to no text (`/leads/%E0%A4%A/status`), as Nest maps it. */
+const UNDECODABLE_PATH = /^Failed to decode param /;
+
+/**
+ * A path no route serves, or one that names nothing because it cannot be decoded: the documented
+ * `{"error":"not_found"}` rather than Nest's own body. Any other 400 goes to Nest's filter.
+ */
+@Catch(NotFoundException, BadRequestException)
+export class RouteNotFoundFilter extends BaseExceptionFilter {
+  override catch(error: NotFoundException | BadRequestException, host: ArgumentsHost): void {
+    if (error instanceof BadRequestException && !UNDECODABLE_PATH.test(error.message)) return super.catch(error, host);
     answerApiError(host.switchToHttp().getResponse<Response>(), new ApiError(404, { error: API_ERRORS.notFound }));
   }
 }
