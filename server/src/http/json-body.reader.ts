@@ -73,7 +73,7 @@ function nestedWithin(value: unknown, max: number): boolean {
   let level: unknown[] = [value];
   for (let depth = 0; level.length > 0; depth += 1) {
     if (depth > max) return false;
-    level = level.flatMap((v) => (v !== null && typeof v === 'object' ? Object.values(v) : []));
+    level = level.flatMap((v) => (v !== null && typeof v === 'object' ? (Object.values(v) as unknown[]) : []));
   }
   return true;
 }
