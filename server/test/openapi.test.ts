@@ -100,6 +100,11 @@ describe('GET /openapi.json', () => {
       }
     }
 
+    // The inbox's list and CSV name what their query takes (no updated_since: the integrators' sync is GET /leads's).
+    const names = (op: any) => op.parameters.map((p: any) => p.name);
+    expect(names(doc.paths['/inbox/api/leads'].get)).toEqual(['source', 'q', 'since', 'until', 'status', 'limit', 'cursor']);
+    expect(names(doc.paths['/inbox/api/leads.csv'].get)).toEqual(['source', 'q', 'since', 'until', 'status']);
+
     // The inbox's charts: their numbers and SVGs, the source filter.
     const charts = doc.paths['/inbox/api/charts'].get;
     expect(json(charts.responses['200'])).toEqual({ $ref: '#/components/schemas/InboxCharts' });

@@ -63,7 +63,7 @@ export class InboxController {
       'Only the leads of the chats the viewer is a member of (every lead for LEADS_MANAGER_IDS). Personal values are ' +
       'null where LEADS_CARD_PII=0 hides them on the card, and q then matches only the lead number and the source.',
   })
-  @ApiQueryParameters('source', 'q', 'since', 'until', 'status', 'updated_since', 'limit', 'cursor')
+  @ApiQueryParameters('source', 'q', 'since', 'until', 'status', 'limit', 'cursor')
   @ApiOkResponse({ type: LeadsPageDto })
   @ApiInvalidQuery()
   list(@Viewer() viewer: InboxViewer, @Query(LeadsQueryPipe) query: InboxPageQuery) {
@@ -76,7 +76,7 @@ export class InboxController {
     summary: 'The CSV of the current filter (the columns of GET /leads/export.csv)',
     description: `Columns: ${CSV_COLUMNS.join(', ')}. Personal values are empty where LEADS_CARD_PII=0 hides them.`,
   })
-  @ApiQueryParameters('source', 'q', 'since', 'until', 'status', 'updated_since')
+  @ApiQueryParameters('source', 'q', 'since', 'until', 'status')
   @ApiCsvResponse()
   @ApiRateLimited('Too many requests or exports (LEADS_THROTTLE_EXPORT) from this Telegram user', ['flood'])
   @Throttled('export')
