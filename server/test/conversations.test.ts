@@ -105,6 +105,24 @@ describe('visitor → team', () => {
     expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card)).toHaveLength(3);
   });
 
+  it('a service notice in the private chat (a pin, the auto-delete timer) is no message: neither stored nor relayed', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber } = await boundLead(server);
+    const chat = { id: VISITOR.id, type: 'private', first_name: VISITOR.first_name };
+    const notice = (extra: Record<string, unknown>, id: number) =>
+      sandbox.state.pushUpdate({ message: { message_id: 9000 + id, date: 1, chat, from: VISITOR, ...extra } });
+    notice({ pinned_message: { message_id: 1, date: 1, chat, text: 'x' } }, 1);
+    notice({ message_auto_delete_timer_changed: { message_auto_delete_time: 86400 } }, 2);
+    notice({ location: { latitude: 55.75, longitude: 37.62 } }, 3);
+    sandbox.say(VISITOR.id, 'после', VISITOR);
+    // A chat's messages are handled in order: once the text is stored, the three before it were handled.
+    await waitFor(async () => (await rows(server, leadNumber)).some((m) => m.text === 'после'), 10_000, 'the text stored');
+    expect((await rows(server, leadNumber)).map((m) => [m.text, m.media])).toEqual([
+      [null, 'other'],
+      ['после', null],
+    ]);
+  });
+
   it('with LEADS_CARD_PII=0 the group gets only a notice; the text stays in the history', async () => {
     const server = await boot({ polling: true, env: { LEADS_CARD_PII: '0' } });
     const { leadNumber, card } = await boundLead(server);

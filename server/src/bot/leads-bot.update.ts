@@ -11,11 +11,14 @@ import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-co
 type AnyMessage = Record<string, unknown> & { message_id: number; message_thread_id?: number; is_topic_message?: boolean };
 type User = NonNullable<BotContext['from']>;
 
-/** What a message carries besides text, in the conversation's words; null for a text message. */
-function mediaOf(message: AnyMessage): MessageMedia | null {
+/** What a person may send beyond MESSAGE_MEDIA's kinds, kept as `other`; anything else is a service notice (a pin…). */
+const OTHER_CONTENT = ['audio', 'video_note', 'animation', 'location', 'contact', 'venue', 'poll', 'dice', 'story', 'game'];
+
+/** What a message carries besides text, in the conversation's words; null for a text, undefined for a service notice. */
+function mediaOf(message: AnyMessage): MessageMedia | null | undefined {
   if ('text' in message) return null;
   for (const kind of ['photo', 'document', 'voice', 'video', 'sticker'] as const) if (kind in message) return kind;
-  return 'other';
+  return OTHER_CONTENT.some((kind) => kind in message) ? 'other' : undefined;
 }
 
 /** Empty without a name or username: the status service then names the presser in the locale's words. */
@@ -97,7 +100,9 @@ export class LeadsBotUpdate {
     // text that only starts with "/" ("/ 30 гостей").
     const first = (message.entities as { type: string; offset: number }[] | undefined)?.[0];
     if (typeof message.text === 'string' && first?.type === 'bot_command' && first.offset === 0) return;
-    const incoming = { chatId: String(ctx.chat.id), messageId: message.message_id, from: account(ctx.from), text, media: mediaOf(message) };
+    const media = mediaOf(message);
+    if (media === undefined) return;
+    const incoming = { chatId: String(ctx.chat.id), messageId: message.message_id, from: account(ctx.from), text, media };
     let reply: string | null;
     if (ctx.chat.type === 'private') reply = await this.messages.fromVisitor(incoming);
     else {
