@@ -232,6 +232,40 @@ describe('team → visitor', () => {
     ]);
   });
 
+  it('two accounts bound to one lead: a reply to a relayed message goes to its author, a reply to the card to the latest bound', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    // The form sent again (a repeat) answers with a second link to the same lead, and another account opens it.
+    const again = await postLead(server, lead({ telegram: '@anna_k' }));
+    expect(again.body.lead_number).toBe(leadNumber);
+    const payload = LINK.exec(String(again.body.telegram_link))![1];
+    expect(await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER)).toContain(`#${leadNumber}`);
+    sandbox.say(VISITOR.id, 'Вопрос от Анны', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    const relayed = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card && m.text.includes('Вопрос от Анны'))!;
+    sandbox.say(LEADS_CHAT, 'Анна, ответ вам лично', DEFAULT_USER, undefined, { reply_to_message_id: relayed.message_id });
+    await waitStored(server, leadNumber, 2);
+    sandbox.say(LEADS_CHAT, 'Всем по заявке', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 3);
+    for (let i = 0; i < 2; i += 1) {
+      await settled(server);
+      server.clock.advance(1_000);
+    }
+    await settled(server);
+    const textsTo = (id: number) =>
+      botMessagesIn(id)
+        .filter((m) => !m.reply_to_message_id)
+        .map((m) => m.text);
+    expect(textsTo(VISITOR.id)).toEqual(['Анна, ответ вам лично']);
+    expect(textsTo(STRANGER.id)).toEqual(['Всем по заявке']);
+    expect((await rows(server, leadNumber)).map((m) => [m.direction, m.to_tg_id, m.state])).toEqual([
+      ['in', null, 'delivered'],
+      ['out', VISITOR.id, 'delivered'],
+      ['out', null, 'delivered'],
+    ]);
+  });
+
   it('a blocked bot: failed, not retried, the card and the group say so', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);

@@ -155,6 +155,7 @@ const EXPECTED: Expected = {
     direction: 'text',
     author_tg_id: 'number null',
     author_name: 'text null',
+    to_tg_id: 'number null',
     at: 'number',
     text: 'text null',
     media: 'text null',

@@ -94,12 +94,13 @@ export class LeadMessagesRepository {
     });
   }
 
-  /** The lead's visitor: that of its latest used link that still names an account (an erasure clears it). */
-  async bindingOf(leadId: number): Promise<Binding | null> {
+  /** The lead's visitor (`userId`: that account's binding to it): its latest used link that still names an account. */
+  async bindingOf(leadId: number, userId: number | null = null): Promise<Binding | null> {
     const row = await this.db
       .selectFrom('telegram_links')
       .select(BINDING_COLUMNS)
       .where('lead_id', '=', leadId)
+      .$if(userId !== null, (q) => q.where('tg_user_id', '=', userId))
       .where('used_at', 'is not', null)
       .where('tg_user_id', 'is not', null)
       .$narrowType<{ tg_user_id: number }>()

@@ -118,11 +118,15 @@ export class MessagesService {
     if (!(await this.chats.isLeadsChat(m.chatId))) return null;
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(m.from.id)) return null;
-    const leadId = (await this.leads.cardAt(m.chatId, m.replyTo)) ?? (await this.messages.byCopy(m.chatId, m.replyTo))?.lead_id;
+    const card = await this.leads.cardAt(m.chatId, m.replyTo);
+    const relayed = card === undefined ? await this.messages.byCopy(m.chatId, m.replyTo) : undefined;
+    const leadId = card ?? relayed?.lead_id;
     if (leadId === undefined) return null;
-    const binding = await this.messages.bindingOf(leadId);
+    // A reply to a relayed message answers its author (a lead may have several accounts bound); to the card, the visitor.
+    const to = relayed?.direction === 'in' ? relayed.author_tg_id : null;
+    const binding = await this.messages.bindingOf(leadId, to);
     if (!bound(binding)) return this.t.group.notDelivered(binding ? this.t.group.why.stopped : this.t.group.why.notBound);
-    await this.store(leadId, 'out', { id: m.from.id, name: m.authorName }, m);
+    await this.store(leadId, 'out', { id: m.from.id, name: m.authorName }, m, to);
     return null;
   }
 
@@ -172,12 +176,14 @@ export class MessagesService {
     direction: 'in' | 'out',
     author: { id: number; name: string },
     m: Pick<IncomingMessage, 'text' | 'media'> & { chatId: string | null; messageId: number | null },
+    to: number | null = null,
   ): Promise<LeadMessage> {
     const stored = await this.messages.add({
       lead_id: leadId,
       direction,
       author_tg_id: author.id,
       author_name: author.name,
+      to_tg_id: to,
       at: this.clock.now(),
       text: m.text,
       media: m.media,

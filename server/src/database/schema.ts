@@ -126,6 +126,8 @@ export interface Database {
     direction: MessageDirection;
     author_tg_id: number | null;
     author_name: string | null;
+    /** A team message's recipient when it answers a relayed message (its author); null: the lead's visitor. */
+    to_tg_id: number | null;
     at: number;
     text: string | null;
     media: MessageMedia | null;

@@ -70,7 +70,7 @@ export class MessageSender extends TelegramHandler {
   }
 
   private async toVisitor(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {
-    const binding = await this.messages.bindingOf(msg.lead_id);
+    const binding = await this.messages.bindingOf(msg.lead_id, msg.to_tg_id);
     if (!binding || !lead || lead.anonymised_at !== null)
       return this.notDelivered(msg, lead, 'no visitor is bound to the lead', this.t.group.why.notBound);
     if (binding.stopped_at !== null)

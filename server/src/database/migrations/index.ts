@@ -22,6 +22,7 @@ import * as telegramLinks from './2026-12-05-0021-telegram-links';
 import * as leadMessages from './2026-12-05-0022-lead-messages';
 import * as submitBatch from './2026-12-05-0023-submit-batch';
 import * as telegramLinkChoice from './2026-12-05-0024-telegram-link-choice';
+import * as messageRecipient from './2026-12-06-0025-message-recipient';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-05-0022-lead-messages': leadMessages,
   '2026-12-05-0023-submit-batch': submitBatch,
   '2026-12-05-0024-telegram-link-choice': telegramLinkChoice,
+  '2026-12-06-0025-message-recipient': messageRecipient,
 };
