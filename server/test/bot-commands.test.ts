@@ -175,6 +175,16 @@ describe('/stickers_forget without LEADS_MANAGER_IDS: only administrators of the
     expect(server.logger.lines.some((l) => l.startsWith('warn') && l.includes('administrator check failed'))).toBe(true);
   });
 
+  it('an anonymous administrator is told to write as themselves: nobody can be checked, so nothing is erased', async () => {
+    await boot();
+    const { id } = await newLead();
+    const anonymous: SandboxUser = { id: 1087968824, is_bot: true, first_name: 'Group', username: 'GroupAnonymousBot' };
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`, anonymous)).toBe(
+      'Бот не знает, кто вы: вы пишете как анонимный администратор. Отключите «Анонимность» в своих правах администратора и повторите.',
+    );
+    expect((await row(id)).anonymised_at).toBeNull();
+  });
+
   it('status buttons stay open to every member', async () => {
     await boot();
     const { id, card } = await newLead();

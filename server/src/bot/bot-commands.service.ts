@@ -18,7 +18,10 @@ export function botCommands(t: Messages): { command: BotCommand; description: st
 }
 
 /** MANAGER_IDS leaves the user out, they do not administer the leads group, or Telegram could not tell. */
-type PermissionRefusal = 'not_manager' | 'not_admin' | 'admin_unknown';
+type PermissionRefusal = 'not_manager' | 'not_admin' | 'admin_unknown' | 'anonymous_admin';
+
+/** Who Telegram says sent a message of a group's anonymous administrator (the group itself is its `sender_chat`). */
+const ANONYMOUS_ADMIN_ID = 1087968824;
 
 /** A command the bot will not carry out, as a value: `decide` returns these, `refusalText` words them. */
 export type CommandRefusal =
@@ -35,6 +38,7 @@ export function refusalText(refusal: CommandRefusal, t: Messages): string {
     not_manager: exporting ? c.exportNotManager : c.notManager,
     not_admin: exporting ? c.exportNotAdmin : c.notAdmin,
     admin_unknown: c.adminUnknown,
+    anonymous_admin: c.anonymousAdmin,
     bad_arguments: exporting ? c.exportUsage : c.forgetUsage,
     private_chat: c.chatIdPrivate,
     inbox_not_configured: t.inbox.notConfigured,
@@ -164,6 +168,8 @@ export class BotCommandsService {
 
   /** Erasure cannot be undone, the export hands out every contact: MANAGER_IDS decides, else being the leads group's admin. */
   private async mayEraseOrExport(userId: number): Promise<PermissionRefusal | null> {
+    // Nobody in particular: neither a list of people nor getChatMember can say who it is.
+    if (userId === ANONYMOUS_ADMIN_ID) return 'anonymous_admin';
     const managers = this.config.telegram.managerIds;
     if (managers) return managers.includes(userId) ? null : 'not_manager';
     const leadsChat = await this.chats.leadsChatId();

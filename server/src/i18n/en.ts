@@ -87,6 +87,8 @@ export const en = {
     notManager: 'Only managers may anonymise leads.',
     notAdmin: 'Only administrators of the leads group may anonymise leads.',
     adminUnknown: 'Could not check with Telegram whether you administer the leads group. Try again later.',
+    anonymousAdmin:
+      'The bot cannot tell who you are: you write as an anonymous administrator. Turn off "Remain anonymous" in your administrator rights and try again.',
     forgetUsage: 'Give the lead’s number: /stickers_forget 42',
     exportWrongChat: 'The export comes only to the admin chat.',
     exportNotManager: 'Only managers may export leads.',
