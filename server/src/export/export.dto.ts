@@ -8,7 +8,8 @@ import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX } from './export-query';
 
 /** The OpenAPI words of the routes that read leads and their answers' shapes (their rules: export-query.ts). */
 
-const time = (what: string) => ({
+/** A time parameter as LeadsQueryPipe reads it (`Since`). */
+export const queryTime = (what: string) => ({
   schema: { type: 'string' },
   description: `${what}: an ISO 8601 date or time, or milliseconds since the epoch`,
 });
@@ -19,10 +20,10 @@ const QUERY_PARAMETERS = {
     schema: { type: 'string', maxLength: 100 },
     description: 'A lead number (42, #42, №42), or a part of the name (any case), of the username or of the phone digits',
   },
-  since: time('Leads created at or after'),
-  until: time('Leads created before'),
+  since: queryTime('Leads created at or after'),
+  until: queryTime('Leads created before'),
   status: { schema: { type: 'string', enum: [...LEAD_STATUSES] } },
-  updated_since: time(
+  updated_since: queryTime(
     "Leads whose state changed at or after (created, a status, a repeat, the card published, erased; each lead's updated_at), " +
       'ordered by that change (oldest first), then by number',
   ),

@@ -65,7 +65,7 @@ export async function readJsonObject(
   return parsed as Record<string, unknown>;
 }
 
-/** No body of this API nests deeper than 3; the validation's copy (class-transformer) would recurse through any depth. */
+/** The API's bodies nest 3 deep, a Telegram update about 8; the validation's copy (class-transformer) would recurse through any depth. */
 const MAX_DEPTH = 32;
 
 /** Whether no object or array in `value` lies deeper than `max` levels below it (read level by level, no recursion). */

@@ -17,6 +17,7 @@ import {
   InboxMeDto,
   InboxMessageAnswerDto,
   InboxMessageBodyDto,
+  TEXT_RULE,
   InboxMessagesDto,
   InboxStatusBodyDto,
 } from './inbox.dto';
@@ -157,7 +158,7 @@ export class InboxController {
     description: 'Who may: whoever may change the status (LEADS_MANAGER_IDS when set).',
   })
   @ApiLeadNumber()
-  @ApiJsonBody(InboxMessageBodyDto, 'No text, or over 4096 characters')
+  @ApiJsonBody(InboxMessageBodyDto, `A text Telegram would not take: it must be ${TEXT_RULE}`)
   @ApiResponse({ status: 202, type: InboxMessageAnswerDto, description: 'Stored and queued' })
   @ApiRefusal(409, 'No visitor is bound to the lead', ['not_bound'])
   sendMessage(

@@ -133,7 +133,7 @@ export class InboxChartsDto {
   @ApiProperty({ type: () => InboxChartsSvgDto }) svg!: InboxChartsSvgDto;
 }
 
-const TEXT_RULE = `1–${TELEGRAM_TEXT_MAX} UTF-16 units (as Telegram counts), not only spaces, no control character but tabs and line breaks`;
+export const TEXT_RULE = `1–${TELEGRAM_TEXT_MAX} UTF-16 units (as Telegram counts), not only spaces, no control character but tabs and line breaks`;
 const TEXT_CHARACTERS = /^(?:[\t\n\r]|\P{Cc})*$/u;
 /** What Telegram sends as a message's text (PostgreSQL refuses a NUL in any text, too). */
 const isTelegramText = (v: unknown) => typeof v === 'string' && v.length <= TELEGRAM_TEXT_MAX && v.trim() !== '' && TEXT_CHARACTERS.test(v);

@@ -5,7 +5,7 @@ import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
 import { ApiValidationPipe, invalidQuery, notFound } from '../http/validation';
-import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX } from '../export/export-query';
+import { ApiQueryParameters, queryTime } from '../export/export.dto';
 import { WebhookEventParams, WebhookEventsPageDto, WebhookEventsQuery, WebhookRedeliveryDto } from './webhook-events.dto';
 import { WebhookEventsService } from './webhook-events.service';
 
@@ -28,17 +28,8 @@ export class WebhookEventsController {
     operationId: 'listWebhookEvents',
     summary: 'Recent webhook events, newest first, with the state of their delivery to each endpoint',
   })
-  @ApiQuery({
-    name: 'since',
-    required: false,
-    schema: { type: 'string' },
-    description: 'Events that happened at or after: an ISO 8601 date or time, or milliseconds since the epoch',
-  })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: EXPORT_LIMIT_MAX, default: EXPORT_LIMIT_DEFAULT },
-  })
+  @ApiQuery({ name: 'since', required: false, ...queryTime('Events that happened at or after') })
+  @ApiQueryParameters('limit')
   @ApiOkResponse({ type: WebhookEventsPageDto })
   @ApiInvalidQuery()
   list(@Query(QUERY_PIPE) query: WebhookEventsQuery) {
