@@ -192,6 +192,9 @@ describe('consent', () => {
       {},
       { accepted_at: now },
       { accepted_at: now, policy_url: POLICY, extra: 1 },
+      // Names an object's prototype has are keys like any other.
+      { accepted_at: now, policy_url: POLICY, toString: 'x' },
+      { accepted_at: now, policy_url: POLICY, hasOwnProperty: 1 },
       { accepted_at: '2026-02-30T10:00:00Z', policy_url: POLICY },
       { accepted_at: consentAt(server, 60 * 60_000), policy_url: POLICY },
       { accepted_at: consentAt(server, -40 * 24 * 60 * 60_000), policy_url: POLICY },
@@ -204,6 +207,9 @@ describe('consent', () => {
       const res = await postLead(server, lead({ consent }));
       expect({ consent, status: res.status, errors: res.body.errors }).toEqual({ consent, status: 422, errors: { consent: 'invalid' } });
     }
+    // Keys named __proto__, prototype and constructor leave every body before it is checked (the framework's guard).
+    const guarded = await postLead(server, lead({ consent: { accepted_at: now, policy_url: POLICY, constructor: 1, prototype: 2 } }));
+    expect(guarded.status).toBe(201);
     // A landing clock a minute ahead is taken as the server's now.
     const ahead = await postLead(server, lead({ consent: { accepted_at: consentAt(server, 60_000), policy_url: POLICY } }));
     expect(ahead.status).toBe(201);

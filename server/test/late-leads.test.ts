@@ -539,6 +539,9 @@ describe('repeats, known requests and what the server refuses', () => {
     expect((await postLead(server, future)).body).toEqual({ error: 'invalid', errors: { late: 'invalid' } });
     const both = { ...late(body, { submittedAt: clock.now(), fallback: { chatId: LEADS_CHAT, messageId: 0 } }), phone: '12' };
     expect((await postLead(server, both)).body).toEqual({ error: 'invalid', errors: { phone: 'invalid', late: 'invalid' } });
+    const named = late(body, { submittedAt: clock.now() });
+    const extra = { ...named, late: { ...(named.late as object), valueOf: 1 } };
+    expect((await postLead(server, extra)).body).toEqual({ error: 'invalid', errors: { late: 'invalid' } });
     expect(await leadCount()).toBe(0);
   });
 

@@ -98,6 +98,7 @@ describe('source on the card', () => {
 describe('an invalid source', () => {
   it.each([
     ['unknown key', { utm_source: 'yandex', gclid: 'abc' }],
+    ['a key the prototype of an object has', { utm_source: 'yandex', toString: 'abc' }],
     ['markup', { utm_campaign: '<b>summer</b>' }],
     ['too long', { utm_term: 'x'.repeat(65) }],
     ['not text', { utm_source: 42 }],

@@ -45,6 +45,7 @@ import {
   type SourceField,
 } from '@stickers/shared';
 import { type ArgumentMetadata, Inject, Injectable } from '@nestjs/common';
+import { Transform } from 'class-transformer';
 import { Validate, ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -277,8 +278,13 @@ export class LeadFieldRule implements ValidatorConstraintInterface {
   }
 }
 
-// Every field a 422 may name, in the order it names them. Keys no rule names are kept: shared ignores them.
-for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) Validate(LeadFieldRule)(LeadRequestDto.prototype, field);
+// Every field a 422 may name, in the order it names them, as the body has it: class-transformer's copy of an object
+// leaves out keys the prototype has (constructor, toString, __proto__), and shared refuses those as any unknown key.
+// Keys no rule names are kept: shared ignores them.
+for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) {
+  Validate(LeadFieldRule)(LeadRequestDto.prototype, field);
+  Transform(({ obj, key }) => (obj as Record<string, unknown>)[key])(LeadRequestDto.prototype, field);
+}
 
 /** `@LeadBody(LeadBodyPipe)`: the body's CheckedSubmission; else 422 `{"error":"invalid","errors":…}` in shared's order. */
 @Injectable()
