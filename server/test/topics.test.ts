@@ -250,4 +250,19 @@ describe('the bot in forum topics', () => {
     expect(answer.text).toBe('📎 Выгрузка за 7 дн.: 1 заявок (файл выше).');
     expect(inTopic(ADMIN_CHAT, ADMIN_THREAD).find((m) => m.document)?.document?.file_name).toBe('leads-7d.csv');
   });
+
+  it('a command in a closed topic (an administrator may still write there) gets its answer in the General topic', async () => {
+    await boot({ polling: true });
+    await submit();
+    sandbox.closeTopic(LEADS_CHAT, THREAD);
+    sandbox.closeTopic(ADMIN_CHAT, ADMIN_THREAD);
+    sandbox.say(LEADS_CHAT, '/stickers_stats', DEFAULT_USER, THREAD);
+    const stats = await waitFor(() => inTopic(LEADS_CHAT, null).find((m) => m.from.is_bot && m.text.includes('За 7 дней')), 5000, 'stats');
+    expect(stats.reply_to_message_id).toBeUndefined();
+
+    sandbox.say(ADMIN_CHAT, '/stickers_export 7', DEFAULT_USER, ADMIN_THREAD);
+    const answer = await waitFor(() => inTopic(ADMIN_CHAT, null).find((m) => m.text.startsWith('📎')), 5000, 'the export answer');
+    expect(answer.text).toBe('📎 Выгрузка за 7 дн.: 1 заявок (файл выше).');
+    expect(inTopic(ADMIN_CHAT, null).find((m) => m.document)?.document?.file_name).toBe('leads-7d.csv');
+  });
 });

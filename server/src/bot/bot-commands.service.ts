@@ -135,13 +135,10 @@ export class BotCommandsService {
     const days = arg === '' ? EXPORT_DAYS_DEFAULT : /^\d{1,3}$/.test(arg) ? Number(arg) : NaN;
     if (!(days >= 1 && days <= EXPORT_DAYS_MAX)) return { kind: 'refused', reason: 'bad_arguments', action: 'export' };
     const { content, rows } = await this.exports.csvOfDays(days);
-    const sent = await this.telegram.sendFile('document', {
-      chatId: call.chatId,
-      threadId: call.threadId,
-      filename: `leads-${days}d.csv`,
-      content,
-      caption: this.t.commands.exportCaption(days, rows),
-    });
+    const caption = this.t.commands.exportCaption(days, rows);
+    const sent = await this.telegram.inTopic(call.threadId, (threadId) =>
+      this.telegram.sendFile('document', { chatId: call.chatId, threadId, filename: `leads-${days}d.csv`, content, caption }),
+    );
     if (!sent.ok) {
       this.logger.warn({ msg: 'export document not sent', error: sent.description });
       return this.t.commands.exportFailed;

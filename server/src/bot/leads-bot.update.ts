@@ -116,8 +116,10 @@ export class LeadsBotUpdate {
   /** A reply to the update's message in its chat (and topic), if any; a failed send is logged as `failure`. */
   private async reply(ctx: BotContext, failure: string, reply: string | BotReply | null, threadId: number | null = null): Promise<void> {
     if (reply === null) return;
-    const to = { chatId: String(ctx.chat?.id ?? ''), threadId, html: false, replyTo: ctx.message?.message_id };
-    const sent = await this.telegram.send({ ...to, ...(typeof reply === 'string' ? { text: reply } : reply) });
+    const message = { chatId: String(ctx.chat?.id ?? ''), html: false, ...(typeof reply === 'string' ? { text: reply } : reply) };
+    const sent = await this.telegram.inTopic(threadId, (thread) =>
+      this.telegram.send({ ...message, threadId: thread, replyTo: thread === threadId ? ctx.message?.message_id : undefined }),
+    );
     if (!sent.ok) this.logger.warn(`${failure}: ${sent.description}`);
   }
 }

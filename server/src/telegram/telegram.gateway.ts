@@ -172,6 +172,12 @@ export class TelegramGateway {
     });
   }
 
+  /** An answer in a topic that closed (an administrator may still write there) or went: into the General topic, on its own. */
+  async inTopic<T>(threadId: number | null, send: (threadId: number | null) => Promise<TelegramResult<T>>): Promise<TelegramResult<T>> {
+    const sent = await send(threadId);
+    return !sent.ok && sent.kind === 'thread_gone' && threadId !== null ? send(null) : sent;
+  }
+
   /** Telegram refuses a longer answer outright and the presser sees nothing: cut it instead. */
   readonly answerCallback = (id: string, text: string): Promise<TelegramResult<unknown>> =>
     this.request('answerCallbackQuery', { callback_query_id: id, text: cutTo(text, CALLBACK_ANSWER_MAX) });
