@@ -266,6 +266,29 @@ describe('team → visitor', () => {
     ]);
   });
 
+  it('two accounts bound to one lead: one that blocked the bot blocks only its own replies', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const payload = LINK.exec(String((await postLead(server, lead({ telegram: '@anna_k' }))).body.telegram_link))![1];
+    await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER);
+    sandbox.say(VISITOR.id, 'Вопрос от Анны', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    const relayed = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card && m.text.includes('Вопрос от Анны'))!;
+    sandbox.state.blocked.add(VISITOR.id);
+    sandbox.say(LEADS_CHAT, 'Анна?', DEFAULT_USER, undefined, { reply_to_message_id: relayed.message_id });
+    await waitStored(server, leadNumber, 2);
+    await settled(server);
+    expect((await rows(server, leadNumber)).map((m) => m.error)).toEqual([null, 'the visitor blocked the bot']);
+    // The card speaks of the latest bound account, who still gets the replies to it.
+    sandbox.say(LEADS_CHAT, 'Всем по заявке', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 3);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(botMessagesIn(STRANGER.id).map((m) => m.text)).toContain('Всем по заявке');
+    expect(sandbox.state.message(LEADS_CHAT, card)?.text).not.toContain('⛔');
+  });
+
   it('a blocked bot: failed, not retried, the card and the group say so', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);

@@ -81,13 +81,14 @@ export class LeadMessagesRepository {
     await this.db.updateTable('lead_messages').set({ state: 'failed', error }).where('id', '=', id).execute();
   }
 
-  /** The visitor blocked the bot: the lead's bindings say so, and its card is marked for a rewrite. */
-  async blocked(leadId: number, now: number): Promise<void> {
+  /** That account blocked the bot: its bindings to the lead say so, and the card is marked for a rewrite. */
+  async blocked(leadId: number, userId: number, now: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .updateTable('telegram_links')
         .set({ blocked_at: now })
         .where('lead_id', '=', leadId)
+        .where('tg_user_id', '=', userId)
         .where('used_at', 'is not', null)
         .execute();
       await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', '=', leadId).execute();
@@ -170,11 +171,12 @@ export class LeadMessagesRepository {
     });
   }
 
-  async unblocked(leadId: number): Promise<void> {
+  async unblocked(leadId: number, userId: number): Promise<void> {
     await this.db
       .updateTable('telegram_links')
       .set({ blocked_at: null })
       .where('lead_id', '=', leadId)
+      .where('tg_user_id', '=', userId)
       .where('blocked_at', 'is not', null)
       .execute();
   }

@@ -108,7 +108,7 @@ export class MessagesService {
   async fromVisitor(m: IncomingMessage): Promise<string | null> {
     const binding = await this.messages.latestLeadOf(m.from.id);
     if (!binding) return this.unboundAnswer(m.from.id);
-    if (binding.blocked_at !== null) await this.messages.unblocked(binding.lead_id);
+    if (binding.blocked_at !== null) await this.messages.unblocked(binding.lead_id, m.from.id);
     await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m);
     return null;
   }

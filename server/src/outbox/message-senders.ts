@@ -96,16 +96,16 @@ export class MessageSender extends TelegramHandler {
       this.logger.log({ msg: 'team message delivered', lead_number: msg.lead_id, message: msg.id });
       return { done: 'sent', record: () => this.messages.delivered(msg.id, copy) };
     }
-    return this.failedSend(row, msg, lead, answer);
+    return this.failedSend(row, msg, lead, answer, binding.tg_user_id);
   }
 
-  private async failedSend(row: OutboxRow, msg: LeadMessage, lead: Lead, answer: TelegramFailure): Promise<Outcome> {
+  private async failedSend(row: OutboxRow, msg: LeadMessage, lead: Lead, answer: TelegramFailure, to: number): Promise<Outcome> {
     const step = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, answer, row.attempts);
     if (step.step === 'flood_pause') return this.gate.pause(step.pauseMs, answer.description);
     this.logger.warn({ msg: 'team message not delivered', lead_number: msg.lead_id, error: answer.description });
     if (BLOCKED.test(answer.description)) {
       const outcome = await this.notDelivered(msg, lead, 'the visitor blocked the bot', this.t.group.why.blocked);
-      return { ...outcome, record: async () => (await outcome.record?.(), this.messages.blocked(msg.lead_id, this.clock.now())) };
+      return { ...outcome, record: async () => (await outcome.record?.(), this.messages.blocked(msg.lead_id, to, this.clock.now())) };
     }
     if (answer.kind !== 'failed' && answer.kind !== 'no_bot') {
       return this.notDelivered(msg, lead, `Telegram refused: ${answer.description}`, this.t.group.why.refused(answer.description));
