@@ -13,6 +13,7 @@ import { SECRET_HEADER } from '@stickers/shared';
 import { forget, trace, webhooksReplay } from '../src/cli/ops';
 import { ConfigError, loadServerConfig } from '../src/config/config';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
+import { LeadStatusService } from '../src/lead-status/lead-status.service';
 import { WEBHOOK_TIMEOUT, type WebhookTimeout } from '../src/webhooks/webhook.sender';
 import { OutboxService } from '../src/outbox/outbox.service';
 import {
@@ -564,5 +565,27 @@ describe('webhooks through the real app', () => {
     await settle();
     expect(receiver.delivered().map((r) => r.body.data.lead.lead_number)).toEqual([after]);
     expect(after).toBe(before + 1);
+  });
+
+  it('a backlog longer than a pass reads keeps each lead in order: no change is announced before the lead itself', async () => {
+    const path = join(tmp.dir, `webhooks-backlog-${++n}.sqlite`);
+    await boot({ path });
+    await submitLead(server);
+    await settle();
+    await server.close();
+    // Turned off a while: 120 leads, then the last one's status changes; turned on again.
+    await boot({ path }, {});
+    let last = 0;
+    for (let i = 0; i < 120; i += 1) last = await submitLead(server);
+    clock.advance(MIN);
+    const by = { telegramUserId: null, name: 'CRM' };
+    expect((await server.app.get(LeadStatusService).set({ leadId: last, expected: 'new', to: 'in_progress', by })).kind).toBe('changed');
+    await server.close();
+    await boot({ path });
+    for (let i = 0; i < 4; i += 1) await pass();
+    await settle();
+    expect(receiver.delivered()).toHaveLength(1 + 120 + 1);
+    const ofLast = receiver.delivered().filter((r) => r.body.data.lead.lead_number === last);
+    expect(ofLast.map((r) => r.body.type)).toEqual(['lead.created', 'lead.status_changed']);
   });
 });

@@ -56,11 +56,15 @@ export class WebhookRecorder {
   /** Records the events of changes not announced yet. */
   async recordNew(): Promise<void> {
     const since = await this.repo.sinceIds();
+    /** The first type (in their order) whose batch came back full, and its last row's time: more of it follows from then on. */
+    let more = { at: Infinity, type: null as WebhookEventType | null };
     /** The type's rows not announced yet (none before its start). */
-    const unannounced = async <R>(type: WebhookEventType, read: (after: number) => Promise<R[]>): Promise<R[]> => {
+    const unannounced = async <R extends { at: number }>(type: WebhookEventType, read: (after: number) => Promise<R[]>) => {
       const start = since.get(type);
       if (start === undefined) return [];
-      return read(Math.max(start, ((await this.repo.lastAnnounced(type)) ?? 0) - LOOK_BACK_IDS));
+      const rows = await read(Math.max(start, ((await this.repo.lastAnnounced(type)) ?? 0) - LOOK_BACK_IDS));
+      if (rows.length === BATCH && rows[BATCH - 1].at < more.at) more = { at: rows[BATCH - 1].at, type };
+      return rows;
     };
     const events: NewWebhookEvent[] = [];
     const event = (type: WebhookEventType, row: { source_id: number; lead_id: number; at: number }, data: object) =>
@@ -93,23 +97,25 @@ export class WebhookRecorder {
       event('lead.anonymised', row, { reason: this.reasonOf(row) });
     for (const row of await unannounced('lead.message', (after) => this.repo.newMessages(after, BATCH)))
       event('lead.message', row, { message: { id: row.source_id, direction: row.direction, media: row.media } });
-    if (events.length === 0) return;
-
-    // Changes of one lead in the order they happened (a pass after an outage reads many at once); at one instant, by type.
+    // Changes of one lead in the order they happened (a pass after an outage reads many at once); at one instant, by
+    // type. Only what came before the rows a full batch left unread (at that instant, that type's own): the rest at the
+    // next pass, so that no lead's change is announced before an earlier one of another type (its lead.created).
+    const due = events.filter((e) => e.at < more.at || (e.at === more.at && e.type === more.type));
+    if (due.length === 0) return;
     const order = (e: NewWebhookEvent) => WEBHOOK_EVENT_TYPES.indexOf(e.type);
-    events.sort((a, b) => a.at - b.at || order(a) - order(b) || a.source_id - b.source_id);
+    due.sort((a, b) => a.at - b.at || order(a) - order(b) || a.source_id - b.source_id);
     const endpoints = this.config.webhooks.map((e) => e.url);
     const now = this.clock.now();
     let recorded = 0;
     await this.transactor.run(async (trx) => {
-      for (const e of events) {
+      for (const e of due) {
         const stored = await this.repo.recordEvent(e, trx);
         if (!stored) continue;
         await this.outbox.addDeliveries(stored, endpoints, now, trx);
         recorded += 1;
       }
     });
-    for (const e of events) if (e.type === 'lead.anonymised') this.reasons.delete(e.lead_id);
+    for (const e of due) if (e.type === 'lead.anonymised') this.reasons.delete(e.lead_id);
     this.logger.log({ msg: 'webhook events recorded', events: recorded });
   }
 
