@@ -25,3 +25,26 @@ export function localDate(ms: number, timezone: string): string {
   const { year, month, day } = localWallTime(ms, timezone);
   return `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
 }
+
+/** Local wall clock minus UTC at the instant `ms` (whole seconds), in ms. */
+function offsetAt(ms: number, timezone: string): number {
+  const t = localWallTime(ms, timezone);
+  const wall = new Date(0);
+  // setUTCFullYear, not Date.UTC: that one reads the years 0–99 as 1900–1999.
+  wall.setUTCFullYear(t.year, t.month - 1, t.day);
+  return wall.setUTCHours(t.hour, t.minute, t.second) - Math.floor(ms / 1000) * 1000;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The instant the wall clock in `timezone` reads `wall` (the epoch ms of those fields read as UTC, whole seconds): in
+ * an hour the clock repeats, the first; in one it skips, `exists` is false and `at` is where the skip ends. A zone's
+ * offset a day before and a day after are the only two it can have: no zone changes it twice within two days.
+ */
+export function instantOfWallTime(wall: number, timezone: string): { at: number; exists: boolean } {
+  const before = wall - offsetAt(wall - DAY_MS, timezone);
+  const after = wall - offsetAt(wall + DAY_MS, timezone);
+  const found = [before, after].filter((at) => offsetAt(at, timezone) === wall - at);
+  return found.length > 0 ? { at: Math.min(...found), exists: true } : { at: before, exists: false };
+}
