@@ -219,6 +219,21 @@ describe('GET /leads', () => {
 });
 
 describe('since, until and cursor: one strict reading', () => {
+  it('a time without a zone is LEADS_TIMEZONE’s, as the CSV’s created_local; past the millisecond rounds up', async () => {
+    const server = await boot({ sandbox: undefined, env: { LEADS_TIMEZONE: 'Asia/Tokyo' } });
+    const id = await store(server);
+    const [header, row] = parseCsv((await get(server, '/leads/export.csv')).text.replace(/^\uFEFF/, ''));
+    const local = row[header.indexOf('created_local')];
+    expect(new Date(`${local.replace(' ', 'T')}+09:00`).getTime()).toBe(server.clock.now());
+    const numbers = async (query: string) => (await get(server, `/leads?${query}`)).body.leads.map((l: any) => l.lead_number);
+    expect(await numbers(`since=${encodeURIComponent(local)}`)).toEqual([id]);
+    expect(await numbers(`until=${encodeURIComponent(local)}`)).toEqual([]);
+    const justAfter = encodeURIComponent(`${new Date(server.clock.now()).toISOString().slice(0, -1)}0001Z`);
+    expect(await numbers(`until=${justAfter}`)).toEqual([id]);
+    expect(await numbers(`since=${justAfter}`)).toEqual([]);
+    expect(await numbers(`updated_since=${justAfter}`)).toEqual([]);
+  });
+
   it('a day or a time that does not exist is a 422, as the late object refuses it, never a roll-over', async () => {
     const server = await bootApi();
     await store(server);
@@ -294,14 +309,23 @@ describe('since, until and cursor: one strict reading', () => {
     expect(readCursor(encodeCursor(Number.MAX_SAFE_INTEGER, KEY), KEY)).toEqual({ id: Number.MAX_SAFE_INTEGER, updatedAt: null });
   });
 
-  it('parseExportTime: dates at midnight UTC, a zone as given, milliseconds as they are', () => {
+  it('parseExportTime: dates at midnight UTC, a zone as given, else LEADS_TIMEZONE; past the millisecond rounds up', () => {
     expect(parseExportTime('2026-12-01')).toBe(Date.UTC(2026, 11, 1));
-    expect(parseExportTime('2026-12-01T10:00:00.123456789Z')).toBe(Date.UTC(2026, 11, 1, 10, 0, 0, 123));
+    expect(parseExportTime('2026-12-01T10:00:00.123456789Z')).toBe(Date.UTC(2026, 11, 1, 10, 0, 0, 124));
     expect(parseExportTime('2026-12-01T10:00+0300')).toBe(Date.UTC(2026, 11, 1, 7, 0));
     expect(parseExportTime('2026-12-01 10:00:00-01:30')).toBe(Date.UTC(2026, 11, 1, 11, 30));
     expect(parseExportTime('0001-01-01')).toBe(Date.UTC(2000, 0, 1) - 730119 * 24 * 60 * MIN);
     expect(parseExportTime('1764547200000')).toBe(1764547200000);
-    expect(parseExportTime('2026-12-01T10:00')).toBe(new Date(2026, 11, 1, 10, 0).getTime());
+    // Past the millisecond rounds up: a lead at .000 is before …00.0001 and not at or after it.
+    expect(parseExportTime('2026-12-01T10:00:00.0001Z')).toBe(Date.UTC(2026, 11, 1, 10, 0, 0, 1));
+    expect(parseExportTime('2026-12-01T10:00:00.9991Z')).toBe(Date.UTC(2026, 11, 1, 10, 0, 1));
+    // Without a zone: the wall clock of the zone given (LEADS_TIMEZONE), UTC by default.
+    expect(parseExportTime('2026-12-01T10:00')).toBe(Date.UTC(2026, 11, 1, 10, 0));
+    expect(parseExportTime('2026-12-01T10:00', 'Europe/Moscow')).toBe(Date.UTC(2026, 11, 1, 7, 0));
+    expect(parseExportTime('2026-03-29T02:30', 'Europe/Berlin')).toBeUndefined();
+    expect(parseExportTime('2026-03-29T03:00', 'Europe/Berlin')).toBe(Date.UTC(2026, 2, 29, 1, 0));
+    expect(parseExportTime('2026-10-25T02:30', 'Europe/Berlin')).toBe(Date.UTC(2026, 9, 25, 0, 30));
+    expect(parseExportTime('0001-01-01T00:00')).toBe(parseExportTime('0001-01-01'));
     expect(parseExportTime(undefined)).toBeNull();
     expect(parseExportTime('')).toBeNull();
     for (const bad of ['2026-2-01', '2026-12-01T10', '2026-12-01Z', 'tomorrow', '2026-12-01T10:00:00z', ['2026-12-01']]) {

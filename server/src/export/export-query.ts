@@ -1,8 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { applyDecorators, Inject, Injectable } from '@nestjs/common';
 import { IntersectionType, PickType } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
+import { type ClassTransformOptions, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, type ValidationArguments } from 'class-validator';
+import { instantOfWallTime } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
@@ -36,8 +37,12 @@ export const QUERY_RULES = {
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2}))?)?$/;
 const EPOCH_MS = /^\d{1,15}$/;
 
-/** Epoch ms, an ISO 8601 date (midnight UTC) or date-time (no zone: the process's); null when empty, undefined when no real instant. */
-export function parseExportTime(raw: unknown): number | null | undefined {
+/**
+ * Epoch ms, an ISO 8601 date (midnight UTC) or date-time (no zone: `timezone`'s wall clock, an hour it skips naming no
+ * instant); null when empty, undefined when no real instant. Digits past the millisecond round up: stored times are
+ * whole milliseconds, so `>= t` and `< t` select the same rows as for the exact time.
+ */
+export function parseExportTime(raw: unknown, timezone = 'UTC'): number | null | undefined {
   if (raw === undefined || raw === '') return null;
   if (typeof raw !== 'string' || raw.length > 40) return undefined;
   if (EPOCH_MS.test(raw)) return Number(raw);
@@ -46,26 +51,24 @@ export function parseExportTime(raw: unknown): number | null | undefined {
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const [hour, minute, second] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
   if (hour > 23 || minute > 59 || second > 59) return undefined;
-  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
-  const date = new Date(0);
-  if (m[4] !== undefined && m[8] === undefined) {
-    // No zone: the server process's local time. An hour its clock skips (spring forward) names no instant.
-    date.setFullYear(year, month - 1, day);
-    date.setHours(hour, minute, second, ms);
-    const exists = date.getFullYear() === year && date.getMonth() === month - 1 && date.getDate() === day && date.getHours() === hour;
-    return exists && date.getMinutes() === minute ? date.getTime() : undefined;
-  }
+  const fraction = m[7] ?? '';
+  const ms = Number(fraction.padEnd(3, '0').slice(0, 3)) + (/[1-9]/.test(fraction.slice(3)) ? 1 : 0);
   let offsetMin = 0;
   if (m[9] !== undefined) {
     const [oh, om] = [Number(m[10]), Number(m[11])];
     if (oh > 23 || om > 59) return undefined;
     offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   }
+  const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
   // A date that does not exist (month 13, 30 February) rolls over into another month.
   if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
-  date.setUTCHours(hour, minute, second, ms);
-  const at = date.getTime() - offsetMin * 60_000;
+  date.setUTCHours(hour, minute, second);
+  if (m[4] !== undefined && m[8] === undefined) {
+    const local = instantOfWallTime(date.getTime(), timezone);
+    return local.exists ? local.at + ms : undefined;
+  }
+  const at = date.getTime() + ms - offsetMin * 60_000;
   return Number.isFinite(at) ? at : undefined;
 }
 
@@ -111,14 +114,15 @@ export function readCursor(raw: unknown, key: Buffer): CursorPosition | undefine
 }
 
 type CursorContext = { cursorKey: Buffer };
+/** class-transformer hands its options to every `@Transform`: a time without a zone is read in LEADS_TIMEZONE. */
+type ZonedTransform = ClassTransformOptions & { timezone?: string };
 
-/** The ValidationPipe of these DTOs: 422 `invalid_query` naming every bad parameter; a provider, for the cursor's key. */
+/** The ValidationPipe of these DTOs: 422 `invalid_query` naming every bad parameter; a provider, for the cursor's key and the zone. */
 @Injectable()
 export class LeadsQueryPipe extends ApiValidationPipe {
   constructor(@Inject(SERVER_CONFIG) config: ServerConfig) {
-    super(invalidQuery, {
-      cursorKey: cursorKey(config.leads.secret, config.leads.ipSalt),
-    } satisfies CursorContext);
+    const transformOptions: ZonedTransform = { timezone: config.timezone };
+    super(invalidQuery, { cursorKey: cursorKey(config.leads.secret, config.leads.ipSalt) } satisfies CursorContext, { transformOptions });
   }
 }
 
@@ -160,7 +164,10 @@ const Cursor = () => applyDecorators(Param(), Rule('apiCursor', QUERY_RULES.curs
 /** A time, read as its instant (epoch ms); one that names none stays as written, and is refused. */
 export const Since = () =>
   applyDecorators(
-    Transform(({ value }: { value: unknown }) => parseExportTime(value) ?? (value === '' ? undefined : value)),
+    Transform(
+      ({ value, options }: { value: unknown; options: ZonedTransform }) =>
+        parseExportTime(value, options.timezone) ?? (value === '' ? undefined : value),
+    ),
     IsOptional(),
     Rule('existingTime', QUERY_RULES.time, (value) => typeof value === 'number'),
   );

@@ -1,4 +1,4 @@
-import { HttpException, Param, ValidationPipe } from '@nestjs/common';
+import { HttpException, Param, ValidationPipe, type ValidationPipeOptions } from '@nestjs/common';
 import { type ValidationArguments, type ValidationError, type ValidatorOptions } from 'class-validator';
 
 /** One reason per property (its first failure); keys no rule names are dropped, not refused. */
@@ -32,8 +32,8 @@ export class ApiValidationPipe extends ValidationPipe {
   constructor(
     refuse: (problems: Record<string, string>, errors: ValidationError[]) => Error,
     private readonly context?: object,
-    /** Beside API_VALIDATOR_OPTIONS: e.g. keys no rule names kept (`whitelist: false`). */
-    options: ValidatorOptions = {},
+    /** Beside API_VALIDATOR_OPTIONS: e.g. keys no rule names kept (`whitelist: false`), class-transformer's options. */
+    options: ValidatorOptions & Pick<ValidationPipeOptions, 'transformOptions'> = {},
   ) {
     super({
       ...API_VALIDATOR_OPTIONS,

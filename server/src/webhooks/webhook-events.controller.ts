@@ -4,12 +4,12 @@ import { ApiInvalidQuery, ApiRefusal, ApiSecretRefusals } from '../http/api-docs
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
-import { ApiValidationPipe, invalidQuery, notFound } from '../http/validation';
+import { ApiValidationPipe, notFound } from '../http/validation';
+import { LeadsQueryPipe } from '../export/export-query';
 import { ApiQueryParameters, queryTime } from '../export/export.dto';
 import { WebhookEventParams, WebhookEventsPageDto, WebhookEventsQuery, WebhookRedeliveryDto } from './webhook-events.dto';
 import { WebhookEventsService } from './webhook-events.service';
 
-export const QUERY_PIPE = new ApiValidationPipe(invalidQuery);
 /** An `{id}` that is not an event id: 404 (no event has it). */
 export const ID_PIPE = new ApiValidationPipe(() => notFound());
 
@@ -32,7 +32,7 @@ export class WebhookEventsController {
   @ApiQueryParameters('limit')
   @ApiOkResponse({ type: WebhookEventsPageDto })
   @ApiInvalidQuery()
-  list(@Query(QUERY_PIPE) query: WebhookEventsQuery) {
+  list(@Query(LeadsQueryPipe) query: WebhookEventsQuery) {
     return this.events.list(query);
   }
 
