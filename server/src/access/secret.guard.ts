@@ -31,7 +31,10 @@ export class SecretGuard implements CanActivate {
       this.callerHashes.set(req.socket, callerHash);
     }
     // A lockout that cannot be read now is a 503, as the submit's.
-    const seconds = await this.lockout.retryAfterSec(callerHash).catch(unavailable);
+    const seconds = await this.lockout.retryAfterSec(callerHash).catch((err: unknown) => {
+      if (!isStorageError(err)) throw err;
+      throw new ApiError(503, { error: API_ERRORS.unavailable });
+    });
     if (seconds !== null) throw rateLimited('secret', seconds);
     const given = req.headers[SECRET_HEADER.toLowerCase()];
     if (this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) return true;
@@ -43,9 +46,4 @@ export class SecretGuard implements CanActivate {
     this.logger.warn({ msg: 'wrong or missing secret header' });
     throw new ApiError(401, { error: API_ERRORS.unauthorized });
   }
-}
-
-function unavailable(err: unknown): never {
-  if (!isStorageError(err)) throw err;
-  throw new ApiError(503, { error: API_ERRORS.unavailable });
 }

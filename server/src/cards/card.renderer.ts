@@ -194,8 +194,8 @@ function draftCard(lead: CardLead, newest: CardRepeat[], shown: number, options:
   lines.push(
     [{ text: card.title(lead.id), bold: true }],
     [{ text: `🕒 ${formatTime(lead.created_at, options.timezone, options.messages.intl)}` }],
+    ...lateLines(lead, options),
   );
-  lines.push(...lateLines(lead, options));
   if (lead.captcha === 'unchecked') lines.push([{ text: card.captchaUnchecked }]);
   lines.push(...sourceLine(draft, lead, options.pii));
   if (lead.anonymised_at !== null) {
@@ -246,8 +246,7 @@ function fairCap(lengths: number[], budget: number): number | null {
 
 /** The card's text fitted to `max` units, or null when even empty values leave it too long. */
 function fit(draft: Draft, max: number): { html: string; plain: string } | null {
-  const empty = draft.caps.map(() => 0);
-  const fixed = renderLines(draft, empty, false).length;
+  const fixed = renderLines(draft, new Array<number>(draft.caps.length).fill(0), false).length;
   const lengths = draft.values.map((v, i) => Math.min(v.length, draft.caps[i]));
   const cap = fairCap(lengths, max - fixed);
   if (cap === null) return null;

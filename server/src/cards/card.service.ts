@@ -29,7 +29,6 @@ export class CardService {
     );
   }
 
-  /** When Telegram refuses the full card as too long. */
   minimalCardFor(lead: Lead): Card {
     return renderMinimalCard(lead, { timezone: this.config.timezone, messages: this.messages });
   }

@@ -93,18 +93,14 @@ function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): strin
   return parts.join('; ');
 }
 
-function perDayTitle(t: Messages, chart: PerDayChart): string {
-  const title = t.charts.perDayTitle(chart.days.length);
-  return chart.source === undefined ? title : `${title}, ${t.charts.ofSource(sourceName(t, chart.source))}`;
-}
-
 /** Leads per day as stacked bars (`bar s<i>` for `series[i]`); `legend`: the sources under it (the page draws its own). */
 export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
   const { t } = options;
   const p = new Painter(options.palette);
   const { width, height } = perDaySize(options.legend ?? false);
   const totals = chart.days.map((_, d) => chart.series.reduce((sum, s) => sum + (s.counts[d] ?? 0), 0));
-  const title = perDayTitle(t, chart);
+  const of = chart.source === undefined ? '' : `, ${t.charts.ofSource(sourceName(t, chart.source))}`;
+  const title = `${t.charts.perDayTitle(chart.days.length)}${of}`;
   const out = [p.open(width, height, title, `${title}: ${perDaySummary(t, chart, totals)}`, 'per-day')];
 
   const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];

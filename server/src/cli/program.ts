@@ -11,8 +11,6 @@ export type OpsCommands = typeof ops;
 /** A usage error's exit code (a wrong word, a missing argument); a command's own failure is 1. */
 const USAGE_EXIT = 2;
 
-const ROOT_NAME = 'npm run leads --';
-
 /** An option's parser: `raw` when it matches `re`, else commander's usage error saying what the option takes. */
 const matching = (re: RegExp, what: string) => (raw: string) => {
   if (!re.test(raw)) throw new InvalidArgumentError(`It must be ${what}.`);
@@ -33,12 +31,11 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   // Every line goes through terminalSafe: a chat title or a user name from Telegram, an error quoting a URL.
   const io: CliIo = { ...given, out: (line) => given.out(terminalSafe(line)), err: (line) => given.err(terminalSafe(line)) };
   const lines = (write: (line: string) => void) => (text: string) => text.replace(/\n+$/, '').split('\n').forEach(write);
-  const env = io.env;
-  const path = env.DATABASE_PATH || './data/leads.sqlite';
-  const url = env.DATABASE_URL || undefined;
+  const path = io.env.DATABASE_PATH || './data/leads.sqlite';
+  const url = io.env.DATABASE_URL || undefined;
   const location = url ?? path;
   let exitCode = USAGE_EXIT;
-  const program = new Command(ROOT_NAME)
+  const program = new Command('npm run leads --')
     .usage('<command> [options]')
     .description(
       'Stickers Leads ops commands. The database: DATABASE_URL (PostgreSQL) when set, else DATABASE_PATH (SQLite, default ./data/leads.sqlite).',
@@ -110,7 +107,7 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
       if ((options.phone === undefined) === (options.telegram === undefined))
         sub.error('forget needs one of --phone <+7…> or --telegram <@name>', { exitCode: USAGE_EXIT });
       const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
-      return ops.forget(location, option, value, Date.now(), env.LEADS_IP_SALT, env.LEADS_PHONE_REGION);
+      return ops.forget(location, option, value, Date.now(), io.env.LEADS_IP_SALT, io.env.LEADS_PHONE_REGION);
     },
   );
   command(

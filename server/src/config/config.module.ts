@@ -7,10 +7,6 @@ export const SERVER_CONFIG = Symbol('ServerConfig');
 @Module({})
 export class ConfigModule {
   static register(config: ServerConfig): DynamicModule {
-    return {
-      module: ConfigModule,
-      providers: [{ provide: SERVER_CONFIG, useValue: config }],
-      exports: [SERVER_CONFIG],
-    };
+    return { module: ConfigModule, providers: [{ provide: SERVER_CONFIG, useValue: config }], exports: [SERVER_CONFIG] };
   }
 }

@@ -11,6 +11,7 @@ export type ServerConfig = ReturnType<typeof loadServerConfig>;
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 const HOST_NAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$/;
+const urlAsGiven = (v: string) => httpUrl(v) && v;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -47,7 +48,7 @@ export function loadServerConfig(env: Env) {
     if (r.raw(`${chat}_THREAD_ID`) && !r.raw(`${chat}_CHAT_ID`))
       r.problems.push(`${chat}_THREAD_ID is set but ${chat}_CHAT_ID is not (a topic of which chat?)`);
   const apiRoot = readApiRoot(r);
-  const linkRoot = r.valid('LEADS_TELEGRAM_LINK_ROOT', 'https://t.me', 'an http(s) URL like https://t.me', (v) => httpUrl(v) && v);
+  const linkRoot = r.valid('LEADS_TELEGRAM_LINK_ROOT', 'https://t.me', 'an http(s) URL like https://t.me', urlAsGiven);
   const webhook = readTelegramWebhook(r, token);
   const managerIds = r.valid('LEADS_MANAGER_IDS', null, 'a comma-separated list of Telegram user ids', (v) => {
     const ids = v
@@ -121,12 +122,7 @@ export function loadServerConfig(env: Env) {
       requireConsent: r.flag('LEADS_REQUIRE_CONSENT', false),
       telegramLinkDays: r.int('LEADS_TELEGRAM_LINK_DAYS', 7, 0, 365),
       telegramLinkRoot: linkRoot.replace(/\/+$/, ''),
-      landingUrl: r.valid(
-        'LEADS_LANDING_URL',
-        null,
-        "the landing's http(s) address like https://stickers.example.com",
-        (v) => httpUrl(v) && v,
-      ),
+      landingUrl: r.valid('LEADS_LANDING_URL', null, "the landing's http(s) address like https://stickers.example.com", urlAsGiven),
     },
     publishIntervalSec: r.int('PUBLISH_INTERVAL_SEC', 2, 1, 3600),
     housekeeping: {

@@ -110,7 +110,6 @@ class Doctor extends CheckLines {
     const checked = await this.checkRights(telegram, me.id, target.chatId, unreachable, (chat) => `${name}${titled(chat)}`);
     if (!checked || target.threadId === null) return;
     const title = titled(checked.chat);
-    const threadVar = target.threadVar ?? target.chatVar;
     const topic = `${target.threadVar ?? `${target.chatVar} topic`}=${target.threadId}`;
     if (!checked.chat.is_forum)
       return this.fail(`${topic}:${title || ` ${target.chatId}`} has no topics: unset the topic, or turn topics on in the group`);
@@ -122,7 +121,7 @@ class Doctor extends CheckLines {
     if (reached.ok) this.ok(`${topic}: the topic takes messages`);
     else if (reached.kind === 'thread_gone') {
       this.fail(
-        `${topic}: no open topic ${target.threadId} in${title} (${reached.description}): reopen it, or fix ${threadVar} (/stickers_chatid in the topic tells it)`,
+        `${topic}: no open topic ${target.threadId} in${title} (${reached.description}): reopen it, or fix ${target.threadVar ?? target.chatVar} (/stickers_chatid in the topic tells it)`,
       );
     } else this.fail(`${topic}: the topic could not be reached (${reached.description})`);
   }

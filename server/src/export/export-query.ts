@@ -109,8 +109,7 @@ export function readCursor(raw: unknown, key: Buffer): CursorPosition | undefine
   const { id, u } = (value ?? {}) as { id?: unknown; u?: unknown };
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return undefined;
   if (u !== undefined && (typeof u !== 'number' || !Number.isSafeInteger(u) || u < 0)) return undefined;
-  const updatedAt = u === undefined ? null : u;
-  return encodeCursor(id, key, updatedAt) === raw ? { id, updatedAt } : undefined;
+  return encodeCursor(id, key, u ?? null) === raw ? { id, updatedAt: u ?? null } : undefined;
 }
 
 type CursorContext = { cursorKey: Buffer };

@@ -1,12 +1,11 @@
 import { Controller, Get, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiRateLimited, ApiSecretRefusals } from '../http/api-docs';
+import { ApiInvalidQuery, ApiRateLimited, ApiSecretRefusals } from '../http/api-docs';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from '../access/secret.guard';
 import { csvDownload } from './csv.writer';
 import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from './export.dto';
-import { ApiInvalidQuery } from '../http/api-docs';
 import { CSV_COLUMNS, ExportService } from './export.service';
 import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query';
 

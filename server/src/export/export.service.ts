@@ -94,19 +94,17 @@ function toJson(row: ExportRow, hidePersonal: boolean, repeats: readonly ExportR
   };
 }
 
-/**
- * The inbox's `q`: `#42`/`№42` a lead number; digits a number or a part of a phone; else a part of a name, username or
- * phone. With `personal: false` only a number or a source: a hidden value could otherwise be rebuilt a character at a time.
- */
-export function parseSearch(raw: string, o: { personal: boolean } = { personal: true }): LeadSearch | null {
+/** The inbox's `q`: `#42`/`№42` a lead number; digits a number or a part of a phone; else a part of a name, username or phone. */
+function parseSearch(raw: string, personal: boolean): LeadSearch | null {
   const q = raw.trim();
   if (q === '') return null;
+  // Without `personal` only a number or a source: a hidden value could otherwise be rebuilt a character at a time.
   const none: LeadSearch = { number: null, name: null, username: null, phoneDigits: null, source: null };
   const numbered = /^[#№]\s*(\d{1,15})$/.exec(q);
   if (numbered) return { ...none, number: Number(numbered[1]) };
-  if (/^\d{1,15}$/.test(q)) return { ...none, number: Number(q), phoneDigits: o.personal ? q : null };
+  if (/^\d{1,15}$/.test(q)) return { ...none, number: Number(q), phoneDigits: personal ? q : null };
   const lower = q.toLowerCase();
-  if (!o.personal) return { ...none, source: lower };
+  if (!personal) return { ...none, source: lower };
   const digits = q.replace(/\D/g, '');
   const phoneLike = /^[+\d\s().-]+$/.test(q) && digits.length >= 3;
   return {
@@ -170,7 +168,7 @@ export class ExportService {
     const filter: ExportFilter = { since: query.since ?? null, until: query.until ?? null, status: query.status ?? null };
     if (query.updated_since !== undefined) filter.updatedSince = query.updated_since;
     if (query.source !== undefined) filter.source = sourceFilter(query.source);
-    const search = query.q === undefined ? null : parseSearch(query.q, { personal: options.hidePersonal !== true });
+    const search = query.q === undefined ? null : parseSearch(query.q, options.hidePersonal !== true);
     if (search) filter.search = search;
     if (options.scope) filter.scope = options.scope;
     return filter;

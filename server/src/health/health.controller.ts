@@ -6,11 +6,7 @@ import { MetricsService } from '../observability/metrics.service';
 import { OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
-const HEALTH_SCHEMA: SchemaObject = {
-  type: 'object',
-  required: ['status'],
-  properties: { status: { type: 'string', enum: ['ok'] } },
-};
+const HEALTH_SCHEMA: SchemaObject = { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } };
 
 const check = (extra: Record<string, SchemaObject> = {}): SchemaObject => ({
   type: 'object',

@@ -74,8 +74,16 @@ const schemaName = (type: WebhookEventType) =>
     .map((w) => w[0].toUpperCase() + w.slice(1))
     .join('')}`;
 
-/** The signed webhooks the server POSTs: their bodies as component schemas, their deliveries under `x-webhooks` (OpenAPI 3.0 has no `webhooks`). */
-function describeWebhooks(document: OpenAPIObject): void {
+/**
+ * What the decorators cannot say: an operation without a scheme is public (`security: []`); the signed webhooks the server
+ * POSTs, their bodies as component schemas, their deliveries under `x-webhooks` (OpenAPI 3.0 has no `webhooks`).
+ */
+function complete(document: OpenAPIObject): OpenAPIObject {
+  for (const item of Object.values(document.paths)) {
+    for (const op of Object.values(item)) {
+      if (op && typeof op === 'object' && 'responses' in op && !('security' in op)) (op as { security?: unknown[] }).security = [];
+    }
+  }
   const schemas = (document.components ??= {}).schemas ?? (document.components.schemas = {});
   const hooks: Record<string, unknown> = {};
   for (const type of WEBHOOK_EVENT_TYPES) {
@@ -122,6 +130,7 @@ function describeWebhooks(document: OpenAPIObject): void {
     };
   }
   (document as unknown as Record<string, unknown>)['x-webhooks'] = hooks;
+  return document;
 }
 
 function documentFrame(): Omit<OpenAPIObject, 'paths'> {
@@ -144,17 +153,6 @@ function documentFrame(): Omit<OpenAPIObject, 'paths'> {
     )
     .addServer('/', 'This server: the paths are relative to where the document was fetched')
     .build();
-}
-
-/** What the decorators cannot say: an operation without a scheme is public (`security: []`), and the webhooks sent. */
-function complete(document: OpenAPIObject): OpenAPIObject {
-  for (const item of Object.values(document.paths)) {
-    for (const op of Object.values(item)) {
-      if (op && typeof op === 'object' && 'responses' in op && !('security' in op)) (op as { security?: unknown[] }).security = [];
-    }
-  }
-  describeWebhooks(document);
-  return document;
 }
 
 /** `GET /openapi.json` from explicit decorators (no CLI plugin), built when first asked for (configureApp gives the app). */

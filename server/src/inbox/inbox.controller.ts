@@ -126,7 +126,7 @@ export class InboxController {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
   })
   setStatus(@Viewer() viewer: InboxViewer, @LeadNumberParam('number') leadNumber: number, @JsonBody(BODY_PIPE) body: InboxStatusBodyDto) {
-    return this.inbox.setStatus(viewer, leadNumber, body);
+    return this.inbox.setStatus(viewer, leadNumber, body.status, body.expected);
   }
 
   @Post('leads/:number/erase')

@@ -18,10 +18,10 @@ import type { InboxViewer } from '../access/inbox-access.service';
 
 const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
 
-/** A Telegram user's name as the cards' history shows it (the buttons' rule, in the locale's words when there is none). */
-function displayName(user: InboxViewer['user'], t: Messages): string {
+/** The viewer as the cards' history names them (the buttons' rule, in the locale's words when there is no name). */
+function authorOf(user: InboxViewer['user'], t: Messages): { telegramUserId: number; name: string } {
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
-  return full || (user.username ? `@${user.username}` : t.press.noName);
+  return { telegramUserId: user.id, name: full || (user.username ? `@${user.username}` : t.press.noName) };
 }
 
 /** The inbox's reads and changes, each through the service that owns it; personal values hidden where LEADS_CARD_PII=0 hides them. */
@@ -94,19 +94,9 @@ export class InboxService {
   }
 
   /** The card buttons' rules through their service: 403 / 404 / 409 / 422. */
-  async setStatus(
-    viewer: InboxViewer,
-    leadNumber: number,
-    body: { status: LeadStatus; expected: LeadStatus },
-  ): Promise<{ lead: ExportedLead }> {
+  async setStatus(viewer: InboxViewer, leadNumber: number, to: LeadStatus, expected: LeadStatus): Promise<{ lead: ExportedLead }> {
     await this.visibleLead(viewer, leadNumber);
-    const { status: to, expected } = body;
-    const outcome = await this.statuses.set({
-      leadId: leadNumber,
-      expected,
-      to,
-      by: { telegramUserId: viewer.user.id, name: displayName(viewer.user, this.t) },
-    });
+    const outcome = await this.statuses.set({ leadId: leadNumber, expected, to, by: authorOf(viewer.user, this.t) });
     if (outcome.kind !== 'changed') throw statusRefusal(outcome, 'status', expected, to);
     if (outcome.card !== 'shown')
       this.logger.log({ msg: 'inbox status change: card rewrite later', lead_number: leadNumber, card: outcome.card });
@@ -140,10 +130,7 @@ export class InboxService {
     await this.visibleLead(viewer, leadNumber);
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(viewer.user.id)) throw fail(403, { error: 'forbidden' });
-    const outcome = await this.conversation.post(leadNumber, text, {
-      telegramUserId: viewer.user.id,
-      name: displayName(viewer.user, this.t),
-    });
+    const outcome = await this.conversation.post(leadNumber, text, authorOf(viewer.user, this.t));
     if (outcome.kind === 'unknown_lead') throw notFound();
     if (outcome.kind === 'not_bound') throw fail(409, { error: 'not_bound' });
     return { message: this.messageOf(outcome.message) };

@@ -6,7 +6,6 @@ import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
 import { SecretGuard } from '../access/secret.guard';
 import { BODY_PIPE, LeadNumberParam, notFound } from '../http/validation';
-import type { ExportedLead } from '../export/export.dto';
 import { ExportService } from '../export/export.service';
 import { LeadStatusService, statusRefusal } from './lead-status.service';
 import { CrmStatusAnswerDto, CrmStatusBodyDto } from './lead-status.dto';
@@ -43,10 +42,7 @@ export class LeadStatusController {
   @ApiRefusal(409, 'The status is no longer `from` (`status`: the one now), or the lead is anonymised', ['conflict', 'anonymised'], {
     status: { type: 'string', enum: [...LEAD_STATUSES], description: 'The status now (conflict)' },
   })
-  async setStatus(
-    @LeadNumberParam('lead_number') leadId: number,
-    @JsonBody(BODY_PIPE) body: CrmStatusBodyDto,
-  ): Promise<{ lead: ExportedLead }> {
+  async setStatus(@LeadNumberParam('lead_number') leadId: number, @JsonBody(BODY_PIPE) body: CrmStatusBodyDto) {
     const outcome = await this.statuses.set({ leadId, expected: body.from, to: body.to, by: { telegramUserId: null, name: body.by } });
     // Only a Telegram user is checked against LEADS_MANAGER_IDS: never an integrator (never `not_manager`).
     if (outcome.kind !== 'changed') throw statusRefusal(outcome, 'to', body.from, body.to);

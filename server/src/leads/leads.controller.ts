@@ -69,12 +69,8 @@ export class LeadsController {
   ])
   async submit(@LeadBody(LeadBodyPipe) checked: CheckedSubmission, @Req() req: Request, @Res() res: Response): Promise<void> {
     const outcome = await this.leads.submit(checked, callerAddress(req));
-    switch (outcome.kind) {
-      case 'unavailable':
-        throw new ApiError(503, { error: API_ERRORS.unavailable });
-      case 'limited':
-        throw rateLimited(outcome.why, outcome.retryAfterSec);
-    }
+    if (outcome.kind === 'unavailable') throw new ApiError(503, { error: API_ERRORS.unavailable });
+    if (outcome.kind === 'limited') throw rateLimited(outcome.why, outcome.retryAfterSec);
     this.metrics.submission(req, { result: outcome.kind });
     const answer: LeadAcceptedBody = {
       lead_number: outcome.lead_number,

@@ -237,8 +237,7 @@ export function checkSubmission(body: Record<string, unknown>, rules: Submission
   const checked = validateSubmission(body, { phoneRegion: rules.phoneRegion, requiredContacts: rules.requiredContacts });
   const late = validateLate(body[LATE_FIELD], now);
   // A replay's consent was stamped by the landing's clock when the visitor sent it: it may be as far ahead as `late`.
-  const isLate = body[LATE_FIELD] !== undefined && body[LATE_FIELD] !== null;
-  const consent = checkConsent(body[CONSENT_FIELD], now, { required: rules.requireConsent, late: isLate });
+  const consent = checkConsent(body[CONSENT_FIELD], now, { required: rules.requireConsent, late: body[LATE_FIELD] != null });
   if (checked.ok && late.ok && consent.ok) return { ok: true, lead: checked.value, late: late.value, consent: consent.value };
   return {
     ok: false,
@@ -279,8 +278,8 @@ export class LeadFieldRule implements ValidatorConstraintInterface {
 }
 
 // Every field a 422 may name, in the order it names them, as the body has it: class-transformer's copy of an object
-// leaves out keys the prototype has (constructor, toString, __proto__), and shared refuses those as any unknown key.
-// Keys no rule names are kept: shared ignores them.
+// leaves out keys the prototype has (toString, valueOf), and shared refuses those as any unknown key. Keys no rule
+// names are kept: shared ignores them.
 for (const field of [...REPORTED_FIELDS, SOURCE_FIELD]) {
   Validate(LeadFieldRule)(LeadRequestDto.prototype, field);
   Transform(({ obj, key }) => (obj as Record<string, unknown>)[key])(LeadRequestDto.prototype, field);
@@ -305,8 +304,7 @@ export class LeadBodyPipe extends ApiValidationPipe {
     const dto = (await super.transform(body, { ...metadata, metatype: LeadRequestDto })) as object;
     const found = checks.get(dto);
     if (!found?.ok) throw new Error('a lead body passed LeadBodyPipe unchecked');
-    const { lead, late, consent } = found;
-    return { lead, late, consent };
+    return { lead: found.lead, late: found.late, consent: found.consent };
   }
 }
 

@@ -7,22 +7,13 @@ export class CheckLines {
 
   constructor(readonly say: (line: string) => void) {}
 
-  ok(text: string): void {
-    this.say(`ok    ${text}`);
-  }
-
-  warn(text: string): void {
-    this.say(`warn  ${text}`);
-  }
-
-  note(text: string): void {
-    this.say(`note  ${text}`);
-  }
-
-  fail(text: string): void {
+  ok = (text: string): void => this.say(`ok    ${text}`);
+  warn = (text: string): void => this.say(`warn  ${text}`);
+  note = (text: string): void => this.say(`note  ${text}`);
+  fail = (text: string): void => {
     this.problems += 1;
     this.say(`FAIL  ${text}`);
-  }
+  };
 
   /** getMe: the bot, or null after a FAIL line; `fix` follows "copy it again from @BotFather" when Telegram does not know the token. */
   async checkToken(telegram: TelegramGateway, fix: string, unanswered: (description: string) => string): Promise<BotIdentity | null> {

@@ -223,7 +223,6 @@ export class TelegramGateway {
 
   /** An update that came by webhook, through polling's handlers (errors go to `onUpdateError`). */
   async handleUpdate(update: unknown): Promise<void> {
-    if (!this.bot) return;
-    await this.bot.handleUpdate(update as Parameters<Telegraf['handleUpdate']>[0]);
+    await this.bot?.handleUpdate(update as Parameters<Telegraf['handleUpdate']>[0]);
   }
 }
