@@ -48,7 +48,6 @@ type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound
 @Injectable()
 export class MessagesService {
   private readonly logger = new Logger('Conversations');
-  private readonly linksLogger = new Logger('TelegramLinks');
   /** When each unbound person was last answered (in memory: a restart may answer once more). */
   private readonly answeredAt = new Map<number, number>();
 
@@ -76,7 +75,7 @@ export class MessagesService {
       await this.links.add({ payload_hash: payloadHash(payload), lead_id: leadId, created_at: now, expires_at: now + days * DAY_MS });
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      this.linksLogger.warn({ msg: 'telegram link not stored', lead_number: leadId, error });
+      new Logger('TelegramLinks').warn({ msg: 'telegram link not stored', lead_number: leadId, error });
       return null;
     }
     return `${this.config.leads.telegramLinkRoot}/${bot}?start=${payload}`;

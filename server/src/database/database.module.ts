@@ -68,7 +68,6 @@ export class DatabaseHandle implements OnApplicationShutdown {
 export function openHandle(config: ServerConfig): DatabaseHandle {
   const busy: BusyState = { timeoutMs: config.databaseBusyTimeoutMs, waits: 0 };
   if (config.databaseUrl) {
-    const logger = new Logger('Database');
     const { db, pool } = openPostgres(config.databaseUrl, {
       max: config.databasePoolMax,
       connectTimeoutMs: config.databaseBusyTimeoutMs,
@@ -76,7 +75,7 @@ export function openHandle(config: ServerConfig): DatabaseHandle {
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       idleInTransactionTimeoutMs: config.databaseIdleTxTimeoutMs,
       // Once per connection; the next query opens another (the instance answers 503 until PostgreSQL is back).
-      onConnectionLost: (err) => logger.warn({ msg: 'database connection lost', error: err.message }),
+      onConnectionLost: (err) => new Logger('Database').warn({ msg: 'database connection lost', error: err.message }),
     });
     return new DatabaseHandle(db, pool, describeDatabaseUrl(config.databaseUrl), busy);
   }

@@ -16,10 +16,7 @@ export interface BusyState extends BusyPolicy {
 }
 
 /** Opens the SQLite file in WAL mode; `busyTimeoutMs`: how long a lock is waited for. */
-export function openDatabase(
-  path: string,
-  options: { busyTimeoutMs?: number } = {},
-): { db: LeadsDb; sqlite: BetterSqlite3.Database; busy: BusyState } {
+export function openDatabase(path: string, options: { busyTimeoutMs?: number } = {}) {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');

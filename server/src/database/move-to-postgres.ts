@@ -63,7 +63,8 @@ export async function moveToPostgres(
       const report: MoveReport['tables'] = [];
       for (const table of tables) {
         const rows = await copyTable(sqlite, trx, table, batchSize);
-        const counted = await countRows(trx, table.name);
+        const { rows: counts } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table.name)}`.execute(trx);
+        const counted = counts[0].n;
         if (rows !== table.rows || counted !== table.rows) {
           throw new Error(`${table.name}: ${table.rows} rows in SQLite, ${rows} copied, ${counted} in PostgreSQL: nothing was moved`);
         }
@@ -198,11 +199,6 @@ function toPostgres(value: unknown, table: SourceTable, column: string): unknown
   const n = Number(value);
   if (!Number.isSafeInteger(n)) throw new Error(`${table.name}.${column} = ${value} is beyond Number.MAX_SAFE_INTEGER: nothing was moved`);
   return n;
-}
-
-async function countRows(trx: Transaction<Database>, table: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(trx);
-  return rows[0].n;
 }
 
 /** Sets the table's identity past every id SQLite ever gave (sqlite_sequence's too); the next id, or null without one. */

@@ -38,15 +38,14 @@ export class CardPublisher extends TelegramHandler {
     return this.publish(lead, row.attempts, target);
   }
 
-  private async publish(lead: Lead, attempts: number, target: CardTarget, afterMigration = false): Promise<Outcome> {
+  private async publish(lead: Lead, attempts: number, to: CardTarget, afterMigration = false): Promise<Outcome> {
     const repeats = await this.repo.repeatsOf(lead.id);
     const card = await this.cards.cardFor(lead, repeats);
-    let adopting = lead.fallback_state === 'pending' && (await this.adoptable(lead, target.chatId));
+    let adopting = lead.fallback_state === 'pending' && (await this.adoptable(lead, to.chatId));
     if (lead.fallback_state === 'pending' && !adopting) lead = { ...lead, fallback_state: 'answer' };
     this.metrics.inc('outbox_publish_attempts_total');
     let form: PublishCall['form'] = 'html';
     let refused: string | undefined;
-    let to = target;
     let topic: string | undefined;
     for (;;) {
       const shown = form === 'minimal' ? this.cards.minimalCardFor(lead) : card;
@@ -132,20 +131,16 @@ export class CardPublisher extends TelegramHandler {
   }
 
   private sent(card: SentCard): Outcome {
-    const { lead, chatId, threadId, messageId, form, refused, adopted } = card;
+    const { lead, repeatIds, chatId, threadId, messageId, form, refused, adopted } = card;
     const leadId = lead.id;
-    const where =
-      `chat ${chatId}` +
-      (threadId !== null ? `, topic ${threadId}` : '') +
-      `, message ${messageId}` +
-      (card.topic ? ` (${card.topic})` : '');
+    const topic = card.topic ? ` (${card.topic})` : '';
+    const where = `chat ${chatId}${threadId !== null ? `, topic ${threadId}` : ''}, message ${messageId}${topic}`;
     const detail =
       (adopted ? 'the fallback message is the card now: ' : '') +
       { html: where, plain: `HTML refused (${refused}); ${where}`, minimal: `card refused (${refused}); minimal card in ${where}` }[form];
     const sentAt = this.clock.now();
     const record = async () => {
       const format = form === 'plain' ? 'plain' : 'html';
-      const { repeatIds } = card;
       const dirtyAt = lead.card_dirty_at;
       await this.repo.markPublished({ leadId, chatId, threadId, messageId, format, repeatIds, dirtyAt, now: sentAt, adopted });
       this.metrics.inc('outbox_published_total');

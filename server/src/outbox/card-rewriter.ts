@@ -3,9 +3,6 @@ import { hasCard, type Outcome } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { TelegramHandler } from './telegram-handler';
 
-/** A button's rewrite: 'shown' when the card in Telegram shows the lead as stored; 'later' when the outbox tries again. */
-export type CardRefresh = 'shown' | 'later';
-
 /** The outbox's `card_edit` rows (§4.7): a published card rewritten to show its lead as stored. */
 @Injectable()
 export class CardRewriter extends TelegramHandler {

@@ -107,9 +107,8 @@ export class MessageSender extends TelegramHandler {
       const outcome = await this.notDelivered(msg, lead, 'the visitor blocked the bot', this.t.group.why.blocked);
       return { ...outcome, record: async () => (await outcome.record?.(), this.messages.blocked(msg.lead_id, to, this.clock.now())) };
     }
-    if (answer.kind !== 'failed' && answer.kind !== 'no_bot') {
+    if (answer.kind !== 'failed' && answer.kind !== 'no_bot')
       return this.notDelivered(msg, lead, `Telegram refused: ${answer.description}`, this.t.group.why.refused(answer.description));
-    }
     if (step.giveUp) {
       const error = `gave up after ${step.failures} failures: ${answer.description}`;
       return { ...(await this.notDelivered(msg, lead, error, this.t.group.why.gaveUp(answer.description))), attempts: step.failures };

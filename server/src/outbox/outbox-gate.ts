@@ -15,7 +15,7 @@ export class OutboxGate {
   /** Flood control: no Bot API call before this time (Telegram's retry_after, obeyed exactly). */
   private pausedUntil = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
-  private wake: () => void = () => undefined;
+  onPauseEnd: () => void = () => undefined;
   private pausedLogged = false;
   stopped = false;
 
@@ -25,10 +25,6 @@ export class OutboxGate {
     private readonly metrics: Metrics,
     private readonly settings: SettingsRepository,
   ) {}
-
-  onPauseEnd(wake: () => void): void {
-    this.wake = wake;
-  }
 
   /** A Bot API call may go out: a bot exists (its absence is logged once) and no flood pause holds. */
   ready(): boolean {
@@ -71,10 +67,8 @@ export class OutboxGate {
   async syncFlood(): Promise<void> {
     const shared = Number(await this.settings.get(FLOOD_UNTIL_SETTING));
     if (Number.isFinite(shared) && shared > this.pausedUntil && shared > this.clock.now()) {
-      this.logger.warn({
-        msg: 'flood control (another instance got a 429)',
-        retry_after_sec: Math.ceil((shared - this.clock.now()) / 1000),
-      });
+      const wait = Math.ceil((shared - this.clock.now()) / 1000);
+      this.logger.warn({ msg: 'flood control (another instance got a 429)', retry_after_sec: wait });
       this.pauseUntil(shared);
     }
   }
@@ -82,7 +76,7 @@ export class OutboxGate {
   private pauseUntil(until: number): void {
     this.pausedUntil = until;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeTimer = setTimeout(() => this.wake(), Math.max(0, until - this.clock.now()));
+    this.wakeTimer = setTimeout(() => this.onPauseEnd(), Math.max(0, until - this.clock.now()));
     this.wakeTimer.unref();
   }
 

@@ -15,7 +15,7 @@ import { WebhookDeliverer } from '../webhooks/webhook-deliverer';
 import { WebhookRecorder } from '../webhooks/webhook-recorder';
 import { withoutUrls } from '../webhooks/webhook.sender';
 import { CardPublisher } from './card-publisher';
-import { type CardRefresh, CardRewriter } from './card-rewriter';
+import { CardRewriter } from './card-rewriter';
 import { FallbackAnswerer } from './fallback-answerer';
 import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler } from './outcome';
@@ -23,7 +23,8 @@ import { RepeatNotifier } from './repeat-notifier';
 import { BATCH_SIZE, passBackoffMs } from './retry-schedule';
 import { MessageSender } from './message-senders';
 
-export type { CardRefresh } from './card-rewriter';
+/** A button's rewrite: 'shown' when the card in Telegram shows the lead as stored; 'later' when the outbox tries again. */
+export type CardRefresh = 'shown' | 'later';
 
 /** A pass takes up to BATCH_SIZE rows of each Telegram kind, in this order (a ping follows the card it published). */
 const TELEGRAM_KINDS: OutboxKind[] = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'visitor_message', 'team_message'];
@@ -80,11 +81,9 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
       team_message: messages,
     };
     this.runner = this.passRunner('outbox', () => this.pass(), { enabled: () => this.config.webhooks.length > 0 || gate.hasBot() });
-    this.lanes.set(
-      TELEGRAM_TARGET,
-      this.passRunner('telegram', () => this.telegramPass(), { enabled: () => gate.hasBot() }),
-    );
-    gate.onPauseEnd(() => this.publishSoon());
+    const telegram = this.passRunner('telegram', () => this.telegramPass(), { enabled: () => gate.hasBot() });
+    this.lanes.set(TELEGRAM_TARGET, telegram);
+    gate.onPauseEnd = () => this.publishSoon();
   }
 
   /** A lane's runner: a failed pass leaves what failed due and backs off 5 s, 15 s, then 60 s. */
@@ -208,9 +207,13 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     this.wakeTelegram = false;
   }
 
+  /** Telegram rows go out: a bot, no flood pause (shared by every instance), a leads chat. */
   private async telegramPass(): Promise<void> {
     await this.recordUnrecorded(TELEGRAM_TARGET);
-    if (!(await this.telegramOpen())) return;
+    if (!this.gate.hasBot()) return;
+    await this.gate.syncFlood();
+    if (!this.gate.ready()) return;
+    if (!(await this.chats.leadsChatId())) return this.gate.pausedOnce('publishing paused: LEADS_CHAT_ID is not set (leads are stored)');
     for (const kind of TELEGRAM_KINDS) {
       if (this.gate.stopped || !this.gate.ready()) return;
       const rows = await this.claim(TELEGRAM_TARGET, BATCH_SIZE, kind);
@@ -230,7 +233,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
   private claim(target: string, limit: number, kind: OutboxKind, only: { leadId?: number; anyTime?: boolean } = {}): Promise<OutboxRow[]> {
     const wallNow = Date.now();
     const times = { now: this.clock.now(), wallNow, until: wallNow + CLAIM_MS };
-    return this.repo.claim({ ...times, holder: this.leases.instanceId, targets: [target], limit, kind, ...only });
+    return this.repo.claim({ ...times, holder: this.leases.instanceId, target, limit, kind, ...only });
   }
 
   /** A lane's rows in turn (false: stopped, the rest given back); a claim past half its time is renewed or the row skipped. */
@@ -298,15 +301,5 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
   private async recordUnrecorded(target?: string): Promise<void> {
     for (const { row, outcome } of [...this.unrecorded.values()])
       if (target === undefined || row.target === target) await this.record(row, outcome);
-  }
-
-  /** Telegram rows go out: a bot, no flood pause (shared by every instance), a leads chat. */
-  private async telegramOpen(): Promise<boolean> {
-    if (!this.gate.hasBot()) return false;
-    await this.gate.syncFlood();
-    if (!this.gate.ready()) return false;
-    if (await this.chats.leadsChatId()) return true;
-    this.gate.pausedOnce('publishing paused: LEADS_CHAT_ID is not set (leads are stored)');
-    return false;
   }
 }

@@ -46,13 +46,8 @@ export class RepeatNotifier extends TelegramHandler {
         return this.failed(repeatId, lead.id, description, next);
     }
     const text = this.t.group.repeatPing(lead.id);
-    let ping = await this.telegram.send({
-      chatId: lead.chat_id,
-      threadId: lead.card_thread_id,
-      text,
-      html: false,
-      replyTo: lead.message_id,
-    });
+    const general = { chatId: lead.chat_id, text, html: false };
+    let ping = await this.telegram.send({ ...general, threadId: lead.card_thread_id, replyTo: lead.message_id });
     let topic = '';
     if (!ping.ok) {
       const step = nextStep({ action: 'ping', form: 'reply' }, ping, attempts);
@@ -60,7 +55,7 @@ export class RepeatNotifier extends TelegramHandler {
       // The card's topic is closed: into the chat's General topic, on its own (a reply would follow the card).
       this.chats.topicGone(lead.chat_id, lead.card_thread_id, ping.description, this.t.alerts.topicRepeat(lead.id));
       topic = ` in the chat's General topic (the card's topic refused it: ${ping.description})`;
-      ping = await this.telegram.send({ chatId: lead.chat_id, text, html: false });
+      ping = await this.telegram.send(general);
       if (!ping.ok) {
         const again = nextStep({ action: 'ping', form: 'reply', inGeneral: true }, ping, attempts);
         return this.failed(repeatId, lead.id, ping.description, again);

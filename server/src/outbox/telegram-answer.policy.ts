@@ -71,11 +71,6 @@ const TABLE: Record<CallKey, Partial<Record<AnswerKind, Fallback>>> = {
 /** Telegram's "text over 4096 characters", also when only its description says so (§12.5). */
 const TOO_LONG = /message is too long|MESSAGE_TOO_LONG/i;
 
-function answerKind(answer: TelegramFailure): AnswerKind {
-  if (answer.kind !== 'flood' && answer.kind !== 'migrated' && TOO_LONG.test(answer.description)) return 'too_long';
-  return answer.kind;
-}
-
 function retry(call: OutboxCall, failuresSoFar: number): Retry {
   const failures = failuresSoFar + 1;
   return {
@@ -101,7 +96,8 @@ export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, fail
 export function nextStep(call: OutboxCall, answer: TelegramResult<unknown>, failuresSoFar: number): NextStep {
   if (answer.ok) return { step: 'success' };
   if (answer.kind === 'flood') return { step: 'flood_pause', pauseMs: answer.retryAfterSec * 1000 };
-  const fallback = TABLE[`${call.action}:${call.form}` as CallKey][answerKind(answer)];
+  const kind = answer.kind !== 'migrated' && TOO_LONG.test(answer.description) ? 'too_long' : answer.kind;
+  const fallback = TABLE[`${call.action}:${call.form}` as CallKey][kind];
   switch (fallback) {
     case 'follow_migration':
       if (answer.kind !== 'migrated' || (call.action === 'publish' && call.afterMigration)) return retry(call, failuresSoFar);

@@ -48,45 +48,38 @@ export class LeadErasureRepository {
 
   /**
    * Erases the personal columns of a lead and its repeats (their changed values too), keeps the lead for statistics and
-   * marks its card for rewriting; pending repeat pings become handled. Without `trx`, in a transaction of its own.
+   * marks its card for rewriting; pending repeat pings become handled; in the caller's transaction.
    */
-  anonymise(leadId: number, now: number, trx?: Tx): Promise<AnonymiseResult> {
-    const erase = async (ex: LeadsDb): Promise<AnonymiseResult> => {
-      const lead = await ex.selectFrom('leads').select(['id', 'anonymised_at']).where('id', '=', leadId).executeTakeFirst();
-      if (!lead) return 'unknown';
-      if (lead.anonymised_at !== null) return 'already';
-      await ex
-        .updateTable('leads')
+  async anonymise(leadId: number, now: number, trx: Tx): Promise<AnonymiseResult> {
+    const lead = await trx.selectFrom('leads').select(['id', 'anonymised_at']).where('id', '=', leadId).executeTakeFirst();
+    if (!lead) return 'unknown';
+    if (lead.anonymised_at !== null) return 'already';
+    await trx
+      .updateTable('leads')
+      .set({ ...erasedLeadColumns(), anonymised_at: now, card_dirty_at: now })
+      .where('id', '=', leadId)
+      .execute();
+    // The Telegram account its "Continue in Telegram" link bound (the used row stays: the link cannot be used again).
+    await trx
+      .updateTable('telegram_links')
+      .set({ tg_user_id: null, tg_username: null, tg_first_name: null, tg_last_name: null })
+      .where('lead_id', '=', leadId)
+      .execute();
+    // Its conversation with the visitor (the outbox's rows that would send a message find none and end).
+    await trx.deleteFrom('lead_messages').where('lead_id', '=', leadId).execute();
+    const repeats = await trx.selectFrom('lead_repeats').select(['id', 'changes', 'notified_at']).where('lead_id', '=', leadId).execute();
+    for (const r of repeats) {
+      await trx
+        .updateTable('lead_repeats')
         .set({
-          ...erasedLeadColumns(),
-          anonymised_at: now,
-          card_dirty_at: now,
+          ...erasedRepeatColumns(),
+          changes: JSON.stringify(erasedChanges(parseRepeatChanges(r.changes))),
+          ...(r.notified_at === null ? { notified_at: now, notify_outcome: 'skipped' as const } : {}),
         })
-        .where('id', '=', leadId)
+        .where('id', '=', r.id)
         .execute();
-      // The Telegram account its "Continue in Telegram" link bound (the used row stays: the link cannot be used again).
-      await ex
-        .updateTable('telegram_links')
-        .set({ tg_user_id: null, tg_username: null, tg_first_name: null, tg_last_name: null })
-        .where('lead_id', '=', leadId)
-        .execute();
-      // Its conversation with the visitor (the outbox's rows that would send a message find none and end).
-      await ex.deleteFrom('lead_messages').where('lead_id', '=', leadId).execute();
-      const repeats = await ex.selectFrom('lead_repeats').select(['id', 'changes', 'notified_at']).where('lead_id', '=', leadId).execute();
-      for (const r of repeats) {
-        await ex
-          .updateTable('lead_repeats')
-          .set({
-            ...erasedRepeatColumns(),
-            changes: JSON.stringify(erasedChanges(parseRepeatChanges(r.changes))),
-            ...(r.notified_at === null ? { notified_at: now, notify_outcome: 'skipped' as const } : {}),
-          })
-          .where('id', '=', r.id)
-          .execute();
-      }
-      return 'done';
-    };
-    return trx ? erase(trx) : this.db.transaction().execute(erase);
+    }
+    return 'done';
   }
 
   /** The contacts of a lead not yet anonymised, its repeats' changes too (each once), read in the erasing transaction. */

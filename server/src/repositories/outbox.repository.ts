@@ -31,28 +31,28 @@ export class OutboxRepository {
   }
 
   /**
-   * Claims up to `limit` due rows of `targets` for `holder` until `until` (wall clock), lowest id first, none behind an
-   * earlier row of its lead and target. SQLite's one runner keeps claims in memory.
+   * Claims up to `limit` due rows of `target` and `kind` for `holder` until `until` (wall clock), lowest id first, none
+   * behind an earlier row of its lead and target. SQLite's one runner keeps claims in memory.
    */
   async claim(p: {
     now: number;
     wallNow: number;
     until: number;
     holder: string;
-    targets: string[];
+    target: string;
     limit: number;
+    kind: OutboxKind;
     leadId?: number;
-    kind?: OutboxKind;
     /** Due or not (a button press rewrites its card now, whatever the row's next time). */
     anyTime?: boolean;
   }): Promise<OutboxRow[]> {
-    if (p.targets.length === 0) return [];
     let candidates = this.db
       .selectFrom('outbox as o')
       .select('o.id')
       .where('o.done_at', 'is', null)
       .where('o.next_at', '<=', p.anyTime ? Number.MAX_SAFE_INTEGER : p.now)
-      .where('o.target', 'in', p.targets)
+      .where('o.target', '=', p.target)
+      .where('o.kind', '=', p.kind)
       .where((eb) => eb.or([eb('o.claimed_until', 'is', null), eb('o.claimed_until', '<', p.wallNow), eb('o.claimed_by', '=', p.holder)]))
       .where((eb) =>
         eb.not(
@@ -70,7 +70,6 @@ export class OutboxRepository {
       .orderBy('o.id')
       .limit(p.limit);
     if (p.leadId !== undefined) candidates = candidates.where('o.lead_id', '=', p.leadId);
-    if (p.kind !== undefined) candidates = candidates.where('o.kind', '=', p.kind);
     if (!this.shared) return candidates.clearSelect().selectAll('o').execute();
     candidates = candidates.forUpdate().skipLocked();
     const rows = await this.db
@@ -101,9 +100,9 @@ export class OutboxRepository {
   }
 
   /** A failed attempt: counted, the row waits for its next time. */
-  failed(id: number, f: OutboxFailure, trx?: Tx): Promise<void> {
+  failed(id: number, f: OutboxFailure): Promise<void> {
     const first = f.firstFailedAt !== undefined ? { first_failed_at: f.firstFailedAt } : {};
-    return this.unclaim(id, { attempts: f.attempts, next_at: f.nextAt, last_error: f.error, ...first }, trx);
+    return this.unclaim(id, { attempts: f.attempts, next_at: f.nextAt, last_error: f.error, ...first });
   }
 
   /** Not a failure, only a later time (a flood pause); `error` says why, for /stickers_new. */

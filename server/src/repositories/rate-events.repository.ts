@@ -4,14 +4,6 @@ import type { LeadsDb } from '../database/database';
 import type { RateEventKind } from '../database/schema';
 import { dialectOf } from '../database/dialect-sql';
 
-export interface WindowQuery {
-  kind: RateEventKind;
-  keyHash: string;
-  limit: number;
-  windowMs: number;
-  now: number;
-}
-
 /** Sliding-window counters over `rate_events`: they survive a restart. */
 @Injectable()
 export class RateEventsRepository {
@@ -23,7 +15,7 @@ export class RateEventsRepository {
   }
 
   /** The time until the window has room again (null: now), from the limit-th newest event in it, never a count. */
-  async msUntilRoom(q: WindowQuery): Promise<number | null> {
+  async msUntilRoom(q: { kind: RateEventKind; keyHash: string; limit: number; windowMs: number; now: number }): Promise<number | null> {
     const row = await this.db
       .selectFrom('rate_events')
       .select('at')
@@ -49,10 +41,8 @@ export class RateEventsRepository {
   /** Deletes events at or before `at`, and the per-minute counts of minutes wholly before it (housekeeping). */
   async pruneBefore(at: number): Promise<number> {
     const result = await this.db.deleteFrom('rate_events').where('at', '<=', at).executeTakeFirst();
-    await this.db
-      .deleteFrom('rate_minutes')
-      .where('minute', '<', Math.floor(at / 60_000))
-      .execute();
+    const minute = Math.floor(at / 60_000);
+    await this.db.deleteFrom('rate_minutes').where('minute', '<', minute).execute();
     return Number(result.numDeletedRows);
   }
 }

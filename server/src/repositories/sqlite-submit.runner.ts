@@ -58,11 +58,7 @@ export class SqliteSubmitRunner extends SubmitRunner {
         }),
       this.database.busy,
     );
-    batch.forEach((w, i) => {
-      const outcome = outcomes[i];
-      if (outcome.ok) w.resolve(outcome.verdict);
-      else w.reject(outcome.error);
-    });
+    outcomes.forEach((outcome, i) => (outcome.ok ? batch[i].resolve(outcome.verdict) : batch[i].reject(outcome.error)));
   }
 
   private prepare(): BetterSqlite3.Transaction<(batch: Waiting[]) => Outcome[]> {

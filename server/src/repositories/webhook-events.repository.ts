@@ -146,10 +146,7 @@ export class WebhookEventsRepository {
     query = 'publicId' in key ? query.where('public_id', '=', key.publicId) : query.where('lead_id', '=', key.leadId);
     const events = await query.orderBy('id').execute();
     const deliveries = await this.deliveriesOf(events);
-    return events.map((e) => ({
-      ...e,
-      endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.target))],
-    }));
+    return events.map((e) => ({ ...e, endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.target))] }));
   }
 
   /** `GET /webhooks/events`: events since `since`, newest first, each with its newest delivery row per endpoint. */

@@ -7,7 +7,7 @@ import { ExportService } from '../export/export.service';
 import { Metrics } from '../observability/metrics';
 import { LeadsRepository } from '../repositories/leads.repository';
 import type { OutboxRow } from '../repositories/outbox.repository';
-import { type WebhookEventRow, WebhookEventsRepository } from '../repositories/webhook-events.repository';
+import { WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import type { Outcome, OutboxHandler } from '../outbox/outcome';
 import { endpointOrigin, postWebhook, SIGNATURE_HEADER, WEBHOOK_TIMEOUT, type WebhookTimeout } from './webhook.sender';
 import { AlertsService } from '../alerts/alerts.service';
@@ -47,7 +47,9 @@ export class WebhookDeliverer implements OutboxHandler {
     const endpoint = this.config.webhooks.find((e) => e.url === row.target);
     const event = await this.repo.findEvent(row.event_id!);
     if (!endpoint || !event) return { done: 'no endpoint' };
-    const body = await this.body(event);
+    // `{ id, type, created_at, data: { lead, …facts } }`, the lead read now as `GET /leads` shows it (an erased one without PII).
+    const data = { lead: await this.exports.lead(event.lead_id), ...(JSON.parse(event.data) as Record<string, unknown>) };
+    const body = JSON.stringify({ id: event.public_id, type: event.type, created_at: new Date(event.at).toISOString(), data });
     const signature = signatureHeader([endpoint.secret, endpoint.previousSecret], Math.floor(this.clock.now() / 1000), body);
     const headers = { [SIGNATURE_HEADER]: signature, 'Stickers-Event-Id': event.public_id, 'Stickers-Event-Type': event.type };
     const answer = await postWebhook(endpoint.url, body, headers, this.timeout.ms);
@@ -77,12 +79,5 @@ export class WebhookDeliverer implements OutboxHandler {
     };
     // No answer in time, or no connection: the URL is down, and each further try would wait as long again.
     return { failed: { attempts, nextAt, error: answer.error, firstFailedAt }, record, stop: !answer.answered };
-  }
-
-  /** `{ id, type, created_at, data: { lead, …facts } }`, the lead read now as `GET /leads` shows it (an erased one without PII). */
-  private async body(d: WebhookEventRow): Promise<string> {
-    const facts = JSON.parse(d.data) as Record<string, unknown>;
-    const lead = await this.exports.lead(d.lead_id);
-    return JSON.stringify({ id: d.public_id, type: d.type, created_at: new Date(d.at).toISOString(), data: { lead, ...facts } });
   }
 }

@@ -10,9 +10,6 @@ import { ApiQueryParameters, queryTime } from '../export/export.dto';
 import { WebhookEventParams, WebhookEventsPageDto, WebhookEventsQuery, WebhookRedeliveryDto } from './webhook-events.dto';
 import { WebhookEventsService } from './webhook-events.service';
 
-/** An `{id}` that is not an event id: 404 (no event has it). */
-export const ID_PIPE = new ApiValidationPipe(() => notFound());
-
 /** Behind the shared secret of `POST /leads`, each caller throttled first (`api`). */
 @ApiTags('webhooks')
 @ApiSecretRefusals({ throttled: true })
@@ -45,7 +42,7 @@ export class WebhookEventsController {
   @ApiParam({ name: 'id', schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' } })
   @ApiAcceptedResponse({ type: WebhookRedeliveryDto })
   @ApiRefusal(404, 'No such event (or the leads module switched off)', ['not_found'])
-  redeliver(@Param(ID_PIPE) params: WebhookEventParams) {
+  redeliver(@Param(new ApiValidationPipe(notFound)) params: WebhookEventParams) {
     return this.events.redeliver(params.id);
   }
 }
