@@ -5,6 +5,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
+import { ReportsService } from '../src/reports/reports.service';
 import {
   ADMIN_CHAT,
   FakeClock,
@@ -84,6 +85,18 @@ describe('housekeeping (once a minute)', () => {
     clock.advance(21 * 60 * MIN);
     await server.app.get(HousekeepingService).tick();
     expect(digests()).toHaveLength(2);
+  });
+
+  it('a digest whose text could not be read (a database error) is tried again the next minute', async () => {
+    clock = new FakeClock(Date.UTC(2026, 10, 29, 6, 0)); // 09:00 in Moscow
+    await boot();
+    await newLead();
+    jest.spyOn(server.app.get(ReportsService), 'digest').mockRejectedValueOnce(new Error('SQLITE_BUSY: database is locked'));
+    const housekeeping = server.app.get(HousekeepingService);
+    await expect(housekeeping.digest()).rejects.toThrow('SQLITE_BUSY');
+    clock.advance(MIN);
+    expect(await housekeeping.digest()).toBe(true);
+    expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.startsWith('🗓'))).toHaveLength(1);
   });
 
   /** Two leads (one with a repeat) 30 days old and one 1 day old; housekeeping runs once retention is due. */

@@ -133,6 +133,25 @@ describe('cards by source', () => {
     const next = await submit(from('corporate'));
     expect(cardIn(LEADS_CHAT, next)).toBeDefined();
   });
+  it('a routed chat the bot was removed from holds back no other chat’s reminders', async () => {
+    await boot();
+    for (let i = 0; i < 20; i += 1) await submit(from('corporate'));
+    const main = await submit();
+    sandbox.addBot(CORPORATE, 'kicked');
+    const housekeeping = server.app.get(HousekeepingService);
+    clock.advance(31 * MIN);
+    expect(await housekeeping.remind()).toBe(0);
+    // Refused for good: each corporate lead's trace says so once, and the next run gets to the others.
+    expect(await sqlRow(server.db, "select count(*) as n from lead_events where kind = 'reminder_failed'")).toEqual({ n: 20 });
+    clock.advance(MIN);
+    expect(await housekeeping.remind()).toBe(1);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith(`⏰ Заявка #${main} `))).toHaveLength(1);
+    expect(
+      sandbox
+        .callsOf('sendMessage')
+        .filter((c) => String(c.params.chat_id) === String(CORPORATE) && String(c.params.text).startsWith('⏰')),
+    ).toHaveLength(20);
+  });
 });
 
 describe('presses and commands in routed chats', () => {

@@ -25,6 +25,7 @@ export type LeadEventKind =
   | 'repeat_gave_up'
   | 'repeat_skipped'
   | 'reminded'
+  | 'reminder_failed'
   | 'anonymised'
   | 'received_late'
   | 'fallback_adopted'

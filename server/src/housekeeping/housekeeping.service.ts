@@ -16,11 +16,14 @@ import { RateEventsRepository } from '../repositories/rate-events.repository';
 import { ChartsService } from '../charts/charts.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway } from '../telegram/telegram.gateway';
+import type { TelegramFailure } from '../telegram/telegram-result';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { localDate, localWallTime } from '../clock/local-time';
 
 const HOUR = 60 * 60 * 1000;
+/** What Telegram may take later (a 5xx or no answer, flood control, no bot): the reminder is given back. */
+const AGAIN = new Set<TelegramFailure['kind']>(['failed', 'flood', 'no_bot']);
 
 export interface HousekeepingReport {
   reminders: number;
@@ -125,6 +128,10 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
       if (result.ok) {
         sent += 1;
         await this.leads.recordEvent(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min${topic}`);
+      } else if (!AGAIN.has(result.kind)) {
+        // Refused for good (the bot left the chat, the card is gone): kept, so that it never holds other leads' reminders.
+        await this.leads.recordEvent(lead.id, 'reminder_failed', this.clock.now(), `Telegram refused it: ${result.description}`);
+        this.logger.warn({ msg: 'reminder refused; not tried again', lead_number: lead.id, error: result.description });
       } else {
         await this.leads.releaseReminder(lead.id);
         this.logger.warn({ msg: 'reminder not sent; next minute tries again', lead_number: lead.id, error: result.description });
@@ -144,7 +151,12 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     const date = localDate(now, this.config.timezone);
     const key = `digest:${date}`;
     if (!(await this.jobRuns.claimRun(key, now))) return false;
-    const result = await this.alerts.sendToAdmin(await this.reports.digest());
+    // Its text not read (a database error): given back, the next minute tries again.
+    const text = await this.reports.digest().catch(async (err: unknown) => {
+      await this.jobRuns.releaseRun(key);
+      throw err;
+    });
+    const result = await this.alerts.sendToAdmin(text);
     if (!result.ok) {
       await this.jobRuns.releaseRun(key);
       this.logger.warn({ msg: 'digest not sent; next minute tries again', error: result.description });
