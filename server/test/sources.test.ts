@@ -127,6 +127,15 @@ describe('reports count per source and campaign', () => {
     await publishLead(server);
   }
 
+  it('a source value is shown up to 40 characters as a person counts them: an emoji is one, never cut in half', async () => {
+    await boot({ polling: true });
+    await publishLead(server, { source: { landing: '🎉'.repeat(30) } });
+    await publishLead(server, { source: { landing: 'x', utm_source: '🎉'.repeat(45) } });
+    const reply = await command(LEADS_CHAT, '/stickers_stats');
+    expect(reply).toContain(`\n${'🎉'.repeat(30)}: 1\n`);
+    expect(reply).toContain(`\nx · ${'🎉'.repeat(39)}…: 1\n`);
+  });
+
   it('/stickers_stats: per landing · source / campaign, most first, and the leads without a source', async () => {
     await boot({ polling: true });
     await sourcedLeads();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { visibleLength } from './text.js';
+import { cutVisible, visibleLength } from './text.js';
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 const graphemes = (s: string) => [...segmenter.segment(s)].length;
@@ -43,5 +43,14 @@ describe('visibleLength', () => {
     expect(visibleLength('Зa\u0301\u0301')).toBe(2);
     expect(visibleLength('\r\n')).toBe(1);
     expect(visibleLength('👨‍👩‍👧 ок')).toBe(4);
+  });
+});
+
+describe('cutVisible', () => {
+  it('keeps a value of at most max characters; cuts a longer one to max - 1 and "…", never inside a grapheme', () => {
+    expect(cutVisible('🎉'.repeat(40), 40)).toBe('🎉'.repeat(40));
+    expect(cutVisible('🎉'.repeat(41), 40)).toBe(`${'🎉'.repeat(39)}…`);
+    expect(cutVisible(`${'a'.repeat(38)}👨‍👩‍👧🎉🎉`, 40)).toBe(`${'a'.repeat(38)}👨‍👩‍👧…`);
+    expect(cutVisible('Анна', 3)).toBe('Ан…');
   });
 });

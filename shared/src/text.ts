@@ -1,6 +1,6 @@
 /** Text helpers for the field rules: lengths as a person counts them, and whitespace normalisation. */
 
-const segmenter: { segment(s: string): Iterable<unknown> } | null =
+const segmenter: { segment(s: string): Iterable<{ segment: string }> } | null =
   typeof Intl !== 'undefined' && 'Segmenter' in Intl ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
 
 /**
@@ -18,6 +18,13 @@ export function visibleLength(value: string): number {
   let n = 0;
   for (const _ of segmenter.segment(value)) n += 1;
   return n;
+}
+
+/** At most `max` characters as `visibleLength` counts them, the last one "…" when cut: never half an emoji. */
+export function cutVisible(value: string, max: number): string {
+  if (visibleLength(value) <= max) return value;
+  const kept = segmenter ? Array.from(segmenter.segment(value), (s) => s.segment) : Array.from(value);
+  return `${kept.slice(0, max - 1).join('')}…`;
 }
 
 // C0/C1 control characters except tab and newline: never typed on purpose, and they break the card and the logs.

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { cutVisible } from '@stickers/shared';
 import { formatTime, type Messages } from '../i18n';
 import { MESSAGES } from '../i18n/i18n.module';
 import { Clock } from '../clock/clock';
@@ -14,7 +15,7 @@ const LIST_CAP = 15;
 /** Source groups listed in /stickers_stats and the digest before "…other sources". */
 const SOURCE_CAP = 10;
 /** A source value (≤ 64 characters) shown up to 40. */
-const shown = (v: string) => (v.length > 40 ? `${v.slice(0, 39)}…` : v);
+const shown = (v: string) => cutVisible(v, 40);
 
 /** `wedding · yandex / summer`: the landing, then UTM source / campaign, missing parts left out. */
 function sourceLabel(c: Pick<SourceCount, 'landing' | 'source' | 'campaign'>): string {
