@@ -124,6 +124,18 @@ describe('erasure by contact', () => {
     expect(await command(LEADS_CHAT, `/stickers_forget ${phone}`)).toBe('Заявок с таким контактом не найдено: никто не обезличен.');
   });
 
+  it('/stickers_forget of a contact with many leads lists the first 30 numbers, then how many more', async () => {
+    const server = await boot(join(tmp.dir, `erase-${++n}.sqlite`));
+    const ids: number[] = [];
+    for (let i = 0; i < 32; i += 1) {
+      ids.push(await store(server, { phone: '+79995554411', telegram: `@many_${i}x` }));
+      server.clock.advance(2 * DAY);
+    }
+    const reply = await command(LEADS_CHAT, '/stickers_forget +79995554411');
+    const listed = ids.slice(0, 30).map((id) => `#${id}`);
+    expect(reply).toBe(`🗑 Обезличено заявок: 32 (${listed.join(', ')} …и ещё 2): личные данные удалены, карточки обновлены.`);
+  });
+
   it('/stickers_forget @username erases by the lower-cased username; the number form keeps working', async () => {
     const server = await boot(join(tmp.dir, `erase-${++n}.sqlite`));
     const { ids, other } = await person(server, '+79995554400', '@Petr_Name');

@@ -265,4 +265,24 @@ describe('the bot in forum topics', () => {
     expect(answer.text).toBe('📎 Выгрузка за 7 дн.: 1 заявок (файл выше).');
     expect(inTopic(ADMIN_CHAT, null).find((m) => m.document)?.document?.file_name).toBe('leads-7d.csv');
   });
+
+  it('the admin chat as a topic of the leads group: /stickers_export in the leads topic is refused, in the admin topic answered', async () => {
+    const env = { LEADS_THREAD_ID: String(THREAD), ADMIN_CHAT_ID: String(LEADS_CHAT), ADMIN_THREAD_ID: '13' };
+    sandbox.state.addChat({
+      ...DEFAULT_CHATS[0],
+      is_forum: true,
+      topics: [
+        { id: THREAD, name: 'Заявки' },
+        { id: 13, name: 'Админы' },
+      ],
+    });
+    await boot({ polling: true, env });
+    await submit();
+    const asked = sandbox.say(LEADS_CHAT, '/stickers_export 7', DEFAULT_USER, THREAD);
+    const reply = await waitFor(() => inTopic(LEADS_CHAT, THREAD).find((m) => m.reply_to_message_id === asked), 5000, 'the refusal');
+    expect(reply.text).toBe('Выгрузка приходит только в чат админов.');
+    sandbox.say(LEADS_CHAT, '/stickers_export 7', DEFAULT_USER, 13);
+    await waitFor(() => inTopic(LEADS_CHAT, 13).find((m) => m.document), 5000, 'the file in the admin topic');
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.document)).toHaveLength(1);
+  });
 });

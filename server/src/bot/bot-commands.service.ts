@@ -12,6 +12,8 @@ import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
 import { leadNumberOf } from '../domain/lead';
 
+/** Lead numbers an erasure's answer lists (then "…and N more"): far below Telegram's 4096 characters. */
+const FORGET_LISTED = 30;
 /** The menu setMyCommands sets, in the locale's words. */
 export function botCommands(t: Messages): { command: BotCommand; description: string }[] {
   return BOT_COMMAND_NAMES.map((command) => ({ command, description: t.commands.menu[command] }));
@@ -128,7 +130,11 @@ export class BotCommandsService {
 
   /** The CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */
   private async export(call: CommandCall): Promise<CommandOutcome> {
-    if (call.chatId !== this.config.telegram.adminChatId) return { kind: 'refused', reason: 'not_admin_chat' };
+    const { adminChatId, adminThreadId } = this.config.telegram;
+    if (call.chatId !== adminChatId) return { kind: 'refused', reason: 'not_admin_chat' };
+    // The admin chat a topic of a leads group (ADMIN_THREAD_ID): the leads' own topics are not it.
+    if (adminThreadId !== null && call.threadId !== adminThreadId && (await this.chats.isLeadsChat(call.chatId)))
+      return { kind: 'refused', reason: 'not_admin_chat' };
     const refusal = await this.mayEraseOrExport(call.userId);
     if (refusal) return { kind: 'refused', reason: refusal, action: 'export' };
     const arg = call.args.trim();
@@ -155,7 +161,9 @@ export class BotCommandsService {
       const erased = await this.anonymisation.forgetContact(contact);
       // The answer does not repeat the contact: command answers carry no personal data (docs/requirements.md §6.1).
       if (erased.length === 0) return this.t.commands.forgetNoContact;
-      return this.t.commands.forgetContact(`${erased.length} (${erased.map((id) => `#${id}`).join(', ')})`);
+      const listed = erased.slice(0, FORGET_LISTED).map((id) => `#${id}`);
+      const more = erased.length > FORGET_LISTED ? ` ${this.t.reports.more(erased.length - FORGET_LISTED)}` : '';
+      return this.t.commands.forgetContact(`${erased.length} (${listed.join(', ')}${more})`);
     }
     const id = leadNumberOf(call.args);
     if (id === null) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
