@@ -3,6 +3,8 @@
  * is checked by the shared rules, stored with the lead (and a repeat keeps its own), shown on the card as one short
  * line, counted per source and campaign in /stickers_stats and the daily digest, and shown by the trace.
  */
+import { SECRET_HEADER } from '@stickers/shared';
+import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { formatTrace } from '../src/trace/trace-format';
 import {
@@ -204,6 +206,20 @@ describe('the trace shows the source', () => {
     const without = await trace(plain.request_id as string);
     expect(Object.keys(without.lead)).not.toContain('source');
     expect(formatTrace(without)).not.toContain('source ');
+  });
+});
+
+describe('an erased lead', () => {
+  it('keeps source.landing, its UTM values and referrer null; a source without a landing becomes null', async () => {
+    await boot();
+    const wedding = (await postLead(server, lead({ source: WEDDING }))).body.lead_number as number;
+    const utmOnly = (await postLead(server, lead({ source: { utm_source: 'yandex' } }))).body.lead_number as number;
+    const erasure = server.app.get(AnonymisationService);
+    for (const id of [wedding, utmOnly]) expect(await erasure.forget(id)).toBe('done');
+    const res = await fetch(`${server.url}/leads`, { headers: { [SECRET_HEADER]: SECRET } });
+    const sources = Object.fromEntries(((await res.json()) as any).leads.map((l: any) => [l.lead_number, l.source]));
+    const none = { utm_source: null, utm_medium: null, utm_campaign: null, utm_term: null, utm_content: null, referrer: null };
+    expect(sources).toEqual({ [wedding]: { landing: 'wedding', ...none }, [utmOnly]: null });
   });
 });
 
