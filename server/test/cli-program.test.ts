@@ -121,6 +121,43 @@ describe('the CLI', () => {
   });
 });
 
+describe('the database variables and a failing command', () => {
+  it('are read as the server reads them: trimmed, and a DATABASE_URL it refuses is one line naming no password, exit 2', async () => {
+    await leads(['trace', '7'], { DATABASE_PATH: ' /srv/leads.sqlite\r', DATABASE_URL: '  ' });
+    expect(calls).toEqual([['trace', '/srv/leads.sqlite', '7', false]]);
+    await leads(['trace', '7'], { DATABASE_URL: ' postgres://u:S3cret@db/leads ' });
+    expect(calls).toEqual([['trace', 'postgres://u:S3cret@db/leads', '7', false]]);
+    for (const url of ['postgress://u:S3cret@db/leads', 'mysql://u:S3cret@db/leads']) {
+      for (const argv of [
+        ['trace', '7'],
+        ['backup', '/tmp/b'],
+        ['webhooks', 'replay', '7'],
+        ['forget', '--telegram', '@anna'],
+      ]) {
+        expect({ argv, ...(await leads(argv, { DATABASE_URL: url })), calls }).toEqual({
+          argv,
+          code: 2,
+          out: [],
+          // Every line the CLI prints drops a URL's password, the example's too.
+          err: ['DATABASE_URL must be a PostgreSQL URL like postgres://user@host:5432/leads (or unset for SQLite)'],
+          calls: [],
+        });
+      }
+    }
+  });
+
+  it("a command's failure is one line, passwords hidden, exit 1: never a stack trace", async () => {
+    const failing: OpsCommands = {
+      ...OPS,
+      trace: () => Promise.reject(new Error('no connection to the database: connect ECONNREFUSED postgres://u:S3cret@db/leads')),
+    };
+    const err: string[] = [];
+    const io: CliIo = { out: () => undefined, err: (l) => err.push(l), env: { DATABASE_PATH: '/srv/leads.sqlite' } };
+    expect(await runCli(['trace', '7'], io, failing)).toBe(1);
+    expect(err).toEqual(['no connection to the database: connect ECONNREFUSED postgres://u@db/leads']);
+  });
+});
+
 describe('npm run leads without a build', () => {
   const tmp = tempDir();
   afterAll(() => tmp.remove());

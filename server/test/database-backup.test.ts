@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { backup } from '../src/cli/ops';
 import { backupDatabase } from '../src/database/backup';
 import { lead, postLead, startServer, tempDir, type TestServer } from './harness';
 import { describeSqliteOnly } from './support/test-database';
@@ -58,5 +59,9 @@ describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only:
     await expect(backupDatabase(dbPath(), target)).rejects.toThrow('already exists');
     await expect(backupDatabase(join(tmp.dir, 'none.sqlite'), join(tmp.dir, 'b.sqlite'))).rejects.toThrow('no database at');
     expect(existsSync(join(tmp.dir, 'b.sqlite'))).toBe(false);
+    // `npm run leads -- backup`: either refusal is one line and exit 2.
+    const said = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    expect(await backup(dbPath(), target)).toBe(2);
+    expect(said.mock.calls).toEqual([[`${target} already exists: choose a new file name (a backup never overwrites)`]]);
   });
 });

@@ -480,6 +480,20 @@ describe('moveToPostgres', () => {
     expect(await dumpPostgres(db)).toEqual({ ...emptyDump(), settings: [{ key: 'k', value: 'v', updated_at: T }] });
   });
 
+  it('refuses another application’s database (a table that is not the leads’) before creating anything in it', async () => {
+    const path = await buildSqlite('wrong-url.sqlite');
+    const { url, db } = await target('shop');
+    await sql`create table customers (id int primary key, email text)`.execute(db);
+
+    await expect(moveToPostgres(path, url)).rejects.toThrow(
+      "the PostgreSQL database has tables that are not the leads' (customers): nothing was moved",
+    );
+    const { rows } = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables where table_schema = current_schema()
+    `.execute(db);
+    expect(rows.map((r) => r.name)).toEqual(['customers']);
+  });
+
   it('copies all or nothing: a value PostgreSQL refuses rolls back the tables copied before it', async () => {
     const path = await buildSqlite('bad.sqlite');
     const sqlite = new BetterSqlite3(path);

@@ -5,7 +5,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { parsePhoneRegion } from '@stickers/shared';
 import { ContactEraser, parseContact, parsePhoneContact } from '../anonymisation/contact';
 import { ContactHasher } from '../anonymisation/contact-hasher';
-import { backupDatabase } from '../database/backup';
+import { BackupRefused, backupDatabase } from '../database/backup';
 import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } from '../database/database';
 import { moveToPostgres } from '../database/move-to-postgres';
 import type { Database } from '../database/schema';
@@ -110,7 +110,14 @@ export function trace(location: string, key: string, json: boolean): Promise<num
 }
 
 export async function backup(path: string, target: string): Promise<number> {
-  const result = await backupDatabase(path, target);
+  const result = await backupDatabase(path, target).catch((err: unknown) => {
+    if (err instanceof BackupRefused) return err.message;
+    throw err;
+  });
+  if (typeof result === 'string') {
+    console.error(result);
+    return 2;
+  }
   console.log(`backup written: ${result.target} (${result.leads} leads, ${result.bytes} bytes, integrity ok)`);
   return 0;
 }

@@ -1,4 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { readDatabaseVariables } from '../config/config';
+import { EnvReader } from '../config/env-reader';
 import { runDoctor } from '../doctor/doctor';
 import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
@@ -31,9 +33,16 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   // Every line goes through terminalSafe: a chat title or a user name from Telegram, an error quoting a URL.
   const io: CliIo = { ...given, out: (line) => given.out(terminalSafe(line)), err: (line) => given.err(terminalSafe(line)) };
   const lines = (write: (line: string) => void) => (text: string) => text.replace(/\n+$/, '').split('\n').forEach(write);
-  const path = io.env.DATABASE_PATH || './data/leads.sqlite';
-  const url = io.env.DATABASE_URL || undefined;
+  // The database as the server reads it: a DATABASE_URL it refuses is refused here too, never taken for a file's path.
+  const variables = new EnvReader(io.env);
+  const { databasePath: path, databaseUrl } = readDatabaseVariables(variables);
+  const url = databaseUrl ?? undefined;
   const location = url ?? path;
+  /** A command on the database, once its variables are right (else a line each, exit 2). */
+  const onDatabase = (work: () => Promise<number>): Promise<number> => {
+    for (const problem of variables.problems) io.err(problem);
+    return variables.problems.length > 0 ? Promise.resolve(USAGE_EXIT) : work();
+  };
   let exitCode = USAGE_EXIT;
   const program = new Command('npm run leads --')
     .usage('<command> [options]')
@@ -89,13 +98,15 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     'trace <key>',
     'the whole story of a request or a lead (<key>: its request_id or its number)',
     [['--json', 'as JSON']],
-    (key: string, options: { json?: boolean }) => ops.trace(location, key, options.json === true),
+    (key: string, options: { json?: boolean }) => onDatabase(() => ops.trace(location, key, options.json === true)),
   );
-  command('backup <file>', 'a consistent, checked copy of the live SQLite database (on PostgreSQL use pg_dump)', [], (file: string) => {
-    if (!url) return ops.backup(path, file);
-    io.err('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
-    return Promise.resolve(USAGE_EXIT);
-  });
+  command('backup <file>', 'a consistent, checked copy of the live SQLite database (on PostgreSQL use pg_dump)', [], (file: string) =>
+    onDatabase(() => {
+      if (!url) return ops.backup(path, file);
+      io.err('backup copies the SQLite file; on PostgreSQL use pg_dump (docs/deployment.md)');
+      return Promise.resolve(USAGE_EXIT);
+    }),
+  );
   command(
     'forget',
     "erase every lead and repeat of a person (needs the server's LEADS_IP_SALT)",
@@ -107,21 +118,21 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
       if ((options.phone === undefined) === (options.telegram === undefined))
         sub.error('forget needs one of --phone <+7…> or --telegram <@name>', { exitCode: USAGE_EXIT });
       const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
-      return ops.forget(location, option, value, Date.now(), io.env.LEADS_IP_SALT, io.env.LEADS_PHONE_REGION);
+      return onDatabase(() => ops.forget(location, option, value, Date.now(), io.env.LEADS_IP_SALT, io.env.LEADS_PHONE_REGION));
     },
   );
   command(
     'migrate-to-postgres [url]',
     'copy the SQLite file (DATABASE_PATH) into an empty PostgreSQL database (default: DATABASE_URL)',
     [],
-    (target: string | undefined) => ops.migrateToPostgres(path, target ?? url),
+    (target: string | undefined) => onDatabase(() => ops.migrateToPostgres(path, target ?? url)),
   );
   const webhooks = program.command('webhooks').description('the signed webhooks the server sends');
   command(
     'replay <key>',
     'send webhook events again: an event by its id (evt_…), or every event of a lead (its number)',
     [],
-    (key: string) => ops.webhooksReplay(location, key),
+    (key: string) => onDatabase(() => ops.webhooksReplay(location, key)),
     webhooks,
   );
 
@@ -129,8 +140,10 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    return err.exitCode === 0 ? 0 : USAGE_EXIT;
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : USAGE_EXIT;
+    // A command's failure (no database server, a file that is no database): one line, never a stack trace.
+    io.err(err instanceof Error ? err.message : String(err));
+    return 1;
   }
   return exitCode;
 }

@@ -89,19 +89,12 @@ export function loadServerConfig(env: Env) {
     },
   );
   const host = r.valid('HOST', null, 'an IP address like 127.0.0.1 or a host name', (v) => (isIP(v) || HOST_NAME.test(v) ? v : null));
-  const databaseUrl = r.string('DATABASE_URL') || null;
-  const pgUrl = databaseUrl && URL.canParse(databaseUrl) ? new URL(databaseUrl) : null;
-  // The value may hold a password: the line names the variable and the expected form, not what was given.
-  if (
-    databaseUrl &&
-    (!pgUrl || !['postgres:', 'postgresql:'].includes(pgUrl.protocol) || (!pgUrl.hostname && !pgUrl.searchParams.get('host')))
-  )
-    r.problems.push('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/leads (or unset for SQLite)');
+  const { databasePath, databaseUrl } = readDatabaseVariables(r);
 
   const config = {
     port: r.int('PORT', 3000, 0, 65535),
     host,
-    databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'),
+    databasePath,
     databaseBusyTimeoutMs,
     databaseUrl,
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 1000),
@@ -166,4 +159,17 @@ export function loadServerConfig(env: Env) {
   };
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
+}
+
+/** DATABASE_URL (PostgreSQL) and DATABASE_PATH (SQLite), as the server and `npm run leads` read them. */
+export function readDatabaseVariables(r: EnvReader): { databasePath: string; databaseUrl: string | null } {
+  const databaseUrl = r.string('DATABASE_URL') || null;
+  const pgUrl = databaseUrl && URL.canParse(databaseUrl) ? new URL(databaseUrl) : null;
+  // The value may hold a password: the line names the variable and the expected form, not what was given.
+  if (
+    databaseUrl &&
+    (!pgUrl || !['postgres:', 'postgresql:'].includes(pgUrl.protocol) || (!pgUrl.hostname && !pgUrl.searchParams.get('host')))
+  )
+    r.problems.push('DATABASE_URL must be a PostgreSQL URL like postgres://user:password@host:5432/leads (or unset for SQLite)');
+  return { databasePath: r.string('DATABASE_PATH', './data/leads.sqlite'), databaseUrl };
 }

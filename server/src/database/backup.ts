@@ -2,6 +2,9 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 
+/** A backup refused before it began: a usage error (exit 2). */
+export class BackupRefused extends Error {}
+
 /** The backup API copies in steps; this many pages per step is "all of them", so one step is one snapshot. */
 const ALL_PAGES = 0x7fffffff;
 
@@ -10,9 +13,9 @@ const ALL_PAGES = 0x7fffffff;
  * as `<file>.partial`, checked, then renamed, so a file at `<file>` is always complete. Never overwrites.
  */
 export async function backupDatabase(source: string, target: string): Promise<{ target: string; bytes: number; leads: number }> {
-  if (!existsSync(source)) throw new Error(`no database at ${source} (set DATABASE_PATH)`);
-  if (existsSync(target)) throw new Error(`${target} already exists: choose a new file name (a backup never overwrites)`);
-  if (resolve(source) === resolve(target)) throw new Error('the backup file must not be the database itself');
+  if (!existsSync(source)) throw new BackupRefused(`no database at ${source} (set DATABASE_PATH)`);
+  if (existsSync(target)) throw new BackupRefused(`${target} already exists: choose a new file name (a backup never overwrites)`);
+  if (resolve(source) === resolve(target)) throw new BackupRefused('the backup file must not be the database itself');
   const partial = `${target}.partial`;
   rmSync(partial, { force: true });
   const db = new BetterSqlite3(source, { fileMustExist: true });

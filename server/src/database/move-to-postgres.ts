@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { migrateToLatest, openDatabase, openPostgres } from './database';
 import type { Database } from './schema';
 
@@ -49,6 +49,7 @@ export async function moveToPostgres(
   const { db: pg } = openPostgres(postgresUrl);
   const sqlite = new BetterSqlite3(sqlitePath, { fileMustExist: true });
   try {
+    await refuseOtherTables(pg, sqlite);
     const postgresMigrated = await migrateToLatest(pg);
     log(`PostgreSQL: ${describeMigrations(postgresMigrated)}`);
     sqlite.pragma('busy_timeout = 10000');
@@ -118,6 +119,17 @@ function readSourceTables(sqlite: BetterSqlite3.Database): SourceTable[] {
     pending.delete(ready.name);
   }
   return ordered;
+}
+
+/** Fails, before anything is created there, when PostgreSQL has a table SQLite has not (a wrong URL, another app's database). */
+async function refuseOtherTables(pg: Kysely<Database>, sqlite: BetterSqlite3.Database): Promise<void> {
+  const ours = sqlite.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[];
+  const { rows } = await sql<{ name: string }>`
+    select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'
+  `.execute(pg);
+  const others = rows.map((r) => r.name).filter((name) => !ours.includes(name) && !NOT_COPIED.includes(name));
+  if (others.length > 0)
+    throw new Error(`the PostgreSQL database has tables that are not the leads' (${others.sort().join(', ')}): nothing was moved`);
 }
 
 /** Fails unless every SQLite table has a PostgreSQL one with the same columns, and all are empty (locked first). */
