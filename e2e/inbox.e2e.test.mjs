@@ -367,6 +367,8 @@ describe('the inbox launched through the URL fragment', () => {
     const name = await page.$eval('dl.fields dt:text-is("Имя") + dd', (dd) => dd.textContent);
     assert.equal(name, '—');
     assert.equal(await page.getByRole('button', { name: 'Удалить персональные данные' }).count(), 0);
+    // Nor status buttons: an erased card has none, and the API refuses its every change.
+    assert.equal(await page.locator('button[data-status]').count(), 0);
   });
 
   it('shows the charts: leads per day by source, the funnel and the median time to the first change', async () => {

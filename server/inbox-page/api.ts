@@ -176,14 +176,17 @@ export class InboxApi {
   }
 }
 
-/** The filters as a query; `until` is the day after the one chosen (the API's `until` is exclusive). */
+/**
+ * The filters as a query; `until` is the day after the one chosen (the API's `until` is exclusive). The days start at
+ * midnight in LEADS_TIMEZONE (a time without a zone), as the charts and the CSV count them; a date alone would be UTC's.
+ */
 export function filterQuery(filters: Filters): URLSearchParams {
   const query = new URLSearchParams();
   if (filters.q.trim()) query.set('q', filters.q.trim());
   if (filters.status) query.set('status', filters.status);
   if (filters.source) query.set('source', filters.source);
-  if (filters.since) query.set('since', filters.since);
-  if (filters.until) query.set('until', nextDay(filters.until));
+  if (filters.since) query.set('since', `${filters.since}T00:00`);
+  if (filters.until) query.set('until', `${nextDay(filters.until)}T00:00`);
   return query;
 }
 

@@ -59,13 +59,16 @@ export function statusBadge(app: App, status: LeadStatus): HTMLElement {
   return el('span', { class: `badge status-${status}` }, app.t.statusLabel[status]);
 }
 
-export function failureText(app: App, err: unknown): string {
+/** What went wrong, in the manager's words; `change`: a status change, a message or an erasure (its 403 is the managers' list). */
+export function failureText(app: App, err: unknown, change = false): string {
   if (err instanceof ApiFailure) {
     if (err.status === 401) {
       const why = err.body?.why;
       return app.t.unauthorized[why === 'expired' || why === 'invalid' ? why : 'missing'];
     }
-    if (err.status === 403) return app.t.forbidden;
+    if (err.status === 403) return change ? app.t.actionForbidden : app.t.forbidden;
+    if (err.status === 409 && err.body?.error === 'anonymised') return app.t.erasedMeanwhile;
+    if (err.status === 429) return app.t.tooMany;
     if (err.status === 503) return err.body?.why === 'membership_unknown' ? app.t.membershipUnknown : app.t.unavailable;
     if (err.status === 404) return app.t.notFound;
   }

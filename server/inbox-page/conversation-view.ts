@@ -90,7 +90,7 @@ function composer(app: App, n: number, note: HTMLElement, reload: (note: string 
       await reload(t.sent);
     } catch (err) {
       note.textContent =
-        err instanceof ApiFailure && err.status === 409 && err.body?.error === 'not_bound' ? t.notBound : failureText(app, err);
+        err instanceof ApiFailure && err.status === 409 && err.body?.error === 'not_bound' ? t.notBound : failureText(app, err, true);
     } finally {
       send.disabled = false;
     }

@@ -115,7 +115,8 @@ export async function renderLead(app: App, n: number, message: string | null = n
   const consent = lead.consent;
 
   const actions = el('div', { class: 'row wrap actions' });
-  for (const to of LEAD_TRANSITIONS[lead.status] as readonly LeadStatus[]) {
+  // An erased lead's card has no buttons, and the API refuses its every change.
+  for (const to of lead.anonymised_at ? [] : (LEAD_TRANSITIONS[lead.status] as readonly LeadStatus[])) {
     actions.append(
       el(
         'button',
@@ -204,7 +205,7 @@ async function changeStatus(app: App, lead: LeadItem, to: LeadStatus): Promise<v
     message = t.statusChanged(t.statusLabel[changed.status]);
   } catch (err) {
     const current = err instanceof ApiFailure && err.status === 409 ? (err.body?.status as LeadStatus | undefined) : undefined;
-    message = current ? t.conflict(t.statusLabel[current] ?? current) : failureText(app, err);
+    message = current ? t.conflict(t.statusLabel[current] ?? current) : failureText(app, err, true);
   }
   await renderLead(app, lead.lead_number, message);
 }
@@ -217,7 +218,7 @@ async function erase(app: App, lead: LeadItem): Promise<void> {
     await app.api.erase(lead.lead_number);
     message = t.erased;
   } catch (err) {
-    message = failureText(app, err);
+    message = failureText(app, err, true);
   }
   await renderLead(app, lead.lead_number, message);
 }

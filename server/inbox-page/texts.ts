@@ -20,6 +20,10 @@ export interface Texts {
   /** 503 `membership_unknown`: Telegram did not answer whether the user is a member of the leads chats. */
   membershipUnknown: string;
   failed: string;
+  /** A change refused: 403 (LEADS_MANAGER_IDS names others), 409 `anonymised` (erased meanwhile), 429. */
+  actionForbidden: string;
+  erasedMeanwhile: string;
+  tooMany: string;
   /** The list's folded filters: the disclosure's words, with how many filters are on. */
   filters: (active: number) => string;
   search: string;
