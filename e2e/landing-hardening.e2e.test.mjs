@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, startLanding as startStackLanding, waitForHttp, waitUntil } from './stack.mjs';
@@ -179,6 +182,47 @@ describe('a retry after an error, in a browser', () => {
       await context.close();
     });
   }
+});
+
+describe('a browser that blocks site data (cookies and storage)', () => {
+  let landing;
+  let profile;
+  before(async () => {
+    landing = await startConfiguredLanding();
+    // Chromium's own setting "Block all site data": reading window.localStorage throws a SecurityError.
+    profile = mkdtempSync(join(tmpdir(), 'blocked-profile-'));
+    mkdirSync(join(profile, 'Default'));
+    writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify({ profile: { default_content_setting_values: { cookies: 2 } } }));
+  });
+  after(() => rmSync(profile, { recursive: true, force: true }));
+
+  it('still has its form after the scripts start, and sends it', async () => {
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    try {
+      const page = context.pages()[0] ?? (await context.newPage());
+      await page.goto(landing.url);
+      assert.equal(
+        await page.evaluate(() => {
+          try {
+            return typeof window.localStorage;
+          } catch (err) {
+            return err.name;
+          }
+        }),
+        'SecurityError',
+      );
+      await page.waitForLoadState('networkidle');
+      await page.getByLabel('Имя').fill('Блок Хранилищев');
+      await page.getByLabel('Ник в Telegram').fill('@blocked_storage');
+      await page.getByLabel('Телефон').fill('+79990001133');
+      received.length = 0;
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+      assert.equal(received.length, 1);
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 /** The landing's form-token key, as it derives it from LEADS_SECRET. */

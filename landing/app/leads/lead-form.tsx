@@ -109,7 +109,7 @@ export function LeadForm({
   }, [result]);
 
   useEffect(() => {
-    if (result?.state === 'sent') markRequestSent(window.localStorage);
+    if (result?.state === 'sent') markRequestSent(localStorageOrNull());
   }, [result]);
   useEffect(() => {
     // Only the action's answer for a delivered request carries `goal`; a reload or a later visit shows the sent
@@ -119,7 +119,7 @@ export function LeadForm({
     }
   }, [result, analytics]);
   useEffect(() => {
-    setSentInBrowser(requestSentRecently(window.localStorage));
+    setSentInBrowser(requestSentRecently(localStorageOrNull()));
   }, []);
 
   const sent = result ? result.state === 'sent' : sentBefore || sentInBrowser;
@@ -130,7 +130,7 @@ export function LeadForm({
         <p>{t.sent.next}</p>
         {result?.telegramLink ? <TelegramLink href={result.telegramLink} label={t.sent.telegram} /> : null}
         <p>
-          <Link to="/?again" reloadDocument onClick={() => forgetRequestSent(window.localStorage)}>
+          <Link to="/?again" reloadDocument onClick={() => forgetRequestSent(localStorageOrNull())}>
             {t.sent.again}
           </Link>
         </p>

@@ -1,32 +1,32 @@
 /**
  * Sent memory (docs/requirements.md §8.7): after a success the browser remembers it and shows the "sent" screen instead
  * of the form for 24 hours. A convenience, not a control. The server sets a cookie with the same meaning so the
- * screen also survives a reload without JavaScript.
+ * screen also survives a reload without JavaScript. `storage` is null where the browser blocks site data.
  */
 export const SENT_KEY = 'stickers:request-sent';
 export const SENT_COOKIE = 'stickers_request_sent';
 export const SENT_TTL_MS = 24 * 60 * 60 * 1000;
 
-export function markRequestSent(storage: Pick<Storage, 'setItem'>, now = Date.now()): void {
+export function markRequestSent(storage: Pick<Storage, 'setItem'> | null, now = Date.now()): void {
   try {
-    storage.setItem(SENT_KEY, String(now));
+    storage?.setItem(SENT_KEY, String(now));
   } catch {
     /* storage may be full or blocked: the cookie still works */
   }
 }
 
-export function requestSentRecently(storage: Pick<Storage, 'getItem'>, now = Date.now()): boolean {
+export function requestSentRecently(storage: Pick<Storage, 'getItem'> | null, now = Date.now()): boolean {
   try {
-    const at = Number(storage.getItem(SENT_KEY));
+    const at = Number(storage?.getItem(SENT_KEY));
     return Number.isFinite(at) && at > 0 && now - at < SENT_TTL_MS;
   } catch {
     return false;
   }
 }
 
-export function forgetRequestSent(storage: Pick<Storage, 'removeItem'>): void {
+export function forgetRequestSent(storage: Pick<Storage, 'removeItem'> | null): void {
   try {
-    storage.removeItem(SENT_KEY);
+    storage?.removeItem(SENT_KEY);
   } catch {
     /* nothing to forget */
   }
