@@ -212,14 +212,15 @@ export async function writeDurably(dir: string, name: string, data: string): Pro
   const tmp = join(dir, `.tmp-${name}-${randomBytes(4).toString('hex')}`);
   const handle = await fsp.open(tmp, 'wx', 0o600);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await fsp.rename(tmp, join(dir, name));
   } catch (err) {
+    // A full disk mid-write leaves no part of a visitor's request behind.
     await fsp.rm(tmp, { force: true });
     throw err;
   }

@@ -780,3 +780,26 @@ describe('the files', () => {
     expect(sync.mock.invocationCallOrder.filter((o) => o > renamedAt)).toHaveLength(1);
   });
 });
+
+describe('a write that fails', () => {
+  it('a full disk mid-write leaves no temporary file with part of the request behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spool-enospc-'));
+    try {
+      const probe = await fsp.open(join(dir, 'probe'), 'w');
+      const fileHandle = Object.getPrototypeOf(probe) as { writeFile: (data: string) => Promise<void> };
+      await probe.close();
+      await fsp.rm(join(dir, 'probe'));
+      const write = fileHandle.writeFile;
+      vi.spyOn(fileHandle, 'writeFile').mockImplementation(async function (this: unknown, data: string) {
+        await write.call(this, data.slice(0, 40));
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      });
+      const requestId = crypto.randomUUID();
+      const entry = { requestId, body: { request_id: requestId, name: 'Анна' }, submittedAt: 1, route: 'lost' as const, reason: '503' };
+      await expect(new SpoolStore(dir).keep({ ...entry, now: 1 })).rejects.toThrow('ENOSPC');
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
