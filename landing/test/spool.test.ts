@@ -215,6 +215,26 @@ describe('the same request sent again', () => {
     expect(entryFiles()).toEqual([]);
   });
 
+  it('after a fallback, failing again (a reload of the sent page): no second fallback message, the first one kept', async () => {
+    answer = { status: 503 };
+    const first = await submit();
+    const again = await submit(first.requestId);
+    expect(again.result.state).toBe('sent');
+    expect(received.filter((r) => r.request_id === first.requestId)).toHaveLength(2);
+    const messages = sandbox.messages(LEADS_CHAT);
+    expect(messages).toHaveLength(1);
+    expect(entryOf(first.requestId)!.entry.fallback).toMatchObject({ message_id: messages[0].message_id });
+  });
+
+  it('posted twice at once while the server fails (a double submit): one delivery, one fallback message', async () => {
+    answer = { status: 503 };
+    const requestId = crypto.randomUUID();
+    const [a, b] = await Promise.all([submit(requestId), submit(requestId)]);
+    expect([a.result.state, b.result.state]).toEqual(['sent', 'sent']);
+    expect(received.filter((r) => r.request_id === requestId)).toHaveLength(1);
+    expect(sandbox.messages(LEADS_CHAT)).toHaveLength(1);
+  });
+
   it('after a fallback, delivered by the server: the entry stays, so that the server learns about the fallback message', async () => {
     answer = { status: 503 };
     const first = await submit();

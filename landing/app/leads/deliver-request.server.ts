@@ -41,6 +41,8 @@ export interface Delivery {
   captcha?: CaptchaResult;
   /** The visitor's consent (the box was ticked, with LANDING_PRIVACY_URL); none without. */
   consent?: ConsentBody;
+  /** This request's fallback message, already in the group (the spool has it): a failure sends no second one. */
+  sentFallback?: FallbackMessage;
 }
 
 /** The fallback message Telegram accepted: where it is and when it was sent (the spool hands it to the server). */
@@ -267,6 +269,15 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
     detail = timedOut ? 'server timeout (5 s)' : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;
   }
 
+  if (delivery.sentFallback)
+    return {
+      route: 'fallback',
+      status,
+      reason,
+      body,
+      detail: `${detail}; its fallback message is in the group`,
+      fallback: delivery.sentFallback,
+    };
   if (!env.telegram) return { route: 'lost', status, reason, body, detail: `${detail}; no Telegram fallback configured` };
   const sent = await sendToTelegram(
     env.telegram,

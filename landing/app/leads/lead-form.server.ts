@@ -1,14 +1,17 @@
 import type { CaptchaResult } from '@stickers/shared';
 import { captchaToken, verifyCaptcha } from '../captcha/verify.server';
 import { getEnv } from '../env.server';
-import { deliverRequest, ROUTE_STATE } from './deliver-request.server';
+import { deliverRequest, ROUTE_STATE, type DeliveryResult } from './deliver-request.server';
 import type { FormValues } from './form-fields';
 import { UNKNOWN_VISITOR, visitorIp, visitorLimiter } from './rate-limit.server';
 import { formPageSource, formSource, type PageSource } from './source.server';
-import { spoolDelivery } from './spool.server';
+import { spooledFallback, spoolDelivery } from './spool.server';
 import { signStartedAt } from './started-at.server';
 import { submitRequest } from './submit-request.server';
 import type { ConsentBody, ConsentField, FieldErrors, LeadField, PhoneRegion, RequiredContacts } from '@stickers/shared';
+
+/** The deliveries under way in this process, by request id. */
+const inFlight = new Map<string, Promise<DeliveryResult>>();
 
 /**
  * `expired`: the page's form token was past its maximum age; nothing sent, the visitor is asked to send again.
@@ -131,19 +134,30 @@ export async function handleLeadForm(request: Request, socketAddress: string | u
         captcha = verified.kind;
       }
       const source = formSource(form, env.landingSource);
-      const result = await deliverRequest(
-        {
-          requestId: check.requestId,
-          lead: check.lead,
-          clientIp: ip,
-          ...(source ? { source } : {}),
-          ...(captcha ? { captcha } : {}),
-          ...(check.consented && env.privacyUrl ? { consent: consentOf(env.privacyUrl, now) } : {}),
-        },
-        env,
-      );
-      // On disk before the visitor gets the answer: a request the server's database did not get is replayed later.
-      await spoolDelivery(env, check.requestId, result, now);
+      // One delivery per request at a time: the same form posted twice at once (a double submit) shares the first's.
+      let delivering = inFlight.get(check.requestId);
+      if (!delivering) {
+        delivering = (async () => {
+          const result = await deliverRequest(
+            {
+              requestId: check.requestId,
+              lead: check.lead,
+              clientIp: ip,
+              ...(source ? { source } : {}),
+              ...(captcha ? { captcha } : {}),
+              ...(check.consented && env.privacyUrl ? { consent: consentOf(env.privacyUrl, now) } : {}),
+              // Sent again after a fallback (a reload of the "sent" page): the group has its message already.
+              sentFallback: await spooledFallback(env, check.requestId),
+            },
+            env,
+          );
+          // On disk before the visitor gets the answer: a request the server's database did not get is replayed later.
+          await spoolDelivery(env, check.requestId, result, now);
+          return result;
+        })().finally(() => inFlight.delete(check.requestId));
+        inFlight.set(check.requestId, delivering);
+      }
+      const result = await delivering;
       const why =
         result.route === 'server-rejected' || result.route === 'lost' || result.route === 'fallback'
           ? ` (${result.status ?? '-'} ${(result.detail ?? '').replace(/\s+/g, ' ').slice(0, 200)})`

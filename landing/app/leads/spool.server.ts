@@ -304,11 +304,17 @@ export class SpoolStore {
     return (await this.files()).find((f) => f.requestId === requestId) ?? null;
   }
 
+  /** The fallback message this request's entry records, if any. */
+  async fallbackOf(requestId: string): Promise<FallbackMessage | undefined> {
+    const file = await this.find(requestId);
+    const f = file ? (await this.readOrReason(file.name)).entry?.fallback : undefined;
+    return f ? { chatId: f.chat_id, messageId: f.message_id, sentAt: f.sent_at } : undefined;
+  }
+
   /**
    * Keeps a request that did not reach the server's database. A second submission of the same request_id rewrites
-   * its entry: the first `submitted_at` stays (and with it the file name), the newest route, reason, fields and
-   * fallback message are taken — but a fallback message already in the group is never forgotten (a later `lost`
-   * keeps the earlier `fallback`), so the server can still adopt it.
+   * its entry: the first `submitted_at` stays (and with it the file name), the newest route, reason and fields are
+   * taken, and the first fallback message is kept (a later `lost` keeps it too), so the server can still adopt it.
    */
   async keep(input: {
     requestId: string;
@@ -332,9 +338,12 @@ export class SpoolStore {
         );
       }
       const previous = found.entry;
-      const fallback: LateFallback | undefined = input.fallback
-        ? { chat_id: input.fallback.chatId, message_id: input.fallback.messageId, sent_at: input.fallback.sentAt }
-        : previous?.fallback;
+      // The first fallback message is the one kept: the group has it, and the server will adopt or answer it.
+      const fallback: LateFallback | undefined =
+        previous?.fallback ??
+        (input.fallback
+          ? { chat_id: input.fallback.chatId, message_id: input.fallback.messageId, sent_at: input.fallback.sentAt }
+          : undefined);
       const attempts = previous?.attempts ?? 0;
       const written: SpoolEntry = {
         version: 1,
@@ -505,6 +514,11 @@ export class SpoolStore {
  * is kept for replay; a `server` delivery settles an entry of the same request_id. A failure is logged at error
  * level and changes nothing for the visitor (the fallback message is then the only trace).
  */
+/** The fallback message a spooled request already has in the group, if any (a form sent again must not send another). */
+export async function spooledFallback(env: LandingEnv, requestId: string): Promise<FallbackMessage | undefined> {
+  return env.spool ? new SpoolStore(env.spool.dir).fallbackOf(requestId).catch(() => undefined) : undefined;
+}
+
 export async function spoolDelivery(env: LandingEnv, requestId: string, result: DeliveryResult, submittedAt: number): Promise<void> {
   if (!env.spool || !result.body) return;
   const store = new SpoolStore(env.spool.dir);
