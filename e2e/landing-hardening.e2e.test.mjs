@@ -225,6 +225,48 @@ describe('a browser that blocks site data (cookies and storage)', () => {
   });
 });
 
+describe('a post that does not reach the landing, in a browser with JavaScript', () => {
+  let browser;
+  let landing;
+  before(async () => {
+    landing = await startConfiguredLanding();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  const failures = {
+    'a refused connection (the landing restarting)': (route) => route.abort('connectionrefused'),
+    "a proxy's 502 page": (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>502 Bad Gateway</h1>' }),
+  };
+  for (const [what, fail] of Object.entries(failures)) {
+    it(`${what}: the error, everything typed kept, and sending again delivers it once`, async () => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(landing.url);
+      await page.waitForLoadState('networkidle');
+      await page.getByLabel('Имя').fill('Сеть Обрывова');
+      await page.getByLabel('Ник в Telegram').fill('@net_down');
+      await page.getByLabel('Телефон').fill('+79990001144');
+      received.length = 0;
+      await page.route(
+        (url) => url.origin === landing.url,
+        (route) => (route.request().method() === 'POST' ? fail(route) : route.fallback()),
+      );
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="error"]').waitFor({ timeout: 10000 });
+      assert.equal(await page.getByLabel('Имя').inputValue(), 'Сеть Обрывова');
+      assert.equal(received.length, 0);
+      await page.unrouteAll();
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+      assert.equal(received.length, 1);
+      await context.close();
+    });
+  }
+});
+
 /** The landing's form-token key, as it derives it from LEADS_SECRET. */
 const FORM_KEY = createHmac('sha256', SECRET).update('stickers-landing:startedAt').digest();
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,8 +1,10 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
+import type { ClientActionFunctionArgs } from '@remix-run/react';
 import { data, redirect } from '@remix-run/node';
 import { useActionData, useLoaderData } from '@remix-run/react';
 import { getEnv, pageCaptcha } from '~/env.server';
-import { handleLeadForm, freshForm } from '~/leads/lead-form.server';
+import { handleLeadForm, freshForm, type ActionResult } from '~/leads/lead-form.server';
+import { readValues } from '~/leads/form-fields';
 import { clearSentCookie, sentCookie, sentCookieRecent } from '~/leads/request-sent';
 import { pageSource } from '~/leads/source.server';
 import { LeadForm } from '~/leads/lead-form';
@@ -37,9 +39,27 @@ export async function action({ request, context }: ActionFunctionArgs) {
   return data(result, result.state === 'sent' ? { headers: { 'Set-Cookie': sentCookie() } } : undefined);
 }
 
+/**
+ * In the browser the post goes through here: when it cannot reach the landing, or the answer is not the action's (a
+ * refused connection during a deploy, a proxy's 502 page), the form stays as typed with the error, with the same
+ * request id and token, so sending again delivers it once. Never Remix's error page.
+ */
+export async function clientAction({ request, serverAction }: ClientActionFunctionArgs): Promise<ActionResult> {
+  const form = await request.clone().formData();
+  try {
+    return await serverAction<typeof action>();
+  } catch {
+    const field = (name: string) => {
+      const value = form.get(name);
+      return typeof value === 'string' ? value : '';
+    };
+    return { state: 'error', requestId: field('requestId'), startedAt: field('startedAt'), values: readValues(form) };
+  }
+}
+
 export default function Index() {
   const page = useLoaderData<typeof loader>();
-  const result = useActionData<typeof action>();
+  const result = useActionData<typeof clientAction>();
   const analytics = useAnalytics();
   const t = LANDING_MESSAGES[page.locale];
   return (
