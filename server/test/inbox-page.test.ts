@@ -2,11 +2,19 @@
  * The inbox page's own logic against the real API: the list's period is of LEADS_TIMEZONE's days, as the charts count
  * them, and a refused change is worded as what it is. The page in a browser: e2e/inbox.e2e.test.mjs.
  */
-import { ApiFailure, filterQuery } from '../inbox-page/api';
-import { failureText, type App } from '../inbox-page/app';
-import { textsFor } from '../inbox-page/catalogue';
 import { sandboxSuite, submitLead } from './harness';
 import { inboxCall } from './support/inbox-client';
+
+// The page's code is typechecked with DOM types by its own tsconfig (inbox-page/tsconfig.json); the server's program
+// has none, so it is loaded here untyped, the few functions it tests named with their shapes.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const { ApiFailure, filterQuery } = require('../inbox-page/api') as {
+  ApiFailure: new (status: number, body: Record<string, unknown> | null) => Error;
+  filterQuery: (filters: Record<'q' | 'status' | 'source' | 'since' | 'until', string>) => URLSearchParams;
+};
+const { failureText } = require('../inbox-page/app') as { failureText: (app: object, err: unknown, change?: boolean) => string };
+const { textsFor } = require('../inbox-page/catalogue') as { textsFor: (locale: string) => object };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 const { sandbox, boot } = sandboxSuite();
 
@@ -26,7 +34,7 @@ describe('the list’s period', () => {
 });
 
 describe('a refused change, in the manager’s words', () => {
-  const app = { t: textsFor('ru') } as unknown as App;
+  const app = { t: textsFor('ru') };
   const says = (status: number, body: Record<string, unknown> | null, change = true) =>
     failureText(app, new ApiFailure(status, body), change);
 

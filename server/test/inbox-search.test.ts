@@ -108,7 +108,8 @@ describe('with personal values hidden (LEADS_CARD_PII=0)', () => {
   it('with personal values shown, the same searches find the lead by its name, username and phone', async () => {
     const server = await startInbox();
     const shown = await submitLead(server, { name: 'Скрытая Анна', telegram: '@hidden_anna', phone: '+79991234567' });
-    for (const q of ['скрытая', '@hidden_anna', '7999123', '+7 999 123']) {
+    // A whole number as the form takes it in LEADS_PHONE_REGION (RU): its national form too.
+    for (const q of ['скрытая', '@hidden_anna', '7999123', '+7 999 123', '8 999 123-45-67', '89991234567', '8 (999) 123-45-67']) {
       const res = await inboxCall(server, sandbox, `leads?q=${encodeURIComponent(q)}`);
       expect([q, res.body.leads.map((l: any) => l.lead_number)]).toEqual([q, [shown]]);
     }

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import { LEAD_FIELDS, SOURCE_KEYS, UTM_KEYS, type SourceKey } from '@stickers/shared';
+import { LEAD_FIELDS, normalisePhone, SOURCE_KEYS, UTM_KEYS, type PhoneRegion, type SourceKey } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { WALL_CLOCK_FIELDS } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -94,15 +94,19 @@ function toJson(row: ExportRow, hidePersonal: boolean, repeats: readonly ExportR
   };
 }
 
-/** The inbox's `q`: `#42`/`№42` a lead number; digits a number or a part of a phone; else a part of a name, username or phone. */
-function parseSearch(raw: string, personal: boolean): LeadSearch | null {
+/**
+ * The inbox's `q`: `#42`/`№42` a lead number; digits a number or a part of a phone; else a part of a name, username or
+ * phone. A whole phone number as the form takes it (`8 916 555-12-34` in LEADS_PHONE_REGION) is searched as stored.
+ */
+function parseSearch(raw: string, personal: boolean, region: PhoneRegion): LeadSearch | null {
   const q = raw.trim();
   if (q === '') return null;
   // Without `personal` only a number or a source: a hidden value could otherwise be rebuilt a character at a time.
   const none: LeadSearch = { number: null, name: null, username: null, phoneDigits: null, source: null };
   const numbered = /^[#№]\s*(\d{1,15})$/.exec(q);
   if (numbered) return { ...none, number: Number(numbered[1]) };
-  if (/^\d{1,15}$/.test(q)) return { ...none, number: Number(q), phoneDigits: personal ? q : null };
+  const phone = personal ? normalisePhone(q, region)?.slice(1) : undefined;
+  if (/^\d{1,15}$/.test(q)) return { ...none, number: Number(q), phoneDigits: personal ? (phone ?? q) : null };
   const lower = q.toLowerCase();
   if (!personal) return { ...none, source: lower };
   const digits = q.replace(/\D/g, '');
@@ -111,7 +115,7 @@ function parseSearch(raw: string, personal: boolean): LeadSearch | null {
     ...none,
     name: phoneLike ? null : lower,
     username: phoneLike ? null : lower.replace(/^@/, ''),
-    phoneDigits: phoneLike ? digits : null,
+    phoneDigits: phoneLike ? (phone ?? digits) : null,
   };
 }
 
@@ -151,6 +155,7 @@ export class ExportService {
   readonly exportTurns = new Turns(EXPORTS_AT_ONCE);
   readonly searchTurns = new Turns(1);
   private readonly cursorKey: Buffer;
+  private readonly phoneRegion: PhoneRegion;
 
   constructor(
     @Inject(SERVER_CONFIG) config: ServerConfig,
@@ -159,6 +164,7 @@ export class ExportService {
     private readonly telegramLinks: TelegramLinksRepository,
   ) {
     this.cursorKey = cursorKey(config.leads.secret, config.leads.ipSalt);
+    this.phoneRegion = config.leads.phoneRegion;
     // `2026-11-29 12:00:00` in LEADS_TIMEZONE.
     this.local = new Intl.DateTimeFormat('sv-SE', { ...WALL_CLOCK_FIELDS, timeZone: config.timezone });
   }
@@ -168,7 +174,7 @@ export class ExportService {
     const filter: ExportFilter = { since: query.since ?? null, until: query.until ?? null, status: query.status ?? null };
     if (query.updated_since !== undefined) filter.updatedSince = query.updated_since;
     if (query.source !== undefined) filter.source = sourceFilter(query.source);
-    const search = query.q === undefined ? null : parseSearch(query.q, options.hidePersonal !== true);
+    const search = query.q === undefined ? null : parseSearch(query.q, options.hidePersonal !== true, this.phoneRegion);
     if (search) filter.search = search;
     if (options.scope) filter.scope = options.scope;
     return filter;
