@@ -52,6 +52,13 @@ async function startConfiguredLanding(env = {}) {
   return landing;
 }
 
+/** Types a visitor's name, username and phone into the form on `page`. */
+async function fill(page, name, telegram, phone) {
+  await page.getByLabel('Имя').fill(name);
+  await page.getByLabel('Ник в Telegram').fill(telegram);
+  await page.getByLabel('Телефон').fill(phone);
+}
+
 /** A person's submission without JavaScript: the page, then its form posted back, as a proxy would forward it. */
 async function submitForm(url, forwardedFor) {
   const page = await (await fetch(url)).text();
@@ -166,9 +173,7 @@ describe('a retry after an error, in a browser', () => {
       const context = await browser.newContext({ javaScriptEnabled });
       const page = await context.newPage();
       await page.goto(landing.url);
-      await page.getByLabel('Имя').fill('Рита Повторова');
-      await page.getByLabel('Ник в Telegram').fill('@rita_retry');
-      await page.getByLabel('Телефон').fill('+79990001122');
+      await fill(page, 'Рита Повторова', '@rita_retry', '+79990001122');
       received.length = 0;
       // The server fails and no Telegram fallback is configured: the visitor sees the error, values kept.
       standStatuses.push(500);
@@ -179,6 +184,35 @@ describe('a retry after an error, in a browser', () => {
       await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
       await waitUntil(() => received.length === 2, 5000, 'the retry to reach the server');
       assert.equal(received[1].request_id, received[0].request_id);
+      await context.close();
+    });
+  }
+
+  // With JavaScript, a post that never reaches the action at all.
+  const failures = {
+    'a refused connection (the landing restarting)': (route) => route.abort('connectionrefused'),
+    "a proxy's 502 page": (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>502 Bad Gateway</h1>' }),
+  };
+  for (const [what, fail] of Object.entries(failures)) {
+    it(`${what}: the error, everything typed kept, and sending again delivers it once`, async () => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(landing.url);
+      await page.waitForLoadState('networkidle');
+      await fill(page, 'Сеть Обрывова', '@net_down', '+79990001144');
+      received.length = 0;
+      await page.route(
+        (url) => url.origin === landing.url,
+        (route) => (route.request().method() === 'POST' ? fail(route) : route.fallback()),
+      );
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="error"]').waitFor({ timeout: 10000 });
+      assert.equal(await page.getByLabel('Имя').inputValue(), 'Сеть Обрывова');
+      assert.equal(received.length, 0);
+      await page.unrouteAll();
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+      assert.equal(received.length, 1);
       await context.close();
     });
   }
@@ -212,9 +246,7 @@ describe('a browser that blocks site data (cookies and storage)', () => {
         'SecurityError',
       );
       await page.waitForLoadState('networkidle');
-      await page.getByLabel('Имя').fill('Блок Хранилищев');
-      await page.getByLabel('Ник в Telegram').fill('@blocked_storage');
-      await page.getByLabel('Телефон').fill('+79990001133');
+      await fill(page, 'Блок Хранилищев', '@blocked_storage', '+79990001133');
       received.length = 0;
       await page.getByRole('button', { name: 'Отправить заявку' }).click();
       await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
@@ -223,48 +255,6 @@ describe('a browser that blocks site data (cookies and storage)', () => {
       await context.close();
     }
   });
-});
-
-describe('a post that does not reach the landing, in a browser with JavaScript', () => {
-  let browser;
-  let landing;
-  before(async () => {
-    landing = await startConfiguredLanding();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  });
-  after(async () => {
-    await browser?.close();
-  });
-
-  const failures = {
-    'a refused connection (the landing restarting)': (route) => route.abort('connectionrefused'),
-    "a proxy's 502 page": (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>502 Bad Gateway</h1>' }),
-  };
-  for (const [what, fail] of Object.entries(failures)) {
-    it(`${what}: the error, everything typed kept, and sending again delivers it once`, async () => {
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      await page.goto(landing.url);
-      await page.waitForLoadState('networkidle');
-      await page.getByLabel('Имя').fill('Сеть Обрывова');
-      await page.getByLabel('Ник в Telegram').fill('@net_down');
-      await page.getByLabel('Телефон').fill('+79990001144');
-      received.length = 0;
-      await page.route(
-        (url) => url.origin === landing.url,
-        (route) => (route.request().method() === 'POST' ? fail(route) : route.fallback()),
-      );
-      await page.getByRole('button', { name: 'Отправить заявку' }).click();
-      await page.locator('[data-state="error"]').waitFor({ timeout: 10000 });
-      assert.equal(await page.getByLabel('Имя').inputValue(), 'Сеть Обрывова');
-      assert.equal(received.length, 0);
-      await page.unrouteAll();
-      await page.getByRole('button', { name: 'Отправить заявку' }).click();
-      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
-      assert.equal(received.length, 1);
-      await context.close();
-    });
-  }
 });
 
 /** The landing's form-token key, as it derives it from LEADS_SECRET. */
@@ -319,9 +309,7 @@ describe('a page whose form token is too old or from before the deploy, in a bro
     for (const javaScriptEnabled of [true, false]) {
       it(`${kind}: the visitor is asked to send again, values kept, and the request is delivered once (JavaScript ${javaScriptEnabled ? 'on' : 'off'})`, async () => {
         const { context, page, requestId: pageRequestId } = await openWithToken(browser, landing.url, javaScriptEnabled, oldToken);
-        await page.getByLabel('Имя').fill('Вера Долгова');
-        await page.getByLabel('Ник в Telegram').fill('@vera_later');
-        await page.getByLabel('Телефон').fill('+79990003344');
+        await fill(page, 'Вера Долгова', '@vera_later', '+79990003344');
         await page.getByLabel('Что хотите получить').fill('Открыла вчера, отправляю сегодня');
         received.length = 0;
         await page.getByRole('button', { name: 'Отправить заявку' }).click();
@@ -357,9 +345,7 @@ describe('a page whose form token is too old or from before the deploy, in a bro
       const { context, page, requestId } = await openWithToken(browser, landing.url, javaScriptEnabled, () =>
         preDeployToken(Date.now() - 60_000),
       );
-      await page.getByLabel('Имя').fill('Ольга Раньшева');
-      await page.getByLabel('Ник в Telegram').fill('@olga_before');
-      await page.getByLabel('Телефон').fill('+79990007788');
+      await fill(page, 'Ольга Раньшева', '@olga_before', '+79990007788');
       received.length = 0;
       await page.getByRole('button', { name: 'Отправить заявку' }).click();
       await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
