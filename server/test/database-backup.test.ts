@@ -61,7 +61,12 @@ describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only:
     expect(existsSync(join(tmp.dir, 'b.sqlite'))).toBe(false);
     // `npm run leads -- backup`: either refusal is one line and exit 2.
     const said = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    expect(await backup(dbPath(), target)).toBe(2);
-    expect(said.mock.calls).toEqual([[`${target} already exists: choose a new file name (a backup never overwrites)`]]);
+    try {
+      expect(await backup(dbPath(), target)).toBe(2);
+      expect(said.mock.calls).toEqual([[`${target} already exists: choose a new file name (a backup never overwrites)`]]);
+    } finally {
+      // One process runs many files (jest-light-runner): a console left replaced would hide every later file's errors.
+      said.mockRestore();
+    }
   });
 });
