@@ -92,6 +92,16 @@ describe('two instances in polling mode on one PostgreSQL', () => {
       15_000,
       'the card',
     );
+    // Recorded as the lead's card: a kill between the send and its record leaves a second card (the crash drill's
+    // allowance), and a press on the first one is then rightly "out of date".
+    await waitUntil(
+      async () => {
+        const listed = await fetch(`${a.url}/leads`, { headers: { 'X-Stickers-Leads-Secret': SECRET } });
+        return (await listed.json()).leads.find((l) => l.lead_number === number)?.published_at;
+      },
+      15_000,
+      'the card recorded',
+    );
 
     // Exactly one of them holds the polling lease and polls.
     const holder = await waitUntil(() => pollingHolder(), 15_000, 'a poller');
