@@ -83,7 +83,8 @@ async function buildPostgresTemplate(): Promise<void> {
   try {
     await onAdmin(`alter database ${building} rename to ${TEMPLATE}`);
   } catch (err) {
-    if ((err as { code?: string }).code !== '42P04') throw err;
+    // 42P04 when the other rename has committed; 23505 (pg_database's unique index) when both ran at the same moment.
+    if (!['42P04', '23505'].includes((err as { code?: string }).code ?? '')) throw err;
     await onAdmin(`drop database ${building}`);
   }
 }
