@@ -1,4 +1,5 @@
 import type { Locale } from '@stickers/shared';
+import { dateFormat } from '../clock/local-time';
 import { en } from './en';
 import { ru, type Messages } from './ru';
 
@@ -12,10 +13,13 @@ export function formatTime(ms: number, timezone: string, intl: string): string {
   return `${formatDay(ms, timezone, intl)} ${formatClock(ms, timezone, intl)}`;
 }
 
+const DAY: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit', year: 'numeric' };
+const CLOCK: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit' };
+
 export function formatDay(ms: number, timezone: string, intl: string): string {
-  return new Intl.DateTimeFormat(intl, { timeZone: timezone, day: '2-digit', month: '2-digit', year: 'numeric' }).format(new Date(ms));
+  return dateFormat(DAY, intl, timezone).format(new Date(ms));
 }
 
 export function formatClock(ms: number, timezone: string, intl: string): string {
-  return new Intl.DateTimeFormat(intl, { timeZone: timezone, hour: '2-digit', minute: '2-digit' }).format(new Date(ms));
+  return dateFormat(CLOCK, intl, timezone).format(new Date(ms));
 }
