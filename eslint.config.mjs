@@ -59,6 +59,26 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  {
+    // One process runs many server test files (jest-light-runner): a console replaced by one stays replaced for the
+    // rest, hiding their errors. Tests capture it through captureConsole (server/test/support/console.ts), which gives
+    // it back.
+    files: ['server/**/*.test.ts', 'server/test/**/*.ts'],
+    ignores: ['server/test/support/console.ts', 'server/test/setup.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name=/^(spyOn|replaceProperty)$/][arguments.0.name='console']",
+          message: 'Capture the console with captureConsole (server/test/support/console.ts): it gives it back.',
+        },
+        {
+          selector: "AssignmentExpression[left.object.name='console']",
+          message: 'Capture the console with captureConsole (server/test/support/console.ts): it gives it back.',
+        },
+      ],
+    },
+  },
   // The house (docs/architecture.md, "Layers") is checked by dependency-cruiser (.dependency-cruiser.cjs), the last
   // step of `npm run lint`.
 );

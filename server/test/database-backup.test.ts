@@ -10,6 +10,7 @@ import { backup } from '../src/cli/ops';
 import { backupDatabase } from '../src/database/backup';
 import { lead, postLead, startServer, tempDir, type TestServer } from './harness';
 import { describeSqliteOnly } from './support/test-database';
+import { captureConsole } from './support/console';
 
 let tmp: ReturnType<typeof tempDir>;
 let server: TestServer | undefined;
@@ -60,13 +61,10 @@ describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only:
     await expect(backupDatabase(join(tmp.dir, 'none.sqlite'), join(tmp.dir, 'b.sqlite'))).rejects.toThrow('no database at');
     expect(existsSync(join(tmp.dir, 'b.sqlite'))).toBe(false);
     // `npm run leads -- backup`: either refusal is one line and exit 2.
-    const said = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    try {
-      expect(await backup(dbPath(), target)).toBe(2);
-      expect(said.mock.calls).toEqual([[`${target} already exists: choose a new file name (a backup never overwrites)`]]);
-    } finally {
-      // One process runs many files (jest-light-runner): a console left replaced would hide every later file's errors.
-      said.mockRestore();
-    }
+    expect(await captureConsole(() => backup(dbPath(), target))).toEqual({
+      result: 2,
+      log: [],
+      error: [`${target} already exists: choose a new file name (a backup never overwrites)`],
+    });
   });
 });

@@ -16,6 +16,7 @@ import { LeadErasureRepository } from '../src/repositories/lead-erasure.reposito
 import { SUBMIT_LOCK_KEY } from '../src/repositories/submit-runner';
 import { FakeClock, LEADS_CHAT, SALT, lead, memberActions, sandboxSuite, submitLead, type TestServer } from './harness';
 import { describePostgresOnly, sqlRows } from './support/test-database';
+import { captureConsole } from './support/console';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -115,17 +116,14 @@ describe('the erasures recorded for late replays', () => {
     const server = await boot();
     await submitLead(server, { telegram: '@cli_victim', phone: '+79994510003' });
     const location = server.config.databaseUrl ?? server.config.databasePath;
-    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-    const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    try {
-      expect(await forget(location, '--telegram', 'cli_victim', server.clock.now(), undefined)).toBe(2);
-      expect(error.mock.calls.flat().join(' ')).toContain('LEADS_IP_SALT must be set');
-      expect(await recorded(server)).toEqual([]);
-      expect(await forget(location, '--telegram', 'CLI_victim', server.clock.now(), SALT)).toBe(0);
-    } finally {
-      log.mockRestore();
-      error.mockRestore();
-    }
+    const unsalted = await captureConsole(() => forget(location, '--telegram', 'cli_victim', server.clock.now(), undefined));
+    expect(unsalted.result).toBe(2);
+    expect(unsalted.error.join(' ')).toContain('LEADS_IP_SALT must be set');
+    expect(await recorded(server)).toEqual([]);
+    expect(await captureConsole(() => forget(location, '--telegram', 'CLI_victim', server.clock.now(), SALT))).toMatchObject({
+      result: 0,
+      error: [],
+    });
     expect((await recorded(server)).map((r) => r.contact_hash)).toEqual(
       sorted([hasher.telegram('cli_victim'), hasher.phone('+79994510003')]),
     );

@@ -25,6 +25,7 @@ import {
   type TestServer,
 } from './harness';
 import { describePostgresOnly, describeSqliteOnly, onPostgres, sqlRow, sqlRows } from './support/test-database';
+import { captureConsole } from './support/console';
 
 const DAY = 24 * 60 * 60 * 1000;
 const suite = sandboxSuite();
@@ -155,14 +156,13 @@ describe('erasure by contact', () => {
     const { ids, other } = await person(server, phone, '@Petr_Cli');
     // The server's database: the file, or the PostgreSQL database (DATABASE_URL) that stands for it.
     const location = server.config.databaseUrl ?? dbPath;
-    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-    try {
-      expect(await forget(location, '--phone', '+7 999 555 44 11', server.clock.now(), SALT)).toBe(0);
-      expect(log.mock.calls.flat().join(' ')).toContain('Обезличено заявок: 3');
-      expect(await forget(location, '--telegram', 'petr_cli', server.clock.now(), SALT)).toBe(1);
-    } finally {
-      log.mockRestore();
-    }
+    const erased = await captureConsole(() => forget(location, '--phone', '+7 999 555 44 11', server.clock.now(), SALT));
+    expect(erased).toMatchObject({ result: 0, error: [] });
+    expect(erased.log.join(' ')).toContain('Обезличено заявок: 3');
+    expect(await captureConsole(() => forget(location, '--telegram', 'petr_cli', server.clock.now(), SALT))).toMatchObject({
+      result: 1,
+      error: [],
+    });
     for (const id of ids) expect(await row(server, id)).toMatchObject({ name: null, phone: null, comment: null });
     expect((await row(server, other)).name).toBe('Чужая Заявка');
     await server.outbox.tick();

@@ -32,6 +32,7 @@ import {
   watchAlerts,
 } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
+import { captureConsole } from './support/console';
 
 type Verify = (rawBody: string | Buffer, header: string | undefined, secret: string, now?: number) => boolean;
 
@@ -150,15 +151,8 @@ async function listed(leadNumber: number): Promise<any> {
 
 /** What a CLI command printed (console.log), with its exit code. */
 async function cli(run: () => Promise<number>): Promise<{ code: number; out: string }> {
-  const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-  const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-  try {
-    const code = await run();
-    return { code, out: [...log.mock.calls, ...error.mock.calls].map((c) => c.map(String).join(' ')).join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
+  const { result, log, error } = await captureConsole(run);
+  return { code: result, out: [...log, ...error].join('\n') };
 }
 
 /** Every request's signature verifies with `secret` at the clock's time, and the event id header matches the body. */

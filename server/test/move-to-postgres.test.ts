@@ -15,6 +15,7 @@ import { startPostgres, type TestPostgres } from './support/postgres';
 import { migrateToPostgres } from '../src/cli/ops';
 import { LeadPagesRepository } from '../src/repositories/lead-pages.repository';
 import { TraceService } from '../src/trace/trace.service';
+import { captureConsole } from './support/console';
 
 const T = 1_764_000_000_000;
 /** Every data table of the schema, each with the column its rows are ordered by. */
@@ -447,19 +448,14 @@ describe('moveToPostgres', () => {
   it('npm run leads -- migrate-to-postgres: moves the file, prints one line per table and the next lead number', async () => {
     const path = await buildSqlite('cli.sqlite');
     const { url } = await target('cli');
-    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-    try {
-      expect(await migrateToPostgres(path, url)).toBe(0);
-      const printed = log.mock.calls.map((c) => String(c[0]));
-      expect(printed).toContain('leads: 4 rows, next id 6');
-      expect(printed.at(-1)).toMatch(
-        new RegExp(
-          `^moved \\d+ rows in ${Object.keys(TABLES).length} tables to postgres://postgres@127\\.0\\.0\\.1:\\d+/[a-z_0-9]+: 4 leads, the next lead is #6\\.`,
-        ),
-      );
-    } finally {
-      log.mockRestore();
-    }
+    const moved = await captureConsole(() => migrateToPostgres(path, url));
+    expect(moved).toMatchObject({ result: 0, error: [] });
+    expect(moved.log).toContain('leads: 4 rows, next id 6');
+    expect(moved.log.at(-1)).toMatch(
+      new RegExp(
+        `^moved \\d+ rows in ${Object.keys(TABLES).length} tables to postgres://postgres@127\\.0\\.0\\.1:\\d+/[a-z_0-9]+: 4 leads, the next lead is #6\\.`,
+      ),
+    );
   });
 
   it('refuses a missing SQLite file, and does not create it', async () => {

@@ -22,6 +22,7 @@ import {
   type TestServer,
 } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
+import { captureConsole } from './support/console';
 
 const suite = sandboxSuite();
 const { tmp, sandbox } = suite;
@@ -140,21 +141,17 @@ describe('erasure by contact reads the phone as the form does', () => {
     const server = await boot({ dbPath });
     const stored = await postLead(server, lead({ phone: '89165551234' }));
     const location = server.config.databaseUrl ?? dbPath;
-    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
-    const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    try {
-      expect(await forget(location, '--phone', '8 916 555-12-34', server.clock.now(), SALT, 'XX')).toBe(2);
-      expect(error.mock.calls.flat().join('\n')).toContain('LEADS_PHONE_REGION must be a two-letter country code');
-      expect(await forget(location, '--phone', '8 000 000-00-00', server.clock.now(), SALT)).toBe(2);
-      expect(error.mock.calls.flat().join('\n')).toContain(
-        'not a phone: a valid number with + or 00, or national in LEADS_PHONE_REGION (RU)',
-      );
-      expect(await forget(location, '--phone', '8 (916) 555-12-34', server.clock.now(), SALT, 'RU')).toBe(0);
-      expect(log.mock.calls.flat().join(' ')).toContain(`Обезличено заявок: 1 (#${stored.body.lead_number})`);
-    } finally {
-      log.mockRestore();
-      error.mockRestore();
-    }
+    const forgetPhone = (phone: string, region?: string) =>
+      captureConsole(() => forget(location, '--phone', phone, server.clock.now(), SALT, region));
+    const badRegion = await forgetPhone('8 916 555-12-34', 'XX');
+    expect(badRegion.result).toBe(2);
+    expect(badRegion.error.join('\n')).toContain('LEADS_PHONE_REGION must be a two-letter country code');
+    const notPhone = await forgetPhone('8 000 000-00-00');
+    expect(notPhone.result).toBe(2);
+    expect(notPhone.error.join('\n')).toContain('not a phone: a valid number with + or 00, or national in LEADS_PHONE_REGION (RU)');
+    const erased = await forgetPhone('8 (916) 555-12-34', 'RU');
+    expect(erased).toMatchObject({ result: 0, error: [] });
+    expect(erased.log.join(' ')).toContain(`Обезличено заявок: 1 (#${stored.body.lead_number})`);
     expect(await sqlRow(server.db, 'select phone from leads where id = ?', stored.body.lead_number)).toEqual({ phone: null });
   });
 });
