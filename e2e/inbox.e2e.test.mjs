@@ -484,14 +484,16 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
   });
 });
 
-describe('the inbox of a server with LEADS_CARD_PII=0 and more than a page of leads', () => {
+describe('the inbox of a server with LEADS_CARD_PII=0, LEADS_MANAGER_IDS of someone else and more than a page of leads', () => {
   let hidden;
   after(async () => {
     await hidden?.stop();
   });
 
-  it('shows personal values as hidden, in the list and on the lead', async () => {
-    hidden = await startStack({ serverEnv: { LEADS_CARD_PII: '0', LEADS_IP_LIMIT: '100', LEADS_HOURLY_LIMIT: '200' } });
+  it('shows personal values as hidden, in the list and on the lead; to a member not listed, no buttons and no answer box', async () => {
+    hidden = await startStack({
+      serverEnv: { LEADS_CARD_PII: '0', LEADS_IP_LIMIT: '100', LEADS_HOURLY_LIMIT: '200', LEADS_MANAGER_IDS: String(DEFAULT_USER.id + 1) },
+    });
     const res = await fetch(`${hidden.serverUrl}/leads`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
@@ -524,6 +526,13 @@ describe('the inbox of a server with LEADS_CARD_PII=0 and more than a page of le
       assert.equal(fields[0]['Телефон'], 'скрыто');
       assert.equal(fields[1]['Лендинг'], 'wedding');
       assert.doesNotMatch(await hiddenPage.locator('main').innerText(), /Дина|dina_hidden|234599/);
+      // The group's creator, not in LEADS_MANAGER_IDS: may look, may not change (the API would answer 403).
+      await hiddenPage.waitForSelector('#conversation-note', { state: 'attached' });
+      assert.equal(
+        await hiddenPage.locator('#may-not-change').innerText(),
+        'Менять статус и писать клиенту могут только менеджеры (LEADS_MANAGER_IDS).',
+      );
+      assert.equal(await hiddenPage.locator('[data-status], #erase, #conversation-text').count(), 0);
     } finally {
       await ctx.close();
     }

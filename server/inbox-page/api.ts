@@ -5,6 +5,8 @@ import type { LeadStatus } from '../src/domain/lead-status';
 export interface Me {
   user: { id: number; first_name: string; last_name: string | null; username: string | null };
   manager: boolean;
+  /** May change a status and write to the visitor (the buttons' rule: LEADS_MANAGER_IDS when set). */
+  may_change: boolean;
   locale: string;
   card_pii: boolean;
   /** The status names, the card buttons' words and the card's field labels in the server's locale. */

@@ -115,8 +115,9 @@ export async function renderLead(app: App, n: number, message: string | null = n
   const consent = lead.consent;
 
   const actions = el('div', { class: 'row wrap actions' });
-  // An erased lead's card has no buttons, and the API refuses its every change.
-  for (const to of lead.anonymised_at ? [] : (LEAD_TRANSITIONS[lead.status] as readonly LeadStatus[])) {
+  // An erased lead's card has no buttons, and the API refuses its every change; a viewer who may not change it reads why.
+  if (!app.me.may_change && !lead.anonymised_at) actions.append(el('p', { class: 'hint', id: 'may-not-change' }, t.actionForbidden));
+  for (const to of lead.anonymised_at || !app.me.may_change ? [] : (LEAD_TRANSITIONS[lead.status] as readonly LeadStatus[])) {
     actions.append(
       el(
         'button',
@@ -151,7 +152,7 @@ export async function renderLead(app: App, n: number, message: string | null = n
       [t.fields.received, time(app, lead.received_at)],
       [t.fields.published, time(app, lead.published_at)],
     ]),
-    conversationSection(app, lead.lead_number, !lead.anonymised_at),
+    conversationSection(app, lead.lead_number, !lead.anonymised_at && app.me.may_change),
     section(t.sourceTitle, sourceRows.length ? dl(sourceRows) : el('p', { class: 'hint' }, t.noSource)),
     section(
       t.consent,

@@ -93,21 +93,22 @@ describe('who may enter', () => {
     expect(creator.body).toEqual({
       user: { id: DEFAULT_USER.id, first_name: 'Мария', last_name: 'Менеджер', username: 'maria_manager' },
       manager: true,
+      may_change: true,
       locale: 'ru',
       card_pii: true,
       // The card's words of the server's catalogue, which the page shows as the cards do.
       words: { statuses: ru.statuses, buttons: ru.buttons, fields: ru.card.fields },
     });
     const member = await call(server, 'me', { initData: launch(server, MEMBER) });
-    expect([member.status, member.body.manager, member.body.user.last_name]).toEqual([200, false, null]);
+    expect([member.status, member.body.manager, member.body.may_change, member.body.user.last_name]).toEqual([200, false, true, null]);
   });
 
   it('with LEADS_MANAGER_IDS: a listed user is a manager without being a member; an administrator not listed is not', async () => {
     const server = await startInbox({ LEADS_MANAGER_IDS: String(STRANGER.id) });
     const listed = await call(server, 'me', { initData: launch(server, STRANGER) });
-    expect([listed.status, listed.body.manager]).toEqual([200, true]);
+    expect([listed.status, listed.body.manager, listed.body.may_change]).toEqual([200, true, true]);
     const creator = await call(server, 'me');
-    expect([creator.status, creator.body.manager]).toEqual([200, false]);
+    expect([creator.status, creator.body.manager, creator.body.may_change]).toEqual([200, false, false]);
   });
 
   it('trusts a getChatMember answer for LEADS_INBOX_MEMBER_CACHE_S, then asks again', async () => {
@@ -279,6 +280,7 @@ describe('changes', () => {
     const server = await startInbox({ LEADS_MANAGER_IDS: '1' });
     const number = await submitLead(server);
     const asMember = { initData: launch(server, MEMBER), method: 'POST', body: { status: 'in_progress', expected: 'new' } };
+    expect((await call(server, 'me', { initData: launch(server, MEMBER) })).body.may_change).toBe(false);
     expect((await call(server, `leads/${number}/status`, asMember)).body).toEqual({ error: 'forbidden' });
     expect((await call(server, 'leads', { initData: launch(server, MEMBER) })).status).toBe(200);
   });

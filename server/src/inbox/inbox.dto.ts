@@ -29,6 +29,11 @@ export class InboxMeDto {
   @ApiProperty({ type: () => InboxUserDto }) user!: InboxUserDto;
   @ApiProperty({ type: 'boolean', description: 'May erase (LEADS_MANAGER_IDS, else an administrator of the leads chat)' })
   manager!: boolean;
+  @ApiProperty({
+    type: 'boolean',
+    description: 'May change a status and write to the visitor: everyone who may open the inbox, or only LEADS_MANAGER_IDS when set',
+  })
+  may_change!: boolean;
   @ApiProperty({ type: 'string', enum: ['ru', 'en'], description: 'LEADS_LOCALE: the language of the page' }) locale!: string;
   @ApiProperty({ type: 'boolean', description: 'LEADS_CARD_PII: false when personal values are hidden' }) card_pii!: boolean;
   @ApiProperty({

@@ -49,6 +49,7 @@ export class InboxService {
     return {
       user: { id, first_name, last_name, username },
       manager: viewer.manager,
+      may_change: this.mayChange(viewer),
       locale: this.config.locale,
       card_pii: this.config.leads.cardPii,
       words: { statuses: this.t.statuses, buttons: this.t.buttons, fields: this.t.card.fields },
@@ -128,12 +129,16 @@ export class InboxService {
   /** A message to the visitor, sent like a member's reply; by whoever may change the status (403), to a bound visitor (409). */
   async postMessage(viewer: InboxViewer, leadNumber: number, text: string) {
     await this.visibleLead(viewer, leadNumber);
-    const managers = this.config.telegram.managerIds;
-    if (managers && !managers.includes(viewer.user.id)) throw fail(403, { error: 'forbidden' });
+    if (!this.mayChange(viewer)) throw fail(403, { error: 'forbidden' });
     const outcome = await this.conversation.post(leadNumber, text, authorOf(viewer.user, this.t));
     if (outcome.kind === 'unknown_lead') throw notFound();
     if (outcome.kind === 'not_bound') throw fail(409, { error: 'not_bound' });
     return { message: this.messageOf(outcome.message) };
+  }
+
+  /** The card buttons' rule, which the status service applies to a change: LEADS_MANAGER_IDS when set, else anyone. */
+  private mayChange(viewer: InboxViewer): boolean {
+    return this.config.telegram.managerIds?.includes(viewer.user.id) ?? true;
   }
 
   private messageOf(m: LeadMessage) {
