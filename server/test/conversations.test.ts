@@ -153,6 +153,29 @@ describe('visitor → team', () => {
   });
 });
 
+describe('the link', () => {
+  it('opened again by the account it bound: the bot confirms the lead again; by another account: refused', async () => {
+    const server = await boot({ polling: true });
+    const body = lead({ telegram: '@anna_k' });
+    const created = await postLead(server, body);
+    const leadNumber = created.body.lead_number as number;
+    await settled(server);
+    const payload = LINK.exec(String(created.body.telegram_link))![1];
+    const bound = await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR);
+    expect(bound).toContain(`#${leadNumber}`);
+    // Telegram sends "/start <payload>" again each time the link is tapped in a chat that is already open.
+    expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toBe(bound);
+    expect(await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER)).toContain('не работает');
+    const links = await server.db.db.selectFrom('telegram_links').select(['tg_user_id']).where('lead_id', '=', leadNumber).execute();
+    expect(links).toEqual([{ tg_user_id: VISITOR.id }]);
+    const events = await server.db.db.selectFrom('lead_events').select('kind').where('lead_id', '=', leadNumber).execute();
+    expect(events.filter((e) => e.kind === 'telegram_bound')).toHaveLength(1);
+    // Stopped, the link stays used: the visitor is not bound again by it.
+    await memberActions(sandbox).command(VISITOR.id, '/stop', VISITOR);
+    expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toContain('не работает');
+  });
+});
+
 describe('several leads, one chat', () => {
   it("a person bound to two leads writes into the latest; another lead's button sends their messages there", async () => {
     const server = await boot({ polling: true });

@@ -95,6 +95,8 @@ export class MessagesService {
     // No personal data in the event (it outlives an erasure): the account itself is the link's row, erased with the lead.
     const detail = "the visitor opened the lead's link in the bot: their Telegram account is bound (GET /leads telegram_account)";
     const result = await this.links.bind(payloadHash(payload), from, this.clock.now(), detail);
+    // The link tapped again (Telegram sends `/start <payload>` each time): the same answer, nothing bound anew.
+    if (result.kind === 'bound_before') return this.t.conversation.bound(result.leadId);
     if (result.kind !== 'bound') {
       this.logger.log({ msg: 'telegram link refused', why: result.kind });
       return this.t.conversation.invalid;

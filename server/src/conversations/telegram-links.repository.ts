@@ -6,7 +6,9 @@ import type { TelegramAccount } from '../domain/telegram-account';
 /** What a `/start <payload>` came to. */
 export type BindResult =
   | { kind: 'bound'; leadId: number }
-  /** No such payload, its time is over, it was used before, or its lead was erased: nothing is bound. */
+  /** The link was used by this very account, which is still bound by it: nothing changes. */
+  | { kind: 'bound_before'; leadId: number }
+  /** No such payload, its time is over, it was used before (by another account, or stopped), or its lead was erased. */
   | { kind: 'unknown' | 'expired' | 'used' | 'erased' };
 
 /** The links `POST /leads` answers with, by the SHA-256 of their payload, and the account each bound. */
@@ -24,11 +26,14 @@ export class TelegramLinksRepository {
       const link = await trx
         .selectFrom('telegram_links as k')
         .innerJoin('leads as l', 'l.id', 'k.lead_id')
-        .select(['k.lead_id', 'k.expires_at', 'k.used_at', 'l.anonymised_at'])
+        .select(['k.lead_id', 'k.expires_at', 'k.used_at', 'k.tg_user_id', 'k.stopped_at', 'l.anonymised_at'])
         .where('k.payload_hash', '=', payloadHash)
         .executeTakeFirst();
       if (!link) return { kind: 'unknown' };
-      if (link.used_at !== null) return { kind: 'used' };
+      if (link.used_at !== null)
+        return link.tg_user_id === account.id && link.stopped_at === null && link.anonymised_at === null
+          ? { kind: 'bound_before', leadId: link.lead_id }
+          : { kind: 'used' };
       if (link.expires_at <= now) return { kind: 'expired' };
       if (link.anonymised_at !== null) return { kind: 'erased' };
       const used = await trx
