@@ -331,6 +331,48 @@ describe('team → visitor', () => {
     );
   });
 
+  it('a blocked bot: once the visitor writes again, the mark leaves the card of each of their leads', async () => {
+    const server = await boot({ polling: true });
+    const first = await boundLead(server);
+    const second = await boundLead(server, { telegram: '@anna_second', phone: '+79990001122' });
+    sandbox.state.blocked.add(VISITOR.id);
+    for (const { leadNumber, card } of [first, second]) {
+      sandbox.say(LEADS_CHAT, 'Добрый день', DEFAULT_USER, undefined, { reply_to_message_id: card });
+      await waitStored(server, leadNumber, 1);
+      await settled(server);
+      server.clock.advance(1_000);
+      await settled(server);
+      expect(sandbox.state.message(LEADS_CHAT, card)?.text).toContain('⛔ Посетитель заблокировал бота');
+    }
+    sandbox.state.blocked.delete(VISITOR.id);
+    sandbox.say(VISITOR.id, 'Простите, я снова здесь', VISITOR);
+    await waitStored(server, second.leadNumber, 2);
+    for (const { card } of [first, second]) {
+      await settled(server);
+      expect(sandbox.state.message(LEADS_CHAT, card)?.text).not.toContain('⛔');
+    }
+    // The team's next reply under the first card reaches the visitor.
+    sandbox.say(LEADS_CHAT, 'Отлично!', DEFAULT_USER, undefined, { reply_to_message_id: first.card });
+    await waitStored(server, first.leadNumber, 2);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(botMessagesIn(VISITOR.id).map((m) => m.text)).toContain('Отлично!');
+
+    // Blocked again, then the bot's Restart button (a bare /start) clears it too.
+    sandbox.state.blocked.add(VISITOR.id);
+    sandbox.say(LEADS_CHAT, 'Вы тут?', DEFAULT_USER, undefined, { reply_to_message_id: first.card });
+    await waitStored(server, first.leadNumber, 3);
+    server.clock.advance(1_000);
+    await settled(server);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, first.card)?.text).toContain('⛔');
+    sandbox.state.blocked.delete(VISITOR.id);
+    await memberActions(sandbox).command(VISITOR.id, '/start', VISITOR);
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, first.card)?.text).not.toContain('⛔');
+  });
+
   it('/stop: the bot answers once, and the team replies then fail with the reason, not retried', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);

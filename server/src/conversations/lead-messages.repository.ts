@@ -171,13 +171,25 @@ export class LeadMessagesRepository {
     });
   }
 
-  async unblocked(leadId: number, userId: number): Promise<void> {
-    await this.db
-      .updateTable('telegram_links')
-      .set({ blocked_at: null })
-      .where('lead_id', '=', leadId)
+  /** That account wrote to the bot: none of its bindings is blocked any more, and their cards are marked for a rewrite. */
+  async unblocked(userId: number, now: number): Promise<void> {
+    const marked = await this.db
+      .selectFrom('telegram_links')
+      .select('lead_id')
       .where('tg_user_id', '=', userId)
       .where('blocked_at', 'is not', null)
-      .execute();
+      .executeTakeFirst();
+    if (!marked) return;
+    await this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .updateTable('telegram_links')
+        .set({ blocked_at: null })
+        .where('tg_user_id', '=', userId)
+        .where('blocked_at', 'is not', null)
+        .returning('lead_id')
+        .execute();
+      const leads = [...new Set(rows.map((r) => r.lead_id))];
+      if (leads.length > 0) await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', 'in', leads).execute();
+    });
   }
 }

@@ -9,7 +9,11 @@ const FROM = { id: 7001, username: 'anna_k', first_name: 'Анна', last_name: 
 /** The decisions around the binding that need no database: where `/start` is answered, and with what. */
 describe('MessagesService.start', () => {
   const bind = jest.fn().mockResolvedValue({ kind: 'bound', leadId: 42 });
-  const messages = { activeLeadsOf: () => Promise.resolve([]), latestLeadOf: () => Promise.resolve(null) };
+  const messages = {
+    activeLeadsOf: () => Promise.resolve([]),
+    latestLeadOf: () => Promise.resolve(null),
+    unblocked: () => Promise.resolve(),
+  };
   const fake = {} as never;
   const service = (t = ru) =>
     new MessagesService(loadServerConfig({}), messages as never, fake, fake, new Clock(), fake, t, fake, { bind } as never);

@@ -84,6 +84,8 @@ export class MessagesService {
   /** The bot's answer to `/start <payload>` (what follows `/start`), with `choice`'s; null outside a private chat. */
   async start(chatType: string | undefined, payload: string, from: TelegramAccount): Promise<BotReply | null> {
     if (chatType !== 'private') return null;
+    // The bot's Restart after a block sends `/start`: the account writes to the bot again.
+    await this.messages.unblocked(from.id, this.clock.now());
     const reply = await this.bind(payload.trim(), from);
     const choice = await this.choice(from.id);
     return choice ? { text: `${reply}\n\n${choice.text}`, keyboard: choice.keyboard } : { text: reply };
@@ -108,8 +110,8 @@ export class MessagesService {
   /** A message in the bot's private chat: stored and relayed, or (bound to no lead) the answer to give, once a minute. */
   async fromVisitor(m: IncomingMessage): Promise<string | null> {
     const binding = await this.messages.latestLeadOf(m.from.id);
+    await this.messages.unblocked(m.from.id, this.clock.now());
     if (!binding) return this.unboundAnswer(m.from.id);
-    if (binding.blocked_at !== null) await this.messages.unblocked(binding.lead_id, m.from.id);
     await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m);
     return null;
   }
