@@ -9,6 +9,8 @@ import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { SECRET_HEADER } from '@stickers/shared';
 import { LEADS_CHAT, SECRET, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
+import { LeadMessagesRepository } from '../src/conversations/lead-messages.repository';
 import { MessagesService } from '../src/conversations/messages.service';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
 
@@ -458,6 +460,27 @@ describe('erasure', () => {
     await settled(server);
     expect(await rows(server, leadNumber)).toEqual([]);
     expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card && m.text.includes('второе'))).toEqual([]);
+  });
+});
+
+describe('erasure meets a message', () => {
+  it('a lead erased while a message to it is on its way: nothing is stored on the erased lead', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const repository = server.app.get(LeadMessagesRepository);
+    const latestLeadOf = repository.latestLeadOf.bind(repository);
+    // The erasure (a manager in the inbox) commits right after the message found its lead.
+    jest.spyOn(repository, 'latestLeadOf').mockImplementationOnce(async (userId) => {
+      const found = await latestLeadOf(userId);
+      expect(await server.app.get(AnonymisationService).forget(leadNumber)).toBe('done');
+      return found;
+    });
+    const sent = sandbox.say(VISITOR.id, 'мой адрес: ул. Ленина, 1', VISITOR);
+    // The visitor is told the chat is bound to no lead, as for any message after an erasure.
+    await waitFor(() => botMessagesIn(VISITOR.id).find((m) => m.reply_to_message_id === sent), 5000, 'the unbound answer');
+    await settled(server);
+    expect(await rows(server, leadNumber)).toEqual([]);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card && m.text.includes('Ленина'))).toEqual([]);
   });
 });
 

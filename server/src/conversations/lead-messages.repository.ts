@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type Insertable, type Selectable, sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
+import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
 
@@ -16,11 +17,27 @@ export type Binding = Pick<Selectable<Database['telegram_links']>, (typeof BINDI
 /** `lead_messages`, each stored with the outbox row that sends it, and the bindings they go along. */
 @Injectable()
 export class LeadMessagesRepository {
-  constructor(@InjectDb() private readonly db: LeadsDb) {}
+  /** PostgreSQL: other instances write at the same time. */
+  private readonly shared: boolean;
 
-  /** Stores a message, queued, with its outbox row; a Telegram message stored before is not again (`added` false). */
-  add(message: NewLeadMessage): Promise<LeadMessage & { added: boolean }> {
+  constructor(@InjectDb() private readonly db: LeadsDb) {
+    this.shared = dialectOf(db) === 'postgres';
+  }
+
+  /**
+   * Stores a message, queued, with its outbox row; a Telegram message stored before is not again (`added` false); null
+   * when the lead is erased (nothing personal is stored on an erased lead). The lead's row is read `for share` on
+   * PostgreSQL, so an erasure either commits first (and this stores nothing) or waits and deletes this message too.
+   */
+  add(message: NewLeadMessage): Promise<(LeadMessage & { added: boolean }) | null> {
     return this.db.transaction().execute(async (trx) => {
+      const lead = await trx
+        .selectFrom('leads')
+        .select('anonymised_at')
+        .where('id', '=', message.lead_id)
+        .$if(this.shared, (q) => q.forShare())
+        .executeTakeFirst();
+      if (!lead || lead.anonymised_at !== null) return null;
       const row = await trx
         .insertInto('lead_messages')
         .values({ ...message, state: 'queued' })

@@ -112,7 +112,8 @@ export class MessagesService {
     const binding = await this.messages.latestLeadOf(m.from.id);
     await this.messages.unblocked(m.from.id, this.clock.now());
     if (!binding) return this.unboundAnswer(m.from.id);
-    await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m);
+    // Its lead erased meanwhile: bound to it no more.
+    if (!(await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m))) return this.unboundAnswer(m.from.id);
     return null;
   }
 
@@ -129,7 +130,8 @@ export class MessagesService {
     const to = relayed?.direction === 'in' ? relayed.author_tg_id : null;
     const binding = await this.messages.bindingOf(leadId, to);
     if (!bound(binding)) return this.t.group.notDelivered(binding ? this.t.group.why.stopped : this.t.group.why.notBound);
-    await this.store(leadId, 'out', { id: m.from.id, name: m.authorName }, m, to);
+    if (!(await this.store(leadId, 'out', { id: m.from.id, name: m.authorName }, m, to)))
+      return this.t.group.notDelivered(this.t.group.why.notBound);
     return null;
   }
 
@@ -171,7 +173,8 @@ export class MessagesService {
     if (!lead) return { kind: 'unknown_lead' };
     if (lead.anonymised_at !== null || !bound(await this.messages.bindingOf(leadId))) return { kind: 'not_bound' };
     const author = { id: by.telegramUserId, name: by.name };
-    return { kind: 'queued', message: await this.store(leadId, 'out', author, { text, media: null, chatId: null, messageId: null }) };
+    const message = await this.store(leadId, 'out', author, { text, media: null, chatId: null, messageId: null });
+    return message ? { kind: 'queued', message } : { kind: 'not_bound' };
   }
 
   private async store(
@@ -180,7 +183,7 @@ export class MessagesService {
     author: { id: number; name: string },
     m: Pick<IncomingMessage, 'text' | 'media'> & { chatId: string | null; messageId: number | null },
     to: number | null = null,
-  ): Promise<LeadMessage> {
+  ): Promise<LeadMessage | null> {
     const stored = await this.messages.add({
       lead_id: leadId,
       direction,
@@ -193,6 +196,7 @@ export class MessagesService {
       tg_chat_id: m.chatId,
       tg_message_id: m.messageId,
     });
+    if (!stored) return null;
     this.logger.log({ msg: 'conversation message stored', lead_number: stored.lead_id, direction: stored.direction, message: stored.id });
     this.emitter.emit(LEAD_MESSAGE, { leadNumber: stored.lead_id, messageId: stored.id } satisfies LeadMessageEvent);
     return stored;
