@@ -84,6 +84,16 @@ describe("the inbox: a lead's conversation", () => {
     assert.deepEqual(posted, [{ text: 'Здравствуйте!' }]);
   });
 
+  it('with LEADS_CARD_PII=0: a bound visitor is said to be bound, the account hidden', async () => {
+    conversation = {
+      bound: { username: null, name: '' },
+      messages: [{ id: 1, direction: 'in', author: null, text: 'Здравствуйте', media: null, at: at(1), state: 'delivered', error: null }],
+    };
+    await openLead();
+    assert.match(await section().innerText(), /С клиентом в Telegram: скрыто/);
+    assert.doesNotMatch(await section().innerText(), /не открыл бота/);
+  });
+
   it('lists the messages: side, author, time, text or «📷 фото», state; a failed one with its reason', async () => {
     conversation = {
       bound: { username: 'anna_k', name: 'Анна Ким' },

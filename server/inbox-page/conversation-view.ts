@@ -41,7 +41,8 @@ function drawConversation(
 ): (HTMLElement | null)[] {
   const t = app.t;
   const bound = conversation.bound;
-  const who = bound ? (bound.username ? `@${bound.username} (${bound.name})` : bound.name) : null;
+  // LEADS_CARD_PII=0 hides the account (`{"username":null,"name":""}`), not that the visitor is bound.
+  const who = bound ? (bound.username ? `@${bound.username} (${bound.name})` : bound.name || t.hiddenPii) : null;
   const note = el('p', { class: 'note', role: 'status', id: 'conversation-note' }, message ?? '');
   return [
     el('p', { class: bound ? '' : 'hint' }, who ? t.conversationWith(who) : t.conversationNotBound),
