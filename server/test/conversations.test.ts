@@ -375,6 +375,27 @@ describe('team → visitor', () => {
     expect(sandbox.state.message(LEADS_CHAT, first.card)?.text).not.toContain('⛔');
   });
 
+  it('a blocked bot, unblocked without a word: the next reply is delivered and the mark leaves the card', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    sandbox.state.blocked.add(VISITOR.id);
+    sandbox.say(LEADS_CHAT, 'Добрый день', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, card)?.text).toContain('⛔');
+    // Unblocked in Telegram's settings: the bot hears nothing until its next message goes through.
+    sandbox.state.blocked.delete(VISITOR.id);
+    sandbox.say(LEADS_CHAT, 'Вы тут?', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 2);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect((await rows(server, leadNumber)).map((m) => m.state)).toEqual(['failed', 'delivered']);
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, card)?.text).not.toContain('⛔');
+  });
+
   it('/stop: the bot answers once, and the team replies then fail with the reason, not retried', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);

@@ -94,7 +94,13 @@ export class MessageSender extends TelegramHandler {
       }
       const copy = { chatId, messageId: answer.value.message_id };
       this.logger.log({ msg: 'team message delivered', lead_number: msg.lead_id, message: msg.id });
-      return { done: 'sent', record: () => this.messages.delivered(msg.id, copy) };
+      // Delivered: whatever block the binding is marked with is over (unblocked in Telegram's settings, without a word).
+      const unblocked = binding.blocked_at !== null;
+      const record = async () => {
+        await this.messages.delivered(msg.id, copy);
+        if (unblocked) await this.messages.unblocked(binding.tg_user_id, this.clock.now());
+      };
+      return { done: 'sent', record };
     }
     return this.failedSend(row, msg, lead, answer, binding.tg_user_id);
   }
