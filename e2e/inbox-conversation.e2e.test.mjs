@@ -1,7 +1,7 @@
 // A lead's conversation on the inbox's lead page, in headless Chromium against the built server: the "Переписка"
 // section lists the messages the API gives (from the visitor or the team, who, when, the text or «📷 фото», the
 // state — a failed one with its reason) and its box posts the team's answer; 409 not_bound says the visitor has not
-// opened the bot. The conversation's routes (`GET`/`POST /inbox/api/leads/:n/messages`) are answered here by the
+// opened the bot; a visitor who sent /stop is said to have, with no box. The conversation's routes (`GET`/`POST /inbox/api/leads/:n/messages`) are answered here by the
 // browser with the shapes docs/api.md gives them, so the page is tested on its own; the rest is the real inbox.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -67,7 +67,7 @@ after(async () => {
 
 describe("the inbox: a lead's conversation", () => {
   it('before the visitor opens the bot: says so, and a send answered 409 not_bound says the visitor has not opened the bot yet', async () => {
-    conversation = { messages: [], bound: null };
+    conversation = { messages: [], bound: null, stopped: false };
     postAnswer = () => [409, { error: 'not_bound' }];
     await openLead();
     assert.equal(await section().locator('h2').innerText(), 'Переписка');
@@ -84,9 +84,22 @@ describe("the inbox: a lead's conversation", () => {
     assert.deepEqual(posted, [{ text: 'Здравствуйте!' }]);
   });
 
+  it('after /stop: says the visitor unsubscribed, and offers no box to write in', async () => {
+    conversation = {
+      bound: null,
+      stopped: true,
+      messages: [{ id: 1, direction: 'in', author: 'Анна Ким', text: 'Спасибо', media: null, at: at(1), state: 'delivered', error: null }],
+    };
+    await openLead();
+    assert.match(await section().innerText(), /Клиент отписался от бота командой \/stop/);
+    assert.doesNotMatch(await section().innerText(), /не открыл бота/);
+    assert.equal(await section().locator('form.composer').count(), 0);
+  });
+
   it('with LEADS_CARD_PII=0: a bound visitor is said to be bound, the account hidden', async () => {
     conversation = {
       bound: { username: null, name: '' },
+      stopped: false,
       messages: [{ id: 1, direction: 'in', author: null, text: 'Здравствуйте', media: null, at: at(1), state: 'delivered', error: null }],
     };
     await openLead();
@@ -97,6 +110,7 @@ describe("the inbox: a lead's conversation", () => {
   it('lists the messages: side, author, time, text or «📷 фото», state; a failed one with its reason', async () => {
     conversation = {
       bound: { username: 'anna_k', name: 'Анна Ким' },
+      stopped: false,
       messages: [
         { id: 1, direction: 'in', author: 'Анна Ким', text: 'А можно быстрее?', media: null, at: at(1), state: 'delivered', error: null },
         { id: 2, direction: 'in', author: 'Анна Ким', text: null, media: 'photo', at: at(2), state: 'delivered', error: null },

@@ -75,6 +75,8 @@ export interface Conversation {
   messages: ConversationMessage[];
   /** The visitor's Telegram account once they opened the bot's link; null: not yet, nothing can be sent. */
   bound: { username: string | null; name: string } | null;
+  /** They sent `/stop`: nothing can be sent to them any more. */
+  stopped: boolean;
 }
 
 export interface Charts {

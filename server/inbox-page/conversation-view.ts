@@ -45,7 +45,11 @@ function drawConversation(
   const who = bound ? (bound.username ? `@${bound.username} (${bound.name})` : bound.name || t.hiddenPii) : null;
   const note = el('p', { class: 'note', role: 'status', id: 'conversation-note' }, message ?? '');
   return [
-    el('p', { class: bound ? '' : 'hint' }, who ? t.conversationWith(who) : t.conversationNotBound),
+    el(
+      'p',
+      { class: bound ? '' : 'hint' },
+      who ? t.conversationWith(who) : conversation.stopped ? t.conversationStopped : t.conversationNotBound,
+    ),
     conversation.messages.length
       ? el(
           'ol',
@@ -54,7 +58,7 @@ function drawConversation(
         )
       : el('p', { class: 'hint' }, t.noMessages),
     note,
-    open ? composer(app, n, note, reload) : null,
+    open && !conversation.stopped ? composer(app, n, note, reload) : null,
   ];
 }
 

@@ -136,6 +136,7 @@ export const en: PageTexts = {
   conversation: 'Conversation',
   conversationWith: (who) => `With the visitor in Telegram: ${who}`,
   conversationNotBound: 'The visitor has not opened the bot yet: they can be written to once they follow the link from the form.',
+  conversationStopped: 'The visitor unsubscribed from the bot with /stop: they can no longer be written to here.',
   noMessages: 'No messages yet.',
   messageIn: 'Visitor',
   messageOut: 'Team',

@@ -144,6 +144,7 @@ export const ru: PageTexts = {
   conversation: 'Переписка',
   conversationWith: (who) => `С клиентом в Telegram: ${who}`,
   conversationNotBound: 'Клиент ещё не открыл бота: написать ему можно после того, как он перейдёт по ссылке из формы.',
+  conversationStopped: 'Клиент отписался от бота командой /stop: написать ему здесь больше нельзя.',
   noMessages: 'Сообщений пока нет.',
   messageIn: 'Клиент',
   messageOut: 'Команда',

@@ -112,6 +112,7 @@ export interface Texts {
   conversation: string;
   conversationWith: (who: string) => string;
   conversationNotBound: string;
+  conversationStopped: string;
   noMessages: string;
   messageIn: string;
   messageOut: string;

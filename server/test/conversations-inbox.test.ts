@@ -1,6 +1,6 @@
 /**
  * The conversation in the inbox's API: `GET /inbox/api/leads/:number/messages` (the history, the bound visitor, personal
- * data hidden as the inbox hides it) and `POST` (a message to the visitor through the outbox: 202, 409 `not_bound`,
+ * data hidden as the inbox hides it, whether they sent `/stop`) and `POST` (a message to the visitor through the outbox: 202, 409 `not_bound`,
  * 403 for who may not change the status, 422 for a bad text). Against the sandbox, on both databases.
  */
 import { DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
@@ -83,7 +83,21 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
     const sent = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Алло' } });
     expect([sent.status, sent.body]).toEqual([409, { error: 'not_bound' }]);
     const read = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
-    expect([read.status, read.body]).toEqual([200, { messages: [], bound: null }]);
+    expect([read.status, read.body]).toEqual([200, { messages: [], bound: null, stopped: false }]);
+  });
+
+  it('after /stop: bound null and stopped, so the page says the visitor unsubscribed, not that they never opened the bot', async () => {
+    const server = await boot({ polling: true });
+    const leadNumber = await newLead(server, true);
+    expect((await inboxCall(server, sandbox, `leads/${leadNumber}/messages`)).body).toMatchObject({
+      bound: { username: 'anna_k' },
+      stopped: false,
+    });
+    await memberActions(sandbox).command(VISITOR.id, '/stop', VISITOR);
+    const read = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
+    expect([read.status, read.body]).toEqual([200, { messages: [], bound: null, stopped: true }]);
+    const sent = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Алло' } });
+    expect([sent.status, sent.body]).toEqual([409, { error: 'not_bound' }]);
   });
 
   it('403 for a member who may not change the status (LEADS_MANAGER_IDS); 422 for an empty or too long text; 404 for no lead', async () => {

@@ -161,10 +161,11 @@ export class MessagesService {
     return this.t.conversation.chosen(leadId);
   }
 
-  /** The lead's conversation and its visitor (null: none bound, stopped or erased). */
-  async history(leadId: number): Promise<{ messages: LeadMessage[]; bound: Binding | null }> {
+  /** The lead's conversation and its visitor (null: none bound, stopped or erased; `stopped`: they sent `/stop`). */
+  async history(leadId: number): Promise<{ messages: LeadMessage[]; bound: Binding | null; stopped: boolean }> {
     const binding = await this.messages.bindingOf(leadId);
-    return { messages: await this.messages.of(leadId), bound: bound(binding) ? binding : null };
+    const stopped = binding !== null && !bound(binding);
+    return { messages: await this.messages.of(leadId), bound: stopped ? null : binding, stopped };
   }
 
   /** The inbox's message to the lead's visitor, sent like a member's reply. */

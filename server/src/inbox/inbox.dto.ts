@@ -189,6 +189,8 @@ export class InboxMessagesDto {
     description: 'The visitor the bot writes to; null: none bound (never, stopped with /stop, or erased)',
   })
   bound!: InboxBoundVisitorDto | null;
+  @ApiProperty({ type: 'boolean', description: 'The visitor sent /stop: the bot writes to them no more (bound is null)' })
+  stopped!: boolean;
 }
 
 @ApiSchema({ name: 'InboxMessageAnswer' })

@@ -116,13 +116,14 @@ export class InboxService {
 
   async messages(viewer: InboxViewer, leadNumber: number) {
     await this.visibleLead(viewer, leadNumber);
-    const { messages, bound } = await this.conversation.history(leadNumber);
+    const { messages, bound, stopped } = await this.conversation.history(leadNumber);
     return {
       messages: messages.map((m) => this.messageOf(m)),
       bound: bound && {
         username: this.hidePersonal ? null : bound.tg_username,
         name: this.hidePersonal ? '' : [bound.tg_first_name, bound.tg_last_name].filter(Boolean).join(' '),
       },
+      stopped,
     };
   }
 
