@@ -178,6 +178,17 @@ describe('the link', () => {
   });
 });
 
+describe('/start without a link', () => {
+  it("once bound (the bot's Restart button sends it): the lead the chat writes about, not the invitation to bind", async () => {
+    const server = await boot({ polling: true });
+    expect(await memberActions(sandbox).command(VISITOR.id, '/start', VISITOR)).toMatch(/^Здравствуйте! Чтобы связать этот чат с заявкой/);
+    const { leadNumber } = await boundLead(server);
+    expect(await memberActions(sandbox).command(VISITOR.id, '/start', VISITOR)).toBe(
+      `Спасибо! Это ваша заявка #${leadNumber}. Менеджер получил её и напишет вам сюда, в этот чат, как только её возьмёт в работу.`,
+    );
+  });
+});
+
 describe('several leads, one chat', () => {
   it("a person bound to two leads writes into the latest; another lead's button sends their messages there", async () => {
     const server = await boot({ polling: true });

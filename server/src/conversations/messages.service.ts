@@ -92,7 +92,11 @@ export class MessagesService {
   }
 
   private async bind(payload: string, from: TelegramAccount): Promise<string> {
-    if (payload === '') return this.t.conversation.hello;
+    if (payload === '') {
+      // Already bound (the Restart button, a /start typed): which lead the chat is about, not an invitation to bind.
+      const latest = await this.messages.latestLeadOf(from.id);
+      return latest ? this.t.conversation.bound(latest.lead_id) : this.t.conversation.hello;
+    }
     if (!PAYLOAD.test(payload)) return this.t.conversation.invalid;
     // No personal data in the event (it outlives an erasure): the account itself is the link's row, erased with the lead.
     const detail = "the visitor opened the lead's link in the bot: their Telegram account is bound (GET /leads telegram_account)";
