@@ -215,6 +215,30 @@ describe('several leads, one chat', () => {
       'По этой заявке здесь больше нельзя писать.',
     );
   });
+
+  it("a reply to the team's message of one lead goes to that lead, whichever the chat writes about", async () => {
+    const server = await boot({ polling: true });
+    const first = await boundLead(server);
+    const second = await boundLead(server, { telegram: '@anna_second', phone: '+79990001122' });
+    sandbox.say(LEADS_CHAT, 'Какой размер нужен?', DEFAULT_USER, undefined, { reply_to_message_id: first.card });
+    await waitStored(server, first.leadNumber, 1);
+    server.clock.advance(1_000);
+    await settled(server);
+    const question = botMessagesIn(VISITOR.id).find((m) => m.text === 'Какой размер нужен?')!;
+    sandbox.say(VISITOR.id, '10 см', VISITOR, undefined, { reply_to_message_id: question.message_id });
+    sandbox.say(VISITOR.id, 'а по второй заявке всё в силе', VISITOR);
+    // A chat's messages are handled in order: once the second is stored, the first was.
+    const stored = async () => (await rows(server, second.leadNumber)).some((m) => m.text === 'а по второй заявке всё в силе');
+    await waitFor(stored, 10_000, 'the second message stored');
+    expect((await rows(server, first.leadNumber)).map((m) => [m.direction, m.text])).toEqual([
+      ['out', 'Какой размер нужен?'],
+      ['in', '10 см'],
+    ]);
+    expect((await rows(server, second.leadNumber)).map((m) => m.text)).toEqual(['а по второй заявке всё в силе']);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === first.card && m.text.includes('10 см'))).toHaveLength(1);
+  });
 });
 
 describe('crash safety', () => {

@@ -103,10 +103,10 @@ export class LeadsBotUpdate {
     const media = mediaOf(message);
     if (media === undefined) return;
     const incoming = { chatId: String(ctx.chat.id), messageId: message.message_id, from: account(ctx.from), text, media };
+    const replyTo = (message.reply_to_message as { message_id?: number } | undefined)?.message_id;
     let reply: string | null;
-    if (ctx.chat.type === 'private') reply = await this.messages.fromVisitor(incoming);
+    if (ctx.chat.type === 'private') reply = await this.messages.fromVisitor({ ...incoming, replyTo });
     else {
-      const replyTo = (message.reply_to_message as { message_id?: number } | undefined)?.message_id;
       if (replyTo === undefined) return;
       reply = await this.messages.fromTeam({ ...incoming, replyTo, authorName: displayName(ctx.from) || String(ctx.from.id) });
     }

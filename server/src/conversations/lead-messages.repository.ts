@@ -76,7 +76,7 @@ export class LeadMessagesRepository {
     return this.db.selectFrom('lead_messages').selectAll().where('lead_id', '=', leadId).orderBy('id').execute();
   }
 
-  /** The visitor's message whose copy (or notice) in the group is this one. */
+  /** The message whose copy is this one: a visitor's in the group (or its notice), a team's in the visitor's chat. */
   byCopy(chatId: string, messageId: number): Promise<LeadMessage | undefined> {
     return this.db
       .selectFrom('lead_messages')

@@ -111,14 +111,25 @@ export class MessagesService {
     return this.t.conversation.bound(result.leadId);
   }
 
-  /** A message in the bot's private chat: stored and relayed, or (bound to no lead) the answer to give, once a minute. */
-  async fromVisitor(m: IncomingMessage): Promise<string | null> {
-    const binding = await this.messages.latestLeadOf(m.from.id);
+  /**
+   * A message in the bot's private chat: stored and relayed, or (bound to no lead) the answer to give, once a minute.
+   * A reply to the team's message of a lead they are still bound to goes to that lead; any other, to `latestLeadOf`'s.
+   */
+  async fromVisitor(m: IncomingMessage & { replyTo?: number }): Promise<string | null> {
+    const binding = (await this.answeredLead(m.from.id, m.chatId, m.replyTo)) ?? (await this.messages.latestLeadOf(m.from.id));
     await this.messages.unblocked(m.from.id, this.clock.now());
     if (!binding) return this.unboundAnswer(m.from.id);
     // Its lead erased meanwhile: bound to it no more.
     if (!(await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m))) return this.unboundAnswer(m.from.id);
     return null;
+  }
+
+  /** The binding of the lead whose team message (its copy in the private chat) the visitor replies to, if still active. */
+  private async answeredLead(userId: number, chatId: string, replyTo: number | undefined): Promise<Binding | null> {
+    if (replyTo === undefined) return null;
+    const answered = await this.messages.byCopy(chatId, replyTo);
+    if (answered?.direction !== 'out' || !(await this.messages.activeLeadsOf(userId)).includes(answered.lead_id)) return null;
+    return this.messages.bindingOf(answered.lead_id, userId);
   }
 
   /** A reply in a leads chat to a card or a relayed message, by someone who may press its buttons; else null, silently. */
