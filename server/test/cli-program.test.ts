@@ -110,7 +110,15 @@ describe('the CLI', () => {
     await leads(['forget', '--telegram', '@anna'], { LEADS_IP_SALT: 'salt' });
     expect(calls).toEqual([['forget', '/srv/leads.sqlite', '--telegram', '@anna', expect.any(Number), 'salt']]);
     await leads(['webhooks', 'replay', 'evt_1']);
-    expect(calls).toEqual([['webhooksReplay', '/srv/leads.sqlite', 'evt_1']]);
+    expect(calls).toEqual([['webhooksReplay', '/srv/leads.sqlite', 'evt_1', []]]);
+    // The URLs a replay may go to: the server's LEADS_WEBHOOK_URL, read as the server reads it.
+    await leads(['webhooks', 'replay', '#3'], {
+      LEADS_WEBHOOK_URL: 'https://crm.example.com/h?t=1',
+      LEADS_WEBHOOK_SECRET: 'whsec_0123456789abcdef',
+    });
+    expect(calls).toEqual([
+      ['webhooksReplay', '/srv/leads.sqlite', '#3', [{ url: 'https://crm.example.com/h?t=1', secret: 'whsec_0123456789abcdef' }]],
+    ]);
     await leads(['migrate-to-postgres'], { DATABASE_URL: 'postgres://u@db/leads' });
     expect(calls).toEqual([['migrateToPostgres', '/srv/leads.sqlite', 'postgres://u@db/leads']]);
     expect(await leads(['backup', '/tmp/x'], { DATABASE_URL: 'postgres://u@db/leads' })).toEqual({

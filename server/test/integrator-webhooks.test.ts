@@ -407,13 +407,13 @@ describe('webhooks through the real app', () => {
     expect(traced.out).toContain(`webhook_sent: lead.created ${eventId} to ${origin}: HTTP 200, attempt 2`);
     expect(traced.out).not.toContain('s3cr3t-path-token');
 
-    const byLead = await cli(() => webhooksReplay(location(), `#${id}`, clock));
+    const byLead = await cli(() => webhooksReplay(location(), `#${id}`, server.config.webhooks, clock));
     expect(byLead).toEqual({
       code: 0,
       out: `queued again: 1 deliveries of 1 event(s) (lead.created ${eventId}); the server sends them at its next pass`,
     });
     await pass();
-    const byEvent = await cli(() => webhooksReplay(location(), eventId, clock));
+    const byEvent = await cli(() => webhooksReplay(location(), eventId, server.config.webhooks, clock));
     expect(byEvent.code).toBe(0);
     await pass();
     expect(receiver.received.map((r) => [r.body.id, r.answered])).toEqual([
@@ -427,11 +427,55 @@ describe('webhooks through the real app', () => {
     expect(after).toContain(`webhook_replayed: lead.created ${eventId} to ${origin} queued again`);
     expect(after).toContain(`webhook_sent: lead.created ${eventId} (replay) to ${origin}: HTTP 200, attempt 1`);
 
-    expect(await cli(() => webhooksReplay(location(), '99999', clock))).toEqual({
+    expect(await cli(() => webhooksReplay(location(), '99999', server.config.webhooks, clock))).toEqual({
       code: 1,
       out: 'no webhook events of lead #99999: nothing queued',
     });
-    expect((await cli(() => webhooksReplay(location(), 'evt_nope', clock))).code).toBe(2);
+    expect((await cli(() => webhooksReplay(location(), 'evt_nope', server.config.webhooks, clock))).code).toBe(2);
+  });
+
+  it('replay queues and counts only the URLs LEADS_WEBHOOK_URL still lists: a removed one would wait forever', async () => {
+    const path = join(tmp.dir, `webhooks-removed-${++n}.sqlite`);
+    const other = new Receiver();
+    await other.start();
+    try {
+      await boot({ path }, { LEADS_WEBHOOK_URL: `${receiver.url},${other.url}`, LEADS_WEBHOOK_SECRET: `${HOOK_SECRET},${OTHER_SECRET}` });
+      const id = await submitLead(server);
+      await settle();
+      expect([receiver.received.length, other.received.length]).toEqual([1, 1]);
+      const eventId = receiver.received[0].body.id as string;
+      await server.close();
+      // The other URL is taken out of the configuration.
+      await boot({ path });
+      const waiting = () => sqlRows(server.db, "select target from outbox where kind = 'webhook' and done_at is null and lead_id = ?", id);
+
+      expect(await cli(() => webhooksReplay(location(), eventId, server.config.webhooks, clock))).toEqual({
+        code: 0,
+        out:
+          `queued again: 1 deliveries of 1 event(s) (lead.created ${eventId}); 1 to URLs no longer in LEADS_WEBHOOK_URL not queued; ` +
+          'the server sends them at its next pass',
+      });
+      expect(await waiting()).toEqual([{ target: server.config.webhooks[0].url }]);
+      await pass();
+      expect(await waiting()).toEqual([]);
+      expect(receiver.received.map((r) => r.body.id)).toEqual([eventId, eventId]);
+      const replayed = await sqlRows(server.db, "select detail from lead_events where lead_id = ? and kind = 'webhook_replayed'", id);
+      expect(replayed).toEqual([{ detail: `lead.created ${eventId} to ${new URL(receiver.url).origin} queued again` }]);
+
+      // Configured with neither URL any more: nothing queued, and the CLI says why.
+      const elsewhere = [{ url: 'https://crm.example.com/hooks/leads', secret: OTHER_SECRET }];
+      expect(await cli(() => webhooksReplay(location(), `${id}`, elsewhere, clock))).toEqual({
+        code: 1,
+        out: `webhook events of lead #${id}: 2 to URLs no longer in LEADS_WEBHOOK_URL not queued; nothing queued`,
+      });
+      expect(await waiting()).toEqual([]);
+      // Without LEADS_WEBHOOK_URL the CLI cannot tell: it refuses rather than queue what may never be sent.
+      const unset = await cli(() => webhooksReplay(location(), eventId, [], clock));
+      expect(unset.code).toBe(2);
+      expect(unset.out).toMatch(/^LEADS_WEBHOOK_URL is not set/);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('a receiver that does not answer within the timeout is a failure, tried again on the schedule; it gets one try per pass', async () => {

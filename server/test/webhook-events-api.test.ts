@@ -3,6 +3,7 @@
  * state of each delivery (the endpoint named by its origin only), and a redelivery that is `webhooks replay`'s.
  */
 import { SECRET_HEADER } from '@stickers/shared';
+import { join } from 'node:path';
 import request from 'supertest';
 import { FakeClock, SECRET, sandboxSuite, submitLead, type TestServer } from './harness';
 import { sqlRows } from './support/test-database';
@@ -112,6 +113,42 @@ describe('POST /webhooks/events/{id}/redeliver', () => {
       leadNumber,
     );
     expect(replayed).toEqual([{ detail: `lead.created ${id} to ${receiver.origin} queued again` }]);
+  });
+
+  it('queues and counts only the endpoints LEADS_WEBHOOK_URL still lists: a removed one is never sent', async () => {
+    const other = new WebhookReceiver();
+    await other.start();
+    try {
+      const env = { LEADS_WEBHOOK_URL: `${receiver.url},${other.url}`, LEADS_WEBHOOK_SECRET: `${HOOK_SECRET},${HOOK_SECRET}` };
+      const dbPath = join(suite.tmp.dir, 'removed-endpoint.sqlite');
+      await server.close(); // beforeEach's, with the one endpoint
+      server = await suite.boot({ clock, dbPath, env });
+      const leadNumber = await submitLead(server);
+      await pass();
+      expect([receiver.received.length, other.received.length]).toEqual([1, 1]);
+      const id = receiver.received[0].body.id as string;
+      await server.close();
+      server = await suite.boot({ clock, dbPath, env: { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: HOOK_SECRET } });
+
+      const res = await redeliver(id);
+      expect([res.status, res.body]).toEqual([202, { queued: 1 }]);
+      await pass();
+      expect(receiver.received.map((r) => r.body.id)).toEqual([id, id]);
+      const waiting = await sqlRows(
+        server.db,
+        "select target from outbox where kind = 'webhook' and done_at is null and lead_id = ?",
+        leadNumber,
+      );
+      expect(waiting).toEqual([]);
+      const replayed = await sqlRows<{ detail: string }>(
+        server.db,
+        "select detail from lead_events where lead_id = ? and kind = 'webhook_replayed'",
+        leadNumber,
+      );
+      expect(replayed).toEqual([{ detail: `lead.created ${id} to ${receiver.origin} queued again` }]);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('404 for an id no event has, or that is not an event id', async () => {

@@ -10,6 +10,7 @@ import { checkpointTruncate, describeDatabaseUrl, openDatabase, openPostgres } f
 import { moveToPostgres } from '../database/move-to-postgres';
 import type { Database } from '../database/schema';
 import { Clock } from '../clock/clock';
+import type { ServerConfig } from '../config/config';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { LeadErasureRepository } from '../repositories/lead-erasure.repository';
 import { LeadPagesRepository } from '../repositories/lead-pages.repository';
@@ -141,32 +142,43 @@ export async function migrateToPostgres(path: string, url: string | undefined): 
   }
 }
 
-export async function webhooksReplay(location: string, key: string, clock = new Clock()): Promise<number> {
+/** `webhooks replay`: `webhooks` are the server's LEADS_WEBHOOK_URL, read as the server reads it (a delivery goes only to those). */
+export async function webhooksReplay(
+  location: string,
+  key: string,
+  webhooks: ServerConfig['webhooks'],
+  clock = new Clock(),
+): Promise<number> {
   const parsed = parseReplayKey(key);
   if (!parsed) {
     console.error('not an event id (evt_ and 32 hex digits) or a lead number');
     return 2;
   }
+  if (webhooks.length === 0) {
+    console.error(
+      "LEADS_WEBHOOK_URL is not set: webhooks replay sends to its URLs, as the server does (run it with the server's variables)",
+    );
+    return 2;
+  }
   return withDatabase(location, async (db) => {
     const service = new WebhookEventsService(
+      { webhooks },
       new WebhookEventsRepository(db),
       new OutboxRepository(db),
       new LeadsRepository(db),
       new Transactor(db),
       clock,
     );
-    const { events, deliveries } = await service.replay(parsed);
+    const { events, deliveries, notConfigured } = await service.replay(parsed);
+    const removed = notConfigured > 0 ? `${notConfigured} to URLs no longer in LEADS_WEBHOOK_URL not queued` : '';
     if (deliveries === 0) {
-      console.log(
-        'leadId' in parsed
-          ? `no webhook events of lead #${parsed.leadId}: nothing queued`
-          : `no webhook event ${parsed.publicId}: nothing queued`,
-      );
+      const what = 'leadId' in parsed ? `webhook events of lead #${parsed.leadId}` : `webhook event ${parsed.publicId}`;
+      console.log(events.length === 0 ? `no ${what}: nothing queued` : `${what}: ${removed}; nothing queued`);
       return 1;
     }
     console.log(
       `queued again: ${deliveries} deliveries of ${events.length} event(s) (${events.map((e) => `${e.type} ${e.public_id}`).join(', ')}); ` +
-        'the server sends them at its next pass',
+        `${removed ? `${removed}; ` : ''}the server sends them at its next pass`,
     );
     return 0;
   });

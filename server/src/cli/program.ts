@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readDatabaseVariables } from '../config/config';
+import { readWebhooks } from '../config/webhook-endpoints';
 import { EnvReader } from '../config/env-reader';
 import { runDoctor } from '../doctor/doctor';
 import { runSetup } from './setup.command';
@@ -132,7 +133,11 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     'replay <key>',
     'send webhook events again: an event by its id (evt_…), or every event of a lead (its number)',
     [],
-    (key: string) => onDatabase(() => ops.webhooksReplay(location, key)),
+    (key: string) => {
+      // The URLs a delivery may go to: the server's, read as it reads them (a bad entry is a line, exit 2).
+      const endpoints = readWebhooks(variables);
+      return onDatabase(() => ops.webhooksReplay(location, key, endpoints));
+    },
     webhooks,
   );
 

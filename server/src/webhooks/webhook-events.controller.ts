@@ -37,7 +37,8 @@ export class WebhookEventsController {
   @HttpCode(202)
   @ApiOperation({
     operationId: 'redeliverWebhookEvent',
-    summary: 'Send an event again to each endpoint it went to (the same id, a fresh signature), as `webhooks replay` does',
+    summary:
+      'Send an event again to each endpoint it went to that is still configured (the same id, a fresh signature), as `webhooks replay` does',
   })
   @ApiParam({ name: 'id', schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' } })
   @ApiAcceptedResponse({ type: WebhookRedeliveryDto })

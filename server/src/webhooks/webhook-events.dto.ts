@@ -46,6 +46,10 @@ export class WebhookEventsPageDto {
 
 @ApiSchema({ name: 'WebhookRedelivery' })
 export class WebhookRedeliveryDto {
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Deliveries queued: one per endpoint the event went to' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Deliveries queued: one per endpoint the event went to that LEADS_WEBHOOK_URL still lists',
+  })
   queued!: number;
 }

@@ -1,6 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { notFound } from '../http/validation';
 import { Clock } from '../clock/clock';
+import { SERVER_CONFIG } from '../config/config.module';
+import type { ServerConfig } from '../config/config';
 import { leadNumberOf } from '../domain/lead';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { OutboxRepository } from '../repositories/outbox.repository';
@@ -24,6 +26,7 @@ export class WebhookEventsService {
   private readonly logger = new Logger('Webhooks');
 
   constructor(
+    @Inject(SERVER_CONFIG) private readonly config: Pick<ServerConfig, 'webhooks'>,
     private readonly repo: WebhookEventsRepository,
     private readonly outbox: OutboxRepository,
     private readonly leadEvents: LeadsRepository,
@@ -51,20 +54,37 @@ export class WebhookEventsService {
 
   /** 404 when no event has this id. */
   async redeliver(publicId: string): Promise<{ queued: number }> {
-    const { events, deliveries } = await this.replay({ publicId });
+    const { events, deliveries, notConfigured } = await this.replay({ publicId });
     if (events.length === 0) throw notFound();
-    this.logger.log({ msg: 'webhook redelivery queued', event_id: publicId, lead_number: events[0].lead_id, deliveries });
+    this.logger.log({
+      msg: 'webhook redelivery queued',
+      event_id: publicId,
+      lead_number: events[0].lead_id,
+      deliveries,
+      not_configured: notConfigured,
+    });
     return { queued: deliveries };
   }
 
-  /** The event, or every event of the lead, queued again to each endpoint it went to. */
-  async replay(key: { publicId: string } | { leadId: number }): Promise<{ events: StoredWebhookEvent[]; deliveries: number }> {
+  /**
+   * The event, or every event of the lead, queued again to each endpoint it went to that LEADS_WEBHOOK_URL still lists;
+   * `notConfigured` counts the others (their secret is gone: a row queued to one would never be sent).
+   */
+  async replay(
+    key: { publicId: string } | { leadId: number },
+  ): Promise<{ events: StoredWebhookEvent[]; deliveries: number; notConfigured: number }> {
     const now = this.clock.now();
     const events = await this.repo.findEvents(key);
+    const configured = new Set(this.config.webhooks.map((e) => e.url));
     let deliveries = 0;
+    let notConfigured = 0;
     await this.transactor.run(async (trx) => {
       for (const event of events) {
         for (const endpoint of event.endpoints) {
+          if (!configured.has(endpoint)) {
+            notConfigured += 1;
+            continue;
+          }
           await this.outbox.addDeliveries(event, [endpoint], now, trx, now);
           const detail = `${event.type} ${event.public_id} to ${endpointOrigin(endpoint)} queued again`;
           await this.leadEvents.recordEvent(event.lead_id, 'webhook_replayed', now, detail, null, trx);
@@ -72,6 +92,6 @@ export class WebhookEventsService {
         }
       }
     });
-    return { events, deliveries };
+    return { events, deliveries, notConfigured };
   }
 }
