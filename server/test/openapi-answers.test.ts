@@ -5,15 +5,19 @@
  * of them; POST /leads's 201, 200, 401, 413, 422 and 429; the trace; the ops doors; the inbox's list and lead; the
  * wrong-secret lockout on every route behind the secret.
  */
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { SECRET_HEADER } from '@stickers/shared';
 import request from 'supertest';
-import { lead, postLead, sandboxSuite, SECRET } from './harness';
+import type { SandboxUser } from '@stickers/telegram-sandbox';
+import { lead, memberActions, postLead, sandboxSuite, SECRET, waitFor } from './harness';
 import { inboxCall, secretGet } from './support/inbox-client';
+import { WebhookReceiver } from './support/webhook-receiver';
 
-const { tmp, sandbox, start } = sandboxSuite();
+const { tmp, sandbox, start, boot } = sandboxSuite();
+const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', last_name: 'Ким', username: 'anna_k' };
 
 /** OpenAPI 3.0 to JSON Schema: `nullable: true` puts null in the `type` beside it (3.0.3's reading); examples go. */
 function toJsonSchema(node: unknown): unknown {
@@ -139,5 +143,59 @@ describe('the answers match the OpenAPI document', () => {
         'get /inbox/api/leads/{number} 200',
       ]),
     );
+  });
+
+  it('every webhook body a receiver gets matches its schema under x-webhooks: a CRM status change, a text message', async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    try {
+      const env = { LEADS_WEBHOOK_URL: receiver.url, LEADS_WEBHOOK_SECRET: 'whsec_test_0123456789abcdef' };
+      const server = await boot({ dbPath: join(tmp.dir, 'webhook-bodies.sqlite'), env, polling: true });
+      const http = () => request(server.app.getHttpServer());
+      const doc: any = (await http().get('/openapi.json')).body;
+      const ajv = new Ajv({ strict: false, allErrors: true });
+      addFormats(ajv);
+      ajv.addSchema({ ...(toJsonSchema({ components: doc.components }) as object), $id: 'openapi.json' });
+      const body = lead({ telegram: '@anna_k' }) as { request_id: string };
+      const created = await postLead(server, body);
+      const leadNumber = created.body.lead_number as number;
+      await postLead(server, { ...body, request_id: randomUUID(), comment: 'Ещё раз' });
+      const crm = await http()
+        .post(`/leads/${leadNumber}/status`)
+        .set(SECRET_HEADER, SECRET)
+        .send({ from: 'new', to: 'in_progress', by: 'CRM: Мария' });
+      expect(crm.status).toBe(200);
+      // The visitor opens the lead's link and writes a text and a photo: lead.message with media null, then photo.
+      sandbox.state.addChat({ id: VISITOR.id, type: 'private', title: VISITOR.first_name });
+      const payload = /\?start=([A-Za-z0-9_-]+)$/.exec(String(created.body.telegram_link))![1];
+      expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toContain(`#${leadNumber}`);
+      sandbox.say(VISITOR.id, 'Можно на 30 гостей?', VISITOR);
+      sandbox.say(VISITOR.id, 'вот макет', VISITOR, undefined, { photo: true });
+      await waitFor(
+        async () => {
+          await server.outbox.tick();
+          return receiver.received.filter((r) => r.body.type === 'lead.message').length === 2;
+        },
+        10_000,
+        'both messages announced',
+      );
+
+      const checked = receiver.received.map((r) => {
+        const schema = doc['x-webhooks'][r.body.type].post.requestBody.content['application/json'].schema;
+        const validate = ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"openapi.json#/components/')));
+        return [r.body.type, validate(r.body) ? null : validate.errors];
+      });
+      expect(checked).toEqual([
+        ['lead.created', null],
+        ['lead.repeat', null],
+        ['lead.status_changed', null],
+        ['lead.message', null],
+        ['lead.message', null],
+      ]);
+      expect(receiver.received[2].body.data.by).toEqual({ telegram_user_id: null, name: 'CRM: Мария' });
+      expect(receiver.received.slice(3).map((r) => r.body.data.message.media)).toEqual([null, 'photo']);
+    } finally {
+      await receiver.stop();
+    }
   });
 });

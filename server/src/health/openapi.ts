@@ -4,6 +4,7 @@ import { SECRET_HEADER } from '@stickers/shared';
 import { INBOX_SCHEME, LEADS_SECRET_SCHEME } from '../http/api-docs';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 import { LEAD_STATUSES } from '../domain/lead-status';
+import { MESSAGE_MEDIA } from '../domain/lead-message';
 import { SIGNATURE_HEADER } from '../webhooks/webhook.sender';
 
 /** Each event type's `data`, besides `lead` (GET /leads's lead, as it is when the delivery is sent). */
@@ -29,14 +30,21 @@ const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<st
     required: ['repeat'],
   },
   'lead.status_changed': {
-    when: 'A card button (or the inbox) changed the status',
+    when: 'A card button, the inbox or a CRM (POST /leads/{lead_number}/status) changed the status',
     properties: {
       from: { type: 'string', enum: [...LEAD_STATUSES] },
       to: { type: 'string', enum: [...LEAD_STATUSES] },
       by: {
         type: 'object',
         required: ['telegram_user_id', 'name'],
-        properties: { telegram_user_id: { type: 'integer' }, name: { type: 'string', description: 'As on the card' } },
+        properties: {
+          telegram_user_id: {
+            type: 'integer',
+            nullable: true,
+            description: 'The Telegram user; null for a CRM (POST /leads/{lead_number}/status)',
+          },
+          name: { type: 'string', description: 'As on the card (a CRM: its `by`)' },
+        },
       },
     },
     required: ['from', 'to', 'by'],
@@ -58,7 +66,8 @@ const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<st
           media: {
             type: 'string',
             nullable: true,
-            enum: ['photo', 'document', 'voice', 'video', 'sticker', 'other'],
+            // null listed in the enum too: OpenAPI 3.0's `nullable` does not add it to an enum.
+            enum: [...MESSAGE_MEDIA, null],
             description: 'null: a text message. The text itself is personal data and never in a webhook',
           },
         },
