@@ -71,19 +71,20 @@ describe('/start <payload> in the private chat', () => {
     expect(cardOf(leadNumber)).not.toContain('Telegram подтверждён');
 
     const { command } = memberActions(sandbox);
+    server.clock.advance(60_000);
+    const bindingTime = new Date(server.clock.now()).toISOString();
     const answer = await command(VISITOR.id, `/start ${payloadOf(created.body.telegram_link)}`, VISITOR);
     expect(answer).toContain(`#${leadNumber}`);
     await cardsSettled(server);
     expect(cardOf(leadNumber)).toContain('✅ Telegram подтверждён: @anna_k');
     expect(cardOf(leadNumber)).not.toContain('не совпадает');
 
-    const listed = await fetch(`${server.url}/leads`, { headers: { [SECRET_HEADER]: SECRET } });
-    const page = (await listed.json()) as { leads: { lead_number: number; telegram_account: unknown }[] };
-    expect(page.leads.find((l) => l.lead_number === leadNumber)?.telegram_account).toEqual({
-      id: VISITOR.id,
-      username: 'anna_k',
-      first_name: 'Анна',
-      last_name: 'Ким',
+    // A CRM syncing by updated_since gets the account: the binding is a change of the lead.
+    const listed = await fetch(`${server.url}/leads?updated_since=${bindingTime}`, { headers: { [SECRET_HEADER]: SECRET } });
+    const page = (await listed.json()) as { leads: { lead_number: number; telegram_account: unknown; updated_at: string }[] };
+    expect(page.leads.find((l) => l.lead_number === leadNumber)).toMatchObject({
+      telegram_account: { id: VISITOR.id, username: 'anna_k', first_name: 'Анна', last_name: 'Ким' },
+      updated_at: bindingTime,
     });
 
     const traced = await fetch(`${server.url}/leads/${body.request_id as string}/trace`, { headers: { [SECRET_HEADER]: SECRET } });

@@ -20,7 +20,7 @@ export class TelegramLinksRepository {
     await this.db.insertInto('telegram_links').values(link).execute();
   }
 
-  /** Uses the link once: marks it used with the account, the lead's card for a rewrite, and a `telegram_bound` event. */
+  /** Uses the link once: marks it used with the account, the lead's card for a rewrite and as changed, and a `telegram_bound` event. */
   bind(payloadHash: string, account: TelegramAccount, now: number, detail: string): Promise<BindResult> {
     return this.db.transaction().execute(async (trx): Promise<BindResult> => {
       const link = await trx
@@ -51,7 +51,15 @@ export class TelegramLinksRepository {
         .where((eb) => eb.exists(eb.selectFrom('leads').select('id').where('id', '=', link.lead_id).where('anonymised_at', 'is', null)))
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) return { kind: 'used' };
-      await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', '=', link.lead_id).execute();
+      // GET /leads shows the account from now on: a change `updated_since` finds (never moved back).
+      await trx
+        .updateTable('leads')
+        .set((eb) => ({
+          card_dirty_at: now,
+          updated_at: eb.case().when('updated_at', '<', now).then(now).else(eb.ref('updated_at')).end(),
+        }))
+        .where('id', '=', link.lead_id)
+        .execute();
       await trx
         .insertInto('lead_events')
         .values({ lead_id: link.lead_id, repeat_id: null, kind: 'telegram_bound', at: now, detail })
