@@ -145,7 +145,7 @@ describe('the answers match the OpenAPI document', () => {
     );
   });
 
-  it('every webhook body a receiver gets matches its schema under x-webhooks: a CRM status change, a text message', async () => {
+  it('every webhook body a receiver gets matches its schema under x-webhooks (a CRM status change, a text message), as does the inbox’s conversation', async () => {
     const receiver = new WebhookReceiver();
     await receiver.start();
     try {
@@ -194,6 +194,13 @@ describe('the answers match the OpenAPI document', () => {
       ]);
       expect(receiver.received[2].body.data.by).toEqual({ telegram_user_id: null, name: 'CRM: Мария' });
       expect(receiver.received.slice(3).map((r) => r.body.data.message.media)).toEqual([null, 'photo']);
+      // The same two messages in the inbox's conversation.
+      const conversation = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
+      const validate = validatorOf(doc)('/inbox/api/leads/{number}/messages', 'get', conversation.status);
+      expect([
+        conversation.body.messages.map((m: { media: string | null }) => m.media),
+        validate(conversation.body) ? null : validate.errors,
+      ]).toEqual([[null, 'photo'], null]);
     } finally {
       await receiver.stop();
     }

@@ -168,7 +168,8 @@ export class InboxMessageDto {
   })
   author!: string | null;
   @ApiProperty({ type: 'string', nullable: true, description: 'The text, or the caption of a media message' }) text!: string | null;
-  @ApiProperty({ type: 'string', nullable: true, enum: [...MESSAGE_MEDIA], description: 'null: a text message' }) media!: string | null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [...MESSAGE_MEDIA, null], description: 'null: a text message' }) media!:
+    string | null;
   @ApiProperty({ type: 'string', format: 'date-time' }) at!: string;
   @ApiProperty({ type: 'string', enum: ['queued', 'delivered', 'failed'] }) state!: 'queued' | 'delivered' | 'failed';
   @ApiProperty({ type: 'string', nullable: true, description: 'Why it failed' }) error!: string | null;
