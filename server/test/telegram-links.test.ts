@@ -116,6 +116,20 @@ describe('/start <payload> in the private chat', () => {
     );
   });
 
+  it('/stickers_forget by username also erases the leads whose bound account has it, whatever the form said', async () => {
+    const server = await boot({ polling: true });
+    const created = await postLead(server, lead({ telegram: '@anna_typo', phone: '+79990001122' }));
+    const other = await postLead(server, lead({ telegram: '@boris_b', phone: '+79990001133' }));
+    const { command } = memberActions(sandbox);
+    await command(VISITOR.id, `/start ${payloadOf(created.body.telegram_link)}`, VISITOR);
+    expect(await command(LEADS_CHAT, '/stickers_forget @Anna_K')).toContain(`Обезличено заявок: 1 (#${created.body.lead_number})`);
+    const rows = await server.db.db.selectFrom('leads').select(['id', 'anonymised_at']).orderBy('id').execute();
+    expect(rows.map((r) => [r.id, r.anonymised_at !== null])).toEqual([
+      [created.body.lead_number, true],
+      [other.body.lead_number, false],
+    ]);
+  });
+
   it('an unknown, an expired and a used payload bind nothing and get the polite answer', async () => {
     const server = await boot({ polling: true });
     const { command } = memberActions(sandbox);

@@ -139,7 +139,21 @@ export class LeadErasureRepository {
           .where((eb) => eb(eb.fn<string>('lower', ['r.changes']), 'like', `%${needle.toLowerCase()}%`))
           .execute()
       : [];
-    const ids = new Set(direct.map((r) => r.id));
+    // A username is also the account the visitor bound through the bot's link (the form may have said another);
+    // Telegram's username has no `@`, the key has.
+    const username = c.telegramKey?.replace(/^@/, '') ?? null;
+    const bound =
+      username !== null
+        ? await this.db
+            .selectFrom('telegram_links as k')
+            .innerJoin('leads as l', 'l.id', 'k.lead_id')
+            .select('k.lead_id as id')
+            .where('l.anonymised_at', 'is', null)
+            .where('k.used_at', 'is not', null)
+            .where((eb) => eb(eb.fn<string>('lower', ['k.tg_username']), '=', username))
+            .execute()
+        : [];
+    const ids = new Set([...direct, ...bound].map((r) => r.id));
     for (const r of repeats) {
       const changes = parseRepeatChanges(r.changes);
       const phone = typeof changes.phone === 'string' ? changes.phone : null;
