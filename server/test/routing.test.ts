@@ -276,13 +276,13 @@ describe('LEADS_ROUTES at start', () => {
       'LEADS_THREAD_ID is set but LEADS_CHAT_ID is not (a topic of which chat?)',
       'ADMIN_THREAD_ID is set but ADMIN_CHAT_ID is not (a topic of which chat?)',
     ]);
-    const config = loadServerConfig({ ...base, LEADS_CHAT_ID: '-1001', LEADS_THREAD_ID: '12', LEADS_ROUTES: 'a=-1003:4,b=@team_chat' });
+    const config = loadServerConfig({ ...base, LEADS_CHAT_ID: '-1001', LEADS_THREAD_ID: '12', LEADS_ROUTES: 'a=-1003:4,b=-1004' });
     expect(config.telegram).toMatchObject({
       leadsThreadId: 12,
       adminThreadId: null,
       routes: [
         { source: 'a', chatId: '-1003', threadId: 4 },
-        { source: 'b', chatId: '@team_chat', threadId: null },
+        { source: 'b', chatId: '-1004', threadId: null },
       ],
     });
     // Nothing set: as before.

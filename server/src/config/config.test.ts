@@ -82,7 +82,7 @@ describe('server configuration (requirements §10.1)', () => {
       'PORT must be a whole number from 0 to 65535 (got "70000")',
       'LEADS_IP_LIMIT must be a whole number from 1 to 9007199254740991 (got "five")',
       'LEADS_CARD_PII must be 1 or 0 (got "maybe")',
-      'LEADS_CHAT_ID must be a numeric chat id like -1001234567890 or @channelname (got "group")',
+      'LEADS_CHAT_ID must be a numeric chat id like -1001234567890 (got "group")',
     ]);
   });
 
@@ -134,8 +134,22 @@ describe('server configuration (requirements §10.1)', () => {
   });
 
   it('reads manager ids and chat ids', () => {
-    const c = loadServerConfig({ ...base, LEADS_MANAGER_IDS: '11, 22', LEADS_CHAT_ID: '-1001', ADMIN_CHAT_ID: '@ops_chat' });
-    expect(c.telegram).toMatchObject({ managerIds: [11, 22], leadsChatId: '-1001', adminChatId: '@ops_chat' });
+    const c = loadServerConfig({ ...base, LEADS_MANAGER_IDS: '11, 22', LEADS_CHAT_ID: '-1001', ADMIN_CHAT_ID: '-1002' });
+    expect(c.telegram).toMatchObject({ managerIds: [11, 22], leadsChatId: '-1001', adminChatId: '-1002' });
+  });
+
+  // Telegram sends presses and commands with the chat's numeric id: with a @name the cards went out, and every press on
+  // them was refused as coming from a foreign chat.
+  it('refuses a chat given by its @name, saying where its numeric id is found', () => {
+    const atName = (v: string) =>
+      `must be the chat's numeric id like -1001234567890, not its @name: presses and commands come with the id (/stickers_chatid in the chat, or npm run leads -- setup, tells it) (got "${v}")`;
+    expect(problems({ ...base, TELEGRAM_BOT_TOKEN: '123:abc', LEADS_CHAT_ID: '@studio_leads', ADMIN_CHAT_ID: '@ops_chat' })).toEqual([
+      `LEADS_CHAT_ID ${atName('@studio_leads')}`,
+      `ADMIN_CHAT_ID ${atName('@ops_chat')}`,
+    ]);
+    expect(problems({ ...base, LEADS_CHAT_ID: '-1001', LEADS_ROUTES: 'wedding=@team_chat' })).toEqual([
+      'LEADS_ROUTES entry 1 ("wedding=@team_chat") must name a numeric chat id like -1001234567890 after the "="',
+    ]);
   });
 
   it('LEADS_IP_SALT: the line says what switched the module on, LEADS_ENABLED=1 or a secret with LEADS_ENABLED unset', () => {

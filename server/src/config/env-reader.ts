@@ -2,7 +2,8 @@ import { withoutPasswords } from '@stickers/shared';
 
 export type Env = Record<string, string | undefined>;
 
-export const CHAT_ID = /^-?\d{1,20}$|^@[A-Za-z][A-Za-z0-9_]{4,31}$/;
+/** The server's chats by their numeric id only: presses and commands arrive with it, and a `@name` never equals it. */
+export const CHAT_ID = /^-?\d{1,20}$/;
 export const THREAD_ID = /^[1-9]\d{0,15}$/;
 
 export function httpUrl(raw: string): URL | null {
@@ -63,6 +64,9 @@ export class EnvReader {
   }
 
   chatId(name: string): string | null {
-    return this.valid(name, null, 'a numeric chat id like -1001234567890 or @channelname', (v) => (CHAT_ID.test(v) ? v : null));
+    const what = this.raw(name)?.startsWith('@')
+      ? "the chat's numeric id like -1001234567890, not its @name: presses and commands come with the id (/stickers_chatid in the chat, or npm run leads -- setup, tells it)"
+      : 'a numeric chat id like -1001234567890';
+    return this.valid(name, null, what, (v) => (CHAT_ID.test(v) ? v : null));
   }
 }
