@@ -2,7 +2,7 @@
 // port taken).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,7 +186,7 @@ describe('npm run dev', () => {
     { name: 'sandbox', variable: 'SANDBOX_PORT', what: 'the Telegram sandbox' },
   ]) {
     it(
-      `with the ${part.name}'s port taken: one line naming the port and ${part.variable}, no URLs, exit 1`,
+      `with the ${part.name}'s port taken: one line naming the port and ${part.variable}, no URLs, nothing rebuilt, exit 1`,
       { timeout: 120000 },
       async () => {
         const dir = mkdtempSync(join(tmpdir(), 'leads-dev-taken-'));
@@ -196,7 +196,11 @@ describe('npm run dev', () => {
           holder.once('error', reject);
           holder.listen(ports[part.variable], resolve);
         });
-        const dev = spawn(process.execPath, ['scripts/dev.mjs'], {
+        // A second `npm run dev` beside a running one: it must not rebuild shared/ and sandbox/ under the first (its
+        // server restarted on the rebuild, after pages of type errors while dist/ was gone).
+        const builds = ['shared/dist', 'sandbox/dist'].map((dir) => join(root, dir));
+        const before = builds.map((dir) => statSync(dir).ino);
+        const dev = spawn('npm', ['run', '--silent', 'dev'], {
           cwd: root,
           detached: true,
           env: {
@@ -221,6 +225,11 @@ describe('npm run dev', () => {
         try {
           const result = await outcome;
           assert.deepEqual(result, { code: 1, signal: null }, output);
+          assert.deepEqual(
+            builds.map((dir) => statSync(dir).ino),
+            before,
+            'shared/dist or sandbox/dist was rebuilt',
+          );
           const port = ports[part.variable];
           assert.equal(
             output,

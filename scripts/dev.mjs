@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run dev`: the Telegram sandbox, the leads server (watch mode) and the landing (Vite, hot reload) with development defaults, no secrets
 // needed, SQLite under ./data/. Variables already set in the environment win. Ctrl-C stops everything.
-// A part's port already taken: one line naming it and its variable, nothing started, exit 1. The URLs are printed once
-// every part answers.
-import { spawn } from 'node:child_process';
+// A part's port already taken: one line naming it and its variable, nothing built or started, exit 1 (`shared/` and
+// `sandbox/` are rebuilt only after that check: a rebuild under a running `npm run dev` restarts its server). The URLs are
+// printed once every part answers.
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { allAnswer, devParts, portTaken, portTakenLine } from './lib/dev-parts.mjs';
 
@@ -38,6 +39,8 @@ if (taken.length > 0) {
   for (const part of taken) console.error(portTakenLine(part));
   process.exit(1);
 }
+const built = spawnSync('npm', ['run', 'build:shared'], { cwd: root, stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
 mkdirSync(`${root}/data`, { recursive: true });
 
 const children = [];
