@@ -99,6 +99,35 @@ describe('housekeeping (once a minute)', () => {
     expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.startsWith('🗓'))).toHaveLength(1);
   });
 
+  // An admin group that became a supergroup (topics turned on, made public): every alert and digest was refused with
+  // "group chat was upgraded", logged only, and ops heard nothing more. It is followed as the leads group is (§4.5).
+  it('an admin chat that became a supergroup: the digest goes there saying to update ADMIN_CHAT_ID, and keeps going there after a restart', async () => {
+    clock = new FakeClock(Date.UTC(2026, 10, 29, 6, 0)); // 09:00 in Moscow
+    const dbPath = join(tmp.dir, `bot-${++n}.sqlite`);
+    await boot({ dbPath });
+    await newLead();
+    const supergroup = -1009999999998;
+    sandbox.migrateChat(ADMIN_CHAT, supergroup);
+    expect(await server.app.get(HousekeepingService).digest()).toBe(true);
+    const [text, picture] = sandbox.messages(supergroup);
+    expect(text.text).toMatch(
+      new RegExp(
+        `^ℹ️ Чат оповещений стал супергруппой: новый id ${supergroup} \\(был ${ADMIN_CHAT}\\)\\. .*обновите ADMIN_CHAT_ID\\.\n\n🗓 Сводка за сутки: заявок 1`,
+      ),
+    );
+    expect(picture.photo).toBeTruthy();
+    await server.close();
+    clock.advance(24 * 60 * MIN);
+    await boot({ dbPath });
+    expect(await server.app.get(HousekeepingService).digest()).toBe(true);
+    expect(
+      sandbox
+        .messages(supergroup)
+        .filter((m) => !m.photo)
+        .map((m) => m.text.slice(0, 2)),
+    ).toEqual(['ℹ️', '🗓']);
+  });
+
   /** Two leads (one with a repeat) 30 days old and one 1 day old; housekeeping runs once retention is due. */
   async function retentionRun() {
     const dbPath = join(tmp.dir, `retention-${++n}`, 'leads.sqlite');

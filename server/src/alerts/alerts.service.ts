@@ -11,10 +11,18 @@ import type { Messages } from '../i18n';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
 
+/**
+ * The id the admin chat migrated to (a group that became a supergroup), kept over ADMIN_CHAT_ID across restarts; keyed by
+ * ADMIN_CHAT_ID as configured, so that pointing it at another chat later is not overridden.
+ */
+const ADMIN_CHAT_SETTING_PREFIX = 'admin_chat_id:';
+
 /** Messages for ops to the admin chat (ADMIN_CHAT_ID, its ADMIN_THREAD_ID topic when set), each kind throttled. */
 @Injectable()
 export class AlertsService {
   private readonly logger = new Logger('Alerts');
+  /** The id learnt from a migration (null: none), read once. */
+  private migratedChatId: string | null | undefined;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
@@ -57,12 +65,27 @@ export class AlertsService {
     }
   }
 
-  /** A message to the admin chat; a topic Telegram refuses sends it to the General topic at once, saying so. */
-  async sendToAdmin(text: string): Promise<TelegramResult<{ message_id: number }>> {
-    const chatId = this.config.telegram.adminChatId;
+  /** ADMIN_CHAT_ID, or the supergroup it became (null: no admin chat). */
+  async adminChatId(): Promise<string | null> {
+    const configured = this.config.telegram.adminChatId;
+    if (!configured) return null;
+    if (this.migratedChatId === undefined) this.migratedChatId = await this.throttles.get(`${ADMIN_CHAT_SETTING_PREFIX}${configured}`);
+    return this.migratedChatId ?? configured;
+  }
+
+  /**
+   * A message to the admin chat; a topic Telegram refuses sends it to the General topic at once, saying so. A group that
+   * became a supergroup is followed, as the leads group is (§4.5): the message goes there, saying to update ADMIN_CHAT_ID.
+   */
+  async sendToAdmin(text: string, followed = false): Promise<TelegramResult<{ message_id: number }>> {
+    const chatId = await this.adminChatId();
     if (!chatId) return { ok: false, kind: 'refused', description: 'ADMIN_CHAT_ID is not set' };
     const threadId = this.config.telegram.adminThreadId;
     const sent = await this.telegram.send({ chatId, threadId, text, html: false });
+    if (!sent.ok && sent.kind === 'migrated' && !followed) {
+      const note = this.t.alerts.adminChatMigrated(chatId, await this.migrated(chatId, sent.newChatId));
+      return this.sendToAdmin(`${note}\n\n${text}`, true);
+    }
     if (sent.ok || sent.kind !== 'thread_gone' || threadId === null) return sent;
     this.logger.warn({ msg: 'admin topic refused; sent to the admin chat without a topic', thread_id: threadId, error: sent.description });
     const note = this.t.alerts.adminTopicGone(threadId, sent.description);
@@ -70,12 +93,27 @@ export class AlertsService {
   }
 
   /** A picture to the admin chat (the digest's chart), in the ADMIN_THREAD_ID topic, or the General topic when that is gone. */
-  async sendPhotoToAdmin(photo: { content: Buffer; filename: string; caption: string }): Promise<TelegramResult<{ message_id: number }>> {
-    const chatId = this.config.telegram.adminChatId;
+  async sendPhotoToAdmin(
+    photo: { content: Buffer; filename: string; caption: string },
+    followed = false,
+  ): Promise<TelegramResult<{ message_id: number }>> {
+    const chatId = await this.adminChatId();
     if (!chatId) return { ok: false, kind: 'refused', description: 'ADMIN_CHAT_ID is not set' };
     const threadId = this.config.telegram.adminThreadId;
     const sent = await this.telegram.sendFile('photo', { chatId, threadId, ...photo });
+    if (!sent.ok && sent.kind === 'migrated' && !followed) {
+      await this.migrated(chatId, sent.newChatId);
+      return this.sendPhotoToAdmin(photo, true);
+    }
     if (sent.ok || sent.kind !== 'thread_gone' || threadId === null) return sent;
     return this.telegram.sendFile('photo', { chatId, ...photo });
+  }
+
+  /** The admin chat's new id, kept from now on, restarts included; the one message that met the migration names it. */
+  private async migrated(from: string, to: string): Promise<string> {
+    await this.throttles.set(`${ADMIN_CHAT_SETTING_PREFIX}${this.config.telegram.adminChatId}`, to, this.clock.now());
+    this.migratedChatId = to;
+    this.logger.warn({ msg: 'admin chat migrated; alerts and the digest go there from now on', from_chat: from, to_chat: to });
+    return to;
   }
 }

@@ -187,6 +187,8 @@ export const en = {
     chatMigrated: (from, to, variables) =>
       `ℹ️ The leads group became a supergroup: new id ${to} (was ${from}). Cards go there; update ${variables}.`,
     otherChatMigrated: (from, to) => `ℹ️ Chat ${from} became supergroup ${to}: its cards are re-addressed there.`,
+    adminChatMigrated: (from, to) =>
+      `ℹ️ The admin chat became a supergroup: new id ${to} (was ${from}). Alerts and the digest come here; update ADMIN_CHAT_ID.`,
     topicGone: (threadId, chatId, description, what, variable) =>
       `⚠️ ${threadId !== null ? `Topic ${threadId}` : 'The card’s topic'} in chat ${chatId} is closed or deleted (${description}): ` +
       `${what} — in the chat’s General topic. Reopen the topic${variable ? ` or correct ${variable}` : ''}.`,

@@ -207,6 +207,8 @@ export const ru = {
     chatMigrated: (from: string, to: string, variables: string) =>
       `ℹ️ Группа заявок стала супергруппой: новый id ${to} (был ${from}). Карточки идут туда; обновите ${variables}.`,
     otherChatMigrated: (from: string, to: string) => `ℹ️ Чат ${from} стал супергруппой ${to}: карточки в нём переадресованы туда.`,
+    adminChatMigrated: (from: string, to: string) =>
+      `ℹ️ Чат оповещений стал супергруппой: новый id ${to} (был ${from}). Оповещения и сводка идут сюда; обновите ADMIN_CHAT_ID.`,
     topicGone: (threadId: number | null, chatId: string, description: string, what: string, variable: string | null) =>
       `⚠️ ${threadId !== null ? `Тема ${threadId}` : 'Тема карточки'} в чате ${chatId} закрыта или удалена (${description}): ` +
       `${what} — в общей теме чата (General). Откройте тему снова${variable ? ` или поправьте ${variable}` : ''}.`,
