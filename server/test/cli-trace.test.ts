@@ -60,6 +60,43 @@ describe('trace: what came from outside is printed terminal-safe', () => {
   });
 });
 
+describe('trace: a card not tried yet', () => {
+  // Its outbox row is due from the start (next_at 0): the line said "next attempt 1970-01-01T00:00:00.000Z".
+  it('says its next attempt is due now', () => {
+    const at = Date.UTC(2026, 11, 6, 12, 0);
+    const trace: LeadTrace = {
+      found: true,
+      key: '3',
+      matched: 'lead_number',
+      lead: {
+        lead_number: 3,
+        request_id: '0f8fad5b-d9cb-469f-a165-70867728950e',
+        created_at: at,
+        status: 'new',
+        published_at: null,
+        chat_id: null,
+        message_id: null,
+        card_format: null,
+        publish_attempts: 0,
+        last_error: null,
+        next_attempt_at: 0,
+        reminded_at: null,
+        anonymised_at: null,
+        received_at: null,
+        late: null,
+        fallback: null,
+      },
+      repeats: [],
+      status_history: [],
+      events: [],
+      messages: [],
+    };
+    expect(formatTrace(trace).split('\n')).toContain('  card          not published: 0 attempt(s), last error: —, next attempt due now');
+    trace.lead = { ...trace.lead, publish_attempts: 1, next_attempt_at: at + 5000 };
+    expect(formatTrace(trace)).toContain('next attempt 2026-12-06T12:00:05.000Z');
+  });
+});
+
 describe('trace: the conversation', () => {
   it('one line per message, without its text', () => {
     const trace: LeadTrace = {

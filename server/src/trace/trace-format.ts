@@ -3,6 +3,10 @@ import type { LeadTrace, TraceResult } from './trace.service';
 
 const iso = (ms: number | null) => (ms === null ? '—' : new Date(ms).toISOString());
 
+/** A card never tried is due from the start (its outbox row says 0): "due now", not 1970. */
+const nextAttempt = (lead: Pick<LeadTrace['lead'], 'next_attempt_at' | 'created_at'>) =>
+  lead.next_attempt_at !== null && lead.next_attempt_at < lead.created_at ? 'due now' : iso(lead.next_attempt_at);
+
 const FALLBACK_STATE: Record<string, string> = {
   pending: 'not looked at yet (it may become the card)',
   adopted: 'edited into the card (one message in the group)',
@@ -49,7 +53,7 @@ export function formatTrace(trace: TraceResult): string {
     ...requestLines(lead, '  '),
     `  status        ${lead.status}`,
     lead.published_at === null
-      ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${iso(lead.next_attempt_at)}`
+      ? `  card          not published: ${lead.publish_attempts} attempt(s), last error: ${lead.last_error ?? '—'}, next attempt ${nextAttempt(lead)}`
       : `  card          published ${iso(lead.published_at)} in chat ${lead.chat_id}${lead.thread_id !== undefined ? `, topic ${lead.thread_id}` : ''}, message ${lead.message_id}${lead.card_format === 'plain' ? ' (plain text)' : ''} after ${lead.publish_attempts} failed attempt(s)`,
   ];
   if (lead.reminded_at !== null) lines.push(`  reminder      ${iso(lead.reminded_at)}`);
