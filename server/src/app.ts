@@ -42,10 +42,30 @@ export async function startFromEnv(
     else await app.listen(config.port, config.host);
   } catch (err) {
     await app.close();
-    throw err;
+    const problem = listenProblem(config, err);
+    throw problem ? new ConfigError([problem]) : err;
   }
   const address = app.getHttpServer().address() as AddressInfo;
   return { app, config, address };
+}
+
+/** The address the operator chose that cannot be listened on: one line naming its variable (null: another failure). */
+function listenProblem(config: ServerConfig, err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  const where = config.host === null ? `port ${config.port}` : `${config.host}:${config.port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return `PORT=${config.port}: ${where} is already in use (another process listens there): stop it, or choose another PORT`;
+    case 'EACCES':
+      return `PORT=${config.port}: this process may not listen on ${where} (EACCES; ports below 1024 need privileges): choose another PORT`;
+    case 'EADDRNOTAVAIL':
+      return `HOST=${config.host}: not an address of this machine (EADDRNOTAVAIL): use one of its addresses, or leave HOST empty`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `HOST=${config.host}: the host name does not resolve (${code}): use an address of this machine, or leave HOST empty`;
+    default:
+      return null;
+  }
 }
 
 /** The one line a started server logs about itself (main.ts); Nest's own start-up lines are debug (json-logger.ts). */

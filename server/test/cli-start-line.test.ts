@@ -3,9 +3,11 @@
  * how the bot gets updates, whether POST /leads is on — while Nest's own ~40 start-up lines (one per module and per
  * route) are debug.
  */
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { startFromEnv, startLine } from '../src/app';
+import { ConfigError } from '../src/config/config';
 import { JsonLogger, type JsonLevel } from '../src/observability/json-logger';
 import { CapturingLogger, SALT, SECRET, tempDir } from './harness';
 import { onPostgres, postgresDatabaseFor } from './support/test-database';
@@ -103,5 +105,26 @@ describe('the listen address (HOST)', () => {
     const every = await startFromEnv(env({ DATABASE_PATH: dbPath(), ...database }), { logger });
     started = every.app;
     expect(['::', '0.0.0.0']).toContain(every.address.address);
+  });
+
+  // main.ts prints a ConfigError as `config error: <line>`; any other failure as `server failed to start:` and a stack trace.
+  it('a port in use, or a HOST that is not this machine’s: one line naming the variable, not a stack trace', async () => {
+    const database: Record<string, string> = onPostgres ? { DATABASE_URL: await postgresDatabaseFor(dbPath()) } : {};
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const taken = startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '127.0.0.1', PORT: String(port), ...database }), { logger });
+      await expect(taken).rejects.toBeInstanceOf(ConfigError);
+      await expect(taken).rejects.toMatchObject({
+        problems: [`PORT=${port}: 127.0.0.1:${port} is already in use (another process listens there): stop it, or choose another PORT`],
+      });
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    // 192.0.2.1 (TEST-NET-1) is never an address of the machine.
+    await expect(startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '192.0.2.1', ...database }), { logger })).rejects.toMatchObject({
+      problems: ['HOST=192.0.2.1: not an address of this machine (EADDRNOTAVAIL): use one of its addresses, or leave HOST empty'],
+    });
   });
 });
