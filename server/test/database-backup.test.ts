@@ -3,7 +3,7 @@
  * leads opens, passes its check and holds every lead; an existing file is never overwritten. SQLite only: PostgreSQL
  * is backed up with its own tools.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { backup } from '../src/cli/ops';
@@ -39,7 +39,8 @@ describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only:
 
     expect(result.target).toBe(target);
     expect(result.leads).toBeGreaterThanOrEqual(30);
-    expect(existsSync(`${target}.partial`)).toBe(false);
+    // One file: no `.partial-wal` and `.partial-shm` left beside it (each backup left both), nor any after a read-only open.
+    expect(readdirSync(join(tmp.dir, 'backups'))).toEqual(['leads-backup.sqlite']);
     const copy = new Database(target, { readonly: true, fileMustExist: true });
     try {
       expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
@@ -49,6 +50,7 @@ describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only:
     } finally {
       copy.close();
     }
+    expect(readdirSync(join(tmp.dir, 'backups'))).toEqual(['leads-backup.sqlite']);
     // The server goes on as before.
     expect((await postLead(server, lead())).status).toBe(201);
   });

@@ -17,7 +17,8 @@ export async function backupDatabase(source: string, target: string): Promise<{ 
   if (existsSync(target)) throw new BackupRefused(`${target} already exists: choose a new file name (a backup never overwrites)`);
   if (resolve(source) === resolve(target)) throw new BackupRefused('the backup file must not be the database itself');
   const partial = `${target}.partial`;
-  rmSync(partial, { force: true });
+  // A run that died midway may have left its files: a stale -wal beside the new copy would be read into it.
+  for (const leftover of ['', '-wal', '-shm', '-journal']) rmSync(`${partial}${leftover}`, { force: true });
   const db = new BetterSqlite3(source, { fileMustExist: true });
   try {
     // This process may wait for locks as long as it likes: it is not serving requests.
@@ -27,9 +28,12 @@ export async function backupDatabase(source: string, target: string): Promise<{ 
     db.close();
   }
   try {
-    const copy = new BetterSqlite3(partial, { readonly: true, fileMustExist: true });
+    // The copy is one file: a rollback journal instead of the source's WAL, so that whoever opens it (this check, a
+    // read-only trace, sqlite3) leaves no -wal and -shm beside it; the server turns WAL on again when it opens it.
+    const copy = new BetterSqlite3(partial, { fileMustExist: true });
     let leads: number;
     try {
+      copy.pragma('journal_mode = DELETE');
       const check = copy.pragma('integrity_check', { simple: true });
       if (check !== 'ok') throw new Error(`the copy failed its integrity check: ${String(check)}`);
       leads = (copy.prepare('select count(*) as n from leads').get() as { n: number }).n;
