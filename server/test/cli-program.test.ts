@@ -135,6 +135,9 @@ describe('the database variables and a failing command', () => {
     expect(calls).toEqual([['trace', '/srv/leads.sqlite', '7', false]]);
     await leads(['trace', '7'], { DATABASE_URL: ' postgres://u:S3cret@db/leads ' });
     expect(calls).toEqual([['trace', 'postgres://u:S3cret@db/leads', '7', false]]);
+    // LEADS_IP_SALT keys the erasure's hashes: with a secret file's newline kept, a late replay of the person went unrecognised.
+    await leads(['forget', '--telegram', '@anna'], { LEADS_IP_SALT: ' salt\n' });
+    expect(calls).toEqual([['forget', '/srv/leads.sqlite', '--telegram', '@anna', expect.any(Number), 'salt']]);
     for (const url of ['postgress://u:S3cret@db/leads', 'mysql://u:S3cret@db/leads']) {
       for (const argv of [
         ['trace', '7'],

@@ -119,7 +119,9 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
       if ((options.phone === undefined) === (options.telegram === undefined))
         sub.error('forget needs one of --phone <+7…> or --telegram <@name>', { exitCode: USAGE_EXIT });
       const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
-      return onDatabase(() => ops.forget(location, option, value, Date.now(), io.env.LEADS_IP_SALT, io.env.LEADS_PHONE_REGION));
+      // The salt as the server reads it (trimmed): a secret file's trailing newline would key the erasure's hashes apart.
+      const salt = variables.string('LEADS_IP_SALT') || undefined;
+      return onDatabase(() => ops.forget(location, option, value, Date.now(), salt, io.env.LEADS_PHONE_REGION));
     },
   );
   command(
