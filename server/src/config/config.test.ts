@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigError, loadServerConfig } from './config';
 
 const base = { LEADS_SECRET: 'a-long-enough-secret', LEADS_IP_SALT: 'salt' };
@@ -255,5 +257,18 @@ describe('server configuration (requirements §10.1)', () => {
         `LEADS_TELEGRAM_LINK_ROOT must be an http(s) URL like https://t.me (got "${bad}")`,
       ]);
     }
+  });
+});
+
+// requirements §10: `.env.example` lists every variable; `cp .env.example .env` is where an operator starts.
+describe('.env.example', () => {
+  it("lists every variable of the server's table in docs/configuration.md", () => {
+    const root = join(__dirname, '..', '..', '..');
+    const docs = readFileSync(join(root, 'docs', 'configuration.md'), 'utf8');
+    const server = docs.slice(docs.indexOf('## Server'), docs.indexOf('## Landing'));
+    const documented = [...server.matchAll(/^\| `([A-Z][A-Z0-9_]+)`/gm)].map((m) => m[1]);
+    expect(documented.length).toBeGreaterThan(40);
+    const example = new Set([...readFileSync(join(root, '.env.example'), 'utf8').matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
+    expect(documented.filter((name) => !example.has(name))).toEqual([]);
   });
 });
