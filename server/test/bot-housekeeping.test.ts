@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { ReportsService } from '../src/reports/reports.service';
+import { SettingsRepository } from '../src/repositories/settings.repository';
 import {
   ADMIN_CHAT,
   FakeClock,
@@ -126,6 +127,15 @@ describe('housekeeping (once a minute)', () => {
         .filter((m) => !m.photo)
         .map((m) => m.text.slice(0, 2)),
     ).toEqual(['ℹ️', '🗓']);
+  });
+
+  it('the admin chat’s stored id unreadable (a database error): the digest still goes to ADMIN_CHAT_ID', async () => {
+    clock = new FakeClock(Date.UTC(2026, 10, 29, 6, 0)); // 09:00 in Moscow
+    await boot();
+    await newLead();
+    jest.spyOn(server.app.get(SettingsRepository), 'get').mockRejectedValueOnce(new Error('SQLITE_BUSY: database is locked'));
+    expect(await server.app.get(HousekeepingService).digest()).toBe(true);
+    expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.startsWith('🗓'))).toHaveLength(1);
   });
 
   /** Two leads (one with a repeat) 30 days old and one 1 day old; housekeeping runs once retention is due. */

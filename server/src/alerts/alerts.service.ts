@@ -65,11 +65,17 @@ export class AlertsService {
     }
   }
 
-  /** ADMIN_CHAT_ID, or the supergroup it became (null: no admin chat). */
+  /** ADMIN_CHAT_ID, or the supergroup it became (null: no admin chat). Never throws: unread, it is ADMIN_CHAT_ID this time. */
   async adminChatId(): Promise<string | null> {
     const configured = this.config.telegram.adminChatId;
     if (!configured) return null;
-    if (this.migratedChatId === undefined) this.migratedChatId = await this.throttles.get(`${ADMIN_CHAT_SETTING_PREFIX}${configured}`);
+    if (this.migratedChatId === undefined) {
+      try {
+        this.migratedChatId = await this.throttles.get(`${ADMIN_CHAT_SETTING_PREFIX}${configured}`);
+      } catch {
+        return configured;
+      }
+    }
     return this.migratedChatId ?? configured;
   }
 
@@ -111,9 +117,14 @@ export class AlertsService {
 
   /** The admin chat's new id, kept from now on, restarts included; the one message that met the migration names it. */
   private async migrated(from: string, to: string): Promise<string> {
-    await this.throttles.set(`${ADMIN_CHAT_SETTING_PREFIX}${this.config.telegram.adminChatId}`, to, this.clock.now());
     this.migratedChatId = to;
     this.logger.warn({ msg: 'admin chat migrated; alerts and the digest go there from now on', from_chat: from, to_chat: to });
+    // Not kept (a database error): this process still follows it, and the next start learns it again from Telegram.
+    await this.throttles
+      .set(`${ADMIN_CHAT_SETTING_PREFIX}${this.config.telegram.adminChatId}`, to, this.clock.now())
+      .catch((err: unknown) =>
+        this.logger.warn({ msg: 'admin chat migration not stored', error: err instanceof Error ? err.message : String(err) }),
+      );
     return to;
   }
 }
