@@ -163,6 +163,36 @@ describe('npm run dev', () => {
         'the card on the sandbox',
       );
       assert.match(card.text, /^🆕 Заявка #1\n/);
+
+      // A second `npm run dev` in the same working copy (its own ports, database and spool): one line saying so,
+      // nothing rebuilt under the first. It rebuilt shared/ and sandbox/ under the first, and its nest emptied
+      // server/dist, which restarted the first's server.
+      const builds = ['shared/dist', 'sandbox/dist'].map((d) => join(root, d));
+      const before = builds.map((d) => statSync(d).ino);
+      const second = spawnSync('npm', ['run', '--silent', 'dev'], {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 60000,
+        env: {
+          ...process.env,
+          SANDBOX_PORT: String(await freePort()),
+          PORT: String(await freePort()),
+          LANDING_PORT: String(await freePort()),
+          DATABASE_PATH: join(dir, 'second.sqlite'),
+          LANDING_SPOOL_DIR: join(dir, 'second-spool'),
+        },
+      });
+      assert.equal(second.status, 1, second.stdout + second.stderr);
+      assert.equal(second.stdout, '');
+      assert.match(
+        second.stderr,
+        /^npm run dev is already running in this working copy \(pid \d+\): stop it first \(Ctrl-C where it runs\); a second one would rebuild the first's server\/dist, shared\/dist and sandbox\/dist under it\n$/,
+      );
+      assert.deepEqual(
+        builds.map((d) => statSync(d).ino),
+        before,
+        'shared/dist or sandbox/dist was rebuilt',
+      );
     } finally {
       const exited = new Promise((r) => dev.once('exit', (code) => r(code)));
       process.kill(-dev.pid, 'SIGINT');

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // `npm run dev`: the Telegram sandbox, the leads server (watch mode) and the landing (Vite, hot reload) with development defaults, no secrets
 // needed, SQLite under ./data/. Variables already set in the environment win. Ctrl-C stops everything.
-// A part's port already taken: one line naming it and its variable, nothing built or started, exit 1 (`shared/` and
-// `sandbox/` are rebuilt only after that check: a rebuild under a running `npm run dev` restarts its server). The URLs are
-// printed once every part answers.
+// Another `npm run dev` running in this working copy, or a part's port already taken: one line saying so (naming the
+// port and its variable), nothing built or started, exit 1 (`shared/` and `sandbox/` are rebuilt only after those checks:
+// a rebuild under a running `npm run dev` restarts its server). The URLs are printed once every part answers.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { allAnswer, devParts, portTaken, portTakenLine } from './lib/dev-parts.mjs';
+import { allAnswer, devParts, portTaken, portTakenLine, recordDev, runningDevLine, runningDevs } from './lib/dev-parts.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const SANDBOX_PORT = process.env.SANDBOX_PORT ?? '3002';
@@ -33,15 +33,24 @@ const devEnv = {
 const env = { ...devEnv, ...process.env };
 const parts = devParts({ ...env, LANDING_PORT });
 
+// A second `npm run dev` in this working copy, whatever its ports: said in one line before anything is built (nest's
+// watch mode empties server/dist, the build empties shared/dist and sandbox/dist: the first's server would restart).
+const [other] = runningDevs(`${root}/data`);
+if (other) {
+  console.error(runningDevLine(other));
+  process.exit(1);
+}
+
 const taken = [];
 for (const part of parts) if (await portTaken(part)) taken.push(part);
 if (taken.length > 0) {
   for (const part of taken) console.error(portTakenLine(part));
   process.exit(1);
 }
+mkdirSync(`${root}/data`, { recursive: true });
+process.on('exit', recordDev(`${root}/data`));
 const built = spawnSync('npm', ['run', 'build:shared'], { cwd: root, stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
-mkdirSync(`${root}/data`, { recursive: true });
 
 const children = [];
 function start(name, cmd, args, extraEnv = {}, cwd = root) {

@@ -1,7 +1,10 @@
-// The parts `npm run dev` starts, where each listens, and the two checks around their start: before it, whether a part's
-// port is taken (then dev says so in one line and starts nothing); after it, whether each part answers over HTTP (the
-// ready banner waits for all three).
+// The parts `npm run dev` starts, where each listens, and the checks around their start: before it, whether another
+// `npm run dev` runs in this working copy (its record in data/) and whether a part's port is taken (then dev says so in
+// one line and builds and starts nothing); after it, whether each part answers over HTTP (the ready banner waits for
+// all three).
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 /**
  * The parts in their start order. `variable`: the environment variable that sets the part's port; `host`: the address
@@ -75,4 +78,61 @@ export async function allAnswer(parts, stopped, everyMs = 250) {
     if (pending.size > 0) await new Promise((r) => setTimeout(r, everyMs));
   }
   return !stopped();
+}
+
+/** Whether `pid` is still an `npm run dev` (where /proc tells: a record's pid may have been given to another process since). */
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if (err.code !== 'EPERM') return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dev.mjs');
+  } catch {
+    // Gone meanwhile, or a system without /proc (then the signal's answer stands).
+    return !existsSync('/proc/self/cmdline');
+  }
+};
+
+/**
+ * The other `npm run dev`s of this working copy still running (their records in `dir`); records of processes gone are
+ * removed.
+ * @returns {{ pid: number }[]}
+ */
+export function runningDevs(dir) {
+  let names;
+  try {
+    names = readdirSync(dir).filter((name) => /^\.dev-\d+\.json$/.test(name));
+  } catch {
+    return [];
+  }
+  const running = [];
+  for (const name of names) {
+    let other;
+    try {
+      other = JSON.parse(readFileSync(join(dir, name), 'utf8'));
+    } catch {
+      continue;
+    }
+    if (other.pid === process.pid) continue;
+    if (isAlive(other.pid)) running.push(other);
+    else rmSync(join(dir, name), { force: true });
+  }
+  return running;
+}
+
+/** Records this `npm run dev` in `dir`; the returned function removes the record. */
+export function recordDev(dir) {
+  const path = join(dir, `.dev-${process.pid}.json`);
+  writeFileSync(path, JSON.stringify({ pid: process.pid }));
+  return () => rmSync(path, { force: true });
+}
+
+/** The one line for a second `npm run dev` in a working copy where one runs. */
+export function runningDevLine(other) {
+  return (
+    `npm run dev is already running in this working copy (pid ${other.pid}): stop it first (Ctrl-C where it runs); ` +
+    "a second one would rebuild the first's server/dist, shared/dist and sandbox/dist under it"
+  );
 }
