@@ -420,6 +420,29 @@ describe('group migration', () => {
     await boot({ dbPath });
     const next = await submit();
     expect(sandbox.messages(newChat).some((m) => m.text.startsWith(`🆕 Заявка #${next}`))).toBe(true);
+    // LEADS_CHAT_ID pointed at another group later: that group, not the one the old setting migrated to.
+    await server.close();
+    const another = -1008888888888;
+    sandbox.state.addChat({ id: another, type: 'supergroup', title: 'Другая группа' });
+    await boot({ dbPath, env: { LEADS_CHAT_ID: String(another) } });
+    const third = await submit();
+    expect(sandbox.messages(another).some((m) => m.text.startsWith(`🆕 Заявка #${third}`))).toBe(true);
+  });
+
+  it('a migration an earlier version kept unkeyed is taken as LEADS_CHAT_ID’s as configured, and only for it', async () => {
+    const dbPath = join(tmp.dir, `outbox-${++n}.sqlite`);
+    const newChat = -1009999999998;
+    sandbox.state.addChat({ id: newChat, type: 'supergroup', title: 'Новая группа' });
+    await boot({ dbPath });
+    await sqlRun(server.db, "insert into settings (key, value, updated_at) values ('leads_chat_id', ?, 0)", String(newChat));
+    await server.close();
+    await boot({ dbPath });
+    const first = await submit();
+    expect(sandbox.messages(newChat).some((m) => m.text.startsWith(`🆕 Заявка #${first}`))).toBe(true);
+    expect(await row("select key, value from settings where key like 'leads_chat_id%'")).toEqual({
+      key: `leads_chat_id:${LEADS_CHAT}`,
+      value: String(newChat),
+    });
   });
 });
 

@@ -8,7 +8,10 @@ import { SettingsRepository } from '../repositories/settings.repository';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
-const LEADS_CHAT_SETTING = 'leads_chat_id';
+/** The id LEADS_CHAT_ID migrated to, keyed by LEADS_CHAT_ID as configured: pointing it at another chat later wins. */
+const LEADS_CHAT_SETTING_PREFIX = 'leads_chat_id:';
+/** Where an earlier version kept it, unkeyed: taken as the migration of LEADS_CHAT_ID as configured at the first read. */
+const UNKEYED_LEADS_CHAT_SETTING = 'leads_chat_id';
 /** The id a routed chat (LEADS_ROUTES) migrated to, keyed by the chat id as configured. */
 const ROUTE_CHAT_SETTING_PREFIX = 'route_chat_id:';
 
@@ -42,8 +45,13 @@ export class LeadsChatService {
   ) {}
 
   async leadsChatId(): Promise<string | null> {
-    if (this.migratedChatId === undefined) this.migratedChatId = await this.settings.get(LEADS_CHAT_SETTING);
-    return this.migratedChatId ?? this.config.telegram.leadsChatId;
+    const configured = this.config.telegram.leadsChatId;
+    if (configured === null) return null;
+    if (this.migratedChatId === undefined) {
+      const key = `${LEADS_CHAT_SETTING_PREFIX}${configured}`;
+      this.migratedChatId = await this.settings.rekey(UNKEYED_LEADS_CHAT_SETTING, key, this.clock.now());
+    }
+    return this.migratedChatId ?? configured;
   }
 
   /** Its source's route (names compared without case), else LEADS_CHAT_ID and LEADS_THREAD_ID; null without a chat. */
@@ -84,7 +92,7 @@ export class LeadsChatService {
       if (route.chatId !== this.config.telegram.leadsChatId && (await this.currentChat(route.chatId)) === from) routes.push(route);
     }
     if (wasDefault) {
-      await this.settings.set(LEADS_CHAT_SETTING, to, this.clock.now());
+      await this.settings.set(`${LEADS_CHAT_SETTING_PREFIX}${this.config.telegram.leadsChatId}`, to, this.clock.now());
       this.migratedChatId = to;
     }
     for (const configured of new Set(routes.map((r) => r.chatId))) {

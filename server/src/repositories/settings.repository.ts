@@ -21,6 +21,21 @@ export class SettingsRepository {
       .execute();
   }
 
+  /** `to`'s value, after moving `from`'s there (once, unless `to` has one): a fact an earlier version kept under another key. */
+  rekey(from: string, to: string, at: number): Promise<string | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const kept = await trx.deleteFrom('settings').where('key', '=', from).returning('value').executeTakeFirst();
+      if (kept)
+        await trx
+          .insertInto('settings')
+          .values({ key: to, value: kept.value, updated_at: at })
+          .onConflict((oc) => oc.column('key').doNothing())
+          .execute();
+      const row = await trx.selectFrom('settings').select('value').where('key', '=', to).executeTakeFirst();
+      return row?.value ?? null;
+    });
+  }
+
   /** Readiness: a tiny committed upsert (the file takes a write at all). */
   async probeWrite(at: number): Promise<void> {
     await this.set('ready_probe', 'ok', at);
