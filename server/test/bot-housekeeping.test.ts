@@ -25,7 +25,7 @@ const MIN = 60_000;
 const PRIVATE_CHAT = 777001;
 const suite = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
 const { tmp, sandbox } = suite;
-const { press } = memberActions(sandbox);
+const { press, command } = memberActions(sandbox);
 let server: TestServer;
 let clock: FakeClock;
 let n = 0;
@@ -127,6 +127,9 @@ describe('housekeeping (once a minute)', () => {
         .filter((m) => !m.photo)
         .map((m) => m.text.slice(0, 2)),
     ).toEqual(['ℹ️', '🗓']);
+    // The admin chat's commands are taken there too, before ADMIN_CHAT_ID is updated.
+    expect(await command(supergroup, '/stickers_stats')).toContain('📊');
+    expect(await command(supergroup, '/stickers_export')).toMatch(/^📎 Выгрузка за 7 дн\./);
   });
 
   it('the admin chat’s stored id unreadable (a database error): the digest still goes to ADMIN_CHAT_ID', async () => {

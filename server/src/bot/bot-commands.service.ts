@@ -11,6 +11,7 @@ import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
 import { leadNumberOf } from '../domain/lead';
+import { AlertsService } from '../alerts/alerts.service';
 
 /** Lead numbers an erasure's answer lists (then "…and N more"): far below Telegram's 4096 characters. */
 const FORGET_LISTED = 30;
@@ -79,6 +80,7 @@ export class BotCommandsService {
     private readonly chats: LeadsChatService,
     private readonly telegram: TelegramGateway,
     private readonly exports: ExportService,
+    private readonly alerts: AlertsService,
   ) {}
 
   async run(call: CommandCall): Promise<BotReply> {
@@ -95,7 +97,8 @@ export class BotCommandsService {
     if (call.command === 'stickers_chatid') return this.chatIds(call);
     // The inbox checks who opens it: its address may be given in the private chat with the bot too.
     if (call.command === 'stickers_inbox' && call.chatType === 'private') return this.inbox(call);
-    const allowed = [...(await this.chats.leadsChats()), this.config.telegram.adminChatId].filter((c): c is string => c !== null);
+    // The admin chat as a migration left it (a group that became a supergroup), as alerts follow it.
+    const allowed = [...(await this.chats.leadsChats()), await this.alerts.adminChatId()].filter((c): c is string => c !== null);
     if (!allowed.includes(call.chatId)) return { kind: 'refused', reason: 'wrong_chat' };
     switch (call.command) {
       case 'stickers_new':
@@ -130,8 +133,8 @@ export class BotCommandsService {
 
   /** The CSV of the last days as a document, in the admin chat only (it holds every contact), for managers. */
   private async export(call: CommandCall): Promise<CommandOutcome> {
-    const { adminChatId, adminThreadId } = this.config.telegram;
-    if (call.chatId !== adminChatId) return { kind: 'refused', reason: 'not_admin_chat' };
+    const { adminThreadId } = this.config.telegram;
+    if (call.chatId !== (await this.alerts.adminChatId())) return { kind: 'refused', reason: 'not_admin_chat' };
     // The admin chat a topic of a leads group (ADMIN_THREAD_ID): the leads' own topics are not it.
     if (adminThreadId !== null && call.threadId !== adminThreadId && (await this.chats.isLeadsChat(call.chatId)))
       return { kind: 'refused', reason: 'not_admin_chat' };

@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { AlertsModule } from '../alerts/alerts.module';
 import { ClusterModule } from '../cluster/cluster.module';
 import { ConversationsModule } from '../conversations/conversations.module';
 import type { ServerConfig } from '../config/config';
@@ -18,6 +19,7 @@ import { TelegramUpdatesService } from './telegram-updates.service';
 /** The bot's handlers, its launcher and the webhook's route; in the app only with TELEGRAM_BOT_TOKEN. */
 @Module({
   imports: [
+    AlertsModule,
     TelegramModule,
     ExportModule,
     LeadStatusModule,
