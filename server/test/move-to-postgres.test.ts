@@ -472,7 +472,9 @@ describe('moveToPostgres', () => {
     await migrateToLatest(db);
     await db.insertInto('settings').values({ key: 'k', value: 'v', updated_at: T }).execute();
 
-    await expect(moveToPostgres(path, url)).rejects.toThrow('the PostgreSQL database already holds rows (in settings)');
+    await expect(moveToPostgres(path, url)).rejects.toThrow(
+      'the PostgreSQL database already holds rows (in settings): refusing to merge into or overwrite it; move into a new, empty database',
+    );
     expect(await dumpPostgres(db)).toEqual({ ...emptyDump(), settings: [{ key: 'k', value: 'v', updated_at: T }] });
   });
 

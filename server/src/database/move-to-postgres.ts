@@ -168,7 +168,10 @@ async function checkTarget(trx: Transaction<Database>, tables: SourceTable[]): P
     if (rows[0]?.found) holding.push(name);
   }
   if (holding.length > 0) {
-    throw new Error(`the PostgreSQL database already holds rows (in ${holding.join(', ')}): refusing to merge into or overwrite it`);
+    throw new Error(
+      `the PostgreSQL database already holds rows (in ${holding.join(', ')}): refusing to merge into or overwrite it; ` +
+        'move into a new, empty database (a server that ever started on this one has written there)',
+    );
   }
 }
 
