@@ -21,8 +21,12 @@ export class SettingsRepository {
       .execute();
   }
 
-  /** `to`'s value, after moving `from`'s there (once, unless `to` has one): a fact an earlier version kept under another key. */
-  rekey(from: string, to: string, at: number): Promise<string | null> {
+  /**
+   * `to`'s value, after moving `from`'s there (once, unless `to` has one): a fact an earlier version kept under another
+   * key. A write only when `from` is there: a database that takes no writes still answers.
+   */
+  async rekey(from: string, to: string, at: number): Promise<string | null> {
+    if ((await this.get(from)) === null) return this.get(to);
     return this.db.transaction().execute(async (trx) => {
       const kept = await trx.deleteFrom('settings').where('key', '=', from).returning('value').executeTakeFirst();
       if (kept)
