@@ -5,6 +5,7 @@ import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
+import type { Tx } from '../repositories/transactor';
 
 export type LeadMessage = Selectable<Database['lead_messages']>;
 export type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
@@ -182,9 +183,7 @@ export class LeadMessagesRepository {
         .where('stopped_at', 'is', null)
         .returning('lead_id')
         .execute();
-      const leads = [...new Set(rows.map((r) => r.lead_id))];
-      if (leads.length > 0) await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', 'in', leads).execute();
-      return leads;
+      return this.cardsChanged(trx, rows, now);
     });
   }
 
@@ -205,8 +204,14 @@ export class LeadMessagesRepository {
         .where('blocked_at', 'is not', null)
         .returning('lead_id')
         .execute();
-      const leads = [...new Set(rows.map((r) => r.lead_id))];
-      if (leads.length > 0) await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', 'in', leads).execute();
+      await this.cardsChanged(trx, rows, now);
     });
+  }
+
+  /** The leads of the bindings a change touched, their cards marked for a rewrite; gives them. */
+  private async cardsChanged(trx: Tx, rows: { lead_id: number }[], now: number): Promise<number[]> {
+    const leads = [...new Set(rows.map((r) => r.lead_id))];
+    if (leads.length > 0) await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', 'in', leads).execute();
+    return leads;
   }
 }
