@@ -5,29 +5,23 @@ import type { ServerConfig } from '../config/config';
 import { TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
 import { Metrics } from '../observability/metrics';
+import { ChatMigrationsRepository } from '../repositories/chat-migrations.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 
 export type AlertResult = 'sent' | 'throttled' | 'no_target' | 'failed';
 
-/**
- * The id the admin chat migrated to (a group that became a supergroup), kept over ADMIN_CHAT_ID across restarts; keyed by
- * ADMIN_CHAT_ID as configured, so that pointing it at another chat later is not overridden.
- */
-const ADMIN_CHAT_SETTING_PREFIX = 'admin_chat_id:';
-
 /** Messages for ops to the admin chat (ADMIN_CHAT_ID, its ADMIN_THREAD_ID topic when set), each kind throttled. */
 @Injectable()
 export class AlertsService {
   private readonly logger = new Logger('Alerts');
-  /** The id learnt from a migration (null: none), read once. */
-  private migratedChatId: string | null | undefined;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
     private readonly telegram: TelegramGateway,
     private readonly throttles: SettingsRepository,
+    private readonly migrations: ChatMigrationsRepository,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     @Inject(MESSAGES) private readonly t: Messages,
@@ -69,14 +63,7 @@ export class AlertsService {
   async adminChatId(): Promise<string | null> {
     const configured = this.config.telegram.adminChatId;
     if (!configured) return null;
-    if (this.migratedChatId === undefined) {
-      try {
-        this.migratedChatId = await this.throttles.get(`${ADMIN_CHAT_SETTING_PREFIX}${configured}`);
-      } catch {
-        return configured;
-      }
-    }
-    return this.migratedChatId ?? configured;
+    return this.migrations.current('admin', configured, this.clock.now()).catch(() => configured);
   }
 
   /**
@@ -117,11 +104,10 @@ export class AlertsService {
 
   /** The admin chat's new id, kept from now on, restarts included; the one message that met the migration names it. */
   private async migrated(from: string, to: string): Promise<string> {
-    this.migratedChatId = to;
     this.logger.warn({ msg: 'admin chat migrated; alerts and the digest go there from now on', from_chat: from, to_chat: to });
     // Not kept (a database error): this process still follows it, and the next start learns it again from Telegram.
-    await this.throttles
-      .set(`${ADMIN_CHAT_SETTING_PREFIX}${this.config.telegram.adminChatId}`, to, this.clock.now())
+    await this.migrations
+      .remember('admin', this.config.telegram.adminChatId!, to, this.clock.now())
       .catch((err: unknown) =>
         this.logger.warn({ msg: 'admin chat migration not stored', error: err instanceof Error ? err.message : String(err) }),
       );

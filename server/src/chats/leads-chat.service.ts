@@ -3,17 +3,10 @@ import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { LeadsRoute, ServerConfig } from '../config/config';
+import { ChatMigrationsRepository } from '../repositories/chat-migrations.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
-import { SettingsRepository } from '../repositories/settings.repository';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-
-/** The id LEADS_CHAT_ID migrated to, keyed by LEADS_CHAT_ID as configured: pointing it at another chat later wins. */
-const LEADS_CHAT_SETTING_PREFIX = 'leads_chat_id:';
-/** Where an earlier version kept it, unkeyed: taken as the migration of LEADS_CHAT_ID as configured at the first read. */
-const UNKEYED_LEADS_CHAT_SETTING = 'leads_chat_id';
-/** The id a routed chat (LEADS_ROUTES) migrated to, keyed by the chat id as configured. */
-const ROUTE_CHAT_SETTING_PREFIX = 'route_chat_id:';
 
 /** At most one alert per topic in this time: a closed topic must not flood the admin chat. */
 const TOPIC_ALERT_INTERVAL_MS = 30 * 60 * 1000;
@@ -31,13 +24,10 @@ export interface CardTarget {
 export class LeadsChatService {
   // Migrations are learnt from the outbox's sends: logged among its lines.
   private readonly logger = new Logger('Outbox');
-  /** The ids learnt from a migration (null: none), read once: LEADS_CHAT_ID's, and per routed chat as configured. */
-  private migratedChatId: string | null | undefined;
-  private readonly routeChats = new Map<string, string | null>();
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly config: ServerConfig,
-    private readonly settings: SettingsRepository,
+    private readonly migrations: ChatMigrationsRepository,
     private readonly leads: LeadsRepository,
     private readonly alerts: AlertsService,
     private readonly clock: Clock,
@@ -46,12 +36,7 @@ export class LeadsChatService {
 
   async leadsChatId(): Promise<string | null> {
     const configured = this.config.telegram.leadsChatId;
-    if (configured === null) return null;
-    if (this.migratedChatId === undefined) {
-      const key = `${LEADS_CHAT_SETTING_PREFIX}${configured}`;
-      this.migratedChatId = await this.settings.rekey(UNKEYED_LEADS_CHAT_SETTING, key, this.clock.now());
-    }
-    return this.migratedChatId ?? configured;
+    return configured === null ? null : this.currentChat(configured);
   }
 
   /** Its source's route (names compared without case), else LEADS_CHAT_ID and LEADS_THREAD_ID; null without a chat. */
@@ -76,30 +61,27 @@ export class LeadsChatService {
   }
 
   /** The id a migration gave a configured chat, if any. */
-  private async currentChat(configured: string): Promise<string> {
-    if (configured === this.config.telegram.leadsChatId) return (await this.leadsChatId()) ?? configured;
-    if (!this.routeChats.has(configured)) {
-      this.routeChats.set(configured, await this.settings.get(`${ROUTE_CHAT_SETTING_PREFIX}${configured}`));
-    }
-    return this.routeChats.get(configured) ?? configured;
+  private currentChat(configured: string): Promise<string> {
+    return this.migrations.current(this.kind(configured), configured, this.clock.now());
+  }
+
+  private kind(configured: string): 'leads' | 'route' {
+    return configured === this.config.telegram.leadsChatId ? 'leads' : 'route';
   }
 
   /** §4.5: the new id wins from now on, for the default chat and every route in it; ops are asked to update the variable. */
   async migrated(from: string, to: string): Promise<void> {
+    const configured = this.config.telegram.leadsChatId;
     const wasDefault = from === (await this.leadsChatId());
     const routes: LeadsRoute[] = [];
     for (const route of this.config.telegram.routes) {
-      if (route.chatId !== this.config.telegram.leadsChatId && (await this.currentChat(route.chatId)) === from) routes.push(route);
+      if (route.chatId !== configured && (await this.currentChat(route.chatId)) === from) routes.push(route);
     }
-    if (wasDefault) {
-      await this.settings.set(`${LEADS_CHAT_SETTING_PREFIX}${this.config.telegram.leadsChatId}`, to, this.clock.now());
-      this.migratedChatId = to;
-    }
-    for (const configured of new Set(routes.map((r) => r.chatId))) {
-      await this.settings.set(`${ROUTE_CHAT_SETTING_PREFIX}${configured}`, to, this.clock.now());
-      this.routeChats.set(configured, to);
-    }
+    // The cards first: a migration not kept (a database error) is learnt again from Telegram's next answer.
     await this.leads.moveChat(from, to);
+    for (const chat of new Set([...(wasDefault ? [configured!] : []), ...routes.map((r) => r.chatId)])) {
+      await this.migrations.remember(this.kind(chat), chat, to, this.clock.now());
+    }
     const sources = routes.map((r) => r.source);
     this.logger.warn({
       msg: 'leads group migrated; publishing there from now on',
@@ -117,7 +99,7 @@ export class LeadsChatService {
 
   /** Telegram refused a topic of a leads chat: the message went into General. Ops hear of it with the topic's variable. */
   topicGone(chatId: string, threadId: number | null, description: string, what: string): void {
-    const inChat = (r: LeadsRoute) => r.chatId === chatId || this.routeChats.get(r.chatId) === chatId;
+    const inChat = (r: LeadsRoute) => r.chatId === chatId || this.migrations.peek(this.kind(r.chatId), r.chatId) === chatId;
     const route = this.config.telegram.routes.find((r) => r.threadId === threadId && inChat(r));
     // A reply without a topic of its own was refused in the topic of the message it replies to.
     const variable = route ? `LEADS_ROUTES (${route.source})` : threadId !== null ? 'LEADS_THREAD_ID' : null;

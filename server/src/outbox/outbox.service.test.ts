@@ -17,6 +17,7 @@ import { DEFAULT_LEASE_TIMINGS, LeaseService } from '../cluster/lease.service';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LeasesRepository } from '../repositories/leases.repository';
 import { LeadsRepository } from '../repositories/leads.repository';
+import { ChatMigrationsRepository } from '../repositories/chat-migrations.repository';
 import { SettingsRepository } from '../repositories/settings.repository';
 import type { OutgoingMessage, TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramResult } from '../telegram/telegram-result';
@@ -102,8 +103,9 @@ function build() {
   const metrics = new Metrics();
   const leads = new LeadsRepository(db);
   const cards = new CardService(config, ru, new TelegramLinksRepository(db), new LeadMessagesRepository(db));
-  const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), clock, metrics, ru);
-  const chats = new LeadsChatService(config, new SettingsRepository(db), leads, adminAlerts, clock, ru);
+  const migrations = new ChatMigrationsRepository(new SettingsRepository(db));
+  const adminAlerts = new AlertsService(config, gateway, new SettingsRepository(db), migrations, clock, metrics, ru);
+  const chats = new LeadsChatService(config, migrations, leads, adminAlerts, clock, ru);
   const gate = new OutboxGate(gateway, clock, metrics, new SettingsRepository(db));
   const deps: ConstructorParameters<typeof CardPublisher> = [
     config,

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ChatMigrationsRepository } from './chat-migrations.repository';
 import { DatabaseHandle } from '../database/database.module';
 import { DatabaseMaintenanceRepository } from './database-maintenance.repository';
 import { LeadErasureRepository } from './lead-erasure.repository';
@@ -16,6 +17,7 @@ import { Transactor } from './transactor';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
 const REPOSITORIES = [
+  ChatMigrationsRepository,
   DatabaseMaintenanceRepository,
   LeadErasureRepository,
   LeadPagesRepository,
