@@ -74,6 +74,30 @@ describe('POST /leads/{lead_number}/status', () => {
     expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
   });
 
+  it('422 names what is wrong with `by`: no string (a number, a list, missing), empty or a control character, too long', async () => {
+    const { id } = await newLead();
+    const notString = 'must be a string: who changed the status (e.g. "CRM: Мария"), 1–128 characters';
+    const notName = 'must be a name: not empty (after trimming spaces), no control characters';
+    const cases: [unknown, string][] = [
+      [5, notString],
+      [['CRM'], notString],
+      [undefined, notString],
+      [null, notString],
+      ['', notName],
+      ['   ', notName],
+      ['CRM\u0007', notName],
+      ['x'.repeat(129), 'must be at most 128 characters'],
+    ];
+    for (const [by, why] of cases) {
+      const res = await setStatus(id, { from: 'new', to: 'in_progress', by });
+      expect([by, res.status, res.body]).toEqual([by, 422, { error: 'invalid_body', errors: { by: why } }]);
+    }
+    expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
+    // 128 characters, an emoji being one (as the OpenAPI document's maxLength counts), spaces around trimmed.
+    const longest = await setStatus(id, { from: 'new', to: 'in_progress', by: ` ${'😀'.repeat(128)} ` });
+    expect([longest.status, longest.body.lead?.status_changed_by]).toEqual([200, '😀'.repeat(128)]);
+  });
+
   it('422 invalid_body, not a 500, for a body nested deeper than 32 levels; 32 levels of an unknown key are ignored', async () => {
     const { id } = await newLead();
     const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
