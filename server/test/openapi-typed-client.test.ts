@@ -181,8 +181,10 @@ describe('a client generated from GET /openapi.json', () => {
     await server.outbox.whenIdle();
     expect(posted).toHaveLength(5);
     expect(read).toEqual([...posted].sort((a, b) => b - a));
-    // And what changed since before them: every lead once, by its change (all at one time), then by number.
-    expect(await client.changedSince(server.url, SECRET, since)).toEqual([...posted].sort((a, b) => a - b).map((n) => [n, since]));
+    // And what changed since before them: every lead once, by its change (all at one time: stored, then its card published
+    // at the same instant of this standing clock, a millisecond on), then by number.
+    const published = new Date(server.clock.now() + 1).toISOString();
+    expect(await client.changedSince(server.url, SECRET, since)).toEqual([...posted].sort((a, b) => a - b).map((n) => [n, published]));
 
     // The same client, typechecked against the generated types; the check has teeth: reading lead_number as text fails.
     const wrong = CLIENT_SOURCE.replace('read.push(item.lead_number)', 'read.push(item.lead_number satisfies string as never)');

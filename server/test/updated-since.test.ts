@@ -75,10 +75,11 @@ describe('GET /leads?updated_since=', () => {
     server.clock.advance(MIN);
     const newer = await submitLead(server);
 
-    // Every lead shows when it last changed.
+    // Every lead shows when it last changed: the untouched one was stored and its card published at the same t0 (this
+    // clock stands still), the second change a millisecond on.
     const all = await get(server, '/leads');
     const updatedOf = new Map((all.body.leads as { lead_number: number; updated_at: string }[]).map((l) => [l.lead_number, l.updated_at]));
-    expect(updatedOf.get(untouched)).toBe(new Date(t0).toISOString());
+    expect(updatedOf.get(untouched)).toBe(new Date(t0 + 1).toISOString());
     expect(updatedOf.get(changing)).toBe(new Date(erasedAt).toISOString());
 
     // The untouched lead is absent, the changing one comes once (after `other`, whose change was earlier), the new last.
@@ -130,6 +131,47 @@ describe('GET /leads?updated_since=', () => {
       .map((row) => Number(row.split(',')[0]));
     expect(numbers).toEqual([first, third]);
     expect(numbers).not.toContain(second);
+  });
+
+  it("the docs' sync loop ends with every change: a change whose time is not after the lead's updated_at still moves it", async () => {
+    const server = await boot({ sandbox: undefined });
+    // docs/api.md: remember the greatest updated_at, ask from a minute before it, skip what you have with the same updated_at.
+    const have = new Map<number, { status: string; repeats: number; updated_at: string }>();
+    let greatest = 0;
+    const sync = async () => {
+      let cursor: string | null = null;
+      do {
+        const page = await get(server, `/leads?updated_since=${Math.max(0, greatest - MIN)}${cursor ? `&cursor=${cursor}` : ''}`);
+        for (const l of page.body.leads as { lead_number: number; status: string; repeats: number; updated_at: string }[]) {
+          if (have.get(l.lead_number)?.updated_at === l.updated_at) continue;
+          have.set(l.lead_number, l);
+          greatest = Math.max(greatest, Date.parse(l.updated_at));
+        }
+        cursor = page.body.next_cursor as string | null;
+      } while (cursor !== null);
+    };
+    const telegram = '@synced_lead';
+    const id = await submitLead(server, { telegram });
+    server.clock.advance(MIN);
+    const status = server.app.get(LeadStatusService);
+    expect((await status.set({ leadId: id, expected: 'new', to: 'in_progress', by: { telegramUserId: 1, name: 'm' } })).kind).toBe(
+      'changed',
+    );
+    await sync();
+    expect(have.get(id)).toMatchObject({ status: 'in_progress', repeats: 0 });
+    // A repeat whose time was taken a moment before the status change committed (its batch, or an instance whose clock is
+    // a millisecond behind): its time is not after the lead's updated_at.
+    server.clock.advance(-1);
+    expect((await postLead(server, lead({ telegram, comment: 'again' }))).status).toBe(200);
+    await sync();
+    expect(have.get(id)).toMatchObject({ status: 'in_progress', repeats: 1 });
+    // And a change at the very millisecond of the last one.
+    server.clock.advance(1);
+    expect((await status.set({ leadId: id, expected: 'in_progress', to: 'won', by: { telegramUserId: 1, name: 'm' } })).kind).toBe(
+      'changed',
+    );
+    await sync();
+    expect(have.get(id)).toMatchObject({ status: 'won', repeats: 1 });
   });
 
   it('refuses a time that is no time, and a cursor of the other order, as 422 invalid_query', async () => {

@@ -51,12 +51,17 @@ export class TelegramLinksRepository {
         .where((eb) => eb.exists(eb.selectFrom('leads').select('id').where('id', '=', link.lead_id).where('anonymised_at', 'is', null)))
         .executeTakeFirst();
       if (Number(used.numUpdatedRows) !== 1) return { kind: 'used' };
-      // GET /leads shows the account from now on: a change `updated_since` finds (never moved back).
+      // GET /leads shows the account from now on: a change `updated_since` finds (moved forward, by 1 ms at least).
       await trx
         .updateTable('leads')
         .set((eb) => ({
           card_dirty_at: now,
-          updated_at: eb.case().when('updated_at', '<', now).then(now).else(eb.ref('updated_at')).end(),
+          updated_at: eb
+            .case()
+            .when('updated_at', '<', now)
+            .then(now)
+            .else(eb('updated_at', '+', 1))
+            .end(),
         }))
         .where('id', '=', link.lead_id)
         .execute();

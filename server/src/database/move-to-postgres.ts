@@ -58,9 +58,11 @@ export async function moveToPostgres(
     const tables = readSourceTables(sqlite);
     const moved = await pg.transaction().execute(async (trx) => {
       await checkTarget(trx, tables);
-      // The rows come as they are, the outbox's with them: its triggers would queue the copied leads' work again.
+      // The rows come as they are, the outbox's with them: its triggers would queue the copied leads' work again, and
+      // move a copied lead's updated_at for each of its repeats.
       await sql`alter table leads disable trigger outbox_of_leads`.execute(trx);
       await sql`alter table lead_repeats disable trigger outbox_of_repeats`.execute(trx);
+      await sql`alter table lead_repeats disable trigger lead_updated_by_repeat`.execute(trx);
       const report: MoveReport['tables'] = [];
       for (const table of tables) {
         const rows = await copyTable(sqlite, trx, table, batchSize);
@@ -75,6 +77,7 @@ export async function moveToPostgres(
       }
       await sql`alter table leads enable trigger outbox_of_leads`.execute(trx);
       await sql`alter table lead_repeats enable trigger outbox_of_repeats`.execute(trx);
+      await sql`alter table lead_repeats enable trigger lead_updated_by_repeat`.execute(trx);
       return report;
     });
     return { tables: moved, migrated: { sqlite: sqliteMigrated, postgres: postgresMigrated } };
