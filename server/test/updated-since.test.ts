@@ -7,7 +7,9 @@
 import { SECRET_HEADER } from '@stickers/shared';
 import request from 'supertest';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
+import { CSV_COLUMNS } from '../src/export/export.service';
 import { LeadStatusService } from '../src/lead-status/lead-status.service';
+import { LeadPagesRepository } from '../src/repositories/lead-pages.repository';
 import { lead, postLead, sandboxSuite, SECRET, submitLead, type TestServer } from './harness';
 
 const MIN = 60 * 1000;
@@ -172,6 +174,39 @@ describe('GET /leads?updated_since=', () => {
     );
     await sync();
     expect(have.get(id)).toMatchObject({ status: 'won', repeats: 1 });
+  });
+
+  it('the CSV gives a lead that changes while it streams again, in a later row with its new state', async () => {
+    const server = await boot({ sandbox: undefined });
+    const since = String(server.clock.now());
+    const numbers: number[] = [];
+    // More than a page of the CSV (200 rows).
+    for (let i = 0; i < 201; i += 1) numbers.push(await submitLead(server));
+    server.clock.advance(MIN);
+    const pages = server.app.get(LeadPagesRepository);
+    const read = pages.exportPage.bind(pages);
+    const status = server.app.get(LeadStatusService);
+    let reads = 0;
+    // The first lead changes once the first page is read, before the second.
+    jest.spyOn(pages, 'exportPage').mockImplementation(async (q) => {
+      const rows = await read(q);
+      reads += 1;
+      if (reads === 1) {
+        const changed = await status.set({ leadId: numbers[0], expected: 'new', to: 'in_progress', by: { telegramUserId: 1, name: 'm' } });
+        expect(changed.kind).toBe('changed');
+      }
+      return rows;
+    });
+    const csv = await get(server, `/leads/export.csv?updated_since=${since}`);
+    expect(csv.status).toBe(200);
+    const rows = csv.text
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .map((row) => row.split(','));
+    const statusAt = CSV_COLUMNS.indexOf('status');
+    expect(rows.map((row) => Number(row[0]))).toEqual([...numbers, numbers[0]]);
+    expect([rows[0][statusAt], rows[rows.length - 1][statusAt]]).toEqual(['new', 'in_progress']);
   });
 
   it('refuses a time that is no time, and a cursor of the other order, as 422 invalid_query', async () => {
