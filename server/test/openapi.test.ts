@@ -163,6 +163,12 @@ describe('GET /openapi.json', () => {
     expect(json(list.responses['200'])).toEqual({ $ref: '#/components/schemas/LeadsPage' });
     expect(doc.components.schemas.ExportedLead.properties.status.enum).toEqual([...LEAD_STATUSES]);
     expect(doc.components.schemas.ExportedLead.properties.captcha).toMatchObject({ enum: [...CAPTCHA_RESULTS, null], nullable: true });
+    // Each order as docs/api.md gives it: by number (no lead twice), or by change with updated_since (a lead again).
+    expect(list.summary).toBe('Leads, newest first by number (with updated_since: oldest change first), a page at a time');
+    expect(list.description).toContain('With updated_since: a lead that changes while you page comes again with its new state.');
+    expect(list.parameters.find((p: any) => p.name === 'updated_since').description).toContain(
+      'a lead that changes while you page (or while the CSV streams) comes again',
+    );
     for (const path of ['/leads', '/leads/export.csv', '/leads/{request_id}/trace']) {
       const tooMany = doc.paths[path].get.responses['429'];
       expect([path, Object.keys(tooMany.headers), json(tooMany).properties.why.enum]).toEqual([path, ['Retry-After'], ['flood', 'secret']]);

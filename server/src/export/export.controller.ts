@@ -23,10 +23,11 @@ export class ExportController {
   @Get()
   @ApiOperation({
     operationId: 'listLeads',
-    summary: 'Leads, newest first (by arrival), a page at a time',
+    summary: 'Leads, newest first by number (with updated_since: oldest change first), a page at a time',
     description:
-      'Page with next_cursor until it is null: a lead stored after the first page is newer than every page read, so ' +
-      'paging never repeats or skips one. Personal fields are null once the lead is anonymised.',
+      'Page with next_cursor until it is null, with the same filters. By number: a lead stored after the first page is ' +
+      'newer than every page read, so paging never repeats or skips one. With updated_since: a lead that changes while ' +
+      'you page comes again with its new state. Personal fields are null once the lead is anonymised.',
   })
   @ApiQueryParameters('since', 'until', 'status', 'updated_since', 'limit', 'cursor')
   @ApiOkResponse({ description: 'A page', type: LeadsPageDto })
@@ -37,7 +38,7 @@ export class ExportController {
   @Get('export.csv')
   @ApiOperation({
     operationId: 'exportLeadsCsv',
-    summary: 'Every lead matching the filters as CSV, newest first, streamed',
+    summary: 'Every lead matching the filters as CSV, newest first by number (with updated_since: oldest change first), streamed',
     description:
       'UTF-8 with a BOM (Excel opens Cyrillic), CRLF rows, RFC 4180 quoting. Columns: ' +
       `${CSV_COLUMNS.join(', ')} (local: LEADS_TIMEZONE). A cell starting with =, +, -, @ (or a tab or CR) gets a leading ' ` +

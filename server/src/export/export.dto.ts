@@ -24,8 +24,9 @@ const QUERY_PARAMETERS = {
   until: queryTime('Leads created before'),
   status: { schema: { type: 'string', enum: [...LEAD_STATUSES] } },
   updated_since: queryTime(
-    "Leads whose state changed at or after (created, a status, a repeat, the card published, erased; each lead's updated_at), " +
-      'ordered by that change (oldest first), then by number',
+    "Leads whose state changed at or after (created, a status, a repeat, the card published, the visitor's Telegram account bound, " +
+      "erased; each lead's updated_at), ordered by that change (oldest first), then by number: a lead that changes while " +
+      'you page (or while the CSV streams) comes again, with its new state',
   ),
   limit: { schema: { type: 'integer', minimum: 1, maximum: EXPORT_LIMIT_MAX, default: EXPORT_LIMIT_DEFAULT } },
   cursor: { schema: { type: 'string' }, description: 'next_cursor of the previous page' },
@@ -98,7 +99,8 @@ export class ExportedLeadDto {
     type: 'string',
     format: 'date-time',
     description:
-      'When its state last changed: created (or received late), a status, a repeat, its card published, its erasure. updated_since reads leads by it',
+      "When its state last changed: created (or received late), a status, a repeat, its card published, the visitor's Telegram " +
+      'account bound, its erasure; each change moves it forward (by a millisecond at least). updated_since reads leads by it',
   })
   updated_at!: string;
 
