@@ -112,6 +112,8 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
     for (const text of ['', 'я'.repeat(4097), 42, '😀'.repeat(2049), ' \u00a0\n', 'a\u0000b', 'a\u0007b']) {
       const bad = await inboxCall(server, sandbox, path, { method: 'POST', body: { text } });
       expect([bad.status, bad.body.error, Object.keys(bad.body.errors)]).toEqual([422, 'invalid_body', ['text']]);
+      // A number is told it is no string, not that it breaks the rule of a text.
+      expect(bad.body.errors.text.startsWith('must be a string')).toBe(typeof text !== 'string');
     }
     expect((await inboxCall(server, sandbox, `leads/999/messages`)).status).toBe(404);
     expect(await server.db.db.selectFrom('lead_messages').selectAll().execute()).toEqual([]);

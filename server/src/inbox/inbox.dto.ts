@@ -151,8 +151,9 @@ export class InboxMessageBodyDto {
     maxLength: TELEGRAM_TEXT_MAX,
     description: `The text sent to the visitor: ${TEXT_RULE}`,
   })
-  @IsString({ message: 'must be a string' })
+  // class-validator checks the rules from the last written up: a number is told it is no string, not the text's rule.
   @ValidateBy({ name: 'telegramText', validator: { validate: isTelegramText } }, { message: TEXT_RULE })
+  @IsString({ message: 'must be a string' })
   text!: string;
 }
 
