@@ -216,6 +216,45 @@ describe('a retry after an error, in a browser', () => {
       await context.close();
     });
   }
+
+  // Nothing reaches the landing at all, not the post and not the page's data after it: the visitor's phone lost its
+  // network, or the landing is down for a deploy. Each on a landing of its own (the tests above used up the visitor's
+  // 5 requests in 10 minutes on theirs).
+  const outages = {
+    'the visitor offline': async (page) => {
+      await page.context().setOffline(true);
+      return () => page.context().setOffline(false);
+    },
+    'the landing down (every request refused)': async (page, url) => {
+      const refuse = (u) => u.origin === url;
+      await page.route(refuse, (route) => route.abort('connectionrefused'));
+      return () => page.unroute(refuse);
+    },
+  };
+  for (const [what, cut] of Object.entries(outages)) {
+    it(`${what}: the error with everything typed, not an error page, and sending again delivers it once`, async () => {
+      const own = await startConfiguredLanding();
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(own.url);
+      await page.waitForLoadState('networkidle');
+      await fill(page, 'Метро Тоннелева', '@metro_tunnel', '+79990001155');
+      await page.getByLabel('Что хотите получить').fill('Набор к свадьбе');
+      received.length = 0;
+      const restore = await cut(page, own.url);
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="error"]').waitFor({ timeout: 10000 });
+      assert.equal(await page.getByLabel('Имя').inputValue(), 'Метро Тоннелева');
+      assert.equal(await page.getByLabel('Что хотите получить').inputValue(), 'Набор к свадьбе');
+      assert.equal(received.length, 0);
+      await restore();
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+      assert.equal(received.length, 1);
+      assert.equal(received[0].comment, 'Набор к свадьбе');
+      await context.close();
+    });
+  }
 });
 
 describe('a browser that blocks site data (cookies and storage)', () => {

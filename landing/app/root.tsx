@@ -1,4 +1,4 @@
-import { Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData } from '@remix-run/react';
+import { Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData, type ShouldRevalidateFunction } from '@remix-run/react';
 import type { LinksFunction } from '@remix-run/node';
 import { DEFAULT_LOCALE, type Locale } from '@stickers/shared';
 import { getEnv } from './env.server';
@@ -18,6 +18,10 @@ export function loader(): { analytics: AnalyticsConfig | null; locale: Locale } 
   const env = getEnv();
   return { analytics: env.analytics, locale: env.locale };
 }
+
+/** Its data is the configuration: never fetched again after the form's post (see the index route's shouldRevalidate). */
+export const shouldRevalidate: ShouldRevalidateFunction = ({ formMethod, defaultShouldRevalidate }) =>
+  formMethod?.toUpperCase() === 'POST' ? false : defaultShouldRevalidate;
 
 /** The page's analytics configuration, for the sent screen's goal; null when none (or outside the root's data). */
 export function useAnalytics(): AnalyticsConfig | null {

@@ -1,5 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from '@remix-run/node';
-import type { ClientActionFunctionArgs } from '@remix-run/react';
+import type { ClientActionFunctionArgs, ShouldRevalidateFunction } from '@remix-run/react';
 import { data, redirect } from '@remix-run/node';
 import { useActionData, useLoaderData } from '@remix-run/react';
 import { getEnv, pageCaptcha } from '~/env.server';
@@ -56,6 +56,14 @@ export async function clientAction({ request, serverAction }: ClientActionFuncti
     return { state: 'error', requestId: field('requestId'), startedAt: field('startedAt'), values: readValues(form) };
   }
 }
+
+/**
+ * No loader runs again after a post: the action's answer carries everything the form needs (its request id, token,
+ * values), and a fetch of the page's data after a post that could not reach the landing (the visitor offline, the
+ * landing down) would fail too and replace the form with Remix's error page. The root does the same.
+ */
+export const shouldRevalidate: ShouldRevalidateFunction = ({ formMethod, defaultShouldRevalidate }) =>
+  formMethod?.toUpperCase() === 'POST' ? false : defaultShouldRevalidate;
 
 export default function Index() {
   const page = useLoaderData<typeof loader>();
