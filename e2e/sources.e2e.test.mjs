@@ -12,7 +12,8 @@ let landing;
 let landingUrl;
 
 before(async () => {
-  stack = await startStack({ minFillMs: 1500 });
+  // More than the 5 requests a visitor may send in 10 minutes: every test here is the same visitor to the server.
+  stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '20' } });
   // A second landing beside the stack's, named `wedding`, against the same server and sandbox.
   ({ child: landing, url: landingUrl } = await startLanding(
     {
@@ -78,6 +79,37 @@ describe('where a lead came from, in a browser', () => {
         utm_campaign: campaign,
         referrer: 'yandex.ru',
       });
+      await context.close();
+    });
+  }
+
+  for (const javaScriptEnabled of [true, false]) {
+    it(`«Отправить ещё одну заявку» after a request from an ad keeps the ad's UTM values for the next one (JavaScript ${javaScriptEnabled ? 'on' : 'off'})`, async () => {
+      const context = await browser.newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      const campaign = javaScriptEnabled ? 'autumn' : 'spring';
+      // Each on its own landing (the landing lets a visitor send 5 requests in 10 minutes): the stack's has no name.
+      const url = javaScriptEnabled ? landingUrl : stack.landingUrl;
+      await page.goto(`${url}/?utm_source=vk&utm_campaign=${campaign}`, { referer: 'https://vk.com/feed' });
+      const suffix = javaScriptEnabled ? 'js' : 'nojs';
+      await fillLikeAPerson(page, {
+        name: 'Вера Первая',
+        telegram: `@vera_first_${suffix}`,
+        phone: javaScriptEnabled ? '+7 999 555-74-74' : '+7 999 555-76-76',
+      });
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.getByRole('link', { name: 'Отправить ещё одну заявку' }).click();
+      await page.getByLabel('Имя').waitFor({ timeout: 10000 });
+      const second = javaScriptEnabled ? 'Вера Вторая' : 'Вера Безскриптова';
+      await fillLikeAPerson(page, {
+        name: second,
+        telegram: `@vera_second_${suffix}`,
+        phone: javaScriptEnabled ? '+7 999 555-75-75' : '+7 999 555-77-77',
+      });
+      await page.getByRole('button', { name: 'Отправить заявку' }).click();
+      await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+      const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes(second)), 10000, 'the second card');
+      assert.equal(card.text.split('\n')[2], `📣 ${javaScriptEnabled ? 'wedding · ' : ''}vk / ${campaign}`);
       await context.close();
     });
   }

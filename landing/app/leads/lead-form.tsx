@@ -1,4 +1,4 @@
-import { Form, Link, useNavigation } from '@remix-run/react';
+import { Form, Link, useLocation, useNavigation } from '@remix-run/react';
 import {
   CONSENT_FIELD,
   DEFAULT_LOCALE,
@@ -71,6 +71,18 @@ function localStorageOrNull(): Storage | null {
   }
 }
 
+/**
+ * "Send another request": `/?again` with the page's own query (its UTM values) kept, so the next request is credited to
+ * the same ad; Remix's `index` (in the address after a post) and an earlier `again` are left out.
+ */
+export function againHref(search: string): string {
+  const query = new URLSearchParams(search);
+  query.delete('index');
+  query.delete('again');
+  const rest = query.toString();
+  return rest ? `/?again&${rest}` : '/?again';
+}
+
 /** A contact's hint in the mode: "optional" added when it may be left out (`any`, or only the other required). */
 function contactHint(field: 'telegram' | 'phone', hint: string, mode: RequiredContacts, locale: Locale): string {
   if (isContactRequired(field, mode)) return hint;
@@ -93,6 +105,7 @@ export function LeadForm({
 }: Props) {
   const t = LANDING_MESSAGES[locale];
   const navigation = useNavigation();
+  const location = useLocation();
   const submitting = navigation.state === 'submitting';
   // The errors the browser shows instead of the action's: found before sending, or the shown ones as edits fix them.
   const [clientErrors, setClientErrors] = useState<FormErrors | null>(null);
@@ -130,7 +143,7 @@ export function LeadForm({
         <p>{t.sent.next}</p>
         {result?.telegramLink ? <TelegramLink href={result.telegramLink} label={t.sent.telegram} /> : null}
         <p>
-          <Link to="/?again" reloadDocument onClick={() => forgetRequestSent(localStorageOrNull())}>
+          <Link to={againHref(location.search)} reloadDocument onClick={() => forgetRequestSent(localStorageOrNull())}>
             {t.sent.again}
           </Link>
         </p>
