@@ -124,6 +124,36 @@ describe('landing form in a browser', () => {
     await context.close();
   });
 
+  it("a visitor whose browser fills the form from a saved address that has a company: the request is delivered, not taken for a bot's", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await page.waitForLoadState('networkidle');
+    // Chromium's own autofill, as when the visitor picks a saved address under the name field (DevTools protocol).
+    const cdp = await context.newCDPSession(page);
+    const { root } = await cdp.send('DOM.getDocument');
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '#name' });
+    const { node } = await cdp.send('DOM.describeNode', { nodeId });
+    const saved = {
+      NAME_FULL: 'Олег Автозаполнов',
+      COMPANY_NAME: 'ООО Ромашка',
+      PHONE_HOME_WHOLE_NUMBER: '+79995556677',
+      ADDRESS_HOME_CITY: 'Москва',
+    };
+    await cdp.send('Autofill.trigger', {
+      fieldId: node.backendNodeId,
+      address: { fields: Object.entries(saved).map(([name, value]) => ({ name, value })) },
+    });
+    assert.equal(await page.getByLabel('Имя').inputValue(), 'Олег Автозаполнов', 'the browser filled the form');
+    await page.getByLabel('Ник в Telegram').pressSequentially('@oleg_autofill', { delay: 20 });
+    await page.waitForTimeout(1600);
+    await page.getByRole('button', { name: 'Отправить заявку' }).click();
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes('Олег Автозаполнов')), 10000, 'the card');
+    assert.match(card.text, /Telegram: @oleg_autofill/);
+    await context.close();
+  });
+
   it('a bot that submits at once gets "sent" and nothing reaches the server or the group', async () => {
     // A landing of the stack whose minimum fill time no loaded machine reaches between the page and its post: the
     // post is too fast however long the browser takes.

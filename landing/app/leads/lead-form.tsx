@@ -228,7 +228,9 @@ export function LeadForm({
       {sourceInputs.map(([key, value]) => (
         <input key={key} type="hidden" name={key} value={value} />
       ))}
-      <div className="trap" aria-hidden="true">
+      {/* `inert`: browsers' autofill passes it over (Chromium fills a field named company from a saved address, and an
+          autofilled honeypot would drop the visitor's request as a bot's); bots posting the form's fields still fill it. */}
+      <div className="trap" aria-hidden="true" {...{ inert: '' }}>
         <label>
           {t.form.trap}
           <input type="text" name={HONEYPOT_FIELD} tabIndex={-1} autoComplete="off" defaultValue="" />
