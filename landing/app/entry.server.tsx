@@ -8,7 +8,8 @@ import { getEnv } from './env.server';
 
 // Checked when the server build loads, i.e. at start in production: bad configuration never waits for a visitor.
 const env = getEnv();
-if (env.signingKeyIsRandom) console.warn('[landing] LEADS_SECRET is not set: form timestamps are signed with a per-process key');
+if (env.signingKeyIsRandom)
+  console.warn('[landing] neither LEADS_SECRET nor TELEGRAM_BOT_TOKEN is set: form timestamps are signed with a per-process key');
 
 const ABORT_DELAY = 5000;
 

@@ -279,14 +279,17 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
   }
 
   if (problems.length > 0) throw new LandingConfigError(problems);
+  // The form token's key: LEADS_SECRET, else (direct mode) the bot token: a secret that outlives a restart, so a form
+  // opened before one still sends; random only with neither (nowhere to send to but stdout).
+  const keySecret = leadsSecret || token;
   return {
     leadsEndpoint,
     leadsSecret,
     telegram: token && chatId ? { token, apiRoot, chatId, threadId } : null,
     minFillMs: Number(fill),
     telegramLinkRoot,
-    signingKey: leadsSecret ? createHmac('sha256', leadsSecret).update('stickers-landing:startedAt').digest() : randomBytes(32),
-    signingKeyIsRandom: !leadsSecret,
+    signingKey: keySecret ? createHmac('sha256', keySecret).update('stickers-landing:startedAt').digest() : randomBytes(32),
+    signingKeyIsRandom: !keySecret,
     trustProxy: trust.ok ? trust.value : { mode: 'none' },
     production,
     spool:

@@ -215,6 +215,18 @@ describe('the form token', () => {
     expect(received).toHaveLength(0);
   });
 
+  it("keeps its key across a restart: LEADS_SECRET's, else (direct mode) the bot token's; random only with neither", () => {
+    const key = (env: Record<string, string>) => loadLandingEnv(env, { checkSpoolDir: false });
+    const direct = { TELEGRAM_BOT_TOKEN: '123:abc', LEADS_CHAT_ID: '-100' };
+    expect(key(direct).signingKey.equals(key(direct).signingKey)).toBe(true);
+    expect(key(direct).signingKeyIsRandom).toBe(false);
+    expect(key(direct).signingKey.equals(key({ ...direct, TELEGRAM_BOT_TOKEN: '123:abd' }).signingKey)).toBe(false);
+    const server = { LEADS_ENDPOINT: 'http://127.0.0.1:1/leads', LEADS_SECRET: 'a-long-enough-secret' };
+    expect(key(server).signingKey.equals(key({ ...server, ...direct }).signingKey)).toBe(true);
+    expect(key({}).signingKeyIsRandom).toBe(true);
+    expect(key({}).signingKey.equals(key({}).signingKey)).toBe(false);
+  });
+
   it('after an error the action hands back the token, and a retry with it is delivered under the same request_id', async () => {
     const socket = freshSocket();
     answer = { status: 422, body: { error: 'invalid', errors: { phone: 'invalid' } } };
