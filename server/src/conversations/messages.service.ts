@@ -39,8 +39,6 @@ interface IncomingMessage {
   media: MessageMedia | null;
 }
 
-type PostOutcome = { kind: 'queued'; message: LeadMessage } | { kind: 'not_bound' } | { kind: 'unknown_lead' };
-
 /**
  * The conversation between a lead's visitor and the team (docs/architecture.md, "The conversation"), begun by a
  * "Continue in Telegram" link: random, single-use, one lead's for LEADS_TELEGRAM_LINK_DAYS; `/start <payload>` binds.
@@ -183,14 +181,10 @@ export class MessagesService {
     return { messages: await this.messages.of(leadId), bound: stopped ? null : binding, stopped };
   }
 
-  /** The inbox's message to the lead's visitor, sent like a member's reply. */
-  async post(leadId: number, text: string, by: { telegramUserId: number; name: string }): Promise<PostOutcome> {
-    const lead = await this.leads.findLead(leadId);
-    if (!lead) return { kind: 'unknown_lead' };
-    if (lead.anonymised_at !== null || !bound(await this.messages.bindingOf(leadId))) return { kind: 'not_bound' };
-    const author = { id: by.telegramUserId, name: by.name };
-    const message = await this.store(leadId, 'out', author, { text, media: null, chatId: null, messageId: null });
-    return message ? { kind: 'queued', message } : { kind: 'not_bound' };
+  /** The inbox's message to the lead's visitor, sent like a member's reply; null: no visitor bound (an erasure unbinds). */
+  async post(leadId: number, text: string, by: { telegramUserId: number; name: string }): Promise<LeadMessage | null> {
+    if (!bound(await this.messages.bindingOf(leadId))) return null;
+    return this.store(leadId, 'out', { id: by.telegramUserId, name: by.name }, { text, media: null, chatId: null, messageId: null });
   }
 
   private async store(

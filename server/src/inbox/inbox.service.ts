@@ -109,7 +109,6 @@ export class InboxService {
     if (!viewer.manager) throw fail(403, { error: 'forbidden' });
     await this.visibleLead(viewer, leadNumber);
     const result = await this.anonymisation.forget(leadNumber);
-    if (result === 'unknown') throw notFound();
     this.logger.log({ msg: 'inbox erasure', lead_number: leadNumber, user_id: viewer.user.id, result });
     return { lead: await this.visibleLead(viewer, leadNumber) };
   }
@@ -131,10 +130,9 @@ export class InboxService {
   async postMessage(viewer: InboxViewer, leadNumber: number, text: string) {
     await this.visibleLead(viewer, leadNumber);
     if (!this.mayChange(viewer)) throw fail(403, { error: 'forbidden' });
-    const outcome = await this.conversation.post(leadNumber, text, authorOf(viewer.user, this.t));
-    if (outcome.kind === 'unknown_lead') throw notFound();
-    if (outcome.kind === 'not_bound') throw fail(409, { error: 'not_bound' });
-    return { message: this.messageOf(outcome.message) };
+    const message = await this.conversation.post(leadNumber, text, authorOf(viewer.user, this.t));
+    if (!message) throw fail(409, { error: 'not_bound' });
+    return { message: this.messageOf(message) };
   }
 
   /** The card buttons' rule, which the status service applies to a change: LEADS_MANAGER_IDS when set, else anyone. */
