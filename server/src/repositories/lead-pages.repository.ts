@@ -144,14 +144,12 @@ export class LeadPagesRepository {
       .execute();
   }
 
-  async leadIdOfRequest(requestId: string): Promise<number | undefined> {
-    const row = await this.db.selectFrom('leads').select('id').where('request_id', '=', requestId).executeTakeFirst();
-    return row?.id;
-  }
-
-  async leadIdOfRepeat(requestId: string): Promise<number | undefined> {
-    const row = await this.db.selectFrom('lead_repeats').select('lead_id').where('request_id', '=', requestId).executeTakeFirst();
-    return row?.lead_id;
+  /** The lead of a request_id: the lead's own, or the lead a repeat of that id repeats. */
+  async leadOfRequest(requestId: string): Promise<{ leadId: number; repeat: boolean } | undefined> {
+    const lead = await this.db.selectFrom('leads').select('id').where('request_id', '=', requestId).executeTakeFirst();
+    if (lead) return { leadId: lead.id, repeat: false };
+    const repeat = await this.db.selectFrom('lead_repeats').select('lead_id').where('request_id', '=', requestId).executeTakeFirst();
+    return repeat && { leadId: repeat.lead_id, repeat: true };
   }
 
   lead(id: number) {

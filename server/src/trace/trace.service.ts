@@ -26,12 +26,9 @@ export class TraceService {
     const key = rawKey.trim().toLowerCase();
     const number = leadNumberOf(key);
     if (number === null && !isUuidV4(key)) return { found: false as const, key: rawKey, message: NOT_A_KEY };
-    let matched: 'lead' | 'repeat' | 'lead_number' = number === null ? 'lead' : 'lead_number';
-    let leadId = number ?? (await this.trace.leadIdOfRequest(key));
-    if (leadId === undefined) {
-      leadId = await this.trace.leadIdOfRepeat(key);
-      if (leadId !== undefined) matched = 'repeat';
-    }
+    const request = number === null ? await this.trace.leadOfRequest(key) : undefined;
+    const matched = number !== null ? 'lead_number' : request?.repeat ? 'repeat' : 'lead';
+    const leadId = number ?? request?.leadId;
     const lead = leadId === undefined ? undefined : await this.trace.lead(leadId);
     if (!lead) return { found: false as const, key: rawKey, message: NOT_IN_DATABASE };
 
