@@ -19,7 +19,7 @@ export class DatabaseGoneError extends Error {
 @Injectable()
 export class DatabaseHandle implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');
-  private closed = false;
+  isClosed = false;
   /** The file's device and inode when it was opened. */
   private readonly opened: { dev: number; ino: number } | null;
   readonly kind: 'sqlite' | 'postgres';
@@ -45,10 +45,6 @@ export class DatabaseHandle implements OnApplicationShutdown {
     return this.rawSqlite;
   }
 
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   /** One `stat`; always true on PostgreSQL. */
   fileIsCurrent(): boolean {
     if (this.opened === null) return true;
@@ -57,8 +53,8 @@ export class DatabaseHandle implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.isClosed) return;
+    this.isClosed = true;
     await this.db.destroy();
     this.logger.log('database closed');
   }
