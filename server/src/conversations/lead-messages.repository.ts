@@ -8,7 +8,7 @@ import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
 import type { Tx } from '../repositories/transactor';
 
 export type LeadMessage = Selectable<Database['lead_messages']>;
-export type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
+type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state' | 'error' | 'copy_chat_id' | 'copy_message_id'>;
 
 const BINDING_COLUMNS = ['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'] as const;
 

@@ -4,7 +4,7 @@ import type { LeadsDb } from '../database/database';
 import type { TelegramAccount } from '../domain/telegram-account';
 
 /** What a `/start <payload>` came to. */
-export type BindResult =
+type BindResult =
   | { kind: 'bound'; leadId: number }
   /** The link was used by this very account, which is still bound by it: nothing changes. */
   | { kind: 'bound_before'; leadId: number }

@@ -122,7 +122,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): { db: 
 }
 
 /** No connection to PostgreSQL could be had; `cause` is pg's error. */
-export class DatabaseUnreachableError extends Error {
+class DatabaseUnreachableError extends Error {
   readonly code = 'DATABASE_UNREACHABLE';
   constructor(cause: unknown) {
     const { message, code } = (cause ?? {}) as { message?: unknown; code?: unknown };

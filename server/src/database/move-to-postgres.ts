@@ -5,7 +5,7 @@ import { migrateToLatest, openDatabase, openPostgres } from './database';
 import type { Database } from './schema';
 
 /** Every data table in the order copied, with the id its identity gives next (null: keyed by text); the migrations applied. */
-export interface MoveReport {
+interface MoveReport {
   tables: { table: string; rows: number; nextId: number | null }[];
   migrated: { sqlite: string[]; postgres: string[] };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-export type WriteSite = 'submit' | 'outbox';
+type WriteSite = 'submit' | 'outbox';
 
 export interface WriteFailure {
   site: WriteSite;

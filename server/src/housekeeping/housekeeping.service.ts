@@ -25,7 +25,7 @@ const HOUR = 60 * 60 * 1000;
 /** What Telegram may take later (a 5xx or no answer, flood control, no bot): the reminder is given back. */
 const AGAIN = new Set<TelegramFailure['kind']>(['failed', 'flood', 'no_bot']);
 
-export interface HousekeepingReport {
+interface HousekeepingReport {
   reminders: number;
   digest: boolean;
   anonymised: number;

@@ -158,7 +158,7 @@ export class InboxMessageBodyDto {
 }
 
 @ApiSchema({ name: 'InboxMessage' })
-export class InboxMessageDto {
+class InboxMessageDto {
   @ApiProperty({ type: 'integer' }) id!: number;
   @ApiProperty({ type: 'string', enum: ['in', 'out'], description: '`in`: from the visitor; `out`: from the team' }) direction!:
     'in' | 'out';

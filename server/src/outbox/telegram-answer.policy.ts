@@ -7,9 +7,9 @@ import { ALERT_AFTER_FAILURES, REPEAT_MAX_FAILURES, retryDelayMs } from './retry
  */
 export type PublishCall = { action: 'publish'; form: 'html' | 'plain' | 'minimal'; afterMigration?: boolean; inGeneral?: boolean };
 export type EditCall = { action: 'rewrite' | 'ping'; form: 'full' | 'minimal' };
-export type ReplyCall = { action: 'ping'; form: 'reply'; inGeneral?: boolean };
-export type AdoptCall = { action: 'adopt'; form: 'html' | 'plain' | 'minimal' };
-export type AnswerCall = { action: 'answer'; form: 'reply' };
+type ReplyCall = { action: 'ping'; form: 'reply'; inGeneral?: boolean };
+type AdoptCall = { action: 'adopt'; form: 'html' | 'plain' | 'minimal' };
+type AnswerCall = { action: 'answer'; form: 'reply' };
 export type OutboxCall = PublishCall | EditCall | ReplyCall | AdoptCall | AnswerCall;
 
 /** What comes next (§4.2–§4.7, §12.5); a `retry` counts (`alert`: a card keeps failing; `giveUp`: a ping's last). */

@@ -11,7 +11,7 @@ import { type SubmitPlan, type SubmitQueries, type SubmitVerdict, SubmitRunner, 
 const MINUTE_MS = 60_000;
 
 /** The reads of the hourly limit: per-minute counts newest first, and the submissions with `after < at < before`. */
-export interface MinuteReads {
+interface MinuteReads {
   acceptedMinutes(kind: RateEventKind, from: number): { minute: number; n: number }[];
   acceptedBetween(kind: RateEventKind, after: number, before: number): number;
   nthAcceptedBetween(kind: RateEventKind, after: number, before: number, offset: number): number | null;

@@ -5,7 +5,7 @@ import type { Lead, LateColumns } from '../domain/lead';
 
 /* The submit decision's protocol: LeadsService plans it, leads/submit-decision.ts decides, a runner per database runs it. */
 
-export interface KnownRequest {
+interface KnownRequest {
   leadId: number;
   repeat: boolean;
   /** The lead's id, or the repeat's. */

@@ -9,7 +9,7 @@ export type NewWebhookEvent = Omit<Insertable<Database['webhook_events']>, 'id'>
 
 export type AnonymisedRow = Awaited<ReturnType<WebhookEventsRepository['newAnonymisations']>>[number];
 
-export type WebhookEventRow = Omit<Selectable<Database['webhook_events']>, 'source_id'>;
+type WebhookEventRow = Omit<Selectable<Database['webhook_events']>, 'source_id'>;
 
 /** An event found for `webhooks replay`, with the endpoints it was addressed to. */
 export interface StoredWebhookEvent extends Pick<WebhookEventRow, 'id' | 'public_id' | 'lead_id' | 'type'> {
