@@ -83,11 +83,7 @@ export function openHandle(config: ServerConfig): DatabaseHandle {
 async function migrate(config: ServerConfig, handle: DatabaseHandle): Promise<string[]> {
   if (!config.databaseUrl) return migrateToLatest(handle.db);
   const { db } = openPostgres(config.databaseUrl, { max: 1 });
-  try {
-    return await migrateToLatest(db);
-  } finally {
-    await db.destroy();
-  }
+  return migrateToLatest(db).finally(() => db.destroy());
 }
 
 const DB = Symbol('LeadsDb');

@@ -38,12 +38,7 @@ export async function moveToPostgres(
   if (!existsSync(sqlitePath)) throw new Error(`no SQLite database at ${sqlitePath} (set DATABASE_PATH): nothing to move`);
 
   const lite = openDatabase(sqlitePath, { busyTimeoutMs: 10_000 });
-  let sqliteMigrated: string[];
-  try {
-    sqliteMigrated = await migrateToLatest(lite.db);
-  } finally {
-    await lite.db.destroy();
-  }
+  const sqliteMigrated = await migrateToLatest(lite.db).finally(() => lite.db.destroy());
   log(`SQLite ${sqlitePath}: ${describeMigrations(sqliteMigrated)}`);
 
   const { db: pg } = openPostgres(postgresUrl);

@@ -278,11 +278,7 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
       return outcome;
     })();
     this.inFlight.set(row.id, attempt);
-    try {
-      return await attempt;
-    } finally {
-      this.inFlight.delete(row.id);
-    }
+    return attempt.finally(() => this.inFlight.delete(row.id));
   }
 
   private async record(row: OutboxRow, outcome: Outcome): Promise<void> {
