@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { FallbackAnswerEnd, FallbackToAnswer } from '../repositories/leads.repository';
+import type { FallbackAnswerEnd } from '../repositories/leads.repository';
 import type { Outcome } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { nextStep } from './telegram-answer.policy';
 import { TelegramHandler } from './telegram-handler';
+
+/** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's (`of`: whose row `id` is). */
+type Fallback = { of: 'lead' | 'repeat'; id: number; leadId: number; requestId: string };
 
 /**
  * `fallback_reply` rows: a fallback message that did not become a card gets a reply saying the request is stored, so
@@ -12,22 +15,25 @@ import { TelegramHandler } from './telegram-handler';
 @Injectable()
 export class FallbackAnswerer extends TelegramHandler {
   async handle(row: OutboxRow): Promise<Outcome> {
-    const f = await this.repo.fallbackToAnswer(row.lead_id, row.repeat_id);
-    if (!f) return { done: 'nothing to answer' };
+    const lead = await this.repo.findLead(row.lead_id);
+    const own = row.repeat_id === null ? lead : await this.repo.findRepeat(row.repeat_id);
+    if (!lead || own?.fallback_state !== 'answer') return { done: 'nothing to answer' };
     // The reply names the lead's number once its card is in the group: it waits behind the card published anew.
-    if (!f.published) return { requeue: true };
-    const owner = await this.repo.cardAt(f.chatId, f.messageId);
-    if (owner !== undefined) return this.end(f, 'refused', `message ${f.messageId} is the card of lead #${owner}, not a fallback message`);
+    if (lead.published_at === null) return { requeue: true };
+    const f: Fallback = { of: row.repeat_id === null ? 'lead' : 'repeat', id: own.id, leadId: lead.id, requestId: own.request_id };
+    const [chatId, messageId] = [own.fallback_chat_id!, own.fallback_message_id!];
+    const owner = await this.repo.cardAt(chatId, messageId);
+    if (owner !== undefined) return this.end(f, 'refused', `message ${messageId} is the card of lead #${owner}, not a fallback message`);
     const sent = await this.telegram.send({
-      chatId: f.chatId,
+      chatId,
       // The lead's number, or the lead it repeats; no personal data.
       text: f.of === 'lead' ? this.t.group.fallbackAnswer(f.leadId) : this.t.group.fallbackAnswerRepeat(f.leadId),
       html: false,
-      replyTo: f.messageId,
+      replyTo: messageId,
       replyOnly: true,
     });
     if (sent.ok) {
-      const detail = `reply ${sent.value.message_id} to the fallback message (chat ${f.chatId}, message ${f.messageId})`;
+      const detail = `reply ${sent.value.message_id} to the fallback message (chat ${chatId}, message ${messageId})`;
       const record = async () => {
         await this.repo.markFallbackAnswered(f.of, f.id, 'answered');
         this.logger.log({ msg: 'fallback message answered', lead_number: f.leadId, request_id: f.requestId });
@@ -53,7 +59,7 @@ export class FallbackAnswerer extends TelegramHandler {
     }
   }
 
-  private end(f: FallbackToAnswer, end: FallbackAnswerEnd, detail: string, attempts?: number): Outcome {
+  private end(f: Fallback, end: FallbackAnswerEnd, detail: string, attempts?: number): Outcome {
     const record = async () => {
       await this.repo.markFallbackAnswered(f.of, f.id, end);
       await this.event(f, 'fallback_left', detail);
@@ -62,7 +68,7 @@ export class FallbackAnswerer extends TelegramHandler {
     return { done: end, attempts, record };
   }
 
-  private event(f: FallbackToAnswer, kind: 'fallback_answered' | 'fallback_left', detail: string) {
+  private event(f: Fallback, kind: 'fallback_answered' | 'fallback_left', detail: string) {
     return this.repo.recordEvent(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
   }
 }

@@ -19,19 +19,6 @@ export interface StatusChange {
   at: number;
 }
 
-/** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's. */
-export interface FallbackToAnswer {
-  /** Whose row `id` is. */
-  of: 'lead' | 'repeat';
-  id: number;
-  leadId: number;
-  requestId: string;
-  chatId: string;
-  messageId: number;
-  /** Its lead's card is in the group. */
-  published: boolean;
-}
-
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
 /** The queries on one lead, its repeats and its story. */
@@ -131,35 +118,7 @@ export class LeadsRepository {
       .execute();
   }
 
-  /** The fallback message of a lead (`repeatId` null) or of a repeat, if it waits for its reply. */
-  async fallbackToAnswer(leadId: number, repeatId: number | null): Promise<FallbackToAnswer | undefined> {
-    const lead = await this.db
-      .selectFrom('leads')
-      .select(['id', 'request_id', 'fallback_state', 'fallback_chat_id', 'fallback_message_id', 'published_at'])
-      .where('id', '=', leadId)
-      .executeTakeFirst();
-    if (!lead) return undefined;
-    const own =
-      repeatId === null
-        ? lead
-        : await this.db
-            .selectFrom('lead_repeats')
-            .select(['id', 'request_id', 'fallback_state', 'fallback_chat_id', 'fallback_message_id'])
-            .where('id', '=', repeatId)
-            .executeTakeFirst();
-    if (!own || own.fallback_state !== 'answer') return undefined;
-    return {
-      of: repeatId === null ? 'lead' : 'repeat',
-      id: own.id,
-      leadId,
-      requestId: own.request_id,
-      chatId: own.fallback_chat_id!,
-      messageId: own.fallback_message_id!,
-      published: lead.published_at !== null,
-    };
-  }
-
-  async markFallbackAnswered(of: FallbackToAnswer['of'], id: number, end: FallbackAnswerEnd): Promise<void> {
+  async markFallbackAnswered(of: 'lead' | 'repeat', id: number, end: FallbackAnswerEnd): Promise<void> {
     await this.db
       .updateTable(of === 'lead' ? 'leads' : 'lead_repeats')
       .set({ fallback_state: end })
