@@ -26,11 +26,11 @@ export class LeadMessagesRepository {
   }
 
   /**
-   * Stores a message, queued, with its outbox row; a Telegram message stored before is not again (`added` false); null
+   * Stores a message, queued, with its outbox row; a Telegram message stored before is not again (that row is given); null
    * when the lead is erased (nothing personal is stored on an erased lead). The lead's row is read `for share` on
    * PostgreSQL, so an erasure either commits first (and this stores nothing) or waits and deletes this message too.
    */
-  add(message: NewLeadMessage): Promise<(LeadMessage & { added: boolean }) | null> {
+  add(message: NewLeadMessage): Promise<LeadMessage | null> {
     return this.db.transaction().execute(async (trx) => {
       const lead = await trx
         .selectFrom('leads')
@@ -45,15 +45,13 @@ export class LeadMessagesRepository {
         .onConflict((oc) => oc.columns(['tg_chat_id', 'tg_message_id']).doNothing())
         .returningAll()
         .executeTakeFirst();
-      if (!row) {
-        const stored = await trx
+      if (!row)
+        return trx
           .selectFrom('lead_messages')
           .selectAll()
           .where('tg_chat_id', '=', message.tg_chat_id!)
           .where('tg_message_id', '=', message.tg_message_id!)
           .executeTakeFirstOrThrow();
-        return { ...stored, added: false };
-      }
       await trx
         .insertInto('outbox')
         .values({
@@ -65,7 +63,7 @@ export class LeadMessagesRepository {
           next_at: 0,
         })
         .execute();
-      return { ...row, added: true };
+      return row;
     });
   }
 
