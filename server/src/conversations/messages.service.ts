@@ -116,10 +116,9 @@ export class MessagesService {
   async fromVisitor(m: IncomingMessage & { replyTo?: number }): Promise<string | null> {
     const binding = (await this.answeredLead(m.from.id, m.chatId, m.replyTo)) ?? (await this.messages.latestLeadOf(m.from.id));
     await this.messages.unblocked(m.from.id, this.clock.now());
-    if (!binding) return this.unboundAnswer(m.from.id);
-    // Its lead erased meanwhile: bound to it no more.
-    if (!(await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m))) return this.unboundAnswer(m.from.id);
-    return null;
+    // Bound to no lead, or its lead erased meanwhile (bound to it no more): the answer for a person bound to none.
+    if (binding && (await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m))) return null;
+    return this.unboundAnswer(m.from.id);
   }
 
   /** The binding of the lead whose team message (its copy in the private chat) the visitor replies to, if still active. */
