@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Insertable, type Selectable, type SelectQueryBuilder, sql, type SqlBool } from 'kysely';
+import { type Insertable, type SelectQueryBuilder, sql, type SqlBool } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { Database, WebhookEventType } from '../database/schema';
@@ -9,12 +9,8 @@ export type NewWebhookEvent = Omit<Insertable<Database['webhook_events']>, 'id'>
 
 export type AnonymisedRow = Awaited<ReturnType<WebhookEventsRepository['newAnonymisations']>>[number];
 
-type WebhookEventRow = Omit<Selectable<Database['webhook_events']>, 'source_id'>;
-
 /** An event found for `webhooks replay`, with the endpoints it was addressed to. */
-export interface StoredWebhookEvent extends Pick<WebhookEventRow, 'id' | 'public_id' | 'lead_id' | 'type'> {
-  endpoints: string[];
-}
+export type StoredWebhookEvent = Awaited<ReturnType<WebhookEventsRepository['findEvents']>>[number];
 
 /** The rows of a source table (`alias.id`) above `after` that no `type` event announces yet, lowest first. */
 const unannounced =
@@ -132,7 +128,7 @@ export class WebhookEventsRepository {
     return inserted ? { id: inserted.id, lead_id: event.lead_id } : null;
   }
 
-  findEvent(id: number): Promise<WebhookEventRow | undefined> {
+  findEvent(id: number) {
     return this.db
       .selectFrom('webhook_events')
       .select(['id', 'public_id', 'lead_id', 'type', 'at', 'data'])
@@ -141,7 +137,7 @@ export class WebhookEventsRepository {
   }
 
   /** The event with this public id, or every event of a lead (oldest first), each with the endpoints it went to. */
-  async findEvents(key: { publicId: string } | { leadId: number }): Promise<StoredWebhookEvent[]> {
+  async findEvents(key: { publicId: string } | { leadId: number }) {
     let query = this.db.selectFrom('webhook_events').select(['id', 'public_id', 'lead_id', 'type']);
     query = 'publicId' in key ? query.where('public_id', '=', key.publicId) : query.where('lead_id', '=', key.leadId);
     const events = await query.orderBy('id').execute();
