@@ -16,8 +16,6 @@ import { notFound } from '../http/validation';
 import { ChartsService } from '../charts/charts.service';
 import type { InboxViewer } from '../access/inbox-access.service';
 
-const fail = (status: number, body: Record<string, unknown>) => new HttpException(body, status);
-
 /** The viewer as the cards' history names them (the buttons' rule, in the locale's words when there is no name). */
 function authorOf(user: InboxViewer['user'], t: Messages): { telegramUserId: number; name: string } {
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
@@ -106,7 +104,7 @@ export class InboxService {
 
   /** Erasure, for managers only (the body's DTO lets only `{"confirm": true}` through); erasing one again is no error. */
   async erase(viewer: InboxViewer, leadNumber: number): Promise<{ lead: ExportedLead }> {
-    if (!viewer.manager) throw fail(403, { error: 'forbidden' });
+    if (!viewer.manager) throw new HttpException({ error: 'forbidden' }, 403);
     await this.visibleLead(viewer, leadNumber);
     const result = await this.anonymisation.forget(leadNumber);
     this.logger.log({ msg: 'inbox erasure', lead_number: leadNumber, user_id: viewer.user.id, result });
@@ -129,9 +127,9 @@ export class InboxService {
   /** A message to the visitor, sent like a member's reply; by whoever may change the status (403), to a bound visitor (409). */
   async postMessage(viewer: InboxViewer, leadNumber: number, text: string) {
     await this.visibleLead(viewer, leadNumber);
-    if (!this.mayChange(viewer)) throw fail(403, { error: 'forbidden' });
+    if (!this.mayChange(viewer)) throw new HttpException({ error: 'forbidden' }, 403);
     const message = await this.conversation.post(leadNumber, text, authorOf(viewer.user, this.t));
-    if (!message) throw fail(409, { error: 'not_bound' });
+    if (!message) throw new HttpException({ error: 'not_bound' }, 409);
     return { message: this.messageOf(message) };
   }
 
