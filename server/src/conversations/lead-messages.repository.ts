@@ -18,12 +18,7 @@ export type Binding = Pick<Selectable<Database['telegram_links']>, (typeof BINDI
 /** `lead_messages`, each stored with the outbox row that sends it, and the bindings they go along. */
 @Injectable()
 export class LeadMessagesRepository {
-  /** PostgreSQL: other instances write at the same time. */
-  private readonly shared: boolean;
-
-  constructor(@InjectDb() private readonly db: LeadsDb) {
-    this.shared = dialectOf(db) === 'postgres';
-  }
+  constructor(@InjectDb() private readonly db: LeadsDb) {}
 
   /**
    * Stores a message, queued, with its outbox row; a Telegram message stored before is not again (that row is given); null
@@ -36,7 +31,7 @@ export class LeadMessagesRepository {
         .selectFrom('leads')
         .select('anonymised_at')
         .where('id', '=', message.lead_id)
-        .$if(this.shared, (q) => q.forShare())
+        .$if(dialectOf(this.db) === 'postgres', (q) => q.forShare())
         .executeTakeFirst();
       if (!lead || lead.anonymised_at !== null) return null;
       const row = await trx
