@@ -17,8 +17,8 @@ export class Transactor {
   }
 }
 
-/** How many rows `query` finds, as a number on both databases (PostgreSQL's `count` comes as a string). */
+/** How many rows `query` finds (PostgreSQL's `bigint` count comes as a number: database.ts parses int8). */
 export async function countRows<DB, TB extends keyof DB>(query: SelectQueryBuilder<DB, TB, object>): Promise<number> {
   const row = await query.select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
-  return Number((row as unknown as { n: number | string }).n);
+  return (row as unknown as { n: number }).n;
 }
