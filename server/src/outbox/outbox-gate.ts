@@ -49,12 +49,10 @@ export class OutboxGate {
     this.pauseUntil(now + pauseMs);
     this.metrics.inc('telegram_flood_total');
     this.logger.warn({ msg: 'flood control', retry_after_sec: pauseMs / 1000, error: description });
-    try {
-      await this.settings.set(FLOOD_UNTIL_SETTING, String(this.pausedUntil), now);
-    } catch (err) {
-      // This instance still waits; the others learn of the pause from their own 429 instead.
+    // Not shared, the pause still holds here; the other instances learn of it from their own 429 instead.
+    await this.settings.set(FLOOD_UNTIL_SETTING, String(this.pausedUntil), now).catch((err: unknown) => {
       this.logger.warn({ msg: 'flood pause not shared', error: err instanceof Error ? err.message : String(err) });
-    }
+    });
     return this.pausedUntil;
   }
 
