@@ -4,6 +4,7 @@
  * lead's own card, and its answer fits Telegram's limits.
  */
 import { DEFAULT_USER, type Fault, type SandboxUser } from '@stickers/telegram-sandbox';
+import { LeadsRepository } from '../src/repositories/leads.repository';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
 import {
   ADMIN_CHAT,
@@ -181,6 +182,23 @@ describe('a press is answered "Готово" only when the card shows it', () =>
     expect((await row(id)).status).toBe('in_progress');
     expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:spam`)).toBe('Статус уже изменён: 🛠 В работе (Мария Менеджер).');
     expect(card().text).toContain('Статус: 🛠 В работе');
+  });
+});
+
+describe('a press the server cannot carry out is still answered (§5.3)', () => {
+  it('the status write fails (a lock held past DATABASE_BUSY_TIMEOUT_MS): "press again", nothing changed; the next press works', async () => {
+    await boot();
+    const { id, card } = await newLead();
+    const leads = server.app.get(LeadsRepository);
+    jest.spyOn(leads, 'changeStatus').mockRejectedValueOnce(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }));
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe(
+      'Не получилось: сервер заявок не смог сохранить нажатие. Нажмите ещё раз через минуту.',
+    );
+    expect((await row(id)).status).toBe('new');
+    expect(await changes()).toBe(0);
+    expect(card().text).toContain('Статус: 🆕 Новая');
+
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe('Готово: 🛠 В работе');
   });
 });
 

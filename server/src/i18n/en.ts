@@ -70,6 +70,7 @@ export const en = {
     cardLater: 'The card will update shortly.',
     alreadyChanged: (status) => `Status already changed: ${status}`,
     done: (status) => `Done: ${status}`,
+    failed: 'Not done: the leads server could not save the press. Press again in a minute.',
     noName: 'no name',
   },
 

@@ -86,6 +86,7 @@ export const ru = {
     cardLater: 'Карточка обновится чуть позже.',
     alreadyChanged: (status: string) => `Статус уже изменён: ${status}`,
     done: (status: string) => `Готово: ${status}`,
+    failed: 'Не получилось: сервер заявок не смог сохранить нажатие. Нажмите ещё раз через минуту.',
     noName: 'без имени',
   },
 
