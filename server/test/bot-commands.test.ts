@@ -16,6 +16,7 @@ import {
   sandboxSuite,
 } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
+import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 
 const MIN = 60_000;
 const PRIVATE_CHAT = 777001;
@@ -135,6 +136,22 @@ describe('commands (requirements §6)', () => {
   it('answer only in the leads group or the admin chat', async () => {
     await boot();
     expect(await command(PRIVATE_CHAT, '/stickers_stats')).toBe('Команды работают только в группе заявок и в чате админов.');
+  });
+});
+
+describe('a command the server cannot carry out is still answered', () => {
+  it('/stickers_forget while the database cannot be written: "not carried out, send it again"; sent again, it is done', async () => {
+    await boot();
+    const { id } = await newLead();
+    const erasure = server.app.get(AnonymisationService);
+    jest.spyOn(erasure, 'forget').mockRejectedValueOnce(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }));
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toBe(
+      '⚠️ Команда не выполнена: сервер заявок не смог прочитать или записать базу. Повторите её через минуту.',
+    );
+    expect((await row(id)).anonymised_at).toBeNull();
+    expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toBe(
+      `🗑 Заявка #${id} обезличена: личные данные удалены, карточка обновлена.`,
+    );
   });
 });
 

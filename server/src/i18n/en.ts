@@ -84,6 +84,7 @@ export const en = {
       stickers_inbox: 'The leads inbox: list, search, charts (Mini App)',
     },
     helpTitle: '🤖 The bot’s commands:',
+    failed: '⚠️ Command not carried out: the leads server could not read or write its database. Send it again in a minute.',
     wrongChat: 'Commands work only in the leads group and the admin chat.',
     notManager: 'Only managers may anonymise leads.',
     notAdmin: 'Only administrators of the leads group may anonymise leads.',
