@@ -1,4 +1,4 @@
-import { escapeXml, funnelSvg, LIGHT_PALETTE, perDaySvg } from './chart-svg';
+import { escapeXml, funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg } from './chart-svg';
 import { PNG_SIGNATURE, svgToPng } from './chart-png';
 import { ru } from '../i18n/ru';
 
@@ -50,5 +50,57 @@ describe('the charts as SVG take any text', () => {
     expect(svg).toMatch(XML_TEXT);
     expect(svg).toContain('Новая'.repeat(BAD.length));
     expect(svgToPng(svg).png.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+  });
+});
+
+describe("the digest's picture names every colour in its legend", () => {
+  const days = ['2026-11-28', '2026-11-29'];
+  const legendItems = (svg: string) =>
+    [...svg.matchAll(/<g class="chart-legend"><rect [^>]*fill="([^"]+)"><title>([^<]*)<\/title><\/rect>/g)].map((m) => ({
+      fill: m[1],
+      label: m[2],
+    }));
+  const height = (svg: string) => Number(/^<svg [^>]*height="(\d+)"/.exec(svg)![1]);
+
+  it('ten sources: the five largest and one "others" series, six colours, each in the legend with its total', () => {
+    const series = [
+      ...Array.from({ length: 9 }, (_, i) => ({ source: `landing${i + 1}`, counts: [10 - i, 1] })),
+      { source: null, counts: [1, 0] },
+    ];
+    const svg = perDaySvg({ days, series }, { t: ru, palette: LIGHT_PALETTE, legend: true });
+    const items = legendItems(svg);
+    expect(items.map((i) => i.label)).toEqual([
+      'landing1: 11',
+      'landing2: 10',
+      'landing3: 9',
+      'landing4: 8',
+      'landing5: 7',
+      // landing6…landing9 (6 + 5 + 4 + 3) and the leads without a source (1).
+      'другие (5): 19',
+    ]);
+    expect(new Set(items.map((i) => i.fill)).size).toBe(6);
+    // Every bar has a colour the legend names.
+    const barFills = new Set([...svg.matchAll(/class="bar s\d"[^>]*fill="([^"]+)"/g)].map((m) => m[1]));
+    expect([...barFills].every((f) => items.some((i) => i.fill === f))).toBe(true);
+  });
+
+  it('long landing names: the legend wraps to as many rows as it needs and the picture grows to hold them', () => {
+    const long = (n: number) => `landing-with-a-rather-long-name-number-${n}-0123456789012345678901`;
+    const series = Array.from({ length: 6 }, (_, i) => ({ source: long(i), counts: [1, 1] }));
+    const svg = perDaySvg({ days, series }, { t: ru, palette: LIGHT_PALETTE, legend: true });
+    expect(legendItems(svg).map((i) => i.label)).toEqual(series.map((s) => `${s.source}: 2`));
+    const rows = new Set([...svg.matchAll(/<g class="chart-legend"><rect [^>]*y="([\d.]+)"/g)].map((m) => m[1])).size;
+    expect(rows).toBeGreaterThan(2);
+    expect(height(svg)).toBe(perDaySize(true, rows).height);
+    expect(svgToPng(svg).height).toBe(height(svg));
+    // Two sources with short names keep the usual size.
+    expect(
+      height(
+        perDaySvg(
+          { days, series: series.slice(0, 2).map((s, i) => ({ ...s, source: `s${i}` })) },
+          { t: ru, palette: LIGHT_PALETTE, legend: true },
+        ),
+      ),
+    ).toBe(perDaySize(true).height);
   });
 });

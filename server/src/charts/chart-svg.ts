@@ -19,18 +19,20 @@ const SERIES_CLASSES = 6;
 /** The days (`YYYY-MM-DD`, oldest first), a series per source in the order of their classes, the source it is limited to. */
 export interface PerDayChart {
   days: string[];
-  series: { source: string | null; counts: number[] }[];
+  /** `label`: what the legend names a series by instead of its source (the folded "others" of a picture). */
+  series: { source: string | null; counts: number[]; label?: string }[];
   source?: string | null;
 }
 
 const WIDTH = 720;
 const PER_DAY_HEIGHT = 300;
 const LEGEND_HEIGHT = 44;
+const LEGEND_ROW = 20;
 const FONT_SIZE = 12;
 
-/** The per-day chart's size in SVG units (pixels at scale 1). */
-export function perDaySize(legend: boolean): { width: number; height: number } {
-  return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? LEGEND_HEIGHT : 0) };
+/** The per-day chart's size in SVG units (pixels at scale 1): a legend of more than two rows makes it taller. */
+export function perDaySize(legend: boolean, legendRows = 2): { width: number; height: number } {
+  return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? Math.max(LEGEND_HEIGHT, legendRows * LEGEND_ROW + 4) : 0) };
 }
 
 /** What XML 1.0 does not allow or discourages (C1 controls, noncharacters): resvg refuses a picture with one. */
@@ -43,6 +45,31 @@ export const escapeXml = (s: string): string => s.replace(NOT_XML, '').replace(/
 const shortDate = (day: string) => `${day.slice(8, 10)}.${day.slice(5, 7)}`;
 
 const sourceName = (t: Messages, source: string | null) => source ?? t.charts.noSource;
+const seriesName = (t: Messages, s: PerDayChart['series'][number]) => s.label ?? sourceName(t, s.source);
+
+/**
+ * A picture's series, one colour each: past SERIES_CLASSES sources the smallest are added up into one "others" series,
+ * so no two bars share a colour and the legend names every one.
+ */
+function foldSeries(t: Messages, series: PerDayChart['series']): PerDayChart['series'] {
+  if (series.length <= SERIES_CLASSES) return series;
+  const kept = series.slice(0, SERIES_CLASSES - 1);
+  const rest = series.slice(SERIES_CLASSES - 1);
+  const counts = rest[0].counts.map((_, d) => rest.reduce((sum, s) => sum + (s.counts[d] ?? 0), 0));
+  return [...kept, { source: null, counts, label: t.charts.otherSources(rest.length) }];
+}
+
+/** Where each legend item goes, wrapping to as many rows as the sources need. */
+function legendLayout(labels: string[], left: number, right: number): { x: number; row: number }[] {
+  let [x, row] = [left, 0];
+  return labels.map((label) => {
+    const itemWidth = 18 + label.length * 7.2 + 16;
+    if (x + itemWidth > right && x > left) [x, row] = [left, row + 1];
+    const at = { x, row };
+    x += itemWidth;
+    return at;
+  });
+}
 
 /** A round step for about `ticks` grid lines up to `max`: 1, 2 or 5 times a power of ten. */
 function niceStep(max: number, ticks: number): number {
@@ -89,21 +116,24 @@ function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): strin
   const parts = [t.charts.total(total)];
   const busiest = totals.indexOf(Math.max(...totals));
   if (total > 0) parts.push(t.charts.busiest(totals[busiest], shortDate(chart.days[busiest])));
-  for (const s of chart.series) parts.push(`${sourceName(t, s.source)} — ${s.counts.reduce((a, b) => a + b, 0)}`);
+  for (const s of chart.series) parts.push(`${seriesName(t, s)} — ${s.counts.reduce((a, b) => a + b, 0)}`);
   return parts.join('; ');
 }
 
 /** Leads per day as stacked bars (`bar s<i>` for `series[i]`); `legend`: the sources under it (the page draws its own). */
-export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
+export function perDaySvg(given: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
   const { t } = options;
   const p = new Painter(options.palette);
-  const { width, height } = perDaySize(options.legend ?? false);
+  const chart = options.legend ? { ...given, series: foldSeries(t, given.series) } : given;
+  const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
+  const labels = chart.series.map((s) => `${seriesName(t, s)}: ${s.counts.reduce((a, b) => a + b, 0)}`);
+  const legend = options.legend ? legendLayout(labels, left, WIDTH - right) : [];
+  const { width, height } = perDaySize(options.legend ?? false, (legend.at(-1)?.row ?? 0) + 1);
   const totals = chart.days.map((_, d) => chart.series.reduce((sum, s) => sum + (s.counts[d] ?? 0), 0));
   const of = chart.source === undefined ? '' : `, ${t.charts.ofSource(sourceName(t, chart.source))}`;
   const title = `${t.charts.perDayTitle(chart.days.length)}${of}`;
   const out = [p.open(width, height, title, `${title}: ${perDaySummary(t, chart, totals)}`, 'per-day')];
 
-  const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
   const step = niceStep(Math.max(...totals, 1), 4);
   const max = Math.max(step, Math.ceil(Math.max(...totals, 1) / step) * step);
   const y = (v: number) => bottom - (v / max) * (bottom - top);
@@ -118,24 +148,16 @@ export function perDaySvg(chart: PerDayChart, options: { t: Messages; palette?: 
     chart.series.forEach((s, i) => {
       const count = s.counts[d] ?? 0;
       if (count === 0) return;
-      const tip = `${shortDate(day)} · ${sourceName(t, s.source)}: ${count}`;
+      const tip = `${shortDate(day)} · ${seriesName(t, s)}: ${count}`;
       out.push(p.bar(x, y(stacked + count), barWidth, y(stacked) - y(stacked + count), i, tip));
       stacked += count;
     });
     if ((chart.days.length - 1 - d) % 5 === 0) out.push(p.text(x + barWidth / 2, bottom + 18, shortDate(day), 'middle', 'tick'));
   });
 
-  if (options.legend) {
-    let [x, row] = [left, 0];
-    for (const [i, s] of chart.series.entries()) {
-      const label = `${sourceName(t, s.source)}: ${s.counts.reduce((a, b) => a + b, 0)}`;
-      const itemWidth = 18 + label.length * 7.2 + 16;
-      if (x + itemWidth > width - right && x > left) [x, row] = [left, row + 1];
-      if (row > 1) break;
-      const ly = PER_DAY_HEIGHT + row * 20;
-      out.push(`<g class="chart-legend">`, p.bar(x, ly, 12, 12, i, label), p.text(x + 18, ly + 11, label), `</g>`);
-      x += itemWidth;
-    }
+  for (const [i, { x, row }] of legend.entries()) {
+    const ly = PER_DAY_HEIGHT + row * LEGEND_ROW;
+    out.push(`<g class="chart-legend">`, p.bar(x, ly, 12, 12, i, labels[i]), p.text(x + 18, ly + 11, labels[i]), `</g>`);
   }
   out.push('</svg>');
   return out.join('');

@@ -126,6 +126,7 @@ export const en = {
     noSource: 'no source',
     total: (n) => `${n} in all`,
     busiest: (n, day) => `most ${n} on ${day}`,
+    otherSources: (count) => `others (${count})`,
     digestCaption: (days) => `📈 Leads per day, last ${days} days`,
   },
 

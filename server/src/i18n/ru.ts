@@ -141,6 +141,7 @@ export const ru = {
     noSource: 'без источника',
     total: (n: number) => `всего ${n}`,
     busiest: (n: number, day: string) => `больше всего ${n} — ${day}`,
+    otherSources: (count: number) => `другие (${count})`,
     digestCaption: (days: number) => `📈 Заявки по дням за ${days} дней`,
   },
 
