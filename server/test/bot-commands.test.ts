@@ -127,9 +127,11 @@ describe('commands (requirements §6)', () => {
     expect(card().text).not.toContain('Зоя');
     expect(await command(LEADS_CHAT, `/stickers_forget ${id}`)).toBe(`Заявка #${id} уже обезличена.`);
     expect(await command(LEADS_CHAT, '/stickers_forget 9999')).toBe('Заявки #9999 нет.');
-    expect(await command(LEADS_CHAT, '/stickers_forget')).toBe('Укажите номер заявки: /stickers_forget 42');
+    // Every form the command takes, also to whoever tried a phone or a username that is none.
+    const usage = `Укажите, кого обезличить: номер заявки (/stickers_forget 42), телефон (/stickers_forget +7 916 555-12-34) или ник (/stickers_forget @anna_k).`;
     // Numbers start at 1: #0 is no lead's number, as for the trace and `webhooks replay`.
-    expect(await command(LEADS_CHAT, '/stickers_forget #0')).toBe('Укажите номер заявки: /stickers_forget 42');
+    for (const args of ['', '#0', '+7 999 12', '@ab', 'Зоя'])
+      expect(await command(LEADS_CHAT, `/stickers_forget ${args}`.trim())).toBe(usage);
     expect(await command(LEADS_CHAT, '/stickers_stats')).toContain('За 7 дней: 1');
   });
 

@@ -19,7 +19,10 @@ describe('refusalText', () => {
         { kind: 'refused', reason: 'admin_unknown', action: 'export' },
         'Не удалось проверить в Telegram, администратор ли вы группы заявок. Попробуйте позже.',
       ],
-      [{ kind: 'refused', reason: 'bad_arguments', action: 'forget' }, 'Укажите номер заявки: /stickers_forget 42'],
+      [
+        { kind: 'refused', reason: 'bad_arguments', action: 'forget' },
+        'Укажите, кого обезличить: номер заявки (/stickers_forget 42), телефон (/stickers_forget +7 916 555-12-34) или ник (/stickers_forget @anna_k).',
+      ],
       [{ kind: 'refused', reason: 'bad_arguments', action: 'export' }, 'Укажите число дней от 1 до 365: /stickers_export 30'],
       [
         { kind: 'refused', reason: 'private_chat' },

@@ -91,7 +91,8 @@ export const en = {
     adminUnknown: 'Could not check with Telegram whether you administer the leads group. Try again later.',
     anonymousAdmin:
       'The bot cannot tell who you are: you write as an anonymous administrator. Turn off "Remain anonymous" in your administrator rights and try again.',
-    forgetUsage: 'Give the lead’s number: /stickers_forget 42',
+    forgetUsage:
+      'Say whom to anonymise: a lead number (/stickers_forget 42), a phone (/stickers_forget +7 916 555-12-34) or a username (/stickers_forget @anna_k).',
     exportWrongChat: 'The export comes only to the admin chat.',
     exportNotManager: 'Only managers may export leads.',
     exportNotAdmin: 'Only administrators of the leads group may export leads.',
