@@ -1,6 +1,7 @@
 import { escapeXml, funnelSvg, LIGHT_PALETTE, perDaySize, perDaySvg } from './chart-svg';
 import { PNG_SIGNATURE, svgToPng } from './chart-png';
 import { ru } from '../i18n/ru';
+import { en } from '../i18n/en';
 
 /** Every character XML 1.0 refuses or discourages: C0 and C1 controls, DEL, lone surrogates, all 66 noncharacters. */
 const BAD = [
@@ -102,5 +103,22 @@ describe("the digest's picture names every colour in its legend", () => {
         ),
       ),
     ).toBe(perDaySize(true).height);
+  });
+});
+
+describe('the per-day chart writes its days as the locale does (requirements §17.2)', () => {
+  const chart = { days: ['2026-11-30', '2026-12-01'], series: [{ source: 'wedding', counts: [0, 3] }] };
+  const ticks = (svg: string) => [...svg.matchAll(/class="tick">([^<]*)</g)].map((m) => m[1]).filter((v) => /\D/.test(v));
+
+  it("ru: day.month; en: month/day, in the axis, the bars' titles and the summary", () => {
+    const ruSvg = perDaySvg(chart, { t: ru, palette: LIGHT_PALETTE, legend: true });
+    expect(ticks(ruSvg)).toEqual(['01.12']);
+    expect(ruSvg).toContain('<title>01.12 · wedding: 3</title>');
+    const enSvg = perDaySvg(chart, { t: en, palette: LIGHT_PALETTE, legend: true });
+    // "01.12" would read as January 12 to an English reader.
+    expect(ticks(enSvg)).toEqual(['12/01']);
+    expect(enSvg).toContain('<title>12/01 · wedding: 3</title>');
+    expect(enSvg).toContain('most 3 on 12/01');
+    expect(enSvg).not.toContain('01.12');
   });
 });

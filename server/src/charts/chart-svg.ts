@@ -1,4 +1,5 @@
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { dateFormat } from '../clock/local-time';
 import type { Messages } from '../i18n';
 
 /** The charts as SVG. Without a palette a page themes them (`currentColor`, bar classes `s0`…`s5`); with one (the PNG) every colour is explicit. */
@@ -42,7 +43,9 @@ const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&
 /** Escaped as XML text or attribute, the characters XML refuses dropped. */
 export const escapeXml = (s: string): string => s.replace(NOT_XML, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);
 
-const shortDate = (day: string) => `${day.slice(8, 10)}.${day.slice(5, 7)}`;
+const DAY_MONTH: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit' };
+/** A `YYYY-MM-DD` day as the locale writes a day and month: `01.12` (ru), `12/01` (en). */
+const shortDate = (t: Messages, day: string) => dateFormat(DAY_MONTH, t.intl, 'UTC').format(new Date(`${day}T00:00:00Z`));
 
 const sourceName = (t: Messages, source: string | null) => source ?? t.charts.noSource;
 const seriesName = (t: Messages, s: PerDayChart['series'][number]) => s.label ?? sourceName(t, s.source);
@@ -115,7 +118,7 @@ function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): strin
   const total = totals.reduce((a, b) => a + b, 0);
   const parts = [t.charts.total(total)];
   const busiest = totals.indexOf(Math.max(...totals));
-  if (total > 0) parts.push(t.charts.busiest(totals[busiest], shortDate(chart.days[busiest])));
+  if (total > 0) parts.push(t.charts.busiest(totals[busiest], shortDate(t, chart.days[busiest])));
   for (const s of chart.series) parts.push(`${seriesName(t, s)} — ${s.counts.reduce((a, b) => a + b, 0)}`);
   return parts.join('; ');
 }
@@ -148,11 +151,11 @@ export function perDaySvg(given: PerDayChart, options: { t: Messages; palette?: 
     chart.series.forEach((s, i) => {
       const count = s.counts[d] ?? 0;
       if (count === 0) return;
-      const tip = `${shortDate(day)} · ${seriesName(t, s)}: ${count}`;
+      const tip = `${shortDate(t, day)} · ${seriesName(t, s)}: ${count}`;
       out.push(p.bar(x, y(stacked + count), barWidth, y(stacked) - y(stacked + count), i, tip));
       stacked += count;
     });
-    if ((chart.days.length - 1 - d) % 5 === 0) out.push(p.text(x + barWidth / 2, bottom + 18, shortDate(day), 'middle', 'tick'));
+    if ((chart.days.length - 1 - d) % 5 === 0) out.push(p.text(x + barWidth / 2, bottom + 18, shortDate(t, day), 'middle', 'tick'));
   });
 
   for (const [i, { x, row }] of legend.entries()) {
