@@ -4,6 +4,7 @@
  * lead's own card, and its answer fits Telegram's limits.
  */
 import { DEFAULT_USER, type Fault, type SandboxUser } from '@stickers/telegram-sandbox';
+import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { LeadsRepository } from '../src/repositories/leads.repository';
 import { TelegramGateway } from '../src/telegram/telegram.gateway';
 import {
@@ -199,6 +200,21 @@ describe('a press the server cannot carry out is still answered (§5.3)', () => 
     expect(card().text).toContain('Статус: 🆕 Новая');
 
     expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe('Готово: 🛠 В работе');
+  });
+});
+
+describe('a press that meets an erasure', () => {
+  it('erased between the checks and the compare-and-set: "the lead is anonymised", not "status already changed"', async () => {
+    await boot();
+    const { id, card } = await newLead();
+    const leads = server.app.get(LeadsRepository);
+    const before = (await leads.findLead(id))!;
+    await server.app.get(AnonymisationService).forget(id);
+    // The press read the lead just before the erasure committed.
+    jest.spyOn(leads, 'findLead').mockResolvedValueOnce(before);
+    expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe('Заявка обезличена: статус больше не меняется.');
+    expect(await changes()).toBe(0);
+    expect(card().text).toContain('🗑 Личные данные удалены');
   });
 });
 

@@ -109,6 +109,8 @@ export class LeadStatusService {
       const who = now?.status_changed_by ? ` (${now.status_changed_by})` : '';
       // The card may be stale if an earlier rewrite failed: rewrite it now so the presser sees the truth.
       const card = await this.outbox.refreshCard(leadId);
+      // Erased meanwhile (the check above came before the erasure's commit): the status did not change, the lead did.
+      if (now?.anonymised_at != null) return this.t.press.anonymised;
       const text = `${this.t.press.alreadyChanged(now ? this.t.statuses[now.status] : '—')}${who}`;
       return card === 'shown' ? `${text}.` : this.withCard(text, card);
     }
