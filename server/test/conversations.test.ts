@@ -261,6 +261,30 @@ describe('crash safety', () => {
   });
 });
 
+describe('the database fails', () => {
+  const locked = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+
+  it('a message the server cannot store is answered "send it again" (the visitor\'s, a member\'s reply); sent again, it goes through', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const messages = server.app.get(LeadMessagesRepository);
+    const failed = 'Бот не смог сохранить это сообщение';
+
+    jest.spyOn(messages, 'add').mockRejectedValueOnce(locked());
+    const lost = sandbox.say(VISITOR.id, 'первая попытка', VISITOR);
+    const answer = await waitFor(() => botMessagesIn(VISITOR.id).find((m) => m.reply_to_message_id === lost), 5000, 'the answer');
+    expect(answer.text).toContain(failed);
+    sandbox.say(VISITOR.id, 'вторая попытка', VISITOR);
+    expect((await waitStored(server, leadNumber, 1)).map((m) => m.text)).toEqual(['вторая попытка']);
+
+    jest.spyOn(messages, 'add').mockRejectedValueOnce(locked());
+    const reply = sandbox.say(LEADS_CHAT, 'Здравствуйте!', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    const told = await waitFor(() => botMessagesIn(LEADS_CHAT).find((m) => m.reply_to_message_id === reply), 5000, 'the group told');
+    expect(told.text).toContain(failed);
+    expect((await rows(server, leadNumber)).map((m) => m.text)).toEqual(['вторая попытка']);
+  });
+});
+
 describe('team → visitor', () => {
   it("a member's reply to the card and to a relayed message reaches the visitor; the group sees 👍", async () => {
     const server = await boot({ polling: true });

@@ -83,15 +83,8 @@ export class BotCommandsService {
     private readonly alerts: AlertsService,
   ) {}
 
-  /** Always an answer: a command the server cannot carry out (a database error) says so instead of staying silent. */
   async run(call: CommandCall): Promise<BotReply> {
-    let outcome: CommandOutcome;
-    try {
-      outcome = await this.decide(call);
-    } catch (err) {
-      this.logger.error({ msg: 'command failed', command: call.command, error: err instanceof Error ? err.message : String(err) });
-      return { text: this.t.commands.failed };
-    }
+    const outcome = await this.decide(call);
     if (typeof outcome === 'string') return { text: outcome };
     return 'kind' in outcome ? { text: refusalText(outcome, this.t) } : outcome;
   }

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, UseFilters } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
 import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
@@ -7,6 +7,7 @@ import type { TelegramAccount } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import { type BotContext, type BotReply, TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
+import { BotErrorFilter } from './bot-error.filter';
 
 type AnyMessage = Record<string, unknown> & { message_id: number; message_thread_id?: number; is_topic_message?: boolean };
 type User = NonNullable<BotContext['from']>;
@@ -39,6 +40,7 @@ const argsOf = (text: string) => text.replace(/^\/\S+\s*/, '');
 
 /** Thin bot handlers: read the update, call a service, answer (through the gateway, like every Bot API call). */
 @Update()
+@UseFilters(BotErrorFilter)
 export class LeadsBotUpdate {
   private readonly logger = new Logger('Bot');
 

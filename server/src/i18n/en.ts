@@ -58,6 +58,7 @@ export const en = {
     writeAbout: (lead) => `✍️ Write about request #${lead}`,
     chosen: (lead) => `Your messages now go to request #${lead}.`,
     notChosen: 'You can no longer write about this request here.',
+    failed: '⚠️ The bot could not save this message: the leads server is not answering just now. Send it again in a minute.',
   },
 
   press: {

@@ -72,6 +72,7 @@ export const ru = {
     writeAbout: (lead: number) => `✍️ Писать по заявке #${lead}`,
     chosen: (lead: number) => `Теперь сообщения идут по заявке #${lead}.`,
     notChosen: 'По этой заявке здесь больше нельзя писать.',
+    failed: '⚠️ Бот не смог сохранить это сообщение: сервер заявок сейчас не отвечает. Отправьте его ещё раз через минуту.',
   },
 
   /** Answers to a button's press: Telegram shows at most 200 characters. */

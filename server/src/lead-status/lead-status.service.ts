@@ -71,23 +71,8 @@ export class LeadStatusService {
     @Inject(MESSAGES) private readonly t: Messages,
   ) {}
 
-  /** The text to answer the callback with; always one, also when the database cannot be read or written (§5.3). */
+  /** The text to answer the callback with. */
   async press(p: ButtonPress): Promise<string> {
-    try {
-      return await this.decidePress(p);
-    } catch (err) {
-      // A lock held by another tool, a full disk, PostgreSQL gone: nothing changed, and the presser is told to press again.
-      this.logger.error({
-        msg: 'press failed',
-        chat_id: p.chatId,
-        message_id: p.messageId,
-        error: err instanceof Error ? err.message : String(err),
-      });
-      return this.t.press.failed;
-    }
-  }
-
-  private async decidePress(p: ButtonPress): Promise<string> {
     // Any leads chat: LEADS_CHAT_ID or one of LEADS_ROUTES; the card check below names the lead's own.
     if (!(await this.chats.isLeadsChat(p.chatId))) return this.t.press.foreignChat;
     const managers = this.config.telegram.managerIds;

@@ -1,0 +1,35 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, Inject, Logger } from '@nestjs/common';
+import { TelegrafArgumentsHost } from 'nestjs-telegraf';
+import { MESSAGES } from '../i18n/i18n.module';
+import type { Messages } from '../i18n';
+import { type BotContext, TelegramGateway } from '../telegram/telegram.gateway';
+
+/**
+ * A bot handler that throws (the database cannot be read or written: a lock held past DATABASE_BUSY_TIMEOUT_MS, a full
+ * disk, PostgreSQL gone) still answers, so nobody is left with a spinner or silence: a press is told to press again, a
+ * command and a message to be sent again. Nothing was changed; the error is logged as `update failed`.
+ */
+@Catch()
+export class BotErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Bot');
+
+  constructor(
+    private readonly telegram: TelegramGateway,
+    @Inject(MESSAGES) private readonly t: Messages,
+  ) {}
+
+  async catch(err: unknown, host: ArgumentsHost): Promise<void> {
+    const ctx = TelegrafArgumentsHost.create(host).getContext<BotContext>();
+    this.logger.error({ msg: 'update failed', update: ctx.updateType, error: err instanceof Error ? err.message : String(err) });
+    const query = ctx.callbackQuery;
+    const message = ctx.message as { message_id: number; entities?: { type: string; offset: number }[] } | undefined;
+    let answered;
+    if (query) answered = await this.telegram.answerCallback(query.id, this.t.press.failed);
+    else if (message && ctx.chat) {
+      const command = message.entities?.[0]?.type === 'bot_command' && message.entities[0].offset === 0;
+      const text = command ? this.t.commands.failed : this.t.conversation.failed;
+      answered = await this.telegram.send({ chatId: String(ctx.chat.id), text, html: false, replyTo: message.message_id });
+    }
+    if (answered && !answered.ok) this.logger.warn(`failure not answered: ${answered.description}`);
+  }
+}
