@@ -5,7 +5,7 @@
  * thread not found") as Telegram does. A topic that is gone never costs a card: it goes into the chat's General topic,
  * one alert tells ops, and the trace says so. Runs on both databases.
  */
-import { DEFAULT_CHATS, DEFAULT_USER } from '@stickers/telegram-sandbox';
+import { DEFAULT_CHATS, DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { formatTrace } from '../src/trace/trace-format';
 import { TraceService, type LeadTrace } from '../src/trace/trace.service';
@@ -26,6 +26,7 @@ import {
 import { sqlRow } from './support/test-database';
 
 const MIN = 60_000;
+const VISITOR: SandboxUser = { id: 7001, is_bot: false, first_name: 'Анна', username: 'anna_k' };
 const THREAD = 12;
 const ADMIN_THREAD = 7;
 const TOPICS = { LEADS_THREAD_ID: String(THREAD), ADMIN_THREAD_ID: String(ADMIN_THREAD) };
@@ -34,6 +35,7 @@ const TOPICS = { LEADS_THREAD_ID: String(THREAD), ADMIN_THREAD_ID: String(ADMIN_
 const suite = sandboxSuite((s) => {
   s.state.addChat({ ...DEFAULT_CHATS[0], is_forum: true, topics: [{ id: THREAD, name: 'Заявки' }] });
   s.state.addChat({ ...DEFAULT_CHATS[1], is_forum: true, topics: [{ id: ADMIN_THREAD, name: 'Алерты' }] });
+  s.state.addChat({ id: VISITOR.id, type: 'private', title: 'Анна' });
 });
 const { sandbox } = suite;
 let server: TestServer;
@@ -205,6 +207,27 @@ describe('a topic that is closed or deleted', () => {
       expect.stringContaining(`⚠️ Тема ${THREAD}`),
       expect.stringContaining(`⚠️ Тема ${THREAD}`),
     ]);
+  });
+
+  it("a card whose topic closes later: the visitor's message goes into the General topic on its own, and ops are told", async () => {
+    await boot({ polling: true });
+    const alerts = watchAlerts(server);
+    const created = await postLead(server, lead({ telegram: '@anna_k' }));
+    const id = created.body.lead_number as number;
+    await server.outbox.whenIdle();
+    const payload = /start=([A-Za-z0-9_-]+)$/.exec(String(created.body.telegram_link))![1];
+    expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toContain(`#${id}`);
+    sandbox.closeTopic(LEADS_CHAT, THREAD);
+
+    sandbox.say(VISITOR.id, 'Можно на субботу?', VISITOR);
+    const relayed = await waitFor(
+      () => inTopic(LEADS_CHAT, null).find((m) => m.text.includes('Можно на субботу?')),
+      5000,
+      'the message in General',
+    );
+    expect(relayed.reply_to_message_id).toBeUndefined();
+    expect(await alerts()).toEqual([{ key: `topic_gone:${LEADS_CHAT}:${THREAD}`, result: 'sent' }]);
+    expect(inTopic(ADMIN_CHAT, ADMIN_THREAD)[0].text).toContain(`сообщение посетителя по заявке #${id} — в общей теме чата (General)`);
   });
 
   it('the admin topic closed too: the alert goes into the admin chat’s General topic, saying so', async () => {

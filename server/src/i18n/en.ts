@@ -200,6 +200,7 @@ export const en = {
     topicCard: (lead) => `the card of lead #${lead}`,
     topicRepeat: (lead) => `a repeat of lead #${lead}`,
     topicReminder: (lead) => `a reminder for lead #${lead}`,
+    topicMessage: (lead) => `a visitor's message about lead #${lead}`,
     landingClock: (seconds) =>
       `⏱ The landing’s clock is ${seconds} s ahead of the server’s: late leads take the server’s time. ` +
       'Check time synchronisation (NTP) on the landing’s machine.',

@@ -221,6 +221,7 @@ export const ru = {
     topicCard: (lead: number) => `карточка заявки #${lead}`,
     topicRepeat: (lead: number) => `повтор по заявке #${lead}`,
     topicReminder: (lead: number) => `напоминание по заявке #${lead}`,
+    topicMessage: (lead: number) => `сообщение посетителя по заявке #${lead}`,
     landingClock: (seconds: number) =>
       `⏱ Часы лендинга спешат на ${seconds} с относительно сервера: время отложенных заявок взято по серверу. ` +
       'Проверьте синхронизацию времени (NTP) на машине лендинга.',

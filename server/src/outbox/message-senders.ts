@@ -40,8 +40,10 @@ export class MessageSender extends TelegramHandler {
     if (slot > this.clock.now()) return { defer: slot };
     let answer = await this.relay(msg, lead, lead.card_thread_id, lead.message_id);
     // The card's topic is closed: into the chat's General topic, on its own.
-    if (!answer.ok && nextStep({ action: 'ping', form: 'reply' }, answer, row.attempts).step === 'general_topic')
+    if (!answer.ok && nextStep({ action: 'ping', form: 'reply' }, answer, row.attempts).step === 'general_topic') {
+      this.chats.topicGone(lead.chat_id, lead.card_thread_id, answer.description, this.t.alerts.topicMessage(lead.id));
       answer = await this.relay(msg, lead, null, undefined);
+    }
     this.paced(lead.chat_id);
     if (answer.ok) {
       const copy = { chatId: lead.chat_id, messageId: answer.value.message_id };
