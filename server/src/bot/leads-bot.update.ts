@@ -3,7 +3,7 @@ import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
 import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
-import type { TelegramAccount } from '../domain/telegram-account';
+import { personName, type TelegramAccount } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import { type BotContext, type BotReply, TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
@@ -20,11 +20,6 @@ function mediaOf(message: AnyMessage): MessageMedia | null | undefined {
   if ('text' in message) return null;
   for (const kind of ['photo', 'document', 'voice', 'video', 'sticker'] as const) if (kind in message) return kind;
   return OTHER_CONTENT.some((kind) => kind in message) ? 'other' : undefined;
-}
-
-/** Empty without a name or username: the status service then names the presser in the locale's words. */
-function displayName(user: User): string {
-  return [user.first_name, user.last_name].filter(Boolean).join(' ') || (user.username ? `@${user.username}` : '');
 }
 
 function account(from: User): TelegramAccount {
@@ -76,7 +71,7 @@ export class LeadsBotUpdate {
     const answer =
       data.startsWith(CHOOSE_PREFIX) && query.message?.chat.type === 'private'
         ? await this.messages.choose(account(query.from), data)
-        : await this.statuses.press({ data, chatId, messageId, userId: query.from.id, userName: displayName(query.from) });
+        : await this.statuses.press({ data, chatId, messageId, userId: query.from.id, userName: personName(query.from) });
     const answered = await this.telegram.answerCallback(query.id, answer);
     if (!answered.ok) this.logger.warn(`callback not answered: ${answered.description}`);
   }
@@ -110,7 +105,7 @@ export class LeadsBotUpdate {
     if (ctx.chat.type === 'private') reply = await this.messages.fromVisitor({ ...incoming, replyTo });
     else {
       if (replyTo === undefined) return;
-      reply = await this.messages.fromTeam({ ...incoming, replyTo, authorName: displayName(ctx.from) || String(ctx.from.id) });
+      reply = await this.messages.fromTeam({ ...incoming, replyTo, authorName: personName(ctx.from) || String(ctx.from.id) });
     }
     await this.reply(ctx, 'conversation answer failed', reply, topicOf(message));
   }

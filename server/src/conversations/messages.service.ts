@@ -7,7 +7,7 @@ import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import type { MessageMedia } from '../domain/lead-message';
 import { LEAD_MESSAGE, type LeadMessageEvent } from '../domain/events';
-import { accountName, type TelegramAccount } from '../domain/telegram-account';
+import { accountName, fullName, type TelegramAccount } from '../domain/telegram-account';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { LeadsRepository } from '../repositories/leads.repository';
@@ -230,6 +230,6 @@ function bound(binding: Binding | null): binding is Binding {
 
 /** The visitor as the group reads them: `Анна Ким (@anna_k)`. */
 function visitorName(account: TelegramAccount): string {
-  const name = [account.first_name, account.last_name].filter(Boolean).join(' ');
+  const name = fullName(account);
   return name && account.username ? `${name} (@${account.username})` : accountName(account);
 }

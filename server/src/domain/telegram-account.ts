@@ -6,9 +6,16 @@ export interface TelegramAccount {
   last_name: string | null;
 }
 
+type Names = { first_name?: string | null; last_name?: string | null; username?: string | null };
+
+/** First and last name as one; '' without either. */
+export const fullName = (user: Names) => [user.first_name, user.last_name].filter(Boolean).join(' ');
+
+/** A person as a press or a message names them: the full name, else `@username`; '' without either. */
+export const personName = (user: Names) => fullName(user) || (user.username ? `@${user.username}` : '');
+
 /** The account as the card and the trace name it: `@username`, else the name, else the id. */
 export function accountName(account: TelegramAccount): string {
   if (account.username) return `@${account.username}`;
-  const name = [account.first_name, account.last_name].filter(Boolean).join(' ');
-  return name || `id ${account.id}`;
+  return fullName(account) || `id ${account.id}`;
 }

@@ -15,11 +15,11 @@ import { cardUrl } from './card-link';
 import { notFound } from '../http/validation';
 import { ChartsService } from '../charts/charts.service';
 import type { InboxViewer } from '../access/inbox-access.service';
+import { fullName, personName } from '../domain/telegram-account';
 
 /** The viewer as the cards' history names them (the buttons' rule, in the locale's words when there is no name). */
 function authorOf(user: InboxViewer['user'], t: Messages): { telegramUserId: number; name: string } {
-  const full = [user.first_name, user.last_name].filter(Boolean).join(' ');
-  return { telegramUserId: user.id, name: full || (user.username ? `@${user.username}` : t.press.noName) };
+  return { telegramUserId: user.id, name: personName(user) || t.press.noName };
 }
 
 /** The inbox's reads and changes, each through the service that owns it; personal values hidden where LEADS_CARD_PII=0 hides them. */
@@ -118,7 +118,7 @@ export class InboxService {
       messages: messages.map((m) => this.messageOf(m)),
       bound: bound && {
         username: this.hidePersonal ? null : bound.tg_username,
-        name: this.hidePersonal ? '' : [bound.tg_first_name, bound.tg_last_name].filter(Boolean).join(' '),
+        name: this.hidePersonal ? '' : fullName({ first_name: bound.tg_first_name, last_name: bound.tg_last_name }),
       },
       stopped,
     };

@@ -1,5 +1,6 @@
 import type { BotIdentity, RawUpdate } from '../telegram/telegram.gateway';
 import type { SetupSession } from './setup-session';
+import { personName } from '../domain/telegram-account';
 
 /** A group an update shows: the bot added to it (`threadId` undefined: not known), or a message in it (null: no topic, or General). */
 interface ChatSighting {
@@ -21,8 +22,7 @@ interface TelegramUser {
 }
 
 export function userName(user: Omit<TelegramUser, 'id'> | undefined): string {
-  const full = [user?.first_name, user?.last_name].filter(Boolean).join(' ');
-  return full || (user?.username ? `@${user.username}` : 'someone');
+  return personName(user ?? {}) || 'someone';
 }
 
 /** The chat an update shows, if it is a group the bot is in; null for anything else (a private message, a removal). */
