@@ -578,3 +578,110 @@ describe('the inbox of a server with LEADS_CARD_PII=0, LEADS_MANAGER_IDS of some
     }
   });
 });
+
+describe('the inbox while the manager moves on', () => {
+  let own;
+  let ctx;
+  before(async () => {
+    ctx = await phoneContext();
+    own = await ctx.newPage();
+    await own.goto(launchUrl(`${stack.serverUrl}/inbox`, initData()));
+    await own.waitForSelector('ol.leads[aria-busy="false"]');
+  });
+  after(() => ctx?.close());
+
+  /** Waits for the list's request whose `q` is `q`, and for the list it fills. */
+  const searched = (q) =>
+    own.waitForResponse((r) => new URL(r.url()).pathname === '/inbox/api/leads' && new URL(r.url()).searchParams.get('q') === q);
+
+  it('keeps what the manager types when the list redraws between two keystrokes', async () => {
+    await own.getByLabel('Поиск').click();
+    await Promise.all([searched('Ан'), own.keyboard.type('Ан')]);
+    await own.waitForSelector('ol.leads[aria-busy="false"]');
+    // The search redrew with the list: the next letters go after the first ones.
+    await Promise.all([searched('Анна'), own.keyboard.type('на')]);
+    assert.equal(await own.getByLabel('Поиск').inputValue(), 'Анна');
+    assert.deepEqual(await own.$$eval('ol.leads .number', (n) => n.map((x) => Number(x.textContent.replace('№', '')))), [
+      numbers['Анна Петрова'],
+    ]);
+  });
+
+  it('says that a period starting after it ends is reversed, and asks the API nothing', async () => {
+    const asked = [];
+    const record = (r) => new URL(r.url()).pathname === '/inbox/api/leads' && asked.push(r.url());
+    own.on('request', record);
+    await own.goto(`${stack.serverUrl}/inbox?since=2026-12-06&until=2026-12-01`);
+    await own.waitForSelector('#count:has-text("Период начинается позже")');
+    own.off('request', record);
+    assert.deepEqual(asked, []);
+    assert.equal(await own.getByRole('alert').count(), 0);
+  });
+
+  it('asks for the next page once when "Показать ещё" is pressed twice', async () => {
+    const cursors = [];
+    let release;
+    const held = new Promise((r) => (release = r));
+    await own.route(/\/inbox\/api\/leads\?/, async (route) => {
+      const cursor = new URL(route.request().url()).searchParams.get('cursor');
+      if (!cursor) {
+        // The first page as the server answers it, with a next page to ask for.
+        const answer = await route.fetch();
+        return route.fulfill({ response: answer, json: { ...(await answer.json()), next_cursor: 'next' } });
+      }
+      cursors.push(cursor);
+      await held;
+      return route.fulfill({ json: { leads: [], next_cursor: null } });
+    });
+    try {
+      await own.goto(`${stack.serverUrl}/inbox`);
+      await own.waitForSelector('ol.leads[aria-busy="false"]');
+      const shown = await own.locator('ol.leads .number').count();
+      assert.ok(shown > 0);
+      const more = own.getByRole('button', { name: 'Показать ещё' });
+      await Promise.all([own.waitForRequest((r) => r.url().includes('cursor=next')), more.dblclick()]);
+      release();
+      await own.waitForSelector('#count:not(:has-text("есть ещё"))');
+      assert.deepEqual(cursors, ['next']);
+      assert.equal(await own.locator('ol.leads .number').count(), shown);
+    } finally {
+      await own.unroute(/\/inbox\/api\/leads\?/);
+    }
+  });
+
+  it('stays on the list when a status change is answered after the manager went back', async () => {
+    // A lead of its own: the suites above change the others' statuses.
+    const number = await postLead({ name: 'Дина Лебедева', telegram: '@dina_lebedeva', phone: '+79161234505' }, 5);
+    await waitUntil(() => cardOf(number), 15000, 'its card');
+    await own.goto(`${stack.serverUrl}/inbox`);
+    await own.waitForSelector('ol.leads[aria-busy="false"]');
+    await own.click(`ol.leads a[href$="?lead=${number}"]`);
+    await own.waitForSelector(`h1:has-text("Заявка №${number}")`);
+    let release;
+    const held = new Promise((r) => (release = r));
+    const path = `/inbox/api/leads/${number}/status`;
+    await own.route(`**${path}`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await Promise.all([
+        own.waitForRequest((r) => r.url().endsWith(path)),
+        (async () => {
+          await own.getByRole('button', { name: 'В работу' }).click();
+          await own.getByRole('dialog').getByRole('button', { name: 'Подтвердить' }).click();
+        })(),
+      ]);
+      await own.goBack();
+      await own.waitForSelector('ol.leads[aria-busy="false"]');
+      release();
+      const answer = await own.waitForResponse((r) => r.url().endsWith(path));
+      assert.equal(answer.status(), 200);
+      // Whatever the page asks next has been answered: the lead's page would have been drawn by then.
+      await own.waitForLoadState('networkidle');
+      assert.equal(new URL(own.url()).search, '');
+      assert.equal(await own.locator('h1').first().innerText(), 'Заявки');
+    } finally {
+      await own.unroute(`**${path}`);
+    }
+  });
+});

@@ -199,6 +199,7 @@ function backLink(app: App): HTMLElement {
 
 async function changeStatus(app: App, lead: LeadItem, to: LeadStatus): Promise<void> {
   const t = app.t;
+  const view = app.view;
   if (!(await confirmAction(app, t.confirmStatus(lead.lead_number, t.statusLabel[to])))) return;
   let message: string;
   try {
@@ -208,11 +209,14 @@ async function changeStatus(app: App, lead: LeadItem, to: LeadStatus): Promise<v
     const current = err instanceof ApiFailure && err.status === 409 ? (err.body?.status as LeadStatus | undefined) : undefined;
     message = current ? t.conflict(t.statusLabel[current] ?? current) : failureText(app, err, true);
   }
+  // The manager went elsewhere (the back button) while it was sent: the lead's page is not drawn over where they are.
+  if (view !== app.view) return;
   await renderLead(app, lead.lead_number, message);
 }
 
 async function erase(app: App, lead: LeadItem): Promise<void> {
   const t = app.t;
+  const view = app.view;
   if (!(await confirmAction(app, t.confirmErase(lead.lead_number)))) return;
   let message: string;
   try {
@@ -221,5 +225,6 @@ async function erase(app: App, lead: LeadItem): Promise<void> {
   } catch (err) {
     message = failureText(app, err, true);
   }
+  if (view !== app.view) return;
   await renderLead(app, lead.lead_number, message);
 }

@@ -137,7 +137,11 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
   const count = el('p', { class: 'hint', id: 'count', role: 'status' }, t.loading);
   const moreLeads = el('div', { class: 'more' });
   show(app.root, header(app, 'list'), el('h1', {}, t.title), form, note, count, list, moreLeads);
-  if (document.activeElement === document.body && filters.q) search.focus();
+  // The search redraws with the list while the manager types: the caret goes back to the end of what they typed.
+  if (document.activeElement === document.body && filters.q) {
+    search.focus();
+    search.setSelectionRange(search.value.length, search.value.length);
+  }
 
   // The sources the charts know (last 30 days) are the source field's suggestions.
   app.sources ??= app.api.charts('').then(
@@ -163,8 +167,20 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
     shown += page.leads.length;
     count.textContent = shown === 0 ? t.empty : t.found(shown, page.next_cursor !== null);
     const next = page.next_cursor;
-    show(moreLeads, next ? el('button', { type: 'button', class: 'secondary wide', onclick: () => void load(next) }, t.more) : null);
+    // Pressed once: a second press before the page arrives would ask for the same page again.
+    const more = el('button', { type: 'button', class: 'secondary wide' }, t.more);
+    more.addEventListener('click', () => {
+      more.disabled = true;
+      void load(next);
+    });
+    show(moreLeads, next ? more : null);
     list.setAttribute('aria-busy', 'false');
   };
+  // A period whose first day is after its last: the API would refuse it (422), which is no connection's fault.
+  if (filters.since && filters.until && filters.since > filters.until) {
+    count.textContent = t.periodReversed;
+    list.setAttribute('aria-busy', 'false');
+    return;
+  }
   await load(null);
 }

@@ -50,6 +50,7 @@ export const en: PageTexts = {
   csvFailed: 'Could not download the CSV.',
   more: 'Show more',
   empty: 'No leads.',
+  periodReversed: 'The period starts after it ends: change «From» or «To».',
   found: (n, more) => `Shown: ${n} lead${n === 1 ? '' : 's'}${more ? ', more available' : ''}`,
   lead: (n) => `Lead #${n}`,
   back: 'Back to the list',

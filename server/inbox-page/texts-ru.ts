@@ -58,6 +58,7 @@ export const ru: PageTexts = {
   csvFailed: 'Не удалось скачать CSV.',
   more: 'Показать ещё',
   empty: 'Заявок нет.',
+  periodReversed: 'Период начинается позже, чем кончается: поменяйте «С даты» или «По дату».',
   found: (n, more) => (more ? `Показано: ${ruLeads(n)}, есть ещё` : `Показано: ${ruLeads(n)}`),
   lead: (n) => `Заявка №${n}`,
   back: 'К списку',

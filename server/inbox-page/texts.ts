@@ -41,6 +41,8 @@ export interface Texts {
   csvFailed: string;
   more: string;
   empty: string;
+  /** The period's first day is after its last: nothing is asked for until one of them changes. */
+  periodReversed: string;
   found: (n: number, more: boolean) => string;
   lead: (n: number) => string;
   back: string;
