@@ -63,8 +63,8 @@ function initData(user = DEFAULT_USER) {
 }
 
 /** A browser context at a phone's size whose requests to anything but the loopback stack are recorded and aborted. */
-async function phoneContext() {
-  const ctx = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, locale: 'ru-RU', acceptDownloads: true });
+async function phoneContext(options = {}) {
+  const ctx = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, locale: 'ru-RU', acceptDownloads: true, ...options });
   await ctx.route(
     (url) => url.hostname !== '127.0.0.1',
     (route) => {
@@ -583,7 +583,8 @@ describe('the inbox while the manager moves on', () => {
   let own;
   let ctx;
   before(async () => {
-    ctx = await phoneContext();
+    // A phone in another zone than the server's LEADS_TIMEZONE (Europe/Moscow).
+    ctx = await phoneContext({ timezoneId: 'Asia/Vladivostok' });
     own = await ctx.newPage();
     await own.goto(launchUrl(`${stack.serverUrl}/inbox`, initData()));
     await own.waitForSelector('ol.leads[aria-busy="false"]');
@@ -683,5 +684,14 @@ describe('the inbox while the manager moves on', () => {
     } finally {
       await own.unroute(`**${path}`);
     }
+  });
+
+  it("shows a lead's time in LEADS_TIMEZONE, as its card does, whatever the phone's zone", async () => {
+    const number = numbers['Борис Смирнов'];
+    const card = await cardOf(number);
+    const [, date, at] = /🕒 (\d\d\.\d\d\.\d{4}) (\d\d:\d\d)/.exec(card.text);
+    await own.goto(`${stack.serverUrl}/inbox?q=${encodeURIComponent(`№${number}`)}`);
+    await own.waitForSelector('ol.leads[aria-busy="false"]');
+    assert.match(await own.locator('ol.leads .meta').first().innerText(), new RegExp(`^${date}, ${at}`));
   });
 });

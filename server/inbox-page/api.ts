@@ -8,6 +8,8 @@ export interface Me {
   /** May change a status and write to the visitor (the buttons' rule: LEADS_MANAGER_IDS when set). */
   may_change: boolean;
   locale: string;
+  /** LEADS_TIMEZONE: every date and time the page shows is its wall clock, as on the cards. */
+  timezone: string;
   card_pii: boolean;
   /** The status names, the card buttons' words and the card's field labels in the server's locale. */
   words: CardWords;

@@ -52,7 +52,8 @@ export function link(app: App, query: URLSearchParams, attrs: Record<string, str
 
 export function time(app: App, iso: string | null): string {
   if (!iso) return '—';
-  return new Date(iso).toLocaleString(app.t.lang, { dateStyle: 'short', timeStyle: 'short' });
+  // In LEADS_TIMEZONE, as the card and the list's period show it, not in the zone of the manager's phone.
+  return new Date(iso).toLocaleString(app.t.lang, { dateStyle: 'short', timeStyle: 'short', timeZone: app.me.timezone });
 }
 
 export function statusBadge(app: App, status: LeadStatus): HTMLElement {

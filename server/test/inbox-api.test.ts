@@ -95,6 +95,7 @@ describe('who may enter', () => {
       manager: true,
       may_change: true,
       locale: 'ru',
+      timezone: 'Europe/Moscow',
       card_pii: true,
       // The card's words of the server's catalogue, which the page shows as the cards do.
       words: { statuses: ru.statuses, buttons: ru.buttons, fields: ru.card.fields },

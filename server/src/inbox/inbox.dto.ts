@@ -35,6 +35,12 @@ export class InboxMeDto {
   })
   may_change!: boolean;
   @ApiProperty({ type: 'string', enum: ['ru', 'en'], description: 'LEADS_LOCALE: the language of the page' }) locale!: string;
+  @ApiProperty({
+    type: 'string',
+    example: 'Europe/Moscow',
+    description: "LEADS_TIMEZONE: the page's dates and times are in it, as the cards', the CSV's and the charts' are",
+  })
+  timezone!: string;
   @ApiProperty({ type: 'boolean', description: 'LEADS_CARD_PII: false when personal values are hidden' }) card_pii!: boolean;
   @ApiProperty({
     type: 'object',

@@ -49,6 +49,7 @@ export class InboxService {
       manager: viewer.manager,
       may_change: this.mayChange(viewer),
       locale: this.config.locale,
+      timezone: this.config.timezone,
       card_pii: this.config.leads.cardPii,
       words: { statuses: this.t.statuses, buttons: this.t.buttons, fields: this.t.card.fields },
     };
