@@ -482,6 +482,42 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
       await ctx.close();
     }
   });
+
+  it("takes Telegram's back button to the list from a lead the page was opened (or reloaded) on", async () => {
+    const ctx = await phoneContext();
+    const tgPage = await ctx.newPage();
+    await tgPage.addInitScript((data) => {
+      window.Telegram = {
+        WebApp: {
+          initData: data,
+          themeParams: {},
+          BackButton: {
+            show: () => undefined,
+            hide: () => undefined,
+            onClick: (handler) => (window.__back = handler),
+            offClick: () => undefined,
+          },
+        },
+      };
+    }, initData());
+    try {
+      const number = numbers['Вера Козлова'];
+      await tgPage.goto(`${stack.serverUrl}/inbox?lead=${number}`);
+      await tgPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      await tgPage.evaluate(() => window.__back());
+      await tgPage.waitForSelector('ol.leads[aria-busy="false"]');
+      assert.equal(new URL(tgPage.url()).pathname, '/inbox');
+      // Opened from the list, the lead goes back to the list the manager left, filter included.
+      await tgPage.goto(`${stack.serverUrl}/inbox?q=козлова`);
+      await tgPage.click(`ol.leads a[href$="?lead=${number}"]`);
+      await tgPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      await tgPage.evaluate(() => window.__back());
+      await tgPage.waitForSelector('ol.leads[aria-busy="false"]');
+      assert.equal(new URL(tgPage.url()).searchParams.get('q'), 'козлова');
+    } finally {
+      await ctx.close();
+    }
+  });
 });
 
 describe('the inbox of a server with LEADS_CARD_PII=0, LEADS_MANAGER_IDS of someone else and more than a page of leads', () => {

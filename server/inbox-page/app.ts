@@ -23,13 +23,25 @@ export interface App {
   render(): void;
 }
 
-/** Goes to the view `query` names: a new history entry, or in place of the current one (`replace`). */
+/**
+ * Goes to the view `query` names: a new history entry, or in place of the current one (`replace`). An entry the page
+ * added is marked (`{ inbox: true }`), so the back button knows there is a view of the page to go back to.
+ */
 export function go(app: App, query: URLSearchParams, replace = false): void {
   const search = query.toString();
   const url = location.pathname + (search ? `?${search}` : '');
-  if (replace) history.replaceState(null, '', url);
-  else history.pushState(null, '', url);
+  if (replace) history.replaceState(history.state, '', url);
+  else history.pushState({ inbox: true }, '', url);
   app.render();
+}
+
+/**
+ * Telegram's back button: the view before, or the list as last filtered when the page was opened on a lead or the
+ * charts (a reload there leaves no view of the page behind it).
+ */
+export function goBack(app: App): void {
+  if ((history.state as { inbox?: boolean } | null)?.inbox) history.back();
+  else go(app, new URLSearchParams(sessionStorage.getItem('inbox.list') ?? ''), true);
 }
 
 /** An in-page link: a real `<a href>` (opens in a new tab with a modifier key), navigated without a reload. */

@@ -1,5 +1,5 @@
 import { InboxApi, type Me } from './api';
-import { problem, type App } from './app';
+import { goBack, problem, type App } from './app';
 import { renderCharts } from './charts-view';
 import { el, show } from './dom';
 import { readLaunch } from './launch';
@@ -66,7 +66,7 @@ async function start(): Promise<void> {
   document.documentElement.lang = t.lang;
   document.title = t.title;
   const app: App = { api, me, t, launch, root, view: 0, render: () => void render(app) };
-  launch.webApp?.BackButton?.onClick(() => history.back());
+  launch.webApp?.BackButton?.onClick(() => goBack(app));
   window.addEventListener('popstate', () => void render(app));
   await render(app);
 }
