@@ -654,6 +654,19 @@ describe('the inbox while the manager moves on', () => {
     assert.equal(await own.getByRole('alert').count(), 0);
   });
 
+  it('names the filter the API refuses (a source that is no landing name), not the connection', async () => {
+    const [answer] = await Promise.all([
+      own.waitForResponse((r) => new URL(r.url()).pathname === '/inbox/api/leads'),
+      own.goto(`${stack.serverUrl}/inbox?source=${encodeURIComponent('Свадьба 2026')}`),
+    ]);
+    assert.equal(answer.status(), 422);
+    const said = await own.waitForSelector('#invalid-filter');
+    assert.match(await said.innerText(), /проверьте «Источник» или нажмите «Сбросить»/);
+    assert.equal(await own.locator('ol.leads').getAttribute('aria-busy'), 'false');
+    // A search longer than the API takes cannot be typed.
+    assert.equal(await own.getByLabel('Поиск').getAttribute('maxlength'), '100');
+  });
+
   it('asks for the next page once when "Показать ещё" is pressed twice', async () => {
     const cursors = [];
     let release;

@@ -1,6 +1,6 @@
 import { formatPhone } from '@stickers/shared';
 import { LEAD_STATUSES } from '../src/domain/lead-status';
-import type { Filters, LeadItem } from './api';
+import { ApiFailure, type Filters, type LeadItem } from './api';
 import { field, go, header, link, option, problem, statusBadge, time, type App } from './app';
 import { el, show } from './dom';
 
@@ -76,6 +76,8 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
     placeholder: t.searchHint,
     autocomplete: 'off',
     enterkeyhint: 'search',
+    // The API's limit for a search (a longer one is refused).
+    maxlength: 100,
   });
   const status = el(
     'select',
@@ -159,8 +161,15 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
     try {
       page = await app.api.leads(filters, cursor);
     } catch (err) {
-      show(moreLeads, problem(app, err));
       count.textContent = '';
+      list.setAttribute('aria-busy', 'false');
+      // A filter the API refuses (a source that is no landing's name, a search too long): which, not the connection.
+      const refused = err instanceof ApiFailure && err.status === 422 ? err.body?.errors : null;
+      if (refused && typeof refused === 'object') {
+        const labels: Record<string, string> = { q: t.search, status: t.status, source: t.source, since: t.since, until: t.until };
+        const names = Object.keys(refused).map((k) => labels[k] ?? k);
+        show(moreLeads, el('p', { class: 'problem', role: 'alert', id: 'invalid-filter' }, t.invalidFilter(names)));
+      } else show(moreLeads, problem(app, err));
       return;
     }
     list.append(...page.leads.map((lead) => leadRow(app, lead)));

@@ -43,6 +43,8 @@ export interface Texts {
   empty: string;
   /** The period's first day is after its last: nothing is asked for until one of them changes. */
   periodReversed: string;
+  /** The API refused the filters (422 `invalid_query`): the fields it named, by their labels. */
+  invalidFilter: (fields: string[]) => string;
   found: (n: number, more: boolean) => string;
   lead: (n: number) => string;
   back: string;
