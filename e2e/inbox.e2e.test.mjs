@@ -654,6 +654,24 @@ describe('the inbox while the manager moves on', () => {
     assert.equal(await own.getByRole('alert').count(), 0);
   });
 
+  it("stays on a lead opened within the search's pause", async () => {
+    const clocked = await ctx.newPage();
+    await clocked.clock.install();
+    await clocked.goto(launchUrl(`${stack.serverUrl}/inbox`, initData()));
+    await clocked.waitForSelector('ol.leads[aria-busy="false"]');
+    const number = numbers['Анна Петрова'];
+    // The page's timers wait for the test from here on.
+    await clocked.clock.pauseAt(Date.now() + 60_000);
+    await clocked.getByLabel('Поиск').fill('Анна');
+    await clocked.click(`ol.leads a[href$="?lead=${number}"]`);
+    await clocked.waitForSelector(`h1:has-text("Заявка №${number}")`);
+    // The search's 0.4 s pause ends on the lead's page.
+    await clocked.clock.runFor(1000);
+    assert.equal(new URL(clocked.url()).search, `?lead=${number}`);
+    assert.match(await clocked.locator('h1').innerText(), new RegExp(`Заявка №${number}`));
+    await clocked.close();
+  });
+
   it('names the filter the API refuses (a source that is no landing name), not the connection', async () => {
     const [answer] = await Promise.all([
       own.waitForResponse((r) => new URL(r.url()).pathname === '/inbox/api/leads'),

@@ -60,6 +60,7 @@ async function saveCsv(app: App, filters: Filters, note: HTMLElement): Promise<v
 
 export async function renderList(app: App, query: URLSearchParams): Promise<void> {
   const t = app.t;
+  const view = app.view;
   const filters = filtersFrom(query);
   const apply = (change: Partial<Filters>) => {
     const next = { ...filters, ...change };
@@ -128,7 +129,8 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
   let typing: ReturnType<typeof setTimeout> | undefined;
   search.addEventListener('input', () => {
     clearTimeout(typing);
-    typing = setTimeout(() => apply({ q: search.value }), 400);
+    // Only while this list is still shown: a lead opened within the pause stays open.
+    typing = setTimeout(() => view === app.view && apply({ q: search.value }), 400);
   });
   status.addEventListener('change', () => apply({ status: status.value }));
   source.addEventListener('change', () => apply({ source: source.value.trim() }));
