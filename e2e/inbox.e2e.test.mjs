@@ -672,6 +672,21 @@ describe('the inbox while the manager moves on', () => {
     await clocked.close();
   });
 
+  it("sends the search at Enter (the keyboard's search key), without waiting for the pause", async () => {
+    const clocked = await ctx.newPage();
+    await clocked.clock.install();
+    await clocked.goto(launchUrl(`${stack.serverUrl}/inbox`, initData()));
+    await clocked.waitForSelector('ol.leads[aria-busy="false"]');
+    // The page's timers wait for the test from here on: only Enter can send the search.
+    await clocked.clock.pauseAt(Date.now() + 60_000);
+    await clocked.getByLabel('Поиск').fill('козлова');
+    await Promise.all([
+      clocked.waitForResponse((r) => new URL(r.url()).searchParams.get('q') === 'козлова'),
+      clocked.getByLabel('Поиск').press('Enter'),
+    ]);
+    await clocked.close();
+  });
+
   it('names the filter the API refuses (a source that is no landing name), not the connection', async () => {
     const [answer] = await Promise.all([
       own.waitForResponse((r) => new URL(r.url()).pathname === '/inbox/api/leads'),

@@ -122,11 +122,20 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
   );
   folded.addEventListener('toggle', () => (app.filtersOpen = folded.open));
   const form = el('form', { class: 'filters', role: 'search' }, field('f-q', t.search, search), folded);
+  let typing: ReturnType<typeof setTimeout> | undefined;
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    clearTimeout(typing);
     apply({ q: search.value, source: source.value.trim() });
   });
-  let typing: ReturnType<typeof setTimeout> | undefined;
+  // Enter (the keyboard's search key) sends the search and the source at once: the form has several fields and no
+  // submit button, so the browser would not submit it by itself.
+  for (const input of [search, source])
+    input.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter' || event.isComposing) return;
+      event.preventDefault();
+      form.requestSubmit();
+    });
   search.addEventListener('input', () => {
     clearTimeout(typing);
     // Only while this list is still shown: a lead opened within the pause stays open.
