@@ -17,6 +17,7 @@ import {
 } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
+import { ReportsService } from '../src/reports/reports.service';
 
 const MIN = 60_000;
 const PRIVATE_CHAT = 777001;
@@ -75,6 +76,14 @@ describe('commands (requirements §6)', () => {
       reply.indexOf(`#${stuck.id} · `, reply.indexOf('«Новая»')),
     );
     expect(reply).toContain('без карточки');
+  });
+
+  it("an answer longer than Telegram's 4,096 characters still comes, cut with …", async () => {
+    await boot();
+    const lines = Array.from({ length: 60 }, (_, i) => `#${100_000 + i} · ${'ошибка: 502: Bad Gateway '.repeat(3)}`);
+    jest.spyOn(server.app.get(ReportsService), 'newLeads').mockResolvedValueOnce(lines.join('\n'));
+    const reply = await command(ADMIN_CHAT, '/stickers_new');
+    expect([reply.length, reply.startsWith('#100000 · '), reply.endsWith('…')]).toEqual([4096, true, true]);
   });
 
   it('/stickers_new caps each list with an "and N more" line', async () => {

@@ -5,7 +5,7 @@ import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import { personName, type TelegramAccount } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
-import { type BotContext, type BotReply, TelegramGateway } from '../telegram/telegram.gateway';
+import { type BotContext, type BotReply, cutTo, TELEGRAM_TEXT_MAX, TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
 import { BotErrorFilter } from './bot-error.filter';
 
@@ -113,7 +113,9 @@ export class LeadsBotUpdate {
   /** A reply to the update's message in its chat (and topic), if any; a failed send is logged as `failure`. */
   private async reply(ctx: BotContext, failure: string, reply: string | BotReply | null, threadId: number | null = null): Promise<void> {
     if (reply === null) return;
-    const message = { chatId: String(ctx.chat?.id ?? ''), html: false, ...(typeof reply === 'string' ? { text: reply } : reply) };
+    const { text, keyboard } = typeof reply === 'string' ? { text: reply, keyboard: undefined } : reply;
+    // Telegram refuses a longer text outright: cut, an answer still comes (a long /stickers_new at worst).
+    const message = { chatId: String(ctx.chat?.id ?? ''), html: false, text: cutTo(text, TELEGRAM_TEXT_MAX), keyboard };
     const sent = await this.telegram.inTopic(threadId, (thread) =>
       this.telegram.send({ ...message, threadId: thread, replyTo: thread === threadId ? ctx.message?.message_id : undefined }),
     );
