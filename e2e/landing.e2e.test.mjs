@@ -99,6 +99,10 @@ describe('landing form in a browser', () => {
     const page = await context.newPage();
     await page.goto(stack.landingUrl);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'the page scrolls sideways at 360 px');
+    // A phone's keyboard must not capitalise or "correct" a username as it is typed.
+    const username = page.locator('input[name="telegram"]');
+    const typedAsIs = ['autocapitalize', 'autocorrect', 'spellcheck'].map((a) => username.getAttribute(a));
+    assert.deepEqual(await Promise.all(typedAsIs), ['none', 'off', 'false']);
     await page.getByLabel('Имя').focus();
     await page.keyboard.type('Клава Табова', { delay: 10 });
     await page.keyboard.press('Tab');

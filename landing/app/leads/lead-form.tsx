@@ -52,10 +52,18 @@ interface Props {
 }
 
 /** The one-line inputs, in order; their labels and hints are the catalogue's (`form`). */
-const FIELDS: { name: LeadField; type?: string; required?: boolean; hint?: 'telegram' | 'optional'; autoComplete?: string }[] = [
+/** `verbatim`: typed as is, with no capital letter or correction from a phone's keyboard (a username). */
+const FIELDS: {
+  name: LeadField;
+  type?: string;
+  required?: boolean;
+  hint?: 'telegram' | 'optional';
+  autoComplete?: string;
+  verbatim?: boolean;
+}[] = [
   { name: 'name', required: true, autoComplete: 'name' },
   // The contacts' `required` follows LEADS_REQUIRED_CONTACTS: set in LeadForm.
-  { name: 'telegram', required: true, hint: 'telegram', autoComplete: 'off' },
+  { name: 'telegram', required: true, hint: 'telegram', autoComplete: 'off', verbatim: true },
   // The phone's hint depends on the region: set in LeadForm.
   { name: 'phone', type: 'tel', required: true, autoComplete: 'tel' },
   { name: 'date', hint: 'optional' },
@@ -291,6 +299,7 @@ function Field(props: {
   required?: boolean;
   hint?: string;
   autoComplete?: string;
+  verbatim?: boolean;
   multiline?: boolean;
   error?: string;
   defaultValue?: string;
@@ -298,7 +307,21 @@ function Field(props: {
   requiredContacts?: RequiredContacts;
   locale: Locale;
 }) {
-  const { name, label, type, required, hint, autoComplete, multiline, error, defaultValue, phoneRegion, requiredContacts, locale } = props;
+  const {
+    name,
+    label,
+    type,
+    required,
+    hint,
+    autoComplete,
+    verbatim,
+    multiline,
+    error,
+    defaultValue,
+    phoneRegion,
+    requiredContacts,
+    locale,
+  } = props;
   const errorId = `${name}-error`;
   const hintId = `${name}-hint`;
   const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
@@ -310,6 +333,7 @@ function Field(props: {
     'aria-describedby': describedBy,
     defaultValue: defaultValue ?? '',
     autoComplete,
+    ...(verbatim ? { autoCapitalize: 'none', autoCorrect: 'off', spellCheck: false } : {}),
   };
   return (
     <div className={`field${error ? ' has-error' : ''}`}>
