@@ -117,6 +117,16 @@ describe('landing form in a browser', () => {
     await context.close();
   });
 
+  it("an address with no page: 404, one line saying so in the page's language, and the way back to the form", async () => {
+    const page = await browser.newPage();
+    const answer = await page.goto(`${stack.landingUrl}/no-such-page`);
+    assert.equal(answer?.status(), 404);
+    assert.equal(await page.locator('h1').textContent(), 'Такой страницы нет.');
+    await page.getByRole('link', { name: 'Оставить заявку' }).click();
+    await page.getByLabel('Имя').waitFor({ timeout: 10000 });
+    await page.close();
+  });
+
   it('on the sandbox page a developer presses a card button and watches the card change', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

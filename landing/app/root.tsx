@@ -1,7 +1,18 @@
-import { Links, Meta, Outlet, Scripts, ScrollRestoration, useRouteLoaderData, type ShouldRevalidateFunction } from '@remix-run/react';
+import {
+  isRouteErrorResponse,
+  Links,
+  Meta,
+  Outlet,
+  Scripts,
+  ScrollRestoration,
+  useRouteError,
+  useRouteLoaderData,
+  type ShouldRevalidateFunction,
+} from '@remix-run/react';
 import type { LinksFunction } from '@remix-run/node';
 import { DEFAULT_LOCALE, type Locale } from '@stickers/shared';
 import { getEnv } from './env.server';
+import { LANDING_MESSAGES } from './i18n';
 import { counterBootstrap, ga4Script, METRIKA_SCRIPT, type AnalyticsConfig } from './leads/analytics';
 import styles from './styles.css?url';
 
@@ -67,4 +78,18 @@ export function Layout({ children }: { children: React.ReactNode }) {
 
 export default function App() {
   return <Outlet />;
+}
+
+/** An address with no page (404), or a page that failed: one line in the page's language and the way back to the form. */
+export function ErrorBoundary() {
+  const error = useRouteError();
+  const t = LANDING_MESSAGES[useRouteLoaderData<typeof loader>('root')?.locale ?? DEFAULT_LOCALE].missing;
+  return (
+    <main>
+      <h1>{isRouteErrorResponse(error) && error.status === 404 ? t.notFound : t.failed}</h1>
+      <p>
+        <a href="/">{t.back}</a>
+      </p>
+    </main>
+  );
 }

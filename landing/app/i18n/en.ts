@@ -50,6 +50,11 @@ export const en = {
     telegram: 'Get the answer in Telegram',
     again: 'Send another request',
   },
+  missing: {
+    notFound: 'There is no such page.',
+    failed: 'The page did not open. Please try again a little later.',
+    back: 'Send a request',
+  },
   message: {
     fallbackWarning: (requestId: string) =>
       `⚠️ Fallback channel: the leads server did not answer — the request is not in the database (request_id ${requestId})`,

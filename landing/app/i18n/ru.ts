@@ -57,6 +57,12 @@ export const ru = {
     telegram: 'Получить ответ в Telegram',
     again: 'Отправить ещё одну заявку',
   },
+  /** A page that is not there (404), or one that failed: what happened and the way back to the form. */
+  missing: {
+    notFound: 'Такой страницы нет.',
+    failed: 'Страница не открылась. Попробуйте ещё раз чуть позже.',
+    back: 'Оставить заявку',
+  },
   /** The request as a Telegram message (fallback or direct route, docs/requirements.md §8.4). */
   message: {
     /** The fallback's first line. */
