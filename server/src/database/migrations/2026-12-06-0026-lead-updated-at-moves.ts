@@ -21,60 +21,29 @@ const REPEAT_TIMES = (r: string) => [`${r}.created_at`, `${r}.received_at`];
  * the times only. A row written without a change of its state (the card's message, its rewrite) does not move it.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) === 'postgres') {
-    const changed = `(${STATE.map((c) => `new.${c}`).join(', ')}) is distinct from (${STATE.map((c) => `old.${c}`).join(', ')})`;
-    await sql
-      .raw(
-        String.raw`
-create or replace function lead_updated_at() returns trigger language plpgsql as $fn$
-begin
-  if tg_op = 'INSERT' then
-    new.updated_at := ${latest(true, ['new.updated_at', ...LEAD_TIMES('new')])};
-  elsif ${changed} then
-    new.updated_at := ${latest(true, ['old.updated_at + 1', 'new.updated_at', ...LEAD_TIMES('new')])};
-  else
-    new.updated_at := ${latest(true, ['old.updated_at', 'new.updated_at', ...LEAD_TIMES('new')])};
-  end if;
-  return new;
-end $fn$;
-
-create or replace function lead_updated_by_repeat() returns trigger language plpgsql as $fn$
-begin
-  update leads set updated_at = ${latest(true, ['updated_at + 1', ...REPEAT_TIMES('new')])} where id = new.lead_id;
-  return null;
-end $fn$;
-`,
-      )
-      .execute(db);
-    return;
-  }
-  const changed = STATE.map((c) => `new.${c} is not old.${c}`).join(' or ');
-  await sql.raw('drop trigger lead_updated_change').execute(db);
-  await sql.raw('drop trigger lead_updated_repeat').execute(db);
-  await sql
-    .raw(
-      `create trigger lead_updated_change after update of ${STATE.join(', ')} on leads when ${changed} begin
-         update leads set updated_at = ${latest(false, ['updated_at + 1', ...LEAD_TIMES('new')])} where id = new.id; end`,
-    )
-    .execute(db);
-  await sql
-    .raw(
-      `create trigger lead_updated_repeat after insert on lead_repeats begin
-         update leads set updated_at = ${latest(false, ['updated_at + 1', ...REPEAT_TIMES('new')])} where id = new.lead_id; end`,
-    )
-    .execute(db);
+  await replaceTriggers(db, true);
 }
 
 /** 0019's triggers again. */
 export async function down(db: Kysely<any>): Promise<void> {
+  await replaceTriggers(db, false);
+}
+
+/** The triggers of `updated_at`: `moves`, this migration's (a change of state moves it by 1 ms at least); else 0019's. */
+async function replaceTriggers(db: Kysely<any>, moves: boolean): Promise<void> {
+  const after = (time: string) => (moves ? `${time} + 1` : time);
   if (dialectOf(db) === 'postgres') {
+    const changed = `(${STATE.map((c) => `new.${c}`).join(', ')}) is distinct from (${STATE.map((c) => `old.${c}`).join(', ')})`;
+    const onChange = `
+  elsif ${changed} then
+    new.updated_at := ${latest(true, ['old.updated_at + 1', 'new.updated_at', ...LEAD_TIMES('new')])};`;
     await sql
       .raw(
         String.raw`
 create or replace function lead_updated_at() returns trigger language plpgsql as $fn$
 begin
   if tg_op = 'INSERT' then
-    new.updated_at := ${latest(true, ['new.updated_at', ...LEAD_TIMES('new')])};
+    new.updated_at := ${latest(true, ['new.updated_at', ...LEAD_TIMES('new')])};${moves ? onChange : ''}
   else
     new.updated_at := ${latest(true, ['old.updated_at', 'new.updated_at', ...LEAD_TIMES('new')])};
   end if;
@@ -83,7 +52,7 @@ end $fn$;
 
 create or replace function lead_updated_by_repeat() returns trigger language plpgsql as $fn$
 begin
-  update leads set updated_at = ${latest(true, ['updated_at', ...REPEAT_TIMES('new')])} where id = new.lead_id;
+  update leads set updated_at = ${latest(true, [after('updated_at'), ...REPEAT_TIMES('new')])} where id = new.lead_id;
   return null;
 end $fn$;
 `,
@@ -91,18 +60,19 @@ end $fn$;
       .execute(db);
     return;
   }
+  const changed = moves ? ` when ${STATE.map((c) => `new.${c} is not old.${c}`).join(' or ')}` : '';
   await sql.raw('drop trigger lead_updated_change').execute(db);
   await sql.raw('drop trigger lead_updated_repeat').execute(db);
   await sql
     .raw(
-      `create trigger lead_updated_change after update of ${STATE.join(', ')} on leads begin
-         update leads set updated_at = ${latest(false, ['updated_at', ...LEAD_TIMES('new')])} where id = new.id; end`,
+      `create trigger lead_updated_change after update of ${STATE.join(', ')} on leads${changed} begin
+         update leads set updated_at = ${latest(false, [after('updated_at'), ...LEAD_TIMES('new')])} where id = new.id; end`,
     )
     .execute(db);
   await sql
     .raw(
       `create trigger lead_updated_repeat after insert on lead_repeats begin
-         update leads set updated_at = ${latest(false, ['updated_at', ...REPEAT_TIMES('new')])} where id = new.lead_id; end`,
+         update leads set updated_at = ${latest(false, [after('updated_at'), ...REPEAT_TIMES('new')])} where id = new.lead_id; end`,
     )
     .execute(db);
 }
