@@ -28,7 +28,8 @@ const section = () => page.locator('section#conversation');
 
 async function openLead() {
   await page.goto(launchUrl(`${stack.serverUrl}/inbox?lead=${leadNumber}`, signInitData({ botToken: TOKEN, user: DEFAULT_USER })));
-  await section().locator('.conversation > p').first().waitFor();
+  // Past the loading line (a paragraph of its own in the same box): the conversation as the API answered it.
+  await section().locator('.conversation').filter({ hasNotText: 'Загрузка…' }).locator('> p').first().waitFor();
 }
 
 before(async () => {
