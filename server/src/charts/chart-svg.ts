@@ -47,6 +47,11 @@ const DAY_MONTH: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit'
 /** A `YYYY-MM-DD` day as the locale writes a day and month: `01.12` (ru), `12/01` (en). */
 const shortDate = (t: Messages, day: string) => dateFormat(DAY_MONTH, t.intl, 'UTC').format(new Date(`${day}T00:00:00Z`));
 
+const sum = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
+/** Each day's count over `series`. */
+const perDayTotals = (days: number, series: PerDayChart['series']) =>
+  Array.from({ length: days }, (_, d) => sum(series.map((s) => s.counts[d] ?? 0)));
+
 const sourceName = (t: Messages, source: string | null) => source ?? t.charts.noSource;
 const seriesName = (t: Messages, s: PerDayChart['series'][number]) => s.label ?? sourceName(t, s.source);
 
@@ -58,8 +63,7 @@ function foldSeries(t: Messages, series: PerDayChart['series']): PerDayChart['se
   if (series.length <= SERIES_CLASSES) return series;
   const kept = series.slice(0, SERIES_CLASSES - 1);
   const rest = series.slice(SERIES_CLASSES - 1);
-  const counts = rest[0].counts.map((_, d) => rest.reduce((sum, s) => sum + (s.counts[d] ?? 0), 0));
-  return [...kept, { source: null, counts, label: t.charts.otherSources(rest.length) }];
+  return [...kept, { source: null, counts: perDayTotals(rest[0].counts.length, rest), label: t.charts.otherSources(rest.length) }];
 }
 
 /** Where each legend item goes, wrapping to as many rows as the sources need. */
@@ -115,11 +119,11 @@ class Painter {
 
 /** The per-day chart's aria-label: the total, the busiest day, each source's total. */
 function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): string {
-  const total = totals.reduce((a, b) => a + b, 0);
+  const total = sum(totals);
   const parts = [t.charts.total(total)];
   const busiest = totals.indexOf(Math.max(...totals));
   if (total > 0) parts.push(t.charts.busiest(totals[busiest], shortDate(t, chart.days[busiest])));
-  for (const s of chart.series) parts.push(`${seriesName(t, s)} — ${s.counts.reduce((a, b) => a + b, 0)}`);
+  for (const s of chart.series) parts.push(`${seriesName(t, s)} — ${sum(s.counts)}`);
   return parts.join('; ');
 }
 
@@ -129,10 +133,10 @@ export function perDaySvg(given: PerDayChart, options: { t: Messages; palette?: 
   const p = new Painter(options.palette);
   const chart = options.legend ? { ...given, series: foldSeries(t, given.series) } : given;
   const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
-  const labels = chart.series.map((s) => `${seriesName(t, s)}: ${s.counts.reduce((a, b) => a + b, 0)}`);
+  const labels = chart.series.map((s) => `${seriesName(t, s)}: ${sum(s.counts)}`);
   const legend = options.legend ? legendLayout(labels, left, WIDTH - right) : [];
   const { width, height } = perDaySize(options.legend ?? false, (legend.at(-1)?.row ?? 0) + 1);
-  const totals = chart.days.map((_, d) => chart.series.reduce((sum, s) => sum + (s.counts[d] ?? 0), 0));
+  const totals = perDayTotals(chart.days.length, chart.series);
   const of = chart.source === undefined ? '' : `, ${t.charts.ofSource(sourceName(t, chart.source))}`;
   const title = `${t.charts.perDayTitle(chart.days.length)}${of}`;
   const out = [p.open(width, height, title, `${title}: ${perDaySummary(t, chart, totals)}`, 'per-day')];
@@ -174,7 +178,7 @@ export function funnelSvg(funnel: Record<LeadStatus, number>, days: number, opti
   const p = new Painter(options.palette);
   const height = 12 + LEAD_STATUSES.length * FUNNEL_ROW;
   const title = t.charts.funnelTitle(days);
-  const total = LEAD_STATUSES.reduce((sum, s) => sum + funnel[s], 0);
+  const total = sum(LEAD_STATUSES.map((s) => funnel[s]));
   const label = `${title}: ${[t.charts.total(total), ...LEAD_STATUSES.map((s) => `${t.statuses[s]} — ${funnel[s]}`)].join('; ')}`;
   const out = [p.open(WIDTH, height, title, label, 'funnel')];
   const [left, right] = [140, 60];
