@@ -57,7 +57,7 @@ export class LeaseService {
       // A holder on this host whose process is gone (killed, and restarted as this one): no need to wait for its lease.
       const current = await this.leases.holderOf(name);
       if (current && holderIsDead(current.holder, this.instanceId))
-        granted = await this.leases.takeOver(name, current.holder, this.instanceId, until);
+        granted = await this.leases.acquire(name, this.instanceId, now, until, current.holder);
     }
     if (granted) {
       this.heldUntil.set(name, until);

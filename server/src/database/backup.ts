@@ -19,10 +19,9 @@ export async function backupDatabase(source: string, target: string): Promise<{ 
   const partial = `${target}.partial`;
   // A run that died midway may have left its files: a stale -wal beside the new copy would be read into it.
   for (const leftover of ['', '-wal', '-shm', '-journal']) rmSync(`${partial}${leftover}`, { force: true });
-  const db = new BetterSqlite3(source, { fileMustExist: true });
+  // This process may wait for locks as long as it likes: it is not serving requests.
+  const db = new BetterSqlite3(source, { fileMustExist: true, timeout: 10_000 });
   try {
-    // This process may wait for locks as long as it likes: it is not serving requests.
-    db.pragma('busy_timeout = 10000');
     await db.backup(partial, { progress: () => ALL_PAGES });
   } finally {
     db.close();

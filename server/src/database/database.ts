@@ -18,12 +18,11 @@ export interface BusyState extends BusyPolicy {
 /** Opens the SQLite file in WAL mode; `busyTimeoutMs`: how long a lock is waited for. */
 export function openDatabase(path: string, options: { busyTimeoutMs?: number } = {}) {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const sqlite = new BetterSqlite3(path);
+  // busy_timeout: a few ms at most inside SQLite (it blocks the event loop); longer waits are asynchronous retries (whileBusy).
+  const sqlite = new BetterSqlite3(path, { timeout: SQLITE_BUSY_TIMEOUT_MS });
   sqlite.pragma('journal_mode = WAL');
   // FULL: an acknowledged lead survives a power cut, not only a process crash ("never loses one").
   sqlite.pragma('synchronous = FULL');
-  // A few ms at most inside SQLite (it blocks the event loop); longer waits are asynchronous retries (whileBusy).
-  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
   // Erased personal data is overwritten, not left in free pages (retention, /stickers_forget).
   sqlite.pragma('secure_delete = ON');
@@ -40,8 +39,7 @@ export function databasePathProblem(path: string): string | null {
   let sqlite: BetterSqlite3.Database | undefined;
   try {
     mkdirSync(dirname(path), { recursive: true });
-    sqlite = new BetterSqlite3(path);
-    sqlite.pragma('busy_timeout = 1000');
+    sqlite = new BetterSqlite3(path, { timeout: 1000 });
     sqlite.pragma('journal_mode = WAL');
     // Reads the schema (a file that is not a database fails here) and takes the write lock for a moment.
     sqlite.prepare('begin immediate').run();

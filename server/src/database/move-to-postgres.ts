@@ -42,12 +42,11 @@ export async function moveToPostgres(
   log(`SQLite ${sqlitePath}: ${describeMigrations(sqliteMigrated)}`);
 
   const { db: pg } = openPostgres(postgresUrl);
-  const sqlite = new BetterSqlite3(sqlitePath, { fileMustExist: true });
+  const sqlite = new BetterSqlite3(sqlitePath, { fileMustExist: true, timeout: 10_000 });
   try {
     await refuseOtherTables(pg, sqlite);
     const postgresMigrated = await migrateToLatest(pg);
     log(`PostgreSQL: ${describeMigrations(postgresMigrated)}`);
-    sqlite.pragma('busy_timeout = 10000');
     sqlite.prepare('begin').run();
     // The snapshot starts with this first read: the tables, their rows and counts below all come from it.
     const tables = readSourceTables(sqlite);

@@ -7,8 +7,12 @@ import type { LeadsDb } from '../database/database';
 export class LeasesRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  /** Takes or renews the lease: nobody holds it, its time ran out, or `holder` does. */
-  async acquire(name: string, holder: string, now: number, until: number): Promise<boolean> {
+  /**
+   * Takes or renews the lease: nobody holds it, its time ran out, or `holder` does; with `deadHolder` (a holder known to
+   * be dead), also from it, unless someone else took it meanwhile.
+   */
+  async acquire(name: string, holder: string, now: number, until: number, deadHolder?: string): Promise<boolean> {
+    const takers = deadHolder === undefined ? [holder] : [holder, deadHolder];
     const row = await this.db
       .insertInto('leases')
       .values({ name, holder, until })
@@ -16,22 +20,11 @@ export class LeasesRepository {
         oc
           .column('name')
           .doUpdateSet({ holder, until })
-          .where((eb) => eb.or([eb('leases.until', '<', now), eb('leases.holder', '=', holder)])),
+          .where((eb) => eb.or([eb('leases.until', '<', now), eb('leases.holder', 'in', takers)])),
       )
       .returning('holder')
       .executeTakeFirst();
     return row?.holder === holder;
-  }
-
-  /** Takes the lease from `from` (a holder known to be dead), unless someone else took it meanwhile. */
-  async takeOver(name: string, from: string, holder: string, until: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('leases')
-      .set({ holder, until })
-      .where('name', '=', name)
-      .where('holder', '=', from)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
   }
 
   /** A clean shutdown: another instance takes the job at once. */

@@ -8,8 +8,8 @@ import type { Tx } from './transactor';
 export class SettingsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  async get(key: string): Promise<string | null> {
-    const row = await this.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+  async get(key: string, trx?: Tx): Promise<string | null> {
+    const row = await (trx ?? this.db).selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
     return row?.value ?? null;
   }
 
@@ -35,8 +35,7 @@ export class SettingsRepository {
           .values({ key: to, value: kept.value, updated_at: at })
           .onConflict((oc) => oc.column('key').doNothing())
           .execute();
-      const row = await trx.selectFrom('settings').select('value').where('key', '=', to).executeTakeFirst();
-      return row?.value ?? null;
+      return this.get(to, trx);
     });
   }
 
