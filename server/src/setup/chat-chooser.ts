@@ -70,13 +70,13 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
     session.say(`   Send /stickers_chatid in it: another group (add ${username} first), or another topic of «${other.title}».`);
     if (session.interactive) session.say('   Press Enter to go on without an admin chat.');
   }
-  if (other && !session.interactive && options.from === null) {
+  if (other && !session.interactive && options.from === undefined) {
     session.note(
       'no admin chat: without a terminal setup takes an admin chat only with --from (set ADMIN_CHAT_ID later; /stickers_chatid tells it)',
     );
     return null;
   }
-  session.say(`   Waiting up to ${options.timeoutSec} s…`);
+  session.say(`   Waiting up to ${options.timeout} s…`);
   for (;;) {
     const seen = await session.wait((u) => {
       const s = sighting(u, me.id);
@@ -93,11 +93,11 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
         return null;
       }
       const chat = `«${s.chat.title ?? s.chat.id}» (${s.chat.id})`;
-      if (!other && options.chat !== null && String(s.chat.id) !== options.chat) {
+      if (!other && options.chat !== undefined && String(s.chat.id) !== options.chat) {
         session.note(`${chat}: ${s.how}; not the chat of --chat ${options.chat}: ignored`);
         return null;
       }
-      if (!inLeadsChat && options.from !== null && s.byId !== options.from) {
+      if (!inLeadsChat && options.from !== undefined && s.byId !== options.from) {
         session.note(`${chat}: ${s.how}; not by --from ${options.from}: ignored`);
         return null;
       }
@@ -109,7 +109,7 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
         session.note('no admin chat: alerts and the digest are only logged (set ADMIN_CHAT_ID later; /stickers_chatid tells it)');
       } else if (seen.kind === 'timeout') {
         session.fail(
-          `no group showed up within ${options.timeoutSec} s: add the bot to the group (or send /stickers_chatid there) and run setup again`,
+          `no group showed up within ${options.timeout} s: add the bot to the group (or send /stickers_chatid there) and run setup again`,
         );
       }
       return null;
@@ -124,7 +124,7 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
     const members = count.ok ? `${count.value} member${count.value === 1 ? '' : 's'}` : `members unknown (${count.description})`;
     const found = `«${choice.title}» (${choice.chatId})${choice.threadId ? `, topic ${choice.threadId}` : ''}: ${members}; ${s.how}`;
     // A group the operator did not name (--chat, --from) is taken only when they say so: it may be a stranger's.
-    const named = options.chat !== null || options.from !== null || (other !== null && choice.chatId === other.chatId);
+    const named = options.chat !== undefined || options.from !== undefined || (other !== null && choice.chatId === other.chatId);
     if (!named) {
       session.say(`   ${found}`);
       if (!(await session.yes(`Take it as ${other ? 'the admin chat' : 'the leads group'}? [y/N] `))) {
@@ -142,7 +142,7 @@ export async function chooseChat(session: SetupSession, me: BotIdentity, other: 
 async function chooseTopic(session: SetupSession, choice: ChatChoice): Promise<number | null> {
   const { options } = session;
   session.say(
-    `   «${choice.title}» has topics: send /stickers_chatid in the topic to use (in General for none). Waiting up to ${options.timeoutSec} s…`,
+    `   «${choice.title}» has topics: send /stickers_chatid in the topic to use (in General for none). Waiting up to ${options.timeout} s…`,
   );
   const seen = await session.wait((u) => {
     const message = u.message as { chat?: { id: number }; message_thread_id?: number; is_topic_message?: boolean } | undefined;
@@ -151,7 +151,7 @@ async function chooseTopic(session: SetupSession, choice: ChatChoice): Promise<n
   }, false);
   const topic = seen.value;
   if (!topic) {
-    if (seen.kind === 'timeout') session.note(`no message in a topic within ${options.timeoutSec} s: the chat's General topic it is`);
+    if (seen.kind === 'timeout') session.note(`no message in a topic within ${options.timeout} s: the chat's General topic it is`);
     return null;
   }
   session.ok(topic.threadId ? `topic ${topic.threadId} of «${choice.title}»` : `the General topic of «${choice.title}»`);

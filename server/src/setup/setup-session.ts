@@ -6,15 +6,15 @@ import type { RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
 import { CheckLines } from './bot-rights';
 
-/** The options of `setup` (cli/program.ts); `signal`: Ctrl-C, setup stops waiting, confirms what it read and ends. */
+/** The options of `setup` as commander reads them (cli/program.ts); `signal`: Ctrl-C, setup stops waiting, confirms what it read and ends. */
 export interface SetupOptions {
-  timeoutSec: number;
+  timeout: number;
   admin: boolean;
-  deleteWebhook: boolean;
-  dropPending: boolean;
+  deleteWebhook?: boolean;
+  dropPending?: boolean;
   signal?: AbortSignal;
-  chat: string | null;
-  from: number | null;
+  chat?: string;
+  from?: number;
 }
 
 const SETUP_UPDATES = ['message', 'my_chat_member', 'callback_query'] as const;
@@ -93,7 +93,7 @@ export class SetupSession extends CheckLines {
 
   /** Waits for one update `pick` accepts, within the bound (Enter ends a `skippable` wait). */
   async wait<T>(pick: (u: RawUpdate) => T | null, skippable: boolean): Promise<Waited<T>> {
-    const until = this.clock.now() + this.options.timeoutSec * 1000;
+    const until = this.clock.now() + this.options.timeout * 1000;
     const local = new AbortController();
     const signals = [local.signal, ...(this.options.signal ? [this.options.signal] : [])];
     if (skippable) void this.line(local.signal).then(() => local.abort());

@@ -9,7 +9,7 @@ import { isForTheServer, SetupSession } from './setup-session';
 export class SetupService extends SetupSession {
   /** The exit code: 0 every check passed; 1 a problem (said in its line); 130 stopped by the operator. */
   async run(): Promise<number> {
-    if (!this.interactive && this.options.chat === null && this.options.from === null) {
+    if (!this.interactive && this.options.chat === undefined && this.options.from === undefined) {
       // Nobody can confirm the group: the first one to show up could be a stranger's (anyone may add a bot to a group).
       this.fail(
         "without a terminal setup takes only the group you name: run it with --chat <the group's chat id> " +
@@ -143,7 +143,7 @@ export class SetupService extends SetupSession {
       return;
     }
     this.ok(`test card sent to ${describeChat(leads)} (message ${sent.value.message_id})`);
-    this.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeoutSec} s…`);
+    this.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeout} s…`);
     const seen = await this.wait((u) => {
       const query = u.callback_query as { id: string; data?: string; from?: { first_name?: string } } | undefined;
       return query?.data === this.pressData ? query : null;
@@ -154,7 +154,7 @@ export class SetupService extends SetupSession {
       await close('🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.');
       if (seen.kind === 'timeout')
         this.fail(
-          `buttons: no press of the test card reached the bot within ${this.options.timeoutSec} s (run setup again to repeat the check)`,
+          `buttons: no press of the test card reached the bot within ${this.options.timeout} s (run setup again to repeat the check)`,
         );
       return;
     }
