@@ -3,42 +3,31 @@ import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, 
 import type { Response } from 'express';
 import { jsonContent } from '../http/api-docs';
 import { MetricsService } from '../observability/metrics.service';
-import { OpenApiDocument } from './openapi';
+import { objectSchema, OpenApiDocument } from './openapi';
 import { ReadinessService } from './readiness.service';
 
 const HEALTH_SCHEMA: SchemaObject = { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } };
 
-const check = (extra: Record<string, SchemaObject> = {}): SchemaObject => ({
-  type: 'object',
-  required: ['ok', 'detail', ...Object.keys(extra)],
-  properties: {
+const check = (extra: Record<string, SchemaObject> = {}): SchemaObject =>
+  objectSchema({
     ok: { type: 'boolean' },
     detail: { type: 'string', description: 'A fixed text (never a path or an error message): `writable`, `write failed`, …' },
     ...extra,
-  },
-});
+  });
 
 /** `GET /ready`'s body, 200 or 503 alike. */
-const READINESS_SCHEMA: SchemaObject = {
-  type: 'object',
-  required: ['status', 'checks'],
-  properties: {
-    status: { type: 'string', enum: ['ready', 'not_ready'] },
-    checks: {
-      type: 'object',
-      required: ['database', 'migrations', 'outbox', 'telegram'],
-      properties: {
-        database: check(),
-        migrations: check(),
-        outbox: check({
-          oldest_unpublished_age_sec: { type: 'integer', nullable: true },
-          last_card_age_sec: { type: 'integer', nullable: true },
-        }),
-        telegram: { ...check(), description: 'Reported only: Telegram down does not make the server unready' },
-      },
-    },
-  },
-};
+const READINESS_SCHEMA = objectSchema({
+  status: { type: 'string', enum: ['ready', 'not_ready'] },
+  checks: objectSchema({
+    database: check(),
+    migrations: check(),
+    outbox: check({
+      oldest_unpublished_age_sec: { type: 'integer', nullable: true },
+      last_card_age_sec: { type: 'integer', nullable: true },
+    }),
+    telegram: { ...check(), description: 'Reported only: Telegram down does not make the server unready' },
+  }),
+});
 
 @ApiTags('operations')
 @Controller()

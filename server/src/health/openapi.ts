@@ -1,5 +1,12 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject, type SchemaObject } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  getSchemaPath,
+  SwaggerModule,
+  type OpenAPIObject,
+  type ReferenceObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
 import { SECRET_HEADER } from '@stickers/shared';
 import { INBOX_SCHEME, LEADS_SECRET_SCHEME } from '../http/api-docs';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
@@ -7,73 +14,67 @@ import { LEAD_STATUSES } from '../domain/lead-status';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
 import { SIGNATURE_HEADER } from '../webhooks/webhook.sender';
 
-/** Each event type's `data`, besides `lead` (GET /leads's lead, as it is when the delivery is sent). */
-const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<string, SchemaObject>; required: string[] }> = {
-  'lead.created': { when: 'A new lead is stored (a late one from the landing’s spool too)', properties: {}, required: [] },
+/** An object of these properties, all required but the optional ones (OpenAPI 3.0 takes no empty `required`). */
+export function objectSchema(
+  properties: Record<string, SchemaObject | ReferenceObject>,
+  optional: string[] = [],
+  extra: SchemaObject = {},
+): SchemaObject {
+  const required = Object.keys(properties).filter((key) => !optional.includes(key));
+  return { type: 'object', ...(required.length ? { required } : {}), properties, ...extra };
+}
+
+/** Each event type's `data`, besides `lead` (GET /leads's lead, as it is when the delivery is sent); every property required. */
+const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<string, SchemaObject> }> = {
+  'lead.created': { when: 'A new lead is stored (a late one from the landing’s spool too)', properties: {} },
   'lead.repeat': {
     when: 'A repeat is attached to the lead',
     properties: {
-      repeat: {
-        type: 'object',
-        required: ['request_id', 'received_at', 'changed_fields'],
-        properties: {
-          request_id: { type: 'string' },
-          received_at: { type: 'string', format: 'date-time' },
-          changed_fields: {
-            type: 'array',
-            items: { type: 'string' },
-            description: 'The names of the fields that differ, never their values',
-          },
+      repeat: objectSchema({
+        request_id: { type: 'string' },
+        received_at: { type: 'string', format: 'date-time' },
+        changed_fields: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'The names of the fields that differ, never their values',
         },
-      },
+      }),
     },
-    required: ['repeat'],
   },
   'lead.status_changed': {
     when: 'A card button, the inbox or a CRM (POST /leads/{lead_number}/status) changed the status',
     properties: {
       from: { type: 'string', enum: [...LEAD_STATUSES] },
       to: { type: 'string', enum: [...LEAD_STATUSES] },
-      by: {
-        type: 'object',
-        required: ['telegram_user_id', 'name'],
-        properties: {
-          telegram_user_id: {
-            type: 'integer',
-            nullable: true,
-            description: 'The Telegram user; null for a CRM (POST /leads/{lead_number}/status)',
-          },
-          name: { type: 'string', description: 'As on the card (a CRM: its `by`)' },
+      by: objectSchema({
+        telegram_user_id: {
+          type: 'integer',
+          nullable: true,
+          description: 'The Telegram user; null for a CRM (POST /leads/{lead_number}/status)',
         },
-      },
+        name: { type: 'string', description: 'As on the card (a CRM: its `by`)' },
+      }),
     },
-    required: ['from', 'to', 'by'],
   },
   'lead.anonymised': {
     when: 'The lead was erased: /stickers_forget by number or by contact, retention, or `npm run leads -- forget`',
     properties: { reason: { type: 'string', enum: ['number', 'contact', 'retention'] } },
-    required: ['reason'],
   },
   'lead.message': {
     when: "A message of the lead's conversation in Telegram is stored: the visitor's to the team (`in`) or the team's to the visitor (`out`)",
     properties: {
-      message: {
-        type: 'object',
-        required: ['id', 'direction', 'media'],
-        properties: {
-          id: { type: 'integer', description: 'The message in the inbox (GET /inbox/api/leads/{number}/messages)' },
-          direction: { type: 'string', enum: ['in', 'out'] },
-          media: {
-            type: 'string',
-            nullable: true,
-            // null listed in the enum too: OpenAPI 3.0's `nullable` does not add it to an enum.
-            enum: [...MESSAGE_MEDIA, null],
-            description: 'null: a text message. The text itself is personal data and never in a webhook',
-          },
+      message: objectSchema({
+        id: { type: 'integer', description: 'The message in the inbox (GET /inbox/api/leads/{number}/messages)' },
+        direction: { type: 'string', enum: ['in', 'out'] },
+        media: {
+          type: 'string',
+          nullable: true,
+          // null listed in the enum too: OpenAPI 3.0's `nullable` does not add it to an enum.
+          enum: [...MESSAGE_MEDIA, null],
+          description: 'null: a text message. The text itself is personal data and never in a webhook',
         },
-      },
+      }),
     },
-    required: ['message'],
   },
 };
 
@@ -97,21 +98,16 @@ function complete(document: OpenAPIObject): OpenAPIObject {
   const hooks: Record<string, unknown> = {};
   for (const type of WEBHOOK_EVENT_TYPES) {
     const data = EVENT_DATA[type];
-    schemas[schemaName(type)] = {
-      type: 'object',
-      description: `${type}: ${data.when}`,
-      required: ['id', 'type', 'created_at', 'data'],
-      properties: {
+    schemas[schemaName(type)] = objectSchema(
+      {
         id: { type: 'string', description: 'The event: every delivery of it (a retry, a replay) has the same id' },
         type: { type: 'string', enum: [type] },
         created_at: { type: 'string', format: 'date-time', description: 'When the change happened (UTC)' },
-        data: {
-          type: 'object',
-          required: ['lead', ...data.required],
-          properties: { lead: { $ref: getSchemaPath('ExportedLead') }, ...data.properties },
-        },
+        data: objectSchema({ lead: { $ref: getSchemaPath('ExportedLead') }, ...data.properties }),
       },
-    };
+      [],
+      { description: `${type}: ${data.when}` },
+    );
     hooks[type] = {
       post: {
         operationId: `webhook${schemaName(type).slice('WebhookEvent'.length)}`,

@@ -1,6 +1,7 @@
 import type { SchemaObject } from '@nestjs/swagger';
 import { LATE_ROUTES, SOURCE_KEYS } from '@stickers/shared';
 import { LEAD_STATUSES } from '../domain/lead-status';
+import { objectSchema } from '../health/openapi';
 
 /** `GET /leads/:request_id/trace`'s answer (TraceService.read) in the OpenAPI document; times in epoch ms, as stored. */
 const ms = (what: string, nullable = false): SchemaObject => ({
@@ -19,15 +20,9 @@ const list = (items: SchemaObject, description?: string): SchemaObject => ({
   items,
 });
 
-/** An object of these properties, all required but the optional ones (OpenAPI 3.0 takes no empty `required`). */
-function object(properties: Record<string, SchemaObject>, optional: string[] = [], extra: SchemaObject = {}): SchemaObject {
-  const required = Object.keys(properties).filter((key) => !optional.includes(key));
-  return { type: 'object', ...(required.length ? { required } : {}), properties, ...extra };
-}
-
 /** How a request (the lead's or a repeat's) came: late, its fallback message, its source and consent (these two optional). */
 const REQUEST: Record<string, SchemaObject> = {
-  late: object(
+  late: objectSchema(
     {
       route: { type: 'string', enum: [...LATE_ROUTES] },
       reason: nullableString,
@@ -37,7 +32,7 @@ const REQUEST: Record<string, SchemaObject> = {
     [],
     { nullable: true, description: 'How a replayed request came; null for the others' },
   ),
-  fallback: object(
+  fallback: objectSchema(
     {
       chat_id: string,
       message_id: integer,
@@ -48,19 +43,19 @@ const REQUEST: Record<string, SchemaObject> = {
     [],
     { nullable: true, description: "The landing's fallback message, and what the outbox did with it; null without" },
   ),
-  source: object(Object.fromEntries(SOURCE_KEYS.map((key) => [key, string])), [...SOURCE_KEYS], {
+  source: objectSchema(Object.fromEntries(SOURCE_KEYS.map((key) => [key, string])), [...SOURCE_KEYS], {
     description: 'As the landing sent it; absent when it sent none',
   }),
-  consent: object({ accepted_at: ms('When the visitor ticked the box'), policy_url: string }, [], {
+  consent: objectSchema({ accepted_at: ms('When the visitor ticked the box'), policy_url: string }, [], {
     description: 'Absent without a consent; kept through anonymisation',
   }),
 };
 
-const FOUND: SchemaObject = object({
+const FOUND: SchemaObject = objectSchema({
   found: { type: 'boolean', enum: [true] },
   key: { type: 'string', description: 'What was asked for' },
   matched: { type: 'string', enum: ['lead', 'repeat', 'lead_number'] },
-  lead: object(
+  lead: objectSchema(
     {
       lead_number: integer,
       request_id: string,
@@ -82,7 +77,7 @@ const FOUND: SchemaObject = object({
     ['thread_id', 'source', 'consent'],
   ),
   repeats: list(
-    object(
+    objectSchema(
       {
         request_id: string,
         created_at: ms('The repeat’s time'),
@@ -96,10 +91,10 @@ const FOUND: SchemaObject = object({
       ['source', 'consent'],
     ),
   ),
-  status_history: list(object({ at: ms('When'), from: string, to: string, by: string, user_id: integer })),
-  events: list(object({ at: ms('When'), kind: string, detail: nullableString, repeat_request_id: nullableString })),
+  status_history: list(objectSchema({ at: ms('When'), from: string, to: string, by: string, user_id: integer })),
+  events: list(objectSchema({ at: ms('When'), kind: string, detail: nullableString, repeat_request_id: nullableString })),
   messages: list(
-    object({
+    objectSchema({
       at: ms('When it was stored'),
       direction: { type: 'string', enum: ['in', 'out'], description: '`in`: from the visitor; `out`: from the team' },
       media: { type: 'string', nullable: true, description: 'photo, document, voice, video, sticker, other; null: text' },
@@ -110,7 +105,7 @@ const FOUND: SchemaObject = object({
   ),
 });
 
-const MISSING: SchemaObject = object({
+const MISSING: SchemaObject = objectSchema({
   found: { type: 'boolean', enum: [false] },
   key: string,
   message: { type: 'string', description: 'Why nothing was found, for a person' },
