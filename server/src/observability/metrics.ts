@@ -51,20 +51,15 @@ const sorted = (labels: Labels): Labels => Object.fromEntries(Object.entries(lab
 @Injectable()
 export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly registry = new Registry();
-  private readonly counters = new Map<CounterName, Counter<string>>();
-  private readonly histograms = new Map<HistogramName, Histogram<string>>();
   /** When Node read each request of this app's server not yet answered with a submission sample. */
   private readonly started = new WeakMap<object, number>();
   private server: Server | undefined;
 
   constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {
-    for (const [name, [help, labelNames]] of Object.entries(COUNTERS))
-      this.counters.set(name as CounterName, new Counter({ name, help, labelNames, registers: [this.registry] }));
+    // Each registers itself in the registry, where inc and observe find it by name.
+    for (const [name, [help, labelNames]] of Object.entries(COUNTERS)) new Counter({ name, help, labelNames, registers: [this.registry] });
     for (const [name, [help, labelNames, buckets]] of Object.entries(HISTOGRAMS))
-      this.histograms.set(
-        name as HistogramName,
-        new Histogram({ name, help, labelNames: [...labelNames], buckets: [...buckets], registers: [this.registry] }),
-      );
+      new Histogram({ name, help, labelNames: [...labelNames], buckets: [...buckets], registers: [this.registry] });
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -84,7 +79,7 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   inc(name: CounterName, labels: Labels = {}, by = 1): void {
-    const counter = this.counters.get(name);
+    const counter = this.registry.getSingleMetric(name) as Counter | undefined;
     if (!counter) throw new Error(`unknown counter ${name}`);
     counter.inc(sorted(labels), by);
   }
@@ -102,6 +97,6 @@ export class Metrics implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /** A histogram sample, in seconds. */
   observe(name: HistogramName, seconds: number, labels: Labels = {}): void {
-    this.histograms.get(name)?.observe(labels, Math.max(0, seconds));
+    (this.registry.getSingleMetric(name) as Histogram | undefined)?.observe(labels, Math.max(0, seconds));
   }
 }
