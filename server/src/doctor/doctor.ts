@@ -113,11 +113,7 @@ class Doctor extends CheckLines {
     const topic = `${target.threadVar ?? `${target.chatVar} topic`}=${target.threadId}`;
     if (!checked.chat.is_forum)
       return this.fail(`${topic}:${title || ` ${target.chatId}`} has no topics: unset the topic, or turn topics on in the group`);
-    const reached = await telegram.call('sendChatAction', {
-      chat_id: target.chatId,
-      action: 'typing',
-      ...(target.threadId ? { message_thread_id: target.threadId } : {}),
-    });
+    const reached = await telegram.call('sendChatAction', { chat_id: target.chatId, action: 'typing', message_thread_id: target.threadId });
     if (reached.ok) this.ok(`${topic}: the topic takes messages`);
     else if (reached.kind === 'thread_gone') {
       this.fail(
