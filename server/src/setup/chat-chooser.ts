@@ -1,6 +1,6 @@
 import type { BotIdentity, RawUpdate } from '../telegram/telegram.gateway';
 import type { SetupSession } from './setup-session';
-import { personName } from '../domain/telegram-account';
+import { personName, type TelegramAccount } from '../domain/telegram-account';
 
 /** A group an update shows: the bot added to it (`threadId` undefined: not known), or a message in it (null: no topic, or General). */
 interface ChatSighting {
@@ -14,14 +14,10 @@ type Chat = ChatSighting['chat'];
 
 const IN_CHAT = ['creator', 'administrator', 'member', 'restricted'];
 
-interface TelegramUser {
-  id: number;
-  first_name?: string;
-  last_name?: string;
-  username?: string;
-}
+/** A user as an update carries them: the account's fields, the id always. */
+type TelegramUser = Partial<TelegramAccount> & { id: number };
 
-export function userName(user: Omit<TelegramUser, 'id'> | undefined): string {
+export function userName(user: Partial<TelegramAccount> | undefined): string {
   return personName(user ?? {}) || 'someone';
 }
 
