@@ -51,10 +51,7 @@ export function loadServerConfig(env: Env) {
   const linkRoot = r.valid('LEADS_TELEGRAM_LINK_ROOT', 'https://t.me', 'an http(s) URL like https://t.me', urlAsGiven);
   const webhook = readTelegramWebhook(r, token);
   const managerIds = r.valid('LEADS_MANAGER_IDS', null, 'a comma-separated list of Telegram user ids', (v) => {
-    const ids = v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
+    const ids = v.split(/\s*,\s*/).filter(Boolean);
     return ids.every((id) => /^\d{1,20}$/.test(id)) ? ids.map(Number) : null;
   });
   const timezone = r.valid('LEADS_TIMEZONE', 'Europe/Moscow', 'an IANA time zone like Europe/Moscow', (v) => {
