@@ -13,7 +13,6 @@ export interface InboxUser {
   first_name: string;
   last_name: string | null;
   username: string | null;
-  language_code: string | null;
 }
 
 /** Who is asking, once let in; `scope`: null for every lead. */
@@ -84,8 +83,8 @@ export class InboxAccessService {
     }
     // Launch data without a user (an inline query's, a chat's) names nobody to let in.
     if (!data.user) return { ok: false, why: 'invalid' };
-    const { id, first_name, last_name = null, username = null, language_code = null } = data.user;
-    const user: InboxUser = { id, first_name, last_name, username, language_code };
+    const { id, first_name, last_name = null, username = null } = data.user;
+    const user: InboxUser = { id, first_name, last_name, username };
     const age = this.clock.now() - data.auth_date.getTime();
     if (age > this.config.inbox.maxAgeSec * 1000) return { ok: false, why: 'expired' };
     // Logged: a server clock far behind Telegram's refuses every launch the same way.

@@ -42,10 +42,9 @@ export class InboxService {
   }
 
   me(viewer: InboxViewer) {
-    const { id, first_name, last_name, username } = viewer.user;
     // The page follows LEADS_LOCALE, and words the statuses and the fields as the cards do (the server's catalogue).
     return {
-      user: { id, first_name, last_name, username },
+      user: viewer.user,
       manager: viewer.manager,
       may_change: this.mayChange(viewer),
       locale: this.config.locale,

@@ -83,7 +83,11 @@ export class LeadsService {
     // Never after the arrival (validateLate takes a time ahead as the server's now).
     const createdAt = late ? Math.min(late.submitted_at, now) : now;
     const { ipLimit, ipWindowSec, hourlyLimit, lateHourlyLimit } = this.config.leads;
+    // The columns a new lead and a repeat both have: the request's own.
     const requestColumns = {
+      request_id: lead.request_id,
+      created_at: createdAt,
+      ip_hash: ipHash,
       received_at: now,
       ...(late ? lateColumnsOf(late) : {}),
       ...sourceColumnsOf(lead.source),
@@ -92,6 +96,7 @@ export class LeadsService {
     };
     // A lead may have one contact (LEADS_REQUIRED_CONTACTS): the missing one is null, which matches nothing.
     const telegramKey = lead.telegram?.toLowerCase() ?? null;
+    const formFields = formFieldsOf(lead);
     const plan: SubmitPlan = {
       request_id: lead.request_id,
       now,
@@ -112,20 +117,10 @@ export class LeadsService {
         since: createdAt - REPEAT_WINDOW_MS,
         until: createdAt + REPEAT_WINDOW_MS,
       },
-      incoming: formFieldsOf(lead),
+      incoming: formFields,
       fields: LEAD_FIELDS,
-      lead: {
-        request_id: lead.request_id,
-        ...formFieldsOf(lead),
-        telegram_key: telegramKey,
-        ip_hash: ipHash,
-        created_at: createdAt,
-        ...requestColumns,
-      },
+      lead: { ...formFields, telegram_key: telegramKey, ...requestColumns },
       repeat: {
-        request_id: lead.request_id,
-        created_at: createdAt,
-        ip_hash: ipHash,
         ...requestColumns,
         // A repeat's fallback message is never its card: the lead has one. It gets its reply at once.
         ...(late?.fallback ? { fallback_state: 'answer' as const } : {}),
