@@ -1,9 +1,8 @@
-import { Controller, Get, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, Query, StreamableFile } from '@nestjs/common';
 import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiInvalidQuery, ApiRateLimited, ApiSecretRefusals } from '../http/api-docs';
-import { ApiErrorFilter } from '../http/api-error.filter';
-import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
-import { SecretGuard } from '../access/secret.guard';
+import { ApiInvalidQuery, ApiRateLimited } from '../http/api-docs';
+import { Throttled } from '../http/caller-throttle';
+import { BehindSecret } from '../access/behind-secret';
 import { csvDownload } from './csv.writer';
 import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from './export.dto';
 import { CSV_COLUMNS, ExportService } from './export.service';
@@ -11,12 +10,9 @@ import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query
 
 /** `GET /leads` and its CSV behind `POST /leads`'s secret: the caller throttled first, the query checked last. */
 @ApiTags('leads')
-@ApiSecretRefusals({ throttled: true })
+@BehindSecret()
 @ApiInvalidQuery()
 @Controller('leads')
-@UseFilters(ApiErrorFilter)
-@Throttled('api')
-@UseGuards(CallerThrottleGuard, SecretGuard)
 export class ExportController {
   constructor(private readonly exports: ExportService) {}
 

@@ -1,10 +1,8 @@
-import { Controller, HttpCode, Logger, Post, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Logger, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiJsonBody, ApiRefusal, ApiSecretRefusals } from '../http/api-docs';
-import { ApiErrorFilter } from '../http/api-error.filter';
-import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
+import { ApiJsonBody, ApiRefusal } from '../http/api-docs';
 import { JsonBody } from '../http/json-body.reader';
-import { SecretGuard } from '../access/secret.guard';
+import { BehindSecret } from '../access/behind-secret';
 import { BODY_PIPE, LeadNumberParam, notFound } from '../http/validation';
 import { ExportService } from '../export/export.service';
 import { LeadStatusService, statusRefusal } from './lead-status.service';
@@ -13,11 +11,8 @@ import { LEAD_STATUSES } from '../domain/lead-status';
 
 /** `POST /leads/{lead_number}/status`: a CRM writes a status back, behind the shared secret, throttled first (`api`). */
 @ApiTags('leads')
-@ApiSecretRefusals({ throttled: true })
+@BehindSecret()
 @Controller('leads')
-@UseFilters(ApiErrorFilter)
-@Throttled('api')
-@UseGuards(CallerThrottleGuard, SecretGuard)
 export class LeadStatusController {
   private readonly logger = new Logger('LeadStatus');
 

@@ -1,9 +1,7 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiInvalidQuery, ApiRefusal, ApiSecretRefusals } from '../http/api-docs';
-import { ApiErrorFilter } from '../http/api-error.filter';
-import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
-import { SecretGuard } from '../access/secret.guard';
+import { ApiInvalidQuery, ApiRefusal } from '../http/api-docs';
+import { BehindSecret } from '../access/behind-secret';
 import { ApiValidationPipe, notFound } from '../http/validation';
 import { LeadsQueryPipe } from '../export/export-query';
 import { ApiQueryParameters, queryTime } from '../export/export.dto';
@@ -12,11 +10,8 @@ import { WebhookEventsService } from './webhook-events.service';
 
 /** Behind the shared secret of `POST /leads`, each caller throttled first (`api`). */
 @ApiTags('webhooks')
-@ApiSecretRefusals({ throttled: true })
+@BehindSecret()
 @Controller('webhooks/events')
-@UseFilters(ApiErrorFilter)
-@Throttled('api')
-@UseGuards(CallerThrottleGuard, SecretGuard)
 export class WebhookEventsController {
   constructor(private readonly events: WebhookEventsService) {}
 
