@@ -50,7 +50,7 @@ function offsetAt(ms: number, timezone: string): number {
   return wall.setUTCHours(t.hour, t.minute, t.second) - Math.floor(ms / 1000) * 1000;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+export const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The instant the wall clock in `timezone` reads `wall` (the epoch ms of those fields read as UTC, whole seconds): in

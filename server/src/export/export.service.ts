@@ -2,7 +2,7 @@ import { setImmediate as nextTurnOfTheLoop } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { LEAD_FIELDS, normalisePhone, SOURCE_KEYS, UTM_KEYS, type PhoneRegion, type SourceKey } from '@stickers/shared';
 import { Clock } from '../clock/clock';
-import { WALL_CLOCK_FIELDS } from '../clock/local-time';
+import { DAY_MS, WALL_CLOCK_FIELDS } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { isPersonalField, SOURCE_COLUMN, withoutPersonal } from '../domain/personal-fields';
@@ -33,7 +33,6 @@ import { Turns } from './export-turns';
 
 const CSV_PAGE = 200;
 export const EXPORTS_AT_ONCE = 2;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A checked query's filters; `updatedSince`, the inbox's `source` (null: none), `search` and `scope` when given. */
 type ExportFilter = Pick<ExportQuery, 'since' | 'until' | 'status' | 'source' | 'search' | 'scope'> & { updatedSince?: number };
