@@ -1,23 +1,18 @@
-import { Controller, Get, Param, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiSecretRefusals, jsonContent } from '../http/api-docs';
-import { ApiErrorFilter } from '../http/api-error.filter';
-import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
-import { SecretGuard } from '../access/secret.guard';
+import { jsonContent } from '../http/api-docs';
+import { BehindSecret } from '../access/behind-secret';
 import { TRACE_SCHEMA } from './trace.dto';
 import { TraceService } from './trace.service';
 
 /** `GET /leads/:request_id/trace` behind the same secret as `POST /leads`: the story of a request for integrators. */
 @ApiTags('leads')
-@ApiSecretRefusals({ throttled: true })
+@BehindSecret()
 @Controller('leads')
-@UseFilters(ApiErrorFilter)
 export class TraceController {
   constructor(private readonly traces: TraceService) {}
 
   @Get(':request_id/trace')
-  @Throttled('api')
-  @UseGuards(CallerThrottleGuard, SecretGuard)
   @ApiOperation({ operationId: 'traceLead', summary: 'The story of a request: stored or not, card, repeats, status changes' })
   @ApiParam({ name: 'request_id', required: true, schema: { type: 'string' }, description: 'request_id or lead number' })
   @ApiOkResponse({
