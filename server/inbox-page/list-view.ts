@@ -1,4 +1,5 @@
 import { formatPhone } from '@stickers/shared';
+import { SEARCH_MAX } from '../src/domain/lead';
 import { LEAD_STATUSES } from '../src/domain/lead-status';
 import { ApiFailure, type Filters, type LeadItem } from './api';
 import { field, go, header, link, option, problem, statusBadge, time, type App } from './app';
@@ -78,7 +79,7 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
     autocomplete: 'off',
     enterkeyhint: 'search',
     // The API's limit for a search (a longer one is refused).
-    maxlength: 100,
+    maxlength: SEARCH_MAX,
   });
   const status = el(
     'select',

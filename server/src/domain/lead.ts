@@ -2,6 +2,9 @@ import { LEAD_FIELDS, type CaptchaResult, type LeadField, type LeadFields } from
 import type { LeadStatus } from './lead-status';
 import type { SourceColumns } from './personal-fields';
 
+/** The longest search text the API takes (`q` of the export and the inbox); the inbox page's field stops there. */
+export const SEARCH_MAX = 100;
+
 /** The visitor's fields, one column per field of the form: null when not given, and once the lead is anonymised. */
 export type FormColumns = { [K in LeadField]: string | null };
 

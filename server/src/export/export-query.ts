@@ -7,6 +7,7 @@ import { instantOfWallTime } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
+import { SEARCH_MAX } from '../domain/lead';
 import { ApiValidationPipe, CROSS_FIELD, invalidQuery, validationContext } from '../http/validation';
 
 /** The queries of the routes that read leads, checked by LeadsQueryPipe: a value names exactly one thing or is refused (422). */
@@ -19,7 +20,6 @@ const NO_SOURCE = 'none';
 const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 /** A checked `source` as the repositories take it: null for `none` (leads without one), else the landing's name. */
 export const sourceFilter = (source: string): string | null => (source === NO_SOURCE ? null : source);
-const SEARCH_MAX = 100;
 /** PostgreSQL refuses a NUL in any text: a control character is refused (422) before any query. */
 const NO_CONTROL_CHARACTER = /^\P{Cc}*$/u;
 
