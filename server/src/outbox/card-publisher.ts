@@ -6,7 +6,7 @@ import type { Outcome } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { MINIMAL_CARD_ALERT_INTERVAL_MS, PUBLISH_ALERT_INTERVAL_MS } from './retry-schedule';
 import { type NextStep, nextStep, type OutboxCall, type PublishCall, type Retry } from './telegram-answer.policy';
-import { TelegramHandler } from './telegram-handler';
+import { type LogLine, TelegramHandler, type TraceLine } from './telegram-handler';
 
 /** A card Telegram accepted: the lead as it showed it, where, in which form, and why not another. */
 interface SentCard {
@@ -115,11 +115,10 @@ export class CardPublisher extends TelegramHandler {
   }
 
   private async notAdopted(lead: Lead, why: string, next: 'answer' | 'refused' = 'answer'): Promise<void> {
-    await this.repo.fallbackNotAdopted(lead.id, next);
     const after = next === 'answer' ? ', and the fallback message gets a reply' : '; that message is left alone';
-    const detail = `${why}: the card goes out as a new message${after}`;
-    await this.repo.recordEvent(lead.id, 'fallback_not_adopted', this.clock.now(), detail);
-    this.logger.warn({ msg: 'fallback message not adopted as the card', lead_number: lead.id, request_id: lead.request_id, why });
+    const trace: TraceLine = [lead.id, 'fallback_not_adopted', `${why}: the card goes out as a new message${after}`];
+    const log: LogLine = ['warn', 'fallback message not adopted as the card', { request_id: lead.request_id, why }];
+    await this.recorded(() => this.repo.fallbackNotAdopted(lead.id, next), trace, log)();
   }
 
   /** The lead keeps its place and waits for the pause; the trace tells of a pause on the card's first try. */

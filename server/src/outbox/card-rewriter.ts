@@ -24,11 +24,8 @@ export class CardRewriter extends TelegramHandler {
         const dirtyAt = lead.card_dirty_at;
         const anonymised = lead.anonymised_at !== null ? ', anonymised' : '';
         const detail = `status ${lead.status}${anonymised}${minimal ? `; minimal card (${minimal})` : ''}`;
-        const record = async () => {
-          await this.repo.markCardRefreshed(lead.id, dirtyAt);
-          await this.repo.recordEvent(lead.id, 'card_rewritten', this.clock.now(), detail);
-        };
-        return { done: 'sent', record };
+        const refreshed = () => this.repo.markCardRefreshed(lead.id, dirtyAt);
+        return { done: 'sent', record: this.recorded(refreshed, [lead.id, 'card_rewritten', detail]) };
       }
       case 'republish':
         return { done: 'card gone', record: () => this.repo.republish(lead.id, description) };

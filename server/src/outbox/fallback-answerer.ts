@@ -3,7 +3,7 @@ import type { FallbackAnswerEnd } from '../repositories/leads.repository';
 import type { Outcome } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { nextStep } from './telegram-answer.policy';
-import { TelegramHandler } from './telegram-handler';
+import { type LogLine, TelegramHandler, type TraceLine } from './telegram-handler';
 
 /** A fallback message waiting for its reply: a late lead's whose card went out anew, or a late repeat's (`of`: whose row `id` is). */
 type Fallback = { of: 'lead' | 'repeat'; id: number; leadId: number; requestId: string };
@@ -34,12 +34,9 @@ export class FallbackAnswerer extends TelegramHandler {
     });
     if (sent.ok) {
       const detail = `reply ${sent.value.message_id} to the fallback message (chat ${chatId}, message ${messageId})`;
-      const record = async () => {
-        await this.repo.markFallbackAnswered(f.of, f.id, 'answered');
-        this.logger.log({ msg: 'fallback message answered', lead_number: f.leadId, request_id: f.requestId });
-        await this.event(f, 'fallback_answered', detail);
-      };
-      return { done: 'answered', record };
+      const answered = () => this.repo.markFallbackAnswered(f.of, f.id, 'answered');
+      const log: LogLine = ['log', 'fallback message answered', { request_id: f.requestId }];
+      return { done: 'answered', record: this.recorded(answered, this.trace(f, 'fallback_answered', detail), log) };
     }
     const next = nextStep({ action: 'answer', form: 'reply' }, sent, row.attempts);
     switch (next.step) {
@@ -60,15 +57,12 @@ export class FallbackAnswerer extends TelegramHandler {
   }
 
   private end(f: Fallback, end: FallbackAnswerEnd, detail: string, attempts?: number): Outcome {
-    const record = async () => {
-      await this.repo.markFallbackAnswered(f.of, f.id, end);
-      await this.event(f, 'fallback_left', detail);
-      this.logger.warn({ msg: 'fallback message left without a reply', lead_number: f.leadId, request_id: f.requestId, why: detail });
-    };
-    return { done: end, attempts, record };
+    const left = () => this.repo.markFallbackAnswered(f.of, f.id, end);
+    const log: LogLine = ['warn', 'fallback message left without a reply', { request_id: f.requestId, why: detail }];
+    return { done: end, attempts, record: this.recorded(left, this.trace(f, 'fallback_left', detail), log) };
   }
 
-  private event(f: Fallback, kind: 'fallback_answered' | 'fallback_left', detail: string) {
-    return this.repo.recordEvent(f.leadId, kind, this.clock.now(), detail, f.of === 'repeat' ? f.id : null);
+  private trace(f: Fallback, kind: 'fallback_answered' | 'fallback_left', detail: string): TraceLine {
+    return [f.leadId, kind, detail, f.of === 'repeat' ? f.id : null];
   }
 }

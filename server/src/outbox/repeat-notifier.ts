@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { hasCard, type Outcome, type PublishedLead } from './outcome';
 import type { OutboxRow } from '../repositories/outbox.repository';
 import { type FloodPause, nextStep, type Retry } from './telegram-answer.policy';
-import { TelegramHandler } from './telegram-handler';
+import { type LogLine, TelegramHandler, type TraceLine } from './telegram-handler';
 
 /** `repeat_ping` rows (docs/requirements.md §4.6): the card shows the repeat, then a reply without personal data. */
 @Injectable()
@@ -16,11 +16,8 @@ export class RepeatNotifier extends TelegramHandler {
     if (lead.status === 'spam' || lead.anonymised_at !== null) {
       // "A repeat of a lead that is spam or anonymised is only marked as handled."
       const why = lead.status === 'spam' ? 'lead is spam' : 'lead is anonymised';
-      const record = async () => {
-        await this.repo.markRepeatHandled(repeat.id, 'skipped', this.clock.now());
-        await this.repo.recordEvent(repeat.lead_id, 'repeat_skipped', this.clock.now(), why, repeat.id);
-      };
-      return { done: 'skipped', record };
+      const skipped = () => this.repo.markRepeatHandled(repeat.id, 'skipped', this.clock.now());
+      return { done: 'skipped', record: this.recorded(skipped, [repeat.lead_id, 'repeat_skipped', why, repeat.id]) };
     }
     // No card in the group now (gone, published anew): the new card shows every repeat, with no ping.
     if (!hasCard(lead)) return { done: 'in the next card' };
@@ -35,12 +32,9 @@ export class RepeatNotifier extends TelegramHandler {
       case 'success': // "message is not modified" too: the card already shows this repeat
         break;
       case 'republish': {
-        const record = async () => {
-          await this.repo.republish(lead.id, description);
-          await this.repo.recordEvent(lead.id, 'card_gone', this.clock.now(), `${description}; a new card will be published`);
-          this.logger.warn({ msg: 'card message is gone; a new card will be published', lead_number: lead.id, error: description });
-        };
-        return { done: 'card gone', record };
+        const trace: TraceLine = [lead.id, 'card_gone', `${description}; a new card will be published`];
+        const log: LogLine = ['warn', 'card message is gone; a new card will be published', { error: description }];
+        return { done: 'card gone', record: this.recorded(() => this.repo.republish(lead.id, description), trace, log) };
       }
       case 'retry':
         return this.failed(repeatId, lead.id, description, next);
@@ -62,24 +56,19 @@ export class RepeatNotifier extends TelegramHandler {
       }
     }
     const detail = `card edited${minimal ? ` (minimal card: ${minimal})` : ''}, ping message ${ping.value.message_id}${topic}`;
-    const record = async () => {
-      await this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
-      this.logger.log({ msg: 'repeat notified', lead_number: lead.id, request_id: lead.request_id });
-      await this.repo.recordEvent(lead.id, 'repeat_notified', this.clock.now(), detail, repeatId);
-    };
-    return { done: 'sent', record };
+    const pinged = () => this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
+    const log: LogLine = ['log', 'repeat notified', { request_id: lead.request_id }];
+    return { done: 'sent', record: this.recorded(pinged, [lead.id, 'repeat_notified', detail, repeatId], log) };
   }
 
   private failed(repeatId: number, leadId: number, error: string, next: FloodPause | Retry): Promise<Outcome> | Outcome {
     if (next.step === 'flood_pause') return this.gate.pause(next.pauseMs, error);
     const { failures } = next;
     if (next.giveUp) {
-      const record = async () => {
-        await this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), error);
-        await this.repo.recordEvent(leadId, 'repeat_gave_up', this.clock.now(), `after ${failures} failures: ${error}`, repeatId);
-        this.logger.warn({ msg: 'repeat notification given up', lead_number: leadId, failures, error });
-      };
-      return { done: 'gave_up', attempts: failures, record };
+      const gaveUp = () => this.repo.markRepeatHandled(repeatId, 'gave_up', this.clock.now(), error);
+      const trace: TraceLine = [leadId, 'repeat_gave_up', `after ${failures} failures: ${error}`, repeatId];
+      const log: LogLine = ['warn', 'repeat notification given up', { failures, error }];
+      return { done: 'gave_up', attempts: failures, record: this.recorded(gaveUp, trace, log) };
     }
     return this.retryLater(next, error, { leadId, kind: 'repeat_notify_failed', msg: 'repeat notification attempt failed', repeatId });
   }

@@ -20,6 +20,11 @@ import type { Outcome, OutboxHandler, PublishedLead } from './outcome';
 import { MINIMAL_CARD_ALERT_INTERVAL_MS } from './retry-schedule';
 import { type EditCall, type EditStep, nextStep, type Retry } from './telegram-answer.policy';
 
+/** A line of the lead's trace: its lead, kind and detail, and the repeat it is about. */
+export type TraceLine = [leadId: number, kind: LeadEventKind, detail: string, repeatId?: number | null];
+/** A log line: its level, `msg` and fields besides `lead_number` (the trace line's lead). */
+export type LogLine = [level: 'log' | 'warn', msg: string, fields?: Record<string, unknown>];
+
 /** `minimal`: the full card's refusal when the minimal one took its place. */
 interface CardEdit {
   next: Extract<EditStep, { step: 'success' | 'republish' | 'retry' }>;
@@ -91,13 +96,19 @@ export abstract class TelegramHandler implements OutboxHandler {
     failed?: { leadId: number; kind: LeadEventKind; msg: string; repeatId?: number | null },
   ): Outcome {
     const { failures } = next;
-    const record =
-      failed &&
-      (async () => {
-        await this.repo.recordEvent(failed.leadId, failed.kind, this.clock.now(), `attempt ${failures}: ${error}`, failed.repeatId ?? null);
-        this.logger.warn({ msg: failed.msg, lead_number: failed.leadId, attempt: failures, error });
-      });
+    const trace: TraceLine | undefined = failed && [failed.leadId, failed.kind, `attempt ${failures}: ${error}`, failed.repeatId];
+    const record = trace && this.recorded(null, trace, ['warn', failed!.msg, { attempt: failures, error }]);
     return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };
+  }
+
+  /** An outcome's record: `mark` (the row's own change), then the line of the trace, then the log line if any. */
+  protected recorded(mark: (() => Promise<unknown>) | null, trace: TraceLine, log?: LogLine): () => Promise<void> {
+    const [leadId, kind, detail, repeatId] = trace;
+    return async () => {
+      await mark?.();
+      await this.repo.recordEvent(leadId, kind, this.clock.now(), detail, repeatId ?? null);
+      if (log) this.logger[log[0]]({ msg: log[1], lead_number: leadId, ...log[2] });
+    };
   }
 
   /** An admin alert, never awaited by a pass. */
