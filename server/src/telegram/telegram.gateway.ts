@@ -115,16 +115,17 @@ export class TelegramGateway {
     }
   }
 
+  // The payloads below leave a field undefined for "none": telegraf sends no field whose value is undefined or null.
   async send(message: OutgoingMessage): Promise<TelegramResult<{ message_id: number }>> {
     return this.request('sendMessage', {
       chat_id: message.chatId,
-      ...(message.threadId ? { message_thread_id: message.threadId } : {}),
+      message_thread_id: message.threadId || undefined,
       text: message.text,
-      ...(message.html ? { parse_mode: 'HTML' } : {}),
-      ...(message.keyboard ? { reply_markup: message.keyboard } : {}),
-      ...(message.replyTo
-        ? { reply_parameters: { message_id: message.replyTo, allow_sending_without_reply: message.replyOnly !== true } }
-        : {}),
+      parse_mode: message.html ? 'HTML' : undefined,
+      reply_markup: message.keyboard,
+      reply_parameters: message.replyTo
+        ? { message_id: message.replyTo, allow_sending_without_reply: message.replyOnly !== true }
+        : undefined,
       link_preview_options: { is_disabled: true },
     });
   }
@@ -134,7 +135,7 @@ export class TelegramGateway {
       chat_id: chatId,
       message_id: messageId,
       text,
-      ...(html ? { parse_mode: 'HTML' } : {}),
+      parse_mode: html ? 'HTML' : undefined,
       reply_markup: keyboard,
       link_preview_options: { is_disabled: true },
     });
@@ -153,9 +154,9 @@ export class TelegramGateway {
       chat_id: c.chatId,
       from_chat_id: c.fromChatId,
       message_id: c.messageId,
-      ...(c.threadId ? { message_thread_id: c.threadId } : {}),
-      ...(c.caption !== undefined ? { caption: c.caption } : {}),
-      ...(c.replyTo ? { reply_parameters: { message_id: c.replyTo, allow_sending_without_reply: true } } : {}),
+      message_thread_id: c.threadId || undefined,
+      caption: c.caption,
+      reply_parameters: c.replyTo ? { message_id: c.replyTo, allow_sending_without_reply: true } : undefined,
     });
   }
 
@@ -166,9 +167,9 @@ export class TelegramGateway {
   ): Promise<TelegramResult<{ message_id: number }>> {
     return this.request(kind === 'photo' ? 'sendPhoto' : 'sendDocument', {
       chat_id: u.chatId,
-      ...(u.threadId ? { message_thread_id: String(u.threadId) } : {}),
+      message_thread_id: u.threadId ? String(u.threadId) : undefined,
       [kind]: { source: u.content, filename: u.filename },
-      ...(u.caption ? { caption: u.caption } : {}),
+      caption: u.caption || undefined,
     });
   }
 
@@ -206,12 +207,7 @@ export class TelegramGateway {
   ): Promise<TelegramResult<RawUpdate[]>> {
     return this.request(
       'getUpdates',
-      {
-        ...(q.offset !== undefined ? { offset: q.offset } : {}),
-        timeout: q.timeoutSec,
-        ...(q.limit !== undefined ? { limit: q.limit } : {}),
-        ...(q.allowedUpdates ? { allowed_updates: [...q.allowedUpdates] } : {}),
-      },
+      { offset: q.offset, timeout: q.timeoutSec, limit: q.limit, allowed_updates: q.allowedUpdates && [...q.allowedUpdates] },
       { timeoutMs: q.timeoutSec * 1000 + this.config.telegramTimeoutMs, signal },
     );
   }
