@@ -215,6 +215,21 @@ describe('a card Telegram refuses as too long', () => {
     ]);
   });
 
+  it('a rewrite that finds the card deleted: a new card, and the trace says why', async () => {
+    await boot();
+    const id = await submit();
+    await setStatus(id, 'in_progress');
+    refuse('editMessageText', 'Bad Request: message to edit not found');
+    expect(await server.outbox.refreshCard(id)).toBe('later');
+    expect(await eventsOf(id)).toContainEqual({
+      kind: 'card_gone',
+      detail: 'Bad Request: message to edit not found; a new card will be published',
+    });
+    await server.outbox.tick();
+    expect(cardsOf(id)).toHaveLength(2);
+    expect(cardsOf(id)[1].text).toContain('В работе');
+  });
+
   it('a repeat whose card edit is refused as too long: the minimal card, then the ping', async () => {
     await boot();
     const id = await submit({ phone: '+79990006666' });

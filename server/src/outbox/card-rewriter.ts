@@ -28,7 +28,7 @@ export class CardRewriter extends TelegramHandler {
         return { done: 'sent', record: this.recorded(refreshed, [lead.id, 'card_rewritten', detail]) };
       }
       case 'republish':
-        return { done: 'card gone', record: () => this.repo.republish(lead.id, description) };
+        return this.cardGone(lead.id, description);
       case 'retry':
         return this.retryLater(next, description, { leadId: lead.id, kind: 'card_rewrite_failed', msg: 'card rewrite attempt failed' });
     }

@@ -31,11 +31,8 @@ export class RepeatNotifier extends TelegramHandler {
     switch (next.step) {
       case 'success': // "message is not modified" too: the card already shows this repeat
         break;
-      case 'republish': {
-        const trace: TraceLine = [lead.id, 'card_gone', `${description}; a new card will be published`];
-        const log: LogLine = ['warn', 'card message is gone; a new card will be published', { error: description }];
-        return { done: 'card gone', record: this.recorded(() => this.repo.republish(lead.id, description), trace, log) };
-      }
+      case 'republish':
+        return this.cardGone(lead.id, description);
       case 'retry':
         return this.failed(repeatId, lead.id, description, next);
     }

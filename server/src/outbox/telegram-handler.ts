@@ -101,6 +101,13 @@ export abstract class TelegramHandler implements OutboxHandler {
     return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };
   }
 
+  /** The card message is gone (deleted, or never the bot's to edit): the trace says so and a new card is queued. */
+  protected cardGone(leadId: number, description: string): Outcome {
+    const trace: TraceLine = [leadId, 'card_gone', `${description}; a new card will be published`];
+    const log: LogLine = ['warn', 'card message is gone; a new card will be published', { error: description }];
+    return { done: 'card gone', record: this.recorded(() => this.repo.republish(leadId, description), trace, log) };
+  }
+
   /** An outcome's record: `mark` (the row's own change), then the line of the trace, then the log line if any. */
   protected recorded(mark: (() => Promise<unknown>) | null, trace: TraceLine, log?: LogLine): () => Promise<void> {
     const [leadId, kind, detail, repeatId] = trace;
