@@ -403,9 +403,11 @@ describe('configurations the landing refuses to start with', () => {
   for (const [what, env, line] of [
     ['production with neither the server nor Telegram', {}, 'config error: in production set LEADS_ENDPOINT and LEADS_SECRET, or'],
     ['TRUST_PROXY=true', { ...configured, TRUST_PROXY: 'true' }, 'config error: TRUST_PROXY must be'],
+    // The stand-in server holds the port: the line names PORT, not a stack trace.
+    ['a PORT in use', () => ({ ...configured, PORT: new URL(standUrl).port }), 'config error: PORT='],
   ]) {
     it(`${what}: exits 1 with one line`, async () => {
-      const { child } = await startLanding(env);
+      const { child } = await startLanding(typeof env === 'function' ? env() : env);
       const exited = () => child.exitCode !== null && child.stdout.readableEnded && child.stderr.readableEnded;
       await waitUntil(exited, 15000, 'the landing to exit');
       assert.equal(child.exitCode, 1);

@@ -90,6 +90,20 @@ app.all('*', remix);
 const port = Number(process.env.PORT ?? 3001);
 const host = process.env.HOST ?? '0.0.0.0';
 const server = createServer(app);
+// A port in use or an address not of this machine: one line naming the variable, as the server says it.
+server.on('error', (err) => {
+  const problem =
+    ['listen', 'getaddrinfo'].includes(err.syscall) &&
+    {
+      EADDRINUSE: `PORT=${port}: port ${port} is already in use (EADDRINUSE): stop the other process, or choose another PORT`,
+      EACCES: `PORT=${port}: this process may not listen on port ${port} (EACCES; ports below 1024 need privileges): choose another PORT`,
+      EADDRNOTAVAIL: `HOST=${host}: not an address of this machine (EADDRNOTAVAIL): use one of its addresses, or 0.0.0.0`,
+      ENOTFOUND: `HOST=${host}: the host name does not resolve (ENOTFOUND): use an address of this machine, or 0.0.0.0`,
+    }[err.code];
+  if (!problem) throw err;
+  console.error(`config error: ${problem}`);
+  process.exit(1);
+});
 // `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body before the client sends it.
 server.on('checkContinue', (req, res) => {
   if (declaredTooLarge(req)) return refuseTooLarge(req, res);
