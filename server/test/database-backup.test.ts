@@ -62,6 +62,10 @@ describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only:
     await expect(backupDatabase(dbPath(), target)).rejects.toThrow('already exists');
     await expect(backupDatabase(join(tmp.dir, 'none.sqlite'), join(tmp.dir, 'b.sqlite'))).rejects.toThrow('no database at');
     expect(existsSync(join(tmp.dir, 'b.sqlite'))).toBe(false);
+    const noFolder = join(tmp.dir, 'no-folder', 'b.sqlite');
+    await expect(backupDatabase(dbPath(), noFolder)).rejects.toThrow(
+      `no folder ${join(tmp.dir, 'no-folder')} for the backup: create it first`,
+    );
     // `npm run leads -- backup`: either refusal is one line and exit 2.
     expect(await captureConsole(() => backup(dbPath(), target))).toEqual({
       result: 2,
