@@ -34,7 +34,8 @@ export class EnvReader {
 
   int(name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
     const inRange = (v: string) => /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max;
-    return this.valid(name, fallback, `a whole number from ${min} to ${max}`, (v) => (inRange(v) ? Number(v) : null));
+    const what = max === Number.MAX_SAFE_INTEGER ? `a whole number, at least ${min}` : `a whole number from ${min} to ${max}`;
+    return this.valid(name, fallback, what, (v) => (inRange(v) ? Number(v) : null));
   }
 
   flag(name: string, fallback: boolean): boolean {

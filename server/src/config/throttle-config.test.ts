@@ -31,14 +31,12 @@ describe('the per-caller throttles in the configuration', () => {
   });
 
   it('a bad value is one problem line naming the variable', () => {
-    expect(problems({ LEADS_THROTTLE_SUBMIT: '0' })).toEqual([
-      'LEADS_THROTTLE_SUBMIT must be a whole number from 1 to 9007199254740991 (got "0")',
-    ]);
+    expect(problems({ LEADS_THROTTLE_SUBMIT: '0' })).toEqual(['LEADS_THROTTLE_SUBMIT must be a whole number, at least 1 (got "0")']);
     expect(problems({ LEADS_THROTTLE_WINDOW_SEC: '1m' })).toEqual([
       'LEADS_THROTTLE_WINDOW_SEC must be a whole number from 1 to 86400 (got "1m")',
     ]);
     for (const name of ['LEADS_THROTTLE_API', 'LEADS_THROTTLE_EXPORT', 'LEADS_THROTTLE_INBOX', 'LEADS_THROTTLE_WEBHOOK']) {
-      expect(problems({ [name]: 'many' })).toEqual([`${name} must be a whole number from 1 to 9007199254740991 (got "many")`]);
+      expect(problems({ [name]: 'many' })).toEqual([`${name} must be a whole number, at least 1 (got "many")`]);
     }
   });
 });
