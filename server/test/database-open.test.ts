@@ -2,7 +2,7 @@
  * Starting the server (the function main uses) on a database it cannot open: an unusable DATABASE_PATH or DATABASE_URL
  * is one config line naming the variable, where it points (never a password) and the reason.
  */
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { startFromEnv } from '../src/app';
@@ -52,6 +52,15 @@ describe('starting (the function main uses) on a database it cannot open', () =>
       expect(await startProblems({ DATABASE_PATH: notDb })).toEqual([
         `DATABASE_PATH=${notDb}: cannot open: file is not a database (SQLITE_NOTADB)`,
       ]);
+    },
+  );
+
+  itSqliteOnly(
+    "the folder it creates for DATABASE_PATH is 0700: the leads are personal data, as the landing's spool (SQLite only)",
+    async () => {
+      const folder = join(tmp.dir, 'new-folder');
+      expect(await startProblems({ DATABASE_PATH: join(folder, 'leads.sqlite') })).toEqual([]);
+      expect(statSync(folder).mode & 0o777).toBe(0o700);
     },
   );
 

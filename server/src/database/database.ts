@@ -17,7 +17,7 @@ export interface BusyState extends BusyPolicy {
 
 /** Opens the SQLite file in WAL mode; `busyTimeoutMs`: how long a lock is waited for. */
 export function openDatabase(path: string, options: { busyTimeoutMs?: number } = {}) {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // busy_timeout: a few ms at most inside SQLite (it blocks the event loop); longer waits are asynchronous retries (whileBusy).
   const sqlite = new BetterSqlite3(path, { timeout: SQLITE_BUSY_TIMEOUT_MS });
   sqlite.pragma('journal_mode = WAL');
@@ -38,7 +38,8 @@ export function databasePathProblem(path: string): string | null {
   if (path === ':memory:') return null;
   let sqlite: BetterSqlite3.Database | undefined;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    // Personal data: the folder it creates is the owner's only, as the landing's spool.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     sqlite = new BetterSqlite3(path, { timeout: 1000 });
     sqlite.pragma('journal_mode = WAL');
     // Reads the schema (a file that is not a database fails here) and takes the write lock for a moment.
