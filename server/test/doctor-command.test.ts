@@ -76,6 +76,15 @@ describe('doctor on a configured deployment', () => {
     expect(code).toBe(1);
   });
 
+  it('an API root that is no Bot API (404): the line names TELEGRAM_API_ROOT beside the token, exit 1', async () => {
+    const { code, problems } = await doctor({ TELEGRAM_API_ROOT: `${sandbox.url}/not-the-api` });
+    expect(problems).toEqual([
+      'FAIL  TELEGRAM_BOT_TOKEN: Telegram does not know this token, or TELEGRAM_API_ROOT is no Bot API (404: Not Found): ' +
+        'copy the token again from @BotFather, or check TELEGRAM_API_ROOT',
+    ]);
+    expect(code).toBe(1);
+  });
+
   it('a chat the bot is not in: LEADS_CHAT_ID named, exit 1', async () => {
     const chat = sandbox.addChat({ title: 'Чужая группа', type: 'supergroup' });
     const { code, problems } = await doctor({ LEADS_CHAT_ID: String(chat.id) });

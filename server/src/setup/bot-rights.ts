@@ -19,12 +19,15 @@ export class CheckLines {
   async checkToken(telegram: TelegramGateway, fix: string, unanswered: (description: string) => string): Promise<BotIdentity | null> {
     const me = await telegram.call('getMe', {});
     if (!me.ok) {
-      const unknown = me.kind === 'refused' && /^(401|404)/.test(me.description);
-      this.fail(
-        unknown
-          ? `TELEGRAM_BOT_TOKEN: Telegram does not know this token (${me.description}): copy it again from @BotFather${fix}`
-          : unanswered(me.description),
-      );
+      const code = me.kind === 'refused' ? me.description.slice(0, 3) : '';
+      const token = 'TELEGRAM_BOT_TOKEN: Telegram does not know this token';
+      if (code === '401') this.fail(`${token} (${me.description}): copy it again from @BotFather${fix}`);
+      // Telegram's answer to a malformed token, and any web server's to an API root with a wrong path.
+      else if (code === '404')
+        this.fail(
+          `${token}, or TELEGRAM_API_ROOT is no Bot API (${me.description}): copy the token again from @BotFather${fix}, or check TELEGRAM_API_ROOT`,
+        );
+      else this.fail(unanswered(me.description));
       return null;
     }
     this.ok(`TELEGRAM_BOT_TOKEN: the bot @${me.value.username ?? '?'} (id ${me.value.id})`);
