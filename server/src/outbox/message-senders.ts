@@ -15,6 +15,10 @@ const MAX_CAPTION = 1024;
 const CAPTIONED = new Set(['photo', 'document', 'voice', 'video']);
 const BLOCKED = /bot was blocked by the user/i;
 
+/** The Telegram message a stored one is (a message the inbox wrote has none): the copy's source, the notice's reply. */
+const original = (msg: LeadMessage) =>
+  msg.tg_chat_id !== null && msg.tg_message_id !== null ? { chatId: msg.tg_chat_id, messageId: msg.tg_message_id } : null;
+
 /**
  * The conversation's rows (docs/architecture.md, "The conversation"): `visitor_message` relayed into the group as a reply
  * to the card, `team_message` to the bound visitor. Sends are spaced out so they never meet a 429, which stops every card.
@@ -63,9 +67,10 @@ export class MessageSender extends TelegramHandler {
       return this.telegram.send({ chatId, threadId, text: this.t.group.visitorNotice(lead.id), html: false, replyTo });
     const header = this.t.group.visitorHeader(lead.id, msg.author_name ?? '—');
     const text = msg.text ?? '';
-    if (msg.media !== null && CAPTIONED.has(msg.media) && msg.tg_chat_id !== null && msg.tg_message_id !== null) {
+    const from = original(msg);
+    if (msg.media !== null && CAPTIONED.has(msg.media) && from) {
       const caption = cutTo(text ? `${header}\n${text}` : header, MAX_CAPTION);
-      return this.telegram.copyMessage({ chatId, fromChatId: msg.tg_chat_id, messageId: msg.tg_message_id, threadId, replyTo, caption });
+      return this.telegram.copyMessage({ chatId, fromChatId: from.chatId, messageId: from.messageId, threadId, replyTo, caption });
     }
     const body = msg.media !== null ? `[${msg.media}]${text ? ` ${text}` : ''}` : text;
     return this.telegram.send({ chatId, threadId, text: cutTo(`${header}\n${body}`, TELEGRAM_TEXT_MAX), html: false, replyTo });
@@ -80,18 +85,15 @@ export class MessageSender extends TelegramHandler {
     const chatId = String(binding.tg_user_id);
     const slot = this.slot(chatId);
     if (slot > this.clock.now()) return { defer: slot };
-    const answer =
-      msg.tg_chat_id !== null && msg.tg_message_id !== null
-        ? await this.telegram.copyMessage({ chatId, fromChatId: msg.tg_chat_id, messageId: msg.tg_message_id })
-        : await this.telegram.send({ chatId, text: msg.text ?? '', html: false });
+    const from = original(msg);
+    const answer = from
+      ? await this.telegram.copyMessage({ chatId, fromChatId: from.chatId, messageId: from.messageId })
+      : await this.telegram.send({ chatId, text: msg.text ?? '', html: false });
     this.paced(chatId);
     if (answer.ok) {
-      if (msg.tg_chat_id !== null && msg.tg_message_id !== null) {
-        const reacted = await this.telegram.call('setMessageReaction', {
-          chat_id: msg.tg_chat_id,
-          message_id: msg.tg_message_id,
-          reaction: [{ type: 'emoji', emoji: '👍' }],
-        });
+      if (from) {
+        const reaction = [{ type: 'emoji' as const, emoji: '👍' as const }];
+        const reacted = await this.telegram.call('setMessageReaction', { chat_id: from.chatId, message_id: from.messageId, reaction });
         if (!reacted.ok) this.logger.warn({ msg: 'delivery reaction failed', lead_number: msg.lead_id, error: reacted.description });
       }
       const copy = { chatId, messageId: answer.value.message_id };
@@ -126,12 +128,10 @@ export class MessageSender extends TelegramHandler {
 
   /** Failed for good: the message says why, and so does the group (best effort: the history keeps it either way). */
   private async notDelivered(msg: LeadMessage, lead: Lead | undefined, error: string, why: string): Promise<Outcome & { done: string }> {
-    const [chatId, replyTo] =
-      msg.tg_chat_id !== null && msg.tg_message_id !== null
-        ? [msg.tg_chat_id, msg.tg_message_id]
-        : [lead?.chat_id ?? null, lead?.message_id ?? undefined];
+    const from = original(msg);
+    const [chatId, replyTo] = from ? [from.chatId, from.messageId] : [lead?.chat_id ?? null, lead?.message_id ?? undefined];
     if (chatId !== null) {
-      const threadId = msg.tg_chat_id === null ? lead?.card_thread_id : null;
+      const threadId = from ? null : lead?.card_thread_id;
       const told = await this.telegram.send({ chatId, text: this.t.group.notDelivered(why), html: false, replyTo, threadId });
       if (!told.ok) this.logger.warn({ msg: 'not-delivered notice failed', lead_number: msg.lead_id, error: told.description });
     }
