@@ -125,7 +125,7 @@ export class CardPublisher extends TelegramHandler {
   private async flood(lead: Lead, pauseMs: number, description: string, firstTry: boolean): Promise<Outcome> {
     const until = await this.gate.flood(pauseMs, description);
     const detail = `flood control: retry after ${pauseMs / 1000} s`;
-    const record = firstTry ? () => this.repo.recordEvent(lead.id, 'publish_deferred', this.clock.now(), detail) : undefined;
+    const record = firstTry ? this.recorded(null, [lead.id, 'publish_deferred', detail]) : undefined;
     return { defer: until, error: description, stop: true, record };
   }
 

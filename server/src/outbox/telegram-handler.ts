@@ -96,8 +96,13 @@ export abstract class TelegramHandler implements OutboxHandler {
     failed?: { leadId: number; kind: LeadEventKind; msg: string; repeatId?: number | null },
   ): Outcome {
     const { failures } = next;
-    const trace: TraceLine | undefined = failed && [failed.leadId, failed.kind, `attempt ${failures}: ${error}`, failed.repeatId];
-    const record = trace && this.recorded(null, trace, ['warn', failed!.msg, { attempt: failures, error }]);
+    const record =
+      failed &&
+      this.recorded(
+        null,
+        [failed.leadId, failed.kind, `attempt ${failures}: ${error}`, failed.repeatId],
+        ['warn', failed.msg, { attempt: failures, error }],
+      );
     return { failed: { attempts: failures, nextAt: this.clock.now() + next.delayMs, error }, record };
   }
 
