@@ -9,6 +9,7 @@ import { Transactor } from '../repositories/transactor';
 import { ContactEraser, type Contact } from './contact';
 import { ContactHasher } from './contact-hasher';
 import { LEAD_ANONYMISED, type LeadAnonymisedEvent } from '../domain/events';
+import { DAY_MS } from '../clock/local-time';
 
 const CHECKPOINT_RETRY_MS = 1000;
 
@@ -61,7 +62,7 @@ export class AnonymisationService implements OnApplicationShutdown {
 
   /** Anonymises every lead older than the retention period, in batches; returns how many. */
   async applyRetention(retentionDays: number): Promise<number> {
-    const cutoff = this.clock.now() - retentionDays * 24 * 60 * 60 * 1000;
+    const cutoff = this.clock.now() - retentionDays * DAY_MS;
     let total = 0;
     for (;;) {
       const ids = await this.leads.expired(cutoff, 100);

@@ -14,13 +14,13 @@ import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway, type BotReply } from '../telegram/telegram.gateway';
 import { type Binding, type LeadMessage, LeadMessagesRepository } from './lead-messages.repository';
 import { TelegramLinksRepository } from './telegram-links.repository';
+import { DAY_MS } from '../clock/local-time';
 
 /** The callback data of a button choosing the lead a person's messages go to: `talk:<lead>`. */
 export const CHOOSE_PREFIX = 'talk:';
 
 /** At most one answer a minute to a person who writes to the bot without being bound to a lead. */
 const UNBOUND_ANSWER_INTERVAL_MS = 60_000;
-const DAY_MS = 24 * 60 * 60 * 1000;
 /** 24 random bytes: 32 characters of base64url, within Telegram's 1–64 of `[A-Za-z0-9_-]` for a start parameter. */
 const PAYLOAD_BYTES = 24;
 const PAYLOAD = /^[A-Za-z0-9_-]{1,64}$/;

@@ -48,6 +48,7 @@ import { type ArgumentMetadata, Inject, Injectable } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { Validate, ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
 import { Clock } from '../clock/clock';
+import { DAY_MS } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { apiErrorSchema } from '../http/api-docs';
@@ -64,7 +65,7 @@ const isoTime = (what: string): ApiPropertyOptions => ({
   format: 'date-time',
   description:
     `${what}: ISO 8601 with a time zone (\`2026-12-01T10:15:30.123Z\`), at most ${LATE_FUTURE_SKEW_MS / 3_600_000} hours ahead of ` +
-    `the server's clock (a time ahead is taken as the server's now) and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
+    `the server's clock (a time ahead is taken as the server's now) and at most ${LATE_MAX_AGE_MS / DAY_MS} days old`,
 });
 
 const LATE_FALLBACK: ApiPropertyOptions = {
@@ -203,7 +204,7 @@ export class LeadRequestDto {
         description:
           `When the visitor sent the form with the box ticked: ISO 8601 with a time zone, at most ${CONSENT_FUTURE_SKEW_MS / 60_000} ` +
           `minutes ahead of the server's clock (on a replay, with late, as far ahead as late.submitted_at may be; a time ahead is ` +
-          `taken as the server's now) and at most ${LATE_MAX_AGE_MS / 86_400_000} days old`,
+          `taken as the server's now) and at most ${LATE_MAX_AGE_MS / DAY_MS} days old`,
       },
       policy_url: {
         type: 'string',

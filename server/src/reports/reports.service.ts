@@ -8,8 +8,8 @@ import type { ServerConfig } from '../config/config';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { ReportsRepository, type SourceCount } from '../repositories/reports.repository';
+import { DAY_MS } from '../clock/local-time';
 
-const DAY = 24 * 60 * 60 * 1000;
 /** Lines per section of /stickers_new before "…and N more". */
 const LIST_CAP = 15;
 /** Source groups listed in /stickers_stats and the digest before "…other sources". */
@@ -106,10 +106,10 @@ export class ReportsService {
     const r = this.t.reports;
     const lines = [r.statsTitle];
     for (const days of [7, 30]) {
-      const { total, lines: statuses } = await this.statusesSince(now - days * DAY);
+      const { total, lines: statuses } = await this.statusesSince(now - days * DAY_MS);
       lines.push('', r.statsPeriod(days, total), ...statuses);
-      lines.push(r.repeats(await this.reports.repeatsSince(now - days * DAY)));
-      lines.push(...(await this.sourcesSince(now - days * DAY, total)));
+      lines.push(r.repeats(await this.reports.repeatsSince(now - days * DAY_MS)));
+      lines.push(...(await this.sourcesSince(now - days * DAY_MS, total)));
     }
     lines.push('', r.unpublishedNow(await this.leads.countUnpublished()));
     return lines.join('\n');
@@ -117,15 +117,15 @@ export class ReportsService {
 
   async digest(): Promise<string> {
     const now = this.clock.now();
-    const { total, lines } = await this.statusesSince(now - DAY);
+    const { total, lines } = await this.statusesSince(now - DAY_MS);
     const r = this.t.reports;
     return [
       r.digestTitle(total),
       ...lines,
-      r.repeats(await this.reports.repeatsSince(now - DAY)),
+      r.repeats(await this.reports.repeatsSince(now - DAY_MS)),
       r.unpublishedNow(await this.leads.countUnpublished()),
       r.digestStillNew(await this.reports.countStillNew()),
-      ...(await this.sourcesSince(now - DAY, total)),
+      ...(await this.sourcesSince(now - DAY_MS, total)),
     ].join('\n');
   }
 }

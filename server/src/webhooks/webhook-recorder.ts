@@ -11,6 +11,7 @@ import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { endpointOrigin } from './webhook.sender';
 import { type AnonymisedRow, type NewWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
+import { DAY_MS } from '../clock/local-time';
 
 type AnonymisedReason = LeadAnonymisedEvent['reason'];
 
@@ -18,7 +19,6 @@ type AnonymisedReason = LeadAnonymisedEvent['reason'];
 const BATCH = 100;
 /** How far below the highest row announced a pass looks again: PostgreSQL takes ids at insert, not at commit. */
 const LOOK_BACK_IDS = 1000;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Stored changes turned into events and a delivery per endpoint, in one commit; idempotent by (type, source row). */
 @Injectable()
