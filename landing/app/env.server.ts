@@ -19,6 +19,7 @@ import {
   type PhoneRegion,
   type RequiredContacts,
   type TrustProxy,
+  errorText,
 } from '@stickers/shared';
 import { CAPTCHA_PROVIDERS, CAPTCHA_SPECS, isCaptchaProvider, type PageCaptcha } from './captcha/providers';
 import type { CaptchaConfig } from './captcha/verify.server';
@@ -150,7 +151,7 @@ export function checkSpoolDir(dir: string): string | null {
     }
     return null;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+    const code = (err as NodeJS.ErrnoException).code ?? errorText(err);
     return `LANDING_SPOOL_DIR must be a directory the landing can create and write (got "${dir}": ${code})`;
   }
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { errorText } from '@stickers/shared';
 import type { CliIo } from './cli/cli-io';
 import * as ops from './cli/ops';
 import { runCli } from './cli/program';
@@ -27,7 +28,7 @@ if (require.main === module) {
   cli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err) => {
-      console.error(err instanceof Error ? err.message : String(err));
+      console.error(errorText(err));
       process.exit(2);
     },
   );

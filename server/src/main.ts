@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { errorText } from '@stickers/shared';
 import { startFromEnv, startLine } from './app';
 import { ConfigError } from './config/config';
 import { JsonLogger } from './observability/json-logger';
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
       app.close().then(
         () => process.exit(0),
         (err: unknown) => {
-          console.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+          console.error(`shutdown failed: ${errorText(err)}`);
           process.exit(1);
         },
       );

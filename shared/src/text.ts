@@ -103,3 +103,8 @@ export function normaliseMultiline(value: string): string {
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
+
+/** What was thrown, as one line of text for a log or an answer: an Error's message, anything else as a string. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -4,6 +4,7 @@
  * to pass the check again; a provider that cannot be reached (network error, timeout, 5xx or another status, an
  * answer that is not its shape, a refusal of our secret) never costs a lead: it is delivered, marked `unchecked`.
  */
+import { errorText } from '@stickers/shared';
 import { CAPTCHA_SPECS, type CaptchaProvider } from './providers';
 
 /** The captcha's settings (CAPTCHA_*), checked by env.server.ts. */
@@ -55,7 +56,7 @@ export async function verifyCaptcha(config: CaptchaConfig, token: string | null,
     const timedOut = err instanceof Error && err.name === 'TimeoutError';
     return {
       kind: 'unchecked',
-      detail: timedOut ? `timeout (${config.timeoutMs} ms)` : `unreachable: ${err instanceof Error ? err.message : String(err)}`,
+      detail: timedOut ? `timeout (${config.timeoutMs} ms)` : `unreachable: ${errorText(err)}`,
     };
   }
   if (res.status !== 200) return { kind: 'unchecked', detail: `status ${res.status}` };

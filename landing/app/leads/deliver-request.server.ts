@@ -8,6 +8,7 @@ import {
   type LeadRequestBody,
   type LeadSource,
   type RateLimitedBody,
+  errorText,
 } from '@stickers/shared';
 import type { LandingEnv } from '../env.server';
 import { requestMessage, type TelegramText } from './request-message.server';
@@ -266,7 +267,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
   } catch (err) {
     const timedOut = err instanceof Error && err.name === 'TimeoutError';
     reason = timedOut ? 'timeout' : 'network';
-    detail = timedOut ? 'server timeout (5 s)' : `server unreachable: ${err instanceof Error ? err.message : String(err)}`;
+    detail = timedOut ? 'server timeout (5 s)' : `server unreachable: ${errorText(err)}`;
   }
 
   if (delivery.sentFallback)

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_LOCALE, SECRET_HEADER, type Locale } from '@stickers/shared';
+import { DEFAULT_LOCALE, SECRET_HEADER, type Locale, errorText } from '@stickers/shared';
 import { LANDING_MESSAGES } from '~/i18n';
 import { getEnv, type LandingEnv, type SpoolConfig } from '../env.server';
 import { SERVER_TIMEOUT_MS, sendTelegramMessage } from './deliver-request.server';
@@ -163,7 +163,7 @@ export class SpoolAlerts {
       console.error(`[spool] alert ${kind} failed: ${sent.detail}`);
       return 'failed';
     } catch (err) {
-      console.error(`[spool] alert ${kind} failed: ${err instanceof Error ? err.message : String(err)}`);
+      console.error(`[spool] alert ${kind} failed: ${errorText(err)}`);
       return 'failed';
     }
   }
@@ -434,7 +434,7 @@ export class SpoolReplayer {
         try {
           wait = await this.step();
         } catch (err) {
-          console.error(`[spool] replay pass failed: ${err instanceof Error ? err.message : String(err)}`);
+          console.error(`[spool] replay pass failed: ${errorText(err)}`);
           wait = 5_000;
         }
         if (this.stopping.signal.aborted) break;

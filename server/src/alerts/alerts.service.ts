@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { errorText } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -54,7 +55,7 @@ export class AlertsService {
       });
       return 'failed';
     } catch (err) {
-      this.logger.error({ msg: `alert ${key} failed`, alert: key, error: err instanceof Error ? err.message : String(err) });
+      this.logger.error({ msg: `alert ${key} failed`, alert: key, error: errorText(err) });
       return 'failed';
     }
   }
@@ -108,9 +109,7 @@ export class AlertsService {
     // Not kept (a database error): this process still follows it, and the next start learns it again from Telegram.
     await this.migrations
       .remember('admin', this.config.telegram.adminChatId!, to, this.clock.now())
-      .catch((err: unknown) =>
-        this.logger.warn({ msg: 'admin chat migration not stored', error: err instanceof Error ? err.message : String(err) }),
-      );
+      .catch((err: unknown) => this.logger.warn({ msg: 'admin chat migration not stored', error: errorText(err) }));
     return to;
   }
 }

@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, Inject, Logger } from '@nestjs/common';
 import { TelegrafArgumentsHost } from 'nestjs-telegraf';
+import { errorText } from '@stickers/shared';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { type BotContext, TelegramGateway } from '../telegram/telegram.gateway';
@@ -20,7 +21,7 @@ export class BotErrorFilter implements ExceptionFilter {
 
   async catch(err: unknown, host: ArgumentsHost): Promise<void> {
     const ctx = TelegrafArgumentsHost.create(host).getContext<BotContext>();
-    this.logger.error({ msg: 'update failed', update: ctx.updateType, error: err instanceof Error ? err.message : String(err) });
+    this.logger.error({ msg: 'update failed', update: ctx.updateType, error: errorText(err) });
     const query = ctx.callbackQuery;
     const message = ctx.message as { message_id: number; entities?: { type: string; offset: number }[] } | undefined;
     let answered;

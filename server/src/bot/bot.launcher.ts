@@ -1,4 +1,5 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { errorText } from '@stickers/shared';
 import { LeaseService } from '../cluster/lease.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -38,7 +39,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(BOT_RETRY_MS) private readonly retryMs: number,
     @Inject(MESSAGES) private readonly t: Messages,
   ) {
-    telegram.onUpdateError((err) => this.logger.error(`update failed: ${err instanceof Error ? err.message : String(err)}`));
+    telegram.onUpdateError((err) => this.logger.error(`update failed: ${errorText(err)}`));
   }
 
   onApplicationBootstrap(): void {
@@ -76,7 +77,7 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       held = await this.leases.take('telegram-polling');
     } catch (err) {
       held = this.leases.holds('telegram-polling');
-      this.logger.warn(`polling lease not renewed: ${err instanceof Error ? err.message : String(err)}`);
+      this.logger.warn(`polling lease not renewed: ${errorText(err)}`);
     }
     if (this.stopping) return;
     if (held && !this.leading) {

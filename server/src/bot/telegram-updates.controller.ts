@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Controller, Inject, Logger, Post, Req, Res, type Type, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { lingerAfterAnswer, type LingerBounds } from '@stickers/shared';
+import { lingerAfterAnswer, type LingerBounds, errorText } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { ApiError, UploadAbortedError } from '../http/api-error';
@@ -78,7 +78,7 @@ export function telegramWebhookController(path: string): Type {
         await this.telegram.handleUpdate(update);
       } catch (err) {
         // Handlers report their own failures; one that escapes must not make Telegram resend the update forever.
-        this.logger.error(`webhook update failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.logger.error(`webhook update failed: ${errorText(err)}`);
       }
       await this.updates.handled(id);
       res.status(200).end();

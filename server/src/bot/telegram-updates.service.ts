@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { errorText } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -33,7 +34,7 @@ export class TelegramUpdatesService {
       this.logger.log({ msg: 'telegram update delivered again', update_id: id, state: seen });
       return seen === 'handled' ? 'handled' : 'busy';
     } catch (err) {
-      this.logger.warn({ msg: 'telegram update not claimed: handled without the check', update_id: id, error: errorMessage(err) });
+      this.logger.warn({ msg: 'telegram update not claimed: handled without the check', update_id: id, error: errorText(err) });
       return 'handle';
     }
   }
@@ -43,7 +44,7 @@ export class TelegramUpdatesService {
       await this.repo.markUpdateHandled(id, this.clock.now());
     } catch (err) {
       // Left unfinished: a delivery again after the handling bound is handled again (at least once).
-      this.logger.warn({ msg: 'telegram update not marked handled', update_id: id, error: errorMessage(err) });
+      this.logger.warn({ msg: 'telegram update not marked handled', update_id: id, error: errorText(err) });
     }
   }
 
@@ -54,11 +55,7 @@ export class TelegramUpdatesService {
     try {
       await this.repo.pruneUpdates(now - UPDATE_MEMORY_MS);
     } catch (err) {
-      this.logger.warn({ msg: 'telegram updates not pruned', error: errorMessage(err) });
+      this.logger.warn({ msg: 'telegram updates not pruned', error: errorText(err) });
     }
   }
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { parsePhoneRegion } from '@stickers/shared';
+import { parsePhoneRegion, errorText } from '@stickers/shared';
 import { ContactEraser, parseContact, parsePhoneContact } from '../anonymisation/contact';
 import { ContactHasher } from '../anonymisation/contact-hasher';
 import { BackupRefused, backupDatabase } from '../database/backup';
@@ -137,7 +137,7 @@ export async function migrateToPostgres(path: string, url: string | undefined): 
     );
     return 0;
   } catch (err) {
-    console.error(`migrate-to-postgres: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`migrate-to-postgres: ${errorText(err)}`);
     return 1;
   }
 }

@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { errorText } from '@stickers/shared';
 import { readDatabaseVariables } from '../config/config';
 import { readWebhooks } from '../config/webhook-endpoints';
 import { EnvReader } from '../config/env-reader';
@@ -142,7 +143,7 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : USAGE_EXIT;
     // A command's failure (no database server, a file that is no database): one line, never a stack trace.
-    io.err(err instanceof Error ? err.message : String(err));
+    io.err(errorText(err));
     return 1;
   }
   return exitCode;

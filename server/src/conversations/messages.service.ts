@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
+import { errorText } from '@stickers/shared';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -72,7 +73,7 @@ export class MessagesService {
     try {
       await this.links.add({ payload_hash: payloadHash(payload), lead_id: leadId, created_at: now, expires_at: now + days * DAY_MS });
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
+      const error = errorText(err);
       new Logger('TelegramLinks').warn({ msg: 'telegram link not stored', lead_number: leadId, error });
       return null;
     }

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SECRET_HEADER } from '@stickers/shared';
+import { SECRET_HEADER, errorText } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/config';
 import type { Env } from '../config/env-reader';
@@ -21,8 +21,6 @@ interface ChatTarget {
 }
 
 const ENDPOINT_TIMEOUT_MS = 5000;
-
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** `npm run leads -- doctor`: the server's configuration loader on `env`, then every check, one line each (FAIL names the variable to fix). */
 export async function runDoctor(env: Env, out: (line: string) => void): Promise<number> {
@@ -179,14 +177,14 @@ class Doctor extends CheckLines {
           return this.fail(
             `database: ${where} is not migrated to this version: start this version of the server once (it migrates at start), or check ${variable}`,
           );
-        const refused = await new SettingsRepository(handle.db).probeWrite(this.clock.now()).then(() => null, messageOf);
+        const refused = await new SettingsRepository(handle.db).probeWrite(this.clock.now()).then(() => null, errorText);
         if (refused) this.fail(`database: ${where} refuses a write (${refused}): check ${variable}, the disk and its permissions`);
         else this.ok(`database: ${where} reachable, migrated, takes writes`);
       } finally {
         await handle.db.destroy();
       }
     } catch (err) {
-      this.fail(`database: ${messageOf(err)}`);
+      this.fail(`database: ${errorText(err)}`);
     }
   }
 

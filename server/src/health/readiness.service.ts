@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { errorText } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -157,7 +158,6 @@ export class ReadinessService {
   }
 }
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const failedWith = (f: WriteFailure) => `failed with ${f.code} at ${new Date(f.at).toISOString()}`;
 
 /** A check that could not read the database: `check` with the reason, when the error is a storage error; else rethrown. */

@@ -1,5 +1,5 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { LATE_MAX_AGE_MS } from '@stickers/shared';
+import { LATE_MAX_AGE_MS, errorText } from '@stickers/shared';
 import { AlertsService } from '../alerts/alerts.service';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
@@ -65,7 +65,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
         this.report = null;
         this.report = await this.run();
       },
-      onFailure: (err) => this.logger.error({ msg: 'housekeeping run failed', error: err instanceof Error ? err.message : String(err) }),
+      onFailure: (err) => this.logger.error({ msg: 'housekeeping run failed', error: errorText(err) }),
     });
   }
 
@@ -89,7 +89,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     try {
       if (!(await this.leases.take('housekeeping'))) return report;
     } catch (err) {
-      this.logger.error({ msg: 'housekeeping skipped: lease not taken', error: err instanceof Error ? err.message : String(err) });
+      this.logger.error({ msg: 'housekeeping skipped: lease not taken', error: errorText(err) });
       return report;
     }
     report.ran = true;
@@ -104,7 +104,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
       try {
         await job();
       } catch (err) {
-        this.logger.error({ msg: `housekeeping ${name} failed`, error: err instanceof Error ? err.message : String(err) });
+        this.logger.error({ msg: `housekeeping ${name} failed`, error: errorText(err) });
       }
     }
     return report;
@@ -175,7 +175,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
       if (sent.ok) this.logger.log({ msg: 'digest picture sent', date });
       else this.logger.warn({ msg: 'digest picture not sent', date, error: sent.description });
     } catch (err) {
-      this.logger.warn({ msg: 'digest picture not sent', date, error: err instanceof Error ? err.message : String(err) });
+      this.logger.warn({ msg: 'digest picture not sent', date, error: errorText(err) });
     }
   }
 

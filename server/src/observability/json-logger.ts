@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import { errorText } from '@stickers/shared';
 
 const ORDER = ['debug', 'info', 'warn', 'error'] as const;
 export type JsonLevel = (typeof ORDER)[number];
@@ -20,7 +21,7 @@ export class JsonLogger implements LoggerService {
     const fields =
       message !== null && typeof message === 'object' && !(message instanceof Error)
         ? (message as Record<string, unknown>)
-        : { msg: message instanceof Error ? message.message : String(message) };
+        : { msg: errorText(message) };
     const stack = rest.find((r) => typeof r === 'string' && r.includes('\n    at '));
     this.write(
       JSON.stringify({ time: new Date().toISOString(), level, ...(context ? { context } : {}), ...fields, ...(stack ? { stack } : {}) }),

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { errorText } from '@stickers/shared';
 import { Clock } from '../clock/clock';
 import { Metrics } from '../observability/metrics';
 import { SettingsRepository } from '../repositories/settings.repository';
@@ -51,7 +52,7 @@ export class OutboxGate {
     this.logger.warn({ msg: 'flood control', retry_after_sec: pauseMs / 1000, error: description });
     // Not shared, the pause still holds here; the other instances learn of it from their own 429 instead.
     await this.settings.set(FLOOD_UNTIL_SETTING, String(this.pausedUntil), now).catch((err: unknown) => {
-      this.logger.warn({ msg: 'flood pause not shared', error: err instanceof Error ? err.message : String(err) });
+      this.logger.warn({ msg: 'flood pause not shared', error: errorText(err) });
     });
     return this.pausedUntil;
   }

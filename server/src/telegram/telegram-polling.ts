@@ -1,6 +1,7 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectBot } from 'nestjs-telegraf';
 import type { Telegraf } from 'telegraf';
+import { errorText } from '@stickers/shared';
 import { BOT_UPDATES, TelegramGateway } from './telegram.gateway';
 import { classifyTelegramError, noBot, type TelegramResult } from './telegram-result';
 
@@ -101,7 +102,7 @@ export class TelegramPolling {
       try {
         stop('shutdown');
       } catch (err) {
-        if (!isNotRunning(err)) this.logger.error(`stopping the bot failed: ${err instanceof Error ? err.message : String(err)}`);
+        if (!isNotRunning(err)) this.logger.error(`stopping the bot failed: ${errorText(err)}`);
       }
       setTimeout(again, STOP_REPEAT_MS).unref();
     };

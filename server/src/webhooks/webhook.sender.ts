@@ -1,3 +1,5 @@
+import { errorText } from '@stickers/shared';
+
 /** How long a delivery may take before it counts as failed; tests shorten it through this provider. */
 export interface WebhookTimeout {
   ms: number;
@@ -36,7 +38,7 @@ export function networkErrorText(err: unknown, url: string): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   const code = cause?.code ?? (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return code;
-  const message = typeof cause?.message === 'string' ? cause.message : err instanceof Error ? err.message : String(err);
+  const message = typeof cause?.message === 'string' ? cause.message : errorText(err);
   return withoutUrls(message, url);
 }
 
