@@ -179,7 +179,7 @@ function present(state: SandboxState, msg: SandboxMessage): Record<string, unkno
   if (msg.document) {
     out.document = msg.document;
     if (msg.text) out.caption = msg.text;
-    if (msg.text) delete out.text;
+    delete out.text;
   }
   if (msg.entities.length > 0) out.entities = msg.entities;
   if (msg.reply_markup) out.reply_markup = msg.reply_markup;

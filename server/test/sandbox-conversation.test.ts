@@ -48,6 +48,7 @@ describe('say: replies, photos, documents', () => {
     expect(updates[1].text).toBeUndefined();
     expect(updates[2]).toMatchObject({ message_id: doc.body.message_id, document: { file_id: expect.any(String) } });
     expect(updates[2].caption).toBeUndefined();
+    expect(updates[2].text).toBeUndefined();
   });
 
   it('refuses a reply to a message that is not there, and an empty text without media', async () => {
