@@ -86,25 +86,28 @@ describe('visitor → team', () => {
     expect(messages.map((m) => m.copy_message_id)).toEqual(relayed.map((m) => m.message_id));
   });
 
-  it('a caption and a text that start with "/" but are no command are relayed; a command is not', async () => {
+  it('a caption, a text that starts with "/" and a command the bot does not know are relayed; its own is answered', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);
     sandbox.say(VISITOR.id, '/home/anna/maket.png вот файл', VISITOR, undefined, { photo: true });
     sandbox.say(VISITOR.id, '/ 30 гостей, можно?', VISITOR);
-    sandbox.say(VISITOR.id, '/unknown_command', VISITOR);
+    sandbox.say(VISITOR.id, '/price сколько стоит?', VISITOR);
+    sandbox.say(VISITOR.id, '/help', VISITOR);
     sandbox.say(VISITOR.id, 'и всё', VISITOR);
-    await waitStored(server, leadNumber, 3);
+    await waitStored(server, leadNumber, 4);
     expect((await rows(server, leadNumber)).map((m) => [m.text, m.media])).toEqual([
       ['/home/anna/maket.png вот файл', 'photo'],
       ['/ 30 гостей, можно?', null],
+      ['/price сколько стоит?', null],
       ['и всё', null],
     ]);
-    for (let i = 0; i < 3; i += 1) {
+    for (let i = 0; i < 4; i += 1) {
       await settled(server);
       server.clock.advance(1_000);
     }
     await settled(server);
-    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card)).toHaveLength(3);
+    expect(sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card)).toHaveLength(4);
+    expect(botMessagesIn(VISITOR.id).filter((m) => m.text.startsWith('🤖'))).toHaveLength(1);
   });
 
   it('a service notice in the private chat (a pin, the auto-delete timer) is no message: neither stored nor relayed', async () => {

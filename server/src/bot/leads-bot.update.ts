@@ -93,10 +93,12 @@ export class LeadsBotUpdate {
     const message = ctx.message as unknown as AnyMessage | undefined;
     if (!message || !ctx.from || !ctx.chat || ctx.from.is_bot) return;
     const text = typeof message.text === 'string' ? message.text : typeof message.caption === 'string' ? message.caption : null;
-    // A command (an unknown one of ours, or another bot's) is no message for a lead; a caption never is one, nor a
-    // text that only starts with "/" ("/ 30 гостей").
+    // In a group, a command (an unknown one of ours, or another bot's) is no message for a lead; a caption never is
+    // one, nor a text that only starts with "/" ("/ 30 гостей"). In the private chat the bot's own commands are handled
+    // above, so what is left ("/цена?") is the visitor's words: relayed like any text.
     const first = (message.entities as { type: string; offset: number }[] | undefined)?.[0];
-    if (typeof message.text === 'string' && first?.type === 'bot_command' && first.offset === 0) return;
+    const command = typeof message.text === 'string' && first?.type === 'bot_command' && first.offset === 0;
+    if (command && ctx.chat.type !== 'private') return;
     const media = mediaOf(message);
     if (media === undefined) return;
     const incoming = { chatId: String(ctx.chat.id), messageId: message.message_id, from: account(ctx.from), text, media };
