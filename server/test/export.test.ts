@@ -518,7 +518,7 @@ describe('/stickers_export', () => {
     expect(await command(ADMIN_CHAT, '/stickers_export 0')).toContain('Укажите число дней');
     expect(sandbox.messages(ADMIN_CHAT).some((m: any) => m.document)).toBe(false);
 
-    expect(await command(ADMIN_CHAT, '/stickers_export')).toBe('📎 Выгрузка за 7 дн.: 1 заявок (файл выше).');
+    expect(await command(ADMIN_CHAT, '/stickers_export')).toBe('📎 Выгрузка за 7 дн.: 1 заявка (файл выше).');
     const doc = sandbox.messages(ADMIN_CHAT).find((m: any) => m.document)!;
     expect(doc.document).toMatchObject({ file_name: 'leads-7d.csv' });
     const content = sandbox.state.documents.get(doc.document!.file_id)!;
@@ -530,7 +530,7 @@ describe('/stickers_export', () => {
     expect(rows[1][12]).toBe("'+напомнить");
     expect(sandbox.messages(LEADS_CHAT).some((m: any) => m.document)).toBe(false);
 
-    expect(await command(ADMIN_CHAT, '/stickers_export 30')).toBe('📎 Выгрузка за 30 дн.: 2 заявок (файл выше).');
+    expect(await command(ADMIN_CHAT, '/stickers_export 30')).toBe('📎 Выгрузка за 30 дн.: 2 заявки (файл выше).');
     const docs = sandbox.messages(ADMIN_CHAT).filter((m: any) => m.document);
     expect(docs).toHaveLength(2);
     const all = parseCsv(sandbox.state.documents.get(docs[1].document!.file_id)!.subarray(3).toString('utf8'));

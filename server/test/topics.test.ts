@@ -270,7 +270,7 @@ describe('the bot in forum topics', () => {
       5000,
       'the export answer',
     );
-    expect(answer.text).toBe('📎 Выгрузка за 7 дн.: 1 заявок (файл выше).');
+    expect(answer.text).toBe('📎 Выгрузка за 7 дн.: 1 заявка (файл выше).');
     expect(inTopic(ADMIN_CHAT, ADMIN_THREAD).find((m) => m.document)?.document?.file_name).toBe('leads-7d.csv');
   });
 
@@ -285,7 +285,7 @@ describe('the bot in forum topics', () => {
 
     sandbox.say(ADMIN_CHAT, '/stickers_export 7', DEFAULT_USER, ADMIN_THREAD);
     const answer = await waitFor(() => inTopic(ADMIN_CHAT, null).find((m) => m.text.startsWith('📎')), 5000, 'the export answer');
-    expect(answer.text).toBe('📎 Выгрузка за 7 дн.: 1 заявок (файл выше).');
+    expect(answer.text).toBe('📎 Выгрузка за 7 дн.: 1 заявка (файл выше).');
     expect(inTopic(ADMIN_CHAT, null).find((m) => m.document)?.document?.file_name).toBe('leads-7d.csv');
   });
 

@@ -104,7 +104,7 @@ export const en = {
     chatIdLeads: 'For .env (leads group):',
     chatIdAdmin: 'For the admin chat — the same under these names:',
     exportCaption: (days, rows) => `Leads for ${days} days: ${rows}`,
-    exported: (days, rows) => `📎 Export for ${days} days: ${rows} leads (file above).`,
+    exported: (days, rows) => `📎 Export for ${days} days: ${rows} ${rows === 1 ? 'lead' : 'leads'} (file above).`,
     forgetNoContact: 'No leads with this contact: nobody anonymised.',
     forgetContact: (ids) => `🗑 Leads anonymised: ${ids}: personal data erased, cards updated.`,
     forgetDone: (lead) => `🗑 Lead #${lead} anonymised: personal data erased, card updated.`,

@@ -65,4 +65,13 @@ describe('server catalogues', () => {
     expect(formatTime(at, 'Europe/Moscow', en.intl)).toBe('11/30/2026 12:05 AM');
     expect(formatTime(at, 'UTC', en.intl)).toBe('11/29/2026 09:05 PM');
   });
+  it("counts leads in the form each language gives the number: ru's one, few and many, en's one and other", () => {
+    const ruCounts = [1, 2, 5, 11, 21, 22, 25, 111].map((n) => ru.commands.exported(7, n).replace(/^.*: | \(.*$/g, ''));
+    expect(ruCounts).toEqual(['1 заявка', '2 заявки', '5 заявок', '11 заявок', '21 заявка', '22 заявки', '25 заявок', '111 заявок']);
+    expect([0, 1, 2].map((n) => en.commands.exported(7, n))).toEqual([
+      '📎 Export for 7 days: 0 leads (file above).',
+      '📎 Export for 7 days: 1 lead (file above).',
+      '📎 Export for 7 days: 2 leads (file above).',
+    ]);
+  });
 });

@@ -2,6 +2,18 @@ import type { LeadField } from '@stickers/shared';
 import { EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
 import type { LeadStatus, TransitionFrom } from '../domain/lead-status';
 
+const plural = new Intl.PluralRules('ru-RU');
+const LEADS: Record<Intl.LDMLPluralRule, string> = {
+  zero: 'заявок',
+  one: 'заявка',
+  two: 'заявки',
+  few: 'заявки',
+  many: 'заявок',
+  other: 'заявки',
+};
+/** "1 заявка", "3 заявки", "5 заявок", "21 заявка": the number with the word in the form Russian gives it. */
+const leadsCount = (n: number) => `${n} ${LEADS[plural.select(n)]}`;
+
 /** Every text the leads group and the admin chat see, in Russian: the default locale, and the shape en.ts must have. */
 export const ru = {
   intl: 'ru-RU',
@@ -119,7 +131,7 @@ export const ru = {
     chatIdLeads: 'Для .env (группа заявок):',
     chatIdAdmin: 'Для чата админов — то же под именами:',
     exportCaption: (days: number, rows: number) => `Заявки за ${days} дн.: ${rows}`,
-    exported: (days: number, rows: number) => `📎 Выгрузка за ${days} дн.: ${rows} заявок (файл выше).`,
+    exported: (days: number, rows: number) => `📎 Выгрузка за ${days} дн.: ${leadsCount(rows)} (файл выше).`,
     forgetNoContact: 'Заявок с таким контактом не найдено: никто не обезличен.',
     forgetContact: (ids: string) => `🗑 Обезличено заявок: ${ids}: личные данные удалены, карточки обновлены.`,
     forgetDone: (lead: number) => `🗑 Заявка #${lead} обезличена: личные данные удалены, карточка обновлена.`,
