@@ -37,13 +37,15 @@ export function checkPolicyUrl(raw: unknown): string | null {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > CONSENT_POLICY_URL_MAX) return null;
   // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f]/.test(raw)) return null;
+  // `https:/a.example`, `https:///a.example`, `https:\\a.example`: URL mends them, but the text is stored as sent (a broken link).
+  if (!/^https?:\/\/[^/\\][^\\]*$/i.test(raw)) return null;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return null;
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? raw : null;
+  return url.hostname !== '' ? raw : null;
 }
 
 /**

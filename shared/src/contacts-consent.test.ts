@@ -113,7 +113,15 @@ describe('consent', () => {
 
   it('a policy URL: absolute http(s) with a host, bounded, no spaces', () => {
     expect(checkPolicyUrl('http://localhost:3001/privacy')).toBe('http://localhost:3001/privacy');
-    for (const bad of ['/privacy', 'https://', 'javascript:alert(1)', 'https://a.example/ b', `https://a.example/${'x'.repeat(500)}`]) {
+    const hostless = ['https:/a.example/privacy', 'https:///a.example/privacy', 'https:a.example/privacy', 'https:\\\\a.example/privacy'];
+    for (const bad of [
+      '/privacy',
+      'https://',
+      'javascript:alert(1)',
+      'https://a.example/ b',
+      `https://a.example/${'x'.repeat(500)}`,
+      ...hostless,
+    ]) {
       expect(checkPolicyUrl(bad)).toBeNull();
     }
     expect(fieldErrorText('consent', 'required')).toBe(FIELD_MESSAGES.ru.consent.required);
