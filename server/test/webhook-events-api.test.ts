@@ -90,6 +90,34 @@ describe('GET /webhooks/events', () => {
     }
     expect((await api().get('/webhooks/events')).status).toBe(401);
   });
+
+  it('pages back with before (the last id of a page): every event once, newest first, events of one millisecond too', async () => {
+    const leads = [];
+    for (let i = 0; i < 5; i += 1) {
+      leads.push(await submitLead(server));
+      if (i !== 1 && i !== 2) clock.advance(MIN); // leads 2, 3 and 4 share a millisecond
+    }
+    const seen: number[] = [];
+    let before = '';
+    for (let page = 0; page < 4; page += 1) {
+      const res = await list(`?limit=2${before ? `&before=${before}` : ''}`);
+      expect(res.status).toBe(200);
+      const events = res.body.events as { id: string; lead_number: number }[];
+      seen.push(...events.map((e) => e.lead_number));
+      if (events.length < 2) break;
+      before = events[events.length - 1].id;
+    }
+    expect(seen).toEqual([...leads].reverse());
+    const since = encodeURIComponent(new Date(clock.now() - 2 * MIN).toISOString());
+    const newest = await list(`?since=${since}&limit=1`);
+    const older = await list(`?since=${since}&before=${newest.body.events[0].id}`);
+    expect(older.body.events.map((e: { lead_number: number }) => e.lead_number)).toEqual([leads[3], leads[2], leads[1]]);
+
+    const unknown = await list(`?before=evt_${'0'.repeat(32)}`);
+    expect([unknown.status, unknown.body]).toEqual([422, { error: 'invalid_query', errors: { before: 'no event has this id' } }]);
+    const malformed = await list('?before=42');
+    expect([malformed.status, malformed.body.errors]).toEqual([422, { before: expect.stringMatching(/^must be the id of an event/) }]);
+  });
 });
 
 describe('POST /webhooks/events/{id}/redeliver', () => {

@@ -30,6 +30,8 @@ export const QUERY_RULES = {
   status: STATUS_RULE,
   limit: `must be an integer from 1 to ${EXPORT_LIMIT_MAX}`,
   cursor: 'is not a cursor this API gave',
+  event: 'must be the id of an event this API listed (evt_ and 32 hex digits)',
+  unknownEvent: 'no event has this id',
   source: `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`,
   q: `must be a text of at most ${SEARCH_MAX} characters, without control characters`,
 } as const;

@@ -145,10 +145,18 @@ export class WebhookEventsRepository {
     return events.map((e) => ({ ...e, endpoints: [...new Set(deliveries.filter((d) => d.event_id === e.id).map((d) => d.target))] }));
   }
 
-  /** `GET /webhooks/events`: events since `since`, newest first, each with its newest delivery row per endpoint. */
-  async recentEvents(since: number | null, limit: number) {
+  /**
+   * `GET /webhooks/events`: events since `since` and older than the event `before` (its public id), newest first, each
+   * with its newest delivery row per endpoint; null when no event has the id `before`.
+   */
+  async recentEvents(since: number | null, before: string | null, limit: number) {
     let query = this.db.selectFrom('webhook_events').select(['id', 'public_id', 'lead_id', 'type', 'at']);
     if (since !== null) query = query.where('at', '>=', since);
+    if (before !== null) {
+      const older = await this.db.selectFrom('webhook_events').select(['id', 'at']).where('public_id', '=', before).executeTakeFirst();
+      if (!older) return null;
+      query = query.where((eb) => eb.or([eb('at', '<', older.at), eb.and([eb('at', '=', older.at), eb('id', '<', older.id)])]));
+    }
     const events = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     const rows = await this.deliveriesOf(events);
     return events.map(({ id, ...e }) => {

@@ -21,6 +21,12 @@ export class WebhookEventsController {
     summary: 'Recent webhook events, newest first, with the state of their delivery to each endpoint',
   })
   @ApiQuery({ name: 'since', required: false, ...queryTime('Events that happened at or after') })
+  @ApiQuery({
+    name: 'before',
+    required: false,
+    schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' },
+    description: "An event's id (the last of a page): the events older than it, to page back",
+  })
   @ApiQueryParameters('limit')
   @ApiOkResponse({ type: WebhookEventsPageDto })
   @ApiInvalidQuery()

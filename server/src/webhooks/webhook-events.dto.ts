@@ -1,17 +1,20 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { Matches } from 'class-validator';
+import { IsOptional, Matches } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
-import { Limit, Since } from '../export/export-query';
+import { Limit, QUERY_RULES, Since } from '../export/export-query';
 
-/** `since` and `limit` as `GET /leads` reads them: an instant (epoch ms) and 1–200. */
+const EVENT_ID = /^evt_[0-9a-f]{32}$/;
+
+/** `since` and `limit` as `GET /leads` reads them: an instant (epoch ms) and 1–200; `before`: an event's id, to page back. */
 export class WebhookEventsQuery {
   @Since() since?: number;
+  @IsOptional() @Matches(EVENT_ID, { message: QUERY_RULES.event }) before?: string;
   @Limit() limit?: number;
 }
 
 /** `{id}`: an event's id as deliveries carry it. */
 export class WebhookEventParams {
-  @Matches(/^evt_[0-9a-f]{32}$/)
+  @Matches(EVENT_ID)
   id!: string;
 }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { notFound } from '../http/validation';
+import { invalidQuery, notFound } from '../http/validation';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
@@ -9,7 +9,7 @@ import { OutboxRepository } from '../repositories/outbox.repository';
 import { Transactor } from '../repositories/transactor';
 import { type StoredWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import { endpointOrigin } from './webhook.sender';
-import { EXPORT_LIMIT_DEFAULT } from '../export/export-query';
+import { EXPORT_LIMIT_DEFAULT, QUERY_RULES } from '../export/export-query';
 import type { WebhookEventsPageDto, WebhookEventsQuery } from './webhook-events.dto';
 
 /** What `webhooks replay` was given: an event's id (`evt_…`) or a lead number (`42`, `#42`). Null: neither. */
@@ -35,7 +35,8 @@ export class WebhookEventsService {
   ) {}
 
   async list(query: WebhookEventsQuery): Promise<WebhookEventsPageDto> {
-    const events = await this.repo.recentEvents(query.since ?? null, query.limit ?? EXPORT_LIMIT_DEFAULT);
+    const events = await this.repo.recentEvents(query.since ?? null, query.before ?? null, query.limit ?? EXPORT_LIMIT_DEFAULT);
+    if (!events) throw invalidQuery({ before: QUERY_RULES.unknownEvent });
     return {
       events: events.map((e) => ({
         id: e.public_id,
