@@ -169,16 +169,17 @@ describe('the database variables and a failing command', () => {
   });
 });
 
-describe('npm run leads without a build', () => {
+describe('npm run leads and npm run start:server without a build', () => {
   const tmp = tempDir();
   afterAll(() => tmp.remove());
-  const wrapper = resolve(__dirname, '..', '..', 'scripts', 'leads.mjs');
+  const scripts = resolve(__dirname, '..', '..', 'scripts');
 
-  /** The wrapper in a checkout of its own (`root`), as `npm run leads` runs it. */
-  function run(root: string) {
-    mkdirSync(join(root, 'scripts'), { recursive: true });
-    copyFileSync(wrapper, join(root, 'scripts', 'leads.mjs'));
-    return spawnSync(process.execPath, [join(root, 'scripts', 'leads.mjs'), 'trace', '1'], { encoding: 'utf8' });
+  /** A root script in a checkout of its own (`root`), as npm runs it: `leads.mjs trace 1`, or `start-server.mjs`. */
+  function run(root: string, script = 'leads.mjs') {
+    mkdirSync(join(root, 'scripts', 'lib'), { recursive: true });
+    for (const file of [script, 'lib/built.mjs']) copyFileSync(join(scripts, file), join(root, 'scripts', file));
+    const args = script === 'leads.mjs' ? ['trace', '1'] : [];
+    return spawnSync(process.execPath, [join(root, 'scripts', script), ...args], { encoding: 'utf8' });
   }
 
   it('says to run npm run build first, in one line, exit 2', () => {
@@ -188,18 +189,38 @@ describe('npm run leads without a build', () => {
       stdout: '',
       stderr: 'the server is not built (no server/dist/cli.js): run npm run build first\n',
     });
+    const server = run(join(tmp.dir, 'fresh'), 'start-server.mjs');
+    expect({ status: server.status, stdout: server.stdout, stderr: server.stderr }).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'the server is not built (no server/dist/main.js): run npm run build first\n',
+    });
   });
 
   it('an incomplete build (a module of it missing) and an older one say the same', () => {
     const broken = join(tmp.dir, 'broken');
     mkdirSync(join(broken, 'server', 'dist'), { recursive: true });
     writeFileSync(join(broken, 'server', 'dist', 'cli.js'), "require('./cli/program');");
+    writeFileSync(join(broken, 'server', 'dist', 'main.js'), "require('./app');");
     const r = run(broken);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^the build is incomplete \(Cannot find module '\.\/cli\/program'\): run npm run build first\n$/);
+    const server = run(broken, 'start-server.mjs');
+    expect([server.status, server.stderr]).toEqual([
+      2,
+      expect.stringMatching(/^the build is incomplete \(Cannot find module '\.\/app'\): run/),
+    ]);
     const old = join(tmp.dir, 'old');
     mkdirSync(join(old, 'server', 'dist'), { recursive: true });
     writeFileSync(join(old, 'server', 'dist', 'cli.js'), 'module.exports = {};');
     expect(run(old).stderr).toBe('the build is older than the sources (server/dist/cli.js has no cli()): run npm run build first\n');
+  });
+
+  it('start:server runs the built server in its own process: its output and its exit code', () => {
+    const built = join(tmp.dir, 'built');
+    mkdirSync(join(built, 'server', 'dist'), { recursive: true });
+    writeFileSync(join(built, 'server', 'dist', 'main.js'), "console.log('listening'); process.exitCode = 3;");
+    const r = run(built, 'start-server.mjs');
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ status: 3, stdout: 'listening\n', stderr: '' });
   });
 });
