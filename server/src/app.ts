@@ -55,7 +55,7 @@ function listenProblem(config: ServerConfig, err: unknown): string | null {
   const where = config.host === null ? `port ${config.port}` : `${config.host}:${config.port}`;
   switch (code) {
     case 'EADDRINUSE':
-      return `PORT=${config.port}: ${where} is already in use (another process listens there): stop it, or choose another PORT`;
+      return `PORT=${config.port}: ${where} is already in use (EADDRINUSE: another process listens there): stop it, or choose another PORT`;
     case 'EACCES':
       return `PORT=${config.port}: this process may not listen on ${where} (EACCES; ports below 1024 need privileges): choose another PORT`;
     case 'EADDRNOTAVAIL':

@@ -114,11 +114,17 @@ describe('the listen address (HOST)', () => {
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const { port } = holder.address() as { port: number };
     try {
-      const taken = startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '127.0.0.1', PORT: String(port), ...database }), { logger });
+      // At info, as production logs: the config error is the one line about it (Nest's own listen error is debug).
+      const lines: { level: string; msg: string }[] = [];
+      const json = () => new JsonLogger('info', (l) => lines.push(JSON.parse(l) as { level: string; msg: string }));
+      const taken = startFromEnv(env({ DATABASE_PATH: dbPath(), HOST: '127.0.0.1', PORT: String(port), ...database }), { logger: json });
       await expect(taken).rejects.toBeInstanceOf(ConfigError);
       await expect(taken).rejects.toMatchObject({
-        problems: [`PORT=${port}: 127.0.0.1:${port} is already in use (another process listens there): stop it, or choose another PORT`],
+        problems: [
+          `PORT=${port}: 127.0.0.1:${port} is already in use (EADDRINUSE: another process listens there): stop it, or choose another PORT`,
+        ],
       });
+      expect(lines.filter((l) => l.level === 'error' || l.msg.includes('EADDRINUSE'))).toEqual([]);
     } finally {
       await new Promise((resolve) => holder.close(resolve));
     }

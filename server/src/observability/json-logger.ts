@@ -33,7 +33,9 @@ export class JsonLogger implements LoggerService {
     this.emit(typeof context === 'string' && NEST_STARTUP_CONTEXTS.has(context) ? 'debug' : 'info', message, optional);
   }
 
-  error = (message: unknown, ...optional: unknown[]) => this.emit('error', message, optional);
+  /** Nest's own line when listening fails is debug: main.ts says it as one `config error:` line naming PORT or HOST. */
+  error = (message: unknown, ...optional: unknown[]) =>
+    this.emit(optional.at(-1) === 'NestApplication' && String(message).startsWith('Error: listen ') ? 'debug' : 'error', message, optional);
   warn = (message: unknown, ...optional: unknown[]) => this.emit('warn', message, optional);
   debug = (message: unknown, ...optional: unknown[]) => this.emit('debug', message, optional);
   verbose = (message: unknown, ...optional: unknown[]) => this.emit('debug', message, optional);
