@@ -67,4 +67,19 @@ describe('LANDING_LOCALE=en and LEADS_LOCALE=en', () => {
     assert.doesNotMatch(card.text, CYRILLIC);
     await context.close();
   });
+
+  it('an address with no page on the English landing: 404, lang en, the English line and the way back', async () => {
+    for (const javaScriptEnabled of [true, false]) {
+      const context = await browser.newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      const answer = await page.goto(`${english.url}/no-such-page`);
+      assert.equal(answer?.status(), 404);
+      assert.equal(await page.locator('html').getAttribute('lang'), 'en');
+      assert.equal(await page.locator('h1').textContent(), 'There is no such page.');
+      assert.doesNotMatch(await page.locator('body').innerText(), CYRILLIC);
+      await page.getByRole('link', { name: 'Send a request' }).click();
+      await page.getByRole('textbox', { name: 'Name', exact: true }).waitFor({ timeout: 10000 });
+      await context.close();
+    }
+  });
 });
