@@ -27,7 +27,7 @@ import {
 } from './field-errors';
 import { HONEYPOT_FIELD, readValues } from './form-fields';
 import type { ActionResult } from './lead-form.server';
-import { forgetRequestSent, markRequestSent, requestSentRecently } from './request-sent';
+import { againHref, forgetRequestSent, localStorageOrNull, markRequestSent, requestSentRecently } from './request-sent';
 
 interface Props {
   /** LANDING_LOCALE, from the loader: the catalogue every text of the form comes from (`ru` when absent). */
@@ -69,27 +69,6 @@ const FIELDS: {
   { name: 'date', hint: 'optional' },
   { name: 'guests', hint: 'optional' },
 ];
-
-/** The browser's localStorage, or null where reading it throws (blocked storage). */
-function localStorageOrNull(): Storage | null {
-  try {
-    return window.localStorage;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * "Send another request": `/?again` with the page's own query (its UTM values) kept, so the next request is credited to
- * the same ad; Remix's `index` (in the address after a post) and an earlier `again` are left out.
- */
-export function againHref(search: string): string {
-  const query = new URLSearchParams(search);
-  query.delete('index');
-  query.delete('again');
-  const rest = query.toString();
-  return rest ? `/?again&${rest}` : '/?again';
-}
 
 /** A contact's hint in the mode: "optional" added when it may be left out (`any`, or only the other required). */
 function contactHint(field: 'telegram' | 'phone', hint: string, mode: RequiredContacts, locale: Locale): string {

@@ -42,4 +42,25 @@ export function sentCookie(now = Date.now()): string {
   return `${SENT_COOKIE}=${now}; Path=/; Max-Age=${SENT_TTL_MS / 1000}; SameSite=Lax; HttpOnly`;
 }
 
+/** The browser's localStorage, or null where reading it throws (blocked storage). */
+export function localStorageOrNull(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * "Send another request": `/?again` with the page's own query (its UTM values) kept, so the next request is credited to
+ * the same ad; Remix's `index` (in the address after a post) and an earlier `again` are left out.
+ */
+export function againHref(search: string): string {
+  const query = new URLSearchParams(search);
+  query.delete('index');
+  query.delete('again');
+  const rest = query.toString();
+  return rest ? `/?again&${rest}` : '/?again';
+}
+
 export const clearSentCookie = `${SENT_COOKIE}=; Path=/; Max-Age=0; SameSite=Lax; HttpOnly`;
