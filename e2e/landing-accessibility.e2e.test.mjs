@@ -59,6 +59,32 @@ describe('the landing page meets WCAG 2.1 AA (axe-core)', () => {
     await context.close();
   });
 
+  it('with JavaScript, a slow post that fails: the focus comes back to the button, so Enter sends again', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(stack.landingUrl);
+    await page.waitForLoadState('networkidle');
+    await fill(page, { name: 'Фокус Потерянный', telegram: '@focus_kept', phone: '8 916 555-40-40' });
+    await page.waitForTimeout(1600);
+    // The button is disabled while sending (long enough for the browser to take the focus off it); then the post fails.
+    await page.route(
+      (url) => url.origin === stack.landingUrl,
+      async (route) => {
+        if (route.request().method() !== 'POST') return route.fallback();
+        await new Promise((r) => setTimeout(r, 1500));
+        return route.abort('connectionrefused');
+      },
+    );
+    await page.getByRole('button', { name: 'Отправить заявку' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-state="error"]').waitFor({ timeout: 10000 });
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('type')), 'submit');
+    await page.unrouteAll();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
+    await context.close();
+  });
+
   it('without JavaScript: the errors the action renders, and its sent screen', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1024, height: 900 } });
     const page = await context.newPage();

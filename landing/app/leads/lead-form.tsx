@@ -119,6 +119,13 @@ export function LeadForm({
     }
   }, [result, analytics]);
   useEffect(() => {
+    // An answer other than "sent" after a post from the browser: the button was disabled while sending, which took the
+    // focus off it; it comes back there (on the first marked field when the action marked some), so Enter sends again.
+    if (!result || result.state === 'sent' || (document.activeElement && document.activeElement !== document.body)) return;
+    const first = Object.keys(result.errors ?? {})[0];
+    formRef.current?.querySelector<HTMLElement>(first ? `[name="${first}"]` : 'button[type="submit"]')?.focus();
+  }, [result]);
+  useEffect(() => {
     setSentInBrowser(requestSentRecently(localStorageOrNull()));
   }, []);
 
