@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Metrics } from '../src/observability/metrics';
 import { OutboxService } from '../src/outbox/outbox.service';
+import { LeadsRepository } from '../src/repositories/leads.repository';
+import { OutboxRepository } from '../src/repositories/outbox.repository';
 import {
   FakeClock,
   LEADS_CHAT,
@@ -191,6 +193,32 @@ describe('GET /metrics (prom-client)', () => {
     expect(m.value('outbox_card_latency_seconds_bucket', { le: '2.5' })).toBe(0);
     expect(m.value('outbox_card_latency_seconds_bucket', { le: '5' })).toBe(1);
     expect(m.value('outbox_card_latency_seconds_bucket', { le: '10' })).toBe(2);
+  });
+
+  it('a database that cannot be read makes the outbox gauges NaN, and the rest of the scrape is still served', async () => {
+    const server = await boot();
+    expect((await postLead(server, lead())).status).toBe(201);
+    await server.outbox.whenIdle();
+    const down = () => Promise.reject(new Error('no connection to the database: connect ECONNREFUSED'));
+    const spies = [
+      jest.spyOn(server.app.get(LeadsRepository), 'countUnpublished').mockImplementation(down),
+      jest.spyOn(server.app.get(LeadsRepository), 'oldestUnpublishedAt').mockImplementation(down),
+      jest.spyOn(server.app.get(OutboxRepository), 'backlog').mockImplementation(down),
+    ];
+    try {
+      const m = await scrape(server); // a 200, or the scraper sees nothing at all
+      expect(m.value('leads_submissions_total', { result: 'created' })).toBe(1);
+      expect(m.value('outbox_published_total')).toBe(1);
+      expect(m.value('outbox_pending')).toBeNaN();
+      expect(m.value('outbox_oldest_age_seconds')).toBeNaN();
+      expect(m.value('outbox_waiting', { kind: 'card' })).toBeNaN();
+      expect(m.value('outbox_failing', { kind: 'webhook' })).toBeNaN();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    const m = await scrape(server);
+    expect(m.value('outbox_pending')).toBe(0);
+    expect(m.value('outbox_waiting', { kind: 'card' })).toBe(0);
   });
 
   it('webhook delivery latency: from the event to the 2xx, a retry included', async () => {

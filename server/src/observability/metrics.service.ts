@@ -6,7 +6,11 @@ import { OutboxRepository } from '../repositories/outbox.repository';
 import { OUTBOX_KINDS } from '../database/schema';
 import { Metrics } from './metrics';
 
-/** `GET /metrics`: the app's registry with the outbox gauges, which read the database at each scrape. */
+/**
+ * `GET /metrics`: the app's registry with the outbox gauges, which read the database at each scrape. A gauge whose read
+ * fails (the database is down) is NaN for that scrape: the counters, the histograms and the process's own metrics are
+ * still served, so `result="unavailable"` is seen while the database is away.
+ */
 @Injectable()
 export class MetricsService {
   constructor(
@@ -22,7 +26,10 @@ export class MetricsService {
         labelNames,
         registers: [metrics.registry],
         async collect() {
-          await fill(this);
+          await fill(this).catch(() => {
+            if (labelNames.length === 0) this.set(NaN);
+            else for (const kind of OUTBOX_KINDS) this.set({ kind }, NaN);
+          });
         },
       });
     gauge('outbox_pending', 'Leads without a card', [], async (g) => g.set(await leads.countUnpublished()));
