@@ -67,6 +67,7 @@ describe('graceful shutdown', () => {
     const lost = [...acknowledged].filter((id) => !stored.has(id));
     assert.deepEqual(lost, [], `${lost.length} acknowledged leads missing`);
     assert.doesNotMatch(server.output, /"level":"error"/);
+    assert.match(server.output, /"msg":"shutting down: no new connections, draining requests in flight","signal":"SIGTERM"/);
     console.log(`acknowledged ${acknowledged.size}, refused after SIGTERM ${refused}, stored ${stored.size}`);
   });
 });

@@ -23,7 +23,9 @@ async function main(): Promise<void> {
     process.on(signal, () => {
       if (closing) return;
       closing = true;
-      app.close().then(
+      // Nest's close hands the signal to the shutdown hooks (the drain's log line names it); its interface omits it.
+      const close: (signal: string) => Promise<void> = app.close.bind(app);
+      close(signal).then(
         () => process.exit(0),
         (err: unknown) => {
           console.error(`shutdown failed: ${errorText(err)}`);
