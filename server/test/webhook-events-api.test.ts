@@ -115,6 +115,8 @@ describe('GET /webhooks/events', () => {
 
     const unknown = await list(`?before=evt_${'0'.repeat(32)}`);
     expect([unknown.status, unknown.body]).toEqual([422, { error: 'invalid_query', errors: { before: 'no event has this id' } }]);
+    // An empty parameter is no parameter, as for since and limit.
+    expect((await list('?before=&limit=')).body.events).toHaveLength(5);
     const malformed = await list('?before=42');
     expect([malformed.status, malformed.body.errors]).toEqual([422, { before: expect.stringMatching(/^must be the id of an event/) }]);
   });

@@ -146,7 +146,7 @@ function apiCursor(value: unknown, args: ValidationArguments): boolean {
 }
 
 /** An empty parameter (`status=`) counts as absent. */
-const Param = () =>
+export const QueryParam = () =>
   applyDecorators(
     Transform(({ value }: { value: unknown }) => (value === '' ? undefined : value)),
     IsOptional(),
@@ -155,13 +155,13 @@ const Param = () =>
 /** 1–EXPORT_LIMIT_MAX written in digits only (`1e2` refused). */
 export const Limit = () =>
   applyDecorators(
-    Param(),
+    QueryParam(),
     Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : value)),
     IsInt({ message: QUERY_RULES.limit }),
     Min(1, { message: QUERY_RULES.limit }),
     Max(EXPORT_LIMIT_MAX, { message: QUERY_RULES.limit }),
   );
-const Cursor = () => applyDecorators(Param(), Rule('apiCursor', QUERY_RULES.cursor, apiCursor));
+const Cursor = () => applyDecorators(QueryParam(), Rule('apiCursor', QUERY_RULES.cursor, apiCursor));
 /** A time, read as its instant (epoch ms); one that names none stays as written, and is refused. */
 export const Since = () =>
   applyDecorators(
@@ -173,11 +173,11 @@ export const Since = () =>
     Rule('existingTime', QUERY_RULES.time, (value) => typeof value === 'number'),
   );
 const Until = () => applyDecorators(Since(), Rule('afterSince', QUERY_RULES.afterSince, afterSince, CROSS_FIELD));
-const Status = () => applyDecorators(Param(), IsIn([...LEAD_STATUSES], { message: QUERY_RULES.status }));
-const Source = () => applyDecorators(Param(), Matches(SOURCE_VALUE, { message: QUERY_RULES.source }));
+const Status = () => applyDecorators(QueryParam(), IsIn([...LEAD_STATUSES], { message: QUERY_RULES.status }));
+const Source = () => applyDecorators(QueryParam(), Matches(SOURCE_VALUE, { message: QUERY_RULES.source }));
 const Search = () =>
   applyDecorators(
-    Param(),
+    QueryParam(),
     IsString({ message: QUERY_RULES.q }),
     MaxLength(SEARCH_MAX, { message: QUERY_RULES.q }),
     Matches(NO_CONTROL_CHARACTER, { message: QUERY_RULES.q }),

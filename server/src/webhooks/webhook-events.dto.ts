@@ -1,14 +1,14 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { IsOptional, Matches } from 'class-validator';
+import { Matches } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
-import { Limit, QUERY_RULES, Since } from '../export/export-query';
+import { Limit, QUERY_RULES, QueryParam, Since } from '../export/export-query';
 
 const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 
 /** `since` and `limit` as `GET /leads` reads them: an instant (epoch ms) and 1–200; `before`: an event's id, to page back. */
 export class WebhookEventsQuery {
   @Since() since?: number;
-  @IsOptional() @Matches(EVENT_ID, { message: QUERY_RULES.event }) before?: string;
+  @QueryParam() @Matches(EVENT_ID, { message: QUERY_RULES.event }) before?: string;
   @Limit() limit?: number;
 }
 
