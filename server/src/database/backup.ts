@@ -16,8 +16,8 @@ export async function backupDatabase(source: string, target: string): Promise<{ 
   if (!existsSync(source)) throw new BackupRefused(`no database at ${source} (set DATABASE_PATH)`);
   if (existsSync(target)) throw new BackupRefused(`${target} already exists: choose a new file name (a backup never overwrites)`);
   if (resolve(source) === resolve(target)) throw new BackupRefused('the backup file must not be the database itself');
-  if (!existsSync(dirname(resolve(target))))
-    throw new BackupRefused(`no folder ${dirname(resolve(target))} for the backup: create it first`);
+  const folder = dirname(resolve(target));
+  if (!existsSync(folder)) throw new BackupRefused(`no folder ${folder} for the backup: create it first`);
   const partial = `${target}.partial`;
   // A run that died midway may have left its files: a stale -wal beside the new copy would be read into it.
   for (const leftover of ['', '-wal', '-shm', '-journal']) rmSync(`${partial}${leftover}`, { force: true });
