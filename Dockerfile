@@ -37,7 +37,7 @@ RUN npm run build -w shared && npm run build -w server && npm run build -w landi
  && mv build/Release/better_sqlite3.node /tmp/ \
  && rm -rf build deps src binding.gyp \
  && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
- && cd /app && if find -L node_modules landing/node_modules -type l | grep .; then echo 'dangling links' >&2; exit 1; fi
+ && cd /app && if find -L node_modules server/node_modules landing/node_modules -type l | grep .; then echo 'dangling links' >&2; exit 1; fi
 
 FROM base AS runtime
 # A font for the words of the digest's chart picture (resvg draws with the system's fonts; without one the bars come
@@ -54,6 +54,8 @@ COPY --from=build /app/shared/package.json ./shared/package.json
 COPY --from=build /app/shared/dist ./shared/dist
 COPY --from=build /app/server/package.json ./server/package.json
 COPY --from=build /app/server/dist ./server/dist
+# The CLI's commander 14 is nested here (the root's commander 4 came with @nestjs/cli and is pruned with it).
+COPY --from=build /app/server/node_modules ./server/node_modules
 COPY --from=build /app/landing/package.json ./landing/package.json
 # The landing's Express 4 stack is nested here (the root has Express 5, which Nest uses).
 COPY --from=build /app/landing/node_modules ./landing/node_modules
