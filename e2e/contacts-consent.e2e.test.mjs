@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, root, SECRET, startStack, waitUntil } from './stack.mjs';
+import { afterFillTime, CHROMIUM, CHROMIUM_ARGS, root, SECRET, startStack, waitUntil } from './stack.mjs';
 
 const POLICY = 'https://stickers.example/privacy';
 let stack;
@@ -15,7 +15,6 @@ let browser;
 
 before(async () => {
   stack = await startStack({
-    minFillMs: 1500,
     serverEnv: { LEADS_REQUIRED_CONTACTS: 'any', LEADS_REQUIRE_CONSENT: '1' },
     landingEnv: { LEADS_REQUIRED_CONTACTS: 'any', LANDING_PRIVACY_URL: POLICY },
   });
@@ -46,8 +45,7 @@ async function fill(page, { name, telegram, phone }) {
   await page.getByLabel('Имя').pressSequentially(name, { delay: 20 });
   if (telegram) await page.getByLabel('Ник в Telegram').pressSequentially(telegram, { delay: 20 });
   if (phone) await page.getByLabel('Телефон').pressSequentially(phone, { delay: 20 });
-  // A person takes longer than MIN_FILL_MS to fill the form.
-  await page.waitForTimeout(1600);
+  await afterFillTime(page);
 }
 
 describe('required contacts and consent in a browser', () => {
@@ -88,7 +86,7 @@ describe('required contacts and consent in a browser', () => {
 
       await page.getByLabel(/Я согласен/).check();
       // Without JavaScript the form came back from the action: its fill time starts again.
-      if (!javaScriptEnabled) await page.waitForTimeout(1600);
+      if (!javaScriptEnabled) await afterFillTime(page);
       await page.getByRole('button', { name: 'Отправить заявку' }).click();
       await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
 

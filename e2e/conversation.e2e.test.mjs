@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { DEFAULT_USER, DEFAULT_VISITOR, launchUrl, signInitData } from '@stickers/telegram-sandbox';
-import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, startStack, waitUntil } from './stack.mjs';
+import { afterFillTime, CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, startStack, waitUntil } from './stack.mjs';
 
 const TOKEN = '123456789:sandbox-token';
 const SHOTS = process.env.CONVERSATION_SCREENSHOTS;
@@ -21,7 +21,7 @@ async function shoot(target, name) {
 }
 
 before(async () => {
-  stack = await startStack({ minFillMs: 500, linksToSandbox: true });
+  stack = await startStack({ linksToSandbox: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
@@ -43,7 +43,7 @@ describe('the visitor and the team in one conversation', () => {
     await page.getByLabel('Имя').fill('Анна Ким');
     await page.getByLabel('Ник в Telegram').fill('@anna_k');
     await page.getByLabel('Телефон').fill('+7 999 555-66-77');
-    await page.waitForTimeout(600); // a person takes longer than MIN_FILL_MS
+    await afterFillTime(page);
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor();
     const number = Number(/№(\d+)/.exec(await page.locator('[data-state="sent"]').innerText())[1]);

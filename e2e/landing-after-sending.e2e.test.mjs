@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, isolatedContext, startStack } from './stack.mjs';
+import { afterFillTime, CHROMIUM, CHROMIUM_ARGS, isolatedContext, startStack } from './stack.mjs';
 
 const METRIKA_ID = '12345678';
 const GA4_ID = 'G-TEST12345';
@@ -20,7 +20,7 @@ let browser;
 
 before(async () => {
   // Several leads from one loopback visitor: the server's per-visitor limit is not what this file is about.
-  stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '100' } });
+  stack = await startStack({ serverEnv: { LEADS_IP_LIMIT: '100' } });
   // A second landing on the same server, with a Metrica counter and a goal.
   counted = await stack.landing({ LANDING_METRIKA_ID: METRIKA_ID, LANDING_GOAL: GOAL });
   // A third, with a GA4 tag and the same goal.
@@ -55,8 +55,7 @@ async function fillLikeAPerson(page, { name, telegram, phone }) {
   await page.getByLabel('Имя').pressSequentially(name, { delay: 20 });
   await page.getByLabel('Ник в Telegram').pressSequentially(telegram, { delay: 20 });
   await page.getByLabel('Телефон').pressSequentially(phone, { delay: 20 });
-  // A person takes longer than MIN_FILL_MS to fill the form.
-  await page.waitForTimeout(1600);
+  await afterFillTime(page);
 }
 
 function leadNumberOf(requestId) {

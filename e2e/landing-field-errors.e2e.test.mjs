@@ -10,7 +10,7 @@ let stack;
 let browser;
 
 before(async () => {
-  stack = await startStack({ minFillMs: 1500 });
+  stack = await startStack();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {

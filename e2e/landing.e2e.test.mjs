@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, startStack, waitUntil } from './stack.mjs';
+import { afterFillTime, CHROMIUM, CHROMIUM_ARGS, startStack, waitUntil } from './stack.mjs';
 
 let stack;
 let browser;
 
 before(async () => {
-  stack = await startStack({ minFillMs: 1500 });
+  stack = await startStack();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 after(async () => {
@@ -23,8 +23,7 @@ async function fillLikeAPerson(page, { name, telegram, phone, comment }) {
   await page.getByLabel('Ник в Telegram').pressSequentially(telegram, { delay: 20 });
   await page.getByLabel('Телефон').pressSequentially(phone, { delay: 20 });
   if (comment) await page.getByLabel('Что хотите получить').fill(comment);
-  // A person takes longer than MIN_FILL_MS to fill the form.
-  await page.waitForTimeout(1600);
+  await afterFillTime(page);
 }
 
 describe('landing form in a browser', () => {
@@ -110,7 +109,7 @@ describe('landing form in a browser', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.type('+79990001234', { delay: 10 });
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'phone');
-    await page.waitForTimeout(1600);
+    await afterFillTime(page);
     await page.keyboard.press('Enter');
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
     await waitUntil(async () => (await stack.cards()).some((c) => c.text.includes('Клава Табова')), 10000, 'the card');
@@ -160,7 +159,7 @@ describe('landing form in a browser', () => {
     });
     assert.equal(await page.getByLabel('Имя').inputValue(), 'Олег Автозаполнов', 'the browser filled the form');
     await page.getByLabel('Ник в Telegram').pressSequentially('@oleg_autofill', { delay: 20 });
-    await page.waitForTimeout(1600);
+    await afterFillTime(page);
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
     const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes('Олег Автозаполнов')), 10000, 'the card');

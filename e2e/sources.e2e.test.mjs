@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, SECRET, startLanding, startStack, waitUntil } from './stack.mjs';
+import { afterFillTime, CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, MIN_FILL_MS, SECRET, startLanding, startStack, waitUntil } from './stack.mjs';
 
 let stack;
 let browser;
@@ -13,7 +13,7 @@ let landingUrl;
 
 before(async () => {
   // More than the 5 requests a visitor may send in 10 minutes: every test here is the same visitor to the server.
-  stack = await startStack({ minFillMs: 1500, serverEnv: { LEADS_IP_LIMIT: '20' } });
+  stack = await startStack({ serverEnv: { LEADS_IP_LIMIT: '20' } });
   // A second landing beside the stack's, named `wedding`, against the same server and sandbox.
   ({ child: landing, url: landingUrl } = await startLanding(
     {
@@ -22,7 +22,7 @@ before(async () => {
       TELEGRAM_BOT_TOKEN: '123456789:sandbox-token',
       TELEGRAM_API_ROOT: stack.sandboxUrl,
       LEADS_CHAT_ID: String(LEADS_CHAT),
-      MIN_FILL_MS: '1500',
+      MIN_FILL_MS: String(MIN_FILL_MS),
       LANDING_SOURCE: 'wedding',
     },
     { name: 'landing-wedding' },
@@ -42,8 +42,7 @@ async function fillLikeAPerson(page, { name, telegram, phone }) {
   await page.getByLabel('Имя').pressSequentially(name, { delay: 20 });
   await page.getByLabel('Ник в Telegram').pressSequentially(telegram, { delay: 20 });
   await page.getByLabel('Телефон').pressSequentially(phone, { delay: 20 });
-  // A person takes longer than MIN_FILL_MS to fill the form.
-  await page.waitForTimeout(1600);
+  await afterFillTime(page);
 }
 
 describe('where a lead came from, in a browser', () => {

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 export const root = new URL('..', import.meta.url).pathname;
 export const LEADS_CHAT = -1001000000001;
 export const SECRET = 'e2e-secret-0123456789abcdef';
+/** The stack's MIN_FILL_MS: a form sent sooner is taken for a bot's. */
+export const MIN_FILL_MS = 500;
 
 export async function freePort() {
   const server = createServer();
@@ -74,7 +76,7 @@ export async function startLanding(env, { name = 'landing', wait = true, onStart
  * The sandbox, the server and the landing, built, on free loopback ports. `linksToSandbox`: the "Continue in Telegram"
  * links point at the sandbox's stand-in for t.me (as `npm run dev` does), so a browser can open them.
  */
-export async function startStack({ minFillMs = 1500, serverEnv = {}, landingEnv = {}, linksToSandbox = false } = {}) {
+export async function startStack({ minFillMs = MIN_FILL_MS, serverEnv = {}, landingEnv = {}, linksToSandbox = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
   const [sandboxPort, serverPort] = [await freePort(), await freePort()];
   const token = '123456789:sandbox-token';
@@ -194,6 +196,16 @@ export const CHROMIUM_ARGS = [
 const chromium = createRequire(import.meta.url)('../scripts/lib/chromium.cjs').findChromium();
 if (!chromium.path) console.error(`browser tests: ${chromium.why}`);
 export const CHROMIUM = chromium.path ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * A person takes longer than MIN_FILL_MS to fill the form: waits until `minFillMs` has passed since the start the form
+ * carries (its signed startedAt token begins with that time), so the time spent typing counts towards it.
+ */
+export async function afterFillTime(page, minFillMs = MIN_FILL_MS) {
+  const token = await page.locator('input[name="startedAt"]').first().inputValue();
+  const left = Number(token.split('.')[0]) + minFillMs + 50 - Date.now();
+  if (left > 0) await page.waitForTimeout(left);
+}
 
 export async function waitUntil(probe, timeoutMs = 10000, what = 'condition') {
   const deadline = Date.now() + timeoutMs;
