@@ -10,7 +10,7 @@ export interface TestPostgres {
   url: string;
   /** Creates an empty database on this server and gives its URL. */
   createDatabase(name: string): Promise<string>;
-  /** `pg_ctl stop -m fast`, then the temp dir is removed. Safe to call twice. */
+  /** `pg_ctl stop -m immediate` (nothing to keep), then the temp dir is removed. Safe to call twice. */
   stop(): Promise<void>;
 }
 
