@@ -143,6 +143,44 @@ async function pressTestCard(chatId: number) {
   sandbox.press(chatId, card.message_id, card.reply_markup!.inline_keyboard[0][0].callback_data!);
 }
 
+describe('setup speaks the language of LEADS_LOCALE in the chats', () => {
+  it('LEADS_LOCALE=en: the admin chat message, the test card, its button, the answer to the press and the card after it', async () => {
+    const chat = sandbox.addChat({
+      title: 'Studio',
+      type: 'supergroup',
+      is_forum: true,
+      topics: [
+        { id: 10, name: 'Leads' },
+        { id: 20, name: 'Admins' },
+      ],
+    });
+    sandbox.addBot(chat.id, 'administrator');
+    const run = setup([], { LEADS_LOCALE: 'en' });
+    await run.line(/has topics: send \/stickers_chatid in the topic/);
+    sandbox.say(chat.id, '/stickers_chatid', DEFAULT_USER, 10);
+    await run.line(/^2\. The admin chat/);
+    sandbox.say(chat.id, '/stickers_chatid', DEFAULT_USER, 20);
+    const card = await waitFor(
+      () => sandbox.messages(chat.id).find((m) => m.text.startsWith('🧪 Stickers Leads test card')),
+      10_000,
+      'the card',
+    );
+    expect(card.text).toBe('🧪 Stickers Leads test card\nPress the button: this is how setup checks that presses reach the bot.');
+    expect(card.reply_markup?.inline_keyboard[0][0].text).toBe('✅ Check the button');
+    await run.line(/^ {3}Press «✅ Check the button» under it\. Waiting up to 20 s/);
+    expect(sandbox.messages(chat.id).find((m) => m.message_thread_id === 20 && m.from?.id === BOT_USER.id)?.text).toBe(
+      '🧪 Stickers Leads: checking the admin chat. Alerts and the daily digest will come here.',
+    );
+    sandbox.press(chat.id, card.message_id, card.reply_markup!.inline_keyboard[0][0].callback_data!);
+    expect(await run.done).toBe(0);
+    expect(sandbox.state.callbackAnswers.map((a) => a.text)).toEqual(['✅ The button works: the press reached the bot']);
+    expect(sandbox.messages(chat.id).find((m) => m.message_id === card.message_id)?.text).toBe(
+      '✅ Stickers Leads test card: the press (Мария Менеджер) reached the bot. You can delete it.',
+    );
+    handedBack();
+  });
+});
+
 describe("setup takes only the operator's group, never the first one that shows up", () => {
   it('without a terminal and without --chat or --from: refused in one line before any call to Telegram', async () => {
     const run = setup(['--bare']);
@@ -258,6 +296,17 @@ describe('setup says what is wrong in one line and exits 1', () => {
       expect.stringMatching(/^FAIL {2}TELEGRAM_BOT_TOKEN: the token could not be checked: Telegram did not answer \(.*apiuser@/),
     ]);
     expect([...run.out, ...run.err].join('\n')).not.toContain('APIPASSWORD');
+  });
+
+  it('LEADS_LOCALE and TELEGRAM_TIMEOUT_MS it cannot read: a line each, nothing asked of Telegram', async () => {
+    const run = setup([], { LEADS_LOCALE: 'english', TELEGRAM_TIMEOUT_MS: 'soon' });
+    expect(await run.done).toBe(1);
+    expect(run.err).toEqual([
+      'TELEGRAM_TIMEOUT_MS must be a whole number from 100 to 120000 (got "soon")',
+      'LEADS_LOCALE must be one of ru, en (got "english")',
+    ]);
+    expect(run.out).toEqual([]);
+    expect(sandbox.polls).toEqual([]);
   });
 
   it('no token at all', async () => {

@@ -4,7 +4,7 @@ import { readDatabaseVariables } from '../config/config';
 import { readWebhooks } from '../config/webhook-endpoints';
 import { EnvReader } from '../config/env-reader';
 import { runDoctor } from '../doctor/doctor';
-import type { SetupOptions } from '../setup/setup-session';
+import type { SetupFlags } from '../setup/setup-session';
 import { runSetup } from './setup.command';
 import type { CliIo } from './cli-io';
 import type * as ops from './ops';
@@ -81,7 +81,7 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
       ['--chat <chat id>', 'take only this group as the leads group (/stickers_chatid in it tells its id)', chatId],
       ['--from <user id>', 'take only a group that this Telegram user (you) adds the bot to, or writes /stickers_chatid in', userId],
     ],
-    (options: SetupOptions) => runSetup(io, options),
+    (options: SetupFlags) => runSetup(io, options),
   );
   command(
     'doctor',

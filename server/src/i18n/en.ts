@@ -214,4 +214,13 @@ export const en = {
       'If this is the landing’s server, leads now go to the fallback channel; ' +
       'check that LEADS_SECRET is the same on both sides.',
   },
+
+  setup: {
+    adminTest: '🧪 Stickers Leads: checking the admin chat. Alerts and the daily digest will come here.',
+    card: '🧪 Stickers Leads test card\nPress the button: this is how setup checks that presses reach the bot.',
+    button: '✅ Check the button',
+    notPressed: '🧪 Stickers Leads test card: the button was not pressed. You can delete it.',
+    pressAnswer: '✅ The button works: the press reached the bot',
+    pressed: (who) => `✅ Stickers Leads test card: the press (${who}) reached the bot. You can delete it.`,
+  },
 } satisfies Messages;

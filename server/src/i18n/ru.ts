@@ -247,6 +247,16 @@ export const ru = {
       'Если это сервер лендинга — заявки сейчас уходят в запасной канал; ' +
       'проверьте, что LEADS_SECRET совпадает на обеих сторонах.',
   },
+
+  /** What `npm run leads -- setup` posts to check the chats: a message in the admin chat, a card with a button. */
+  setup: {
+    adminTest: '🧪 Stickers Leads: проверка чата админов. Сюда придут оповещения и ежедневная сводка.',
+    card: '🧪 Проверочная карточка Stickers Leads\nНажмите кнопку: так setup проверит, что нажатия доходят до бота.',
+    button: '✅ Проверить кнопку',
+    notPressed: '🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.',
+    pressAnswer: '✅ Кнопка работает: нажатие дошло до бота',
+    pressed: (who: string) => `✅ Проверочная карточка Stickers Leads: нажатие (${who}) дошло до бота. Её можно удалить.`,
+  },
 };
 
 export type Messages = typeof ru;

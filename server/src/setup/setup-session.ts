@@ -2,12 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { Interface } from 'node:readline';
 import type { Clock } from '../clock/clock';
+import type { Messages } from '../i18n';
 import type { RawUpdate, TelegramGateway } from '../telegram/telegram.gateway';
 import type { TelegramFailure } from '../telegram/telegram-result';
 import { CheckLines } from './bot-rights';
 
-/** The options of `setup` as commander reads them (cli/program.ts); `signal`: Ctrl-C, setup stops waiting, confirms what it read and ends. */
+/**
+ * The options of `setup` as commander reads them (cli/program.ts); `signal`: Ctrl-C, setup stops waiting, confirms what
+ * it read and ends; `texts`: what it posts in the chats, in LEADS_LOCALE's language.
+ */
 export interface SetupOptions {
+  texts: Messages['setup'];
   timeout: number;
   admin: boolean;
   deleteWebhook?: boolean;
@@ -16,6 +21,9 @@ export interface SetupOptions {
   chat?: string;
   from?: number;
 }
+
+/** The options as commander reads them from the command line. */
+export type SetupFlags = Omit<SetupOptions, 'texts' | 'signal'>;
 
 const SETUP_UPDATES = ['message', 'my_chat_member', 'callback_query'] as const;
 

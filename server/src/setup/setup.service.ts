@@ -123,7 +123,7 @@ export class SetupService extends SetupSession {
     const sent = await this.telegram.send({
       chatId: admin.chatId,
       threadId: admin.threadId,
-      text: '🧪 Stickers Leads: проверка чата админов. Сюда придут оповещения и ежедневная сводка.',
+      text: this.options.texts.adminTest,
       html: false,
     });
     if (sent.ok) this.ok(`admin chat: a test message went to ${describeChat(admin)}`);
@@ -134,16 +134,16 @@ export class SetupService extends SetupSession {
     const sent = await this.telegram.send({
       chatId: leads.chatId,
       threadId: leads.threadId,
-      text: '🧪 Проверочная карточка Stickers Leads\nНажмите кнопку: так setup проверит, что нажатия доходят до бота.',
+      text: this.options.texts.card,
       html: false,
-      keyboard: { inline_keyboard: [[{ text: '✅ Проверить кнопку', callback_data: this.pressData }]] },
+      keyboard: { inline_keyboard: [[{ text: this.options.texts.button, callback_data: this.pressData }]] },
     });
     if (!sent.ok) {
       this.fail(`test card: Telegram refused it (${sent.description})`);
       return;
     }
     this.ok(`test card sent to ${describeChat(leads)} (message ${sent.value.message_id})`);
-    this.say(`   Press «✅ Проверить кнопку» under it. Waiting up to ${this.options.timeout} s…`);
+    this.say(`   Press «${this.options.texts.button}» under it. Waiting up to ${this.options.timeout} s…`);
     const seen = await this.wait((u) => {
       const query = u.callback_query as { id: string; data?: string; from?: { first_name?: string } } | undefined;
       return query?.data === this.pressData ? query : null;
@@ -151,15 +151,15 @@ export class SetupService extends SetupSession {
     const press = seen.value;
     const close = (text: string) => this.telegram.edit(leads.chatId, sent.value.message_id, text, false, { inline_keyboard: [] });
     if (!press) {
-      await close('🧪 Проверочная карточка Stickers Leads: кнопку не нажали. Её можно удалить.');
+      await close(this.options.texts.notPressed);
       if (seen.kind === 'timeout')
         this.fail(
           `buttons: no press of the test card reached the bot within ${this.options.timeout} s (run setup again to repeat the check)`,
         );
       return;
     }
-    await this.telegram.answerCallback(press.id, '✅ Кнопка работает: нажатие дошло до бота');
-    await close(`✅ Проверочная карточка Stickers Leads: нажатие (${userName(press.from)}) дошло до бота. Её можно удалить.`);
+    await this.telegram.answerCallback(press.id, this.options.texts.pressAnswer);
+    await close(this.options.texts.pressed(userName(press.from)));
     this.ok(`buttons: the press of ${userName(press.from)} reached the bot`);
   }
 
