@@ -158,7 +158,7 @@ describe('erasure by contact', () => {
     const location = server.config.databaseUrl ?? dbPath;
     const erased = await captureConsole(() => forget(location, '--phone', '+7 999 555 44 11', server.clock.now(), SALT));
     expect(erased).toMatchObject({ result: 0, error: [] });
-    expect(erased.log.join(' ')).toContain('Обезличено заявок: 3');
+    expect(erased.log).toEqual([`🗑 erased 3 leads (#${ids.join(', #')}); cards are rewritten by the server`]);
     expect(await captureConsole(() => forget(location, '--telegram', 'petr_cli', server.clock.now(), SALT))).toMatchObject({
       result: 1,
       error: [],

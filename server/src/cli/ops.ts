@@ -93,7 +93,10 @@ export async function forget(
     for (let i = 0; erased.length > 0 && !afterErase() && i < 50; i += 1) await new Promise((r) => setTimeout(r, 100));
     if (erased.length === 0) console.log('no leads of that contact: nobody erased');
     else
-      console.log(`🗑 Обезличено заявок: ${erased.length} (${erased.map((id) => `#${id}`).join(', ')}); cards are rewritten by the server`);
+      console.log(
+        `🗑 erased ${erased.length} lead${erased.length > 1 ? 's' : ''} (${erased.map((id) => `#${id}`).join(', ')}); ` +
+          'cards are rewritten by the server',
+      );
     return erased.length > 0 ? 0 : 1;
   });
 }
