@@ -283,7 +283,7 @@ describe('a fallback message that cannot become the card', () => {
     const story = await trace(body.request_id as string);
     expect(kinds(story)).toEqual(['received_late', 'fallback_not_adopted', 'published', 'fallback_answered']);
     expect(story.events[1].detail).toContain("message can't be edited");
-    expect(formatTrace(story)).toContain('answered with a reply "✅ Заявка в базе"');
+    expect(formatTrace(story)).toContain('answered with a reply that the lead is stored (✅ and its number)');
   });
 
   it('a deleted fallback message: a new card; nothing to reply to, so no reply (and no stray message)', async () => {

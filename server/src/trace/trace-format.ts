@@ -10,8 +10,8 @@ const nextAttempt = (lead: Pick<LeadTrace['lead'], 'next_attempt_at' | 'created_
 const FALLBACK_STATE: Record<string, string> = {
   pending: 'not looked at yet (it may become the card)',
   adopted: 'edited into the card (one message in the group)',
-  answer: 'waiting for its reply "✅ Заявка в базе"',
-  answered: 'answered with a reply "✅ Заявка в базе"',
+  answer: 'waiting for its reply that the lead is stored (✅ and its number)',
+  answered: 'answered with a reply that the lead is stored (✅ and its number)',
   gone: 'deleted in the group: no reply',
   refused: 'Telegram refused the reply: left as it is',
   gave_up: 'the reply failed 5 times: left as it is',

@@ -5,7 +5,8 @@ import { leadNumberOf, parseRepeatChanges, type ConsentColumns, type LateColumns
 import { LeadPagesRepository } from '../repositories/lead-pages.repository';
 
 export const NOT_IN_DATABASE =
-  'not in the database: check the fallback channel (a message in the leads group starting with "⚠️ Запасной канал" and this request_id); ' +
+  'not in the database: check the fallback channel (a message in the leads group starting with ' +
+  '"⚠️ Запасной канал" or "⚠️ Fallback channel", as LANDING_LOCALE says, with this request_id); ' +
   "it may still wait in the landing's spool (LANDING_SPOOL_DIR; the landing replays it once the server takes it)";
 
 /** A key that is neither (a word such as "hello" is no request, not an unknown one). */
