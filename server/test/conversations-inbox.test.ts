@@ -68,6 +68,13 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
         .map((m) => m.text),
     ).toContain('Добрый день, Анна');
 
+    // The group sees the answer too, under the card: the team's conversation is one whichever door it took.
+    const card = sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${leadNumber}`))!;
+    const shown = sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('📤'));
+    expect(shown.map((m) => [m.text, m.reply_to_message_id])).toEqual([
+      [`📤 Ответ из инбокса · заявка #${leadNumber} · Мария Менеджер\nДобрый день, Анна`, card.message_id],
+    ]);
+
     const read = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
     expect(read.status).toBe(200);
     expect(read.body.bound).toEqual({ username: 'anna_k', name: 'Анна Ким' });

@@ -169,6 +169,8 @@ export const ru = {
     visitorHeader: (lead: number, name: string) => `💬 ${name} · заявка #${lead}`,
     visitorNotice: (lead: number) => `💬 Новое сообщение по заявке #${lead}`,
     notDelivered: (why: string) => `⚠️ Не доставлено посетителю: ${why}`,
+    /** Under the card once a message written in the inbox reached the visitor: the group sees the answer too. */
+    inboxAnswer: (lead: number, author: string, text: string) => `📤 Ответ из инбокса · заявка #${lead} · ${author}\n${text}`,
     why: {
       blocked: 'он заблокировал бота',
       stopped: 'он отписался командой /stop',

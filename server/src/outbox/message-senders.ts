@@ -95,6 +95,9 @@ export class MessageSender extends TelegramHandler {
         const reaction = [{ type: 'emoji' as const, emoji: '👍' as const }];
         const reacted = await this.telegram.call('setMessageReaction', { chat_id: from.chatId, message_id: from.messageId, reaction });
         if (!reacted.ok) this.logger.warn({ msg: 'delivery reaction failed', lead_number: msg.lead_id, error: reacted.description });
+      } else if (hasCard(lead)) {
+        // Written in the inbox: the group sees the answer under the card (best effort, as the not-delivered notice).
+        await this.showInGroup(lead, msg);
       }
       const copy = { chatId, messageId: answer.value.message_id };
       this.logger.log({ msg: 'team message delivered', lead_number: msg.lead_id, message: msg.id });
@@ -124,6 +127,18 @@ export class MessageSender extends TelegramHandler {
       return { ...(await this.notDelivered(msg, lead, error, this.t.group.why.gaveUp(answer.description))), attempts: step.failures };
     }
     return this.retryLater(step, answer.description);
+  }
+
+  private async showInGroup(lead: PublishedLead, msg: LeadMessage): Promise<void> {
+    const text = cutTo(this.t.group.inboxAnswer(lead.id, msg.author_name ?? '—', msg.text ?? ''), TELEGRAM_TEXT_MAX);
+    const shown = await this.telegram.send({
+      chatId: lead.chat_id,
+      threadId: lead.card_thread_id,
+      text,
+      html: false,
+      replyTo: lead.message_id,
+    });
+    if (!shown.ok) this.logger.warn({ msg: 'inbox answer not shown in the group', lead_number: lead.id, error: shown.description });
   }
 
   /** Failed for good: the message says why, and so does the group (best effort: the history keeps it either way). */
