@@ -155,6 +155,21 @@ describe('/start <payload> in the private chat', () => {
     expect(events).toEqual([{ lead_id: used.body.lead_number }]);
   });
 
+  it("a duplicate of an erased lead's request gets telegram_link null: a link to it could never bind", async () => {
+    const server = await boot({ polling: true });
+    const { command } = memberActions(sandbox);
+    const body = lead({ telegram: '@anna_k' });
+    const created = await postLead(server, body);
+    const leadNumber = created.body.lead_number as number;
+    expect(await command(LEADS_CHAT, `/stickers_forget ${leadNumber}`)).toContain(`Заявка #${leadNumber} обезличена`);
+
+    const again = await postLead(server, body);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ lead_number: leadNumber, duplicate: true, repeat: false, telegram_link: null });
+    const links = await server.db.db.selectFrom('telegram_links').select('lead_id').where('lead_id', '=', leadNumber).execute();
+    expect(links).toHaveLength(1);
+  });
+
   it("an erased lead's unused payload binds nothing: no account is stored on it, and the visitor gets the polite answer", async () => {
     const server = await boot({ polling: true });
     const { command } = memberActions(sandbox);

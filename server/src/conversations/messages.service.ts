@@ -71,7 +71,9 @@ export class MessagesService {
     const payload = randomBytes(PAYLOAD_BYTES).toString('base64url');
     const now = this.clock.now();
     try {
-      await this.links.add({ payload_hash: payloadHash(payload), lead_id: leadId, created_at: now, expires_at: now + days * DAY_MS });
+      const link = { payload_hash: payloadHash(payload), lead_id: leadId, created_at: now, expires_at: now + days * DAY_MS };
+      // An erased lead (a duplicate of its request): a link that could never bind is no link.
+      if (!(await this.links.add(link))) return null;
     } catch (err) {
       const error = errorText(err);
       new Logger('TelegramLinks').warn({ msg: 'telegram link not stored', lead_number: leadId, error });

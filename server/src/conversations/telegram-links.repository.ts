@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { TelegramAccount } from '../domain/telegram-account';
@@ -16,8 +17,25 @@ type BindResult =
 export class TelegramLinksRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
 
-  async add(link: { payload_hash: string; lead_id: number; created_at: number; expires_at: number }): Promise<void> {
-    await this.db.insertInto('telegram_links').values(link).execute();
+  /** Stores the link unless its lead is erased (a link to it could never bind); false: not stored. */
+  async add(link: { payload_hash: string; lead_id: number; created_at: number; expires_at: number }): Promise<boolean> {
+    const stored = await this.db
+      .insertInto('telegram_links')
+      .columns(['payload_hash', 'lead_id', 'created_at', 'expires_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('leads')
+          .select([
+            sql<string>`cast(${link.payload_hash} as text)`.as('payload_hash'),
+            'id',
+            sql<number>`cast(${link.created_at} as bigint)`.as('created_at'),
+            sql<number>`cast(${link.expires_at} as bigint)`.as('expires_at'),
+          ])
+          .where('id', '=', link.lead_id)
+          .where('anonymised_at', 'is', null),
+      )
+      .executeTakeFirst();
+    return Number(stored.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
   /** Uses the link once: marks it used with the account, the lead's card for a rewrite and as changed, and a `telegram_bound` event. */

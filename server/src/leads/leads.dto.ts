@@ -329,7 +329,7 @@ export class LeadAcceptedDto implements LeadAcceptedBody {
       '"Continue in Telegram": https://t.me/<bot username>?start=<payload>, which opens the bot; the visitor\'s /start binds ' +
       'their Telegram account to this lead (a duplicate and a repeat get a fresh link to the same lead). The payload is random ' +
       '([A-Za-z0-9_-], 32 characters), used once, valid for LEADS_TELEGRAM_LINK_DAYS days. Null without a bot, with ' +
-      'LEADS_TELEGRAM_LINK_DAYS=0, or when the link could not be stored.',
+      'LEADS_TELEGRAM_LINK_DAYS=0, for an erased lead (a duplicate of its request), or when the link could not be stored.',
   })
   telegram_link!: string | null;
 }
