@@ -70,6 +70,15 @@ describe('step 6: known request_id', () => {
       status: 422,
       body: { errors: { request_id: 'invalid' } },
     });
+    // A blank request_id is a missing one, as its rule says: the header stands in for it too.
+    const blank = crypto.randomUUID();
+    const third = await postLead(
+      server,
+      { ...body, request_id: ' ', telegram: '@third_user', phone: '+12025550122' },
+      { 'Idempotency-Key': blank },
+    );
+    expect(third.status).toBe(201);
+    expect(await row('select request_id from leads where id = ?', third.body.lead_number)).toEqual({ request_id: blank });
   });
 });
 

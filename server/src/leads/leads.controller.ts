@@ -13,12 +13,17 @@ import { LeadsErrorFilter } from './leads-error.filter';
 import { type CheckedSubmission, LEAD_REFUSED_SCHEMA, LeadAcceptedDto, LeadBodyPipe, LeadRequestDto } from './leads.dto';
 import { LeadsService } from './leads.service';
 
-/** The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none. */
+/**
+ * The body as a JSON object, read after the guards, with the Idempotency-Key header as its request_id when it has none
+ * (absent, null or blank: what the field's rule calls missing).
+ */
 export const LeadBody = createParamDecorator(async (_data: unknown, ctx: ExecutionContext) => {
   const req = ctx.switchToHttp().getRequest<Request>();
   const body = await readJsonObject(req);
   const key = req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
-  if ((body.request_id === undefined || body.request_id === null) && typeof key === 'string') body.request_id = key;
+  const own = body.request_id;
+  const missing = own === undefined || own === null || (typeof own === 'string' && own.trim() === '');
+  if (missing && typeof key === 'string') body.request_id = key;
   return body;
 });
 

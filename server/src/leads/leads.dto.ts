@@ -120,7 +120,7 @@ for (const key of SOURCE_KEYS) {
 @ApiSchema({
   name: 'LeadRequest',
   description:
-    `Unknown fields are ignored. request_id is required (the ${IDEMPOTENCY_HEADER} header may carry it instead). telegram and ` +
+    `Unknown fields are ignored. request_id is required (the ${IDEMPOTENCY_HEADER} header may carry it instead: it is used when request_id is absent, null or blank). telegram and ` +
     'phone are listed as required because both are by default: the required contacts follow LEADS_REQUIRED_CONTACTS (both, ' +
     'either one, or any one of the two). late only on a replay.',
 })
