@@ -129,10 +129,12 @@ describe('GET /openapi.json', () => {
     ]);
     expect(request.properties.late.required).toEqual(['submitted_at', 'route', 'reason']);
     expect(request.properties.late.properties.route.enum).toEqual([...LATE_ROUTES]);
-    expect(request.properties.source).toEqual({ $ref: '#/components/schemas/LeadSource' });
+    expect(request.properties.source).toEqual({
+      oneOf: [{ $ref: '#/components/schemas/LeadSource' }, { type: 'object', nullable: true, enum: [null] }],
+    });
     expect(Object.keys(doc.components.schemas.LeadSource.properties)).toEqual([...SOURCE_KEYS]);
     expect(doc.components.schemas.LeadSource.additionalProperties).toBe(false);
-    expect(request.properties.captcha).toMatchObject({ type: 'string', enum: [...CAPTCHA_RESULTS] });
+    expect(request.properties.captcha).toMatchObject({ type: 'string', nullable: true, enum: [...CAPTCHA_RESULTS, null] });
     expect(request.required).not.toContain('captcha');
     for (const status of ['200', '201']) {
       expect(json(post.responses[status])).toEqual({ $ref: '#/components/schemas/LeadAccepted' });

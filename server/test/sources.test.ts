@@ -228,7 +228,9 @@ describe('/openapi.json', () => {
     await boot();
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
     const request = doc.components.schemas.LeadRequest;
-    expect(request.properties.source).toEqual({ $ref: '#/components/schemas/LeadSource' });
+    expect(request.properties.source).toEqual({
+      oneOf: [{ $ref: '#/components/schemas/LeadSource' }, { type: 'object', nullable: true, enum: [null] }],
+    });
     expect(Object.keys(doc.components.schemas.LeadSource.properties)).toEqual([
       'landing',
       'utm_source',

@@ -1,9 +1,10 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiQuery, ApiSchema, getSchemaPath, type SchemaObject } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiQuery, ApiSchema, type SchemaObject } from '@nestjs/swagger';
 import { CAPTCHA_RESULTS, LEAD_FIELDS, SOURCE_KEYS, type CaptchaResult, type LeadField, type SourceKey } from '@stickers/shared';
 import type { FormColumns } from '../domain/lead';
 import type { TelegramAccount } from '../domain/telegram-account';
 import { LEAD_STATUSES, type LeadStatus } from '../domain/lead-status';
+import { refOrNull } from '../http/api-docs';
 import { EXPORT_LIMIT_DEFAULT, EXPORT_LIMIT_MAX } from './export-query';
 
 /** The OpenAPI words of the routes that read leads and their answers' shapes (their rules: export-query.ts). */
@@ -40,11 +41,6 @@ export const ApiCsvResponse = () => ApiOkResponse({ description: 'The CSV', cont
 
 const nullableString = { type: 'string', nullable: true } as const;
 const nullableTime = { type: 'string', format: 'date-time', nullable: true } as const;
-
-/** An object of `model`'s schema, or null: OpenAPI 3.0's `nullable` beside a `$ref` lets no null through. */
-const refOrNull = (model: () => unknown) => ({
-  oneOf: [{ $ref: getSchemaPath(model() as never) }, { type: 'object', nullable: true, enum: [null] }],
-});
 
 /** A lead's source: each of shared's SOURCE_KEYS, null when not sent. */
 @ApiSchema({ name: 'ExportedLeadSource' })

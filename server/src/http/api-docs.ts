@@ -1,10 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiResponse, ApiSecurity, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
+import { ApiBody, ApiResponse, ApiSecurity, getSchemaPath, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
 import { API_ERRORS, MAX_BODY_BYTES, type RateLimitReason } from '@stickers/shared';
 
 /** The OpenAPI pieces several routes share; the security schemes are defined in health/openapi.ts. */
 export const LEADS_SECRET_SCHEME = 'leadsSecret';
 export const INBOX_SCHEME = 'telegramMiniApp';
+
+/** An object of `model`'s schema, or null: OpenAPI 3.0's `nullable` beside a `$ref` lets no null through. */
+export const refOrNull = (model: () => unknown) => ({
+  oneOf: [{ $ref: getSchemaPath(model() as never) }, { type: 'object', nullable: true, enum: [null] }],
+});
 
 export function apiErrorSchema(codes: readonly string[], extra: Record<string, SchemaObject> = {}, required = ['error']): SchemaObject {
   return { type: 'object', required, properties: { error: { type: 'string', enum: [...codes] }, ...extra } };

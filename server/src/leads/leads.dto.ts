@@ -1,4 +1,5 @@
 import {
+  ApiExtraModels,
   ApiProperty,
   ApiPropertyOptional,
   ApiSchema,
@@ -51,7 +52,7 @@ import { Clock } from '../clock/clock';
 import { DAY_MS } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { apiErrorSchema } from '../http/api-docs';
+import { apiErrorSchema, refOrNull } from '../http/api-docs';
 import { ApiError } from '../http/api-error';
 import { ApiValidationPipe, validationContext } from '../http/validation';
 
@@ -120,10 +121,12 @@ for (const key of SOURCE_KEYS) {
 @ApiSchema({
   name: 'LeadRequest',
   description:
-    `Unknown fields are ignored. request_id is required (the ${IDEMPOTENCY_HEADER} header may carry it instead: it is used when request_id is absent, null or blank). telegram and ` +
+    `Unknown fields are ignored. request_id is required (the ${IDEMPOTENCY_HEADER} header may carry it instead: it is ` +
+    'used when request_id is absent, null or blank). Optional fields may be null, which counts as missing. telegram and ' +
     'phone are listed as required because both are by default: the required contacts follow LEADS_REQUIRED_CONTACTS (both, ' +
     'either one, or any one of the two). late only on a replay.',
 })
+@ApiExtraModels(LeadSourceDto)
 export class LeadRequestDto {
   @ApiProperty({ type: 'string', format: 'uuid', description: `UUID v4; the idempotency key (or in the ${IDEMPOTENCY_HEADER} header)` })
   request_id?: string;
@@ -148,12 +151,13 @@ export class LeadRequestDto {
   })
   phone?: string;
 
-  @ApiPropertyOptional({ type: 'string', description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' })
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'The visitor, IPv4 or IPv6; without it the caller is the visitor' })
   client_ip?: string;
 
   @ApiProperty({
     type: 'object',
     selfRequired: false,
+    nullable: true,
     additionalProperties: false,
     required: ['submitted_at', 'route', 'reason'],
     description: LATE_DESCRIPTION,
@@ -174,12 +178,13 @@ export class LeadRequestDto {
   })
   late?: object;
 
-  @ApiPropertyOptional({ type: () => LeadSourceDto })
-  source?: LeadSourceDto;
+  @ApiPropertyOptional(refOrNull(() => LeadSourceDto))
+  source?: LeadSource;
 
   @ApiPropertyOptional({
     type: 'string',
-    enum: [...CAPTCHA_RESULTS],
+    nullable: true,
+    enum: [...CAPTCHA_RESULTS, null],
     description:
       "What came of the landing's captcha: passed (the provider confirmed the visitor's token), or unchecked (the provider " +
       "could not be reached; the lead is delivered anyway and its card says '⚠️ Капча не проверена'). Absent when the landing " +
@@ -190,6 +195,7 @@ export class LeadRequestDto {
   @ApiProperty({
     type: 'object',
     selfRequired: false,
+    nullable: true,
     additionalProperties: false,
     required: ['accepted_at', 'policy_url'],
     description:
@@ -219,7 +225,7 @@ export class LeadRequestDto {
 
 // The optional free-text fields (date, guests, comment…) as shared's table of them says.
 for (const field of OPTIONAL_LEAD_FIELDS) {
-  ApiPropertyOptional({ type: 'string', maxLength: OPTIONAL_FIELD_RULES[field].max })(LeadRequestDto.prototype, field);
+  ApiPropertyOptional({ type: 'string', nullable: true, maxLength: OPTIONAL_FIELD_RULES[field].max })(LeadRequestDto.prototype, field);
 }
 
 type SubmissionRules = Pick<ServerConfig['leads'], 'phoneRegion' | 'requiredContacts' | 'requireConsent'>;
