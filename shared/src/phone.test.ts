@@ -100,7 +100,9 @@ describe('the form text', () => {
     expect(fieldErrorText('phone', 'invalid', { phoneRegion: 'RU' })).toBe('Телефон в формате +7 916 555-12-34 или 8 916 555-12-34');
     expect(fieldErrorText('phone', 'invalid', { phoneRegion: 'DE' })).toBe('Телефон в формате +49 и номер или местный номер');
     expect(fieldErrorText('phone', 'required', { phoneRegion: 'DE' })).toBe('Укажите телефон');
-    expect(phoneHint()).toBe('+7 999 123-45-67');
+    expect(phoneHint()).toBe('+7 916 555-12-34');
+    // The hint is the error's own example, in either language.
+    for (const locale of ['ru', 'en'] as const) expect(fieldErrorText('phone', 'invalid', { locale })).toContain(phoneHint());
     expect(phoneHint('DE')).toBe('+49 …');
   });
 });
