@@ -615,6 +615,47 @@ describe('the inbox of a server with LEADS_CARD_PII=0, LEADS_MANAGER_IDS of some
   });
 });
 
+describe('the inbox charts of more sources than colours', () => {
+  let many;
+  after(async () => {
+    await many?.stop();
+  });
+
+  it('past six sources the smallest are one "others" entry, in the legend as in the chart; the source list keeps them all', async () => {
+    many = await startStack({ serverEnv: { LEADS_IP_LIMIT: '100' } });
+    const landings = ['l1', 'l1', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7'];
+    for (const [i, landing] of landings.entries()) {
+      const res = await fetch(`${many.serverUrl}/leads`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Stickers-Leads-Secret': SECRET },
+        body: JSON.stringify({
+          request_id: randomUUID(),
+          name: `Источник ${landing}`,
+          telegram: `@source_${i}`,
+          phone: `+7916123450${i}`,
+          source: { landing },
+        }),
+      });
+      assert.equal(res.status, 201);
+    }
+    const ctx = await phoneContext();
+    const charts = await ctx.newPage();
+    try {
+      await charts.goto(launchUrl(`${many.serverUrl}/inbox?view=charts`, initData()));
+      await charts.waitForSelector('#median');
+      assert.deepEqual(await charts.locator('.legend li').allInnerTexts(), ['l1: 3', 'l2: 1', 'l3: 1', 'l4: 1', 'l5: 1', 'Другие (2): 2']);
+      const classes = await charts.$$eval('.legend .swatch', (swatches) => swatches.map((s) => s.className));
+      assert.deepEqual(classes, ['swatch s0', 'swatch s1', 'swatch s2', 'swatch s3', 'swatch s4', 'swatch s5']);
+      const bars = await charts.$$eval('.chart.per-day .bar', (rects) => [...new Set(rects.map((r) => r.getAttribute('class')))]);
+      assert.deepEqual(bars.sort(), ['bar s0', 'bar s1', 'bar s2', 'bar s3', 'bar s4', 'bar s5']);
+      const sources = await charts.$$eval('#c-source option', (options) => options.map((o) => o.value));
+      assert.deepEqual(sources, ['', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7']);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
 describe('the inbox while the manager moves on', () => {
   let own;
   let ctx;

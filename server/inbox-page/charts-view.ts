@@ -4,6 +4,9 @@ import { el, show } from './dom';
 
 /** The charts of the last 30 days (the server draws the SVGs), of every source or of one. */
 
+/** The colours of the per-day chart (`.swatch.s0`…`.s5`, the server's bar classes). */
+const SWATCHES = 6;
+
 export async function renderCharts(app: App, query: URLSearchParams): Promise<void> {
   const view = app.view;
   const t = app.t;
@@ -30,17 +33,15 @@ export async function renderCharts(app: App, query: URLSearchParams): Promise<vo
   pick.addEventListener('change', () =>
     go(app, new URLSearchParams(pick.value ? { view: 'charts', source: pick.value } : { view: 'charts' }), true),
   );
+  // One colour a source, as the server's chart draws them: past six sources the smallest are one "others" entry.
+  const total = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
+  const entries = charts.per_day.map((s) => ({ name: s.source ?? t.noSource, count: total(s.counts) }));
+  const rest = entries.length > SWATCHES ? entries.splice(SWATCHES - 1) : [];
+  if (rest.length > 0) entries.push({ name: t.otherSources(rest.length), count: rest.reduce((a, e) => a + e.count, 0) });
   const legend = el(
     'ul',
     { class: 'legend', 'aria-label': t.legend },
-    charts.per_day.map((s, i) =>
-      el(
-        'li',
-        {},
-        el('span', { class: `swatch s${i % 6}`, 'aria-hidden': 'true' }),
-        `${s.source ?? t.noSource}: ${s.counts.reduce((a, b) => a + b, 0)}`,
-      ),
-    ),
+    entries.map((e, i) => el('li', {}, el('span', { class: `swatch s${i}`, 'aria-hidden': 'true' }), `${e.name}: ${e.count}`)),
   );
   const svg = (markup: string) => {
     const box = el('div', { class: 'chart-box' });

@@ -135,6 +135,7 @@ export const en: PageTexts = {
   medianNone: 'no status change yet',
   duration: enDuration,
   legend: 'Sources',
+  otherSources: (count) => `Others (${count})`,
   conversation: 'Conversation',
   conversationWith: (who) => `With the visitor in Telegram: ${who}`,
   conversationNotBound: 'The visitor has not opened the bot yet: they can be written to once they follow the link from the form.',

@@ -143,6 +143,7 @@ export const ru: PageTexts = {
   medianNone: 'пока нет смен статуса',
   duration: ruDuration,
   legend: 'Источники',
+  otherSources: (count) => `Другие (${count})`,
   conversation: 'Переписка',
   conversationWith: (who) => `С клиентом в Telegram: ${who}`,
   conversationNotBound: 'Клиент ещё не открыл бота: написать ему можно после того, как он перейдёт по ссылке из формы.',

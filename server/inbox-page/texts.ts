@@ -112,6 +112,8 @@ export interface Texts {
   medianNone: string;
   duration: (seconds: number) => string;
   legend: string;
+  /** The legend's entry for the sources folded together past the sixth colour. */
+  otherSources: (count: number) => string;
   /** The lead's conversation with the visitor through the bot. */
   conversation: string;
   conversationWith: (who: string) => string;

@@ -14,8 +14,8 @@ export const LIGHT_PALETTE = {
 };
 type ChartPalette = typeof LIGHT_PALETTE;
 
-/** Bar classes s0…s5: further sources repeat them, as the page's legend does. */
-const SERIES_CLASSES = 6;
+/** Bar classes s0…s5, one colour each: past them the smallest sources are folded into one (foldSeries), as the page's legend does. */
+export const SERIES_CLASSES = 6;
 
 /** The days (`YYYY-MM-DD`, oldest first), a series per source in the order of their classes, the source it is limited to. */
 export interface PerDayChart {
@@ -56,8 +56,8 @@ const sourceName = (t: Messages, source: string | null) => source ?? t.charts.no
 const seriesName = (t: Messages, s: PerDayChart['series'][number]) => s.label ?? sourceName(t, s.source);
 
 /**
- * A picture's series, one colour each: past SERIES_CLASSES sources the smallest are added up into one "others" series,
- * so no two bars share a colour and the legend names every one.
+ * The series, one colour each: past SERIES_CLASSES sources the smallest are added up into one "others" series, so no
+ * two bars share a colour and a legend names every one.
  */
 function foldSeries(t: Messages, series: PerDayChart['series']): PerDayChart['series'] {
   if (series.length <= SERIES_CLASSES) return series;
@@ -127,11 +127,14 @@ function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): strin
   return parts.join('; ');
 }
 
-/** Leads per day as stacked bars (`bar s<i>` for `series[i]`); `legend`: the sources under it (the page draws its own). */
+/**
+ * Leads per day as stacked bars (`bar s<i>` for `series[i]`, past six sources the smallest folded into the sixth);
+ * `legend`: the sources under it (the page draws its own, folded the same way).
+ */
 export function perDaySvg(given: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
   const { t } = options;
   const p = new Painter(options.palette);
-  const chart = options.legend ? { ...given, series: foldSeries(t, given.series) } : given;
+  const chart = { ...given, series: foldSeries(t, given.series) };
   const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
   const labels = chart.series.map((s) => `${seriesName(t, s)}: ${sum(s.counts)}`);
   const legend = options.legend ? legendLayout(labels, left, WIDTH - right) : [];
