@@ -14,8 +14,8 @@ export const LIGHT_PALETTE = {
 };
 type ChartPalette = typeof LIGHT_PALETTE;
 
-/** Bar classes s0…s5, one colour each: past them the smallest sources are folded into one (foldSeries), as the page's legend does. */
-export const SERIES_CLASSES = 6;
+/** Bar classes s0…s5, one colour each: past them the smallest sources are folded into one (foldSeries). */
+const SERIES_CLASSES = 6;
 
 /** The days (`YYYY-MM-DD`, oldest first), a series per source in the order of their classes, the source it is limited to. */
 export interface PerDayChart {
