@@ -9,8 +9,8 @@ export function readApiRoot(r: EnvReader): string {
   return r.valid('TELEGRAM_API_ROOT', 'https://api.telegram.org', 'an http(s) URL', (v) => httpUrl(v) && v);
 }
 
-/** LANDING_SOURCE's rule. */
-const ROUTE_SOURCE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
+/** LANDING_SOURCE's rule: a landing's name, in LEADS_ROUTES and the inbox's `source` filter (`none` among them). */
+export const SOURCE_NAME = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 
 /** One entry of LEADS_ROUTES: the leads of `source` (their `source_landing`) get their cards in this chat and topic. */
 export interface LeadsRoute {
@@ -33,7 +33,7 @@ export function readRoutes(r: EnvReader): LeadsRoute[] {
     const chatId = m?.[2].trim() ?? '';
     const thread = m?.[3]?.trim();
     const name = `LEADS_ROUTES entry ${i + 1} ("${entry}")`;
-    if (!m || !ROUTE_SOURCE.test(source)) {
+    if (!m || !SOURCE_NAME.test(source)) {
       r.problems.push(`${name} must be source=chat_id or source=chat_id:topic_id, the source a name like wedding (as LANDING_SOURCE)`);
     } else if (!CHAT_ID.test(chatId)) {
       r.problems.push(`${name} must name a numeric chat id like -1001234567890 after the "="`);

@@ -66,8 +66,7 @@ export class MessagesService {
     const days = this.config.leads.telegramLinkDays;
     if (days === 0) return null;
     const me = await this.telegram.identity();
-    const bot = me.ok ? me.value.username : undefined;
-    if (bot === undefined) return null;
+    if (!me.ok) return null;
     const payload = randomBytes(PAYLOAD_BYTES).toString('base64url');
     const now = this.clock.now();
     try {
@@ -75,11 +74,10 @@ export class MessagesService {
       // An erased lead (a duplicate of its request): a link that could never bind is no link.
       if (!(await this.links.add(link))) return null;
     } catch (err) {
-      const error = errorText(err);
-      new Logger('TelegramLinks').warn({ msg: 'telegram link not stored', lead_number: leadId, error });
+      new Logger('TelegramLinks').warn({ msg: 'telegram link not stored', lead_number: leadId, error: errorText(err) });
       return null;
     }
-    return `${this.config.leads.telegramLinkRoot}/${bot}?start=${payload}`;
+    return `${this.config.leads.telegramLinkRoot}/${me.value.username}?start=${payload}`;
   }
 
   /** The bot's answer to `/start <payload>` (what follows `/start`), with `choice`'s; null outside a private chat. */

@@ -104,8 +104,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): { db: 
     });
   });
   pool.on('release', (err, client) => {
-    if (err) return;
-    if (broken.has(client) || client.getTransactionStatus() !== 'I') void client.end().catch(() => undefined);
+    if (!err && (broken.has(client) || client.getTransactionStatus() !== 'I')) void client.end().catch(() => undefined);
   });
   pool.on('error', () => undefined);
   // No connection to be had (server down, password changed, pool exhausted) is a storage error.

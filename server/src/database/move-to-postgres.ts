@@ -88,21 +88,18 @@ function describeMigrations(applied: string[]): string {
 
 /** Every data table of the SQLite schema, ordered so that a table comes after the tables its foreign keys reference. */
 function readSourceTables(sqlite: BetterSqlite3.Database): SourceTable[] {
-  const tableNames = sqlite
-    .prepare(`select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name`)
-    .pluck()
-    .all() as string[];
+  const firstColumn = (query: string) => sqlite.prepare(query).pluck();
+  const tableNames = firstColumn(
+    `select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name`,
+  ).all() as string[];
   const tables = tableNames
     .filter((name) => !NOT_COPIED.includes(name))
     .map((name): SourceTable => {
-      const columns = sqlite.prepare('select name from pragma_table_info(?) order by cid').pluck().all(name) as string[];
-      const parents = sqlite.prepare('select distinct "table" from pragma_foreign_key_list(?)').pluck().all(name) as string[];
-      const rows = sqlite
-        .prepare(`select count(*) from ${quote(name)}`)
-        .pluck()
-        .get() as number;
+      const columns = firstColumn('select name from pragma_table_info(?) order by cid').all(name) as string[];
+      const parents = firstColumn('select distinct "table" from pragma_foreign_key_list(?)').all(name) as string[];
+      const rows = firstColumn(`select count(*) from ${quote(name)}`).get() as number;
       // The migrations' AUTOINCREMENT tables make sqlite_sequence exist.
-      const sequence = sqlite.prepare('select seq from sqlite_sequence where name = ?').pluck().get(name) as number | undefined;
+      const sequence = firstColumn('select seq from sqlite_sequence where name = ?').get(name) as number | undefined;
       return { name, columns, parents: parents.filter((parent) => parent !== name), rows, sequence: sequence ?? 0 };
     });
 

@@ -6,6 +6,7 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, Valida
 import { instantOfWallTime } from '../clock/local-time';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
+import { SOURCE_NAME } from '../config/telegram-settings';
 import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
 import { SEARCH_MAX } from '../domain/lead';
 import { ApiValidationPipe, CROSS_FIELD, invalidQuery, validationContext } from '../http/validation';
@@ -16,8 +17,6 @@ export const EXPORT_LIMIT_DEFAULT = 50;
 export const EXPORT_LIMIT_MAX = 200;
 
 const NO_SOURCE = 'none';
-/** The inbox's `source`: a landing's name as LANDING_SOURCE takes it (`none` among them). */
-const SOURCE_VALUE = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,63}$/u;
 /** A checked `source` as the repositories take it: null for `none` (leads without one), else the landing's name. */
 export const sourceFilter = (source: string): string | null => (source === NO_SOURCE ? null : source);
 /** PostgreSQL refuses a NUL in any text: a control character is refused (422) before any query. */
@@ -174,7 +173,7 @@ export const Since = () =>
   );
 const Until = () => applyDecorators(Since(), Rule('afterSince', QUERY_RULES.afterSince, afterSince, CROSS_FIELD));
 const Status = () => applyDecorators(QueryParam(), IsIn([...LEAD_STATUSES], { message: QUERY_RULES.status }));
-const Source = () => applyDecorators(QueryParam(), Matches(SOURCE_VALUE, { message: QUERY_RULES.source }));
+const Source = () => applyDecorators(QueryParam(), Matches(SOURCE_NAME, { message: QUERY_RULES.source }));
 const Search = () =>
   applyDecorators(
     QueryParam(),

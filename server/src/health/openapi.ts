@@ -78,21 +78,15 @@ const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<st
   },
 };
 
-const schemaName = (type: WebhookEventType) =>
-  `WebhookEvent${type
-    .split(/[._]/)
-    .map((w) => w[0].toUpperCase() + w.slice(1))
-    .join('')}`;
+const schemaName = (type: WebhookEventType) => `WebhookEvent${type.replace(/(?:^|[._])(\w)/g, (_, c: string) => c.toUpperCase())}`;
 
 /**
  * What the decorators cannot say: an operation without a scheme is public (`security: []`); the signed webhooks the server
  * POSTs, their bodies as component schemas, their deliveries under `x-webhooks` (OpenAPI 3.0 has no `webhooks`).
  */
 function complete(document: OpenAPIObject): OpenAPIObject {
-  for (const item of Object.values(document.paths)) {
-    for (const op of Object.values(item)) {
-      if (op && typeof op === 'object' && 'responses' in op && !('security' in op)) (op as { security?: unknown[] }).security = [];
-    }
+  for (const op of Object.values(document.paths).flatMap((item): unknown[] => Object.values(item))) {
+    if (op && typeof op === 'object' && 'responses' in op && !('security' in op)) (op as { security?: unknown[] }).security = [];
   }
   const schemas = (document.components ??= {}).schemas ?? (document.components.schemas = {});
   const hooks: Record<string, unknown> = {};

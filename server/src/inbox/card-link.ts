@@ -2,9 +2,7 @@
 export function cardUrl(chatId: string | null, messageId: number | null, threadId: number | null = null): string | null {
   if (chatId === null || messageId === null) return null;
   const topic = threadId !== null ? `${threadId}/` : '';
-  const supergroup = /^-100(\d+)$/.exec(chatId);
-  if (supergroup) return `https://t.me/c/${supergroup[1]}/${topic}${messageId}`;
-  const named = /^@([A-Za-z][A-Za-z0-9_]{4,31})$/.exec(chatId);
-  if (named) return `https://t.me/${named[1]}/${topic}${messageId}`;
-  return null;
+  const supergroup = /^-100(\d+)$/.exec(chatId)?.[1];
+  const place = supergroup ? `c/${supergroup}` : /^@([A-Za-z][A-Za-z0-9_]{4,31})$/.exec(chatId)?.[1];
+  return place ? `https://t.me/${place}/${topic}${messageId}` : null;
 }

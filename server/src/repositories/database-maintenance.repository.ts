@@ -26,7 +26,6 @@ export class DatabaseMaintenanceRepository {
 
   /** After an erase (ask `isClosed` first); false: try again. PostgreSQL: nothing to truncate (docs/deployment.md). */
   checkpointTruncate(): boolean {
-    if (this.database.kind === 'postgres') return true;
-    return checkpointTruncate(this.database.sqlite);
+    return this.database.kind === 'postgres' || checkpointTruncate(this.database.sqlite);
   }
 }

@@ -106,7 +106,7 @@ export class LeadPagesRepository {
     if (q.until !== null) query = query.where('l.created_at', '<', q.until);
     if (q.status !== null) query = query.where('l.status', '=', q.status);
     if (q.beforeId !== null) query = query.where('l.id', '<', q.beforeId);
-    const changed = q.changed;
+    const { changed, search } = q;
     if (changed) {
       const after = changed.after;
       query = query.where('l.updated_at', '>=', Math.max(changed.since, after?.updatedAt ?? 0));
@@ -115,7 +115,6 @@ export class LeadPagesRepository {
     if (q.source !== undefined) query = query.where('l.source_landing', q.source === null ? 'is' : '=', q.source);
     if (q.id !== undefined) query = query.where('l.id', '=', q.id);
     if (q.scope !== undefined) query = query.where(inLeadScope(this.db, q.scope));
-    const search = q.search;
     if (search) {
       query = query.where((eb) =>
         eb.or([

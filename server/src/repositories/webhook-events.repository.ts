@@ -64,7 +64,7 @@ export class WebhookEventsRepository {
       .select((eb) => eb.fn.max('source_id').as('id'))
       .where('type', '=', type)
       .executeTakeFirst();
-    return row?.id === null || row?.id === undefined ? null : Number(row.id);
+    return row?.id == null ? null : Number(row.id);
   }
 
   newLeads(after: number, limit: number) {

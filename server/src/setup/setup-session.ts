@@ -87,16 +87,13 @@ export class SetupSession extends CheckLines {
     return this.options.signal?.aborted === true;
   }
 
-  protected pollFailed(failure: TelegramFailure): void {
-    if (/409/.test(failure.description) && /webhook/i.test(failure.description)) {
-      this.fail(`a webhook was set meanwhile (${failure.description}): run setup again`);
-    } else if (/409/.test(failure.description)) {
+  protected pollFailed({ description }: TelegramFailure): void {
+    if (!/409/.test(description)) this.fail(`getUpdates failed (${description})`);
+    else if (/webhook/i.test(description)) this.fail(`a webhook was set meanwhile (${description}): run setup again`);
+    else
       this.fail(
-        `another program reads this bot's updates (${failure.description}): stop the server (or another setup) while setup runs, or send /stickers_chatid in the group and let the running server answer`,
+        `another program reads this bot's updates (${description}): stop the server (or another setup) while setup runs, or send /stickers_chatid in the group and let the running server answer`,
       );
-    } else {
-      this.fail(`getUpdates failed (${failure.description})`);
-    }
   }
 
   /** Waits for one update `pick` accepts, within the bound (Enter ends a `skippable` wait). */

@@ -120,20 +120,14 @@ export class SetupService extends SetupSession {
   }
 
   private async adminMessage(admin: ChatChoice): Promise<void> {
-    const sent = await this.telegram.send({
-      chatId: admin.chatId,
-      threadId: admin.threadId,
-      text: this.options.texts.adminTest,
-      html: false,
-    });
+    const sent = await this.telegram.send({ ...admin, text: this.options.texts.adminTest, html: false });
     if (sent.ok) this.ok(`admin chat: a test message went to ${describeChat(admin)}`);
     else this.fail(`admin chat: the test message was refused (${sent.description})`);
   }
 
   private async card(leads: ChatChoice): Promise<void> {
     const sent = await this.telegram.send({
-      chatId: leads.chatId,
-      threadId: leads.threadId,
+      ...leads,
       text: this.options.texts.card,
       html: false,
       keyboard: { inline_keyboard: [[{ text: this.options.texts.button, callback_data: this.pressData }]] },

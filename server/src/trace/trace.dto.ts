@@ -14,11 +14,7 @@ const integer: SchemaObject = { type: 'integer' };
 const count: SchemaObject = { type: 'integer', minimum: 0 };
 const nullableString: SchemaObject = { type: 'string', nullable: true };
 const nullableInteger: SchemaObject = { type: 'integer', nullable: true };
-const list = (items: SchemaObject, description?: string): SchemaObject => ({
-  type: 'array',
-  ...(description ? { description } : {}),
-  items,
-});
+const list = (items: SchemaObject, description?: string): SchemaObject => ({ type: 'array', description, items });
 
 /** How a request (the lead's or a repeat's) came: late, its fallback message, its source and consent (these two optional). */
 const REQUEST: Record<string, SchemaObject> = {

@@ -5,7 +5,7 @@ import { BehindSecret } from '../access/behind-secret';
 import { ApiValidationPipe, notFound } from '../http/validation';
 import { LeadsQueryPipe } from '../export/export-query';
 import { ApiQueryParameters, queryTime } from '../export/export.dto';
-import { WebhookEventParams, WebhookEventsPageDto, WebhookEventsQuery, WebhookRedeliveryDto } from './webhook-events.dto';
+import { EVENT_ID, WebhookEventParams, WebhookEventsPageDto, WebhookEventsQuery, WebhookRedeliveryDto } from './webhook-events.dto';
 import { WebhookEventsService } from './webhook-events.service';
 
 /** Behind the shared secret of `POST /leads`, each caller throttled first (`api`). */
@@ -24,7 +24,7 @@ export class WebhookEventsController {
   @ApiQuery({
     name: 'before',
     required: false,
-    schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' },
+    schema: { type: 'string', pattern: EVENT_ID.source },
     description: "An event's id (the last of a page): the events older than it, to page back",
   })
   @ApiQueryParameters('limit')
@@ -41,7 +41,7 @@ export class WebhookEventsController {
     summary:
       'Send an event again to each endpoint it went to that is still configured (the same id, a fresh signature), as `webhooks replay` does',
   })
-  @ApiParam({ name: 'id', schema: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' } })
+  @ApiParam({ name: 'id', schema: { type: 'string', pattern: EVENT_ID.source } })
   @ApiAcceptedResponse({ type: WebhookRedeliveryDto })
   @ApiRefusal(404, 'No such event (or the leads module switched off)', ['not_found'])
   redeliver(@Param(new ApiValidationPipe(notFound)) params: WebhookEventParams) {

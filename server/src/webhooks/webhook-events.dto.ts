@@ -3,7 +3,7 @@ import { Matches } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../database/schema';
 import { Limit, QUERY_RULES, QueryParam, Since } from '../export/export-query';
 
-const EVENT_ID = /^evt_[0-9a-f]{32}$/;
+export const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 
 /** `since` and `limit` as `GET /leads` reads them: an instant (epoch ms) and 1–200; `before`: an event's id, to page back. */
 export class WebhookEventsQuery {
@@ -35,7 +35,7 @@ export class WebhookDeliveryStateDto {
 
 @ApiSchema({ name: 'WebhookEventState' })
 export class WebhookEventStateDto {
-  @ApiProperty({ type: 'string', pattern: '^evt_[0-9a-f]{32}$' }) id!: string;
+  @ApiProperty({ type: 'string', pattern: EVENT_ID.source }) id!: string;
   @ApiProperty({ type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }) type!: WebhookEventType;
   @ApiProperty({ type: 'integer', minimum: 1 }) lead_number!: number;
   @ApiProperty({ type: 'string', format: 'date-time', description: 'When the change happened' }) created_at!: string;

@@ -77,22 +77,15 @@ export class WebhookEventsService {
     const now = this.clock.now();
     const events = await this.repo.findEvents(key);
     const configured = new Set(this.config.webhooks.map((e) => e.url));
-    let deliveries = 0;
-    let notConfigured = 0;
+    const sent = events.flatMap((event) => event.endpoints.map((endpoint) => ({ event, endpoint })));
+    const due = sent.filter(({ endpoint }) => configured.has(endpoint));
     await this.transactor.run(async (trx) => {
-      for (const event of events) {
-        for (const endpoint of event.endpoints) {
-          if (!configured.has(endpoint)) {
-            notConfigured += 1;
-            continue;
-          }
-          await this.outbox.addDeliveries(event, [endpoint], now, trx, now);
-          const detail = `${event.type} ${event.public_id} to ${endpointOrigin(endpoint)} queued again`;
-          await this.leadEvents.recordEvent(event.lead_id, 'webhook_replayed', now, detail, null, trx);
-          deliveries += 1;
-        }
+      for (const { event, endpoint } of due) {
+        await this.outbox.addDeliveries(event, [endpoint], now, trx, now);
+        const detail = `${event.type} ${event.public_id} to ${endpointOrigin(endpoint)} queued again`;
+        await this.leadEvents.recordEvent(event.lead_id, 'webhook_replayed', now, detail, null, trx);
       }
     });
-    return { events, deliveries, notConfigured };
+    return { events, deliveries: due.length, notConfigured: sent.length - due.length };
   }
 }

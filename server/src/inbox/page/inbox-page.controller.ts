@@ -53,11 +53,8 @@ export class InboxPageController {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
     if (this.html === null && existsSync(this.indexFile)) this.html = readFileSync(this.indexFile, 'utf8');
-    if (this.html === null) {
-      res.status(503).type('html').send(NOT_BUILT_HTML);
-      return;
-    }
-    res.type('html').send(this.html.replace('</head>', `${this.sandboxMeta}</head>`));
+    if (this.html === null) res.status(503).type('html').send(NOT_BUILT_HTML);
+    else res.type('html').send(this.html.replace('</head>', `${this.sandboxMeta}</head>`));
   }
 
   /** Asset names carry their content's hash (the build's), so a browser may keep them for a year. */
