@@ -218,6 +218,22 @@ describe('GET /leads', () => {
   });
 });
 
+describe('answers behind the secret', () => {
+  it('are Cache-Control: no-store (they hold personal data): the leads, the CSV, a refused query, a trace, the events, a status change', async () => {
+    const server = await bootApi();
+    const n = await store(server);
+    for (const path of ['/leads', '/leads/export.csv', '/leads?limit=0', `/leads/${n}/trace`, '/webhooks/events']) {
+      const res = await get(server, path);
+      expect([path, res.status < 500, res.headers['cache-control']]).toEqual([path, true, 'no-store']);
+    }
+    const change = await request(server.app.getHttpServer())
+      .post(`/leads/${n}/status`)
+      .set(SECRET_HEADER, SECRET)
+      .send({ from: 'new', to: 'in_progress', by: 'CRM' });
+    expect([change.status, change.headers['cache-control']]).toEqual([200, 'no-store']);
+  });
+});
+
 describe('since, until and cursor: one strict reading', () => {
   it('a time without a zone is LEADS_TIMEZONE’s, as the CSV’s created_local; past the millisecond rounds up', async () => {
     const server = await boot({ sandbox: undefined, env: { LEADS_TIMEZONE: 'Asia/Tokyo' } });
