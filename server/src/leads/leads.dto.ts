@@ -73,7 +73,8 @@ const LATE_FALLBACK: ApiPropertyOptions = {
   type: 'object',
   additionalProperties: false,
   required: ['chat_id', 'message_id', 'sent_at'],
-  description: 'The fallback message, only when Telegram accepted it',
+  nullable: true,
+  description: 'The fallback message, only when Telegram accepted it (absent or null otherwise)',
   properties: {
     chat_id: { type: 'string', description: 'The chat Telegram put it in, as text: an integer (-1001234567890) or @name' },
     message_id: { type: 'integer', minimum: 1, description: "Telegram's message_id of the fallback message" },
@@ -100,7 +101,7 @@ const LATE_DESCRIPTION =
   name: 'LeadSource',
   description:
     `Optional: where the lead came from. Known keys only, each a text of at most ${SOURCE_VALUE_MAX} characters after normalisation ` +
-    `(the referrer a host of at most ${SOURCE_HOST_MAX}), without < or >; empty values are dropped. Shown on the card as ` +
+    `(the referrer a host of at most ${SOURCE_HOST_MAX}), without < or >; empty or null values are dropped. Shown on the card as ` +
     "'📣 <landing> · <utm_source> / <utm_medium> / <utm_campaign>', counted per source and campaign in /stickers_stats and the digest, " +
     `shown by the trace. Anything else is 422 with errors.${SOURCE_FIELD} = invalid.`,
 })
@@ -112,7 +113,7 @@ for (const key of SOURCE_KEYS) {
       : key === 'referrer'
         ? "The referrer's host only (yandex.ru)"
         : `${key} of the page URL`;
-  ApiPropertyOptional({ type: 'string', maxLength: key === 'referrer' ? SOURCE_HOST_MAX : SOURCE_VALUE_MAX, description })(
+  ApiPropertyOptional({ type: 'string', nullable: true, maxLength: key === 'referrer' ? SOURCE_HOST_MAX : SOURCE_VALUE_MAX, description })(
     LeadSourceDto.prototype,
     key,
   );
@@ -128,7 +129,12 @@ for (const key of SOURCE_KEYS) {
 })
 @ApiExtraModels(LeadSourceDto)
 export class LeadRequestDto {
-  @ApiProperty({ type: 'string', format: 'uuid', description: `UUID v4; the idempotency key (or in the ${IDEMPOTENCY_HEADER} header)` })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'uuid',
+    nullable: true,
+    description: `UUID v4; the idempotency key: required unless the ${IDEMPOTENCY_HEADER} header carries it`,
+  })
   request_id?: string;
 
   @ApiProperty({ type: 'string', minLength: NAME_MIN, maxLength: NAME_MAX })
