@@ -218,11 +218,35 @@ describe('GET /leads', () => {
   });
 });
 
+describe('GET /leads/{lead_number}', () => {
+  it('answers one lead as GET /leads lists it, its personal fields null once anonymised; 404 for no such lead or no number', async () => {
+    const server = await bootApi();
+    const a = await store(server, { name: 'Одна Заявка' });
+    const b = await store(server, { name: 'Другая Заявка' });
+    await sqlRun(server.db, "update leads set status = 'won' where id = ?", a);
+    const listed = (await get(server, '/leads')).body.leads as { lead_number: number }[];
+    for (const n of [a, b]) {
+      const one = await get(server, `/leads/${n}`);
+      expect([one.status, one.body]).toEqual([200, { lead: listed.find((l) => l.lead_number === n) }]);
+    }
+    expect((await get(server, `/leads/${a}`)).body.lead).toMatchObject({ status: 'won', name: 'Одна Заявка' });
+    await sqlRun(server.db, 'update leads set name = null, phone = null, anonymised_at = ? where id = ?', server.clock.now(), b);
+    expect((await get(server, `/leads/${b}`)).body.lead).toMatchObject({ lead_number: b, name: null, phone: null });
+    for (const path of ['/leads/999', '/leads/0', '/leads/07', '/leads/abc', '/leads/1.5']) {
+      const res = await get(server, path);
+      expect([path, res.status, res.body]).toEqual([path, 404, { error: 'not_found' }]);
+    }
+    expect((await get(server, `/leads/${a}`, `${SECRET}-wrong`)).status).toBe(401);
+    // The CSV's path is no lead number: it is still the CSV.
+    expect((await get(server, '/leads/export.csv')).headers['content-type']).toContain('text/csv');
+  });
+});
+
 describe('answers behind the secret', () => {
-  it('are Cache-Control: no-store (they hold personal data): the leads, the CSV, a refused query, a trace, the events, a status change', async () => {
+  it('are Cache-Control: no-store (they hold personal data): the leads, one lead, the CSV, a refused query, a trace, the events, a status change', async () => {
     const server = await bootApi();
     const n = await store(server);
-    for (const path of ['/leads', '/leads/export.csv', '/leads?limit=0', `/leads/${n}/trace`, '/webhooks/events']) {
+    for (const path of ['/leads', `/leads/${n}`, '/leads/export.csv', '/leads?limit=0', `/leads/${n}/trace`, '/webhooks/events']) {
       const res = await get(server, path);
       expect([path, res.status < 500, res.headers['cache-control']]).toEqual([path, true, 'no-store']);
     }

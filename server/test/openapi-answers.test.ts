@@ -86,6 +86,8 @@ describe('the answers match the OpenAPI document', () => {
     );
     check('/leads', 'get', page);
     check('/leads', 'get', await secretGet(server, '/leads?limit=abc'));
+    check('/leads/{lead_number}', 'get', await secretGet(server, `/leads/${page.body.leads[0].lead_number}`));
+    check('/leads/{lead_number}', 'get', await secretGet(server, '/leads/999999'));
     check('/leads/{request_id}/trace', 'get', await secretGet(server, `/leads/${full.request_id}/trace`));
     const trace = await secretGet(server, `/leads/${bare.request_id}/trace`);
     check('/leads/{request_id}/trace', 'get', trace);
@@ -136,6 +138,8 @@ describe('the answers match the OpenAPI document', () => {
         'post /leads 422',
         'post /leads 429',
         'get /leads 200',
+        'get /leads/{lead_number} 200',
+        'get /leads/{lead_number} 404',
         'get /leads/{request_id}/trace 200',
         'get /health 200',
         'get /ready 200',

@@ -1,17 +1,17 @@
 import { Controller, Get, Query, StreamableFile } from '@nestjs/common';
-import { ApiExtension, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiInvalidQuery, ApiRateLimited } from '../http/api-docs';
+import { ApiExtension, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiInvalidQuery, ApiRateLimited, ApiRefusal } from '../http/api-docs';
+import { LeadNumberParam, notFound } from '../http/validation';
 import { Throttled } from '../http/caller-throttle';
 import { BehindSecret } from '../access/behind-secret';
 import { csvDownload } from './csv.writer';
-import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from './export.dto';
+import { ApiCsvResponse, ApiQueryParameters, LeadAnswerDto, LeadsPageDto } from './export.dto';
 import { CSV_COLUMNS, ExportService } from './export.service';
 import { LeadsFilterQuery, LeadsPageQuery, LeadsQueryPipe } from './export-query';
 
-/** `GET /leads` and its CSV behind `POST /leads`'s secret: the caller throttled first, the query checked last. */
+/** `GET /leads`, its CSV and one lead behind `POST /leads`'s secret: the caller throttled first, the query checked last. */
 @ApiTags('leads')
 @BehindSecret()
-@ApiInvalidQuery()
 @Controller('leads')
 export class ExportController {
   constructor(private readonly exports: ExportService) {}
@@ -27,6 +27,7 @@ export class ExportController {
   })
   @ApiQueryParameters('since', 'until', 'status', 'updated_since', 'limit', 'cursor')
   @ApiOkResponse({ description: 'A page', type: LeadsPageDto })
+  @ApiInvalidQuery()
   list(@Query(LeadsQueryPipe) query: LeadsPageQuery) {
     return this.exports.page(query);
   }
@@ -48,6 +49,7 @@ export class ExportController {
       'of the leads created in the last days (default 7, at most 365), sent there as a document.',
   })
   @ApiCsvResponse()
+  @ApiInvalidQuery()
   @ApiRateLimited(
     'Too many requests or exports from this caller (flood: LEADS_THROTTLE_API, LEADS_THROTTLE_EXPORT), or the wrong-secret lockout',
     ['flood', 'secret'],
@@ -55,5 +57,21 @@ export class ExportController {
   @Throttled('export')
   csv(@Query(LeadsQueryPipe) query: LeadsFilterQuery): StreamableFile {
     return csvDownload(this.exports.csv(query));
+  }
+
+  /** After the CSV: Express matches routes in this order, and `export.csv` is no lead number. */
+  @Get(':lead_number')
+  @ApiOperation({
+    operationId: 'getLead',
+    summary: 'One lead by its number, as GET /leads lists it',
+    description: 'Its state now, e.g. after a webhook that was missed. Personal fields are null once the lead is anonymised.',
+  })
+  @ApiParam({ name: 'lead_number', schema: { type: 'integer', minimum: 1 } })
+  @ApiOkResponse({ type: LeadAnswerDto })
+  @ApiRefusal(404, 'No such lead (or the leads module switched off)', ['not_found'])
+  async one(@LeadNumberParam('lead_number') leadNumber: number): Promise<LeadAnswerDto> {
+    const lead = await this.exports.lead(leadNumber);
+    if (!lead) throw notFound();
+    return { lead };
   }
 }

@@ -144,6 +144,11 @@ for (const field of LEAD_FIELDS) ApiProperty(nullableString)(ExportedLeadDto.pro
 /** A lead as `GET /leads` shows it: ExportedLeadDto and every field of the form. */
 export type ExportedLead = ExportedLeadDto & FormColumns;
 
+@ApiSchema({ name: 'LeadAnswer' })
+export class LeadAnswerDto {
+  @ApiProperty({ type: () => ExportedLeadDto }) lead!: ExportedLead;
+}
+
 @ApiSchema({ name: 'LeadsPage' })
 export class LeadsPageDto {
   @ApiProperty({ type: () => ExportedLeadDto, isArray: true })
