@@ -367,8 +367,12 @@ describe('the inbox launched through the URL fragment', () => {
     const name = await page.$eval('dl.fields dt:text-is("Имя") + dd', (dd) => dd.textContent);
     assert.equal(name, '—');
     assert.equal(await page.getByRole('button', { name: 'Удалить персональные данные' }).count(), 0);
-    // Nor status buttons: an erased card has none, and the API refuses its every change.
+    // Nor status buttons: an erased card has none, and the API refuses its every change; nor their heading.
     assert.equal(await page.locator('button[data-status]').count(), 0);
+    assert.equal(await page.getByRole('heading', { name: 'Сменить статус' }).count(), 0);
+    // Its conversation went with it: the page says so, not that the visitor has yet to open the bot.
+    assert.match(await page.locator('#conversation-erased').innerText(), /^Удалена вместе с данными заявки/);
+    assert.equal(await page.locator('#conversation-text, .messages').count(), 0);
   });
 
   it('shows the charts: leads per day by source, the funnel and the median time to the first change', async () => {

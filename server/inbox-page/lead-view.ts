@@ -140,7 +140,7 @@ export async function renderLead(app: App, n: number, message: string | null = n
     note,
     detail.card_url ? el('p', {}, externalLink(app, detail.card_url, t.cardLink)) : el('p', { class: 'hint' }, t.noCard),
     lead.anonymised_at ? el('p', { class: 'hint' }, t.anonymised(time(app, lead.anonymised_at))) : null,
-    section(t.actions, actions),
+    lead.anonymised_at ? null : section(t.actions, actions),
     dl([
       [t.fields.name, personal(app, lead, lead.name)],
       [t.fields.telegram, lead.telegram ? usernameLink(app, lead.telegram) : personal(app, lead, null)],
@@ -152,7 +152,10 @@ export async function renderLead(app: App, n: number, message: string | null = n
       [t.fields.received, time(app, lead.received_at)],
       [t.fields.published, time(app, lead.published_at)],
     ]),
-    conversationSection(app, lead.lead_number, !lead.anonymised_at && app.me.may_change),
+    // Erased: its messages are deleted with it, and no visitor is bound any more.
+    lead.anonymised_at
+      ? section(t.conversation, el('p', { class: 'hint', id: 'conversation-erased' }, t.conversationErased))
+      : conversationSection(app, lead.lead_number, app.me.may_change),
     section(t.sourceTitle, sourceRows.length ? dl(sourceRows) : el('p', { class: 'hint' }, t.noSource)),
     section(
       t.consent,

@@ -146,6 +146,7 @@ export const ru: PageTexts = {
   otherSources: (count) => `Другие (${count})`,
   conversation: 'Переписка',
   conversationWith: (who) => `С клиентом в Telegram: ${who}`,
+  conversationErased: 'Удалена вместе с данными заявки: сообщений больше нет, написать клиенту отсюда нельзя.',
   conversationNotBound: 'Клиент ещё не открыл бота: написать ему можно после того, как он перейдёт по ссылке из формы.',
   conversationStopped: 'Клиент отписался от бота командой /stop: написать ему здесь больше нельзя.',
   noMessages: 'Сообщений пока нет.',

@@ -117,6 +117,8 @@ export interface Texts {
   /** The lead's conversation with the visitor through the bot. */
   conversation: string;
   conversationWith: (who: string) => string;
+  /** An erased lead's conversation: deleted with it. */
+  conversationErased: string;
   conversationNotBound: string;
   conversationStopped: string;
   noMessages: string;
