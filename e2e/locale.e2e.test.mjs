@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
+import { DEFAULT_USER, launchUrl, signInitData } from '@stickers/telegram-sandbox';
 import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, startStack, waitUntil } from './stack.mjs';
 
 const CYRILLIC = /[\u0400-\u04FF]/;
@@ -65,6 +66,19 @@ describe('LANDING_LOCALE=en and LEADS_LOCALE=en', () => {
       [['Take it', 'Spam'], ['✈️ Message @anna_kim']],
     );
     assert.doesNotMatch(card.text, CYRILLIC);
+    await context.close();
+  });
+
+  it('the inbox in English numbers the leads as the card does: #N in the list, "Lead #N" on the page', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(launchUrl(`${stack.serverUrl}/inbox`, signInitData({ botToken: '123456789:sandbox-token', user: DEFAULT_USER })));
+    const number = page.locator('ol.leads .number').first();
+    await number.waitFor();
+    const shown = await number.textContent();
+    assert.match(shown, /^#\d+$/);
+    await page.locator('ol.leads .lead-link').first().click();
+    assert.match(await page.locator('h1').innerText(), new RegExp(`^Lead ${shown}\\b`));
     await context.close();
   });
 

@@ -34,7 +34,12 @@ function leadRow(app: App, lead: LeadItem): HTMLElement {
       app,
       new URLSearchParams({ lead: String(lead.lead_number) }),
       { class: 'lead-link' },
-      el('span', { class: 'lead-top' }, el('strong', { class: 'number' }, `№${lead.lead_number}`), statusBadge(app, lead.status)),
+      el(
+        'span',
+        { class: 'lead-top' },
+        el('strong', { class: 'number' }, app.t.leadNumber(lead.lead_number)),
+        statusBadge(app, lead.status),
+      ),
       el('span', { class: 'who' }, who || (app.me.card_pii ? '—' : app.t.hiddenPii)),
       el(
         'span',

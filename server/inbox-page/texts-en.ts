@@ -53,6 +53,7 @@ export const en: PageTexts = {
   periodReversed: 'The period starts after it ends: change "From" or "To".',
   invalidFilter: (fields) => `The filter cannot be searched by: check ${fields.map((f) => `"${f}"`).join(', ')}, or press "Reset".`,
   found: (n, more) => `Shown: ${n} lead${n === 1 ? '' : 's'}${more ? ', more available' : ''}`,
+  leadNumber: (n) => `#${n}`,
   lead: (n) => `Lead #${n}`,
   back: 'Back to the list',
   fields: {

@@ -61,6 +61,7 @@ export const ru: PageTexts = {
   periodReversed: 'Период начинается позже, чем кончается: поменяйте «С даты» или «По дату».',
   invalidFilter: (fields) => `По такому фильтру искать нельзя: проверьте ${fields.map((f) => `«${f}»`).join(', ')} или нажмите «Сбросить».`,
   found: (n, more) => (more ? `Показано: ${ruLeads(n)}, есть ещё` : `Показано: ${ruLeads(n)}`),
+  leadNumber: (n) => `№${n}`,
   lead: (n) => `Заявка №${n}`,
   back: 'К списку',
   fields: {

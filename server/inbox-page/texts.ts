@@ -46,6 +46,8 @@ export interface Texts {
   /** The API refused the filters (422 `invalid_query`): the fields it named, by their labels. */
   invalidFilter: (fields: string[]) => string;
   found: (n: number, more: boolean) => string;
+  /** A lead's number in the list: №42, #42. */
+  leadNumber: (n: number) => string;
   lead: (n: number) => string;
   back: string;
   statusLabel: Record<LeadStatus, string>;
