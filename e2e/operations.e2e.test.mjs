@@ -104,6 +104,7 @@ describe('npm run dev', () => {
   it('starts sandbox, server and landing, takes a lead through the form to a card, and stops on Ctrl-C', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'leads-dev-'));
     const ports = { sandbox: await freePort(), server: await freePort(), landing: await freePort() };
+    const startedSec = Math.floor(Date.now() / 1000);
     const dev = spawn('npm', ['run', 'dev'], {
       cwd: root,
       detached: true,
@@ -139,6 +140,7 @@ describe('npm run dev', () => {
         assert.equal(res.status, 200, `${url} when the URLs were printed: ${res}`);
       }
       assert.match(output, /leads server listening/);
+      assert.ok(output.includes(`the CLI on it:    DATABASE_PATH=${join(dir, 'leads.sqlite')} LEADS_IP_SALT=dev-salt-not-for-production`));
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
       try {
         const page = await browser.newPage();
@@ -164,6 +166,9 @@ describe('npm run dev', () => {
         'the card on the sandbox',
       );
       assert.match(card.text, /^🆕 Заявка #1\n/);
+      // The sandbox forgets its chats on a restart, the database keeps its cards: this run's message ids start at its
+      // start in seconds, past any earlier run's, so no card of an earlier run names a message of this one.
+      assert.ok(card.message_id >= startedSec && card.message_id <= Math.floor(Date.now() / 1000), `message ${card.message_id}`);
 
       // A second `npm run dev` in the same working copy (its own ports, database and spool): one line saying so,
       // nothing rebuilt under the first. It rebuilt shared/ and sandbox/ under the first, and its nest emptied

@@ -29,6 +29,9 @@ const devEnv = {
   SANDBOX_INBOX_URL: `http://127.0.0.1:${SERVER_PORT}/inbox`,
   // "Continue in Telegram": the sent screen's link opens the sandbox, which plays the visitor opening the bot.
   LEADS_TELEGRAM_LINK_ROOT: `http://127.0.0.1:${SANDBOX_PORT}/sandbox/t.me`,
+  // The sandbox keeps its chats in memory, the database its cards: each run's message ids start at its start time in
+  // seconds, past the ids of any earlier run (one message a second at most), so no old card names a message of this run.
+  SANDBOX_FIRST_MESSAGE_ID: String(Math.floor(Date.now() / 1000)),
 };
 const env = { ...devEnv, ...process.env };
 const parts = devParts({ ...env, LANDING_PORT });
@@ -143,5 +146,6 @@ if (await allAnswer(parts, () => stopping))
   - Telegram sandbox: http://127.0.0.1:${SANDBOX_PORT}/ (links "открыть инбокс как …" open the inbox as that user)
   - inbox:            ${env.LEADS_INBOX_URL}
   - database:         ${env.DATABASE_PATH}
+  - the CLI on it:    DATABASE_PATH=${env.DATABASE_PATH} LEADS_IP_SALT=${env.LEADS_IP_SALT} npm run leads -- trace 1
   Ctrl-C stops everything.
 `);

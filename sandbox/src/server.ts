@@ -50,6 +50,11 @@ export interface SandboxOptions {
    * knows, launched with launch data signed by the sandbox's token when clicked (`GET /sandbox/api/inbox?user_id=`).
    */
   inboxUrl?: string;
+  /**
+   * The lowest message id a chat gives (1, as a new Telegram chat). `npm run dev` starts each run past the last one's ids
+   * (SANDBOX_FIRST_MESSAGE_ID), so that the cards its database keeps never name a message of this run.
+   */
+  firstMessageId?: number;
 }
 
 export const DEFAULT_TOKEN = '123456789:sandbox-token';
@@ -267,7 +272,7 @@ export class TelegramSandbox {
   constructor(options: SandboxOptions = {}) {
     this.options = options;
     this.token = options.token ?? DEFAULT_TOKEN;
-    this.state = new SandboxState(options.chats);
+    this.state = new SandboxState(options.chats, options.firstMessageId);
     this.maxPollSeconds = options.maxPollSeconds ?? 50;
   }
 

@@ -242,7 +242,10 @@ export class SandboxState extends EventEmitter {
   /** Each chat as it was added: `reset()` brings chats (their topics, a migration) back to this. */
   private readonly initialChats = new Map<number, SandboxChat>();
 
-  constructor(chats: SandboxChat[] = DEFAULT_CHATS) {
+  constructor(
+    chats: SandboxChat[] = DEFAULT_CHATS,
+    private readonly lowestMessageId = 1,
+  ) {
     super();
     this.setMaxListeners(100);
     for (const chat of chats) this.addChat(chat);
@@ -307,9 +310,9 @@ export class SandboxState extends EventEmitter {
     this.changed();
   }
 
-  /** The first message id of a chat: after the ids its topics took. */
+  /** The first message id of a chat: after the ids its topics took, and not below the sandbox's lowest. */
   private firstMessageId(chatId: number): number {
-    return Math.max(0, ...(this.chats.get(chatId)?.topics ?? []).map((t) => t.id)) + 1;
+    return Math.max(this.lowestMessageId - 1, ...(this.chats.get(chatId)?.topics ?? []).map((t) => t.id)) + 1;
   }
 
   private takeMessageId(chatId: number): number {

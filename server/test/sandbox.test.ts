@@ -23,6 +23,26 @@ afterEach(async () => {
 });
 
 describe('Telegram sandbox', () => {
+  it('numbers messages from firstMessageId when given (npm run dev: past an earlier run), else from 1, per chat', async () => {
+    const sent = async (box: TelegramSandbox, chat: number) => {
+      const res = await fetch(`${box.url}/bot${box.token}/sendMessage`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ chat_id: chat, text: 'x' }),
+      });
+      return ((await res.json()) as { result: { message_id: number } }).result.message_id;
+    };
+    expect([await sent(sandbox, CHAT), await sent(sandbox, CHAT)]).toEqual([1, 2]);
+    const later = await startSandbox({ firstMessageId: 1_765_000_000 });
+    try {
+      expect([await sent(later, CHAT), await sent(later, CHAT), await sent(later, -1001000000002)]).toEqual([
+        1_765_000_000, 1_765_000_001, 1_765_000_000,
+      ]);
+    } finally {
+      await later.stop();
+    }
+  });
+
   it('refuses HTML that Telegram would refuse', async () => {
     for (const text of ['<b>open', '<div>x</div>', '<b><i>x</b></i>', '<a>no href</a>']) {
       const res = await call('sendMessage', { chat_id: CHAT, text, parse_mode: 'HTML' });
