@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, startLanding as startStackLanding, waitForHttp, waitUntil } from './stack.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, root, startLanding as startStackLanding, waitForHttp, waitUntil } from './stack.mjs';
 
 const SECRET = 'hardening-secret-0123456789';
 const LIMIT = 64 * 1024;
@@ -399,6 +400,24 @@ describe('a page whose form token is too old or from before the deploy, in a bro
 });
 
 describe('configurations the landing refuses to start with', () => {
+  it('production without a build: exits 2 with one line saying to build, not a stack trace', () => {
+    // The landing's own server.mjs beside no build (inside landing/, so that its packages resolve).
+    const dir = mkdtempSync(join(root, 'landing', '.unbuilt-'));
+    try {
+      copyFileSync(join(root, 'landing', 'server.mjs'), join(dir, 'server.mjs'));
+      const run = spawnSync(process.execPath, [join(dir, 'server.mjs')], {
+        env: { ...process.env, NODE_ENV: 'production' },
+        encoding: 'utf8',
+      });
+      assert.deepEqual(
+        [run.status, run.stdout, run.stderr],
+        [2, '', 'the landing is not built (no landing/build/server/index.js): run npm run build first\n'],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   const configured = { LEADS_ENDPOINT: 'http://127.0.0.1:9/leads', LEADS_SECRET: SECRET };
   for (const [what, env, line] of [
     ['production with neither the server nor Telegram', {}, 'config error: in production set LEADS_ENDPOINT and LEADS_SECRET, or'],

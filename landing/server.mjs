@@ -1,10 +1,16 @@
 // The landing's HTTP server: Express with the Remix handler, so the action knows the visitor's socket address.
 // Development (default): Vite in middleware mode, with hot reload. Production (NODE_ENV=production): the build.
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequestHandler, writeReadableStreamToWritable } from '@remix-run/node';
 import express from 'express';
 
 const production = process.env.NODE_ENV === 'production';
+// Without a build (after `npm run dev`, which builds none): one line saying to build, as the server's start says it.
+if (production && !existsSync(new URL('./build/server/index.js', import.meta.url))) {
+  console.error('the landing is not built (no landing/build/server/index.js): run npm run build first');
+  process.exit(2);
+}
 const vite = production
   ? undefined
   : await import('vite').then((v) => v.createServer({ root: new URL('.', import.meta.url).pathname, server: { middlewareMode: true } }));
