@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { JsonLogger } from '../src/observability/json-logger';
 import { formatTrace } from '../src/trace/trace-format';
-import { NOT_IN_DATABASE } from '../src/trace/trace.service';
+import { NO_SUCH_NUMBER, NOT_IN_DATABASE } from '../src/trace/trace.service';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { AnonymisationService } from '../src/anonymisation/anonymisation.service';
 import { FakeClock, LEADS_CHAT, SECRET, lead, postLead, waitFor, type BootOptions, type TestServer, sandboxSuite } from './harness';
@@ -41,6 +41,15 @@ describe('trace', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ found: false, key: id, message: NOT_IN_DATABASE });
     expect(formatTrace(res.body)).toContain('not in the database: check the fallback channel');
+  });
+
+  it('an unknown lead number says no lead has it, and to trace a request that never arrived by its request_id', async () => {
+    await boot();
+    for (const key of ['999', '#999']) {
+      const res = await trace(key);
+      expect([res.status, res.body]).toEqual([200, { found: false, key, message: NO_SUCH_NUMBER }]);
+    }
+    expect(formatTrace((await trace('999')).body)).toContain('no lead has this number');
   });
 
   it('needs the secret', async () => {

@@ -9,6 +9,11 @@ export const NOT_IN_DATABASE =
   '"⚠️ Запасной канал" or "⚠️ Fallback channel", as LANDING_LOCALE says, with this request_id); ' +
   "it may still wait in the landing's spool (LANDING_SPOOL_DIR; the landing replays it once the server takes it)";
 
+/** A number no lead has: a request the server never stored has no number, so it is traced by its request_id. */
+export const NO_SUCH_NUMBER =
+  'no lead has this number: a number is given when the server stores a lead (it is on its card); a request that did not ' +
+  'reach the database has none: trace it by its request_id';
+
 /** A key that is neither (a word such as "hello" is no request, not an unknown one). */
 const NOT_A_KEY =
   'not a request_id or a lead number: give the request_id the landing or the integration sent (a UUID such as ' +
@@ -31,7 +36,7 @@ export class TraceService {
     const matched = number !== null ? 'lead_number' : request?.repeat ? 'repeat' : 'lead';
     const leadId = number ?? request?.leadId;
     const lead = leadId === undefined ? undefined : await this.trace.lead(leadId);
-    if (!lead) return { found: false as const, key: rawKey, message: NOT_IN_DATABASE };
+    if (!lead) return { found: false as const, key: rawKey, message: number === null ? NOT_IN_DATABASE : NO_SUCH_NUMBER };
 
     const repeats = await this.trace.repeats(lead.id);
     const requestOf = new Map(repeats.map((r) => [r.id, r.request_id]));
