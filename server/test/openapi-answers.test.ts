@@ -193,11 +193,15 @@ describe('the answers match the OpenAPI document', () => {
         ['lead.created', null],
         ['lead.repeat', null],
         ['lead.status_changed', null],
+        ['lead.telegram_bound', null],
         ['lead.message', null],
         ['lead.message', null],
       ]);
       expect(receiver.received[2].body.data.by).toEqual({ telegram_user_id: null, name: 'CRM: Мария' });
-      expect(receiver.received.slice(3).map((r) => r.body.data.message.media)).toEqual([null, 'photo']);
+      // Bound: the delivery's lead names the account; the event itself adds nothing.
+      expect(receiver.received[3].body.data).toEqual({ lead: expect.objectContaining({ lead_number: leadNumber }) });
+      expect(receiver.received[3].body.data.lead.telegram_account).toMatchObject({ id: VISITOR.id });
+      expect(receiver.received.slice(4).map((r) => r.body.data.message.media)).toEqual([null, 'photo']);
       // The same two messages in the inbox's conversation.
       const conversation = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`);
       const validate = validatorOf(doc)('/inbox/api/leads/{number}/messages', 'get', conversation.status);

@@ -183,6 +183,7 @@ describe('GET /openapi.json', () => {
       'lead.repeat',
       'lead.status_changed',
       'lead.anonymised',
+      'lead.telegram_bound',
       'lead.message',
     ]);
     const statusHook = doc['x-webhooks']['lead.status_changed'].post;

@@ -38,7 +38,14 @@ export type LeadEventKind =
   | 'webhook_replayed'
   | 'telegram_bound';
 
-export const WEBHOOK_EVENT_TYPES = ['lead.created', 'lead.repeat', 'lead.status_changed', 'lead.anonymised', 'lead.message'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'lead.created',
+  'lead.repeat',
+  'lead.status_changed',
+  'lead.anonymised',
+  'lead.telegram_bound',
+  'lead.message',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const OUTBOX_KINDS = ['card', 'card_edit', 'repeat_ping', 'fallback_reply', 'webhook', 'visitor_message', 'team_message'] as const;

@@ -60,6 +60,10 @@ const EVENT_DATA: Record<WebhookEventType, { when: string; properties: Record<st
     when: 'The lead was erased: /stickers_forget by number or by contact, retention, or `npm run leads -- forget`',
     properties: { reason: { type: 'string', enum: ['number', 'contact', 'retention'] } },
   },
+  'lead.telegram_bound': {
+    when: "The visitor opened the lead's telegram_link in Telegram: the lead's telegram_account is that account now",
+    properties: {},
+  },
   'lead.message': {
     when: "A message of the lead's conversation in Telegram is stored: the visitor's to the team (`in`) or the team's to the visitor (`out`)",
     properties: {

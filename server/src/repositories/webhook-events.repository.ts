@@ -42,6 +42,7 @@ export class WebhookEventsRepository {
       'lead.repeat': await max('lead_repeats'),
       'lead.status_changed': await max('lead_status_changes'),
       'lead.anonymised': await max('lead_events'),
+      'lead.telegram_bound': await max('lead_events'),
       'lead.message': await max('lead_messages'),
     };
     await this.db
@@ -105,6 +106,16 @@ export class WebhookEventsRepository {
       .select(['v.id as source_id', 'v.lead_id', 'v.at', 'v.detail', 'l.created_at as lead_created_at'])
       .where('v.kind', '=', 'anonymised')
       .$call(unannounced('v', 'lead.anonymised', after, limit))
+      .execute();
+  }
+
+  /** A visitor's Telegram account bound to the lead (its `telegram_bound` history row, written in the binding's commit). */
+  newBindings(after: number, limit: number) {
+    return this.db
+      .selectFrom('lead_events as v')
+      .select(['v.id as source_id', 'v.lead_id', 'v.at'])
+      .where('v.kind', '=', 'telegram_bound')
+      .$call(unannounced('v', 'lead.telegram_bound', after, limit))
       .execute();
   }
 

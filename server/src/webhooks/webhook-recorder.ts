@@ -95,6 +95,9 @@ export class WebhookRecorder {
       });
     for (const row of await unannounced('lead.anonymised', (after) => this.repo.newAnonymisations(after, BATCH)))
       event('lead.anonymised', row, { reason: this.reasonOf(row) });
+    // The account is personal: the delivery's lead shows it (GET /leads's telegram_account), the event keeps none of it.
+    for (const row of await unannounced('lead.telegram_bound', (after) => this.repo.newBindings(after, BATCH)))
+      event('lead.telegram_bound', row, {});
     for (const row of await unannounced('lead.message', (after) => this.repo.newMessages(after, BATCH)))
       event('lead.message', row, { message: { id: row.source_id, direction: row.direction, media: row.media } });
     // Changes of one lead in the order they happened (a pass after an outage reads many at once); at one instant, by
