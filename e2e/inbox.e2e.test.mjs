@@ -373,6 +373,11 @@ describe('the inbox launched through the URL fragment', () => {
     // Its conversation went with it: the page says so, not that the visitor has yet to open the bot.
     assert.match(await page.locator('#conversation-erased').innerText(), /^Удалена вместе с данными заявки/);
     assert.equal(await page.locator('#conversation-text, .messages').count(), 0);
+    // In the list it says why it names nobody.
+    await page.getByRole('link', { name: /К списку/ }).click();
+    await shownNumbers();
+    const row = page.locator('ol.leads li', { has: page.locator('.number', { hasText: new RegExp(`^№${number}$`) }) });
+    assert.equal(await row.locator('.who').innerText(), '— (персональные данные удалены)');
   });
 
   it('shows the charts: leads per day by source, the funnel and the median time to the first change', async () => {

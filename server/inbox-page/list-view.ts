@@ -19,7 +19,7 @@ function filtersFrom(query: URLSearchParams): Filters {
 
 function leadRow(app: App, lead: LeadItem): HTMLElement {
   const who = lead.anonymised_at
-    ? '—'
+    ? `— (${app.t.eventKinds.anonymised.toLowerCase()})`
     : [
         lead.name,
         lead.telegram ? `@${lead.telegram.replace(/^@/, '')}` : null,
