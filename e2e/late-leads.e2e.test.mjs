@@ -186,7 +186,7 @@ describe('late leads, end to end', () => {
     const { requestId, state } = await submitForm(c.landing.url, { name, telegram: '@dina_reserve', phone: '+7 999 100-20-30' });
     assert.equal(state, 'sent');
     const [fallback] = await about(name);
-    assert.match(fallback.text, new RegExp(`^⚠️ Запасной канал: .*request_id ${requestId}`));
+    assert.match(fallback.text, new RegExp(`^⚠️ Запасной канал: .*request_id ${requestId}\\)\\nПричина: сервер недоступен\\n`));
     assert.equal(spoolEntries(c.spoolDir).length, 1);
 
     await c.startServer();
@@ -297,6 +297,8 @@ describe('late leads, end to end', () => {
     const { requestId, state } = await submitForm(c.landing.url, { name, telegram: '@yan_secret', phone: '+7 999 100-20-33' });
     assert.equal(state, 'sent');
     const [fallback] = await about(name);
+    // The group is told it is the landing's secret, not an outage.
+    assert.equal(fallback.text.split('\n')[1], 'Причина: сервер не принял секрет лендинга (LEADS_SECRET не тот, что у сервера)');
     assert.match(c.landing.child.output, new RegExp(`\\[request\\] ${requestId} → fallback \\(401`));
 
     await stop(c.landing.child);

@@ -93,30 +93,34 @@ describe('status mapping (requirements §8.3)', () => {
     });
   });
 
-  it.each([401, 404, 413, 500, 503, 302])(
-    '%i → fallback: the exact warning message goes to the group, visitor sees sent',
-    async (status) => {
-      answer = { status };
-      const { requestId, result } = await submit();
-      expect(routeOf(requestId)).toMatch(/^fallback/);
-      expect(result.state).toBe('sent');
-      const [message] = fallbackMessages();
-      expect(message.text).toBe(
-        fallbackText(requestId, [
-          'Имя: Анна Ким',
-          'Telegram: @anna_k',
-          'Телефон: +79991234567',
-          'Дата: 14 февраля',
-          'Гостей: 30',
-          'Комментарий: Свадьба',
-        ]),
-      );
-      expect(message.entities).toEqual([
-        { type: 'text_link', offset: message.text.indexOf('@anna_k'), length: 7, url: 'https://t.me/anna_k' },
-      ]);
-      expect(message.reply_markup).toBeUndefined();
-    },
-  );
+  it.each([
+    [401, 'сервер не принял секрет лендинга (LEADS_SECRET не тот, что у сервера)'],
+    [404, 'сервер ответил 404 (проверьте LEADS_ENDPOINT)'],
+    [413, 'сервер ответил 413'],
+    [500, 'сервер ответил 500'],
+    [503, 'сервер не может сохранить заявку (503)'],
+    [302, 'сервер ответил 302'],
+  ])('%i → fallback: the exact warning message, and why, go to the group, visitor sees sent', async (status, because) => {
+    answer = { status };
+    const { requestId, result } = await submit();
+    expect(routeOf(requestId)).toMatch(/^fallback/);
+    expect(result.state).toBe('sent');
+    const [message] = fallbackMessages();
+    expect(message.text).toBe(
+      fallbackText(requestId, because, [
+        'Имя: Анна Ким',
+        'Telegram: @anna_k',
+        'Телефон: +79991234567',
+        'Дата: 14 февраля',
+        'Гостей: 30',
+        'Комментарий: Свадьба',
+      ]),
+    );
+    expect(message.entities).toEqual([
+      { type: 'text_link', offset: message.text.indexOf('@anna_k'), length: 7, url: 'https://t.me/anna_k' },
+    ]);
+    expect(message.reply_markup).toBeUndefined();
+  });
 
   it('a server that hangs past 5 s → fallback', async () => {
     answer = { status: 201, hang: true };

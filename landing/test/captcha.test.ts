@@ -253,7 +253,12 @@ describe('the action with a captcha', () => {
     const { result, requestId } = await submit({ 'cf-turnstile-response': 'any' });
     expect(result.state).toBe('sent');
     const message = sandbox.messages(LEADS_CHAT).at(-1)!;
-    expect(message.text.split('\n').slice(2, 4)).toEqual(['Заявка с сайта', '⚠️ Капча не проверена: сервис проверки был недоступен']);
+    expect(message.text.split('\n').slice(1, 5)).toEqual([
+      'Причина: сервер не может сохранить заявку (503)',
+      '',
+      'Заявка с сайта',
+      '⚠️ Капча не проверена: сервис проверки был недоступен',
+    ]);
     // The username's link still points at the username, below the new line.
     const link = message.entities.find((e) => e.type === 'text_link')!;
     expect(message.text.slice(link.offset, link.offset + link.length)).toBe('@anna_k');

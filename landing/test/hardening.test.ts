@@ -246,7 +246,11 @@ describe('the server locks out the landing (429, why: secret)', () => {
     expect(result.state).toBe('sent');
     expect(routeOf(requestId)).toMatch(/^fallback \(429 /);
     expect(fallbackMessages().map((m) => m.text)).toEqual([
-      fallbackText(requestId, ['Имя: Анна Ким', 'Telegram: @anna_k', 'Телефон: +79991234567']),
+      fallbackText(requestId, 'сервер заблокировал адрес лендинга после неверных секретов', [
+        'Имя: Анна Ким',
+        'Telegram: @anna_k',
+        'Телефон: +79991234567',
+      ]),
     ]);
   });
 

@@ -129,9 +129,15 @@ export const configuredEnv = (leadsUrl: string, sandbox: TelegramSandbox, over: 
   ...over,
 });
 
-/** The fallback message for a request the leads server did not take: the warning, then the request's lines. */
-export const fallbackText = (requestId: string, lines: string[]) =>
-  [`⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`, '', 'Заявка с сайта', ...lines].join('\n');
+/** The fallback message for a request the leads server did not take: the warning, why, then the request's lines. */
+export const fallbackText = (requestId: string, because: string, lines: string[]) =>
+  [
+    `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
+    `Причина: ${because}`,
+    '',
+    'Заявка с сайта',
+    ...lines,
+  ].join('\n');
 
 /** A loopback port nothing listens on (a network error for whoever connects). */
 export async function closedPort(): Promise<number> {

@@ -38,7 +38,7 @@ describe('LEADS_THREAD_ID', () => {
     expect(result.state).toBe('sent');
     expect(routeOf(requestId)).toMatch(/^fallback/);
     const [message] = sandbox.topicMessages(LEADS_CHAT, THREAD);
-    expect(message.text).toBe(fallbackText(requestId, LINES));
+    expect(message.text).toBe(fallbackText(requestId, 'сервер не может сохранить заявку (503)', LINES));
     expect(sandbox.topicMessages(LEADS_CHAT, null)).toEqual([]);
     expect(sandbox.callsOf('sendMessage')[0].params.message_thread_id).toBe(THREAD);
   });
@@ -70,13 +70,17 @@ describe('LEADS_THREAD_ID', () => {
     const route = routeOf(requestId)!;
     expect(route).toMatch(/^fallback/);
     expect(route).toContain(`topic ${THREAD} refused: telegram 400: ${description}; in the chat's General topic`);
-    expect(sandbox.topicMessages(LEADS_CHAT, null).map((m) => m.text)).toEqual([fallbackText(requestId, LINES)]);
+    expect(sandbox.topicMessages(LEADS_CHAT, null).map((m) => m.text)).toEqual([
+      fallbackText(requestId, 'сервер не может сохранить заявку (503)', LINES),
+    ]);
   });
 
   it('without LEADS_THREAD_ID nothing changes: the message goes to the chat, no message_thread_id', async () => {
     setEnv(configuredEnv(leads.url, sandbox, { TRUST_PROXY: '1' }), KEYS);
     const { requestId } = await submit();
-    expect(sandbox.topicMessages(LEADS_CHAT, null).map((m) => m.text)).toEqual([fallbackText(requestId, LINES)]);
+    expect(sandbox.topicMessages(LEADS_CHAT, null).map((m) => m.text)).toEqual([
+      fallbackText(requestId, 'сервер не может сохранить заявку (503)', LINES),
+    ]);
     expect(sandbox.callsOf('sendMessage')[0].params).not.toHaveProperty('message_thread_id');
   });
 

@@ -58,6 +58,18 @@ export const en = {
   message: {
     fallbackWarning: (requestId: string) =>
       `⚠️ Fallback channel: the leads server did not answer — the request is not in the database (request_id ${requestId})`,
+    fallbackReason: (reason: string) =>
+      `Reason: ${
+        {
+          network: 'the server is unreachable',
+          timeout: 'the server did not answer within 5 s',
+          '401': "the server refused the landing's secret (LEADS_SECRET differs from the server's)",
+          '404': 'the server answered 404 (check LEADS_ENDPOINT)',
+          '429 secret': "the server locked the landing's address out after wrong secrets",
+          '429 flood': "too many requests from the landing's address",
+          '503': 'the server cannot store the request (503)',
+        }[reason] ?? `the server answered ${reason}`
+      }`,
     title: 'Request from the website',
     titleWithId: (requestId: string) => `Request from the website (request_id ${requestId})`,
     name: 'Name',

@@ -67,6 +67,19 @@ export const ru = {
   message: {
     /** The fallback's first line. */
     fallbackWarning: (requestId: string) => `⚠️ Запасной канал: сервер заявок не ответил — заявки нет в базе (request_id ${requestId})`,
+    /** The fallback's second line: why the server did not take it (the landing's reason: network, timeout, 429 secret…). */
+    fallbackReason: (reason: string) =>
+      `Причина: ${
+        {
+          network: 'сервер недоступен',
+          timeout: 'сервер не ответил за 5 с',
+          '401': 'сервер не принял секрет лендинга (LEADS_SECRET не тот, что у сервера)',
+          '404': 'сервер ответил 404 (проверьте LEADS_ENDPOINT)',
+          '429 secret': 'сервер заблокировал адрес лендинга после неверных секретов',
+          '429 flood': 'слишком много запросов с адреса лендинга',
+          '503': 'сервер не может сохранить заявку (503)',
+        }[reason] ?? `сервер ответил ${reason}`
+      }`,
     title: 'Заявка с сайта',
     titleWithId: (requestId: string) => `Заявка с сайта (request_id ${requestId})`,
     name: 'Имя',

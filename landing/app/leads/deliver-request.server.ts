@@ -282,7 +282,7 @@ export async function deliverRequest(delivery: Delivery, env: LandingEnv): Promi
   if (!env.telegram) return { route: 'lost', status, reason, body, detail: `${detail}; no Telegram fallback configured` };
   const sent = await sendToTelegram(
     env.telegram,
-    requestMessage(lead, requestId, { fallback: true, locale: env.locale, captcha, consent: delivery.consent }),
+    requestMessage(lead, requestId, { fallback: true, locale: env.locale, captcha, consent: delivery.consent, reason }),
   );
   return {
     route: sent.ok ? 'fallback' : 'lost',

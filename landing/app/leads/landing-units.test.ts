@@ -221,6 +221,18 @@ describe('requestMessage', () => {
     expect(e.length).toBe(7);
     expect(m.text.slice(e.offset, e.offset + e.length)).toBe('@anna_k');
   });
+  it('fallback with the reason the server did not take it: the second line says it, in the landing language', () => {
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const second = (reason: string, locale?: 'en') => requestMessage(lead, id, { fallback: true, reason, locale }).text.split('\n')[1];
+    expect(second('401')).toBe('Причина: сервер не принял секрет лендинга (LEADS_SECRET не тот, что у сервера)');
+    expect(second('network')).toBe('Причина: сервер недоступен');
+    expect(second('429 secret')).toBe('Причина: сервер заблокировал адрес лендинга после неверных секретов');
+    expect(second('500')).toBe('Причина: сервер ответил 500');
+    expect(second('timeout', 'en')).toBe('Reason: the server did not answer within 5 s');
+    // The username's link still points at the username, a line further down.
+    const m = requestMessage(lead, id, { fallback: true, reason: '401' });
+    expect(m.text.slice(m.entities[0].offset, m.entities[0].offset + m.entities[0].length)).toBe('@anna_k');
+  });
   it('direct mode has no warning line but names the request_id', () => {
     const m = requestMessage(lead, 'x-id', { fallback: false });
     expect(m.text).not.toContain('⚠️');

@@ -12,20 +12,19 @@ export interface TelegramText {
 }
 
 /**
-/**
  * The request as plain text for a direct `sendMessage` (fallback or direct route, docs/requirements.md §8.4), in the
  * locale's words (`ru` unless told). The username is a link through an explicit `text_link` entity; offsets and
- * lengths are UTF-16 code units, which is what a JavaScript string's length counts. A captcha that could not be
- * checked gets its line under the heading.
+ * lengths are UTF-16 code units, which is what a JavaScript string's length counts. A fallback's `reason` (why the
+ * server did not take it) is its second line; a captcha that could not be checked gets its line under the heading.
  */
 export function requestMessage(
   lead: LeadFields,
   requestId: string,
-  options: { fallback: boolean; locale?: Locale; captcha?: CaptchaResult; consent?: ConsentBody },
+  options: { fallback: boolean; locale?: Locale; captcha?: CaptchaResult; consent?: ConsentBody; reason?: string },
 ): TelegramText {
   const t = LANDING_MESSAGES[options.locale ?? DEFAULT_LOCALE].message;
   const lines: string[] = [];
-  if (options.fallback) lines.push(t.fallbackWarning(requestId), '');
+  if (options.fallback) lines.push(t.fallbackWarning(requestId), ...(options.reason ? [t.fallbackReason(options.reason)] : []), '');
   lines.push(options.fallback ? t.title : t.titleWithId(requestId));
   if (options.captcha === 'unchecked') lines.push(t.captchaUnchecked);
   lines.push(`${t.name}: ${lead.name}`);
