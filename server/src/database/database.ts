@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, type MigrationProvider, PostgresDialect, sql } from 'kysely';
 import { Pool, type PoolClient, TypeOverrides, types as pgTypes } from 'pg';
@@ -36,6 +36,20 @@ export function openDatabase(path: string, options: { busyTimeoutMs?: number } =
 /** Checks at start that DATABASE_PATH opens as a writable SQLite database, else says why in one line. */
 export function databasePathProblem(path: string): string | null {
   if (path === ':memory:') return null;
+  // Said plainly rather than as the system's EEXIST or SQLITE_CANTOPEN: a file on the way, a folder named as the file.
+  const statOf = (p: string) => {
+    try {
+      return statSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    const stat = statOf(dir);
+    if (stat && !stat.isDirectory()) return `DATABASE_PATH=${path}: ${dir} is not a folder`;
+  }
+  if (statOf(path)?.isDirectory())
+    return `DATABASE_PATH=${path}: is a folder: name the database file in it (e.g. ${join(path, 'leads.sqlite')})`;
   let sqlite: BetterSqlite3.Database | undefined;
   try {
     // Personal data: the folder it creates is the owner's only, as the landing's spool.
