@@ -43,11 +43,11 @@ describe('starting (the function main uses) on a database it cannot open', () =>
       const file = join(tmp.dir, 'plain-file');
       writeFileSync(file, 'not a directory');
       const under = join(file, 'leads.sqlite');
-      expect(await startProblems({ DATABASE_PATH: under })).toEqual([`DATABASE_PATH=${under}: ${file} is not a folder`]);
+      expect(await startProblems({ DATABASE_PATH: under })).toEqual([`DATABASE_PATH=${under}: cannot open: ${file} is not a folder`]);
       const deeper = join(file, 'data', 'leads.sqlite');
-      expect(await startProblems({ DATABASE_PATH: deeper })).toEqual([`DATABASE_PATH=${deeper}: ${file} is not a folder`]);
+      expect(await startProblems({ DATABASE_PATH: deeper })).toEqual([`DATABASE_PATH=${deeper}: cannot open: ${file} is not a folder`]);
       expect(await startProblems({ DATABASE_PATH: tmp.dir })).toEqual([
-        `DATABASE_PATH=${tmp.dir}: is a folder: name the database file in it (e.g. ${join(tmp.dir, 'leads.sqlite')})`,
+        `DATABASE_PATH=${tmp.dir}: cannot open: it is a folder: name the database file in it (e.g. ${join(tmp.dir, 'leads.sqlite')})`,
       ]);
 
       const notDb = join(tmp.dir, 'notes.txt');

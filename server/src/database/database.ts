@@ -46,10 +46,10 @@ export function databasePathProblem(path: string): string | null {
   };
   for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
     const stat = statOf(dir);
-    if (stat && !stat.isDirectory()) return `DATABASE_PATH=${path}: ${dir} is not a folder`;
+    if (stat && !stat.isDirectory()) return `DATABASE_PATH=${path}: cannot open: ${dir} is not a folder`;
   }
   if (statOf(path)?.isDirectory())
-    return `DATABASE_PATH=${path}: is a folder: name the database file in it (e.g. ${join(path, 'leads.sqlite')})`;
+    return `DATABASE_PATH=${path}: cannot open: it is a folder: name the database file in it (e.g. ${join(path, 'leads.sqlite')})`;
   let sqlite: BetterSqlite3.Database | undefined;
   try {
     // Personal data: the folder it creates is the owner's only, as the landing's spool.
