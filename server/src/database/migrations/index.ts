@@ -24,6 +24,7 @@ import * as submitBatch from './2026-12-05-0023-submit-batch';
 import * as telegramLinkChoice from './2026-12-05-0024-telegram-link-choice';
 import * as messageRecipient from './2026-12-06-0025-message-recipient';
 import * as leadUpdatedAtMoves from './2026-12-06-0026-lead-updated-at-moves';
+import * as leadEventsKind from './2026-12-07-0027-lead-events-kind';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-05-0024-telegram-link-choice': telegramLinkChoice,
   '2026-12-06-0025-message-recipient': messageRecipient,
   '2026-12-06-0026-lead-updated-at-moves': leadUpdatedAtMoves,
+  '2026-12-07-0027-lead-events-kind': leadEventsKind,
 };
