@@ -114,10 +114,11 @@ export async function renderLead(app: App, n: number, message: string | null = n
     : [];
   const consent = lead.consent;
 
+  // Shown only for a lead not erased (an erased card has no buttons, and the API refuses its every change); a viewer who
+  // may not change it reads why.
   const actions = el('div', { class: 'row wrap actions' });
-  // An erased lead's card has no buttons, and the API refuses its every change; a viewer who may not change it reads why.
-  if (!app.me.may_change && !lead.anonymised_at) actions.append(el('p', { class: 'hint', id: 'may-not-change' }, t.actionForbidden));
-  for (const to of lead.anonymised_at || !app.me.may_change ? [] : (LEAD_TRANSITIONS[lead.status] as readonly LeadStatus[])) {
+  if (!app.me.may_change) actions.append(el('p', { class: 'hint', id: 'may-not-change' }, t.actionForbidden));
+  for (const to of app.me.may_change ? (LEAD_TRANSITIONS[lead.status] as readonly LeadStatus[]) : []) {
     actions.append(
       el(
         'button',

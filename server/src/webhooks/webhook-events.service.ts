@@ -10,12 +10,12 @@ import { Transactor } from '../repositories/transactor';
 import { type StoredWebhookEvent, WebhookEventsRepository } from '../repositories/webhook-events.repository';
 import { endpointOrigin } from './webhook.sender';
 import { EXPORT_LIMIT_DEFAULT, QUERY_RULES } from '../export/export-query';
-import type { WebhookEventsPageDto, WebhookEventsQuery } from './webhook-events.dto';
+import { EVENT_ID, type WebhookEventsPageDto, type WebhookEventsQuery } from './webhook-events.dto';
 
 /** What `webhooks replay` was given: an event's id (`evt_…`) or a lead number (`42`, `#42`). Null: neither. */
 export function parseReplayKey(raw: string): { publicId: string } | { leadId: number } | null {
   const key = raw.trim();
-  if (/^evt_[0-9a-f]{32}$/.test(key)) return { publicId: key };
+  if (EVENT_ID.test(key)) return { publicId: key };
   const leadId = leadNumberOf(key);
   return leadId === null ? null : { leadId };
 }
