@@ -87,15 +87,24 @@ describe('POST /leads/{lead_number}/status', () => {
       ['   ', notName],
       ['CRM\u0007', notName],
       ['x'.repeat(129), 'must be at most 128 characters'],
+      ['🇷🇺'.repeat(129), 'must be at most 128 characters'],
     ];
     for (const [by, why] of cases) {
       const res = await setStatus(id, { from: 'new', to: 'in_progress', by });
       expect([by, res.status, res.body]).toEqual([by, 422, { error: 'invalid_body', errors: { by: why } }]);
     }
     expect(await sqlRow(server.db, 'select count(*) as n from lead_status_changes')).toEqual({ n: 0 });
-    // 128 characters, an emoji being one (as the OpenAPI document's maxLength counts), spaces around trimmed.
+    // 128 characters as a person counts them, an emoji being one — a flag (two code points) and a family (five) too —
+    // spaces around trimmed.
     const longest = await setStatus(id, { from: 'new', to: 'in_progress', by: ` ${'😀'.repeat(128)} ` });
     expect([longest.status, longest.body.lead?.status_changed_by]).toEqual([200, '😀'.repeat(128)]);
+    for (const [from, to, emoji] of [
+      ['in_progress', 'won', '🇷🇺'],
+      ['won', 'in_progress', '👨‍👩‍👧'],
+    ] as const) {
+      const res = await setStatus(id, { from, to, by: emoji.repeat(128) });
+      expect([emoji, res.status, res.body.lead?.status_changed_by]).toEqual([emoji, 200, emoji.repeat(128)]);
+    }
   });
 
   it('422 invalid_body, not a 500, for a body nested deeper than 32 levels; 32 levels of an unknown key are ignored', async () => {

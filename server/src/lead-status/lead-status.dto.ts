@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsString, Matches, ValidateBy } from 'class-validator';
+import { visibleLength } from '@stickers/shared';
 import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
 import { ExportedLeadDto } from '../export/export.dto';
 
@@ -31,9 +32,13 @@ export class CrmStatusBodyDto {
     description: "Who changed it, as the card's status line and the history name them (e.g. `CRM: Мария`)",
   })
   // class-validator checks a property's rules from the last written up: the type first, so that a number, a list or
-  // nothing at all is told it is no string (not that it is empty), then the emptiness and the characters, then the length.
+  // nothing at all is told it is no string (not that it is empty), then the emptiness and the characters, then the length
+  // (characters as a person counts them: an emoji is one).
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
-  @MaxLength(CRM_NAME_MAX, { message: BY_RULES.tooLong })
+  @ValidateBy(
+    { name: 'visibleLength', validator: { validate: (v: unknown) => typeof v === 'string' && visibleLength(v) <= CRM_NAME_MAX } },
+    { message: BY_RULES.tooLong },
+  )
   @Matches(/^[^\p{Cc}]+$/u, { message: BY_RULES.name })
   @IsString({ message: BY_RULES.string })
   by!: string;
