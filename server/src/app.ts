@@ -7,7 +7,7 @@ import { ConfigError, loadServerConfig, type ServerConfig } from './config/confi
 import { databasePathProblem, databaseUrlProblem, describeDatabaseUrl } from './database/database';
 import { closeAfterEarlyAnswer } from './http/linger';
 import { OpenApiDocument } from './health/openapi';
-import { RouteNotFoundFilter } from './http/api-error.filter';
+import { RouteFaultFilter } from './http/api-error.filter';
 
 /** What every instance of the app gets, in production and in tests alike. */
 export function configureApp(app: INestApplication): void {
@@ -15,7 +15,7 @@ export function configureApp(app: INestApplication): void {
   (app as NestExpressApplication).set('etag', false);
   // Before every route (and the 404 of none): an answer given before the body was read lingers, then closes.
   app.use(closeAfterEarlyAnswer);
-  app.useGlobalFilters(new RouteNotFoundFilter(app.getHttpAdapter()));
+  app.useGlobalFilters(new RouteFaultFilter(app.getHttpAdapter()));
   app.get(OpenApiDocument).describe(app);
 }
 

@@ -1,13 +1,18 @@
 /**
  * The database's locks under a running server: another connection (a backup tool, a maintenance shell) or another
  * PostgreSQL session holding a lock the app's writes need. Requests other than the waiting write are served meanwhile;
- * a lock that outlasts DATABASE_BUSY_TIMEOUT_MS makes POST /leads answer 503, and the app serves again once it is released.
+ * a lock that outlasts DATABASE_BUSY_TIMEOUT_MS makes POST /leads answer 503 (and every other route that needs the
+ * database: the status changes of the API and the inbox), and the app serves again once it is released.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
+import request from 'supertest';
+import { SECRET_HEADER } from '@stickers/shared';
+import { TelegramSandbox } from '@stickers/telegram-sandbox';
 import { WriteHealth } from '../src/database/write-health';
-import { lead, postLead, startServer, tempDir, waitFor, type TestServer } from './harness';
+import { lead, postLead, SECRET, startServer, submitLead, tempDir, waitFor, type TestServer } from './harness';
+import { inboxCall } from './support/inbox-client';
 import { describePostgresOnly, describeSqliteOnly, sqlRow } from './support/test-database';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -30,6 +35,31 @@ afterEach(async () => {
 });
 
 const dbPath = () => join(tmp.dir, 'leads.sqlite');
+
+const sandbox = new TelegramSandbox();
+beforeAll(() => sandbox.start());
+afterAll(() => sandbox.stop());
+
+/**
+ * With `lock` held past DATABASE_BUSY_TIMEOUT_MS (50 ms), a status change through the API and through the inbox are
+ * 503 `unavailable` as the submit is, not Nest's 500; once `release`d, the change goes through.
+ */
+async function statusChangesRefusedWhileLocked(lock: () => Promise<unknown>, release: () => Promise<unknown>): Promise<void> {
+  server = await startServer({ dbPath: dbPath(), sandbox, env: { DATABASE_BUSY_TIMEOUT_MS: '50' } });
+  const n = await submitLead(server);
+  const crm = () =>
+    request(server!.app.getHttpServer())
+      .post(`/leads/${n}/status`)
+      .set(SECRET_HEADER, SECRET)
+      .send({ from: 'new', to: 'in_progress', by: 'CRM' });
+  const inbox = (status: string, expected: string) =>
+    inboxCall(server!, sandbox, `leads/${n}/status`, { method: 'POST', body: { status, expected } });
+  await lock();
+  const [api, app] = [await crm(), await inbox('in_progress', 'new')];
+  expect([api.status, api.body, app.status, app.body]).toEqual([503, { error: 'unavailable' }, 503, { error: 'unavailable' }]);
+  await release();
+  expect([(await crm()).status, (await inbox('won', 'in_progress')).status]).toEqual([200, 200]);
+}
 
 /** A second connection on the same file, as a backup tool or a maintenance shell would open it. */
 function holdExclusiveLock(path: string): Database.Database {
@@ -74,6 +104,13 @@ describeSqliteOnly('a lock held by another connection (SQLite only: the file loc
     lock.prepare('commit').run();
     expect((await postLead(server, body)).status).toBe(201);
     expect(server.app.get(WriteHealth).failing('submit')).toBeNull();
+  });
+
+  it('a status change, through the API or the inbox, answers 503 unavailable too while the lock outlasts the wait', async () => {
+    await statusChangesRefusedWhileLocked(
+      () => Promise.resolve(holdExclusiveLock(dbPath())),
+      () => Promise.resolve(other!.prepare('commit').run()),
+    );
   });
 
   it('Kysely queries wait for the lock too, asynchronously, instead of failing at once', async () => {
@@ -140,6 +177,13 @@ describePostgresOnly('a lock held by another PostgreSQL session', () => {
     await lock.query('commit');
     expect((await postLead(server, body)).status).toBe(201);
     expect(server.app.get(WriteHealth).failing('submit')).toBeNull();
+  });
+
+  it('a status change, through the API or the inbox, answers 503 unavailable too while the lock outlasts the wait', async () => {
+    await statusChangesRefusedWhileLocked(
+      () => holdTableLock(server!.config.databaseUrl!, 'leads'),
+      () => otherPg!.query('commit'),
+    );
   });
 
   it('Kysely queries wait for the lock too instead of failing at once', async () => {

@@ -256,6 +256,18 @@ describe('answers behind the secret', () => {
       .send({ from: 'new', to: 'in_progress', by: 'CRM' });
     expect([change.status, change.headers['cache-control']]).toEqual([200, 'no-store']);
   });
+
+  it('are Cache-Control: no-store when refused before the route too: a wrong secret (401), the caller throttled (429)', async () => {
+    const server = await boot({ sandbox: undefined, env: { LEADS_THROTTLE_API: '1' } });
+    const wrong = await get(server, '/leads', 'not-the-secret');
+    const flooded = await get(server, '/leads');
+    expect([wrong.status, wrong.headers['cache-control']]).toEqual([401, 'no-store']);
+    expect([flooded.status, flooded.body, flooded.headers['cache-control']]).toEqual([
+      429,
+      { error: 'rate_limited', why: 'flood' },
+      'no-store',
+    ]);
+  });
 });
 
 describe('since, until and cursor: one strict reading', () => {

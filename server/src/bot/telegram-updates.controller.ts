@@ -1,12 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Controller, Inject, Logger, Post, Req, Res, type Type, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Inject, Logger, Post, Req, Res, type Type, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { lingerAfterAnswer, type LingerBounds, errorText } from '@stickers/shared';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
 import { ApiError, UploadAbortedError } from '../http/api-error';
-import { ApiErrorFilter } from '../http/api-error.filter';
 import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { readJsonObject } from '../http/json-body.reader';
 import { TelegramGateway } from '../telegram/telegram.gateway';
@@ -41,7 +40,6 @@ export function telegramWebhookController(path: string): Type {
     @Post(path)
     @Throttled('webhook')
     @UseGuards(CallerThrottleGuard)
-    @UseFilters(ApiErrorFilter)
     async receive(@Req() req: Request, @Res() res: Response): Promise<void> {
       const given = req.headers[TELEGRAM_SECRET_HEADER];
       if (typeof given !== 'string' || !sameSecret(given, this.config.telegram.webhook!.secret)) {

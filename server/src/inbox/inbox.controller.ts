@@ -1,8 +1,7 @@
-import { Controller, Get, HttpCode, Post, Query, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiInvalidQuery, ApiJsonBody, ApiRateLimited, ApiRefusal, INBOX_SCHEME } from '../http/api-docs';
 import { Throttled } from '../http/caller-throttle';
-import { ApiErrorFilter } from '../http/api-error.filter';
 import { JsonBody } from '../http/json-body.reader';
 import { csvDownload } from '../export/csv.writer';
 import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from '../export/export.dto';
@@ -35,11 +34,15 @@ import { InboxThrottleGuard } from './inbox-throttle.guard';
   why: { type: 'string', enum: ['missing', 'invalid', 'expired'] },
 })
 @ApiRefusal(403, 'Neither a manager nor a member of a leads chat', ['forbidden'])
-@ApiRefusal(503, 'No bot token, or Telegram could not say who the user is', ['inbox_unavailable'], {
-  why: { type: 'string', enum: ['membership_unknown'] },
-})
+@ApiRefusal(
+  503,
+  'No bot token, or Telegram could not say who the user is; unavailable: the database cannot be used now',
+  ['inbox_unavailable', 'unavailable'],
+  {
+    why: { type: 'string', enum: ['membership_unknown'] },
+  },
+)
 @Controller('inbox/api')
-@UseFilters(ApiErrorFilter)
 @ApiRateLimited('Too many requests from this Telegram user, or from this address with launch data that does not check out', ['flood'])
 @Throttled('inbox')
 @UseGuards(InboxThrottleGuard, InboxAuthGuard)
