@@ -3,7 +3,7 @@
  * leads opens, passes its check and holds every lead; an existing file is never overwritten. SQLite only: PostgreSQL
  * is backed up with its own tools.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { backup } from '../src/cli/ops';
@@ -39,6 +39,8 @@ describeSqliteOnly('online backup (npm run leads -- backup <file>) (SQLite only:
 
     expect(result.target).toBe(target);
     expect(result.leads).toBeGreaterThanOrEqual(30);
+    // Every lead's personal data: the owner's alone, whatever the umask (here the usual 022).
+    expect(statSync(target).mode & 0o777).toBe(0o600);
     // One file: no `.partial-wal` and `.partial-shm` left beside it (each backup left both), nor any after a read-only open.
     expect(readdirSync(join(tmp.dir, 'backups'))).toEqual(['leads-backup.sqlite']);
     const copy = new Database(target, { readonly: true, fileMustExist: true });

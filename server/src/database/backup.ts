@@ -1,4 +1,4 @@
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 
@@ -10,7 +10,8 @@ const ALL_PAGES = 0x7fffffff;
 
 /**
  * `npm run leads -- backup <file>`: a snapshot through SQLite's online backup API, safe while the server runs, written
- * as `<file>.partial`, checked, then renamed, so a file at `<file>` is always complete. Never overwrites.
+ * as `<file>.partial`, checked, then renamed, so a file at `<file>` is always complete. Never overwrites. The copy holds
+ * every lead's personal data: only its owner may read it (0600), whatever the umask.
  */
 export async function backupDatabase(source: string, target: string): Promise<{ target: string; bytes: number; leads: number }> {
   if (!existsSync(source)) throw new BackupRefused(`no database at ${source} (set DATABASE_PATH)`);
@@ -21,6 +22,9 @@ export async function backupDatabase(source: string, target: string): Promise<{ 
   const partial = `${target}.partial`;
   // A run that died midway may have left its files: a stale -wal beside the new copy would be read into it.
   for (const leftover of ['', '-wal', '-shm', '-journal']) rmSync(`${partial}${leftover}`, { force: true });
+  // Made empty, 0600, before SQLite writes into it (its journal takes the file's mode); a folder this user may not
+  // write to fails here, naming the file (EACCES), not inside SQLite as "unable to open database file".
+  closeSync(openSync(partial, 'wx', 0o600));
   // This process may wait for locks as long as it likes: it is not serving requests.
   const db = new BetterSqlite3(source, { fileMustExist: true, timeout: 10_000 });
   try {
