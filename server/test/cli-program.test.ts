@@ -22,6 +22,7 @@ const OPS: OpsCommands = {
   forget: record('forget'),
   migrateToPostgres: record('migrateToPostgres'),
   webhooksReplay: record('webhooksReplay'),
+  retry: record('retry'),
 };
 
 async function leads(argv: string[], env: Record<string, string> = {}) {
@@ -87,6 +88,9 @@ describe('the CLI', () => {
       out: [],
       err: ['forget needs one of --phone <+7…> or --telegram <@name>', 'see: npm run leads -- forget --help'],
     });
+    expect((await leads(['forget', '--phone', '+79161234567', '--telegram', '@anna'])).err[0]).toBe(
+      'forget takes only one of --phone <+7…> or --telegram <@name>',
+    );
     for (const timeout of ['soon', '0'])
       expect((await leads(['setup', '--timeout', timeout])).err[0]).toBe(
         `error: option '--timeout <seconds>' argument '${timeout}' is invalid. It must be whole seconds from 1.`,
@@ -119,6 +123,8 @@ describe('the CLI', () => {
     expect(calls).toEqual([
       ['webhooksReplay', '/srv/leads.sqlite', '#3', [{ url: 'https://crm.example.com/h?t=1', secret: 'whsec_0123456789abcdef' }]],
     ]);
+    await leads(['retry']);
+    expect(calls).toEqual([['retry', '/srv/leads.sqlite']]);
     await leads(['migrate-to-postgres'], { DATABASE_URL: 'postgres://u@db/leads' });
     expect(calls).toEqual([['migrateToPostgres', '/srv/leads.sqlite', 'postgres://u@db/leads']]);
     expect(await leads(['backup', '/tmp/x'], { DATABASE_URL: 'postgres://u@db/leads' })).toEqual({
@@ -166,6 +172,29 @@ describe('the database variables and a failing command', () => {
     const io: CliIo = { out: () => undefined, err: (l) => err.push(l), env: { DATABASE_PATH: '/srv/leads.sqlite' } };
     expect(await runCli(['trace', '7'], io, failing)).toBe(1);
     expect(err).toEqual(['no connection to the database: connect ECONNREFUSED postgres://u@db/leads']);
+  });
+
+  it("a database that is not the server's, or one locked past the wait, says what to do in that one line", async () => {
+    const cases: [Error, string][] = [
+      [
+        new Error('no such table: leads'),
+        "no such table: leads: is DATABASE_PATH or DATABASE_URL the server's database? (npm run leads -- doctor checks it)",
+      ],
+      [
+        new Error('relation "leads" does not exist'),
+        'relation "leads" does not exist: is DATABASE_PATH or DATABASE_URL the server\'s database? (npm run leads -- doctor checks it)',
+      ],
+      [
+        Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
+        'database is locked: the database is busy or away; run it again once it is free (fuser "$DATABASE_PATH" names a lock\'s holder)',
+      ],
+    ];
+    for (const [error, line] of cases) {
+      const err: string[] = [];
+      const io: CliIo = { out: () => undefined, err: (l) => err.push(l), env: { DATABASE_PATH: '/srv/leads.sqlite' } };
+      expect(await runCli(['forget', '--telegram', '@anna'], io, { ...OPS, forget: () => Promise.reject(error) })).toBe(1);
+      expect(err).toEqual([line]);
+    }
   });
 });
 

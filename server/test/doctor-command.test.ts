@@ -31,7 +31,14 @@ afterAll(async () => {
 afterEach(() => sandbox.state.reset());
 
 const unused = () => Promise.reject(new Error('not the doctor'));
-const OPS: OpsCommands = { trace: unused, backup: unused, forget: unused, migrateToPostgres: unused, webhooksReplay: unused };
+const OPS: OpsCommands = {
+  trace: unused,
+  backup: unused,
+  forget: unused,
+  migrateToPostgres: unused,
+  webhooksReplay: unused,
+  retry: unused,
+};
 
 /** The environment the server runs with here, changed by `env` (an empty value unsets a variable). */
 async function deployment(env: Record<string, string> = {}): Promise<Record<string, string | undefined>> {
@@ -152,7 +159,7 @@ describe('doctor on a configured deployment', () => {
   it('LEADS_ENDPOINT: a secret the server refuses, and no server there', async () => {
     const refused = await doctor({ LEADS_SECRET: 'another-secret-0123456789' });
     expect(refused.problems).toEqual([
-      `FAIL  LEADS_ENDPOINT=${server.url}/leads: the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET`,
+      `FAIL  LEADS_ENDPOINT=${server.url}/leads: the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET (each refused try counts toward locking this address out, the landing too if it is here: 5 in 10 minutes)`,
     ]);
     const closed = `http://127.0.0.1:${await freePort()}/leads`;
     const nobody = await doctor({ LEADS_ENDPOINT: closed });

@@ -23,6 +23,8 @@ import {
   watchAlerts,
 } from './harness';
 import { sqlRow, sqlRows, sqlRun } from './support/test-database';
+import { captureConsole } from './support/console';
+import { retry } from '../src/cli/ops';
 
 const SEC = 1000;
 const MIN = 60 * SEC;
@@ -290,6 +292,24 @@ describe('retry schedule', () => {
     await tickAt(1);
     expect(cardOf(id)).toBeDefined();
     expect(await row('select last_error from leads where id = ?', id)).toEqual({ last_error: null });
+  });
+
+  it('npm run leads -- retry (its cause fixed): a card waiting for its next try goes at the next pass', async () => {
+    await boot();
+    sandbox.inject({ method: 'sendMessage', kind: 'server_error', count: 1, chat_id: LEADS_CHAT });
+    const id = await submit();
+    await tickAt(0);
+    expect([sandbox.callsOf('sendMessage').length, cardOf(id)]).toEqual([1, undefined]);
+    const location = server.config.databaseUrl ?? server.config.databasePath;
+    expect(await captureConsole(() => retry(location, clock.now()))).toEqual({
+      result: 0,
+      log: [
+        '1 waiting after a failure (cards, pings, answers, webhook deliveries): due now; the running server sends them at its next pass',
+      ],
+      error: [],
+    });
+    await tickAt(0);
+    expect(cardOf(id)).toBeDefined();
   });
 
   it('follows 5 s, 15 s, 60 s, 5 min, then 15 min, with one admin alert per 30 min from the 5th failure', async () => {

@@ -18,7 +18,14 @@ afterAll(() => sandbox.stop());
 afterEach(() => sandbox.state.reset());
 
 const unused = () => Promise.reject(new Error('not a setup command'));
-const OPS: OpsCommands = { trace: unused, backup: unused, forget: unused, migrateToPostgres: unused, webhooksReplay: unused };
+const OPS: OpsCommands = {
+  trace: unused,
+  backup: unused,
+  forget: unused,
+  migrateToPostgres: unused,
+  webhooksReplay: unused,
+  retry: unused,
+};
 
 /**
  * Runs setup in this process with the sandbox's token: its lines, a wait for a line, and its exit code. Without a

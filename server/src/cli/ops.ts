@@ -113,6 +113,17 @@ export function trace(location: string, key: string, json: boolean): Promise<num
   );
 }
 
+/** `retry`: what waits after a failure goes at the running server's next pass, not at its next time. */
+export function retry(location: string, now = Date.now()): Promise<number> {
+  return withDatabase(location, async (db) => {
+    const due = await new OutboxRepository(db).failedDueNow(now);
+    console.log(
+      `${due} waiting after a failure (cards, pings, answers, webhook deliveries): due now; the running server sends them at its next pass`,
+    );
+    return 0;
+  });
+}
+
 export async function backup(path: string, target: string): Promise<number> {
   const result = await backupDatabase(path, target).catch((err: unknown) => {
     if (err instanceof BackupRefused) return err.message;

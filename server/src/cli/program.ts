@@ -1,5 +1,6 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { errorText } from '@stickers/shared';
+import { isStorageError } from '../database/write-health';
 import { readDatabaseVariables } from '../config/config';
 import { readWebhooks } from '../config/webhook-endpoints';
 import { EnvReader } from '../config/env-reader';
@@ -111,12 +112,20 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     ],
     (options: { phone?: string; telegram?: string }, sub: Command) => {
       if ((options.phone === undefined) === (options.telegram === undefined))
-        sub.error('forget needs one of --phone <+7…> or --telegram <@name>', { exitCode: USAGE_EXIT });
+        sub.error(`forget ${options.phone === undefined ? 'needs' : 'takes only'} one of --phone <+7…> or --telegram <@name>`, {
+          exitCode: USAGE_EXIT,
+        });
       const [option, value] = options.phone !== undefined ? ['--phone', options.phone] : ['--telegram', options.telegram!];
       // The salt as the server reads it (trimmed): a secret file's trailing newline would key the erasure's hashes apart.
       const salt = variables.string('LEADS_IP_SALT') || undefined;
       return onDatabase(() => ops.forget(location, option, value, Date.now(), salt, io.env.LEADS_PHONE_REGION));
     },
+  );
+  command(
+    'retry',
+    'send now what waits for its next try after a failure (cards, pings, answers, webhook deliveries): after fixing its cause',
+    [],
+    () => onDatabase(() => ops.retry(location)),
   );
   command(
     'migrate-to-postgres [url]',
@@ -142,8 +151,15 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : USAGE_EXIT;
-    // A command's failure (no database server, a file that is no database): one line, never a stack trace.
-    io.err(errorText(err));
+    // A command's failure (no database server, a file that is no database): one line, never a stack trace, and what
+    // to do about the two an operator meets: another database than the server's, and a lock held past the wait.
+    const text = errorText(err);
+    const hint = /no such table|relation "\w+" does not exist/.test(text)
+      ? ": is DATABASE_PATH or DATABASE_URL the server's database? (npm run leads -- doctor checks it)"
+      : isStorageError(err)
+        ? ': the database is busy or away; run it again once it is free (fuser "$DATABASE_PATH" names a lock\'s holder)'
+        : '';
+    io.err(`${text}${hint}`);
     return 1;
   }
   return exitCode;

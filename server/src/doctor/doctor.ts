@@ -221,7 +221,9 @@ class Doctor extends CheckLines {
 
 /** What an answer other than 422 to the landing's empty request means. */
 const ENDPOINT_REFUSALS: Record<number, string> = {
-  401: 'the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET',
+  401:
+    'the server refused LEADS_SECRET (401): the landing and the server need the same LEADS_SECRET ' +
+    '(each refused try counts toward locking this address out, the landing too if it is here: 5 in 10 minutes)',
   404: "404: the leads module is off there (LEADS_SECRET empty or LEADS_ENABLED=0), or the URL's path is not /leads",
   429: '429: this address is locked out after wrong secrets, or the server is at its limit: wait, then check LEADS_SECRET',
 };

@@ -139,6 +139,18 @@ export class OutboxRepository {
   }
 
   /** Holders of claims on rows not done, other than `self`. */
+  /** `npm run leads -- retry`: every row waiting after a failure is due at `now`; how many. */
+  async failedDueNow(now: number): Promise<number> {
+    const result = await this.db
+      .updateTable('outbox')
+      .set({ next_at: now })
+      .where('done_at', 'is', null)
+      .where('attempts', '>', 0)
+      .where('next_at', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async holders(self: string): Promise<string[]> {
     if (!this.shared) return [];
     const rows = await this.db
