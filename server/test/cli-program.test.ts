@@ -2,8 +2,8 @@
  * `npm run leads -- <command>` on commander: a help per command, "unknown command 'X'" for any other word, usage
  * errors in one line with a pointer to the help and exit 2; and the root script's wrapper says to build first when there is no build.
  */
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CliIo } from '../src/cli/cli-io';
 import { runCli, type OpsCommands } from '../src/cli/program';
@@ -251,5 +251,40 @@ describe('npm run leads and npm run start:server without a build', () => {
     writeFileSync(join(built, 'server', 'dist', 'main.js'), "console.log('listening'); process.exitCode = 3;");
     const r = run(built, 'start-server.mjs');
     expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ status: 3, stdout: 'listening\n', stderr: '' });
+  });
+
+  it('start:server and start:landing: a SIGTERM to npm reaches the process it started (stopping npm stops it)', async () => {
+    const root = join(tmp.dir, 'signals');
+    mkdirSync(join(root, 'scripts'), { recursive: true });
+    mkdirSync(join(root, 'landing'));
+    // The real scripts of both package.json files, around stand-ins that say when they are up and when they get SIGTERM.
+    const real = (path: string) =>
+      JSON.parse(readFileSync(resolve(__dirname, '..', '..', path), 'utf8')) as { scripts: Record<string, string> };
+    const { scripts } = real('package.json');
+    const only = (keys: string[], from: Record<string, string>) => Object.fromEntries(keys.map((k) => [k, from[k]]));
+    writeFileSync(
+      join(root, 'package.json'),
+      JSON.stringify({ name: 'r', workspaces: ['landing'], scripts: only(['start:server', 'start:landing'], scripts) }),
+    );
+    writeFileSync(
+      join(root, 'landing', 'package.json'),
+      JSON.stringify({ name: 'l', scripts: only(['start'], real('landing/package.json').scripts) }),
+    );
+    const standIn = (name: string) =>
+      `process.on('SIGTERM', () => { require('fs').writeFileSync(${JSON.stringify(join(root, name))}, 'SIGTERM'); process.exit(0); });\n` +
+      "setTimeout(() => process.exit(1), 20000); console.log('up');\n"; // an orphan (the test failing) ends by itself
+    writeFileSync(join(root, 'scripts', 'start-server.cjs'), standIn('server.signal'));
+    writeFileSync(join(root, 'scripts', 'start-server.mjs'), "import './start-server.cjs';\n");
+    writeFileSync(join(root, 'landing', 'server.cjs'), standIn('landing.signal'));
+    writeFileSync(join(root, 'landing', 'server.mjs'), "import './server.cjs';\n");
+    for (const script of ['start:server', 'start:landing']) {
+      const npm = spawn('npm', ['run', script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((up) => npm.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('up') && up()));
+      const exited = new Promise((done) => npm.on('exit', done));
+      npm.kill('SIGTERM');
+      await exited;
+      const marker = join(root, script === 'start:server' ? 'server.signal' : 'landing.signal');
+      expect([script, existsSync(marker) && readFileSync(marker, 'utf8')]).toEqual([script, 'SIGTERM']);
+    }
   });
 });
