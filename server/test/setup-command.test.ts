@@ -187,14 +187,22 @@ describe('setup speaks the language of LEADS_LOCALE in the chats', () => {
 });
 
 describe("setup takes only the operator's group, never the first one that shows up", () => {
-  it('without a terminal and without --chat or --from: refused in one line before any call to Telegram', async () => {
+  it('without a terminal and without --chat or --from: refused in one line after the token, before reading any update', async () => {
     const run = setup(['--bare']);
     expect(await run.done).toBe(1);
-    expect(run.out).toEqual([
+    expect(run.out.filter((l) => l.startsWith('FAIL'))).toEqual([
       "FAIL  without a terminal setup takes only the group you name: run it with --chat <the group's chat id> or --from <your Telegram user id> (then the group you add the bot to is taken, and nobody else's)",
     ]);
-    expect(sandbox.state.calls).toEqual([]);
+    expect(sandbox.state.calls.map((c) => c.method)).toEqual(['getMe']);
     expect(sandbox.polls).toEqual([]);
+    // A wrong token is what it says then, not the missing --chat.
+    const wrong = setup(['--bare'], { TELEGRAM_BOT_TOKEN: '123:not-the-token' });
+    expect([await wrong.done, wrong.out]).toEqual([
+      1,
+      [
+        'FAIL  TELEGRAM_BOT_TOKEN: Telegram does not know this token (401: Unauthorized): copy it again from @BotFather (/mybots → the bot → API Token)',
+      ],
+    ]);
   });
 
   it("--chat: a stranger's group that shows up first is ignored, the named one is taken", async () => {

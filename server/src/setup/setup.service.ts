@@ -9,6 +9,9 @@ import { isForTheServer, SetupSession } from './setup-session';
 export class SetupService extends SetupSession {
   /** The exit code: 0 every check passed; 1 a problem (said in its line); 130 stopped by the operator. */
   async run(): Promise<number> {
+    // The token first: a wrong one is the problem to tell, whatever else is missing.
+    const me = await this.identify();
+    if (!me) return 1;
     if (!this.interactive && this.options.chat === undefined && this.options.from === undefined) {
       // Nobody can confirm the group: the first one to show up could be a stranger's (anyone may add a bot to a group).
       this.fail(
@@ -17,8 +20,7 @@ export class SetupService extends SetupSession {
       );
       return 1;
     }
-    const me = await this.identify();
-    if (!me || !(await this.takeOverUpdates())) return 1;
+    if (!(await this.takeOverUpdates())) return 1;
     try {
       const leads = await chooseChat(this, me, null);
       const admin = leads && this.options.admin ? await chooseChat(this, me, leads) : null;
