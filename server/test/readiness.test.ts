@@ -141,6 +141,12 @@ describe('readiness says what, the log says where and why', () => {
     const logged = server.logger.lines.filter((l) => l.includes('readiness check telegram failing'));
     expect(logged).toEqual([expect.stringContaining('secret upstream detail')]);
   });
+
+  it('a token Telegram does not know: "token refused", so the operator looks at the token, not the network', async () => {
+    await boot({ env: { TELEGRAM_BOT_TOKEN: '123456:not-the-sandbox-token' } });
+    const res = await ready();
+    expect([res.status, res.body.checks.telegram]).toEqual([200, { ok: false, detail: 'token refused: check TELEGRAM_BOT_TOKEN' }]);
+  });
 });
 
 describe('storage errors where the probe write does not see them', () => {

@@ -150,9 +150,14 @@ export class ReadinessService {
     const now = Date.now();
     if (this.telegramCache && now - this.telegramCache.at < TELEGRAM_CACHE_MS) return this.telegramCache.outcome;
     const me = await this.telegram.call('getMe', {});
+    // Telegram's own words stay in the log; a token it does not know (401, or 404 for one of a wrong form) is said.
+    const refused = !me.ok && me.kind === 'refused' && /\b(401|404)\b|Unauthorized|Not Found/.test(me.description);
     const outcome: Outcome = me.ok
       ? { check: { ok: true, detail: `reachable as @${me.value.username ?? '?'}` } }
-      : { check: { ok: false, detail: 'unreachable' }, reason: `getMe failed: ${me.description}` };
+      : {
+          check: { ok: false, detail: refused ? 'token refused: check TELEGRAM_BOT_TOKEN' : 'unreachable' },
+          reason: `getMe failed: ${me.description}`,
+        };
     this.telegramCache = { at: now, outcome };
     return outcome;
   }
