@@ -144,9 +144,14 @@ describe('npm run dev', () => {
       const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
       try {
         const page = await browser.newPage();
+        const sockets = [];
+        page.on('websocket', (ws) => sockets.push(new URL(ws.url()).port));
         await page.goto(landingUrl);
         // Development mode: let Vite finish loading (and any first-run reload) before typing.
         await page.waitForLoadState('networkidle');
+        // Hot reload on the landing's own port (LANDING_PORT), not a fixed one a second working copy's would hold.
+        await waitUntil(async () => sockets.length > 0, 10000, 'the hot reload websocket');
+        assert.deepEqual([...new Set(sockets)], [String(ports.landing)]);
         await page.waitForTimeout(500);
         await page.getByLabel('Имя').fill('Дев Режим');
         await page.getByLabel('Ник в Telegram').fill('@dev_mode_user');

@@ -11,9 +11,14 @@ if (production && !existsSync(new URL('./build/server/index.js', import.meta.url
   console.error('the landing is not built (no landing/build/server/index.js): run npm run build first');
   process.exit(2);
 }
+// The HTTP server first: in development Vite's hot reload shares it (its port), rather than taking a port of its own,
+// which a second working copy's landing would find in use.
+const server = createServer();
 const vite = production
   ? undefined
-  : await import('vite').then((v) => v.createServer({ root: new URL('.', import.meta.url).pathname, server: { middlewareMode: true } }));
+  : await import('vite').then((v) =>
+      v.createServer({ root: new URL('.', import.meta.url).pathname, server: { middlewareMode: true, hmr: { server } } }),
+    );
 
 // The build's entry checks the environment as it loads: a bad value stops the start here, with one line per problem.
 // It is loaded now in both modes (in development through Vite, which reloads it for requests after an edit), so that
@@ -95,7 +100,7 @@ app.all('*', remix);
 
 const port = Number(process.env.PORT ?? 3001);
 const host = process.env.HOST ?? '0.0.0.0';
-const server = createServer(app);
+server.on('request', app);
 // A port in use or an address not of this machine: one line naming the variable, as the server says it.
 server.on('error', (err) => {
   const problem =
