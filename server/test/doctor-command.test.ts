@@ -62,7 +62,9 @@ describe('doctor on a configured deployment', () => {
       ? /^ok {4}database: PostgreSQL postgres:\/\/.* reachable, migrated, takes writes$/
       : `ok    database: SQLite ${dbPath} reachable, migrated, takes writes`;
     expect(out).toEqual([
-      'ok    config: the server would start with it (' + (onPostgres ? 'PostgreSQL' : 'SQLite') + ', bot by polling, POST /leads on)',
+      'ok    config: every variable reads as the server reads it (' +
+        (onPostgres ? 'PostgreSQL' : 'SQLite') +
+        ', bot by polling, POST /leads on)',
       `ok    TELEGRAM_BOT_TOKEN: the bot @${BOT_USER.username} (id ${BOT_USER.id})`,
       `ok    LEADS_CHAT_ID=${LEADS_CHAT} «Заявки Stickers»: the bot is an administrator, may send and edit its messages`,
       `ok    ADMIN_CHAT_ID=${ADMIN_CHAT} «Stickers — админы»: the bot is an administrator, may send and edit its messages`,

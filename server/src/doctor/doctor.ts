@@ -67,7 +67,7 @@ class Doctor extends CheckLines {
     const c = this.config;
     const db = c.databaseUrl ? 'PostgreSQL' : 'SQLite';
     const bot = !c.telegram.token ? 'no bot' : c.telegram.webhook ? 'bot by webhook' : 'bot by polling';
-    this.ok(`config: the server would start with it (${db}, ${bot}, POST /leads ${c.leads.enabled ? 'on' : 'off'})`);
+    this.ok(`config: every variable reads as the server reads it (${db}, ${bot}, POST /leads ${c.leads.enabled ? 'on' : 'off'})`);
     await this.checkTelegram();
     await this.checkDatabase();
     await this.checkEndpoint();
