@@ -458,7 +458,7 @@ describe('team → visitor', () => {
     expect(sandbox.state.message(LEADS_CHAT, card)?.text).not.toContain('⛔');
   });
 
-  it('/stop: the bot answers once, and the team replies then fail with the reason, not retried', async () => {
+  it('/stop: the bot answers once, and the team replies then fail with the reason, kept with the lead, not retried', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);
     const stop = await memberActions(sandbox).command(VISITOR.id, '/stop', VISITOR);
@@ -468,12 +468,28 @@ describe('team → visitor', () => {
     const reply = sandbox.say(LEADS_CHAT, 'Вы тут?', DEFAULT_USER, undefined, { reply_to_message_id: card });
     const line = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
     expect(line.text).toBe('⚠️ Не доставлено посетителю: он отписался командой /stop');
-    // Nothing stored or queued for a stopped visitor, and nothing more in their chat than the answer to /stop.
-    expect(await rows(server, leadNumber)).toEqual([]);
+    // Kept with the lead, failed with the reason (the inbox shows it); nothing more in the visitor's chat than the
+    // answer to /stop, and a message of theirs after it is no message of the lead's.
+    const kept = [{ text: 'Вы тут?', state: 'failed', error: 'the visitor stopped the conversation (/stop)' }];
+    expect(await rows(server, leadNumber)).toEqual([expect.objectContaining(kept[0])]);
     const before = botMessagesIn(VISITOR.id).length;
     sandbox.say(VISITOR.id, 'передумала', VISITOR);
     await waitFor(() => botMessagesIn(VISITOR.id).length > before, 5000, 'the unbound answer');
-    expect(await rows(server, leadNumber)).toEqual([]);
+    expect(botMessagesIn(VISITOR.id).map((m) => m.text)).not.toContain('Вы тут?');
+    expect(await rows(server, leadNumber)).toEqual([expect.objectContaining(kept[0])]);
+  });
+
+  it('a reply to the card of a lead no visitor is bound to: kept with the lead, failed with the reason, said in the group', async () => {
+    const server = await boot({ polling: true });
+    const leadNumber = (await postLead(server, lead())).body.lead_number as number;
+    await settled(server);
+    const card = sandbox.messages(LEADS_CHAT).find((m) => m.from.is_bot && m.text.includes(`#${leadNumber}`))!.message_id;
+    const reply = sandbox.say(LEADS_CHAT, 'Борис, добрый день', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    const line = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
+    expect(line.text).toBe('⚠️ Не доставлено посетителю: к заявке не привязан Telegram посетителя');
+    expect(await rows(server, leadNumber)).toEqual([
+      expect.objectContaining({ text: 'Борис, добрый день', direction: 'out', state: 'failed', error: 'no visitor is bound to the lead' }),
+    ]);
   });
 
   it('a burst of replies to one visitor goes out one a second', async () => {

@@ -141,8 +141,8 @@ export class MessagesService {
     if (leadId === undefined) return null;
     // A reply to a relayed message answers its author (a lead may have several accounts bound); to the card, the visitor.
     const to = relayed?.direction === 'in' ? relayed.author_tg_id : null;
-    const binding = await this.messages.bindingOf(leadId, to);
-    if (!bound(binding)) return this.t.group.notDelivered(binding ? this.t.group.why.stopped : this.t.group.why.notBound);
+    // Kept with the lead even when no visitor can get it (none bound, /stop): its send says so, on the message and in
+    // the group, as for a visitor who blocked the bot.
     if (!(await this.store(leadId, 'out', { id: m.from.id, name: m.authorName }, m, to)))
       return this.t.group.notDelivered(this.t.group.why.notBound);
     return null;
