@@ -168,7 +168,7 @@ export const en = {
     statsPeriod: (days, total) => `Last ${days} days: ${total}`,
     repeats: (count) => `🔁 Repeat requests: ${count}`,
     unpublishedNow: (count) => `📭 Without a card now: ${count}`,
-    digestTitle: (total) => `🗓 Daily digest: ${total} leads`,
+    digestTitle: (total) => `🗓 Daily digest: ${total} ${total === 1 ? 'lead' : 'leads'}`,
     digestStillNew: (count) => `🕒 Still “New”: ${count}`,
     sourcesTitle: '📣 By source (landing · source / campaign):',
     otherSources: (count) => `…other sources: ${count}`,

@@ -73,5 +73,10 @@ describe('server catalogues', () => {
       '📎 Export for 7 days: 1 lead (file above).',
       '📎 Export for 7 days: 2 leads (file above).',
     ]);
+    expect([0, 1, 2].map((n) => en.reports.digestTitle(n))).toEqual([
+      '🗓 Daily digest: 0 leads',
+      '🗓 Daily digest: 1 lead',
+      '🗓 Daily digest: 2 leads',
+    ]);
   });
 });
