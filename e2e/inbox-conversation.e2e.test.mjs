@@ -124,24 +124,40 @@ describe("the inbox: a lead's conversation", () => {
           media: null,
           at: at(4),
           state: 'failed',
-          error: 'Forbidden: bot was blocked by the user',
+          error: 'the visitor blocked the bot',
+        },
+        { id: 5, direction: 'in', author: 'Анна Ким', text: null, media: 'voice', at: at(5), state: 'delivered', error: null },
+        {
+          id: 6,
+          direction: 'out',
+          author: 'Мария',
+          text: 'Алло?',
+          media: null,
+          at: at(6),
+          state: 'failed',
+          error: 'Telegram refused: 400: Bad Request: chat not found',
         },
       ],
     };
     await openLead();
     assert.match(await section().innerText(), /С клиентом в Telegram: @anna_k \(Анна Ким\)/);
     const items = section().locator('ol.messages > li');
-    assert.equal(await items.count(), 4);
+    assert.equal(await items.count(), 6);
     assert.deepEqual(await items.evaluateAll((li) => li.map((l) => l.className)), [
       'message in',
       'message in',
       'message out',
       'message out failed',
+      'message in',
+      'message out failed',
     ]);
     assert.match(await items.nth(0).innerText(), /^Клиент · Анна Ким · .+\nА можно быстрее\?\nдоставлено$/);
     assert.match(await items.nth(1).innerText(), /📷 фото/);
     assert.match(await items.nth(2).innerText(), /^Команда · Мария · .+\nДа, завтра\nдоставлено$/);
-    assert.match(await items.nth(3).innerText(), /не доставлено: Forbidden: bot was blocked by the user$/);
+    // The reason the server stored, in the page's words; each kind of media by its name.
+    assert.match(await items.nth(3).innerText(), /не доставлено: клиент заблокировал бота$/);
+    assert.match(await items.nth(4).innerText(), /🎤 голосовое/);
+    assert.match(await items.nth(5).innerText(), /не доставлено: Telegram отказал \(400: Bad Request: chat not found\)$/);
   });
 
   it('sends the answer and shows it queued', async () => {

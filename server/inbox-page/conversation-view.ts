@@ -1,3 +1,4 @@
+import type { MessageMedia } from '../src/domain/lead-message';
 import { ApiFailure, type Conversation, type ConversationMessage } from './api';
 import { failureText, problem, time, type App } from './app';
 import { el, show } from './dom';
@@ -64,7 +65,7 @@ function drawConversation(
 
 function messageItem(app: App, m: ConversationMessage): HTMLElement {
   const t = app.t;
-  const media = m.media ? (m.media === 'photo' ? t.photo : t.file) : null;
+  const media = m.media ? (t.media[m.media as MessageMedia] ?? t.media.other) : null;
   const state = m.state === 'failed' ? t.messageFailed(m.error) : t.messageState[m.state];
   return el(
     'li',

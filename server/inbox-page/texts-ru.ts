@@ -1,5 +1,14 @@
 import type { PageTexts } from './texts';
 
+/** The reasons the server stores for a message it could not deliver, in the page's words. */
+const FAILURES: [RegExp, string][] = [
+  [/^no visitor is bound to the lead$/, 'к заявке не привязан Telegram клиента'],
+  [/^the visitor stopped the conversation \(\/stop\)$/, 'клиент отписался командой /stop'],
+  [/^the visitor blocked the bot$/, 'клиент заблокировал бота'],
+  [/^Telegram refused: (.*)$/s, 'Telegram отказал ($1)'],
+  [/^gave up after (\d+) failures: (.*)$/s, 'Telegram не ответил за $1 попыток ($2)'],
+];
+
 function ruDuration(s: number): string {
   if (s < 60) return `${Math.round(s)} с`;
   const m = Math.round(s / 60);
@@ -153,10 +162,12 @@ export const ru: PageTexts = {
   noMessages: 'Сообщений пока нет.',
   messageIn: 'Клиент',
   messageOut: 'Команда',
-  photo: '📷 фото',
-  file: '📎 файл',
+  media: { photo: '📷 фото', document: '📎 файл', voice: '🎤 голосовое', video: '🎬 видео', sticker: '🙂 стикер', other: '📎 вложение' },
   messageState: { queued: 'в очереди', delivered: 'доставлено', failed: 'не доставлено' },
-  messageFailed: (error) => (error ? `не доставлено: ${error}` : 'не доставлено'),
+  messageFailed: (error) => {
+    const known = error && FAILURES.find(([reason]) => reason.test(error));
+    return error ? `не доставлено: ${known ? error.replace(known[0], known[1]) : error}` : 'не доставлено';
+  },
   messageLabel: 'Сообщение клиенту',
   messagePlaceholder: 'Текст уйдёт клиенту от имени бота',
   send: 'Отправить',

@@ -1,5 +1,6 @@
 import type { LeadEventKind } from '../src/database/schema';
 import type { LeadStatus } from '../src/domain/lead-status';
+import type { MessageMedia } from '../src/domain/lead-message';
 
 /** Every text of the page, one object per locale (the card's words come from the server: `CardWords`); `GET /inbox/api/me` says which (`locale`), Russian by default. */
 export interface Texts {
@@ -126,9 +127,10 @@ export interface Texts {
   noMessages: string;
   messageIn: string;
   messageOut: string;
-  photo: string;
-  file: string;
+  /** A message's media as the list names it (the text, if any, follows). */
+  media: Record<MessageMedia, string>;
   messageState: Record<'queued' | 'delivered' | 'failed', string>;
+  /** Why a message failed, from the reason the server stored (in English, as the API gives it). */
   messageFailed: (error: string | null) => string;
   messageLabel: string;
   messagePlaceholder: string;
