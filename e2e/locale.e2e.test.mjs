@@ -69,7 +69,7 @@ describe('LANDING_LOCALE=en and LEADS_LOCALE=en', () => {
     await context.close();
   });
 
-  it('the inbox in English numbers the leads as the card does: #N in the list, "Lead #N" on the page', async () => {
+  it('the inbox in English numbers and dates the leads as the card does: #N in the list, "Lead #N" on the page', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(launchUrl(`${stack.serverUrl}/inbox`, signInitData({ botToken: '123456789:sandbox-token', user: DEFAULT_USER })));
@@ -77,6 +77,8 @@ describe('LANDING_LOCALE=en and LEADS_LOCALE=en', () => {
     await number.waitFor();
     const shown = await number.textContent();
     assert.match(shown, /^#\d+$/);
+    // Its time written as the English card writes it: 11/29/2026 10:30 AM.
+    assert.match(await page.locator('ol.leads .meta').first().innerText(), /^\d\d\/\d\d\/\d{4} \d\d:\d\d [AP]M/);
     await page.locator('ol.leads .lead-link').first().click();
     assert.match(await page.locator('h1').innerText(), new RegExp(`^Lead ${shown}\\b`));
     await context.close();

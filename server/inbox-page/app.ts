@@ -64,8 +64,12 @@ export function link(app: App, query: URLSearchParams, attrs: Record<string, str
 
 export function time(app: App, iso: string | null): string {
   if (!iso) return '—';
-  // In LEADS_TIMEZONE, as the card and the list's period show it, not in the zone of the manager's phone.
-  return new Date(iso).toLocaleString(app.t.lang, { dateStyle: 'short', timeStyle: 'short', timeZone: app.me.timezone });
+  // In LEADS_TIMEZONE and written as the card writes it (`29.11.2026 10:30`, `11/29/2026 10:30 AM`), not in the zone of
+  // the manager's phone.
+  const at = new Date(iso);
+  const timeZone = app.me.timezone;
+  const day = at.toLocaleDateString(app.t.lang, { day: '2-digit', month: '2-digit', year: 'numeric', timeZone });
+  return `${day} ${at.toLocaleTimeString(app.t.lang, { hour: '2-digit', minute: '2-digit', timeZone })}`;
 }
 
 export function statusBadge(app: App, status: LeadStatus): HTMLElement {
