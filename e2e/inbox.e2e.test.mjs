@@ -400,8 +400,8 @@ describe('the inbox launched through the URL fragment', () => {
 });
 
 describe('the inbox opened without launch data, or refused', () => {
-  it("in development (the server talks to the local sandbox) points to the sandbox page's launch links", async () => {
-    const ctx = await phoneContext();
+  it("in development (the server talks to the local sandbox) points to the sandbox page's launch links, in LEADS_LOCALE's language whatever the phone's", async () => {
+    const ctx = await phoneContext({ locale: 'en-US' });
     const bare = await ctx.newPage();
     try {
       await bare.goto(`${stack.serverUrl}/inbox`);

@@ -36,7 +36,8 @@ async function render(app: App): Promise<void> {
 async function start(): Promise<void> {
   const root = document.getElementById('app')!;
   const launch = readLaunch();
-  let t = textsFor(navigator.language);
+  // The deployment's language (LEADS_LOCALE, which the server writes into the page) until `me` says it again.
+  let t = textsFor(document.documentElement.lang || navigator.language);
   if (!launch) {
     applyTheme({});
     // In development the server names the local sandbox's page, whose links launch the inbox as Telegram would.

@@ -38,12 +38,15 @@ export class InboxPageController {
   private readonly indexFile: string;
   /** The HTML, read once it exists (`npm run dev` builds the page after the server's first compile, which empties `dist`). */
   private html: string | null = null;
+  /** LEADS_LOCALE: the page's `lang`, so that what it says before the API answers (a refusal) is in the deployment's language. */
+  private readonly locale: string;
 
   constructor(@Inject(INBOX_PAGE_DIR) dir: string, @Inject(SERVER_CONFIG) config: ServerConfig) {
     this.assetsDir = join(dir, 'assets');
     this.indexFile = join(dir, 'index.html');
     const sandbox = sandboxPageOf(config.telegram.apiRoot);
     this.sandboxMeta = sandbox ? `<meta name="inbox-sandbox" content="${attribute(sandbox)}" />` : '';
+    this.locale = config.locale;
   }
 
   @Get()
@@ -54,7 +57,10 @@ export class InboxPageController {
     res.setHeader('Referrer-Policy', 'no-referrer');
     if (this.html === null && existsSync(this.indexFile)) this.html = readFileSync(this.indexFile, 'utf8');
     if (this.html === null) res.status(503).type('html').send(NOT_BUILT_HTML);
-    else res.type('html').send(this.html.replace('</head>', `${this.sandboxMeta}</head>`));
+    else
+      res
+        .type('html')
+        .send(this.html.replace('<html lang="ru">', `<html lang="${this.locale}">`).replace('</head>', `${this.sandboxMeta}</head>`));
   }
 
   /** Asset names carry their content's hash (the build's), so a browser may keep them for a year. */
