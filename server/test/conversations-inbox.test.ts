@@ -84,6 +84,21 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
     ]);
   });
 
+  it('a message the visitor cannot get (the bot blocked): the notice under the card names it, author and text', async () => {
+    const server = await boot({ polling: true });
+    const leadNumber = await newLead(server, true);
+    sandbox.state.blocked.add(VISITOR.id);
+    const sent = await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Пришлите логотип' } });
+    expect(sent.status).toBe(202);
+    server.clock.advance(1_000);
+    await settled(server);
+    const card = sandbox.messages(LEADS_CHAT).find((m) => m.text.startsWith(`🆕 Заявка #${leadNumber}`))!;
+    const notices = sandbox.messages(LEADS_CHAT).filter((m) => m.text.startsWith('⚠️ Не доставлено'));
+    expect(notices.map((m) => [m.text, m.reply_to_message_id])).toEqual([
+      ['⚠️ Не доставлено посетителю: он заблокировал бота\n📤 Сообщение из инбокса · Мария Менеджер\nПришлите логотип', card.message_id],
+    ]);
+  });
+
   it('409 not_bound for a lead without a visitor; bound null', async () => {
     const server = await boot({ polling: true });
     const leadNumber = await newLead(server, false);

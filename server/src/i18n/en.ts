@@ -140,6 +140,7 @@ export const en = {
     visitorHeader: (lead, name) => `💬 ${name} · lead #${lead}`,
     visitorNotice: (lead) => `💬 New message on lead #${lead}`,
     notDelivered: (why) => `⚠️ Not delivered to the visitor: ${why}`,
+    notDeliveredFromInbox: (why, author, text) => `⚠️ Not delivered to the visitor: ${why}\n📤 Message from the inbox · ${author}\n${text}`,
     inboxAnswer: (lead, author, text) => `📤 Answer from the inbox · lead #${lead} · ${author}\n${text}`,
     why: {
       blocked: 'they blocked the bot',

@@ -169,6 +169,9 @@ export const ru = {
     visitorHeader: (lead: number, name: string) => `💬 ${name} · заявка #${lead}`,
     visitorNotice: (lead: number) => `💬 Новое сообщение по заявке #${lead}`,
     notDelivered: (why: string) => `⚠️ Не доставлено посетителю: ${why}`,
+    /** The same for a message written in the inbox (under the card: it names the message, which the group never saw). */
+    notDeliveredFromInbox: (why: string, author: string, text: string) =>
+      `⚠️ Не доставлено посетителю: ${why}\n📤 Сообщение из инбокса · ${author}\n${text}`,
     /** Under the card once a message written in the inbox reached the visitor: the group sees the answer too. */
     inboxAnswer: (lead: number, author: string, text: string) => `📤 Ответ из инбокса · заявка #${lead} · ${author}\n${text}`,
     why: {

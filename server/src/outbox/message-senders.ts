@@ -147,7 +147,10 @@ export class MessageSender extends TelegramHandler {
     const [chatId, replyTo] = from ? [from.chatId, from.messageId] : [lead?.chat_id ?? null, lead?.message_id ?? undefined];
     if (chatId !== null) {
       const threadId = from ? null : lead?.card_thread_id;
-      const told = await this.telegram.send({ chatId, text: this.t.group.notDelivered(why), html: false, replyTo, threadId });
+      const text = from
+        ? this.t.group.notDelivered(why)
+        : cutTo(this.t.group.notDeliveredFromInbox(why, msg.author_name ?? '—', msg.text ?? ''), TELEGRAM_TEXT_MAX);
+      const told = await this.telegram.send({ chatId, text, html: false, replyTo, threadId });
       if (!told.ok) this.logger.warn({ msg: 'not-delivered notice failed', lead_number: msg.lead_id, error: told.description });
     }
     return { done: 'failed', record: () => this.messages.failed(msg.id, error) };
