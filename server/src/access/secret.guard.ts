@@ -30,11 +30,8 @@ export class SecretGuard implements CanActivate {
       callerHash = this.hasher.caller(callerAddress(req));
       this.callerHashes.set(req.socket, callerHash);
     }
-    // A lockout that cannot be read now is a 503, as the submit's.
-    const seconds = await this.lockout.retryAfterSec(callerHash).catch((err: unknown) => {
-      if (!isStorageError(err)) throw err;
-      throw new ApiError(503, { error: API_ERRORS.unavailable });
-    });
+    // A lockout that cannot be read now is a storage error: the app's filter answers it 503, as the submit's.
+    const seconds = await this.lockout.retryAfterSec(callerHash);
     if (seconds !== null) throw rateLimited('secret', seconds);
     const given = req.headers[SECRET_HEADER.toLowerCase()];
     if (this.hasher.secretMatches(typeof given === 'string' ? given : undefined)) return true;

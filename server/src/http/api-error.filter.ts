@@ -18,11 +18,12 @@ export function answerApiError(res: Response, error: ApiError | UploadAbortedErr
 const UNDECODABLE_PATH = /^Failed to decode param /;
 
 /**
- * Every route's filter. An ApiError is answered as it is (an aborted upload ends the connection). A path no route serves, or one that names nothing because it cannot be decoded: the
- * documented `{"error":"not_found"}` rather than Nest's own body. A database that cannot be read or written now
- * (locked past its wait, unreachable, full): 503 `{"error":"unavailable"}`, as the submit answers it, on every route.
- * Anything else goes to Nest's filter (a bug: logged, 500). Nest hands it the bot's handlers' errors too: those go on
- * as Nest's own filter for them does, logged and thrown.
+ * Every route's filter. An ApiError is answered as it is (an aborted upload ends the connection). A path no route
+ * serves, or one that names nothing because it cannot be decoded: the documented `{"error":"not_found"}` rather than
+ * Nest's own body. A database that cannot be read or written now (locked past its wait, unreachable, full): 503
+ * `{"error":"unavailable"}`, as the submit answers it, on every route (the secret's lockout read among them). Anything
+ * else goes to Nest's filter (a bug: logged, 500). Nest hands it the bot's handlers' errors too: those go on as Nest's
+ * own filter for them does, logged and thrown.
  */
 @Catch()
 export class RouteFaultFilter extends BaseExceptionFilter {

@@ -138,7 +138,6 @@ export class OutboxRepository {
     });
   }
 
-  /** Holders of claims on rows not done, other than `self`. */
   /** `npm run leads -- retry`: every row waiting after a failure is due at `now`; how many. */
   async failedDueNow(now: number): Promise<number> {
     const result = await this.db
@@ -151,6 +150,7 @@ export class OutboxRepository {
     return Number(result.numUpdatedRows);
   }
 
+  /** Holders of claims on rows not done, other than `self`. */
   async holders(self: string): Promise<string[]> {
     if (!this.shared) return [];
     const rows = await this.db
