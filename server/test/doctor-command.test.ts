@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { BOT_USER, DEFAULT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import BetterSqlite3 from 'better-sqlite3';
 import type { CliIo } from '../src/cli/cli-io';
-import { runCli, type OpsCommands } from '../src/cli/program';
+import { runCli } from '../src/cli/program';
+import { refusingOps } from './support/cli-ops';
 import { ADMIN_CHAT, LEADS_CHAT, callBotApi, freePort, startServer, tempDir, testEnv, waitFor, type TestServer } from './harness';
 import { itSqliteOnly, onPostgres, postgresDatabaseFor } from './support/test-database';
 
@@ -30,15 +31,7 @@ afterAll(async () => {
 });
 afterEach(() => sandbox.state.reset());
 
-const unused = () => Promise.reject(new Error('not the doctor'));
-const OPS: OpsCommands = {
-  trace: unused,
-  backup: unused,
-  forget: unused,
-  migrateToPostgres: unused,
-  webhooksReplay: unused,
-  retry: unused,
-};
+const OPS = refusingOps('not the doctor');
 
 /** The environment the server runs with here, changed by `env` (an empty value unsets a variable). */
 async function deployment(env: Record<string, string> = {}): Promise<Record<string, string | undefined>> {

@@ -6,7 +6,8 @@
 import { PassThrough } from 'node:stream';
 import { BOT_USER, DEFAULT_USER, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import type { CliIo } from '../src/cli/cli-io';
-import { runCli, type OpsCommands } from '../src/cli/program';
+import { runCli } from '../src/cli/program';
+import { refusingOps } from './support/cli-ops';
 import { callBotApi, waitFor } from './harness';
 
 let sandbox: TelegramSandbox;
@@ -17,15 +18,7 @@ beforeAll(async () => {
 afterAll(() => sandbox.stop());
 afterEach(() => sandbox.state.reset());
 
-const unused = () => Promise.reject(new Error('not a setup command'));
-const OPS: OpsCommands = {
-  trace: unused,
-  backup: unused,
-  forget: unused,
-  migrateToPostgres: unused,
-  webhooksReplay: unused,
-  retry: unused,
-};
+const OPS = refusingOps('not a setup command');
 
 /**
  * Runs setup in this process with the sandbox's token: its lines, a wait for a line, and its exit code. Without a
