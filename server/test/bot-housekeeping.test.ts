@@ -3,6 +3,7 @@
  * still new, the daily digest, retention, and pruning of limit records.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { join } from 'node:path';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { ReportsService } from '../src/reports/reports.service';
@@ -18,6 +19,7 @@ import {
   publishLead,
   type TestServer,
   sandboxSuite,
+  waitFor,
 } from './harness';
 import { itSqliteOnly, onPostgres, sqlRow, sqlRows } from './support/test-database';
 
@@ -61,6 +63,11 @@ describe('housekeeping (once a minute)', () => {
       reply_to_message_id: waiting.card().message_id,
       text: `⏰ Заявка #${waiting.id} ждёт ответа больше 30 мин. Возьмите её в работу.`,
     });
+    // A member's reply to the reminder is one to the card: kept with the lead (no visitor to get it here, said so).
+    const reply = sandbox.say(LEADS_CHAT, 'Беру', DEFAULT_USER, undefined, { reply_to_message_id: reminders[0].message_id });
+    const answer = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
+    expect(answer.text).toBe('⚠️ Не доставлено посетителю: к заявке не привязан Telegram посетителя');
+    expect(await sqlRows(server.db, 'select lead_id, text from lead_messages')).toEqual([{ lead_id: waiting.id, text: 'Беру' }]);
   });
 
   it('the daily digest goes to the admin chat at LEADS_DIGEST_AT, once per day even across a restart', async () => {

@@ -353,6 +353,31 @@ describe('team → visitor', () => {
     ]);
   });
 
+  it("a member's reply to the bot's repeat ping or to the inbox's answer under the card reaches the visitor, as one to the card", async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    expect((await postLead(server, lead({ telegram: '@anna_k' }))).body.repeat).toBe(true);
+    await settled(server);
+    const ping = sandbox.messages(LEADS_CHAT).find((m) => m.from.is_bot && m.text.startsWith('🔁'))!;
+    sandbox.say(LEADS_CHAT, 'Анна, видим вашу заявку снова', DEFAULT_USER, undefined, { reply_to_message_id: ping.message_id });
+    await waitStored(server, leadNumber, 1);
+    await settled(server);
+    server.clock.advance(1_000);
+    await server.app.get(MessagesService).post(leadNumber, 'Ответ из инбокса', { telegramUserId: DEFAULT_USER.id, name: 'Мария' });
+    await settled(server);
+    const shown = sandbox.messages(LEADS_CHAT).find((m) => m.from.is_bot && m.text.startsWith('📤'))!;
+    expect(shown.reply_to_message_id).toBe(card);
+    sandbox.say(LEADS_CHAT, 'И ещё одно', DEFAULT_USER, undefined, { reply_to_message_id: shown.message_id });
+    await waitStored(server, leadNumber, 3);
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(
+      botMessagesIn(VISITOR.id)
+        .filter((m) => !m.reply_to_message_id)
+        .map((m) => m.text),
+    ).toEqual(['Анна, видим вашу заявку снова', 'Ответ из инбокса', 'И ещё одно']);
+  });
+
   it('two accounts bound to one lead: one that blocked the bot blocks only its own replies', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);
@@ -487,8 +512,13 @@ describe('team → visitor', () => {
     const reply = sandbox.say(LEADS_CHAT, 'Борис, добрый день', DEFAULT_USER, undefined, { reply_to_message_id: card });
     const line = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
     expect(line.text).toBe('⚠️ Не доставлено посетителю: к заявке не привязан Telegram посетителя');
+    // A reply to that notice is one to the card too.
+    const again = sandbox.say(LEADS_CHAT, 'Борис?', DEFAULT_USER, undefined, { reply_to_message_id: line.message_id });
+    await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === again && m.from.is_bot));
+    await settled(server);
     expect(await rows(server, leadNumber)).toEqual([
       expect.objectContaining({ text: 'Борис, добрый день', direction: 'out', state: 'failed', error: 'no visitor is bound to the lead' }),
+      expect.objectContaining({ text: 'Борис?', direction: 'out', state: 'failed', error: 'no visitor is bound to the lead' }),
     ]);
   });
 

@@ -35,6 +35,7 @@ const TABLES: Record<string, string> = {
   erased_contacts: 'contact_hash',
   telegram_links: 'payload_hash',
   lead_messages: 'id',
+  lead_notices: 'message_id',
 };
 
 let pg: TestPostgres | undefined;
@@ -231,6 +232,8 @@ async function buildSqlite(file: string): Promise<string> {
       state: 'delivered',
       error: null,
     });
+    // The repeat's ping under the card: a reply to it is one to the card.
+    insert(sqlite, 'lead_notices', { chat_id: '-1001234567890', message_id: 2_147_483_650, lead_id: 1 });
     // Webhooks: where announcements start, two events, a delivered delivery and two still waiting.
     for (const [type, since_id] of [
       ['lead.created', 0],
@@ -322,6 +325,7 @@ describe('moveToPostgres', () => {
       'leads',
       'lead_events',
       'lead_messages',
+      'lead_notices',
       'lead_repeats',
       'lead_status_changes',
       'rate_events',
@@ -337,6 +341,7 @@ describe('moveToPostgres', () => {
       lead_repeats: [2, 3],
       lead_events: [5, 6],
       lead_messages: [1, 2],
+      lead_notices: [1, null],
       lead_status_changes: [2, 3],
       rate_events: [4, 6],
       rate_minutes: [1, null],
@@ -358,6 +363,7 @@ describe('moveToPostgres', () => {
       'leads: 4 rows, next id 6',
       'lead_events: 5 rows, next id 6',
       'lead_messages: 1 rows, next id 2',
+      'lead_notices: 1 rows',
       'lead_repeats: 2 rows, next id 3',
       'lead_status_changes: 2 rows, next id 3',
       'rate_events: 4 rows, next id 6',
@@ -395,7 +401,7 @@ describe('moveToPostgres', () => {
     // A second move into the same database is refused and changes nothing there.
     const before = await dumpPostgres(db);
     await expect(moveToPostgres(path, url)).rejects.toThrow(
-      'the PostgreSQL database already holds rows (in alert_throttles, erased_contacts, job_runs, lead_events, lead_messages, lead_repeats, ' +
+      'the PostgreSQL database already holds rows (in alert_throttles, erased_contacts, job_runs, lead_events, lead_messages, lead_notices, lead_repeats, ' +
         'lead_status_changes, leads, outbox, rate_events, rate_minutes, settings, telegram_links, webhook_events, webhook_sources): refusing to merge into or overwrite it',
     );
     expect(await dumpPostgres(db)).toEqual(before);

@@ -166,6 +166,7 @@ const EXPECTED: Expected = {
     state: 'text',
     error: 'text null',
   },
+  lead_notices: { chat_id: 'text', message_id: 'number', lead_id: 'number' },
 };
 
 /** table → column → `<type> null|not null`, as each database names its types. */

@@ -130,12 +130,12 @@ export class MessagesService {
     return this.messages.bindingOf(answered.lead_id, userId);
   }
 
-  /** A reply in a leads chat to a card or a relayed message, by someone who may press its buttons; else null, silently. */
+  /** A reply in a leads chat to a card (or a notice under it) or a relayed message, by someone who may press its buttons; else null, silently. */
   async fromTeam(m: IncomingMessage & { replyTo: number; authorName: string }): Promise<string | null> {
     if (!(await this.chats.isLeadsChat(m.chatId))) return null;
     const managers = this.config.telegram.managerIds;
     if (managers && !managers.includes(m.from.id)) return null;
-    const card = await this.leads.cardAt(m.chatId, m.replyTo);
+    const card = await this.leads.leadAt(m.chatId, m.replyTo);
     const relayed = card === undefined ? await this.messages.byCopy(m.chatId, m.replyTo) : undefined;
     const leadId = card ?? relayed?.lead_id;
     if (leadId === undefined) return null;

@@ -146,6 +146,8 @@ export interface Database {
     state: MessageState;
     error: string | null;
   };
+  /** The bot's message about a lead besides its card (a ping, a reminder, a notice): a reply to it is a reply to the card. */
+  lead_notices: { chat_id: string; message_id: number; lead_id: number };
 }
 
 export type NewLead = Insertable<Database['leads']>;

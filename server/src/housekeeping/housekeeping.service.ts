@@ -128,6 +128,7 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
       if (result.ok) {
         sent += 1;
         await this.leads.recordEvent(lead.id, 'reminded', this.clock.now(), `still new after ${remindAfterMin} min${topic}`);
+        await this.leads.noticeSent(lead.id, lead.chat_id!, result.value.message_id);
       } else if (!AGAIN.has(result.kind)) {
         // Refused for good (the bot left the chat, the card is gone): kept, so that it never holds other leads' reminders.
         await this.leads.recordEvent(lead.id, 'reminder_failed', this.clock.now(), `Telegram refused it: ${result.description}`);

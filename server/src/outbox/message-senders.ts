@@ -95,16 +95,16 @@ export class MessageSender extends TelegramHandler {
         const reaction = [{ type: 'emoji' as const, emoji: '👍' as const }];
         const reacted = await this.telegram.call('setMessageReaction', { chat_id: from.chatId, message_id: from.messageId, reaction });
         if (!reacted.ok) this.logger.warn({ msg: 'delivery reaction failed', lead_number: msg.lead_id, error: reacted.description });
-      } else if (hasCard(lead)) {
-        // Written in the inbox: the group sees the answer under the card (best effort, as the not-delivered notice).
-        await this.showInGroup(lead, msg);
       }
+      // Written in the inbox: the group sees the answer under the card (best effort, as the not-delivered notice).
+      const shown = !from && hasCard(lead) ? await this.showInGroup(lead, msg) : null;
       const copy = { chatId, messageId: answer.value.message_id };
       this.logger.log({ msg: 'team message delivered', lead_number: msg.lead_id, message: msg.id });
       // Delivered: whatever block the binding is marked with is over (unblocked in Telegram's settings, without a word).
       const unblocked = binding.blocked_at !== null;
       const record = async () => {
         await this.messages.delivered(msg.id, copy);
+        if (shown) await this.repo.noticeSent(msg.lead_id, shown.chatId, shown.messageId);
         if (unblocked) await this.messages.unblocked(binding.tg_user_id, this.clock.now());
       };
       return { done: 'sent', record };
@@ -129,7 +129,8 @@ export class MessageSender extends TelegramHandler {
     return this.retryLater(step, answer.description);
   }
 
-  private async showInGroup(lead: PublishedLead, msg: LeadMessage): Promise<void> {
+  /** The inbox's answer shown under the card: where, or null (refused). */
+  private async showInGroup(lead: PublishedLead, msg: LeadMessage): Promise<{ chatId: string; messageId: number } | null> {
     const text = cutTo(this.t.group.inboxAnswer(lead.id, msg.author_name ?? '—', msg.text ?? ''), TELEGRAM_TEXT_MAX);
     const shown = await this.telegram.send({
       chatId: lead.chat_id,
@@ -138,13 +139,16 @@ export class MessageSender extends TelegramHandler {
       html: false,
       replyTo: lead.message_id,
     });
-    if (!shown.ok) this.logger.warn({ msg: 'inbox answer not shown in the group', lead_number: lead.id, error: shown.description });
+    if (shown.ok) return { chatId: lead.chat_id, messageId: shown.value.message_id };
+    this.logger.warn({ msg: 'inbox answer not shown in the group', lead_number: lead.id, error: shown.description });
+    return null;
   }
 
   /** Failed for good: the message says why, and so does the group (best effort: the history keeps it either way). */
   private async notDelivered(msg: LeadMessage, lead: Lead | undefined, error: string, why: string): Promise<Outcome & { done: string }> {
     const from = original(msg);
     const [chatId, replyTo] = from ? [from.chatId, from.messageId] : [lead?.chat_id ?? null, lead?.message_id ?? undefined];
+    let notice: { chatId: string; messageId: number } | null = null;
     if (chatId !== null) {
       const threadId = from ? null : lead?.card_thread_id;
       const text = from
@@ -152,8 +156,13 @@ export class MessageSender extends TelegramHandler {
         : cutTo(this.t.group.notDeliveredFromInbox(why, msg.author_name ?? '—', msg.text ?? ''), TELEGRAM_TEXT_MAX);
       const told = await this.telegram.send({ chatId, text, html: false, replyTo, threadId });
       if (!told.ok) this.logger.warn({ msg: 'not-delivered notice failed', lead_number: msg.lead_id, error: told.description });
+      else notice = { chatId, messageId: told.value.message_id };
     }
-    return { done: 'failed', record: () => this.messages.failed(msg.id, error) };
+    const record = async () => {
+      await this.messages.failed(msg.id, error);
+      if (notice) await this.repo.noticeSent(msg.lead_id, notice.chatId, notice.messageId);
+    };
+    return { done: 'failed', record };
   }
 
   /** When a send into `chatId` may go: now, or the time it must wait for. */

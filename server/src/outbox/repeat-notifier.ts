@@ -53,7 +53,12 @@ export class RepeatNotifier extends TelegramHandler {
       }
     }
     const detail = `card edited${minimal ? ` (minimal card: ${minimal})` : ''}, ping message ${ping.value.message_id}${topic}`;
-    const pinged = () => this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
+    const chatId = lead.chat_id;
+    const messageId = ping.value.message_id;
+    const pinged = async () => {
+      await this.repo.markRepeatHandled(repeatId, 'pinged', this.clock.now());
+      await this.repo.noticeSent(lead.id, chatId, messageId);
+    };
     const log: LogLine = ['log', 'repeat notified', { request_id: lead.request_id }];
     return { done: 'sent', record: this.recorded(pinged, [lead.id, 'repeat_notified', detail, repeatId], log) };
   }

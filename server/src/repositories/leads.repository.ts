@@ -108,6 +108,25 @@ export class LeadsRepository {
     return row?.id;
   }
 
+  /** The lead whose card, or whose notice under the card (`noticeSent`), is this message of its chat. */
+  async leadAt(chatId: string, messageId: number): Promise<number | undefined> {
+    const notice = this.db
+      .selectFrom('lead_notices')
+      .select('lead_id as id')
+      .where('chat_id', '=', chatId)
+      .where('message_id', '=', messageId);
+    return (await this.cardAt(chatId, messageId)) ?? (await notice.executeTakeFirst())?.id;
+  }
+
+  /** The bot's message `messageId` in `chatId` speaks of the lead: a member's reply to it is one to the card. */
+  async noticeSent(leadId: number, chatId: string, messageId: number): Promise<void> {
+    await this.db
+      .insertInto('lead_notices')
+      .values({ chat_id: chatId, message_id: messageId, lead_id: leadId })
+      .onConflict((c) => c.doNothing())
+      .execute();
+  }
+
   /** The fallback message cannot be the card: it waits for its reply (`answer`), or is another lead's card (`refused`). */
   async fallbackNotAdopted(leadId: number, next: Extract<FallbackState, 'answer' | 'refused'> = 'answer'): Promise<void> {
     await this.db

@@ -25,6 +25,7 @@ import * as telegramLinkChoice from './2026-12-05-0024-telegram-link-choice';
 import * as messageRecipient from './2026-12-06-0025-message-recipient';
 import * as leadUpdatedAtMoves from './2026-12-06-0026-lead-updated-at-moves';
 import * as leadEventsKind from './2026-12-07-0027-lead-events-kind';
+import * as leadNotices from './2026-12-07-0028-lead-notices';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-06-0025-message-recipient': messageRecipient,
   '2026-12-06-0026-lead-updated-at-moves': leadUpdatedAtMoves,
   '2026-12-07-0027-lead-events-kind': leadEventsKind,
+  '2026-12-07-0028-lead-notices': leadNotices,
 };
