@@ -86,6 +86,25 @@ describe('visitor → team', () => {
     expect(messages.map((m) => m.copy_message_id)).toEqual(relayed.map((m) => m.message_id));
   });
 
+  it('a text or caption too long for the group with the header is cut there with a mark; the history keeps it whole', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const [text, caption] = ['а'.repeat(4096), 'б'.repeat(1024)];
+    sandbox.say(VISITOR.id, text, VISITOR);
+    sandbox.say(VISITOR.id, caption, VISITOR, undefined, { photo: true });
+    await waitStored(server, leadNumber, 2);
+    await settled(server);
+    server.clock.advance(1_000);
+    await settled(server);
+    const relayed = sandbox.messages(LEADS_CHAT).filter((m) => m.reply_to_message_id === card);
+    const mark = '… ✂️ (обрезано: сообщение целиком — в инбоксе)';
+    expect(relayed.map((m) => [m.text.length, m.text.endsWith(`а${mark}`) || m.text.endsWith(`б${mark}`)])).toEqual([
+      [4096, true],
+      [1024, true],
+    ]);
+    expect((await rows(server, leadNumber)).map((m) => m.text)).toEqual([text, caption]);
+  });
+
   it('a caption, a text that starts with "/" and a command the bot does not know are relayed; its own is answered', async () => {
     const server = await boot({ polling: true });
     const { leadNumber, card } = await boundLead(server);

@@ -139,6 +139,7 @@ export const en = {
     fallbackAnswerRepeat: (lead) => `✅ Lead stored: repeat of lead #${lead}`,
     visitorHeader: (lead, name) => `💬 ${name} · lead #${lead}`,
     visitorNotice: (lead) => `💬 New message on lead #${lead}`,
+    cut: '… ✂️ (cut here: the whole message is in the inbox)',
     notDelivered: (why) => `⚠️ Not delivered to the visitor: ${why}`,
     notDeliveredFromInbox: (why, author, text) => `⚠️ Not delivered to the visitor: ${why}\n📤 Message from the inbox · ${author}\n${text}`,
     inboxAnswer: (lead, author, text) => `📤 Answer from the inbox · lead #${lead} · ${author}\n${text}`,

@@ -168,6 +168,7 @@ export const ru = {
     /** The header of a visitor's message relayed into the group (personal: the visitor's name). */
     visitorHeader: (lead: number, name: string) => `💬 ${name} · заявка #${lead}`,
     visitorNotice: (lead: number) => `💬 Новое сообщение по заявке #${lead}`,
+    cut: '… ✂️ (обрезано: сообщение целиком — в инбоксе)',
     notDelivered: (why: string) => `⚠️ Не доставлено посетителю: ${why}`,
     /** The same for a message written in the inbox (under the card: it names the message, which the group never saw). */
     notDeliveredFromInbox: (why: string, author: string, text: string) =>

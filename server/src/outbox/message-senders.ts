@@ -69,11 +69,12 @@ export class MessageSender extends TelegramHandler {
     const text = msg.text ?? '';
     const from = original(msg);
     if (msg.media !== null && CAPTIONED.has(msg.media) && from) {
-      const caption = cutTo(text ? `${header}\n${text}` : header, MAX_CAPTION);
+      const caption = cutTo(text ? `${header}\n${text}` : header, MAX_CAPTION, this.t.group.cut);
       return this.telegram.copyMessage({ chatId, fromChatId: from.chatId, messageId: from.messageId, threadId, replyTo, caption });
     }
     const body = msg.media !== null ? `[${msg.media}]${text ? ` ${text}` : ''}` : text;
-    return this.telegram.send({ chatId, threadId, text: cutTo(`${header}\n${body}`, TELEGRAM_TEXT_MAX), html: false, replyTo });
+    const cut = cutTo(`${header}\n${body}`, TELEGRAM_TEXT_MAX, this.t.group.cut);
+    return this.telegram.send({ chatId, threadId, text: cut, html: false, replyTo });
   }
 
   private async toVisitor(row: OutboxRow, msg: LeadMessage, lead: Lead | undefined): Promise<Outcome> {

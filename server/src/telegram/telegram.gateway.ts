@@ -21,11 +21,11 @@ export const TELEGRAM_TEXT_MAX = 4096;
 const CALLBACK_ANSWER_MAX = 200;
 
 /** At most `max` UTF-16 code units, ending with "…" when cut, never splitting a surrogate pair. */
-export function cutTo(text: string, max: number): string {
+export function cutTo(text: string, max: number, mark = '…'): string {
   if (text.length <= max) return text;
-  let end = max - 1;
+  let end = max - mark.length;
   if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end -= 1;
-  return `${text.slice(0, end)}…`;
+  return `${text.slice(0, end)}${mark}`;
 }
 
 /** Buttons under a message: callback data, links, or (private chats only) a Mini App's `web_app`. */
