@@ -122,7 +122,9 @@ describe('the inbox API: per Telegram user, per address without good launch data
     const server = await startWith({ ...managers, LEADS_THROTTLE_INBOX: '2' });
     expect((await inbox(server, 'me')).status).toBe(200);
     expect((await inbox(server, 'leads')).status).toBe(200);
-    expectFlood(await inbox(server, 'me'));
+    const flood = await inbox(server, 'me');
+    expectFlood(flood);
+    expect(flood.headers['cache-control']).toBe('no-store');
     expect((await inbox(server, 'me', OTHER_USER)).status).toBe(200);
   });
 

@@ -5,10 +5,10 @@ import { CallerThrottleGuard, Throttled } from '../http/caller-throttle';
 import { SecretGuard } from './secret.guard';
 
 /**
- * The answers behind the secret hold personal data: no browser or proxy keeps a copy. A guard that lets every request
- * by, first of the guards, so that their refusals (401, 429) carry the header too.
+ * The answers behind the secret (and the inbox's) hold personal data: no browser or proxy keeps a copy. A guard that lets
+ * every request by, first of the guards, so that their refusals (401, 429) carry the header too.
  */
-class NoStore implements CanActivate {
+export class NoStore implements CanActivate {
   canActivate(context: ExecutionContext): true {
     context.switchToHttp().getResponse<Response>().setHeader('Cache-Control', 'no-store');
     return true;

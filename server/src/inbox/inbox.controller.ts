@@ -23,6 +23,7 @@ import {
 import type { InboxViewer } from '../access/inbox-access.service';
 import { LEAD_STATUSES } from '../domain/lead-status';
 import { InboxAuthGuard, Viewer } from '../access/inbox-auth.guard';
+import { NoStore } from '../access/behind-secret';
 import { InboxService } from './inbox.service';
 import { BODY_PIPE, LeadNumberParam } from '../http/validation';
 import { InboxThrottleGuard } from './inbox-throttle.guard';
@@ -45,7 +46,7 @@ import { InboxThrottleGuard } from './inbox-throttle.guard';
 @Controller('inbox/api')
 @ApiRateLimited('Too many requests from this Telegram user, or from this address with launch data that does not check out', ['flood'])
 @Throttled('inbox')
-@UseGuards(InboxThrottleGuard, InboxAuthGuard)
+@UseGuards(NoStore, InboxThrottleGuard, InboxAuthGuard)
 export class InboxController {
   constructor(private readonly inbox: InboxService) {}
 

@@ -1,5 +1,4 @@
-import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import { Module } from '@nestjs/common';
 import { AnonymisationModule } from '../anonymisation/anonymisation.module';
 import { ChartsModule } from '../charts/charts.module';
 import { ChatsModule } from '../chats/chats.module';
@@ -14,7 +13,7 @@ import { InboxController } from './inbox.controller';
 import { InboxService } from './inbox.service';
 import { InboxPageController, inboxPageDir } from './page/inbox-page.controller';
 
-/** The inbox: the Mini App's page (`/inbox`, without a build 503) and its API (`/inbox/api/*`), every API answer `Cache-Control: no-store`. */
+/** The inbox: the Mini App's page (`/inbox`, without a build 503) and its API (`/inbox/api/*`). */
 @Module({
   imports: [
     ExportModule,
@@ -29,14 +28,4 @@ import { InboxPageController, inboxPageDir } from './page/inbox-page.controller'
   controllers: [InboxController, InboxPageController],
   providers: [InboxAccessService, InboxAuthGuard, InboxService, inboxPageDir],
 })
-export class InboxModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    // Set before the route's guard runs, so a refusal carries it too: the answers hold personal data and depend on who asks.
-    consumer
-      .apply((_req: Request, res: Response, next: NextFunction) => {
-        res.setHeader('Cache-Control', 'no-store');
-        next();
-      })
-      .forRoutes({ path: 'inbox/api/*path', method: RequestMethod.ALL });
-  }
-}
+export class InboxModule {}
