@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import { Client } from 'pg';
-import { lead, NO_RATE_LIMITS, postLead, startServer, type TestServer, tempDir, waitFor } from './harness';
+import { counterValue, lead, NO_RATE_LIMITS, postLead, startServer, type TestServer, tempDir, waitFor } from './harness';
 import { describePostgresOnly } from './support/test-database';
 import { SUBMIT_LOCK_KEY } from '../src/repositories/submit-runner';
 
@@ -121,7 +121,7 @@ describePostgresOnly('database faults with two instances (PostgreSQL only)', () 
     }
   });
 
-  it('PostgreSQL gone: 503 (and /ready 503), never 500', async () => {
+  it('PostgreSQL gone: 503 (and /ready 503), never 500, counted and logged once; back: /ready and cards within 5 s', async () => {
     const [a] = await instances(1, { DATABASE_BUSY_TIMEOUT_MS: '300' });
     const admin = await adminOn(a);
     const name = await currentDatabase(admin);
@@ -136,12 +136,24 @@ describePostgresOnly('database faults with two instances (PostgreSQL only)', () 
       await root.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
       const answers = await Promise.all(Array.from({ length: 5 }, () => postLead(a, lead())));
       expect(answers.map((r) => r.status)).toEqual([503, 503, 503, 503, 503]);
-      a.clock.advance(60_000);
+      // Counted as the submit's own 503s, in one throttled log line (the secret's lockout read is what failed).
+      expect(await counterValue(a, 'leads_submissions_total', { result: 'unavailable' })).toBe(5);
+      expect(a.logger.lines.filter((l) => l.includes('submit refused with 503'))).toHaveLength(1);
+      expect(a.logger.lines.filter((l) => l.includes('answered 503'))).toEqual([]);
+      // Outbox passes keep failing meanwhile (three in a row backed off a minute before).
+      for (let i = 0; i < 3; i++) {
+        a.clock.advance(60_000);
+        await a.outbox.tick();
+      }
       expect((await fetch(`${a.url}/ready`)).status).toBe(503);
     } finally {
       await root.query(`alter database ${name} with allow_connections true`);
     }
     await servesAgain(a);
+    a.clock.advance(5_000);
+    await a.outbox.tick();
+    a.clock.advance(1_000);
+    expect((await fetch(`${a.url}/ready`)).status).toBe(200);
   });
 
   describe('bounds a stuck session cannot pass', () => {

@@ -27,6 +27,12 @@ export function isStorageError(err: unknown): boolean {
   return typeof message === 'string' && CONNECTION_LOST.test(message);
 }
 
+/** A storage error's code for logs: its own, or CONNECTION_LOST (pg's broken connections carry none). */
+export function storageErrorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'CONNECTION_LOST';
+}
+
 /** What the last write of each site said: readiness is lost when the submit path cannot write, even if a probe can. */
 @Injectable()
 export class WriteHealth {

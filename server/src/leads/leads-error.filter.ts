@@ -1,8 +1,9 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import type { LeadErrorBody } from '@stickers/shared';
+import { type ArgumentsHost, Catch, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { API_ERRORS, type LeadErrorBody } from '@stickers/shared';
+import { isStorageError, storageErrorCode } from '../database/write-health';
 import { ApiError, UploadAbortedError } from '../http/api-error';
-import { answerApiError } from '../http/api-error.filter';
+import { RouteFaultFilter } from '../http/api-error.filter';
 import { Metrics } from '../observability/metrics';
 import { SubmitProblemsLog } from './submit-problems.log';
 
@@ -14,23 +15,33 @@ function submissionLabels(body: LeadErrorBody): Record<string, string> {
   return REJECTIONS.has(body.error) ? { result: 'rejected', reason: body.error } : { result: body.error };
 }
 
-/** Every refusal of `POST /leads` counted in `leads_submissions_total` and answered; an aborted upload logged, not a 500. */
-@Catch(ApiError, UploadAbortedError)
+/**
+ * Every refusal of `POST /leads` counted in `leads_submissions_total` and answered. A storage error anywhere on the route
+ * (the secret's lockout read among them) is the submit's 503, in its throttled log line; anything else goes on to the
+ * app's filter.
+ */
+@Catch()
 @Injectable()
-export class LeadsErrorFilter implements ExceptionFilter {
+export class LeadsErrorFilter extends RouteFaultFilter {
   constructor(
     private readonly metrics: Metrics,
     private readonly problems: SubmitProblemsLog,
-  ) {}
+  ) {
+    super();
+  }
 
-  catch(error: ApiError | UploadAbortedError, host: ArgumentsHost): void {
+  override catch(error: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<Request>();
+    if (isStorageError(error)) {
+      this.problems.unavailable.note({ code: storageErrorCode(error) });
+      error = new ApiError(503, { error: API_ERRORS.unavailable });
+    }
     if (error instanceof UploadAbortedError) {
       this.metrics.submission(request, { result: 'aborted' });
       this.problems.aborted.note();
-    } else {
+    } else if (error instanceof ApiError) {
       this.metrics.submission(request, submissionLabels(error.body));
     }
-    answerApiError(host.switchToHttp().getResponse<Response>(), error);
+    super.catch(error, host);
   }
 }

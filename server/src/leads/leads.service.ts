@@ -5,7 +5,7 @@ import { AlertsService } from '../alerts/alerts.service';
 import { Clock } from '../clock/clock';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { isStorageError, WriteHealth } from '../database/write-health';
+import { isStorageError, storageErrorCode, WriteHealth } from '../database/write-health';
 import { LEAD_ACCEPTED, type LeadAcceptedEvent } from '../domain/events';
 import { retryAfterSeconds } from '../http/api-error';
 import type { CheckedSubmission } from './leads.dto';
@@ -65,7 +65,7 @@ export class LeadsService {
       // Storage that cannot take the lead is a 503 (the landing falls back), never an acknowledgement or a 500.
       if (!isStorageError(err)) throw err;
       this.writeHealth.recordFailure('submit', err, this.clock.now());
-      this.problems.unavailable.note({ code: (err as { code?: string }).code ?? 'CONNECTION_LOST', request_id: lead.request_id });
+      this.problems.unavailable.note({ code: storageErrorCode(err), request_id: lead.request_id });
       return { kind: 'unavailable' };
     }
     this.report(verdict, lead.request_id, checked.late !== null);

@@ -20,7 +20,7 @@ import { FallbackAnswerer } from './fallback-answerer';
 import { OutboxGate } from './outbox-gate';
 import type { Outcome, OutboxHandler } from './outcome';
 import { RepeatNotifier } from './repeat-notifier';
-import { BATCH_SIZE, passBackoffMs } from './retry-schedule';
+import { BATCH_SIZE, PASS_BACKOFF_MS, PASS_FAILURE_LOG_EVERY } from './retry-schedule';
 import { MessageSender } from './message-senders';
 
 /** A button's rewrite: 'shown' when the card in Telegram shows the lead as stored; 'later' when the outbox tries again. */
@@ -34,8 +34,10 @@ const WEBHOOK_ROUNDS = 10;
 /** How long a claim lasts (wall clock); renewed before each attempt, so a slow lane never loses its rows. */
 const CLAIM_MS = 60_000;
 
+/** A storage error by its message (the database is away: no bug to trace); any other with its stack. */
 function errorText(err: unknown): string {
-  return withoutUrls(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  if (!(err instanceof Error)) return withoutUrls(String(err));
+  return withoutUrls(isStorageError(err) ? err.message : (err.stack ?? err.message));
 }
 
 /** The outbox's one runner (docs/architecture.md, "The outbox"): claimed rows sent by their kind's handler, a lane per target. */
@@ -86,19 +88,20 @@ export class OutboxService implements OnApplicationBootstrap, BeforeApplicationS
     gate.onPauseEnd = () => this.publishSoon();
   }
 
-  /** A lane's runner: a failed pass leaves what failed due and backs off 5 s, 15 s, then 60 s. */
+  /** A lane's runner: a failed pass leaves what failed due and backs off 5 s; the failure is logged once a minute. */
   private passRunner(lane: string, pass: () => Promise<void>, options: { enabled?: () => boolean } = {}): PassRunner {
     return new PassRunner({
       ...options,
       clock: this.clock,
       pass,
-      backoffMs: passBackoffMs,
+      backoffMs: () => PASS_BACKOFF_MS,
       onSuccess: (failedPasses) => {
         if (failedPasses > 0) this.logger.log({ msg: 'outbox passes succeed again', lane, failed_passes: failedPasses });
         this.writeHealth.recordSuccess('outbox');
       },
       onFailure: (err, failedPasses, backoff) => {
         if (isStorageError(err)) this.writeHealth.recordFailure('outbox', err, this.clock.now());
+        if ((failedPasses - 1) % PASS_FAILURE_LOG_EVERY !== 0) return;
         const log = { lane, failed_passes: failedPasses, next_pass_in_sec: backoff / 1000, unrecorded_sends: this.unrecorded.size };
         this.logger.error({ msg: 'outbox pass failed', ...log, error: errorText(err) });
       },
