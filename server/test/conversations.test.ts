@@ -338,69 +338,59 @@ describe('team → visitor', () => {
     ]);
   });
 
-  it('two accounts bound to one lead: a reply to a relayed message goes to its author, a reply to the card to the latest bound', async () => {
-    const server = await boot({ polling: true });
-    const { leadNumber, card } = await boundLead(server);
-    // The form sent again (a repeat) answers with a second link to the same lead, and another account opens it.
-    const again = await postLead(server, lead({ telegram: '@anna_k' }));
-    expect(again.body.lead_number).toBe(leadNumber);
-    const payload = LINK.exec(String(again.body.telegram_link))![1];
-    expect(await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER)).toContain(`#${leadNumber}`);
-    sandbox.say(VISITOR.id, 'Вопрос от Анны', VISITOR);
-    await waitStored(server, leadNumber, 1);
-    await settled(server);
-    const relayed = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card && m.text.includes('Вопрос от Анны'))!;
-    sandbox.say(LEADS_CHAT, 'Анна, ответ вам лично', DEFAULT_USER, undefined, { reply_to_message_id: relayed.message_id });
-    await waitStored(server, leadNumber, 2);
-    sandbox.say(LEADS_CHAT, 'Всем по заявке', DEFAULT_USER, undefined, { reply_to_message_id: card });
-    await waitStored(server, leadNumber, 3);
-    for (let i = 0; i < 2; i += 1) {
+  it.each([
+    ['the account with the username the form gave, bound first', '@anna_k', VISITOR.id],
+    ['the latest bound when none has that username', '@anna_kim', STRANGER.id],
+  ])(
+    'two accounts bound to one lead: a reply to a relayed message goes to its author; to the card, %s',
+    async (_, telegram, cardReader) => {
+      const server = await boot({ polling: true });
+      const phone = '+79161234567';
+      const { leadNumber, card } = await boundLead(server, { telegram, phone });
+      // The form sent again with the same phone (a repeat) answers with a second link to the same lead, and another
+      // account opens it: a stranger who knows the phone, or the visitor from another account.
+      const again = await postLead(server, lead({ telegram: '@oleg_x', phone }));
+      expect(again.body.lead_number).toBe(leadNumber);
+      const payload = LINK.exec(String(again.body.telegram_link))![1];
+      server.clock.advance(60_000);
+      expect(await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER)).toContain(`#${leadNumber}`);
+      sandbox.say(VISITOR.id, 'Вопрос от Анны', VISITOR);
+      await waitStored(server, leadNumber, 1);
       await settled(server);
-      server.clock.advance(1_000);
-    }
-    await settled(server);
-    const textsTo = (id: number) =>
-      botMessagesIn(id)
-        .filter((m) => !m.reply_to_message_id)
-        .map((m) => m.text);
-    expect(textsTo(VISITOR.id)).toEqual(['Анна, ответ вам лично']);
-    expect(textsTo(STRANGER.id)).toEqual(['Всем по заявке']);
-    expect((await rows(server, leadNumber)).map((m) => [m.direction, m.to_tg_id, m.state])).toEqual([
-      ['in', null, 'delivered'],
-      ['out', VISITOR.id, 'delivered'],
-      ['out', null, 'delivered'],
-    ]);
-  });
-
-  it("a member's reply to the bot's repeat ping or to the inbox's answer under the card reaches the visitor, as one to the card", async () => {
-    const server = await boot({ polling: true });
-    const { leadNumber, card } = await boundLead(server);
-    expect((await postLead(server, lead({ telegram: '@anna_k' }))).body.repeat).toBe(true);
-    await settled(server);
-    const ping = sandbox.messages(LEADS_CHAT).find((m) => m.from.is_bot && m.text.startsWith('🔁'))!;
-    sandbox.say(LEADS_CHAT, 'Анна, видим вашу заявку снова', DEFAULT_USER, undefined, { reply_to_message_id: ping.message_id });
-    await waitStored(server, leadNumber, 1);
-    await settled(server);
-    server.clock.advance(1_000);
-    await server.app.get(MessagesService).post(leadNumber, 'Ответ из инбокса', { telegramUserId: DEFAULT_USER.id, name: 'Мария' });
-    await settled(server);
-    const shown = sandbox.messages(LEADS_CHAT).find((m) => m.from.is_bot && m.text.startsWith('📤'))!;
-    expect(shown.reply_to_message_id).toBe(card);
-    sandbox.say(LEADS_CHAT, 'И ещё одно', DEFAULT_USER, undefined, { reply_to_message_id: shown.message_id });
-    await waitStored(server, leadNumber, 3);
-    server.clock.advance(1_000);
-    await settled(server);
-    expect(
-      botMessagesIn(VISITOR.id)
-        .filter((m) => !m.reply_to_message_id)
-        .map((m) => m.text),
-    ).toEqual(['Анна, видим вашу заявку снова', 'Ответ из инбокса', 'И ещё одно']);
-  });
+      const relayed = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card && m.text.includes('Вопрос от Анны'))!;
+      sandbox.say(LEADS_CHAT, 'Анна, ответ вам лично', DEFAULT_USER, undefined, { reply_to_message_id: relayed.message_id });
+      await waitStored(server, leadNumber, 2);
+      sandbox.say(LEADS_CHAT, 'Ответ по заявке', DEFAULT_USER, undefined, { reply_to_message_id: card });
+      await waitStored(server, leadNumber, 3);
+      for (let i = 0; i < 2; i += 1) {
+        await settled(server);
+        server.clock.advance(1_000);
+      }
+      await settled(server);
+      const textsTo = (id: number) =>
+        botMessagesIn(id)
+          .filter((m) => !m.reply_to_message_id && !m.text.includes(`#${leadNumber}`))
+          .map((m) => m.text);
+      const other = cardReader === VISITOR.id ? STRANGER.id : VISITOR.id;
+      expect(textsTo(cardReader)).toEqual(cardReader === VISITOR.id ? ['Анна, ответ вам лично', 'Ответ по заявке'] : ['Ответ по заявке']);
+      expect(textsTo(other)).toEqual(other === VISITOR.id ? ['Анна, ответ вам лично'] : []);
+      expect((await rows(server, leadNumber)).map((m) => [m.direction, m.to_tg_id, m.state])).toEqual([
+        ['in', null, 'delivered'],
+        ['out', VISITOR.id, 'delivered'],
+        ['out', null, 'delivered'],
+      ]);
+      // The card names the same account.
+      const shown = sandbox.state.message(LEADS_CHAT, card)!.text;
+      expect(shown).toContain(cardReader === VISITOR.id ? 'Telegram подтверждён: @anna_k' : 'Telegram подтверждён: Олег');
+    },
+  );
 
   it('two accounts bound to one lead: one that blocked the bot blocks only its own replies', async () => {
     const server = await boot({ polling: true });
-    const { leadNumber, card } = await boundLead(server);
-    const payload = LINK.exec(String((await postLead(server, lead({ telegram: '@anna_k' }))).body.telegram_link))![1];
+    // A username neither account has: the card's account is the latest bound.
+    const { leadNumber, card } = await boundLead(server, { telegram: '@anna_kim' });
+    const payload = LINK.exec(String((await postLead(server, lead({ telegram: '@anna_kim' }))).body.telegram_link))![1];
+    server.clock.advance(1_000);
     await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER);
     sandbox.say(VISITOR.id, 'Вопрос от Анны', VISITOR);
     await waitStored(server, leadNumber, 1);

@@ -5,6 +5,7 @@ import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
 import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
+import { TYPED_ACCOUNT } from './telegram-links.repository';
 import type { Tx } from '../repositories/transactor';
 
 export type LeadMessage = Selectable<Database['lead_messages']>;
@@ -12,7 +13,7 @@ type NewLeadMessage = Omit<Insertable<Database['lead_messages']>, 'state' | 'err
 
 const BINDING_COLUMNS = ['lead_id', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name', 'stopped_at', 'blocked_at'] as const;
 
-/** The visitor bound to a lead: the account of its latest used link, and whether they stopped or blocked the bot. */
+/** The visitor bound to a lead (`TYPED_ACCOUNT`), and whether they stopped or blocked the bot. */
 export type Binding = Pick<Selectable<Database['telegram_links']>, (typeof BINDING_COLUMNS)[number]> & { tg_user_id: number };
 
 /** `lead_messages`, each stored with the outbox row that sends it, and the bindings they go along. */
@@ -106,17 +107,19 @@ export class LeadMessagesRepository {
     });
   }
 
-  /** The lead's visitor (`userId`: that account's binding to it): its latest used link that still names an account. */
+  /** The lead's visitor (`TYPED_ACCOUNT`; `userId`: that account's binding to it), of the used links that name an account. */
   async bindingOf(leadId: number, userId: number | null = null): Promise<Binding | null> {
     const row = await this.db
-      .selectFrom('telegram_links')
-      .select(BINDING_COLUMNS)
-      .where('lead_id', '=', leadId)
-      .$if(userId !== null, (q) => q.where('tg_user_id', '=', userId))
-      .where('used_at', 'is not', null)
-      .where('tg_user_id', 'is not', null)
+      .selectFrom('telegram_links as t')
+      .innerJoin('leads as l', 'l.id', 't.lead_id')
+      .select(BINDING_COLUMNS.map((c) => `t.${c}` as const))
+      .where('t.lead_id', '=', leadId)
+      .$if(userId !== null, (q) => q.where('t.tg_user_id', '=', userId))
+      .where('t.used_at', 'is not', null)
+      .where('t.tg_user_id', 'is not', null)
       .$narrowType<{ tg_user_id: number }>()
-      .orderBy('used_at', 'desc')
+      .orderBy(TYPED_ACCOUNT, 'desc')
+      .orderBy('t.used_at', 'desc')
       .limit(1)
       .executeTakeFirst();
     return row ?? null;

@@ -4,6 +4,13 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { TelegramAccount } from '../domain/telegram-account';
 
+/**
+ * Of a lead's bound accounts (`telegram_links as t` joined to `leads as l`), its visitor is the latest that has the
+ * username the form gave, else the latest: a stranger who sent the same phone or username again and opened that
+ * repeat's link is not the one the card names, nor the one a reply to the card reaches.
+ */
+export const TYPED_ACCOUNT = sql<number>`case when '@' || lower(t.tg_username) = l.telegram_key then 1 else 0 end`;
+
 /** What a `/start <payload>` came to. */
 type BindResult =
   | { kind: 'bound'; leadId: number }
@@ -91,16 +98,19 @@ export class TelegramLinksRepository {
     });
   }
 
-  /** Each lead's bound account (that of its latest used link), for the leads that have one. */
+  /** Each lead's visitor (`TYPED_ACCOUNT`), for the leads that have one bound. */
   async accountsOf(leadIds: readonly number[]): Promise<Map<number, TelegramAccount>> {
     const found = new Map<number, TelegramAccount>();
     if (leadIds.length === 0) return found;
     const rows = await this.db
-      .selectFrom('telegram_links')
-      .select(['lead_id', 'used_at', 'tg_user_id', 'tg_username', 'tg_first_name', 'tg_last_name'])
-      .where('lead_id', 'in', [...leadIds])
-      .where('used_at', 'is not', null)
-      .orderBy('used_at', 'asc')
+      .selectFrom('telegram_links as t')
+      .innerJoin('leads as l', 'l.id', 't.lead_id')
+      .select(['t.lead_id', 't.tg_user_id', 't.tg_username', 't.tg_first_name', 't.tg_last_name'])
+      .where('t.lead_id', 'in', [...leadIds])
+      .where('t.used_at', 'is not', null)
+      // The last of each lead's rows wins.
+      .orderBy(TYPED_ACCOUNT)
+      .orderBy('t.used_at')
       .execute();
     for (const r of rows) {
       if (r.tg_user_id === null) continue;
