@@ -5,6 +5,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
 import { join } from 'node:path';
+import { LeaseService } from '../src/cluster/lease.service';
 import { HousekeepingService } from '../src/housekeeping/housekeeping.service';
 import { ReportsService } from '../src/reports/reports.service';
 import { SettingsRepository } from '../src/repositories/settings.repository';
@@ -105,6 +106,17 @@ describe('housekeeping (once a minute)', () => {
     clock.advance(MIN);
     expect(await housekeeping.digest()).toBe(true);
     expect(sandbox.messages(ADMIN_CHAT).filter((m) => m.text.startsWith('🗓'))).toHaveLength(1);
+  });
+
+  it('a run whose lease cannot be read: skipped with a warning while the database is away, an error for anything else', async () => {
+    await boot();
+    const take = jest.spyOn(server.app.get(LeaseService), 'take');
+    take.mockRejectedValueOnce(Object.assign(new Error('no connection to the database'), { code: 'DATABASE_UNREACHABLE' }));
+    take.mockRejectedValueOnce(new TypeError('a bug'));
+    const housekeeping = server.app.get(HousekeepingService);
+    expect((await housekeeping.run()).ran).toBe(false);
+    expect((await housekeeping.run()).ran).toBe(false);
+    expect(server.logger.lines.filter((l) => l.includes('housekeeping skipped')).map((l) => l.split(' ')[0])).toEqual(['warn', 'error']);
   });
 
   // An admin group that became a supergroup (topics turned on, made public): every alert and digest was refused with

@@ -174,7 +174,7 @@ describe('the database variables and a failing command', () => {
     expect(err).toEqual(['no connection to the database: connect ECONNREFUSED postgres://u@db/leads']);
   });
 
-  it("a database that is not the server's, or one locked past the wait, says what to do in that one line", async () => {
+  it("a database that is not the server's, one locked past the wait, or PostgreSQL not reached says what to do in that one line", async () => {
     const cases: [Error, string][] = [
       [
         new Error('no such table: leads'),
@@ -189,9 +189,26 @@ describe('the database variables and a failing command', () => {
         'database is locked: the database is busy or away; run it again once it is free (fuser "$DATABASE_PATH" names a lock\'s holder)',
       ],
     ];
-    for (const [error, line] of cases) {
+    // On PostgreSQL: no connection (a wrong password, a database that does not exist, the server down), or a lock.
+    const postgres = { DATABASE_URL: 'postgres://leads:S3cret@db/leads' };
+    const pgCases: [Error, string, Record<string, string>][] = [
+      [
+        Object.assign(new Error('no connection to the database: password authentication failed for user "leads" (28P01)'), {
+          code: 'DATABASE_UNREACHABLE',
+        }),
+        'no connection to the database: password authentication failed for user "leads" (28P01): is PostgreSQL up, and are ' +
+          "DATABASE_URL's host, user, password and database right? (npm run leads -- doctor checks it)",
+        postgres,
+      ],
+      [
+        Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }),
+        'canceling statement due to lock timeout: the database is busy or away; run it again once it is free',
+        postgres,
+      ],
+    ];
+    for (const [error, line, env] of [...cases.map(([e, l]) => [e, l, { DATABASE_PATH: '/srv/leads.sqlite' }] as const), ...pgCases]) {
       const err: string[] = [];
-      const io: CliIo = { out: () => undefined, err: (l) => err.push(l), env: { DATABASE_PATH: '/srv/leads.sqlite' } };
+      const io: CliIo = { out: () => undefined, err: (l) => err.push(l), env };
       expect(await runCli(['forget', '--telegram', '@anna'], io, { ...OPS, forget: () => Promise.reject(error) })).toBe(1);
       expect(err).toEqual([line]);
     }

@@ -178,6 +178,19 @@ describePostgresOnly('two instances on one PostgreSQL (PostgreSQL only: SQLite i
     expect(pollConflicts()).toBe(0);
   });
 
+  it('polling: a lease the database could not renew lapses with a line saying so, not that another instance polls', async () => {
+    const [a, b] = await pair(NO_RATE_LIMITS, { telegram: true, polling: true });
+    await waitFor(() => sandbox.state.commands.length > 0, 5000, 'a poller launched');
+    const held = await sqlRow<{ holder: string }>(a.db, "select holder from leases where name = 'telegram-polling'");
+    const leader = held?.holder === leaseIdOf(a) ? a : b;
+    const unreachable = Object.assign(new Error('no connection to the database: connect ECONNREFUSED'), { code: 'DATABASE_UNREACHABLE' });
+    jest.spyOn(leader.app.get(LeaseService), 'take').mockRejectedValue(unreachable);
+    // Nest's loggers write to the app started last: the lines of both.
+    const lines = () => [...a.logger.lines, ...b.logger.lines];
+    const line = await waitFor(() => lines().find((l) => l.includes('this one stop')), 10_000, 'the leader stops polling');
+    expect(line).toContain('polling lease lapsed while the database was unreachable: this one stops until it takes the lease again');
+  });
+
   function leaseIdOf(server: TestServer): string {
     return server.app.get(LeaseService).instanceId;
   }

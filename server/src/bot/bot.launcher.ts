@@ -73,10 +73,12 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.leaseTimer = null;
     if (this.stopping) return;
     let held: boolean;
+    let unread = false;
     try {
       held = await this.leases.take('telegram-polling');
     } catch (err) {
       held = this.leases.holds('telegram-polling');
+      unread = true;
       this.logger.warn(`polling lease not renewed: ${errorText(err)}`);
     }
     if (this.stopping) return;
@@ -86,7 +88,11 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       this.launch();
     } else if (!held && this.leading) {
       this.leading = false;
-      this.logger.log('another instance polls for updates now: this one stops');
+      this.logger.log(
+        unread
+          ? 'polling lease lapsed while the database was unreachable: this one stops until it takes the lease again'
+          : 'another instance polls for updates now: this one stops',
+      );
       if (this.retry) clearTimeout(this.retry);
       this.retry = null;
       void this.poller.pause();

@@ -154,11 +154,16 @@ export async function runCli(argv: string[], given: CliIo, ops: OpsCommands): Pr
     // A command's failure (no database server, a file that is no database): one line, never a stack trace, and what
     // to do about the two an operator meets: another database than the server's, and a lock held past the wait.
     const text = errorText(err);
+    const unreachable = (err as { code?: unknown }).code === 'DATABASE_UNREACHABLE';
     const hint = /no such table|relation "\w+" does not exist/.test(text)
       ? ": is DATABASE_PATH or DATABASE_URL the server's database? (npm run leads -- doctor checks it)"
-      : isStorageError(err)
-        ? ': the database is busy or away; run it again once it is free (fuser "$DATABASE_PATH" names a lock\'s holder)'
-        : '';
+      : !isStorageError(err)
+        ? ''
+        : url === undefined
+          ? ': the database is busy or away; run it again once it is free (fuser "$DATABASE_PATH" names a lock\'s holder)'
+          : unreachable
+            ? ": is PostgreSQL up, and are DATABASE_URL's host, user, password and database right? (npm run leads -- doctor checks it)"
+            : ': the database is busy or away; run it again once it is free';
     io.err(`${text}${hint}`);
     return 1;
   }

@@ -67,7 +67,7 @@ export async function moveToPostgres(
         }
         const nextId = await continueIdentity(trx, table);
         report.push({ table: table.name, rows, nextId });
-        log(`${table.name}: ${rows} rows${nextId === null ? '' : `, next id ${nextId}`}`);
+        log(`${table.name}: ${rows} ${rows === 1 ? 'row' : 'rows'}${nextId === null ? '' : `, next id ${nextId}`}`);
       }
       await sql`alter table leads enable trigger outbox_of_leads`.execute(trx);
       await sql`alter table lead_repeats enable trigger outbox_of_repeats`.execute(trx);

@@ -4,6 +4,7 @@ import { AlertsService } from '../alerts/alerts.service';
 import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { Clock, SCHEDULED_JOBS } from '../clock/clock';
+import { isStorageError } from '../database/write-health';
 import { LeaseService } from '../cluster/lease.service';
 import { PassRunner } from '../cluster/pass-runner';
 import { SERVER_CONFIG } from '../config/config.module';
@@ -89,7 +90,9 @@ export class HousekeepingService implements OnApplicationBootstrap, BeforeApplic
     try {
       if (!(await this.leases.take('housekeeping'))) return report;
     } catch (err) {
-      this.logger.error({ msg: 'housekeeping skipped: lease not taken', error: errorText(err) });
+      // The database away (PostgreSQL restarting): a warning a minute; anything else is a fault.
+      const level = isStorageError(err) ? 'warn' : 'error';
+      this.logger[level]({ msg: 'housekeeping skipped: lease not taken', error: errorText(err) });
       return report;
     }
     report.ran = true;
