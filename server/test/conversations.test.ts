@@ -129,7 +129,7 @@ describe('visitor → team', () => {
     expect(botMessagesIn(VISITOR.id).filter((m) => m.text.startsWith('🤖'))).toHaveLength(1);
   });
 
-  it('a service notice in the private chat (a pin, the auto-delete timer) is no message: neither stored nor relayed', async () => {
+  it('a service notice in the private chat (a pin, the auto-delete timer) is no message; a location and a sticker are, named in the group', async () => {
     const server = await boot({ polling: true });
     const { leadNumber } = await boundLead(server);
     const chat = { id: VISITOR.id, type: 'private', first_name: VISITOR.first_name };
@@ -138,13 +138,27 @@ describe('visitor → team', () => {
     notice({ pinned_message: { message_id: 1, date: 1, chat, text: 'x' } }, 1);
     notice({ message_auto_delete_timer_changed: { message_auto_delete_time: 86400 } }, 2);
     notice({ location: { latitude: 55.75, longitude: 37.62 } }, 3);
+    notice({ sticker: { file_id: 'sticker-1', file_unique_id: 's1', width: 512, height: 512, is_animated: false } }, 4);
     sandbox.say(VISITOR.id, 'после', VISITOR);
-    // A chat's messages are handled in order: once the text is stored, the three before it were handled.
+    // A chat's messages are handled in order: once the text is stored, the ones before it were handled.
     await waitFor(async () => (await rows(server, leadNumber)).some((m) => m.text === 'после'), 10_000, 'the text stored');
     expect((await rows(server, leadNumber)).map((m) => [m.text, m.media])).toEqual([
       [null, 'other'],
+      [null, 'sticker'],
       ['после', null],
     ]);
+    // The group reads what they were in its own words.
+    for (let i = 0; i < 3; i += 1) {
+      await settled(server);
+      server.clock.advance(1_000);
+    }
+    const header = `💬 Анна Ким (@anna_k) · заявка #${leadNumber}`;
+    expect(
+      sandbox
+        .messages(LEADS_CHAT)
+        .filter((m) => m.text.startsWith('💬'))
+        .map((m) => m.text),
+    ).toEqual([`${header}\n📎 вложение`, `${header}\n🙂 стикер`, `${header}\nпосле`]);
   });
 
   it('with LEADS_CARD_PII=0 the group gets only a notice; the text stays in the history', async () => {

@@ -1,5 +1,6 @@
 import type { LeadField } from '@stickers/shared';
 import { EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
+import type { MessageMedia } from '../domain/lead-message';
 import type { LeadStatus, TransitionFrom } from '../domain/lead-status';
 
 const plural = new Intl.PluralRules('ru-RU');
@@ -168,6 +169,15 @@ export const ru = {
     /** The header of a visitor's message relayed into the group (personal: the visitor's name). */
     visitorHeader: (lead: number, name: string) => `💬 ${name} · заявка #${lead}`,
     visitorNotice: (lead: number) => `💬 Новое сообщение по заявке #${lead}`,
+    /** What stands for a visitor's media the group cannot get as a copy with its caption (a sticker, a location). */
+    media: {
+      photo: '📷 фото',
+      document: '📎 файл',
+      voice: '🎤 голосовое',
+      video: '🎬 видео',
+      sticker: '🙂 стикер',
+      other: '📎 вложение',
+    } satisfies Record<MessageMedia, string>,
     cut: '… ✂️ (обрезано: сообщение целиком — в инбоксе)',
     notDelivered: (why: string) => `⚠️ Не доставлено посетителю: ${why}`,
     /** The same for a message written in the inbox (under the card: it names the message, which the group never saw). */

@@ -72,7 +72,7 @@ export class MessageSender extends TelegramHandler {
       const caption = cutTo(text ? `${header}\n${text}` : header, MAX_CAPTION, this.t.group.cut);
       return this.telegram.copyMessage({ chatId, fromChatId: from.chatId, messageId: from.messageId, threadId, replyTo, caption });
     }
-    const body = msg.media !== null ? `[${msg.media}]${text ? ` ${text}` : ''}` : text;
+    const body = msg.media !== null ? `${this.t.group.media[msg.media]}${text ? ` ${text}` : ''}` : text;
     const cut = cutTo(`${header}\n${body}`, TELEGRAM_TEXT_MAX, this.t.group.cut);
     return this.telegram.send({ chatId, threadId, text: cut, html: false, replyTo });
   }
