@@ -35,13 +35,19 @@ describe('the action', () => {
     expect(received[0].body).toMatchObject({ phone: '+79165551234' });
   });
 
-  it.each(['8 916 555-12-34', '89165551234', '9165551234', '+7 916 555-12-34', '0079165551234', '8.916.555.12.34'])(
-    '%j is sent as +79165551234',
-    async (phone) => {
-      expect((await submit({ ...VISITOR, phone })).result.state).toBe('sent');
-      expect(received[0].body).toMatchObject({ phone: '+79165551234' });
-    },
-  );
+  it.each([
+    '8 916 555-12-34',
+    '89165551234',
+    '9165551234',
+    '+7 916 555-12-34',
+    '0079165551234',
+    '8.916.555.12.34',
+    '+7 916 555\u201112\u201134',
+    '\uff0b\uff17 \uff19\uff11\uff16 \uff15\uff15\uff15 \uff11\uff12 \uff13\uff14',
+  ])('%j is sent as +79165551234', async (phone) => {
+    expect((await submit({ ...VISITOR, phone })).result.state).toBe('sent');
+    expect(received[0].body).toMatchObject({ phone: '+79165551234' });
+  });
 
   it('refuses a number that is not valid, sends nothing, and keeps what was typed', async () => {
     const { result } = await submit({ ...VISITOR, phone: '8 000 000-00-00' });

@@ -151,7 +151,8 @@ export function checkTelegram(raw: unknown, required: boolean = true): FieldResu
 
 /**
  * phone: required (`required`, the default; else missing is null); as typed — national in `region` (`8 916 555-12-34`, `9165551234` for RU) or international with `+`
- * or `00`, separated by spaces, `-`, `(`, `)` or `.` — and a valid number there; stored as E.164 (`+79165551234`).
+ * or `00`, separated by spaces, `-`, `(`, `)` or `.` (full-width digits and any dash read as ASCII) — and a valid number
+ * there; stored as E.164 (`+79165551234`).
  */
 export function checkPhone(raw: unknown, region: PhoneRegion = DEFAULT_PHONE_REGION, required: boolean = true): FieldResult<string | null> {
   const t = readText(raw, normaliseLine);

@@ -22,6 +22,28 @@ describe('phone numbers as typed (default region RU)', () => {
     expect(checkPhone(typed, 'RU')).toEqual({ ok: true, value: '+79165551234' });
   });
 
+  it.each([
+    ['+7 916 555\u201112\u201134', 'non-breaking hyphens (U+2011)'],
+    ['8 916 555\u201312\u201334', 'en dashes (U+2013)'],
+    ['8\u2010916\u2010555\u201012\u201034', 'hyphens (U+2010)'],
+    ['8 916 555\u201212\u201234', 'figure dashes (U+2012)'],
+    ['8 916 555\u201412\u201434', 'em dashes (U+2014)'],
+    ['8 916 555\u221212\u221234', 'minus signs (U+2212)'],
+    ['+7\u00a0916\u00a0555\u00a012\u00a034', 'no-break spaces (U+00A0)'],
+    ['+7\u202f916\u202f555\u202f12\u202f34', 'narrow no-break spaces (U+202F)'],
+    ['+7\u2009916\u2009555\u200912\u200934', 'thin spaces (U+2009)'],
+    ['\uff0b\uff17 \uff19\uff11\uff16 \uff15\uff15\uff15\uff0d\uff11\uff12\uff0d\uff13\uff14', 'full-width plus, digits and hyphen'],
+    ['\uff18\uff08\uff19\uff11\uff16\uff09\uff15\uff15\uff15\uff11\uff12\uff13\uff14', 'full-width digits and brackets'],
+  ])('%j, with %s, is +79165551234 like the ASCII spelling it looks like', (typed) => {
+    expect(checkPhone(typed)).toEqual({ ok: true, value: '+79165551234' });
+  });
+
+  it('a look-alike is read as its ASCII character only: letters and a plus inside stay refused', () => {
+    expect(checkPhone('\uff0b7 916 555\u201312\u201334 доб. 5')).toEqual({ ok: false, code: 'invalid' });
+    expect(checkPhone('7\uff0b9165551234')).toEqual({ ok: false, code: 'invalid' });
+    expect(checkPhone('\u2212\u2212')).toEqual({ ok: false, code: 'invalid' });
+  });
+
   it('a number of another country with + or 00 is kept in its own country', () => {
     expect(checkPhone('+49 30 12345678')).toEqual({ ok: true, value: '+493012345678' });
     expect(checkPhone('0049 30 12345678')).toEqual({ ok: true, value: '+493012345678' });

@@ -22,12 +22,25 @@ export const PHONE_TEXT_MAX = 40;
 const STORED_PHONE = new RegExp(`^\\+\\d{${PHONE_DIGITS_MIN},${PHONE_DIGITS_MAX}}$`);
 
 /**
- * What a typed phone may hold: digits, an optional leading `+`, and the separators people type — spaces, `-`, `(`, `)`,
- * `.`. Letters (vanity numbers, `доб. 5`, an extension) are refused: an extension would be dropped from what is
- * stored, and a letter is a typo more often than a word.
+ * What a typed phone may hold (after `lookalikesAsAscii`): digits, an optional leading `+`, and the separators people
+ * type — spaces, `-`, `(`, `)`, `.`. Letters (vanity numbers, `доб. 5`, an extension) are refused: an extension would
+ * be dropped from what is stored, and a letter is a typo more often than a word.
  */
 const PHONE_TEXT = /^\+?[\d\s().-]+$/;
 const SEPARATORS = /[\s().-]/g;
+/**
+ * Every dash a keyboard, a phone's autocorrect or a copied page puts between digits: Unicode's dash punctuation (the
+ * hyphen U+2010, the non-breaking hyphen U+2011, the figure dash U+2012, en and em dashes…) and the minus sign U+2212.
+ */
+const DASHES = /[\p{Pd}\u2212]/gu;
+
+/**
+ * A typed phone with the characters that look like a phone's ASCII ones read as those: NFKC turns full-width digits,
+ * `＋`, `（`, `）` and every kind of space into ASCII, and each dash becomes `-`. What looks like a number is one.
+ */
+function lookalikesAsAscii(text: string): string {
+  return text.normalize('NFKC').replace(DASHES, '-');
+}
 
 /**
  * Reads a LEADS_PHONE_REGION setting (server and landing): empty → RU; otherwise a two-letter code libphonenumber knows,
@@ -45,13 +58,15 @@ export function parsePhoneRegion(raw: string | null | undefined): { ok: true; va
 }
 
 /**
- * A phone as typed (already normalised as a one-line field) → E.164, or null when it is not a valid number: national
- * in `region`, or international with `+` or `00`. Valid, not merely possible: the number's length and leading digits
+ * A phone as typed (already normalised as a one-line field; full-width digits and dashes read as ASCII) → E.164, or
+ * null when it is not a valid number: national in `region`, or international with `+` or `00`. Valid, not merely possible: the number's length and leading digits
  * must fit its region's numbering plan (with the `min` metadata: the region's general pattern, not each line type's).
  */
 export function normalisePhone(text: string, region: PhoneRegion = DEFAULT_PHONE_REGION): string | null {
-  if (text.length > PHONE_TEXT_MAX || !PHONE_TEXT.test(text)) return null;
-  let digits = text.replace(SEPARATORS, '');
+  if (text.length > PHONE_TEXT_MAX) return null;
+  const typed = lookalikesAsAscii(text);
+  if (typed.length > PHONE_TEXT_MAX || !PHONE_TEXT.test(typed)) return null;
+  let digits = typed.replace(SEPARATORS, '');
   // `00` is the international prefix in most of the world, but not in every region's metadata (RU's is 8~10).
   if (digits.startsWith('00')) digits = `+${digits.slice(2)}`;
   const number = parsePhoneNumberFromString(digits, region);
