@@ -2,7 +2,8 @@
  * The spool's replay: one loop per landing process, holding `<dir>/.lock`, sends the waiting entries to
  * `POST /leads` with the secret and the form path's 5 s timeout, oldest first, one at a time, each with its own
  * backoff (5 s, 15 s, 60 s, then every 5 min; `attempts` and `next_attempt_at` are kept in the entry). 201/200: the
- * entry is deleted. 422: moved to `rejected/` (never retried), logged at error level, alerted; so is a file that is not
+ * entry is deleted, and the server is taken to be back: the entries waiting out a failure's backoff are replayed at once
+ * after it, still one at a time and oldest first, until a replay fails again. 422: moved to `rejected/` (never retried), logged at error level, alerted; so is a file that is not
  * a spool entry, as soon as a pass reads it. 429: every replay waits for `Retry-After`. Entries past
  * LANDING_SPOOL_MAX_AGE_DAYS are dropped (logged, counted); entries in `rejected/` past LANDING_SPOOL_REJECTED_DAYS are
  * deleted. No entry can hold up the others: one that fails in an unexpected way is skipped for a while.
@@ -184,6 +185,11 @@ export class SpoolReplayer {
   private readonly lock: SpoolLock | null;
   /** A 429 pauses every replay until then. */
   private pausedUntil = 0;
+  /**
+   * The last replay the server answered took its entry (201/200) or refused it (422), and none has failed since: the
+   * server is back, so an entry waiting out the backoff of an earlier failure is due now rather than at its time.
+   */
+  private serverBack = false;
   private readonly stopping = new AbortController();
   private nap: AbortController | null = null;
   private woken = false;
@@ -238,7 +244,9 @@ export class SpoolReplayer {
         }
         if (!entry) return 'next';
         const due = Date.parse(entry.next_attempt_at);
-        if (due > now) {
+        // An entry that has failed waits for its backoff unless the server took another one since; its first replay
+        // (5 s after the submission) keeps its time.
+        if (due > now && !(this.serverBack && entry.attempts > 0)) {
           soonest = Math.min(soonest, due - now);
           return 'next';
         }
@@ -362,6 +370,7 @@ export class SpoolReplayer {
     const now = this.clock.now();
 
     if (status === 201 || status === 200) {
+      this.serverBack = true;
       if (await this.store.remove(file.name, entry.revision)) {
         spoolShared(this.env.spool.dir).replayed += 1;
         console.log(
@@ -378,6 +387,7 @@ export class SpoolReplayer {
     }
 
     if (status === 422) {
+      this.serverBack = true;
       const codes = fieldCodes(text);
       await this.store.reject(file.name, `422: ${codes}`, now);
       console.error(`[spool] ${id} REJECTED by the server on replay (422: ${codes}): moved to ${this.store.rejectedDir}, not retried`);
@@ -386,6 +396,8 @@ export class SpoolReplayer {
       return;
     }
 
+    // Anything but an entry taken or refused: the server is not back (a 429 holds every replay anyway).
+    this.serverBack = false;
     if (status === 429) {
       const wait = retryAfterMs(retryAfter, now);
       this.pausedUntil = now + wait;

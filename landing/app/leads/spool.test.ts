@@ -244,6 +244,66 @@ describe('the backoff', () => {
   });
 });
 
+describe('the server back: one replay taken, the others follow at once', () => {
+  /** An entry that has failed `attempts` times during an outage and waits until `nextAt`. */
+  async function failed(submittedAt: number, attempts: number, nextAt: number) {
+    const entry = await spooled({ submittedAt });
+    await new SpoolStore(dir).update(entry.name, (e) => ({
+      ...e,
+      attempts,
+      next_attempt_at: new Date(nextAt).toISOString(),
+      last_error: '503',
+    }));
+    return entry;
+  }
+
+  /** Three entries of an outage: the oldest due now (T0), the others in five minutes and in 50 s. */
+  async function afterAnOutage() {
+    const first = await failed(T0 - 30 * MIN, 5, T0);
+    const second = await failed(T0 - 20 * MIN, 4, T0 + 5 * MIN);
+    const third = await failed(T0 - 10 * MIN, 3, T0 + 50 * SEC);
+    clock.t = T0;
+    return { replayer: new SpoolReplayer({ env: env(), clock }), first, second, third };
+  }
+
+  it('after a 201, the entries waiting out a failed attempt are replayed without waiting, oldest first, one at a time', async () => {
+    const { replayer, first, second, third } = await afterAnOutage();
+    fallbackAnswer = { status: 201 };
+    expect(await replayer.step()).toBe(0);
+    expect(received.map((r) => r.body.request_id)).toEqual([first.requestId]);
+    // The clock stands still: the others go at the next passes, not at their own times.
+    expect(await replayer.step()).toBe(0);
+    expect(await replayer.step()).toBe(0);
+    expect(received.map((r) => r.body.request_id)).toEqual([first.requestId, second.requestId, third.requestId]);
+    expect(entries()).toEqual([]);
+    expect(await replayer.step()).toBe(60 * SEC);
+  });
+
+  it('a replay that fails after it stops that: the rest wait for their own times again', async () => {
+    const { replayer, first, second, third } = await afterAnOutage();
+    answers.push({ status: 201 }, { status: 503 });
+    await replayer.step();
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id)).toEqual([first.requestId, second.requestId]);
+    expect(readEntry(second.name)).toMatchObject({ attempts: 5, next_attempt_at: new Date(T0 + 5 * MIN).toISOString() });
+    expect(await replayer.step()).toBe(50 * SEC);
+    expect(received).toHaveLength(2);
+    expect(entries()).toEqual([second.name, third.name]);
+  });
+
+  it("an entry not yet tried keeps its first replay's time (5 s after its submission)", async () => {
+    const old = await spooled({ submittedAt: T0 - SEC, fallback: false });
+    const replayer = new SpoolReplayer({ env: env(), clock });
+    clock.t = T0 + 4 * SEC;
+    answers.push({ status: 201 });
+    await replayer.step();
+    expect(received.map((r) => r.body.request_id)).toEqual([old.requestId]);
+    const fresh = await spooled({ submittedAt: clock.t });
+    expect(await replayer.step()).toBe(5 * SEC);
+    expect(entries()).toEqual([fresh.name]);
+  });
+});
+
 describe('422: kept aside, never retried, reported', () => {
   it('moved to rejected/ (not deleted), logged at error level, one alert for two rejections', async () => {
     const first = await spooled({ submittedAt: T0 - 2 * SEC });
