@@ -78,6 +78,9 @@ describe('LANDING_LOCALE', () => {
       en.form.optional,
       en.form.submit,
       en.form.consent,
+      // The phone's hint asks for the country code: the Russian sample read as a rule, and a US number typed without
+      // +1 is taken as a Russian one.
+      'With the country code, e.g. +1 415 555 2671',
     ]) {
       expect(visibleText(html)).toContain(text);
     }
@@ -89,6 +92,7 @@ describe('LANDING_LOCALE', () => {
     expect(html).toContain('<html lang="ru">');
     expect(visibleText(html)).toContain('Оставить заявку');
     expect(visibleText(html)).toContain(ru.form.labels.telegram);
+    expect(visibleText(html)).toContain('Например: +7 916 555-12-34');
   });
 
   it('en: a refused field is worded in English next to it', async () => {

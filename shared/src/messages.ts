@@ -14,9 +14,12 @@ export function phoneFormats(region: PhoneRegion = DEFAULT_PHONE_REGION, locale:
   return region === 'RU' ? m.phoneFormatsRu : m.phoneFormatsOther(phoneCallingCode(region));
 }
 
-/** The phone field's hint on the form: for RU the example its error text gives, so the two never disagree. */
-export function phoneHint(region: PhoneRegion = DEFAULT_PHONE_REGION): string {
-  return region === 'RU' ? '+7 916 555-12-34' : `+${phoneCallingCode(region)} …`;
+/**
+ * The phone field's hint on the form, in `locale`'s words around the region's example: for RU the example its error
+ * text gives (`Например: +7 916 555-12-34`), so the two never disagree; in English a request for the country code.
+ */
+export function phoneHint(region: PhoneRegion = DEFAULT_PHONE_REGION, locale: Locale = DEFAULT_LOCALE): string {
+  return FIELD_MESSAGES[locale].phoneHint(region === 'RU' ? '+7 916 555-12-34' : `+${phoneCallingCode(region)} …`);
 }
 
 /** The options of a field's error text: the phone region, the contacts mode, and the language (`ru` unless told). */

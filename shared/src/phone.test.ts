@@ -122,10 +122,18 @@ describe('the form text', () => {
     expect(fieldErrorText('phone', 'invalid', { phoneRegion: 'RU' })).toBe('Телефон в формате +7 916 555-12-34 или 8 916 555-12-34');
     expect(fieldErrorText('phone', 'invalid', { phoneRegion: 'DE' })).toBe('Телефон в формате +49 и номер или местный номер');
     expect(fieldErrorText('phone', 'required', { phoneRegion: 'DE' })).toBe('Укажите телефон');
-    expect(phoneHint()).toBe('+7 916 555-12-34');
-    // The hint is the error's own example, in either language.
-    for (const locale of ['ru', 'en'] as const) expect(fieldErrorText('phone', 'invalid', { locale })).toContain(phoneHint());
-    expect(phoneHint('DE')).toBe('+49 …');
+    expect(phoneHint('DE')).toBe('Например: +49 …');
+  });
+
+  it("the hint reads as an example, not as the studio's number; in English it asks for the country code", () => {
+    expect(phoneHint()).toBe('Например: +7 916 555-12-34');
+    expect(phoneHint('RU', 'ru')).toBe('Например: +7 916 555-12-34');
+    // The hint's example is the error's own.
+    expect(fieldErrorText('phone', 'invalid')).toContain('+7 916 555-12-34');
+    // A US number typed without +1 is read as a Russian one (10 digits, RU): the English hint asks for the code.
+    expect(phoneHint('RU', 'en')).toBe('With the country code, e.g. +1 415 555 2671');
+    expect(phoneHint('DE', 'en')).toBe('With the country code, e.g. +1 415 555 2671');
+    expect(checkPhone('+1 415 555 2671')).toEqual({ ok: true, value: '+14155552671' });
   });
 });
 

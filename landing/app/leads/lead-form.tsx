@@ -238,7 +238,7 @@ export function LeadForm({
           required={f.name === 'telegram' || f.name === 'phone' ? isContactRequired(f.name, requiredContacts) : f.required}
           hint={
             f.name === 'phone'
-              ? contactHint('phone', phoneHint(phoneRegion), requiredContacts, locale)
+              ? contactHint('phone', phoneHint(phoneRegion, locale), requiredContacts, locale)
               : f.name === 'telegram'
                 ? contactHint('telegram', t.form.telegramHint, requiredContacts, locale)
                 : f.hint && t.form.optional

@@ -29,6 +29,8 @@ export const en = {
   phoneInvalid,
   phoneFormatsRu,
   phoneFormatsOther: (callingCode: string) => `+${callingCode} and the number, or a local number`,
+  // An English page's visitor may well be abroad: a US number typed without +1 would be read as the region's.
+  phoneHint: () => 'With the country code, e.g. +1 415 555 2671',
   anyContactRequired: 'Enter your Telegram username or phone',
   contactOptional: 'optional',
   contactOr: { telegram: 'or a phone', phone: 'or a Telegram username' },

@@ -16,6 +16,12 @@ export interface FieldMessages {
   phoneFormatsRu: string;
   /** Another region: its calling code and "or as dialled at home". */
   phoneFormatsOther: (callingCode: string) => string;
+  /**
+   * The phone field's hint on the form, around the region's example (`+7 916 555-12-34`): worded as an example, so it
+   * is not taken for the studio's own number. A language whose visitors may be abroad asks for the country code with
+   * an example of its own, since a number without one is read in LEADS_PHONE_REGION.
+   */
+  phoneHint: (example: string) => string;
   /** Next to both contacts when LEADS_REQUIRED_CONTACTS is `any` and neither is given. */
   anyContactRequired: string;
   /** Added to a contact's hint when it may be left out: `optional` (the other one required) or "or the other" (`any`). */

@@ -29,6 +29,7 @@ export const ru = {
   phoneInvalid,
   phoneFormatsRu,
   phoneFormatsOther: (callingCode: string) => `+${callingCode} и номер или местный номер`,
+  phoneHint: (example: string) => `Например: ${example}`,
   anyContactRequired: 'Укажите ник в Telegram или телефон',
   contactOptional: 'необязательно',
   contactOr: { telegram: 'или телефон', phone: 'или ник в Telegram' },
