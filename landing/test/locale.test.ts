@@ -3,68 +3,33 @@
  * with `lang="en"` (through the real Remix handler and the app's Vite build of it), words a refused field in English,
  * and the fallback message the group gets is English too. `ru` stays the default; any other value stops the start.
  */
-import { createRequestHandler, type ServerBuild } from '@remix-run/node';
-import { createServer, type ViteDevServer } from 'vite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LandingConfigError, loadLandingEnv } from '~/env.server';
 import { en } from '~/i18n/en';
 import { ru } from '~/i18n/ru';
 import { requestMessage } from '~/leads/request-message.server';
-import { setEnv } from './support';
+import { appPages, visibleText } from './app-page';
 
 const KEYS = ['LANDING_LOCALE', 'LEADS_ENDPOINT', 'LEADS_SECRET', 'TELEGRAM_BOT_TOKEN', 'LEADS_CHAT_ID', 'MIN_FILL_MS'];
 const CYRILLIC = /[\u0400-\u04FF]/;
 
-let vite: ViteDevServer;
-let handle: (request: Request) => Promise<Response>;
-
-beforeAll(async () => {
-  // vite.config.ts leaves the Remix plugin out under Vitest; this server is the app's own, so it is built with it.
-  const underVitest = process.env.VITEST;
-  delete process.env.VITEST;
-  try {
-    vite = await createServer({
-      root: new URL('..', import.meta.url).pathname,
-      server: { middlewareMode: true, hmr: false },
-      logLevel: 'silent',
-    });
-  } finally {
-    process.env.VITEST = underVitest;
-  }
-  const build = () => vite.ssrLoadModule('virtual:remix/server-build') as Promise<ServerBuild>;
-  handle = createRequestHandler(build, 'development');
-}, 60_000);
+const app = appPages();
 afterAll(async () => {
-  await vite?.close();
-  setEnv({}, KEYS);
+  await app.env({}, KEYS);
 });
 
 async function page(locale: string | undefined): Promise<string> {
-  setEnv({ LANDING_LOCALE: locale, MIN_FILL_MS: '0' }, KEYS);
-  // The handler's modules are Vite's, not this file's: their copy of the environment is read again too.
-  ((await vite.ssrLoadModule('/app/env.server.ts')) as { resetEnv(): void }).resetEnv();
-  const res = await handle(new Request('http://landing.test/'));
+  await app.env({ LANDING_LOCALE: locale, MIN_FILL_MS: '0' }, KEYS);
+  const res = await app.get('/');
   expect(res.status).toBe(200);
   return res.text();
 }
 
 /** The page after a post of `values`, as a browser without JavaScript gets it. */
 async function posted(values: Record<string, string>): Promise<string> {
-  const html = await page('en');
-  const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)![1];
-  const body = new URLSearchParams({ ...values, company: '', requestId: hidden('requestId'), startedAt: hidden('startedAt') });
-  const res = await handle(
-    new Request('http://landing.test/?index', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body }),
-  );
-  return res.text();
+  await app.env({ LANDING_LOCALE: 'en', MIN_FILL_MS: '0' }, KEYS);
+  return (await app.post(values)).html;
 }
-
-/** The visible text of the page: markup, scripts and the loader data left out. */
-const visibleText = (html: string) =>
-  html
-    .replace(/<script[\s\S]*?<\/script>/g, '')
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/\s+/g, ' ');
 
 describe('LANDING_LOCALE', () => {
   it('en: lang="en", English title, labels, hints and button, and not a Cyrillic letter on the page', async () => {

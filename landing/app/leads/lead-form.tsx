@@ -26,7 +26,7 @@ import {
   type FormField,
 } from './field-errors';
 import { HONEYPOT_FIELD, readValues } from './form-fields';
-import type { ActionResult } from './lead-form.server';
+import type { ActionResult, FormState } from './lead-form.server';
 import { againHref, forgetRequestSent, localStorageOrNull, markRequestSent, requestSentRecently } from './request-sent';
 
 interface Props {
@@ -69,6 +69,15 @@ const FIELDS: {
   { name: 'date', hint: 'optional' },
   { name: 'guests', hint: 'optional' },
 ];
+
+/**
+ * Where an answer's message stands: "check the fields marked below" heads the form, above the marks; every other one
+ * (not sent, too many, send again, pass the check again) is about the button, so it stands right above it, where the
+ * focus comes back after the post: on a phone's screen the top of the form is out of view by then.
+ */
+function byButton(state: FormState): boolean {
+  return state !== 'invalid' && state !== 'sent';
+}
 
 /** A contact's hint in the mode: "optional" added when it may be left out (`any`, or only the other required). */
 function contactHint(field: 'telegram' | 'phone', hint: string, mode: RequiredContacts, locale: Locale): string {
@@ -119,11 +128,15 @@ export function LeadForm({
     }
   }, [result, analytics]);
   useEffect(() => {
+    if (!result || result.state === 'sent') return;
     // An answer other than "sent" after a post from the browser: the button was disabled while sending, which took the
     // focus off it; it comes back there (on the first marked field when the action marked some), so Enter sends again.
-    if (!result || result.state === 'sent' || (document.activeElement && document.activeElement !== document.body)) return;
-    const first = Object.keys(result.errors ?? {})[0];
-    formRef.current?.querySelector<HTMLElement>(first ? `[name="${first}"]` : 'button[type="submit"]')?.focus();
+    if (!document.activeElement || document.activeElement === document.body) {
+      const first = Object.keys(result.errors ?? {})[0];
+      formRef.current?.querySelector<HTMLElement>(first ? `[name="${first}"]` : 'button[type="submit"]')?.focus();
+    }
+    // Its message stands by the button: in view with it, however the form was sent (a tap, Enter in a field).
+    if (byButton(result.state)) formRef.current?.querySelector('.send')?.scrollIntoView?.({ block: 'nearest' });
   }, [result]);
   useEffect(() => {
     setSentInBrowser(requestSentRecently(localStorageOrNull()));
@@ -177,6 +190,7 @@ export function LeadForm({
       </div>
     ) : null;
 
+  const messageByButton = !!state && byButton(state);
   return (
     <Form
       method="post"
@@ -216,7 +230,7 @@ export function LeadForm({
         }
       }}
     >
-      {state !== 'expired' ? message : null}
+      {messageByButton ? null : message}
       <input type="hidden" name="requestId" value={id} />
       <input type="hidden" name="startedAt" value={token} />
       {sourceInputs.map(([key, value]) => (
@@ -268,11 +282,19 @@ export function LeadForm({
           noScript={t.form.captchaNoScript}
         />
       ) : null}
-      {/* "Send again" is about the button, so it stands next to it; the other messages head the form. */}
-      {state === 'expired' ? message : null}
-      <button type="submit" disabled={submitting} aria-busy={submitting}>
-        {submitting ? t.form.submitting : t.form.submit}
-      </button>
+      <div className="send">
+        {messageByButton ? message : null}
+        {/* Without JavaScript the answer is a new page: `autofocus` brings the button, and its message, into view. */}
+        <button
+          type="submit"
+          disabled={submitting}
+          aria-busy={submitting}
+          aria-describedby={messageByButton ? 'form-result' : undefined}
+          autoFocus={messageByButton}
+        >
+          {submitting ? t.form.submitting : t.form.submit}
+        </button>
+      </div>
       {privacyUrl ? null : <p className="fine">{t.form.consent}</p>}
     </Form>
   );
