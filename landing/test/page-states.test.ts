@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { appPages, formOf, visibleText } from './app-page';
-import { captureConsole, closedPort } from './support';
+import { captureConsole, closedPort, configuredEnv, standIns, type StandInAnswer } from './support';
 
 const KEYS = [
   'LANDING_LOCALE',
@@ -16,6 +16,10 @@ const KEYS = [
   'MIN_FILL_MS',
 ];
 const VISITOR = { name: 'Анна Ким', telegram: '@anna_k', phone: '+7 916 555-12-34' };
+const LINK = 'https://t.me/stickers_leads_bot?start=AbCdEfGhIjKlMnOpQrStUvWxYz012345';
+
+let answer: StandInAnswer = { status: 201 };
+const { sandbox, leads } = standIns(() => answer);
 
 const app = appPages();
 beforeEach(() => {
@@ -63,5 +67,39 @@ describe('an answer about sending stands by the button, where the focus comes ba
     expect(form.indexOf('data-state="invalid"')).toBeGreaterThan(0);
     expect(form.indexOf('data-state="invalid"')).toBeLessThan(form.indexOf('name="name"'));
     expect(form).toMatch(/<button type="submit" aria-busy="false">/);
+  });
+});
+
+describe('the sent screen', () => {
+  /** The page's heading of the form's section (`form-title`), its tag whole. */
+  const heading = (html: string) => /<h2 id="form-title"[^>]*>[^<]*<\/h2>/.exec(html)?.[0];
+
+  it("its heading is the news, not the form's «Оставить заявку»; focusable, and focused on the answer's page", async () => {
+    await app.env(configuredEnv(leads.url, sandbox, { MIN_FILL_MS: '0' }), KEYS);
+    answer = { status: 201, body: { lead_number: 7, duplicate: false, repeat: false, telegram_link: LINK } };
+    const { html } = await app.post(VISITOR);
+    expect(html).toMatch(/role="status" data-state="sent"/);
+    expect(heading(html)).toBe('<h2 id="form-title" class="done" tabindex="-1" autofocus="">Заявка №7 отправлена!</h2>');
+    expect(visibleText(html)).not.toContain('Оставить заявку');
+    expect(html).toContain('aria-labelledby="form-title"');
+  });
+
+  it('shown again from the sent memory (a later visit): the same heading, not focused', async () => {
+    await app.env(configuredEnv(leads.url, sandbox, { MIN_FILL_MS: '0' }), KEYS);
+    const html = await (await app.get('/', { Cookie: `stickers_request_sent=${Date.now() - 60_000}` })).text();
+    expect(heading(html)).toBe('<h2 id="form-title" class="done" tabindex="-1">Заявка отправлена!</h2>');
+  });
+
+  it('in English: "Request #7 sent!", never "Send a request"', async () => {
+    await app.env(configuredEnv(leads.url, sandbox, { MIN_FILL_MS: '0', LANDING_LOCALE: 'en' }), KEYS);
+    answer = { status: 201, body: { lead_number: 7, duplicate: false, repeat: false, telegram_link: LINK } };
+    const { html } = await app.post(VISITOR);
+    expect(heading(html)).toBe('<h2 id="form-title" class="done" tabindex="-1" autofocus="">Request #7 sent!</h2>');
+    expect(visibleText(html)).not.toContain('Send a request');
+  });
+
+  it('the form keeps its own heading', async () => {
+    await app.env(configuredEnv(leads.url, sandbox, { MIN_FILL_MS: '0' }), KEYS);
+    expect(heading(await (await app.get('/')).text())).toBe('<h2 id="form-title">Оставить заявку</h2>');
   });
 });

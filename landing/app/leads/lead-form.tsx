@@ -107,6 +107,7 @@ export function LeadForm({
   const [clientErrors, setClientErrors] = useState<FormErrors | null>(null);
   const [sentInBrowser, setSentInBrowser] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
+  const sentHeading = useRef<HTMLHeadingElement>(null);
   // Fields marked since the last submit (checked again when the visitor leaves them after an edit), and the fields
   // edited since the visitor entered them.
   const watched = useRef(new Set<FormField>());
@@ -118,7 +119,11 @@ export function LeadForm({
   }, [result]);
 
   useEffect(() => {
-    if (result?.state === 'sent') markRequestSent(localStorageOrNull());
+    if (result?.state !== 'sent') return;
+    markRequestSent(localStorageOrNull());
+    // The sent screen replaces the form and the button that had the focus: the focus goes to its heading, which a
+    // screen reader then reads (a status region inserted with its text is often not announced).
+    sentHeading.current?.focus();
   }, [result]);
   useEffect(() => {
     // Only the action's answer for a delivered request carries `goal`; a reload or a later visit shows the sent
@@ -144,9 +149,13 @@ export function LeadForm({
 
   const sent = result ? result.state === 'sent' : sentBefore || sentInBrowser;
   if (sent) {
+    // The screen's heading is the news itself, not the form's «Оставить заявку». Focused when it is the answer to this
+    // page's post: by the effect above with JavaScript, by `autofocus` without (the answer is then a new page).
     return (
       <div className="result" role="status" data-state="sent">
-        <p className="done">{result?.leadNumber ? t.sent.numbered(result.leadNumber) : t.sent.plain}</p>
+        <h2 id="form-title" className="done" tabIndex={-1} ref={sentHeading} autoFocus={result?.state === 'sent'}>
+          {result?.leadNumber ? t.sent.numbered(result.leadNumber) : t.sent.plain}
+        </h2>
         <p>{t.sent.next}</p>
         {result?.telegramLink ? <TelegramLink href={result.telegramLink} label={t.sent.telegram} /> : null}
         <p>
@@ -192,111 +201,116 @@ export function LeadForm({
 
   const messageByButton = !!state && byButton(state);
   return (
-    <Form
-      method="post"
-      ref={formRef}
-      noValidate
-      aria-describedby={state ? 'form-result' : undefined}
-      onChange={(event) => {
-        // An edit takes the field's error away at once (nothing is marked while typing); a tick of the box is a whole
-        // edit, checked at once when the box has been marked.
-        const field = formFieldOf(event.target);
-        if (!field) return;
-        if (field === CONSENT_FIELD) {
-          if (watched.current.has(field)) showAfterEdit(event.currentTarget, (shown, v) => errorsAfterEditing(shown, field, v, rules));
-          return;
-        }
-        edited.current.add(field);
-        showAfterEdit(event.currentTarget, (shown, v) => errorsWhileEditing(shown, field, v, rules));
-      }}
-      onBlur={(event) => {
-        // Leaving an edited field that was marked since the last submit: checked again by the shared rules.
-        const field = formFieldOf(event.target);
-        if (!field || !edited.current.delete(field) || !watched.current.has(field)) return;
-        showAfterEdit(event.currentTarget, (shown, v) => errorsAfterEditing(shown, field, v, rules));
-      }}
-      onSubmit={(event) => {
-        // The same shared rules as the server, before anything is sent; and the consent box, as the action checks it.
-        const found = formErrors(readValues(new FormData(event.currentTarget)), rules);
-        watched.current = new Set(Object.keys(found) as FormField[]);
-        edited.current.clear();
-        if (Object.keys(found).length > 0) {
-          event.preventDefault();
-          setClientErrors(found);
-          const first = Object.keys(found)[0];
-          formRef.current?.querySelector<HTMLElement>(`[name="${first}"]`)?.focus();
-        } else {
-          setClientErrors(null);
-        }
-      }}
-    >
-      {messageByButton ? null : message}
-      <input type="hidden" name="requestId" value={id} />
-      <input type="hidden" name="startedAt" value={token} />
-      {sourceInputs.map(([key, value]) => (
-        <input key={key} type="hidden" name={key} value={value} />
-      ))}
-      {/* `inert`: browsers' autofill passes it over (Chromium fills a field named company from a saved address, and an
-          autofilled honeypot would drop the visitor's request as a bot's); bots posting the form's fields still fill it. */}
-      <div className="trap" aria-hidden="true" {...{ inert: '' }}>
-        <label>
-          {t.form.trap}
-          <input type="text" name={HONEYPOT_FIELD} tabIndex={-1} autoComplete="off" defaultValue="" />
-        </label>
-      </div>
-      {FIELDS.map((f) => (
-        <Field
-          key={f.name}
-          {...f}
-          label={t.form.labels[f.name]}
-          required={f.name === 'telegram' || f.name === 'phone' ? isContactRequired(f.name, requiredContacts) : f.required}
-          hint={
-            f.name === 'phone'
-              ? contactHint('phone', phoneHint(phoneRegion, locale), requiredContacts, locale)
-              : f.name === 'telegram'
-                ? contactHint('telegram', t.form.telegramHint, requiredContacts, locale)
-                : f.hint && t.form.optional
+    <>
+      <h2 id="form-title">{t.form.title}</h2>
+      <Form
+        method="post"
+        ref={formRef}
+        noValidate
+        aria-describedby={state ? 'form-result' : undefined}
+        onChange={(event) => {
+          // An edit takes the field's error away at once (nothing is marked while typing); a tick of the box is a whole
+          // edit, checked at once when the box has been marked.
+          const field = formFieldOf(event.target);
+          if (!field) return;
+          if (field === CONSENT_FIELD) {
+            if (watched.current.has(field)) showAfterEdit(event.currentTarget, (shown, v) => errorsAfterEditing(shown, field, v, rules));
+            return;
           }
-          phoneRegion={phoneRegion}
-          requiredContacts={requiredContacts}
+          edited.current.add(field);
+          showAfterEdit(event.currentTarget, (shown, v) => errorsWhileEditing(shown, field, v, rules));
+        }}
+        onBlur={(event) => {
+          // Leaving an edited field that was marked since the last submit: checked again by the shared rules.
+          const field = formFieldOf(event.target);
+          if (!field || !edited.current.delete(field) || !watched.current.has(field)) return;
+          showAfterEdit(event.currentTarget, (shown, v) => errorsAfterEditing(shown, field, v, rules));
+        }}
+        onSubmit={(event) => {
+          // The same shared rules as the server, before anything is sent; and the consent box, as the action checks it.
+          const found = formErrors(readValues(new FormData(event.currentTarget)), rules);
+          watched.current = new Set(Object.keys(found) as FormField[]);
+          edited.current.clear();
+          if (Object.keys(found).length > 0) {
+            event.preventDefault();
+            setClientErrors(found);
+            const first = Object.keys(found)[0];
+            formRef.current?.querySelector<HTMLElement>(`[name="${first}"]`)?.focus();
+          } else {
+            setClientErrors(null);
+          }
+        }}
+      >
+        {messageByButton ? null : message}
+        <input type="hidden" name="requestId" value={id} />
+        <input type="hidden" name="startedAt" value={token} />
+        {sourceInputs.map(([key, value]) => (
+          <input key={key} type="hidden" name={key} value={value} />
+        ))}
+        {/* `inert`: browsers' autofill passes it over (Chromium fills a field named company from a saved address, and an
+          autofilled honeypot would drop the visitor's request as a bot's); bots posting the form's fields still fill it. */}
+        <div className="trap" aria-hidden="true" {...{ inert: '' }}>
+          <label>
+            {t.form.trap}
+            <input type="text" name={HONEYPOT_FIELD} tabIndex={-1} autoComplete="off" defaultValue="" />
+          </label>
+        </div>
+        {FIELDS.map((f) => (
+          <Field
+            key={f.name}
+            {...f}
+            label={t.form.labels[f.name]}
+            required={f.name === 'telegram' || f.name === 'phone' ? isContactRequired(f.name, requiredContacts) : f.required}
+            hint={
+              f.name === 'phone'
+                ? contactHint('phone', phoneHint(phoneRegion, locale), requiredContacts, locale)
+                : f.name === 'telegram'
+                  ? contactHint('telegram', t.form.telegramHint, requiredContacts, locale)
+                  : f.hint && t.form.optional
+            }
+            phoneRegion={phoneRegion}
+            requiredContacts={requiredContacts}
+            locale={locale}
+            error={errors[f.name]}
+            defaultValue={values?.[f.name]}
+          />
+        ))}
+        <Field
+          name="comment"
+          label={t.form.labels.comment}
+          hint={t.form.optional}
           locale={locale}
-          error={errors[f.name]}
-          defaultValue={values?.[f.name]}
+          multiline
+          error={errors.comment}
+          defaultValue={values?.comment}
         />
-      ))}
-      <Field
-        name="comment"
-        label={t.form.labels.comment}
-        hint={t.form.optional}
-        locale={locale}
-        multiline
-        error={errors.comment}
-        defaultValue={values?.comment}
-      />
-      {privacyUrl ? <ConsentBox privacyUrl={privacyUrl} error={errors.consent} checked={values?.consent === 'on'} locale={locale} /> : null}
-      {captcha ? (
-        // A new answer of the action other than field errors: the token was used or refused, the widget starts over.
-        <CaptchaWidget
-          captcha={captcha}
-          resetKey={result && result.state !== 'invalid' ? result : null}
-          noScript={t.form.captchaNoScript}
-        />
-      ) : null}
-      <div className="send">
-        {messageByButton ? message : null}
-        {/* Without JavaScript the answer is a new page: `autofocus` brings the button, and its message, into view. */}
-        <button
-          type="submit"
-          disabled={submitting}
-          aria-busy={submitting}
-          aria-describedby={messageByButton ? 'form-result' : undefined}
-          autoFocus={messageByButton}
-        >
-          {submitting ? t.form.submitting : t.form.submit}
-        </button>
-      </div>
-      {privacyUrl ? null : <p className="fine">{t.form.consent}</p>}
-    </Form>
+        {privacyUrl ? (
+          <ConsentBox privacyUrl={privacyUrl} error={errors.consent} checked={values?.consent === 'on'} locale={locale} />
+        ) : null}
+        {captcha ? (
+          // A new answer of the action other than field errors: the token was used or refused, the widget starts over.
+          <CaptchaWidget
+            captcha={captcha}
+            resetKey={result && result.state !== 'invalid' ? result : null}
+            noScript={t.form.captchaNoScript}
+          />
+        ) : null}
+        <div className="send">
+          {messageByButton ? message : null}
+          {/* Without JavaScript the answer is a new page: `autofocus` brings the button, and its message, into view. */}
+          <button
+            type="submit"
+            disabled={submitting}
+            aria-busy={submitting}
+            aria-describedby={messageByButton ? 'form-result' : undefined}
+            autoFocus={messageByButton}
+          >
+            {submitting ? t.form.submitting : t.form.submit}
+          </button>
+        </div>
+        {privacyUrl ? null : <p className="fine">{t.form.consent}</p>}
+      </Form>
+    </>
   );
 }
 

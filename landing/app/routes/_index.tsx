@@ -85,8 +85,8 @@ export default function Index() {
           ))}
         </ul>
       </section>
+      {/* Its heading (`form-title`) is the form's, or the sent screen's news: LeadForm's. */}
       <section className="card" aria-labelledby="form-title">
-        <h2 id="form-title">{t.form.title}</h2>
         <LeadForm
           locale={page.locale}
           requestId={page.requestId}
