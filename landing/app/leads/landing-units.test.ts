@@ -4,7 +4,7 @@ import { fallbackWarning, requestMessage } from './request-message.server';
 import { LANDING_WINDOW_MS, RateLimiter, visitorIp } from './rate-limit.server';
 import { FORM_TOKEN_MAX_AGE_MS, signStartedAt, verifyStartedAt } from './started-at.server';
 import { submitRequest, type SubmitContext } from './submit-request.server';
-import { markRequestSent, requestSentRecently, sentCookieRecent, SENT_TTL_MS } from './request-sent';
+import { markRequestSent, rememberedSent, SENT_KEY, SENT_LINK_TTL_MS, sentCookieRecent, SENT_TTL_MS } from './request-sent';
 import { LandingConfigError, loadLandingEnv } from '../env.server';
 
 const key = Buffer.alloc(32, 7);
@@ -281,20 +281,57 @@ describe('startedAt signing', () => {
 });
 
 describe('requestSent', () => {
+  const store = new Map<string, string>();
+  const storage = {
+    getItem: (k: string) => store.get(k) ?? null,
+    setItem: (k: string, v: string) => void store.set(k, v),
+    removeItem: (k: string) => void store.delete(k),
+  };
+  const LINK = 'https://t.me/stickers_leads_bot?start=AbCdEfGhIjKlMnOpQrStUvWxYz012345';
+
   it('remembers a success for 24 hours in localStorage and in the cookie', () => {
-    const store = new Map<string, string>();
-    const storage = {
-      getItem: (k: string) => store.get(k) ?? null,
-      setItem: (k: string, v: string) => void store.set(k, v),
-      removeItem: (k: string) => void store.delete(k),
-    };
-    expect(requestSentRecently(storage, NOW)).toBe(false);
-    markRequestSent(storage, NOW);
-    expect(requestSentRecently(storage, NOW + SENT_TTL_MS - 1)).toBe(true);
-    expect(requestSentRecently(storage, NOW + SENT_TTL_MS)).toBe(false);
+    store.clear();
+    expect(rememberedSent(storage, NOW)).toBeNull();
+    markRequestSent(storage, {}, NOW);
+    expect(rememberedSent(storage, NOW + SENT_TTL_MS - 1)).toEqual({});
+    expect(rememberedSent(storage, NOW + SENT_TTL_MS)).toBeNull();
     expect(sentCookieRecent(`a=1; stickers_request_sent=${NOW}`, NOW + 1000)).toBe(true);
     expect(sentCookieRecent(`stickers_request_sent=${NOW}`, NOW + SENT_TTL_MS)).toBe(false);
     expect(sentCookieRecent(null, NOW)).toBe(false);
+  });
+
+  it("keeps the lead's number for the 24 hours, and its Telegram link while it still opens the bot", () => {
+    store.clear();
+    markRequestSent(storage, { leadNumber: 42, telegramLink: LINK }, NOW);
+    expect(rememberedSent(storage, NOW + 1000)).toEqual({ leadNumber: 42, telegramLink: LINK });
+    // A link opens the bot a day at the least (LEADS_TELEGRAM_LINK_DAYS=1): offered an hour less than that.
+    expect(SENT_LINK_TTL_MS).toBe(23 * 60 * 60 * 1000);
+    expect(rememberedSent(storage, NOW + SENT_LINK_TTL_MS - 1)).toEqual({ leadNumber: 42, telegramLink: LINK });
+    expect(rememberedSent(storage, NOW + SENT_LINK_TTL_MS)).toEqual({ leadNumber: 42 });
+    expect(rememberedSent(storage, NOW + SENT_TTL_MS)).toBeNull();
+    // A success without them (the fallback's, a bot's quiet one) replaces them.
+    markRequestSent(storage, {}, NOW + 2000);
+    expect(rememberedSent(storage, NOW + 3000)).toEqual({});
+  });
+
+  it("reads an earlier version's value (the time alone); what is not a number or an http(s) link is left out", () => {
+    store.clear();
+    store.set(SENT_KEY, String(NOW));
+    expect(rememberedSent(storage, NOW + 1000)).toEqual({});
+    store.set(SENT_KEY, JSON.stringify({ at: NOW, leadNumber: -1, telegramLink: 'javascript:alert(1)' }));
+    expect(rememberedSent(storage, NOW + 1000)).toEqual({});
+    store.set(SENT_KEY, JSON.stringify({ at: NOW, leadNumber: '42', telegramLink: 42 }));
+    expect(rememberedSent(storage, NOW + 1000)).toEqual({});
+    for (const broken of ['{', 'null', '[]', JSON.stringify({ at: 'yesterday' }), JSON.stringify({ at: NOW + 60_000 })]) {
+      store.set(SENT_KEY, broken);
+      expect(rememberedSent(storage, NOW)).toBeNull();
+    }
+    const blocked = {
+      getItem: () => {
+        throw new Error('SecurityError');
+      },
+    };
+    expect(rememberedSent(blocked, NOW)).toBeNull();
   });
 });
 

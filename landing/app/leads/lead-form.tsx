@@ -27,7 +27,7 @@ import {
 } from './field-errors';
 import { HONEYPOT_FIELD, readValues } from './form-fields';
 import type { ActionResult, FormState } from './lead-form.server';
-import { againHref, forgetRequestSent, localStorageOrNull, markRequestSent, requestSentRecently } from './request-sent';
+import { againHref, forgetRequestSent, localStorageOrNull, markRequestSent, rememberedSent, type RememberedSent } from './request-sent';
 
 interface Props {
   /** LANDING_LOCALE, from the loader: the catalogue every text of the form comes from (`ru` when absent). */
@@ -105,7 +105,8 @@ export function LeadForm({
   const submitting = navigation.state === 'submitting';
   // The errors the browser shows instead of the action's: found before sending, or the shown ones as edits fix them.
   const [clientErrors, setClientErrors] = useState<FormErrors | null>(null);
-  const [sentInBrowser, setSentInBrowser] = useState(false);
+  // The sent memory of this browser (its number and link), read after hydration; null: none, or not read yet.
+  const [remembered, setRemembered] = useState<RememberedSent | null>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const sentHeading = useRef<HTMLHeadingElement>(null);
   // Fields marked since the last submit (checked again when the visitor leaves them after an edit), and the fields
@@ -120,7 +121,7 @@ export function LeadForm({
 
   useEffect(() => {
     if (result?.state !== 'sent') return;
-    markRequestSent(localStorageOrNull());
+    markRequestSent(localStorageOrNull(), { leadNumber: result.leadNumber, telegramLink: result.telegramLink });
     // The sent screen replaces the form and the button that had the focus: the focus goes to its heading, which a
     // screen reader then reads (a status region inserted with its text is often not announced).
     sentHeading.current?.focus();
@@ -144,20 +145,22 @@ export function LeadForm({
     if (byButton(result.state)) formRef.current?.querySelector('.send')?.scrollIntoView?.({ block: 'nearest' });
   }, [result]);
   useEffect(() => {
-    setSentInBrowser(requestSentRecently(localStorageOrNull()));
+    setRemembered(rememberedSent(localStorageOrNull()));
   }, []);
 
-  const sent = result ? result.state === 'sent' : sentBefore || sentInBrowser;
+  const sent = result ? result.state === 'sent' : sentBefore || remembered !== null;
+  // The answer's number and link, or on a later visit the memory's (the cookie alone knows neither).
+  const { leadNumber, telegramLink } = result ?? remembered ?? {};
   if (sent) {
     // The screen's heading is the news itself, not the form's «Оставить заявку». Focused when it is the answer to this
     // page's post: by the effect above with JavaScript, by `autofocus` without (the answer is then a new page).
     return (
       <div className="result" role="status" data-state="sent">
         <h2 id="form-title" className="done" tabIndex={-1} ref={sentHeading} autoFocus={result?.state === 'sent'}>
-          {result?.leadNumber ? t.sent.numbered(result.leadNumber) : t.sent.plain}
+          {leadNumber ? t.sent.numbered(leadNumber) : t.sent.plain}
         </h2>
         <p>{t.sent.next}</p>
-        {result?.telegramLink ? <TelegramLink href={result.telegramLink} label={t.sent.telegram} /> : null}
+        {telegramLink ? <TelegramLink href={telegramLink} label={t.sent.telegram} /> : null}
         <p>
           <Link to={againHref(location.search)} reloadDocument onClick={() => forgetRequestSent(localStorageOrNull())}>
             {t.sent.again}

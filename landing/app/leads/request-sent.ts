@@ -1,26 +1,55 @@
 /**
- * Sent memory (docs/requirements.md §8.7): after a success the browser remembers it and shows the "sent" screen instead
- * of the form for 24 hours. A convenience, not a control. The server sets a cookie with the same meaning so the
- * screen also survives a reload without JavaScript. `storage` is null where the browser blocks site data.
+ * Sent memory (docs/requirements.md §8.7): after a success the browser remembers it, with the lead's number and its
+ * Telegram link when the answer had them, and shows the "sent" screen instead of the form for 24 hours. A convenience,
+ * not a control. The server sets a cookie with the same meaning so the screen also survives a reload without
+ * JavaScript (without the number and the link: the cookie holds the time alone). `storage` is null where the browser
+ * blocks site data.
  */
 export const SENT_KEY = 'stickers:request-sent';
 export const SENT_COOKIE = 'stickers_request_sent';
 export const SENT_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long the memory offers the answer's Telegram link again. A link opens the bot for LEADS_TELEGRAM_LINK_DAYS from
+ * the server's answer, a day at the least (0 gives no link at all); an hour less than that leaves room for the answer's
+ * way back and a clock set meanwhile, so an expired link is never offered.
+ */
+export const SENT_LINK_TTL_MS = SENT_TTL_MS - 60 * 60 * 1000;
 
-export function markRequestSent(storage: Pick<Storage, 'setItem'> | null, now = Date.now()): void {
+/** What the sent screen shows again from the memory: the lead's number and its Telegram link, when the answer had them. */
+export interface RememberedSent {
+  leadNumber?: number;
+  telegramLink?: string;
+}
+
+/** A link the sent screen may show as it is: the action passes only the bot's start links, and nothing else is stored. */
+const LINK = /^https?:\/\/[^\s"<>]{1,500}$/;
+
+export function markRequestSent(storage: Pick<Storage, 'setItem'> | null, sent: RememberedSent = {}, now = Date.now()): void {
   try {
-    storage?.setItem(SENT_KEY, String(now));
+    storage?.setItem(SENT_KEY, JSON.stringify({ at: now, ...sent }));
   } catch {
     /* storage may be full or blocked: the cookie still works */
   }
 }
 
-export function requestSentRecently(storage: Pick<Storage, 'getItem'> | null, now = Date.now()): boolean {
+/**
+ * The remembered success, if it is recent (null otherwise): its number, and its link while it still opens the bot. A
+ * value of an earlier version (the time alone) is a success without either.
+ */
+export function rememberedSent(storage: Pick<Storage, 'getItem'> | null, now = Date.now()): RememberedSent | null {
   try {
-    const at = Number(storage?.getItem(SENT_KEY));
-    return Number.isFinite(at) && at > 0 && now - at < SENT_TTL_MS;
+    const raw = storage?.getItem(SENT_KEY);
+    if (!raw) return null;
+    const value = (/^\d+$/.test(raw) ? { at: Number(raw) } : JSON.parse(raw)) as Record<string, unknown> | null;
+    const at = value?.at;
+    if (typeof at !== 'number' || !(at > 0) || now < at || now - at >= SENT_TTL_MS) return null;
+    const { leadNumber, telegramLink } = value!;
+    return {
+      ...(typeof leadNumber === 'number' && Number.isSafeInteger(leadNumber) && leadNumber > 0 ? { leadNumber } : {}),
+      ...(typeof telegramLink === 'string' && LINK.test(telegramLink) && now - at < SENT_LINK_TTL_MS ? { telegramLink } : {}),
+    };
   } catch {
-    return false;
+    return null;
   }
 }
 
