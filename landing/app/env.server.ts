@@ -1,14 +1,15 @@
 /**
  * The landing's environment (docs/requirements.md §10.2), checked once; a bad value is one line per problem, at start.
  * The page hands the browser only what it needs: the phone region its checks read (LEADS_PHONE_REGION, through the
- * loader) and the analytics counter's id and goal (`analytics`), which the page's own HTML carries anyway when a
- * counter is configured.
+ * loader), the studio's Telegram username the error state links (LANDING_TELEGRAM_CONTACT), and the analytics
+ * counter's id and goal (`analytics`), which the page's own HTML carries anyway when a counter is configured.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, mkdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   checkPolicyUrl,
+  checkTelegram,
   withoutPasswords,
   CONSENT_POLICY_URL_MAX,
   parseLocale,
@@ -97,6 +98,11 @@ export interface LandingEnv {
    * sends `consent` with the lead. Null (the default): no box, no consent sent.
    */
   privacyUrl: string | null;
+  /**
+   * LANDING_TELEGRAM_CONTACT: the studio's Telegram username (`@stickers_studio`), offered as a link by the error state
+   * ("or message us on Telegram"); null (the default): the error state offers no other way.
+   */
+  telegramContact: string | null;
   /**
    * LANDING_LOCALE (`ru` by default, or `en`): the language of the page, its field errors and the Telegram message
    * the landing sends (app/i18n/); the page's `lang` follows.
@@ -245,6 +251,14 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
       `LANDING_PRIVACY_URL must be the full http(s) URL of the privacy policy, up to ${CONSENT_POLICY_URL_MAX} characters (got "${privacyRaw}")`,
     );
   }
+  // Read as the form reads a username: `@name`, `name`, `t.me/name`, `https://t.me/name`.
+  const contactRaw = get('LANDING_TELEGRAM_CONTACT');
+  const contact = contactRaw ? checkTelegram(contactRaw) : null;
+  if (contactRaw && !contact?.ok) {
+    problems.push(
+      `LANDING_TELEGRAM_CONTACT must be the studio's Telegram username, like @stickers_studio or https://t.me/stickers_studio (got "${contactRaw}")`,
+    );
+  }
   const locale = parseLocale('LANDING_LOCALE', env.LANDING_LOCALE);
   if (!locale.ok) problems.push(locale.error);
   const metrikaId = get('LANDING_METRIKA_ID');
@@ -302,6 +316,7 @@ export function loadLandingEnv(env: Record<string, string | undefined>, options:
     phoneRegion: phoneRegion.ok ? phoneRegion.value : 'RU',
     requiredContacts: requiredContacts.ok ? requiredContacts.value : 'telegram,phone',
     privacyUrl,
+    telegramContact: contact?.ok ? contact.value : null,
     locale: locale.ok ? locale.value : 'ru',
     analytics: goal && (metrikaId || ga4Id) ? { metrikaId, ga4Id, goal } : null,
     captcha,

@@ -3,6 +3,7 @@
  * real Remix handler: where an answer's message stands, the sent screen's heading, the 404 page.
  */
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { LandingConfigError, loadLandingEnv } from '~/env.server';
 import { appPages, formOf, visibleText } from './app-page';
 import { captureConsole, closedPort, configuredEnv, standIns, type StandInAnswer } from './support';
 
@@ -14,6 +15,7 @@ const KEYS = [
   'TELEGRAM_API_ROOT',
   'LEADS_CHAT_ID',
   'MIN_FILL_MS',
+  'LANDING_TELEGRAM_CONTACT',
 ];
 const VISITOR = { name: 'Анна Ким', telegram: '@anna_k', phone: '+7 916 555-12-34' };
 const LINK = 'https://t.me/stickers_leads_bot?start=AbCdEfGhIjKlMnOpQrStUvWxYz012345';
@@ -101,5 +103,51 @@ describe('the sent screen', () => {
   it('the form keeps its own heading', async () => {
     await app.env(configuredEnv(leads.url, sandbox, { MIN_FILL_MS: '0' }), KEYS);
     expect(heading(await (await app.get('/')).text())).toBe('<h2 id="form-title">Оставить заявку</h2>');
+  });
+});
+
+describe("the error state's other way: the studio's Telegram (LANDING_TELEGRAM_CONTACT)", () => {
+  it('configured: «Или напишите нам в Telegram: @stickers_studio», a link to it in a new tab', async () => {
+    await failingLanding({ LANDING_TELEGRAM_CONTACT: 'https://t.me/stickers_studio' });
+    const { html } = await app.post(VISITOR);
+    const alert = /<div id="form-result"[^>]*data-state="error">([\s\S]*?)<\/div>/.exec(html)![1];
+    expect(visibleText(alert).trim()).toBe(
+      'Не получилось отправить заявку. Попробуйте ещё раз — всё введённое сохранено. Или напишите нам в Telegram: @stickers_studio',
+    );
+    expect(alert).toContain('<a href="https://t.me/stickers_studio" target="_blank" rel="noopener noreferrer">@stickers_studio</a>');
+  });
+
+  it('in English: "Or message us on Telegram: @stickers_studio"', async () => {
+    await failingLanding({ LANDING_TELEGRAM_CONTACT: '@stickers_studio', LANDING_LOCALE: 'en' });
+    const { html } = await app.post(VISITOR);
+    expect(visibleText(html)).toContain(
+      'The request could not be sent. Try again — everything you typed is kept. Or message us on Telegram: @stickers_studio',
+    );
+  });
+
+  it('not configured: no sentence that names no contact', async () => {
+    await failingLanding();
+    const { html } = await app.post(VISITOR);
+    expect(html).toContain('data-state="error"');
+    expect(visibleText(html)).not.toContain('напишите нам');
+    expect(html).not.toContain('https://t.me/');
+  });
+
+  it('read as the form reads a username; anything else stops the start with one line', () => {
+    expect(loadLandingEnv({}).telegramContact).toBeNull();
+    for (const value of ['@stickers_studio', 'stickers_studio', 't.me/stickers_studio', 'https://t.me/stickers_studio/']) {
+      expect(loadLandingEnv({ LANDING_TELEGRAM_CONTACT: value }).telegramContact).toBe('@stickers_studio');
+    }
+    for (const bad of ['@ab', 'https://example.com/stickers', '+79165551234', 'javascript:alert(1)']) {
+      let problems: string[] = [];
+      try {
+        loadLandingEnv({ LANDING_TELEGRAM_CONTACT: bad });
+      } catch (err) {
+        problems = (err as LandingConfigError).problems;
+      }
+      expect(problems).toEqual([
+        `LANDING_TELEGRAM_CONTACT must be the studio's Telegram username, like @stickers_studio or https://t.me/stickers_studio (got "${bad}")`,
+      ]);
+    }
   });
 });

@@ -33,11 +33,12 @@ export const en = {
     trap: 'Company',
     submit: 'Send request',
     submitting: 'Sending…',
+    contactUs: 'Or message us on Telegram: ',
     captchaNoScript: 'The “I am not a robot” check needs JavaScript — without it the request cannot be sent.',
     consent: 'By pressing the button you agree that we use your contacts to answer your request.',
     states: {
       throttled: 'Too many requests in a row. Try again in a few minutes — everything you typed is kept.',
-      error: 'The request could not be sent. Try again — everything you typed is kept. Or message us on Telegram.',
+      error: 'The request could not be sent. Try again — everything you typed is kept.',
       invalid: 'Check the fields marked below.',
       expired: 'The form was open for a long time — check your details and press “Send request” again.',
       captcha: 'Please pass the check again — everything you typed is kept.',

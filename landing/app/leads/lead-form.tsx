@@ -49,6 +49,8 @@ interface Props {
   analytics?: AnalyticsConfig | null;
   /** The captcha's widget (CAPTCHA_PROVIDER and its site key); null: no captcha. */
   captcha?: PageCaptcha | null;
+  /** LANDING_TELEGRAM_CONTACT (`@stickers_studio`): the error state links it; null: it offers no other way. */
+  telegramContact?: string | null;
 }
 
 /** The one-line inputs, in order; their labels and hints are the catalogue's (`form`). */
@@ -98,6 +100,7 @@ export function LeadForm({
   result,
   analytics = null,
   captcha = null,
+  telegramContact = null,
 }: Props) {
   const t = LANDING_MESSAGES[locale];
   const navigation = useNavigation();
@@ -199,6 +202,7 @@ export function LeadForm({
     state && state !== 'sent' ? (
       <div id="form-result" className={`result ${state}`} role="alert" data-state={state}>
         {t.form.states[state]}
+        {state === 'error' && telegramContact ? <TeamContact username={telegramContact} before={t.form.contactUs} /> : null}
       </div>
     ) : null;
 
@@ -426,5 +430,18 @@ export function TelegramLink({ href, label }: { href: string; label: string }) {
         {label}
       </a>
     </p>
+  );
+}
+
+/** The error state's other way (LANDING_TELEGRAM_CONTACT): the studio's Telegram, in a new tab so the typed form stays. */
+function TeamContact({ username, before }: { username: string; before: string }) {
+  return (
+    <>
+      {' '}
+      {before}
+      <a href={`https://t.me/${username.slice(1)}`} target="_blank" rel="noopener noreferrer">
+        {username}
+      </a>
+    </>
   );
 }

@@ -31,7 +31,15 @@ export function loader({ request }: LoaderFunctionArgs) {
   }
   const sent = sentCookieRecent(request.headers.get('cookie'));
   // The locale (LANDING_LOCALE) names the catalogue the page and the form's checks in the browser word their texts from.
-  return data({ ...freshForm(), sent, source: pageSource(request), captcha: pageCaptcha(getEnv()), locale: getEnv().locale });
+  const env = getEnv();
+  return data({
+    ...freshForm(),
+    sent,
+    source: pageSource(request),
+    captcha: pageCaptcha(env),
+    locale: env.locale,
+    telegramContact: env.telegramContact,
+  });
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
@@ -99,6 +107,7 @@ export default function Index() {
           result={result}
           analytics={analytics}
           captcha={page.captcha}
+          telegramContact={page.telegramContact}
         />
       </section>
     </main>
