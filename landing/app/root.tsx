@@ -9,7 +9,7 @@ import {
   useRouteLoaderData,
   type ShouldRevalidateFunction,
 } from '@remix-run/react';
-import type { LinksFunction } from '@remix-run/node';
+import type { LinksFunction, MetaFunction } from '@remix-run/node';
 import { DEFAULT_LOCALE, type Locale } from '@stickers/shared';
 import { getEnv } from './env.server';
 import { LANDING_MESSAGES } from './i18n';
@@ -29,6 +29,16 @@ export function loader(): { analytics: AnalyticsConfig | null; locale: Locale } 
   const env = getEnv();
   return { analytics: env.analytics, locale: env.locale };
 }
+
+/**
+ * The title of the error boundary's page (a 404, a page that failed): the deepest route's `meta` names a page, and
+ * under the root's boundary that is the root's. Elsewhere the index route's wins.
+ */
+export const meta: MetaFunction<typeof loader> = ({ data, error }) => {
+  const t = LANDING_MESSAGES[data?.locale ?? DEFAULT_LOCALE];
+  if (!error) return [{ title: t.meta.title }];
+  return [{ title: isRouteErrorResponse(error) && error.status === 404 ? t.missing.notFoundTitle : t.missing.failedTitle }];
+};
 
 /** Its data is the configuration: never fetched again after the form's post (see the index route's shouldRevalidate). */
 export const shouldRevalidate: ShouldRevalidateFunction = ({ formMethod, defaultShouldRevalidate }) =>

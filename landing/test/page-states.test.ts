@@ -151,3 +151,22 @@ describe("the error state's other way: the studio's Telegram (LANDING_TELEGRAM_C
     }
   });
 });
+
+describe('an address with no page', () => {
+  it("answers 404 with a title in the page's language, not an empty one", async () => {
+    await app.env({}, KEYS);
+    const res = await app.get('/no-such-page');
+    expect(res.status).toBe(404);
+    const html = await res.text();
+    expect(html).toContain('<title>Страница не найдена — Stickers</title>');
+    expect(html).toContain('Такой страницы нет.');
+    await app.env({ LANDING_LOCALE: 'en' }, KEYS);
+    expect(await (await app.get('/no-such-page')).text()).toContain('<title>Page not found — Stickers</title>');
+  });
+
+  it('the page itself keeps its own title', async () => {
+    await app.env({}, KEYS);
+    const html = await (await app.get('/')).text();
+    expect([...html.matchAll(/<title>([^<]*)<\/title>/g)].map((m) => m[1])).toEqual(['Стикеры с вашими героями — Stickers']);
+  });
+});

@@ -53,6 +53,8 @@ export const en = {
   },
   missing: {
     notFound: 'There is no such page.',
+    notFoundTitle: 'Page not found — Stickers',
+    failedTitle: 'The page did not open — Stickers',
     failed: 'The page did not open. Please try again a little later.',
     back: 'Send a request',
   },

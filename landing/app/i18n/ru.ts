@@ -62,6 +62,9 @@ export const ru = {
   /** A page that is not there (404), or one that failed: what happened and the way back to the form. */
   missing: {
     notFound: 'Такой страницы нет.',
+    /** The page's <title>s. */
+    notFoundTitle: 'Страница не найдена — Stickers',
+    failedTitle: 'Страница не открылась — Stickers',
     failed: 'Страница не открылась. Попробуйте ещё раз чуть позже.',
     back: 'Оставить заявку',
   },
