@@ -64,12 +64,17 @@ export function appPages() {
   return app;
 }
 
-/** The visible text of a page: markup, scripts and the loader data left out. */
+/** The visible text of a page: markup, scripts and the loader data left out, the characters React escapes read back. */
 export const visibleText = (html: string) =>
   html
     .replace(/<script[\s\S]*?<\/script>/g, '')
     .replace(/<[^>]+>/g, ' ')
-    .replace(/\s+/g, ' ');
+    .replace(/\s+/g, ' ')
+    .replace(/&#x27;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The page's form, from its opening tag to its closing one. */
 export const formOf = (html: string) => html.slice(html.indexOf('<form'), html.indexOf('</form>') + '</form>'.length);

@@ -46,6 +46,9 @@ describe('LANDING_LOCALE', () => {
       // The phone's hint asks for the country code: the Russian sample read as a rule, and a US number typed without
       // +1 is taken as a Russian one.
       'With the country code, e.g. +1 415 555 2671',
+      // As English is written: a question for the comment's label, "we'll draw" for the promise.
+      'What would you like?',
+      "Send a few photos and we'll draw a Telegram sticker set",
     ]) {
       expect(visibleText(html)).toContain(text);
     }

@@ -10,7 +10,7 @@ export const en = {
     eyebrow: 'Stickers · custom sticker packs',
     title: 'Stickers of your heroes — in three days',
     lead:
-      'Send a few photos and we draw a Telegram sticker set in one style: a wedding, a team, a pet or a party. ' +
+      "Send a few photos and we'll draw a Telegram sticker set in one style: a wedding, a team, a pet or a party. " +
       'The first sketches are free.',
     points: [
       ['12 stickers or more', ' in a set'],
@@ -26,7 +26,7 @@ export const en = {
       phone: 'Phone',
       date: 'Event date',
       guests: 'How many guests or heroes',
-      comment: 'What you would like',
+      comment: 'What would you like?',
     },
     telegramHint: '@name or a t.me/name link',
     optional: 'optional',
