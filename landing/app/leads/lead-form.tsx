@@ -403,12 +403,14 @@ function ConsentBox({ privacyUrl, error, checked, locale }: { privacyUrl: string
           defaultChecked={checked}
           aria-invalid={!!error}
           aria-describedby={error ? errorId : undefined}
-        />{' '}
-        {text.before}
-        <a href={privacyUrl} target="_blank" rel="noopener">
-          {text.link}
-        </a>
-        <span aria-hidden="true"> *</span>
+        />
+        <span>
+          {text.before}
+          <a href={privacyUrl} target="_blank" rel="noopener">
+            {text.link}
+          </a>
+          <span aria-hidden="true"> *</span>
+        </span>
       </label>
       {error ? (
         <span className="error" id={errorId} data-error-for={CONSENT_FIELD}>
