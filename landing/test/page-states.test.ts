@@ -170,3 +170,27 @@ describe('an address with no page', () => {
     expect([...html.matchAll(/<title>([^<]*)<\/title>/g)].map((m) => m[1])).toEqual(['Стикеры с вашими героями — Stickers']);
   });
 });
+
+describe("the comment's count", () => {
+  /** The count under the comment, as the page shows it; null when there is none. */
+  const countOf = (html: string) =>
+    /<span class="hint count( over)?" id="comment-count">([^<]*)<\/span>/.exec(html.replace(/<!-- -->/g, ''));
+
+  it('shows once the comment comes within 200 characters of its 1200, counted as the rules count', async () => {
+    await failingLanding();
+    // A refused phone brings the form back with what was typed.
+    const near = await app.post({ ...VISITOR, phone: '12', comment: `${'а'.repeat(1000)}  \n\n\n\n${'👍🏽'.repeat(50)}` });
+    expect(countOf(near.html)?.slice(1)).toEqual([undefined, '1052 / 1200']);
+    expect(near.html).toContain('aria-describedby="comment-hint comment-count"');
+    const over = await app.post({ ...VISITOR, comment: 'б'.repeat(1250) });
+    expect(countOf(over.html)?.slice(1)).toEqual([' over', '1250 / 1200']);
+    expect(over.html).toContain('data-error-for="comment"');
+  });
+
+  it('stays away from a comment far from its bound', async () => {
+    await failingLanding();
+    const { html } = await app.post({ ...VISITOR, phone: '12', comment: 'в'.repeat(999) });
+    expect(html).toContain('name="comment"');
+    expect(countOf(html)).toBeNull();
+  });
+});

@@ -1,11 +1,14 @@
 import { Form, Link, useLocation, useNavigation } from '@remix-run/react';
 import {
+  COMMENT_MAX,
   CONSENT_FIELD,
   DEFAULT_LOCALE,
   FIELD_MESSAGES,
   fieldErrorText,
   isContactRequired,
+  normaliseMultiline,
   phoneHint,
+  visibleLength,
   type LeadField,
   type Locale,
   type PhoneRegion,
@@ -80,6 +83,9 @@ const FIELDS: {
 function byButton(state: FormState): boolean {
   return state !== 'invalid' && state !== 'sent';
 }
+
+/** A bounded field's count shows within this many characters of its bound (the comment: from 1000 of 1200). */
+const COUNT_SHOWN_WITHIN = 200;
 
 /** A contact's hint in the mode: "optional" added when it may be left out (`any`, or only the other required). */
 function contactHint(field: 'telegram' | 'phone', hint: string, mode: RequiredContacts, locale: Locale): string {
@@ -288,6 +294,7 @@ export function LeadForm({
           hint={t.form.optional}
           locale={locale}
           multiline
+          max={COMMENT_MAX}
           error={errors.comment}
           defaultValue={values?.comment}
         />
@@ -330,6 +337,8 @@ function Field(props: {
   autoComplete?: string;
   verbatim?: boolean;
   multiline?: boolean;
+  /** The field's bound (the comment's 1200): a quiet count shows once the text comes near it. */
+  max?: number;
   error?: string;
   defaultValue?: string;
   phoneRegion?: PhoneRegion;
@@ -345,15 +354,21 @@ function Field(props: {
     autoComplete,
     verbatim,
     multiline,
+    max,
     error,
     defaultValue,
     phoneRegion,
     requiredContacts,
     locale,
   } = props;
+  // Counted as the rules count it: after normalisation, a character as a person sees it.
+  const count = (text: string) => visibleLength(normaliseMultiline(text));
+  const [length, setLength] = useState(() => (max ? count(defaultValue ?? '') : 0));
+  const counted = max !== undefined && length >= max - COUNT_SHOWN_WITHIN;
   const errorId = `${name}-error`;
   const hintId = `${name}-hint`;
-  const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
+  const countId = `${name}-count`;
+  const describedBy = [hint ? hintId : null, counted ? countId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
   const common = {
     id: name,
     name,
@@ -370,10 +385,20 @@ function Field(props: {
         {label}
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
-      {multiline ? <textarea rows={4} {...common} /> : <input type={type ?? 'text'} {...common} />}
+      {multiline ? (
+        <textarea rows={4} {...common} onInput={max ? (event) => setLength(count(event.currentTarget.value)) : undefined} />
+      ) : (
+        <input type={type ?? 'text'} {...common} />
+      )}
       {hint ? (
         <span className="hint" id={hintId}>
           {hint}
+        </span>
+      ) : null}
+      {counted ? (
+        // Not a live region: read with the field, never at each key.
+        <span className={`hint count${length > max ? ' over' : ''}`} id={countId}>
+          {length} / {max}
         </span>
       ) : null}
       {error ? (
