@@ -6,11 +6,14 @@ import { SECRET_HEADER } from '@stickers/shared';
 import request from 'supertest';
 import { FakeClock, LEADS_CHAT, SECRET, publishLead, sandboxSuite, waitFor, type TestServer } from './harness';
 import { sqlRow, sqlRows } from './support/test-database';
+import { CardService } from '../src/cards/card.service';
+import { LeadsRepository } from '../src/repositories/leads.repository';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 const suite = sandboxSuite();
 const { sandbox } = suite;
 let server: TestServer;
+let clock: FakeClock;
 
 async function newLead() {
   const id = (await publishLead(server)).body.lead_number as number;
@@ -31,10 +34,34 @@ const setStatus = (id: number | string, body: unknown, secret = SECRET) =>
     .send(JSON.stringify(body));
 
 beforeEach(async () => {
-  server = await suite.boot({ clock: new FakeClock() });
+  clock = new FakeClock();
+  server = await suite.boot({ clock });
 });
 
 describe('POST /leads/{lead_number}/status', () => {
+  it.each([
+    ['in the same millisecond', 0],
+    ['a millisecond later', 1],
+  ])('a change stored while the card is rewritten for the one before (%s): the card ends showing it', async (_, later) => {
+    const { id, card } = await newLead();
+    // Another request's change commits after the rewrite read the lead, before its edit is sent.
+    const cards = server.app.get(CardService);
+    const render = cards.cardFor.bind(cards);
+    jest.spyOn(cards, 'cardFor').mockImplementationOnce(async (...args) => {
+      const won = { leadId: id, from: 'in_progress' as const, to: 'won' as const, userId: 1, userName: 'CRM', at: clock.now() + later };
+      expect(await server.app.get(LeadsRepository).changeStatus(won)).toBe(true);
+      return render(...args);
+    });
+    expect((await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM' })).status).toBe(200);
+    await server.outbox.tick();
+    await server.outbox.whenIdle();
+    expect(card().text).toContain('Статус: ✅ Заказ — CRM');
+    expect(await sqlRow(server.db, 'select status, card_dirty_at from leads where id = ?', id)).toEqual({
+      status: 'won',
+      card_dirty_at: null,
+    });
+  });
+
   it('changes the status, answers the lead as GET /leads lists it, rewrites the card and names the CRM in the history', async () => {
     const { id, card } = await newLead();
     const res = await setStatus(id, { from: 'new', to: 'in_progress', by: 'CRM: Мария' });

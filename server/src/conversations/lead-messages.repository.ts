@@ -4,6 +4,7 @@ import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import type { Database } from '../database/schema';
+import { dirtyAfter } from '../repositories/leads.repository';
 import { TELEGRAM_TARGET } from '../repositories/outbox.repository';
 import { TYPED_ACCOUNT } from './telegram-links.repository';
 import type { Tx } from '../repositories/transactor';
@@ -103,7 +104,11 @@ export class LeadMessagesRepository {
         .where('tg_user_id', '=', userId)
         .where('used_at', 'is not', null)
         .execute();
-      await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', '=', leadId).execute();
+      await trx
+        .updateTable('leads')
+        .set({ card_dirty_at: dirtyAfter(now) })
+        .where('id', '=', leadId)
+        .execute();
     });
   }
 
@@ -207,7 +212,12 @@ export class LeadMessagesRepository {
   /** The leads of the bindings a change touched, their cards marked for a rewrite; gives them. */
   private async cardsChanged(trx: Tx, rows: { lead_id: number }[], now: number): Promise<number[]> {
     const leads = [...new Set(rows.map((r) => r.lead_id))];
-    if (leads.length > 0) await trx.updateTable('leads').set({ card_dirty_at: now }).where('id', 'in', leads).execute();
+    if (leads.length > 0)
+      await trx
+        .updateTable('leads')
+        .set({ card_dirty_at: dirtyAfter(now) })
+        .where('id', 'in', leads)
+        .execute();
     return leads;
   }
 }

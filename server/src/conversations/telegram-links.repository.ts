@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { TelegramAccount } from '../domain/telegram-account';
+import { dirtyAfter } from '../repositories/leads.repository';
 
 /**
  * Of a lead's bound accounts (`telegram_links as t` joined to `leads as l`), its visitor is the latest that has the
@@ -80,7 +81,7 @@ export class TelegramLinksRepository {
       await trx
         .updateTable('leads')
         .set((eb) => ({
-          card_dirty_at: now,
+          card_dirty_at: dirtyAfter(now),
           updated_at: eb
             .case()
             .when('updated_at', '<', now)

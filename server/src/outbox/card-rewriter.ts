@@ -24,7 +24,7 @@ export class CardRewriter extends TelegramHandler {
         const dirtyAt = lead.card_dirty_at;
         const anonymised = lead.anonymised_at !== null ? ', anonymised' : '';
         const detail = `status ${lead.status}${anonymised}${minimal ? `; minimal card (${minimal})` : ''}`;
-        const refreshed = () => this.repo.markCardRefreshed(lead.id, dirtyAt);
+        const refreshed = () => this.repo.markCardRefreshed(lead.id, dirtyAt, row.id);
         return { done: 'sent', record: this.recorded(refreshed, [lead.id, 'card_rewritten', detail]) };
       }
       case 'republish':

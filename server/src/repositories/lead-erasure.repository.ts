@@ -6,6 +6,7 @@ import type { LeadsDb } from '../database/database';
 import { dialectOf } from '../database/dialect-sql';
 import { parseRepeatChanges } from '../domain/lead';
 import { erasedChanges, erasedLeadColumns, erasedRepeatColumns } from '../domain/personal-fields';
+import { dirtyAfter } from './leads.repository';
 import { SUBMIT_LOCK_KEY } from './submit-runner';
 import type { Tx } from './transactor';
 
@@ -56,7 +57,7 @@ export class LeadErasureRepository {
     if (lead.anonymised_at !== null) return 'already';
     await trx
       .updateTable('leads')
-      .set({ ...erasedLeadColumns(), anonymised_at: now, card_dirty_at: now })
+      .set({ ...erasedLeadColumns(), anonymised_at: now, card_dirty_at: dirtyAfter(now) })
       .where('id', '=', leadId)
       .execute();
     // The Telegram account its "Continue in Telegram" link bound (the used row stays: the link cannot be used again).

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
 import { InjectDb } from '../database/database.module';
 import type { LeadsDb } from '../database/database';
 import type { LeadEventKind } from '../database/schema';
 import type { FallbackState, Lead, LeadRepeat, RepeatOutcome } from '../domain/lead';
 import type { LeadStatus } from '../domain/lead-status';
+import { TELEGRAM_TARGET } from './outbox.repository';
 import { countRows, type Tx } from './transactor';
 
 /** The history's user id of a change an integrator made (`POST /leads/{n}/status`): no Telegram user has it. */
@@ -22,6 +24,12 @@ export interface StatusChange {
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
 /** The queries on one lead, its repeats and its story. */
+/**
+ * `card_dirty_at` for a change at `now`: past the change it replaces by 1 ms at least, so an edit that read that one
+ * never clears this one, and the outbox's trigger sees a new change.
+ */
+export const dirtyAfter = (now: number) => sql<number>`case when card_dirty_at >= ${now} then card_dirty_at + 1 else ${now} end`;
+
 @Injectable()
 export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
@@ -161,9 +169,34 @@ export class LeadsRepository {
       .execute();
   }
 
-  /** The card shows the change seen at `dirtyAt`; a newer change keeps it dirty. */
-  async markCardRefreshed(leadId: number, dirtyAt: number): Promise<void> {
-    await this.db.updateTable('leads').set({ card_dirty_at: null }).where('id', '=', leadId).where('card_dirty_at', '=', dirtyAt).execute();
+  /**
+   * The card shows the change seen at `dirtyAt` (by the edit row `rowId`). A newer change keeps it dirty and gets an edit
+   * row of its own unless a later one waits: the trigger added none while this row, unfinished, stood waiting.
+   */
+  async markCardRefreshed(leadId: number, dirtyAt: number, rowId: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const cleared = await trx
+        .updateTable('leads')
+        .set({ card_dirty_at: null })
+        .where('id', '=', leadId)
+        .where('card_dirty_at', '=', dirtyAt)
+        .executeTakeFirst();
+      if (Number(cleared.numUpdatedRows) > 0) return;
+      const lead = await trx.selectFrom('leads').select('card_dirty_at').where('id', '=', leadId).executeTakeFirst();
+      const later = await trx
+        .selectFrom('outbox')
+        .select('id')
+        .where('lead_id', '=', leadId)
+        .where('kind', '=', 'card_edit')
+        .where('done_at', 'is', null)
+        .where('id', '>', rowId)
+        .executeTakeFirst();
+      if (lead?.card_dirty_at == null || later) return;
+      await trx
+        .insertInto('outbox')
+        .values({ kind: 'card_edit', lead_id: leadId, target: TELEGRAM_TARGET, created_at: lead.card_dirty_at, next_at: 0 })
+        .execute();
+    });
   }
 
   async moveChat(from: string, to: string): Promise<void> {
@@ -217,7 +250,7 @@ export class LeadsRepository {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('leads')
-        .set({ status: c.to, status_changed_by: c.userName, status_changed_at: c.at, card_dirty_at: c.at })
+        .set({ status: c.to, status_changed_by: c.userName, status_changed_at: c.at, card_dirty_at: dirtyAfter(c.at) })
         .where('id', '=', c.leadId)
         .where('status', '=', c.from)
         .where('anonymised_at', 'is', null)
