@@ -125,6 +125,17 @@ describe('GET /inbox/api/charts', () => {
     expect((await call(server, 'charts')).body.median_first_change_s).toBe(360);
   });
 
+  it("counts a late lead's wait from its arrival, not from the visitor's time on the landing", async () => {
+    const server = await startInbox();
+    const arrived = utc(11, 28, 10);
+    server.clock.t = arrived;
+    const late = { submitted_at: new Date(arrived - 3 * 86_400_000).toISOString(), route: 'lost', reason: '503' };
+    const lead = await submitLead(server, { source: { landing: 'wedding' }, late });
+    await changeAt(server, lead, arrived + 60_000, 'new', 'in_progress');
+    server.clock.t = TODAY;
+    expect((await call(server, 'charts')).body.median_first_change_s).toBe(60);
+  });
+
   it("cuts days at LEADS_TIMEZONE's midnight, also at an offset of half an hour", async () => {
     const server = await startInbox({ LEADS_TIMEZONE: 'Asia/Kolkata' });
     await leadAt(server, utc(11, 28, 18, 20), 'wedding'); // 23:50 on the 28th in Kolkata (UTC+5:30)

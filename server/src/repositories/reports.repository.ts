@@ -111,8 +111,9 @@ export class ReportsRepository {
       .selectFrom('leads as l')
       .innerJoin('lead_status_changes as c', 'c.lead_id', 'l.id')
       .where(this.inWindow(w))
-      .groupBy(['l.id', 'l.created_at']);
-    const wait = sql<number>`min(${sql.ref('c.at')}) - ${sql.ref('l.created_at')}`.as('wait');
+      .groupBy(['l.id', 'l.created_at', 'l.received_at']);
+    // From when the team could see it: a late lead's arrival, not the visitor's time on the landing.
+    const wait = sql<number>`min(${sql.ref('c.at')}) - coalesce(${sql.ref('l.received_at')}, ${sql.ref('l.created_at')})`.as('wait');
     if (dialectOf(this.db) === 'postgres') {
       const { median } = await this.db
         .selectFrom(changed.select(wait).as('waits'))
