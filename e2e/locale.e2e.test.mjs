@@ -70,6 +70,9 @@ describe('LANDING_LOCALE=en and LEADS_LOCALE=en', () => {
   });
 
   it('the inbox in English numbers and dates the leads as the card does: #N in the list, "Lead #N" on the page', async () => {
+    // English before the script runs too.
+    const served = await (await fetch(`${stack.serverUrl}/inbox`)).text();
+    assert.match(served, /<html lang="en">.*<title>Leads<\/title>/s);
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(launchUrl(`${stack.serverUrl}/inbox`, signInitData({ botToken: '123456789:sandbox-token', user: DEFAULT_USER })));

@@ -26,6 +26,8 @@ export function sandboxPageOf(apiRoot: string): string | null {
   return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) ? new URL('/', url).toString() : null;
 }
 
+/** The page's title before its script names it (as texts-ru.ts and texts-en.ts do). */
+const TITLES: Record<ServerConfig['locale'], string> = { ru: 'Заявки', en: 'Leads' };
 const attribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 /** `GET /inbox` (the HTML) and `GET /inbox/assets/:file`: not API operations, so out of the OpenAPI document. */
@@ -39,7 +41,7 @@ export class InboxPageController {
   /** The HTML, read once it exists (`npm run dev` builds the page after the server's first compile, which empties `dist`). */
   private html: string | null = null;
   /** LEADS_LOCALE: the page's `lang`, so that what it says before the API answers (a refusal) is in the deployment's language. */
-  private readonly locale: string;
+  private readonly locale: ServerConfig['locale'];
 
   constructor(@Inject(INBOX_PAGE_DIR) dir: string, @Inject(SERVER_CONFIG) config: ServerConfig) {
     this.assetsDir = join(dir, 'assets');
@@ -60,7 +62,12 @@ export class InboxPageController {
     else
       res
         .type('html')
-        .send(this.html.replace('<html lang="ru">', `<html lang="${this.locale}">`).replace('</head>', `${this.sandboxMeta}</head>`));
+        .send(
+          this.html
+            .replace('<html lang="ru">', `<html lang="${this.locale}">`)
+            .replace('<title>Заявки</title>', `<title>${TITLES[this.locale]}</title>`)
+            .replace('</head>', `${this.sandboxMeta}</head>`),
+        );
   }
 
   /** Asset names carry their content's hash (the build's), so a browser may keep them for a year. */
