@@ -28,7 +28,7 @@ export const en = {
     repeatSame: 'Same data',
     repeatByUsername: '⚠️ another phone — only the Telegram username matched',
     repeatByPhone: '⚠️ another Telegram — only the phone matched',
-    moreRepeats: (count) => `…and ${count} more repeats`,
+    moreRepeats: (count) => `…and ${count} more ${count === 1 ? 'repeat' : 'repeats'}`,
     writeTo: (username) => `✈️ Message ${username}`,
     minimalNote: 'text too long — see trace',
     captchaUnchecked: '⚠️ Captcha not checked: the verification service was unavailable',
@@ -52,7 +52,7 @@ export const en = {
       `This chat is not connected with any request yet, so your message was not passed on to a manager. Send a request on the site${landing ? `: ${landing}` : ''} ` +
       'and open the “Get the answer in Telegram” link on the page shown after sending the form.',
     stopped: (leads) =>
-      `All right, we will not write to you here about request ${leads} again. To continue, send a request on the site again.`,
+      `All right, we will not write to you here about ${/,/.test(leads) ? 'requests' : 'request'} ${leads} again. To continue, send a request on the site again.`,
     several: (lead) =>
       `You have sent several requests: messages in this chat go to request #${lead}. To write about another, press its button.`,
     writeAbout: (lead) => `✍️ Write about request #${lead}`,
@@ -103,10 +103,11 @@ export const en = {
       'This is a private chat with the bot. Add the bot to the leads group and send /stickers_chatid there (in the right topic).',
     chatIdLeads: 'For .env (leads group):',
     chatIdAdmin: 'For the admin chat — the same under these names:',
-    exportCaption: (days, rows) => `Leads for ${days} days: ${rows}`,
-    exported: (days, rows) => `📎 Export for ${days} days: ${rows} ${rows === 1 ? 'lead' : 'leads'} (file above).`,
+    exportCaption: (days, rows) => `Leads for ${days} ${days === 1 ? 'day' : 'days'}: ${rows}`,
+    exported: (days, rows) =>
+      `📎 Export for ${days} ${days === 1 ? 'day' : 'days'}: ${rows} ${rows === 1 ? 'lead' : 'leads'} (file above).`,
     forgetNoContact: 'No leads with this contact: nobody anonymised.',
-    forgetContact: (ids) => `🗑 Leads anonymised: ${ids}: personal data erased, cards updated.`,
+    forgetContact: (ids) => `🗑 Anonymised (personal data erased, cards updated): ${ids}.`,
     forgetDone: (lead) => `🗑 Lead #${lead} anonymised: personal data erased, card updated.`,
     forgetAlready: (lead) => `Lead #${lead} is already anonymised.`,
     forgetUnknown: (lead) => `There is no lead #${lead}.`,

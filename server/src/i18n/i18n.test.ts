@@ -38,6 +38,19 @@ describe('server catalogues', () => {
     expect(texts(en).filter(([, t]) => CYRILLIC.test(t))).toEqual([]);
   });
 
+  it('one and several: a day, a repeat, a request (en), заявке and заявкам (ru)', () => {
+    expect(en.card.moreRepeats(1)).toBe('…and 1 more repeat');
+    expect(en.card.moreRepeats(2)).toBe('…and 2 more repeats');
+    expect(en.commands.exportCaption(1, 3)).toBe('Leads for 1 day: 3');
+    expect(en.commands.exported(1, 1)).toBe('📎 Export for 1 day: 1 lead (file above).');
+    expect(en.commands.exported(30, 2)).toBe('📎 Export for 30 days: 2 leads (file above).');
+    expect(en.commands.forgetContact('1 (#2)')).toBe('🗑 Anonymised (personal data erased, cards updated): 1 (#2).');
+    expect(en.conversation.stopped('#33')).toContain('about request #33 again');
+    expect(en.conversation.stopped('#33, #34')).toContain('about requests #33, #34 again');
+    expect(ru.conversation.stopped('#33')).toContain('по заявке #33.');
+    expect(ru.conversation.stopped('#33, #34')).toContain('по заявкам #33, #34.');
+  });
+
   it('every status and every button of every status has a word in each locale', () => {
     for (const t of Object.values(CATALOGUES)) {
       for (const s of LEAD_STATUSES) {
