@@ -18,8 +18,17 @@ export function textsFor(locale: string | null | undefined, words?: CardWords): 
     guests: 'guests',
     comment: 'comment',
   };
+  const media = words?.media ?? {
+    photo: 'photo',
+    document: 'document',
+    voice: 'voice',
+    video: 'video',
+    sticker: 'sticker',
+    other: 'other',
+  };
   return {
     ...base,
+    media,
     fields: { ...fields, ...base.fields },
     statusLabel,
     statusButton: (from, to) => words?.buttons[from]?.[to] ?? statusLabel[to],

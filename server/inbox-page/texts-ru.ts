@@ -162,7 +162,6 @@ export const ru: PageTexts = {
   noMessages: 'Сообщений пока нет.',
   messageIn: 'Клиент',
   messageOut: 'Команда',
-  media: { photo: '📷 фото', document: '📎 файл', voice: '🎤 голосовое', video: '🎬 видео', sticker: '🙂 стикер', other: '📎 вложение' },
   messageState: { queued: 'в очереди', delivered: 'доставлено', failed: 'не доставлено' },
   messageFailed: (error) => {
     const known = error && FAILURES.find(([reason]) => reason.test(error));

@@ -127,7 +127,7 @@ export interface Texts {
   noMessages: string;
   messageIn: string;
   messageOut: string;
-  /** A message's media as the list names it (the text, if any, follows). */
+  /** A message's media as the list names it (the text, if any, follows): the server's words (`CardWords`). */
   media: Record<MessageMedia, string>;
   messageState: Record<'queued' | 'delivered' | 'failed', string>;
   /** Why a message failed, from the reason the server stored (in English, as the API gives it). */
@@ -143,14 +143,16 @@ export interface Texts {
 export type CardField = 'name' | 'telegram' | 'phone' | 'date' | 'guests' | 'comment';
 
 /** A locale's own texts: all but the card's words (`CardWords`). */
-export type PageTexts = Omit<Texts, 'statusLabel' | 'statusButton' | 'fields'> & { fields: Omit<Texts['fields'], CardField> };
+export type PageTexts = Omit<Texts, 'statusLabel' | 'statusButton' | 'fields' | 'media'> & { fields: Omit<Texts['fields'], CardField> };
 
 /**
- * The status names, the card buttons' words and the card's field labels, as the server's catalogue (LEADS_LOCALE) says
+ * The status names, the card buttons' words, the card's field labels and the media's names, as the server's catalogue (LEADS_LOCALE) says
  * them: `GET /inbox/api/me` gives them, so the page and the cards in the group never word them two ways.
  */
 export interface CardWords {
   statuses: Record<LeadStatus, string>;
   buttons: Partial<Record<LeadStatus, Partial<Record<LeadStatus, string>>>>;
   fields: Record<CardField, string>;
+  /** As the group names a visitor's media it cannot copy with a caption. */
+  media: Record<MessageMedia, string>;
 }

@@ -98,7 +98,7 @@ describe('who may enter', () => {
       timezone: 'Europe/Moscow',
       card_pii: true,
       // The card's words of the server's catalogue, which the page shows as the cards do.
-      words: { statuses: ru.statuses, buttons: ru.buttons, fields: ru.card.fields },
+      words: { statuses: ru.statuses, buttons: ru.buttons, fields: ru.card.fields, media: ru.group.media },
     });
     const member = await call(server, 'me', { initData: launch(server, MEMBER) });
     expect([member.status, member.body.manager, member.body.may_change, member.body.user.last_name]).toEqual([200, false, true, null]);

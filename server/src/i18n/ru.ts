@@ -169,7 +169,7 @@ export const ru = {
     /** The header of a visitor's message relayed into the group (personal: the visitor's name). */
     visitorHeader: (lead: number, name: string) => `💬 ${name} · заявка #${lead}`,
     visitorNotice: (lead: number) => `💬 Новое сообщение по заявке #${lead}`,
-    /** What stands for a visitor's media the group cannot get as a copy with its caption (a sticker, a location). */
+    /** A visitor's media by name: in the group where it cannot be copied with its caption (a sticker, a location), and in the inbox. */
     media: {
       photo: '📷 фото',
       document: '📎 файл',

@@ -46,13 +46,14 @@ export class InboxMeDto {
     type: 'object',
     description:
       "The card's words in LEADS_LOCALE, as the cards show them: statuses (status → name), buttons (status now → status to " +
-      'set → word) and fields (a form field → its label)',
+      'set → word), fields (a form field → its label) and media (a kind of media in a message → its name)',
     properties: {
       statuses: { type: 'object', additionalProperties: { type: 'string' } },
       buttons: { type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string' } } },
       fields: { type: 'object', additionalProperties: { type: 'string' } },
+      media: { type: 'object', additionalProperties: { type: 'string' } },
     },
-    required: ['statuses', 'buttons', 'fields'],
+    required: ['statuses', 'buttons', 'fields', 'media'],
   })
   words!: object;
 }

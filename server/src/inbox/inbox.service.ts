@@ -50,7 +50,7 @@ export class InboxService {
       locale: this.config.locale,
       timezone: this.config.timezone,
       card_pii: this.config.leads.cardPii,
-      words: { statuses: this.t.statuses, buttons: this.t.buttons, fields: this.t.card.fields },
+      words: { statuses: this.t.statuses, buttons: this.t.buttons, fields: this.t.card.fields, media: this.t.group.media },
     };
   }
 
