@@ -67,7 +67,7 @@ describe('housekeeping (once a minute)', () => {
     // A member's reply to the reminder is one to the card: kept with the lead (no visitor to get it here, said so).
     const reply = sandbox.say(LEADS_CHAT, 'Беру', DEFAULT_USER, undefined, { reply_to_message_id: reminders[0].message_id });
     const answer = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
-    expect(answer.text).toBe('⚠️ Не доставлено посетителю: к заявке не привязан Telegram посетителя');
+    expect(answer.text).toBe('⚠️ Не доставлено посетителю: он ещё не открыл бота по ссылке «Получить ответ в Telegram»');
     expect(await sqlRows(server.db, 'select lead_id, text from lead_messages')).toEqual([{ lead_id: waiting.id, text: 'Беру' }]);
   });
 

@@ -155,7 +155,7 @@ export const en = {
     why: {
       blocked: 'they blocked the bot',
       stopped: 'they unsubscribed with /stop',
-      notBound: "no visitor's Telegram is bound to the lead",
+      notBound: 'they have not opened the bot through the “Get the answer in Telegram” link yet',
       refused: (description) => `Telegram refused (${description})`,
       gaveUp: (description) => `Telegram did not answer after several attempts (${description})`,
     },

@@ -188,7 +188,7 @@ export const ru = {
     why: {
       blocked: 'он заблокировал бота',
       stopped: 'он отписался командой /stop',
-      notBound: 'к заявке не привязан Telegram посетителя',
+      notBound: 'он ещё не открыл бота по ссылке «Получить ответ в Telegram»',
       refused: (description: string) => `Telegram отказал (${description})`,
       gaveUp: (description: string) => `Telegram не ответил после нескольких попыток (${description})`,
     },
