@@ -14,7 +14,7 @@ import { INBOX_PAGE_DIR, InboxPageController, sandboxPageOf } from './inbox-page
  * to Telegram at `apiRoot`.
  */
 async function pageApp(dir: string, apiRoot = 'https://api.telegram.org'): Promise<{ app: INestApplication; url: string }> {
-  const config = { telegram: { apiRoot } } as ServerConfig;
+  const config = { telegram: { apiRoot }, locale: 'ru' } as ServerConfig;
   const moduleRef = await Test.createTestingModule({
     imports: [ConfigModule.register(config)],
     controllers: [InboxPageController],
