@@ -3,7 +3,6 @@ import { BaseExceptionFilter } from '@nestjs/core';
 import type { Response } from 'express';
 import { API_ERRORS } from '@stickers/shared';
 import { isStorageError, storageErrorCode } from '../database/write-health';
-import { ThrottledLog } from '../observability/throttled-log';
 import { ApiError, UploadAbortedError } from './api-error';
 
 /** Writes an ApiError as it is; an aborted upload, or an answer already begun, ends the connection instead. */
@@ -29,8 +28,6 @@ const UNDECODABLE_PATH = /^Failed to decode param /;
 @Catch()
 export class RouteFaultFilter extends BaseExceptionFilter {
   private readonly logger = new Logger('ExceptionsHandler');
-  /** One line per 10 s while the database is away, with the count, not one per request. */
-  private readonly unavailable = new ThrottledLog((f) => this.logger.warn(f), 'answered 503: the database is unavailable');
 
   override catch(error: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') {
@@ -40,7 +37,7 @@ export class RouteFaultFilter extends BaseExceptionFilter {
     const res = host.switchToHttp().getResponse<Response>();
     if (error instanceof ApiError || error instanceof UploadAbortedError) return answerApiError(res, error);
     if (isStorageError(error)) {
-      this.unavailable.note({ code: storageErrorCode(error) });
+      this.logger.warn({ msg: 'answered 503: the database is unavailable', code: storageErrorCode(error) });
       return answerApiError(res, new ApiError(503, { error: API_ERRORS.unavailable }));
     }
     if (error instanceof NotFoundException || (error instanceof BadRequestException && UNDECODABLE_PATH.test(error.message))) {
