@@ -5,18 +5,9 @@
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LandingConfigError, loadLandingEnv } from '~/env.server';
 import { appPages, formOf, visibleText } from './app-page';
-import { captureConsole, closedPort, configuredEnv, standIns, type StandInAnswer } from './support';
+import { captureConsole, closedPort, configuredEnv, ENV_KEYS, standIns, type StandInAnswer } from './support';
 
-const KEYS = [
-  'LANDING_LOCALE',
-  'LEADS_ENDPOINT',
-  'LEADS_SECRET',
-  'TELEGRAM_BOT_TOKEN',
-  'TELEGRAM_API_ROOT',
-  'LEADS_CHAT_ID',
-  'MIN_FILL_MS',
-  'LANDING_TELEGRAM_CONTACT',
-];
+const KEYS = [...ENV_KEYS, 'LANDING_LOCALE', 'LANDING_TELEGRAM_CONTACT'];
 const VISITOR = { name: 'Анна Ким', telegram: '@anna_k', phone: '+7 916 555-12-34' };
 const LINK = 'https://t.me/stickers_leads_bot?start=AbCdEfGhIjKlMnOpQrStUvWxYz012345';
 
