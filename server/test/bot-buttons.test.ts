@@ -210,6 +210,8 @@ describe('a press that meets an erasure', () => {
     const leads = server.app.get(LeadsRepository);
     const before = (await leads.findLead(id))!;
     await server.app.get(AnonymisationService).forget(id);
+    // The erasure's own outbox pass first: the spy below is for the press's read, not for the card's rewrite.
+    await server.outbox.whenIdle();
     // The press read the lead just before the erasure committed.
     jest.spyOn(leads, 'findLead').mockResolvedValueOnce(before);
     expect(await press(LEADS_CHAT, card().message_id, `lead:${id}:new:in_progress`)).toBe('Заявка обезличена: статус больше не меняется.');
