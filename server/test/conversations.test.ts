@@ -516,6 +516,8 @@ describe('team → visitor', () => {
     const reply = sandbox.say(LEADS_CHAT, 'Вы тут?', DEFAULT_USER, undefined, { reply_to_message_id: card });
     const line = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
     expect(line.text).toBe('⚠️ Не доставлено посетителю: он отписался командой /stop');
+    // The notice goes out before the outbox records the failure: the pass ends first.
+    await settled(server);
     // Kept with the lead, failed with the reason (the inbox shows it); nothing more in the visitor's chat than the
     // answer to /stop, and a message of theirs after it is no message of the lead's.
     const kept = [{ text: 'Вы тут?', state: 'failed', error: 'the visitor stopped the conversation (/stop)' }];
