@@ -184,6 +184,23 @@ describe("the inbox: a lead's conversation", () => {
     assert.deepEqual(posted.at(-1), { text: 'Пришлите фото' });
   });
 
+  it("keeps itself fresh while open: the visitor's new message and the team's delivered one appear, and the text being typed stays", async () => {
+    const box = page.getByLabel('Сообщение клиенту');
+    await box.fill('Черновик ответа');
+    conversation = {
+      ...conversation,
+      messages: [
+        ...conversation.messages.map((m) => (m.state === 'queued' ? { ...m, state: 'delivered' } : m)),
+        { id: 7, direction: 'in', author: 'Анна Ким', text: 'Уже отправила', media: null, at: at(7), state: 'delivered', error: null },
+      ],
+    };
+    await section().locator('ol.messages > li', { hasText: 'Уже отправила' }).waitFor();
+    assert.match(await section().locator('ol.messages > li', { hasText: 'Пришлите фото' }).innerText(), /доставлено$/);
+    assert.equal(await box.inputValue(), 'Черновик ответа');
+    assert.ok(await box.evaluate((node) => node === document.activeElement), 'the box keeps the focus');
+    await box.fill('');
+  });
+
   it('has no WCAG 2.1 AA violation on the lead page with its conversation', async () => {
     await section().locator('ol.messages').waitFor();
     await page.evaluate(AXE);
