@@ -3,7 +3,7 @@ import { AnonymisationService } from '../anonymisation/anonymisation.service';
 import { LeadsChatService } from '../chats/leads-chat.service';
 import { SERVER_CONFIG } from '../config/config.module';
 import type { ServerConfig } from '../config/config';
-import { parseContact } from '../anonymisation/contact';
+import { parseContact, parsePhoneContact } from '../anonymisation/contact';
 import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway, type BotReply } from '../telegram/telegram.gateway';
@@ -171,7 +171,10 @@ export class BotCommandsService {
     const id = leadNumberOf(call.args);
     if (id === null) return { kind: 'refused', reason: 'bad_arguments', action: 'forget' };
     const c = this.t.commands;
-    return { done: c.forgetDone, already: c.forgetAlready, unknown: c.forgetUnknown }[await this.anonymisation.forget(id)](id);
+    // Digits alone are a lead number; a long run of them that reads as a phone gets a hint when no lead has that number.
+    const phoneLike = /^\d{10,}$/.test(call.args.trim()) && parsePhoneContact(call.args, this.config.leads.phoneRegion) !== null;
+    const unknown = phoneLike ? c.forgetUnknownPhone : c.forgetUnknown;
+    return { done: c.forgetDone, already: c.forgetAlready, unknown }[await this.anonymisation.forget(id)](id);
   }
 
   /** Erasure cannot be undone, the export hands out every contact: MANAGER_IDS decides, else being the leads group's admin. */

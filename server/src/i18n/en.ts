@@ -111,6 +111,8 @@ export const en = {
     forgetDone: (lead) => `🗑 Lead #${lead} anonymised: personal data erased, card updated.`,
     forgetAlready: (lead) => `Lead #${lead} is already anonymised.`,
     forgetUnknown: (lead) => `There is no lead #${lead}.`,
+    forgetUnknownPhone: (lead) =>
+      `There is no lead #${lead}. If it is a phone, write it with a plus or spaces: /stickers_forget +7 916 555-12-34.`,
   },
 
   inbox: {

@@ -138,6 +138,8 @@ export const ru = {
     forgetDone: (lead: number) => `🗑 Заявка #${lead} обезличена: личные данные удалены, карточка обновлена.`,
     forgetAlready: (lead: number) => `Заявка #${lead} уже обезличена.`,
     forgetUnknown: (lead: number) => `Заявки #${lead} нет.`,
+    forgetUnknownPhone: (lead: number) =>
+      `Заявки #${lead} нет. Если это телефон, напишите его с плюсом или пробелами: /stickers_forget +7 916 555-12-34.`,
   },
 
   inbox: {
