@@ -481,6 +481,7 @@ export class SandboxState extends EventEmitter {
     this.faults = [];
     this.updates = [];
     this.callbackAnswers = [];
+    this.commands = [];
     this.menuButtons.clear();
     this.documents.clear();
     this.photos.clear();

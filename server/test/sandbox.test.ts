@@ -144,6 +144,16 @@ describe('Telegram sandbox', () => {
     expect((await call('getChatMember', { chat_id: 5, user_id: DEFAULT_USER.id })).body.description).toBe('Bad Request: chat not found');
   });
 
+  it("reset forgets the bot's commands and menu buttons, as a new bot's Telegram would (a test waits for the commands as a launch's sign)", async () => {
+    expect((await call('setMyCommands', { commands: [{ command: 'stickers_new', description: 'x' }] })).body.ok).toBe(true);
+    expect(
+      (await call('setChatMenuButton', { menu_button: { type: 'web_app', text: 'x', web_app: { url: 'https://x.test/' } } })).body.ok,
+    ).toBe(true);
+    sandbox.state.reset();
+    expect((await call('getMyCommands', {})).body.result).toEqual([]);
+    expect((await call('getChatMenuButton', {})).body.result).toEqual({ type: 'commands' });
+  });
+
   it('an edit that changes nothing is 400 "message is not modified"', async () => {
     const sent = await call('sendMessage', { chat_id: CHAT, text: 'a' });
     const again = await call('editMessageText', { chat_id: CHAT, message_id: sent.body.result.message_id, text: 'a' });
