@@ -406,7 +406,10 @@ describe('the inbox opened without launch data, or refused', () => {
     try {
       await bare.goto(`${stack.serverUrl}/inbox`);
       await bare.waitForSelector('#sandbox-hint');
-      assert.match(await bare.getByRole('alert').innerText(), /Откройте эту страницу из Telegram: кнопкой «Инбокс» в личном чате с ботом/);
+      assert.match(
+        await bare.getByRole('alert').innerText(),
+        /Откройте эту страницу из Telegram: отправьте \/stickers_inbox в личный чат с ботом/,
+      );
       assert.match(await bare.locator('#sandbox-hint').innerText(), /«открыть инбокс как …»/);
       assert.equal(await bare.getByRole('link', { name: 'Страница песочницы' }).getAttribute('href'), `${stack.sandboxUrl}/`);
     } finally {

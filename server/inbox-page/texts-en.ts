@@ -18,7 +18,7 @@ export const en: PageTexts = {
   nav: 'Sections',
   loading: 'Loading…',
   retry: 'Retry',
-  noLaunch: 'Open this page from Telegram: the “Inbox” button in your private chat with the bot.',
+  noLaunch: 'Open this page from Telegram: send /stickers_inbox to the bot in a private chat and press “Open the inbox”.',
   noLaunchSandbox:
     'Development: the server talks to the local Telegram sandbox. Open its page and press “open the inbox as …”: the link launches the inbox with signed launch data.',
   sandboxLink: 'The sandbox page',

@@ -1,17 +1,25 @@
 /**
- * The bot's ways into the inbox (LEADS_INBOX_URL): `/stickers_inbox` with a `web_app` button in the private chat and a
- * `url` button in a group, the private chats' menu button set at launch; against the sandbox, which refuses what
- * Telegram refuses (a `web_app` button in a group, a malformed menu button).
+ * The bot's ways into the inbox (LEADS_INBOX_URL): `/stickers_inbox` with a `web_app` button in the private chat (which
+ * then keeps the inbox as its menu button) and a `url` button in a group; the managers' menu buttons set at launch, and
+ * none for the visitors' chats; against the sandbox, which refuses what Telegram refuses (a `web_app` button in a group,
+ * a malformed menu button).
  */
 import { join } from 'node:path';
 import { DEFAULT_USER } from '@stickers/telegram-sandbox';
-import { botLaunched, LEADS_CHAT, memberActions, sandboxSuite } from './harness';
+import { botLaunched, CapturingLogger, LEADS_CHAT, memberActions, sandboxSuite } from './harness';
 
 const PRIVATE_CHAT = DEFAULT_USER.id;
+/** A visitor's private chat with the bot. */
+const VISITOR_CHAT = 777_000_111;
 const INBOX_URL = 'https://leads.example.com/inbox';
-const { tmp, sandbox, start } = sandboxSuite((s) => s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' }));
+const INBOX_BUTTON = { type: 'web_app' as const, text: 'Инбокс', web_app: { url: INBOX_URL } };
+const { tmp, sandbox, start } = sandboxSuite((s) => {
+  s.state.addChat({ id: PRIVATE_CHAT, type: 'private', title: 'Личный чат' });
+  s.state.addChat({ id: VISITOR_CHAT, type: 'private', title: 'Посетитель' });
+});
 let n = 0;
-const startBot = (env: Record<string, string> = {}) => start({ dbPath: join(tmp.dir, `bot-inbox-${(n += 1)}.sqlite`), polling: true, env });
+const startBot = (env: Record<string, string> = {}, logger?: CapturingLogger) =>
+  start({ dbPath: join(tmp.dir, `bot-inbox-${(n += 1)}.sqlite`), polling: true, env, logger });
 
 /** The bot's last message in a chat (its answer to the command just sent). */
 const lastAnswer = (chatId: number) =>
@@ -30,24 +38,42 @@ async function botApi(method: string, params: Record<string, unknown>) {
 }
 
 describe('/stickers_inbox and the menu button', () => {
-  it('with LEADS_INBOX_URL: a web_app button in the private chat, a url button in the leads group, the menu button at launch', async () => {
+  it('with LEADS_INBOX_URL: a web_app button in the private chat, which keeps the inbox as its menu button; a url button in the leads group', async () => {
     await startBot({ LEADS_INBOX_URL: INBOX_URL });
     await botLaunched(sandbox);
     expect(sandbox.state.commands).toContainEqual({
       command: 'stickers_inbox',
       description: 'Инбокс заявок: список, поиск, графики (Mini App)',
     });
-    expect(sandbox.state.menuButton(null)).toEqual({ type: 'web_app', text: 'Инбокс', web_app: { url: INBOX_URL } });
-    expect(sandbox.state.menuButton(PRIVATE_CHAT)).toEqual({ type: 'web_app', text: 'Инбокс', web_app: { url: INBOX_URL } });
+    // The private chats are the visitors' too: their menu button is Telegram's own.
+    expect(sandbox.state.menuButton(null)).toEqual({ type: 'commands' });
+    expect(sandbox.state.menuButton(PRIVATE_CHAT)).toEqual({ type: 'commands' });
 
     const { command } = memberActions(sandbox);
     expect(await command(PRIVATE_CHAT, '/stickers_inbox')).toBe('📥 Инбокс заявок: список, поиск, статусы и графики.');
     expect(lastAnswer(PRIVATE_CHAT).reply_markup).toEqual({
       inline_keyboard: [[{ text: '📥 Открыть инбокс', web_app: { url: INBOX_URL } }]],
     });
+    expect(sandbox.state.menuButton(PRIVATE_CHAT)).toEqual(INBOX_BUTTON);
+    expect(sandbox.state.menuButton(VISITOR_CHAT)).toEqual({ type: 'commands' });
 
-    expect(await command(LEADS_CHAT, '/stickers_inbox')).toContain('открывается из личного чата с ботом');
+    expect(await command(LEADS_CHAT, '/stickers_inbox')).toContain(
+      'открывается из личного чата с ботом: отправьте там /stickers_inbox, и у поля ввода появится кнопка «Инбокс».',
+    );
     expect(lastAnswer(LEADS_CHAT).reply_markup).toEqual({ inline_keyboard: [[{ text: '📥 Открыть инбокс', url: INBOX_URL }]] });
+  });
+
+  it("at launch: the inbox's menu button in each manager's chat, Telegram's in the others; a manager with no chat yet is a line in the log", async () => {
+    // As an older version left it: the inbox's button for every private chat.
+    sandbox.state.setMenuButton(null, INBOX_BUTTON);
+    const logger = new CapturingLogger();
+    await startBot({ LEADS_INBOX_URL: INBOX_URL, LEADS_MANAGER_IDS: `${PRIVATE_CHAT},424242` }, logger);
+    await botLaunched(sandbox);
+    expect(sandbox.state.menuButton(PRIVATE_CHAT)).toEqual(INBOX_BUTTON);
+    expect(sandbox.state.menuButton(VISITOR_CHAT)).toEqual({ type: 'commands' });
+    expect(logger.lines).toContainEqual(
+      expect.stringContaining("the inbox's menu button for manager 424242 is not set: 400: Bad Request: chat not found"),
+    );
   });
 
   it('without LEADS_INBOX_URL: a short "not configured", and no menu button', async () => {
@@ -56,7 +82,7 @@ describe('/stickers_inbox and the menu button', () => {
     const { command } = memberActions(sandbox);
     expect(await command(PRIVATE_CHAT, '/stickers_inbox')).toBe('Инбокс не настроен: задайте LEADS_INBOX_URL.');
     expect(lastAnswer(PRIVATE_CHAT).reply_markup).toBeUndefined();
-    expect(sandbox.callsOf('setChatMenuButton')).toEqual([]);
+    expect(sandbox.callsOf('setChatMenuButton').map((c) => c.params)).toEqual([{ menu_button: { type: 'default' } }]);
     expect(sandbox.state.menuButton(null)).toEqual({ type: 'commands' });
   });
 });

@@ -15,6 +15,11 @@ import { AlertsService } from '../alerts/alerts.service';
 
 /** Lead numbers an erasure's answer lists (then "…and N more"): far below Telegram's 4096 characters. */
 const FORGET_LISTED = 30;
+/** The inbox's button beside the message field of one private chat (a manager's, or one that asked with /stickers_inbox). */
+export function inboxMenuButton(t: Messages, url: string) {
+  return { type: 'web_app' as const, text: t.inbox.menuButton, web_app: { url } };
+}
+
 /** The menu setMyCommands sets, in the locale's words. */
 export function botCommands(t: Messages): { command: BotCommand; description: string }[] {
   return BOT_COMMAND_NAMES.map((command) => ({ command, description: t.commands.menu[command] }));
@@ -114,14 +119,19 @@ export class BotCommandsService {
     }
   }
 
-  /** LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App), a `url` button in a group (no `web_app` there). */
-  private inbox(call: CommandCall): CommandOutcome {
+  /**
+   * LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App), a `url` button in a group (no `web_app`
+   * there). A private chat that asks gets the inbox as its menu button too; the private chats' default stays Telegram's,
+   * since visitors write to the bot there.
+   */
+  private async inbox(call: CommandCall): Promise<CommandOutcome> {
     const url = this.config.inbox.url;
     if (!url) return { kind: 'refused', reason: 'inbox_not_configured' };
     const text = this.t.inbox.button;
-    const [answer, button] =
-      call.chatType === 'private' ? [this.t.inbox.private, { text, web_app: { url } }] : [this.t.inbox.group, { text, url }];
-    return { text: answer, keyboard: { inline_keyboard: [[button]] } };
+    if (call.chatType !== 'private') return { text: this.t.inbox.group, keyboard: { inline_keyboard: [[{ text, url }]] } };
+    const set = await this.telegram.call('setChatMenuButton', { chat_id: Number(call.chatId), menu_button: inboxMenuButton(this.t, url) });
+    if (!set.ok) this.logger.warn({ msg: "the inbox's menu button not set", chat_id: call.chatId, error: set.description });
+    return { text: this.t.inbox.private, keyboard: { inline_keyboard: [[{ text, web_app: { url } }]] } };
   }
 
   /** docs/requirements.md §16.2: the lines of .env for the chat and topic it was sent in. Ids only: nothing personal. */

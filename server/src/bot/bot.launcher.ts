@@ -7,7 +7,7 @@ import { BOT_UPDATES, TelegramGateway } from '../telegram/telegram.gateway';
 import { TelegramPolling } from '../telegram/telegram-polling';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-import { botCommands } from './bot-commands.service';
+import { botCommands, inboxMenuButton } from './bot-commands.service';
 
 /** False where updates are fed by hand (no polling, no webhook set); true in production. */
 export const BOT_POLLING = Symbol('BotPolling');
@@ -136,24 +136,34 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     this.retry.unref();
   }
 
-  /** At each launch until it succeeds; the inbox's menu button goes first (a test waits for the commands as a launch's sign). */
+  /**
+   * At each launch until it succeeds; the menu buttons go first (a test waits for the commands as a launch's sign). The
+   * private chats' default button is Telegram's, as visitors write to the bot there (a launch of an older version set the
+   * inbox's for all); each manager's chat gets the inbox's, and so does any chat that sends /stickers_inbox.
+   */
   private registerCommands(): void {
     if (this.commandsRegistered) return;
     this.commandsRegistered = true;
     void (async () => {
+      const reset = await this.telegram.call('setChatMenuButton', { menu_button: { type: 'default' } });
+      if (!reset.ok) this.logger.warn(`setChatMenuButton failed: ${reset.description}`);
       const url = this.config.inbox.url;
-      const button = url
-        ? await this.telegram.call('setChatMenuButton', {
-            menu_button: { type: 'web_app', text: this.t.inbox.menuButton, web_app: { url } },
-          })
-        : null;
-      if (button && !button.ok) this.logger.warn(`setChatMenuButton failed: ${button.description}`);
+      if (url) await this.managersInboxButtons(url);
       const result = await this.telegram.call('setMyCommands', { commands: botCommands(this.t) });
       if (!result.ok) {
         this.commandsRegistered = false;
         this.logger.warn(`setMyCommands failed: ${result.description}`);
       }
     })();
+  }
+
+  /** LEADS_MANAGER_IDS' private chats get the inbox's menu button. */
+  private async managersInboxButtons(url: string): Promise<void> {
+    for (const id of this.config.telegram.managerIds ?? []) {
+      const set = await this.telegram.call('setChatMenuButton', { chat_id: id, menu_button: inboxMenuButton(this.t, url) });
+      // A manager who never opened the bot has no chat with it yet ("chat not found"): /stickers_inbox there sets it.
+      if (!set.ok) this.logger.log(`the inbox's menu button for manager ${id} is not set: ${set.description}`);
+    }
   }
 
   /** Before the database closes: hand the polling lease over at once rather than after it runs out. */
