@@ -80,6 +80,15 @@ function int(raw: unknown, name: string): number {
   return n;
 }
 
+/** A BotCommandScope as the key its list is kept under; a scope Telegram does not know is refused. */
+function commandScope(state: SandboxState, raw: unknown): string {
+  const scope = json<{ type?: unknown; chat_id?: unknown }>(raw) ?? { type: 'default' };
+  const type = scope.type;
+  if (type === 'default' || type === 'all_private_chats' || type === 'all_group_chats' || type === 'all_chat_administrators') return type;
+  if (type === 'chat') return `chat:${chatOf(state, scope.chat_id).id}`;
+  throw bad('unsupported bot command scope type');
+}
+
 function json<T>(raw: unknown): T | undefined {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw === 'string') {
@@ -406,14 +415,22 @@ export const METHODS: Record<string, (state: SandboxState, params: Record<string
     return true;
   },
   getWebhookInfo: (state) => state.webhookInfo(),
+  // A list per scope, as Telegram keeps them; an empty list deletes the scope's. getMyCommands gives the scope's own.
   setMyCommands: (state, params) => {
     const commands = json<unknown[]>(params.commands);
     if (!Array.isArray(commands)) throw bad('commands must be an array');
-    state.commands = commands;
+    const scope = commandScope(state, params.scope);
+    if (commands.length === 0) state.commandScopes.delete(scope);
+    else state.commandScopes.set(scope, commands);
     state.changed();
     return true;
   },
-  getMyCommands: (state) => state.commands,
+  deleteMyCommands: (state, params) => {
+    state.commandScopes.delete(commandScope(state, params.scope));
+    state.changed();
+    return true;
+  },
+  getMyCommands: (state, params) => state.commandScopes.get(commandScope(state, params.scope)) ?? [],
   // The button beside a private chat's input field: the default (no chat_id) or one private chat's.
   setChatMenuButton: (state, params) => {
     const button = json<Record<string, unknown>>(params.menu_button) ?? { type: 'default' };

@@ -220,7 +220,8 @@ export class SandboxState extends EventEmitter {
   updates: Update[] = [];
   nextUpdateId = 1;
   callbackAnswers: CallbackAnswer[] = [];
-  commands: unknown[] = [];
+  /** setMyCommands' lists by scope: `default`, `all_private_chats`, `all_group_chats`, `all_chat_administrators`, `chat:<id>`. */
+  commandScopes = new Map<string, unknown[]>();
   /** setChatMenuButton's buttons: the default one (key null) and each private chat's own. */
   menuButtons = new Map<number | null, MenuButton>();
   pendingCallbacks = new Map<string, { chat_id: number; message_id: number; data: string }>();
@@ -457,6 +458,17 @@ export class SandboxState extends EventEmitter {
     return fault;
   }
 
+  /** The commands a group's menu lists: those set for all groups, else the default ones. */
+  get commands(): unknown[] {
+    return this.commandScopes.get('all_group_chats') ?? this.commandScopes.get('default') ?? [];
+  }
+
+  /** The commands a private chat's menu lists: that chat's own, those set for all private chats, else the default ones. */
+  privateCommands(chatId: number): unknown[] {
+    const scopes = this.commandScopes;
+    return scopes.get(`chat:${chatId}`) ?? scopes.get('all_private_chats') ?? scopes.get('default') ?? [];
+  }
+
   setMenuButton(chatId: number | null, button: MenuButton): void {
     if (button.type === 'default' && chatId !== null) this.menuButtons.delete(chatId);
     else this.menuButtons.set(chatId, button);
@@ -481,7 +493,7 @@ export class SandboxState extends EventEmitter {
     this.faults = [];
     this.updates = [];
     this.callbackAnswers = [];
-    this.commands = [];
+    this.commandScopes.clear();
     this.menuButtons.clear();
     this.documents.clear();
     this.photos.clear();

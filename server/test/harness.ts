@@ -317,9 +317,9 @@ export function watchAlerts(server: { app: INestApplication }): () => Promise<{ 
     Promise.all(spy.mock.calls.map(async ([key], i) => ({ key, result: await (spy.mock.results[i].value as Promise<string>) })));
 }
 
-/** Waits until the bot has launched (it sets its commands at launch). */
+/** Waits until the bot has launched (it sets its commands at launch, the last of its calls then). */
 export function botLaunched(sandbox: TelegramSandbox): Promise<boolean> {
-  return waitFor(() => sandbox.state.commands.length > 0, 5000, 'setMyCommands at launch');
+  return waitFor(() => sandbox.callsOf('setMyCommands').some((c) => c.status === 200), 5000, 'setMyCommands at launch');
 }
 
 /** What a member does in the sandbox's chats; each resolves with what the bot answered. */

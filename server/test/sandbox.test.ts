@@ -144,6 +144,24 @@ describe('Telegram sandbox', () => {
     expect((await call('getChatMember', { chat_id: 5, user_id: DEFAULT_USER.id })).body.description).toBe('Bad Request: chat not found');
   });
 
+  it("keeps a command list per scope, as Telegram does: getMyCommands gives the scope's own, an empty list deletes it", async () => {
+    const list = (command: string) => [{ command, description: command }];
+    const set = (commands: unknown[], scope?: unknown) => call('setMyCommands', { commands, ...(scope ? { scope } : {}) });
+    expect((await set(list('everywhere'))).body.ok).toBe(true);
+    expect((await set(list('in_groups'), { type: 'all_group_chats' })).body.ok).toBe(true);
+    expect((await call('getMyCommands', {})).body.result).toEqual(list('everywhere'));
+    expect((await call('getMyCommands', { scope: { type: 'all_group_chats' } })).body.result).toEqual(list('in_groups'));
+    expect((await call('getMyCommands', { scope: { type: 'all_private_chats' } })).body.result).toEqual([]);
+    expect(sandbox.state.commands).toEqual(list('in_groups'));
+    expect(sandbox.state.privateCommands(DEFAULT_USER.id)).toEqual(list('everywhere'));
+    expect((await call('deleteMyCommands', {})).body.ok).toBe(true);
+    expect(sandbox.state.privateCommands(DEFAULT_USER.id)).toEqual([]);
+    expect((await set([], { type: 'all_group_chats' })).body.ok).toBe(true);
+    expect(sandbox.state.commands).toEqual([]);
+    expect((await set(list('x'), { type: 'chat', chat_id: 424242 })).body.description).toBe('Bad Request: chat not found');
+    expect((await set(list('x'), { type: 'somewhere' })).body.description).toBe('Bad Request: unsupported bot command scope type');
+  });
+
   it("reset forgets the bot's commands and menu buttons, as a new bot's Telegram would (a test waits for the commands as a launch's sign)", async () => {
     expect((await call('setMyCommands', { commands: [{ command: 'stickers_new', description: 'x' }] })).body.ok).toBe(true);
     expect(
