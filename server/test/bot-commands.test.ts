@@ -49,7 +49,8 @@ beforeEach(() => {
 });
 
 describe('commands (requirements §6)', () => {
-  it('are registered with setMyCommands', async () => {
+  it("are registered with setMyCommands for groups; a private chat, where visitors write, lists none (an older version's list for all is deleted)", async () => {
+    sandbox.state.commandScopes.set('default', [{ command: 'stickers_new', description: 'as an older version set it' }]);
     await boot();
     expect(sandbox.state.commands.map((c: any) => c.command)).toEqual([
       'stickers_new',
@@ -59,6 +60,8 @@ describe('commands (requirements §6)', () => {
       'stickers_chatid',
       'stickers_inbox',
     ]);
+    expect(sandbox.callsOf('setMyCommands').map((c) => c.params.scope)).toEqual([{ type: 'all_group_chats' }]);
+    expect(sandbox.state.privateCommands(PRIVATE_CHAT)).toEqual([]);
   });
 
   it('/stickers_new lists leads without a card (error, next attempt) and leads still new, oldest first', async () => {

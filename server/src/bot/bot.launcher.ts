@@ -137,9 +137,10 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * At each launch until it succeeds; the menu buttons go first (a test waits for the commands as a launch's sign). The
-   * private chats' default button is Telegram's, as visitors write to the bot there (a launch of an older version set the
-   * inbox's for all); each manager's chat gets the inbox's, and so does any chat that sends /stickers_inbox.
+   * At each launch until it succeeds; the menu buttons go first (a test waits for the commands as a launch's sign).
+   * Visitors write to the bot in their private chats, so what the menus offer there is Telegram's own: the default button
+   * (each manager's chat gets the inbox's, and so does any chat that sends /stickers_inbox) and no commands; the team's
+   * commands are listed in groups. Both undo what a launch of an older version set for every chat.
    */
   private registerCommands(): void {
     if (this.commandsRegistered) return;
@@ -149,7 +150,9 @@ export class BotLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       if (!reset.ok) this.logger.warn(`setChatMenuButton failed: ${reset.description}`);
       const url = this.config.inbox.url;
       if (url) await this.managersInboxButtons(url);
-      const result = await this.telegram.call('setMyCommands', { commands: botCommands(this.t) });
+      const cleared = await this.telegram.call('deleteMyCommands', {});
+      if (!cleared.ok) this.logger.warn(`deleteMyCommands failed: ${cleared.description}`);
+      const result = await this.telegram.call('setMyCommands', { commands: botCommands(this.t), scope: { type: 'all_group_chats' } });
       if (!result.ok) {
         this.commandsRegistered = false;
         this.logger.warn(`setMyCommands failed: ${result.description}`);
