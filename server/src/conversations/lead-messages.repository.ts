@@ -104,11 +104,7 @@ export class LeadMessagesRepository {
         .where('tg_user_id', '=', userId)
         .where('used_at', 'is not', null)
         .execute();
-      await trx
-        .updateTable('leads')
-        .set({ card_dirty_at: dirtyAfter(now) })
-        .where('id', '=', leadId)
-        .execute();
+      await this.cardsChanged(trx, [{ lead_id: leadId }], now);
     });
   }
 

@@ -23,13 +23,13 @@ export interface StatusChange {
 
 export type FallbackAnswerEnd = Extract<FallbackState, 'answered' | 'gone' | 'refused' | 'gave_up'>;
 
-/** The queries on one lead, its repeats and its story. */
 /**
  * `card_dirty_at` for a change at `now`: past the change it replaces by 1 ms at least, so an edit that read that one
  * never clears this one, and the outbox's trigger sees a new change.
  */
 export const dirtyAfter = (now: number) => sql<number>`case when card_dirty_at >= ${now} then card_dirty_at + 1 else ${now} end`;
 
+/** The queries on one lead, its repeats and its story. */
 @Injectable()
 export class LeadsRepository {
   constructor(@InjectDb() private readonly db: LeadsDb) {}
