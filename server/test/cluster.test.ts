@@ -7,6 +7,7 @@ import { SECRET_HEADER } from '@stickers/shared';
 import { TelegramSandbox } from '@stickers/telegram-sandbox';
 import {
   ADMIN_CHAT,
+  botLaunched,
   FakeClock,
   LEADS_CHAT,
   lead,
@@ -167,7 +168,7 @@ describePostgresOnly('two instances on one PostgreSQL (PostgreSQL only: SQLite i
     const card = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.text.includes(`#${number}`)), 5000, 'the card');
     const holder = async (on: TestServer) =>
       (await sqlRow<{ holder: string }>(on.db, "select holder from leases where name = 'telegram-polling'"))?.holder;
-    await waitFor(() => sandbox.state.commands.length > 0, 5000, 'a poller launched');
+    await botLaunched(sandbox);
     const first = await holder(a);
     const [leader, follower] = first === leaseIdOf(a) ? [a, b] : [b, a];
     await leader.close();
@@ -180,7 +181,7 @@ describePostgresOnly('two instances on one PostgreSQL (PostgreSQL only: SQLite i
 
   it('polling: a lease the database could not renew lapses with a line saying so, not that another instance polls', async () => {
     const [a, b] = await pair(NO_RATE_LIMITS, { telegram: true, polling: true });
-    await waitFor(() => sandbox.state.commands.length > 0, 5000, 'a poller launched');
+    await botLaunched(sandbox);
     const held = await sqlRow<{ holder: string }>(a.db, "select holder from leases where name = 'telegram-polling'");
     const leader = held?.holder === leaseIdOf(a) ? a : b;
     const unreachable = Object.assign(new Error('no connection to the database: connect ECONNREFUSED'), { code: 'DATABASE_UNREACHABLE' });

@@ -59,7 +59,6 @@ describe('trace', () => {
 
   it('tells the whole story: failed attempts, card, repeat and its notification, status changes, reminder, anonymisation', async () => {
     await boot({ polling: true });
-    await waitFor(() => sandbox.state.commands.length > 0, 5000, 'bot');
     sandbox.inject({ method: 'sendMessage', kind: 'server_error', status: 502, description: 'Bad Gateway', count: 1, chat_id: LEADS_CHAT });
     const first = lead({ phone: '+79990101010' });
     const created = await postLead(server, first);
