@@ -537,7 +537,8 @@ describe('team → visitor', () => {
     const reply = sandbox.say(LEADS_CHAT, 'Борис, добрый день', DEFAULT_USER, undefined, { reply_to_message_id: card });
     const line = await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === reply && m.from.is_bot));
     expect(line.text).toBe('⚠️ Не доставлено посетителю: он ещё не открыл бота по ссылке «Получить ответ в Telegram»');
-    // A reply to that notice is one to the card too.
+    // A reply to that notice is one to the card too, once the pass that sent it has recorded it with the lead.
+    await settled(server);
     const again = sandbox.say(LEADS_CHAT, 'Борис?', DEFAULT_USER, undefined, { reply_to_message_id: line.message_id });
     await waitFor(() => sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === again && m.from.is_bot));
     await settled(server);
