@@ -95,9 +95,7 @@ export class BotCommandsService {
   }
 
   private async decide(call: CommandCall): Promise<CommandOutcome> {
-    // What the bot can do is no secret: a title, then `/<command> — <description>` in the menu's order.
-    if (call.command === HELP_COMMAND)
-      return [this.t.commands.helpTitle, ...botCommands(this.t).map((c) => `/${c.command} — ${c.description}`)].join('\n');
+    if (call.command === HELP_COMMAND) return this.help(call);
     // Setup's helper answers in any group: it is how a chat's id is found before it is configured.
     if (call.command === 'stickers_chatid') return this.chatIds(call);
     // The inbox checks who opens it: its address may be given in the private chat with the bot too.
@@ -117,6 +115,18 @@ export class BotCommandsService {
       case 'stickers_inbox':
         return this.inbox(call);
     }
+  }
+
+  /**
+   * What the bot can do is no secret: in a group a title, then `/<command> — <description>` in the menu's order. The
+   * private chat is where visitors write to the team: there, what the chat is for, and the inbox's command to a manager.
+   */
+  private help(call: CommandCall): string {
+    const line = (c: { command: BotCommand; description: string }) => `/${c.command} — ${c.description}`;
+    const commands = botCommands(this.t);
+    if (call.chatType !== 'private') return [this.t.commands.helpTitle, ...commands.map(line)].join('\n');
+    const manager = this.config.inbox.url && this.config.telegram.managerIds?.includes(call.userId);
+    return [this.t.conversation.help, ...commands.filter((c) => manager && c.command === 'stickers_inbox').map(line)].join('\n');
   }
 
   /**

@@ -58,6 +58,9 @@ export const en = {
     writeAbout: (lead) => `✍️ Write about request #${lead}`,
     chosen: (lead) => `Your messages now go to request #${lead}.`,
     notChosen: 'You can no longer write about this request here.',
+    help:
+      '🤖 This is your chat with a manager about your request: write here, and the answer comes here.\n' +
+      '/start — which request your messages go to\n/stop — no more messages here',
     failed: '⚠️ The bot could not save this message: the leads server is not answering just now. Send it again in a minute.',
   },
 
