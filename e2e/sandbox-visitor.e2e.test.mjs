@@ -2,7 +2,8 @@
 // bot link (`/sandbox/t.me/<bot>?start=…`) lands on the page with the visitor's private chat in view; the visitor's
 // messages on one side and the bot's on the other, a photo without bytes as a tile with its caption, reactions under
 // their message; the box writes as the visitor and "📷 фото" sends a photo with its caption; "↩ ответить как участник"
-// under a bot's message in a group replies to it as the page's member; what is typed survives a redraw.
+// under a bot's message in a group replies to it as the page's member, and a bot link under the bot's answer to a member
+// opens as that member; what is typed survives a redraw.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -130,5 +131,31 @@ describe('the sandbox page: a member replies to a card', () => {
     );
     assert.equal(reply.from.id, DEFAULT_USER.id);
     await group.locator(`form[data-reply-to="${card.message_id}"]`).waitFor({ state: 'detached' });
+  });
+
+  it("a bot link under the bot's answer to a member opens as that member: the group's /stickers_inbox leads to their private chat", async () => {
+    const asked = sandbox.say(LEADS_CHAT, '/stickers_inbox', DEFAULT_USER);
+    const link = `${sandbox.url}/sandbox/t.me/${BOT_USER.username}?start=inbox`;
+    const res = await fetch(`${sandbox.url}/bot${sandbox.token}/sendMessage`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        chat_id: LEADS_CHAT,
+        text: '📥 Инбокс заявок',
+        reply_to_message_id: asked,
+        reply_markup: { inline_keyboard: [[{ text: '📥 Открыть инбокс', url: link }]] },
+      }),
+    });
+    const { message_id } = (await res.json()).result;
+    const button = page.locator(`section[data-chat-id="${LEADS_CHAT}"] [data-message-id="${message_id}"] a`, { hasText: 'Открыть инбокс' });
+    assert.equal(await button.getAttribute('href'), `${link}&user_id=${DEFAULT_USER.id}`);
+    const [opened] = await Promise.all([page.context().waitForEvent('page'), button.click()]);
+    const start = await waitUntil(
+      () => sandbox.messages(DEFAULT_USER.id).find((m) => m.text === '/start inbox'),
+      5000,
+      "the member's /start inbox",
+    );
+    assert.equal(start.from.id, DEFAULT_USER.id);
+    await opened.close();
   });
 });

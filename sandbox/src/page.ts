@@ -141,6 +141,12 @@ function noPhoto(img) {
 // A private chat's visitor: its id is the chat's; their name from their messages, else the chat's title.
 const visitors = {};
 const visitorOf = (chat) => (chat.messages.find((m) => m.from.id === chat.id) || {}).from || { id: chat.id, is_bot: false, first_name: chat.title };
+// A bot link (the sandbox's t.me) under the bot's answer to a member in a group opens as that member (the group's
+// /stickers_inbox leads to their private chat); any other, as the visitor.
+function linkAs(url, member) {
+  if (!member || !url.startsWith(location.origin + '/sandbox/t.me/')) return url;
+  return url + (url.includes('?') ? '&' : '?') + 'user_id=' + member.id;
+}
 const FOCUS = new URLSearchParams(location.search).get('chat');
 let focused = false;
 // The reply box open under a group's message ("chat:message"), kept across redraws.
@@ -161,7 +167,7 @@ function draw(state) {
     const bubble = (m) => {
       const reply = m.reply_to_message_id ? chat.messages.find((r) => r.message_id === m.reply_to_message_id) : null;
       const kb = (m.reply_markup?.inline_keyboard || []).map((row) => '<div class="row">' + row.map((b) => b.url
-        ? '<a href="' + esc(b.url) + '" target="_blank" rel="noopener">' + esc(b.text) + ' ↗</a>'
+        ? '<a href="' + esc(linkAs(b.url, personal || !reply || reply.from.is_bot ? null : reply.from)) + '" target="_blank" rel="noopener">' + esc(b.text) + ' ↗</a>'
         : b.web_app
         // A Mini App button: opened as the chat's user, with launch data the sandbox signs (the inbox's link).
         ? '<a href="/sandbox/api/inbox?user_id=' + chat.id + '" target="_blank" rel="noopener" title="Mini App: ' + esc(b.web_app.url) + '">' + esc(b.text) + ' ⧉</a>'

@@ -1,6 +1,6 @@
 /**
  * The bot's ways into the inbox (LEADS_INBOX_URL): `/stickers_inbox` with a `web_app` button in the private chat (which
- * then keeps the inbox as its menu button) and a `url` button in a group; the managers' menu buttons set at launch, and
+ * then keeps the inbox as its menu button) and in a group a `url` button to that private chat (`/start inbox`); the managers' menu buttons set at launch, and
  * none for the visitors' chats; against the sandbox, which refuses what Telegram refuses (a `web_app` button in a group,
  * a malformed menu button).
  */
@@ -57,10 +57,24 @@ describe('/stickers_inbox and the menu button', () => {
     expect(sandbox.state.menuButton(PRIVATE_CHAT)).toEqual(INBOX_BUTTON);
     expect(sandbox.state.menuButton(VISITOR_CHAT)).toEqual({ type: 'commands' });
 
-    expect(await command(LEADS_CHAT, '/stickers_inbox')).toContain(
-      'открывается из личного чата с ботом: отправьте там /stickers_inbox, и у поля ввода появится кнопка «Инбокс».',
+    expect(await command(LEADS_CHAT, '/stickers_inbox')).toBe(
+      '📥 Инбокс заявок: список, поиск, статусы и графики. Он открывается в личном чате с ботом: кнопка ниже ведёт туда, и у поля ввода появится кнопка «Инбокс».',
     );
-    expect(lastAnswer(LEADS_CHAT).reply_markup).toEqual({ inline_keyboard: [[{ text: '📥 Открыть инбокс', url: INBOX_URL }]] });
+    const toPrivateChat = `https://t.me/stickers_leads_bot?start=inbox`;
+    expect(lastAnswer(LEADS_CHAT).reply_markup).toEqual({ inline_keyboard: [[{ text: '📥 Открыть инбокс', url: toPrivateChat }]] });
+  });
+
+  it("the group's button opens the private chat with `/start inbox`, answered there as `/stickers_inbox` is", async () => {
+    await startBot({ LEADS_INBOX_URL: INBOX_URL });
+    await botLaunched(sandbox);
+    const { command } = memberActions(sandbox);
+    expect(await command(VISITOR_CHAT, '/start inbox', { ...DEFAULT_USER, id: VISITOR_CHAT })).toBe(
+      '📥 Инбокс заявок: список, поиск, статусы и графики.',
+    );
+    expect(lastAnswer(VISITOR_CHAT).reply_markup).toEqual({
+      inline_keyboard: [[{ text: '📥 Открыть инбокс', web_app: { url: INBOX_URL } }]],
+    });
+    expect(sandbox.state.menuButton(VISITOR_CHAT)).toEqual(INBOX_BUTTON);
   });
 
   it("at launch: the inbox's menu button in each manager's chat, Telegram's in the others; a manager with no chat yet is a line in the log", async () => {

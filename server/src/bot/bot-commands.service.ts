@@ -9,7 +9,7 @@ import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway, type BotReply } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
-import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, type BotCommand } from '../domain/bot-commands';
+import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, INBOX_START, type BotCommand } from '../domain/bot-commands';
 import { leadNumberOf } from '../domain/lead';
 import { AlertsService } from '../alerts/alerts.service';
 
@@ -130,15 +130,20 @@ export class BotCommandsService {
   }
 
   /**
-   * LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App), a `url` button in a group (no `web_app`
-   * there). A private chat that asks gets the inbox as its menu button too; the private chats' default stays Telegram's,
+   * LEADS_INBOX_URL as a `web_app` button in the private chat (the Mini App); in a group (no `web_app` there) a `url`
+   * button to that private chat. A private chat that asks gets the inbox as its menu button too; the private chats' default stays Telegram's,
    * since visitors write to the bot there.
    */
   private async inbox(call: CommandCall): Promise<CommandOutcome> {
     const url = this.config.inbox.url;
     if (!url) return { kind: 'refused', reason: 'inbox_not_configured' };
     const text = this.t.inbox.button;
-    if (call.chatType !== 'private') return { text: this.t.inbox.group, keyboard: { inline_keyboard: [[{ text, url }]] } };
+    if (call.chatType !== 'private') {
+      // The button opens the private chat with `/start inbox`, which answers as below; the page itself if getMe fails.
+      const me = await this.telegram.identity();
+      const chat = me.ok ? `${this.config.leads.telegramLinkRoot}/${me.value.username}?start=${INBOX_START}` : url;
+      return { text: this.t.inbox.group, keyboard: { inline_keyboard: [[{ text, url: chat }]] } };
+    }
     const set = await this.telegram.call('setChatMenuButton', { chat_id: Number(call.chatId), menu_button: inboxMenuButton(this.t, url) });
     if (!set.ok) this.logger.warn({ msg: "the inbox's menu button not set", chat_id: call.chatId, error: set.description });
     return { text: this.t.inbox.private, keyboard: { inline_keyboard: [[{ text, web_app: { url } }]] } };

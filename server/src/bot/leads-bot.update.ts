@@ -1,7 +1,7 @@
 import { Logger, UseFilters } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
 import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
-import { BOT_COMMAND_NAMES } from '../domain/bot-commands';
+import { BOT_COMMAND_NAMES, INBOX_START } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
 import { personName, type TelegramAccount } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
@@ -46,11 +46,15 @@ export class LeadsBotUpdate {
     private readonly messages: MessagesService,
   ) {}
 
-  /** `/start <payload>` in the private chat: a visitor's "Continue in Telegram" link. */
+  /** `/start <payload>` in the private chat: a visitor's "Continue in Telegram" link, or the group's inbox button. */
   @Start()
   async onStart(@Ctx() ctx: BotContext): Promise<void> {
     if (!ctx.message || !ctx.from || !ctx.chat) return;
     const payload = argsOf('text' in ctx.message ? ctx.message.text : '');
+    if (payload === INBOX_START && ctx.chat.type === 'private') {
+      const call = { command: 'stickers_inbox' as const, chatId: String(ctx.chat.id), threadId: null, userId: ctx.from.id, args: '' };
+      return this.reply(ctx, 'command reply failed', await this.commands.run({ ...call, chatType: 'private' }));
+    }
     await this.reply(ctx, 'start reply failed', await this.messages.start(ctx.chat.type, payload, account(ctx.from)));
   }
 

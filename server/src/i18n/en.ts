@@ -123,7 +123,7 @@ export const en = {
     menuButton: 'Inbox',
     private: '📥 The leads inbox: list, search, statuses and charts.',
     group:
-      '📥 The leads inbox: list, search, statuses and charts. In Telegram it opens from the private chat with the bot: send /stickers_inbox there, and the “Inbox” button appears by the message field.',
+      '📥 The leads inbox: list, search, statuses and charts. It opens in the private chat with the bot: the button below leads there, and the “Inbox” button appears by the message field.',
     notConfigured: 'The inbox is not configured: set LEADS_INBOX_URL.',
   },
 
