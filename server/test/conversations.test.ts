@@ -1,7 +1,7 @@
 /**
  * "Continue in Telegram", the conversation: what a bound visitor sends the bot is stored and relayed into the group as
  * a reply to the lead's card; a member's reply to the card or to a relayed message is stored and copied to the visitor;
- * `/stop`, a blocked bot, an unbound person and an erasure each end it their way; replies to one visitor are spaced
+ * `/stop` (undone by `/start`), a blocked bot, an unbound person and an erasure each end it their way; replies to one visitor are spaced
  * out. Against the sandbox, on both databases.
  */
 import type { SandboxUser } from '@stickers/telegram-sandbox';
@@ -527,6 +527,30 @@ describe('team → visitor', () => {
     await waitFor(() => botMessagesIn(VISITOR.id).length > before, 5000, 'the unbound answer');
     expect(botMessagesIn(VISITOR.id).map((m) => m.text)).not.toContain('Вы тут?');
     expect(await rows(server, leadNumber)).toEqual([expect.objectContaining(kept[0])]);
+  });
+
+  it('/start after /stop: the conversation runs again, its card without the mark, both ways', async () => {
+    const server = await boot({ polling: true });
+    const { leadNumber, card } = await boundLead(server);
+    const { command } = memberActions(sandbox);
+    expect(await command(VISITOR.id, '/stop', VISITOR)).toBe(
+      `Хорошо, больше не будем писать вам здесь по заявке #${leadNumber}. Передумаете — отправьте /start.`,
+    );
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, card)?.text).toContain('🔕 Посетитель отписался');
+    expect(await command(VISITOR.id, '/start', VISITOR)).toBe(
+      `Снова на связи по заявке #${leadNumber}: пишите сюда, менеджер ответит здесь же.`,
+    );
+    await settled(server);
+    expect(sandbox.state.message(LEADS_CHAT, card)?.text).not.toContain('🔕');
+    sandbox.say(VISITOR.id, 'я передумала', VISITOR);
+    await waitStored(server, leadNumber, 1);
+    sandbox.say(LEADS_CHAT, 'Отлично!', DEFAULT_USER, undefined, { reply_to_message_id: card });
+    await waitStored(server, leadNumber, 2);
+    await settled(server);
+    expect(botMessagesIn(VISITOR.id).map((m) => m.text)).toContain('Отлично!');
+    // Running again, a second /start only says which lead the chat is about.
+    expect(await command(VISITOR.id, '/start', VISITOR)).toContain(`Это ваша заявка #${leadNumber}.`);
   });
 
   it('a reply to the card of a lead no visitor is bound to: kept with the lead, failed with the reason, said in the group', async () => {

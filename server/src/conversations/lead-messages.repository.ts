@@ -169,15 +169,18 @@ export class LeadMessagesRepository {
       .where('l.anonymised_at', 'is', null);
   }
 
-  /** `/stop`: stops every lead the person is bound to, its card marked for a rewrite; gives the leads stopped. */
-  stop(userId: number, now: number): Promise<number[]> {
+  /**
+   * `/stop` (`stop` true): stops every lead the person is bound to; `/start` after it (false): they run again (an erased
+   * lead's links name nobody). Their cards are marked for a rewrite; gives the leads changed.
+   */
+  stop(userId: number, now: number, stop = true): Promise<number[]> {
     return this.db.transaction().execute(async (trx) => {
       const rows = await trx
         .updateTable('telegram_links')
-        .set({ stopped_at: now })
+        .set({ stopped_at: stop ? now : null })
         .where('tg_user_id', '=', userId)
         .where('used_at', 'is not', null)
-        .where('stopped_at', 'is', null)
+        .where('stopped_at', stop ? 'is' : 'is not', null)
         .returning('lead_id')
         .execute();
       return this.cardsChanged(trx, rows, now);

@@ -92,6 +92,12 @@ export class MessagesService {
 
   private async bind(payload: string, from: TelegramAccount): Promise<string> {
     if (payload === '') {
+      // After /stop: the conversation runs again, as it was.
+      const resumed = await this.messages.stop(from.id, this.clock.now(), false);
+      if (resumed.length > 0) {
+        this.logger.log({ msg: 'visitor resumed the conversation', lead_numbers: resumed });
+        return this.t.conversation.resumed(resumed.map((n) => `#${n}`).join(', '));
+      }
       // Already bound (the Restart button, a /start typed): which lead the chat is about, not an invitation to bind.
       const latest = await this.messages.latestLeadOf(from.id);
       return latest ? this.t.conversation.bound(latest.lead_id) : this.t.conversation.hello;

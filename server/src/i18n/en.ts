@@ -52,7 +52,8 @@ export const en = {
       `This chat is not connected with any request yet, so your message was not passed on to a manager. Send a request on the site${landing ? `: ${landing}` : ''} ` +
       'and open the “Get the answer in Telegram” link on the page shown after sending the form.',
     stopped: (leads) =>
-      `All right, we will not write to you here about ${/,/.test(leads) ? 'requests' : 'request'} ${leads} again. To continue, send a request on the site again.`,
+      `All right, we will not write to you here about ${/,/.test(leads) ? 'requests' : 'request'} ${leads} again. Changed your mind? Send /start.`,
+    resumed: (leads) => `Back in touch about ${/,/.test(leads) ? 'requests' : 'request'} ${leads}: write here, and a manager answers here.`,
     several: (lead) =>
       `You have sent several requests: messages in this chat go to request #${lead}. To write about another, press its button.`,
     writeAbout: (lead) => `✍️ Write about request #${lead}`,
