@@ -170,7 +170,7 @@ function draw(state) {
         ? '<a href="' + esc(linkAs(b.url, personal || !reply || reply.from.is_bot ? null : reply.from)) + '" target="_blank" rel="noopener">' + esc(b.text) + ' ↗</a>'
         : b.web_app
         // A Mini App button: opened as the chat's user, with launch data the sandbox signs (the inbox's link).
-        ? '<a href="/sandbox/api/inbox?user_id=' + chat.id + '" target="_blank" rel="noopener" title="Mini App: ' + esc(b.web_app.url) + '">' + esc(b.text) + ' ⧉</a>'
+        ? '<a href="/sandbox/api/inbox?user_id=' + chat.id + '" target="_blank" rel="noopener" title="Mini App: ' + esc(b.web_app.url) + '">' + esc(b.text) + ' 📲</a>'
         : '<button data-chat="' + chat.id + '" data-msg="' + m.message_id + '" data-cb="' + esc(b.callback_data) + '">' + esc(b.text) + '</button>').join('') + '</div>').join('');
       return '<div class="msg' + (m.from.is_bot ? '' : ' user') + '" data-message-id="' + m.message_id + '">'
         + (reply ? '<div class="reply">↩ ' + esc(reply.text.split('\\n')[0]) + '</div>' : '')
