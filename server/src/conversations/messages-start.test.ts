@@ -13,6 +13,8 @@ describe('MessagesService.start', () => {
     activeLeadsOf: () => Promise.resolve([]),
     latestLeadOf: () => Promise.resolve(null),
     unblocked: () => Promise.resolve(),
+    // `/start` after `/stop` binds again what it stopped: nothing stopped here.
+    stop: () => Promise.resolve([]),
   };
   const fake = {} as never;
   const service = (t = ru) =>
