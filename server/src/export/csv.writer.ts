@@ -5,10 +5,13 @@ import { StreamableFile } from '@nestjs/common';
 export const CSV_BOM = '\uFEFF';
 export const CRLF = '\r\n';
 
-/** OWASP's list for CSV injection: what a spreadsheet runs as a formula when a cell starts with it. */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/**
+ * OWASP's list for CSV injection (what a spreadsheet runs as a formula when a cell starts with it), and `'` itself, so
+ * that a reader who drops one `'` at those places gets every value back: `'=1` is written `''=1`, `=1` is `'=1`.
+ */
+const FORMULA_START = /^[=+\-@\t\r']/;
 /** A separator some reader splits at (`,`, ru-RU Excel's `;`, a tab, a line break), spaces, quotes, then a formula character. */
-const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n][ \t]*)("*)(?=[=+\-@\t\r])/g;
+const FORMULA_AFTER_SEPARATOR = /([,;\t\r\n][ \t]*)("*)(?=[=+\-@\t\r'])/g;
 
 /** A `'` wherever a spreadsheet would start a formula, at the start or after a separator: `Ann;=1+1` is `Ann;'=1+1`. */
 export function neutralise(value: string): string {
