@@ -313,6 +313,11 @@ describe('since, until and cursor: one strict reading', () => {
       });
       expect((await get(server, `/leads/export.csv?${bad}`)).status).toBe(422);
     }
+    // Two valid values of one parameter: it must be given once, on the list and the CSV alike.
+    for (const path of ['/leads', '/leads/export.csv']) {
+      const twice = await get(server, `${path}?status=won&status=lost`);
+      expect([twice.status, twice.body]).toEqual([422, { error: 'invalid_query', errors: { status: 'must be given once' } }]);
+    }
     // What exists is read as before.
     for (const good of [
       'since=2028-02-29',

@@ -83,6 +83,12 @@ describe('GET /webhooks/events', () => {
     expect(res.status).toBe(422);
     expect(res.body.error).toBe('invalid_query');
     expect(Object.keys(res.body.errors).sort()).toEqual(['limit', 'since']);
+    // A parameter given twice is said to be, whatever its values, beside the other parameters' problems.
+    const twice = await list('?limit=2&limit=3&since=yesterday');
+    expect([twice.status, twice.body]).toEqual([
+      422,
+      { error: 'invalid_query', errors: { limit: 'must be given once', since: expect.stringMatching(/^must be an ISO 8601/) } },
+    ]);
     // ISO 8601 forms that name no instant a database can compare (a week, a day of the year), or no real day.
     for (const since of ['2026-W01', '2026-335', '2026-02-30']) {
       const week = await list(`?since=${since}`);

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { applyDecorators, Inject, Injectable } from '@nestjs/common';
+import { applyDecorators, type ArgumentMetadata, HttpException, Inject, Injectable } from '@nestjs/common';
 import { IntersectionType, PickType } from '@nestjs/swagger';
 import { type ClassTransformOptions, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy, type ValidationArguments } from 'class-validator';
@@ -33,6 +33,7 @@ export const QUERY_RULES = {
   unknownEvent: 'no event has this id',
   source: `must be a source name (as LANDING_SOURCE) or ${NO_SOURCE}`,
   q: `must be a text of at most ${SEARCH_MAX} characters, without control characters`,
+  once: 'must be given once',
 } as const;
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):?(\d{2}))?)?$/;
@@ -123,6 +124,22 @@ export class LeadsQueryPipe extends ApiValidationPipe {
   constructor(@Inject(SERVER_CONFIG) config: ServerConfig) {
     const transformOptions: ZonedTransform = { timezone: config.timezone };
     super(invalidQuery, { cursorKey: cursorKey(config.leads.secret, config.leads.ipSalt) } satisfies CursorContext, { transformOptions });
+  }
+
+  /** A parameter given twice (`?status=won&status=lost`, a list in Express's query) is said to be, beside the others' problems. */
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const query = (value ?? {}) as Record<string, unknown>;
+    const repeated = Object.keys(query).filter((name) => Array.isArray(query[name]));
+    if (repeated.length === 0) return super.transform(value, metadata);
+    const rest = Object.fromEntries(Object.entries(query).filter(([name]) => !repeated.includes(name)));
+    const others = await super.transform(rest, metadata).then(
+      () => ({}),
+      (err: unknown) => {
+        if (!(err instanceof HttpException && err.getStatus() === 422)) throw err;
+        return (err.getResponse() as { errors: Record<string, string> }).errors;
+      },
+    );
+    throw invalidQuery({ ...Object.fromEntries(repeated.map((name) => [name, QUERY_RULES.once])), ...others });
   }
 }
 
