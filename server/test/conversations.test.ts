@@ -525,6 +525,10 @@ describe('team → visitor', () => {
     const before = botMessagesIn(VISITOR.id).length;
     sandbox.say(VISITOR.id, 'передумала', VISITOR);
     await waitFor(() => botMessagesIn(VISITOR.id).length > before, 5000, 'the unbound answer');
+    // Not "send a request on the site": the way back is /start.
+    expect(botMessagesIn(VISITOR.id).at(-1)!.text).toBe(
+      'Вы отписались командой /stop, поэтому сообщение не передано менеджеру. Чтобы снова писать ему здесь, отправьте /start.',
+    );
     expect(botMessagesIn(VISITOR.id).map((m) => m.text)).not.toContain('Вы тут?');
     expect(await rows(server, leadNumber)).toEqual([expect.objectContaining(kept[0])]);
   });

@@ -169,6 +169,18 @@ export class LeadMessagesRepository {
       .where('l.anonymised_at', 'is', null);
   }
 
+  /** Whether the person stopped a lead of theirs with `/stop` (and has not sent `/start` since). */
+  async hasStopped(userId: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('telegram_links')
+      .select('lead_id')
+      .where('tg_user_id', '=', userId)
+      .where('used_at', 'is not', null)
+      .where('stopped_at', 'is not', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /**
    * `/stop` (`stop` true): stops every lead the person is bound to; `/start` after it (false): they run again (an erased
    * lead's links name nobody). Their cards are marked for a rewrite; gives the leads changed.

@@ -218,7 +218,8 @@ export class MessagesService {
     return stored;
   }
 
-  private unboundAnswer(userId: number): string | null {
+  /** Once a minute: this person's messages reach no one (after `/stop`: how to undo it). */
+  private async unboundAnswer(userId: number): Promise<string | null> {
     const now = this.clock.now();
     const last = this.answeredAt.get(userId);
     if (last !== undefined && now - last < UNBOUND_ANSWER_INTERVAL_MS) return null;
@@ -226,6 +227,7 @@ export class MessagesService {
     if (this.answeredAt.size > 10_000) {
       for (const [id, at] of this.answeredAt) if (now - at >= UNBOUND_ANSWER_INTERVAL_MS) this.answeredAt.delete(id);
     }
+    if (await this.messages.hasStopped(userId)) return this.t.conversation.stoppedUnbound;
     return this.t.conversation.unbound(this.config.leads.landingUrl);
   }
 }

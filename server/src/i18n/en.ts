@@ -53,6 +53,8 @@ export const en = {
       'and open the “Get the answer in Telegram” link on the page shown after sending the form.',
     stopped: (leads) =>
       `All right, we will not write to you here about ${/,/.test(leads) ? 'requests' : 'request'} ${leads} again. Changed your mind? Send /start.`,
+    stoppedUnbound:
+      'You unsubscribed with /stop, so your message was not passed on to a manager. To write to them here again, send /start.',
     resumed: (leads) => `Back in touch about ${/,/.test(leads) ? 'requests' : 'request'} ${leads}: write here, and a manager answers here.`,
     several: (lead) =>
       `You have sent several requests: messages in this chat go to request #${lead}. To write about another, press its button.`,
