@@ -1,7 +1,8 @@
 // The sandbox page as the visitor's side of "Continue in Telegram", in headless Chromium against the built sandbox: a
 // bot link (`/sandbox/t.me/<bot>?start=…`) lands on the page with the visitor's private chat in view; the visitor's
 // messages on one side and the bot's on the other, a photo without bytes as a tile with its caption, reactions under
-// their message; the box writes as the visitor and "📷 фото" sends a photo with its caption; "↩ ответить как участник"
+// their message; the box writes as the visitor and "📷 фото" sends a photo with its caption, and the bot's buttons there
+// are pressed as the visitor; "↩ ответить как участник"
 // under a bot's message in a group replies to it as the page's member, and a bot link under the bot's answer to a member
 // opens as that member; what is typed survives a redraw.
 import assert from 'node:assert/strict';
@@ -13,8 +14,9 @@ import { CHROMIUM, CHROMIUM_ARGS, LEADS_CHAT, waitUntil } from './stack.mjs';
 let sandbox;
 let browser;
 let page;
-/** The bodies the page posted to /sandbox/api/say, oldest first. */
+/** The bodies the page posted to /sandbox/api/say, oldest first; and to /sandbox/api/press. */
 const said = [];
+const pressed = [];
 
 async function botSays(chatId, text) {
   const res = await fetch(`${sandbox.url}/bot${sandbox.token}/sendMessage`, {
@@ -35,6 +37,7 @@ before(async () => {
   page.setDefaultTimeout(10000);
   page.on('request', (r) => {
     if (r.method() === 'POST' && new URL(r.url()).pathname === '/sandbox/api/say') said.push(JSON.parse(r.postData()));
+    if (r.method() === 'POST' && new URL(r.url()).pathname === '/sandbox/api/press') pressed.push(JSON.parse(r.postData()));
   });
 });
 
@@ -100,6 +103,22 @@ describe('the sandbox page: the visitor and the bot', () => {
     const tile = visitorChat().locator('.msg.user', { hasText: 'Второй вариант' }).locator('.tile');
     await tile.waitFor();
     assert.equal(await tile.innerText(), '📷 фото');
+  });
+
+  it("a button of the bot's in the visitor's chat is pressed as the visitor", async () => {
+    const res = await fetch(`${sandbox.url}/bot${sandbox.token}/sendMessage`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        chat_id: DEFAULT_VISITOR.id,
+        text: 'Сообщения идут по заявке #5',
+        reply_markup: { inline_keyboard: [[{ text: '✍️ Писать по заявке #4', callback_data: 'talk:4' }]] },
+      }),
+    });
+    const { message_id } = (await res.json()).result;
+    await visitorChat().locator(`[data-message-id="${message_id}"] button`, { hasText: 'Писать по заявке #4' }).click();
+    const body = await waitUntil(() => pressed.find((b) => b.data === 'talk:4'), 5000, 'the press');
+    assert.equal(body.from.id, DEFAULT_VISITOR.id);
   });
 
   it('reactions show under their message', async () => {

@@ -2,7 +2,7 @@ import { BOT_USER } from './state';
 
 /**
  * The sandbox page: the leads group and the admin chat as Telegram shows them (cards, edits, replies, buttons); a
- * forum's messages grouped by topic. "＋ группа" makes a new group (a forum with two topics, if asked) and
+ * forum's messages grouped by topic. "+ группа" makes a new group (a forum with two topics, if asked) and
  * adds the bot to it, as `npm run leads -- setup` asks the operator to do; a group the bot is not in says so and
  * offers to add it.
  * Pressing a button sends the bot a callback_query; the box under a chat sends a message (a command) as a member, and
@@ -67,7 +67,7 @@ export function renderPage(options: { inbox?: boolean } = {}): string {
   <button data-fault="server_error">500</button>
   <button data-fault="hang">зависнуть</button>
   <button data-clear>сбросить сбои</button>
-  <button data-new-group title="Новая группа, куда добавлен бот: для npm run leads -- setup">＋ группа</button>
+  <button data-new-group title="Новая группа, куда добавлен бот: для npm run leads -- setup">+ группа</button>
   <label id="status">подключение…</label>
   <label id="updates"></label>
 </header>
@@ -258,7 +258,8 @@ let answered = 0;
 let last = null;
 document.addEventListener('click', async (e) => {
   const b = e.target.closest('button[data-cb]');
-  if (b) { await api('press', { chat_id: b.dataset.chat, message_id: b.dataset.msg, data: b.dataset.cb }); return; }
+  // In a private chat the visitor presses (the bot's "write about #N" buttons); in a group, the page's member.
+  if (b) { await api('press', { chat_id: b.dataset.chat, message_id: b.dataset.msg, data: b.dataset.cb, from: visitors[b.dataset.chat] }); return; }
   const f = e.target.closest('button[data-fault]');
   if (f) {
     for (const method of ['sendMessage', 'editMessageText']) await api('faults', { method, kind: f.dataset.fault, retry_after: 5 });
