@@ -242,6 +242,18 @@ describe('several leads, one chat', () => {
     expect(await memberActions(sandbox).press(VISITOR.id, answer.message_id, `talk:${first.leadNumber}`, VISITOR)).toBe(
       `Теперь сообщения идут по заявке #${first.leadNumber}.`,
     );
+    // The message pressed names the lead chosen now, with its buttons, rather than the one before.
+    const rewritten = sandbox.state.message(VISITOR.id, answer.message_id)!;
+    expect(rewritten.text).toBe(
+      `Вы оставили несколько заявок: сообщения из этого чата идут по заявке #${first.leadNumber}. Чтобы писать по другой, нажмите её кнопку.`,
+    );
+    const kept = rewritten.reply_markup!.inline_keyboard.flat() as { callback_data: string }[];
+    expect(kept.map((b) => b.callback_data)).toEqual([`talk:${first.leadNumber}`, `talk:${second.leadNumber}`]);
+    // The lead named already, pressed again: the same answer, nothing to rewrite, nothing logged.
+    expect(await memberActions(sandbox).press(VISITOR.id, answer.message_id, `talk:${first.leadNumber}`, VISITOR)).toBe(
+      `Теперь сообщения идут по заявке #${first.leadNumber}.`,
+    );
+    expect(server.logger.lines.filter((l) => l.includes('the choice not rewritten'))).toEqual([]);
     sandbox.say(VISITOR.id, 'про первую заявку', VISITOR);
     expect((await waitStored(server, first.leadNumber, 1)).map((m) => m.text)).toEqual(['про первую заявку']);
     expect((await rows(server, second.leadNumber)).map((m) => m.text)).toEqual(['про вторую заявку']);

@@ -171,12 +171,21 @@ export class MessagesService {
     return { text: this.t.conversation.several(current.lead_id), keyboard: { inline_keyboard: keyboard } };
   }
 
-  /** A press of a `choice` button in the private chat: the answer to show (the lead chosen, or why not). */
-  async choose(from: TelegramAccount, data: string): Promise<string> {
+  /**
+   * A press of a `choice` button in the private chat: the answer to show (the lead chosen, or why not). The pressed
+   * message is rewritten to name the lead chosen, so that it does not go on naming the one before.
+   */
+  async choose(from: TelegramAccount, data: string, pressed: { chatId: string; messageId: number }): Promise<string> {
     const leadId = Number(data.slice(CHOOSE_PREFIX.length));
     if (!Number.isSafeInteger(leadId) || !(await this.messages.choose(from.id, leadId, this.clock.now())))
       return this.t.conversation.notChosen;
     this.logger.log({ msg: 'visitor chose the lead for their messages', lead_number: leadId });
+    const choice = await this.choice(from.id);
+    if (choice) {
+      const edited = await this.telegram.edit(pressed.chatId, pressed.messageId, choice.text, false, choice.keyboard);
+      // Not modified: the lead pressed was the one named already.
+      if (!edited.ok && edited.kind !== 'not_modified') this.logger.warn({ msg: 'the choice not rewritten', error: edited.description });
+    }
     return this.t.conversation.chosen(leadId);
   }
 
