@@ -1,7 +1,8 @@
 import { COMMENT_MAX, DATE_MAX, GUESTS_MAX, NAME_MAX, NAME_MIN } from '../limits.js';
 import type { FieldMessages } from './field-messages.js';
 
-const phoneFormatsRu = '+7 916 555-12-34 or 8 916 555-12-34';
+// The English page's hint asks for the country code (a visitor abroad): the error names it too, beside Russia's forms.
+const phoneFormatsRu = "+7 916 555-12-34, 8 916 555-12-34, or another country's code and number (+1 415 555 2671)";
 const phoneInvalid = (formats: string) => `Phone as ${formats}`;
 
 /** The field texts in English. */

@@ -35,7 +35,8 @@ describe('field catalogues', () => {
     expect(fieldErrorText('name', 'required')).toBe('Укажите имя');
     expect(fieldErrorText('name', 'required', { locale: 'en' })).toBe('Enter your name');
     expect(fieldErrorText('phone', 'invalid', { locale: 'en', phoneRegion: 'DE' })).toBe('Phone as +49 and the number, or a local number');
-    expect(phoneFormats('RU', 'en')).toBe('+7 916 555-12-34 or 8 916 555-12-34');
+    // In English the hint asks for the country code whatever the region, and the error agrees with it.
+    expect(phoneFormats('RU', 'en')).toBe("+7 916 555-12-34, 8 916 555-12-34, or another country's code and number (+1 415 555 2671)");
     expect(Object.keys(FIELD_MESSAGES)).toEqual([...LOCALES]);
   });
 
