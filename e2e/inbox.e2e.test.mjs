@@ -220,6 +220,11 @@ describe('the inbox launched through the URL fragment', () => {
     const card = await cardOf(number);
     const link = page.getByRole('link', { name: 'Открыть карточку в группе' });
     assert.equal(await link.getAttribute('href'), `https://t.me/c/${String(LEADS_CHAT).slice(4)}/${card.message_id}`);
+    // The links alone on their line are targets a thumb hits, 44 px tall, not their line of text.
+    for (const alone of [link, page.getByRole('link', { name: /К списку/ })]) {
+      const { height } = await alone.boundingBox();
+      assert.ok(height >= 44, `${await alone.innerText()}: ${height} px tall`);
+    }
     await screenshot('inbox-lead.png');
   });
 

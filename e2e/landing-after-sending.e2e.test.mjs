@@ -85,6 +85,9 @@ describe('after sending', () => {
     assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
     assert.equal(await page.locator('[data-state="sent"]').getAttribute('role'), 'status');
     await page.screenshot({ path: '/tmp/sent-screen.png', fullPage: true });
+    // "Send another" is a target a finger hits: 44 px tall, not its line of text.
+    const again = await page.getByRole('link', { name: 'Отправить ещё одну заявку' }).boundingBox();
+    assert.ok(again.height >= 44, `the link is ${again.height} px tall`);
     assert.equal(await page.evaluate(() => typeof window.ym + typeof window.gtag), 'undefinedundefined');
     assert.deepEqual(outside, []);
     await context.close();

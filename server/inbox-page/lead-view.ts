@@ -139,7 +139,7 @@ export async function renderLead(app: App, n: number, message: string | null = n
     backLink(app),
     el('h1', {}, t.lead(lead.lead_number), ' ', statusBadge(app, lead.status)),
     note,
-    detail.card_url ? el('p', {}, externalLink(app, detail.card_url, t.cardLink)) : el('p', { class: 'hint' }, t.noCard),
+    detail.card_url ? el('p', {}, externalLink(app, detail.card_url, t.cardLink, 'alone')) : el('p', { class: 'hint' }, t.noCard),
     lead.anonymised_at ? el('p', { class: 'hint' }, t.anonymised(time(app, lead.anonymised_at))) : null,
     lead.anonymised_at ? null : section(t.actions, actions),
     dl([
@@ -198,7 +198,7 @@ export async function renderLead(app: App, n: number, message: string | null = n
 }
 
 function backLink(app: App): HTMLElement {
-  return el('p', {}, link(app, new URLSearchParams(sessionStorage.getItem('inbox.list') ?? ''), { class: 'back' }, `← ${app.t.back}`));
+  return el('p', {}, link(app, new URLSearchParams(sessionStorage.getItem('inbox.list') ?? ''), { class: 'alone' }, `← ${app.t.back}`));
 }
 
 async function changeStatus(app: App, lead: LeadItem, to: LeadStatus): Promise<void> {
