@@ -106,6 +106,15 @@ describe("the inbox: a lead's conversation", () => {
     await openLead();
     assert.match(await section().innerText(), /С клиентом в Telegram: скрыто/);
     assert.doesNotMatch(await section().innerText(), /не открыл бота/);
+    assert.doesNotMatch(await section().innerText(), /не совпадает/);
+  });
+
+  it('an account that is not the username the form gave is said to differ, as the card says', async () => {
+    conversation = { bound: { username: 'galina_o', name: 'Галина' }, stopped: false, messages: [] };
+    await openLead();
+    const who = section().locator('p', { hasText: 'С клиентом в Telegram' });
+    assert.equal(await who.innerText(), 'С клиентом в Telegram: @galina_o (Галина) ⚠️ не совпадает с указанным в заявке (@anna_k)');
+    assert.equal(await who.locator('strong').innerText(), '⚠️ не совпадает с указанным в заявке (@anna_k)');
   });
 
   it('lists the messages: side, author, time, text or «📷 фото», state; a failed one with its reason', async () => {
@@ -141,6 +150,7 @@ describe("the inbox: a lead's conversation", () => {
     };
     await openLead();
     assert.match(await section().innerText(), /С клиентом в Telegram: @anna_k \(Анна Ким\)/);
+    assert.doesNotMatch(await section().innerText(), /не совпадает/);
     const items = section().locator('ol.messages > li');
     assert.equal(await items.count(), 6);
     assert.deepEqual(await items.evaluateAll((li) => li.map((l) => l.className)), [

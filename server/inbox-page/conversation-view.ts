@@ -14,7 +14,7 @@ const REFRESH_MS = 5_000;
  * and in view it asks again every few seconds: the visitor's new messages and the states of the team's appear without a
  * reload, and only a change is drawn, so the box keeps what is being typed and the live region speaks only of news.
  */
-export function conversationSection(app: App, n: number, open: boolean): HTMLElement {
+export function conversationSection(app: App, n: number, open: boolean, typed: string | null): HTMLElement {
   const t = app.t;
   const body = el('div', { class: 'conversation', 'aria-live': 'polite' }, el('p', { class: 'hint' }, t.loading));
   const section = el('section', { id: 'conversation' }, el('h2', {}, t.conversation), body);
@@ -42,7 +42,7 @@ export function conversationSection(app: App, n: number, open: boolean): HTMLEle
     const seen = JSON.stringify(conversation);
     if (seen === drawn) return;
     drawn = seen;
-    drawConversation(app, conversation, who, list);
+    drawConversation(app, conversation, typed, who, list);
     if (open && !conversation.stopped) box ??= composer(app, n, note, load);
     else box = null;
     // Put in place only when the parts change (the first draw, a /stop): moving the box would take its focus.
@@ -57,13 +57,16 @@ export function conversationSection(app: App, n: number, open: boolean): HTMLEle
   return section;
 }
 
-function drawConversation(app: App, conversation: Conversation, who: HTMLElement, list: HTMLElement): void {
+function drawConversation(app: App, conversation: Conversation, typed: string | null, who: HTMLElement, list: HTMLElement): void {
   const t = app.t;
   const bound = conversation.bound;
   // LEADS_CARD_PII=0 hides the account (`{"username":null,"name":""}`), not that the visitor is bound.
   const account = bound ? (bound.username ? `@${bound.username} (${bound.name})` : bound.name || t.hiddenPii) : null;
   who.className = bound ? '' : 'hint';
   who.textContent = account ? t.conversationWith(account) : conversation.stopped ? t.conversationStopped : t.conversationNotBound;
+  // As the card warns: the account that opened the link is not the username the form gave (hidden values compare nothing).
+  if (bound && (bound.username || bound.name) && typed && (bound.username ?? '').toLowerCase() !== typed.replace(/^@/, '').toLowerCase())
+    who.append(' ', el('strong', {}, t.telegramDiffers(typed)));
   show(
     list,
     conversation.messages.length

@@ -156,7 +156,7 @@ export async function renderLead(app: App, n: number, message: string | null = n
     // Erased: its messages are deleted with it, and no visitor is bound any more.
     lead.anonymised_at
       ? section(t.conversation, el('p', { class: 'hint', id: 'conversation-erased' }, t.conversationErased))
-      : conversationSection(app, lead.lead_number, app.me.may_change),
+      : conversationSection(app, lead.lead_number, app.me.may_change, lead.telegram),
     section(t.sourceTitle, sourceRows.length ? dl(sourceRows) : el('p', { class: 'hint' }, t.noSource)),
     section(
       t.consent,

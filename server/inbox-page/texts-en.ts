@@ -139,6 +139,7 @@ export const en: PageTexts = {
   otherSources: (count) => `Others (${count})`,
   conversation: 'Conversation',
   conversationWith: (who) => `With the visitor in Telegram: ${who}`,
+  telegramDiffers: (typed) => `⚠️ not the one typed in the form (${typed})`,
   conversationErased: 'Erased with the lead: its messages are deleted, and the visitor can no longer be written to here.',
   conversationNotBound: 'The visitor has not opened the bot yet: they can be written to once they follow the link from the form.',
   conversationStopped: 'The visitor unsubscribed from the bot with /stop: they can no longer be written to here.',

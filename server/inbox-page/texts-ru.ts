@@ -156,6 +156,7 @@ export const ru: PageTexts = {
   otherSources: (count) => `Другие (${count})`,
   conversation: 'Переписка',
   conversationWith: (who) => `С клиентом в Telegram: ${who}`,
+  telegramDiffers: (typed) => `⚠️ не совпадает с указанным в заявке (${typed})`,
   conversationErased: 'Удалена вместе с данными заявки: сообщений больше нет, написать клиенту отсюда нельзя.',
   conversationNotBound: 'Клиент ещё не открыл бота: написать ему можно после того, как он перейдёт по ссылке из формы.',
   conversationStopped: 'Клиент отписался от бота командой /stop: написать ему здесь больше нельзя.',

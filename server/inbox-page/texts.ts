@@ -120,6 +120,8 @@ export interface Texts {
   /** The lead's conversation with the visitor through the bot. */
   conversation: string;
   conversationWith: (who: string) => string;
+  /** After conversationWith: the account is not the username the form gave (as the card warns). */
+  telegramDiffers: (typed: string) => string;
   /** An erased lead's conversation: deleted with it. */
   conversationErased: string;
   conversationNotBound: string;
