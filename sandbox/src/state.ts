@@ -7,6 +7,8 @@ export interface SandboxUser {
   first_name: string;
   last_name?: string;
   username?: string;
+  /** The person's Telegram app language (IETF: `en`, `ru`, `pt-br`), as Telegram sends it with their updates. */
+  language_code?: string;
 }
 
 /** A member's status as Telegram's ChatMember gives it. */

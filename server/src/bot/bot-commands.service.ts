@@ -8,7 +8,7 @@ import { ExportService } from '../export/export.service';
 import { ReportsService } from '../reports/reports.service';
 import { TelegramGateway, type BotReply } from '../telegram/telegram.gateway';
 import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
+import { catalogueOf, type Messages } from '../i18n';
 import { BOT_COMMAND_NAMES, EXPORT_DAYS_DEFAULT, EXPORT_DAYS_MAX, INBOX_START, type BotCommand } from '../domain/bot-commands';
 import { leadNumberOf } from '../domain/lead';
 import { AlertsService } from '../alerts/alerts.service';
@@ -67,6 +67,8 @@ interface CommandCall {
   /** The text after the command. */
   args: string;
   chatType?: string;
+  /** The sender's Telegram app language (`language_code`): a visitor's private chat answers in it where the bot has it. */
+  language?: string;
 }
 
 /** A text (with buttons) to answer with, or a refusal that `refusalText` words. */
@@ -126,7 +128,10 @@ export class BotCommandsService {
     const commands = botCommands(this.t);
     if (call.chatType !== 'private') return [this.t.commands.helpTitle, ...commands.map(line)].join('\n');
     const manager = this.config.inbox.url && this.config.telegram.managerIds?.includes(call.userId);
-    return [this.t.conversation.help, ...commands.filter((c) => manager && c.command === 'stickers_inbox').map(line)].join('\n');
+    return [
+      catalogueOf(call.language, this.t).conversation.help,
+      ...commands.filter((c) => manager && c.command === 'stickers_inbox').map(line),
+    ].join('\n');
   }
 
   /**

@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, Inject, Logger } from 
 import { TelegrafArgumentsHost } from 'nestjs-telegraf';
 import { errorText } from '@stickers/shared';
 import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
+import { catalogueOf, type Messages } from '../i18n';
 import { type BotContext, TelegramGateway } from '../telegram/telegram.gateway';
 
 /**
@@ -28,7 +28,9 @@ export class BotErrorFilter implements ExceptionFilter {
     if (query) answered = await this.telegram.answerCallback(query.id, this.t.press.failed);
     else if (message && ctx.chat) {
       const command = message.entities?.[0]?.type === 'bot_command' && message.entities[0].offset === 0;
-      const text = command ? this.t.commands.failed : this.t.conversation.failed;
+      // A visitor, in the private chat, is told in their Telegram app's language where the bot has it; a group, in LEADS_LOCALE's.
+      const visitor = ctx.chat.type === 'private' ? catalogueOf(ctx.from?.language_code, this.t) : this.t;
+      const text = command ? this.t.commands.failed : visitor.conversation.failed;
       answered = await this.telegram.send({ chatId: String(ctx.chat.id), text, html: false, replyTo: message.message_id });
     }
     if (answered && !answered.ok) this.logger.warn(`failure not answered: ${answered.description}`);

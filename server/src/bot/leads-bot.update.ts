@@ -1,9 +1,9 @@
 import { Logger, UseFilters } from '@nestjs/common';
 import { Command, Ctx, On, Start, Update } from 'nestjs-telegraf';
-import { CHOOSE_PREFIX, MessagesService } from '../conversations/messages.service';
+import { CHOOSE_PREFIX, MessagesService, type Visitor } from '../conversations/messages.service';
 import { BOT_COMMAND_NAMES, INBOX_START } from '../domain/bot-commands';
 import type { MessageMedia } from '../domain/lead-message';
-import { personName, type TelegramAccount } from '../domain/telegram-account';
+import { personName } from '../domain/telegram-account';
 import { LeadStatusService } from '../lead-status/lead-status.service';
 import { type BotContext, type BotReply, cutTo, TELEGRAM_TEXT_MAX, TelegramGateway } from '../telegram/telegram.gateway';
 import { BotCommandsService, HELP_COMMAND, type AnsweredCommand } from './bot-commands.service';
@@ -22,8 +22,9 @@ function mediaOf(message: AnyMessage): MessageMedia | null | undefined {
   return OTHER_CONTENT.some((kind) => kind in message) ? 'other' : undefined;
 }
 
-function account(from: User): TelegramAccount {
-  return { id: from.id, username: from.username ?? null, first_name: from.first_name || null, last_name: from.last_name ?? null };
+function account(from: User): Visitor {
+  const { id, username, first_name, last_name, language_code } = from;
+  return { id, username: username ?? null, first_name: first_name || null, last_name: last_name ?? null, language_code };
 }
 
 /** A forum's topic the message is in (a reply in General carries a thread id too, but is no topic message). */
@@ -87,7 +88,14 @@ export class LeadsBotUpdate {
     // In a forum, the answer goes into the command's topic.
     const threadId = topicOf(message);
     const { command, from, chat } = ctx;
-    const call = { command, chatId: String(chat?.id ?? ''), threadId, userId: from?.id ?? 0, chatType: chat?.type };
+    const call = {
+      command,
+      chatId: String(chat?.id ?? ''),
+      threadId,
+      userId: from?.id ?? 0,
+      chatType: chat?.type,
+      language: from?.language_code,
+    };
     await this.reply(ctx, 'command reply failed', await this.commands.run({ ...call, args: argsOf(message.text) }), threadId);
   }
 

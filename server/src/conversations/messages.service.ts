@@ -10,7 +10,7 @@ import type { MessageMedia } from '../domain/lead-message';
 import { LEAD_MESSAGE, type LeadMessageEvent } from '../domain/events';
 import { accountName, fullName, type TelegramAccount } from '../domain/telegram-account';
 import { MESSAGES } from '../i18n/i18n.module';
-import type { Messages } from '../i18n';
+import { catalogueOf, type Messages } from '../i18n';
 import { LeadsRepository } from '../repositories/leads.repository';
 import { TelegramGateway, type BotReply } from '../telegram/telegram.gateway';
 import { type Binding, type LeadMessage, LeadMessagesRepository } from './lead-messages.repository';
@@ -31,10 +31,13 @@ function payloadHash(payload: string): string {
   return createHash('sha256').update(payload).digest('hex');
 }
 
+/** A person writing to the bot: their account, and their Telegram app's language (`language_code`), which the bot answers in. */
+export type Visitor = TelegramAccount & { language_code?: string };
+
 interface IncomingMessage {
   chatId: string;
   messageId: number;
-  from: TelegramAccount;
+  from: Visitor;
   /** The text, or a media message's caption. */
   text: string | null;
   media: MessageMedia | null;
@@ -81,39 +84,40 @@ export class MessagesService {
   }
 
   /** The bot's answer to `/start <payload>` (what follows `/start`), with `choice`'s; null outside a private chat. */
-  async start(chatType: string | undefined, payload: string, from: TelegramAccount): Promise<BotReply | null> {
+  async start(chatType: string | undefined, payload: string, from: Visitor): Promise<BotReply | null> {
     if (chatType !== 'private') return null;
     // The bot's Restart after a block sends `/start`: the account writes to the bot again.
     await this.messages.unblocked(from.id, this.clock.now());
     const reply = await this.bind(payload.trim(), from);
-    const choice = await this.choice(from.id);
+    const choice = await this.choice(from);
     return choice ? { text: `${reply}\n\n${choice.text}`, keyboard: choice.keyboard } : { text: reply };
   }
 
-  private async bind(payload: string, from: TelegramAccount): Promise<string> {
+  private async bind(payload: string, from: Visitor): Promise<string> {
+    const says = this.says(from);
     if (payload === '') {
       // After /stop: the conversation runs again, as it was.
       const resumed = await this.messages.stop(from.id, this.clock.now(), false);
       if (resumed.length > 0) {
         this.logger.log({ msg: 'visitor resumed the conversation', lead_numbers: resumed });
-        return this.t.conversation.resumed(resumed.map((n) => `#${n}`).join(', '));
+        return says.resumed(resumed.map((n) => `#${n}`).join(', '));
       }
       // Already bound (the Restart button, a /start typed): which lead the chat is about, not an invitation to bind.
       const latest = await this.messages.latestLeadOf(from.id);
-      return latest ? this.t.conversation.bound(latest.lead_id) : this.t.conversation.hello;
+      return latest ? says.bound(latest.lead_id) : says.hello;
     }
-    if (!PAYLOAD.test(payload)) return this.t.conversation.invalid;
+    if (!PAYLOAD.test(payload)) return says.invalid;
     // No personal data in the event (it outlives an erasure): the account itself is the link's row, erased with the lead.
     const detail = "the visitor opened the lead's link in the bot: their Telegram account is bound (GET /leads telegram_account)";
     const result = await this.links.bind(payloadHash(payload), from, this.clock.now(), detail);
     // The link tapped again (Telegram sends `/start <payload>` each time): the same answer, nothing bound anew.
-    if (result.kind === 'bound_before') return this.t.conversation.bound(result.leadId);
+    if (result.kind === 'bound_before') return says.bound(result.leadId);
     if (result.kind !== 'bound') {
       this.logger.log({ msg: 'telegram link refused', why: result.kind });
-      return this.t.conversation.invalid;
+      return says.invalid;
     }
     this.logger.log({ msg: 'telegram account bound', lead_number: result.leadId });
-    return this.t.conversation.bound(result.leadId);
+    return says.bound(result.leadId);
   }
 
   /**
@@ -125,7 +129,7 @@ export class MessagesService {
     await this.messages.unblocked(m.from.id, this.clock.now());
     // Bound to no lead, or its lead erased meanwhile (bound to it no more): the answer for a person bound to none.
     if (binding && (await this.store(binding.lead_id, 'in', { id: m.from.id, name: visitorName(m.from) }, m))) return null;
-    return this.unboundAnswer(m.from.id);
+    return this.unboundAnswer(m.from);
   }
 
   /** The binding of the lead whose team message (its copy in the private chat) the visitor replies to, if still active. */
@@ -155,38 +159,38 @@ export class MessagesService {
   }
 
   /** `/stop` in the private chat: the visitor's leads stopped; the answer (once: a second `/stop` finds none). */
-  async stop(from: TelegramAccount): Promise<string> {
+  async stop(from: Visitor): Promise<string> {
     const leads = await this.messages.stop(from.id, this.clock.now());
-    if (leads.length === 0) return this.t.conversation.unbound(this.config.leads.landingUrl);
+    if (leads.length === 0) return this.says(from).unbound(this.config.leads.landingUrl);
     this.logger.log({ msg: 'visitor stopped the conversation', lead_numbers: leads });
-    return this.t.conversation.stopped(leads.map((n) => `#${n}`).join(', '));
+    return this.says(from).stopped(leads.map((n) => `#${n}`).join(', '));
   }
 
   /** Bound to several leads: which one the messages go to, and a button per lead to choose another; else null. */
-  private async choice(userId: number): Promise<Required<BotReply> | null> {
-    const leads = await this.messages.activeLeadsOf(userId);
-    const current = await this.messages.latestLeadOf(userId);
+  private async choice(from: Visitor): Promise<Required<BotReply> | null> {
+    const leads = await this.messages.activeLeadsOf(from.id);
+    const current = await this.messages.latestLeadOf(from.id);
     if (leads.length < 2 || !current) return null;
-    const keyboard = leads.map((lead) => [{ text: this.t.conversation.writeAbout(lead), callback_data: `${CHOOSE_PREFIX}${lead}` }]);
-    return { text: this.t.conversation.several(current.lead_id), keyboard: { inline_keyboard: keyboard } };
+    const says = this.says(from);
+    const keyboard = leads.map((lead) => [{ text: says.writeAbout(lead), callback_data: `${CHOOSE_PREFIX}${lead}` }]);
+    return { text: says.several(current.lead_id), keyboard: { inline_keyboard: keyboard } };
   }
 
   /**
    * A press of a `choice` button in the private chat: the answer to show (the lead chosen, or why not). The pressed
    * message is rewritten to name the lead chosen, so that it does not go on naming the one before.
    */
-  async choose(from: TelegramAccount, data: string, pressed: { chatId: string; messageId: number }): Promise<string> {
+  async choose(from: Visitor, data: string, pressed: { chatId: string; messageId: number }): Promise<string> {
     const leadId = Number(data.slice(CHOOSE_PREFIX.length));
-    if (!Number.isSafeInteger(leadId) || !(await this.messages.choose(from.id, leadId, this.clock.now())))
-      return this.t.conversation.notChosen;
+    if (!Number.isSafeInteger(leadId) || !(await this.messages.choose(from.id, leadId, this.clock.now()))) return this.says(from).notChosen;
     this.logger.log({ msg: 'visitor chose the lead for their messages', lead_number: leadId });
-    const choice = await this.choice(from.id);
+    const choice = await this.choice(from);
     if (choice) {
       const edited = await this.telegram.edit(pressed.chatId, pressed.messageId, choice.text, false, choice.keyboard);
       // Not modified: the lead pressed was the one named already.
       if (!edited.ok && edited.kind !== 'not_modified') this.logger.warn({ msg: 'the choice not rewritten', error: edited.description });
     }
-    return this.t.conversation.chosen(leadId);
+    return this.says(from).chosen(leadId);
   }
 
   /** The lead's conversation and its visitor (null: none bound, stopped or erased; `stopped`: they sent `/stop`). */
@@ -228,7 +232,8 @@ export class MessagesService {
   }
 
   /** Once a minute: this person's messages reach no one (after `/stop`: how to undo it). */
-  private async unboundAnswer(userId: number): Promise<string | null> {
+  private async unboundAnswer(from: Visitor): Promise<string | null> {
+    const userId = from.id;
     const now = this.clock.now();
     const last = this.answeredAt.get(userId);
     if (last !== undefined && now - last < UNBOUND_ANSWER_INTERVAL_MS) return null;
@@ -236,8 +241,13 @@ export class MessagesService {
     if (this.answeredAt.size > 10_000) {
       for (const [id, at] of this.answeredAt) if (now - at >= UNBOUND_ANSWER_INTERVAL_MS) this.answeredAt.delete(id);
     }
-    if (await this.messages.hasStopped(userId)) return this.t.conversation.stoppedUnbound;
-    return this.t.conversation.unbound(this.config.leads.landingUrl);
+    if (await this.messages.hasStopped(userId)) return this.says(from).stoppedUnbound;
+    return this.says(from).unbound(this.config.leads.landingUrl);
+  }
+
+  /** The visitor's words: their Telegram app's language when the bot has it, else LEADS_LOCALE's. */
+  private says(from: Visitor): Messages['conversation'] {
+    return catalogueOf(from.language_code, this.t).conversation;
   }
 }
 

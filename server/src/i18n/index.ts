@@ -8,6 +8,12 @@ export type { Messages } from './ru';
 /** The catalogue of each locale (LEADS_LOCALE picks one; docs/architecture.md, "Texts and languages"). */
 export const CATALOGUES: Record<Locale, Messages> = { ru, en };
 
+/** The catalogue of a person's Telegram app language (`language_code`: `en`, `en-US`) when there is one, else `fallback`. */
+export function catalogueOf(languageCode: string | undefined, fallback: Messages): Messages {
+  const code = languageCode?.split('-')[0].toLowerCase();
+  return code === 'ru' || code === 'en' ? CATALOGUES[code] : fallback;
+}
+
 /** A moment as the locale writes it, in `timezone`: `29.11.2026 10:30` (ru), `11/29/2026 10:30 AM` (en). */
 export function formatTime(ms: number, timezone: string, intl: string): string {
   return `${formatDay(ms, timezone, intl)} ${formatClock(ms, timezone, intl)}`;
