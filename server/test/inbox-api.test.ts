@@ -4,7 +4,8 @@
  */
 import { DEFAULT_USER, signInitData, type SandboxUser } from '@stickers/telegram-sandbox';
 import request from 'supertest';
-import { LEADS_CHAT, NO_RATE_LIMITS, sandboxSuite, submitLead, tempDir, startServer, type TestServer } from './harness';
+import { LEADS_CHAT, NO_RATE_LIMITS, sandboxSuite, submitLead, tempDir, startServer, waitFor, type TestServer } from './harness';
+import { sqlRows } from './support/test-database';
 import { join } from 'node:path';
 import { ru } from '../src/i18n/ru';
 
@@ -197,6 +198,11 @@ describe('the leads', () => {
     expect(page.body.repeats).toHaveLength(1);
     expect(page.body.history).toEqual([{ status: 'in_progress', from: 'new', by: 'Мария Менеджер', at: expect.any(String) }]);
     expect(page.body.events.map((e: any) => e.kind)).toContain('published');
+    // The card rewritten after the change is the trace's to tell, not the manager's list.
+    await waitFor(
+      async () => (await sqlRows(server.db, "select 1 from lead_events where lead_id = ? and kind = 'card_rewritten'", number)).length,
+    );
+    expect((await call(server, `leads/${number}`)).body.events.map((e: any) => e.kind)).not.toContain('card_rewritten');
     const card = sandbox.messages(LEADS_CHAT).find((m) => m.text.includes(`#${number}`))!;
     expect(page.body.card_url).toBe(`https://t.me/c/${String(LEADS_CHAT).slice(4)}/${card.message_id}`);
 

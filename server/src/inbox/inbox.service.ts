@@ -87,7 +87,11 @@ export class InboxService {
       lead,
       repeats: lead.repeat_history.map((r) => ({ at: r.created_at, changes: r.changes })),
       history: trace.status_history.map((h) => ({ status: h.to, from: h.from, by: h.by, at: iso(h.at) })),
-      events: trace.events.map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
+      // A card rewritten only shows a change the page lists already (a status, a repeat, the visitor's account): the
+      // trace keeps it, the manager's list does not repeat it after every change.
+      events: trace.events
+        .filter((e) => e.kind !== 'card_rewritten')
+        .map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
       card_url: cardUrl(trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),
     };
   }
