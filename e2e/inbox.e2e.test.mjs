@@ -385,13 +385,18 @@ describe('the inbox launched through the URL fragment', () => {
     assert.equal(await row.locator('.who').innerText(), '— (персональные данные удалены)');
   });
 
-  it('shows the charts: leads per day by source, the funnel and the median time to the first change', async () => {
+  it('shows the charts: leads per day by source, the leads by their status now and the median time to the first change', async () => {
     await Promise.all([
       page.waitForResponse((r) => new URL(r.url()).pathname === '/inbox/api/charts'),
       page.getByRole('link', { name: 'Графики' }).click(),
     ]);
     await page.waitForSelector('#median');
     assert.equal(await page.locator('.chart-box svg').count(), 2);
+    // Each lead once, where it stands now: no funnel, whose steps would each count the leads that passed them.
+    assert.deepEqual((await page.locator('main h2').allInnerTexts()).slice(0, 2), [
+      'Заявки по дням за 30 дней, по источникам',
+      'Заявки по статусу сейчас',
+    ]);
     const legend = await page.locator('.legend li').allInnerTexts();
     assert.deepEqual([...legend].sort(), ['Без источника: 1', 'corporate: 1', 'wedding: 2'].sort());
     // Two leads changed status once each: the median is a duration, not "no change yet".

@@ -131,7 +131,7 @@ export const en: PageTexts = {
   notFound: 'No such lead.',
   chartsTitle: 'Charts',
   perDay: 'Leads per day, last 30 days, by source',
-  funnel: 'Status funnel',
+  funnel: 'Leads by their status now',
   median: 'Median time from a new lead to its first status change',
   medianNone: 'no status change yet',
   duration: enDuration,

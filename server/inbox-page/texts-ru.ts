@@ -148,7 +148,7 @@ export const ru: PageTexts = {
   notFound: 'Такой заявки нет.',
   chartsTitle: 'Графики',
   perDay: 'Заявки по дням за 30 дней, по источникам',
-  funnel: 'Воронка статусов',
+  funnel: 'Заявки по статусу сейчас',
   median: 'Медиана времени от новой заявки до первой смены статуса',
   medianNone: 'пока нет смен статуса',
   duration: ruDuration,
