@@ -67,6 +67,18 @@ after(async () => {
 });
 
 describe("the inbox: a lead's conversation", () => {
+  it("the list marks a lead whose visitor's messages wait for an answer, by how many", async () => {
+    // The server's count (server/test/conversations-inbox.test.ts) put into its real answer: the page draws it.
+    await page.route('**/inbox/api/leads?*', async (route) => {
+      const real = await route.fetch();
+      route.fulfill({ response: real, json: { ...(await real.json()), waiting: { [leadNumber]: 3 } } });
+    });
+    await page.goto(launchUrl(`${stack.serverUrl}/inbox`, signInitData({ botToken: TOKEN, user: DEFAULT_USER })));
+    const row = page.locator('li.lead', { hasText: `№${leadNumber}` });
+    assert.equal(await row.locator('.waiting').innerText(), '💬 3 без ответа');
+    await page.unroute('**/inbox/api/leads?*');
+  });
+
   it('before the visitor opens the bot: says so, and a send answered 409 not_bound says the visitor has not opened the bot yet', async () => {
     conversation = { messages: [], bound: null, stopped: false };
     postAnswer = () => [409, { error: 'not_bound' }];

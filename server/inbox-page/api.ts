@@ -49,6 +49,8 @@ export interface LeadItem {
 export interface LeadPage {
   leads: LeadItem[];
   next_cursor: string | null;
+  /** By lead number: the visitor's messages the team has not answered yet (the inbox's list only). */
+  waiting?: Record<string, number>;
 }
 
 export interface LeadDetail {

@@ -17,7 +17,7 @@ function filtersFrom(query: URLSearchParams): Filters {
   };
 }
 
-function leadRow(app: App, lead: LeadItem): HTMLElement {
+function leadRow(app: App, lead: LeadItem, waiting = 0): HTMLElement {
   const who = lead.anonymised_at
     ? `— (${app.t.eventKinds.anonymised.toLowerCase()})`
     : [
@@ -38,6 +38,8 @@ function leadRow(app: App, lead: LeadItem): HTMLElement {
         'span',
         { class: 'lead-top' },
         el('strong', { class: 'number' }, app.t.leadNumber(lead.lead_number)),
+        // The visitor wrote and nobody answered yet: who waits, seen from the list.
+        waiting ? el('span', { class: 'waiting' }, app.t.waiting(waiting)) : null,
         statusBadge(app, lead.status),
       ),
       el('span', { class: 'who' }, who || (app.me.card_pii ? '—' : app.t.hiddenPii)),
@@ -189,7 +191,7 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
       } else show(moreLeads, problem(app, err));
       return;
     }
-    list.append(...page.leads.map((lead) => leadRow(app, lead)));
+    list.append(...page.leads.map((lead) => leadRow(app, lead, page.waiting?.[lead.lead_number])));
     shown += page.leads.length;
     count.textContent = shown === 0 ? t.empty : t.found(shown, page.next_cursor !== null);
     const next = page.next_cursor;

@@ -54,6 +54,7 @@ export const en: PageTexts = {
   invalidFilter: (fields) => `The filter cannot be searched by: check ${fields.map((f) => `"${f}"`).join(', ')}, or press "Reset".`,
   found: (n, more) => `Shown: ${n} lead${n === 1 ? '' : 's'}${more ? ', more available' : ''}`,
   leadNumber: (n) => `#${n}`,
+  waiting: (n) => `💬 ${n} unanswered`,
   lead: (n) => `Lead #${n}`,
   back: 'Back to the list',
   fields: {

@@ -71,6 +71,7 @@ export const ru: PageTexts = {
   invalidFilter: (fields) => `По такому фильтру искать нельзя: проверьте ${fields.map((f) => `«${f}»`).join(', ')} или нажмите «Сбросить».`,
   found: (n, more) => (more ? `Показано: ${ruLeads(n)}, есть ещё` : `Показано: ${ruLeads(n)}`),
   leadNumber: (n) => `№${n}`,
+  waiting: (n) => `💬 ${n} без ответа`,
   lead: (n) => `Заявка №${n}`,
   back: 'К списку',
   fields: {

@@ -49,6 +49,8 @@ export interface Texts {
   found: (n: number, more: boolean) => string;
   /** A lead's number in the list: №42, #42. */
   leadNumber: (n: number) => string;
+  /** In a lead's row: the visitor's messages the team has not answered yet. */
+  waiting: (n: number) => string;
   lead: (n: number) => string;
   back: string;
   statusLabel: Record<LeadStatus, string>;

@@ -1,7 +1,7 @@
 /**
  * The conversation in the inbox's API: `GET /inbox/api/leads/:number/messages` (the history, the bound visitor, personal
- * data hidden as the inbox hides it, whether they sent `/stop`) and `POST` (a message to the visitor through the outbox: 202, 409 `not_bound`,
- * 403 for who may not change the status, 422 for a bad text). Against the sandbox, on both databases.
+ * data hidden as the inbox hides it, whether they sent `/stop`), `POST` (a message to the visitor through the outbox: 202, 409 `not_bound`,
+ * 403 for who may not change the status, 422 for a bad text), and the list's count of the visitor's messages waiting for an answer. Against the sandbox, on both databases.
  */
 import { DEFAULT_USER, type SandboxUser } from '@stickers/telegram-sandbox';
 import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite, waitFor, type TestServer } from './harness';
@@ -82,6 +82,27 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
       ['in', 'Анна Ким (@anna_k)', 'Здравствуйте!', 'delivered'],
       ['out', 'Мария Менеджер', 'Добрый день, Анна', 'delivered'],
     ]);
+  });
+
+  it("the list says, by lead, how many of the visitor's messages wait for the team's answer", async () => {
+    const server = await boot({ polling: true });
+    const other = (await postLead(server, lead())).body.lead_number as number;
+    const leadNumber = await newLead(server, true);
+    expect(other).not.toBe(leadNumber);
+    const waiting = async () => (await inboxCall(server, sandbox, 'leads')).body.waiting;
+    expect(await waiting()).toEqual({});
+    sandbox.say(VISITOR.id, 'Здравствуйте!', VISITOR);
+    sandbox.say(VISITOR.id, 'Есть кто?', VISITOR);
+    await waitStored(server, 2);
+    expect(await waiting()).toEqual({ [leadNumber]: 2 });
+    // The team's answer (sent or not yet) ends the wait; the visitor's next message starts it again.
+    expect(
+      (await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Да, слушаю' } })).status,
+    ).toBe(202);
+    expect(await waiting()).toEqual({});
+    sandbox.say(VISITOR.id, 'Спасибо', VISITOR);
+    await waitStored(server, 4);
+    expect(await waiting()).toEqual({ [leadNumber]: 1 });
   });
 
   it('a message the visitor cannot get (the bot blocked): the notice under the card names it, author and text', async () => {

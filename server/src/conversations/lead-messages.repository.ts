@@ -169,6 +169,31 @@ export class LeadMessagesRepository {
       .where('l.anonymised_at', 'is', null);
   }
 
+  /** Per lead of `leadIds` (those with any): the visitor's messages since the team's last one, the ones nobody answered. */
+  async waiting(leadIds: number[]): Promise<Map<number, number>> {
+    if (leadIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('lead_messages as m')
+      .select(['m.lead_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('m.lead_id', 'in', leadIds)
+      .where('m.direction', '=', 'in')
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('lead_messages as o')
+              .select('o.id')
+              .whereRef('o.lead_id', '=', 'm.lead_id')
+              .where('o.direction', '=', 'out')
+              .whereRef('o.id', '>', 'm.id'),
+          ),
+        ),
+      )
+      .groupBy('m.lead_id')
+      .execute();
+    return new Map(rows.map((r) => [r.lead_id, Number(r.n)]));
+  }
+
   /** Whether the person stopped a lead of theirs with `/stop` (and has not sent `/start` since). */
   async hasStopped(userId: number): Promise<boolean> {
     const row = await this.db

@@ -193,6 +193,11 @@ export class MessagesService {
     return this.says(from).chosen(leadId);
   }
 
+  /** Per lead of `leadIds`: how many of the visitor's messages wait for the team's answer (leads with none left out). */
+  waiting(leadIds: number[]): Promise<Map<number, number>> {
+    return this.messages.waiting(leadIds);
+  }
+
   /** The lead's conversation and its visitor (null: none bound, stopped or erased; `stopped`: they sent `/stop`). */
   async history(leadId: number): Promise<{ messages: LeadMessage[]; bound: Binding | null; stopped: boolean }> {
     const binding = await this.messages.bindingOf(leadId);

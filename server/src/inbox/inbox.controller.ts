@@ -4,7 +4,7 @@ import { ApiInvalidQuery, ApiJsonBody, ApiRateLimited, ApiRefusal, INBOX_SCHEME 
 import { Throttled } from '../http/caller-throttle';
 import { JsonBody } from '../http/json-body.reader';
 import { csvDownload } from '../export/csv.writer';
-import { ApiCsvResponse, ApiQueryParameters, LeadsPageDto } from '../export/export.dto';
+import { ApiCsvResponse, ApiQueryParameters } from '../export/export.dto';
 import { InboxChartsQuery, InboxFilterQuery, InboxPageQuery, LeadsQueryPipe } from '../export/export-query';
 import { CSV_COLUMNS } from '../export/export.service';
 import {
@@ -13,6 +13,7 @@ import {
   InboxEraseBodyDto,
   InboxLeadAnswerDto,
   InboxLeadPageDto,
+  InboxLeadsPageDto,
   InboxMeDto,
   InboxMessageAnswerDto,
   InboxMessageBodyDto,
@@ -69,7 +70,7 @@ export class InboxController {
       'null where LEADS_CARD_PII=0 hides them on the card, and q then matches only the lead number and the source.',
   })
   @ApiQueryParameters('source', 'q', 'since', 'until', 'status', 'limit', 'cursor')
-  @ApiOkResponse({ type: LeadsPageDto })
+  @ApiOkResponse({ type: InboxLeadsPageDto })
   @ApiInvalidQuery()
   list(@Viewer() viewer: InboxViewer, @Query(LeadsQueryPipe) query: InboxPageQuery) {
     return this.inbox.list(viewer, query);

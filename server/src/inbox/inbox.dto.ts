@@ -3,7 +3,7 @@ import { ApiParam, ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Equals, IsIn, IsString, ValidateBy } from 'class-validator';
 import { MESSAGE_MEDIA } from '../domain/lead-message';
 import { LEAD_STATUSES, STATUS_RULE, type LeadStatus } from '../domain/lead-status';
-import { ExportedLeadDto } from '../export/export.dto';
+import { ExportedLeadDto, LeadsPageDto } from '../export/export.dto';
 import { TELEGRAM_TEXT_MAX } from '../telegram/telegram.gateway';
 import { ApiRefusal } from '../http/api-docs';
 
@@ -76,6 +76,16 @@ class InboxEventDto {
   @ApiProperty({ type: 'string', format: 'date-time' }) at!: string;
   @ApiProperty({ type: 'string', description: 'published, publish_failed, repeat_notified, reminded, anonymised…' }) kind!: string;
   @ApiProperty({ type: 'string' }) text!: string;
+}
+
+@ApiSchema({ name: 'InboxLeadsPage' })
+export class InboxLeadsPageDto extends LeadsPageDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer', minimum: 1 },
+    description: "By lead number: the visitor's messages since the team's last one in the lead's conversation (a lead with none is absent)",
+  })
+  waiting!: Record<string, number>;
 }
 
 @ApiSchema({ name: 'InboxLeadPage' })

@@ -59,8 +59,11 @@ export class InboxService {
     return { hidePersonal: this.hidePersonal, scope: viewer.scope };
   }
 
-  list(viewer: InboxViewer, query: LeadsQuery) {
-    return this.exports.page(query, this.readAs(viewer));
+  /** A page of leads, and by lead number the visitor's messages the team has not answered yet (a lead with none: absent). */
+  async list(viewer: InboxViewer, query: LeadsQuery) {
+    const page = await this.exports.page(query, this.readAs(viewer));
+    const waiting = await this.conversation.waiting(page.leads.map((l) => l.lead_number));
+    return { ...page, waiting: Object.fromEntries(waiting) };
   }
 
   charts(viewer: InboxViewer, query: { source?: string }) {
