@@ -317,6 +317,8 @@ describe('since, until and cursor: one strict reading', () => {
     for (const path of ['/leads', '/leads/export.csv']) {
       const twice = await get(server, `${path}?status=won&status=lost`);
       expect([twice.status, twice.body]).toEqual([422, { error: 'invalid_query', errors: { status: 'must be given once' } }]);
+      // A name no route reads is ignored, twice as once.
+      expect((await get(server, `${path}?utm=a&utm=b`)).status).toBe(200);
     }
     // What exists is read as before.
     for (const good of [

@@ -46,7 +46,7 @@ describe('queries', () => {
       422,
       JSON.stringify({
         error: 'invalid_query',
-        errors: { source: 'must be a source name (as LANDING_SOURCE) or none', status: STATUS },
+        errors: { source: 'must be a source name (as LANDING_SOURCE) or none', status: 'must be given once' },
       }),
     ]);
   });

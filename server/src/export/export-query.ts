@@ -126,20 +126,22 @@ export class LeadsQueryPipe extends ApiValidationPipe {
     super(invalidQuery, { cursorKey: cursorKey(config.leads.secret, config.leads.ipSalt) } satisfies CursorContext, { transformOptions });
   }
 
-  /** A parameter given twice (`?status=won&status=lost`, a list in Express's query) is said to be, beside the others' problems. */
+  /**
+   * A parameter given twice (`?status=won&status=lost`, a list in Express's query): every rule refuses a list, and its
+   * words become "given once", in the DTO's order; a name no rule reads is dropped as ever.
+   */
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const query = (value ?? {}) as Record<string, unknown>;
-    const repeated = Object.keys(query).filter((name) => Array.isArray(query[name]));
-    if (repeated.length === 0) return super.transform(value, metadata);
-    const rest = Object.fromEntries(Object.entries(query).filter(([name]) => !repeated.includes(name)));
-    const others = await super.transform(rest, metadata).then(
-      () => ({}),
-      (err: unknown) => {
-        if (!(err instanceof HttpException && err.getStatus() === 422)) throw err;
-        return (err.getResponse() as { errors: Record<string, string> }).errors;
-      },
-    );
-    throw invalidQuery({ ...Object.fromEntries(repeated.map((name) => [name, QUERY_RULES.once])), ...others });
+    const repeated = new Set(Object.keys(query).filter((name) => Array.isArray(query[name])));
+    try {
+      return await super.transform(value, metadata);
+    } catch (err) {
+      if (repeated.size === 0 || !(err instanceof HttpException && err.getStatus() === 422)) throw err;
+      const { errors } = err.getResponse() as { errors: Record<string, string> };
+      throw invalidQuery(
+        Object.fromEntries(Object.entries(errors).map(([name, why]) => [name, repeated.has(name) ? QUERY_RULES.once : why])),
+      );
+    }
   }
 }
 
