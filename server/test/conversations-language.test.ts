@@ -4,7 +4,8 @@
  * LEADS_LOCALE's words. Against the sandbox, on both databases.
  */
 import type { SandboxUser } from '@stickers/telegram-sandbox';
-import { LEADS_CHAT, lead, memberActions, postLead, sandboxSuite } from './harness';
+import { callBotApi, LEADS_CHAT, lead, memberActions, postLead, sandboxSuite } from './harness';
+import { LeadMessagesRepository } from '../src/conversations/lead-messages.repository';
 
 const ENGLISH: SandboxUser = { id: 7101, is_bot: false, first_name: 'Emma', username: 'emma_w', language_code: 'en-GB' };
 const GERMAN: SandboxUser = { id: 7102, is_bot: false, first_name: 'Jonas', language_code: 'de' };
@@ -12,7 +13,7 @@ const RUSSIAN: SandboxUser = { id: 7103, is_bot: false, first_name: 'Вера', 
 const { sandbox, boot } = sandboxSuite((s) => {
   for (const user of [ENGLISH, GERMAN, RUSSIAN]) s.state.addChat({ id: user.id, type: 'private', title: user.first_name });
 });
-const { command } = memberActions(sandbox);
+const { command, press } = memberActions(sandbox);
 
 describe("the visitor's language", () => {
   it("a Russian team's bot answers an English app in English: the link, /help, /stop, a message bound to no lead", async () => {
@@ -27,6 +28,23 @@ describe("the visitor's language", () => {
       `Thank you! This is your request #${created.body.lead_number}. A manager has it and will write to you here, in this chat, as soon as they take it on.`,
     );
     expect(await command(LEADS_CHAT, '/help')).toMatch(/^🤖 Команды бота:/);
+  });
+
+  it("what the database could not serve is said in the visitor's language too: a message, a command, a press", async () => {
+    const server = await boot({ polling: true });
+    const messages = server.app.get(LeadMessagesRepository);
+    const locked = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    jest.spyOn(messages, 'latestLeadOf').mockRejectedValueOnce(locked());
+    expect(await command(ENGLISH.id, 'Hello?', ENGLISH)).toMatch(/^⚠️ The bot could not save this message/);
+    jest.spyOn(messages, 'stop').mockRejectedValueOnce(locked());
+    expect(await command(ENGLISH.id, '/stop', ENGLISH)).toMatch(/^⚠️ Command not carried out/);
+    jest.spyOn(messages, 'activeLeadsOf').mockRejectedValueOnce(locked());
+    const { message_id } = await callBotApi<{ message_id: number }>(sandbox, 'sendMessage', {
+      chat_id: ENGLISH.id,
+      text: 'Choose',
+      reply_markup: { inline_keyboard: [[{ text: '#1', callback_data: 'talk:1' }]] },
+    });
+    expect(await press(ENGLISH.id, message_id, 'talk:1', ENGLISH)).toMatch(/^Not done: the leads server could not save the press/);
   });
 
   it("a language the bot has no words for gets LEADS_LOCALE's", async () => {

@@ -208,9 +208,12 @@ describe('the link', () => {
     expect(links).toEqual([{ tg_user_id: VISITOR.id }]);
     const events = await server.db.db.selectFrom('lead_events').select('kind').where('lead_id', '=', leadNumber).execute();
     expect(events.filter((e) => e.kind === 'telegram_bound')).toHaveLength(1);
-    // Stopped, the link stays used: the visitor is not bound again by it.
+    // Stopped, their own link tapped again binds them again, as /start does; to anyone else it stays used.
     await memberActions(sandbox).command(VISITOR.id, '/stop', VISITOR);
-    expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toContain('не работает');
+    expect(await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER)).toContain('не работает');
+    expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toBe(
+      `Снова на связи по заявке #${leadNumber}: пишите сюда, менеджер ответит здесь же.`,
+    );
   });
 });
 
@@ -242,10 +245,12 @@ describe('several leads, one chat', () => {
     expect(await memberActions(sandbox).press(VISITOR.id, answer.message_id, `talk:${first.leadNumber}`, VISITOR)).toBe(
       `Теперь сообщения идут по заявке #${first.leadNumber}.`,
     );
-    // The message pressed names the lead chosen now, with its buttons, rather than the one before.
+    // The message pressed names the lead chosen now, with its buttons, rather than the one before; the answer to /start
+    // above it stays.
     const rewritten = sandbox.state.message(VISITOR.id, answer.message_id)!;
     expect(rewritten.text).toBe(
-      `Вы оставили несколько заявок: сообщения из этого чата идут по заявке #${first.leadNumber}. Чтобы писать по другой, нажмите её кнопку.`,
+      `Спасибо! Это ваша заявка #${second.leadNumber}. Менеджер получил её и напишет вам сюда, в этот чат, как только её возьмёт в работу.\n\n` +
+        `Вы оставили несколько заявок: сообщения из этого чата идут по заявке #${first.leadNumber}. Чтобы писать по другой, нажмите её кнопку.`,
     );
     const kept = rewritten.reply_markup!.inline_keyboard.flat() as { callback_data: string }[];
     expect(kept.map((b) => b.callback_data)).toEqual([`talk:${first.leadNumber}`, `talk:${second.leadNumber}`]);
@@ -554,6 +559,10 @@ describe('team → visitor', () => {
     );
     await settled(server);
     expect(sandbox.state.message(LEADS_CHAT, card)?.text).toContain('🔕 Посетитель отписался');
+    // A second /stop stops nothing more, and says how to undo the first.
+    expect(await command(VISITOR.id, '/stop', VISITOR)).toBe(
+      'Вы отписались командой /stop, поэтому сообщение не передано менеджеру. Чтобы снова писать ему здесь, отправьте /start.',
+    );
     expect(await command(VISITOR.id, '/start', VISITOR)).toBe(
       `Снова на связи по заявке #${leadNumber}: пишите сюда, менеджер ответит здесь же.`,
     );

@@ -125,12 +125,15 @@ export class BotCommandsService {
    */
   private help(call: CommandCall): string {
     const line = (c: { command: BotCommand; description: string }) => `/${c.command} — ${c.description}`;
-    const commands = botCommands(this.t);
-    if (call.chatType !== 'private') return [this.t.commands.helpTitle, ...commands.map(line)].join('\n');
+    if (call.chatType !== 'private') return [this.t.commands.helpTitle, ...botCommands(this.t).map(line)].join('\n');
+    // The private chat in the sender's Telegram app language where the bot has it.
+    const t = catalogueOf(call.language, this.t);
     const manager = this.config.inbox.url && this.config.telegram.managerIds?.includes(call.userId);
     return [
-      catalogueOf(call.language, this.t).conversation.help,
-      ...commands.filter((c) => manager && c.command === 'stickers_inbox').map(line),
+      t.conversation.help,
+      ...botCommands(t)
+        .filter((c) => manager && c.command === 'stickers_inbox')
+        .map(line),
     ].join('\n');
   }
 

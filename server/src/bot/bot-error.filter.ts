@@ -24,13 +24,13 @@ export class BotErrorFilter implements ExceptionFilter {
     this.logger.error({ msg: 'update failed', update: ctx.updateType, error: errorText(err) });
     const query = ctx.callbackQuery;
     const message = ctx.message as { message_id: number; entities?: { type: string; offset: number }[] } | undefined;
+    // In the private chat (a visitor's) in their Telegram app's language where the bot has it; in a group, LEADS_LOCALE's.
+    const t = ctx.chat?.type === 'private' ? catalogueOf(ctx.from?.language_code, this.t) : this.t;
     let answered;
-    if (query) answered = await this.telegram.answerCallback(query.id, this.t.press.failed);
+    if (query) answered = await this.telegram.answerCallback(query.id, t.press.failed);
     else if (message && ctx.chat) {
       const command = message.entities?.[0]?.type === 'bot_command' && message.entities[0].offset === 0;
-      // A visitor, in the private chat, is told in their Telegram app's language where the bot has it; a group, in LEADS_LOCALE's.
-      const visitor = ctx.chat.type === 'private' ? catalogueOf(ctx.from?.language_code, this.t) : this.t;
-      const text = command ? this.t.commands.failed : visitor.conversation.failed;
+      const text = command ? t.commands.failed : t.conversation.failed;
       answered = await this.telegram.send({ chatId: String(ctx.chat.id), text, html: false, replyTo: message.message_id });
     }
     if (answered && !answered.ok) this.logger.warn(`failure not answered: ${answered.description}`);

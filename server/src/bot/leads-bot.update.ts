@@ -75,7 +75,11 @@ export class LeadsBotUpdate {
     const messageId = query.message?.message_id ?? 0;
     const answer =
       data.startsWith(CHOOSE_PREFIX) && query.message?.chat.type === 'private'
-        ? await this.messages.choose(account(query.from), data, { chatId, messageId })
+        ? await this.messages.choose(account(query.from), data, {
+            chatId,
+            messageId,
+            text: query.message && 'text' in query.message ? query.message.text : undefined,
+          })
         : await this.statuses.press({ data, chatId, messageId, userId: query.from.id, userName: personName(query.from) });
     const answered = await this.telegram.answerCallback(query.id, answer);
     if (!answered.ok) this.logger.warn(`callback not answered: ${answered.description}`);

@@ -97,11 +97,8 @@ export class MessagesService {
     const says = this.says(from);
     if (payload === '') {
       // After /stop: the conversation runs again, as it was.
-      const resumed = await this.messages.stop(from.id, this.clock.now(), false);
-      if (resumed.length > 0) {
-        this.logger.log({ msg: 'visitor resumed the conversation', lead_numbers: resumed });
-        return says.resumed(resumed.map((n) => `#${n}`).join(', '));
-      }
+      const resumed = await this.resume(from);
+      if (resumed) return resumed;
       // Already bound (the Restart button, a /start typed): which lead the chat is about, not an invitation to bind.
       const latest = await this.messages.latestLeadOf(from.id);
       return latest ? says.bound(latest.lead_id) : says.hello;
@@ -112,12 +109,22 @@ export class MessagesService {
     const result = await this.links.bind(payloadHash(payload), from, this.clock.now(), detail);
     // The link tapped again (Telegram sends `/start <payload>` each time): the same answer, nothing bound anew.
     if (result.kind === 'bound_before') return says.bound(result.leadId);
+    // Their own link tapped again after /stop: as /start, the conversation runs again.
+    if (result.kind === 'stopped_before') return (await this.resume(from)) ?? says.invalid;
     if (result.kind !== 'bound') {
       this.logger.log({ msg: 'telegram link refused', why: result.kind });
       return says.invalid;
     }
     this.logger.log({ msg: 'telegram account bound', lead_number: result.leadId });
     return says.bound(result.leadId);
+  }
+
+  /** `/start` after `/stop`: the person's stopped leads bound again, and the answer saying so; null: none stopped. */
+  private async resume(from: Visitor): Promise<string | null> {
+    const resumed = await this.messages.stop(from.id, this.clock.now(), false);
+    if (resumed.length === 0) return null;
+    this.logger.log({ msg: 'visitor resumed the conversation', lead_numbers: resumed });
+    return this.says(from).resumed(resumed.map((n) => `#${n}`).join(', '));
   }
 
   /**
@@ -161,7 +168,11 @@ export class MessagesService {
   /** `/stop` in the private chat: the visitor's leads stopped; the answer (once: a second `/stop` finds none). */
   async stop(from: Visitor): Promise<string> {
     const leads = await this.messages.stop(from.id, this.clock.now());
-    if (leads.length === 0) return this.says(from).unbound(this.config.leads.landingUrl);
+    // Nothing left to stop: stopped already (how to undo it), or never bound.
+    if (leads.length === 0)
+      return (await this.messages.hasStopped(from.id))
+        ? this.says(from).stoppedUnbound
+        : this.says(from).unbound(this.config.leads.landingUrl);
     this.logger.log({ msg: 'visitor stopped the conversation', lead_numbers: leads });
     return this.says(from).stopped(leads.map((n) => `#${n}`).join(', '));
   }
@@ -180,13 +191,15 @@ export class MessagesService {
    * A press of a `choice` button in the private chat: the answer to show (the lead chosen, or why not). The pressed
    * message is rewritten to name the lead chosen, so that it does not go on naming the one before.
    */
-  async choose(from: Visitor, data: string, pressed: { chatId: string; messageId: number }): Promise<string> {
+  async choose(from: Visitor, data: string, pressed: { chatId: string; messageId: number; text?: string }): Promise<string> {
     const leadId = Number(data.slice(CHOOSE_PREFIX.length));
     if (!Number.isSafeInteger(leadId) || !(await this.messages.choose(from.id, leadId, this.clock.now()))) return this.says(from).notChosen;
     this.logger.log({ msg: 'visitor chose the lead for their messages', lead_number: leadId });
     const choice = await this.choice(from);
     if (choice) {
-      const edited = await this.telegram.edit(pressed.chatId, pressed.messageId, choice.text, false, choice.keyboard);
+      // The answer to /start above the choice (its own paragraph) stays.
+      const above = pressed.text?.includes('\n\n') ? pressed.text.slice(0, pressed.text.lastIndexOf('\n\n') + 2) : '';
+      const edited = await this.telegram.edit(pressed.chatId, pressed.messageId, above + choice.text, false, choice.keyboard);
       // Not modified: the lead pressed was the one named already.
       if (!edited.ok && edited.kind !== 'not_modified') this.logger.warn({ msg: 'the choice not rewritten', error: edited.description });
     }

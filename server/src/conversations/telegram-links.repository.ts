@@ -17,6 +17,8 @@ type BindResult =
   | { kind: 'bound'; leadId: number }
   /** The link was used by this very account, which is still bound by it: nothing changes. */
   | { kind: 'bound_before'; leadId: number }
+  /** The link was used by this very account, which has sent `/stop` since. */
+  | { kind: 'stopped_before' }
   /** No such payload, its time is over, it was used before (by another account, or stopped), or its lead was erased. */
   | { kind: 'unknown' | 'expired' | 'used' | 'erased' };
 
@@ -56,10 +58,10 @@ export class TelegramLinksRepository {
         .where('k.payload_hash', '=', payloadHash)
         .executeTakeFirst();
       if (!link) return { kind: 'unknown' };
-      if (link.used_at !== null)
-        return link.tg_user_id === account.id && link.stopped_at === null && link.anonymised_at === null
-          ? { kind: 'bound_before', leadId: link.lead_id }
-          : { kind: 'used' };
+      if (link.used_at !== null) {
+        if (link.tg_user_id !== account.id || link.anonymised_at !== null) return { kind: 'used' };
+        return link.stopped_at === null ? { kind: 'bound_before', leadId: link.lead_id } : { kind: 'stopped_before' };
+      }
       if (link.expires_at <= now) return { kind: 'expired' };
       if (link.anonymised_at !== null) return { kind: 'erased' };
       const used = await trx
