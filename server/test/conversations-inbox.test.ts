@@ -103,6 +103,9 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
     sandbox.say(VISITOR.id, 'Спасибо', VISITOR);
     await waitStored(server, 4);
     expect(await waiting()).toEqual({ [leadNumber]: 1 });
+    // After /stop nobody can answer them: nothing waits.
+    await memberActions(sandbox).command(VISITOR.id, '/stop', VISITOR);
+    expect(await waiting()).toEqual({});
   });
 
   it('a message the visitor cannot get (the bot blocked): the notice under the card names it, author and text', async () => {

@@ -169,7 +169,10 @@ export class LeadMessagesRepository {
       .where('l.anonymised_at', 'is', null);
   }
 
-  /** Per lead of `leadIds` (those with any): the visitor's messages since the team's last one, the ones nobody answered. */
+  /**
+   * Per lead of `leadIds` (those with any): the visitor's messages since the team's last one, the ones nobody answered,
+   * while their author is bound to the lead still (after `/stop` nobody can answer them).
+   */
   async waiting(leadIds: number[]): Promise<Map<number, number>> {
     if (leadIds.length === 0) return new Map();
     const rows = await this.db
@@ -187,6 +190,16 @@ export class LeadMessagesRepository {
               .where('o.direction', '=', 'out')
               .whereRef('o.id', '>', 'm.id'),
           ),
+        ),
+      )
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('telegram_links as t')
+            .select('t.lead_id')
+            .whereRef('t.lead_id', '=', 'm.lead_id')
+            .whereRef('t.tg_user_id', '=', 'm.author_tg_id')
+            .where('t.stopped_at', 'is', null),
         ),
       )
       .groupBy('m.lead_id')
