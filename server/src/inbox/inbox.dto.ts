@@ -83,7 +83,8 @@ export class InboxLeadsPageDto extends LeadsPageDto {
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'integer', minimum: 1 },
-    description: "By lead number: the visitor's messages since the team's last one in the lead's conversation (a lead with none is absent)",
+    description:
+      "By lead number: the visitor's messages since the team's last one in the lead's conversation, unless they sent /stop since (a lead with none is absent)",
   })
   waiting!: Record<string, number>;
 }
