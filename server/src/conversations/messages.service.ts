@@ -169,10 +169,7 @@ export class MessagesService {
   async stop(from: Visitor): Promise<string> {
     const leads = await this.messages.stop(from.id, this.clock.now());
     // Nothing left to stop: stopped already (how to undo it), or never bound.
-    if (leads.length === 0)
-      return (await this.messages.hasStopped(from.id))
-        ? this.says(from).stoppedUnbound
-        : this.says(from).unbound(this.config.leads.landingUrl);
+    if (leads.length === 0) return this.notBound(from);
     this.logger.log({ msg: 'visitor stopped the conversation', lead_numbers: leads });
     return this.says(from).stopped(leads.map((n) => `#${n}`).join(', '));
   }
@@ -259,7 +256,12 @@ export class MessagesService {
     if (this.answeredAt.size > 10_000) {
       for (const [id, at] of this.answeredAt) if (now - at >= UNBOUND_ANSWER_INTERVAL_MS) this.answeredAt.delete(id);
     }
-    if (await this.messages.hasStopped(userId)) return this.says(from).stoppedUnbound;
+    return this.notBound(from);
+  }
+
+  /** What a person bound to no lead is told: after `/stop`, how to undo it; else where to send a request. */
+  private async notBound(from: Visitor): Promise<string> {
+    if (await this.messages.hasStopped(from.id)) return this.says(from).stoppedUnbound;
     return this.says(from).unbound(this.config.leads.landingUrl);
   }
 
