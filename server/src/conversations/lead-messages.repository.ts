@@ -219,11 +219,17 @@ export class LeadMessagesRepository {
     return row !== undefined;
   }
 
-  /**
-   * `/stop` (`stop` true): stops every lead the person is bound to; `/start` after it (false): they run again (an erased
-   * lead's links name nobody). Their cards are marked for a rewrite; gives the leads changed.
-   */
-  stop(userId: number, now: number, stop = true): Promise<number[]> {
+  /** `/stop`: stops every lead the person is bound to, its card marked for a rewrite; gives the leads stopped. */
+  stop(userId: number, now: number): Promise<number[]> {
+    return this.setStopped(userId, now, true);
+  }
+
+  /** `/start` after `/stop`: the person's stopped leads run again (an erased lead's links name nobody); gives them. */
+  resume(userId: number, now: number): Promise<number[]> {
+    return this.setStopped(userId, now, false);
+  }
+
+  private setStopped(userId: number, now: number, stop: boolean): Promise<number[]> {
     return this.db.transaction().execute(async (trx) => {
       const rows = await trx
         .updateTable('telegram_links')

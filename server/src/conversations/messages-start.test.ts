@@ -14,7 +14,7 @@ describe('MessagesService.start', () => {
     latestLeadOf: () => Promise.resolve(null),
     unblocked: () => Promise.resolve(),
     // `/start` after `/stop` binds again what it stopped: nothing stopped here.
-    stop: () => Promise.resolve([]),
+    resume: () => Promise.resolve([]),
   };
   const fake = {} as never;
   const service = (t = ru) =>

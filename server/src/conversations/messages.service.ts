@@ -121,7 +121,7 @@ export class MessagesService {
 
   /** `/start` after `/stop`: the person's stopped leads bound again, and the answer saying so; null: none stopped. */
   private async resume(from: Visitor): Promise<string | null> {
-    const resumed = await this.messages.stop(from.id, this.clock.now(), false);
+    const resumed = await this.messages.resume(from.id, this.clock.now());
     if (resumed.length === 0) return null;
     this.logger.log({ msg: 'visitor resumed the conversation', lead_numbers: resumed });
     return this.says(from).resumed(resumed.map((n) => `#${n}`).join(', '));
