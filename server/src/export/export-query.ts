@@ -131,11 +131,11 @@ export class LeadsQueryPipe extends ApiValidationPipe {
    * words become "given once", in the DTO's order; a name no rule reads is dropped as ever.
    */
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const query = (value ?? {}) as Record<string, unknown>;
-    const repeated = new Set(Object.keys(query).filter((name) => Array.isArray(query[name])));
     try {
       return await super.transform(value, metadata);
     } catch (err) {
+      const query = (value ?? {}) as Record<string, unknown>;
+      const repeated = new Set(Object.keys(query).filter((name) => Array.isArray(query[name])));
       if (repeated.size === 0 || !(err instanceof HttpException && err.getStatus() === 422)) throw err;
       const { errors } = err.getResponse() as { errors: Record<string, string> };
       throw invalidQuery(
