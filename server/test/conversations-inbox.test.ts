@@ -95,7 +95,7 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
     sandbox.say(VISITOR.id, 'Есть кто?', VISITOR);
     await waitStored(server, 2);
     expect(await waiting()).toEqual({ [leadNumber]: 2 });
-    // The team's answer (sent or not yet) ends the wait; the visitor's next message starts it again.
+    // The team's answer (sent or on its way) ends the wait; the visitor's next message starts it again.
     expect(
       (await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Да, слушаю' } })).status,
     ).toBe(202);
@@ -103,6 +103,15 @@ describe('GET and POST /inbox/api/leads/:number/messages', () => {
     sandbox.say(VISITOR.id, 'Спасибо', VISITOR);
     await waitStored(server, 4);
     expect(await waiting()).toEqual({ [leadNumber]: 1 });
+    // An answer that never reaches them (the bot blocked) ends nothing: they still wait.
+    server.clock.advance(1_000);
+    await settled(server);
+    sandbox.state.blocked.add(VISITOR.id);
+    await inboxCall(server, sandbox, `leads/${leadNumber}/messages`, { method: 'POST', body: { text: 'Пожалуйста' } });
+    server.clock.advance(1_000);
+    await settled(server);
+    expect(await waiting()).toEqual({ [leadNumber]: 1 });
+    sandbox.state.blocked.delete(VISITOR.id);
     // After /stop nobody can answer them: nothing waits.
     await memberActions(sandbox).command(VISITOR.id, '/stop', VISITOR);
     expect(await waiting()).toEqual({});

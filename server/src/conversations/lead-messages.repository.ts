@@ -170,8 +170,8 @@ export class LeadMessagesRepository {
   }
 
   /**
-   * Per lead of `leadIds` (those with any): the visitor's messages since the team's last one, the ones nobody answered,
-   * while their author is bound to the lead still (after `/stop` nobody can answer them).
+   * Per lead of `leadIds` (those with any): the visitor's messages since the team's last one that did not fail, the ones
+   * nobody answered, while their author is bound to the lead still (after `/stop` nobody can answer them).
    */
   async waiting(leadIds: number[]): Promise<Map<number, number>> {
     if (leadIds.length === 0) return new Map();
@@ -188,6 +188,7 @@ export class LeadMessagesRepository {
               .select('o.id')
               .whereRef('o.lead_id', '=', 'm.lead_id')
               .where('o.direction', '=', 'out')
+              .where('o.state', '!=', 'failed')
               .whereRef('o.id', '>', 'm.id'),
           ),
         ),
