@@ -672,6 +672,15 @@ describe('the inbox charts of more sources than colours', () => {
       assert.deepEqual(bars.sort(), ['bar s0', 'bar s1', 'bar s2', 'bar s3', 'bar s4', 'bar s5']);
       const sources = await charts.$$eval('#c-source option', (options) => options.map((o) => o.value));
       assert.deepEqual(sources, ['', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7']);
+      // On a phone the charts' words are read at 11 px or more: their font size times the drawing's scale.
+      const fonts = await charts.$$eval('svg.chart', (svgs) =>
+        svgs.map((svg) => {
+          const size = parseFloat(getComputedStyle(svg.querySelector('text')).fontSize);
+          return (size * svg.getBoundingClientRect().width) / svg.viewBox.baseVal.width;
+        }),
+      );
+      assert.equal(fonts.length, 2);
+      for (const px of fonts) assert.ok(px >= 11, `chart text at ${px.toFixed(1)} px`);
     } finally {
       await ctx.close();
     }

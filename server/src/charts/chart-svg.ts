@@ -25,15 +25,17 @@ export interface PerDayChart {
   source?: string | null;
 }
 
+/** The digest's picture is drawn 720 units wide; the page's charts 360, about a phone's width, so its text stays 12 px. */
 const WIDTH = 720;
+export const PAGE_CHART_WIDTH = 360;
 const PER_DAY_HEIGHT = 300;
 const LEGEND_HEIGHT = 44;
 const LEGEND_ROW = 20;
 const FONT_SIZE = 12;
 
 /** The per-day chart's size in SVG units (pixels at scale 1): a legend of more than two rows makes it taller. */
-export function perDaySize(legend: boolean, legendRows = 2): { width: number; height: number } {
-  return { width: WIDTH, height: PER_DAY_HEIGHT + (legend ? Math.max(LEGEND_HEIGHT, legendRows * LEGEND_ROW + 4) : 0) };
+export function perDaySize(legend: boolean, legendRows = 2, width = WIDTH): { width: number; height: number } {
+  return { width, height: PER_DAY_HEIGHT + (legend ? Math.max(LEGEND_HEIGHT, legendRows * LEGEND_ROW + 4) : 0) };
 }
 
 /** What XML 1.0 does not allow or discourages (C1 controls, noncharacters): resvg refuses a picture with one. */
@@ -127,18 +129,25 @@ function perDaySummary(t: Messages, chart: PerDayChart, totals: number[]): strin
   return parts.join('; ');
 }
 
+/** How a chart is drawn: `palette` for a picture (else the page themes it), `width` in units (the picture's by default). */
+interface ChartOptions {
+  t: Messages;
+  palette?: ChartPalette;
+  width?: number;
+}
+
 /**
  * Leads per day as stacked bars (`bar s<i>` for `series[i]`, past six sources the smallest folded into the sixth);
  * `legend`: the sources under it (the page draws its own, folded the same way).
  */
-export function perDaySvg(given: PerDayChart, options: { t: Messages; palette?: ChartPalette; legend?: boolean }): string {
+export function perDaySvg(given: PerDayChart, options: ChartOptions & { legend?: boolean }): string {
   const { t } = options;
   const p = new Painter(options.palette);
   const chart = { ...given, series: foldSeries(t, given.series) };
   const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
   const labels = chart.series.map((s) => `${seriesName(t, s)}: ${sum(s.counts)}`);
-  const legend = options.legend ? legendLayout(labels, left, WIDTH - right) : [];
-  const { width, height } = perDaySize(options.legend ?? false, (legend.at(-1)?.row ?? 0) + 1);
+  const legend = options.legend ? legendLayout(labels, left, (options.width ?? WIDTH) - right) : [];
+  const { width, height } = perDaySize(options.legend ?? false, (legend.at(-1)?.row ?? 0) + 1, options.width);
   const totals = perDayTotals(chart.days.length, chart.series);
   const of = chart.source === undefined ? '' : `, ${t.charts.ofSource(sourceName(t, chart.source))}`;
   const title = `${t.charts.perDayTitle(chart.days.length)}${of}`;
@@ -176,19 +185,19 @@ export function perDaySvg(given: PerDayChart, options: { t: Messages; palette?: 
 const FUNNEL_ROW = 30;
 
 /** The window's leads by their status now: a horizontal bar per status (`bar s<i>`, in LEAD_STATUSES' order). */
-export function funnelSvg(funnel: Record<LeadStatus, number>, days: number, options: { t: Messages; palette?: ChartPalette }): string {
-  const { t } = options;
+export function funnelSvg(funnel: Record<LeadStatus, number>, days: number, options: ChartOptions): string {
+  const { t, width = WIDTH } = options;
   const p = new Painter(options.palette);
   const height = 12 + LEAD_STATUSES.length * FUNNEL_ROW;
   const title = t.charts.funnelTitle(days);
   const total = sum(LEAD_STATUSES.map((s) => funnel[s]));
   const label = `${title}: ${[t.charts.total(total), ...LEAD_STATUSES.map((s) => `${t.statuses[s]} — ${funnel[s]}`)].join('; ')}`;
-  const out = [p.open(WIDTH, height, title, label, 'funnel')];
+  const out = [p.open(width, height, title, label, 'funnel')];
   const [left, right] = [140, 60];
   const max = Math.max(...LEAD_STATUSES.map((s) => funnel[s]), 1);
   LEAD_STATUSES.forEach((status, i) => {
     const top = 8 + i * FUNNEL_ROW;
-    const w = ((WIDTH - left - right) * funnel[status]) / max;
+    const w = ((width - left - right) * funnel[status]) / max;
     out.push(p.text(left - 8, top + 16, t.statuses[status], 'end'));
     if (funnel[status] > 0) out.push(p.bar(left, top + 2, w, FUNNEL_ROW - 8, i, `${t.statuses[status]}: ${funnel[status]}`));
     out.push(p.text(left + w + 6, top + 16, String(funnel[status]), 'start', 'count'));

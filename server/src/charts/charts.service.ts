@@ -6,7 +6,7 @@ import { sourceFilter } from '../export/export-query';
 import { type ChartWindow, QUARTER_MS, ReportsRepository } from '../repositories/reports.repository';
 import type { LeadScope } from '../repositories/lead-pages.repository';
 import { svgToPng } from './chart-png';
-import { funnelSvg, LIGHT_PALETTE, perDaySvg, type PerDayChart } from './chart-svg';
+import { funnelSvg, LIGHT_PALETTE, PAGE_CHART_WIDTH, perDaySvg, type PerDayChart } from './chart-svg';
 import { MESSAGES } from '../i18n/i18n.module';
 import type { Messages } from '../i18n';
 import { lastLocalDays } from './local-days';
@@ -70,7 +70,10 @@ export class ChartsService {
       per_day: perDay.series,
       funnel,
       median_first_change_s: median === null ? null : Math.round(median / 1000),
-      svg: { per_day: perDaySvg(perDay, { t: this.t }), funnel: funnelSvg(funnel, CHART_DAYS, { t: this.t }) },
+      svg: {
+        per_day: perDaySvg(perDay, { t: this.t, width: PAGE_CHART_WIDTH }),
+        funnel: funnelSvg(funnel, CHART_DAYS, { t: this.t, width: PAGE_CHART_WIDTH }),
+      },
     };
   }
 
