@@ -4,7 +4,8 @@
 // their message; the box writes as the visitor and "📷 фото" sends a photo with its caption, and the bot's buttons there
 // are pressed as the visitor; "↩ ответить как участник"
 // under a bot's message in a group replies to it as the page's member, and a bot link under the bot's answer to a member
-// opens as that member; what is typed survives a redraw.
+// opens as that member; what is typed survives a redraw. A message link (`/sandbox/t.me/c/<id>/<message>`, the inbox's
+// link to a card) shows that message, marked, and a redraw leaves the log where it is.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -176,5 +177,31 @@ describe('the sandbox page: a member replies to a card', () => {
     );
     assert.equal(start.from.id, DEFAULT_USER.id);
     await opened.close();
+  });
+});
+
+describe('the sandbox page: a message link', () => {
+  it('opens the group with the message marked and in sight, and a redraw leaves its log there', async () => {
+    const ids = [];
+    for (let i = 1; i <= 40; i++) ids.push((await botSays(LEADS_CHAT, `Карточка ${i}\nстрока\nстрока`)).message_id);
+    const group = page.locator(`section[data-chat-id="${LEADS_CHAT}"]`);
+    await page.goto(`${sandbox.url}/sandbox/t.me/c/${String(LEADS_CHAT).slice(4)}/${ids[20]}`);
+    assert.equal(new URL(page.url()).search, `?chat=${LEADS_CHAT}&message=${ids[20]}`);
+    const target = group.locator(`.msg.target[data-message-id="${ids[20]}"]`);
+    await target.waitFor();
+    const inSight = () =>
+      target.evaluate((m) => {
+        const [box, log] = [m.getBoundingClientRect(), m.closest('.log').getBoundingClientRect()];
+        return box.top >= log.top && box.bottom <= log.bottom;
+      });
+    assert.equal(await inSight(), true);
+    await botSays(LEADS_CHAT, 'Новая карточка');
+    await group.locator('.msg', { hasText: 'Новая карточка' }).waitFor();
+    assert.equal(await inSight(), true);
+    assert.equal(await group.locator('.msg.target').count(), 1);
+
+    const missing = await fetch(`${sandbox.url}/sandbox/t.me/c/${String(LEADS_CHAT).slice(4)}/999999`, { redirect: 'manual' });
+    assert.equal(missing.status, 404);
+    assert.equal(await missing.text(), `the sandbox holds no message 999999 in chat ${LEADS_CHAT}\n`);
   });
 });

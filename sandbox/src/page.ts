@@ -9,7 +9,8 @@ import { BOT_USER } from './state';
  * "↩ ответить" under a bot's message in a group replies to it as that member. A private chat is a visitor's chat with
  * the bot (the visitor's messages on the right, the bot's on the left): its box writes as the visitor, "📷 фото" sends
  * a photo with the box's text as its caption. Photos nobody uploaded (a visitor's) are a tile with the caption;
- * reactions show under their message. `/?chat=<id>` (where a bot link sends the browser) brings that chat into view.
+ * reactions show under their message. `/?chat=<id>` (where a bot link sends the browser) brings that chat into view;
+ * `&message=<id>` (where a message link sends it, the inbox's "open the card") marks that message and scrolls to it.
  * The page redraws from server-sent events, keeping what is typed in its boxes; it needs no build step.
  */
 export function renderPage(options: { inbox?: boolean } = {}): string {
@@ -40,6 +41,7 @@ export function renderPage(options: { inbox?: boolean } = {}): string {
   section.private h2 { background:#1c2b3a; }
   section.private .msg { max-width:80%; }
   section.focus { outline:2px solid var(--accent); outline-offset:-2px; }
+  .msg.target { outline:2px solid var(--accent); }
   .msg img.photo { display:block; max-width:100%; height:auto; border-radius:6px; margin-bottom:4px; background:#fff; }
   .topic { margin:0 0 12px; border-left:3px solid #2b5278; padding-left:8px; }
   .topic h3 { margin:4px 0 8px; font-size:13px; color:var(--accent); }
@@ -148,6 +150,7 @@ function linkAs(url, member) {
   return url + (url.includes('?') ? '&' : '?') + 'user_id=' + member.id;
 }
 const FOCUS = new URLSearchParams(location.search).get('chat');
+const FOCUS_MESSAGE = new URLSearchParams(location.search).get('message');
 let focused = false;
 // The reply box open under a group's message ("chat:message"), kept across redraws.
 let replyOpen = null;
@@ -160,7 +163,7 @@ function draw(state) {
   root.querySelectorAll('input[data-key]').forEach((i) => (typed[i.dataset.key] = i.value));
   const active = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : undefined;
   const scroll = {};
-  root.querySelectorAll('.log').forEach((l) => (scroll[l.dataset.chat] = l.scrollHeight - l.scrollTop - l.clientHeight < 40));
+  root.querySelectorAll('.log').forEach((l) => (scroll[l.dataset.chat] = l.scrollHeight - l.scrollTop - l.clientHeight < 40 ? 'end' : l.scrollTop));
   root.innerHTML = state.chats.filter((c) => !c.migratedTo).map((chat) => {
     const personal = chat.type === 'private';
     if (personal) visitors[chat.id] = visitorOf(chat);
@@ -172,7 +175,8 @@ function draw(state) {
         // A Mini App button: opened as the chat's user, with launch data the sandbox signs (the inbox's link).
         ? '<a href="/sandbox/api/inbox?user_id=' + chat.id + '" target="_blank" rel="noopener" title="Mini App: ' + esc(b.web_app.url) + '">' + esc(b.text) + ' 📲</a>'
         : '<button data-chat="' + chat.id + '" data-msg="' + m.message_id + '" data-cb="' + esc(b.callback_data) + '">' + esc(b.text) + '</button>').join('') + '</div>').join('');
-      return '<div class="msg' + (m.from.is_bot ? '' : ' user') + '" data-message-id="' + m.message_id + '">'
+      const target = String(chat.id) === FOCUS && String(m.message_id) === FOCUS_MESSAGE ? ' target' : '';
+      return '<div class="msg' + (m.from.is_bot ? '' : ' user') + target + '" data-message-id="' + m.message_id + '">'
         + (reply ? '<div class="reply">↩ ' + esc(reply.text.split('\\n')[0]) + '</div>' : '')
         + (m.document ? '<div class="doc">📎 ' + esc(m.document.file_name) + ' · ' + m.document.file_size + ' Б</div>' : '')
         + (m.photo ? (m.from.is_bot ? '<img class="photo" src="/sandbox/files/' + encodeURIComponent(m.photo[0].file_id) + '" width="' + m.photo[0].width
@@ -219,7 +223,11 @@ function draw(state) {
     if (typed[i.dataset.key] !== undefined) i.value = typed[i.dataset.key];
     if (i.dataset.key === active) i.focus();
   });
-  root.querySelectorAll('.log').forEach((l) => { if (scroll[l.dataset.chat] !== false) l.scrollTop = l.scrollHeight; });
+  // A log at its newest message follows the new ones; one scrolled back stays where it was.
+  root.querySelectorAll('.log').forEach((l) => {
+    const at = scroll[l.dataset.chat];
+    l.scrollTop = at === undefined || at === 'end' ? l.scrollHeight : at;
+  });
   if (FOCUS && !focused) {
     const section = root.querySelector('section[data-chat-id="' + CSS.escape(FOCUS) + '"]');
     if (section) {
@@ -229,6 +237,12 @@ function draw(state) {
       if (box.left < 0 || box.right > innerWidth || box.top > innerHeight) section.scrollIntoView({ block: 'start' });
       const input = section.querySelector('form[data-visitor] input');
       if (input && !active) input.focus({ preventScroll: true });
+      const target = section.querySelector('.msg.target');
+      if (target) {
+        // Its chat's log shows it, not the newest message; a redraw keeps the log where it is.
+        const log = target.closest('.log');
+        log.scrollTop += target.getBoundingClientRect().top - log.getBoundingClientRect().top - 8;
+      }
     }
   }
 }

@@ -39,11 +39,14 @@ function seenUser(sandbox: TelegramSandbox, id: number): SandboxUser | undefined
  * and presses Start: the visitor (DEFAULT_VISITOR, or `?user_id=` of a user the sandbox has seen) gets a private chat
  * with the bot if they had none, says `/start <payload>` there (`/start` alone without a payload) through the same
  * `say` as the control API, and is sent to the sandbox page with that chat in view (`/?chat=<id>`). Another bot's
- * username, an unknown user or a malformed payload: one line, 404 or 400.
+ * username, an unknown user or a malformed payload: one line, 404 or 400. A message link (`c/<id>/<message>`) is
+ * openMessageLink's.
  */
 export function openBotLink(sandbox: TelegramSandbox, req: IncomingMessage, res: ServerResponse, url: URL): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') return line(res, 405, 'a bot link is opened with GET');
   const bot = url.pathname.slice(BOT_LINK_PATH.length).replace(/\/$/, '');
+  const message = /^c\/(\d{1,15})\/(?:\d{1,10}\/)?(\d{1,10})$/.exec(bot);
+  if (message) return openMessageLink(sandbox, res, Number(`-100${message[1]}`), Number(message[2]));
   if (bot.toLowerCase() !== BOT_USER.username!.toLowerCase()) {
     return line(res, 404, `no bot @${bot} in the sandbox: its bot is @${BOT_USER.username}`);
   }
@@ -61,5 +64,16 @@ export function openBotLink(sandbox: TelegramSandbox, req: IncomingMessage, res:
   }
   sandbox.say(user.id, start === null ? '/start' : `/start ${start}`, user);
   res.writeHead(302, { Location: `/?chat=${user.id}`, 'Cache-Control': 'no-store' });
+  res.end();
+}
+
+/**
+ * A message link of a supergroup (`/sandbox/t.me/c/<id without -100>/[<topic>/]<message>`, as the inbox links a card):
+ * the sandbox page with that chat in view and the message marked (`/?chat=<id>&message=<id>`). A message the sandbox
+ * does not hold: one line, 404.
+ */
+function openMessageLink(sandbox: TelegramSandbox, res: ServerResponse, chatId: number, messageId: number): void {
+  if (!sandbox.state.message(chatId, messageId)) return line(res, 404, `the sandbox holds no message ${messageId} in chat ${chatId}`);
+  res.writeHead(302, { Location: `/?chat=${chatId}&message=${messageId}`, 'Cache-Control': 'no-store' });
   res.end();
 }

@@ -210,6 +210,16 @@ describe('the leads', () => {
     expect((await call(server, 'leads/abc')).status).toBe(404);
   });
 
+  it("links the card under LEADS_TELEGRAM_LINK_ROOT: in development the sandbox's stand-in for t.me shows that card", async () => {
+    const server = await startInbox({ LEADS_TELEGRAM_LINK_ROOT: `${sandbox.url}/sandbox/t.me` });
+    const number = await submitLead(server, { telegram: '@root_inbox' });
+    const card = sandbox.messages(LEADS_CHAT).find((m) => m.text.includes(`#${number}`))!;
+    const url = (await call(server, `leads/${number}`)).body.card_url as string;
+    expect(url).toBe(`${sandbox.url}/sandbox/t.me/c/${String(LEADS_CHAT).slice(4)}/${card.message_id}`);
+    const opened = await fetch(url, { redirect: 'manual' });
+    expect(opened.headers.get('location')).toBe(`/?chat=${LEADS_CHAT}&message=${card.message_id}`);
+  });
+
   it('hides personal values where LEADS_CARD_PII=0 hides them on the card', async () => {
     const server = await startInbox({ LEADS_CARD_PII: '0' });
     const number = await submitLead(server, { name: 'Скрытая', telegram: '@hidden_inbox' });

@@ -1,7 +1,8 @@
 /**
  * The sandbox stands in for t.me: `GET /sandbox/t.me/<bot>?start=<payload>` is a visitor opening the bot's link — a
  * private chat with the bot (made if missing), `/start <payload>` said in it and sent to the bot, then the sandbox page
- * with that chat in view. With the server, the link of a `POST /leads` answer binds the visitor to the lead.
+ * with that chat in view. A message link (`/sandbox/t.me/c/<id>/<message>`) shows that message. With the server, the link
+ * of a `POST /leads` answer binds the visitor to the lead.
  */
 import { DEFAULT_USER, DEFAULT_VISITOR, startSandbox, type TelegramSandbox } from '@stickers/telegram-sandbox';
 import { lead, postLead, sandboxSuite, waitFor } from './harness';
@@ -54,6 +55,19 @@ describe('the sandbox as the visitor: GET /sandbox/t.me/<bot>', () => {
     expect(await malformed.text()).toBe('a start parameter is 1–64 characters of A–Z a–z 0–9 _ -\n');
     expect(sandbox.state.chats.has(DEFAULT_VISITOR.id)).toBe(false);
     expect(sandbox.state.updates).toEqual([]);
+  });
+
+  it("a supergroup message's link (the inbox's link to a card): the page with that chat and message; one it does not hold, 404", async () => {
+    sandbox.state.addChat({ id: -1001000000001, type: 'supergroup', title: 'Заявки' });
+    const card = sandbox.say(-1001000000001, 'Карточка', DEFAULT_USER);
+    const res = await open(sandbox, `/sandbox/t.me/c/1000000001/${card}`);
+    expect([res.status, res.headers.get('location')]).toEqual([302, `/?chat=-1001000000001&message=${card}`]);
+    expect((await open(sandbox, `/sandbox/t.me/c/1000000001/7/${card}`)).headers.get('location')).toBe(
+      `/?chat=-1001000000001&message=${card}`,
+    );
+    const missing = await open(sandbox, '/sandbox/t.me/c/1000000001/999');
+    expect([missing.status, await missing.text()]).toEqual([404, 'the sandbox holds no message 999 in chat -1001000000001\n']);
+    expect(sandbox.state.updates.filter((u) => u.message).length).toBe(1);
   });
 });
 

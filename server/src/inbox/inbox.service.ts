@@ -95,7 +95,7 @@ export class InboxService {
       events: trace.events
         .filter((e) => e.kind !== 'card_rewritten')
         .map((e) => ({ at: iso(e.at), kind: e.kind, text: e.detail ?? e.kind })),
-      card_url: cardUrl(trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),
+      card_url: cardUrl(this.config.leads.telegramLinkRoot, trace.lead.chat_id, trace.lead.message_id, trace.lead.thread_id ?? null),
     };
   }
 
