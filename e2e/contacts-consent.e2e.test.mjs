@@ -99,7 +99,7 @@ describe('required contacts and consent in a browser', () => {
       assert.equal(row.consent_accepted_at, lead.consent.accepted_at);
       assert.equal(row.consent_policy_url, POLICY);
       const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes(name)), 10000, 'the card');
-      assert.match(card.text, /Телефон: \+7916555770/);
+      assert.match(card.text, /Телефон: \+7 916 555 77 0/);
       assert.doesNotMatch(card.text, /Telegram:/);
       assert.match(card.text, /☑️ Согласие на обработку данных/);
       await context.close();

@@ -52,7 +52,7 @@ describe('landing form in a browser', () => {
     assert.equal(await page.locator('form').count(), 0);
     const card = await waitUntil(async () => (await stack.cards()).find((c) => c.text.includes('Вера Браузерная')), 10000, 'the card');
     assert.match(card.text, /Telegram: @vera_browser/);
-    assert.match(card.text, /Телефон: \+79995551122/);
+    assert.match(card.text, /Телефон: \+7 999 555 11 22/);
     await context.close();
   });
 

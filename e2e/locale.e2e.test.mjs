@@ -60,7 +60,7 @@ describe('LANDING_LOCALE=en and LEADS_LOCALE=en', () => {
       10000,
       'the English card',
     );
-    assert.match(card.text, /\nName: Anna Kim\nTelegram: @anna_kim\nPhone: \+79995551122\n\nStatus: 🆕 New$/);
+    assert.match(card.text, /\nName: Anna Kim\nTelegram: @anna_kim\nPhone: \+7 999 555 11 22\n\nStatus: 🆕 New$/);
     assert.deepEqual(
       card.reply_markup.inline_keyboard.map((row) => row.map((b) => b.text)),
       [['Take it', 'Spam'], ['✈️ Message @anna_kim']],

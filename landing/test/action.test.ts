@@ -110,7 +110,7 @@ describe('status mapping (requirements §8.3)', () => {
       fallbackText(requestId, because, [
         'Имя: Анна Ким',
         'Telegram: @anna_k',
-        'Телефон: +79991234567',
+        'Телефон: +7 999 123 45 67',
         'Дата: 14 февраля',
         'Гостей: 30',
         'Комментарий: Свадьба',

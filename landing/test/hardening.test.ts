@@ -249,7 +249,7 @@ describe('the server locks out the landing (429, why: secret)', () => {
       fallbackText(requestId, 'сервер заблокировал адрес лендинга после неверных секретов', [
         'Имя: Анна Ким',
         'Telegram: @anna_k',
-        'Телефон: +79991234567',
+        'Телефон: +7 999 123 45 67',
       ]),
     ]);
   });

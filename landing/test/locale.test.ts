@@ -79,7 +79,7 @@ describe('LANDING_LOCALE', () => {
       'Request from the website',
       'Name: Anna',
       'Telegram: @anna_k',
-      'Phone: +79991234567',
+      'Phone: +7 999 123 45 67',
       'Date: May 1',
       'Comment: Hi',
     ]);

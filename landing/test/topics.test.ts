@@ -15,7 +15,7 @@ let ipCounter = 0;
 const { sandbox, leads } = standIns(() => answer);
 const KEYS = [...ENV_KEYS, 'LEADS_THREAD_ID'];
 const VISITOR = { name: 'Анна Ким', telegram: '@anna_k', phone: '+79991234567' };
-const LINES = ['Имя: Анна Ким', 'Telegram: @anna_k', 'Телефон: +79991234567'];
+const LINES = ['Имя: Анна Ким', 'Telegram: @anna_k', 'Телефон: +7 999 123 45 67'];
 
 const submit = () => postForm({ values: VISITOR, forwardedFor: `198.51.100.${++ipCounter}` });
 const routeOf = (requestId: string) => logs.find((l) => l.startsWith(`[request] ${requestId} → `))?.split(' → ')[1];

@@ -89,7 +89,7 @@ describe('LEADS_REQUIRED_CONTACTS', () => {
     expect(tgCard).toContain('Telegram: @only_telegram_1');
     expect(tgCard).not.toContain('Телефон:');
     const phCard = cardOf(ph.body.lead_number)!.text;
-    expect(phCard).toContain('Телефон: +79165551201');
+    expect(phCard).toContain('Телефон: +7 916 555 12 01');
     expect(phCard).not.toContain('Telegram:');
     expect(
       sandbox

@@ -37,7 +37,7 @@ describe('LEADS_LOCALE=en', () => {
       '🕒 11/29/2026 12:00 PM',
       'Name: Anna Kim',
       'Telegram: @anna_kim',
-      'Phone: +79991234567',
+      'Phone: +7 999 123 45 67',
       'Date: February 14',
       'Guests: 30',
       'Comment: Wedding',

@@ -82,7 +82,7 @@ describe('publishing a card', () => {
     const card = cardOf(id)!;
     expect(card.text).toContain('Имя: Анна Ким');
     expect(card.text).toContain('Telegram: @anna_kim');
-    expect(card.text).toContain('Телефон: +79991234567');
+    expect(card.text).toContain('Телефон: +7 999 123 45 67');
     expect(card.text).toContain('Статус: 🆕 Новая');
     expect(card.reply_markup!.inline_keyboard[0]).toEqual([
       { text: 'В работу', callback_data: `lead:${id}:new:in_progress` },
@@ -492,7 +492,7 @@ describe('repeats', () => {
     await server.outbox.whenIdle();
     const card = cardOf(id)!;
     expect(card.history).toHaveLength(1);
-    expect(card.text).toMatch(/🔁 Повторное обращение: \d\d\.\d\d\.\d{4} \d\d:\d\d\nИмя: Аня\nТелефон: \+79990002222\nГостей: 25/);
+    expect(card.text).toMatch(/🔁 Повторное обращение: \d\d\.\d\d\.\d{4} \d\d:\d\d\nИмя: Аня\nТелефон: \+7 999 000 22 22\nГостей: 25/);
     const ping = sandbox.messages(LEADS_CHAT).find((m) => m.reply_to_message_id === card.message_id)!;
     expect(ping.text).toBe(`🔁 Повторное обращение по заявке #${id}`);
     expect(await row('select notify_outcome from lead_repeats')).toEqual({ notify_outcome: 'pinged' });

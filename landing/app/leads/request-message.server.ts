@@ -1,4 +1,12 @@
-import { DEFAULT_LOCALE, OPTIONAL_LEAD_FIELDS, type CaptchaResult, type ConsentBody, type LeadFields, type Locale } from '@stickers/shared';
+import {
+  DEFAULT_LOCALE,
+  formatPhone,
+  OPTIONAL_LEAD_FIELDS,
+  type CaptchaResult,
+  type ConsentBody,
+  type LeadFields,
+  type Locale,
+} from '@stickers/shared';
 import { LANDING_MESSAGES } from '~/i18n';
 
 /** The fallback's first line, exactly (docs/requirements.md §8.4), in LANDING_LOCALE's words (`ru` unless told). */
@@ -36,7 +44,7 @@ export function requestMessage(
     lines.push(`${telegramPrefix}${lead.telegram}`);
     entities.push({ type: 'text_link', offset: before, length: lead.telegram.length, url: `https://t.me/${lead.telegram.slice(1)}` });
   }
-  if (lead.phone) lines.push(`${t.phone}: ${lead.phone}`);
+  if (lead.phone) lines.push(`${t.phone}: ${formatPhone(lead.phone)}`);
   for (const field of OPTIONAL_LEAD_FIELDS) {
     const value = lead[field];
     if (value) lines.push(`${t.optional[field]}: ${value}`);

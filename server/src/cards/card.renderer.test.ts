@@ -263,7 +263,7 @@ describe('the card always fits Telegram (4096 UTF-16 units after entity parsing)
   it('short values stay whole while the longest one is cut', () => {
     const card = renderCard({ ...lead, comment: 'к'.repeat(10000) }, [], options);
     expect(card.plain.length).toBe(TELEGRAM_TEXT_MAX);
-    expect(card.plain).toContain('Имя: Анна\nTelegram: @anna_k\nТелефон: +79991234567\nДата: 14 февраля\nГостей: 30\n');
+    expect(card.plain).toContain('Имя: Анна\nTelegram: @anna_k\nТелефон: +7 999 123 45 67\nДата: 14 февраля\nГостей: 30\n');
     expect(card.plain).toMatch(/Комментарий: к+…\n/);
   });
 

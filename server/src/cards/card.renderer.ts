@@ -1,4 +1,4 @@
-import { LEAD_FIELDS, type LeadField, sourceSummary } from '@stickers/shared';
+import { formatPhone, LEAD_FIELDS, type LeadField, sourceSummary } from '@stickers/shared';
 import type { Lead } from '../domain/lead';
 import { accountName, type TelegramAccount } from '../domain/telegram-account';
 import { isPersonalField, isPersonalSourceKey } from '../domain/personal-fields';
@@ -155,7 +155,8 @@ function fieldLines(draft: Draft, values: Partial<Record<LeadField, unknown>>, o
   for (const field of LEAD_FIELDS) {
     const value = values[field];
     if (typeof value !== 'string' || value === '' || (!pii && isPersonalField(field))) continue;
-    lines.push(fieldLine(draft, messages.card.fields[field], value, cap));
+    // The phone as people write it (+7 916 555-12-34 → +7 916 555 12 34), the inbox's way; Telegram still makes it a link.
+    lines.push(fieldLine(draft, messages.card.fields[field], field === 'phone' ? formatPhone(value) : value, cap));
   }
   return lines;
 }
