@@ -46,7 +46,7 @@ describe('the visitor and the team in one conversation', () => {
     await afterFillTime(page);
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor();
-    const number = Number(/№(\d+)/.exec(await page.locator('[data-state="sent"]').innerText())[1]);
+    const number = Number(/#(\d+)/.exec(await page.locator('[data-state="sent"]').innerText())[1]);
     const link = page.getByRole('link', { name: 'Получить ответ в Telegram' });
     assert.match(await link.getAttribute('href'), /\/sandbox\/t\.me\/stickers_leads_bot\?start=[A-Za-z0-9_-]{20,64}$/);
     await shoot(page, 'conversation-sent-screen.png');

@@ -74,7 +74,7 @@ describe("the inbox: a lead's conversation", () => {
       route.fulfill({ response: real, json: { ...(await real.json()), waiting: { [leadNumber]: 3 } } });
     });
     await page.goto(launchUrl(`${stack.serverUrl}/inbox`, signInitData({ botToken: TOKEN, user: DEFAULT_USER })));
-    const row = page.locator('li.lead', { hasText: `№${leadNumber}` });
+    const row = page.locator('li.lead', { hasText: `#${leadNumber}` });
     assert.equal(await row.locator('.waiting').innerText(), '💬 3 без ответа');
     await page.unroute('**/inbox/api/leads?*');
   });

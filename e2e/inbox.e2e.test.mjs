@@ -78,7 +78,7 @@ async function phoneContext(options = {}) {
 /** The list's lead numbers as shown, once the list has loaded. */
 async function shownNumbers() {
   await page.waitForSelector('ol.leads[aria-busy="false"]');
-  return page.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('№', ''))));
+  return page.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('#', ''))));
 }
 
 /** Runs `action` and waits for the list's request whose query satisfies `matches`, then for the list it fills. */
@@ -113,7 +113,7 @@ async function openFilters(on = page) {
 
 async function openLead(number) {
   await page.click(`ol.leads a[href$="?lead=${number}"]`);
-  await page.waitForSelector(`h1:has-text("Заявка №${number}")`);
+  await page.waitForSelector(`h1:has-text("Заявка #${number}")`);
 }
 
 before(async () => {
@@ -192,8 +192,8 @@ describe('the inbox launched through the URL fragment', () => {
     assert.deepEqual(byName, [numbers['Вера Козлова']]);
     const number = numbers['Борис Смирнов'];
     const byNumber = await listAfter(
-      () => page.getByLabel('Поиск').fill(`№${number}`),
-      (q) => q.get('q') === `№${number}`,
+      () => page.getByLabel('Поиск').fill(`#${number}`),
+      (q) => q.get('q') === `#${number}`,
     );
     assert.deepEqual(byNumber, [number]);
     const byPhone = await listAfter(
@@ -264,7 +264,7 @@ describe('the inbox launched through the URL fragment', () => {
     const number = numbers['Анна Петрова'];
     await page.getByRole('button', { name: 'В работу' }).click();
     const dialog = page.getByRole('dialog');
-    assert.match(await dialog.innerText(), new RegExp(`Заявка №${number}: «🛠 В работе»\\?`));
+    assert.match(await dialog.innerText(), new RegExp(`Заявка #${number}: «🛠 В работе»\\?`));
     const [res] = await Promise.all([
       page.waitForResponse((r) => r.url().endsWith(`/inbox/api/leads/${number}/status`) && r.request().method() === 'POST'),
       dialog.getByRole('button', { name: 'Подтвердить' }).click(),
@@ -305,7 +305,7 @@ describe('the inbox launched through the URL fragment', () => {
 
   it('keeps the launch across a reload (the fragment is gone: sessionStorage has it)', async () => {
     await page.reload();
-    await page.waitForSelector(`h1:has-text("Заявка №${numbers['Анна Петрова']}") .badge.status-in_progress`);
+    await page.waitForSelector(`h1:has-text("Заявка #${numbers['Анна Петрова']}") .badge.status-in_progress`);
   });
 
   it('filters by status', async () => {
@@ -381,7 +381,7 @@ describe('the inbox launched through the URL fragment', () => {
     // In the list it says why it names nobody.
     await page.getByRole('link', { name: /К списку/ }).click();
     await shownNumbers();
-    const row = page.locator('ol.leads li', { has: page.locator('.number', { hasText: new RegExp(`^№${number}$`) }) });
+    const row = page.locator('ol.leads li', { has: page.locator('.number', { hasText: new RegExp(`^#${number}$`) }) });
     assert.equal(await row.locator('.who').innerText(), '— (персональные данные удалены)');
   });
 
@@ -485,7 +485,7 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
       assert.equal(bg, '#ffffff');
       const number = numbers['Вера Козлова'];
       await tgPage.click(`ol.leads a[href$="?lead=${number}"]`);
-      await tgPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      await tgPage.waitForSelector(`h1:has-text("Заявка #${number}")`);
       // The username's link opens the chat through Telegram, the inbox staying where it is.
       await tgPage.getByRole('link', { name: '@vera_kozlova' }).click();
       assert.equal(new URL(tgPage.url()).search, `?lead=${number}`);
@@ -496,7 +496,7 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
       await tgPage.waitForSelector('h1 .badge.status-spam');
       const calls = await tgPage.evaluate(() => window.__calls);
       assert.deepEqual(calls.slice(0, 2), ['ready', 'expand']);
-      assert.ok(calls.includes(`confirm:Заявка №${number}: «🚫 Спам»?`), calls.join('\n'));
+      assert.ok(calls.includes(`confirm:Заявка #${number}: «🚫 Спам»?`), calls.join('\n'));
       assert.ok(calls.includes('link:https://t.me/vera_kozlova'), calls.join('\n'));
       assert.ok(calls.includes('back:show'));
       assert.equal(await tgPage.locator('dialog').count(), 0);
@@ -525,14 +525,14 @@ describe('the inbox launched through window.Telegram.WebApp', () => {
     try {
       const number = numbers['Вера Козлова'];
       await tgPage.goto(`${stack.serverUrl}/inbox?lead=${number}`);
-      await tgPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      await tgPage.waitForSelector(`h1:has-text("Заявка #${number}")`);
       await tgPage.evaluate(() => window.__back());
       await tgPage.waitForSelector('ol.leads[aria-busy="false"]');
       assert.equal(new URL(tgPage.url()).pathname, '/inbox');
       // Opened from the list, the lead goes back to the list the manager left, filter included.
       await tgPage.goto(`${stack.serverUrl}/inbox?q=козлова`);
       await tgPage.click(`ol.leads a[href$="?lead=${number}"]`);
-      await tgPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      await tgPage.waitForSelector(`h1:has-text("Заявка #${number}")`);
       await tgPage.evaluate(() => window.__back());
       await tgPage.waitForSelector('ol.leads[aria-busy="false"]');
       assert.equal(new URL(tgPage.url()).searchParams.get('q'), 'козлова');
@@ -574,7 +574,7 @@ describe('the inbox of a server with LEADS_CARD_PII=0, LEADS_MANAGER_IDS of some
       assert.match(row, /скрыто/);
       assert.doesNotMatch(row, /Дина|dina_hidden|234599/);
       await hiddenPage.click(`ol.leads a[href$="?lead=${number}"]`);
-      await hiddenPage.waitForSelector(`h1:has-text("Заявка №${number}")`);
+      await hiddenPage.waitForSelector(`h1:has-text("Заявка #${number}")`);
       const fields = await hiddenPage.$$eval('dl.fields', (lists) =>
         lists.map((dl) =>
           Object.fromEntries([...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])),
@@ -615,7 +615,7 @@ describe('the inbox of a server with LEADS_CARD_PII=0, LEADS_MANAGER_IDS of some
     try {
       await pager.goto(launchUrl(`${hidden.serverUrl}/inbox`, initData()));
       await pager.waitForSelector('ol.leads[aria-busy="false"]');
-      const first = await pager.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('№', ''))));
+      const first = await pager.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('#', ''))));
       assert.equal(first.length, 50);
       assert.equal(first[0], 51);
       assert.match(await pager.locator('#count').innerText(), /есть ещё/);
@@ -625,7 +625,7 @@ describe('the inbox of a server with LEADS_CARD_PII=0, LEADS_MANAGER_IDS of some
       ]);
       assert.equal(res.status(), 200);
       await pager.waitForSelector('ol.leads[aria-busy="false"] li:nth-child(51)');
-      const all = await pager.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('№', ''))));
+      const all = await pager.$$eval('ol.leads .number', (nodes) => nodes.map((n) => Number(n.textContent.replace('#', ''))));
       assert.deepEqual(
         all,
         Array.from({ length: 51 }, (_, i) => 51 - i),
@@ -710,7 +710,7 @@ describe('the inbox while the manager moves on', () => {
     // The search redrew with the list: the next letters go after the first ones.
     await Promise.all([searched('Анна'), own.keyboard.type('на')]);
     assert.equal(await own.getByLabel('Поиск').inputValue(), 'Анна');
-    assert.deepEqual(await own.$$eval('ol.leads .number', (n) => n.map((x) => Number(x.textContent.replace('№', '')))), [
+    assert.deepEqual(await own.$$eval('ol.leads .number', (n) => n.map((x) => Number(x.textContent.replace('#', '')))), [
       numbers['Анна Петрова'],
     ]);
   });
@@ -736,11 +736,11 @@ describe('the inbox while the manager moves on', () => {
     await clocked.clock.pauseAt(Date.now() + 60_000);
     await clocked.getByLabel('Поиск').fill('Анна');
     await clocked.click(`ol.leads a[href$="?lead=${number}"]`);
-    await clocked.waitForSelector(`h1:has-text("Заявка №${number}")`);
+    await clocked.waitForSelector(`h1:has-text("Заявка #${number}")`);
     // The search's 0.4 s pause ends on the lead's page.
     await clocked.clock.runFor(1000);
     assert.equal(new URL(clocked.url()).search, `?lead=${number}`);
-    assert.match(await clocked.locator('h1').innerText(), new RegExp(`Заявка №${number}`));
+    assert.match(await clocked.locator('h1').innerText(), new RegExp(`Заявка #${number}`));
     await clocked.close();
   });
 
@@ -810,7 +810,7 @@ describe('the inbox while the manager moves on', () => {
     await own.goto(`${stack.serverUrl}/inbox`);
     await own.waitForSelector('ol.leads[aria-busy="false"]');
     await own.click(`ol.leads a[href$="?lead=${number}"]`);
-    await own.waitForSelector(`h1:has-text("Заявка №${number}")`);
+    await own.waitForSelector(`h1:has-text("Заявка #${number}")`);
     let release;
     const held = new Promise((r) => (release = r));
     const path = `/inbox/api/leads/${number}/status`;
@@ -844,7 +844,7 @@ describe('the inbox while the manager moves on', () => {
     const number = numbers['Борис Смирнов'];
     const card = await cardOf(number);
     const [, date, at] = /🕒 (\d\d\.\d\d\.\d{4}) (\d\d:\d\d)/.exec(card.text);
-    await own.goto(`${stack.serverUrl}/inbox?q=${encodeURIComponent(`№${number}`)}`);
+    await own.goto(`${stack.serverUrl}/inbox?q=${encodeURIComponent(`#${number}`)}`);
     await own.waitForSelector('ol.leads[aria-busy="false"]');
     assert.match(await own.locator('ol.leads .meta').first().innerText(), new RegExp(`^${date} ${at}`));
   });

@@ -82,7 +82,7 @@ describe('after sending', () => {
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
     const number = leadNumberOf(requestIdOf(posts[0]));
     assert.ok(Number.isInteger(number) && number > 0);
-    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    assert.equal(await sentText(page), `Заявка #${number} отправлена!`);
     assert.equal(await page.locator('[data-state="sent"]').getAttribute('role'), 'status');
     await page.screenshot({ path: '/tmp/sent-screen.png', fullPage: true });
     // "Send another" is a target a finger hits: 44 px tall, not its line of text.
@@ -102,7 +102,7 @@ describe('after sending', () => {
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
     const number = leadNumberOf(requestIdOf(posts[0]));
-    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    assert.equal(await sentText(page), `Заявка #${number} отправлена!`);
 
     // The same request again (a retry: its request id and form token), from a fresh form in the same browser.
     await page.getByRole('link', { name: 'Отправить ещё одну заявку' }).click();
@@ -110,7 +110,7 @@ describe('after sending', () => {
     replay.body = posts[0];
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
-    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    assert.equal(await sentText(page), `Заявка #${number} отправлена!`);
     assert.equal(posts.length, 2);
 
     // A later visit shows the sent screen from the sent memory, without the number.
@@ -154,7 +154,7 @@ describe('after sending', () => {
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
     const number = leadNumberOf(requestIdOf(posts.at(-1)));
-    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    assert.equal(await sentText(page), `Заявка #${number} отправлена!`);
     await settle();
     assert.deepEqual(goals(), [[Number(METRIKA_ID), 'reachGoal', GOAL]], 'the goal once, after success');
 
@@ -172,7 +172,7 @@ describe('after sending', () => {
     replay.body = posts.at(-1);
     await page.getByRole('button', { name: 'Отправить заявку' }).click();
     await page.locator('[data-state="sent"]').waitFor({ timeout: 10000 });
-    assert.equal(await sentText(page), `Заявка №${number} отправлена!`);
+    assert.equal(await sentText(page), `Заявка #${number} отправлена!`);
     await settle();
     assert.equal(goals().length, 1, 'not again for the same request id');
 
@@ -248,7 +248,7 @@ describe('after sending', () => {
     assert.equal(events().length, 1, 'no event on a reload or before the second answer');
     await until(() => events().length >= 2);
     assert.deepEqual(events().at(-1).gtag, ['event', GOAL]);
-    assert.equal(await sentText(page), `Заявка №${leadNumberOf(requestIdOf(posts.at(-1)))} отправлена!`);
+    assert.equal(await sentText(page), `Заявка #${leadNumberOf(requestIdOf(posts.at(-1)))} отправлена!`);
 
     assert.ok(
       outside.length > 0 && outside.every((url) => url === `https://www.googletagmanager.com/gtag/js?id=${GA4_ID}`),

@@ -55,8 +55,8 @@ describe('the sandbox page: the visitor and the bot', () => {
     assert.match(await visitorChat().getAttribute('class'), /\bprivate\b/);
     assert.match(await visitorChat().getAttribute('class'), /\bfocus\b/);
     assert.match(await visitorChat().locator('h2').innerText(), /Анна Visitor.*личный чат с @stickers_leads_bot/);
-    await botSays(DEFAULT_VISITOR.id, 'Заявка №1 получена');
-    const answer = visitorChat().locator('.msg', { hasText: 'Заявка №1 получена' });
+    await botSays(DEFAULT_VISITOR.id, 'Заявка #1 получена');
+    const answer = visitorChat().locator('.msg', { hasText: 'Заявка #1 получена' });
     await answer.waitFor();
     assert.doesNotMatch(await answer.getAttribute('class'), /\buser\b/);
   });

@@ -72,7 +72,7 @@ describe('the sent screen', () => {
     answer = { status: 201, body: { lead_number: 7, duplicate: false, repeat: false, telegram_link: LINK } };
     const { html } = await app.post(VISITOR);
     expect(html).toMatch(/role="status" data-state="sent"/);
-    expect(heading(html)).toBe('<h2 id="form-title" class="done" tabindex="-1" autofocus="">Заявка №7 отправлена!</h2>');
+    expect(heading(html)).toBe('<h2 id="form-title" class="done" tabindex="-1" autofocus="">Заявка #7 отправлена!</h2>');
     expect(visibleText(html)).not.toContain('Оставить заявку');
     expect(html).toContain('aria-labelledby="form-title"');
   });

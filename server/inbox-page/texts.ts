@@ -47,7 +47,7 @@ export interface Texts {
   /** The API refused the filters (422 `invalid_query`): the fields it named, by their labels. */
   invalidFilter: (fields: string[]) => string;
   found: (n: number, more: boolean) => string;
-  /** A lead's number in the list: №42, #42. */
+  /** A lead's number in the list: #42. */
   leadNumber: (n: number) => string;
   /** In a lead's row: the visitor's messages the team has not answered yet. */
   waiting: (n: number) => string;

@@ -53,7 +53,7 @@ export const ru = {
     },
   },
   sent: {
-    numbered: (lead: number) => `Заявка №${lead} отправлена!`,
+    numbered: (lead: number) => `Заявка #${lead} отправлена!`,
     plain: 'Заявка отправлена!',
     next: 'Мы напишем вам в Telegram в течение рабочего дня.',
     telegram: 'Получить ответ в Telegram',
