@@ -173,7 +173,8 @@ describe("the inbox: a lead's conversation", () => {
       'message in',
       'message out failed',
     ]);
-    assert.match(await items.nth(0).innerText(), /^Клиент · Анна Ким · .+\nА можно быстрее\?\nдоставлено$/);
+    // A visitor message says whether the group sees it; a team message whether the visitor got it.
+    assert.match(await items.nth(0).innerText(), /^Клиент · Анна Ким · .+\nА можно быстрее\?\nпоказано в группе$/);
     assert.match(await items.nth(1).innerText(), /📷 фото/);
     assert.match(await items.nth(2).innerText(), /^Команда · Мария · .+\nДа, завтра\nдоставлено$/);
     // The reason the server stored, in the page's words; each kind of media by its name.
@@ -182,7 +183,7 @@ describe("the inbox: a lead's conversation", () => {
     assert.match(await items.nth(5).innerText(), /не доставлено: Telegram отказал \(400: Bad Request: chat not found\)$/);
   });
 
-  it('sends the answer and shows it queued', async () => {
+  it('sends the answer and shows it queued; an empty one is not sent, and the page says why', async () => {
     const queued = {
       id: 5,
       direction: 'out',
@@ -197,6 +198,13 @@ describe("the inbox: a lead's conversation", () => {
       conversation = { ...conversation, messages: [...conversation.messages, queued] };
       return [202, { message: queued }];
     };
+    // Nothing but spaces: said so, the box in focus, nothing posted.
+    const before = posted.length;
+    await page.getByLabel('Сообщение клиенту').fill('   ');
+    await section().getByRole('button', { name: 'Отправить' }).click();
+    assert.equal(await section().locator('#conversation-note').innerText(), 'Напишите текст сообщения.');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'conversation-text');
+    assert.equal(posted.length, before);
     await page.getByLabel('Сообщение клиенту').fill('Пришлите фото');
     await section().getByRole('button', { name: 'Отправить' }).click();
     await section().locator('ol.messages > li', { hasText: 'Пришлите фото' }).waitFor();

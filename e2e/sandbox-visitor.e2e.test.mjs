@@ -61,6 +61,13 @@ describe('the sandbox page: the visitor and the bot', () => {
     assert.doesNotMatch(await answer.getAttribute('class'), /\buser\b/);
   });
 
+  it('fits the window: the header stays in sight and only the chats scroll', async () => {
+    const sizes = await page.evaluate(() => ({ page: document.documentElement.scrollHeight, window: innerHeight }));
+    assert.ok(sizes.page <= sizes.window, `the page is ${sizes.page} px in a ${sizes.window} px window`);
+    const compose = await visitorChat().locator('form[data-visitor]').boundingBox();
+    assert.ok(compose.y + compose.height <= sizes.window, "the visitor's box is in sight");
+  });
+
   it('the box writes as the visitor, and keeps what is typed while the page redraws', async () => {
     const box = visitorChat().locator('form[data-visitor] input');
     await box.fill('Здравствуйте, а можно');

@@ -15,21 +15,23 @@ import { BOT_USER } from './state';
  */
 export function renderPage(options: { inbox?: boolean } = {}): string {
   return `<!doctype html>
-<html lang="ru"><head><meta charset="utf-8"><title>Telegram sandbox — Stickers Leads</title>
+<html lang="ru"><head><meta charset="utf-8"><title>Telegram sandbox — Stickers Leads</title><link rel="icon" href="data:,">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
   :root { --bg:#0e1621; --panel:#17212b; --bubble:#182533; --accent:#5eb5f7; --text:#f5f5f5; --muted:#8496a8; }
   * { box-sizing: border-box; }
-  body { margin:0; font:15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background:var(--bg); color:var(--text); }
+  /* The page is the window's height: the header stays, the chats share the rest (a row at least 420px, more rows scroll),
+     and each chat's log scrolls within it. */
+  body { margin:0; height:100vh; display:flex; flex-direction:column; font:15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background:var(--bg); color:var(--text); }
   header { padding:10px 16px; background:var(--panel); display:flex; gap:12px; align-items:center; flex-wrap:wrap; border-bottom:1px solid #000; }
   header h1 { font-size:16px; margin:0 12px 0 0; }
   header button, .compose button { background:#2b5278; color:var(--text); border:0; border-radius:6px; padding:6px 10px; cursor:pointer; }
   header label { color:var(--muted); font-size:13px; }
-  main { display:grid; grid-template-columns:repeat(auto-fit, minmax(340px, 1fr)); gap:1px; background:#000; min-height:calc(100vh - 50px); }
-  section { background:var(--bg); display:flex; flex-direction:column; }
+  main { flex:1; min-height:0; overflow-y:auto; display:grid; grid-template-columns:repeat(auto-fit, minmax(340px, 1fr)); grid-auto-rows:minmax(420px, 1fr); gap:1px; background:#000; }
+  section { background:var(--bg); display:flex; flex-direction:column; min-height:0; }
   section h2 { margin:0; padding:10px 16px; font-size:15px; background:var(--panel); }
   section h2 small { color:var(--muted); font-weight:normal; }
-  .log { flex:1; padding:12px; overflow-y:auto; max-height:calc(100vh - 160px); }
+  .log { flex:1; min-height:0; padding:12px; overflow-y:auto; }
   .msg { background:var(--bubble); border-radius:10px; padding:8px 12px; margin:0 0 10px; max-width:560px; white-space:pre-wrap; word-wrap:break-word; }
   .msg.user { background:#2b5278; margin-left:auto; }
   .meta { color:var(--muted); font-size:12px; margin-top:4px; }
@@ -212,7 +214,7 @@ function draw(state) {
       const who = visitors[chat.id];
       return '<section class="' + cls.trim() + '" data-chat-id="' + chat.id + '"><h2>' + esc(chat.title) + ' <small>личный чат с @' + BOT_USERNAME + ' · ' + chat.id + '</small></h2>'
         + '<div class="log" data-chat="' + chat.id + '">' + (msgs || '<p class="meta">Пока пусто</p>') + '</div>'
-        + '<form class="compose" data-chat="' + chat.id + '" data-visitor><input name="text" data-key="visitor:' + chat.id + '" placeholder="Написать боту как ' + esc(who.first_name) + ' (подпись к фото)" autocomplete="off">'
+        + '<form class="compose" data-chat="' + chat.id + '" data-visitor><input name="text" data-key="visitor:' + chat.id + '" placeholder="Написать боту как ' + esc(who.first_name) + '" autocomplete="off">'
         + '<button>Отправить</button><button type="button" data-photo title="Фото с подписью из поля">📷 фото</button></form></section>';
     }
     return '<section' + (cls ? ' class="' + cls.trim() + '"' : '') + ' data-chat-id="' + chat.id + '"><h2>' + esc(chat.title) + ' <small>' + subtitle + '</small></h2>'

@@ -92,12 +92,14 @@ export function failureText(app: App, err: unknown, change = false): string {
   return app.t.failed;
 }
 
+/** What went wrong, and a button to try again, but where trying again cannot help (no such lead). */
 export function problem(app: App, err: unknown, retry: () => void = () => app.render()): HTMLElement {
+  const final = err instanceof ApiFailure && err.status === 404;
   return el(
     'div',
     { class: 'problem', role: 'alert' },
     el('p', {}, failureText(app, err)),
-    el('button', { type: 'button', class: 'secondary', onclick: retry }, app.t.retry),
+    final ? null : el('button', { type: 'button', class: 'secondary', onclick: retry }, app.t.retry),
   );
 }
 

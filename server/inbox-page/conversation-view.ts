@@ -8,8 +8,8 @@ const REFRESH_MS = 5_000;
 
 /**
  * A lead's conversation with the visitor through the bot (`/inbox/api/leads/:n/messages`): who the visitor is in
- * Telegram, the messages oldest first (from the visitor or the team, who wrote, when, the text or «📷 фото», whether it
- * was delivered — a failed one with its reason), and a box that sends the team's answer. The section is drawn at once
+ * Telegram, the messages oldest first (from the visitor or the team, who wrote, when, the text or «📷 фото»; a team
+ * message whether it was delivered — a failed one with its reason —, a visitor's whether the group shows it), and a box that sends the team's answer. The section is drawn at once
  * and filled when the messages arrive, so the rest of the lead's page never waits for it. While the lead's page is open
  * and in view it asks again every few seconds: the visitor's new messages and the states of the team's appear without a
  * reload, and only a change is drawn, so the box keeps what is being typed and the live region speaks only of news.
@@ -82,7 +82,8 @@ function drawConversation(app: App, conversation: Conversation, typed: string | 
 function messageItem(app: App, m: ConversationMessage): HTMLElement {
   const t = app.t;
   const media = m.media ? (t.media[m.media as MessageMedia] ?? t.media.other) : null;
-  const state = m.state === 'failed' ? t.messageFailed(m.error) : t.messageState[m.state];
+  const state =
+    m.direction === 'in' ? t.messageInState[m.state] : m.state === 'failed' ? t.messageFailed(m.error) : t.messageState[m.state];
   return el(
     'li',
     { class: `message ${m.direction}${m.state === 'failed' ? ' failed' : ''}`, 'data-state': m.state },
@@ -104,7 +105,11 @@ function composer(app: App, n: number, note: HTMLElement, reload: (note: string)
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
     const value = text.value.trim();
-    if (!value) return;
+    if (!value) {
+      note.textContent = t.messageEmpty;
+      text.focus();
+      return;
+    }
     send.disabled = true;
     try {
       await app.api.sendMessage(n, value);

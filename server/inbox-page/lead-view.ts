@@ -21,7 +21,7 @@ function dl(rows: [string, Node | string | null][]): HTMLElement {
 
 function personal(app: App, lead: LeadItem, value: string | number | null): string | null {
   if (value !== null && value !== '') return String(value);
-  if (lead.anonymised_at) return '—';
+  if (lead.anonymised_at) return app.t.erasedValue;
   return app.me.card_pii ? null : app.t.hiddenPii;
 }
 

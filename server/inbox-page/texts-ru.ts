@@ -80,6 +80,7 @@ export const ru: PageTexts = {
     published: 'Опубликована',
   },
   hiddenPii: 'скрыто',
+  erasedValue: 'удалено',
   anonymised: (at) => `Персональные данные удалены ${at}.`,
   sourceTitle: 'Источник',
   sourceFields: {
@@ -140,7 +141,7 @@ export const ru: PageTexts = {
   actions: 'Сменить статус',
   confirmStatus: (n, to) => `Заявка #${n}: «${to}»?`,
   statusChanged: (to) => `Статус изменён: ${to}. Карточка в группе обновится.`,
-  conflict: (current) => `Статус уже изменил кто-то другой: сейчас «${current}». Проверьте и повторите.`,
+  conflict: (current) => `Статус уже изменён: сейчас «${current}». Проверьте и повторите.`,
   erase: 'Удалить персональные данные',
   confirmErase: (n) => `Удалить персональные данные заявки #${n}? Это нельзя отменить.`,
   erased: 'Персональные данные удалены.',
@@ -165,11 +166,13 @@ export const ru: PageTexts = {
   messageIn: 'Клиент',
   messageOut: 'Команда',
   messageState: { queued: 'в очереди', delivered: 'доставлено', failed: 'не доставлено' },
+  messageInState: { queued: 'передаётся в группу', delivered: 'показано в группе', failed: 'не показано в группе' },
   messageFailed: (error) => {
     const known = error && FAILURES.find(([reason]) => reason.test(error));
     return error ? `не доставлено: ${known ? error.replace(known[0], known[1]) : error}` : 'не доставлено';
   },
   messageLabel: 'Сообщение клиенту',
+  messageEmpty: 'Напишите текст сообщения.',
   messagePlaceholder: 'Текст уйдёт клиенту от имени бота',
   send: 'Отправить',
   sent: 'Сообщение принято к отправке: его состояние — в списке выше.',

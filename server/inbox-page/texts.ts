@@ -67,6 +67,8 @@ export interface Texts {
     published: string;
   };
   hiddenPii: string;
+  /** A personal field of an erased lead (an empty field is «—»). */
+  erasedValue: string;
   anonymised: (at: string) => string;
   sourceTitle: string;
   sourceFields: {
@@ -133,10 +135,15 @@ export interface Texts {
   messageOut: string;
   /** A message's media as the list names it (the text, if any, follows): the server's words (`CardWords`). */
   media: Record<MessageMedia, string>;
+  /** A team message's state: delivered to the visitor, or not. */
   messageState: Record<'queued' | 'delivered' | 'failed', string>;
+  /** A visitor message's state: shown in the group under the card, or not (the team reads it here all the same). */
+  messageInState: Record<'queued' | 'delivered' | 'failed', string>;
   /** Why a message failed, from the reason the server stored (in English, as the API gives it). */
   messageFailed: (error: string | null) => string;
   messageLabel: string;
+  /** Said when «Отправить» is pressed with nothing (or only spaces) in the box. */
+  messageEmpty: string;
   messagePlaceholder: string;
   send: string;
   sent: string;
