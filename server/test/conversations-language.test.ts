@@ -25,7 +25,7 @@ describe("the visitor's language", () => {
     const created = await postLead(server, lead({ telegram: '@emma_w' }));
     const payload = new URL(String(created.body.telegram_link)).searchParams.get('start')!;
     expect(await command(ENGLISH.id, `/start ${payload}`, ENGLISH)).toBe(
-      `Thank you! This is your request #${created.body.lead_number}. A manager has it and will write to you here, in this chat, as soon as they take it on.`,
+      `Thank you! This is your request #${created.body.lead_number}. A manager has it and will write to you here, in this chat.`,
     );
     expect(await command(LEADS_CHAT, '/help')).toMatch(/^🤖 Команды бота:/);
   });

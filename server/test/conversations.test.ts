@@ -201,8 +201,11 @@ describe('the link', () => {
     const payload = LINK.exec(String(created.body.telegram_link))![1];
     const bound = await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR);
     expect(bound).toContain(`#${leadNumber}`);
-    // Telegram sends "/start <payload>" again each time the link is tapped in a chat that is already open.
-    expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toBe(bound);
+    // Telegram sends "/start <payload>" again each time the link is tapped in a chat that is already open: which lead
+    // the chat is about, not the first thanks again (the lead may be long closed by then).
+    expect(await memberActions(sandbox).command(VISITOR.id, `/start ${payload}`, VISITOR)).toBe(
+      `Вы на связи по заявке #${leadNumber}: пишите сюда, менеджер ответит здесь же.`,
+    );
     expect(await memberActions(sandbox).command(STRANGER.id, `/start ${payload}`, STRANGER)).toContain('не работает');
     const links = await server.db.db.selectFrom('telegram_links').select(['tg_user_id']).where('lead_id', '=', leadNumber).execute();
     expect(links).toEqual([{ tg_user_id: VISITOR.id }]);
@@ -223,7 +226,7 @@ describe('/start without a link', () => {
     expect(await memberActions(sandbox).command(VISITOR.id, '/start', VISITOR)).toMatch(/^Здравствуйте! Чтобы связать этот чат с заявкой/);
     const { leadNumber } = await boundLead(server);
     expect(await memberActions(sandbox).command(VISITOR.id, '/start', VISITOR)).toBe(
-      `Спасибо! Это ваша заявка #${leadNumber}. Менеджер получил её и напишет вам сюда, в этот чат, как только её возьмёт в работу.`,
+      `Вы на связи по заявке #${leadNumber}: пишите сюда, менеджер ответит здесь же.`,
     );
   });
 });
@@ -249,7 +252,7 @@ describe('several leads, one chat', () => {
     // above it stays.
     const rewritten = sandbox.state.message(VISITOR.id, answer.message_id)!;
     expect(rewritten.text).toBe(
-      `Спасибо! Это ваша заявка #${second.leadNumber}. Менеджер получил её и напишет вам сюда, в этот чат, как только её возьмёт в работу.\n\n` +
+      `Спасибо! Это ваша заявка #${second.leadNumber}. Менеджер получил её и напишет вам сюда, в этот чат.\n\n` +
         `Вы оставили несколько заявок: сообщения из этого чата идут по заявке #${first.leadNumber}. Чтобы писать по другой, нажмите её кнопку.`,
     );
     const kept = rewritten.reply_markup!.inline_keyboard.flat() as { callback_data: string }[];
@@ -575,7 +578,9 @@ describe('team → visitor', () => {
     await settled(server);
     expect(botMessagesIn(VISITOR.id).map((m) => m.text)).toContain('Отлично!');
     // Running again, a second /start only says which lead the chat is about.
-    expect(await command(VISITOR.id, '/start', VISITOR)).toContain(`Это ваша заявка #${leadNumber}.`);
+    expect(await command(VISITOR.id, '/start', VISITOR)).toBe(
+      `Вы на связи по заявке #${leadNumber}: пишите сюда, менеджер ответит здесь же.`,
+    );
   });
 
   it('a reply to the card of a lead no visitor is bound to: kept with the lead, failed with the reason, said in the group', async () => {

@@ -101,14 +101,14 @@ export class MessagesService {
       if (resumed) return resumed;
       // Already bound (the Restart button, a /start typed): which lead the chat is about, not an invitation to bind.
       const latest = await this.messages.latestLeadOf(from.id);
-      return latest ? says.bound(latest.lead_id) : says.hello;
+      return latest ? says.boundAgain(latest.lead_id) : says.hello;
     }
     if (!PAYLOAD.test(payload)) return says.invalid;
     // No personal data in the event (it outlives an erasure): the account itself is the link's row, erased with the lead.
     const detail = "the visitor opened the lead's link in the bot: their Telegram account is bound (GET /leads telegram_account)";
     const result = await this.links.bind(payloadHash(payload), from, this.clock.now(), detail);
-    // The link tapped again (Telegram sends `/start <payload>` each time): the same answer, nothing bound anew.
-    if (result.kind === 'bound_before') return says.bound(result.leadId);
+    // The link tapped again (Telegram sends `/start <payload>` each time): which lead, not the first thanks; nothing bound anew.
+    if (result.kind === 'bound_before') return says.boundAgain(result.leadId);
     // Their own link tapped again after /stop: as /start, the conversation runs again.
     if (result.kind === 'stopped_before') return (await this.resume(from)) ?? says.invalid;
     if (result.kind !== 'bound') {

@@ -41,8 +41,7 @@ export const en = {
   },
 
   conversation: {
-    bound: (lead) =>
-      `Thank you! This is your request #${lead}. A manager has it and will write to you here, in this chat, as soon as they take it on.`,
+    bound: (lead) => `Thank you! This is your request #${lead}. A manager has it and will write to you here, in this chat.`,
     invalid:
       'This link does not work: it has expired or was used already. If you sent a request, a manager will contact you anyway; ' +
       'send the form on the site again if you need to.',
@@ -55,6 +54,7 @@ export const en = {
       `All right, we will not write to you here about ${/,/.test(leads) ? 'requests' : 'request'} ${leads} again. Changed your mind? Send /start.`,
     stoppedUnbound:
       'You unsubscribed with /stop, so your message was not passed on to a manager. To write to them here again, send /start.',
+    boundAgain: (lead) => `You are in touch about request #${lead}: write here, and a manager answers here.`,
     resumed: (leads) => `Back in touch about ${/,/.test(leads) ? 'requests' : 'request'} ${leads}: write here, and a manager answers here.`,
     several: (lead) =>
       `You have sent several requests: messages in this chat go to request #${lead}. To write about another, press its button.`,
