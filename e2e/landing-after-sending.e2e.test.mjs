@@ -90,6 +90,12 @@ describe('after sending', () => {
     assert.ok(again.height >= 44, `the link is ${again.height} px tall`);
     assert.equal(await page.evaluate(() => typeof window.ym + typeof window.gtag), 'undefinedundefined');
     assert.deepEqual(outside, []);
+    // The sent screen stays on a reload; `/?again` typed or bookmarked (not the link clicked) shows the form all the same.
+    await page.reload();
+    assert.equal(await sentText(page), `Заявка #${number} отправлена!`);
+    await page.goto(`${stack.landingUrl}/?again`);
+    await page.getByRole('button', { name: 'Отправить заявку' }).waitFor();
+    assert.equal(await page.locator('[data-state="sent"]').count(), 0);
     await context.close();
   });
 

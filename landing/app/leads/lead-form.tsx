@@ -152,9 +152,10 @@ export function LeadForm({
     setRemembered(rememberedSent(localStorageOrNull()));
   }, []);
 
-  const sent = result ? result.state === 'sent' : sentBefore || remembered !== null;
-  // The answer's number and link, or on a later visit the memory's (the cookie alone knows neither).
-  const { leadNumber, telegramLink } = result ?? remembered ?? {};
+  // On a later visit the cookie says whether a request was sent (`/?again` clears it, however it was opened), and the
+  // memory adds its number and link (the cookie alone knows neither).
+  const sent = result ? result.state === 'sent' : sentBefore;
+  const { leadNumber, telegramLink } = result ?? (sentBefore ? remembered : null) ?? {};
   if (sent) {
     // The screen's heading is the news itself, not the form's «Оставить заявку». Focused when it is the answer to this
     // page's post: by the effect above with JavaScript, by `autofocus` without (the answer is then a new page).
