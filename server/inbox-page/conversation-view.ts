@@ -9,10 +9,11 @@ const REFRESH_MS = 5_000;
 /**
  * A lead's conversation with the visitor through the bot (`/inbox/api/leads/:n/messages`): who the visitor is in
  * Telegram, the messages oldest first (from the visitor or the team, who wrote, when, the text or «📷 фото»; a team
- * message whether it was delivered — a failed one with its reason —, a visitor's whether the group shows it), and a box that sends the team's answer. The section is drawn at once
- * and filled when the messages arrive, so the rest of the lead's page never waits for it. While the lead's page is open
- * and in view it asks again every few seconds: the visitor's new messages and the states of the team's appear without a
- * reload, and only a change is drawn, so the box keeps what is being typed and the live region speaks only of news.
+ * message whether it was delivered — a failed one with its reason —, a visitor's whether the group shows it), and a box
+ * that sends the team's answer. The section is drawn at once and filled when the messages arrive, so the rest of the
+ * lead's page never waits for it. While the lead's page is open and in view it asks again every few seconds: the
+ * visitor's new messages and the states of the team's appear without a reload, and only a change is drawn, so the box
+ * keeps what is being typed and the live region speaks only of news.
  */
 export function conversationSection(app: App, n: number, open: boolean, typed: string | null): HTMLElement {
   const t = app.t;

@@ -141,13 +141,13 @@ interface ChartOptions {
  * `legend`: the sources under it (the page draws its own, folded the same way).
  */
 export function perDaySvg(given: PerDayChart, options: ChartOptions & { legend?: boolean }): string {
-  const { t } = options;
+  const { t, width = WIDTH } = options;
   const p = new Painter(options.palette);
   const chart = { ...given, series: foldSeries(t, given.series) };
   const [left, right, top, bottom] = [44, 12, 20, PER_DAY_HEIGHT - 30];
   const labels = chart.series.map((s) => `${seriesName(t, s)}: ${sum(s.counts)}`);
-  const legend = options.legend ? legendLayout(labels, left, (options.width ?? WIDTH) - right) : [];
-  const { width, height } = perDaySize(options.legend ?? false, (legend.at(-1)?.row ?? 0) + 1, options.width);
+  const legend = options.legend ? legendLayout(labels, left, width - right) : [];
+  const { height } = perDaySize(options.legend ?? false, (legend.at(-1)?.row ?? 0) + 1, width);
   const totals = perDayTotals(chart.days.length, chart.series);
   const of = chart.source === undefined ? '' : `, ${t.charts.ofSource(sourceName(t, chart.source))}`;
   const title = `${t.charts.perDayTitle(chart.days.length)}${of}`;

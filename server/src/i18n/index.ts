@@ -1,4 +1,4 @@
-import type { Locale } from '@stickers/shared';
+import { isLocale, type Locale } from '@stickers/shared';
 import { dateFormat } from '../clock/local-time';
 import { en } from './en';
 import { ru, type Messages } from './ru';
@@ -11,7 +11,7 @@ export const CATALOGUES: Record<Locale, Messages> = { ru, en };
 /** The catalogue of a person's Telegram app language (`language_code`: `en`, `en-US`) when there is one, else `fallback`. */
 export function catalogueOf(languageCode: string | undefined, fallback: Messages): Messages {
   const code = languageCode?.split('-')[0].toLowerCase();
-  return code === 'ru' || code === 'en' ? CATALOGUES[code] : fallback;
+  return isLocale(code) ? CATALOGUES[code] : fallback;
 }
 
 /** A moment as the locale writes it, in `timezone`: `29.11.2026 10:30` (ru), `11/29/2026 10:30 AM` (en). */

@@ -84,7 +84,7 @@ export class InboxLeadsPageDto extends LeadsPageDto {
     type: 'object',
     additionalProperties: { type: 'integer', minimum: 1 },
     description:
-      "By lead number: the visitor's messages since the team's last one in the lead's conversation, unless they sent /stop since (a lead with none is absent)",
+      "By lead number: the visitor's messages since the team's last one that did not fail in the lead's conversation, unless they sent /stop since (a lead with none is absent)",
   })
   waiting!: Record<string, number>;
 }
