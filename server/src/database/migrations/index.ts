@@ -26,6 +26,7 @@ import * as messageRecipient from './2026-12-06-0025-message-recipient';
 import * as leadUpdatedAtMoves from './2026-12-06-0026-lead-updated-at-moves';
 import * as leadEventsKind from './2026-12-07-0027-lead-events-kind';
 import * as leadNotices from './2026-12-07-0028-lead-notices';
+import * as outboxIndexes from './2026-12-07-0029-outbox-indexes';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-06-0026-lead-updated-at-moves': leadUpdatedAtMoves,
   '2026-12-07-0027-lead-events-kind': leadEventsKind,
   '2026-12-07-0028-lead-notices': leadNotices,
+  '2026-12-07-0029-outbox-indexes': outboxIndexes,
 };

@@ -1,0 +1,52 @@
+import type { CompiledQuery } from 'kysely';
+import { migrateToLatest, openDatabase } from '../database/database';
+import { LeadPagesRepository } from './lead-pages.repository';
+import { OutboxRepository, TELEGRAM_TARGET } from './outbox.repository';
+
+describe('the outbox table', () => {
+  it('costs a Telegram row two index entries, and finds its rows by index: the claim, a lead’s rows, an event’s, a cascade', async () => {
+    const { db, sqlite } = openDatabase(':memory:');
+    await migrateToLatest(db);
+    const indexes = sqlite.prepare(`select name, sql from sqlite_master where type = 'index' and tbl_name = 'outbox'`).all() as {
+      name: string;
+      sql: string;
+    }[];
+    // Each index with the rows it holds: a Telegram row waiting (no event, not done) is in those without a condition
+    // or with `done_at is null`.
+    const holding = Object.fromEntries(indexes.map((i) => [i.name, / where (.+)$/i.exec(i.sql)?.[1] ?? 'every row']));
+    expect(holding).toEqual({
+      outbox_pending: '"done_at" is null',
+      outbox_waiting: 'every row',
+      outbox_event: '"event_id" is not null',
+    });
+
+    const compiled: CompiledQuery[] = [];
+    const watched = db.withPlugin({
+      transformQuery: (args) => (compiled.push(db.getExecutor().compileQuery(args.node, args.queryId)), args.node),
+      transformResult: (args) => Promise.resolve(args.result),
+    });
+    await new OutboxRepository(watched).claim({
+      now: 0,
+      wallNow: 0,
+      until: 1,
+      holder: 'h',
+      target: TELEGRAM_TARGET,
+      limit: 10,
+      kind: 'card',
+    });
+    await new LeadPagesRepository(watched).outbox(1);
+    const plans = [
+      ...compiled.map(({ sql, parameters }) => sqlite.prepare(`explain query plan ${sql}`).all(...parameters)),
+      sqlite.prepare(`explain query plan select * from outbox where kind = 'webhook' and event_id in (1, 2) order by id`).all(),
+      // What deleting a lead or a webhook event cascades to.
+      sqlite.prepare('explain query plan delete from outbox where lead_id = 1').all(),
+      sqlite.prepare('explain query plan delete from outbox where event_id = 1').all(),
+    ].map((rows) => (rows as { detail: string }[]).map((r) => r.detail));
+    expect(plans).toHaveLength(5);
+    for (const plan of plans) {
+      expect(plan.filter((d) => /\boutbox\b|^(SCAN|SEARCH) [op]\b/.test(d))).not.toHaveLength(0);
+      expect(plan.filter((d) => /^SCAN (outbox|o|p)\b/.test(d))).toEqual([]);
+    }
+    await db.destroy();
+  });
+});
