@@ -348,6 +348,7 @@ describe('the migrations on PostgreSQL', () => {
     expect(indexes.outbox_waiting).toMatch(/\(lead_id, target, id\)$/);
     expect(indexes.outbox_event).toMatch(/WHERE \(event_id IS NOT NULL\)$/);
     expect(indexes.leads_updated).toMatch(/\(updated_at, id\)$/);
+    expect(indexes.leads_card).toMatch(/\(chat_id, message_id\) WHERE \(message_id IS NOT NULL\)$/);
 
     // Twice: nothing to do, nothing changed.
     expect(await migrateToLatest(db)).toEqual([]);

@@ -27,6 +27,7 @@ import * as leadUpdatedAtMoves from './2026-12-06-0026-lead-updated-at-moves';
 import * as leadEventsKind from './2026-12-07-0027-lead-events-kind';
 import * as leadNotices from './2026-12-07-0028-lead-notices';
 import * as outboxIndexes from './2026-12-07-0029-outbox-indexes';
+import * as leadCardIndex from './2026-12-07-0030-lead-card-index';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -58,4 +59,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-07-0027-lead-events-kind': leadEventsKind,
   '2026-12-07-0028-lead-notices': leadNotices,
   '2026-12-07-0029-outbox-indexes': outboxIndexes,
+  '2026-12-07-0030-lead-card-index': leadCardIndex,
 };
