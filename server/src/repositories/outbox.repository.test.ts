@@ -1,12 +1,10 @@
-import type { CompiledQuery } from 'kysely';
-import { migrateToLatest, openDatabase } from '../database/database';
+import { plannedDatabase } from '../../test/support/query-plans';
 import { LeadPagesRepository } from './lead-pages.repository';
 import { OutboxRepository, TELEGRAM_TARGET } from './outbox.repository';
 
 describe('the outbox table', () => {
   it('costs a Telegram row two index entries, and finds its rows by index: the claim, a lead’s rows, an event’s, a cascade', async () => {
-    const { db, sqlite } = openDatabase(':memory:');
-    await migrateToLatest(db);
+    const { db, sqlite, watched, compiled, plan } = await plannedDatabase();
     const indexes = sqlite.prepare(`select name, sql from sqlite_master where type = 'index' and tbl_name = 'outbox'`).all() as {
       name: string;
       sql: string;
@@ -20,11 +18,6 @@ describe('the outbox table', () => {
       outbox_event: '"event_id" is not null',
     });
 
-    const compiled: CompiledQuery[] = [];
-    const watched = db.withPlugin({
-      transformQuery: (args) => (compiled.push(db.getExecutor().compileQuery(args.node, args.queryId)), args.node),
-      transformResult: (args) => Promise.resolve(args.result),
-    });
     await new OutboxRepository(watched).claim({
       now: 0,
       wallNow: 0,
@@ -36,16 +29,16 @@ describe('the outbox table', () => {
     });
     await new LeadPagesRepository(watched).outbox(1);
     const plans = [
-      ...compiled.map(({ sql, parameters }) => sqlite.prepare(`explain query plan ${sql}`).all(...parameters)),
-      sqlite.prepare(`explain query plan select * from outbox where kind = 'webhook' and event_id in (1, 2) order by id`).all(),
+      ...compiled.map(({ sql, parameters }) => plan(sql, parameters)),
+      plan(`select * from outbox where kind = 'webhook' and event_id in (1, 2) order by id`),
       // What deleting a lead or a webhook event cascades to.
-      sqlite.prepare('explain query plan delete from outbox where lead_id = 1').all(),
-      sqlite.prepare('explain query plan delete from outbox where event_id = 1').all(),
-    ].map((rows) => (rows as { detail: string }[]).map((r) => r.detail));
+      plan('delete from outbox where lead_id = 1'),
+      plan('delete from outbox where event_id = 1'),
+    ];
     expect(plans).toHaveLength(5);
-    for (const plan of plans) {
-      expect(plan.filter((d) => /\boutbox\b|^(SCAN|SEARCH) [op]\b/.test(d))).not.toHaveLength(0);
-      expect(plan.filter((d) => /^SCAN (outbox|o|p)\b/.test(d))).toEqual([]);
+    for (const steps of plans) {
+      expect(steps.filter((d) => /\boutbox\b|^(SCAN|SEARCH) [op]\b/.test(d))).not.toHaveLength(0);
+      expect(steps.filter((d) => /^SCAN (outbox|o|p)\b/.test(d))).toEqual([]);
     }
     await db.destroy();
   });
