@@ -13,4 +13,22 @@ describe('WebhookEventsRepository', () => {
     expect(compiled).toHaveLength(2);
     await db.destroy();
   });
+
+  it('pages the events newest first from the (at, id) index, not by sorting every event for each page', async () => {
+    const { db, sqlite, watched, compiled, plan } = await plannedDatabase();
+    // The cursor's event (its lead does not matter here).
+    sqlite.pragma('foreign_keys = OFF');
+    sqlite
+      .prepare(`insert into webhook_events (public_id, lead_id, type, source_id, at, data) values ('e1', 1, 'lead.created', 1, 5, '{}')`)
+      .run();
+    const repo = new WebhookEventsRepository(watched);
+    await repo.recentEvents(null, null, 50);
+    await repo.recentEvents(0, 'e1', 50);
+    const pages = compiled.filter((q) => /order by "at" desc/.test(q.sql));
+    expect(pages).toHaveLength(2);
+    for (const { sql, parameters } of pages) {
+      expect(plan(sql, parameters)).toEqual([expect.stringMatching(/^(SCAN|SEARCH) webhook_events USING INDEX webhook_events_at\b/)]);
+    }
+    await db.destroy();
+  });
 });

@@ -166,7 +166,7 @@ export class WebhookEventsRepository {
     if (before !== null) {
       const older = await this.db.selectFrom('webhook_events').select(['id', 'at']).where('public_id', '=', before).executeTakeFirst();
       if (!older) return null;
-      query = query.where((eb) => eb.or([eb('at', '<', older.at), eb.and([eb('at', '=', older.at), eb('id', '<', older.id)])]));
+      query = query.where((eb) => eb(eb.refTuple('at', 'id'), '<', eb.tuple(older.at, older.id)));
     }
     const events = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     const rows = await this.deliveriesOf(events);

@@ -28,6 +28,7 @@ import * as leadEventsKind from './2026-12-07-0027-lead-events-kind';
 import * as leadNotices from './2026-12-07-0028-lead-notices';
 import * as outboxIndexes from './2026-12-07-0029-outbox-indexes';
 import * as leadCardIndex from './2026-12-07-0030-lead-card-index';
+import * as webhookEventsAt from './2026-12-07-0031-webhook-events-at';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-07-0028-lead-notices': leadNotices,
   '2026-12-07-0029-outbox-indexes': outboxIndexes,
   '2026-12-07-0030-lead-card-index': leadCardIndex,
+  '2026-12-07-0031-webhook-events-at': webhookEventsAt,
 };
