@@ -344,8 +344,8 @@ describe('the migrations on PostgreSQL', () => {
     await lite.destroy();
     expect(Object.entries(indexes).map(([name, def]) => [name, / WHERE /.test(def)])).toEqual(liteIndexes);
     expect(indexes.leads_without_card).toMatch(/WHERE \(published_at IS NULL\)$/);
-    expect(indexes.outbox_pending).toMatch(/\(target, kind, id\) WHERE \(done_at IS NULL\)$/);
-    expect(indexes.outbox_waiting).toMatch(/\(lead_id, target, id\)$/);
+    expect(indexes.outbox_not_done).toMatch(/\(target, kind, id\) WHERE \(done_at IS NULL\)$/);
+    expect(indexes.outbox_waiting).toMatch(/\(lead_id, done_at, target, id\)$/);
     expect(indexes.outbox_event).toMatch(/WHERE \(event_id IS NOT NULL\)$/);
     expect(indexes.leads_updated).toMatch(/\(updated_at, id\)$/);
     expect(indexes.leads_card).toMatch(/\(chat_id, message_id\) WHERE \(message_id IS NOT NULL\)$/);

@@ -13,33 +13,35 @@ describe('the outbox table', () => {
     // or with `done_at is null`.
     const holding = Object.fromEntries(indexes.map((i) => [i.name, / where (.+)$/i.exec(i.sql)?.[1] ?? 'every row']));
     expect(holding).toEqual({
-      outbox_pending: '"done_at" is null',
+      outbox_not_done: '"done_at" is null',
       outbox_waiting: 'every row',
       outbox_event: '"event_id" is not null',
     });
 
-    await new OutboxRepository(watched).claim({
-      now: 0,
-      wallNow: 0,
-      until: 1,
-      holder: 'h',
-      target: TELEGRAM_TARGET,
-      limit: 10,
-      kind: 'card',
-    });
+    const claim = { now: 0, wallNow: 0, until: 1, holder: 'h', target: TELEGRAM_TARGET, limit: 10, kind: 'card' as const };
+    await new OutboxRepository(watched).claim(claim);
+    // A button press claims its lead's waiting edit at once.
+    await new OutboxRepository(watched).claim({ ...claim, kind: 'card_edit', leadId: 1, anyTime: true });
     await new LeadPagesRepository(watched).outbox(1);
     const plans = [
       ...compiled.map(({ sql, parameters }) => plan(sql, parameters)),
       plan(`select * from outbox where kind = 'webhook' and event_id in (1, 2) order by id`),
+      // The edit trigger's "one waiting already" (a lead of a long conversation has thousands of done rows).
+      plan(`select 1 from outbox where lead_id = 1 and kind = 'card_edit' and done_at is null and claimed_by is null`),
       // What deleting a lead or a webhook event cascades to.
       plan('delete from outbox where lead_id = 1'),
       plan('delete from outbox where event_id = 1'),
     ];
-    expect(plans).toHaveLength(5);
+    expect(plans).toHaveLength(7);
     for (const steps of plans) {
       expect(steps.filter((d) => /\boutbox\b|^(SCAN|SEARCH) [op]\b/.test(d))).not.toHaveLength(0);
       expect(steps.filter((d) => /^SCAN (outbox|o|p)\b/.test(d))).toEqual([]);
     }
+    // The rows before one in its lead's queue, and the edit waiting, are read among the rows not done only.
+    const [dueClaim, pressClaim, , , waitingEdit] = plans;
+    for (const steps of [dueClaim, pressClaim])
+      expect(steps).toContainEqual(expect.stringMatching(/^SEARCH p .*\(lead_id=\? AND done_at=\? AND target=\? AND id<\?\)/));
+    expect(waitingEdit).toEqual([expect.stringMatching(/^SEARCH outbox USING INDEX outbox_waiting \(lead_id=\? AND done_at=\?\)/)]);
     await db.destroy();
   });
 });

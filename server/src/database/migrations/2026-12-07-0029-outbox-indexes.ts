@@ -4,24 +4,25 @@ import { type Kysely, sql } from 'kysely';
 
 /**
  * The claim finds its rows without reading the done ones, and a new Telegram row costs two index entries instead of
- * four (every lead writes one in its submit's commit). `outbox_pending` holds the rows not done by target, kind and id,
- * the claim's order: with `outbox_due` (by next time) SQLite, without statistics, walked the whole table in id order
- * for every claim, done rows and all (12 – 55 ms a claim with the rows of 100,000 leads, the event loop blocked).
- * `outbox_waiting` covers every row of a lead, not only those not done, and stands for `outbox_lead` too: the rows
- * before one in its lead's queue, a lead's rows for its page and its erasure, the cascade of a lead's deletion (a
- * lead's rows are few). `outbox_event` holds only the webhook rows, the only ones with an event.
+ * four (every lead writes one in its submit's commit). `outbox_not_done` holds the rows not done by target, kind and
+ * id, the claim's order: with `outbox_due` (by next time) SQLite, without statistics, walked the whole table in id
+ * order for every claim, done rows and all (12 – 55 ms a claim with the rows of 100,000 leads, the event loop blocked).
+ * `outbox_waiting` covers every row of a lead, done or not, and stands for `outbox_lead` too: a lead's rows for its
+ * page, its erasure and the cascade of its deletion by `lead_id`; the rows not done before one in its lead's queue by
+ * `lead_id, done_at` (a lead of a long conversation has thousands of done rows). `outbox_event` holds only the webhook
+ * rows, the only ones with an event.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('outbox_due').execute();
   await db.schema
-    .createIndex('outbox_pending')
+    .createIndex('outbox_not_done')
     .on('outbox')
     .columns(['target', 'kind', 'id'])
     .where(sql.ref('done_at'), 'is', null)
     .execute();
   await db.schema.dropIndex('outbox_lead').execute();
   await db.schema.dropIndex('outbox_waiting').execute();
-  await db.schema.createIndex('outbox_waiting').on('outbox').columns(['lead_id', 'target', 'id']).execute();
+  await db.schema.createIndex('outbox_waiting').on('outbox').columns(['lead_id', 'done_at', 'target', 'id']).execute();
   await db.schema.dropIndex('outbox_event').execute();
   await db.schema.createIndex('outbox_event').on('outbox').column('event_id').where(sql.ref('event_id'), 'is not', null).execute();
 }
@@ -38,6 +39,6 @@ export async function down(db: Kysely<any>): Promise<void> {
     .where(sql.ref('done_at'), 'is', null)
     .execute();
   await db.schema.createIndex('outbox_lead').on('outbox').columns(['lead_id', 'kind']).execute();
-  await db.schema.dropIndex('outbox_pending').execute();
+  await db.schema.dropIndex('outbox_not_done').execute();
   await db.schema.createIndex('outbox_due').on('outbox').columns(['next_at', 'id']).where(sql.ref('done_at'), 'is', null).execute();
 }
