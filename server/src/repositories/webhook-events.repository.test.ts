@@ -32,6 +32,11 @@ describe('WebhookEventsRepository', () => {
       [expect.stringMatching(/^SEARCH webhook_events USING INDEX webhook_events_at \(/)],
       [expect.stringMatching(/^SEARCH webhook_events USING INDEX webhook_events_at \(/)],
     ]);
+    // The deliveries of a page's events, by the outbox's index of webhook rows.
+    const deliveries = compiled.filter((q) => /from "outbox"/.test(q.sql)).map(({ sql, parameters }) => plan(sql, parameters));
+    expect(deliveries).not.toHaveLength(0);
+    for (const steps of deliveries)
+      expect(steps).toContainEqual(expect.stringMatching(/^SEARCH outbox USING INDEX outbox_event \(event_id=\?\)/));
     await db.destroy();
   });
 });
