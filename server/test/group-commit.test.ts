@@ -9,7 +9,7 @@ import type { SqliteSubmitRunner } from '../src/repositories/sqlite-submit.runne
 import { SubmitRunner } from '../src/repositories/submit-runner';
 import { lead, startServer, type TestServer, tempDir } from './harness';
 import { planOf } from './support/submit-plans';
-import { describeSqliteOnly, sqlRow } from './support/test-database';
+import { describeSqliteOnly, sqlRow, sqlRun } from './support/test-database';
 
 describeSqliteOnly('group commit of submit decisions (SQLite only: its commits and savepoints)', () => {
   const tmp = tempDir();
@@ -117,5 +117,19 @@ describeSqliteOnly('group commit of submit decisions (SQLite only: its commits a
     expect(answers.every((a) => a.kind === 'created')).toBe(true);
     expect(repository.stats.commits - before).toBe(3); // 64 + 64 + 22
     expect(await sqlRow(server.db, 'select count(*) as n from leads')).toEqual({ n: 150 });
+  });
+
+  it("writes a new lead's updated_at in its insert (the latest of its times), not through the insert trigger's rewrite", async () => {
+    const { submit, server } = await boot({});
+    // Without the trigger, only the insert itself can set it.
+    await sqlRun(server.db, 'drop trigger lead_updated_new');
+    const answer = await submit(lead());
+    expect(answer.kind).toBe('created');
+    const row = await sqlRow<{ created_at: number; received_at: number | null; updated_at: number }>(
+      server.db,
+      'select created_at, received_at, updated_at from leads',
+    );
+    expect(row?.updated_at).toBe(Math.max(row!.created_at, row!.received_at ?? 0));
+    expect(row?.updated_at).toBeGreaterThan(0);
   });
 });

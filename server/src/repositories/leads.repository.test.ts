@@ -12,4 +12,37 @@ describe('LeadsRepository', () => {
     ]);
     await db.destroy();
   });
+
+  it("takes the newest card's time from the index of published leads, in which a lead without a card has no entry", async () => {
+    const { db, sqlite, watched, compiled, plan, entries } = await plannedDatabase();
+    const leads = new LeadsRepository(watched);
+    sqlite.prepare(`insert into leads (request_id, created_at) values ('a', 1), ('b', 2)`).run();
+    expect(await leads.lastPublishedAt()).toBeNull();
+    expect(entries('leads_published_at')).toBe(0);
+    sqlite.prepare(`update leads set published_at = 5, chat_id = '-1', message_id = 7 where request_id = 'a'`).run();
+    expect(await leads.lastPublishedAt()).toBe(5);
+    expect(entries('leads_published_at')).toBe(1);
+    for (const { sql, parameters } of compiled) {
+      expect(plan(sql, parameters)).toEqual([expect.stringMatching(/^SEARCH leads USING COVERING INDEX leads_published_at /)]);
+    }
+    await db.destroy();
+  });
+
+  it('a new lead written with its updated_at is not rewritten by the insert trigger; one written without gets it from the trigger', async () => {
+    const { db, sqlite } = await plannedDatabase();
+    // Rows changed by a statement and its triggers: the lead, its card's outbox row, and the trigger's rewrite if any.
+    const changes = (write: () => void) => {
+      const before = (sqlite.prepare('select total_changes() as n').get() as { n: number }).n;
+      write();
+      return (sqlite.prepare('select total_changes() as n').get() as { n: number }).n - before;
+    };
+    const insert = sqlite.prepare('insert into leads (request_id, created_at, received_at, updated_at) values (?, ?, ?, ?)');
+    expect(changes(() => insert.run('with', 5, 7, 7))).toBe(2);
+    expect(changes(() => sqlite.prepare(`insert into leads (request_id, created_at, received_at) values ('without', 5, 7)`).run())).toBe(3);
+    expect(sqlite.prepare('select request_id, updated_at from leads order by id').all()).toEqual([
+      { request_id: 'with', updated_at: 7 },
+      { request_id: 'without', updated_at: 7 },
+    ]);
+    await db.destroy();
+  });
 });

@@ -232,11 +232,12 @@ export class LeadsRepository {
     return row?.oldest ?? null;
   }
 
-  /** When the newest card went out (null: none yet). */
+  /** When the newest card went out (null: none yet), from the index of the published leads. */
   async lastPublishedAt(): Promise<number | null> {
     const row = await this.db
       .selectFrom('leads')
       .select((eb) => eb.fn.max<number>('published_at').as('last'))
+      .where('published_at', 'is not', null)
       .executeTakeFirst();
     return row?.last ?? null;
   }

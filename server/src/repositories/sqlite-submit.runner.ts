@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { type Compilable, sql } from 'kysely';
 import { DatabaseGoneError } from '../database/database.module';
 import { cachedPrepare, whileBusy } from '../database/immediate-sqlite-dialect';
-import type { RateEventKind } from '../database/schema';
+import type { NewLead, RateEventKind } from '../database/schema';
 import type { FallbackState, Lead } from '../domain/lead';
 import { decideSubmit } from '../leads/submit-decision';
 import { LeadErasureRepository } from './lead-erasure.repository';
@@ -34,6 +34,10 @@ export function nthByMinutes(q: MinuteReads, kind: RateEventKind, since: number,
 }
 
 type Outcome = { ok: true; verdict: SubmitVerdict } | { ok: false; error: unknown };
+
+/** A new lead's `updated_at`: the latest of its times (the migrations' `leads.updated_at` triggers take the same). */
+const latestTimeOf = (lead: NewLead) =>
+  Math.max(lead.created_at, lead.received_at ?? 0, lead.status_changed_at ?? 0, lead.published_at ?? 0, lead.anonymised_at ?? 0);
 
 /**
  * The decisions over prepared statements in one synchronous `BEGIN IMMEDIATE … COMMIT` (one fsync). Each decision is a
@@ -127,7 +131,11 @@ export class SqliteSubmitRunner extends SubmitRunner {
       },
       erasedSince: LeadErasureRepository.sqliteErasedSince(s),
       findRepeatTarget: (key, phone, since, until) => st.repeatTarget.get(key, phone, since, until) as Lead | undefined,
-      insertLead: (lead) => insertRow('leads', lead, () => db.insertInto('leads').values(lead)),
+      insertLead: (lead) => {
+        // With `updated_at` as the insert trigger would take it, so that the trigger does not rewrite the new row.
+        const row = { ...lead, updated_at: latestTimeOf(lead) };
+        return insertRow('leads', row, () => db.insertInto('leads').values(row));
+      },
       insertRepeat: (repeat) => insertRow('lead_repeats', repeat, () => db.insertInto('lead_repeats').values(repeat)),
       // `pending` for a lead without a card (its card may adopt the message), else `answer`.
       reportFallback: (known, fallback) => {

@@ -2,15 +2,21 @@ import { plannedDatabase } from '../../test/support/query-plans';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
 describe('WebhookEventsRepository', () => {
-  it('reads the history rows of one kind not announced yet through the (kind, id) index, not by scanning the history', async () => {
-    const { db, watched, compiled, plan } = await plannedDatabase();
+  it("reads the history rows of one kind not announced yet through that kind's index, in which other kinds have no entry", async () => {
+    const { db, sqlite, watched, compiled, plan, entries } = await plannedDatabase();
     const repo = new WebhookEventsRepository(watched);
     await repo.newBindings(0, 100);
     await repo.newAnonymisations(0, 100);
-    for (const { sql, parameters } of compiled) {
-      expect(plan(sql, parameters).find((d) => /^(SCAN|SEARCH) v\b/.test(d))).toMatch(/USING (COVERING )?INDEX lead_events_kind/);
-    }
+    const [bindings, anonymisations] = compiled.map(({ sql, parameters }) =>
+      plan(sql, parameters).find((d) => /^(SCAN|SEARCH) v\b/.test(d)),
+    );
+    expect(bindings).toMatch(/^SEARCH v USING (COVERING )?INDEX lead_events_bound \(id>\?\)/);
+    expect(anonymisations).toMatch(/^SEARCH v USING (COVERING )?INDEX lead_events_anonymised \(id>\?\)/);
     expect(compiled).toHaveLength(2);
+    // A new lead's history row (every lead writes one in its submit's commit) is in neither.
+    sqlite.prepare(`insert into leads (request_id, created_at) values ('a', 1)`).run();
+    sqlite.prepare(`insert into lead_events (lead_id, kind, at) values (1, 'created', 1), (1, 'anonymised', 2)`).run();
+    expect([entries('lead_events_anonymised'), entries('lead_events_bound')]).toEqual([1, 0]);
     await db.destroy();
   });
 

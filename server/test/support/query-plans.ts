@@ -15,5 +15,8 @@ export async function plannedDatabase() {
   /** SQLite's plan for `sql`, one line a step (`SEARCH t USING INDEX …`, `SCAN t`, …). */
   const plan = (sql: string, parameters: readonly unknown[] = []) =>
     (sqlite.prepare(`explain query plan ${sql}`).all(...parameters) as { detail: string }[]).map((r) => r.detail);
-  return { db, sqlite, watched, compiled, plan };
+  /** The entries an index holds (every cell of its b-tree is one), as SQLite's `dbstat` counts them. */
+  const entries = (index: string) =>
+    (sqlite.prepare('select coalesce(sum(ncell), 0) as n from dbstat where name = ?').get(index) as { n: number }).n;
+  return { db, sqlite, watched, compiled, plan, entries };
 }

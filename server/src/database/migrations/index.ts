@@ -29,6 +29,7 @@ import * as leadNotices from './2026-12-07-0028-lead-notices';
 import * as outboxIndexes from './2026-12-07-0029-outbox-indexes';
 import * as leadCardIndex from './2026-12-07-0030-lead-card-index';
 import * as webhookEventsAt from './2026-12-07-0031-webhook-events-at';
+import * as newLeadWrites from './2026-12-08-0032-new-lead-writes';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-07-0029-outbox-indexes': outboxIndexes,
   '2026-12-07-0030-lead-card-index': leadCardIndex,
   '2026-12-07-0031-webhook-events-at': webhookEventsAt,
+  '2026-12-08-0032-new-lead-writes': newLeadWrites,
 };
