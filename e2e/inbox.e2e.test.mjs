@@ -319,6 +319,34 @@ describe('the inbox launched through the URL fragment', () => {
     assert.deepEqual(shown, [numbers['Анна Петрова']]);
   });
 
+  it('keeps the filters unfolded when one changes as they unfold, before their toggle event', async () => {
+    // Folded, and the page has heard so.
+    await page.locator('details#filters').evaluate(
+      (d) =>
+        new Promise((resolve) => {
+          d.addEventListener('toggle', resolve, { once: true });
+          d.open = false;
+        }),
+    );
+    // Unfolded and any status chosen in one task: the list redraws before the details' toggle event.
+    await listAfter(
+      () =>
+        page.evaluate(() => {
+          document.querySelector('details#filters > summary').click();
+          const status = document.querySelector('#f-status');
+          status.value = '';
+          status.dispatchEvent(new Event('change'));
+        }),
+      (q) => !q.has('status'),
+    );
+    assert.equal(await page.locator('details#filters').evaluate((d) => d.open), true);
+    // Back to the leads in work, as the next steps take them.
+    await listAfter(
+      () => page.getByLabel('Статус').selectOption('in_progress'),
+      (q) => q.get('status') === 'in_progress',
+    );
+  });
+
   it('downloads the CSV of the current filter with the launch data in the Authorization header', async () => {
     const [request, download] = await Promise.all([
       page.waitForRequest((r) => new URL(r.url()).pathname === '/inbox/api/leads.csv'),

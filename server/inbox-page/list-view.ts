@@ -74,7 +74,10 @@ export async function renderList(app: App, query: URLSearchParams): Promise<void
     const next = { ...filters, ...change };
     const q = new URLSearchParams(Object.entries(next).filter(([, v]) => v !== ''));
     // A field's change and the form's submit may both come from one Enter: the second finds nothing new.
-    if (q.toString() !== new URLSearchParams(location.search).toString()) go(app, q, true);
+    if (q.toString() === new URLSearchParams(location.search).toString()) return;
+    // The filters stay as they are shown: a change made as they unfold comes before their `toggle` event (a task later).
+    app.filtersOpen = folded.open;
+    go(app, q, true);
   };
 
   const search = el('input', {
