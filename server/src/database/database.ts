@@ -26,6 +26,10 @@ export function openDatabase(path: string, options: { busyTimeoutMs?: number } =
   sqlite.pragma('foreign_keys = ON');
   // Erased personal data is overwritten, not left in free pages (retention, /stickers_forget).
   sqlite.pragma('secure_delete = ON');
+  // Temporary files in memory: a submit's statement journal (each decision is a savepoint, and a lead's insert with its
+  // triggers journals more than the 64 KiB SQLite keeps in memory) no longer spills to a file, which wrote as much per
+  // lead as the WAL did, and left page images of personal data in deleted files.
+  sqlite.pragma('temp_store = MEMORY');
   // SQLite's lower() folds ASCII only; the inbox's search folds names in any script (dialect-sql.ts).
   sqlite.function('unicode_lower', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string | null);
   const busy: BusyState = { timeoutMs: options.busyTimeoutMs ?? 3000, waits: 0, onWait: () => void (busy.waits += 1) };
