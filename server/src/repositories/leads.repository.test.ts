@@ -45,4 +45,24 @@ describe('LeadsRepository', () => {
     ]);
     await db.destroy();
   });
+
+  it('reads the cards a reminder may be due for from their own index, in which a new lead, an answered or a reminded one has no entry', async () => {
+    const { db, sqlite, watched, compiled, plan, entries } = await plannedDatabase();
+    const leads = new LeadsRepository(watched);
+    const add = sqlite.prepare(
+      'insert into leads (request_id, status, created_at, published_at, chat_id, message_id, reminded_at) values (?, ?, ?, ?, ?, ?, ?)',
+    );
+    add.run('without card', 'new', 1, null, null, null, null);
+    add.run('due', 'new', 2, 3, '-1', 10, null);
+    add.run('answered', 'in_progress', 3, 4, '-1', 11, null);
+    add.run('reminded', 'new', 4, 5, '-1', 12, 6);
+    expect(entries('leads_reminder_due')).toBe(1);
+    expect((await leads.dueReminders(100, 20)).map((l) => l.message_id)).toEqual([10]);
+    const [due] = compiled;
+    expect(plan(due.sql, due.parameters)).toEqual([expect.stringMatching(/^SEARCH leads USING INDEX leads_reminder_due \(status=\?\)$/)]);
+    // Its reminder taken: out of the index.
+    expect(await leads.claimReminder(2, 7)).toBe(true);
+    expect(entries('leads_reminder_due')).toBe(0);
+    await db.destroy();
+  });
 });

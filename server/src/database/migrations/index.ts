@@ -30,6 +30,7 @@ import * as outboxIndexes from './2026-12-07-0029-outbox-indexes';
 import * as leadCardIndex from './2026-12-07-0030-lead-card-index';
 import * as webhookEventsAt from './2026-12-07-0031-webhook-events-at';
 import * as newLeadWrites from './2026-12-08-0032-new-lead-writes';
+import * as reminderDue from './2026-12-08-0033-reminder-due';
 
 /** Every migration, by date-prefixed name. Append only. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-12-07-0030-lead-card-index': leadCardIndex,
   '2026-12-07-0031-webhook-events-at': webhookEventsAt,
   '2026-12-08-0032-new-lead-writes': newLeadWrites,
+  '2026-12-08-0033-reminder-due': reminderDue,
 };
