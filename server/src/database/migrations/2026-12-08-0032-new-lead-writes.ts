@@ -9,7 +9,7 @@ const LATEST_TIME = `max(${['created_at', 'received_at', 'status_changed_at', 'p
   .join(', ')})`;
 
 /**
- * Fewer pages written by a new lead's commit (a fifth fewer index and row writes on SQLite, docs/performance.md):
+ * Fewer pages written by a new lead's commit (21.5 instead of 24.7 in a one-lead commit on SQLite, performance.md):
  * - SQLite's insert trigger of `updated_at` (0019) rewrote every new row and moved its `leads_updated` entry, although
  *   the submit's insert writes the latest of the row's times itself; it now runs only for an insert that does not.
  * - `leads_published_at` is read for the latest card's time only: it holds the published leads, not every new one.
