@@ -13,9 +13,9 @@ describe('WebhookEventsRepository', () => {
     expect(bindings).toMatch(/^SEARCH v USING (COVERING )?INDEX lead_events_bound \(id>\?\)/);
     expect(anonymisations).toMatch(/^SEARCH v USING (COVERING )?INDEX lead_events_anonymised \(id>\?\)/);
     expect(compiled).toHaveLength(2);
-    // A new lead's history row (every lead writes one in its submit's commit) is in neither.
+    // A card's `published` row (every lead gets one) is in neither.
     sqlite.prepare(`insert into leads (request_id, created_at) values ('a', 1)`).run();
-    sqlite.prepare(`insert into lead_events (lead_id, kind, at) values (1, 'created', 1), (1, 'anonymised', 2)`).run();
+    sqlite.prepare(`insert into lead_events (lead_id, kind, at) values (1, 'published', 1), (1, 'anonymised', 2)`).run();
     expect([entries('lead_events_anonymised'), entries('lead_events_bound')]).toEqual([1, 0]);
     await db.destroy();
   });
