@@ -10,10 +10,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newLead } from './bodies.mjs';
-import { killAll, startServer, stop } from './processes.mjs';
+import { benchEnv, killAll, SECRET, startServer, stop } from './processes.mjs';
 
 const Database = createRequire(import.meta.url)('better-sqlite3');
-const SECRET = 'bench-secret-0123456789abcdef';
 const dir = mkdtempSync(join(tmpdir(), 'leads-commit-bytes-'));
 const children = [];
 /** Posts `count` new leads over `connections` at once; resolves when all are answered 201. */
@@ -32,18 +31,7 @@ const written = (pid) => Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid
 
 try {
   const file = join(dir, 'leads.sqlite');
-  const { child, url } = await startServer(
-    {
-      DATABASE_PATH: file,
-      LEADS_SECRET: SECRET,
-      LEADS_IP_SALT: 'bench-salt',
-      LEADS_IP_LIMIT: '1000000000',
-      LEADS_HOURLY_LIMIT: '1000000000',
-      LEADS_THROTTLE_SUBMIT: '1000000000',
-      LOG_LEVEL: 'warn',
-    },
-    children,
-  );
+  const { child, url } = await startServer(benchEnv(file), children);
   const headers = { 'X-Stickers-Leads-Secret': SECRET };
   // Fixed counts: what a commit writes grows with the trees it touches, so both servers are measured at the same sizes.
   for (const [connections, leads] of [

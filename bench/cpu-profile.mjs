@@ -11,13 +11,12 @@ import { join } from 'node:path';
 import { freePort, root, run, waitForHttp } from '../e2e/stack.mjs';
 import { invalid, newLead } from './bodies.mjs';
 import { load } from './load.mjs';
-import { stop } from './processes.mjs';
+import { benchEnv, SECRET, stop } from './processes.mjs';
 
 const KINDS = (process.env.PROFILE_KIND ?? 'new').split(',');
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 16);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const MIN_PERCENT = Number(process.env.PROFILE_MIN_PERCENT ?? 1.5);
-const SECRET = 'bench-secret-0123456789abcdef';
 
 const bodies = {
   new: () => newLead(),
@@ -32,16 +31,11 @@ for (const kind of KINDS) if (!bodies[kind]) throw new Error(`PROFILE_KIND must 
 const dir = mkdtempSync(join(tmpdir(), 'leads-profile-'));
 const port = await freePort();
 const url = `http://127.0.0.1:${port}/leads`;
-const child = run('server', ['--cpu-prof', `--cpu-prof-dir=${dir}`, 'server/dist/main.js'], {
-  PORT: String(port),
-  DATABASE_PATH: join(dir, 'leads.sqlite'),
-  LEADS_SECRET: SECRET,
-  LEADS_IP_SALT: 'bench-salt',
-  LEADS_IP_LIMIT: '1000000000',
-  LEADS_HOURLY_LIMIT: '1000000000',
-  LEADS_THROTTLE_SUBMIT: '1000000000',
-  LOG_LEVEL: 'warn',
-});
+const child = run(
+  'server',
+  ['--cpu-prof', `--cpu-prof-dir=${dir}`, 'server/dist/main.js'],
+  benchEnv(join(dir, 'leads.sqlite'), { PORT: String(port) }),
+);
 try {
   await waitForHttp(`http://127.0.0.1:${port}/health`, child, 'server');
   for (const kind of KINDS) {

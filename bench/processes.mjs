@@ -2,6 +2,24 @@
 // whatever is still running killed at the end.
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 
+/** The secret every bench server is started with. */
+export const SECRET = 'bench-secret-0123456789abcdef';
+
+/** A bench server's environment on SQLite file `db`: limits and throttles out of the way, warnings only. */
+export const benchEnv = (db, extra = {}) => ({
+  DATABASE_PATH: db,
+  LEADS_SECRET: SECRET,
+  LEADS_IP_SALT: 'bench-salt',
+  LEADS_IP_LIMIT: '1000000000',
+  LEADS_HOURLY_LIMIT: '1000000000',
+  // One caller sends every request here: the per-caller throttles must not be what is measured.
+  LEADS_THROTTLE_SUBMIT: '1000000000',
+  LEADS_THROTTLE_API: '1000000000',
+  LEADS_THROTTLE_EXPORT: '1000000000',
+  LOG_LEVEL: 'warn',
+  ...extra,
+});
+
 /** Starts `server/dist/main.js` with `env` on a free port, remembered in `children`; resolves once /health answers. */
 export async function startServer(env, children) {
   const port = await freePort();

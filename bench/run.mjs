@@ -12,14 +12,13 @@ import Database from 'better-sqlite3';
 import { freePort, run, waitForHttp } from '../e2e/stack.mjs';
 import { invalid, newLead } from './bodies.mjs';
 import { load, percentile } from './load.mjs';
-import { killAll, stop } from './processes.mjs';
+import { benchEnv, killAll, SECRET, stop } from './processes.mjs';
 import { withCpu } from './cpu.mjs';
 import { postgresBinDir, startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
 
 const require = createRequire(import.meta.url);
 const { startSandbox } = require('../sandbox/dist/index.js');
 const { Client } = require('pg');
-const SECRET = 'bench-secret-0123456789abcdef';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number);
 const POSTGRES = process.env.BENCH_POSTGRES !== '0';
@@ -89,20 +88,7 @@ async function startBenchPostgres() {
   return { pg: await startPostgres({ durable: true }) };
 }
 
-const serverEnv = (db, extra = {}) => ({
-  PORT: '0',
-  DATABASE_PATH: db,
-  LEADS_SECRET: SECRET,
-  LEADS_IP_SALT: 'bench-salt',
-  LEADS_IP_LIMIT: '1000000000',
-  LEADS_HOURLY_LIMIT: '1000000000',
-  // One caller sends every request here: the per-caller throttles must not be what is measured.
-  LEADS_THROTTLE_SUBMIT: '1000000000',
-  LEADS_THROTTLE_API: '1000000000',
-  LEADS_THROTTLE_EXPORT: '1000000000',
-  LOG_LEVEL: 'warn',
-  ...extra,
-});
+const serverEnv = (db, extra = {}) => benchEnv(db, { PORT: '0', ...extra });
 
 async function startOurs(db, extra = {}) {
   const port = await freePort();
