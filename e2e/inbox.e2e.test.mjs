@@ -324,6 +324,7 @@ describe('the inbox launched through the URL fragment', () => {
     await page.locator('details#filters').evaluate(
       (d) =>
         new Promise((resolve) => {
+          if (!d.open) return resolve();
           d.addEventListener('toggle', resolve, { once: true });
           d.open = false;
         }),

@@ -98,13 +98,16 @@ export class WebhookEventsRepository {
       .execute();
   }
 
-  /** With the lead's own created_at: an erasure past the retention period is retention's. */
+  /**
+   * With the lead's own created_at: an erasure past the retention period is retention's. The kinds are literals, as in
+   * their partial indexes: a plan made without the parameter's value (PostgreSQL's generic plans) could not use them.
+   */
   newAnonymisations(after: number, limit: number) {
     return this.db
       .selectFrom('lead_events as v')
       .innerJoin('leads as l', 'l.id', 'v.lead_id')
       .select(['v.id as source_id', 'v.lead_id', 'v.at', 'v.detail', 'l.created_at as lead_created_at'])
-      .where('v.kind', '=', 'anonymised')
+      .where('v.kind', '=', sql.lit('anonymised'))
       .$call(unannounced('v', 'lead.anonymised', after, limit))
       .execute();
   }
@@ -114,7 +117,7 @@ export class WebhookEventsRepository {
     return this.db
       .selectFrom('lead_events as v')
       .select(['v.id as source_id', 'v.lead_id', 'v.at'])
-      .where('v.kind', '=', 'telegram_bound')
+      .where('v.kind', '=', sql.lit('telegram_bound'))
       .$call(unannounced('v', 'lead.telegram_bound', after, limit))
       .execute();
   }
