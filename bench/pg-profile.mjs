@@ -10,13 +10,12 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withCpu } from './cpu.mjs';
 import { load } from './load.mjs';
-import { killAll, startServer, stop } from './processes.mjs';
+import { benchEnv, killAll, SECRET, startServer, stop } from './processes.mjs';
 import { startPostgres } from '../scripts/lib/throwaway-postgres.cjs';
 import { newLead as newLeadBody } from './bodies.mjs';
 
 const require = createRequire(import.meta.url);
 const { Client } = require('pg');
-const SECRET = 'bench-secret-0123456789abcdef';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 6);
 const CONNECTIONS = (process.env.PROFILE_CONNECTIONS ?? '1,16').split(',').map(Number);
 const TOP = Number(process.env.PROFILE_TOP ?? 14);
@@ -132,18 +131,7 @@ async function main() {
   console.log(`PostgreSQL ${pg.version}, durable; pg_stat_statements.track = all`);
   const url = await pg.createDatabase('profile');
   await query(url, 'create extension pg_stat_statements');
-  const env = {
-    DATABASE_PATH: join(dir, 'unused.sqlite'),
-    DATABASE_URL: url,
-    LEADS_SECRET: SECRET,
-    LEADS_IP_SALT: 'bench-salt',
-    LEADS_IP_LIMIT: '1000000000',
-    LEADS_HOURLY_LIMIT: '1000000000',
-    LEADS_THROTTLE_SUBMIT: '1000000000',
-    LEADS_THROTTLE_API: '1000000000',
-    LEADS_THROTTLE_EXPORT: '1000000000',
-    LOG_LEVEL: 'warn',
-  };
+  const env = benchEnv(join(dir, 'unused.sqlite'), { DATABASE_URL: url });
   const server = await startServer(env, children);
   const headers = { 'X-Stickers-Leads-Secret': SECRET };
   // Warm: the functions' plans cached in the pool's backends, the tables' first pages written.
