@@ -265,22 +265,22 @@ export class LeadsRepository {
     });
   }
 
-  /** Published cards still `new`, never reminded, that reached the server before `cutoff` (a late lead: its arrival). */
+  /**
+   * Published cards still `new`, never reminded, that reached the server before `cutoff` (a late lead: its arrival). The
+   * status is a literal, as in the partial index `leads_reminder_due` that reads them.
+   */
   dueReminders(cutoff: number, limit: number) {
-    return (
-      this.db
-        .selectFrom('leads')
-        .select(['id', 'chat_id', 'message_id', 'card_thread_id', 'created_at'])
-        // A literal, as in the partial index `leads_reminder_due`.
-        .where('status', '=', sql.lit('new'))
-        .where('published_at', 'is not', null)
-        .where('reminded_at', 'is', null)
-        .where('anonymised_at', 'is', null)
-        .where((eb) => eb(eb.fn.coalesce('received_at', 'created_at'), '<=', cutoff))
-        .orderBy('id')
-        .limit(limit)
-        .execute()
-    );
+    return this.db
+      .selectFrom('leads')
+      .select(['id', 'chat_id', 'message_id', 'card_thread_id', 'created_at'])
+      .where('status', '=', sql.lit('new'))
+      .where('published_at', 'is not', null)
+      .where('reminded_at', 'is', null)
+      .where('anonymised_at', 'is', null)
+      .where((eb) => eb(eb.fn.coalesce('received_at', 'created_at'), '<=', cutoff))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   }
 
   /** Takes the one reminder of a lead; of two runs at once, one gets it. */
